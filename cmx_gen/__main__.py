@@ -1,0 +1,3 @@
+from cmx_gen.cli import main
+
+raise SystemExit(main())

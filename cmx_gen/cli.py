@@ -1,0 +1,55 @@
+"""Command line: argument parsing, error reporting and exit codes. No pipeline logic here.
+
+Each command lives in `cmx_gen/commands/<name>.py` and exposes `register(subparsers)`, which adds
+its parser and sets `func` (called with the parsed args, returns the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+
+from cmx_gen import __version__
+from cmx_gen.errors import CmxError
+
+# Order is the order of `cmx-gen --help`.
+COMMANDS = ["lower", "check", "boards", "create", "regen", "build", "run", "validate", "sdk"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cmx-gen",
+        description="Turn a PyTorch model into a buildable Cortex-M firmware app.",
+    )
+    parser.add_argument("--version", action="version", version=f"cmx-gen {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"cmx_gen.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"cmx_gen.commands.{name}":
+                continue  # command not written yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CmxError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"cmx-gen: error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("cmx-gen: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,72 @@
+"""One exception family. Each error carries the fix the CLI prints beside the problem.
+
+The CLI turns a `CmxError` into one line, `cmx-gen: error: <problem> (fix: <hint>)`, and exit
+code 2; the full traceback only with `--debug`.
+"""
+
+from __future__ import annotations
+
+
+class CmxError(Exception):
+    """A problem the user can fix; `hint` says how."""
+
+    exit_code = 2
+
+    def __init__(self, problem: str, hint: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.hint = hint
+
+    def one_line(self) -> str:
+        text = self.problem.strip().replace("\n", " ")
+        if self.hint:
+            text += f" (fix: {self.hint.strip()})"
+        return text
+
+
+class ModelSourceError(CmxError):
+    """The model file, attribute, inputs or calibration data cannot be used."""
+
+
+class ExportError(CmxError):
+    """torch.export or the quantize/lower pipeline rejected the model."""
+
+
+class TargetError(CmxError):
+    """Unknown core, or a program lowered for another ISA."""
+
+
+class BoardError(CmxError):
+    """Unknown board or a broken board file."""
+
+
+class FitError(CmxError):
+    """The model does not fit the board's memory."""
+
+    exit_code = 3
+
+
+class StrictError(CmxError):
+    """--strict: compute ops fell back to portable kernels."""
+
+    exit_code = 4
+
+
+class RenderError(CmxError):
+    """The app cannot be (re)generated, e.g. a generated file was edited by the user."""
+
+
+class SdkError(CmxError):
+    """ExecuTorch / CMSIS-NN sources or the toolchain are missing or mismatched."""
+
+
+class BuildError(CmxError):
+    """Configure or build of a generated app failed."""
+
+
+class RunError(CmxError):
+    """The firmware could not be run or did not print a result line."""
+
+
+class ValidationError(CmxError):
+    """An offline check of a generated app failed."""
