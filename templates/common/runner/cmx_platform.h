@@ -1,0 +1,49 @@
+/*
+ * cmx_platform.h - the only interface between the cmx-gen runner and an app's platform layer.
+ *
+ * The runner (cmx_runner.cpp) is the same for every app kind; each app kind (bare-metal,
+ * Zephyr) implements these five functions in its own thin platform layer. Keep this header
+ * small and stable: it is a contract between templates owned by different people.
+ *
+ * All functions are C linkage so a platform layer may be written in C.
+ */
+#ifndef CMX_PLATFORM_H
+#define CMX_PLATFORM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called once, first thing in cmx_run(): bring up the console, enable the counter.
+ * Returns 0 on success; non-zero makes the runner exit with that status. */
+int cmx_platform_init(void);
+
+/* Write a NUL-terminated string to the console as-is (the runner adds "\n" itself).
+ * Must work before and after cmx_platform_init and must not allocate. */
+void cmx_platform_puts(const char* text);
+
+/* A free-running 64-bit counter for timing one inference.
+ * Bare-metal on QEMU: retired instructions (-icount shift=0 makes this repeatable);
+ * on hardware: DWT->CYCCNT cycles; Zephyr: k_cycle_get_64(). */
+uint64_t cmx_platform_counter(void);
+
+/* Name of the unit of cmx_platform_counter(), used as the key in the result line:
+ * "instr" or "cycles". */
+const char* cmx_platform_counter_name(void);
+
+/* Stop the program with `status` (0 = PASS). Bare metal: semihosting SYS_EXIT (QEMU/FVP exit
+ * code) or a breakpoint/loop on hardware; Zephyr: print and halt. Never returns. */
+void cmx_platform_exit(int status) __attribute__((noreturn));
+
+/* The runner's entry point: loads the embedded program, runs forward on the reference input,
+ * compares, prints the one result line and returns 0 (PASS) or non-zero (FAIL / error).
+ * The platform's main() calls cmx_platform_exit(cmx_run()). */
+int cmx_run(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CMX_PLATFORM_H */
