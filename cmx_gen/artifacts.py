@@ -1,0 +1,112 @@
+"""The lowering outputs as one object: `.pte`, report and reference, and their folder on disk.
+
+`cmx-gen lower` writes them; `check`, `create` and the cache read them back, so a folder written
+by `lower -o DIR` can be handed to any later step.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+
+from cmx_gen import report as report_mod
+from cmx_gen.errors import ModelSourceError
+from cmx_gen.lowering import lower
+from cmx_gen.model_source import ModelSource
+from cmx_gen.program import analyse
+from cmx_gen.reference import load_reference, quantization_error, reference_arrays, write_reference
+
+PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md", "reference.npz"
+
+
+@dataclass
+class Artifacts:
+    pte: bytes
+    report: dict[str, Any]
+    reference: dict[str, np.ndarray]  # empty for an analysed-only .pte
+
+    def write(self, out_dir: Path) -> list[Path]:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / PTE).write_bytes(self.pte)
+        report_mod.write_json(out_dir / REPORT_JSON, self.report)
+        (out_dir / REPORT_MD).write_text(report_mod.markdown(self.report))
+        written = [out_dir / PTE, out_dir / REPORT_JSON, out_dir / REPORT_MD]
+        if self.reference:
+            write_reference(out_dir / REFERENCE, self.reference)
+            written.append(out_dir / REFERENCE)
+        return written
+
+
+def read(out_dir: Path) -> Artifacts:
+    """Read a folder written by `cmx-gen lower -o DIR`."""
+    if not (out_dir / REPORT_JSON).is_file() or not (out_dir / PTE).is_file():
+        raise ModelSourceError(f"{out_dir} holds no lowering outputs", f"run `cmx-gen lower MODEL -o {out_dir}` first")
+    reference = load_reference(out_dir / REFERENCE) if (out_dir / REFERENCE).is_file() else {}
+    return Artifacts((out_dir / PTE).read_bytes(), report_mod.load_json(out_dir / REPORT_JSON), reference)
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _collect_backend_warnings() -> Iterator[list[str]]:
+    """Keep the cortex_m passes' warnings (e.g. an activation that could not be fused) for the report.
+
+    They matter for performance but drown the progress lines on a terminal; the generic
+    executorch deprecation chatter is dropped.
+    """
+    backend = logging.getLogger("executorch.backends.cortex_m")
+    generic = logging.getLogger("executorch.exir")
+    handler = _Collect()
+    saved = (backend.propagate, generic.level)
+    backend.addHandler(handler)
+    backend.propagate = False
+    generic.setLevel(logging.ERROR)
+    try:
+        yield handler.messages
+    finally:
+        backend.removeHandler(handler)
+        backend.propagate, _ = saved
+        generic.setLevel(saved[1])
+
+
+def produce(source: ModelSource, core: str) -> Artifacts:
+    """Lower (or, for a `.pte`, only analyse) and assemble the report."""
+    model = {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
+    if source.kind == "pte":
+        assert source.pte is not None
+        info = analyse(source.pte)
+        target = {"core": "unknown", "isa": "unknown"}
+        report = report_mod.build_report(info, target, model)
+        report["note"] = "analysed a .pte lowered elsewhere: target ISA and quantization error are not known"
+        return Artifacts(source.pte, report, {})
+
+    with _collect_backend_warnings() as warnings:
+        lowered = lower(source, core)
+    info = analyse(lowered.pte)
+    calibration = {
+        "source": source.calibration_source,
+        "samples": len(source.calibration),
+        "random": source.random_calibration,
+    }
+    report = report_mod.build_report(
+        info,
+        lowered.target.to_dict(),
+        model,
+        calibration=calibration,
+        quantization_error=quantization_error(lowered),
+        warnings=sorted(set(warnings)),
+        timings=lowered.timings,
+    )
+    return Artifacts(lowered.pte, report, reference_arrays(lowered))

@@ -1,0 +1,52 @@
+"""`cmx-gen lower MODEL`: quantize + lower, write model.pte / report.json / report.md / reference.npz."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cmx_gen import artifacts, model_source
+from cmx_gen.errors import StrictError
+from cmx_gen.lowering import TARGETS
+from cmx_gen.report import table
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Model-source options shared by `lower`, `check` and `create`."""
+    parser.add_argument("model", help="path/model.py:Name, model.pt2 (torch.export.save), or model.pte")
+    parser.add_argument("--input-shape", help="example input shape, e.g. 1,1,49,10 (else example_inputs() from the file)")
+    parser.add_argument("--calibration", help="calibration data: .npz (one array per input), .npy, or a folder of .npy")
+    parser.add_argument(
+        "--random-calibration", action="store_true", help="calibrate on random data (poor INT8 accuracy; the report says so)"
+    )
+
+
+def load_source(args: argparse.Namespace) -> model_source.ModelSource:
+    return model_source.load(
+        args.model, input_shape=args.input_shape, calibration=args.calibration, random_calibration=args.random_calibration
+    )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("lower", help="quantize and lower a model, report what it costs on a Cortex-M")
+    add_model_arguments(parser)
+    parser.add_argument("--target", default="cortex-m55", choices=TARGETS, metavar="CORE", help=f"one of {', '.join(TARGETS)}")
+    parser.add_argument("-o", "--output", default="cmx-out", help="output folder (default: cmx-out)")
+    parser.add_argument("--strict", action="store_true", help="fail when any compute op falls back to portable kernels")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    source = load_source(args)
+    result = artifacts.produce(source, args.target)
+    out_dir = Path(args.output)
+    written = result.write(out_dir)
+    print(table(result.report))
+    print(f"\nwrote {', '.join(str(p) for p in written)}", file=sys.stderr)
+    if args.strict and result.report["fallbacks"]:
+        raise StrictError(
+            f"{len(result.report['fallbacks'])} compute op(s) fell back to portable kernels: {', '.join(result.report['fallbacks'])}",
+            "rewrite those layers with ops the cortex_m backend lowers (see report.md), or drop --strict",
+        )
+    return 0

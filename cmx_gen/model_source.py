@@ -1,0 +1,284 @@
+"""Turn what the user names on the command line into a model, example inputs and calibration data.
+
+Accepted model sources:
+- `path/model.py:name`: `name` is an `nn.Module` subclass (built with no arguments), a factory
+  returning a module, or a module instance. The file may define `example_inputs()` and
+  `calibration_data()`. Importing a `.py` runs its code: use `.pt2` for models you do not trust.
+- `model.pt2`: saved with `torch.export.save`; loading it runs no Python from the file.
+- `model.pte`: already lowered; only analysed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from cmx_gen.errors import ModelSourceError
+
+Inputs = tuple[torch.Tensor, ...]
+
+
+@dataclass
+class ModelSource:
+    """What `load` found: a module ready for export (or a `.pte`), its inputs and calibration."""
+
+    spec: str
+    kind: str  # "python" | "pt2" | "pte"
+    module: torch.nn.Module | None = None
+    example_inputs: Inputs | None = None
+    calibration: list[Inputs] = field(default_factory=list)
+    calibration_source: str = "none"
+    random_calibration: bool = False
+    pte: bytes | None = None
+    content_hash: str = ""  # hash of the model's files: the cache key's model part
+    evaluation: tuple[torch.Tensor, torch.Tensor] | None = None  # (inputs, labels) if the file offers it
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """`1,1,49,10` -> (1, 1, 49, 10)."""
+    try:
+        shape = tuple(int(part) for part in text.replace("x", ",").split(",") if part.strip())
+    except ValueError:
+        shape = ()
+    if not shape or any(dim <= 0 for dim in shape):
+        raise ModelSourceError(
+            f"--input-shape {text!r} is not a shape", "give positive integers separated by commas, e.g. 1,1,49,10"
+        )
+    return shape
+
+
+def channels_last(tensor: torch.Tensor) -> torch.Tensor:
+    """The cortex_m backend expects 4-D activations in channels-last memory format."""
+    if tensor.dim() == 4:
+        return tensor.contiguous(memory_format=torch.channels_last)
+    return tensor
+
+
+def _as_inputs(value: Any, what: str) -> Inputs:
+    if isinstance(value, torch.Tensor):
+        value = (value,)
+    if isinstance(value, np.ndarray):
+        value = (torch.from_numpy(value),)
+    if not isinstance(value, (tuple, list)) or not value or not all(isinstance(v, torch.Tensor) for v in value):
+        raise ModelSourceError(
+            f"{what} must return a tensor or a tuple of tensors, got {type(value).__name__}",
+            "return e.g. (torch.randn(1, 1, 49, 10),)",
+        )
+    return tuple(channels_last(v.float() if v.is_floating_point() else v) for v in value)
+
+
+def _import_file(path: Path) -> Any:
+    name = f"cmx_user_model_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ModelSourceError(f"cannot import {path}", "give a Python file ending in .py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's code: any error is theirs to fix
+        raise ModelSourceError(
+            f"importing {path} failed: {type(exc).__name__}: {exc}", "fix the error in the model file (run with --debug for the trace)"
+        ) from exc
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def _hash_files(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _build_module(obj: Any, name: str, path: Path) -> torch.nn.Module:
+    try:
+        if isinstance(obj, torch.nn.Module):
+            module = obj
+        elif isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+            module = obj()
+        elif callable(obj):
+            module = obj()
+        else:
+            raise ModelSourceError(
+                f"{path}:{name} is a {type(obj).__name__}, not a model",
+                "name an nn.Module subclass, a module instance, or a function returning one",
+            )
+    except ModelSourceError:
+        raise
+    except Exception as exc:
+        raise ModelSourceError(
+            f"building {path.name}:{name} failed: {type(exc).__name__}: {exc}",
+            "the class must construct with no arguments (or name a factory function that does)",
+        ) from exc
+    if not isinstance(module, torch.nn.Module):
+        raise ModelSourceError(f"{path.name}:{name}() returned {type(module).__name__}, not an nn.Module", "return the model")
+    return module.eval()
+
+
+def _load_python(spec: str) -> ModelSource:
+    file_part, _, name = spec.rpartition(":")
+    path = Path(file_part)
+    if not path.is_file():
+        raise ModelSourceError(f"model file {path} not found", "check the path before ':' (form: path/model.py:ClassName)")
+    if not name:
+        raise ModelSourceError(f"no model name in {spec!r}", "use path/model.py:ClassName")
+    user = _import_file(path)
+    if not hasattr(user, name):
+        found = sorted(
+            attr for attr, value in vars(user).items()
+            if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == user.__name__
+        )
+        raise ModelSourceError(
+            f"{path.name} has no attribute {name!r}",
+            f"use one of: {', '.join(found)}" if found else "define the model class in that file",
+        )
+    source = ModelSource(spec=spec, kind="python", module=_build_module(getattr(user, name), name, path))
+    weights = sorted(p for p in path.parent.glob("*.pt") if p.is_file())
+    source.content_hash = _hash_files(path, *weights)
+    if callable(getattr(user, "example_inputs", None)):
+        source.example_inputs = _as_inputs(user.example_inputs(), f"{path.name}:example_inputs()")
+    if callable(getattr(user, "calibration_data", None)):
+        samples = list(user.calibration_data())
+        source.calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
+        source.calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
+    if callable(getattr(user, "evaluation_data", None)):
+        inputs, labels = user.evaluation_data()
+        source.evaluation = (channels_last(inputs.float()), labels)
+    return source
+
+
+def _load_pt2(path: Path) -> ModelSource:
+    try:
+        program = torch.export.load(str(path))
+    except Exception as exc:
+        raise ModelSourceError(
+            f"{path} is not a loadable .pt2: {type(exc).__name__}: {exc}",
+            "save it with torch.export.save(torch.export.export(model, inputs), 'model.pt2') using torch 2.13",
+        ) from exc
+    source = ModelSource(spec=str(path), kind="pt2", module=program.module(check_guards=False))
+    source.content_hash = _hash_files(path)
+    args = getattr(program, "example_inputs", None)
+    if args and args[0]:
+        source.example_inputs = _as_inputs(tuple(args[0]), f"{path.name} example inputs")
+    return source
+
+
+def load(
+    spec: str,
+    input_shape: str | None = None,
+    calibration: str | None = None,
+    random_calibration: bool = False,
+    random_samples: int = 16,
+) -> ModelSource:
+    """Load a model source and settle its example inputs and calibration set."""
+    path = Path(spec)
+    if spec.endswith(".pte"):
+        if not path.is_file():
+            raise ModelSourceError(f"{path} not found", "check the path to the .pte")
+        data = path.read_bytes()
+        return ModelSource(spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest())
+    if spec.endswith(".pt2"):
+        if not path.is_file():
+            raise ModelSourceError(f"{path} not found", "check the path to the .pt2")
+        source = _load_pt2(path)
+    elif ":" in spec and spec.rpartition(":")[0].endswith(".py"):
+        source = _load_python(spec)
+    elif spec.endswith(".py"):
+        raise ModelSourceError(f"{spec!r} names no model", f"use {spec}:ClassName")
+    else:
+        raise ModelSourceError(
+            f"cannot tell what kind of model {spec!r} is", "give path/model.py:ClassName, a .pt2 file or a .pte file"
+        )
+
+    if input_shape:
+        shape = parse_shape(input_shape)
+        generator = torch.Generator().manual_seed(0)
+        source.example_inputs = (channels_last(torch.rand(shape, generator=generator) * 2 - 1),)
+    if source.example_inputs is None:
+        raise ModelSourceError(
+            f"no example inputs for {spec}", "define example_inputs() in the model file or pass --input-shape 1,1,49,10"
+        )
+
+    if calibration:
+        source.calibration = load_calibration(Path(calibration), source.example_inputs)
+        source.calibration_source = f"{calibration} ({len(source.calibration)} samples)"
+        source.random_calibration = False
+    elif random_calibration:
+        generator = torch.Generator().manual_seed(1)
+        source.calibration = [
+            tuple(channels_last(torch.rand(x.shape, generator=generator) * 2 - 1) for x in source.example_inputs)
+            for _ in range(random_samples)
+        ]
+        source.calibration_source = f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)"
+        source.random_calibration = True
+    elif not source.calibration:
+        raise ModelSourceError(
+            f"no calibration data for {spec}",
+            "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
+            "or accept a poorer INT8 model with --random-calibration",
+        )
+    return source
+
+
+def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> torch.Tensor:
+    shape = tuple(expected.shape)
+    if tuple(array.shape) == shape[1:] and shape[0] == 1:
+        array = array.reshape(shape)
+    if tuple(array.shape) != shape:
+        raise ModelSourceError(
+            f"calibration sample {where} has shape {tuple(array.shape)}, the model input is {shape}",
+            "give samples shaped like the model input (a leading sample axis is allowed in .npz/.npy)",
+        )
+    return channels_last(torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype))
+
+
+def load_calibration(path: Path, example_inputs: Inputs) -> list[Inputs]:
+    """Read `.npz` (one array per input, samples on axis 0), `.npy` (one input) or a folder of `.npy`."""
+    if not path.exists():
+        raise ModelSourceError(f"calibration data {path} not found", "check the --calibration path")
+    if path.is_dir():
+        files = sorted(path.glob("*.npy"))
+        if not files:
+            raise ModelSourceError(f"{path} holds no .npy files", "put one .npy file per calibration sample there")
+        if len(example_inputs) != 1:
+            raise ModelSourceError("a folder of .npy calibrates one-input models only", "use an .npz with one array per input")
+        return [(_sample_tensor(np.load(f), example_inputs[0], f.name),) for f in files]
+    if path.suffix == ".npy":
+        arrays = [np.load(path)]
+    elif path.suffix == ".npz":
+        with np.load(path) as npz:
+            arrays = [npz[key] for key in npz.files]
+    else:
+        raise ModelSourceError(f"cannot read calibration file {path}", "use .npz, .npy or a folder of .npy files")
+    if len(arrays) != len(example_inputs):
+        raise ModelSourceError(
+            f"{path.name} holds {len(arrays)} arrays, the model takes {len(example_inputs)} inputs",
+            "store one array per model input, samples along axis 0",
+        )
+    count = {len(a) for a in arrays}
+    if len(count) != 1:
+        raise ModelSourceError(f"arrays in {path.name} hold different sample counts {sorted(count)}", "give every input the same number of samples")
+    samples: list[Inputs] = []
+    for index in range(count.pop()):
+        samples.append(tuple(_sample_tensor(a[index], x, f"{index} of {path.name}") for a, x in zip(arrays, example_inputs)))
+    return samples
+
+
+def call(module: torch.nn.Module, inputs: Inputs) -> tuple[torch.Tensor, ...]:
+    """Run a module and always get a tuple of tensors back."""
+    with torch.no_grad():
+        out = module(*inputs)
+    if isinstance(out, torch.Tensor):
+        return (out,)
+    return tuple(out)
+

@@ -1,0 +1,231 @@
+"""Read a serialized ExecuTorch program (`.pte`): operators, memory plan, I/O specs and sizes.
+
+Everything here comes from the flatbuffer itself, so a `.pte` lowered elsewhere can be analysed the
+same way as one cmx-gen lowered.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from cmx_gen.errors import ModelSourceError
+from cmx_gen.paths import DATA_DIR
+
+# executorch ScalarType codes -> numpy-style names (schema/scalar_type.fbs).
+SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64", 11: "bool"}
+SCALAR_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1}
+
+
+@lru_cache(maxsize=1)
+def _op_rules() -> list[tuple[str, str]]:
+    data = yaml.safe_load((DATA_DIR / "op_classes.yaml").read_text())
+    return [(rule["match"], rule["class"]) for rule in data["rules"]]
+
+
+def classify(op_name: str) -> str:
+    """Class of an operator (`namespace::name`, overload stripped) per data/op_classes.yaml."""
+    base = op_name.split(".")[0]
+    for pattern, klass in _op_rules():
+        if fnmatch.fnmatchcase(base, pattern):
+            return klass
+    return "fallback"
+
+
+@dataclass
+class TensorSpec:
+    shape: list[int]
+    dtype: str
+    dim_order: list[int]
+    quant: dict[str, float | int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"shape": self.shape, "dtype": self.dtype, "dim_order": self.dim_order, "quant": self.quant}
+
+
+@dataclass
+class ProgramInfo:
+    """The facts of one `.pte` that the report, the memory budget and the firmware need."""
+
+    pte_bytes: int
+    sha256: str
+    constant_bytes: int
+    operators: list[dict[str, Any]]  # name, count, class; in first-use order
+    inputs: list[TensorSpec]
+    outputs: list[TensorSpec]
+    planned_buffer_sizes: list[int]  # one per mem_id >= 1 (mem_id 0 is reserved by executorch)
+    scratch_bytes: int
+    method_allocator_bytes: int
+    temp_allocator_bytes: int
+    num_values: int
+    num_instructions: int
+    delegates: list[str] = field(default_factory=list)
+
+    @property
+    def fallbacks(self) -> list[str]:
+        return [op["name"] for op in self.operators if op["class"] == "fallback"]
+
+    @property
+    def planned_bytes(self) -> int:
+        return sum(self.planned_buffer_sizes)
+
+
+def _deserialize(data: bytes) -> Any:
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    try:
+        pte = deserialize_pte_binary(data)
+    except Exception as exc:
+        raise ModelSourceError(f"not a readable .pte ({type(exc).__name__}: {exc})", "give a .pte written by ExecuTorch 1.x") from exc
+    return pte.program if hasattr(pte, "program") else pte
+
+
+def _constant_bytes(program: Any) -> int:
+    inline = sum(len(buffer.storage) for buffer in program.constant_buffer)
+    segment = 0
+    if program.constant_segment is not None and program.constant_segment.offsets:
+        index = program.constant_segment.segment_index
+        if index < len(program.segments):
+            segment = program.segments[index].size
+    return inline + segment
+
+
+def _kernel_calls(plan: Any) -> list[tuple[str, list[int]]]:
+    calls = []
+    for chain in plan.chains:
+        for instruction in chain.instructions:
+            args = instruction.instr_args
+            if hasattr(args, "op_index"):
+                op = plan.operators[args.op_index]
+                name = f"{op.name}.{op.overload}" if op.overload else op.name
+                calls.append((name, list(args.args)))
+    return calls
+
+
+def _tensor(value: Any) -> Any | None:
+    val = value.val
+    return val if hasattr(val, "sizes") and hasattr(val, "scalar_type") else None
+
+
+def _nbytes(tensor: Any) -> int:
+    count = 1
+    for dim in tensor.sizes:
+        count *= dim
+    return count * SCALAR_BYTES.get(int(tensor.scalar_type), 4)
+
+
+def _scalar(value: Any) -> float | int | None:
+    val = value.val
+    for attr in ("double_val", "int_val"):
+        if hasattr(val, attr):
+            return getattr(val, attr)
+    return None
+
+
+def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input: bool) -> TensorSpec:
+    tensor = _tensor(plan.values[index])
+    if tensor is None:
+        return TensorSpec(shape=[], dtype="scalar", dim_order=[])
+    dtype = SCALAR_TYPES.get(int(tensor.scalar_type), str(tensor.scalar_type))
+    spec = TensorSpec(shape=list(tensor.sizes), dtype=dtype, dim_order=list(tensor.dim_order))
+    # Float I/O is (de)quantized at the graph edge: report the boundary's parameters.
+    boundary = "quantize_per_tensor" if is_input else "dequantize_per_tensor"
+    for name, args in calls:
+        if boundary not in name:
+            continue
+        if (is_input and args[0] == index) or (not is_input and args[-1] == index):
+            scale, zero_point = _scalar(plan.values[args[1]]), _scalar(plan.values[args[2]])
+            spec.quant = {"scale": scale, "zero_point": zero_point, "at": "boundary"}
+            break
+    return spec
+
+
+def _scratch_bytes(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
+    """CMSIS-NN scratch buffers are planned uint8 tensors passed to cortex_m kernels (not outputs)."""
+    seen: set[int] = set()
+    total = 0
+    for name, args in calls:
+        if not name.startswith("cortex_m::"):
+            continue
+        for index in args[:-1]:
+            tensor = _tensor(plan.values[index])
+            if tensor is None or index in seen or int(tensor.scalar_type) != 0:
+                continue
+            info = tensor.allocation_info
+            if info is not None and info.memory_id > 0:
+                seen.add(index)
+                total += _nbytes(tensor)
+    return total
+
+
+# Byte sizes of runtime objects on a 32-bit Cortex-M (arm-none-eabi-gcc, ExecuTorch 1.x).
+_PTR = 4
+_EVALUE = 16
+_TENSOR_IMPL = 32
+_ALIGN = 8
+
+
+def _aligned(size: int) -> int:
+    return (size + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def estimate_method_allocator(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
+    """Estimate what `Method::init` takes from the method allocator.
+
+    Mirrors the allocations in runtime/executor/method.cpp: the values array, one TensorImpl with
+    sizes/dim-order/strides per tensor, boxed lists, and per instruction a kernel pointer, an
+    argument array and the tensor metadata used to look the kernel up. Each allocation is rounded
+    up to the allocator's alignment.
+    """
+    total = _aligned(len(plan.values) * _EVALUE) + _aligned(len(plan.inputs))
+    for value in plan.values:
+        val = value.val
+        tensor = _tensor(value)
+        if tensor is not None:
+            dims = len(tensor.sizes)
+            total += _aligned(_TENSOR_IMPL) + _aligned(4 * dims) + _aligned(dims) + _aligned(4 * dims)
+        elif hasattr(val, "items"):  # IntList / TensorList / BoolList / DoubleList
+            count = len(val.items)
+            total += _aligned(12) + _aligned(_PTR * count) + _aligned(8 * count)
+    for chain in plan.chains:
+        count = len(chain.instructions)
+        total += _aligned(16) + _aligned(_PTR * count) + _aligned(8 * count)
+    for _name, args in calls:
+        total += _aligned(_PTR * len(args))
+        tensors = [i for i in args if _tensor(plan.values[i]) is not None]
+        total += _aligned(12 * len(tensors)) + sum(_aligned(len(_tensor(plan.values[i]).sizes)) for i in tensors)
+    return total
+
+
+def analyse(data: bytes) -> ProgramInfo:
+    """Read the `forward` plan of a `.pte`."""
+    program = _deserialize(data)
+    plans = {plan.name: plan for plan in program.execution_plan}
+    plan = plans.get("forward") or program.execution_plan[0]
+    calls = _kernel_calls(plan)
+    counts = Counter(name for name, _ in calls)
+    operators = [{"name": name, "count": counts[name], "class": classify(name)} for name in dict.fromkeys(n for n, _ in calls)]
+    planned = [int(size) for size in plan.non_const_buffer_sizes[1:]]
+    return ProgramInfo(
+        pte_bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        constant_bytes=_constant_bytes(program),
+        operators=operators,
+        inputs=[_io_spec(plan, i, calls, True) for i in plan.inputs],
+        outputs=[_io_spec(plan, i, calls, False) for i in plan.outputs],
+        planned_buffer_sizes=planned,
+        scratch_bytes=_scratch_bytes(plan, calls),
+        method_allocator_bytes=estimate_method_allocator(plan, calls),
+        # cortex_m kernels take their scratch from planned memory; keep a small temp pool for
+        # portable kernels that ask for one.
+        temp_allocator_bytes=256,
+        num_values=len(plan.values),
+        num_instructions=sum(len(chain.instructions) for chain in plan.chains),
+        delegates=[d.id for d in plan.delegates],
+    )

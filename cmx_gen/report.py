@@ -1,0 +1,156 @@
+"""The lowering report: `report.json` (stable keys, see docs/report.md), `report.md`, and the stdout table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cmx_gen import __version__
+from cmx_gen.program import ProgramInfo
+
+SCHEMA = "cmx-gen/report/1"
+CLASS_LABELS = {
+    "cmsis_nn": "CMSIS-NN",
+    "quant_boundary": "quant boundary",
+    "data_movement": "portable data movement",
+    "fallback": "PORTABLE FALLBACK",
+}
+
+
+def executorch_version() -> str:
+    from importlib.metadata import version
+
+    return version("executorch")
+
+
+def build_report(
+    info: ProgramInfo,
+    target: dict[str, str],
+    model: dict[str, Any],
+    calibration: dict[str, Any] | None = None,
+    quantization_error: dict[str, Any] | None = None,
+    warnings: list[str] | None = None,
+    timings: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Assemble report.json. Keys are documented in docs/report.md; add, never rename."""
+    return {
+        "schema": SCHEMA,
+        "cmx_gen_version": __version__,
+        "executorch_version": executorch_version(),
+        "model": model,
+        "target": target,
+        "pte": {"bytes": info.pte_bytes, "constant_bytes": info.constant_bytes, "sha256": info.sha256},
+        "operators": info.operators,
+        "fallbacks": info.fallbacks,
+        "inputs": [spec.to_dict() for spec in info.inputs],
+        "outputs": [spec.to_dict() for spec in info.outputs],
+        "memory": {
+            "planned_buffer_sizes": info.planned_buffer_sizes,
+            "planned_bytes": info.planned_bytes,
+            "scratch_bytes": info.scratch_bytes,
+            "method_allocator_bytes": info.method_allocator_bytes,
+            "method_allocator_is_estimate": True,
+            "temp_allocator_bytes": info.temp_allocator_bytes,
+        },
+        "program": {"values": info.num_values, "instructions": info.num_instructions, "delegates": info.delegates},
+        "calibration": calibration,
+        "quantization_error": quantization_error,
+        "lowering_warnings": warnings or [],
+        "timings_s": {k: round(v, 3) for k, v in (timings or {}).items()},
+    }
+
+
+def write_json(path: Path, report: dict[str, Any]) -> None:
+    path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+
+def _kb(n: int) -> str:
+    return f"{n:,} B" if n < 10_000 else f"{n / 1024:,.1f} KiB"
+
+
+def _spec_line(spec: dict[str, Any]) -> str:
+    text = f"{spec['dtype']}{list(spec['shape'])} dim_order={spec['dim_order']}"
+    if spec.get("quant"):
+        q = spec["quant"]
+        text += f" int8 scale={q['scale']:.6g} zero_point={q['zero_point']}"
+    return text
+
+
+def table(report: dict[str, Any]) -> str:
+    """The plain-text summary printed on stdout."""
+    lines = [
+        f"model      {report['model'].get('source', '?')}",
+        f"target     {report['target']['core']} ({report['target']['isa']})   executorch {report['executorch_version']}",
+        f".pte       {_kb(report['pte']['bytes'])} (weights/constants {_kb(report['pte']['constant_bytes'])})",
+    ]
+    mem = report["memory"]
+    lines.append(
+        f"memory     planned {_kb(mem['planned_bytes'])} (incl. CMSIS-NN scratch {_kb(mem['scratch_bytes'])}), "
+        f"method allocator ~{_kb(mem['method_allocator_bytes'])}, temp {_kb(mem['temp_allocator_bytes'])}"
+    )
+    for i, spec in enumerate(report["inputs"]):
+        lines.append(f"input {i}    {_spec_line(spec)}")
+    for i, spec in enumerate(report["outputs"]):
+        lines.append(f"output {i}   {_spec_line(spec)}")
+    lines.append("")
+    width = max((len(op["name"]) for op in report["operators"]), default=10)
+    lines.append(f"{'operator':<{width}}  {'nodes':>5}  kernel")
+    for op in report["operators"]:
+        lines.append(f"{op['name']:<{width}}  {op['count']:>5}  {CLASS_LABELS[op['class']]}")
+    compute = [op for op in report["operators"] if op["class"] in ("cmsis_nn", "fallback")]
+    accelerated = sum(op["count"] for op in compute if op["class"] == "cmsis_nn")
+    total = sum(op["count"] for op in compute)
+    lines.append("")
+    lines.append(f"compute    {accelerated}/{total} nodes on CMSIS-NN" + (f"; fallbacks: {', '.join(report['fallbacks'])}" if report["fallbacks"] else ""))
+    qe = report.get("quantization_error")
+    if qe:
+        text = f"int8 error max |float - int8| = {qe['max_abs_err']:.4g} over {qe['samples']} inputs"
+        if qe.get("top1_agreement") is not None:
+            text += f", top-1 agreement {qe['top1_agreement'] * 100:.1f} %"
+        lines.append(text)
+    cal = report.get("calibration")
+    if cal:
+        lines.append(f"calibrated {cal['source']}" + ("  ** RANDOM: accuracy not representative **" if cal.get("random") else ""))
+    return "\n".join(lines)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """report.md: the same facts for people, as Markdown tables."""
+    mem = report["memory"]
+    out = [
+        f"# cmx-gen report: {report['model'].get('source', '?')}",
+        "",
+        f"- target: **{report['target']['core']}** ({report['target']['isa']}), executorch {report['executorch_version']}, cmx-gen {report['cmx_gen_version']}",
+        f"- `.pte`: {report['pte']['bytes']:,} bytes, of which constants {report['pte']['constant_bytes']:,}",
+        f"- planned buffers: {mem['planned_buffer_sizes']} = {mem['planned_bytes']:,} bytes (CMSIS-NN scratch {mem['scratch_bytes']:,})",
+        f"- method allocator (estimate): {mem['method_allocator_bytes']:,} bytes; temp allocator: {mem['temp_allocator_bytes']:,} bytes",
+        "",
+        "## Operators",
+        "",
+        "| operator | nodes | kernel |",
+        "| --- | ---: | --- |",
+    ]
+    out += [f"| `{op['name']}` | {op['count']} | {CLASS_LABELS[op['class']]} |" for op in report["operators"]]
+    out += ["", "## Inputs and outputs", "", "| tensor | spec |", "| --- | --- |"]
+    out += [f"| input {i} | {_spec_line(s)} |" for i, s in enumerate(report["inputs"])]
+    out += [f"| output {i} | {_spec_line(s)} |" for i, s in enumerate(report["outputs"])]
+    qe, cal = report.get("quantization_error"), report.get("calibration")
+    if qe or cal:
+        out += ["", "## Quantization", ""]
+    if cal:
+        out.append(f"- calibration: {cal['source']}" + (" — **random data: INT8 accuracy is not representative**" if cal.get("random") else ""))
+    if qe:
+        out.append(f"- max abs error float vs INT8: {qe['max_abs_err']} over {qe['samples']} inputs")
+        if qe.get("top1_agreement") is not None:
+            out.append(f"- top-1 agreement float vs INT8: {qe['top1_agreement'] * 100:.1f} %")
+    if report["fallbacks"]:
+        out += ["", "## Fallbacks", "", "These compute ops run on portable (unaccelerated) kernels:", ""]
+        out += [f"- `{name}`" for name in report["fallbacks"]]
+    if report.get("lowering_warnings"):
+        out += ["", "## Lowering warnings", ""] + [f"- {w}" for w in report["lowering_warnings"]]
+    return "\n".join(out) + "\n"

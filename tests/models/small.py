@@ -1,0 +1,90 @@
+"""Small models covering the ops the cortex_m backend lowers; used by the lowering tests."""
+
+import torch
+from torch import nn
+
+
+def _x(*shape):
+    g = torch.Generator().manual_seed(0)
+    return (torch.rand(shape, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last)
+
+
+class ConvNet(nn.Module):
+    """conv, depthwise conv, relu, max pool, avg pool, linear."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pw = nn.Conv2d(8, 16, 1)
+        self.maxpool = nn.MaxPool2d(2)
+        self.avgpool = nn.AvgPool2d(2)
+        self.fc = nn.Linear(16 * 2 * 2, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.conv(x))
+        x = torch.relu(self.dw(x))
+        x = self.maxpool(x)
+        x = torch.relu(self.pw(x))
+        x = self.avgpool(x)
+        return self.fc(x.flatten(1))
+
+
+class EltwiseNet(nn.Module):
+    """add, mul, hardswish, softmax around a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc1 = nn.Linear(32, 32)
+        self.fc2 = nn.Linear(32, 32)
+        self.fc3 = nn.Linear(32, 8)
+
+    def forward(self, x):
+        a = self.fc1(x)
+        b = self.fc2(x)
+        y = nn.functional.hardswish(a) + b
+        y = y * b
+        return torch.softmax(self.fc3(y), dim=-1)
+
+
+class Unsupported(nn.Module):
+    """A linear layer followed by an op the cortex_m backend does not lower (cumsum)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.cumsum(self.fc(x), dim=-1)
+
+
+class AddThenHardswish(nn.Module):
+    """hardswish after add: executorch 1.5.1 leaves it on int8 data with no cortex_m kernel."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc1 = nn.Linear(32, 32)
+        self.fc2 = nn.Linear(32, 32)
+
+    def forward(self, x):
+        return nn.functional.hardswish(self.fc1(x) + self.fc2(x))
+
+
+class DataDependent(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+
+def example_inputs():
+    return (_x(1, 3, 8, 8),)
+
+
+def calibration_data():
+    g = torch.Generator().manual_seed(1)
+    return [((torch.rand(1, 3, 8, 8, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last),) for _ in range(8)]
