@@ -54,20 +54,20 @@ def load_split(split: str) -> tuple[torch.Tensor, torch.Tensor]:
         images, data.target, test_size=TEST_FRACTION, random_state=SPLIT_SEED, stratify=data.target
     )
     x, y = (x_tr, y_tr) if split == "train" else (x_te, y_te)
-    return (torch.from_numpy(x).contiguous(memory_format=torch.channels_last),
+    return (torch.from_numpy(x).to(memory_format=torch.channels_last),
             torch.from_numpy(y.astype(np.int64)))
 
 
 def example_inputs() -> tuple[torch.Tensor]:
     """One real test-split digit, 1x1x8x8 channels_last."""
     x, _ = load_split("test")
-    return (x[:1].clone().contiguous(memory_format=torch.channels_last),)
+    return (x[:1].clone().to(memory_format=torch.channels_last),)
 
 
 def calibration_data(n: int = 64) -> list[tuple[torch.Tensor]]:
     """The first n train-split images, one 1x1x8x8 tuple each."""
     x, _ = load_split("train")
-    return [(x[i : i + 1].clone().contiguous(memory_format=torch.channels_last),) for i in range(n)]
+    return [(x[i : i + 1].clone().to(memory_format=torch.channels_last),) for i in range(n)]
 
 
 def evaluation_data() -> tuple[torch.Tensor, torch.Tensor]:
