@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +44,8 @@ class ModelSource:
 
 def parse_shape(text: str) -> tuple[int, ...]:
     """`1,1,49,10` -> (1, 1, 49, 10)."""
-    try:
-        shape = tuple(int(part) for part in text.replace("x", ",").split(",") if part.strip())
-    except ValueError:
-        shape = ()
+    compact = text.replace(" ", "")
+    shape = tuple(int(p) for p in re.split(r"[,x]", compact)) if re.fullmatch(r"\d+([,x]\d+)*", compact) else ()
     if not shape or any(dim <= 0 for dim in shape):
         raise ModelSourceError(
             f"--input-shape {text!r} is not a shape", "give positive integers separated by commas, e.g. 1,1,49,10"
@@ -221,13 +220,26 @@ def load(
         ]
         source.calibration_source = f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)"
         source.random_calibration = True
-    elif not source.calibration:
+    elif source.calibration:
+        _check_calibration_shapes(source.calibration, source.example_inputs, source.calibration_source)
+    else:
         raise ModelSourceError(
             f"no calibration data for {spec}",
             "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
             "or accept a poorer INT8 model with --random-calibration",
         )
     return source
+
+
+def _check_calibration_shapes(samples: list[Inputs], example: Inputs, where: str) -> None:
+    want = [tuple(x.shape) for x in example]
+    for index, sample in enumerate(samples):
+        got = [tuple(x.shape) for x in sample]
+        if got != want:
+            raise ModelSourceError(
+                f"calibration sample {index} from {where} has shape {got}, the model input is {want}",
+                "make calibration_data() match the inputs (or drop --input-shape), or pass --calibration",
+            )
 
 
 def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> torch.Tensor:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cmx_gen import artifacts, model_source
 from cmx_gen.errors import StrictError
-from cmx_gen.lowering import TARGETS
+from cmx_gen.lowering import TARGETS, resolve_target
 from cmx_gen.report import table
 
 
@@ -31,13 +31,14 @@ def load_source(args: argparse.Namespace) -> model_source.ModelSource:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("lower", help="quantize and lower a model, report what it costs on a Cortex-M")
     add_model_arguments(parser)
-    parser.add_argument("--target", default="cortex-m55", choices=TARGETS, metavar="CORE", help=f"one of {', '.join(TARGETS)}")
+    parser.add_argument("--target", default="cortex-m55", metavar="CORE", help=f"one of {', '.join(TARGETS)} (default cortex-m55)")
     parser.add_argument("-o", "--output", default="cmx-out", help="output folder (default: cmx-out)")
     parser.add_argument("--strict", action="store_true", help="fail when any compute op falls back to portable kernels")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    resolve_target(args.target)  # fail on a bad target before the slow steps
     source = load_source(args)
     result = artifacts.produce(source, args.target)
     out_dir = Path(args.output)

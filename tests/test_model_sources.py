@@ -1,0 +1,112 @@
+"""Model sources (.py, .pt2, .pte), calibration formats, and the one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import ROOT, SMALL, read_report, run_cli
+
+
+def error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err, "expected an error message"
+    return err[-1]
+
+
+def test_pt2_with_npz_calibration(tmp_path, capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("small_models_pt2", SMALL)
+    small = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(small)
+    example = small.example_inputs()
+    torch.export.save(torch.export.export(small.ConvNet().eval(), example), tmp_path / "convnet.pt2")
+    samples = np.stack([s[0].numpy() for s in small.calibration_data()])
+    np.savez(tmp_path / "cal.npz", x=samples)
+    out = tmp_path / "out"
+    assert run_cli("lower", tmp_path / "convnet.pt2", "--calibration", tmp_path / "cal.npz", "-o", out) == 0
+    report = read_report(out)
+    assert report["model"]["kind"] == "pt2"
+    assert report["calibration"]["samples"] == len(samples)
+    assert report["fallbacks"] == []
+
+
+def test_npy_folder_calibration_and_shape_mismatch(tmp_path, capsys):
+    folder = tmp_path / "cal"
+    folder.mkdir()
+    for i in range(4):
+        np.save(folder / f"{i}.npy", np.random.default_rng(i).uniform(-1, 1, (1, 16)).astype(np.float32))
+    out = tmp_path / "out"
+    assert run_cli("lower", f"{SMALL}:Unsupported", "--input-shape", "1,16", "--calibration", folder, "-o", out) == 0
+    assert read_report(out)["calibration"]["samples"] == 4
+
+    np.save(tmp_path / "bad.npy", np.zeros((4, 1, 17), dtype=np.float32))
+    code = run_cli("lower", f"{SMALL}:Unsupported", "--input-shape", "1,16", "--calibration", tmp_path / "bad.npy", "-o", out)
+    assert code == 2
+    line = error_line(capsys)
+    assert "shape (1, 17)" in line and "(1, 16)" in line and "fix:" in line
+
+
+def test_pt2_without_calibration_asks_for_it(tmp_path, capsys):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    torch.export.save(torch.export.export(model, (torch.zeros(1, 4),)), tmp_path / "m.pt2")
+    assert run_cli("lower", tmp_path / "m.pt2", "-o", tmp_path / "out") == 2
+    line = error_line(capsys)
+    assert "no calibration data" in line and "--random-calibration" in line
+
+
+def test_pte_is_analysed_only(lowered_dir, tmp_path):
+    pte = lowered_dir("ConvNet") / "model.pte"
+    out = tmp_path / "analysed"
+    assert run_cli("lower", pte, "-o", out) == 0
+    report = read_report(out)
+    assert report["model"]["kind"] == "pte"
+    assert "cortex_m::quantized_conv2d.out" in {op["name"] for op in report["operators"]}
+    assert not (out / "reference.npz").exists()
+
+
+@pytest.mark.parametrize(
+    "argv,expected",
+    [
+        (["lower", "missing.py:Net"], "model file missing.py not found"),
+        (["lower", f"{SMALL}:NoSuchNet", "--random-calibration"], "has no attribute 'NoSuchNet'"),
+        (["lower", f"{SMALL}:ConvNet", "--target", "cortex-m99"], "unknown target 'cortex-m99'"),
+        (["lower", f"{SMALL}:DataDependent", "--random-calibration"], "torch.export failed"),
+        (["lower", f"{SMALL}:Unsupported", "--input-shape", "1,16"], "calibration sample 0 from small.py:calibration_data()"),
+        (["lower", f"{SMALL}:AddThenHardswish", "--input-shape", "1,32", "--random-calibration"], "the lowered program does not run"),
+        (["lower", f"{SMALL}:ConvNet", "--input-shape", "1,x"], "is not a shape"),
+        (["lower", f"{SMALL}:ConvNet", "--calibration", "nowhere.npz"], "calibration data nowhere.npz not found"),
+    ],
+)
+def test_errors_are_one_line_with_a_fix(argv, expected, tmp_path, capsys):
+    code = run_cli(*argv, "-o", tmp_path)
+    assert code == 2
+    line = error_line(capsys)
+    assert line.startswith("cmx-gen: error: ")
+    assert expected in line
+    assert "(fix: " in line
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_wrong_shape_names_the_input(tmp_path, capsys):
+    code = run_cli("lower", f"{SMALL}:ConvNet", "--input-shape", "1,5,8,8", "--random-calibration", "-o", tmp_path)
+    assert code == 2
+    assert "fails on its example inputs" in error_line(capsys)
+
+
+def test_debug_shows_traceback(tmp_path, capsys):
+    code = run_cli("--debug", "lower", "missing.py:Net", "-o", tmp_path)
+    assert code == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_digits_sample_lowers_on_cmsis_nn(tmp_path):
+    out = tmp_path / "digits"
+    assert run_cli("lower", ROOT / "samples/digits/model.py:DigitsCNN", "--strict", "-o", out) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["fallbacks"] == []
+    assert report["quantization_error"]["top1_agreement"] >= 0.95
