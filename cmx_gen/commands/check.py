@@ -1,0 +1,83 @@
+"""`cmx-gen check MODEL_OR_REPORT --board ID`: does the lowered model fit the board, and where does it go?
+
+Takes a report.json or the folder `cmx-gen lower -o DIR` wrote. Exits non-zero (FitError, code 3)
+naming the short region and the shortfall, and lists the boards where the model would fit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from cmx_gen.boards import load_board
+from cmx_gen.errors import CmxError, FitError, ModelSourceError
+from cmx_gen.memory import Placement, plan, usage_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("check", help="check that a lowered model fits a board; show the placement")
+    parser.add_argument("model", metavar="MODEL_OR_REPORT", help="report.json, or the folder written by `cmx-gen lower -o DIR`")
+    parser.add_argument("--board", required=True, help="board id (`cmx-gen boards` lists them) or a board .yaml file")
+    parser.add_argument("--json", action="store_true", help="print the placement (or the refusal) as JSON")
+    parser.set_defaults(func=run)
+
+
+def find_report(path: str | Path) -> Path:
+    """The report.json for a path: the file itself or `<folder>/report.json`."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "report.json"
+        if not p.is_file():
+            raise ModelSourceError(f"{path} has no report.json", f"lower the model first: cmx-gen lower MODEL -o {path}")
+        return p
+    if p.is_file() and p.suffix == ".json":
+        return p
+    if p.exists():
+        raise ModelSourceError(f"{path} is not a lowering report",
+                               f"lower it first (cmx-gen lower {path} -o DIR) and check DIR")
+    raise ModelSourceError(f"{path} does not exist", "pass report.json or the folder `cmx-gen lower -o DIR` wrote")
+
+
+def load_report(path: str | Path) -> dict:
+    p = find_report(path)
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise ModelSourceError(f"{p} is not valid JSON: {exc}", "re-run `cmx-gen lower`") from exc
+
+
+def check_report(report: dict, board_id: str) -> Placement:
+    """Placement of a lowered program on a board; raises FitError / TargetError / BoardError."""
+    return plan(report, load_board(board_id))
+
+
+def run(args: argparse.Namespace) -> int:
+    report = load_report(args.model)
+    try:
+        placement = check_report(report, args.board)
+    except FitError as exc:
+        if args.json:
+            print(json.dumps({"fits": False, "board_id": args.board, "problem": exc.problem, "hint": exc.hint,
+                              "shortfalls": getattr(exc, "shortfalls", []), "fits_on": getattr(exc, "fits_on", [])},
+                             indent=2))
+            return exc.exit_code
+        uses = getattr(exc, "uses", None)
+        if uses:
+            print(usage_table(uses))
+        raise
+    except CmxError as exc:
+        if args.json:
+            print(json.dumps({"fits": False, "board_id": args.board, "problem": exc.problem, "hint": exc.hint}, indent=2))
+            return exc.exit_code
+        raise
+    if args.json:
+        print(json.dumps({"fits": True, **placement.to_dict()}, indent=2))
+    else:
+        board = load_board(args.board)
+        print(f"{board.id}: {board.name}, {board.core.name} ({board.core.isa})\n")
+        print(placement.to_text())
+        if placement.code_estimated:
+            print("\ncode sizes are estimates (cmx_gen/data/kernel_sizes.yaml) until measured on a real build")
+        print(f"\nfits: yes")
+    return 0

@@ -1,0 +1,356 @@
+"""Memory budget and placement of a lowered model on a board, or a refusal naming the shortfall.
+
+Answers "does it fit, and where does it go?" before anything is built: the flash need (runtime +
+kernels + .pte), the RAM need (planned buffers + method/temp pools + static data, stack, heap) and
+one region for each, chosen by the rules in docs/boards.md:
+
+- code and the vector table go in the board's boot region;
+- the .pte is read in place from the boot region when it fits (no copy), else from another region
+  that can be loaded at flash/load time (other flash, then DDR, then SRAM);
+- the arenas (planned buffers, method pool, temp pool) go in the fastest RAM that still has room:
+  DTCM, then SRAM, then DDR (board file order within one kind);
+- .data/.bss, stack and heap go in the board's RAM region.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import yaml
+
+from cmx_gen.boards import Board, MemoryRegion, load_boards
+from cmx_gen.errors import FitError, ModelSourceError, TargetError
+from cmx_gen.paths import DATA_DIR
+
+ALIGN = 16  # pools are 16-byte aligned in the firmware (CMSIS-NN / MVE loads)
+KERNEL_SIZES_FILE = DATA_DIR / "kernel_sizes.yaml"
+REPORT_SCHEMA = "cmx-gen/report/1"
+
+_ARENA_KINDS = {"dtcm": 0, "sram": 1, "ddr": 2}
+# Where a .pte that does not fit the boot region goes: keep fast RAM for the arenas.
+_PTE_KINDS = {"flash": 0, "ddr": 1, "sram": 2, "dtcm": 3, "itcm": 4}
+
+
+def _align(n: int) -> int:
+    return (int(n) + ALIGN - 1) // ALIGN * ALIGN
+
+
+def _size(n: int) -> str:
+    if n < 10 * 1024:
+        return f"{n:,} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:,.1f} KiB"
+    return f"{n / (1024 * 1024):,.2f} MiB"
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernel code size table
+# ---------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_sizes() -> dict[str, Any]:
+    """cmx_gen/data/kernel_sizes.yaml, parsed once."""
+    return yaml.safe_load(KERNEL_SIZES_FILE.read_text())
+
+
+def _op_key(name: str) -> str:
+    """'cortex_m::quantized_conv2d.out' -> 'cortex_m::quantized_conv2d' (overload stripped)."""
+    ns, sep, rest = name.partition("::")
+    return f"{ns}{sep}{rest.split('.', 1)[0]}" if sep else name.split(".", 1)[0]
+
+
+@dataclass
+class CodeSize:
+    name: str
+    bytes: int
+    status: str  # "estimated" | "measured"
+    source: str  # "table" | "default:<class>" | "runtime"
+
+
+def code_sizes(report: dict, isa: str) -> list[CodeSize]:
+    """Runtime + one entry per distinct operator of the program."""
+    table = kernel_sizes()["isa"][isa]
+    out = [CodeSize("runtime", table["runtime"]["code"], table["runtime"]["status"], "runtime")]
+    seen: set[str] = set()
+    for op in report.get("operators", []):
+        key = _op_key(op["name"])
+        if key in seen:
+            continue
+        seen.add(key)
+        entry = table["ops"].get(key)
+        if entry is not None:
+            out.append(CodeSize(key, entry["code"], entry["status"], "table"))
+        else:
+            cls = op.get("class", "fallback")
+            default = table["defaults"].get(cls, table["defaults"]["fallback"])
+            out.append(CodeSize(key, default["code"], default["status"], f"default:{cls}"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget: what the program needs, independent of the board
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Budget:
+    isa: str
+    code: list[CodeSize]
+    pte_bytes: int
+    planned_buffer_sizes: list[int]
+    method_pool_bytes: int
+    temp_pool_bytes: int
+    static_ram_bytes: int
+    stack_bytes: int
+    heap_bytes: int
+
+    @property
+    def code_bytes(self) -> int:
+        return sum(c.bytes for c in self.code)
+
+    @property
+    def code_estimated(self) -> bool:
+        return any(c.status != "measured" for c in self.code)
+
+    @property
+    def arena_bytes(self) -> int:
+        return sum(self.planned_buffer_sizes) + self.method_pool_bytes + self.temp_pool_bytes
+
+    @property
+    def data_bytes(self) -> int:
+        return self.static_ram_bytes + self.stack_bytes + self.heap_bytes
+
+
+def _check_report(report: dict) -> None:
+    if not isinstance(report, dict) or report.get("schema") != REPORT_SCHEMA:
+        raise ModelSourceError(
+            f"not a cmx-gen lowering report (schema {report.get('schema') if isinstance(report, dict) else None!r}, "
+            f"expected {REPORT_SCHEMA!r})",
+            "pass the report.json written by `cmx-gen lower -o DIR`",
+        )
+    for path in (("target", "isa"), ("pte", "bytes"), ("memory", "planned_buffer_sizes"),
+                 ("memory", "method_allocator_bytes"), ("memory", "temp_allocator_bytes")):
+        node: Any = report
+        for key in path:
+            if not isinstance(node, dict) or key not in node:
+                raise ModelSourceError(f"report.json lacks {'.'.join(path)}",
+                                       "re-run `cmx-gen lower` with this cmx-gen version")
+            node = node[key]
+
+
+def budget(report: dict) -> Budget:
+    """The program's needs from its lowering report (keys in docs/report.md)."""
+    _check_report(report)
+    isa = report["target"]["isa"]
+    sizes = kernel_sizes()
+    if isa not in sizes["isa"]:
+        raise TargetError(f"report target ISA {isa!r} is unknown", f"expected one of {', '.join(sizes['isa'])}")
+    mem = report["memory"]
+    return Budget(
+        isa=isa,
+        code=code_sizes(report, isa),
+        pte_bytes=int(report["pte"]["bytes"]),
+        planned_buffer_sizes=[_align(s) for s in mem["planned_buffer_sizes"]],
+        method_pool_bytes=_align(mem["method_allocator_bytes"]),
+        temp_pool_bytes=_align(mem["temp_allocator_bytes"]),
+        static_ram_bytes=int(sizes["isa"][isa]["runtime"]["ram"]),
+        stack_bytes=int(sizes["stack_bytes"]),
+        heap_bytes=int(sizes["heap_bytes"]),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Placement
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RegionUse:
+    region: str
+    kind: str
+    used: int
+    size: int
+    items: dict[str, int] = field(default_factory=dict)
+    base: int = 0
+
+    @property
+    def free(self) -> int:
+        return self.size - self.used
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.used / self.size
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "free": self.free, "percent": round(self.percent, 2)}
+
+
+@dataclass
+class Placement:
+    board_id: str
+    pte_region: str
+    pte_in_place: bool
+    code_region: str
+    data_region: str  # .data/.bss, stack, heap
+    arena_region: str  # planned buffers + method pool + temp pool
+    stack_bytes: int
+    heap_bytes: int
+    method_pool_bytes: int
+    planned_buffer_sizes: list[int]
+    temp_pool_bytes: int
+    uses: list[RegionUse]
+    isa: str = ""
+    pte_bytes: int = 0
+    code_bytes: int = 0
+    code_estimated: bool = True
+    code_items: dict[str, int] = field(default_factory=dict)
+    static_ram_bytes: int = 0
+
+    @property
+    def arena_bytes(self) -> int:
+        return sum(self.planned_buffer_sizes) + self.method_pool_bytes + self.temp_pool_bytes
+
+    def use(self, region: str) -> RegionUse:
+        return next(u for u in self.uses if u.region == region)
+
+    def decisions(self) -> list[str]:
+        """One sentence per placement decision, for people."""
+        pte = (f"model.pte ({_size(self.pte_bytes)}) -> {self.pte_region}: read in place, no copy"
+               if self.pte_in_place else
+               f"model.pte ({_size(self.pte_bytes)}) -> {self.pte_region}: loaded there at load time "
+               f"(does not fit {self.code_region})")
+        kernels = len(self.code_items) - 1
+        return [
+            f"code ({_size(self.code_bytes)}: runtime + {kernels} kernel(s)"
+            f"{', estimated' if self.code_estimated else ''}) -> {self.code_region}",
+            pte,
+            f"arenas ({_size(self.arena_bytes)}: planned {self.planned_buffer_sizes} + method pool "
+            f"{self.method_pool_bytes:,} + temp pool {self.temp_pool_bytes:,}) -> {self.arena_region}",
+            f".data/.bss ({_size(self.static_ram_bytes)}), stack {_size(self.stack_bytes)}, "
+            f"heap {_size(self.heap_bytes)} -> {self.data_region}",
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["uses"] = [u.to_dict() for u in self.uses]
+        out["arena_bytes"] = self.arena_bytes
+        out["decisions"] = self.decisions()
+        return out
+
+    def to_text(self) -> str:
+        return usage_table(self.uses) + "\n\nplacement\n" + "\n".join(f"  {d}" for d in self.decisions())
+
+
+def usage_table(uses: list[RegionUse]) -> str:
+    rows = [("region", "kind", "base", "used", "size", "use %", "contents")]
+    for u in uses:
+        contents = ", ".join(f"{k} {_size(v)}" for k, v in u.items.items()) or "-"
+        flag = "  ** OVER **" if u.free < 0 else ""
+        rows.append((u.region, u.kind, f"0x{u.base:08x}", _size(u.used), _size(u.size), f"{u.percent:.1f}",
+                     contents + flag))
+    return format_table(rows, right={3, 4, 5})
+
+
+def format_table(rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:
+    """Plain aligned columns (first row = header); the last column is not padded."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        cells[-1] = r[-1]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _uses(board: Board, b: Budget, pte: MemoryRegion, arena: MemoryRegion) -> list[RegionUse]:
+    items: dict[str, dict[str, int]] = {r.name: {} for r in board.memory}
+    items[board.boot_region]["code"] = b.code_bytes
+    items[pte.name]["model.pte"] = b.pte_bytes
+    items[arena.name]["planned buffers"] = sum(b.planned_buffer_sizes)
+    items[arena.name]["method pool"] = b.method_pool_bytes
+    items[arena.name]["temp pool"] = b.temp_pool_bytes
+    items[board.ram_region][".data/.bss"] = b.static_ram_bytes
+    items[board.ram_region]["stack"] = b.stack_bytes
+    items[board.ram_region]["heap"] = b.heap_bytes
+    return [RegionUse(r.name, r.kind, sum(items[r.name].values()), r.size, items[r.name], r.base)
+            for r in board.memory]
+
+
+def _candidates(board: Board) -> tuple[list[MemoryRegion], list[MemoryRegion]]:
+    boot = board.region(board.boot_region)
+    others = [r for r in board.memory if r.loadable and r.name != boot.name]
+    pte = [boot] + sorted(others, key=lambda r: _PTE_KINDS[r.kind])  # sorted() is stable: file order
+    arena = sorted((r for r in board.memory if r.kind in _ARENA_KINDS), key=lambda r: _ARENA_KINDS[r.kind])
+    return pte, arena
+
+
+def _search(board: Board, b: Budget) -> tuple[Placement | None, list[RegionUse]]:
+    """The first fitting (pte region, arena region) in preference order, else the closest miss."""
+    pte_cands, arena_cands = _candidates(board)
+    best_miss: tuple[int, list[RegionUse]] | None = None
+    for pte in pte_cands:
+        for arena in arena_cands:
+            uses = _uses(board, b, pte, arena)
+            short = sum(max(0, -u.free) for u in uses)
+            if short == 0:
+                return Placement(
+                    board_id=board.id, pte_region=pte.name,
+                    pte_in_place=pte.name == board.boot_region or pte.kind == "flash",
+                    code_region=board.boot_region, data_region=board.ram_region, arena_region=arena.name,
+                    stack_bytes=b.stack_bytes, heap_bytes=b.heap_bytes, method_pool_bytes=b.method_pool_bytes,
+                    planned_buffer_sizes=b.planned_buffer_sizes, temp_pool_bytes=b.temp_pool_bytes,
+                    uses=uses, isa=b.isa, pte_bytes=b.pte_bytes, code_bytes=b.code_bytes,
+                    code_estimated=b.code_estimated, code_items={c.name: c.bytes for c in b.code},
+                    static_ram_bytes=b.static_ram_bytes,
+                ), uses
+            if best_miss is None or short < best_miss[0]:
+                best_miss = (short, uses)
+    assert best_miss is not None  # the boot region is always a pte candidate; arena candidates exist
+    return None, best_miss[1]
+
+
+def check_isa(report: dict, board: Board) -> None:
+    """A .pte runs only on the ISA it was lowered for: a DSP-lowered program corrupts memory on an
+    M55 and an MVE-lowered one fails on a DSP core, so require an exact match (SCALAR included)."""
+    isa = report["target"]["isa"]
+    if isa != board.core.isa:
+        core = report["target"].get("core", "?")
+        raise TargetError(
+            f"the program was lowered for {core} ({isa}) but {board.id} has a {board.core.name} ({board.core.isa})",
+            f"lower again with --target {board.core.name}, or pick a board with a {isa} core "
+            f"(`cmx-gen boards --isa {isa}`)",
+        )
+
+
+def fits_on(report: dict, exclude: str = "") -> list[str]:
+    """Ids of boards in the database with the program's ISA where it fits."""
+    b = budget(report)
+    return [board.id for board in load_boards()
+            if board.id != exclude and board.core.isa == b.isa and _search(board, b)[0] is not None]
+
+
+def plan(report: dict, board: Board) -> Placement:
+    """Place the program on the board, or raise FitError naming each short region and by how much."""
+    b = budget(report)
+    check_isa(report, board)
+    placement, closest = _search(board, b)
+    if placement is not None:
+        return placement
+    short = [u for u in closest if u.free < 0]
+    detail = "; ".join(
+        f"region {u.region!r} ({u.kind}, {_size(u.size)}) needs {_size(u.used)} "
+        f"[{', '.join(f'{k} {_size(v)}' for k, v in u.items.items())}]: short by {-u.free:,} bytes"
+        for u in short)
+    others = fits_on(report, exclude=board.id)
+    hint = (f"it fits on: {', '.join(others)}" if others else
+            f"no {b.isa} board in the database fits it; shrink the model or add a board (docs/boards.md)")
+    err = FitError(f"the model does not fit {board.id}: {detail}", hint)
+    err.board_id = board.id  # type: ignore[attr-defined]
+    err.shortfalls = [{"region": u.region, "kind": u.kind, "size": u.size, "need": u.used,  # type: ignore[attr-defined]
+                       "short_bytes": -u.free, "items": u.items} for u in short]
+    err.fits_on = others  # type: ignore[attr-defined]
+    err.uses = closest  # type: ignore[attr-defined]
+    raise err
