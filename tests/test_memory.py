@@ -1,0 +1,218 @@
+"""Budget and placement decisions on real board files, from synthetic lowering reports (plain data)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cmx_gen import cli
+from cmx_gen.boards import load_board
+from cmx_gen.commands.check import check_report
+from cmx_gen.errors import FitError, ModelSourceError, TargetError
+from cmx_gen.memory import budget, kernel_sizes, plan
+
+KiB = 1024
+MiB = 1024 * 1024
+SIZES = kernel_sizes()
+STACK, HEAP = SIZES["stack_bytes"], SIZES["heap_bytes"]
+
+
+def make_report(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,), method=8 * KiB, temp=256, ops=None):
+    ops = ops if ops is not None else [
+        {"name": "cortex_m::quantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
+        {"name": "cortex_m::quantized_conv2d.out", "count": 2, "class": "cmsis_nn"},
+        {"name": "cortex_m::quantized_linear.out", "count": 1, "class": "cmsis_nn"},
+        {"name": "cortex_m::dequantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
+    ]
+    return {
+        "schema": "cmx-gen/report/1",
+        "executorch_version": "1.5.1",
+        "target": {"core": core, "isa": isa},
+        "pte": {"bytes": pte, "constant_bytes": pte - 4 * KiB, "sha256": "0" * 64},
+        "operators": ops,
+        "fallbacks": [],
+        "memory": {"planned_buffer_sizes": list(planned), "planned_bytes": sum(planned), "scratch_bytes": 0,
+                   "method_allocator_bytes": method, "temp_allocator_bytes": temp},
+    }
+
+
+def static_ram(isa):
+    return SIZES["isa"][isa]["runtime"]["ram"]
+
+
+def test_budget_counts_each_kernel_once_and_defaults_unknown_ops():
+    ops = [
+        {"name": "cortex_m::quantized_conv2d.out", "count": 5, "class": "cmsis_nn"},
+        {"name": "cortex_m::quantized_conv2d.out", "count": 1, "class": "cmsis_nn"},
+        {"name": "aten::never_heard_of.out", "count": 1, "class": "fallback"},
+    ]
+    b = budget(make_report(ops=ops))
+    table = SIZES["isa"]["MVE"]
+    assert [c.name for c in b.code] == ["runtime", "cortex_m::quantized_conv2d", "aten::never_heard_of"]
+    assert b.code_bytes == (table["runtime"]["code"] + table["ops"]["cortex_m::quantized_conv2d"]["code"]
+                            + table["defaults"]["fallback"]["code"])
+    assert b.code[2].source == "default:fallback"
+    assert b.code_estimated  # the shipped table is all estimates until measured
+
+
+def test_pools_are_aligned():
+    b = budget(make_report(planned=(1001, 17), method=11553, temp=250))
+    assert b.planned_buffer_sizes == [1008, 32]
+    assert (b.method_pool_bytes, b.temp_pool_bytes) == (11568, 256)
+
+
+def test_model_in_flash_read_in_place():
+    p = plan(make_report(isa="DSP", core="cortex-m7"), load_board("nucleo-h743zi"))
+    assert (p.pte_region, p.pte_in_place, p.code_region) == ("flash0", True, "flash0")
+    assert p.arena_region == "dtcm"  # fastest RAM first
+    assert p.data_region == "sram0"
+    flash = p.use("flash0")
+    assert flash.items == {"code": p.code_bytes, "model.pte": 60 * KiB}
+    assert flash.used == p.code_bytes + 60 * KiB
+
+
+def test_model_in_itcm_on_corstone300_when_small():
+    p = plan(make_report(), load_board("mps3-an547"))
+    assert (p.pte_region, p.pte_in_place, p.arena_region, p.data_region) == ("itcm", True, "dtcm", "dtcm")
+
+
+@pytest.mark.parametrize("board_id", ["mps3-an547", "corstone300-fvp"])
+def test_model_too_big_for_flash_goes_to_ddr(board_id):
+    report = make_report(pte=3 * MiB)  # ITCM (the boot "flash") is 512 KiB
+    p = plan(report, load_board(board_id))
+    assert p.code_region == "itcm"
+    assert (p.pte_region, p.pte_in_place) == ("ddr", False)
+    assert p.use("ddr").items["model.pte"] == 3 * MiB
+    assert "model.pte" not in p.use("itcm").items
+
+
+def test_activations_too_big_for_dtcm_go_to_sram():
+    # nucleo-h743zi: DTCM 128 KiB, AXI SRAM 512 KiB (also holding .data/.bss, stack, heap)
+    p = plan(make_report(isa="DSP", core="cortex-m7", planned=(150 * KiB, 40 * KiB)), load_board("nucleo-h743zi"))
+    assert p.arena_region == "sram0"
+    assert p.use("dtcm").used == 0
+    assert p.use("sram0").items["planned buffers"] == 190 * KiB
+    # Corstone-300: DTCM 512 KiB shared with .data/stack/heap; 600 KiB of activations go to the internal SRAM.
+    p = plan(make_report(planned=(600 * KiB,)), load_board("mps3-an547"))
+    assert p.arena_region == "isram"
+
+
+def test_arena_that_fits_dtcm_only_without_static_data_moves_on():
+    # 512 KiB DTCM minus .data/.bss, stack and heap leaves less than 480 KiB: the arena must not squeeze in.
+    room = 512 * KiB - static_ram("MVE") - STACK - HEAP
+    p = plan(make_report(planned=(room - 8 * KiB - 256 + 16,), method=8 * KiB, temp=256), load_board("mps3-an547"))
+    assert p.arena_region == "isram"
+    p = plan(make_report(planned=(room - 8 * KiB - 256,), method=8 * KiB, temp=256), load_board("mps3-an547"))
+    assert p.arena_region == "dtcm" and p.use("dtcm").free == 0
+
+
+def test_no_fit_anywhere_is_refused_with_the_shortfall():
+    board = load_board("nrf52840dk")  # one 256 KiB SRAM
+    report = make_report(isa="DSP", core="cortex-m4", planned=(300 * KiB,))
+    need = 300 * KiB + 8 * KiB + 256 + static_ram("DSP") + STACK + HEAP
+    with pytest.raises(FitError) as info:
+        plan(report, board)
+    err = info.value
+    assert err.exit_code == 3
+    assert err.shortfalls == [{"region": "sram0", "kind": "sram", "size": 256 * KiB, "need": need,
+                               "short_bytes": need - 256 * KiB, "items": err.shortfalls[0]["items"]}]
+    assert f"short by {need - 256 * KiB:,} bytes" in err.problem and "'sram0'" in err.problem
+    # Lists DSP boards from the database where it fits, never boards with another ISA.
+    assert "nucleo-h743zi" in err.fits_on and "mps2-an386" in err.fits_on
+    assert "mps3-an547" not in err.fits_on and "nrf52840dk" not in err.fits_on
+    assert err.hint.startswith("it fits on: ")
+
+
+def test_too_big_for_every_board():
+    with pytest.raises(FitError) as info:
+        plan(make_report(pte=300 * MiB), load_board("mps3-an547"))
+    assert info.value.fits_on == []
+    assert "no MVE board in the database fits it" in info.value.hint
+    assert "region 'ddr'" in info.value.problem
+
+
+@pytest.mark.parametrize("isa,core,board_id", [
+    ("MVE", "cortex-m55", "nucleo-h743zi"),   # Helium program on a DSP core
+    ("DSP", "cortex-m4", "mps3-an547"),       # DSP program on an M55: corrupts memory upstream
+    ("SCALAR", "cortex-m3", "mps2-an386"),    # exact match required
+    ("DSP", "cortex-m33", "mps2-an385"),
+])
+def test_isa_mismatch_is_refused(isa, core, board_id):
+    with pytest.raises(TargetError) as info:
+        plan(make_report(isa=isa, core=core), load_board(board_id))
+    board = load_board(board_id)
+    assert f"lowered for {core} ({isa})" in info.value.problem
+    assert f"--target {board.core.name}" in info.value.hint
+
+
+def test_not_a_report():
+    with pytest.raises(ModelSourceError, match="not a cmx-gen lowering report"):
+        plan({"schema": "other"}, load_board("mps3-an547"))
+    broken = make_report()
+    del broken["memory"]["temp_allocator_bytes"]
+    with pytest.raises(ModelSourceError, match="lacks memory.temp_allocator_bytes"):
+        plan(broken, load_board("mps3-an547"))
+
+
+def test_placement_dict_and_text():
+    p = check_report(make_report(pte=3 * MiB), "corstone300-fvp")
+    d = json.loads(json.dumps(p.to_dict()))
+    for key in ("board_id", "pte_region", "pte_in_place", "code_region", "data_region", "arena_region", "stack_bytes",
+                "heap_bytes", "method_pool_bytes", "planned_buffer_sizes", "temp_pool_bytes", "uses"):
+        assert key in d
+    assert {u["region"] for u in d["uses"]} == {"itcm", "dtcm", "isram", "sram", "ddr"}
+    assert all(u["used"] <= u["size"] for u in d["uses"])
+    text = p.to_text()
+    assert "model.pte (3.00 MiB) -> ddr: loaded there at load time" in text
+    assert "region" in text.splitlines()[0] and "use %" in text.splitlines()[0]
+
+
+# ----------------------------------------------------------------- CLI
+
+
+def write_report(tmp_path, report):
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    return tmp_path
+
+
+def test_cli_check_fits(tmp_path, capsys):
+    folder = write_report(tmp_path, make_report())
+    assert cli.main(["check", str(folder), "--board", "mps3-an547"]) == 0
+    out = capsys.readouterr().out
+    assert "fits: yes" in out and "itcm" in out
+    assert cli.main(["check", str(folder / "report.json"), "--board", "mps3-an547", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["fits"] is True and data["pte_region"] == "itcm"
+
+
+def test_cli_check_refuses(tmp_path, capsys):
+    folder = write_report(tmp_path, make_report(isa="DSP", core="cortex-m4", planned=(300 * KiB,)))
+    assert cli.main(["check", str(folder), "--board", "nrf52840dk"]) == 3
+    captured = capsys.readouterr()
+    assert "** OVER **" in captured.out  # the region table is printed before the refusal
+    assert "does not fit nrf52840dk" in captured.err and "it fits on:" in captured.err
+    assert cli.main(["check", str(folder), "--board", "nrf52840dk", "--json"]) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert data["fits"] is False and data["shortfalls"][0]["region"] == "sram0"
+    # ISA mismatch exits non-zero too
+    assert cli.main(["check", str(folder), "--board", "mps3-an547"]) == 2
+    assert "lowered for cortex-m4 (DSP)" in capsys.readouterr().err
+
+
+def test_cli_check_needs_a_report(tmp_path, capsys):
+    assert cli.main(["check", str(tmp_path), "--board", "mps3-an547"]) == 2
+    assert "has no report.json" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- a real lowered program
+
+
+def test_real_lowered_model_fits_corstone300(lowered_dir):
+    folder = lowered_dir("ConvNet")
+    report = json.loads((folder / "report.json").read_text())
+    p = check_report(report, "mps3-an547")
+    assert p.pte_region == "itcm" and p.pte_in_place
+    assert p.planned_buffer_sizes == [(s + 15) // 16 * 16 for s in report["memory"]["planned_buffer_sizes"]]
+    with pytest.raises(TargetError):
+        check_report(report, "nucleo-h743zi")
