@@ -1,9 +1,9 @@
 # Which CMSIS-NN Source/ folders each cortex_m kernel calls into (data, read by CMakeLists.txt).
 # NNSupportFunctions holds the shared inner loops and is added whenever any folder is used.
 # A kernel missing here links with "undefined reference to arm_...": add its folder.
-set(CMX_NN_quantized_conv2d ConvolutionFunctions)
-set(CMX_NN_quantized_depthwise_conv2d ConvolutionFunctions)
-set(CMX_NN_quantized_transpose_conv2d ConvolutionFunctions)
+set(CMX_NN_quantized_conv2d ConvolutionFunctions TransposeFunctions)
+set(CMX_NN_quantized_depthwise_conv2d ConvolutionFunctions TransposeFunctions)
+set(CMX_NN_quantized_transpose_conv2d ConvolutionFunctions TransposeFunctions)
 set(CMX_NN_quantized_linear FullyConnectedFunctions)
 set(CMX_NN_quantized_batch_matmul FullyConnectedFunctions)
 set(CMX_NN_quantized_max_pool2d PoolingFunctions)

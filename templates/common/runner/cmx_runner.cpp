@@ -1,0 +1,308 @@
+/*
+ * cmx_runner.cpp - the cmx-gen on-target check, shared by every app kind.
+ *
+ * Loads the program embedded by model/model_pte.S, sizes every memory pool from the plan in
+ * model/cmx_model.h, runs `forward` once on the reference input from model/cmx_model_io.c,
+ * compares with the expected output and prints ONE machine-readable line, e.g.
+ *
+ *   cmx-gen: PASS max_abs_err=0 instr=1810234 method=11552/11776 planned=20464/20464 temp=212/256
+ *
+ * max_abs_err is in output quantization steps (LSB) when the output has a scale, else in the
+ * output's own unit; each pool is printed as used/allocated bytes. Errors print
+ * `cmx-gen: FAIL error=<stage>:0x<code> ...` with the pools measured so far.
+ *
+ * Platform services (console, counter, exit) come from cmx_platform.h; nothing here allocates
+ * from the heap or uses stdio.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <executorch/extension/data_loader/buffer_data_loader.h>
+#include <executorch/runtime/core/memory_allocator.h>
+#include <executorch/runtime/executor/method.h>
+#include <executorch/runtime/executor/program.h>
+#include <executorch/runtime/platform/platform.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include "cmx_model.h"
+#include "cmx_platform.h"
+
+extern "C" const uint8_t cmx_model_pte[];
+extern "C" const uint8_t cmx_model_pte_end[];
+extern "C" int cmx_register_kernels(void);  // generated: model/cmx_kernels.cpp
+
+using executorch::extension::BufferDataLoader;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::HierarchicalAllocator;
+using executorch::runtime::MemoryAllocator;
+using executorch::runtime::MemoryManager;
+using executorch::runtime::Method;
+using executorch::runtime::MethodMeta;
+using executorch::runtime::Program;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+using executorch::aten::ScalarType;
+using executorch::aten::Tensor;
+using executorch::aten::TensorImpl;
+
+/* Where the pools live. The bare-metal app puts them in the arena region chosen by the
+ * placement (linker section); a platform may define CMX_ARENA_SECTION to another name. */
+#if defined(CMX_ARENA_SECTION)
+#define CMX_ARENA __attribute__((section(CMX_ARENA_SECTION), aligned(16)))
+#else
+#define CMX_ARENA __attribute__((aligned(16)))
+#endif
+
+#define CMX_ROUND16(n) ((((n) + 15u) / 16u) * 16u)
+
+namespace {
+
+/* A bump allocator that remembers the most it was ever asked to hold (also when it ran out),
+ * so the result line can prove the plan: used <= allocated, and say how much was missing. */
+class CountingAllocator : public MemoryAllocator {
+ public:
+  CountingAllocator(uint32_t size, uint8_t* base) : MemoryAllocator(size, base) {}
+
+  void* allocate(size_t size, size_t alignment = kDefaultAlignment) override {
+    if (alignment && !(alignment & (alignment - 1))) {
+      uintptr_t cur = reinterpret_cast<uintptr_t>(base_address()) + used_size();
+      uintptr_t start = (cur + alignment - 1) & ~static_cast<uintptr_t>(alignment - 1);
+      size_t need = static_cast<size_t>(start - reinterpret_cast<uintptr_t>(base_address())) + size;
+      if (need > peak_) peak_ = need;
+    }
+    return MemoryAllocator::allocate(size, alignment);
+  }
+  size_t peak() const { return peak_; }
+
+ private:
+  size_t peak_ = 0;
+};
+
+/* Pools, sized by cmx-gen from the memory plan (model/cmx_model.h). */
+static uint8_t method_pool[CMX_ROUND16(CMX_METHOD_POOL_BYTES)] CMX_ARENA;
+static uint8_t temp_pool[CMX_ROUND16(CMX_TEMP_POOL_BYTES) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) : 16] CMX_ARENA;
+#if CMX_PLANNED_BUFFER_COUNT > 0
+static const uint32_t planned_sizes[CMX_PLANNED_BUFFER_COUNT] = CMX_PLANNED_BUFFER_SIZES;
+static uint8_t planned_pool[CMX_PLANNED_POOL_BYTES] CMX_ARENA;
+static Span<uint8_t> planned_spans[CMX_PLANNED_BUFFER_COUNT];
+#endif
+
+/* --- a tiny line builder: no printf (newlib's lacks %zu and costs heap) --- */
+struct Line {
+  char buf[192];
+  size_t n = 0;
+  Line& s(const char* t) {
+    while (*t && n + 1 < sizeof(buf)) buf[n++] = *t++;
+    buf[n] = '\0';
+    return *this;
+  }
+  Line& u(uint64_t v) {
+    char tmp[24];
+    int i = 0;
+    do {
+      tmp[i++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    while (i && n + 1 < sizeof(buf)) buf[n++] = tmp[--i];
+    buf[n] = '\0';
+    return *this;
+  }
+  Line& hex(uint32_t v) {
+    static const char digits[] = "0123456789abcdef";
+    s("0x");
+    bool started = false;
+    for (int shift = 28; shift >= 0; shift -= 4) {
+      uint32_t d = (v >> shift) & 0xF;
+      if (d || started || shift == 0) {
+        started = true;
+        char c[2] = {digits[d], 0};
+        s(c);
+      }
+    }
+    return *this;
+  }
+  /* A non-negative value with 3 decimals, trailing zeros trimmed: 0, 1, 0.5, 0.125 */
+  Line& fixed3(double v) {
+    if (!(v >= 0)) return s("nan");
+    if (v > 1e15) return s("inf");
+    uint64_t milli = static_cast<uint64_t>(v * 1000.0 + 0.5);
+    u(milli / 1000);
+    uint32_t frac = static_cast<uint32_t>(milli % 1000);
+    if (frac) {
+      char d[5] = {'.', static_cast<char>('0' + frac / 100), static_cast<char>('0' + frac / 10 % 10),
+                   static_cast<char>('0' + frac % 10), 0};
+      int end = 3;
+      while (d[end] == '0') d[end--] = 0;
+      s(d);
+    }
+    return *this;
+  }
+  void print() { cmx_platform_puts(buf), cmx_platform_puts("\n"); }
+};
+
+struct Measured {
+  size_t method_used = 0, temp_used = 0, planned_used = 0;
+  uint64_t count = 0;
+  bool counted = false;
+};
+
+size_t planned_allocated() {
+#if CMX_PLANNED_BUFFER_COUNT > 0
+  size_t total = 0;
+  for (size_t i = 0; i < CMX_PLANNED_BUFFER_COUNT; ++i) total += planned_sizes[i];
+  return total;
+#else
+  return 0;
+#endif
+}
+
+void print_pools(Line& line, const Measured& m) {
+  if (m.counted) line.s(" ").s(cmx_platform_counter_name()).s("=").u(m.count);
+  line.s(" method=").u(m.method_used).s("/").u(CMX_METHOD_POOL_BYTES);
+  line.s(" planned=").u(m.planned_used).s("/").u(planned_allocated());
+  line.s(" temp=").u(m.temp_used).s("/").u(CMX_TEMP_POOL_BYTES);
+}
+
+int fail(const char* stage, uint32_t code, const Measured& m) {
+  Line line;
+  line.s("cmx-gen: FAIL error=").s(stage).s(":").hex(code);
+  print_pools(line, m);
+  line.print();
+  return code ? static_cast<int>(code) : 1;
+}
+
+double element(const void* data, uint32_t index, int dtype) {
+  switch (static_cast<ScalarType>(dtype)) {
+    case ScalarType::Byte: return static_cast<const uint8_t*>(data)[index];
+    case ScalarType::Char: return static_cast<const int8_t*>(data)[index];
+    case ScalarType::Short: return static_cast<const int16_t*>(data)[index];
+    case ScalarType::Int: return static_cast<const int32_t*>(data)[index];
+    case ScalarType::Long: return static_cast<double>(static_cast<const int64_t*>(data)[index]);
+    case ScalarType::Float: return static_cast<const float*>(data)[index];
+    case ScalarType::Double: return static_cast<const double*>(data)[index];
+    case ScalarType::Bool: return static_cast<const bool*>(data)[index] ? 1.0 : 0.0;
+    default: return 0.0;
+  }
+}
+
+}  // namespace
+
+/* ExecuTorch PAL hooks: strong definitions over the weak ones of the minimal PAL. */
+extern "C" {
+et_timestamp_t et_pal_current_ticks(void) { return static_cast<et_timestamp_t>(cmx_platform_counter()); }
+
+void et_pal_emit_log_message(et_timestamp_t, et_pal_log_level_t level, const char* filename,
+                             const char*, size_t line, const char* message, size_t) {
+  Line l;
+  char lv[2] = {static_cast<char>(level), 0};
+  l.s("[et ").s(lv).s("] ").s(filename ? filename : "?").s(":").u(line).s(" ").s(message);
+  l.print();
+}
+
+ET_NORETURN void et_pal_abort(void) {
+  cmx_platform_puts("cmx-gen: FAIL error=abort:0x1\n");
+  cmx_platform_exit(134);
+}
+}
+
+extern "C" int cmx_run(void) {
+  int status = cmx_platform_init();
+  if (status != 0) return status;
+  executorch::runtime::runtime_init();
+
+  Measured m;
+  int reg = cmx_register_kernels();
+  if (reg != 0) return fail("register_kernels", static_cast<uint32_t>(reg), m);
+
+  const size_t pte_size = static_cast<size_t>(cmx_model_pte_end - cmx_model_pte);
+  BufferDataLoader loader(cmx_model_pte, pte_size);
+  Result<Program> program = Program::load(&loader);
+  if (!program.ok()) return fail("program_load", static_cast<uint32_t>(program.error()), m);
+
+  Result<MethodMeta> meta = program->method_meta("forward");
+  if (!meta.ok()) return fail("method_meta", static_cast<uint32_t>(meta.error()), m);
+
+#if CMX_PLANNED_BUFFER_COUNT > 0
+  /* Slice the planned pool, each buffer 16-byte aligned; check the plan against the program. */
+  if (meta->num_memory_planned_buffers() != CMX_PLANNED_BUFFER_COUNT) {
+    return fail("planned_buffer_count", static_cast<uint32_t>(meta->num_memory_planned_buffers()), m);
+  }
+  size_t offset = 0;
+  for (size_t i = 0; i < CMX_PLANNED_BUFFER_COUNT; ++i) {
+    Result<int64_t> need = meta->memory_planned_buffer_size(i);
+    if (!need.ok()) return fail("planned_buffer_size", static_cast<uint32_t>(need.error()), m);
+    m.planned_used += static_cast<size_t>(need.get());
+    if (static_cast<uint64_t>(need.get()) > planned_sizes[i]) {
+      return fail("planned_buffer_short", static_cast<uint32_t>(i), m);
+    }
+    planned_spans[i] = Span<uint8_t>(planned_pool + offset, planned_sizes[i]);
+    offset += CMX_ROUND16(planned_sizes[i]);
+  }
+  HierarchicalAllocator planned(Span<Span<uint8_t>>(planned_spans, CMX_PLANNED_BUFFER_COUNT));
+#else
+  HierarchicalAllocator planned(Span<Span<uint8_t>>(nullptr, static_cast<size_t>(0)));
+#endif
+
+  CountingAllocator method_allocator(CMX_METHOD_POOL_BYTES, method_pool);
+  CountingAllocator temp_allocator(CMX_TEMP_POOL_BYTES, temp_pool);
+  MemoryManager memory(&method_allocator, &planned, &temp_allocator);
+
+  Result<Method> method = program->load_method("forward", &memory);
+  m.method_used = method_allocator.peak();
+  if (!method.ok()) return fail("load_method", static_cast<uint32_t>(method.error()), m);
+
+  if (method->inputs_size() != CMX_NUM_INPUTS || method->outputs_size() != CMX_NUM_OUTPUTS) {
+    return fail("io_count", static_cast<uint32_t>(method->inputs_size()), m);
+  }
+  /* Feed the reference inputs: wrap each in a tensor with the program's own sizes/dim order. */
+  for (size_t i = 0; i < CMX_NUM_INPUTS; ++i) {
+    auto info = meta->input_tensor_meta(i);
+    if (!info.ok()) return fail("input_meta", static_cast<uint32_t>(info.error()), m);
+    if (info->nbytes() != cmx_inputs[i].nbytes) return fail("input_size", static_cast<uint32_t>(i), m);
+    TensorImpl impl(info->scalar_type(), static_cast<ssize_t>(info->sizes().size()),
+                    const_cast<TensorImpl::SizesType*>(info->sizes().data()),
+                    const_cast<void*>(cmx_inputs[i].data),
+                    const_cast<TensorImpl::DimOrderType*>(info->dim_order().data()));
+    Tensor tensor(&impl);
+    Error err = method->set_input(EValue(tensor), i);
+    if (err != Error::Ok) return fail("set_input", static_cast<uint32_t>(err), m);
+  }
+
+  uint64_t start = cmx_platform_counter();
+  Error err = method->execute();
+  m.count = cmx_platform_counter() - start;
+  m.counted = true;
+  m.temp_used = temp_allocator.peak();
+  m.method_used = method_allocator.peak();
+  if (err != Error::Ok) return fail("execute", static_cast<uint32_t>(err), m);
+
+  /* Compare with the expected outputs of the lowered program (same dim order). */
+  double max_err = 0.0;
+  for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
+    const EValue& value = method->get_output(i);
+    if (!value.isTensor()) return fail("output_not_tensor", static_cast<uint32_t>(i), m);
+    const Tensor& out = value.toTensor();
+    const cmx_tensor_ref& ref = cmx_outputs[i];
+    if (out.nbytes() != ref.nbytes || static_cast<int>(out.scalar_type()) != ref.dtype) {
+      return fail("output_shape", static_cast<uint32_t>(i), m);
+    }
+    const double step = ref.scale > 0.0f ? static_cast<double>(ref.scale) : 1.0;
+    for (uint32_t k = 0; k < ref.numel; ++k) {
+      double d = element(out.const_data_ptr(), k, ref.dtype) - element(ref.data, k, ref.dtype);
+      if (d < 0) d = -d;
+      d /= step;
+      if (d != d) d = 1e30;  // NaN never passes
+      if (d > max_err) max_err = d;
+    }
+  }
+  const bool pass = max_err <= CMX_TOLERANCE_LSB;
+  const bool pools_ok = m.method_used <= CMX_METHOD_POOL_BYTES && m.temp_used <= CMX_TEMP_POOL_BYTES;
+
+  Line line;
+  line.s(pass && pools_ok ? "cmx-gen: PASS" : "cmx-gen: FAIL").s(" max_abs_err=").fixed3(max_err);
+  print_pools(line, m);
+  line.print();
+  return pass && pools_ok ? 0 : 1;
+}
