@@ -1,0 +1,493 @@
+"""Offline checks of a generated Zephyr app: everything we can verify without a Zephyr tree.
+
+Zephyr itself is not fetched (too large), so each check uses the tool Zephyr uses, fed with
+reduced inputs kept as data (cmx_gen/data/zephyr/):
+
+- twister:     sample.yaml against Twister's pykwalify schema (+ the rules Twister adds on top)
+- west:        west.yml with west.manifest.validate (+ pinned revisions, module allow-list)
+- kconfig:     prj.conf + boards/<board>.conf loaded by kconfiglib into a stub Kconfig tree made
+               of the curated upstream symbol definitions, the board's SoC selects and the
+               app's own Kconfig; undefined symbols and values that do not stick are errors,
+               as in Zephyr's build
+- devicetree:  each boards/<board>.overlay preprocessed and parsed with dtlib on top of a memory
+               stub of the board's DTS, so &labels resolve; memory-region nodes are checked and
+               every region the linker snippets name must exist
+- compile:     the shared runner and the model sources through arm-none-eabi-g++/gcc
+               (-fsyntax-only, the .S assembled) against the ExecuTorch headers of the wheel
+
+What the checks cannot see is listed in `NOT_CHECKED` and printed by `cmx-gen validate`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+from devicetree import dtlib
+
+from cmx_gen.paths import ROOT
+from cmx_gen.zephyr import ZEPHYR_DATA, zephyr_boards
+
+NOT_CHECKED = [
+    "Zephyr's CMake configure and build (needs a Zephyr tree): CMakeLists.txt and the linker "
+    "snippets are only checked for the memory regions they name",
+    "the Zephyr platform layer and src/main.c (need Zephyr's headers; the shared runner is compiled)",
+    "Kconfig symbols beyond the curated list in cmx_gen/data/zephyr/kconfig.yaml (reported as undefined)",
+    "devicetree bindings (edtlib): properties are parsed, not checked against binding schemas",
+]
+
+
+@dataclass
+class Finding:
+    file: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.problem}"
+
+
+@dataclass
+class CheckResult:
+    name: str
+    status: str = "pass"  # pass | fail | skipped
+    findings: list[Finding] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # files looked at
+    note: str = ""
+
+    def fail(self, file: str, problem: str) -> None:
+        self.status = "fail"
+        self.findings.append(Finding(file, problem))
+
+
+def _rel(app: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(app))
+    except ValueError:
+        return str(path)
+
+
+# --------------------------------------------------------------------------- twister
+
+def twister_schema_path() -> Path | None:
+    """Twister's schema: $CMX_TWISTER_SCHEMA, the one in $ZEPHYR_BASE, or ../shared/zephyr/."""
+    candidates = []
+    if os.environ.get("CMX_TWISTER_SCHEMA"):
+        candidates.append(Path(os.environ["CMX_TWISTER_SCHEMA"]))
+    if os.environ.get("ZEPHYR_BASE"):
+        candidates.append(Path(os.environ["ZEPHYR_BASE"]) / "scripts/schemas/twister/testsuite-schema.yaml")
+    candidates.append(ROOT.parent / "shared/zephyr/twister-testsuite-schema.yaml")
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def check_twister(app: Path) -> CheckResult:
+    result = CheckResult("twister")
+    path = app / "sample.yaml"
+    name = _rel(app, path)
+    result.checked.append(name)
+    if not path.is_file():
+        result.fail(name, "missing (Twister finds tests through sample.yaml / testcase.yaml)")
+        return result
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        result.fail(name, f"not valid YAML: {exc}")
+        return result
+    schema = twister_schema_path()
+    if schema is None:
+        result.status = "skipped"
+        result.note = ("Twister schema not found (set ZEPHYR_BASE or CMX_TWISTER_SCHEMA); "
+                       "only cmx-gen's own rules were checked")
+    else:
+        import logging
+
+        from pykwalify.core import Core
+        from pykwalify.errors import PyKwalifyException
+
+        logging.getLogger("pykwalify").setLevel(logging.CRITICAL)
+        try:
+            Core(source_data=data, schema_data=yaml.safe_load(schema.read_text())).validate(raise_exception=True)
+        except PyKwalifyException as exc:
+            msg = " ".join(str(getattr(exc, "msg", exc)).split())
+            result.fail(name, f"does not match Twister's schema: {msg}")
+    if not isinstance(data, dict):
+        return result
+    tests = data.get("tests")
+    if not isinstance(tests, dict) or not tests:
+        result.fail(name, "no scenarios under tests: (Twister would not build or run anything)")
+        return result
+    common = data.get("common") or {}
+    for scenario, spec in tests.items():
+        spec = {**common, **(spec or {})}
+        if "." not in str(scenario):
+            result.fail(name, f"scenario '{scenario}' needs a dotted name like <area>.<name> (Twister rule)")
+        allow = spec.get("platform_allow") or []
+        allow = allow.split() if isinstance(allow, str) else allow
+        integ = spec.get("integration_platforms") or []
+        for plat in integ:
+            if plat not in allow:
+                result.fail(name, f"scenario '{scenario}': integration platform {plat} is not in platform_allow")
+        if spec.get("harness") == "console":
+            cfg = spec.get("harness_config") or {}
+            regex = cfg.get("regex") or []
+            if not regex:
+                result.fail(name, f"scenario '{scenario}': console harness without harness_config.regex")
+            for rx in regex:
+                try:
+                    re.compile(rx)
+                except re.error as exc:
+                    result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
+                if "cmx-gen: PASS" not in str(rx):
+                    result.fail(name, f"scenario '{scenario}': regex {rx!r} does not match the cmx-gen PASS line")
+    return result
+
+
+# --------------------------------------------------------------------------- west
+
+def check_west(app: Path) -> CheckResult:
+    from west.manifest import MalformedManifest, validate
+
+    result = CheckResult("west")
+    path = app / "west.yml"
+    name = _rel(app, path)
+    result.checked.append(name)
+    if not path.is_file():
+        result.fail(name, "missing")
+        return result
+    text = path.read_text()
+    try:
+        data = validate(text)
+    except (MalformedManifest, yaml.YAMLError) as exc:
+        result.fail(name, f"west rejects the manifest: {' '.join(str(exc).split())}")
+        return result
+    projects = {p.get("name"): p for p in data["manifest"].get("projects", [])}
+    zephyr = projects.get("zephyr")
+    if not zephyr:
+        result.fail(name, "no 'zephyr' project")
+    else:
+        if str(zephyr.get("revision", "main")) in ("main", "master", "HEAD"):
+            result.fail(name, "zephyr is not pinned to a release (revision is a branch)")
+        imp = zephyr.get("import")
+        if not isinstance(imp, dict) or not imp.get("name-allowlist"):
+            result.fail(name, "zephyr import has no name-allowlist: west update would fetch every module")
+        else:
+            for needed in ("cmsis_6", "cmsis-nn"):
+                if needed not in imp["name-allowlist"]:
+                    result.fail(name, f"module '{needed}' missing from the zephyr name-allowlist")
+    et = projects.get("executorch")
+    if not et:
+        result.fail(name, "no 'executorch' project (the ExecuTorch Zephyr module)")
+    elif et.get("path") != "modules/lib/executorch":
+        result.fail(name, f"executorch path is {et.get('path')!r}, expected modules/lib/executorch")
+    return result
+
+
+# --------------------------------------------------------------------------- kconfig
+
+def _board_files(app: Path, suffix: str) -> list[Path]:
+    return sorted((app / "boards").glob(f"*{suffix}")) if (app / "boards").is_dir() else []
+
+
+def _stub_tree(root: Path, soc_selects: list[str]) -> None:
+    """Write Kconfig.zephyr (+ the curated upstream files) under `root`."""
+    data = yaml.safe_load((ZEPHYR_DATA / "kconfig.yaml").read_text())
+    lines = ['# cmx-gen stub of Zephyr\'s Kconfig tree: only the symbols cmx-gen uses\n']
+    for i, entry in enumerate(data["files"]):
+        repo, _, upstream = entry["source"].partition(":")
+        rel = Path("stub") / repo / upstream
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"# reduced from {entry['source']}\n{entry['kconfig']}")
+        lines.append(f'source "{rel.as_posix()}"\n')
+    selects = "".join(f"\tselect {s}\n" for s in soc_selects)
+    lines.append(f"\n# what the board's SoC Kconfig selects\nconfig CMX_STUB_SOC\n\tdef_bool y\n{selects}")
+    (root / "Kconfig.zephyr").write_text("".join(lines))
+
+
+def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], result: CheckResult) -> None:
+    import kconfiglib
+
+    with tempfile.TemporaryDirectory(prefix="cmx-kconfig-") as tmp:
+        root = Path(tmp)
+        _stub_tree(root, soc_selects)
+        old = os.environ.get("srctree")
+        os.environ["srctree"] = str(root)
+        try:
+            try:
+                kconf = kconfiglib.Kconfig(str(app / "Kconfig"), warn_to_stderr=False)
+            except kconfiglib.KconfigError as exc:
+                result.fail("Kconfig", f"does not parse: {' '.join(str(exc).split())}")
+                return
+            kconf.warn_assign_undef = True
+            kconf.warn_assign_override = False
+            kconf.warn_assign_redun = False
+            for i, conf in enumerate(conf_files):
+                kconf.load_config(str(conf), replace=(i == 0))
+        finally:
+            if old is None:
+                os.environ.pop("srctree", None)
+            else:
+                os.environ["srctree"] = old
+        for warning in kconf.warnings:
+            text = " ".join(warning.split())
+            m = re.search(r"(\S+\.conf):(\d+)", text)
+            where = _rel(app, Path(m.group(1))) + f":{m.group(2)}" if m else "Kconfig"
+            if "undefined symbol" in text:
+                sym = re.search(r"undefined symbol (\w+)", text)
+                result.fail(where, f"CONFIG_{sym.group(1) if sym else '?'} is not a Kconfig symbol "
+                                   "Zephyr or ExecuTorch defines (Zephyr aborts on this)")
+            else:
+                result.fail(where, f"Kconfig warning (Zephyr aborts on any): {text}")
+        # Zephyr's kconfig.py: a value assigned in a .conf file must be the value it gets.
+        for sym in kconf.unique_defined_syms:
+            if sym.user_value is None or sym.choice:
+                continue
+            user = sym.user_value
+            if sym.type in (kconfiglib.BOOL, kconfiglib.TRISTATE):
+                user = kconfiglib.TRI_TO_STR[user]
+            if str(user) != sym.str_value:
+                deps = kconfiglib.expr_str(sym.direct_dep)
+                src = ", ".join(_rel(app, c) for c in conf_files)
+                result.fail(src, f"CONFIG_{sym.name} was assigned {user!r} but gets {sym.str_value!r}: "
+                                 f"unsatisfied dependencies ({deps}) (Zephyr aborts on this)")
+        for choice in kconf.unique_choices:
+            if choice.user_selection is not None and choice.selection is not choice.user_selection:
+                result.fail(", ".join(_rel(app, c) for c in conf_files),
+                            f"CONFIG_{choice.user_selection.name} was selected but the choice "
+                            f"gives {choice.selection.name if choice.selection else 'nothing'}")
+
+
+def check_kconfig(app: Path) -> CheckResult:
+    result = CheckResult("kconfig")
+    prj = app / "prj.conf"
+    for path in (prj, app / "Kconfig"):
+        result.checked.append(_rel(app, path))
+        if not path.is_file():
+            result.fail(_rel(app, path), "missing")
+    if result.status == "fail":
+        return result
+    if not (app / "Kconfig").read_text().lstrip().startswith(("source \"Kconfig.zephyr\"", "#")) or \
+            'source "Kconfig.zephyr"' not in (app / "Kconfig").read_text():
+        result.fail("Kconfig", 'an app Kconfig must source "Kconfig.zephyr" (else Zephyr\'s symbols vanish)')
+    boards = zephyr_boards()
+    confs = _board_files(app, ".conf")
+    if not confs:
+        _kconfig_one(app, [prj], [], result)
+    for conf in confs:
+        result.checked.append(_rel(app, conf))
+        info = boards.get(conf.stem)
+        if not isinstance(info, dict):
+            result.fail(_rel(app, conf), f"no Zephyr board data for '{conf.stem}' in cmx_gen/data/zephyr/boards.yaml "
+                                         "(cannot tell which Kconfig its SoC allows)")
+            continue
+        _kconfig_one(app, [prj, conf], list(info.get("soc_selects", [])), result)
+    return result
+
+
+# --------------------------------------------------------------------------- devicetree
+
+_LINK_IN = re.compile(r"GROUP_(?:DATA_|NOLOAD_)?LINK_IN\(\s*(\w+)(?:\s*,\s*(\w+))?\s*\)")
+
+
+def _preprocess(sources: list[Path], include: list[Path], out: Path) -> str | None:
+    """cpp over the DTS + overlay, like Zephyr's dts.cmake; returns an error text or None."""
+    cpp = shutil.which("arm-none-eabi-cpp") or shutil.which("cpp")
+    if not cpp:
+        return "no C preprocessor (arm-none-eabi-cpp or cpp) to run over the devicetree"
+    combined = out.with_suffix(".dts.in")
+    combined.write_text("".join(f'#include "{s}"\n' for s in sources))
+    cmd = [cpp, "-x", "assembler-with-cpp", "-nostdinc", "-undef", "-D__DTS__", "-E",
+           *[f"-I{p}" for p in include], str(combined), "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return proc.stderr.strip() if proc.returncode else None
+
+
+def check_devicetree(app: Path) -> CheckResult:
+    result = CheckResult("devicetree")
+    boards = zephyr_boards()
+    overlays = _board_files(app, ".overlay")
+    region_names: set[str] = set()
+    for overlay in overlays:
+        name = _rel(app, overlay)
+        result.checked.append(name)
+        info = boards.get(overlay.stem)
+        if not isinstance(info, dict):
+            result.fail(name, f"no devicetree stub for board '{overlay.stem}' (cmx_gen/data/zephyr/boards.yaml)")
+            continue
+        stub = ZEPHYR_DATA / "dts" / info["dts"]
+        with tempfile.TemporaryDirectory(prefix="cmx-dts-") as tmp:
+            pre = Path(tmp) / "zephyr.dts.pre"
+            err = _preprocess([stub, overlay.resolve()], [ZEPHYR_DATA / "dts" / "include", overlay.parent], pre)
+            if err:
+                result.fail(name, f"preprocessing failed: {' '.join(err.split())}")
+                continue
+            try:
+                dt = dtlib.DT(str(pre))
+            except dtlib.DTError as exc:
+                msg = " ".join(str(exc).split()).replace(str(overlay.resolve()), name)
+                result.fail(name, f"devicetree error on top of the {info['target']} board DTS: {msg}")
+                continue
+        _check_memory_nodes(dt, name, result, region_names)
+    # regions named by the linker snippets must exist (board DTS stubs + overlays)
+    for info in (boards.get(c.stem) for c in _board_files(app, ".conf")):
+        if not isinstance(info, dict):
+            continue
+        if not any(o.stem == info["target"].replace("/", "_") for o in overlays):
+            try:
+                dt = dtlib.DT(_stub_only(info))
+            except dtlib.DTError:
+                continue
+            _check_memory_nodes(dt, info["dts"], CheckResult("scratch"), region_names)
+    for snippet in sorted((app / "linker").glob("*.ld")) if (app / "linker").is_dir() else []:
+        name = _rel(app, snippet)
+        result.checked.append(name)
+        for m in _LINK_IN.finditer(snippet.read_text()):
+            for region in filter(None, m.groups()):
+                if region in ("RAMABLE_REGION", "ROMABLE_REGION"):
+                    continue
+                if region not in region_names:
+                    result.fail(name, f"memory region {region} is not defined by the board devicetree "
+                                      "or the app overlay (no zephyr,memory-region node of that name)")
+    return result
+
+
+def _stub_only(info: dict) -> str:
+    tmp = Path(tempfile.mkdtemp(prefix="cmx-dts-"))
+    pre = tmp / "zephyr.dts.pre"
+    _preprocess([ZEPHYR_DATA / "dts" / info["dts"]], [ZEPHYR_DATA / "dts" / "include"], pre)
+    return str(pre)
+
+
+def _check_memory_nodes(dt, name: str, result: CheckResult, region_names: set[str]) -> None:
+    regions: list[tuple[str, int, int, str]] = []
+    for node in dt.node_iter():
+        compat = node.props.get("compatible")
+        compats = compat.to_strings() if compat else []
+        if "zephyr,memory-region" not in compats:
+            continue
+        prop = node.props.get("zephyr,memory-region")
+        if prop is None:
+            result.fail(name, f"{node.path}: compatible zephyr,memory-region without a zephyr,memory-region name")
+            continue
+        region = prop.to_string()
+        if "reg" not in node.props:
+            result.fail(name, f"{node.path}: memory region {region} has no reg")
+            continue
+        cells = node.props["reg"].to_nums()
+        base, size = (cells[0], cells[1]) if len(cells) >= 2 else (0, 0)
+        region_names.add(region)
+        regions.append((region, base, size, node.path))
+    seen: dict[str, str] = {}
+    for region, base, size, path in regions:
+        if region in seen:
+            result.fail(name, f"{path}: memory region name {region} is also used by {seen[region]}")
+        seen[region] = path
+    for i, (r1, b1, s1, p1) in enumerate(regions):
+        for r2, b2, s2, p2 in regions[i + 1:]:
+            if b1 < b2 + s2 and b2 < b1 + s1:
+                result.fail(name, f"{p1} ({r1} {b1:#x}+{s1:#x}) overlaps {p2} ({r2} {b2:#x}+{s2:#x})")
+    chosen = dt.get_node("/chosen") if dt.has_node("/chosen") else None
+    if chosen is not None:
+        for key in ("zephyr,flash", "zephyr,sram"):
+            if key in chosen.props:
+                try:
+                    chosen.props[key].to_path()
+                except dtlib.DTError as exc:
+                    result.fail(name, f"chosen {key}: {exc}")
+
+
+# --------------------------------------------------------------------------- compile
+
+
+def _wheel_include() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("executorch")
+    for loc in (spec.submodule_search_locations or []) if spec else []:
+        inc = Path(loc) / "include"
+        if (inc / "executorch" / "runtime").is_dir():
+            return inc
+    return None
+
+
+def _ops_cmake_value(app: Path, var: str) -> str | None:
+    path = app / "model" / "cmx_ops.cmake"
+    if not path.is_file():
+        return None
+    m = re.search(rf'set\({var}\s+"([^"]*)"\)', path.read_text())
+    return m.group(1) if m else None
+
+
+def check_compile(app: Path) -> CheckResult:
+    result = CheckResult("compile")
+    gxx, gcc = shutil.which("arm-none-eabi-g++"), shutil.which("arm-none-eabi-gcc")
+    inc = _wheel_include()
+    if not gxx or not gcc:
+        result.status = "skipped"
+        result.note = "arm-none-eabi-gcc/g++ not on PATH"
+        return result
+    if inc is None:
+        result.status = "skipped"
+        result.note = "the executorch wheel's include/ folder was not found"
+        return result
+    cpu = _ops_cmake_value(app, "CMX_TARGET_CPU") or "cortex-m55"
+    arch = [f"-mcpu={cpu}", "-mthumb"]
+    runner_dir = app / "cmx" / "runner"
+    model_dir = app / "model"
+    defines = ["-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_LOG_ENABLED=1", "-DET_EVENT_TRACER_ENABLED=0"]
+    includes = [f"-I{app / 'src'}", f"-I{runner_dir}", f"-I{model_dir}", f"-I{inc}",
+                f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
+    # Kconfig pool sizes as Zephyr's autoconf.h gives them to src/cmx_model.h
+    kconf = (app / "Kconfig").read_text() if (app / "Kconfig").is_file() else ""
+    pools = []
+    for sym in ("EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE", "EXECUTORCH_TEMP_ALLOCATOR_POOL_SIZE"):
+        m = re.search(rf"config {sym}\b.*?default (\d+)", kconf, re.S)
+        if m:
+            pools.append(f"-DCONFIG_{sym}={m.group(1)}")
+    jobs: list[tuple[Path, list[str]]] = []
+    for src in sorted(runner_dir.glob("*.cpp")) if runner_dir.is_dir() else []:
+        jobs.append((src, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
+                           *arch, *defines, *pools, *includes, str(src)]))
+    if (model_dir / "cmx_kernels.cpp").is_file():
+        jobs.append((model_dir / "cmx_kernels.cpp",
+                     [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", *arch, *defines,
+                      *includes, str(model_dir / "cmx_kernels.cpp")]))
+    if (model_dir / "cmx_model_io.c").is_file():
+        jobs.append((model_dir / "cmx_model_io.c",
+                     [gcc, "-fsyntax-only", "-std=c11", "-Werror", *arch, f"-I{model_dir}",
+                      str(model_dir / "cmx_model_io.c")]))
+    with tempfile.TemporaryDirectory(prefix="cmx-cc-") as tmp:
+        if (model_dir / "model_pte.S").is_file():
+            jobs.append((model_dir / "model_pte.S",
+                         [gcc, "-c", *arch, f"-I{model_dir}", str(model_dir / "model_pte.S"),
+                          "-o", str(Path(tmp) / "model_pte.o")]))
+        if not jobs:
+            result.fail("cmx/runner", "no runner or model sources to compile (was the app rendered completely?)")
+        for src, cmd in jobs:
+            result.checked.append(_rel(app, src))
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode:
+                first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:300])
+                result.fail(_rel(app, src), f"does not compile: {first.replace(str(app) + '/', '')}")
+    result.note = "not compiled: Zephyr platform layer and src/main.c (need Zephyr headers)"
+    return result
+
+
+CHECKS: dict[str, Callable[[Path], CheckResult]] = {
+    "twister": check_twister,
+    "west": check_west,
+    "kconfig": check_kconfig,
+    "devicetree": check_devicetree,
+    "compile": check_compile,
+}
+
+
+def validate_app(app: Path, only: list[str] | None = None) -> list[CheckResult]:
+    """Run the offline checks on a generated Zephyr app folder."""
+    app = Path(app).resolve()
+    return [CHECKS[name](app) for name in (only or list(CHECKS))]

@@ -1,0 +1,77 @@
+/*
+ * cmx_platform_zephyr.c - cmx_platform.h for Zephyr: console through printk, counter from the
+ * kernel's hardware cycle counter, exit by parking the main thread.
+ *
+ * The runner itself (cmx/runner/cmx_runner.cpp) is the same source as in the bare-metal app;
+ * this file is all that differs.
+ */
+#include <stdint.h>
+
+#include <zephyr/kernel.h>
+#include <zephyr/sys/printk.h>
+
+#include "cmx_platform.h"
+
+/* The core clock from the cmx-gen board database (CMakeLists.txt passes it). */
+#ifndef CMX_CPU_CLOCK_HZ
+#define CMX_CPU_CLOCK_HZ 0
+#endif
+
+int cmx_platform_init(void)
+{
+	return 0; /* Zephyr brought up the console and the system timer before main() */
+}
+
+void cmx_platform_puts(const char *text)
+{
+	printk("%s", text);
+}
+
+/* Timer cycles, extended to 64 bits where the timer has only 32. */
+static uint64_t timer_cycles(void)
+{
+#if defined(CONFIG_TIMER_HAS_64BIT_CYCLE_COUNTER)
+	return k_cycle_get_64();
+#else
+	static uint32_t last;
+	static uint64_t high;
+	uint32_t now = k_cycle_get_32();
+
+	if (now < last) {
+		high += (uint64_t)1 << 32;
+	}
+	last = now;
+	return high | now;
+#endif
+}
+
+/* CPU cycles. Where the system timer is the core's SysTick the two are the same; where it runs
+ * slower (e.g. the 32 kHz RTC on nRF) timer cycles are scaled to the core clock, so the result
+ * keeps the unit "cycles" at the timer's resolution. */
+uint64_t cmx_platform_counter(void)
+{
+	uint64_t t = timer_cycles();
+#if CMX_CPU_CLOCK_HZ > 0
+	uint64_t hz = (uint64_t)sys_clock_hw_cycles_per_sec();
+
+	if (hz != 0 && hz != (uint64_t)CMX_CPU_CLOCK_HZ) {
+		t = (t / hz) * CMX_CPU_CLOCK_HZ + ((t % hz) * CMX_CPU_CLOCK_HZ) / hz;
+	}
+#endif
+	return t;
+}
+
+const char *cmx_platform_counter_name(void)
+{
+	return "cycles";
+}
+
+void cmx_platform_exit(int status)
+{
+	/* Nothing to return to on Zephyr: the result line is out (Twister's console harness and
+	 * `cmx-gen run` read it); park the main thread so the idle thread takes over. */
+	(void)status;
+	for (;;) {
+		k_sleep(K_FOREVER);
+	}
+}
