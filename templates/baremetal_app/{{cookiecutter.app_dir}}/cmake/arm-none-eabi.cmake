@@ -15,7 +15,9 @@ set(CMAKE_OBJCOPY ${_prefix}objcopy CACHE FILEPATH "")
 set(CMAKE_SIZE ${_prefix}size CACHE FILEPATH "")
 
 {%- set core = cookiecutter.board.core %}
-{%- if cookiecutter.board.gcc_flags is defined %}
+{%- if core.gcc_flags is defined %}
+{%- set cpu_flags = core.gcc_flags | join(" ") %}
+{%- elif cookiecutter.board.gcc_flags is defined %}
 {%- set cpu_flags = cookiecutter.board.gcc_flags | join(" ") %}
 {%- else %}
 {%- set cpu_flags = "-mcpu=" ~ core.name ~ ((" -mfpu=" ~ core.fpu) if core.fpu and core.fpu != "auto" else "") ~ (" -mfloat-abi=hard" if core.fpu else " -mfloat-abi=soft") %}
