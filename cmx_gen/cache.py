@@ -1,0 +1,58 @@
+"""Lowering cache: `create`/`regen` with nothing changed must not lower again.
+
+The key covers everything the `.pte` depends on: the model's files, its weights (the state dict,
+wherever they were loaded from), the example inputs, the calibration tensors, the target core, and the versions of executorch and cmx-gen. Entries are
+lowering output folders (see artifacts.py) under `$CMX_GEN_CACHE` (default
+`~/.cache/cmx-gen/lower`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from cmx_gen import __version__, artifacts
+from cmx_gen.model_source import ModelSource
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("CMX_GEN_CACHE") or Path.home() / ".cache" / "cmx-gen"
+    return Path(root) / "lower"
+
+
+def key(source: ModelSource, core: str) -> str:
+    from importlib.metadata import version
+
+    digest = hashlib.sha256()
+    for part in (source.content_hash, core, version("executorch"), __version__, source.calibration_source):
+        digest.update(str(part).encode() + b"\0")
+    if source.module is not None:
+        for name, tensor in sorted(source.module.state_dict().items()):
+            digest.update(name.encode())
+            digest.update(tensor.detach().contiguous().cpu().numpy().tobytes())
+    for sample in [source.example_inputs or (), *source.calibration]:
+        for tensor in sample:
+            digest.update(str(tuple(tensor.shape)).encode() + str(tensor.dtype).encode())
+            digest.update(tensor.contiguous().numpy().tobytes())
+    return digest.hexdigest()[:32]
+
+
+def produce(source: ModelSource, core: str, use_cache: bool = True) -> tuple[artifacts.Artifacts, bool]:
+    """Lower `source` for `core`, or read the cached result. Returns (artifacts, from_cache)."""
+    if source.kind == "pte" or not use_cache:
+        return artifacts.produce(source, core), False
+    entry = cache_dir() / key(source, core)
+    if (entry / artifacts.REPORT_JSON).is_file():
+        return artifacts.read(entry), True
+    result = artifacts.produce(source, core)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=entry.parent))
+    result.write(staging)
+    try:
+        staging.rename(entry)  # atomic: a concurrent run never sees half an entry
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return result, False

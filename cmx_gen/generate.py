@@ -1,0 +1,48 @@
+"""The whole `create` pipeline for one project: load, lower (cached), fit, render.
+
+`cmx-gen create` and `cmx-gen regen` are thin layers over `generate()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cmx_gen import cache, memory, model_source, progress
+from cmx_gen.artifacts import Artifacts
+from cmx_gen.boards import Board, load_board
+from cmx_gen.errors import StrictError
+from cmx_gen.project import Project
+from cmx_gen.render import RenderResult, render_app
+
+
+@dataclass
+class Generated:
+    board: Board
+    artifacts: Artifacts
+    from_cache: bool
+    placement: memory.Placement
+    render: RenderResult
+
+
+def generate(project: Project, app: Path, force: bool = False, use_cache: bool = True) -> Generated:
+    """Lower for the board's core, refuse what does not fit, render the app into `app`."""
+    board = load_board(project.board)  # first: an unknown board fails before the slow steps
+    source = model_source.load(
+        project.model,
+        input_shape=project.input_shape,
+        calibration=project.calibration,
+        random_calibration=project.random_calibration,
+    )
+    result, hit = cache.produce(source, board.core.name, use_cache=use_cache)
+    if hit:
+        progress.say(f"lowering for {board.core.name}: unchanged, reused the cached program")
+    if project.strict and result.report["fallbacks"]:
+        raise StrictError(
+            f"compute op(s) fell back to portable kernels: {', '.join(result.report['fallbacks'])}",
+            "rewrite those layers with ops the cortex_m backend lowers, or set strict = false",
+        )
+    placement = memory.plan(result.report, board)
+    with progress.step(f"rendering the {project.rtos} app into {app}"):
+        rendered = render_app(project, result, board, placement, app, force=force)
+    return Generated(board, result, hit, placement, rendered)

@@ -1,0 +1,215 @@
+"""Render an app folder from a template, the lowering outputs, a board and a placement.
+
+Rendering happens in a staging folder first; only then is the app folder brought up to date,
+under two rules that keep a user's work safe:
+
+- **user-owned** files (listed in the template's `cmx_template.yaml`) are created once and never
+  touched again;
+- **generated** files are rewritten only while they still hold what cmx-gen wrote last time
+  (hashes in `.cmx-gen/manifest.json`). A generated file the user edited is a conflict: nothing is
+  written and the error lists the files; `force=True` replaces them and keeps a backup in
+  `.cmx-gen/backup/`.
+
+Output is deterministic: the same inputs give byte-identical apps (no timestamps, sorted manifest).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cmx_gen import __version__, model_files, project as project_mod
+from cmx_gen.artifacts import Artifacts
+from cmx_gen.boards import Board
+from cmx_gen.errors import RenderError
+from cmx_gen.memory import Placement
+from cmx_gen.paths import ROOT, TEMPLATES_DIR
+
+STATE_DIR = ".cmx-gen"
+MANIFEST = f"{STATE_DIR}/manifest.json"
+BACKUP_DIR = f"{STATE_DIR}/backup"
+PTE_SECTION = ".cmx_model"
+
+
+@dataclass
+class TemplateSpec:
+    """`templates/<kind>_app/cmx_template.yaml`: shared sources to copy in, and user-owned files."""
+
+    shared: list[dict[str, str]]
+    user_owned: list[str]
+
+    @classmethod
+    def load(cls, template_dir: Path) -> "TemplateSpec":
+        data = yaml.safe_load((template_dir / "cmx_template.yaml").read_text()) or {}
+        return cls(shared=data.get("shared", []), user_owned=data.get("user_owned", []))
+
+    def is_user_owned(self, rel: str) -> bool:
+        return any(fnmatch.fnmatchcase(rel, pattern) for pattern in self.user_owned)
+
+
+@dataclass
+class RenderResult:
+    app_dir: Path
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    kept_user_files: list[str] = field(default_factory=list)
+    backed_up: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        parts = [f"{len(self.created)} created", f"{len(self.updated)} updated", f"{len(self.unchanged)} unchanged"]
+        if self.kept_user_files:
+            parts.append(f"{len(self.kept_user_files)} user-owned kept")
+        if self.backed_up:
+            parts.append(f"{len(self.backed_up)} replaced (backups in {BACKUP_DIR}/)")
+        if self.removed:
+            parts.append(f"{len(self.removed)} removed")
+        return ", ".join(parts)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def context(project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement) -> dict[str, Any]:
+    """The cookiecutter context every template sees as `cookiecutter.*`."""
+    return {
+        "app_name": project.app_name(),
+        "app_dir": "app",
+        "rtos": project.rtos,
+        "board": board.model_dump(mode="json"),
+        "placement": placement.to_dict(),
+        "model": artifacts.report,
+        "cmx_version": __version__,
+    }
+
+
+def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifacts: Artifacts, project_text: str, tmp: Path) -> Path:
+    from cookiecutter.generate import generate_files
+
+    defaults = json.loads((template_dir / "cookiecutter.json").read_text())
+    cookie = {**defaults, **ctx}
+    generate_files(repo_dir=str(template_dir), context={"cookiecutter": cookie}, output_dir=str(tmp), overwrite_if_exists=True)
+    stage = tmp / ctx["app_dir"]
+    for item in spec.shared:
+        source, dest = ROOT / item["from"], stage / item["to"]
+        if source.is_dir():
+            shutil.copytree(source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest)
+    model_files.write_model_files(stage / "model", artifacts.pte, artifacts.report, artifacts.reference, PTE_SECTION)
+    (stage / "model" / "report.json").write_text(json.dumps(artifacts.report, indent=2) + "\n")
+    (stage / "model" / "placement.json").write_text(json.dumps(ctx["placement"], indent=2) + "\n")
+    (stage / project_mod.FILE_NAME).write_text(project_text)
+    return stage
+
+
+def _staged_files(stage: Path) -> dict[str, Path]:
+    return {p.relative_to(stage).as_posix(): p for p in sorted(stage.rglob("*")) if p.is_file()}
+
+
+def _load_manifest(app: Path) -> dict[str, dict[str, str]]:
+    path = app / MANIFEST
+    if not path.is_file():
+        return {}
+    return json.loads(path.read_text()).get("files", {})
+
+
+def _backup(app: Path, rel: str) -> str:
+    target = app / BACKUP_DIR / rel
+    candidate, n = target, 1
+    while candidate.exists():
+        candidate = target.with_name(f"{target.name}.{n}")
+        n += 1
+    candidate.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(app / rel, candidate)
+    return candidate.relative_to(app).as_posix()
+
+
+def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> RenderResult:
+    """Bring `app` up to date with `stage` without losing user edits (see module docstring)."""
+    old = _load_manifest(app)
+    staged = _staged_files(stage)
+    result = RenderResult(app_dir=app)
+    plan: list[tuple[str, Path, str]] = []  # (rel, source, action)
+    conflicts: list[str] = []
+    for rel, source in staged.items():
+        dest = app / rel
+        new = source.read_bytes()
+        if spec.is_user_owned(rel):
+            if dest.exists():
+                result.kept_user_files.append(rel)
+            else:
+                plan.append((rel, source, "create"))
+            continue
+        if not dest.exists():
+            plan.append((rel, source, "create"))
+            continue
+        current = dest.read_bytes()
+        if current == new:
+            result.unchanged.append(rel)
+        elif rel in old and old[rel]["sha256"] == _sha(current):
+            plan.append((rel, source, "update"))
+        else:
+            conflicts.append(rel)
+            plan.append((rel, source, "replace"))
+    stale = [rel for rel, entry in old.items() if rel not in staged and entry.get("owner") == "generated"]
+    if conflicts and not force:
+        shown = ", ".join(conflicts[:8]) + (f" and {len(conflicts) - 8} more" if len(conflicts) > 8 else "")
+        raise RenderError(
+            f"{len(conflicts)} generated file(s) in {app} were edited or not made by cmx-gen: {shown}",
+            "move your changes to a user-owned file, or re-run with --force to replace them (backups go to "
+            f"{app / BACKUP_DIR})",
+        )
+
+    for rel, source, action in plan:
+        dest = app / rel
+        if action == "replace":
+            result.backed_up.append(_backup(app, rel))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest)
+        (result.created if action == "create" else result.updated).append(rel)
+    for rel in stale:
+        dest = app / rel
+        if dest.is_file() and _sha(dest.read_bytes()) == old[rel]["sha256"]:
+            dest.unlink()
+            result.removed.append(rel)
+
+    manifest = {
+        rel: {"sha256": _sha(path.read_bytes()), "owner": "user" if spec.is_user_owned(rel) else "generated"}
+        for rel, path in staged.items()
+    }
+    (app / STATE_DIR).mkdir(parents=True, exist_ok=True)
+    (app / MANIFEST).write_text(json.dumps({"cmx_gen_version": __version__, "files": manifest}, indent=1, sort_keys=True) + "\n")
+    return result
+
+
+def render_app(
+    project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement, app: Path, force: bool = False
+) -> RenderResult:
+    """Render the `project.rtos` template into `app` (created if missing)."""
+    template_dir = TEMPLATES_DIR / f"{project.rtos}_app"
+    if not (template_dir / "cookiecutter.json").is_file():
+        raise RenderError(f"no template for rtos {project.rtos!r}", f"use one of {', '.join(project_mod.RTOS_KINDS)}")
+    if not artifacts.reference:
+        raise RenderError(
+            "the app needs reference outputs to check itself, and an analysed .pte has none",
+            "give the model source (.py or .pt2) instead of the .pte",
+        )
+    spec = TemplateSpec.load(template_dir)
+    ctx = context(project, artifacts, board, placement)
+    app.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
+        stage = _stage(template_dir, ctx, spec, artifacts, project_mod.dumps(project, app), Path(tmp))
+        return sync(stage, app, spec, force=force)
+

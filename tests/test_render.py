@@ -1,0 +1,97 @@
+"""Rendering, regeneration and the never-clobber rules, on the real digits sample and templates."""
+
+from __future__ import annotations
+
+import filecmp
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from cmx_gen import project as project_mod
+from cmx_gen.generate import generate
+
+DIGITS = ROOT / "samples" / "digits" / "cmx.toml"
+
+
+@pytest.fixture(scope="module")
+def cache_env(tmp_path_factory):
+    """A private lowering cache for this module, shared by its tests."""
+    import os
+
+    old = os.environ.get("CMX_GEN_CACHE")
+    os.environ["CMX_GEN_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if old is None:
+        del os.environ["CMX_GEN_CACHE"]
+    else:
+        os.environ["CMX_GEN_CACHE"] = old
+
+
+def tree(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def test_two_renders_are_byte_identical_and_second_is_cached(cache_env, tmp_path):
+    project = project_mod.load(DIGITS)
+    first = generate(project, tmp_path / "a" / "app")
+    second = generate(project, tmp_path / "b" / "app")
+    assert second.from_cache, "the same model, inputs and target must reuse the cached lowering"
+    names = tree(tmp_path / "a" / "app")
+    assert names == tree(tmp_path / "b" / "app")
+    match, mismatch, errors = filecmp.cmpfiles(tmp_path / "a" / "app", tmp_path / "b" / "app", names, shallow=False)
+    assert mismatch == [] and errors == []
+    assert "model/model.pte" in names and "cmx.toml" in names and ".cmx-gen/manifest.json" in names
+    assert first.render.created and not second.render.updated
+
+
+def test_edited_generated_file_is_not_overwritten_without_force(cache_env, tmp_path, capsys):
+    app = tmp_path / "app"
+    assert run_cli("create", "--config", DIGITS, "-o", app) == 0
+    linker = app / "linker.ld"
+    edited = linker.read_text() + "\n/* my change */\n"
+    linker.write_text(edited)
+
+    assert run_cli("regen", app) == 2
+    err = capsys.readouterr().err
+    assert "linker.ld" in err and "--force" in err
+    assert linker.read_text() == edited, "a refused regen must not touch the file"
+
+    assert run_cli("regen", app, "--force") == 0
+    assert "my change" not in linker.read_text()
+    backup = app / ".cmx-gen" / "backup" / "linker.ld"
+    assert backup.read_text() == edited
+
+
+def test_user_owned_file_is_never_touched(cache_env, tmp_path):
+    app = tmp_path / "app"
+    assert run_cli("create", "--config", DIGITS, "-o", app) == 0
+    user = app / "user" / "user.cmake"
+    assert user.is_file()
+    user.write_text("# mine\n")
+    assert run_cli("regen", app) == 0
+    assert user.read_text() == "# mine\n"
+    assert run_cli("regen", app, "--force") == 0
+    assert user.read_text() == "# mine\n", "--force replaces generated files only"
+
+
+def test_regen_refreshes_stale_generated_files(cache_env, tmp_path):
+    """A generated file cmx-gen wrote and nobody edited is rewritten when its inputs change."""
+    app = tmp_path / "app"
+    assert run_cli("create", "--config", DIGITS, "-o", app) == 0
+    toml = app / "cmx.toml"
+    # Point the project at another board of the same core: the linker script must follow.
+    toml.write_text(toml.read_text().replace('board = "mps3-an547"', 'board = "corstone300-fvp"'))
+    before = (app / "linker.ld").read_text()
+    # cmx.toml is the input of regen: rewritten from itself, an edit to it is no conflict.
+    assert run_cli("regen", app) == 0
+    assert (app / "linker.ld").read_text() != before
+
+
+def test_files_not_made_by_cmx_gen_are_conflicts(cache_env, tmp_path, capsys):
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "CMakeLists.txt").write_text("project(mine)\n")
+    assert run_cli("create", "--config", DIGITS, "-o", app) == 2
+    assert "CMakeLists.txt" in capsys.readouterr().err
+    assert (app / "CMakeLists.txt").read_text() == "project(mine)\n"
