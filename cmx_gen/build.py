@@ -1,0 +1,178 @@
+"""`cmx-gen build`: configure and build a generated bare-metal app, then report memory per region.
+
+The memory report comes from the linked ELF (section addresses and sizes, `objdump -h`) mapped onto
+the regions of the app's own linker script, so it shows what the board will really hold, including
+load images (.data, a program copied to RAM) that sit in flash as well.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cmx_gen import progress, sdk as sdk_mod
+from cmx_gen.errors import BuildError
+
+TOOLCHAIN = "cmake/arm-none-eabi.cmake"
+
+
+@dataclass
+class Region:
+    name: str
+    origin: int
+    length: int
+    used: int = 0
+    sections: dict[str, int] = field(default_factory=dict)
+
+    def contains(self, address: int) -> bool:
+        return self.origin <= address < self.origin + self.length
+
+
+@dataclass
+class Section:
+    name: str
+    size: int
+    vma: int
+    lma: int
+    flags: set[str]
+
+
+@dataclass
+class BuildResult:
+    app: Path
+    build_dir: Path
+    elf: Path
+    seconds: float  # configure (if it ran) + build
+    compiled: int  # compile/link steps ninja ran
+    regions: list[Region]
+    sections: list[Section]
+
+    @property
+    def text_bytes(self) -> int:
+        return sum(s.size for s in self.sections if s.name == ".text")
+
+    def table(self) -> str:
+        lines = [f"{'region':<10} {'used':>10} {'size':>10} {'use':>6}  sections"]
+        for r in self.regions:
+            if not r.used:
+                continue
+            parts = ", ".join(f"{n} {b:,}" for n, b in sorted(r.sections.items(), key=lambda kv: -kv[1]))
+            lines.append(f"{r.name.lower():<10} {r.used:>10,} {r.length:>10,} {100 * r.used / r.length:>5.1f}%  {parts}")
+        return "\n".join(lines)
+
+
+def linker_regions(linker_script: Path) -> list[Region]:
+    """MEMORY { NAME (attrs) : ORIGIN = x, LENGTH = y } of a generated linker script."""
+    text = linker_script.read_text()
+    block = re.search(r"MEMORY\s*\{(.*?)\}", text, re.S)
+    if not block:
+        raise BuildError(f"{linker_script} has no MEMORY block", "regenerate the app with `cmx-gen regen`")
+    regions = []
+    for m in re.finditer(r"(\w+)\s*\([^)]*\)\s*:\s*ORIGIN\s*=\s*(0x[0-9a-fA-F]+|\d+)\s*,\s*LENGTH\s*=\s*(0x[0-9a-fA-F]+|\d+)", block.group(1)):
+        regions.append(Region(m.group(1), int(m.group(2), 0), int(m.group(3), 0)))
+    return regions
+
+
+def elf_sections(elf: Path) -> list[Section]:
+    objdump = shutil.which("arm-none-eabi-objdump")
+    if objdump is None:
+        raise BuildError("arm-none-eabi-objdump not found", "install the Arm GNU toolchain (arm-none-eabi-gcc)")
+    out = subprocess.run([objdump, "-h", "-w", str(elf)], capture_output=True, text=True, check=True).stdout
+    sections = []
+    for line in out.splitlines():
+        m = re.match(r"\s*\d+\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+[0-9a-f]+\s+\S+\s+(.*)$", line)
+        if m:
+            flags = {f.strip() for f in m.group(5).split(",")}
+            sections.append(Section(m.group(1), int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16), flags))
+    return sections
+
+
+def memory_use(elf: Path, linker_script: Path) -> tuple[list[Region], list[Section]]:
+    """Bytes per linker region: every ALLOC section at its run address, plus its load image if elsewhere."""
+    regions = linker_regions(linker_script)
+    sections = elf_sections(elf)
+    for s in sections:
+        if "ALLOC" not in s.flags or s.size == 0:
+            continue
+        places = [s.vma] + ([s.lma] if "LOAD" in s.flags and s.lma != s.vma else [])
+        for address in places:
+            for r in regions:
+                if r.contains(address):
+                    r.used += s.size
+                    key = s.name if address == s.vma else f"{s.name} (load image)"
+                    r.sections[key] = r.sections.get(key, 0) + s.size
+                    break
+    return regions, sections
+
+
+def find_elf(build_dir: Path) -> Path:
+    elves = sorted(build_dir.glob("*.elf"))
+    if not elves:
+        raise BuildError(f"no .elf in {build_dir}", "the build did not link; run `cmx-gen build APP --clean`")
+    return elves[0]
+
+
+def _stream(cmd: list[str], cwd: Path, log: Path, label: str) -> int:
+    """Run a build step, print ninja's progress every ~10 %, keep the full log; return steps run."""
+    steps = 0
+    last_decile = -1
+    tail: list[str] = []
+    with open(log, "a") as out, subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                                  text=True, errors="replace") as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(line)
+            tail = (tail + [line.rstrip()])[-40:]
+            m = re.match(r"\[(\d+)/(\d+)\]", line)
+            if m:
+                done, total = int(m.group(1)), int(m.group(2))
+                steps = max(steps, done)
+                decile = 10 * done // max(total, 1)
+                if decile != last_decile:
+                    last_decile = decile
+                    progress.say(f"{label}: {done}/{total}")
+        code = proc.wait()
+    if code != 0:
+        errors = [t for t in tail if "error" in t.lower() or "FAILED" in t] or tail[-5:]
+        raise BuildError(f"{label} failed (exit {code}): " + " | ".join(errors[-4:]), f"full log: {log}")
+    return steps
+
+
+def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
+          env: dict[str, str] | None = None) -> BuildResult:
+    """Configure (first time, or with clean=True) and build APP; return the ELF and its memory use."""
+    app = Path(app).resolve()
+    if not (app / "CMakeLists.txt").is_file() or not (app / TOOLCHAIN).is_file():
+        raise BuildError(f"{app} is not a generated bare-metal app (no CMakeLists.txt / {TOOLCHAIN})",
+                         "create one with `cmx-gen create MODEL --board ID --rtos baremetal -o APP`; "
+                         "Zephyr apps build with `west build`")
+    for tool in ("cmake", "ninja", "arm-none-eabi-gcc"):
+        if shutil.which(tool) is None:
+            raise BuildError(f"{tool} not found on PATH", "install CMake >= 3.20, Ninja and the Arm GNU toolchain")
+    environment = dict(os.environ if env is None else env)
+    sdk = sdk_mod.require(environment)
+    for warning in sdk.warnings:
+        progress.say(f"warning: {warning}")
+    build_dir = Path(build_dir).resolve() if build_dir else app / "build"
+    if clean and build_dir.exists():
+        shutil.rmtree(build_dir)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    log = build_dir / "cmx-build.log"
+    log.write_text("")
+    start = time.monotonic()
+    if not (build_dir / "CMakeCache.txt").is_file():
+        progress.say(f"configuring {app.name} (CMake, Ninja)")
+        cmd = ["cmake", "-S", str(app), "-B", str(build_dir), "-G", "Ninja",
+               f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}", "-DCMAKE_BUILD_TYPE=MinSizeRel", *sdk.cmake_defines()]
+        _stream(cmd, app, log, "configure")
+    cmd = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
+    steps = _stream(cmd, app, log, "build")
+    seconds = time.monotonic() - start
+    elf = find_elf(build_dir)
+    regions, sections = memory_use(elf, app / "linker.ld")
+    return BuildResult(app, build_dir, elf, seconds, steps, regions, sections)

@@ -1,0 +1,26 @@
+"""`cmx-gen build APP`: configure + build a generated bare-metal app, then show memory per region."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cmx_gen import build
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("build", help="build a generated bare-metal app (CMake + Ninja) and show its memory use")
+    parser.add_argument("app", help="app folder made by `cmx-gen create`")
+    parser.add_argument("--build-dir", help="build folder (default APP/build)")
+    parser.add_argument("--clean", action="store_true", help="delete the build folder first (full rebuild)")
+    parser.add_argument("-j", "--jobs", type=int, help="parallel compile jobs (default: Ninja's)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = build.build(Path(args.app), Path(args.build_dir) if args.build_dir else None, args.clean, args.jobs)
+    print(f"elf        {result.elf}")
+    print(f"build      {result.seconds:.1f} s, {result.compiled} step(s)")
+    print(f".text      {result.text_bytes:,} bytes")
+    print(result.table())
+    return 0

@@ -1,0 +1,68 @@
+"""`cmx-gen run APP`: run a built app under QEMU or the FVP and report its result line.
+
+Exit status: 0 PASS, 1 FAIL (the firmware's verdict), 2 could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+
+from cmx_gen.boards import Board, load_board
+from cmx_gen.errors import RunError
+from cmx_gen.runners import RUNNERS, Runner
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("run", help="run a built app under QEMU or an Arm FVP; exit status follows PASS/FAIL")
+    parser.add_argument("app", help="app folder (built with `cmx-gen build`)")
+    parser.add_argument("--runner", choices=sorted(RUNNERS), help="default: qemu if the board has a machine, else fvp")
+    parser.add_argument("--elf", help="ELF to run (default: APP/build/*.elf)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds before giving up (default 120)")
+    parser.add_argument("--dry-run", action="store_true", help="print the command and exit")
+    parser.set_defaults(func=run)
+
+
+def app_board(app: Path) -> Board:
+    """The board an app was rendered for (model/placement.json, else cmx.toml)."""
+    placement = app / "model" / "placement.json"
+    if placement.is_file():
+        return load_board(json.loads(placement.read_text())["board_id"])
+    project = app / "cmx.toml"
+    if project.is_file():
+        from cmx_gen import project as project_mod
+
+        return load_board(project_mod.load(project).board)
+    raise RunError(f"{app} does not say which board it is for (no model/placement.json or cmx.toml)",
+                   "pass an app folder made by `cmx-gen create`")
+
+
+def pick_runner(board: Board, name: str | None, timeout: float) -> Runner:
+    if name:
+        return RUNNERS[name](board, timeout)
+    for cls in RUNNERS.values():
+        if cls.available_for(board):
+            return cls(board, timeout)
+    raise RunError(f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
+                   "flash it and watch the semihosting console with a debugger (see the app's README)")
+
+
+def run(args: argparse.Namespace) -> int:
+    app = Path(args.app)
+    board = app_board(app)
+    runner = pick_runner(board, args.runner, args.timeout)
+    if args.elf:
+        elf: Path | None = Path(args.elf)
+    else:
+        elves = sorted((app / "build").glob("*.elf"))
+        elf = elves[0] if elves else None
+    if args.dry_run:
+        print(shlex.join(runner.command(elf or app / "build" / "<app>.elf")))
+        return 0
+    if elf is None or not elf.is_file():
+        raise RunError(f"no firmware to run: {elf or app / 'build' / '*.elf'} does not exist", f"run `cmx-gen build {app}` first")
+    result = runner.run(elf)
+    print(result.line)
+    return 0 if result.passed else 1

@@ -1,0 +1,92 @@
+"""What every run backend shares: the command, a timeout, and parsing the one result line."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cmx_gen.boards import Board
+from cmx_gen.errors import RunError
+
+RESULT_RE = re.compile(r"cmx-gen: (PASS|FAIL)((?: [a-z_]+=\S+)*)")
+
+
+@dataclass
+class Result:
+    """The firmware's verdict: `cmx-gen: PASS max_abs_err=0 instr=... method=U/A ...`."""
+
+    passed: bool
+    line: str
+    fields: dict[str, str] = field(default_factory=dict)
+    exit_code: int | None = None
+    output: str = ""
+
+    def pool(self, name: str) -> tuple[int, int] | None:
+        """(used, allocated) bytes of pool `method`, `planned` or `temp`."""
+        value = self.fields.get(name)
+        if not value or "/" not in value:
+            return None
+        used, allocated = value.split("/", 1)
+        return int(used), int(allocated)
+
+    @property
+    def count(self) -> tuple[str, int] | None:
+        """("instr" | "cycles", value) per inference."""
+        for key in ("instr", "cycles"):
+            if key in self.fields:
+                return key, int(self.fields[key])
+        return None
+
+
+def parse_result_line(output: str) -> Result | None:
+    """The last result line in the console output, or None if the firmware printed none."""
+    found = None
+    for line in output.splitlines():
+        m = RESULT_RE.search(line)
+        if m:
+            fields = dict(item.split("=", 1) for item in m.group(2).split())
+            found = Result(passed=m.group(1) == "PASS", line=m.group(0), fields=fields)
+    return found
+
+
+class Runner:
+    """One way to run an ELF. Subclasses give `name`, `executable`, `available_for` and `command`."""
+
+    name = "base"
+    executable = ""
+
+    def __init__(self, board: Board, timeout: float = 120.0) -> None:
+        self.board = board
+        self.timeout = timeout
+
+    @classmethod
+    def available_for(cls, board: Board) -> bool:
+        raise NotImplementedError
+
+    def command(self, elf: Path) -> list[str]:
+        raise NotImplementedError
+
+    def run(self, elf: Path) -> Result:
+        cmd = self.command(elf)
+        if shutil.which(cmd[0]) is None:
+            raise RunError(f"{cmd[0]} not found on PATH", self.install_hint())
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=self.timeout)
+        except subprocess.TimeoutExpired as exc:
+            out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            raise RunError(f"{self.name} did not finish within {self.timeout:.0f} s; last output: {out.strip()[-200:]!r}",
+                           "raise --timeout, or check the firmware with `--dry-run` and a debugger") from exc
+        output = done.stdout + done.stderr
+        result = parse_result_line(output)
+        if result is None:
+            raise RunError(f"the firmware printed no result line (exit {done.returncode}); output: {output.strip()[-300:]!r}",
+                           "rebuild with `cmx-gen build APP --clean`; a hang or fault before main() prints nothing")
+        result.exit_code = done.returncode
+        result.output = output
+        return result
+
+    def install_hint(self) -> str:
+        return f"install {self.executable}"

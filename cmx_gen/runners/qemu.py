@@ -1,0 +1,39 @@
+"""QEMU (system mode) for boards with a QEMU machine.
+
+`-icount shift=0` makes every instruction take 1 ns of virtual time, so the firmware's SysTick
+reading becomes an exact, repeatable instruction count; semihosting carries the console and the
+exit status (SYS_EXIT_EXTENDED -> QEMU's exit code).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cmx_gen.boards import Board
+from cmx_gen.errors import RunError
+from cmx_gen.runners.base import Runner
+
+
+class QemuRunner(Runner):
+    name = "qemu"
+    executable = "qemu-system-arm"
+
+    @classmethod
+    def available_for(cls, board: Board) -> bool:
+        return board.qemu is not None
+
+    def command(self, elf: Path) -> list[str]:
+        if self.board.qemu is None:
+            raise RunError(f"board {self.board.id} has no QEMU machine", "run it on the FVP (--runner fvp) or the board")
+        return [
+            self.executable,
+            "-M", self.board.qemu.machine,
+            "-cpu", self.board.qemu.cpu,
+            "-nographic", "-monitor", "none", "-serial", "none",
+            "-semihosting-config", "enable=on,target=native",
+            "-icount", "shift=0",
+            "-kernel", str(elf),
+        ]
+
+    def install_hint(self) -> str:
+        return "install QEMU >= 7.2 (Debian/Ubuntu: apt install qemu-system-arm)"
