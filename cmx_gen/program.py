@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from cmx_gen.errors import ModelSourceError
+from cmx_gen.method_pool import allocator_needs
 from cmx_gen.paths import DATA_DIR
 
 # executorch ScalarType codes -> numpy-style names (schema/scalar_type.fbs).
@@ -164,45 +165,6 @@ def _scratch_bytes(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
     return total
 
 
-# Byte sizes of runtime objects on a 32-bit Cortex-M (arm-none-eabi-gcc, ExecuTorch 1.x).
-_PTR = 4
-_EVALUE = 16
-_TENSOR_IMPL = 32
-_ALIGN = 8
-
-
-def _aligned(size: int) -> int:
-    return (size + _ALIGN - 1) // _ALIGN * _ALIGN
-
-
-def estimate_method_allocator(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
-    """Estimate what `Method::init` takes from the method allocator.
-
-    Mirrors the allocations in runtime/executor/method.cpp: the values array, one TensorImpl with
-    sizes/dim-order/strides per tensor, boxed lists, and per instruction a kernel pointer, an
-    argument array and the tensor metadata used to look the kernel up. Each allocation is rounded
-    up to the allocator's alignment.
-    """
-    total = _aligned(len(plan.values) * _EVALUE) + _aligned(len(plan.inputs))
-    for value in plan.values:
-        val = value.val
-        tensor = _tensor(value)
-        if tensor is not None:
-            dims = len(tensor.sizes)
-            total += _aligned(_TENSOR_IMPL) + _aligned(4 * dims) + _aligned(dims) + _aligned(4 * dims)
-        elif hasattr(val, "items"):  # IntList / TensorList / BoolList / DoubleList
-            count = len(val.items)
-            total += _aligned(12) + _aligned(_PTR * count) + _aligned(8 * count)
-    for chain in plan.chains:
-        count = len(chain.instructions)
-        total += _aligned(16) + _aligned(_PTR * count) + _aligned(8 * count)
-    for _name, args in calls:
-        total += _aligned(_PTR * len(args))
-        tensors = [i for i in args if _tensor(plan.values[i]) is not None]
-        total += _aligned(12 * len(tensors)) + sum(_aligned(len(_tensor(plan.values[i]).sizes)) for i in tensors)
-    return total
-
-
 def analyse(data: bytes) -> ProgramInfo:
     """Read the `forward` plan of a `.pte`."""
     program = _deserialize(data)
@@ -212,6 +174,7 @@ def analyse(data: bytes) -> ProgramInfo:
     counts = Counter(name for name, _ in calls)
     operators = [{"name": name, "count": counts[name], "class": classify(name)} for name in dict.fromkeys(n for n, _ in calls)]
     planned = [int(size) for size in plan.non_const_buffer_sizes[1:]]
+    needs = allocator_needs(data)
     return ProgramInfo(
         pte_bytes=len(data),
         sha256=hashlib.sha256(data).hexdigest(),
@@ -221,10 +184,10 @@ def analyse(data: bytes) -> ProgramInfo:
         outputs=[_io_spec(plan, i, calls, False) for i in plan.outputs],
         planned_buffer_sizes=planned,
         scratch_bytes=_scratch_bytes(plan, calls),
-        method_allocator_bytes=estimate_method_allocator(plan, calls),
-        # cortex_m kernels take their scratch from planned memory; keep a small temp pool for
-        # portable kernels that ask for one.
-        temp_allocator_bytes=256,
+        method_allocator_bytes=needs.method_bytes,
+        # cortex_m kernels take their scratch from planned memory; the temp pool only has to be
+        # large enough for the runtime to resolve operators in it (see method_pool.py).
+        temp_allocator_bytes=max(needs.temp_pool_bytes, needs.temp_used_bytes),
         num_values=len(plan.values),
         num_instructions=sum(len(chain.instructions) for chain in plan.chains),
         delegates=[d.id for d in plan.delegates],

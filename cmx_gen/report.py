@@ -50,7 +50,7 @@ def build_report(
             "planned_bytes": info.planned_bytes,
             "scratch_bytes": info.scratch_bytes,
             "method_allocator_bytes": info.method_allocator_bytes,
-            "method_allocator_is_estimate": True,
+            "method_allocator_is_estimate": False,
             "temp_allocator_bytes": info.temp_allocator_bytes,
         },
         "program": {"values": info.num_values, "instructions": info.num_instructions, "delegates": info.delegates},
@@ -91,7 +91,7 @@ def table(report: dict[str, Any]) -> str:
     mem = report["memory"]
     lines.append(
         f"memory     planned {_kb(mem['planned_bytes'])} (incl. CMSIS-NN scratch {_kb(mem['scratch_bytes'])}), "
-        f"method allocator ~{_kb(mem['method_allocator_bytes'])}, temp {_kb(mem['temp_allocator_bytes'])}"
+        f"method allocator {_kb(mem['method_allocator_bytes'])}, temp {_kb(mem['temp_allocator_bytes'])}"
     )
     for i, spec in enumerate(report["inputs"]):
         lines.append(f"input {i}    {_spec_line(spec)}")
@@ -128,7 +128,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"- target: **{report['target']['core']}** ({report['target']['isa']}), executorch {report['executorch_version']}, cmx-gen {report['cmx_gen_version']}",
         f"- `.pte`: {report['pte']['bytes']:,} bytes, of which constants {report['pte']['constant_bytes']:,}",
         f"- planned buffers: {mem['planned_buffer_sizes']} = {mem['planned_bytes']:,} bytes (CMSIS-NN scratch {mem['scratch_bytes']:,})",
-        f"- method allocator (estimate): {mem['method_allocator_bytes']:,} bytes; temp allocator: {mem['temp_allocator_bytes']:,} bytes",
+        f"- method allocator: {mem['method_allocator_bytes']:,} bytes (exact for 32-bit Arm); temp allocator: {mem['temp_allocator_bytes']:,} bytes",
         "",
         "## Operators",
         "",
