@@ -21,7 +21,7 @@ from cmx_gen import progress
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
 from cmx_gen.model_source import Inputs, ModelSource, call
 
-TARGETS = ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "cortex-m85")
+from cmx_gen.commands.lower import TARGETS  # noqa: E402 - one list, kept where the CLI can read it cheaply
 
 
 def _quiet_imports() -> None:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cmx_gen import project as project_mod
 from cmx_gen.commands.lower import add_model_arguments
 from cmx_gen.errors import ModelSourceError
-from cmx_gen.generate import Generated, generate
+
+if TYPE_CHECKING:
+    from cmx_gen.generate import Generated
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +58,7 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
     )
 
 
-def report(done: Generated, app: Path) -> None:
+def report(done: "Generated", app: Path) -> None:
     print(f"board      {done.board.id} ({done.board.name}, {done.board.core.name}, {done.board.core.isa})")
     print(done.placement.to_text())
     print(f"\napp        {app}: {done.render.summary()}")
@@ -67,6 +70,8 @@ def report(done: Generated, app: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     project = project_from_args(args)
     app = Path(project.output)
+    from cmx_gen.generate import generate
+
     done = generate(project, app, force=args.force, use_cache=not args.no_cache)
     report(done, app)
     return 0

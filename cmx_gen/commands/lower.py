@@ -6,10 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from cmx_gen import artifacts, model_source
+from typing import TYPE_CHECKING
+
 from cmx_gen.errors import StrictError
-from cmx_gen.lowering import TARGETS, resolve_target
-from cmx_gen.report import table
+
+if TYPE_CHECKING:
+    from cmx_gen.model_source import ModelSource
+
+# Keep in step with lowering.TARGETS (not imported here: it pulls in torch, and --help should be fast).
+TARGETS = ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "cortex-m85")
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +27,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_source(args: argparse.Namespace) -> model_source.ModelSource:
+def load_source(args: argparse.Namespace) -> "ModelSource":
+    from cmx_gen import model_source
+
     return model_source.load(
         args.model, input_shape=args.input_shape, calibration=args.calibration, random_calibration=args.random_calibration
     )
@@ -38,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cmx_gen import artifacts
+    from cmx_gen.lowering import resolve_target
+    from cmx_gen.report import table
+
     resolve_target(args.target)  # fail on a bad target before the slow steps
     source = load_source(args)
     result = artifacts.produce(source, args.target)

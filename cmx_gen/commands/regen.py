@@ -7,7 +7,6 @@ from pathlib import Path
 
 from cmx_gen import project as project_mod
 from cmx_gen.commands.create import report
-from cmx_gen.generate import generate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     app = Path(args.app)
     project = project_mod.load(app / project_mod.FILE_NAME)
+    from cmx_gen.generate import generate
+
     done = generate(project, app, force=args.force, use_cache=not args.no_cache)
     report(done, app)
     return 0
