@@ -101,10 +101,11 @@ def test_activations_too_big_for_dtcm_go_to_sram():
 def test_arena_that_fits_dtcm_only_without_static_data_moves_on():
     # 512 KiB DTCM minus .data/.bss, stack and heap leaves less than 480 KiB: the arena must not squeeze in.
     room = 512 * KiB - static_ram("MVE") - STACK - HEAP
-    p = plan(make_report(planned=(room - 8 * KiB - 256 + 16,), method=8 * KiB, temp=256), load_board("mps3-an547"))
+    largest = (room - 8 * KiB - 256) // 16 * 16  # pools are 16-byte aligned
+    p = plan(make_report(planned=(largest + 1,), method=8 * KiB, temp=256), load_board("mps3-an547"))
     assert p.arena_region == "isram"
-    p = plan(make_report(planned=(room - 8 * KiB - 256,), method=8 * KiB, temp=256), load_board("mps3-an547"))
-    assert p.arena_region == "dtcm" and p.use("dtcm").free == 0
+    p = plan(make_report(planned=(largest,), method=8 * KiB, temp=256), load_board("mps3-an547"))
+    assert p.arena_region == "dtcm" and 0 <= p.use("dtcm").free < 16
 
 
 def test_no_fit_anywhere_is_refused_with_the_shortfall():
