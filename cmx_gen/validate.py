@@ -151,7 +151,7 @@ def check_twister(app: Path) -> CheckResult:
 # --------------------------------------------------------------------------- west
 
 def check_west(app: Path) -> CheckResult:
-    from west.manifest import MalformedManifest, validate
+    from west.manifest import ImportFlag, MalformedManifest, Manifest, validate
 
     result = CheckResult("west")
     path = app / "west.yml"
@@ -163,8 +163,11 @@ def check_west(app: Path) -> CheckResult:
     text = path.read_text()
     try:
         data = validate(text)
+        # Load it too (imports not followed: zephyr is not cloned here): resolves remotes, paths.
+        Manifest.from_data(text, import_flags=ImportFlag.IGNORE)
     except (MalformedManifest, yaml.YAMLError) as exc:
-        result.fail(name, f"west rejects the manifest: {' '.join(str(exc).split())}")
+        detail = exc.args[-1] if isinstance(exc, MalformedManifest) and exc.args else exc
+        result.fail(name, f"west rejects the manifest: {' '.join(str(detail).split())}")
         return result
     projects = {p.get("name"): p for p in data["manifest"].get("projects", [])}
     zephyr = projects.get("zephyr")
@@ -449,6 +452,10 @@ def check_compile(app: Path) -> CheckResult:
         m = re.search(rf"config {sym}\b.*?default (\d+)", kconf, re.S)
         if m:
             pools.append(f"-DCONFIG_{sym}={m.group(1)}")
+    arena = app / "linker" / "cmx_arena.ld"
+    if arena.is_file():  # CMakeLists.txt passes the pools' section name to the runner
+        m = re.search(r"\*\((\.[\w.]+)\)", arena.read_text())
+        pools.append(f'-DCMX_ARENA_SECTION="{m.group(1) if m else ".cmx_arena"}"')
     jobs: list[tuple[Path, list[str]]] = []
     for src in sorted(runner_dir.glob("*.cpp")) if runner_dir.is_dir() else []:
         jobs.append((src, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",

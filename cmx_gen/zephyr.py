@@ -10,6 +10,7 @@ AN521 cpu0 has no FPU as far as Zephyr's Kconfig is concerned). That mapping is 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -23,8 +24,9 @@ ZEPHYR_DATA = DATA_DIR / "zephyr"
 # Pinned releases: the Zephyr release the templates and the Kconfig stubs were checked against.
 ZEPHYR_REVISION = "v4.4.0"
 
-# Section names shared with model/model_pte.S and the runner's arena attribute.
-PTE_SECTION = ".cmx_model_pte"
+# Section names: the program's (model/model_pte.S, written by render.py with its PTE_SECTION:
+# one name for both app kinds) and the pools' (the runner's CMX_ARENA_SECTION).
+PTE_SECTION = ".cmx_model"
 ARENA_SECTION = ".cmx_arena"
 
 
@@ -205,8 +207,15 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
     }
 
 
-def template_context(board: dict, placement: dict, model: dict) -> dict[str, Any]:
-    """The `zephyr` entry of the cookiecutter context for templates/zephyr_app."""
+def template_context(
+    board: dict, placement: dict, model: dict, pools: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
+
+    `pools`: model_files.pool_sizes(pte, report), the sizes written to model/cmx_model.h. The
+    Kconfig defaults must be those same numbers (src/cmx_model.h replaces the header's values
+    with the Kconfig ones). Without it the placement's budget is used.
+    """
     main = _target_files(board, placement, board["zephyr"]["file_name"])
     targets = [main]
     qemu_target = None
@@ -248,8 +257,8 @@ def template_context(board: dict, placement: dict, model: dict) -> dict[str, Any
             "main_stack_size": _round_up(max(int(placement["stack_bytes"]), 2048), 8),
             # The ExecuTorch Zephyr PAL allocates with k_malloc: the heap must exist (> 0).
             "heap_mem_pool_size": _round_up(max(int(placement["heap_bytes"]), 1024), 8),
-            "method_pool_size": int(placement["method_pool_bytes"]),
-            "temp_pool_size": int(placement["temp_pool_bytes"]),
+            "method_pool_size": int(pools["method"] if pools else placement["method_pool_bytes"]),
+            "temp_pool_size": int(pools["temp"] if pools else placement["temp_pool_bytes"]),
             "method_estimate": int(memory.get("method_allocator_bytes", 0)),
             "temp_estimate": int(memory.get("temp_allocator_bytes", 0)),
         },

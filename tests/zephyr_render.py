@@ -1,45 +1,37 @@
-"""Render a Zephyr app the way cmx-gen create does (used by the Zephyr tests).
+"""Render a Zephyr app the way `cmx-gen create --rtos zephyr` does (used by the Zephyr tests).
 
-Uses cmx_gen.render when it exists; until then the same steps by hand: plan the placement,
-write model/ (cmx_gen.model_files), render templates/zephyr_app with cookiecutter, copy the
-shared runner, the Zephyr platform layer and kernels/ under cmx/.
+Goes through cmx_gen.render (staging, shared sources from cmx_template.yaml, model/ files, the
+manifest); adds the `zephyr` context entry (cmx_gen.zephyr.template_context) when render.context
+does not provide it yet.
 """
 
 from __future__ import annotations
 
-import shutil
-from dataclasses import asdict
+import tempfile
 from pathlib import Path
 
-from cookiecutter.generate import generate_files
+from cmx_gen import artifacts, boards, memory, model_files, project, render, zephyr
+from cmx_gen.paths import TEMPLATES_DIR
 
-from cmx_gen import artifacts, boards, memory, model_files, zephyr
-from cmx_gen.paths import KERNELS_DIR, TEMPLATES_DIR
+
+def zephyr_context(art: artifacts.Artifacts, board: boards.Board, placement: memory.Placement) -> dict:
+    return zephyr.template_context(
+        board.model_dump(mode="json"), placement.to_dict(), art.report, model_files.pool_sizes(art.pte, art.report)
+    )
 
 
 def render_zephyr_app(lowered: Path, board_id: str, out_dir: Path, app_name: str = "digits") -> Path:
     art = artifacts.read(lowered)
     board = boards.load_board(board_id)
     placement = memory.plan(art.report, board)
-    board_d = board.model_dump()
-    placement_d = asdict(placement)
-    context = {
-        "cookiecutter": {
-            "app_name": app_name,
-            "app_dir": app_name,
-            "board": board_d,
-            "placement": placement_d,
-            "model": art.report,
-            "zephyr": zephyr.template_context(board_d, placement_d, art.report),
-            "cmx_version": "test",
-        }
-    }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    app = Path(generate_files(str(TEMPLATES_DIR / "zephyr_app"), context, output_dir=str(out_dir),
-                              overwrite_if_exists=True))
-    model_files.write_model_files(app / "model", art.pte, art.report, art.reference, zephyr.PTE_SECTION)
-    cmx = app / "cmx"
-    shutil.copytree(TEMPLATES_DIR / "common" / "runner", cmx / "runner", dirs_exist_ok=True)
-    shutil.copytree(TEMPLATES_DIR / "common" / "platform_zephyr", cmx / "platform_zephyr", dirs_exist_ok=True)
-    shutil.copytree(KERNELS_DIR, cmx / "kernels", dirs_exist_ok=True)
+    proj = project.Project(model=str(lowered / "model.pte"), board=board_id, rtos="zephyr", name=app_name)
+    template_dir = TEMPLATES_DIR / "zephyr_app"
+    spec = render.TemplateSpec.load(template_dir)
+    ctx = render.context(proj, art, board, placement)
+    ctx.setdefault("zephyr", zephyr_context(art, board, placement))
+    app = out_dir / app_name
+    app.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
+        stage = render._stage(template_dir, ctx, spec, art, project.dumps(proj, app), Path(tmp))
+        render.sync(stage, app, spec)
     return app

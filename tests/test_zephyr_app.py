@@ -1,0 +1,185 @@
+"""Zephyr app: render for four boards from the real lowered digits sample; every offline check passes.
+
+Zephyr cannot be fetched here, so the checks in cmx_gen/validate.py are the build's stand-in:
+Twister schema, west manifest, Kconfig (kconfiglib), devicetree (dtlib), runner compile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cmx_gen import cli, memory
+from cmx_gen.paths import ROOT
+from cmx_gen.validate import validate_app
+from zephyr_render import render_zephyr_app
+
+DIGITS = ROOT / "samples" / "digits" / "model.py"
+
+BOARDS = {  # board id -> core the sample is lowered for
+    "corstone300-fvp": "cortex-m55",
+    "mps2-an521": "cortex-m33",
+    "nrf5340dk-cpuapp": "cortex-m33",
+    "nucleo-h743zi": "cortex-m7",
+}
+
+
+@pytest.fixture(scope="session")
+def digits_lowered(tmp_path_factory):
+    cache: dict[str, Path] = {}
+
+    def get(core: str) -> Path:
+        if core not in cache:
+            out = tmp_path_factory.mktemp(f"digits-{core}")
+            assert cli.main(["lower", f"{DIGITS}:DigitsCNN", "--target", core, "-o", str(out)]) == 0
+            cache[core] = out
+        return cache[core]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def zephyr_app(digits_lowered, tmp_path_factory):
+    cache: dict[str, Path] = {}
+
+    def get(board_id: str) -> Path:
+        if board_id not in cache:
+            out = tmp_path_factory.mktemp(f"zephyr-{board_id}")
+            cache[board_id] = render_zephyr_app(digits_lowered(BOARDS[board_id]), board_id, out)
+        return cache[board_id]
+
+    return get
+
+
+def fresh_copy(app: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / app.name
+    shutil.copytree(app, dst)
+    return dst
+
+
+@pytest.mark.parametrize("board_id", list(BOARDS))
+def test_every_offline_check_passes(zephyr_app, board_id):
+    app = zephyr_app(board_id)
+    results = validate_app(app)
+    assert [r.name for r in results] == ["twister", "west", "kconfig", "devicetree", "compile"]
+    for r in results:
+        assert r.status == "pass", f"{board_id} {r.name}: {r.status} {r.note} {[str(f) for f in r.findings]}"
+    compiled = next(r for r in results if r.name == "compile").checked
+    assert "cmx/runner/cmx_runner.cpp" in compiled and "model/model_pte.S" in compiled
+
+
+@pytest.mark.parametrize("board_id", list(BOARDS))
+def test_app_layout(zephyr_app, board_id):
+    app = zephyr_app(board_id)
+    for rel in ("CMakeLists.txt", "prj.conf", "Kconfig", "sample.yaml", "west.yml", "README.md", "src/main.c",
+                "cmx/runner/cmx_runner.cpp", "cmx/platform_zephyr/cmx_platform_zephyr.c", "cmx/kernels/CMakeLists.txt",
+                "model/model.pte", "model/model_pte.S", "linker/cmx_model_pte.ld"):
+        assert (app / rel).is_file(), rel
+    cmake = (app / "CMakeLists.txt").read_text()
+    assert "find_package(Zephyr" in cmake and "add_subdirectory(cmx/kernels" in cmake
+    # one runner source: the app's src/ holds main() and the Kconfig pool wrapper only
+    assert sorted(p.name for p in (app / "src").iterdir()) == ["cmx_model.h", "main.c"]
+    assert (app / "Kconfig").read_text().splitlines()[5] == 'source "Kconfig.zephyr"'
+    prj = (app / "prj.conf").read_text()
+    assert "CONFIG_EXECUTORCH=y" in prj and "CONFIG_CPP=y" in prj
+    heap = int(prj.split("CONFIG_HEAP_MEM_POOL_SIZE=")[1].split()[0])
+    assert heap > 0
+    readme = (app / "README.md").read_text()
+    for cmd in ("west init -l", "west update", "west build -b", "west twister -T ."):
+        assert cmd in readme
+
+
+def test_pool_defaults_come_from_the_plan(zephyr_app, digits_lowered):
+    app = zephyr_app("corstone300-fvp")
+    header = (app / "model" / "cmx_model.h").read_text()
+    method = int(header.split("#define CMX_METHOD_POOL_BYTES ")[1].split("u")[0])
+    temp = int(header.split("#define CMX_TEMP_POOL_BYTES ")[1].split("u")[0])
+    kconfig = (app / "Kconfig").read_text()
+    assert f"EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE\n\tint \"ExecuTorch method allocator pool (bytes)\"\n\tdefault {method}\n" in kconfig
+    assert f"default {temp}\n" in kconfig
+
+
+def test_fpu_only_where_zephyr_allows(zephyr_app):
+    assert "CONFIG_FPU=y" in (zephyr_app("corstone300-fvp") / "boards/mps3_corstone300_fvp.conf").read_text()
+    assert "CONFIG_FPU=y" in (zephyr_app("nucleo-h743zi") / "boards/nucleo_h743zi.conf").read_text()
+    assert "CONFIG_FPU=y" in (zephyr_app("nrf5340dk-cpuapp") / "boards/nrf5340dk_nrf5340_cpuapp.conf").read_text()
+    # AN521 cpu0: the M33 has an FPU in the board database, but Zephyr's SoC does not select CPU_HAS_FPU
+    an521 = (zephyr_app("mps2-an521") / "boards/mps2_an521_cpu0.conf").read_text()
+    assert "CONFIG_FPU" not in an521.replace("setting CONFIG_FPU here", "")
+
+
+def test_twister_scenarios(zephyr_app):
+    an521 = yaml.safe_load((zephyr_app("mps2-an521") / "sample.yaml").read_text())
+    (name, spec), = an521["tests"].items()
+    assert name.endswith(".qemu") and spec["platform_allow"] == ["mps2/an521/cpu0"]
+    assert an521["common"]["harness"] == "console"
+    fvp = yaml.safe_load((zephyr_app("corstone300-fvp") / "sample.yaml").read_text())
+    assert list(fvp["tests"]) == ["cmx_gen.digits.fvp"]
+    hw = yaml.safe_load((zephyr_app("nucleo-h743zi") / "sample.yaml").read_text())
+    assert hw["tests"]["cmx_gen.digits.board"]["integration_platforms"] == ["nucleo_h743zi"]
+
+
+def test_west_manifest_pins_and_allowlist(zephyr_app):
+    manifest = yaml.safe_load((zephyr_app("nrf5340dk-cpuapp") / "west.yml").read_text())["manifest"]
+    projects = {p["name"]: p for p in manifest["projects"]}
+    assert projects["zephyr"]["revision"].startswith("v4.")
+    assert {"cmsis_6", "cmsis-nn", "hal_nordic"} <= set(projects["zephyr"]["import"]["name-allowlist"])
+    assert projects["executorch"]["path"] == "modules/lib/executorch"
+    assert projects["executorch"]["revision"] == "v1.5.1"
+
+
+def test_ddr_placement_adds_memory_region(digits_lowered, tmp_path, monkeypatch):
+    """Program in DDR, pools in ISRAM on Corstone-300: overlay node + linker snippets, all checks pass."""
+    plan = memory.plan
+
+    def in_ddr(report, board):
+        return dataclasses.replace(plan(report, board), pte_region="ddr", arena_region="isram")
+
+    monkeypatch.setattr(memory, "plan", in_ddr)
+    app = render_zephyr_app(digits_lowered("cortex-m55"), "corstone300-fvp", tmp_path)
+    overlay = (app / "boards/mps3_corstone300_fvp.overlay").read_text()
+    assert 'zephyr,memory-region = "CMX_DDR"' in overlay and "reg = <0x70000000 0x10000000>" in overlay
+    assert "GROUP_DATA_LINK_IN(CMX_DDR, CMX_DDR)" in (app / "linker/cmx_model_pte.ld").read_text()
+    assert "GROUP_LINK_IN(ISRAM)" in (app / "linker/cmx_arena.ld").read_text()
+    assert 'CMX_ARENA_SECTION=".cmx_arena"' in (app / "CMakeLists.txt").read_text()
+    for r in validate_app(app):
+        assert r.status == "pass", f"{r.name}: {[str(f) for f in r.findings]}"
+
+
+def test_west_extension_runs_the_cli(zephyr_app, tmp_path):
+    """`west cmx-gen` in a workspace made from the app (zephyr import stubbed: no network here)."""
+    west = shutil.which("west") or str(Path(os.sys.executable).parent / "west")
+    ws = tmp_path / "ws"
+    shutil.copytree(zephyr_app("mps2-an521"), ws / "digits")
+    subprocess.run([west, "init", "-l", "digits"], cwd=ws, check=True, capture_output=True)
+    zephyr = ws / "zephyr"  # what `west update` would clone: a repo whose west.yml the import reads
+    zephyr.mkdir()
+    (zephyr / "west.yml").write_text("manifest:\n  projects: []\n")
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    for cmd in (["init", "-q"], ["add", "west.yml"], ["commit", "-qm", "stub"], ["update-ref", "refs/heads/manifest-rev", "HEAD"]):
+        subprocess.run(git + cmd, cwd=zephyr, check=True, capture_output=True)
+    env = {**os.environ, "PATH": f"{Path(os.sys.executable).parent}:{os.environ['PATH']}"}
+    proc = subprocess.run([west, "cmx-gen", "--version"], cwd=ws, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().startswith("cmx-gen ")
+
+
+def test_west_create_defaults_to_zephyr():
+    from cmx_gen.west_command import cli_args
+
+    assert cli_args(["create", "m.py:M", "--board", "mps2-an521"])[-2:] == ["--rtos", "zephyr"]
+    assert cli_args(["create", "m.py:M", "--rtos", "baremetal"]) == ["create", "m.py:M", "--rtos", "baremetal"]
+    assert cli_args(["lower", "m.py:M"]) == ["lower", "m.py:M"]
+
+
+def test_pte_section_matches_render():
+    """model/model_pte.S (render.py) and the Zephyr linker snippet must name the same section."""
+    from cmx_gen import render, zephyr
+
+    assert zephyr.PTE_SECTION == render.PTE_SECTION
