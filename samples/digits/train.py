@@ -2,11 +2,12 @@
 
 Deterministic (fixed seeds, one CPU thread, deterministic algorithms): the same
 torch version gives the same weights. Takes a few seconds.
-Run: python samples/digits/train.py
+Run: python samples/digits/train.py [--out digits.pt]
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -28,6 +29,9 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="train DigitsCNN on load_digits")
+    parser.add_argument("--out", type=Path, default=WEIGHTS, help=f"where to write the state_dict (default {WEIGHTS.name})")
+    out = parser.parse_args().out
     torch.manual_seed(SEED)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -48,8 +52,8 @@ def main() -> None:
     model.eval()
     xt, yt = evaluation_data()
     print(f"train accuracy {accuracy(model, x, y):.4f}  test accuracy {accuracy(model, xt, yt):.4f}")
-    torch.save(model.state_dict(), WEIGHTS)
-    print(f"wrote {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")
+    torch.save(model.state_dict(), out)
+    print(f"wrote {out} ({out.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":
