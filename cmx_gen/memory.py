@@ -149,12 +149,17 @@ def budget(report: dict) -> Budget:
     if isa not in sizes["isa"]:
         raise TargetError(f"report target ISA {isa!r} is unknown", f"expected one of {', '.join(sizes['isa'])}")
     mem = report["memory"]
+    # The firmware allocates the method pool with a small margin over the exact count (model_files);
+    # budget what it will allocate, not what it will use.
+    from cmx_gen.model_files import METHOD_POOL_MARGIN
+
+    method = int(mem["method_allocator_bytes"])
     return Budget(
         isa=isa,
         code=code_sizes(report, isa),
         pte_bytes=int(report["pte"]["bytes"]),
         planned_buffer_sizes=[_align(s) for s in mem["planned_buffer_sizes"]],
-        method_pool_bytes=_align(mem["method_allocator_bytes"]),
+        method_pool_bytes=_align(int(method * (1 + METHOD_POOL_MARGIN))),
         temp_pool_bytes=_align(mem["temp_allocator_bytes"]),
         static_ram_bytes=int(sizes["isa"][isa]["runtime"]["ram"]),
         stack_bytes=int(sizes["stack_bytes"]),

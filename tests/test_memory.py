@@ -11,6 +11,7 @@ from cmx_gen.boards import load_board
 from cmx_gen.commands.check import check_report
 from cmx_gen.errors import FitError, ModelSourceError, TargetError
 from cmx_gen.memory import budget, kernel_sizes, plan
+from cmx_gen.model_files import METHOD_POOL_MARGIN
 
 KiB = 1024
 MiB = 1024 * 1024
@@ -37,6 +38,11 @@ def make_report(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,),
     }
 
 
+def method_pool(n):
+    """What the firmware allocates for an exact method-allocator need of n bytes (margin, 16-aligned)."""
+    return (int(n * (1 + METHOD_POOL_MARGIN)) + 15) // 16 * 16
+
+
 def static_ram(isa):
     return SIZES["isa"][isa]["runtime"]["ram"]
 
@@ -59,7 +65,8 @@ def test_budget_counts_each_kernel_once_and_defaults_unknown_ops():
 def test_pools_are_aligned():
     b = budget(make_report(planned=(1001, 17), method=11553, temp=250))
     assert b.planned_buffer_sizes == [1008, 32]
-    assert (b.method_pool_bytes, b.temp_pool_bytes) == (11568, 256)
+    assert (b.method_pool_bytes, b.temp_pool_bytes) == (method_pool(11553), 256)
+    assert b.method_pool_bytes >= 11553 and b.method_pool_bytes % 16 == 0
 
 
 def test_model_in_flash_read_in_place():
@@ -101,7 +108,7 @@ def test_activations_too_big_for_dtcm_go_to_sram():
 def test_arena_that_fits_dtcm_only_without_static_data_moves_on():
     # 512 KiB DTCM minus .data/.bss, stack and heap leaves less than 480 KiB: the arena must not squeeze in.
     room = 512 * KiB - static_ram("MVE") - STACK - HEAP
-    largest = (room - 8 * KiB - 256) // 16 * 16  # pools are 16-byte aligned
+    largest = (room - method_pool(8 * KiB) - 256) // 16 * 16  # pools are 16-byte aligned
     p = plan(make_report(planned=(largest + 1,), method=8 * KiB, temp=256), load_board("mps3-an547"))
     assert p.arena_region == "isram"
     p = plan(make_report(planned=(largest,), method=8 * KiB, temp=256), load_board("mps3-an547"))
@@ -111,7 +118,7 @@ def test_arena_that_fits_dtcm_only_without_static_data_moves_on():
 def test_no_fit_anywhere_is_refused_with_the_shortfall():
     board = load_board("nrf52840dk")  # one 256 KiB SRAM
     report = make_report(isa="DSP", core="cortex-m4", planned=(300 * KiB,))
-    need = 300 * KiB + 8 * KiB + 256 + static_ram("DSP") + STACK + HEAP
+    need = 300 * KiB + method_pool(8 * KiB) + 256 + static_ram("DSP") + STACK + HEAP
     with pytest.raises(FitError) as info:
         plan(report, board)
     err = info.value
