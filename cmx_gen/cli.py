@@ -13,6 +13,7 @@ import traceback
 
 from cmx_gen import __version__
 from cmx_gen.errors import CmxError
+from cmx_gen.noise import quiet_third_party
 
 # Order is the order of `cmx-gen --help`.
 COMMANDS = ["lower", "check", "boards", "create", "regen", "build", "run", "validate", "sdk"]
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_third_party()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -9,27 +9,18 @@ corrupts memory on an M55 and the reverse fails), so the target is recorded in e
 
 from __future__ import annotations
 
-import logging
 import re
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from cmx_gen import progress
+from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
 from cmx_gen.model_source import Inputs, ModelSource, call
 
 from cmx_gen.commands.lower import TARGETS  # noqa: E402 - one list, kept where the CLI can read it cheaply
-
-
-def _quiet_imports() -> None:
-    """torchao prints load failures for CUDA-only extensions; they mean nothing on a CPU host."""
-    logging.getLogger("torchao").setLevel(logging.ERROR)
-    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    warnings.filterwarnings("ignore", category=UserWarning, module="torch")
 
 
 @dataclass
@@ -43,7 +34,7 @@ class Target:
 
 def target_config(core: str) -> Any:
     """executorch's CortexMTargetConfig for a `cortex-mXX` name (one-line error otherwise)."""
-    _quiet_imports()
+    quiet_third_party()
     from executorch.backends.cortex_m.target_config import CortexMTargetConfig
 
     if core not in TARGETS:
@@ -101,10 +92,7 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
     from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from executorch.exir import EdgeProgramManager, to_edge
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
-
-    # executorch pins this logger to WARNING on import and says on every call that PassManager
-    # is deprecated: noise for our users.
-    logging.getLogger("executorch.exir.pass_manager").setLevel(logging.ERROR)
+    quiet_executorch()  # executorch resets its logger level on import
 
     assert source.module is not None and source.example_inputs is not None
     inputs = source.example_inputs

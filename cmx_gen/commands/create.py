@@ -59,6 +59,10 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
 
 
 def report(done: "Generated", app: Path) -> None:
+    from cmx_gen.report import table
+
+    print(table(done.artifacts.report))
+    print()
     print(f"board      {done.board.id} ({done.board.name}, {done.board.core.name}, {done.board.core.isa})")
     print(done.placement.to_text())
     print(f"\napp        {app}: {done.render.summary()}")

@@ -1,0 +1,24 @@
+"""Silence third-party chatter that means nothing to our users (and drowns the progress lines).
+
+torchao reports CUDA-only extensions it cannot load on a CPU host; torch's pytree warns about
+enum registration; executorch warns that PassManager is deprecated on every call. Call
+`quiet_third_party()` before torchao/executorch are imported; `quiet_executorch()` again after,
+because executorch pins its logger level when imported.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+
+def quiet_third_party() -> None:
+    logging.getLogger("torchao").setLevel(logging.ERROR)
+    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=UserWarning, module="torch")
+    quiet_executorch()
+
+
+def quiet_executorch() -> None:
+    logging.getLogger("executorch.exir.pass_manager").setLevel(logging.ERROR)
