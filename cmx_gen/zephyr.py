@@ -216,6 +216,11 @@ def template_context(
     Kconfig defaults must be those same numbers (src/cmx_model.h replaces the header's values
     with the Kconfig ones). Without it the placement's budget is used.
     """
+    if not board.get("zephyr"):
+        raise RenderError(
+            f"board {board['id']} has no Zephyr board target in the cmx-gen board database",
+            "use --rtos baremetal for it, or add zephyr: target: to its board file",
+        )
     main = _target_files(board, placement, board["zephyr"]["file_name"])
     targets = [main]
     qemu_target = None
