@@ -35,6 +35,10 @@ from devicetree import dtlib
 from cmx_gen.paths import ROOT
 from cmx_gen.zephyr import ZEPHYR_DATA, zephyr_boards
 
+# The result line (docs/architecture.md): what Twister's console harness must recognise.
+PASS_LINE = "cmx-gen: PASS max_abs_err=0 cycles=1810234 method=11552/11776 planned=20464/20464 temp=212/256"
+FAIL_LINE = "cmx-gen: FAIL max_abs_err=3 cycles=1810234 method=11552/11776 planned=20464/20464 temp=212/256"
+
 NOT_CHECKED = [
     "Zephyr's CMake configure and build (needs a Zephyr tree): CMakeLists.txt and the linker "
     "snippets are only checked for the memory regions they name",
@@ -140,11 +144,20 @@ def check_twister(app: Path) -> CheckResult:
                 result.fail(name, f"scenario '{scenario}': console harness without harness_config.regex")
             for rx in regex:
                 try:
-                    re.compile(rx)
+                    pattern = re.compile(rx)
                 except re.error as exc:
                     result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
-                if "cmx-gen: PASS" not in str(rx):
+                    continue
+                if not pattern.search(PASS_LINE):
                     result.fail(name, f"scenario '{scenario}': regex {rx!r} does not match the cmx-gen PASS line")
+                if pattern.search(FAIL_LINE):
+                    result.fail(name, f"scenario '{scenario}': regex {rx!r} also matches a FAIL line")
+            for rx in (cfg.get("record") or {}).get("regex") or []:
+                try:
+                    if not re.compile(rx).search(PASS_LINE):
+                        result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not match the result line")
+                except re.error as exc:
+                    result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not compile: {exc}")
     return result
 
 

@@ -125,3 +125,10 @@ def test_cli_exit_codes(app, capsys):
 def test_cli_rejects_non_app(tmp_path, capsys):
     assert cli.main(["validate", str(tmp_path)]) == 2
     assert "not a Zephyr app folder" in capsys.readouterr().err
+
+
+def test_harness_regex_must_reject_fail(app):
+    text = (app / "sample.yaml").read_text()
+    (app / "sample.yaml").write_text(text.replace('"^cmx-gen: PASS max_abs_err="', '"^cmx-gen: (PASS|FAIL)"'))
+    msgs = messages(check_twister(app))
+    assert any("also matches a FAIL line" in m for m in msgs), msgs

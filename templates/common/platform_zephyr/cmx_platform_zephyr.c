@@ -69,8 +69,12 @@ const char *cmx_platform_counter_name(void)
 void cmx_platform_exit(int status)
 {
 	/* Nothing to return to on Zephyr: the result line is out (Twister's console harness and
-	 * `cmx-gen run` read it); park the main thread so the idle thread takes over. */
-	(void)status;
+	 * `cmx-gen run` read it). On failure, stop with a kernel panic: its "ZEPHYR FATAL ERROR"
+	 * line makes Twister fail the test at once instead of waiting for its timeout. On success,
+	 * park the main thread and let the idle thread run. */
+	if (status != 0) {
+		k_panic();
+	}
 	for (;;) {
 		k_sleep(K_FOREVER);
 	}
