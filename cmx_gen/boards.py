@@ -26,6 +26,14 @@ BOARD_PATH_ENV = "CMX_GEN_BOARD_PATH"
 
 # Cores whose ISA can carry Helium (MVE); everything else refuses `mve:`.
 _MVE_CORES = {"cortex-m55", "cortex-m85", "cortex-m52"}
+# The CMSIS-NN ISA a core name implies with all its options present; a board whose core lacks an
+# option (e.g. AN521 CPU0: Cortex-M33 without FPU and DSP) needs a program lowered for another target.
+_NATIVE_ISA = {
+    "cortex-m0": "SCALAR", "cortex-m0plus": "SCALAR", "cortex-m3": "SCALAR", "cortex-m23": "SCALAR",
+    "cortex-m4": "DSP", "cortex-m7": "DSP", "cortex-m33": "DSP", "cortex-m35p": "DSP",
+    "cortex-m52": "MVE", "cortex-m55": "MVE", "cortex-m85": "MVE",
+}
+_ISA_TARGET = {"MVE": "cortex-m55", "DSP": "cortex-m4", "SCALAR": "cortex-m3"}
 _CORE_NAMES = (
     "cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m23",
     "cortex-m33", "cortex-m35p", "cortex-m52", "cortex-m55", "cortex-m85",
@@ -89,6 +97,16 @@ class Core(_Strict):
         if self.dsp:
             return "DSP"
         return "SCALAR"
+
+    @property
+    def lower_target(self) -> str:
+        """The `cmx-gen lower --target` whose program runs on this core: the core itself when it has
+        the options its name implies and cmx-gen can lower for it, else a core of the same ISA."""
+        from cmx_gen.commands.lower import TARGETS  # cheap: no torch
+
+        if _NATIVE_ISA[self.name] == self.isa and self.name in TARGETS:
+            return self.name
+        return _ISA_TARGET[self.isa]
 
     @property
     def gcc_flags(self) -> list[str]:

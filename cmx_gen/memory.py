@@ -325,7 +325,7 @@ def check_isa(report: dict, board: Board) -> None:
         core = report["target"].get("core", "?")
         raise TargetError(
             f"the program was lowered for {core} ({isa}) but {board.id} has a {board.core.name} ({board.core.isa})",
-            f"lower again with --target {board.core.name}, or pick a board with ISA {isa} "
+            f"lower again with --target {board.core.lower_target}, or pick a board with ISA {isa} "
             f"(`cmx-gen boards --isa {isa}`)",
         )
 

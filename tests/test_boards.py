@@ -63,6 +63,13 @@ def test_core_isa_and_gcc_flags():
     assert load_board("mps2-an385").core.isa == "SCALAR"
     assert load_board("mps2-an385").core.gcc_flags == ["-mcpu=cortex-m3", "-mfloat-abi=soft"]
     assert load_board("corstone320-fvp").core.name == "cortex-m85"
+    # AN521 CPU0 has neither FPU nor DSP (QEMU `info qtree`): SCALAR, lowered for a SCALAR target
+    an521 = load_board("mps2-an521").core
+    assert an521.isa == "SCALAR"
+    assert an521.gcc_flags == ["-mcpu=cortex-m33+nodsp+nofp", "-mfloat-abi=soft"]
+    assert an521.lower_target == "cortex-m3"
+    assert load_board("mps2-an505").core.lower_target == "cortex-m33"
+    assert load_board("corstone320-fvp").core.lower_target == "cortex-m85"
 
 
 def test_qemu_boards_match_zephyr_targets():
