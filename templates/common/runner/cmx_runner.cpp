@@ -82,7 +82,7 @@ class CountingAllocator : public MemoryAllocator {
 
 /* Pools, sized by cmx-gen from the memory plan (model/cmx_model.h). */
 static uint8_t method_pool[CMX_ROUND16(CMX_METHOD_POOL_BYTES)] CMX_ARENA;
-static uint8_t temp_pool[CMX_ROUND16(CMX_TEMP_POOL_BYTES) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) : 16] CMX_ARENA;
+static uint8_t temp_pool[(CMX_TEMP_POOL_BYTES > 0u) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) : 16u] CMX_ARENA;
 #if CMX_PLANNED_BUFFER_COUNT > 0
 static const uint32_t planned_sizes[CMX_PLANNED_BUFFER_COUNT] = CMX_PLANNED_BUFFER_SIZES;
 static uint8_t planned_pool[CMX_PLANNED_POOL_BYTES] CMX_ARENA;

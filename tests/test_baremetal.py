@@ -1,0 +1,210 @@
+"""Bare-metal apps without the ExecuTorch sources (CI): real renders of the digits sample, checked
+with the real Arm toolchain and CMake.
+
+- the app's own sources (runner, generated kernel registration, startup, platform, reference data)
+  compile with arm-none-eabi-g++/gcc -fsyntax-only against the headers in the executorch wheel;
+- the generated linker script links the startup, platform and embedded program for each board,
+  and every section lands in the region the placement chose;
+- CMake configures the app as far as it can and stops with the one clear SDK error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from cmx_gen import build, codegen, model_files, project as project_mod, sdk
+from cmx_gen.boards import load_board
+from cmx_gen.errors import SdkError
+from cmx_gen.generate import generate
+from cmx_gen.method_pool import allocator_needs
+from cmx_gen.runners import QemuRunner, parse_result_line
+
+DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
+# One board per CMSIS-NN code path and kind of memory map: MVE in TCMs, DSP on MPS2 (M4) and
+# TrustZone MPS2 (M33), a flash+RAM hardware board (M7), a board without QEMU.
+BOARDS = ["mps3-an547", "mps2-an386", "mps2-an505", "nucleo-h743zi"]
+GCC = shutil.which("arm-none-eabi-gcc")
+needs_gcc = pytest.mark.skipif(GCC is None, reason="arm-none-eabi-gcc is not installed")
+
+
+def wheel_include() -> Path:
+    import executorch
+
+    return Path(next(iter(executorch.__path__))) / "include"
+
+
+@pytest.fixture(scope="module")
+def apps(tmp_path_factory):
+    """board id -> rendered bare-metal app of the digits sample (lowered once per core)."""
+    old = os.environ.get("CMX_GEN_CACHE")
+    os.environ["CMX_GEN_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    out: dict[str, Path] = {}
+    try:
+        for board in BOARDS:
+            app = tmp_path_factory.mktemp(board) / "app"
+            project = project_mod.Project(model=str(DIGITS), board=board, rtos="baremetal", output=str(app))
+            generate(project, app)
+            out[board] = app
+    finally:
+        if old is None:
+            os.environ.pop("CMX_GEN_CACHE", None)
+        else:
+            os.environ["CMX_GEN_CACHE"] = old
+    return out
+
+
+def cpu_flags(board_id: str) -> list[str]:
+    return load_board(board_id).core.gcc_flags + ["-mthumb"]
+
+
+def placement(app: Path) -> dict:
+    return json.loads((app / "model" / "placement.json").read_text())
+
+
+@needs_gcc
+@pytest.mark.parametrize("board", BOARDS)
+def test_app_sources_compile_against_wheel_headers(apps, board):
+    app = apps[board]
+    inc = wheel_include()
+    common = cpu_flags(board) + ["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}"]
+    cxx = common + ["-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wno-unused-parameter", "-DC10_USING_CUSTOM_GENERATED_MACROS",
+                    '-DCMX_ARENA_SECTION=".cmx_arena"', f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
+    for source in ["cmx/runner/cmx_runner.cpp", "model/cmx_kernels.cpp"]:
+        done = subprocess.run(["arm-none-eabi-g++", *cxx, str(app / source)], capture_output=True, text=True)
+        # ExecuTorch's own headers are not -Wextra clean: only our files must be warning-free.
+        ours = [l for l in done.stderr.splitlines() if str(app) in l and ("error" in l or "warning" in l)]
+        assert done.returncode == 0 or not ours, f"{source}:\n{done.stderr[-3000:]}"
+        assert not ours, "\n".join(ours)
+    for source in ["platform/startup.c", "platform/platform.c", "model/cmx_model_io.c"]:
+        done = subprocess.run(["arm-none-eabi-gcc", *common, str(app / source)], capture_output=True, text=True)
+        assert done.returncode == 0, f"{source}:\n{done.stderr[-3000:]}"
+
+
+@needs_gcc
+@pytest.mark.parametrize("board", BOARDS)
+def test_linker_script_places_every_section_where_the_placement_says(apps, board, tmp_path):
+    """Link startup + platform + the embedded program + a stub runner with the generated script."""
+    app = apps[board]
+    stub = tmp_path / "stub.c"
+    stub.write_text(
+        '#include "cmx_platform.h"\n'
+        "static volatile unsigned char pool[4096] __attribute__((section(\".cmx_arena\"), aligned(16)));\n"
+        "extern const unsigned char cmx_model_pte[];\n"
+        "int cmx_run(void) { cmx_platform_init(); pool[0] = cmx_model_pte[4]; return pool[0] == 'E' ? 0 : 1; }\n"
+    )
+    elf = tmp_path / "stub.elf"
+    cmd = ["arm-none-eabi-gcc", *cpu_flags(board), "-Os", "-ffunction-sections", "-fdata-sections",
+           "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles", "-Wl,--gc-sections",
+           f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}", f"-T{app / 'linker.ld'}",
+           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"), str(app / "model/model_pte.S"),
+           "-o", str(elf)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=app / "model")
+    assert done.returncode == 0, done.stderr[-3000:]
+    regions, sections = build.memory_use(elf, app / "linker.ld")
+    where = {}
+    for s in sections:
+        if "ALLOC" in s.flags and s.size:
+            where[s.name] = next(r.name.lower() for r in regions if r.contains(s.vma))
+    plan = placement(app)
+    assert where[".text"] == plan["code_region"]
+    assert where[".cmx_model"] == plan["pte_region"]
+    assert where[".stack"] == plan["data_region"]
+    assert where[".cmx_arena"] == plan["arena_region"]
+    by_name = {s.name: s for s in sections}
+    assert by_name[".cmx_model"].vma % 16 == 0, "Program::load needs the .pte aligned"
+    assert by_name[".cmx_model"].size >= (app / "model" / "model.pte").stat().st_size
+    assert by_name[".stack"].size >= plan["stack_bytes"]
+    for r in regions:
+        assert r.used <= r.length, f"region {r.name} overflows"
+
+
+def test_cmake_configure_without_sdk_stops_with_the_fix(apps, tmp_path):
+    if shutil.which("cmake") is None or GCC is None:
+        pytest.skip("cmake or arm-none-eabi-gcc is not installed")
+    app = apps["mps3-an547"]
+    env = {k: v for k, v in os.environ.items() if k not in ("EXECUTORCH_ROOT", "CMSIS_NN_PATH")}
+    done = subprocess.run(["cmake", "-S", str(app), "-B", str(tmp_path / "b"), "-G", "Ninja"],
+                          capture_output=True, text=True, env=env)
+    assert done.returncode != 0
+    assert "cmx-gen: the ExecuTorch/CMSIS-NN SDK is missing" in done.stderr
+    assert "EXECUTORCH_ROOT" in done.stderr and "cmx-gen sdk --clone" in done.stderr
+    assert "CMSIS_NN_PATH" in done.stderr
+    # the toolchain file and project() worked: it got as far as the SDK check
+    assert "arm-none-eabi-gcc" in (tmp_path / "b" / "CMakeCache.txt").read_text()
+
+
+def test_sdk_errors_name_the_fix(tmp_path):
+    with pytest.raises(SdkError) as err:
+        sdk.require({"EXECUTORCH_ROOT": str(tmp_path), "PATH": os.environ.get("PATH", "")})
+    line = err.value.one_line()
+    assert "is not an ExecuTorch source checkout" in line and "CMSIS_NN_PATH is not set" in line
+    assert "cmx-gen sdk --clone" in line and "EXECUTORCH_ROOT=" in line
+
+
+def test_build_refuses_a_folder_that_is_not_an_app(tmp_path):
+    from cmx_gen.errors import BuildError
+
+    with pytest.raises(BuildError, match="not a generated bare-metal app"):
+        build.build(tmp_path)
+
+
+def test_model_files_match_the_program(apps):
+    app = apps["mps3-an547"]
+    pte = (app / "model" / "model.pte").read_bytes()
+    report = json.loads((app / "model" / "report.json").read_text())
+    header = (app / "model" / "cmx_model.h").read_text()
+    needs = allocator_needs(pte)
+    method = int(re.search(r"CMX_METHOD_POOL_BYTES (\d+)u", header).group(1))
+    assert needs.method_bytes <= method <= needs.method_bytes * 1.05, "method pool: never short, at most 5 % over"
+    planned = re.search(r"CMX_PLANNED_BUFFER_SIZES \{([^}]*)\}", header).group(1)
+    assert [int(x.strip().rstrip("u")) for x in planned.split(",")] == report["memory"]["planned_buffer_sizes"]
+    ops = (app / "model" / "cmx_ops.cmake").read_text()
+    kset = codegen.split_ops(model_files.program_ops(pte))
+    assert kset.cortex_m and f'set(CMX_CORTEX_M_OPS {" ".join(chr(34) + o + chr(34) for o in kset.cortex_m)})' in ops
+    assert f"Kernels: {kset.kernel_count}." in (app / "model" / "cmx_kernels.cpp").read_text()
+    asm = (app / "model" / "model_pte.S").read_text()
+    assert ".balign 16" in asm and '.incbin "model.pte"' in asm and "cmx_model_pte_end" in asm
+
+
+def test_reference_data_is_in_the_programs_dim_order():
+    import numpy as np
+
+    x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    laid = model_files._layout(x, {"dim_order": [0, 2, 3, 1]})
+    assert laid.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
+    assert model_files._layout(x, {"dim_order": [0, 1, 2, 3]}).tobytes() == x.tobytes()
+
+
+def test_registration_source_registers_exactly_the_given_ops():
+    ops = ["cortex_m::quantized_linear.out", "dim_order_ops::_clone_dim_order.out", "executorch_prim::add.Scalar"]
+    kset = codegen.split_ops(ops)
+    assert kset.cortex_m == ("quantized_linear",) and kset.portable == ("_clone_dim_order",) and kset.prim_ops
+    text = codegen.registration_source(ops)
+    assert text.count("Kernel(") == 2 and '"cortex_m::quantized_linear.out"' in text
+    assert 'extern "C" int cmx_register_kernels(void)' in text
+
+
+def test_result_line_parsing():
+    out = "boot\ncmx-gen: PASS max_abs_err=0 instr=1810234 method=11552/11776 planned=20464/20464 temp=212/448\n"
+    result = parse_result_line(out)
+    assert result and result.passed and result.count == ("instr", 1810234)
+    assert result.pool("method") == (11552, 11776) and result.pool("temp") == (212, 448)
+    fail = parse_result_line("cmx-gen: FAIL error=load_method:0x14 method=100/50 planned=0/0 temp=0/448")
+    assert fail and not fail.passed and fail.fields["error"] == "load_method:0x14"
+    assert parse_result_line("no verdict here") is None
+
+
+def test_qemu_command_counts_instructions_and_exits_via_semihosting():
+    cmd = QemuRunner(load_board("mps3-an547")).command(Path("fw.elf"))
+    assert cmd[:5] == ["qemu-system-arm", "-M", "mps3-an547", "-cpu", "cortex-m55"]
+    joined = " ".join(cmd)
+    assert "-icount shift=0" in joined and "-semihosting-config enable=on,target=native" in joined
+    assert cmd[-2:] == ["-kernel", "fw.elf"]
