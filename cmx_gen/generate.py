@@ -34,9 +34,12 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         calibration=project.calibration,
         random_calibration=project.random_calibration,
     )
-    result, hit = cache.produce(source, board.core.name, use_cache=use_cache)
+    # A core without the options its name implies (e.g. an M33 without DSP) gets a program
+    # lowered for a core of its real ISA.
+    core = board.core.lower_target
+    result, hit = cache.produce(source, core, use_cache=use_cache)
     if hit:
-        progress.say(f"lowering for {board.core.name}: unchanged, reused the cached program")
+        progress.say(f"lowering for {core}: unchanged, reused the cached program")
     if project.strict and result.report["fallbacks"]:
         raise StrictError(
             f"compute op(s) fell back to portable kernels: {', '.join(result.report['fallbacks'])}",
