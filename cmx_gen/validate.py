@@ -225,7 +225,8 @@ def _stub_tree(root: Path, soc_selects: list[str]) -> None:
     (root / "Kconfig.zephyr").write_text("".join(lines))
 
 
-def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], result: CheckResult) -> None:
+def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], result: CheckResult,
+                 autoconf: Path | None = None) -> None:
     import kconfiglib
 
     with tempfile.TemporaryDirectory(prefix="cmx-kconfig-") as tmp:
@@ -244,6 +245,8 @@ def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], resu
             kconf.warn_assign_redun = False
             for i, conf in enumerate(conf_files):
                 kconf.load_config(str(conf), replace=(i == 0))
+            if autoconf is not None:
+                kconf.write_autoconf(str(autoconf))
         finally:
             if old is None:
                 os.environ.pop("srctree", None)
@@ -276,6 +279,16 @@ def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], resu
                 result.fail(", ".join(_rel(app, c) for c in conf_files),
                             f"CONFIG_{choice.user_selection.name} was selected but the choice "
                             f"gives {choice.selection.name if choice.selection else 'nothing'}")
+
+
+def write_autoconf(app: Path, board_file_name: str, out: Path) -> CheckResult:
+    """autoconf.h (CONFIG_* macros) of the app for one board, from the stub Kconfig tree: what
+    Zephyr's -imacros gives every source. For compiling app sources outside Zephyr."""
+    result = CheckResult("kconfig")
+    info = zephyr_boards().get(board_file_name) or {}
+    confs = [app / "prj.conf"] + [c for c in _board_files(app, ".conf") if c.stem == board_file_name]
+    _kconfig_one(app, confs, list(info.get("soc_selects", [])), result, autoconf=out)
+    return result
 
 
 def check_kconfig(app: Path) -> CheckResult:

@@ -1,0 +1,69 @@
+"""The Zephyr app's CMakeLists.txt, configured and compiled for real (firmware test).
+
+No Zephyr tree here, so find_package(Zephyr) finds a stand-in (cmx_gen/data/zephyr/cmake_stub)
+that sets up arm-none-eabi-gcc, the `app` and `zephyr_interface` targets and the module dirs
+(EXECUTORCH_ROOT / CMSIS_NN_PATH as west would check them out), with the app's Kconfig as
+autoconf.h. Everything that does not include Zephyr headers is compiled: the shared runner, the
+model files (.pte embedding included), cmx/kernels with the ExecuTorch runtime and CMSIS-NN.
+Not compiled: the Zephyr platform layer and src/main.c. Not done: the Zephyr link.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cmx_gen import boards, sdk
+from cmx_gen.validate import write_autoconf
+from cmx_gen.zephyr import ZEPHYR_DATA
+from test_zephyr_app import digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
+
+pytestmark = pytest.mark.firmware
+
+
+def _sdk_defines() -> list[str]:
+    """-D options for the SDK west would check out (EXECUTORCH_ROOT, CMSIS_NN_PATH, flatc)."""
+    if not os.environ.get("EXECUTORCH_ROOT"):
+        pytest.skip("EXECUTORCH_ROOT is not set (ExecuTorch and CMSIS-NN sources, see `cmx-gen sdk`)")
+    if not shutil.which("cmake") or not shutil.which("arm-none-eabi-gcc") or not shutil.which("ninja"):
+        pytest.skip("cmake, ninja or arm-none-eabi-gcc is not installed")
+    found = sdk.find()
+    assert found.ok, found.problems
+    return found.cmake_defines()
+
+
+@pytest.mark.parametrize("board_id", ["corstone300-fvp", "nucleo-h743zi"])
+def test_cmakelists_configures_and_compiles(zephyr_app, board_id, tmp_path):  # noqa: F811
+    defines = _sdk_defines()
+    app = zephyr_app(board_id)
+    board = boards.load_board(board_id)
+    autoconf = tmp_path / "autoconf.h"
+    result = write_autoconf(app, board.zephyr.file_name, autoconf)
+    assert result.status == "pass", [str(f) for f in result.findings]
+    assert "CONFIG_EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE" in autoconf.read_text()
+
+    flags = [f for f in board.core.gcc_flags if not f.startswith("-mcpu=")]
+    build = tmp_path / "build"
+    cmd = [
+        "cmake", "-G", "Ninja", "-S", str(app), "-B", str(build),
+        f"-DZephyr_DIR={ZEPHYR_DATA / 'cmake_stub'}",
+        f"-DCMX_STUB_CPU={board.core.name if board.core.name != 'cortex-m85' else 'cortex-m55'}",
+        f"-DCMX_STUB_FLAGS={';'.join(flags)}",
+        f"-DCMX_STUB_AUTOCONF={autoconf}",
+        *defines,
+    ]
+    conf = subprocess.run(cmd, capture_output=True, text=True)
+    assert conf.returncode == 0, conf.stdout[-3000:] + conf.stderr[-3000:]
+    assert "not compiled (needs Zephyr headers)" in conf.stdout
+    assert "linker snippets: ;RODATA:linker/cmx_model_pte.ld" in conf.stdout
+
+    done = subprocess.run(["nice", "cmake", "--build", str(build), "-j", "2", "--target", "app", "cmx_kernels"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    objects = {p.name for p in build.rglob("*.obj")} | {p.name for p in build.rglob("*.o")}
+    assert any(name.startswith("cmx_runner.cpp") for name in objects), sorted(objects)[:20]
+    assert any(name.startswith("model_pte.S") for name in objects)
