@@ -246,6 +246,14 @@ def template_context(
             modules.append(module)
 
     et_version = str(model.get("executorch_version", "")).split("+")[0]
+    et_commit = None
+    try:  # the commit the lowering wheel was built from: the exact runtime to pair it with
+        from executorch.version import __version__ as wheel_version, git_version
+
+        if str(wheel_version).split("+")[0] == et_version:
+            et_commit = git_version
+    except ImportError:
+        pass
     return {
         "target": main["target"],
         "file_name": main["file_name"],
@@ -254,6 +262,7 @@ def template_context(
         "fvp": main["simulation"] == "armfvp",
         "zephyr_revision": ZEPHYR_REVISION,
         "executorch_revision": f"v{et_version}" if et_version else "main",
+        "executorch_commit": et_commit,
         "modules": modules,
         "pte_section": PTE_SECTION,
         "arena_section": ARENA_SECTION,
