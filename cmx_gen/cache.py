@@ -1,7 +1,8 @@
 """Lowering cache: `create`/`regen` with nothing changed must not lower again.
 
 The key covers everything the `.pte` depends on: the model's files, its weights (the state dict,
-wherever they were loaded from), the example inputs, the calibration tensors, the target core, and the versions of executorch and cmx-gen. Entries are
+wherever they were loaded from), the example inputs, the calibration tensors, the target core, the executorch version and cmx-gen's own code (a changed
+report or lowering step must not be served from an old entry). Entries are
 lowering output folders (see artifacts.py) under `$CMX_GEN_CACHE` (default
 `~/.cache/cmx-gen/lower`).
 """
@@ -23,10 +24,18 @@ def cache_dir() -> Path:
     return Path(root) / "lower"
 
 
+def _code_fingerprint() -> str:
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    for path in sorted([*package.rglob("*.py"), *package.rglob("*.yaml")]):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def key(source: ModelSource, core: str) -> str:
     from importlib.metadata import version
 
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(_code_fingerprint().encode())
     for part in (source.content_hash, core, version("executorch"), __version__, source.calibration_source):
         digest.update(str(part).encode() + b"\0")
     if source.module is not None:
