@@ -262,9 +262,15 @@ def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], resu
                                    "Zephyr or ExecuTorch defines (Zephyr aborts on this)")
             else:
                 result.fail(where, f"Kconfig warning (Zephyr aborts on any): {text}")
-        # Zephyr's kconfig.py: a value assigned in a .conf file must be the value it gets.
+        # Zephyr's kconfig.py: a symbol assigned in a .conf file must have a prompt, and the
+        # value assigned must be the value it gets.
         for sym in kconf.unique_defined_syms:
             if sym.user_value is None or sym.choice:
+                continue
+            if not any(node.prompt for node in sym.nodes):
+                src = ", ".join(_rel(app, c) for c in conf_files)
+                result.fail(src, f"CONFIG_{sym.name} is assigned but has no prompt: it is set by the SoC/board "
+                                 "or selected by other symbols, not by .conf files (Zephyr aborts on this)")
                 continue
             user = sym.user_value
             if sym.type in (kconfiglib.BOOL, kconfiglib.TRISTATE):

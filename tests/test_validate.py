@@ -132,3 +132,10 @@ def test_harness_regex_must_reject_fail(app):
     (app / "sample.yaml").write_text(text.replace('"^cmx-gen: PASS max_abs_err="', '"^cmx-gen: (PASS|FAIL)"'))
     msgs = messages(check_twister(app))
     assert any("also matches a FAIL line" in m for m in msgs), msgs
+
+
+def test_promptless_symbol_assigned(app):
+    with (app / "boards/mps3_corstone300_fvp.conf").open("a") as f:
+        f.write("CONFIG_CPU_HAS_FPU=y\n")
+    msgs = messages(check_kconfig(app))
+    assert any("CONFIG_CPU_HAS_FPU is assigned but has no prompt" in m for m in msgs), msgs
