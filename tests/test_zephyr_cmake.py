@@ -67,3 +67,4 @@ def test_cmakelists_configures_and_compiles(zephyr_app, board_id, tmp_path):  # 
     objects = {p.name for p in build.rglob("*.obj")} | {p.name for p in build.rglob("*.o")}
     assert any(name.startswith("cmx_runner.cpp") for name in objects), sorted(objects)[:20]
     assert any(name.startswith("model_pte.S") for name in objects)
+

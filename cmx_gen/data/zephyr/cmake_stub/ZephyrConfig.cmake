@@ -18,6 +18,18 @@ set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 # Zephyr's boilerplate calls project() itself, before the app's project().
 project(Zephyr-Kernel-Stub LANGUAGES C CXX ASM)
 
+# CONFIG_* as CMake variables, like Zephyr's import of .config (from the autoconf.h macros).
+file(STRINGS "${CMX_STUB_AUTOCONF}" _cmx_defines REGEX "^#define CONFIG_")
+foreach(_line IN LISTS _cmx_defines)
+  if(_line MATCHES "^#define (CONFIG_[A-Za-z0-9_]+) (.*)$")
+    set(_value "${CMAKE_MATCH_2}")
+    if(_value STREQUAL "1")
+      set(_value y)
+    endif()
+    set(${CMAKE_MATCH_1} "${_value}")
+  endif()
+endforeach()
+
 set(ZEPHYR_EXECUTORCH_MODULE_DIR "${EXECUTORCH_ROOT}")
 set(ZEPHYR_CMSIS_NN_MODULE_DIR "${CMSIS_NN_PATH}")
 
@@ -29,8 +41,11 @@ target_compile_options(zephyr_interface INTERFACE
 add_library(app STATIC)
 target_link_libraries(app PRIVATE zephyr_interface)
 
-# What CONFIG_EXECUTORCH=y gives in a real build: the ExecuTorch module's zephyr library.
-add_library(libexecutorch INTERFACE)
+# What CONFIG_EXECUTORCH=y gives in a real build: the ExecuTorch module's zephyr library
+# (empty here: the stub does not build the module).
+if(CONFIG_EXECUTORCH)
+  add_library(libexecutorch INTERFACE)
+endif()
 
 set(CMX_STUB_LINKER_SNIPPETS "" CACHE INTERNAL "")
 function(zephyr_linker_sources location)
