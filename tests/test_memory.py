@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from cmx_gen.memory import budget, kernel_sizes, plan
 from cmx_gen.model_files import METHOD_POOL_MARGIN
 
 KiB = 1024
+DIGITS = Path(__file__).resolve().parent.parent / "samples" / "digits" / "model.py:DigitsCNN"
 MiB = 1024 * 1024
 SIZES = kernel_sizes()
 STACK, HEAP = SIZES["stack_bytes"], SIZES["heap_bytes"]
@@ -227,3 +230,28 @@ def test_real_lowered_model_fits_corstone300(lowered_dir):
     assert p.planned_buffer_sizes == [(s + 15) // 16 * 16 for s in report["memory"]["planned_buffer_sizes"]]
     with pytest.raises(TargetError):
         check_report(report, "nucleo-h743zi")
+
+
+# ----------------------------------------------------------------- the estimate against a real link
+
+
+@pytest.mark.firmware
+@pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT") or not os.environ.get("CMSIS_NN_PATH"),
+                    reason="needs EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources) to link an app: not run")
+@pytest.mark.parametrize("board_id", ["mps3-an547", "mps2-an386"])
+def test_flash_estimate_within_15_percent_of_the_linked_app(tmp_path, monkeypatch, board_id):
+    from cmx_gen import build, project
+    from cmx_gen.generate import generate
+
+    monkeypatch.setenv("CMX_GEN_CACHE", str(tmp_path / "cache"))
+    app = tmp_path / "app"
+    done = generate(project.Project(model=str(DIGITS), board=board_id, rtos="baremetal", output=str(app)), app)
+    placement = done.placement
+    built = build.build(app, jobs=2)
+    boot = placement.code_region
+    linked = next(r for r in built.regions if r.name.lower() == boot.lower())
+    estimate = placement.use(boot).used  # code (runtime + kernels) + model.pte, in place
+    assert placement.pte_region == boot
+    assert linked.sections.get(".cmx_model", 0) >= placement.pte_bytes
+    assert abs(estimate - linked.used) <= 0.15 * linked.used, (estimate, linked.used, linked.sections)
+    assert estimate >= 0.95 * linked.used, "the estimate should not be optimistic"
