@@ -373,10 +373,14 @@ def check_devicetree(app: Path) -> CheckResult:
         if not isinstance(info, dict):
             continue
         if not any(o.stem == info["target"].replace("/", "_") for o in overlays):
-            try:
-                dt = dtlib.DT(_stub_only(info))
-            except dtlib.DTError:
-                continue
+            with tempfile.TemporaryDirectory(prefix="cmx-dts-") as tmp:
+                pre = Path(tmp) / "zephyr.dts.pre"
+                if _preprocess([ZEPHYR_DATA / "dts" / info["dts"]], [ZEPHYR_DATA / "dts" / "include"], pre):
+                    continue
+                try:
+                    dt = dtlib.DT(str(pre))
+                except dtlib.DTError:
+                    continue
             _check_memory_nodes(dt, info["dts"], CheckResult("scratch"), region_names)
     for snippet in sorted((app / "linker").glob("*.ld")) if (app / "linker").is_dir() else []:
         name = _rel(app, snippet)
@@ -389,13 +393,6 @@ def check_devicetree(app: Path) -> CheckResult:
                     result.fail(name, f"memory region {region} is not defined by the board devicetree "
                                       "or the app overlay (no zephyr,memory-region node of that name)")
     return result
-
-
-def _stub_only(info: dict) -> str:
-    tmp = Path(tempfile.mkdtemp(prefix="cmx-dts-"))
-    pre = tmp / "zephyr.dts.pre"
-    _preprocess([ZEPHYR_DATA / "dts" / info["dts"]], [ZEPHYR_DATA / "dts" / "include"], pre)
-    return str(pre)
 
 
 def _check_memory_nodes(dt, name: str, result: CheckResult, region_names: set[str]) -> None:

@@ -57,12 +57,6 @@ def zephyr_app(digits_lowered, tmp_path_factory):
     return get
 
 
-def fresh_copy(app: Path, tmp_path: Path) -> Path:
-    dst = tmp_path / app.name
-    shutil.copytree(app, dst)
-    return dst
-
-
 @pytest.mark.parametrize("board_id", BOARDS)
 def test_every_offline_check_passes(zephyr_app, board_id):
     app = zephyr_app(board_id)
