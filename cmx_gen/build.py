@@ -144,8 +144,9 @@ def _stream(cmd: list[str], cwd: Path, log: Path, label: str) -> int:
 
 
 def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
-          env: dict[str, str] | None = None) -> BuildResult:
-    """Configure (first time, or with clean=True) and build APP; return the ELF and its memory use."""
+          env: dict[str, str] | None = None, defines: list[str] | None = None) -> BuildResult:
+    """Configure (first time, with clean=True, or when `defines` are given) and build APP;
+    return the ELF and its memory use. `defines`: extra NAME=VALUE cache entries (e.g. CMX_ET_LOG=OFF)."""
     app = Path(app).resolve()
     if not (app / "CMakeLists.txt").is_file() or not (app / TOOLCHAIN).is_file():
         raise BuildError(f"{app} is not a generated bare-metal app (no CMakeLists.txt / {TOOLCHAIN})",
@@ -165,10 +166,11 @@ def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: i
     log = build_dir / "cmx-build.log"
     log.write_text("")
     start = time.monotonic()
-    if not (build_dir / "CMakeCache.txt").is_file():
+    if defines or not (build_dir / "CMakeCache.txt").is_file():
         progress.say(f"configuring {app.name} (CMake, Ninja)")
         cmd = ["cmake", "-S", str(app), "-B", str(build_dir), "-G", "Ninja",
-               f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}", "-DCMAKE_BUILD_TYPE=MinSizeRel", *sdk.cmake_defines()]
+               f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}", "-DCMAKE_BUILD_TYPE=MinSizeRel", *sdk.cmake_defines(),
+               *(f"-D{d}" for d in defines or [])]
         _stream(cmd, app, log, "configure")
     cmd = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
     steps = _stream(cmd, app, log, "build")
