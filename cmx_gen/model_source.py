@@ -54,9 +54,13 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 def channels_last(tensor: torch.Tensor) -> torch.Tensor:
-    """The cortex_m backend expects 4-D activations in channels-last memory format."""
+    """The cortex_m backend expects 4-D activations in channels-last memory format.
+
+    `.to()`, not `.contiguous()`: for a 1-channel tensor NCHW already counts as channels-last
+    contiguous, so `.contiguous()` keeps NCHW strides and the quantizer then rejects every conv.
+    """
     if tensor.dim() == 4:
-        return tensor.contiguous(memory_format=torch.channels_last)
+        return tensor.to(memory_format=torch.channels_last)
     return tensor
 
 

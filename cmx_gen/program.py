@@ -148,9 +148,13 @@ def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input
 
 
 def _scratch_bytes(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
-    """CMSIS-NN scratch buffers are planned uint8 tensors passed to cortex_m kernels (not outputs)."""
+    """Largest CMSIS-NN scratch buffer: planned uint8 tensors passed to cortex_m kernels (not outputs).
+
+    The peak, not the sum: the memory planner overlaps buffers whose lifetimes do not meet, so
+    the scratch buffers of different layers share space.
+    """
     seen: set[int] = set()
-    total = 0
+    peak = 0
     for name, args in calls:
         if not name.startswith("cortex_m::"):
             continue
@@ -161,8 +165,8 @@ def _scratch_bytes(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
             info = tensor.allocation_info
             if info is not None and info.memory_id > 0:
                 seen.add(index)
-                total += _nbytes(tensor)
-    return total
+                peak = max(peak, _nbytes(tensor))
+    return peak
 
 
 def analyse(data: bytes) -> ProgramInfo:

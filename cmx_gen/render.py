@@ -81,8 +81,12 @@ def _sha(data: bytes) -> str:
 
 
 def context(project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement) -> dict[str, Any]:
-    """The cookiecutter context every template sees as `cookiecutter.*`."""
-    return {
+    """The cookiecutter context every template sees as `cookiecutter.*`.
+
+    The Zephyr template also gets `zephyr`: board target(s), devicetree and Kconfig values
+    derived from the board and the placement (cmx_gen/zephyr.py).
+    """
+    ctx: dict[str, Any] = {
         "app_name": project.app_name(),
         "app_dir": "app",
         "rtos": project.rtos,
@@ -91,6 +95,12 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
         "model": artifacts.report,
         "cmx_version": __version__,
     }
+    if project.rtos == "zephyr":
+        from cmx_gen import zephyr
+
+        pools = model_files.pool_sizes(artifacts.pte, artifacts.report)
+        ctx["zephyr"] = zephyr.template_context(ctx["board"], ctx["placement"], artifacts.report, pools)
+    return ctx
 
 
 def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifacts: Artifacts, project_text: str, tmp: Path) -> Path:

@@ -90,7 +90,7 @@ def table(report: dict[str, Any]) -> str:
     ]
     mem = report["memory"]
     lines.append(
-        f"memory     planned {_kb(mem['planned_bytes'])} (incl. CMSIS-NN scratch {_kb(mem['scratch_bytes'])}), "
+        f"memory     planned {_kb(mem['planned_bytes'])} (largest CMSIS-NN scratch {_kb(mem['scratch_bytes'])}), "
         f"method allocator {_kb(mem['method_allocator_bytes'])}, temp {_kb(mem['temp_allocator_bytes'])}"
     )
     for i, spec in enumerate(report["inputs"]):
@@ -127,7 +127,7 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         f"- target: **{report['target']['core']}** ({report['target']['isa']}), executorch {report['executorch_version']}, cmx-gen {report['cmx_gen_version']}",
         f"- `.pte`: {report['pte']['bytes']:,} bytes, of which constants {report['pte']['constant_bytes']:,}",
-        f"- planned buffers: {mem['planned_buffer_sizes']} = {mem['planned_bytes']:,} bytes (CMSIS-NN scratch {mem['scratch_bytes']:,})",
+        f"- planned buffers: {mem['planned_buffer_sizes']} = {mem['planned_bytes']:,} bytes (largest CMSIS-NN scratch {mem['scratch_bytes']:,})",
         f"- method allocator: {mem['method_allocator_bytes']:,} bytes (exact for 32-bit Arm); temp allocator: {mem['temp_allocator_bytes']:,} bytes",
         "",
         "## Operators",
