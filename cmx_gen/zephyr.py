@@ -183,6 +183,16 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
     selects = set(info.get("soc_selects", []))
     fpu = bool(board["core"].get("fpu")) and "CPU_HAS_FPU" in selects
     overlay_needed = bool(layout.added_nodes or layout.region_props or layout.chosen)
+    # Zephyr's -mcpu follows the SoC Kconfig: an ARMv8-M core without ARMV8_M_DSP is built +nodsp
+    # (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE.
+    isa_note = ""
+    core = board["core"]
+    if core.get("dsp") and board["core"]["name"] in ("cortex-m33", "cortex-m35p") and "ARMV8_M_DSP" not in selects:
+        isa_note = ("Zephyr's SoC Kconfig selects no ARMV8_M_DSP here: Zephyr compiles for "
+                    f"{core['name']}+nodsp, so CMSIS-NN runs its C path, not the DSP one")
+    elif core.get("mve") and "ARMV8_1_M_MVEI" not in selects:
+        isa_note = ("Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "
+                    "MVE, so CMSIS-NN does not use Helium")
     return {
         "target": info["target"],
         "file_name": file_name,
@@ -198,6 +208,7 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
                 else "no FPU Kconfig: the core has no FPU"
             )
         ),
+        "isa_note": isa_note,
         "overlay": overlay_needed,
         "added_nodes": layout.added_nodes,
         "region_props": layout.region_props,

@@ -177,3 +177,28 @@ def test_pte_section_matches_render():
     from cmx_gen import render, zephyr
 
     assert zephyr.PTE_SECTION == render.PTE_SECTION
+
+
+def _zephyr_boards_with_layout() -> list[str]:
+    from cmx_gen.zephyr import zephyr_boards
+
+    known = zephyr_boards()
+    return [b.id for b in boards.load_boards() if b.zephyr and b.zephyr.file_name in known]
+
+
+@pytest.mark.parametrize("board_id", _zephyr_boards_with_layout())
+def test_every_board_with_zephyr_layout_data(zephyr_app, board_id):
+    """Every database board cmx-gen has Zephyr layout data for renders an app that passes the checks."""
+    for r in validate_app(zephyr_app(board_id)):
+        assert r.status == "pass", f"{board_id} {r.name}: {[str(f) for f in r.findings]}"
+
+
+def test_boards_without_layout_data_are_refused_clearly(digits_lowered, tmp_path):
+    from cmx_gen.errors import RenderError
+
+    missing = [b for b in boards.load_boards() if b.zephyr and b.id not in _zephyr_boards_with_layout()]
+    if not missing:
+        pytest.skip("every board in the database has Zephyr layout data")
+    board = missing[0]
+    with pytest.raises(RenderError, match="no Zephyr layout data for board target"):
+        render_zephyr_app(digits_lowered(board.core.lower_target), board.id, tmp_path)
