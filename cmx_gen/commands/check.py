@@ -1,6 +1,7 @@
 """`cmx-gen check MODEL_OR_REPORT --board ID`: does the lowered model fit the board, and where does it go?
 
-Takes a report.json or the folder `cmx-gen lower -o DIR` wrote. Exits non-zero (FitError, code 3)
+Takes a report.json, the folder `cmx-gen lower -o DIR` wrote, or a model (`model.py:Name`,
+`.pt2`), which is first lowered for the board's core (cached, like `create`). Exits non-zero (FitError, code 3)
 naming the short region and the shortfall, and lists the boards where the model would fit.
 """
 
@@ -11,13 +12,16 @@ import json
 from pathlib import Path
 
 from cmx_gen.boards import load_board
+from cmx_gen.commands.lower import add_model_arguments, load_source
 from cmx_gen.errors import CmxError, FitError, ModelSourceError
 from cmx_gen.memory import Placement, plan, usage_table
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("check", help="check that a lowered model fits a board; show the placement")
-    parser.add_argument("model", metavar="MODEL_OR_REPORT", help="report.json, or the folder written by `cmx-gen lower -o DIR`")
+    add_model_arguments(
+        parser, "MODEL_OR_REPORT", "report.json, the folder `cmx-gen lower -o DIR` wrote, or a model (path/model.py:Name, .pt2)"
+    )
     parser.add_argument("--board", required=True, help="board id (`cmx-gen boards` lists them) or a board .yaml file")
     parser.add_argument("--json", action="store_true", help="print the placement (or the refusal) as JSON")
     parser.set_defaults(func=run)
@@ -52,8 +56,23 @@ def check_report(report: dict, board_id: str) -> Placement:
     return plan(report, load_board(board_id))
 
 
+def is_model_source(spec: str) -> bool:
+    return spec.endswith(".pt2") or (":" in spec and spec.rpartition(":")[0].endswith(".py"))
+
+
+def lowered_report(args: argparse.Namespace) -> dict:
+    """The report to check: read it, or lower the model for the board's core first."""
+    if not is_model_source(args.model):
+        return load_report(args.model)
+    from cmx_gen import cache
+
+    board = load_board(args.board)
+    result, _ = cache.produce(load_source(args), board.core.lower_target)
+    return result.report
+
+
 def run(args: argparse.Namespace) -> int:
-    report = load_report(args.model)
+    report = lowered_report(args)
     try:
         placement = check_report(report, args.board)
     except FitError as exc:

@@ -17,9 +17,12 @@ if TYPE_CHECKING:
 TARGETS = ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "cortex-m85")
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+MODEL_HELP = "path/model.py:Name, model.pt2 (torch.export.save), or model.pte"
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL", help: str = MODEL_HELP) -> None:
     """Model-source options shared by `lower`, `check` and `create`."""
-    parser.add_argument("model", help="path/model.py:Name, model.pt2 (torch.export.save), or model.pte")
+    parser.add_argument("model", metavar=metavar, help=help)
     parser.add_argument("--input-shape", help="example input shape, e.g. 1,1,49,10 (else example_inputs() from the file)")
     parser.add_argument("--calibration", help="calibration data: .npz (one array per input), .npy, or a folder of .npy")
     parser.add_argument(

@@ -88,3 +88,15 @@ def example_inputs():
 def calibration_data():
     g = torch.Generator().manual_seed(1)
     return [((torch.rand(1, 3, 8, 8, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last),) for _ in range(8)]
+
+
+class BigLinear(nn.Module):
+    """1.5 MB of int8 weights: more than the flash of an nRF52840 (1 MB)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(1024, 1536)
+
+    def forward(self, x):
+        return self.fc(x)
