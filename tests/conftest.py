@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from cmx_gen import cli
+
+# The tests get a lowering cache of their own: they neither read nor fill the user's.
+os.environ.setdefault("CMX_GEN_CACHE", tempfile.mkdtemp(prefix="cmx-gen-test-cache-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "tests" / "models" / "small.py"
