@@ -208,3 +208,17 @@ def test_qemu_command_counts_instructions_and_exits_via_semihosting():
     joined = " ".join(cmd)
     assert "-icount shift=0" in joined and "-semihosting-config enable=on,target=native" in joined
     assert cmd[-2:] == ["-kernel", "fw.elf"]
+
+
+def test_toolchain_flags_match_the_board_model_for_every_board():
+    """The template's -mcpu/-mfpu rules must agree with cmx_gen.boards (a core without DSP or FPU
+    running DSP/FP code faults: mps2-an521's M33 has neither)."""
+    import jinja2
+
+    from cmx_gen.boards import load_boards
+
+    src = (ROOT / "templates/baremetal_app/{{cookiecutter.app_dir}}/cmake/arm-none-eabi.cmake").read_text()
+    for board in load_boards():
+        out = jinja2.Environment().from_string(src).render(cookiecutter={"board": board.model_dump(mode="json")})
+        want = " ".join(board.core.gcc_flags) + " -mthumb"
+        assert f'set(CMX_CPU_FLAGS "{want}")' in out, board.id

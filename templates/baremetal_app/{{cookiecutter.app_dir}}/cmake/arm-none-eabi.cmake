@@ -20,7 +20,21 @@ set(CMAKE_SIZE ${_prefix}size CACHE FILEPATH "")
 {%- elif cookiecutter.board.gcc_flags is defined %}
 {%- set cpu_flags = cookiecutter.board.gcc_flags | join(" ") %}
 {%- else %}
-{%- set cpu_flags = "-mcpu=" ~ core.name ~ ((" -mfpu=" ~ core.fpu) if core.fpu and core.fpu != "auto" else "") ~ (" -mfloat-abi=hard" if core.fpu else " -mfloat-abi=soft") %}
+{#- Same rules as cmx_gen.boards.Core.gcc_flags (used when the context does not carry them). #}
+{%- set cpu = core.name %}
+{%- if core.name in ["cortex-m55", "cortex-m85", "cortex-m52"] %}
+{%- if not core.mve %}{% set cpu = cpu ~ "+nomve" %}{% elif core.mve == "int" %}{% set cpu = cpu ~ "+nomve.fp" %}{% endif %}
+{%- elif core.name in ["cortex-m33", "cortex-m35p"] and not core.dsp %}
+{%- set cpu = cpu ~ "+nodsp" %}
+{%- endif %}
+{%- if core.fpu is none and core.name in ["cortex-m4", "cortex-m7", "cortex-m33", "cortex-m35p", "cortex-m52", "cortex-m55", "cortex-m85"] %}
+{%- set cpu = cpu ~ "+nofp" %}
+{%- endif %}
+{%- if core.fpu is none %}
+{%- set cpu_flags = "-mcpu=" ~ cpu ~ " -mfloat-abi=soft" %}
+{%- else %}
+{%- set cpu_flags = "-mcpu=" ~ cpu ~ ((" -mfpu=" ~ core.fpu) if core.fpu != "auto" else "") ~ " -mfloat-abi=hard" %}
+{%- endif %}
 {%- endif %}
 set(CMX_CPU_FLAGS "{{ cpu_flags }} -mthumb")
 set(CMAKE_C_FLAGS_INIT "${CMX_CPU_FLAGS} -ffunction-sections -fdata-sections")
