@@ -411,7 +411,11 @@ def _check_memory_nodes(dt, name: str, result: CheckResult, region_names: set[st
             result.fail(name, f"{node.path}: memory region {region} has no reg")
             continue
         cells = node.props["reg"].to_nums()
-        base, size = (cells[0], cells[1]) if len(cells) >= 2 else (0, 0)
+        if len(cells) < 2 or len(cells) % 2:
+            result.fail(name, f"{node.path}: reg of memory region {region} must be <address size> pairs "
+                              f"(#address-cells = #size-cells = 1), got {len(cells)} cell(s)")
+            continue
+        base, size = cells[0], cells[1]
         region_names.add(region)
         regions.append((region, base, size, node.path))
     seen: dict[str, str] = {}

@@ -139,3 +139,11 @@ def test_promptless_symbol_assigned(app):
         f.write("CONFIG_CPU_HAS_FPU=y\n")
     msgs = messages(check_kconfig(app))
     assert any("CONFIG_CPU_HAS_FPU is assigned but has no prompt" in m for m in msgs), msgs
+
+
+def test_overlay_region_without_size(app):
+    (app / "boards/mps3_corstone300_fvp.overlay").write_text(
+        '/ {\n\tcmx_ddr: memory@70000000 {\n\t\tcompatible = "zephyr,memory-region";\n'
+        '\t\treg = <0x70000000>;\n\t\tzephyr,memory-region = "CMX_DDR";\n\t};\n};\n')
+    msgs = messages(check_devicetree(app))
+    assert any("CMX_DDR must be <address size> pairs" in m for m in msgs), msgs
