@@ -24,7 +24,7 @@ macro(cmx_require_sdk)
   if(NOT FLATC_EXECUTABLE)
     find_program(FLATC_EXECUTABLE flatc)
   endif()
-  if(NOT FLATC_EXECUTABLE)
+  if(NOT FLATC_EXECUTABLE AND NOT CMX_EXECUTORCH_RUNTIME)
     string(APPEND _problems "  flatc not found (pass -DFLATC_EXECUTABLE=<site-packages>/executorch/data/bin/flatc)\n")
   endif()
   if(_problems)
@@ -37,7 +37,9 @@ macro(cmx_require_sdk)
     string(REGEX MATCH "^[0-9]+[.][0-9]+" _pip_mm "${CMX_EXECUTORCH_VERSION}")
     if(NOT _et_src_version STREQUAL CMX_EXECUTORCH_VERSION)
       if(_src_mm STREQUAL _pip_mm)
-        message(STATUS "cmx-gen: ExecuTorch sources ${_et_src_version}, model lowered with ${CMX_EXECUTORCH_VERSION} (same minor version)")
+        message(WARNING "cmx-gen: ExecuTorch sources are ${_et_src_version}, the model was lowered with "
+                        "${CMX_EXECUTORCH_VERSION} (same minor version: usually compatible; every kernel "
+                        "the program calls must exist in the sources, the build stops otherwise).")
       else()
         message(WARNING "cmx-gen: ExecuTorch sources are ${_et_src_version} but the model was lowered with "
                         "executorch ${CMX_EXECUTORCH_VERSION}; kernels or the program format may not match. "
