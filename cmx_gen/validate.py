@@ -258,8 +258,10 @@ def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], resu
             where = _rel(app, Path(m.group(1))) + f":{m.group(2)}" if m else "Kconfig"
             if "undefined symbol" in text:
                 sym = re.search(r"undefined symbol (\w+)", text)
-                result.fail(where, f"CONFIG_{sym.group(1) if sym else '?'} is not a Kconfig symbol "
-                                   "Zephyr or ExecuTorch defines (Zephyr aborts on this)")
+                result.fail(where, f"CONFIG_{sym.group(1) if sym else '?'} is undefined: not a symbol of "
+                                   "Zephyr, ExecuTorch or the app Kconfig that cmx-gen knows (Zephyr aborts "
+                                   "on undefined symbols; if it is a real Zephyr symbol, add its definition "
+                                   "to cmx_gen/data/zephyr/kconfig.yaml)")
             else:
                 result.fail(where, f"Kconfig warning (Zephyr aborts on any): {text}")
         # Zephyr's kconfig.py: a symbol assigned in a .conf file must have a prompt, and the
