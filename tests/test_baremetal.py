@@ -197,6 +197,7 @@ def test_result_line_parsing():
     result = parse_result_line(out)
     assert result and result.passed and result.count == ("instr", 1810234)
     assert result.pool("method") == (11552, 11776) and result.pool("temp") == (212, 448)
+    assert parse_result_line(out.strip() + " stack=2472/16384").pool("stack") == (2472, 16384)
     fail = parse_result_line("cmx-gen: FAIL error=load_method:0x14 method=100/50 planned=0/0 temp=0/448")
     assert fail and not fail.passed and fail.fields["error"] == "load_method:0x14"
     assert parse_result_line("no verdict here") is None
@@ -222,3 +223,14 @@ def test_toolchain_flags_match_the_board_model_for_every_board():
         out = jinja2.Environment().from_string(src).render(cookiecutter={"board": board.model_dump(mode="json")})
         want = " ".join(board.core.gcc_flags) + " -mthumb"
         assert f'set(CMX_CPU_FLAGS "{want}")' in out, board.id
+
+
+def test_sdk_command_reports_what_is_missing(capsys, monkeypatch):
+    from conftest import run_cli
+
+    monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
+    monkeypatch.delenv("CMSIS_NN_PATH", raising=False)
+    assert run_cli("sdk") == 1
+    out = capsys.readouterr().out
+    assert "missing: EXECUTORCH_ROOT is not set" in out and "cmx-gen sdk --clone" in out
+    assert "arm-none-eabi-gcc" in out and "flatc" in out

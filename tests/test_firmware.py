@@ -61,6 +61,8 @@ def check_pass(app: Path, built: build.BuildResult, result) -> None:
     assert used == allocated, "planned buffers are sized exactly from the plan"
     used, allocated = result.pool("temp")
     assert used == needs.temp_used_bytes and used <= allocated
+    used, size = result.pool("stack")
+    assert 0 < used < size, "the bare-metal platform paints the stack and reports its high-water mark"
     kind, count = result.count
     assert kind == "instr" and count > 10_000
     assert built.text_bytes <= 120 * 1024, f".text {built.text_bytes} B exceeds the 120 KB goal"

@@ -37,6 +37,11 @@ const char* cmx_platform_counter_name(void);
  * code) or a breakpoint/loop on hardware; Zephyr: print and halt. Never returns. */
 void cmx_platform_exit(int status) __attribute__((noreturn));
 
+/* OPTIONAL (weak; a platform may leave it out): the stack's high-water mark since boot and its
+ * size, in bytes. Return 0 and fill both to have the runner add `stack=used/size` to the result
+ * line (the bare-metal platform paints the stack at reset). */
+int cmx_platform_stack(uint32_t* used, uint32_t* size) __attribute__((weak));
+
 /* The runner's entry point: loads the embedded program, runs forward on the reference input,
  * compares, prints the one result line and returns 0 (PASS) or non-zero (FAIL / error).
  * The platform's main() calls cmx_platform_exit(cmx_run()). */

@@ -8,7 +8,8 @@
  *   cmx-gen: PASS max_abs_err=0 instr=1810234 method=11552/11776 planned=20464/20464 temp=212/256
  *
  * max_abs_err is in output quantization steps (LSB) when the output has a scale, else in the
- * output's own unit; each pool is printed as used/allocated bytes. Errors print
+ * output's own unit; each pool is printed as used/allocated bytes (and the stack, when the
+ * platform measures it). Errors print
  * `cmx-gen: FAIL error=<stage>:0x<code> ...` with the pools measured so far.
  *
  * Platform services (console, counter, exit) come from cmx_platform.h; nothing here allocates
@@ -163,6 +164,10 @@ void print_pools(Line& line, const Measured& m) {
   line.s(" method=").u(m.method_used).s("/").u(CMX_METHOD_POOL_BYTES);
   line.s(" planned=").u(m.planned_used).s("/").u(planned_allocated());
   line.s(" temp=").u(m.temp_used).s("/").u(CMX_TEMP_POOL_BYTES);
+  uint32_t stack_used = 0, stack_size = 0;
+  if (cmx_platform_stack && cmx_platform_stack(&stack_used, &stack_size) == 0) {
+    line.s(" stack=").u(stack_used).s("/").u(stack_size);
+  }
 }
 
 int fail(const char* stage, uint32_t code, const Measured& m) {

@@ -50,7 +50,26 @@ __attribute__((section(".vectors"), used)) const vector_fn cmx_vectors[16 + 32] 
     /* external interrupts: none used */
 };
 
+#define STACK_PAINT 0xA5A5A5A5u
+
+/* Paint the unused stack so cmx_platform_stack() can report the high-water mark. Runs first,
+ * on the few bytes of stack Reset_Handler itself uses. */
+static __attribute__((always_inline)) inline void paint_stack(void) {
+  uint32_t sp;
+  __asm volatile("mov %0, sp" : "=r"(sp));
+  for (volatile uint32_t* p = &__StackLimit; (uintptr_t)p < sp - 64u; ++p) *p = STACK_PAINT;
+}
+
+int cmx_platform_stack(uint32_t* used, uint32_t* size) {
+  const uint32_t* p = &__StackLimit;
+  while (p < &__StackTop && *p == STACK_PAINT) ++p;
+  *used = (uint32_t)((uintptr_t)&__StackTop - (uintptr_t)p);
+  *size = (uint32_t)((uintptr_t)&__StackTop - (uintptr_t)&__StackLimit);
+  return 0;
+}
+
 __attribute__((noreturn)) void Reset_Handler(void) {
+  paint_stack();
   SCB_VTOR = (uint32_t)(uintptr_t)cmx_vectors;
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
   __asm volatile("msr msplim, %0" ::"r"(&__StackLimit));
