@@ -1,11 +1,11 @@
 """The Zephyr app's CMakeLists.txt, configured and compiled for real (firmware test).
 
 No Zephyr tree here, so find_package(Zephyr) finds a stand-in (cmx_gen/data/zephyr/cmake_stub)
-that sets up arm-none-eabi-gcc, the `app` and `zephyr_interface` targets and the module dirs
-(EXECUTORCH_ROOT / CMSIS_NN_PATH as west would check them out), with the app's Kconfig as
-autoconf.h. Everything that does not include Zephyr headers is compiled: the shared runner, the
-model files (.pte embedding included), cmx/kernels with the ExecuTorch runtime and CMSIS-NN.
-Not compiled: the Zephyr platform layer and src/main.c. Not done: the Zephyr link.
+that sets up arm-none-eabi-gcc, the `app` and `zephyr_interface` targets, CONFIG_* from the app's
+Kconfig (kconfiglib over prj.conf + board .conf) and the module dirs (EXECUTORCH_ROOT /
+CMSIS_NN_PATH as west would check them out). Everything that does not include Zephyr headers is
+compiled: the shared runner, the model files (.pte embedding included), cmx/kernels.
+Not compiled: the Zephyr platform layer, src/main.c, ExecuTorch's Zephyr module. Not done: the link.
 """
 
 from __future__ import annotations
@@ -36,15 +36,24 @@ def _sdk_defines() -> list[str]:
     return found.cmake_defines()
 
 
-@pytest.mark.parametrize("board_id", ["corstone300-fvp", "nucleo-h743zi"])
-def test_cmakelists_configures_and_compiles(zephyr_app, board_id, tmp_path):  # noqa: F811
+@pytest.mark.parametrize(
+    "board_id, runtime",
+    [("corstone300-fvp", "module"), ("corstone300-fvp", "kernels"), ("nucleo-h743zi", "module")],
+)
+def test_cmakelists_configures_and_compiles(zephyr_app, board_id, runtime, tmp_path):  # noqa: F811
+    """runtime=module: CONFIG_EXECUTORCH=y, the runtime is the module's, cmx/kernels builds only
+    kernels; runtime=kernels: CONFIG_EXECUTORCH=n, cmx/kernels builds the runtime core too."""
     defines = _sdk_defines()
-    app = zephyr_app(board_id)
+    app = tmp_path / "app"
+    shutil.copytree(zephyr_app(board_id), app)
+    if runtime == "kernels":
+        prj = app / "prj.conf"
+        prj.write_text(prj.read_text().replace("CONFIG_EXECUTORCH=y", "CONFIG_EXECUTORCH=n"))
     board = boards.load_board(board_id)
     autoconf = tmp_path / "autoconf.h"
     result = write_autoconf(app, board.zephyr.file_name, autoconf)
     assert result.status == "pass", [str(f) for f in result.findings]
-    assert "CONFIG_EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE" in autoconf.read_text()
+    assert ("CONFIG_EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE" in autoconf.read_text()) == (runtime == "module")
 
     flags = [f for f in board.core.gcc_flags if not f.startswith("-mcpu=")]
     build = tmp_path / "build"
@@ -64,7 +73,8 @@ def test_cmakelists_configures_and_compiles(zephyr_app, board_id, tmp_path):  # 
     done = subprocess.run(["nice", "cmake", "--build", str(build), "-j", "2", "--target", "app", "cmx_kernels"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    objects = {p.name for p in build.rglob("*.obj")} | {p.name for p in build.rglob("*.o")}
-    assert any(name.startswith("cmx_runner.cpp") for name in objects), sorted(objects)[:20]
-    assert any(name.startswith("model_pte.S") for name in objects)
-
+    objects = {p.name.split(".")[0] + "." + p.name.split(".")[1] for p in build.rglob("*.obj")}
+    assert {"cmx_runner.cpp", "model_pte.S", "cmx_kernels.cpp"} <= objects, sorted(objects)
+    assert any(name.startswith("op_quantized_conv2d") for name in objects), sorted(objects)
+    # the runtime core is compiled here only when the module does not provide it
+    assert ("method.cpp" in objects) == (runtime == "kernels"), sorted(objects)
