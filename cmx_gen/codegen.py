@@ -26,12 +26,13 @@ class KernelSet:
     portable: tuple[str, ...]  # "_clone_dim_order", ... (source: kernels/portable/cpu/op_<name>.cpp)
     portable_kernels: tuple[str, ...]  # C++ function of each portable op ("softmax_out" for _softmax):
     #                                    kernels/ finds the source file by it when the name differs
-    prim_ops: bool  # the program calls executorch_prim / sym ops: build register_prim_ops.cpp
+    prim_ops: tuple[str, ...]  # executorch_prim / sym ops the program calls (register_prim_ops.cpp, selective)
     registered: tuple[str, ...]  # full op names registered by the generated source
 
     @property
     def kernel_count(self) -> int:
-        return len(self.registered)
+        """Kernels in the registry at run time: ours plus the selected prim ops."""
+        return len(self.registered) + len(self.prim_ops)
 
 
 def _executorch_dir() -> Path:
@@ -70,11 +71,11 @@ def split_ops(op_names: list[str]) -> KernelSet:
     """Sort the program's operator names into cortex_m kernels, portable kernels and prim ops."""
     cortex_m: set[str] = set()
     portable: dict[str, str] = {}
-    prim = False
+    prim: list[str] = []
     registered: list[str] = []
     for op in sorted(set(op_names)):
         if op.startswith(PRIM_OP_PREFIXES):
-            prim = True
+            prim.append(op)
             continue
         if op.startswith("cortex_m::"):
             cortex_m.add(_base_name(op))
@@ -83,7 +84,7 @@ def split_ops(op_names: list[str]) -> KernelSet:
             portable[_base_name(op)] = kernel
         registered.append(op)
     names = tuple(sorted(portable))
-    return KernelSet(tuple(sorted(cortex_m)), names, tuple(portable[n] for n in names), prim, tuple(registered))
+    return KernelSet(tuple(sorted(cortex_m)), names, tuple(portable[n] for n in names), tuple(prim), tuple(registered))
 
 
 @functools.lru_cache(maxsize=8)

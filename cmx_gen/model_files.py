@@ -220,7 +220,7 @@ set(CMX_CMSIS_NN_ISA "{target.get('isa', '')}")
 set(CMX_CORTEX_M_OPS {cm_list(kset.cortex_m)})
 set(CMX_PORTABLE_OPS {cm_list(kset.portable)})
 set(CMX_PORTABLE_KERNELS {cm_list(kset.portable_kernels)})
-set(CMX_PRIM_OPS {'ON' if kset.prim_ops else 'OFF'})
+set(CMX_PRIM_OPS {cm_list(kset.prim_ops)})
 set(CMX_REGISTERED_OPS {cm_list(kset.registered)})
 """
 
