@@ -14,8 +14,8 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-# Operators run by the runtime itself (no kernel to register); the program lists them anyway.
-PRIM_OP_PREFIXES = ("executorch_prim::", "aten::sym_size", "aten::sym_numel", "aten::sym_stride")
+# Operators of kernels/prim_ops/register_prim_ops.cpp (built selectively, not by the codegen).
+PRIM_OP_PREFIXES = ("executorch_prim::", "aten::sym_size", "aten::sym_numel", "aten::sym_stride", "aten::_local_scalar_dense")
 
 
 @dataclass(frozen=True)
