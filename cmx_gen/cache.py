@@ -10,10 +10,12 @@ lowering output folders (see artifacts.py) under `$CMX_GEN_CACHE` (default
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any, Callable
 
 from cmx_gen import __version__, artifacts
 from cmx_gen.model_source import ModelSource
@@ -65,3 +67,23 @@ def produce(source: ModelSource, core: str, use_cache: bool = True) -> tuple[art
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
     return result, False
+
+
+def memo_json(kind: str, parts: tuple[str, ...], compute: Callable[[], Any]) -> Any:
+    """Disk memo for pure, slow steps of rendering (kernel registration codegen, allocator replay).
+
+    Keyed on `parts` and cmx-gen's code, like the lowering cache, so `regen` with nothing
+    changed does not run torchgen or re-parse the program again.
+    """
+    digest = hashlib.sha256(_code_fingerprint().encode())
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    path = cache_dir().parent / kind / f"{digest.hexdigest()[:32]}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    value = compute()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.with_suffix(f".{os.getpid()}.tmp")
+    staging.write_text(json.dumps(value))
+    staging.replace(path)
+    return value

@@ -106,6 +106,7 @@ class Budget:
     static_ram_bytes: int
     stack_bytes: int
     heap_bytes: int
+    reference_bytes: int = 0  # the reference input/expected output the firmware checks against
 
     @property
     def code_bytes(self) -> int:
@@ -141,6 +142,23 @@ def _check_report(report: dict) -> None:
             node = node[key]
 
 
+def reference_bytes(report: dict) -> int:
+    """Bytes of the embedded reference data (.cmx_reference): every input and output, 16-aligned.
+
+    It sits beside the program: for MobileNet at 96x96 the float input alone is 108 KiB.
+    """
+    import numpy as np
+
+    total = 0
+    for spec in [*report.get("inputs", []), *report.get("outputs", [])]:
+        count = 1
+        for dim in spec.get("shape", []):
+            count *= int(dim)
+        itemsize = np.dtype(spec["dtype"]).itemsize if spec.get("dtype") in np.sctypeDict else 4
+        total += _align(count * itemsize)
+    return total
+
+
 def budget(report: dict) -> Budget:
     """The program's needs from its lowering report (keys in docs/report.md)."""
     _check_report(report)
@@ -155,6 +173,7 @@ def budget(report: dict) -> Budget:
 
     method = int(mem["method_allocator_bytes"])
     return Budget(
+        reference_bytes=reference_bytes(report),
         isa=isa,
         code=code_sizes(report, isa),
         pte_bytes=int(report["pte"]["bytes"]),
@@ -274,6 +293,8 @@ def _uses(board: Board, b: Budget, pte: MemoryRegion, arena: MemoryRegion) -> li
     items: dict[str, dict[str, int]] = {r.name: {} for r in board.memory}
     items[board.boot_region]["code"] = b.code_bytes
     items[pte.name]["model.pte"] = b.pte_bytes
+    if b.reference_bytes:
+        items[pte.name]["reference data"] = b.reference_bytes
     items[arena.name]["planned buffers"] = sum(b.planned_buffer_sizes)
     items[arena.name]["method pool"] = b.method_pool_bytes
     items[arena.name]["temp pool"] = b.temp_pool_bytes

@@ -7,6 +7,8 @@ user edit from a stale file.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -30,6 +32,14 @@ def _round16(n: int) -> int:
 
 
 def pool_sizes(pte: bytes, report: Mapping) -> dict[str, object]:
+    """`_pool_sizes`, memoized on disk: replaying the program means parsing it with exir (seconds)."""
+    from cmx_gen.cache import memo_json
+
+    key = (hashlib.sha256(pte).hexdigest(), json.dumps(report.get("memory", {}), sort_keys=True), str(bool(report.get("fallbacks"))))
+    return memo_json("pools", key, lambda: _pool_sizes(pte, report))
+
+
+def _pool_sizes(pte: bytes, report: Mapping) -> dict[str, object]:
     """Pool sizes the firmware gets: {"method": bytes, "temp": bytes, "planned": [bytes per buffer]}.
 
     method: the exact need replayed from the program (cmx_gen.method_pool) plus METHOD_POOL_MARGIN,
@@ -58,7 +68,16 @@ def pool_sizes(pte: bytes, report: Mapping) -> dict[str, object]:
 
 
 def program_ops(pte: bytes) -> list[str]:
-    """Operator names ("ns::name.overload") of the program's forward plan, as the runtime looks them up."""
+    """Operator names ("ns::name.overload") of the program's forward plan, as the runtime looks them up.
+
+    Memoized on the program's hash: parsing a .pte imports exir, which takes seconds.
+    """
+    from cmx_gen.cache import memo_json
+
+    return memo_json("ops", (hashlib.sha256(pte).hexdigest(),), lambda: _program_ops(pte))
+
+
+def _program_ops(pte: bytes) -> list[str]:
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     result = deserialize_pte_binary(pte)
@@ -245,6 +264,11 @@ def write_model_files(
     model_dir.mkdir(parents=True, exist_ok=True)
     ops = program_ops(pte)
     kset = codegen.split_ops(ops)
+    from cmx_gen.cache import memo_json
+
+    registration = memo_json(
+        "registration", (str(report.get("executorch_version")), *sorted(set(ops))), lambda: codegen.registration_source(ops)
+    )
     io_text, n_in, n_out, tol = model_io_source(reference, report)
     files: dict[str, bytes] = {
         "model.pte": bytes(pte),
@@ -252,7 +276,7 @@ def write_model_files(
         "cmx_model.h": model_header(report, pool_sizes(pte, report), n_in, n_out, tol).encode(),
         "cmx_model_io.c": io_text.encode(),
         "cmx_ops.cmake": ops_cmake(report, kset).encode(),
-        "cmx_kernels.cpp": codegen.registration_source(ops).encode(),
+        "cmx_kernels.cpp": registration.encode(),
     }
     written: list[Path] = []
     for name, data in files.items():

@@ -95,6 +95,9 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
         "model": artifacts.report,
         "cmx_version": __version__,
     }
+    # Derived facts templates should not recompute (boards.py is the one place that knows them).
+    ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags
+    ctx["board"]["core"]["isa"] = board.core.isa
     if project.rtos == "zephyr":
         from cmx_gen import zephyr
 

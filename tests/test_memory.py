@@ -255,3 +255,13 @@ def test_flash_estimate_within_15_percent_of_the_linked_app(tmp_path, monkeypatc
     assert linked.sections.get(".cmx_model", 0) >= placement.pte_bytes
     assert abs(estimate - linked.used) <= 0.15 * linked.used, (estimate, linked.used, linked.sections)
     assert estimate >= 0.95 * linked.used, "the estimate should not be optimistic"
+
+
+def test_reference_data_is_placed_with_the_program():
+    """The firmware embeds the reference input and expected output beside the .pte."""
+    report = make_report()
+    report["inputs"] = [{"shape": [1, 3, 96, 96], "dtype": "float32", "dim_order": [0, 2, 3, 1], "quant": None}]
+    report["outputs"] = [{"shape": [1, 2], "dtype": "float32", "dim_order": [0, 1], "quant": None}]
+    assert budget(report).reference_bytes == 3 * 96 * 96 * 4 + 16
+    placement = plan(report, load_board("mps3-an547"))
+    assert placement.use(placement.pte_region).items["reference data"] == 3 * 96 * 96 * 4 + 16

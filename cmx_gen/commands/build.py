@@ -1,4 +1,8 @@
-"""`cmx-gen build APP`: configure + build a generated bare-metal app, then show memory per region."""
+"""`cmx-gen build APP`: configure + build a generated app, then show memory per region.
+
+Bare-metal apps build with CMake + Ninja here; Zephyr apps with `west build` in the user's west
+workspace (cmx_gen/zephyr_build.py).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from cmx_gen import build
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("build", help="build a generated bare-metal app (CMake + Ninja) and show its memory use")
+    parser = sub.add_parser("build", help="build a generated app (bare metal: CMake + Ninja; Zephyr: west build) and show its memory use")
     parser.add_argument("app", help="app folder made by `cmx-gen create`")
     parser.add_argument("--build-dir", help="build folder (default APP/build)")
     parser.add_argument("--clean", action="store_true", help="delete the build folder first (full rebuild)")
@@ -20,6 +24,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cmx_gen import zephyr_build
+
+    app = Path(args.app)
+    if zephyr_build.is_zephyr_app(app):
+        from cmx_gen.commands.run import app_board
+
+        elf = zephyr_build.build(app, app_board(app), Path(args.build_dir) if args.build_dir else None, args.clean)
+        print(f"elf        {elf}")
+        return 0
     result = build.build(Path(args.app), Path(args.build_dir) if args.build_dir else None, args.clean, args.jobs,
                          defines=args.defines)
     print(f"elf        {result.elf}")

@@ -49,8 +49,32 @@ def pick_runner(board: Board, name: str | None, timeout: float) -> Runner:
                    "flash it and watch the semihosting console with a debugger (see the app's README)")
 
 
+def run_zephyr(app: Path, dry_run: bool) -> int:
+    """Zephyr apps run through `west build -t run` (QEMU and FVP targets alike)."""
+    import subprocess
+
+    from cmx_gen import zephyr_build
+    from cmx_gen.runners.base import parse_result_line
+
+    command = zephyr_build.run_command(app / "build")
+    if dry_run:
+        print(shlex.join(command))
+        return 0
+    zephyr_build.require_workspace(app)
+    output = subprocess.run(command, cwd=app, capture_output=True, text=True, errors="replace").stdout
+    result = parse_result_line(output)
+    if result is None:
+        raise RunError("the Zephyr app printed no cmx-gen result line", f"run `{shlex.join(command)}` and read its console")
+    print(result.line)
+    return 0 if result.passed else 1
+
+
 def run(args: argparse.Namespace) -> int:
     app = Path(args.app)
+    from cmx_gen.zephyr_build import is_zephyr_app
+
+    if is_zephyr_app(app):
+        return run_zephyr(app, args.dry_run)
     board = app_board(app)
     runner = pick_runner(board, args.runner, args.timeout)
     if args.elf:
