@@ -30,15 +30,6 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 
-@pytest.fixture(scope="module")
-def cache_env(tmp_path_factory):
-    old = os.environ.get("CMX_GEN_CACHE")
-    os.environ["CMX_GEN_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        os.environ.pop("CMX_GEN_CACHE", None)
-    else:
-        os.environ["CMX_GEN_CACHE"] = old
 
 
 def create_build_run(model: Path, board_id: str, folder: Path, **project):
@@ -69,7 +60,7 @@ def check_pass(app: Path, built: build.BuildResult, result) -> None:
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386", "mps2-an505"])
-def test_digits_pass_bit_exact_on_qemu(cache_env, tmp_path, board):
+def test_digits_pass_bit_exact_on_qemu(tmp_path, board):
     app, built, result = create_build_run(DIGITS, board, tmp_path)
     check_pass(app, built, result)
     print(f"\n{board}: {result.line}  build {built.seconds:.1f} s  .text {built.text_bytes} B")
@@ -77,7 +68,7 @@ def test_digits_pass_bit_exact_on_qemu(cache_env, tmp_path, board):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386", "mps2-an505"])
-def test_ds_cnn_pass_bit_exact_on_qemu(cache_env, tmp_path, board):
+def test_ds_cnn_pass_bit_exact_on_qemu(tmp_path, board):
     app, built, result = create_build_run(DS_CNN, board, tmp_path)
     check_pass(app, built, result)
     if board == "mps3-an547":
@@ -87,7 +78,7 @@ def test_ds_cnn_pass_bit_exact_on_qemu(cache_env, tmp_path, board):
 
 
 @pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16")])
-def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(cache_env, tmp_path, name, shape):
+def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, shape):
     """add/mul/minimum/softmax on CMSIS-NN; cumsum on the portable kernel (built only for it)."""
     app, built, result = create_build_run(ROOT / "tests" / "models" / f"small.py:{name}", "mps3-an547", tmp_path,
                                           input_shape=shape, random_calibration=True)
@@ -99,7 +90,7 @@ def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(cache_env, tmp_path
         assert 'set(CMX_PORTABLE_OPS )' in ops
 
 
-def test_cli_build_and_run_follow_pass(cache_env, tmp_path, capsys):
+def test_cli_build_and_run_follow_pass(tmp_path, capsys):
     from conftest import run_cli
 
     app = tmp_path / "app"

@@ -5,8 +5,6 @@ from __future__ import annotations
 import filecmp
 from pathlib import Path
 
-import pytest
-
 from conftest import ROOT, run_cli
 from cmx_gen import project as project_mod
 from cmx_gen.generate import generate
@@ -14,25 +12,11 @@ from cmx_gen.generate import generate
 DIGITS = ROOT / "samples" / "digits" / "cmx.toml"
 
 
-@pytest.fixture(scope="module")
-def cache_env(tmp_path_factory):
-    """A private lowering cache for this module, shared by its tests."""
-    import os
-
-    old = os.environ.get("CMX_GEN_CACHE")
-    os.environ["CMX_GEN_CACHE"] = str(tmp_path_factory.mktemp("cache"))
-    yield
-    if old is None:
-        del os.environ["CMX_GEN_CACHE"]
-    else:
-        os.environ["CMX_GEN_CACHE"] = old
-
-
 def tree(folder: Path) -> list[str]:
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
 
 
-def test_two_renders_are_byte_identical_and_second_is_cached(cache_env, tmp_path):
+def test_two_renders_are_byte_identical_and_second_is_cached(tmp_path):
     project = project_mod.load(DIGITS)
     first = generate(project, tmp_path / "a" / "app")
     second = generate(project, tmp_path / "b" / "app")
@@ -45,7 +29,7 @@ def test_two_renders_are_byte_identical_and_second_is_cached(cache_env, tmp_path
     assert first.render.created and not second.render.updated
 
 
-def test_edited_generated_file_is_not_overwritten_without_force(cache_env, tmp_path, capsys):
+def test_edited_generated_file_is_not_overwritten_without_force(tmp_path, capsys):
     app = tmp_path / "app"
     assert run_cli("create", "--config", DIGITS, "-o", app) == 0
     linker = app / "linker.ld"
@@ -63,7 +47,7 @@ def test_edited_generated_file_is_not_overwritten_without_force(cache_env, tmp_p
     assert backup.read_text() == edited
 
 
-def test_user_owned_file_is_never_touched(cache_env, tmp_path):
+def test_user_owned_file_is_never_touched(tmp_path):
     app = tmp_path / "app"
     assert run_cli("create", "--config", DIGITS, "-o", app) == 0
     user = app / "user" / "user.cmake"
@@ -75,7 +59,7 @@ def test_user_owned_file_is_never_touched(cache_env, tmp_path):
     assert user.read_text() == "# mine\n", "--force replaces generated files only"
 
 
-def test_regen_refreshes_stale_generated_files(cache_env, tmp_path):
+def test_regen_refreshes_stale_generated_files(tmp_path):
     """A generated file cmx-gen wrote and nobody edited is rewritten when its inputs change."""
     app = tmp_path / "app"
     assert run_cli("create", "--config", DIGITS, "-o", app) == 0
@@ -88,7 +72,7 @@ def test_regen_refreshes_stale_generated_files(cache_env, tmp_path):
     assert (app / "linker.ld").read_text() != before
 
 
-def test_files_not_made_by_cmx_gen_are_conflicts(cache_env, tmp_path, capsys):
+def test_files_not_made_by_cmx_gen_are_conflicts(tmp_path, capsys):
     app = tmp_path / "app"
     app.mkdir()
     (app / "CMakeLists.txt").write_text("project(mine)\n")
