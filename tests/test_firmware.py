@@ -30,8 +30,6 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 
-
-
 def create_build_run(model: Path, board_id: str, folder: Path, **project):
     app = folder / "app"
     generate(project_mod.Project(model=str(model), board=board_id, rtos="baremetal", output=str(app), **project), app)

@@ -17,8 +17,23 @@ import yaml
 
 from cmx_gen import boards, cli, memory
 from cmx_gen.paths import ROOT
-from cmx_gen.validate import validate_app
+from cmx_gen.validate import twister_schema_path, validate_app
 from zephyr_render import render_zephyr_app
+
+
+def assert_all_checks_pass(results, label: str) -> None:
+    """Every offline check passes. Twister's schema comes from ../shared/zephyr (beside the repo in CI),
+    $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA; without it that one part cannot run, and the test says so
+    by skipping after the other checks passed, instead of passing."""
+    schema = twister_schema_path()
+    for r in results:
+        if r.name == "twister" and schema is None:
+            assert r.status == "skipped", f"{label} twister: {r.status} {[str(f) for f in r.findings]}"
+            continue
+        assert r.status == "pass", f"{label} {r.name}: {r.status} {r.note} {[str(f) for f in r.findings]}"
+    if schema is None:
+        pytest.skip("Twister's schema not found (../shared/zephyr, $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA): "
+                    "the other offline checks passed, the Twister schema check did not run")
 
 DIGITS = ROOT / "samples" / "digits" / "model.py"
 
@@ -62,10 +77,9 @@ def test_every_offline_check_passes(zephyr_app, board_id):
     app = zephyr_app(board_id)
     results = validate_app(app)
     assert [r.name for r in results] == ["twister", "west", "kconfig", "devicetree", "compile"]
-    for r in results:
-        assert r.status == "pass", f"{board_id} {r.name}: {r.status} {r.note} {[str(f) for f in r.findings]}"
     compiled = next(r for r in results if r.name == "compile").checked
     assert "cmx/runner/cmx_runner.cpp" in compiled and "model/model_pte.S" in compiled
+    assert_all_checks_pass(results, board_id)
 
 
 @pytest.mark.parametrize("board_id", BOARDS)
@@ -142,8 +156,7 @@ def test_ddr_placement_adds_memory_region(digits_lowered, tmp_path, monkeypatch)
     assert "GROUP_DATA_LINK_IN(CMX_DDR, CMX_DDR)" in (app / "linker/cmx_model_pte.ld").read_text()
     assert "GROUP_LINK_IN(ISRAM)" in (app / "linker/cmx_arena.ld").read_text()
     assert 'CMX_ARENA_SECTION=".cmx_arena"' in (app / "CMakeLists.txt").read_text()
-    for r in validate_app(app):
-        assert r.status == "pass", f"{r.name}: {[str(f) for f in r.findings]}"
+    assert_all_checks_pass(validate_app(app), "corstone300-fvp DDR")
 
 
 def test_west_extension_runs_the_cli(zephyr_app, tmp_path):
@@ -189,8 +202,7 @@ def _zephyr_boards_with_layout() -> list[str]:
 @pytest.mark.parametrize("board_id", _zephyr_boards_with_layout())
 def test_every_board_with_zephyr_layout_data(zephyr_app, board_id):
     """Every database board cmx-gen has Zephyr layout data for renders an app that passes the checks."""
-    for r in validate_app(zephyr_app(board_id)):
-        assert r.status == "pass", f"{board_id} {r.name}: {[str(f) for f in r.findings]}"
+    assert_all_checks_pass(validate_app(zephyr_app(board_id)), board_id)
 
 
 def test_boards_without_layout_data_are_refused_clearly(digits_lowered, tmp_path):
