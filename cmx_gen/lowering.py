@@ -71,11 +71,15 @@ _EXPORT_HINTS = [
 ]
 
 
+def _first_line(exc: BaseException, limit: int = 200) -> str:
+    """The first non-empty line of an exception's message (its type name when it has none)."""
+    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+    return first if len(first) <= limit else first[:limit] + "..."
+
+
 def _export_error(stage: str, exc: Exception) -> ExportError:
     text = str(exc).strip()
-    first = next((line.strip() for line in text.splitlines() if line.strip()), type(exc).__name__)
-    if len(first) > 200:
-        first = first[:200] + "..."
+    first = _first_line(exc)
     hint = "make forward traceable by torch.export (tensor-only inputs and outputs, no data-dependent Python control flow)"
     for pattern, candidate in _EXPORT_HINTS:
         if pattern.search(text):
@@ -106,7 +110,7 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
         float_outputs = call(source.module, inputs)
     except Exception as exc:
         raise ModelSourceError(
-            f"the model fails on its example inputs: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+            f"the model fails on its example inputs: {type(exc).__name__}: {_first_line(exc)}",
             "check --input-shape or example_inputs() against what forward expects",
         ) from exc
 
@@ -140,7 +144,7 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
             reference = call(runnable, inputs)
         except Exception as exc:
             raise ExportError(
-                f"the lowered program does not run: {type(exc).__name__}: {str(exc).splitlines()[0]} "
+                f"the lowered program does not run: {type(exc).__name__}: {_first_line(exc)} "
                 "(an op was left on int8 data without a cortex_m kernel)",
                 "place activations directly after a conv/linear layer, or replace the op named above; --debug shows where",
             ) from exc
@@ -148,7 +152,10 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
         # error on an evenly spread subset of the calibration set.
         step = max(1, len(source.calibration) // ERROR_SAMPLES)
         subset = source.calibration[::step][:ERROR_SAMPLES]
-        calibration_outputs = [(call(source.module, s), call(runnable, s)) for s in subset]
+        try:
+            calibration_outputs = [(call(source.module, s), call(runnable, s)) for s in subset]
+        except Exception as exc:
+            raise _export_error("running the lowered program on calibration data", exc) from exc
         try:
             pte = EdgeProgramManager(lowered, compile_config=cortex_m_edge_compile_config()).to_executorch().buffer
         except Exception as exc:

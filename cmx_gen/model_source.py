@@ -39,7 +39,6 @@ class ModelSource:
     random_calibration: bool = False
     pte: bytes | None = None
     content_hash: str = ""  # hash of the model's files: the cache key's model part
-    evaluation: tuple[torch.Tensor, torch.Tensor] | None = None  # (inputs, labels) if the file offers it
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -146,18 +145,25 @@ def _load_python(spec: str) -> ModelSource:
             f"use one of: {', '.join(found)}" if found else "define the model class in that file",
         )
     source = ModelSource(spec=spec, kind="python", module=_build_module(getattr(user, name), name, path))
-    weights = sorted(p for p in path.parent.glob("*.pt") if p.is_file())
-    source.content_hash = _hash_files(path, *weights)
+    # The model file and its sibling modules (layers it imports); weights are keyed by the state dict.
+    source.content_hash = _hash_files(path, *sorted(p for p in path.parent.glob("*.py") if p != path))
     if callable(getattr(user, "example_inputs", None)):
-        source.example_inputs = _as_inputs(user.example_inputs(), f"{path.name}:example_inputs()")
+        source.example_inputs = _as_inputs(_call_hook(user, "example_inputs", path), f"{path.name}:example_inputs()")
     if callable(getattr(user, "calibration_data", None)):
-        samples = list(user.calibration_data())
+        samples = list(_call_hook(user, "calibration_data", path))
         source.calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
         source.calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
-    if callable(getattr(user, "evaluation_data", None)):
-        inputs, labels = user.evaluation_data()
-        source.evaluation = (channels_last(inputs.float()), labels)
     return source
+
+
+def _call_hook(user: Any, name: str, path: Path) -> Any:
+    """Call example_inputs() / calibration_data() of the user's file; their errors are theirs to fix."""
+    try:
+        return getattr(user, name)()
+    except Exception as exc:
+        raise ModelSourceError(
+            f"{path.name}:{name}() failed: {type(exc).__name__}: {exc}", f"fix {name}() in {path} (--debug shows the trace)"
+        ) from exc
 
 
 def _load_pt2(path: Path) -> ModelSource:

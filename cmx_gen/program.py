@@ -178,7 +178,13 @@ def analyse(data: bytes) -> ProgramInfo:
     counts = Counter(name for name, _ in calls)
     operators = [{"name": name, "count": counts[name], "class": classify(name)} for name in dict.fromkeys(n for n, _ in calls)]
     planned = [int(size) for size in plan.non_const_buffer_sizes[1:]]
-    needs = allocator_needs(data)
+    try:
+        needs = allocator_needs(data)
+    except NotImplementedError as exc:
+        raise ModelSourceError(
+            f"cmx-gen cannot size the runtime pools of this program: {exc}",
+            "cmx-gen apps run cortex_m programs without delegates or external constants: lower the model with cmx-gen",
+        ) from exc
     return ProgramInfo(
         pte_bytes=len(data),
         sha256=hashlib.sha256(data).hexdigest(),

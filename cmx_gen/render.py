@@ -207,6 +207,16 @@ def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> Ren
     return result
 
 
+def _for_app(artifacts: Artifacts, project: project_mod.Project) -> Artifacts:
+    """The report as the app records it, the same for the same inputs: no timings, and the model
+    named by file and class only (a cached lowering may come from a run that used another path;
+    cmx.toml holds the path)."""
+    file_part, _, attr = project.model.rpartition(":") if ":" in project.model else (project.model, "", "")
+    report = {k: v for k, v in artifacts.report.items() if k != "timings_s"}
+    report["model"] = {**report.get("model", {}), "source": Path(file_part).name + (f":{attr}" if attr else "")}
+    return Artifacts(artifacts.pte, report, artifacts.reference)
+
+
 def render_app(
     project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement, app: Path, force: bool = False
 ) -> RenderResult:
@@ -220,6 +230,7 @@ def render_app(
             "give the model source (.py or .pt2) instead of the .pte",
         )
     spec = TemplateSpec.load(template_dir)
+    artifacts = _for_app(artifacts, project)
     ctx = context(project, artifacts, board, placement)
     app.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:

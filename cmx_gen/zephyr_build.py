@@ -56,7 +56,8 @@ def require_workspace(app: Path) -> None:
 def build(app: Path, board: Board, build_dir: Path | None = None, clean: bool = False) -> Path:
     """`west build` the app; returns zephyr.elf."""
     require_workspace(app)
-    build_dir = build_dir or app / "build"
+    app = app.resolve()  # west runs with cwd=app: relative paths would point inside it twice
+    build_dir = (build_dir or app / "build").resolve()
     if clean and build_dir.exists():
         shutil.rmtree(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)

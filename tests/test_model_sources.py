@@ -110,3 +110,19 @@ def test_digits_sample_lowers_on_cmsis_nn(tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["fallbacks"] == []
     assert report["quantization_error"]["top1_agreement"] >= 0.95
+
+
+def test_failing_calibration_hook_is_one_line(tmp_path, capsys):
+    (tmp_path / "net.py").write_text(
+        "import torch\n"
+        "class Net(torch.nn.Linear):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(4, 4)\n"
+        "def example_inputs():\n"
+        "    return (torch.zeros(1, 4),)\n"
+        "def calibration_data():\n"
+        "    raise FileNotFoundError('dataset.npz')\n"
+    )
+    assert run_cli("lower", f"{tmp_path / 'net.py'}:Net", "-o", tmp_path / "out") == 2
+    line = error_line(capsys)
+    assert "net.py:calibration_data() failed: FileNotFoundError" in line and "(fix: " in line

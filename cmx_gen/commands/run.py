@@ -49,19 +49,23 @@ def pick_runner(board: Board, name: str | None, timeout: float) -> Runner:
                    "flash it and watch the semihosting console with a debugger (see the app's README)")
 
 
-def run_zephyr(app: Path, dry_run: bool) -> int:
+def run_zephyr(app: Path, dry_run: bool, timeout: float) -> int:
     """Zephyr apps run through `west build -t run` (QEMU and FVP targets alike)."""
     import subprocess
 
     from cmx_gen import zephyr_build
     from cmx_gen.runners.base import parse_result_line
 
+    app = app.resolve()
     command = zephyr_build.run_command(app / "build")
     if dry_run:
         print(shlex.join(command))
         return 0
     zephyr_build.require_workspace(app)
-    output = subprocess.run(command, cwd=app, capture_output=True, text=True, errors="replace").stdout
+    try:
+        output = subprocess.run(command, cwd=app, capture_output=True, text=True, errors="replace", timeout=timeout).stdout
+    except subprocess.TimeoutExpired as exc:
+        raise RunError(f"the Zephyr app did not finish within {timeout:.0f} s", "raise --timeout, or run it by hand") from exc
     result = parse_result_line(output)
     if result is None:
         raise RunError("the Zephyr app printed no cmx-gen result line", f"run `{shlex.join(command)}` and read its console")
@@ -74,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from cmx_gen.zephyr_build import is_zephyr_app
 
     if is_zephyr_app(app):
-        return run_zephyr(app, args.dry_run)
+        return run_zephyr(app, args.dry_run, args.timeout)
     board = app_board(app)
     runner = pick_runner(board, args.runner, args.timeout)
     if args.elf:
