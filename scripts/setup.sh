@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEBS=(cmake ninja-build gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
-      qemu-system-arm device-tree-compiler)
+      qemu-system-arm device-tree-compiler python3-venv)
 missing=()
 for pkg in "${DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -24,15 +24,17 @@ fi
 
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null || { echo "setup: cmx-gen needs Python 3.11 ($PY not found; set PYTHON=...)" >&2; exit 1; }
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
+# A venv made without ensurepip has python but no pip: make it again.
+[ -x .venv/bin/pip ] || { rm -rf .venv && "$PY" -m venv .venv; }
 
 # Reinstall only when the dependency pins changed.
 stamp=.venv/.cmx-gen-installed
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing Python packages into .venv (torch CPU wheel, executorch, ...)" >&2
-  # torch first and exactly pinned: any looser spec pulls the multi-GB CUDA build.
-  .venv/bin/pip install -q --disable-pip-version-check "torch==2.13.0"
+  # torch first, exactly pinned, CPU build: where pip's find-links do not hold the CPU wheel, set
+  # TORCH_INDEX_URL to PyTorch's CPU wheel index, else pip takes the default build with CUDA (GBs).
+  .venv/bin/pip install -q --disable-pip-version-check ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} "torch==2.13.0"
   .venv/bin/pip install -q --disable-pip-version-check -e ".[test]"
   echo "$want" >"$stamp"
 fi

@@ -234,3 +234,21 @@ def test_sdk_command_reports_what_is_missing(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "missing: EXECUTORCH_ROOT is not set" in out and "cmx-gen sdk --clone" in out
     assert "arm-none-eabi-gcc" in out and "flatc" in out
+
+
+@needs_gcc
+@pytest.mark.parametrize("pal_provided,defines_pal", [(False, True), (True, False)])
+def test_runner_defines_the_pal_hooks_only_without_a_platform_pal(apps, tmp_path, pal_provided, defines_pal):
+    """ExecuTorch's Zephyr module brings strong et_pal_* hooks: the runner must then leave them out."""
+    app = apps["mps3-an547"]
+    inc = wheel_include()
+    obj = tmp_path / "runner.o"
+    cmd = ["arm-none-eabi-g++", *cpu_flags("mps3-an547"), "-c", "-std=c++17", "-fno-exceptions", "-fno-rtti",
+           "-DC10_USING_CUSTOM_GENERATED_MACROS", '-DCMX_ARENA_SECTION=".cmx_arena"', f"-I{app / 'cmx/runner'}",
+           f"-I{app / 'model'}", f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
+           *(["-DCMX_PAL_PROVIDED=1"] if pal_provided else []), str(app / "cmx/runner/cmx_runner.cpp"), "-o", str(obj)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    symbols = subprocess.run(["arm-none-eabi-nm", "--defined-only", str(obj)], capture_output=True, text=True).stdout
+    defined = {line.split()[-1] for line in symbols.splitlines() if line.split()[-1].startswith("et_pal_")}
+    assert (defined == {"et_pal_current_ticks", "et_pal_emit_log_message", "et_pal_abort"}) is defines_pal, defined

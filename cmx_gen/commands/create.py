@@ -69,6 +69,9 @@ def report(done: "Generated", app: Path) -> None:
     if done.render.backed_up:
         print("backups    " + ", ".join(done.render.backed_up))
     print(f"next       cmx-gen build {app} && cmx-gen run {app}")
+    if done.render.app_dir.joinpath("linker.ld").is_file() and not (done.board.qemu or done.board.fvp):
+        print("note       the bare-metal console is semihosting: on this board it prints only with a debugger "
+              "attached (see the app's README)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,16 +25,16 @@ int cmx_platform_init(void);
 void cmx_platform_puts(const char* text);
 
 /* A free-running 64-bit counter for timing one inference.
- * Bare-metal on QEMU: retired instructions (-icount shift=0 makes this repeatable);
- * on hardware: DWT->CYCCNT cycles; Zephyr: k_cycle_get_64(). */
+ * Bare metal: SysTick scaled to the core clock; under QEMU with -icount shift=0 that counts
+ * instructions repeatably ("instr"). Zephyr: k_cycle_get_64() ("cycles"). */
 uint64_t cmx_platform_counter(void);
 
 /* Name of the unit of cmx_platform_counter(), used as the key in the result line:
  * "instr" or "cycles". */
 const char* cmx_platform_counter_name(void);
 
-/* Stop the program with `status` (0 = PASS). Bare metal: semihosting SYS_EXIT (QEMU/FVP exit
- * code) or a breakpoint/loop on hardware; Zephyr: print and halt. Never returns. */
+/* Stop the program with `status` (0 = PASS). Bare metal: semihosting SYS_EXIT (the QEMU/FVP exit
+ * code; on hardware the debugger sees it); Zephyr: print and halt (k_panic on FAIL). Never returns. */
 void cmx_platform_exit(int status) __attribute__((noreturn));
 
 /* OPTIONAL (weak; a platform may leave it out): the stack's high-water mark since boot and its

@@ -194,7 +194,10 @@ double element(const void* data, uint32_t index, int dtype) {
 
 }  // namespace
 
-/* ExecuTorch PAL hooks: strong definitions over the weak ones of the minimal PAL. */
+/* ExecuTorch PAL hooks: strong definitions over the weak ones of the minimal PAL. A platform whose
+ * runtime brings its own PAL with strong definitions (ExecuTorch's Zephyr module:
+ * runtime/platform/default/zephyr.cpp) defines CMX_PAL_PROVIDED, else the link has them twice. */
+#ifndef CMX_PAL_PROVIDED
 extern "C" {
 et_timestamp_t et_pal_current_ticks(void) { return static_cast<et_timestamp_t>(cmx_platform_counter()); }
 
@@ -211,6 +214,7 @@ ET_NORETURN void et_pal_abort(void) {
   cmx_platform_exit(134);
 }
 }
+#endif /* CMX_PAL_PROVIDED */
 
 extern "C" int cmx_run(void) {
   int status = cmx_platform_init();

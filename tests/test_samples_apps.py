@@ -1,0 +1,38 @@
+"""Every sample renders a bare-metal and a Zephyr app from its cmx.toml, and both pass the offline checks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conftest import ROOT
+from cmx_gen import project as project_mod
+from cmx_gen.generate import generate
+from cmx_gen.validate import check_compile, validate_app
+from test_zephyr_app import assert_all_checks_pass
+
+SAMPLES = sorted(p.parent.name for p in (ROOT / "samples").glob("*/cmx.toml"))
+
+
+def sample_project(name: str, rtos: str) -> project_mod.Project:
+    base = project_mod.load(ROOT / "samples" / name / project_mod.FILE_NAME)
+    return dataclasses.replace(base, rtos=rtos)
+
+
+def test_every_sample_has_a_project_file():
+    assert SAMPLES == ["autoencoder", "digits", "ds_cnn", "mobilenet_v1_025", "resnet8"]
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_renders_both_app_kinds_that_pass_offline_checks(name, tmp_path):
+    bare = generate(sample_project(name, "baremetal"), tmp_path / "baremetal")
+    assert bare.artifacts.report["fallbacks"] == []
+    compiled = check_compile(tmp_path / "baremetal")
+    assert compiled.status == "pass", [str(f) for f in compiled.findings]
+    assert "cmx/runner/cmx_runner.cpp" in compiled.checked
+
+    zephyr = generate(sample_project(name, "zephyr"), tmp_path / "zephyr")
+    assert zephyr.from_cache, "the Zephyr app reuses the lowering of the bare-metal app (same core)"
+    assert (tmp_path / "zephyr" / "model" / "model.pte").read_bytes() == (tmp_path / "baremetal" / "model" / "model.pte").read_bytes()
+    assert_all_checks_pass(validate_app(tmp_path / "zephyr"), f"{name} on {zephyr.board.id}")
