@@ -102,7 +102,7 @@ class Core(_Strict):
     def lower_target(self) -> str:
         """The `cmx-gen lower --target` whose program runs on this core: the core itself when it has
         the options its name implies and cmx-gen can lower for it, else a core of the same ISA."""
-        from cmx_gen.commands.lower import TARGETS  # cheap: no torch
+        from cmx_gen.targets import TARGETS
 
         if _NATIVE_ISA[self.name] == self.isa and self.name in TARGETS:
             return self.name

@@ -11,7 +11,7 @@ from pathlib import Path
 from cmx_gen import cache, memory, model_source, progress
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board, load_board
-from cmx_gen.errors import StrictError
+from cmx_gen.report import check_strict
 from cmx_gen.project import Project
 from cmx_gen.render import RenderResult, render_app
 
@@ -40,11 +40,8 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     result, hit = cache.produce(source, core, use_cache=use_cache)
     if hit:
         progress.say(f"lowering for {core}: unchanged, reused the cached program")
-    if project.strict and result.report["fallbacks"]:
-        raise StrictError(
-            f"compute op(s) fell back to portable kernels: {', '.join(result.report['fallbacks'])}",
-            "rewrite those layers with ops the cortex_m backend lowers, or set strict = false",
-        )
+    if project.strict:
+        check_strict(result.report)
     placement = memory.plan(result.report, board)
     with progress.step(f"rendering the {project.rtos} app into {app}"):
         rendered = render_app(project, result, board, placement, app, force=force)

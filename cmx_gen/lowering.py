@@ -17,10 +17,10 @@ import torch
 
 from cmx_gen import progress
 from cmx_gen.noise import quiet_executorch, quiet_third_party
+from cmx_gen.targets import TARGETS
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
 from cmx_gen.model_source import Inputs, ModelSource, call
 
-from cmx_gen.commands.lower import TARGETS  # noqa: E402 - one list, kept where the CLI can read it cheaply
 
 
 ERROR_SAMPLES = 32  # calibration samples the INT8-vs-float error is measured on

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cmx_gen import __version__
+from cmx_gen.errors import StrictError
 from cmx_gen.program import ProgramInfo
 
 SCHEMA = "cmx-gen/report/1"
@@ -59,6 +60,16 @@ def build_report(
         "lowering_warnings": warnings or [],
         "timings_s": {k: round(v, 3) for k, v in (timings or {}).items()},
     }
+
+
+def check_strict(report: dict[str, Any]) -> None:
+    """--strict / `strict = true`: refuse a program with portable compute fallbacks, naming them."""
+    fallbacks = report["fallbacks"]
+    if fallbacks:
+        raise StrictError(
+            f"{len(fallbacks)} compute op(s) fell back to portable kernels: {', '.join(fallbacks)}",
+            "rewrite those layers with ops the cortex_m backend lowers (see report.md), or drop --strict / strict = true",
+        )
 
 
 def write_json(path: Path, report: dict[str, Any]) -> None:

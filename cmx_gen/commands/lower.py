@@ -8,13 +8,12 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
-from cmx_gen.errors import StrictError
+from cmx_gen.report import check_strict
+from cmx_gen.targets import TARGETS
 
 if TYPE_CHECKING:
     from cmx_gen.model_source import ModelSource
 
-# Keep in step with lowering.TARGETS (not imported here: it pulls in torch, and --help should be fast).
-TARGETS = ("cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "cortex-m85")
 
 
 MODEL_HELP = "path/model.py:Name, model.pt2 (torch.export.save), or model.pte"
@@ -59,9 +58,6 @@ def run(args: argparse.Namespace) -> int:
     written = result.write(out_dir)
     print(table(result.report))
     print(f"\nwrote {', '.join(str(p) for p in written)}", file=sys.stderr)
-    if args.strict and result.report["fallbacks"]:
-        raise StrictError(
-            f"{len(result.report['fallbacks'])} compute op(s) fell back to portable kernels: {', '.join(result.report['fallbacks'])}",
-            "rewrite those layers with ops the cortex_m backend lowers (see report.md), or drop --strict",
-        )
+    if args.strict:
+        check_strict(result.report)
     return 0
