@@ -6,7 +6,6 @@ Twister schema, west manifest, Kconfig (kconfiglib), devicetree (dtlib), runner 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import subprocess
@@ -142,21 +141,35 @@ def test_west_manifest_pins_and_allowlist(zephyr_app):
     assert projects["executorch"]["revision"] == "v1.5.1"
 
 
-def test_ddr_placement_adds_memory_region(digits_lowered, tmp_path, monkeypatch):
-    """Program in DDR, pools in ISRAM on Corstone-300: overlay node + linker snippets, all checks pass."""
-    plan = memory.plan
+def _zephyr_app_for(model: str, shape: str, board_id: str, app: Path):
+    from cmx_gen.generate import generate
+    from cmx_gen.project import Project
 
-    def in_ddr(report, board):
-        return dataclasses.replace(plan(report, board), pte_region="ddr", arena_region="isram")
+    small = ROOT / "tests" / "models" / "small.py"
+    project = Project(model=f"{small}:{model}", board=board_id, rtos="zephyr", input_shape=shape, random_calibration=True)
+    return generate(project, app)
 
-    monkeypatch.setattr(memory, "plan", in_ddr)
-    app = render_zephyr_app(digits_lowered("cortex-m55"), "corstone300-fvp", tmp_path)
+
+def test_program_too_big_for_itcm_goes_to_ddr_with_an_overlay_node(tmp_path):
+    """1.5 MB of weights on Corstone-300: the placement puts the program in DDR; the app gets a
+    memory-region node for it and a linker snippet, and passes every offline check."""
+    done = _zephyr_app_for("BigLinear", "1,1024", "corstone300-fvp", tmp_path / "app")
+    assert done.placement.pte_region == "ddr"
+    app = tmp_path / "app"
     overlay = (app / "boards/mps3_corstone300_fvp.overlay").read_text()
     assert 'zephyr,memory-region = "CMX_DDR"' in overlay and "reg = <0x70000000 0x10000000>" in overlay
     assert "GROUP_DATA_LINK_IN(CMX_DDR, CMX_DDR)" in (app / "linker/cmx_model_pte.ld").read_text()
-    assert "GROUP_LINK_IN(ISRAM)" in (app / "linker/cmx_arena.ld").read_text()
-    assert 'CMX_ARENA_SECTION=".cmx_arena"' in (app / "CMakeLists.txt").read_text()
     assert_all_checks_pass(validate_app(app), "corstone300-fvp DDR")
+
+
+def test_activations_too_big_for_dtcm_go_to_sram_with_a_linker_snippet(tmp_path):
+    done = _zephyr_app_for("WideConv", "1,3,128,128", "corstone300-fvp", tmp_path / "app")
+    region = done.placement.arena_region
+    assert done.board.region(region).kind == "sram"
+    app = tmp_path / "app"
+    assert f"GROUP_LINK_IN({region.upper()})" in (app / "linker/cmx_arena.ld").read_text()
+    assert 'CMX_ARENA_SECTION=".cmx_arena"' in (app / "CMakeLists.txt").read_text()
+    assert_all_checks_pass(validate_app(app), f"corstone300-fvp arenas in {region}")
 
 
 def test_west_extension_runs_the_cli(zephyr_app, tmp_path):

@@ -100,3 +100,17 @@ class BigLinear(nn.Module):
 
     def forward(self, x):
         return self.fc(x)
+
+
+class WideConv(nn.Module):
+    """32 x 128 x 128 int8 activations (512 KiB): more than Corstone-300's DTCM. Pooled before the
+    float output, which would otherwise need 2 MiB."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 32, 3, padding=1)
+        self.pool = nn.MaxPool2d(4)
+
+    def forward(self, x):
+        return self.pool(torch.relu(self.conv(x)))
