@@ -142,6 +142,26 @@ def _check_report(report: dict) -> None:
             node = node[key]
 
 
+# The firmware allocates the method pool at the exact need (replayed by method_pool.py, in the
+# report) plus this margin: never short, and allocated <= used + 5 % (issue 4).
+METHOD_POOL_MARGIN = 0.03
+
+
+def pool_sizes(report: dict) -> dict[str, Any]:
+    """What the firmware allocates: {"method", "temp", "planned": [per buffer]} in bytes.
+
+    One function for the budget, model/cmx_model.h and the Zephyr Kconfig defaults, so the
+    placement and the firmware cannot disagree. The temp pool is the size at which the runtime
+    resolves operators in it at all (else it takes those bytes from the method pool for good).
+    """
+    mem = report["memory"]
+    return {
+        "method": _align(int(int(mem["method_allocator_bytes"]) * (1 + METHOD_POOL_MARGIN))),
+        "temp": _align(int(mem["temp_allocator_bytes"])),
+        "planned": [int(size) for size in mem["planned_buffer_sizes"]],
+    }
+
+
 def reference_bytes(report: dict) -> int:
     """Bytes of the embedded reference data (.cmx_reference): every input and output, 16-aligned.
 
@@ -167,19 +187,15 @@ def budget(report: dict) -> Budget:
     if isa not in sizes["isa"]:
         raise TargetError(f"report target ISA {isa!r} is unknown", f"expected one of {', '.join(sizes['isa'])}")
     mem = report["memory"]
-    # The firmware allocates the method pool with a small margin over the exact count (model_files);
-    # budget what it will allocate, not what it will use.
-    from cmx_gen.model_files import METHOD_POOL_MARGIN
-
-    method = int(mem["method_allocator_bytes"])
+    pools = pool_sizes(report)  # budget what the firmware will allocate, not what it will use
     return Budget(
         reference_bytes=reference_bytes(report),
         isa=isa,
         code=code_sizes(report, isa),
         pte_bytes=int(report["pte"]["bytes"]),
         planned_buffer_sizes=[_align(s) for s in mem["planned_buffer_sizes"]],
-        method_pool_bytes=_align(int(method * (1 + METHOD_POOL_MARGIN))),
-        temp_pool_bytes=_align(mem["temp_allocator_bytes"]),
+        method_pool_bytes=pools["method"],
+        temp_pool_bytes=pools["temp"],
         static_ram_bytes=int(sizes["isa"][isa]["runtime"]["ram"]),
         stack_bytes=int(sizes["stack_bytes"]),
         heap_bytes=int(sizes["heap_bytes"]),

@@ -8,7 +8,6 @@ user edit from a stale file.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,55 +15,17 @@ import numpy as np
 
 from cmx_gen import codegen
 from cmx_gen.errors import RenderError
+from cmx_gen.memory import pool_sizes
 
 # ExecuTorch ScalarType codes (runtime/core/portable_type/scalar_type.h) by numpy dtype.
 SCALAR_TYPES: dict[str, int] = {
     "uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
     "float32": 6, "float64": 7, "bool": 11,
 }
-# Method pool: the firmware must never be short; cmx-gen's count is exact, keep a small margin
-# (issue 4: allocated <= used + 5 %).
-METHOD_POOL_MARGIN = 0.03
 
 
 def _round16(n: int) -> int:
     return (n + 15) // 16 * 16
-
-
-def pool_sizes(pte: bytes, report: Mapping) -> dict[str, object]:
-    """`_pool_sizes`, memoized on disk: replaying the program means parsing it with exir (seconds)."""
-    from cmx_gen.cache import memo_json
-
-    key = (hashlib.sha256(pte).hexdigest(), json.dumps(report.get("memory", {}), sort_keys=True), str(bool(report.get("fallbacks"))))
-    return memo_json("pools", key, lambda: _pool_sizes(pte, report))
-
-
-def _pool_sizes(pte: bytes, report: Mapping) -> dict[str, object]:
-    """Pool sizes the firmware gets: {"method": bytes, "temp": bytes, "planned": [bytes per buffer]}.
-
-    method: the exact need replayed from the program (cmx_gen.method_pool) plus METHOD_POOL_MARGIN,
-    rounded to 16; the report's estimate only when the program cannot be replayed.
-    temp: the size at which the runtime uses the temp pool for operator resolution at all.
-    planned: the memory plan, exactly.
-    """
-    from cmx_gen.method_pool import allocator_needs
-
-    memory = report.get("memory", {})
-    planned = [int(x) for x in memory.get("planned_buffer_sizes") or []]
-    try:
-        needs = allocator_needs(pte)
-    except NotImplementedError:
-        return {
-            "method": _round16(int(memory["method_allocator_bytes"])),
-            "temp": _round16(int(memory.get("temp_allocator_bytes") or 0)),
-            "planned": planned,
-        }
-    return {
-        "method": _round16(int(needs.method_bytes * (1 + METHOD_POOL_MARGIN))),
-        # cortex_m kernels take no temp memory; portable fallbacks might: then keep the report's figure
-        "temp": _round16(max(needs.temp_pool_bytes, int(memory.get("temp_allocator_bytes") or 0) if report.get("fallbacks") else 0)),
-        "planned": planned,
-    }
 
 
 def program_ops(pte: bytes) -> list[str]:
@@ -273,7 +234,7 @@ def write_model_files(
     files: dict[str, bytes] = {
         "model.pte": bytes(pte),
         "model_pte.S": pte_asm(pte_section).encode(),
-        "cmx_model.h": model_header(report, pool_sizes(pte, report), n_in, n_out, tol).encode(),
+        "cmx_model.h": model_header(report, pool_sizes(report), n_in, n_out, tol).encode(),
         "cmx_model_io.c": io_text.encode(),
         "cmx_ops.cmake": ops_cmake(report, kset).encode(),
         "cmx_kernels.cpp": registration.encode(),

@@ -30,7 +30,7 @@ from cmx_gen import __version__, model_files, project as project_mod
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board
 from cmx_gen.errors import RenderError
-from cmx_gen.memory import Placement
+from cmx_gen.memory import Placement, pool_sizes
 from cmx_gen.paths import ROOT, TEMPLATES_DIR
 
 STATE_DIR = ".cmx-gen"
@@ -101,7 +101,7 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
     if project.rtos == "zephyr":
         from cmx_gen import zephyr
 
-        pools = model_files.pool_sizes(artifacts.pte, artifacts.report)
+        pools = pool_sizes(artifacts.report)
         ctx["zephyr"] = zephyr.template_context(ctx["board"], ctx["placement"], artifacts.report, pools)
     return ctx
 

@@ -223,7 +223,7 @@ def template_context(
 ) -> dict[str, Any]:
     """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
 
-    `pools`: model_files.pool_sizes(pte, report), the sizes written to model/cmx_model.h. The
+    `pools`: memory.pool_sizes(report), the sizes written to model/cmx_model.h. The
     Kconfig defaults must be those same numbers (src/cmx_model.h replaces the header's values
     with the Kconfig ones). Without it the placement's budget is used.
     """

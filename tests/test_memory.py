@@ -12,8 +12,7 @@ from cmx_gen import cli
 from cmx_gen.boards import load_board
 from cmx_gen.commands.check import check_report
 from cmx_gen.errors import FitError, ModelSourceError, TargetError
-from cmx_gen.memory import budget, kernel_sizes, plan
-from cmx_gen.model_files import METHOD_POOL_MARGIN
+from cmx_gen.memory import METHOD_POOL_MARGIN, budget, kernel_sizes, plan
 
 KiB = 1024
 DIGITS = Path(__file__).resolve().parent.parent / "samples" / "digits" / "model.py:DigitsCNN"
