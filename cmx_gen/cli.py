@@ -55,3 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cmx-gen: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # A path the user gave cannot be read or written: theirs to fix, so no traceback.
+        if args.debug:
+            traceback.print_exc()
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"cmx-gen: error: cannot use{where}: {exc.strerror or exc} "
+              "(fix: check the path and its permissions)", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug of cmx-gen's: still one line, the traceback on request
+        if args.debug:
+            traceback.print_exc()
+        message = (str(exc).strip().splitlines() or [""])[0]
+        print(f"cmx-gen: internal error: {type(exc).__name__}: {message} "
+              "(fix: run again with --debug and report the traceback)", file=sys.stderr)
+        return 1

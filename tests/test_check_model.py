@@ -18,3 +18,15 @@ def test_check_refuses_a_model_too_big_for_flash(capsys):
     err = capsys.readouterr().err
     assert "flash0" in err and "short" in err
     assert "mps2-an386" in err, "the refusal lists same-ISA boards where the model fits"
+
+
+def test_check_reads_an_app_folder(lowered_dir, tmp_path, capsys):
+    """An app keeps its report in model/report.json: `check APP --board` asks "would it fit there?"."""
+    import shutil
+
+    (tmp_path / "app" / "model").mkdir(parents=True)
+    shutil.copy(lowered_dir("ConvNet") / "report.json", tmp_path / "app" / "model" / "report.json")
+    assert run_cli("check", tmp_path / "app", "--board", "corstone300-fvp") == 0
+    assert "fits: yes" in capsys.readouterr().out
+    assert run_cli("check", tmp_path / "app", "--board", "mps2-an386") == 2, "lowered for MVE, the M4 is DSP"
+    assert "lowered for cortex-m55 (MVE)" in capsys.readouterr().err

@@ -126,3 +126,14 @@ def test_failing_calibration_hook_is_one_line(tmp_path, capsys):
     assert run_cli("lower", f"{tmp_path / 'net.py'}:Net", "-o", tmp_path / "out") == 2
     line = error_line(capsys)
     assert "net.py:calibration_data() failed: FileNotFoundError" in line and "(fix: " in line
+
+
+def test_unwritable_output_folder_is_one_line(lowered_dir, tmp_path, capsys):
+    """An -o path that cannot be created is the user's to fix: one line naming it, no traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    pte = lowered_dir("ConvNet") / "model.pte"
+    assert run_cli("lower", pte, "-o", blocker / "out") == 2
+    line = error_line(capsys)
+    assert line.startswith(f"cmx-gen: error: cannot use {blocker / 'out'}") and "(fix: " in line
+    assert "Traceback" not in capsys.readouterr().err

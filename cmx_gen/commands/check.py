@@ -1,6 +1,6 @@
 """`cmx-gen check MODEL_OR_REPORT --board ID`: does the lowered model fit the board, and where does it go?
 
-Takes a report.json, the folder `cmx-gen lower -o DIR` wrote, or a model (`model.py:Name`,
+Takes a report.json, the folder `cmx-gen lower -o DIR` wrote, an app `create` made, or a model (`model.py:Name`,
 `.pt2`), which is first lowered for the board's core (cached, like `create`). Exits non-zero (FitError, code 3)
 naming the short region and the shortfall, and lists the boards where the model would fit.
 """
@@ -20,7 +20,7 @@ from cmx_gen.memory import Placement, plan, usage_table
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("check", help="check that a lowered model fits a board; show the placement")
     add_model_arguments(
-        parser, "MODEL_OR_REPORT", "report.json, the folder `cmx-gen lower -o DIR` wrote, or a model (path/model.py:Name, .pt2)"
+        parser, "MODEL_OR_REPORT", "report.json, the folder `cmx-gen lower -o DIR` wrote, an app folder, or a model (path/model.py:Name, .pt2)"
     )
     parser.add_argument("--board", required=True, help="board id (`cmx-gen boards` lists them) or a board .yaml file")
     parser.add_argument("--json", action="store_true", help="print the placement (or the refusal) as JSON")
@@ -28,13 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def find_report(path: str | Path) -> Path:
-    """The report.json for a path: the file itself or `<folder>/report.json`."""
+    """The report.json for a path: the file itself, `<folder>/report.json` (what `lower -o` wrote),
+    or `<app>/model/report.json` (an app `create` rendered: "does it still fit another board?")."""
     p = Path(path)
     if p.is_dir():
-        p = p / "report.json"
-        if not p.is_file():
-            raise ModelSourceError(f"{path} has no report.json", f"lower the model first: cmx-gen lower MODEL -o {path}")
-        return p
+        for candidate in (p / "report.json", p / "model" / "report.json"):
+            if candidate.is_file():
+                return candidate
+        raise ModelSourceError(f"{path} has no report.json", f"lower the model first: cmx-gen lower MODEL -o {path}")
     if p.is_file() and p.suffix == ".json":
         return p
     if p.exists():
