@@ -147,6 +147,25 @@ class Flash(_Strict):
     pyocd_target: str | None = None
 
 
+class Uart(_Strict):
+    """The console UART the bare-metal app can print on without a debugger (`-D CMX_CONSOLE=uart`).
+
+    Only UARTs that need no clock or pin set-up are described: Arm's CMSDK APB UART of the MPS2/MPS3
+    FPGA images and their FVPs/QEMU machines. `base` is the address the app's security state sees
+    (the secure alias on TrustZone cores, where the bare-metal app runs secure)."""
+
+    kind: Literal["cmsdk-apb"]
+    base: int = Field(ge=0, lt=2**32)
+    clock_hz: int = Field(gt=0)  # the UART's APB clock: BAUDDIV = clock_hz / baud
+    baud: int = Field(default=115200, gt=0)
+
+    @model_validator(mode="after")
+    def _divisor(self) -> "Uart":
+        if self.clock_hz // self.baud < 16:
+            raise ValueError(f"clock_hz / baud must be >= 16 for a CMSDK UART (is {self.clock_hz // self.baud})")
+        return self
+
+
 class Zephyr(_Strict):
     target: str = Field(pattern=r"^[a-z0-9_]+(/[a-z0-9_]+){0,3}$")  # hardware model v2 board target
     file_name: str = ""  # the same with "/" -> "_" (board overlay / conf file names)
@@ -176,7 +195,10 @@ class Board(_Strict):
     qemu: Qemu | None = None
     fvp: Fvp | None = None
     flash: Flash | None = None
+    # Where the board's own console is (Zephyr's `zephyr,console`): a UART on every board here.
     console: Literal["semihosting", "uart"] = "uart"
+    # The UART the bare-metal app drives itself, when it is one it knows (see Uart); None: semihosting only.
+    uart: Uart | None = None
     notes: str = ""
 
     @model_validator(mode="after")

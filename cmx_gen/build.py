@@ -138,9 +138,27 @@ def _stream(cmd: list[str], cwd: Path, log: Path, label: str) -> int:
                     progress.say(f"{label}: {done}/{total}")
         code = proc.wait()
     if code != 0:
-        errors = [t for t in tail if "error" in t.lower() or "FAILED" in t] or tail[-5:]
-        raise BuildError(f"{label} failed (exit {code}): " + " | ".join(errors[-4:]), f"full log: {log}")
+        raise BuildError(f"{label} failed (exit {code}): {error_summary(tail)}", f"full log: {log}")
     return steps
+
+
+def error_summary(lines: list[str]) -> str:
+    """What went wrong, in one line: the text of the last `CMake Error` (its indented lines; the
+    header alone says only where), else the compiler/linker error lines, else the last lines."""
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].startswith("CMake Error"):
+            message = []
+            for line in lines[i + 1:]:
+                if line.strip() and not line.startswith(" "):
+                    break
+                if not line.strip() and message:
+                    break
+                message.append(line.strip())
+            text = " ".join(m for m in message if m)
+            if text:
+                return f"{lines[i].strip()} {text}"
+    errors = [t for t in lines if "error" in t.lower() or "FAILED" in t] or lines[-5:]
+    return " | ".join(errors[-4:])
 
 
 def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,

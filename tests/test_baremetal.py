@@ -69,6 +69,19 @@ def placement(app: Path) -> dict:
     return json.loads((app / "model" / "placement.json").read_text())
 
 
+def link_with_stub(app: Path, board: str, stub: Path, elf: Path, *defines: str) -> Path:
+    """Link the app's startup, platform layer and embedded program with a stub cmx_run(), using the
+    generated linker script (the runner and ExecuTorch need the SDK; these parts do not)."""
+    cmd = ["arm-none-eabi-gcc", *cpu_flags(board), "-Os", "-ffunction-sections", "-fdata-sections",
+           "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles", "-Wl,--gc-sections", *defines,
+           f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}", f"-T{app / 'linker.ld'}",
+           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"), str(app / "model/model_pte.S"),
+           "-o", str(elf)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=app / "model")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return elf
+
+
 @needs_gcc
 @pytest.mark.parametrize("board", BOARDS)
 def test_app_sources_compile_against_wheel_headers(apps, board):
@@ -100,14 +113,7 @@ def test_linker_script_places_every_section_where_the_placement_says(apps, board
         "extern const unsigned char cmx_model_pte[];\n"
         "int cmx_run(void) { cmx_platform_init(); pool[0] = cmx_model_pte[4]; return pool[0] == 'E' ? 0 : 1; }\n"
     )
-    elf = tmp_path / "stub.elf"
-    cmd = ["arm-none-eabi-gcc", *cpu_flags(board), "-Os", "-ffunction-sections", "-fdata-sections",
-           "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles", "-Wl,--gc-sections",
-           f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}", f"-T{app / 'linker.ld'}",
-           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"), str(app / "model/model_pte.S"),
-           "-o", str(elf)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=app / "model")
-    assert done.returncode == 0, done.stderr[-3000:]
+    elf = link_with_stub(app, board, stub, tmp_path / "stub.elf")
     regions, sections = build.memory_use(elf, app / "linker.ld")
     where = {}
     for s in sections:
@@ -252,3 +258,59 @@ def test_runner_defines_the_pal_hooks_only_without_a_platform_pal(apps, tmp_path
     symbols = subprocess.run(["arm-none-eabi-nm", "--defined-only", str(obj)], capture_output=True, text=True).stdout
     defined = {line.split()[-1] for line in symbols.splitlines() if line.split()[-1].startswith("et_pal_")}
     assert (defined == {"et_pal_current_ticks", "et_pal_emit_log_message", "et_pal_abort"}) is defines_pal, defined
+
+
+# ----------------------------------------------------------------- console on the board's UART
+
+RESULT_STUB = (
+    '#include "cmx_platform.h"\n'
+    "int cmx_run(void) {\n"
+    "  cmx_platform_init();\n"
+    '  cmx_platform_puts("cmx-gen: PASS max_abs_err=0 instr=1 method=0/0 planned=0/0 temp=0/0");\n'
+    '  cmx_platform_puts("\\n");\n'
+    "  return 0;\n"
+    "}\n"
+)
+
+
+@needs_gcc
+@pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="qemu-system-arm is not installed")
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386", "mps2-an505"])
+def test_uart_console_runs_stand_alone_on_qemu(apps, board, tmp_path):
+    """-D CMX_CONSOLE=uart -D CMX_SEMIHOSTING=OFF (preset "board"): the result line goes out on the
+    board's CMSDK UART, the image makes no semihosting call (it would stop a core without a
+    debugger), and `cmx-gen run` stops the emulator once the line is printed."""
+    app = apps[board]
+    stub = tmp_path / "stub.c"
+    stub.write_text(RESULT_STUB)
+    alone = link_with_stub(app, board, stub, tmp_path / "alone.elf", "-DCMX_CONSOLE_UART=1", "-DCMX_SEMIHOSTING=0")
+    disassembly = subprocess.run(["arm-none-eabi-objdump", "-d", str(alone)], capture_output=True, text=True).stdout
+    assert "bkpt" not in disassembly, "a stand-alone image must not contain semihosting calls"
+    result = QemuRunner(load_board(board), timeout=60).run(alone)
+    assert result.passed and result.exit_code is None, result.output
+    # The same line through the UART but the exit through semihosting: QEMU exits with PASS's 0.
+    hosted = link_with_stub(app, board, stub, tmp_path / "hosted.elf", "-DCMX_CONSOLE_UART=1")
+    result = QemuRunner(load_board(board), timeout=60).run(hosted)
+    assert result.passed and result.exit_code == 0
+
+
+@needs_gcc
+def test_uart_console_is_refused_where_the_board_has_none(apps):
+    app = apps["nucleo-h743zi"]
+    assert load_board("nucleo-h743zi").uart is None
+    done = subprocess.run(["arm-none-eabi-gcc", *cpu_flags("nucleo-h743zi"), "-fsyntax-only", "-DCMX_CONSOLE_UART=1",
+                           f"-I{app / 'cmx/runner'}", str(app / "platform/platform.c")], capture_output=True, text=True)
+    assert done.returncode != 0 and "nucleo-h743zi has no UART cmx-gen drives" in done.stderr
+    cmake = (app / "CMakeLists.txt").read_text()
+    assert "CMX_CONSOLE=uart: nucleo-h743zi has no UART" in cmake
+    assert '"board"' not in (app / "CMakePresets.json").read_text(), "no stand-alone preset without a UART"
+    assert '"name": "board"' in (apps["mps3-an547"] / "CMakePresets.json").read_text()
+
+
+def test_build_errors_quote_the_cmake_message():
+    log = ["-- Configuring incomplete", "CMake Error at CMakeLists.txt:40 (message):",
+           "  CMX_CONSOLE=uart: nucleo-h743zi has no UART cmx-gen drives; use", "  semihosting", "",
+           "-- Configuring incomplete, errors occurred!"]
+    assert build.error_summary(log) == ("CMake Error at CMakeLists.txt:40 (message): CMX_CONSOLE=uart: "
+                                        "nucleo-h743zi has no UART cmx-gen drives; use semihosting")
+    assert build.error_summary(["[3/9] Building C", "foo.c:1:1: error: bad", "ninja: build stopped"]) == "foo.c:1:1: error: bad"

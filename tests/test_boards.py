@@ -127,6 +127,22 @@ def test_cross_field_checks(tmp_path):
     with pytest.raises(BoardError, match="file_name must be 'my_board_my_soc'"):
         load_board_file(write(tmp_path, bad_name))
 
+    slow_uart = GOOD.format(id="my-board") + "uart: {kind: cmsdk-apb, base: 0x40004000, clock_hz: 1000000}\n"
+    with pytest.raises(BoardError, match=r"uart: .*clock_hz / baud must be >= 16"):
+        load_board_file(write(tmp_path, slow_uart))
+    other_uart = GOOD.format(id="my-board") + "uart: {kind: pl011, base: 0x40004000, clock_hz: 25000000}\n"
+    with pytest.raises(BoardError, match="uart.kind"):
+        load_board_file(write(tmp_path, other_uart))
+
+
+def test_uart_consoles_are_the_cmsdk_boards():
+    """The bare-metal UART console exists where the UART needs no clock/pin set-up: MPS2/MPS3 and
+    the Corstone-300 FVP (its secure alias on TrustZone cores, where the app runs secure)."""
+    with_uart = {b.id: b.uart.base for b in load_boards() if b.uart}
+    assert with_uart == {"mps2-an385": 0x40004000, "mps2-an386": 0x40004000, "mps2-an500": 0x40004000,
+                         "mps2-an505": 0x50200000, "mps2-an521": 0x50200000, "mps3-an547": 0x59303000,
+                         "corstone300-fvp": 0x59303000}
+
 
 def test_yaml_syntax_error_names_line(tmp_path):
     path = write(tmp_path, GOOD.format(id="my-board") + "memory: [unclosed\n")

@@ -100,3 +100,15 @@ def test_cli_build_and_run_follow_pass(tmp_path, capsys):
     assert "cmx-gen: PASS max_abs_err=0 instr=" in capsys.readouterr().out
     assert run_cli("run", app, "--dry-run") == 0
     assert "-icount shift=0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_stand_alone_uart_image_passes(tmp_path, board):
+    """The "board" preset's settings: result line on the UART, no semihosting anywhere in the image."""
+    app = tmp_path / "app"
+    generate(project_mod.Project(model=str(DIGITS), board=board, rtos="baremetal", output=str(app)), app)
+    built = build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
+    result = QemuRunner(load_board(board), timeout=300).run(built.elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-2000:]
+    assert result.exit_code is None, "a stand-alone image never exits: the runner stops it after the line"
+    print(f"\n{board} (uart, no semihosting): {result.line}")

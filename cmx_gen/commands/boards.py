@@ -66,6 +66,10 @@ def show_text(board: Board) -> str:
         lines.append(f"flash      west flash --runner {board.flash.runner}"
                      + (f"; pyocd target {board.flash.pyocd_target}" if board.flash.pyocd_target else ""))
     lines.append(f"console    {board.console}")
+    if board.uart:
+        u = board.uart
+        lines.append(f"uart       {u.kind} at 0x{u.base:08x}, {u.clock_hz} Hz, {u.baud} baud "
+                     "(bare-metal app: -D CMX_CONSOLE=uart)")
     lines.append("")
     rows = [("region", "kind", "base", "size", "attributes")]
     for r in board.memory:

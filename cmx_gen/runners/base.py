@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,24 +71,64 @@ class Runner:
     def command(self, elf: Path) -> list[str]:
         raise NotImplementedError
 
+    # After the result line an image that exits (semihosting) does so at once; one built to run
+    # stand-alone (-D CMX_SEMIHOSTING=OFF) sleeps for ever and is stopped after this many seconds.
+    settle_seconds = 2.0
+
     def run(self, elf: Path) -> Result:
         cmd = self.command(elf)
         if shutil.which(cmd[0]) is None:
             raise RunError(f"{cmd[0]} not found on PATH", self.install_hint())
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=self.timeout)
-        except subprocess.TimeoutExpired as exc:
-            out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            raise RunError(f"{self.name} did not finish within {self.timeout:.0f} s; last output: {out.strip()[-200:]!r}",
-                           "raise --timeout, or check the firmware with `--dry-run` and a debugger") from exc
-        output = done.stdout + done.stderr
+        output, exit_code = self._run_until_result(cmd)
         result = parse_result_line(output)
         if result is None:
-            raise RunError(f"the firmware printed no result line (exit {done.returncode}); output: {output.strip()[-300:]!r}",
+            raise RunError(f"the firmware printed no result line (exit {exit_code}); output: {output.strip()[-300:]!r}",
                            "rebuild with `cmx-gen build APP --clean`; a hang or fault before main() prints nothing")
-        result.exit_code = done.returncode
+        result.exit_code = exit_code
         result.output = output
         return result
+
+    def _run_until_result(self, cmd: list[str]) -> tuple[str, int | None]:
+        """Run `cmd` until it exits, or until `settle_seconds` after it printed a result line (then
+        it is stopped and the exit code is None); a run that reaches `timeout` is an error."""
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace")
+        lines: list[str] = []
+        seen = threading.Event()
+
+        def pump() -> None:
+            for line in proc.stdout:  # type: ignore[union-attr]
+                lines.append(line)
+                if RESULT_RE.search(line):
+                    seen.set()
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        deadline = time.monotonic() + self.timeout
+        try:
+            while proc.poll() is None:
+                if seen.wait(timeout=0.1):
+                    try:
+                        proc.wait(timeout=self.settle_seconds)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+                        reader.join(timeout=5)
+                        return "".join(lines), None
+                    break
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    proc.wait()
+                    reader.join(timeout=5)
+                    raise RunError(f"{self.name} did not finish within {self.timeout:.0f} s; "
+                                   f"last output: {''.join(lines).strip()[-200:]!r}",
+                                   "raise --timeout, or check the firmware with `--dry-run` and a debugger")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        reader.join(timeout=5)
+        return "".join(lines), proc.returncode
 
     def install_hint(self) -> str:
         return f"install {self.executable}"

@@ -1,8 +1,10 @@
 """QEMU (system mode) for boards with a QEMU machine.
 
 `-icount shift=0` makes every instruction take 1 ns of virtual time, so the firmware's SysTick
-reading becomes an exact, repeatable instruction count; semihosting carries the console and the
-exit status (SYS_EXIT_EXTENDED -> QEMU's exit code).
+reading becomes an exact, repeatable instruction count; semihosting carries the exit status
+(SYS_EXIT_EXTENDED -> QEMU's exit code) and the console, unless the app was built with
+`-D CMX_CONSOLE=uart`: the board's first UART is on QEMU's stdout too, so both kinds of image
+print their result line here.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ class QemuRunner(Runner):
             self.executable,
             "-M", self.board.qemu.machine,
             "-cpu", self.board.qemu.cpu,
-            "-nographic", "-monitor", "none", "-serial", "none",
+            "-nographic", "-monitor", "none", "-serial", "stdio",
             "-semihosting-config", "enable=on,target=native",
             "-icount", "shift=0",
             "-kernel", str(elf),
