@@ -314,3 +314,15 @@ def test_build_errors_quote_the_cmake_message():
     assert build.error_summary(log) == ("CMake Error at CMakeLists.txt:40 (message): CMX_CONSOLE=uart: "
                                         "nucleo-h743zi has no UART cmx-gen drives; use semihosting")
     assert build.error_summary(["[3/9] Building C", "foo.c:1:1: error: bad", "ninja: build stopped"]) == "foo.c:1:1: error: bad"
+
+
+def test_runner_gives_up_at_its_timeout_with_the_last_output(tmp_path):
+    """A firmware that hangs before its result line: a one-line RunError with what it printed."""
+    from cmx_gen.errors import RunError
+
+    class Hangs(QemuRunner):
+        def command(self, elf: Path) -> list[str]:
+            return ["sh", "-c", "echo booting; sleep 30"]
+
+    with pytest.raises(RunError, match=r"did not finish within 1 s; last output: 'booting'"):
+        Hangs(load_board("mps3-an547"), timeout=1).run(tmp_path / "none.elf")

@@ -105,30 +105,28 @@ class Runner:
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
         deadline = time.monotonic() + self.timeout
+        stopped = timed_out = False
         try:
             while proc.poll() is None:
                 if seen.wait(timeout=0.1):
                     try:
                         proc.wait(timeout=self.settle_seconds)
                     except subprocess.TimeoutExpired:
-                        proc.kill()
-                        proc.wait()
-                        reader.join(timeout=5)
-                        return "".join(lines), None
+                        stopped = True
                     break
                 if time.monotonic() > deadline:
-                    proc.kill()
-                    proc.wait()
-                    reader.join(timeout=5)
-                    raise RunError(f"{self.name} did not finish within {self.timeout:.0f} s; "
-                                   f"last output: {''.join(lines).strip()[-200:]!r}",
-                                   "raise --timeout, or check the firmware with `--dry-run` and a debugger")
+                    timed_out = True
+                    break
         finally:
             if proc.poll() is None:
                 proc.kill()
-                proc.wait()
-        reader.join(timeout=5)
-        return "".join(lines), proc.returncode
+            proc.wait()
+            reader.join(timeout=5)
+        output = "".join(lines)
+        if timed_out:
+            raise RunError(f"{self.name} did not finish within {self.timeout:.0f} s; last output: {output.strip()[-200:]!r}",
+                           "raise --timeout, or check the firmware with `--dry-run` and a debugger")
+        return output, None if stopped else proc.returncode
 
     def install_hint(self) -> str:
         return f"install {self.executable}"
