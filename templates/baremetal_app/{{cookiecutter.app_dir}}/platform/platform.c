@@ -2,7 +2,7 @@
  * Bare-metal platform layer for {{ cookiecutter.board.name }}: implements cmx_platform.h.
  *   console: Arm semihosting (QEMU -semihosting, FVP, or a debugger with semihosting enabled){% if cookiecutter.board.uart %},
  *            or with CMX_CONSOLE_UART=1 (CMake -D CMX_CONSOLE=uart) the board's {{ cookiecutter.board.uart.kind }} UART
- *            at 0x{{ '%08x' % cookiecutter.board.uart.base }}, {{ cookiecutter.board.uart.baud }} baud: no debugger needed{% endif %}
+ *            at {{ "0x%08x" | format(cookiecutter.board.uart.base) }}, {{ cookiecutter.board.uart.baud }} baud: no debugger needed{% endif %}
  *   counter: SysTick at the core clock with a wrap count; under QEMU -icount shift=0 one
  *            instruction is 1 ns of virtual time, so ticks scale to retired instructions
  *   exit:    semihosting SYS_EXIT_EXTENDED, which becomes QEMU's/FVP's exit status; with
@@ -42,7 +42,7 @@
 {%- if cookiecutter.board.uart %}
 
 /* {{ cookiecutter.board.uart.kind }} UART (Arm CMSDK APB UART, as in Zephyr's uart_cmsdk_apb.c). */
-#define UART_BASE 0x{{ '%08x' % cookiecutter.board.uart.base }}u
+#define UART_BASE {{ "0x%08x" | format(cookiecutter.board.uart.base) }}u
 #define UART_DATA (*(volatile uint32_t*)(UART_BASE + 0x000u))
 #define UART_STATE (*(volatile uint32_t*)(UART_BASE + 0x004u)) /* bit 0: TX buffer full */
 #define UART_CTRL (*(volatile uint32_t*)(UART_BASE + 0x008u))  /* bit 0: TX enable */
