@@ -16,10 +16,10 @@ import numpy as np
 
 from cmx_gen import report as report_mod
 from cmx_gen.errors import ModelSourceError
-from cmx_gen.lowering import lower
+from cmx_gen.lowering import LowerOptions, lower
 from cmx_gen.model_source import ModelSource
 from cmx_gen.program import analyse
-from cmx_gen.reference import load_reference, quantization_error, reference_arrays, write_reference
+from cmx_gen.reference import compare_references, load_reference, quantization_error, reference_arrays, write_reference
 
 PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md", "reference.npz"
 
@@ -81,7 +81,7 @@ def _collect_backend_warnings() -> Iterator[list[str]]:
         generic.setLevel(saved[1])
 
 
-def produce(source: ModelSource, core: str) -> Artifacts:
+def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) -> Artifacts:
     """Lower (or, for a `.pte`, only analyse) and assemble the report."""
     model = {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
     if source.kind == "pte":
@@ -93,7 +93,7 @@ def produce(source: ModelSource, core: str) -> Artifacts:
         return Artifacts(source.pte, report, {})
 
     with _collect_backend_warnings() as warnings:
-        lowered = lower(source, core)
+        lowered = lower(source, core, options)
     info = analyse(lowered.pte)
     calibration = {
         "source": source.calibration_source,
@@ -106,7 +106,9 @@ def produce(source: ModelSource, core: str) -> Artifacts:
         model,
         calibration=calibration,
         quantization_error=quantization_error(lowered),
+        reference=compare_references(lowered, [float((spec.quant or {}).get("scale") or 0.0) for spec in info.outputs]),
         warnings=sorted(set(warnings)),
         timings=lowered.timings,
     )
+    report["lowering_options"] = options.to_dict()
     return Artifacts(lowered.pte, report, reference_arrays(lowered))

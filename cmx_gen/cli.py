@@ -50,6 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     except CmxError as exc:
         if args.debug:
             traceback.print_exc()
+            if exc.details:
+                print(exc.details, file=sys.stderr)
         print(f"cmx-gen: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

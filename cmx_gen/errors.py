@@ -16,6 +16,7 @@ class CmxError(Exception):
         super().__init__(problem)
         self.problem = problem
         self.hint = hint
+        self.details = ""  # what a third party printed on the way (torch's graph dump); shown with --debug
 
     def one_line(self) -> str:
         text = self.problem.strip().replace("\n", " ")

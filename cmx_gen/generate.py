@@ -11,6 +11,7 @@ from pathlib import Path
 from cmx_gen import cache, memory, model_source, progress
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board, load_board
+from cmx_gen.lowering import LowerOptions
 from cmx_gen.report import check_strict
 from cmx_gen.project import Project
 from cmx_gen.render import RenderResult, render_app
@@ -37,7 +38,8 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.
     core = board.core.lower_target
-    result, hit = cache.produce(source, core, use_cache=use_cache)
+    options = LowerOptions(keep_fp32=tuple(project.keep_fp32))
+    result, hit = cache.produce(source, core, use_cache=use_cache, options=options)
     if hit:
         progress.say(f"lowering for {core}: unchanged, reused the cached program")
     if project.strict:

@@ -9,8 +9,11 @@ corrupts memory on an M55 and the reverse fails), so the target is recorded in e
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -20,6 +23,7 @@ from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
 from cmx_gen.model_source import Inputs, ModelSource, call
+from cmx_gen.reference import KernelExactInterpreter, OpDiff, run_references
 
 
 
@@ -49,6 +53,62 @@ def resolve_target(core: str) -> Target:
     return Target(core=core, isa=target_config(core).backend.name)
 
 
+@dataclass(frozen=True)
+class LowerOptions:
+    """Lowering choices beyond the target; every field is part of the cache key and the report."""
+
+    # Parts of the model left in float on portable kernels: a module path (`features.3`), a
+    # line of the model file (`model.py:15`), or a node name of the exported graph (`bmm_1`).
+    keep_fp32: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"keep_fp32": list(self.keep_fp32)}
+
+
+_USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _selected(node: torch.fx.Node, pattern: str) -> bool:
+    """Does `--keep-fp32 pattern` name this node (see LowerOptions.keep_fp32)?"""
+    if node.name == pattern:
+        return True
+    frame = _USER_FRAME.search(node.meta.get("stack_trace") or "")
+    if frame and ":" in pattern:
+        file_name, _, line = pattern.rpartition(":")
+        if line == frame.group(2) and file_name in (Path(frame.group(1)).name, frame.group(1)):
+            return True
+    paths = [str(path) for path, _ in (node.meta.get("nn_module_stack") or {}).values() if path]
+    return bool(paths) and (paths[-1] == pattern or paths[-1].startswith(pattern + "."))
+
+
+def _quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
+    """CortexMQuantizer, leaving the nodes `keep_fp32` names unquantized (portable fp32 kernels).
+
+    The nodes are marked "annotated, not quantized" after the cortex_m annotators ran (before, the
+    composable quantizer refuses the change), so their neighbours quantize at the edge instead."""
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer, mark_node_as_annotated
+
+    nodes = [n for n in graph.graph.nodes if n.op == "call_function"]
+    for pattern in keep_fp32:
+        if not any(_selected(n, pattern) for n in nodes):
+            modules = sorted({str(p) for n in nodes for p, _ in (n.meta.get("nn_module_stack") or {}).values() if p})
+            raise ModelSourceError(
+                f"--keep-fp32 {pattern} names no part of the model",
+                "give a module path (" + (", ".join(modules[:8]) or "none here") + "), a line of the model file "
+                "(model.py:15) or a node name of the exported graph",
+            )
+
+    class KeepFp32Quantizer(CortexMQuantizer):
+        def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
+            keep = [n for n in model.graph.nodes if n.op == "call_function" and any(_selected(n, p) for p in keep_fp32)]
+            model = super().annotate(model)
+            for node in keep:
+                mark_node_as_annotated(node, {}, None, False)
+            return model
+
+    return KeepFp32Quantizer() if keep_fp32 else CortexMQuantizer()
+
+
 @dataclass
 class LoweredModel:
     """The result of lowering: program bytes plus what is needed to check it later."""
@@ -56,9 +116,13 @@ class LoweredModel:
     pte: bytes
     target: Target
     sample_inputs: Inputs
-    reference_outputs: tuple[torch.Tensor, ...]
+    reference_outputs: tuple[torch.Tensor, ...]  # the CMSIS-NN kernels' result (reference.py)
+    python_outputs: tuple[torch.Tensor, ...]  # ExecuTorch's Python ops' result
     float_outputs: tuple[torch.Tensor, ...]
+    # (float model, kernel-exact program) per error sample; (kernel-exact, Python) per error sample
     calibration_outputs: list[tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
+    calibration_references: list[tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
+    op_diffs: list[OpDiff] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -77,10 +141,48 @@ def _first_line(exc: BaseException, limit: int = 200) -> str:
     return first if len(first) <= limit else first[:limit] + "..."
 
 
-def _export_error(stage: str, exc: Exception) -> ExportError:
+_FAILED_PASS = re.compile(r"running the '(\w+)' pass")
+_FAILED_NODE = re.compile(r"While executing %(\w+)")
+
+
+def _lowering_error(exc: Exception) -> ExportError:
+    """A cortex_m pass that fails names its pass; torch's cause names the node and the user's line.
+    Say all three and offer what works: leaving that line in float."""
+    chain, cause = [], exc
+    while cause is not None and len(chain) < 8:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    text = "\n".join(str(c) for c in chain)
+    pass_name = _FAILED_PASS.search(text)
+    node = _FAILED_NODE.search(text)
+    frame = re.search(r'Original traceback:\s*File "([^"]+)", line (\d+)', text)
+    if not pass_name:
+        return _export_error("lowering", exc)
+    root = chain[-1]
+    where = f" at node {node.group(1)}" if node else ""
+    line = f"{Path(frame.group(1)).name}:{frame.group(2)}" if frame else None
+    if line:
+        where += f" (from {line})"
+    return ExportError(
+        f"executorch's cortex_m pass {pass_name.group(1)} failed{where}: {type(root).__name__}: {_first_line(root)}",
+        (f"leave that part in float on portable kernels with --keep-fp32 {line}" if line else
+         "leave that part in float on portable kernels with --keep-fp32 MODULE_PATH")
+        + " (the rest stays on CMSIS-NN); --debug shows the full trace",
+    )
+
+
+_STAGE_HINTS = {
+    "torch.export": "make forward traceable by torch.export (tensor-only inputs and outputs, no data-dependent Python control flow)",
+    "quantization": "check the calibration data (finite values shaped like the inputs) and that forward runs on it",
+}
+
+
+def _export_error(stage: str, exc: Exception, where: str = "") -> ExportError:
     text = str(exc).strip()
     first = _first_line(exc)
-    hint = "make forward traceable by torch.export (tensor-only inputs and outputs, no data-dependent Python control flow)"
+    hint = _STAGE_HINTS.get(stage, f"the {stage} step rejected the model: see the cause above")
+    if where:
+        stage += f" at {where}"
     for pattern, candidate in _EXPORT_HINTS:
         if pattern.search(text):
             hint = candidate
@@ -88,7 +190,37 @@ def _export_error(stage: str, exc: Exception) -> ExportError:
     return ExportError(f"{stage} failed: {type(exc).__name__}: {first}", hint + "; --debug shows the full trace")
 
 
-def lower(source: ModelSource, core: str) -> LoweredModel:
+def export(source: ModelSource) -> Any:
+    """torch.export of the model on its example inputs, done once per source.
+
+    The cache key hashes this graph (see cache.py) and lowering starts from it, so the program
+    that is cached is the program of exactly this graph.
+    """
+    if source.exported is None:
+        assert source.module is not None and source.example_inputs is not None
+        # torch.export prints the partial graph to stderr when it fails: keep it for --debug.
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(printed):
+                source.exported = torch.export.export(source.module, source.example_inputs)
+        except Exception as exc:
+            error = _export_error("torch.export", exc, _last_user_line(printed.getvalue()))
+            error.details = printed.getvalue()
+            raise error from exc
+    return source.exported
+
+
+def _last_user_line(graph_dump: str) -> str:
+    """`small.py:79 if x.sum() > 0:` from the `# File: ... in forward, code: ...` comments torch
+    prints in a failed export's graph: the last one is the statement it stopped at."""
+    found = re.findall(r"# File: (\S+?):(\d+) in \w+, code: (.*)", graph_dump)
+    if not found:
+        return ""
+    path, line, code = found[-1]
+    return f"{Path(path).name}:{line} `{code.strip()}`"
+
+
+def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) -> LoweredModel:
     """Quantize with the calibration set and lower for one core; compute reference outputs."""
     import time
 
@@ -96,7 +228,6 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
     target = Target(core=core, isa=config.backend.name)
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
-    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
     from executorch.exir import EdgeProgramManager, to_edge
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     quiet_executorch()  # executorch resets its logger level on import
@@ -115,15 +246,13 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
         ) from exc
 
     with progress.step(f"exporting for {core} ({target.isa})"):
-        try:
-            graph = torch.export.export(source.module, inputs).module(check_guards=False)
-        except Exception as exc:
-            raise _export_error("torch.export", exc) from exc
+        graph = export(source).module(check_guards=False)
     timings["export_s"] = time.monotonic() - started
 
     with progress.step(f"calibrating on {len(source.calibration)} samples"):
+        quantizer = _quantizer(options.keep_fp32, graph)
         try:
-            prepared = prepare_pt2e(graph, CortexMQuantizer())
+            prepared = prepare_pt2e(graph, quantizer)
             for sample in source.calibration:
                 prepared(*sample)
             quantized = convert_pt2e(prepared)
@@ -136,12 +265,14 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
             edge = to_edge(torch.export.export(quantized, inputs), compile_config=cortex_m_edge_compile_config())
             lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
         except Exception as exc:
-            raise _export_error("lowering", exc) from exc
+            raise _lowering_error(exc) from exc
         # Reference outputs come from the lowered program itself (cortex_m ops have Python
-        # implementations), before to_executorch turns the graph into out-variants.
+        # implementations, and kernel_models.py the C kernels' exact arithmetic where those
+        # round differently), before to_executorch turns the graph into out-variants.
         runnable = lowered.module()
+        exact = KernelExactInterpreter(runnable)
         try:
-            reference = call(runnable, inputs)
+            runs = run_references(runnable, inputs, exact)
         except Exception as exc:
             raise ExportError(
                 f"the lowered program does not run: {type(exc).__name__}: {_first_line(exc)} "
@@ -153,7 +284,11 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
         step = max(1, len(source.calibration) // ERROR_SAMPLES)
         subset = source.calibration[::step][:ERROR_SAMPLES]
         try:
-            calibration_outputs = [(call(source.module, s), call(runnable, s)) for s in subset]
+            calibration_outputs, calibration_references = [], []
+            for sample in subset:
+                sample_runs = run_references(runnable, sample, exact)
+                calibration_outputs.append((call(source.module, sample), sample_runs.kernel_exact))
+                calibration_references.append((sample_runs.kernel_exact, sample_runs.python))
         except Exception as exc:
             raise _export_error("running the lowered program on calibration data", exc) from exc
         try:
@@ -166,8 +301,11 @@ def lower(source: ModelSource, core: str) -> LoweredModel:
         pte=pte,
         target=target,
         sample_inputs=inputs,
-        reference_outputs=reference,
+        reference_outputs=runs.kernel_exact,
+        python_outputs=runs.python,
         float_outputs=float_outputs,
         calibration_outputs=calibration_outputs,
+        calibration_references=calibration_references,
+        op_diffs=list(exact.diffs.values()),
         timings=timings,
     )

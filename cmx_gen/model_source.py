@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import re
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,15 @@ class ModelSource:
     calibration_source: str = "none"
     random_calibration: bool = False
     pte: bytes | None = None
-    content_hash: str = ""  # hash of the model's files: the cache key's model part
+    content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
+    exported: Any = None  # torch.export.ExportedProgram, set once by lowering.export()
+
+    @property
+    def spec_identity(self) -> str:
+        """Which model was named, independent of the working directory: file name, attribute, class."""
+        file_part, _, attr = self.spec.rpartition(":") if self.kind == "python" else (self.spec, "", "")
+        cls = type(self.module).__qualname__ if self.module is not None else ""
+        return f"{self.kind}:{Path(file_part).name}:{attr}:{cls}"
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -49,7 +58,17 @@ def parse_shape(text: str) -> tuple[int, ...]:
         raise ModelSourceError(
             f"--input-shape {text!r} is not a shape", "give positive integers separated by commas, e.g. 1,1,49,10"
         )
+    elements = int(np.prod(shape, dtype=np.int64))
+    if elements > MAX_INPUT_ELEMENTS:
+        raise ModelSourceError(
+            f"--input-shape {text} is {elements:,} elements ({elements / 2**20:,.0f} MiB as int8): no Cortex-M holds that",
+            f"give the model's real input shape (at most {MAX_INPUT_ELEMENTS:,} elements)",
+        )
     return shape
+
+
+# 16 Mi elements: an int8 input already 16 MiB, past the RAM of any board in the database.
+MAX_INPUT_ELEMENTS = 1 << 24
 
 
 def channels_last(tensor: torch.Tensor) -> torch.Tensor:
@@ -218,6 +237,7 @@ def load(
             f"no example inputs for {spec}", "define example_inputs() in the model file or pass --input-shape 1,1,49,10"
         )
 
+    check_finite([source.example_inputs], "example input")
     if calibration:
         source.calibration = load_calibration(Path(calibration), source.example_inputs)
         source.calibration_source = f"{calibration} ({len(source.calibration)} samples)"
@@ -238,6 +258,7 @@ def load(
             "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
             "or accept a poorer INT8 model with --random-calibration",
         )
+    check_finite(source.calibration, f"calibration data {source.calibration_source}")
     return source
 
 
@@ -264,6 +285,34 @@ def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> tor
     return channels_last(torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype))
 
 
+def _read_arrays(path: Path) -> list[np.ndarray]:
+    """The arrays of a .npy or .npz, refusing pickles (loading one runs code) and broken files in one line."""
+    try:
+        if path.suffix == ".npy":
+            return [np.load(path, allow_pickle=False)]
+        with np.load(path, allow_pickle=False) as npz:
+            return [npz[key] for key in npz.files]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        kind = "a zip of .npy arrays" if path.suffix == ".npz" else "a NumPy array file"
+        raise ModelSourceError(
+            f"calibration file {path} is not {kind}: {type(exc).__name__}: {exc}",
+            f"write it with np.{'savez(path, input=array)' if path.suffix == '.npz' else 'save(path, array)'} "
+            "from numeric arrays (no pickled objects)",
+        ) from exc
+
+
+def check_finite(samples: list[Inputs], where: str) -> None:
+    """NaN or Inf in a sample makes every observer's range infinite: name the sample instead."""
+    for index, sample in enumerate(samples):
+        for position, tensor in enumerate(sample):
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                bad = int((~torch.isfinite(tensor)).sum())
+                raise ModelSourceError(
+                    f"{where} sample {index} (input {position}) has {bad} NaN/Inf value(s)",
+                    "clean or drop those samples: calibration needs finite data",
+                )
+
+
 def load_calibration(path: Path, example_inputs: Inputs) -> list[Inputs]:
     """Read `.npz` (one array per input, samples on axis 0), `.npy` (one input) or a folder of `.npy`."""
     if not path.exists():
@@ -274,14 +323,10 @@ def load_calibration(path: Path, example_inputs: Inputs) -> list[Inputs]:
             raise ModelSourceError(f"{path} holds no .npy files", "put one .npy file per calibration sample there")
         if len(example_inputs) != 1:
             raise ModelSourceError("a folder of .npy calibrates one-input models only", "use an .npz with one array per input")
-        return [(_sample_tensor(np.load(f), example_inputs[0], f.name),) for f in files]
-    if path.suffix == ".npy":
-        arrays = [np.load(path)]
-    elif path.suffix == ".npz":
-        with np.load(path) as npz:
-            arrays = [npz[key] for key in npz.files]
-    else:
+        return [(_sample_tensor(_read_arrays(f)[0], example_inputs[0], f.name),) for f in files]
+    if path.suffix not in (".npy", ".npz"):
         raise ModelSourceError(f"cannot read calibration file {path}", "use .npz, .npy or a folder of .npy files")
+    arrays = _read_arrays(path)
     if len(arrays) != len(example_inputs):
         raise ModelSourceError(
             f"{path.name} holds {len(arrays)} arrays, the model takes {len(example_inputs)} inputs",

@@ -13,6 +13,11 @@ import warnings
 
 
 def quiet_third_party() -> None:
+    # torch logs tracebacks and graph dumps (fake-tensor meta failures, data-dependent guards)
+    # before raising; cmx-gen turns the exception into one line, and --debug shows the trace.
+    for name in ("torch", "torch._subclasses.fake_tensor", "torch.fx.experimental.symbolic_shapes",
+                 "torch._dynamo", "torch.export", "torch._export"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     logging.getLogger("torchao").setLevel(logging.ERROR)
     logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)

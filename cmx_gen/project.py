@@ -9,13 +9,14 @@ options win); `create` writes one into the app, pointing back at the model, so t
     [target]       board = "mps3-an547"        rtos = "baremetal" | "zephyr"
     [output]       dir = "build/app"
     [options]      strict = true               name = "digits"                (both optional)
+                   keep_fp32 = ["model.py:15"] (optional: parts left in float, see --keep-fp32)
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ class Project:
     random_calibration: bool = False
     strict: bool = False
     name: str | None = None
+    keep_fp32: list[str] = field(default_factory=list)
 
     def app_name(self) -> str:
         """CMake/Zephyr project name: from the model, so two renders of one model are identical."""
@@ -102,6 +104,7 @@ def load(path: Path) -> Project:
         random_calibration=bool(calibration.get("random", False)),
         strict=bool(options.get("strict", False)),
         name=options.get("name"),
+        keep_fp32=[str(p) for p in options.get("keep_fp32", [])],
     )
 
 
@@ -117,5 +120,7 @@ def dumps(project: Project, base: Path) -> str:
     data["target"] = {"board": project.board, "rtos": project.rtos}
     data["output"] = {"dir": "."}
     data["options"] = {"strict": project.strict, "name": project.app_name()}
+    if project.keep_fp32:
+        data["options"]["keep_fp32"] = list(project.keep_fp32)
     header = "# cmx-gen project file: `cmx-gen regen .` redoes the app from it. Paths are relative to this file.\n"
     return header + tomli_w.dumps(data)

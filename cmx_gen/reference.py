@@ -1,18 +1,135 @@
 """Expected outputs of the lowered program, and its quantization error against the float model.
 
 The firmware is later checked against `reference.npz` bit-exact: the expected outputs come from the
-lowered program run in Python, not from the float model.
+lowered program run on the host, not from the float model, with every op computed as its CMSIS-NN C
+kernel computes it (kernel_models.py where ExecuTorch's Python op rounds differently). ExecuTorch's
+own Python reference is run beside it; the report gives their distance, op by op.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
-from cmx_gen.lowering import LoweredModel
+from cmx_gen.kernel_models import MODELS
+
+if TYPE_CHECKING:
+    from cmx_gen.lowering import LoweredModel
+
+
+@dataclass
+class OpDiff:
+    """Where ExecuTorch's Python op and the host model of its C kernel disagree (same inputs)."""
+
+    index: int  # position among the program's operator calls, in execution order
+    node: str
+    op: str  # "cortex_m::quantized_avg_pool2d"
+    module: str  # the PyTorch module path the node came from ("features.3", or the class for functional ops)
+    max_lsb: int
+    elements: int  # elements that differ
+    numel: int
+    source: str = ""  # the user's line that made the node
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    schema = getattr(node.target, "_schema", None)
+    return schema.name if schema is not None else getattr(node.target, "__name__", str(node.target))
+
+
+def module_path(node: torch.fx.Node) -> str:
+    """The module a node came from: its nn_module_stack path (`features.3`), else the model class
+    for functional calls in forward (`Residual`)."""
+    stack = list((node.meta.get("nn_module_stack") or {}).values())
+    path, cls = stack[-1] if stack else ("", "")
+    return str(path) if path else (str(cls).rsplit(".", 1)[-1] or "forward")
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in \w+\n\s*(.*)')
+
+
+def source_line(node: torch.fx.Node) -> str:
+    """`model.py:17 x = F.avg_pool2d(x, 4)`: the user's line that made the node (its first frame)."""
+    match = _FRAME.search(node.meta.get("stack_trace") or "")
+    return f"{Path(match.group(1)).name}:{match.group(2)} {match.group(3).strip()}" if match else ""
+
+
+class KernelExactInterpreter(torch.fx.Interpreter):
+    """Runs a lowered program with the host models of the C kernels (kernel_models.MODELS) in place
+    of ExecuTorch's Python ops, and records where the two disagree on the same inputs."""
+
+    def __init__(self, module: torch.fx.GraphModule) -> None:
+        super().__init__(module)
+        self.diffs: dict[str, OpDiff] = {}
+        # Indexed like the program's instructions: operator calls, not scratch allocations.
+        calls = [n for n in module.graph.nodes if n.op == "call_function" and hasattr(n.target, "_schema")]
+        self._calls = {n: i for i, n in enumerate(calls)}
+
+    def run_node(self, node: torch.fx.Node) -> Any:
+        name = _op_name(node) if node.op == "call_function" else ""
+        if name not in MODELS:
+            return super().run_node(node)
+        args, kwargs = self.fetch_args_kwargs_from_env(node)
+        exact = MODELS[name](*args, **kwargs)
+        python = node.target(*args, **kwargs)
+        delta = (exact.to(torch.int32) - python.to(torch.int32)).abs()
+        if delta.numel() and int(delta.max()):
+            old = self.diffs.get(node.name)
+            self.diffs[node.name] = OpDiff(
+                index=self._calls[node], node=node.name, op=name, module=module_path(node),
+                max_lsb=max(int(delta.max()), old.max_lsb if old else 0),
+                elements=max(int((delta > 0).sum()), old.elements if old else 0), numel=delta.numel(),
+                source=source_line(node),
+            )
+        return exact
+
+
+@dataclass
+class ReferenceRuns:
+    """Outputs of one input under both references, and the ops where they part."""
+
+    kernel_exact: tuple[torch.Tensor, ...]  # what the firmware is specified to compute
+    python: tuple[torch.Tensor, ...]  # ExecuTorch's Python ops throughout
+
+
+def run_references(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...],
+                   interpreter: KernelExactInterpreter) -> ReferenceRuns:
+    from cmx_gen.model_source import call
+
+    with torch.no_grad():
+        exact = interpreter.run(*inputs)
+    exact = (exact,) if isinstance(exact, torch.Tensor) else tuple(exact)
+    return ReferenceRuns(kernel_exact=exact, python=call(program, inputs))
+
+
+def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> dict[str, Any]:
+    """report.json's `reference`: which reference the firmware is checked against, how far
+    ExecuTorch's Python reference is from it at the outputs (LSB of each output), and by op."""
+    def lsb(a: tuple[torch.Tensor, ...], b: tuple[torch.Tensor, ...]) -> int:
+        worst = 0
+        for x, y, scale in zip(a, b, output_scales or [0.0] * len(a)):
+            diff = (x.float() - y.float()).abs().max().item() if x.numel() else 0.0
+            worst = max(worst, round(diff / scale) if scale else int(diff > 0))
+        return worst
+
+    sample = lsb(lowered.reference_outputs, lowered.python_outputs)
+    everywhere = max([sample, *(lsb(k, p) for k, p in lowered.calibration_references)])
+    ops = sorted(lowered.op_diffs, key=lambda d: d.index)
+    return {
+        "checked_against": "cmsis-nn",
+        "description": "ExecuTorch's Python cortex_m ops, with bit-exact host models of the CMSIS-NN C kernels "
+                       f"for {', '.join(sorted(MODELS))}",
+        "python_reference_max_lsb": sample,
+        "python_reference_max_lsb_calibration": everywhere,
+        "ops": [d.to_dict() for d in ops],
+    }
 
 
 def _logical(tensor: torch.Tensor) -> np.ndarray:
@@ -20,7 +137,7 @@ def _logical(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().contiguous().cpu().numpy()
 
 
-def reference_arrays(lowered: LoweredModel) -> dict[str, np.ndarray]:
+def reference_arrays(lowered: "LoweredModel") -> dict[str, np.ndarray]:
     arrays = {f"input_{i}": _logical(x) for i, x in enumerate(lowered.sample_inputs)}
     arrays.update({f"output_{i}": _logical(y) for i, y in enumerate(lowered.reference_outputs)})
     return arrays
@@ -41,7 +158,7 @@ def _is_classifier(outputs: tuple[torch.Tensor, ...]) -> bool:
     return len(outputs) == 1 and outputs[0].dim() == 2 and outputs[0].shape[1] > 1
 
 
-def quantization_error(lowered: LoweredModel) -> dict[str, Any]:
+def quantization_error(lowered: "LoweredModel") -> dict[str, Any]:
     """Max abs error (float vs INT8 program) on the sample input and over the calibration set.
 
     For a classifier (one [N, K] output) also the top-1 agreement between float and INT8 over

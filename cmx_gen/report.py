@@ -31,6 +31,7 @@ def build_report(
     model: dict[str, Any],
     calibration: dict[str, Any] | None = None,
     quantization_error: dict[str, Any] | None = None,
+    reference: dict[str, Any] | None = None,
     warnings: list[str] | None = None,
     timings: dict[str, float] | None = None,
 ) -> dict[str, Any]:
@@ -57,6 +58,7 @@ def build_report(
         "program": {"values": info.num_values, "instructions": info.num_instructions, "delegates": info.delegates},
         "calibration": calibration,
         "quantization_error": quantization_error,
+        "reference": reference,
         "lowering_warnings": warnings or [],
         "timings_s": {k: round(v, 3) for k, v in (timings or {}).items()},
     }
@@ -127,7 +129,30 @@ def table(report: dict[str, Any]) -> str:
     cal = report.get("calibration")
     if cal:
         lines.append(f"calibrated {cal['source']}" + ("  ** RANDOM: accuracy not representative **" if cal.get("random") else ""))
+    note = reference_note(report)
+    if note:
+        lines.append(f"reference  {note}")
     return "\n".join(lines)
+
+
+def describe_op_diff(op: dict[str, Any]) -> str:
+    """`op #8 cortex_m::quantized_avg_pool2d (Residual, model.py:17 ...): 1 LSB on 13/256 elements`."""
+    where = f"{op['module']}, {op['source']}" if op.get("source") else op["module"]
+    return f"op #{op['index']} {op['op']} ({where}): {op['max_lsb']} LSB on {op['elements']}/{op['numel']} elements"
+
+
+def reference_note(report: dict[str, Any]) -> str | None:
+    """One line when ExecuTorch's Python reference differs from the CMSIS-NN kernels' result, which
+    is what the firmware is checked against (reference.py); None when they agree."""
+    ref = report.get("reference")
+    if not ref or not (ref.get("ops") or ref.get("python_reference_max_lsb_calibration")):
+        return None
+    ops = [describe_op_diff(op) for op in ref.get("ops", [])]
+    first = f"first at {ops[0]}" if ops else "at no single op"
+    more = f" (+{len(ops) - 1} more op(s) in report.json)" if len(ops) > 1 else ""
+    return (f"ExecuTorch's Python reference differs from the CMSIS-NN kernels by {ref['python_reference_max_lsb']} LSB "
+            f"at the output ({ref['python_reference_max_lsb_calibration']} LSB over the calibration inputs), "
+            f"{first}{more}; PASS means bit-exact against the CMSIS-NN kernels")
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -159,6 +184,13 @@ def markdown(report: dict[str, Any]) -> str:
         out.append(f"- max abs error float vs INT8: {qe['max_abs_err']} over {qe['samples']} inputs")
         if qe.get("top1_agreement") is not None:
             out.append(f"- top-1 agreement float vs INT8: {qe['top1_agreement'] * 100:.1f} %")
+    ref = report.get("reference")
+    if ref:
+        out += ["", "## Reference", "",
+                f"- the firmware is checked bit-exact against: {ref['description']}",
+                f"- ExecuTorch's Python reference differs from it by {ref['python_reference_max_lsb']} LSB at the output "
+                f"({ref['python_reference_max_lsb_calibration']} LSB over the calibration inputs)"]
+        out += [f"- {describe_op_diff(op)}" for op in ref.get("ops", [])]
     if report["fallbacks"]:
         out += ["", "## Fallbacks", "", "These compute ops run on portable (unaccelerated) kernels:", ""]
         out += [f"- `{name}`" for name in report["fallbacks"]]

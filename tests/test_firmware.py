@@ -75,6 +75,23 @@ def test_ds_cnn_pass_bit_exact_on_qemu(tmp_path, board):
     print(f"\n{board}: {result.line}  build {built.seconds:.1f} s  .text {built.text_bytes} B")
 
 
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386", "mps2-an505"])
+def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsys):
+    """Its avg_pool2d rounds one LSB apart in ExecuTorch's Python op: the firmware is checked
+    bit-exact against the C kernel's arithmetic, and `run` says by how much and where the two part."""
+    from conftest import run_cli
+
+    app, built, result = create_build_run(ROOT / "tests" / "models" / "small.py:Residual", board, tmp_path,
+                                          input_shape="1,3,16,16", random_calibration=True)
+    check_pass(app, built, result)
+    capsys.readouterr()
+    assert run_cli("run", app) == 0
+    out = capsys.readouterr().out
+    assert "cmx-gen: PASS max_abs_err=0" in out
+    assert "differs from the CMSIS-NN kernels by 1 LSB" in out and "cortex_m::quantized_avg_pool2d" in out
+    print(f"\n{board}: {result.line}")
+
+
 @pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16")])
 def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, shape):
     """add/mul/minimum/softmax on CMSIS-NN; cumsum on the portable kernel (built only for it)."""

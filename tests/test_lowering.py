@@ -9,7 +9,7 @@ from conftest import ROOT, read_report, run_cli
 
 EXPECTED_KEYS = {
     "schema", "cmx_gen_version", "executorch_version", "model", "target", "pte", "operators", "fallbacks",
-    "inputs", "outputs", "memory", "program", "calibration", "quantization_error", "lowering_warnings", "timings_s",
+    "inputs", "outputs", "memory", "program", "calibration", "quantization_error", "reference", "lowering_warnings", "timings_s",
 }
 
 

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from cmx_gen.boards import load_board
-from cmx_gen.commands.lower import add_model_arguments, load_source
+from cmx_gen.commands.lower import add_model_arguments, load_source, lower_options
 from cmx_gen.errors import CmxError, FitError, ModelSourceError
 from cmx_gen.memory import Placement, plan, usage_table
 
@@ -68,7 +68,7 @@ def lowered_report(args: argparse.Namespace) -> dict:
     from cmx_gen import cache
 
     board = load_board(args.board)
-    result, _ = cache.produce(load_source(args), board.core.lower_target)
+    result, _ = cache.produce(load_source(args), board.core.lower_target, options=lower_options(args))
     return result.report
 
 

@@ -12,6 +12,7 @@ from cmx_gen.report import check_strict
 from cmx_gen.targets import TARGETS
 
 if TYPE_CHECKING:
+    from cmx_gen.lowering import LowerOptions
     from cmx_gen.model_source import ModelSource
 
 
@@ -27,6 +28,17 @@ def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL",
     parser.add_argument(
         "--random-calibration", action="store_true", help="calibrate on random data (poor INT8 accuracy; the report says so)"
     )
+    parser.add_argument(
+        "--keep-fp32", action="append", metavar="PART",
+        help="leave a part in float on portable kernels: a module path (features.3), a model-file line (model.py:15) "
+             "or an exported node name; repeatable",
+    )
+
+
+def lower_options(args: argparse.Namespace) -> "LowerOptions":
+    from cmx_gen.lowering import LowerOptions
+
+    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()))
 
 
 def load_source(args: argparse.Namespace) -> "ModelSource":
@@ -53,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     resolve_target(args.target)  # fail on a bad target before the slow steps
     source = load_source(args)
-    result = artifacts.produce(source, args.target)
+    result = artifacts.produce(source, args.target, lower_options(args))
     out_dir = Path(args.output)
     written = result.write(out_dir)
     print(table(result.report))

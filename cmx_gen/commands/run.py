@@ -70,6 +70,7 @@ def run_zephyr(app: Path, dry_run: bool, timeout: float) -> int:
     if result is None:
         raise RunError("the Zephyr app printed no cmx-gen result line", f"run `{shlex.join(command)}` and read its console")
     print(result.line)
+    print_reference_note(app)
     return 0 if result.passed else 1
 
 
@@ -93,4 +94,15 @@ def run(args: argparse.Namespace) -> int:
         raise RunError(f"no firmware to run: {elf or app / 'build' / '*.elf'} does not exist", f"run `cmx-gen build {app}` first")
     result = runner.run(elf)
     print(result.line)
+    print_reference_note(app)
     return 0 if result.passed else 1
+
+
+def print_reference_note(app: Path) -> None:
+    """After the result line: how far ExecuTorch's Python reference is from the checked one."""
+    from cmx_gen.report import load_json, reference_note
+
+    report = app / "model" / "report.json"
+    note = reference_note(load_json(report)) if report.is_file() else None
+    if note:
+        print(f"note: {note}")

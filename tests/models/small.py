@@ -114,3 +114,44 @@ class WideConv(nn.Module):
 
     def forward(self, x):
         return self.pool(torch.relu(self.conv(x)))
+
+
+class Residual(nn.Module):
+    """conv + hardswish, depthwise conv, a residual add of two branches, avg_pool2d, linear: every
+    op on cortex_m. Its avg_pool2d is where ExecuTorch's Python op (float, round half to even)
+    and arm_avgpool_s8 (integer, round half away from zero) part by one LSB."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.pw = nn.Conv2d(16, 16, 1)
+        self.fc = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = nn.functional.hardswish(self.stem(x))
+        x = x + self.pw(torch.relu(self.dw(x)))
+        x = nn.functional.avg_pool2d(x, 4)
+        return self.fc(x.flatten(1))
+
+
+class Plain(nn.Module):
+    """conv + relu; `Pooled` below adds a weightless pool: same file, same state dict."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+class Pooled(Plain):
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2)
+
+    def forward(self, x):
+        return self.pool(super().forward(x))

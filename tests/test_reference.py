@@ -1,0 +1,111 @@
+"""The reference the firmware is checked against, and the lowering cache that must never serve
+another model's program. Real lowering throughout."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import SMALL, read_report, run_cli
+from cmx_gen import cache, model_source
+from cmx_gen.kernel_models import avg_pool2d_s8
+from cmx_gen.lowering import LowerOptions
+from cmx_gen.report import reference_note
+
+
+def c_avgpool(x: torch.Tensor, k: int, s: int, p: int) -> torch.Tensor:
+    """arm_avgpool_s8 written out element by element, as its scalar C loop reads."""
+    n, c, h, w = x.shape
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    out = torch.empty((n, c, oh, ow), dtype=torch.int8)
+    for b in range(n):
+        for ch in range(c):
+            for oy in range(oh):
+                for ox in range(ow):
+                    total = count = 0
+                    for ky in range(k):
+                        for kx in range(k):
+                            iy, ix = oy * s - p + ky, ox * s - p + kx
+                            if 0 <= iy < h and 0 <= ix < w:
+                                total += int(x[b, ch, iy, ix])
+                                count += 1
+                    half = count // 2
+                    total = total + half if total > 0 else total - half
+                    q = abs(total) // count * (1 if total >= 0 else -1)  # C truncates toward zero
+                    out[b, ch, oy, ox] = max(-128, min(127, q))
+    return out
+
+
+@pytest.mark.parametrize("k, s, p", [(2, 2, 0), (3, 1, 1), (3, 2, 1), (4, 4, 0)])
+def test_avgpool_model_is_the_c_kernel(k, s, p):
+    g = torch.Generator().manual_seed(k * 10 + s + p)
+    x = torch.randint(-128, 128, (1, 5, 7, 9), generator=g, dtype=torch.int8)
+    got = avg_pool2d_s8(x, [k, k], [s, s], [p, p], False, 0, 0, 0, torch.empty(0))
+    assert torch.equal(got, c_avgpool(x, k, s, p))
+
+
+def test_avgpool_model_rounds_half_away_from_zero_unlike_float():
+    x = torch.tensor([[[[1, 2], [2, 2]]], [[[-1, -2], [-2, -2]]]], dtype=torch.int8)  # sums 7 and -7 over 4
+    got = avg_pool2d_s8(x, [2, 2], [2, 2], [0, 0], False, 0, 0, 0, torch.empty(0))
+    assert got.flatten().tolist() == [2, -2]
+    assert torch.round(F.avg_pool2d(x.float(), 2)).flatten().tolist() == [2.0, -2.0]  # 1.75 both ways
+    x = torch.tensor([[[[1, 2], [2, 1]]]], dtype=torch.int8)  # 6 / 4 = 1.5: C gives 2, round-half-even 2
+    y = torch.tensor([[[[1, 1], [2, 1]]]], dtype=torch.int8)  # 5 / 4 = 1.25 -> 1
+    z = torch.tensor([[[[3, 2], [2, 3]]]], dtype=torch.int8)  # 10 / 4 = 2.5: C gives 3, round-half-even 2
+    results = [int(avg_pool2d_s8(t, [2, 2], [2, 2], [0, 0], False, 0, 0, 0, torch.empty(0))) for t in (x, y, z)]
+    assert results == [2, 1, 3]
+
+
+def test_residual_net_reference_names_the_avgpool_difference(lowered_dir):
+    report = read_report(lowered_dir("Residual", "--input-shape", "1,3,16,16", "--random-calibration"))
+    ref = report["reference"]
+    assert ref["checked_against"] == "cmsis-nn"
+    assert ref["python_reference_max_lsb_calibration"] >= 1
+    (op,) = ref["ops"]
+    assert op["op"] == "cortex_m::quantized_avg_pool2d" and op["max_lsb"] == 1
+    assert op["module"] == "Residual" and "small.py:" in op["source"] and "avg_pool2d" in op["source"]
+    note = reference_note(report)
+    assert "1 LSB" in note and "quantized_avg_pool2d" in note and "bit-exact against the CMSIS-NN kernels" in note
+
+
+def test_convnet_reference_agrees_or_is_explained(lowered_dir):
+    """No silent tolerance: either both references agree or the report names the op."""
+    ref = read_report(lowered_dir("ConvNet"))["reference"]
+    if ref["python_reference_max_lsb_calibration"]:
+        assert ref["ops"], "a difference at the output must be traced to an op"
+
+
+def test_twin_models_in_one_file_get_their_own_programs(tmp_path, capsys):
+    """Same file, same weights, one adds a weightless pool: two cache entries, two programs."""
+    plain = model_source.load(f"{SMALL}:Plain", input_shape="1,3,8,8", random_calibration=True)
+    pooled = model_source.load(f"{SMALL}:Pooled", input_shape="1,3,8,8", random_calibration=True)
+    assert cache.key(plain, "cortex-m55") != cache.key(pooled, "cortex-m55")
+    assert cache.graph_fingerprint(plain) != cache.graph_fingerprint(pooled)
+
+    apps = {}
+    for name in ("Plain", "Pooled"):
+        apps[name] = tmp_path / name
+        assert run_cli("create", f"{SMALL}:{name}", "--input-shape", "1,3,8,8", "--random-calibration",
+                       "--board", "mps3-an547", "-o", apps[name]) == 0
+        assert "reused the cached program" not in capsys.readouterr().err
+    reports = {n: json.loads((a / "model" / "report.json").read_text()) for n, a in apps.items()}
+    assert reports["Plain"]["outputs"][0]["shape"] == [1, 8, 8, 8]
+    assert reports["Pooled"]["outputs"][0]["shape"] == [1, 8, 4, 4]
+    assert reports["Plain"]["pte"]["sha256"] != reports["Pooled"]["pte"]["sha256"]
+    assert (apps["Plain"] / "model" / "model.pte").read_bytes() != (apps["Pooled"] / "model" / "model.pte").read_bytes()
+    # and the cache still serves a true repeat
+    assert run_cli("create", f"{SMALL}:Pooled", "--input-shape", "1,3,8,8", "--random-calibration",
+                   "--board", "mps3-an547", "-o", apps["Pooled"]) == 0
+    assert "reused the cached program" in capsys.readouterr().err
+
+
+def test_cache_key_covers_target_options_and_data():
+    source = model_source.load(f"{SMALL}:Plain", input_shape="1,3,8,8", random_calibration=True)
+    base = cache.key(source, "cortex-m55")
+    assert cache.key(source, "cortex-m4") != base
+    assert cache.key(source, "cortex-m55", LowerOptions(keep_fp32=("conv",))) != base
+    source.calibration = source.calibration[:-1]
+    assert cache.key(source, "cortex-m55") != base
