@@ -16,7 +16,7 @@ import numpy as np
 
 from cmx_gen import report as report_mod
 from cmx_gen.errors import ModelSourceError
-from cmx_gen.lowering import LowerOptions, lower
+from cmx_gen.lowering import LowerOptions, lower, resolve_target
 from cmx_gen.model_source import ModelSource
 from cmx_gen.program import analyse
 from cmx_gen.reference import compare_references, load_reference, quantization_error, reference_arrays, write_reference
@@ -87,9 +87,12 @@ def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions
     if source.kind == "pte":
         assert source.pte is not None
         info = analyse(source.pte)
-        target = {"core": "unknown", "isa": "unknown"}
+        # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
+        # the user's --target is taken at its word, else the target stays unknown.
+        target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
         report = report_mod.build_report(info, target, model)
-        report["note"] = "analysed a .pte lowered elsewhere: target ISA and quantization error are not known"
+        report["note"] = ("analysed a .pte lowered elsewhere: " + ("target as given with --target; " if core else
+                          "target ISA not known (pass --target); ") + "quantization error and reference not known")
         return Artifacts(source.pte, report, {})
 
     with _collect_backend_warnings() as warnings:

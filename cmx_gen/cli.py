@@ -7,9 +7,12 @@ its parser and sets `func` (called with the parsed args, returns the exit code).
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import re
 import sys
 import traceback
+from typing import NoReturn
 
 from cmx_gen import __version__
 from cmx_gen.errors import CmxError
@@ -19,8 +22,24 @@ from cmx_gen.noise import quiet_third_party
 COMMANDS = ["lower", "check", "boards", "create", "regen", "build", "run", "validate", "sdk"]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line with a fix, like every other cmx-gen error (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        hint = f"see `{self.prog} --help`"
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            options = re.findall(r"'([^']*)'", choice.group(2))
+            close = difflib.get_close_matches(choice.group(1), options, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            hint += f"choose from {', '.join(options)}"
+        command = self.prog.removeprefix("cmx-gen").strip()
+        print(f"cmx-gen: error: {command + ': ' if command else ''}{message} (fix: {hint})", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="cmx-gen",
         description="Turn a PyTorch model into a buildable Cortex-M firmware app.",
     )

@@ -11,10 +11,11 @@ from pathlib import Path
 from cmx_gen import cache, memory, model_source, progress
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board, load_board
+from cmx_gen.errors import ModelSourceError
 from cmx_gen.lowering import LowerOptions
 from cmx_gen.report import check_strict
 from cmx_gen.project import Project
-from cmx_gen.render import RenderResult, render_app
+from cmx_gen.render import RenderResult, check_destination, render_app
 
 
 @dataclass
@@ -28,13 +29,21 @@ class Generated:
 
 def generate(project: Project, app: Path, force: bool = False, use_cache: bool = True) -> Generated:
     """Lower for the board's core, refuse what does not fit, render the app into `app`."""
-    board = load_board(project.board)  # first: an unknown board fails before the slow steps
+    board = load_board(project.board)  # first: an unknown board or a bad -o fails before the slow steps
+    check_destination(app, force)
     source = model_source.load(
         project.model,
         input_shape=project.input_shape,
         calibration=project.calibration,
         random_calibration=project.random_calibration,
     )
+    if source.kind == "pte":
+        raise ModelSourceError(
+            f"create needs the model, not a lowered program: {project.model} carries no reference outputs for the "
+            "app to check itself against, nor the core it was lowered for",
+            "give path/model.py:Name or a .pt2; `cmx-gen lower X.pte --target CORE -o DIR` and `cmx-gen check DIR "
+            "--board ID` still analyse and fit the .pte",
+        )
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.
     core = board.core.lower_target

@@ -184,6 +184,12 @@ def budget(report: dict) -> Budget:
     _check_report(report)
     isa = report["target"]["isa"]
     sizes = kernel_sizes()
+    if isa == "unknown":
+        raise TargetError(
+            f"the program {report.get('model', {}).get('source', '')} does not record the core it was lowered for "
+            "(a .pte analysed without --target)",
+            "analyse it for its core: cmx-gen lower X.pte --target cortex-mXX -o DIR, then check DIR",
+        )
     if isa not in sizes["isa"]:
         raise TargetError(f"report target ISA {isa!r} is unknown", f"expected one of {', '.join(sizes['isa'])}")
     mem = report["memory"]

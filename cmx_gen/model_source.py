@@ -23,6 +23,9 @@ import numpy as np
 import torch
 
 from cmx_gen.errors import ModelSourceError
+from cmx_gen.noise import quiet_torch
+
+quiet_torch()
 
 Inputs = tuple[torch.Tensor, ...]
 

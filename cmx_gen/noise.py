@@ -12,12 +12,17 @@ import logging
 import warnings
 
 
-def quiet_third_party() -> None:
-    # torch logs tracebacks and graph dumps (fake-tensor meta failures, data-dependent guards)
-    # before raising; cmx-gen turns the exception into one line, and --debug shows the trace.
+def quiet_torch() -> None:
+    """torch logs tracebacks (fake-tensor meta failures, a corrupt .pt2) before it raises; cmx-gen
+    turns the exception into one line, and --debug shows the trace. Call after `import torch`:
+    torch._logging sets its loggers' levels on import."""
     for name in ("torch", "torch._subclasses.fake_tensor", "torch.fx.experimental.symbolic_shapes",
                  "torch._dynamo", "torch.export", "torch._export"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def quiet_third_party() -> None:
+    quiet_torch()
     logging.getLogger("torchao").setLevel(logging.ERROR)
     logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=FutureWarning)

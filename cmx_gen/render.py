@@ -217,6 +217,22 @@ def _for_app(artifacts: Artifacts, project: project_mod.Project) -> Artifacts:
     return Artifacts(artifacts.pte, report, artifacts.reference)
 
 
+def check_destination(app: Path, force: bool = False) -> None:
+    """Before any slow step: the app folder must be new, empty, or an app cmx-gen made, so that
+    rendering never mixes its files into someone else's folder (with --force it may)."""
+    if app.exists() and not app.is_dir():
+        raise RenderError(f"{app} is a file, not a folder", "give -o a new or empty folder (or an app cmx-gen created)")
+    if not app.is_dir() or (app / MANIFEST).is_file() or force:
+        return
+    entries = sorted(p.name for p in app.iterdir())
+    if entries:
+        shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
+        raise RenderError(
+            f"{app} is a non-empty folder cmx-gen did not create ({len(entries)} entries: {shown})",
+            "give -o a new or empty folder, or pass --force to render into it (files it replaces are backed up)",
+        )
+
+
 def render_app(
     project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement, app: Path, force: bool = False
 ) -> RenderResult:

@@ -52,7 +52,8 @@ def load_source(args: argparse.Namespace) -> "ModelSource":
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("lower", help="quantize and lower a model, report what it costs on a Cortex-M")
     add_model_arguments(parser)
-    parser.add_argument("--target", default="cortex-m55", metavar="CORE", help=f"one of {', '.join(TARGETS)} (default cortex-m55)")
+    parser.add_argument("--target", metavar="CORE",
+                        help=f"one of {', '.join(TARGETS)} (default cortex-m55; for a .pte, the core it was lowered for)")
     parser.add_argument("-o", "--output", default="cmx-out", help="output folder (default: cmx-out)")
     parser.add_argument("--strict", action="store_true", help="fail when any compute op falls back to portable kernels")
     parser.set_defaults(func=run)
@@ -63,9 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from cmx_gen.lowering import resolve_target
     from cmx_gen.report import table
 
-    resolve_target(args.target)  # fail on a bad target before the slow steps
+    if args.target:
+        resolve_target(args.target)  # fail on a bad target before the slow steps
     source = load_source(args)
-    result = artifacts.produce(source, args.target, lower_options(args))
+    result = artifacts.produce(source, args.target or ("" if source.kind == "pte" else "cortex-m55"), lower_options(args))
     out_dir = Path(args.output)
     written = result.write(out_dir)
     print(table(result.report))

@@ -1,0 +1,160 @@
+"""Bad input is one line naming the problem and the fix, exit 2: never a traceback, a usage block,
+torch's graph dump, or an "internal error". Each case runs the real CLI with real lowering."""
+
+from __future__ import annotations
+
+import zipfile
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import SMALL, run_cli
+
+
+def one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if not line.startswith("cmx-gen: ") or "error" in line]
+    assert len(lines) == 1, f"expected one error line, got:\n{err}"
+    (line,) = lines
+    assert line.startswith("cmx-gen: error: ") and "(fix: " in line and "internal error" not in line
+    assert "Traceback" not in err
+    return line
+
+
+ATTENTION = '''
+import torch
+from torch import nn
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.q, self.k, self.v, self.out = (nn.Linear(16, 16) for _ in range(4))
+    def forward(self, x):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        att = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.25, dim=-1)
+        return self.out(torch.bmm(att, v))
+
+def example_inputs():
+    return (torch.rand(1, 8, 16) * 2 - 1,)
+'''
+
+
+@pytest.fixture
+def attention(tmp_path):
+    path = tmp_path / "attn.py"
+    path.write_text(ATTENTION)
+    return path
+
+
+def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(attention, tmp_path, capsys):
+    where = f"attn.py:{ATTENTION.splitlines().index('        return self.out(torch.bmm(att, v))') + 1}"
+    assert run_cli("lower", f"{attention}:Attention", "--random-calibration", "-o", tmp_path / "a") == 2
+    line = one_line(capsys)
+    assert f"cortex_m pass ReplaceScalarWithTensorArgPass failed at node aten_bmm_default_1 (from {where})" in line
+    assert f"--keep-fp32 {where}" in line
+    assert "torch.export" not in line, "the model exports fine: the hint must not blame export"
+
+    out = tmp_path / "b"
+    assert run_cli("lower", f"{attention}:Attention", "--random-calibration", "--keep-fp32", where, "-o", out) == 0
+    report = __import__("json").loads((out / "report.json").read_text())
+    assert report["lowering_options"] == {"keep_fp32": [where]}
+    assert "aten::bmm.out" in report["fallbacks"]
+    assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}
+
+
+def test_keep_fp32_naming_nothing(attention, tmp_path, capsys):
+    assert run_cli("lower", f"{attention}:Attention", "--random-calibration", "--keep-fp32", "nothere", "-o", tmp_path) == 2
+    line = one_line(capsys)
+    assert "--keep-fp32 nothere names no part of the model" in line and "k, out, q, v" in line
+
+
+def test_npz_that_is_not_a_zip(tmp_path, capsys):
+    bad = tmp_path / "cal.npz"
+    bad.write_text("not a zip")
+    assert run_cli("lower", f"{SMALL}:ConvNet", "--calibration", bad, "-o", tmp_path / "o") == 2
+    assert f"calibration file {bad} is not a zip of .npy arrays" in one_line(capsys)
+
+
+def test_huge_input_shape(tmp_path, capsys):
+    assert run_cli("lower", f"{SMALL}:ConvNet", "--input-shape", "1,3,100000,100000", "--random-calibration",
+                   "-o", tmp_path) == 2
+    assert "is 30,000,000,000 elements" in one_line(capsys)
+
+
+def test_nan_in_calibration(tmp_path, capsys):
+    data = np.random.default_rng(0).random((4, 1, 3, 8, 8), dtype=np.float32)
+    data[2, 0, 1, 2, 3] = np.nan
+    np.savez(tmp_path / "cal.npz", x=data)
+    assert run_cli("lower", f"{SMALL}:ConvNet", "--calibration", tmp_path / "cal.npz", "-o", tmp_path / "o") == 2
+    line = one_line(capsys)
+    assert "sample 2 (input 0) has 1 NaN/Inf value(s)" in line and "traceable" not in line
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "zip"])
+def test_corrupt_pt2(tmp_path, capsys, damage):
+    good = tmp_path / "good.pt2"
+    torch.export.save(torch.export.export(torch.nn.Linear(4, 4), (torch.zeros(1, 4),)), str(good))
+    data = bytearray(good.read_bytes())
+    bad = tmp_path / "bad.pt2"
+    if damage == "truncate":
+        bad.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        for i in range(2000, len(data), 97):
+            data[i] ^= 0x5A
+        bad.write_bytes(bytes(data))
+    else:
+        with zipfile.ZipFile(bad, "w") as archive:
+            archive.writestr("a/data.pkl", "garbage")
+    assert run_cli("lower", bad, "--random-calibration", "-o", tmp_path / "o") == 2
+    assert f"{bad} is not a loadable .pt2" in one_line(capsys)
+
+
+def test_data_dependent_forward_has_no_graph_dump(tmp_path, capsys):
+    assert run_cli("lower", f"{SMALL}:DataDependent", "--input-shape", "1,4", "--random-calibration", "-o", tmp_path) == 2
+    line = one_line(capsys)
+    assert "torch.export at small.py:" in line and "`if x.sum() > 0:`" in line and "torch.where" in line
+
+
+def test_output_naming_a_file_fails_before_lowering(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("mine")
+    assert run_cli("create", f"{SMALL}:ConvNet", "--board", "mps3-an547", "-o", blocker) == 2
+    captured = capsys.readouterr()
+    assert f"{blocker} is a file, not a folder" in captured.err
+    assert "exporting" not in captured.err, "refused before any slow step"
+    assert blocker.read_text() == "mine"
+
+
+def test_misspelt_choice_is_one_line_with_a_suggestion(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_cli("create", f"{SMALL}:ConvNet", "--board", "mps3-an547", "--rtos", "zephry", "-o", tmp_path / "a")
+    assert exit_info.value.code == 2
+    line = one_line(capsys)
+    assert "invalid choice: 'zephry'" in line and "did you mean 'zephyr'?" in line
+    assert "usage:" not in line
+
+
+def test_create_refuses_a_foreign_non_empty_folder(tmp_path, capsys):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    assert run_cli("create", f"{SMALL}:ConvNet", "--board", "mps3-an547", "-o", folder) == 2
+    line = one_line(capsys)
+    assert "non-empty folder cmx-gen did not create" in line and "notes.txt" in line and "--force" in line
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+def test_create_from_a_pte_says_what_to_do(lowered_dir, tmp_path, capsys):
+    pte = lowered_dir("ConvNet") / "model.pte"
+    capsys.readouterr()
+    assert run_cli("create", pte, "--board", "mps3-an547", "-o", tmp_path / "app") == 2
+    line = one_line(capsys)
+    assert "create needs the model, not a lowered program" in line and "ISA 'unknown'" not in line
+    assert run_cli("lower", pte, "-o", tmp_path / "unknown") == 0
+    capsys.readouterr()
+    assert run_cli("check", tmp_path / "unknown", "--board", "mps3-an547") == 2
+    assert "does not record the core it was lowered for" in one_line(capsys)
+    assert run_cli("lower", pte, "--target", "cortex-m55", "-o", tmp_path / "m55") == 0
+    assert run_cli("check", tmp_path / "m55", "--board", "mps3-an547") == 0
