@@ -3,21 +3,24 @@
 ExecuTorch's Python implementations of the `cortex_m::` ops (what `lowered.module()` runs) mirror
 most kernels in integer arithmetic, but a few go through float: `quantized_avg_pool2d` dequantizes,
 averages in float and rounds half to even, where `arm_avgpool_s8` sums the raw int8 values and
-rounds half away from zero with C's truncating division. The firmware runs the C kernel, so the
+rounds half away from zero with C's truncating division; `softmax` runs torch.softmax in float,
+where `arm_softmax_s8` uses fixed-point exp and reciprocal. The firmware runs the C kernel, so the
 reference a PASS is checked against uses these models for those ops (`MODELS`), and the report
 says, op by op, how far ExecuTorch's Python reference is from them.
 
 Each model takes the op's arguments exactly as the `cortex_m::` schema does (logical NCHW tensors
 in channels-last memory) and returns what the C kernel writes. The wheel's `cmsis_nn` bindings only
 size scratch buffers, so these are written from the kernel sources at the commit ExecuTorch pins
-(CMSIS-NN dbf45dbf, Source/PoolingFunctions/arm_avgpool_s8.c); the scalar, DSP and MVE variants
-share the arithmetic modelled here.
+(CMSIS-NN dbf45dbf, Source/PoolingFunctions/arm_avgpool_s8.c, Source/SoftmaxFunctions/); the
+scalar, DSP and MVE variants share the arithmetic modelled here (docs/conformance.md checks it on
+M55, M4, M33 and M3).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 
@@ -78,7 +81,96 @@ def avg_pool2d_s8(
     return out.clamp(-128, 127).to(torch.int8).contiguous(memory_format=torch.channels_last)
 
 
+# --- arm_softmax_s8 (Source/SoftmaxFunctions/arm_nn_softmax_common_s8.c) -------------------------
+# Fixed-point gemmlowp-style exp and reciprocal. int64 numpy arrays hold int32 values; `_wrap`
+# gives C's two's-complement wrap where the C code can overflow.
+
+_Q31_MIN, _Q31_MAX = -(1 << 31), (1 << 31) - 1
+_ACCUM_BITS = 12
+
+
+def _wrap(x: np.ndarray) -> np.ndarray:
+    return ((x + (1 << 31)) % (1 << 32)) - (1 << 31)
+
+
+def _mul_sat(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+    """arm_nn_doubling_high_mult: round half away from zero, then C's truncating / 2^31."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    nudge = np.where((a < 0) ^ (b < 0), 1 - (1 << 30), 1 << 30)
+    product = a * b + nudge
+    result = np.where(product < 0, -((-product) >> 31), product >> 31)
+    return np.where((a == b) & (a == _Q31_MIN), _Q31_MAX, result)
+
+
+def _div_pow2(x: np.ndarray, exponent: int) -> np.ndarray:
+    """arm_nn_divide_by_power_of_two: arithmetic shift, rounding midpoints away from zero."""
+    mask = (1 << exponent) - 1
+    result = x >> exponent
+    threshold = (mask >> 1) + (result < 0)
+    return result + ((x & mask) > threshold)
+
+
+def _mul_pow2(x: np.ndarray, exponent: int) -> np.ndarray:
+    threshold = (1 << (31 - exponent)) - 1
+    result = _wrap(x << exponent)
+    result = np.where(x > threshold, _Q31_MAX, result)
+    return np.where(x < -threshold, _Q31_MIN, result)
+
+
+def _exp_on_negative_values(val: np.ndarray) -> np.ndarray:
+    shift = 24
+    val_mod_minus_quarter = (val & ((1 << shift) - 1)) - (1 << shift)
+    remainder = val_mod_minus_quarter - val
+    x = _wrap((val_mod_minus_quarter << 5) + (1 << 28))
+    x2 = _mul_sat(x, x)
+    inner = _wrap(_mul_sat(_wrap(_div_pow2(_mul_sat(x2, x2), 2) + _mul_sat(x2, x)), 715827883) + x2)
+    result = _wrap(1895147668 + _mul_sat(1895147668, _wrap(x + _div_pow2(inner, 1))))
+    for constant in (1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242):
+        result = np.where((remainder & (1 << shift)) != 0, _mul_sat(result, constant), result)
+        shift += 1
+    return np.where(val == 0, _Q31_MAX, result)
+
+
+def _one_over_one_plus_x(val: np.ndarray) -> np.ndarray:
+    total = val + _Q31_MAX
+    half = np.where(total >= 0, (total + 1) // 2, -((-(total - 1)) // 2))  # C: (sum +- 1) / 2, truncating
+    x = _wrap(1515870810 + _mul_sat(half, -1010580540))
+    for _ in range(3):
+        x = _wrap(x + _mul_pow2(_mul_sat(x, _wrap((1 << 29) - _mul_sat(half, x))), 2))
+    return _mul_pow2(x, 1)
+
+
+def softmax_s8(
+    input: torch.Tensor,
+    dim: int,
+    input_zero_point: int,
+    output_zero_point: int,
+    input_multiplier: int,
+    input_shift: int,
+    diff_min: int,
+) -> torch.Tensor:
+    """arm_softmax_s8 over the last dimension (the only one the cortex_m op accepts); the output
+    quantization is fixed (scale 1/256, zero point -128). The zero point cancels in `x - max`."""
+    del dim, input_zero_point, output_zero_point
+    rows = input.detach().to(torch.int64).reshape(-1, input.shape[-1]).numpy()
+    out = np.empty_like(rows)
+    mask = 1 << int(input_shift)
+    for r, row in enumerate(rows):
+        diff = row - row.max()
+        valid = diff >= diff_min
+        exps = _exp_on_negative_values(_mul_sat(_wrap(diff * mask), int(input_multiplier)))
+        total = int(_div_pow2(exps, _ACCUM_BITS)[valid].sum())
+        headroom = 32 - total.bit_length() if total > 0 else 32
+        scale = _one_over_one_plus_x(np.asarray(_wrap(np.int64((total << headroom) if total > 0 else 0) - (1 << 31))))
+        res = _div_pow2(_mul_sat(scale, exps), _ACCUM_BITS - headroom + 23) - 128
+        out[r] = np.where(valid, np.clip(res, -128, 127), -128)
+    return torch.from_numpy(out.astype(np.int8)).reshape(input.shape).contiguous(
+        memory_format=torch.channels_last if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last)
+        else torch.contiguous_format)
+
+
 # Op name (schema name of the functional cortex_m op) -> host model of its C kernel.
 MODELS: dict[str, Callable[..., torch.Tensor]] = {
     "cortex_m::quantized_avg_pool2d": avg_pool2d_s8,
+    "cortex_m::softmax": softmax_s8,
 }

@@ -109,3 +109,23 @@ def test_cache_key_covers_target_options_and_data():
     assert cache.key(source, "cortex-m55", LowerOptions(keep_fp32=("conv",))) != base
     source.calibration = source.calibration[:-1]
     assert cache.key(source, "cortex-m55") != base
+
+
+def test_softmax_model_tracks_float_softmax_and_sums_to_one():
+    """arm_softmax_s8's fixed-point exp/reciprocal: within one output LSB of float softmax, rows
+    that sum to ~256 steps of 1/256, and -128 where `diff < diff_min`."""
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager  # noqa: F401 (op registration)
+    from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import _compute_softmax_params
+    from cmx_gen.kernel_models import softmax_s8
+
+    g = torch.Generator().manual_seed(3)
+    for scale in (0.004, 0.02, 0.1, 0.5):
+        x = torch.randint(-128, 128, (32, 12), generator=g, dtype=torch.int8)
+        multiplier, shift, diff_min = _compute_softmax_params(scale)
+        got = softmax_s8(x, -1, 0, -128, multiplier, shift, diff_min).int()
+        want = (torch.round(torch.softmax(x.float() * scale, -1) * 256) - 128).clamp(-128, 127).int()
+        assert (got - want).abs().max() <= 1
+        assert ((got + 128).sum(-1) - 256).abs().max() <= 12
+    x = torch.tensor([[127, -128]], dtype=torch.int8)
+    multiplier, shift, diff_min = _compute_softmax_params(0.5)
+    assert softmax_s8(x, -1, 0, -128, multiplier, shift, diff_min).tolist() == [[127, -128]]
