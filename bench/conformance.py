@@ -59,7 +59,7 @@ model = suite.{table}[{name!r}].model
 
 
 def example_inputs():
-    return suite.{table}[{name!r}].example_inputs
+    return suite.{table}[{name!r}].get_example_inputs()
 
 
 def calibration_data():
@@ -72,6 +72,7 @@ class Case:
     module: str  # test_add
     table: str  # test_cases
     name: str
+    upstream_xfail: str = ""  # the reason upstream's own suite expects this case to fail, if it does
 
     @property
     def op(self) -> str:
@@ -106,10 +107,24 @@ def discover(ops: list[str] | None) -> list[Case]:
         if not info.name.startswith("test_") or (ops and info.name.removeprefix("test_") not in ops):
             continue
         module = importlib.import_module(f"{SUITE}.{info.name}")
+        xfails = _upstream_xfails(module)
         for table, value in vars(module).items():
             if isinstance(value, dict) and value and all(isinstance(v, McuTestCase) for v in value.values()):
-                cases += [Case(info.name, table, name) for name in value]
+                cases += [Case(info.name, table, name, xfails.get(name, "")) for name in value]
     return cases
+
+
+def _upstream_xfails(module: object) -> dict[str, str]:
+    """Upstream's expected failures (`xfails_implementation`, `xfail_cases_dialect`, ...): case ->
+    reason, implementation xfails first (they are about running the op, as we do)."""
+    found: dict[str, str] = {}
+    tables = sorted((k for k in vars(module) if "xfail" in k and isinstance(getattr(module, k), dict)),
+                    key=lambda k: "impl" not in k)
+    for table in tables:
+        for name, value in getattr(module, table).items():
+            reason = value[0] if isinstance(value, tuple) else value
+            found.setdefault(name, f"{table}: {reason}")
+    return found
 
 
 def sdk_fingerprint() -> str:
@@ -129,7 +144,7 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
     model_file = folder / "case.py"
     model_file.write_text(CASE_FILE.format(suite=SUITE, module=case.module, table=case.table, name=case.name))
     app = folder / "app"
-    outcome = Outcome(case.id, board_id, "LOWER")
+    outcome = Outcome(case.id, board_id, "LOWER", extra={"upstream_xfail": case.upstream_xfail} if case.upstream_xfail else {})
     project = project_mod.Project(model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app))
     try:
         done = generate(project, app)
@@ -215,6 +230,9 @@ def write_page(path: Path, results: dict[str, dict], sdk: str) -> None:
             continue
         cells = [(r["status"] + (f" ref+{r['ref_lsb']}" if r["ref_lsb"] else "")) if r else "-" for r in rows]
         details = []
+        upstream = next((r["extra"]["upstream_xfail"] for r in rows if r and r.get("extra", {}).get("upstream_xfail")), "")
+        if upstream:
+            details.append(f"upstream marks it xfail ({upstream})")
         for r in rows:
             if r and (r["detail"] or r["reference"]):
                 text = (r["detail"] or r["reference"]).replace("|", "\\|")

@@ -198,6 +198,7 @@ def export(source: ModelSource) -> Any:
     """
     if source.exported is None:
         assert source.module is not None and source.example_inputs is not None
+        run_on_example_inputs(source)
         # torch.export prints the partial graph to stderr when it fails: keep it for --debug.
         printed = io.StringIO()
         try:
@@ -208,6 +209,19 @@ def export(source: ModelSource) -> Any:
             error.details = printed.getvalue()
             raise error from exc
     return source.exported
+
+
+def run_on_example_inputs(source: ModelSource) -> tuple[torch.Tensor, ...]:
+    """The float model's outputs; a model that fails on its own inputs is the user's to fix, and
+    is said so before torch.export words it as a tracing problem."""
+    assert source.module is not None and source.example_inputs is not None
+    try:
+        return call(source.module, source.example_inputs)
+    except Exception as exc:
+        raise ModelSourceError(
+            f"the model fails on its example inputs: {type(exc).__name__}: {_first_line(exc)}",
+            "check --input-shape or example_inputs() against what forward expects",
+        ) from exc
 
 
 def _last_user_line(graph_dump: str) -> str:
@@ -237,13 +251,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     timings: dict[str, float] = {}
     started = time.monotonic()
 
-    try:
-        float_outputs = call(source.module, inputs)
-    except Exception as exc:
-        raise ModelSourceError(
-            f"the model fails on its example inputs: {type(exc).__name__}: {_first_line(exc)}",
-            "check --input-shape or example_inputs() against what forward expects",
-        ) from exc
+    float_outputs = run_on_example_inputs(source)
 
     with progress.step(f"exporting for {core} ({target.isa})"):
         graph = export(source).module(check_guards=False)

@@ -311,9 +311,16 @@ def format_table(rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> 
     return "\n".join(lines)
 
 
-def _uses(board: Board, b: Budget, pte: MemoryRegion, arena: MemoryRegion) -> list[RegionUse]:
+# The vector table stays in the boot region when the code goes elsewhere (startup.c's .vectors:
+# 16 system + up to 480 external handlers, 4 bytes each, rounded up).
+VECTOR_TABLE_BYTES = 2048
+
+
+def _uses(board: Board, b: Budget, code: MemoryRegion, pte: MemoryRegion, arena: MemoryRegion) -> list[RegionUse]:
     items: dict[str, dict[str, int]] = {r.name: {} for r in board.memory}
-    items[board.boot_region]["code"] = b.code_bytes
+    items[code.name]["code"] = b.code_bytes
+    if code.name != board.boot_region:
+        items[board.boot_region]["vector table"] = VECTOR_TABLE_BYTES
     items[pte.name]["model.pte"] = b.pte_bytes
     if b.reference_bytes:
         items[pte.name]["reference data"] = b.reference_bytes
@@ -327,35 +334,42 @@ def _uses(board: Board, b: Budget, pte: MemoryRegion, arena: MemoryRegion) -> li
             for r in board.memory]
 
 
-def _candidates(board: Board) -> tuple[list[MemoryRegion], list[MemoryRegion]]:
+# Where code runs best once it has left the boot region: tightly coupled or on-chip RAM, then
+# flash, then external DDR.
+_CODE_KINDS = {"itcm": 0, "sram": 1, "flash": 2, "ddr": 3}
+
+
+def _candidates(board: Board) -> tuple[list[MemoryRegion], list[MemoryRegion], list[MemoryRegion]]:
     boot = board.region(board.boot_region)
     others = [r for r in board.memory if r.loadable and r.name != boot.name]
     pte = [boot] + sorted(others, key=lambda r: _PTE_KINDS[r.kind])  # sorted() is stable: file order
     arena = sorted((r for r in board.memory if r.kind in _ARENA_KINDS), key=lambda r: _ARENA_KINDS[r.kind])
-    return pte, arena
+    # Code runs from the boot region when it fits; else from any other region the loader writes
+    # and the core executes from (a large fp32 fallback on Corstone-300: SRAM, then DDR).
+    code = [boot] + sorted((r for r in others if r.executable), key=lambda r: _CODE_KINDS.get(r.kind, 9))
+    return code, pte, arena
 
 
 def _search(board: Board, b: Budget) -> tuple[Placement | None, list[RegionUse]]:
-    """The first fitting (pte region, arena region) in preference order, else the closest miss."""
-    pte_cands, arena_cands = _candidates(board)
+    """The first fitting (code, pte, arena region) in preference order, else the closest miss."""
+    code_cands, pte_cands, arena_cands = _candidates(board)
     best_miss: tuple[int, list[RegionUse]] | None = None
-    for pte in pte_cands:
-        for arena in arena_cands:
-            uses = _uses(board, b, pte, arena)
-            short = sum(max(0, -u.free) for u in uses)
-            if short == 0:
-                return Placement(
-                    board_id=board.id, pte_region=pte.name,
-                    pte_in_place=pte.name == board.boot_region or pte.kind == "flash",
-                    code_region=board.boot_region, data_region=board.ram_region, arena_region=arena.name,
-                    stack_bytes=b.stack_bytes, heap_bytes=b.heap_bytes, method_pool_bytes=b.method_pool_bytes,
-                    planned_buffer_sizes=b.planned_buffer_sizes, temp_pool_bytes=b.temp_pool_bytes,
-                    uses=uses, isa=b.isa, pte_bytes=b.pte_bytes, code_bytes=b.code_bytes,
-                    code_estimated=b.code_estimated, code_items={c.name: c.bytes for c in b.code},
-                    static_ram_bytes=b.static_ram_bytes,
-                ), uses
-            if best_miss is None or short < best_miss[0]:
-                best_miss = (short, uses)
+    for code, pte, arena in ((c, p, a) for c in code_cands for p in pte_cands for a in arena_cands):
+        uses = _uses(board, b, code, pte, arena)
+        short = sum(max(0, -u.free) for u in uses)
+        if short == 0:
+            return Placement(
+                board_id=board.id, pte_region=pte.name,
+                pte_in_place=pte.name == board.boot_region or pte.kind == "flash",
+                code_region=code.name, data_region=board.ram_region, arena_region=arena.name,
+                stack_bytes=b.stack_bytes, heap_bytes=b.heap_bytes, method_pool_bytes=b.method_pool_bytes,
+                planned_buffer_sizes=b.planned_buffer_sizes, temp_pool_bytes=b.temp_pool_bytes,
+                uses=uses, isa=b.isa, pte_bytes=b.pte_bytes, code_bytes=b.code_bytes,
+                code_estimated=b.code_estimated, code_items={c.name: c.bytes for c in b.code},
+                static_ram_bytes=b.static_ram_bytes,
+            ), uses
+        if best_miss is None or short < best_miss[0]:
+            best_miss = (short, uses)
     assert best_miss is not None  # the boot region is always a pte candidate; arena candidates exist
     return None, best_miss[1]
 

@@ -90,11 +90,18 @@ def _as_inputs(value: Any, what: str) -> Inputs:
         value = (value,)
     if isinstance(value, np.ndarray):
         value = (torch.from_numpy(value),)
-    if not isinstance(value, (tuple, list)) or not value or not all(isinstance(v, torch.Tensor) for v in value):
+    if not isinstance(value, (tuple, list)) or not value:
         raise ModelSourceError(
             f"{what} must return a tensor or a tuple of tensors, got {type(value).__name__}",
             "return e.g. (torch.randn(1, 1, 49, 10),)",
         )
+    for position, item in enumerate(value):
+        if not isinstance(item, torch.Tensor):
+            raise ModelSourceError(
+                f"{what} input {position} is a {type(item).__name__} ({item!r:.40}), not a tensor: the firmware "
+                "feeds tensors only",
+                "make that value a constant inside forward, or pass it as a tensor (torch.tensor([...]))",
+            )
     return tuple(channels_last(v.float() if v.is_floating_point() else v) for v in value)
 
 

@@ -326,3 +326,30 @@ def test_runner_gives_up_at_its_timeout_with_the_last_output(tmp_path):
 
     with pytest.raises(RunError, match=r"did not finish within 1 s; last output: 'booting'"):
         Hangs(load_board("mps3-an547"), timeout=1).run(tmp_path / "none.elf")
+
+
+@needs_gcc
+@pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="qemu-system-arm is not installed")
+def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
+    """A placement whose code does not fit the ITCM (575 KiB of fp32 fallbacks, issue 11): the
+    vector table stays in the ITCM where the core boots, .text goes to SRAM, and the image runs."""
+    from cmx_gen.memory import plan
+    from cmx_gen.render import render_app
+    from test_memory import big_fallback_report
+
+    board = load_board("mps3-an547")
+    placement = plan(big_fallback_report(575 * 1024), board)
+    assert placement.code_region == "isram"
+    app = tmp_path / "app"
+    project = project_mod.Project(model=str(DIGITS), board=board.id, rtos="baremetal", output=str(app))
+    done = generate(project, app)
+    render_app(project, done.artifacts, board, placement, app, force=True)
+    stub = tmp_path / "stub.c"
+    stub.write_text(RESULT_STUB)
+    elf = link_with_stub(app, "mps3-an547", stub, tmp_path / "far.elf")
+    regions, sections = build.memory_use(elf, app / "linker.ld")
+    where = {s.name: next(r.name.lower() for r in regions if r.contains(s.vma)) for s in sections
+             if "ALLOC" in s.flags and s.size}
+    assert where[".vectors"] == "itcm" and where[".text"] == "isram"
+    result = QemuRunner(board, timeout=60).run(elf)
+    assert result.passed and result.exit_code == 0, result.output

@@ -264,3 +264,31 @@ def test_reference_data_is_placed_with_the_program():
     assert budget(report).reference_bytes == 3 * 96 * 96 * 4 + 16
     placement = plan(report, load_board("mps3-an547"))
     assert placement.use(placement.pte_region).items["reference data"] == 3 * 96 * 96 * 4 + 16
+
+
+def big_fallback_report(code_bytes: int, isa: str = "MVE", core: str = "cortex-m55") -> dict:
+    """A program whose portable fp32 kernels alone need more than `code_bytes` of code."""
+    table = SIZES["isa"][isa]
+    each = table["defaults"]["fallback"]["code"]
+    count = code_bytes // each + 1
+    ops = [{"name": f"aten::fp32_op_{i}.out", "count": 1, "class": "fallback"} for i in range(count)]
+    return make_report(isa=isa, core=core, ops=ops)
+
+
+def test_code_too_big_for_itcm_runs_from_sram_with_vectors_in_itcm():
+    """Issue 11: 575 KiB of fp32 fallback code does not fit the 512 KiB ITCM, but Corstone-300 has
+    executable SRAM and DDR the loader writes: place the code there, keep the vector table at boot."""
+    report = big_fallback_report(575 * KiB)
+    p = plan(report, load_board("mps3-an547"))
+    assert p.code_region == "isram" and p.code_bytes > 512 * KiB
+    assert p.use("isram").items["code"] == p.code_bytes
+    assert p.use("itcm").items["vector table"] > 0 and "code" not in p.use("itcm").items
+    assert p.pte_region == "itcm", "the boot region, freed of code, holds the program"
+
+
+def test_code_never_goes_to_non_executable_or_non_loadable_ram():
+    # nucleo-h743zi: 2 MiB flash boots; its SRAMs are not written at flash time.
+    report = big_fallback_report(3 * MiB, "DSP", "cortex-m7")
+    with pytest.raises(FitError) as err:
+        plan(report, load_board("nucleo-h743zi"))
+    assert "flash" in err.value.problem
