@@ -158,8 +158,10 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
         outcome.status, outcome.detail = "LOWER", f"UNHANDLED {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         return _timed(outcome, started)
     ref = done.artifacts.report.get("reference") or {}
-    outcome.ref_lsb = int(ref.get("python_reference_max_lsb", 0))
-    outcome.reference = "; ".join(describe_op_diff(op) for op in ref.get("ops", []))
+    outcome.ref_lsb = int(ref.get("python_reference_max_lsb") or 0)
+    if ref.get("python_reference_max_lsb") is None and ref.get("description"):
+        outcome.reference = ref["description"]
+    outcome.reference = outcome.reference or "; ".join(describe_op_diff(op) for op in ref.get("ops", []))
     try:
         built = build_mod.build(app, jobs=2, env=env, defines=["CMAKE_C_COMPILER_LAUNCHER=ccache",
                                                               "CMAKE_CXX_COMPILER_LAUNCHER=ccache"])
@@ -175,11 +177,51 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
     if result.passed:
         outcome.status = "PASS"
     elif "error=" in result.line:
-        outcome.status, outcome.detail = "RUN", result.fields.get("error", "")
+        # ExecuTorch's own log says which check stopped it (the runner keeps ET_LOG on by default).
+        checks = [line.split("] ", 1)[-1] for line in result.output.splitlines()
+                  if line.startswith("[et E]") and ("Check failed" in line or "Expected" in line)]
+        outcome.status = "RUN"
+        outcome.detail = result.fields.get("error", "") + (f" ({'; '.join(checks[:3])[:300]})" if checks else "")
     else:
         outcome.status, outcome.detail = "FAIL", f"max_abs_err={result.fields.get('max_abs_err')}"
+        try:
+            outcome.detail += " (" + diagnose(app, done.artifacts, env, board_id) + ")"
+        except CmxError as exc:
+            outcome.detail += f" (no output dump: {exc.one_line()[:200]})"
     shutil.rmtree(app / "build", ignore_errors=True)  # keep the app, not its 10 MB of objects
     return _timed(outcome, started)
+
+
+def diagnose(app: Path, artifacts, env: dict[str, str], board_id: str) -> str:
+    """Rebuild a FAIL with -D CMX_DUMP_OUTPUTS=ON and say how the firmware's outputs differ:
+    how many elements, by how much, and whether they are the reference in another layout."""
+    import itertools
+
+    import numpy as np
+
+    from cmx_gen.model_files import _layout
+    from cmx_gen.runners.base import parse_outputs
+
+    built = build_mod.build(app, jobs=2, env=env, defines=["CMAKE_C_COMPILER_LAUNCHER=ccache",
+                                                          "CMAKE_CXX_COMPILER_LAUNCHER=ccache", "CMX_DUMP_OUTPUTS=ON"])
+    dumped = parse_outputs(QemuRunner(load_board(board_id), timeout=120).run(built.elf).output)
+    notes = []
+    for i, spec in enumerate(artifacts.report["outputs"]):
+        ref = np.asarray(artifacts.reference[f"output_{i}"])
+        laid = _layout(ref, spec)
+        got = np.frombuffer(dumped.get(i, b""), dtype=laid.dtype)
+        if got.size != laid.size:
+            notes.append(f"out{i}: {got.size} of {laid.size} elements dumped")
+            continue
+        scale = float((spec.get("quant") or {}).get("scale") or 1.0)
+        lsb = np.abs(got.astype(np.float64) - laid.ravel().astype(np.float64)) / scale
+        text = f"out{i} {list(ref.shape)} dim_order {spec['dim_order']}: {int((lsb > 0.01).sum())}/{lsb.size} elements differ, max {lsb.max():.0f} LSB"
+        for order in itertools.permutations(range(ref.ndim)):
+            if list(order) != list(spec["dim_order"]) and np.array_equal(np.transpose(ref, order).ravel(), got):
+                text += f"; the firmware output is exactly the reference in dim order {list(order)}"
+                break
+        notes.append(text)
+    return "; ".join(notes)
 
 
 def _timed(outcome: Outcome, started: float) -> Outcome:

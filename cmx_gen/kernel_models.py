@@ -169,8 +169,42 @@ def softmax_s8(
         else torch.contiguous_format)
 
 
+# --- arm_convolve_wrapper_s8 (quantized_conv2d) ----------------------------------------------------
+def conv2d_s8(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    input_offset: int,
+    output_offset: int,
+    requantize_multipliers: torch.Tensor,
+    requantize_shifts: torch.Tensor,
+    activation_min: int,
+    activation_max: int,
+    scratch: torch.Tensor,
+) -> torch.Tensor:
+    """ExecuTorch's own arithmetic (int32 accumulate, per-channel arm_nn_requantize), with the
+    accumulation done in float64, which is exact for int8 products: torch has no integer kernel
+    for dilated convolutions, so the Python op cannot run them at all."""
+    from executorch.backends.cortex_m.passes.passes_utils import requantize_cmsis
+
+    x = input.to(torch.float64) + int(input_offset)
+    w = weight.to(torch.float64).permute(0, 3, 1, 2).contiguous()  # OHWI -> OIHW
+    b = bias.to(torch.float64) if bias is not None else None
+    groups = input.shape[1] // weight.shape[3]
+    acc = torch.nn.functional.conv2d(x, w, b, stride=tuple(stride), padding=tuple(padding),
+                                     dilation=tuple(dilation), groups=groups).round().to(torch.int64)
+    channels = [requantize_cmsis(acc[:, c], int(requantize_multipliers[c]), int(requantize_shifts[c]))
+                for c in range(acc.shape[1])]
+    result = torch.stack(channels, dim=1) + int(output_offset)
+    return result.clamp(activation_min, activation_max).to(torch.int8).contiguous(memory_format=torch.channels_last)
+
+
 # Op name (schema name of the functional cortex_m op) -> host model of its C kernel.
 MODELS: dict[str, Callable[..., torch.Tensor]] = {
     "cortex_m::quantized_avg_pool2d": avg_pool2d_s8,
     "cortex_m::softmax": softmax_s8,
+    "cortex_m::quantized_conv2d": conv2d_s8,
 }

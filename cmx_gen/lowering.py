@@ -22,7 +22,7 @@ from cmx_gen import progress
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
-from cmx_gen.model_source import Inputs, ModelSource, call
+from cmx_gen.model_source import Inputs, ModelSource, call, channels_last
 from cmx_gen.reference import KernelExactInterpreter, OpDiff, run_references
 
 
@@ -117,12 +117,13 @@ class LoweredModel:
     target: Target
     sample_inputs: Inputs
     reference_outputs: tuple[torch.Tensor, ...]  # the CMSIS-NN kernels' result (reference.py)
-    python_outputs: tuple[torch.Tensor, ...]  # ExecuTorch's Python ops' result
+    python_outputs: tuple[torch.Tensor, ...] | None  # ExecuTorch's Python ops' result (None: they cannot run it)
     float_outputs: tuple[torch.Tensor, ...]
     # (float model, kernel-exact program) per error sample; (kernel-exact, Python) per error sample
     calibration_outputs: list[tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
-    calibration_references: list[tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
+    calibration_references: list[tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...] | None]] = field(default_factory=list)
     op_diffs: list[OpDiff] = field(default_factory=list)
+    python_missing: set[str] = field(default_factory=set)  # ops ExecuTorch's Python reference cannot run
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -199,16 +200,52 @@ def export(source: ModelSource) -> Any:
     if source.exported is None:
         assert source.module is not None and source.example_inputs is not None
         run_on_example_inputs(source)
-        # torch.export prints the partial graph to stderr when it fails: keep it for --debug.
-        printed = io.StringIO()
-        try:
-            with contextlib.redirect_stderr(printed):
-                source.exported = torch.export.export(source.module, source.example_inputs)
-        except Exception as exc:
-            error = _export_error("torch.export", exc, _last_user_line(printed.getvalue()))
-            error.details = printed.getvalue()
-            raise error from exc
+        source.exported = _export(source)
+        if _to_channels_last(source, _spatial_inputs(source.exported)):
+            source.exported = _export(source)
     return source.exported
+
+
+def _export(source: ModelSource) -> Any:
+    # torch.export prints the partial graph to stderr when it fails: keep it for --debug.
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(printed):
+            return torch.export.export(source.module, source.example_inputs)
+    except Exception as exc:
+        error = _export_error("torch.export", exc, _last_user_line(printed.getvalue()))
+        error.details = printed.getvalue()
+        raise error from exc
+
+
+# Ops whose cortex_m kernels work on NHWC data: a 4-D input that feeds one of them goes in
+# channels-last memory format (the quantizer refuses NCHW convolutions). Every other input keeps
+# the layout the user gave: cortex_m's matmul, elementwise and transpose kernels read a
+# channels-last input as if it were contiguous (docs/conformance.md).
+SPATIAL_OPS = ("conv", "pool", "batch_norm", "upsample", "pixel_shuffle")
+
+
+def _spatial_inputs(program: Any) -> set[int]:
+    """Positions of the user inputs that a conv/pool/... op consumes directly."""
+    names = list(program.graph_signature.user_inputs)
+    found = set()
+    for node in program.graph_module.graph.nodes:
+        if node.op == "placeholder" and node.name in names:
+            if any(user.op == "call_function" and any(k in str(user.target) for k in SPATIAL_OPS) for user in node.users):
+                found.add(names.index(node.name))
+    return found
+
+
+def _to_channels_last(source: ModelSource, positions: set[int]) -> bool:
+    """Make those 4-D example and calibration inputs channels-last; True when anything changed."""
+    def convert(sample: Inputs) -> Inputs:
+        return tuple(channels_last(x) if i in positions else x for i, x in enumerate(sample))
+
+    assert source.example_inputs is not None
+    before = [x.stride() for x in source.example_inputs]
+    source.example_inputs = convert(source.example_inputs)
+    source.calibration = [convert(sample) for sample in source.calibration]
+    return before != [x.stride() for x in source.example_inputs]
 
 
 def run_on_example_inputs(source: ModelSource) -> tuple[torch.Tensor, ...]:
@@ -247,7 +284,6 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     quiet_executorch()  # executorch resets its logger level on import
 
     assert source.module is not None and source.example_inputs is not None
-    inputs = source.example_inputs
     timings: dict[str, float] = {}
     started = time.monotonic()
 
@@ -255,6 +291,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
 
     with progress.step(f"exporting for {core} ({target.isa})"):
         graph = export(source).module(check_guards=False)
+    inputs = source.example_inputs  # channels-last now where the model is spatial
     timings["export_s"] = time.monotonic() - started
 
     with progress.step(f"calibrating on {len(source.calibration)} samples"):
@@ -315,5 +352,6 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         calibration_outputs=calibration_outputs,
         calibration_references=calibration_references,
         op_diffs=list(exact.diffs.values()),
+        python_missing=set(exact.python_missing),
         timings=timings,
     )

@@ -75,7 +75,8 @@ MAX_INPUT_ELEMENTS = 1 << 24
 
 
 def channels_last(tensor: torch.Tensor) -> torch.Tensor:
-    """The cortex_m backend expects 4-D activations in channels-last memory format.
+    """The cortex_m backend expects the 4-D inputs of spatial models (conv, pool) in channels-last
+    memory format; lowering.export() applies this where the graph has such ops.
 
     `.to()`, not `.contiguous()`: for a 1-channel tensor NCHW already counts as channels-last
     contiguous, so `.contiguous()` keeps NCHW strides and the quantizer then rejects every conv.
@@ -102,7 +103,7 @@ def _as_inputs(value: Any, what: str) -> Inputs:
                 "feeds tensors only",
                 "make that value a constant inside forward, or pass it as a tensor (torch.tensor([...]))",
             )
-    return tuple(channels_last(v.float() if v.is_floating_point() else v) for v in value)
+    return tuple(v.float() if v.is_floating_point() else v for v in value)
 
 
 def _import_file(path: Path) -> Any:
@@ -241,7 +242,7 @@ def load(
     if input_shape:
         shape = parse_shape(input_shape)
         generator = torch.Generator().manual_seed(0)
-        source.example_inputs = (channels_last(torch.rand(shape, generator=generator) * 2 - 1),)
+        source.example_inputs = (torch.rand(shape, generator=generator) * 2 - 1,)
     if source.example_inputs is None:
         raise ModelSourceError(
             f"no example inputs for {spec}", "define example_inputs() in the model file or pass --input-shape 1,1,49,10"
@@ -255,7 +256,7 @@ def load(
     elif random_calibration:
         generator = torch.Generator().manual_seed(1)
         source.calibration = [
-            tuple(channels_last(torch.rand(x.shape, generator=generator) * 2 - 1) for x in source.example_inputs)
+            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in source.example_inputs)
             for _ in range(random_samples)
         ]
         source.calibration_source = f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)"
@@ -292,7 +293,7 @@ def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> tor
             f"calibration sample {where} has shape {tuple(array.shape)}, the model input is {shape}",
             "give samples shaped like the model input (a leading sample axis is allowed in .npz/.npy)",
         )
-    return channels_last(torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype))
+    return torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype)
 
 
 def _read_arrays(path: Path) -> list[np.ndarray]:

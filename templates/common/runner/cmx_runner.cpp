@@ -159,6 +159,28 @@ size_t planned_allocated() {
 #endif
 }
 
+#if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
+/* -D CMX_DUMP_OUTPUTS=ON: after the result line, every output's bytes in memory (dim) order,
+ * `cmx-gen: out <i> <offset> <hex>` lines of 32 bytes, for cmx_gen.runners.base.parse_outputs to
+ * compare element by element with the reference. Off by default: no code in a normal image. */
+void dump_outputs(Method& method) {
+  static const char digits[] = "0123456789abcdef";
+  for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
+    const Tensor& out = method.get_output(i).toTensor();
+    const uint8_t* bytes = static_cast<const uint8_t*>(out.const_data_ptr());
+    for (size_t at = 0; at < out.nbytes(); at += 32) {
+      Line line;
+      line.s("cmx-gen: out ").u(i).s(" ").u(at).s(" ");
+      for (size_t k = at; k < at + 32 && k < out.nbytes(); ++k) {
+        const char pair[3] = {digits[bytes[k] >> 4], digits[bytes[k] & 15], 0};
+        line.s(pair);
+      }
+      line.print();
+    }
+  }
+}
+#endif
+
 void print_pools(Line& line, const Measured& m) {
   if (m.counted) line.s(" ").s(cmx_platform_counter_name()).s("=").u(m.count);
   line.s(" method=").u(m.method_used).s("/").u(CMX_METHOD_POOL_BYTES);
@@ -313,5 +335,8 @@ extern "C" int cmx_run(void) {
   line.s(pass && pools_ok ? "cmx-gen: PASS" : "cmx-gen: FAIL").s(" max_abs_err=").fixed3(max_err);
   print_pools(line, m);
   line.print();
+#if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
+  dump_outputs(*method);
+#endif
   return pass && pools_ok ? 0 : 1;
 }
