@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen import progress
+from cmx_gen import progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
@@ -226,13 +226,20 @@ SPATIAL_OPS = ("conv", "pool", "batch_norm", "upsample", "pixel_shuffle")
 
 
 def _spatial_inputs(program: Any) -> set[int]:
-    """Positions of the user inputs that a conv/pool/... op consumes directly."""
+    """Positions of the user inputs that a conv/pool/... op consumes directly.
+
+    A 1-channel input is the same bytes either way, but ExecuTorch serializes its channels-last
+    strides as dim order [0, 2, 1, 3], which portable kernels refuse (target_checks.py): it goes
+    channels-last only for a convolution, whose quantizer insists on it."""
     names = list(program.graph_signature.user_inputs)
     found = set()
     for node in program.graph_module.graph.nodes:
-        if node.op == "placeholder" and node.name in names:
-            if any(user.op == "call_function" and any(k in str(user.target) for k in SPATIAL_OPS) for user in node.users):
-                found.add(names.index(node.name))
+        if node.op != "placeholder" or node.name not in names:
+            continue
+        value = node.meta.get("val")
+        kinds = ("conv",) if isinstance(value, torch.Tensor) and value.dim() == 4 and value.shape[1] == 1 else SPATIAL_OPS
+        if any(user.op == "call_function" and any(k in str(user.target) for k in kinds) for user in node.users):
+            found.add(names.index(node.name))
     return found
 
 
@@ -314,6 +321,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         # Reference outputs come from the lowered program itself (cortex_m ops have Python
         # implementations, and kernel_models.py the C kernels' exact arithmetic where those
         # round differently), before to_executorch turns the graph into out-variants.
+        target_checks.check(lowered.graph_module)
         runnable = lowered.module()
         exact = KernelExactInterpreter(runnable)
         try:

@@ -1,0 +1,85 @@
+"""Refuse, before any build, a lowered program that the kernels on the target would stop with
+`execute:0x12`: the rules (data/target_limits.yaml) are the argument checks of those kernels,
+evaluated on the lowered graph's tensor shapes and memory formats."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+from typing import Any, Callable
+
+import torch
+import yaml
+
+from cmx_gen.errors import ExportError
+from cmx_gen.paths import DATA_DIR
+from cmx_gen.reference import source_line
+
+
+@functools.lru_cache(maxsize=1)
+def rules() -> list[dict[str, Any]]:
+    return yaml.safe_load((DATA_DIR / "target_limits.yaml").read_text())["rules"]
+
+
+def _tensors(node: torch.fx.Node) -> list[torch.Tensor]:
+    values = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def _dim_order(tensor: torch.Tensor) -> tuple[int, ...]:
+    """The dim order ExecuTorch serializes for these strides (its own derivation, not torch's:
+    they differ where size-1 dims make the strides ambiguous)."""
+    from executorch.exir.tensor import dim_order_from_stride
+
+    return tuple(int(d) for d in dim_order_from_stride(tuple(tensor.stride())))
+
+
+def default_or_channels_last(node: torch.fx.Node) -> str | None:
+    for tensor in _tensors(node):
+        if tensor.dim() == 4 and _dim_order(tensor) not in ((0, 1, 2, 3), (0, 2, 3, 1)):
+            return f"a tensor {list(tensor.shape)} has dim order {list(_dim_order(tensor))}"
+    return None
+
+
+def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
+    operands = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
+    operands = [t for t in operands if isinstance(t, torch.Tensor)][:2]
+    if len(operands) < 2 or operands[0].shape == operands[1].shape:
+        return None
+    big, small = sorted(operands, key=lambda t: t.numel(), reverse=True)
+    channel = (big.dim() == 4 and small.dim() == 4 and small.shape[1] == big.shape[1]
+               and small.numel() == big.shape[1] and _dim_order(big) == (0, 2, 3, 1))
+    if channel:
+        return None
+    return f"operands {list(operands[0].shape)} and {list(operands[1].shape)}"
+
+
+CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
+    "default_or_channels_last": default_or_channels_last,
+    "same_shape_or_channel_broadcast": same_shape_or_channel_broadcast,
+}
+
+
+def _op(node: torch.fx.Node) -> str:
+    schema = getattr(node.target, "_schema", None)
+    return schema.name if schema is not None else ""
+
+
+def check(program: torch.fx.GraphModule) -> None:
+    """Raise ExportError at the first node a target kernel would refuse."""
+    for node in program.graph.nodes:
+        name = _op(node) if node.op == "call_function" else ""
+        if not name:
+            continue
+        for rule in rules():
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in rule["ops"]):
+                continue
+            problem = CHECKS[rule["check"]](node)
+            if problem:
+                where = source_line(node)
+                raise ExportError(
+                    f"the program would stop on the target (execute error 0x12): {name} at node {node.name}"
+                    f"{f' ({where})' if where else ''}: {problem}; {rule['why']}",
+                    rule["fix"] + (f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and
+                                   name.startswith("cortex_m::") else ""),
+                )
