@@ -42,10 +42,10 @@ def default_or_channels_last(node: torch.fx.Node) -> str | None:
 
 
 def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
+    if same_shape(node) is None:
+        return None
     operands = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
     operands = [t for t in operands if isinstance(t, torch.Tensor)][:2]
-    if len(operands) < 2 or operands[0].shape == operands[1].shape:
-        return None
     big, small = sorted(operands, key=lambda t: t.numel(), reverse=True)
     channel = (big.dim() == 4 and small.dim() == 4 and small.shape[1] == big.shape[1]
                and small.numel() == big.shape[1] and _dim_order(big) == (0, 2, 3, 1))
@@ -54,9 +54,18 @@ def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
     return f"operands {list(operands[0].shape)} and {list(operands[1].shape)}"
 
 
+def same_shape(node: torch.fx.Node) -> str | None:
+    operands = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
+    operands = [t for t in operands if isinstance(t, torch.Tensor)][:2]
+    if len(operands) < 2 or operands[0].shape == operands[1].shape:
+        return None
+    return f"operands {list(operands[0].shape)} and {list(operands[1].shape)}"
+
+
 CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "default_or_channels_last": default_or_channels_last,
     "same_shape_or_channel_broadcast": same_shape_or_channel_broadcast,
+    "same_shape": same_shape,
 }
 
 

@@ -158,3 +158,21 @@ def test_create_from_a_pte_says_what_to_do(lowered_dir, tmp_path, capsys):
     assert "does not record the core it was lowered for" in one_line(capsys)
     assert run_cli("lower", pte, "--target", "cortex-m55", "-o", tmp_path / "m55") == 0
     assert run_cli("check", tmp_path / "m55", "--board", "mps3-an547") == 0
+
+
+def test_program_the_target_would_stop_is_refused_before_build(tmp_path, capsys):
+    """A portable kernel on a 1-channel channels-last tensor stops with execute:0x12 on target
+    (ExecuTorch serializes the dim order [0, 2, 1, 3]): refused at lowering, naming op, line, rule."""
+    assert run_cli("lower", f"{SMALL}:OneChannelFallback", "--input-shape", "1,3,8,8", "--random-calibration",
+                   "-o", tmp_path) == 2
+    line = one_line(capsys)
+    assert "would stop on the target (execute error 0x12): aten::max_pool2d_with_indices" in line
+    assert "dim order [0, 2, 1, 3]" in line and "small.py:" in line
+
+
+def test_one_channel_input_to_a_pool_stays_nchw(tmp_path):
+    """Only a convolution needs a 1-channel input channels-last; a pool gets the user's layout."""
+    assert run_cli("lower", f"{SMALL}:OneChannelPool", "--input-shape", "1,1,6,6", "--random-calibration",
+                   "-o", tmp_path) == 0
+    report = __import__("json").loads((tmp_path / "report.json").read_text())
+    assert report["inputs"][0]["dim_order"] == [0, 1, 2, 3]

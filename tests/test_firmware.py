@@ -92,15 +92,17 @@ def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsy
     print(f"\n{board}: {result.line}")
 
 
-@pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16")])
+@pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16"), ("OneChannelPool", "1,1,6,6")])
 def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, shape):
-    """add/mul/minimum/softmax on CMSIS-NN; cumsum on the portable kernel (built only for it)."""
+    """add/mul/minimum/softmax on CMSIS-NN; cumsum and a dilated max pool on portable kernels."""
     app, built, result = create_build_run(ROOT / "tests" / "models" / f"small.py:{name}", "mps3-an547", tmp_path,
                                           input_shape=shape, random_calibration=True)
     check_pass(app, built, result)
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     if name == "Unsupported":
         assert 'set(CMX_PORTABLE_OPS "cumsum")' in ops
+    elif name == "OneChannelPool":  # upstream's maxpool_dilation: stopped with execute:0x12 before
+        assert 'set(CMX_PORTABLE_OPS "max_pool2d_with_indices")' in ops
     else:
         assert 'set(CMX_PORTABLE_OPS )' in ops
 

@@ -155,3 +155,28 @@ class Pooled(Plain):
 
     def forward(self, x):
         return self.pool(super().forward(x))
+
+
+class OneChannelFallback(nn.Module):
+    """conv to one channel, then a dilated max pool (no cortex_m kernel: portable fp32). The
+    1-channel channels-last tensor gets dim order [0, 2, 1, 3], which the portable kernel refuses."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(3, 1, 3, padding=1)
+        self.pool = nn.MaxPool2d(3, 1, dilation=2)
+
+    def forward(self, x):
+        return self.pool(self.conv(x))
+
+
+class OneChannelPool(nn.Module):
+    """A dilated max pool straight on a 1-channel input (upstream's maxpool_dilation case)."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = nn.MaxPool2d(3, 1, dilation=2)
+
+    def forward(self, x):
+        return self.pool(x)
