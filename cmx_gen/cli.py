@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(exc.details, file=sys.stderr)
         print(f"cmx-gen: error: {exc.one_line()}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:  # `cmx-gen boards | head`: the reader has what it wanted
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("cmx-gen: interrupted", file=sys.stderr)
         return 130

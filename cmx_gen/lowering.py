@@ -20,7 +20,7 @@ import torch
 
 from cmx_gen import progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
-from cmx_gen.targets import TARGETS
+from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
 from cmx_gen.model_source import Inputs, ModelSource, call, channels_last
 from cmx_gen.reference import KernelExactInterpreter, OpDiff, run_references
@@ -44,13 +44,13 @@ def target_config(core: str) -> Any:
     quiet_third_party()
     from executorch.backends.cortex_m.target_config import CortexMTargetConfig
 
-    if core not in TARGETS:
-        raise TargetError(f"unknown target {core!r}", f"use one of: {', '.join(TARGETS)}")
-    return CortexMTargetConfig.from_target_string(core)
+    if canonical_core(core) not in TARGETS:
+        raise TargetError(f"unknown target {core!r}", f"use one of: {', '.join(TARGETS)} (or the short m55, m4, ...)")
+    return CortexMTargetConfig.from_target_string(canonical_core(core))
 
 
 def resolve_target(core: str) -> Target:
-    return Target(core=core, isa=target_config(core).backend.name)
+    return Target(core=canonical_core(core), isa=target_config(core).backend.name)
 
 
 @dataclass(frozen=True)
@@ -283,6 +283,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     import time
 
     config = target_config(core)
+    core = canonical_core(core)
     target = Target(core=core, isa=config.backend.name)
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from cmx_gen.kernel_models import MODELS
+from cmx_gen.kernel_models import FALLBACKS, MODELS
 
 if TYPE_CHECKING:
     from cmx_gen.lowering import LoweredModel
@@ -75,15 +75,18 @@ class KernelExactInterpreter(torch.fx.Interpreter):
 
     def run_node(self, node: torch.fx.Node) -> Any:
         name = _op_name(node) if node.op == "call_function" else ""
+        if name in FALLBACKS:
+            try:
+                return super().run_node(node)
+            except NotImplementedError:  # torch has no integer kernel for this case
+                self.python_missing.add(name)
+                args, kwargs = self.fetch_args_kwargs_from_env(node)
+                return FALLBACKS[name](*args, **kwargs)
         if name not in MODELS:
             return super().run_node(node)
         args, kwargs = self.fetch_args_kwargs_from_env(node)
         exact = MODELS[name](*args, **kwargs)
-        try:
-            python = node.target(*args, **kwargs)
-        except NotImplementedError:  # e.g. torch has no int kernel for a dilated conv
-            self.python_missing.add(name)
-            return exact
+        python = node.target(*args, **kwargs)
         delta = (exact.to(torch.int32) - python.to(torch.int32)).abs()
         if delta.numel() and int(delta.max()):
             old = self.diffs.get(node.name)

@@ -194,3 +194,26 @@ def test_cli_boards_show(capsys):
     assert "0x24000000" in out and "-mfpu=fpv5-d16" in out and "stm32cubeprogrammer" in out
     assert cli.main(["boards", "show", "nucleo-h743"]) == 2
     assert "did you mean nucleo-h743zi" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["m55", "M55", "cm55", "Cortex-M55", "cortex-m55"])
+def test_core_names_short_and_long(name):
+    from cmx_gen.targets import canonical_core
+
+    assert canonical_core(name) == "cortex-m55"
+
+
+def test_boards_filter_takes_short_core_names_and_refuses_unknown_ones(capsys):
+    from conftest import run_cli
+
+    assert run_cli("boards", "--core", "m55") == 0
+    assert "mps3-an547" in capsys.readouterr().out
+    assert run_cli("boards", "--core", "m99") == 2
+    err = capsys.readouterr().err
+    assert "no core called 'm99'" in err and "cortex-m55" in err
+
+
+def test_lower_takes_short_target_names(lowered_dir):
+    from conftest import read_report
+
+    assert read_report(lowered_dir("ConvNet", target="m4"))["target"] == {"core": "cortex-m4", "isa": "DSP"}

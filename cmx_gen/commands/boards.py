@@ -6,16 +6,18 @@ import argparse
 import json
 
 from cmx_gen.boards import Board, load_board, load_boards
+from cmx_gen.errors import BoardError
 from cmx_gen.memory import _size, format_table
+from cmx_gen.targets import canonical_core
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("boards", help="list the boards cmx-gen knows (memory map, core, how to run)")
-    parser.add_argument("--core", help="only boards with this core, e.g. cortex-m55")
+    parser.add_argument("--core", help="only boards with this core, e.g. cortex-m55 or m55")
     parser.add_argument("--isa", type=str.upper, choices=["MVE", "DSP", "SCALAR"], help="only boards with this CMSIS-NN ISA")
     parser.add_argument("--qemu", action="store_true", help="only boards that run in QEMU")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    actions = parser.add_subparsers(dest="boards_action", metavar="ACTION")
+    actions = parser.add_subparsers(dest="boards_action", metavar="[show ID]", required=False)
     show = actions.add_parser("show", help="print one board: memory regions, core flags, Zephyr target, runners")
     show.add_argument("board_id", metavar="ID", help="board id (or a board .yaml file)")
     show.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -40,7 +42,7 @@ def _runs(board: Board) -> str:
 def list_boards(core: str | None = None, isa: str | None = None, qemu: bool = False) -> list[Board]:
     boards = load_boards()
     if core:
-        boards = [b for b in boards if b.core.name == core.lower()]
+        boards = [b for b in boards if b.core.name == canonical_core(core)]
     if isa:
         boards = [b for b in boards if b.core.isa == isa.upper()]
     if qemu:
@@ -94,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
         board = load_board(args.board_id)
         print(json.dumps(board_dict(board), indent=2) if args.json else show_text(board))
         return 0
+    if args.core:
+        known = sorted({b.core.name for b in load_boards()})
+        if canonical_core(args.core) not in known:
+            raise BoardError(f"no core called {args.core!r} in the board database",
+                             f"use one of: {', '.join(known)} (short names like m55 work too)")
     boards = list_boards(args.core, args.isa, args.qemu)
     if args.json:
         print(json.dumps([board_dict(b) for b in boards], indent=2))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cmx_gen.report import check_strict
-from cmx_gen.targets import TARGETS
+from cmx_gen.targets import TARGETS, canonical_core
 
 if TYPE_CHECKING:
     from cmx_gen.lowering import LowerOptions
@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     if args.target:
         resolve_target(args.target)  # fail on a bad target before the slow steps
     source = load_source(args)
-    result = artifacts.produce(source, args.target or ("" if source.kind == "pte" else "cortex-m55"), lower_options(args))
+    core = canonical_core(args.target) if args.target else ("" if source.kind == "pte" else "cortex-m55")
+    result = artifacts.produce(source, core, lower_options(args))
     out_dir = Path(args.output)
     written = result.write(out_dir)
     print(table(result.report))
