@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen import progress, target_checks
+from cmx_gen import fp32_linear, progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
@@ -322,6 +322,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         # Reference outputs come from the lowered program itself (cortex_m ops have Python
         # implementations, and kernel_models.py the C kernels' exact arithmetic where those
         # round differently), before to_executorch turns the graph into out-variants.
+        fp32_linear.decompose(lowered)
         target_checks.check(lowered.graph_module)
         runnable = lowered.module()
         exact = KernelExactInterpreter(runnable)

@@ -62,10 +62,18 @@ def same_shape(node: torch.fx.Node) -> str | None:
     return f"operands {list(operands[0].shape)} and {list(operands[1].shape)}"
 
 
+def rank_3_or_4(node: torch.fx.Node) -> str | None:
+    value = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    if isinstance(value, torch.Tensor) and value.dim() not in (3, 4):
+        return f"its input {list(value.shape)} is {value.dim()}-D"
+    return None
+
+
 CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "default_or_channels_last": default_or_channels_last,
     "same_shape_or_channel_broadcast": same_shape_or_channel_broadcast,
     "same_shape": same_shape,
+    "rank_3_or_4": rank_3_or_4,
 }
 
 

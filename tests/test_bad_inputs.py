@@ -61,7 +61,12 @@ def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(atte
     report = __import__("json").loads((out / "report.json").read_text())
     assert report["lowering_options"] == {"keep_fp32": [where]}
     assert "aten::bmm.out" in report["fallbacks"]
+    assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"
     assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}
+    assert run_cli("create", f"{attention}:Attention", "--random-calibration", "--keep-fp32", where,
+                   "--board", "mps3-an547", "-o", tmp_path / "app") == 0
+    assert f'keep_fp32 = [ "{where}",]' in (tmp_path / "app" / "cmx.toml").read_text() or \
+        where in (tmp_path / "app" / "cmx.toml").read_text()
 
 
 def test_keep_fp32_naming_nothing(attention, tmp_path, capsys):

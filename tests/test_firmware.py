@@ -38,7 +38,7 @@ def create_build_run(model: Path, board_id: str, folder: Path, **project):
     return app, built, result
 
 
-def check_pass(app: Path, built: build.BuildResult, result) -> None:
+def check_pass(app: Path, built: build.BuildResult, result, text_limit: int | None = 120 * 1024) -> None:
     assert result.passed, result.output[-2000:]
     assert result.exit_code == 0, "the semihosting exit status must follow PASS"
     assert result.fields["max_abs_err"] == "0", "on-target output must match the Python reference bit for bit"
@@ -54,7 +54,8 @@ def check_pass(app: Path, built: build.BuildResult, result) -> None:
     assert 0 < used < size, "the bare-metal platform paints the stack and reports its high-water mark"
     kind, count = result.count
     assert kind == "instr" and count > 1_000
-    assert built.text_bytes <= 120 * 1024, f".text {built.text_bytes} B exceeds the 120 KB goal"
+    if text_limit is not None:  # the goal for CMSIS-NN-only models; portable fp32 kernels are larger
+        assert built.text_bytes <= text_limit, f".text {built.text_bytes} B exceeds the {text_limit // 1024} KB goal"
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386", "mps2-an505"])
@@ -131,3 +132,16 @@ def test_stand_alone_uart_image_passes(tmp_path, board):
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-2000:]
     assert result.exit_code is None, "a stand-alone image never exits: the runner stops it after the line"
     print(f"\n{board} (uart, no semihosting): {result.line}")
+
+
+def test_attention_with_keep_fp32_passes_on_m55(tmp_path):
+    """Issue 11: the pass that fails on the second bmm is avoided by leaving that line in float;
+    its float linear becomes portable addmm (ExecuTorch has no portable linear) and the app runs."""
+    small = ROOT / "tests" / "models" / "small.py"
+    line = next(i for i, text in enumerate(small.read_text().splitlines(), 1) if "ATTENTION_SECOND_BMM" in text)
+    app, built, result = create_build_run(f"{small}:Attention",
+                                          "mps3-an547", tmp_path, input_shape="1,8,16", random_calibration=True,
+                                          keep_fp32=[f"small.py:{line}"])
+    check_pass(app, built, result, text_limit=None)
+    ops = (app / "model" / "cmx_ops.cmake").read_text()
+    assert "addmm" in ops and "bmm" in ops

@@ -180,3 +180,18 @@ class OneChannelPool(nn.Module):
 
     def forward(self, x):
         return self.pool(x)
+
+
+class Attention(nn.Module):
+    """q/k/v linears, bmm, a scalar mul, softmax, bmm, linear: executorch 1.5.1's
+    ReplaceScalarWithTensorArgPass fails on the second bmm (int32 vs int8)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.q, self.k, self.v, self.out = (nn.Linear(16, 16) for _ in range(4))
+
+    def forward(self, x):
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        att = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.25, dim=-1)
+        return self.out(torch.bmm(att, v))  # ATTENTION_SECOND_BMM
