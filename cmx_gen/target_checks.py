@@ -1,6 +1,6 @@
 """Refuse, before any build, a lowered program that the kernels on the target would stop with
-`execute:0x12`: the rules (data/target_limits.yaml) are the argument checks of those kernels,
-evaluated on the lowered graph's tensor shapes and memory formats."""
+`execute:0x12` or compute wrongly: the rules (data/target_limits.yaml) are those kernels' argument
+checks and known gaps, evaluated on the lowered graph's shapes, memory formats and arguments."""
 
 from __future__ import annotations
 
@@ -69,11 +69,30 @@ def rank_3_or_4(node: torch.fx.Node) -> str | None:
     return None
 
 
+def no_output_padding(node: torch.fx.Node) -> str | None:
+    padding = node.args[5] if len(node.args) > 5 else None  # schema: input, weight, bias, stride, padding, output_padding
+    if isinstance(padding, (list, tuple)) and any(int(p) for p in padding):
+        return f"output_padding {list(padding)}"
+    return None
+
+
+def no_padding_with_stride(node: torch.fx.Node) -> str | None:
+    stride, padding = (node.args[3], node.args[4]) if len(node.args) > 4 else ([1], [0])
+    if any(int(s) > 1 for s in stride) and any(int(p) for p in padding):
+        return f"stride {list(stride)} with padding {list(padding)}"
+    return None
+
+
+EFFECTS = {"stop": "stop (execute error 0x12)", "wrong": "compute wrong results"}
+
+
 CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "default_or_channels_last": default_or_channels_last,
     "same_shape_or_channel_broadcast": same_shape_or_channel_broadcast,
     "same_shape": same_shape,
     "rank_3_or_4": rank_3_or_4,
+    "no_output_padding": no_output_padding,
+    "no_padding_with_stride": no_padding_with_stride,
 }
 
 
@@ -94,8 +113,9 @@ def check(program: torch.fx.GraphModule) -> None:
             problem = CHECKS[rule["check"]](node)
             if problem:
                 where = source_line(node)
+                effect = EFFECTS[rule["effect"]]
                 raise ExportError(
-                    f"the program would stop on the target (execute error 0x12): {name} at node {node.name}"
+                    f"the program would {effect} on the target: {name} at node {node.name}"
                     f"{f' ({where})' if where else ''}: {problem}; {rule['why']}",
                     rule["fix"] + (f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and
                                    name.startswith("cortex_m::") else ""),

@@ -171,7 +171,7 @@ def test_program_the_target_would_stop_is_refused_before_build(tmp_path, capsys)
     assert run_cli("lower", f"{SMALL}:OneChannelFallback", "--input-shape", "1,3,8,8", "--random-calibration",
                    "-o", tmp_path) == 2
     line = one_line(capsys)
-    assert "would stop on the target (execute error 0x12): aten::max_pool2d_with_indices" in line
+    assert "would stop (execute error 0x12) on the target: aten::max_pool2d_with_indices" in line
     assert "dim order [0, 2, 1, 3]" in line and "small.py:" in line
 
 
@@ -181,3 +181,11 @@ def test_one_channel_input_to_a_pool_stays_nchw(tmp_path):
                    "-o", tmp_path) == 0
     report = __import__("json").loads((tmp_path / "report.json").read_text())
     assert report["inputs"][0]["dim_order"] == [0, 1, 2, 3]
+
+
+def test_program_the_target_would_compute_wrongly_is_refused(tmp_path, capsys):
+    assert run_cli("lower", f"{SMALL}:StridedPaddedTransposeConv", "--input-shape", "1,4,4,4", "--random-calibration",
+                   "-o", tmp_path) == 2
+    line = one_line(capsys)
+    assert "would compute wrong results on the target: cortex_m::quantized_transpose_conv2d" in line
+    assert "stride [2, 2] with padding [1, 1]" in line and "--keep-fp32 small.py:" in line

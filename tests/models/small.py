@@ -195,3 +195,15 @@ class Attention(nn.Module):
         q, k, v = self.q(x), self.k(x), self.v(x)
         att = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * 0.25, dim=-1)
         return self.out(torch.bmm(att, v))  # ATTENTION_SECOND_BMM
+
+
+class StridedPaddedTransposeConv(nn.Module):
+    """ConvTranspose2d with stride 2 and padding 1: the cortex_m kernel computes something else."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.up = nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        return self.up(x)
