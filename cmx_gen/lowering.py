@@ -22,7 +22,7 @@ from cmx_gen import fp32_linear, progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
-from cmx_gen.model_source import Inputs, ModelSource, call, channels_last
+from cmx_gen.model_source import Inputs, ModelSource, call, channels_last, fresh
 from cmx_gen.reference import KernelExactInterpreter, OpDiff, run_references
 
 
@@ -307,7 +307,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         try:
             prepared = prepare_pt2e(graph, quantizer)
             for sample in source.calibration:
-                prepared(*sample)
+                prepared(*fresh(sample))
             quantized = convert_pt2e(prepared)
         except Exception as exc:
             raise _export_error("quantization", exc) from exc

@@ -352,10 +352,16 @@ def load_calibration(path: Path, example_inputs: Inputs) -> list[Inputs]:
     return samples
 
 
+def fresh(inputs: Inputs) -> Inputs:
+    """Copies (same memory format) for one call: a forward that mutates its input in place
+    (`x.sub_(y)`) must not change the example, calibration or reference data it is given."""
+    return tuple(x.clone() for x in inputs)
+
+
 def call(module: torch.nn.Module, inputs: Inputs) -> tuple[torch.Tensor, ...]:
-    """Run a module and always get a tuple of tensors back."""
+    """Run a module on copies of the inputs and always get a tuple of tensors back."""
     with torch.no_grad():
-        out = module(*inputs)
+        out = module(*fresh(inputs))
     if isinstance(out, torch.Tensor):
         return (out,)
     return tuple(out)

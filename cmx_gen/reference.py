@@ -111,8 +111,10 @@ def run_references(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ..
                    interpreter: KernelExactInterpreter) -> ReferenceRuns:
     from cmx_gen.model_source import call
 
+    from cmx_gen.model_source import fresh
+
     with torch.no_grad():
-        exact = interpreter.run(*inputs)
+        exact = interpreter.run(*fresh(inputs))
     exact = (exact,) if isinstance(exact, torch.Tensor) else tuple(exact)
     python = None if interpreter.python_missing else call(program, inputs)
     return ReferenceRuns(kernel_exact=exact, python=python)

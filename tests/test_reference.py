@@ -129,3 +129,22 @@ def test_softmax_model_tracks_float_softmax_and_sums_to_one():
     x = torch.tensor([[127, -128]], dtype=torch.int8)
     multiplier, shift, diff_min = _compute_softmax_params(0.5)
     assert softmax_s8(x, -1, 0, -128, multiplier, shift, diff_min).tolist() == [[127, -128]]
+
+
+def test_a_forward_that_mutates_its_input_changes_no_data(tmp_path):
+    """Upstream's sub `inplace` case FAILed on target: every run of forward (float outputs,
+    calibration, references) mutated the example input, so the reference input and outputs
+    came from different data."""
+    import numpy as np
+
+    from cmx_gen import artifacts
+
+    x, y = torch.linspace(-10, 10, 20).reshape(4, 5), torch.linspace(-2, 8, 20).reshape(4, 5)
+    source = model_source.load(f"{SMALL}:InplaceSub", input_shape="4,5", random_calibration=True)
+    source.example_inputs = (x.clone(), y.clone())
+    source.calibration = [(x.clone(), y.clone())]
+    result = artifacts.produce(source, "cortex-m55")
+    assert torch.equal(source.example_inputs[0], x), "lowering must not mutate the example input"
+    assert np.array_equal(result.reference["input_0"], x.numpy())
+    scale = result.report["outputs"][0]["quant"]["scale"]
+    assert np.abs(result.reference["output_0"] - (x - y).numpy()).max() <= 2 * scale  # int8 rounding of x, y, out

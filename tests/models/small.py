@@ -207,3 +207,10 @@ class StridedPaddedTransposeConv(nn.Module):
 
     def forward(self, x):
         return self.up(x)
+
+
+class InplaceSub(nn.Module):
+    """forward mutates its input (upstream's sub `inplace` case): no run may change the data."""
+
+    def forward(self, x, y):
+        return x.sub_(y)
