@@ -117,7 +117,14 @@ def test_cli_build_and_run_follow_pass(tmp_path, capsys):
     out = capsys.readouterr().out
     assert ".text" in out and "itcm" in out and "dtcm" in out
     assert run_cli("run", app) == 0
-    assert "cmx-gen: PASS max_abs_err=0 instr=" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "cmx-gen: PASS max_abs_err=0 instr=" in out
+    # The app README's example line predicted this run's method and planned pools exactly.
+    import re
+
+    example = re.search(r"^cmx-gen: PASS .*$", (app / "README.md").read_text(), re.M).group(0)
+    for pool in ("method", "planned"):
+        assert re.search(rf" {pool}=(\S+)", example).group(1) == re.search(rf" {pool}=(\S+)", out).group(1)
     assert run_cli("run", app, "--dry-run") == 0
     assert "-icount shift=0" in capsys.readouterr().out
 

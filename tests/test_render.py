@@ -79,3 +79,22 @@ def test_files_not_made_by_cmx_gen_are_conflicts(tmp_path, capsys):
     assert run_cli("create", "--config", DIGITS, "-o", app) == 2
     assert "CMakeLists.txt" in capsys.readouterr().err
     assert (app / "CMakeLists.txt").read_text() == "project(mine)\n"
+
+
+def test_app_readme_shows_this_models_result_line_and_ownership(tmp_path):
+    """The README's example result line carries this model's predicted pools (not another
+    sample's), and its Files table lists user/ as the user's."""
+    import json
+    import re
+
+    project = project_mod.load(DIGITS)
+    done = generate(project, tmp_path / "app")
+    readme = (tmp_path / "app" / "README.md").read_text()
+    line = re.search(r"^cmx-gen: PASS .*$", readme, re.M).group(0)
+    placement = json.loads((tmp_path / "app" / "model" / "placement.json").read_text())
+    method = done.artifacts.report["memory"]["method_allocator_bytes"]
+    planned = sum(placement["planned_buffer_sizes"])
+    assert f"method={method}/{placement['method_pool_bytes']}" in line
+    assert f"planned={planned}/{planned}" in line and f"stack=S/{placement['stack_bytes']}" in line
+    assert "1811781" not in readme, "no figures of another model"
+    assert re.search(r"^\| `user/` \|.*never touches it", readme, re.M)
