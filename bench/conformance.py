@@ -286,7 +286,67 @@ def write_page(path: Path, results: dict[str, dict], sdk: str) -> None:
 
 
 # Root causes of every non-PASS class, written after reading the cases (kept by hand, below the tables).
-ROOT_CAUSES = ""
+ROOT_CAUSES = """
+## Root causes
+
+Every class of non-PASS outcome, whose it is, and what cmx-gen does about it. "Ours" were fixed in
+cmx-gen and their cases PASS above; the first run that found them is described here.
+
+**The reference's (ExecuTorch's Python ops), reported, not a FAIL.** `avg_pool2d` and `mean` (which
+lowers to the same kernel) show `ref+1`: ExecuTorch's Python `quantized_avg_pool2d` dequantizes,
+averages in float and rounds half to even; `arm_avgpool_s8` sums the int8 values and rounds half
+away from zero with C's truncating division. The firmware is bit-exact against cmx-gen's host model
+of the C kernel (`cmx_gen/kernel_models.py`); the report and `cmx-gen run` name the op and the LSB
+distance to ExecuTorch's reference. `softmax` is modelled the same way (fixed-point exp and
+reciprocal of `arm_softmax_s8`); on these cases it matches ExecuTorch's float softmax.
+
+**Ours, fixed:**
+- *Every 4-D input was made channels-last* (rank-4 `matmul` 201 LSB, `maximum`/`minimum`
+  `broadcast_rank4` 68 LSB, `max_pool2d` `single_channel_view` 87-132 LSB: the firmware output was
+  exactly the reference transposed). The cortex_m matmul, elementwise and transpose kernels read
+  their input as contiguous whatever its dim order. Inputs now go channels-last only when a
+  convolution or pool consumes them, and a 1-channel input only for a convolution.
+- *1-channel channels-last inputs* (`max_pool2d` `ceil`/`dilation` fallbacks stopped with
+  `execute:0x12`): ExecuTorch serializes their strides as dim order [0, 2, 1, 3], which the
+  portable kernels refuse (`tensor_is_default_or_channels_last_dim_order`). Fixed by the rule
+  above; a program that still has such a tensor at a portable op is refused before build
+  (`cmx_gen/target_checks.py`, `data/target_limits.yaml`).
+- *A forward that mutates its input* (`sub` `inplace`, 36-85 LSB on 4 of 20 elements): cmx-gen's
+  own runs (float outputs, calibration) changed the example input, so the reference input and
+  outputs came from different data. Every call now gets copies.
+- *Dilated convolution* (`conv2d_dilation`, refused: "the lowered program does not run"): torch has
+  no integer kernel for it, so ExecuTorch's Python reference cannot run it. cmx-gen computes the
+  reference with the same integer arithmetic in float64 (exact) and says the Python reference is
+  unavailable; the firmware PASSes.
+- *Float `linear` has no portable kernel* (`lstm_fp32` and any `--keep-fp32` part with a linear
+  were refused at render): float `linear` is rewritten to `permute_copy` + `addmm`.
+- *Code larger than the boot region* (`lstm_fp32`'s 575 KiB of fp32 kernels "did not fit" the
+  512 KiB ITCM): code now goes to the first executable region the loader writes (SRAM, then
+  DDR) with the vector table left in the boot region.
+
+**Upstream's, refused before build with the reason** (each is a rule in `data/target_limits.yaml`,
+so the program never reaches the board; `--keep-fp32 FILE:LINE` or the workaround in the message
+gets a model that runs):
+- `conv_transpose` with stride > 1 and padding (`relu`, `hardtanh`: 255 LSB on 60-69 of 98
+  elements, M55 and M4; the same layer without an activation is 167 LSB off): ExecuTorch's
+  `op_quantized_transpose_conv2d.cpp` passes PyTorch's padding to `arm_transpose_conv_s8`, which
+  does not crop the strided output the way `ConvTranspose2d` does. Workaround: padding 0 and a crop.
+- `conv_transpose` with `output_padding` (1 LSB on the 4 edge elements on M55; passes on M4):
+  CMSIS-NN has no output_padding (upstream's suite marks these cases unsupported).
+- 3-D convolution (`conv3d`): the portable convolution takes 3-D/4-D tensors only.
+- `add`/`mul`/`div` broadcasts other than per-channel: the C kernels require equal shapes
+  (upstream marks these xfail). With the inputs in the user's layout the broadcast cases are now
+  lowered to float portable ops and PASS; the rule stays for programs that reach the kernel.
+
+**Upstream's, refused at lowering with cmx-gen's one-line reason:**
+- `lstm_quantizable`: executorch's `AtenToCortexMPass` fails on the LSTM's activation
+  (`quantized_activation`); the line names the pass, node and model line.
+- `maxpool_2x2_indices`: `RemoveGetItemPass` does not support returning the pooling indices.
+- `conv1d`: upstream's case is broken (a 1-channel conv fed a 3-channel input); cmx-gen says the
+  model fails on its own example inputs.
+- `tensor_scalar` / `scalar_tensor` (`add`, `mul`): a Python float as a model input; the firmware
+  feeds tensors, so cmx-gen asks for a constant in forward or a tensor input.
+"""
 
 
 def main() -> int:
