@@ -18,11 +18,11 @@ from typing import Any
 
 import torch
 
-from cmx_gen import fp32_linear, progress, target_checks
+from cmx_gen import fp32_linear, input_layout, keep_fp32, progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
-from cmx_gen.model_source import Inputs, ModelSource, call, channels_last, fresh
+from cmx_gen.model_source import Inputs, ModelSource, call, fresh
 from cmx_gen.reference import KernelExactInterpreter, OpDiff, run_references
 
 
@@ -63,50 +63,6 @@ class LowerOptions:
 
     def to_dict(self) -> dict[str, Any]:
         return {"keep_fp32": list(self.keep_fp32)}
-
-
-_USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-
-
-def _selected(node: torch.fx.Node, pattern: str) -> bool:
-    """Does `--keep-fp32 pattern` name this node (see LowerOptions.keep_fp32)?"""
-    if node.name == pattern:
-        return True
-    frame = _USER_FRAME.search(node.meta.get("stack_trace") or "")
-    if frame and ":" in pattern:
-        file_name, _, line = pattern.rpartition(":")
-        if line == frame.group(2) and file_name in (Path(frame.group(1)).name, frame.group(1)):
-            return True
-    paths = [str(path) for path, _ in (node.meta.get("nn_module_stack") or {}).values() if path]
-    return bool(paths) and (paths[-1] == pattern or paths[-1].startswith(pattern + "."))
-
-
-def _quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
-    """CortexMQuantizer, leaving the nodes `keep_fp32` names unquantized (portable fp32 kernels).
-
-    The nodes are marked "annotated, not quantized" after the cortex_m annotators ran (before, the
-    composable quantizer refuses the change), so their neighbours quantize at the edge instead."""
-    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer, mark_node_as_annotated
-
-    nodes = [n for n in graph.graph.nodes if n.op == "call_function"]
-    for pattern in keep_fp32:
-        if not any(_selected(n, pattern) for n in nodes):
-            modules = sorted({str(p) for n in nodes for p, _ in (n.meta.get("nn_module_stack") or {}).values() if p})
-            raise ModelSourceError(
-                f"--keep-fp32 {pattern} names no part of the model",
-                "give a module path (" + (", ".join(modules[:8]) or "none here") + "), a line of the model file "
-                "(model.py:15) or a node name of the exported graph",
-            )
-
-    class KeepFp32Quantizer(CortexMQuantizer):
-        def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
-            keep = [n for n in model.graph.nodes if n.op == "call_function" and any(_selected(n, p) for p in keep_fp32)]
-            model = super().annotate(model)
-            for node in keep:
-                mark_node_as_annotated(node, {}, None, False)
-            return model
-
-    return KeepFp32Quantizer() if keep_fp32 else CortexMQuantizer()
 
 
 @dataclass
@@ -201,7 +157,7 @@ def export(source: ModelSource) -> Any:
         assert source.module is not None and source.example_inputs is not None
         run_on_example_inputs(source)
         source.exported = _export(source)
-        if _to_channels_last(source, _spatial_inputs(source.exported)):
+        if input_layout.apply(source, source.exported):
             source.exported = _export(source)
     return source.exported
 
@@ -216,43 +172,6 @@ def _export(source: ModelSource) -> Any:
         error = _export_error("torch.export", exc, _last_user_line(printed.getvalue()))
         error.details = printed.getvalue()
         raise error from exc
-
-
-# Ops whose cortex_m kernels work on NHWC data: a 4-D input that feeds one of them goes in
-# channels-last memory format (the quantizer refuses NCHW convolutions). Every other input keeps
-# the layout the user gave: cortex_m's matmul, elementwise and transpose kernels read a
-# channels-last input as if it were contiguous (docs/conformance.md).
-SPATIAL_OPS = ("conv", "pool", "batch_norm", "upsample", "pixel_shuffle")
-
-
-def _spatial_inputs(program: Any) -> set[int]:
-    """Positions of the user inputs that a conv/pool/... op consumes directly.
-
-    A 1-channel input is the same bytes either way, but ExecuTorch serializes its channels-last
-    strides as dim order [0, 2, 1, 3], which portable kernels refuse (target_checks.py): it goes
-    channels-last only for a convolution, whose quantizer insists on it."""
-    names = list(program.graph_signature.user_inputs)
-    found = set()
-    for node in program.graph_module.graph.nodes:
-        if node.op != "placeholder" or node.name not in names:
-            continue
-        value = node.meta.get("val")
-        kinds = ("conv",) if isinstance(value, torch.Tensor) and value.dim() == 4 and value.shape[1] == 1 else SPATIAL_OPS
-        if any(user.op == "call_function" and any(k in str(user.target) for k in kinds) for user in node.users):
-            found.add(names.index(node.name))
-    return found
-
-
-def _to_channels_last(source: ModelSource, positions: set[int]) -> bool:
-    """Make those 4-D example and calibration inputs channels-last; True when anything changed."""
-    def convert(sample: Inputs) -> Inputs:
-        return tuple(channels_last(x) if i in positions else x for i, x in enumerate(sample))
-
-    assert source.example_inputs is not None
-    before = [x.stride() for x in source.example_inputs]
-    source.example_inputs = convert(source.example_inputs)
-    source.calibration = [convert(sample) for sample in source.calibration]
-    return before != [x.stride() for x in source.example_inputs]
 
 
 def run_on_example_inputs(source: ModelSource) -> tuple[torch.Tensor, ...]:
@@ -303,7 +222,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     timings["export_s"] = time.monotonic() - started
 
     with progress.step(f"calibrating on {len(source.calibration)} samples"):
-        quantizer = _quantizer(options.keep_fp32, graph)
+        quantizer = keep_fp32.quantizer(options.keep_fp32, graph)
         try:
             prepared = prepare_pt2e(graph, quantizer)
             for sample in source.calibration:
