@@ -202,11 +202,52 @@ def conv2d_s8(
     return result.clamp(activation_min, activation_max).to(torch.int8).contiguous(memory_format=torch.channels_last)
 
 
+# --- quantize_per_tensor (backends/cortex_m/ops/op_quantize_per_tensor.cpp) -------------------------
+def quantize_per_tensor_s8(
+    input: torch.Tensor,
+    scale: float,
+    zero_point: int,
+    quant_min: int,
+    quant_max: int,
+    dtype: torch.dtype,
+    *,
+    isa: str = "",
+) -> torch.Tensor:
+    """`inv_scale = 1.0f / (float)scale`; the scalar loop rounds `inv_scale * x` to float, then to
+    nearest even. On MVE cores whole blocks of 16 go through `vfmaq_f32(magic, x, inv_scale)`, a
+    fused multiply-add: the product is not rounded to float first, so values near a tie between
+    two steps round on the exact product (ExecuTorch's Python op rounds the float product, and
+    differs by one step there). The tail (numel % 16) takes the scalar loop on every core."""
+    if dtype != torch.int8:
+        raise NotImplementedError("the int8 kernel only")
+    inv_scale = np.float32(1.0) / np.float32(scale)
+    flat = input.detach().contiguous().reshape(-1).numpy().astype(np.float32)  # memory order: see below
+    # The kernel walks memory order; a channels-last tensor's flat buffer is its NHWC order.
+    if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last) and not input.is_contiguous():
+        flat = input.detach().permute(0, 2, 3, 1).reshape(-1).numpy().astype(np.float32)
+    scalar = np.rint((flat * inv_scale).astype(np.float32)).astype(np.int64)
+    q = scalar
+    if isa == "MVE":
+        blocks = len(flat) - len(flat) % 16
+        exact = np.rint(flat[:blocks].astype(np.float64) * np.float64(inv_scale)).astype(np.int64)
+        q = np.concatenate([exact, scalar[blocks:]])
+    q = np.clip(q + int(zero_point), int(quant_min), int(quant_max)).astype(np.int8)
+    out = torch.from_numpy(q)
+    if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last) and not input.is_contiguous():
+        n, c, h, w = input.shape
+        return out.reshape(n, h, w, c).permute(0, 3, 1, 2)
+    return out.reshape(input.shape)
+
+
 # Op name (schema name of the functional cortex_m op) -> host model of its C kernel.
 MODELS: dict[str, Callable[..., torch.Tensor]] = {
     "cortex_m::quantized_avg_pool2d": avg_pool2d_s8,
     "cortex_m::softmax": softmax_s8,
+    "cortex_m::quantize_per_tensor": quantize_per_tensor_s8,
 }
+
+# Models whose result depends on the core's CMSIS-NN ISA ("MVE", "DSP", "SCALAR"): they take `isa=`.
+ISA_DEPENDENT = {"cortex_m::quantize_per_tensor"}
 
 # Ops whose Python implementation is exact but cannot run every case (torch has no integer kernel
 # for a dilated convolution): the model stands in only then.

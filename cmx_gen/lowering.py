@@ -244,7 +244,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         fp32_linear.decompose(lowered)
         target_checks.check(lowered.graph_module)
         runnable = lowered.module()
-        exact = KernelExactInterpreter(runnable)
+        exact = KernelExactInterpreter(runnable, target.isa)
         try:
             runs = run_references(runnable, inputs, exact)
         except Exception as exc:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from cmx_gen.kernel_models import FALLBACKS, MODELS
+from cmx_gen.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
 
 if TYPE_CHECKING:
     from cmx_gen.lowering import LoweredModel
@@ -49,6 +49,8 @@ def module_path(node: torch.fx.Node) -> str:
     for functional calls in forward (`Residual`)."""
     stack = list((node.meta.get("nn_module_stack") or {}).values())
     path, cls = stack[-1] if stack else ("", "")
+    if "torch.export" in str(cls):  # the quantize/dequantize torch.export adds around the model
+        return "model input/output"
     return str(path) if path else (str(cls).rsplit(".", 1)[-1] or "forward")
 
 
@@ -65,8 +67,9 @@ class KernelExactInterpreter(torch.fx.Interpreter):
     """Runs a lowered program with the host models of the C kernels (kernel_models.MODELS) in place
     of ExecuTorch's Python ops, and records where the two disagree on the same inputs."""
 
-    def __init__(self, module: torch.fx.GraphModule) -> None:
+    def __init__(self, module: torch.fx.GraphModule, isa: str = "") -> None:
         super().__init__(module)
+        self.isa = isa  # the target's CMSIS-NN ISA: some kernels round differently with MVE
         self.diffs: dict[str, OpDiff] = {}
         self.python_missing: set[str] = set()  # ops ExecuTorch's Python reference cannot run
         # Indexed like the program's instructions: operator calls, not scratch allocations.
@@ -85,7 +88,7 @@ class KernelExactInterpreter(torch.fx.Interpreter):
         if name not in MODELS:
             return super().run_node(node)
         args, kwargs = self.fetch_args_kwargs_from_env(node)
-        exact = MODELS[name](*args, **kwargs)
+        exact = MODELS[name](*args, **kwargs, **({"isa": self.isa} if name in ISA_DEPENDENT else {}))
         python = node.target(*args, **kwargs)
         delta = (exact.to(torch.int32) - python.to(torch.int32)).abs()
         if delta.numel() and int(delta.max()):

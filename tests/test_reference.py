@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -148,3 +149,25 @@ def test_a_forward_that_mutates_its_input_changes_no_data(tmp_path):
     assert np.array_equal(result.reference["input_0"], x.numpy())
     scale = result.report["outputs"][0]["quant"]["scale"]
     assert np.abs(result.reference["output_0"] - (x - y).numpy()).max() <= 2 * scale  # int8 rounding of x, y, out
+
+
+def test_mve_quantize_rounds_the_exact_product_in_blocks_of_16():
+    """op_quantize_per_tensor.cpp on MVE: vfmaq_f32 (no rounding of x * inv_scale before the round
+    to nearest); the scalar tail and other cores round the float product first."""
+    from cmx_gen.kernel_models import quantize_per_tensor_s8
+
+    scale = 0.1
+    inv = np.float32(1.0) / np.float32(scale)
+    # find values whose float product rounds onto a tie that the exact product does not reach
+    ties = ((np.arange(-120, 120) + 0.5) / inv).astype(np.float32)  # inside the int8 range
+    near = np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)), np.nextafter(ties, np.float32(-np.inf))])
+    prod32 = (near * inv).astype(np.float32)
+    exact = near.astype(np.float64) * np.float64(inv)
+    split = np.flatnonzero(np.rint(prod32) != np.rint(exact))
+    assert split.size >= 20, "values next to a tie, where the two roundings part"
+    x = torch.from_numpy(near[split][:20].copy())  # 16 in the MVE block, 4 in the tail
+    mve = quantize_per_tensor_s8(x, scale, 0, -128, 127, torch.int8, isa="MVE")
+    dsp = quantize_per_tensor_s8(x, scale, 0, -128, 127, torch.int8, isa="DSP")
+    assert (mve[:16] != dsp[:16]).all() and torch.equal(mve[16:], dsp[16:])
+    python = torch.ops.quantized_decomposed.quantize_per_tensor.default(x, scale, 0, -128, 127, torch.int8)
+    assert torch.equal(dsp, python), "without MVE the kernel rounds as ExecuTorch's Python op does"
