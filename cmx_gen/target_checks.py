@@ -69,13 +69,6 @@ def rank_3_or_4(node: torch.fx.Node) -> str | None:
     return None
 
 
-def no_output_padding(node: torch.fx.Node) -> str | None:
-    padding = node.args[5] if len(node.args) > 5 else None  # schema: input, weight, bias, stride, padding, output_padding
-    if isinstance(padding, (list, tuple)) and any(int(p) for p in padding):
-        return f"output_padding {list(padding)}"
-    return None
-
-
 def no_padding_with_stride(node: torch.fx.Node) -> str | None:
     stride, padding = (node.args[3], node.args[4]) if len(node.args) > 4 else ([1], [0])
     if any(int(s) > 1 for s in stride) and any(int(p) for p in padding):
@@ -91,7 +84,6 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "same_shape_or_channel_broadcast": same_shape_or_channel_broadcast,
     "same_shape": same_shape,
     "rank_3_or_4": rank_3_or_4,
-    "no_output_padding": no_output_padding,
     "no_padding_with_stride": no_padding_with_stride,
 }
 
