@@ -4,7 +4,8 @@ ExecuTorch's Python implementations of the `cortex_m::` ops (what `lowered.modul
 most kernels in integer arithmetic, but a few go through float: `quantized_avg_pool2d` dequantizes,
 averages in float and rounds half to even, where `arm_avgpool_s8` sums the raw int8 values and
 rounds half away from zero with C's truncating division; `softmax` runs torch.softmax in float,
-where `arm_softmax_s8` uses fixed-point exp and reciprocal. The firmware runs the C kernel, so the
+where `arm_softmax_s8` uses fixed-point exp and reciprocal; and on MVE cores the input
+`quantize_per_tensor` rounds the exact product where the Python op rounds the float one. The firmware runs the C kernel, so the
 reference a PASS is checked against uses these models for those ops (`MODELS`), and the report
 says, op by op, how far ExecuTorch's Python reference is from them.
 
