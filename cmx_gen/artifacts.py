@@ -95,6 +95,10 @@ def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions
                           "target ISA not known (pass --target); ") + "quantization error and reference not known")
         return Artifacts(source.pte, report, {})
 
+    from cmx_gen.cache import graph_fingerprint
+
+    # The files' hash cannot tell two models of one file apart; the exported graph's can.
+    model["graph_sha256"] = graph_fingerprint(source)
     with _collect_backend_warnings() as warnings:
         lowered = lower(source, core, options)
     info = analyse(lowered.pte)

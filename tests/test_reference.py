@@ -96,6 +96,7 @@ def test_twin_models_in_one_file_get_their_own_programs(tmp_path, capsys):
     assert reports["Plain"]["outputs"][0]["shape"] == [1, 8, 8, 8]
     assert reports["Pooled"]["outputs"][0]["shape"] == [1, 8, 4, 4]
     assert reports["Plain"]["pte"]["sha256"] != reports["Pooled"]["pte"]["sha256"]
+    assert reports["Plain"]["model"]["graph_sha256"] != reports["Pooled"]["model"]["graph_sha256"]
     assert (apps["Plain"] / "model" / "model.pte").read_bytes() != (apps["Pooled"] / "model" / "model.pte").read_bytes()
     # and the cache still serves a true repeat
     assert run_cli("create", f"{SMALL}:Pooled", "--input-shape", "1,3,8,8", "--random-calibration",
