@@ -246,6 +246,9 @@ def write_page(path: Path, results: dict[str, dict], sdk: str) -> None:
         "QEMU. PASS is bit-exact against the CMSIS-NN reference (docs/report.md, `reference`); `ref+N` counts the",
         "PASSes where ExecuTorch's Python reference is N LSB away. SDK: " + (sdk or "as recorded in results.json") + ".",
         "",
+        f"{len(results)} runs, {sum(v['seconds'] for v in results.values()) / 60:.0f} min of create+build+run on 2 cores"
+        " (ccache shares the runtime objects across cases).",
+        "",
         "Statuses: PASS, FAIL (ran, output differs), RUN (the firmware stopped with an error), BUILD, FIT (refused:",
         "does not fit), LOWER (refused at lowering, with cmx-gen's one-line reason).",
         "",
@@ -261,7 +264,7 @@ def write_page(path: Path, results: dict[str, dict], sdk: str) -> None:
                 count[row["status"]] = count.get(row["status"], 0) + 1
             ref = sum(1 for row in rows if row["status"] == "PASS" and row["ref_lsb"])
             text = ", ".join(f"{k} {v}" for k, v in sorted(count.items(), key=lambda kv: kv[0] != "PASS"))
-            cells.append(text + (f" (ref+ {ref})" if ref else ""))
+            cells.append(text + (f" ({ref} of them ref+)" if ref else ""))
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
     lines += ["", "## Cases that are not a plain PASS", "",
               "| case | " + " | ".join(CORES[b] for b in boards) + " | detail |",
