@@ -47,6 +47,8 @@ def graph_fingerprint(source: ModelSource) -> str:
     """
     from cmx_gen.lowering import export
 
+    if source.graph_sha256:  # the cache key and the report both need it: hash the weights once
+        return source.graph_sha256
     program = export(source)
     digest = hashlib.sha256()
     digest.update(program.graph_module.code.encode())
@@ -58,7 +60,8 @@ def graph_fingerprint(source: ModelSource) -> str:
             digest.update(value.detach().contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes())
         else:
             digest.update(repr(value).encode())
-    return digest.hexdigest()
+    source.graph_sha256 = digest.hexdigest()
+    return source.graph_sha256
 
 
 def key(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) -> str:

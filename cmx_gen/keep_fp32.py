@@ -7,25 +7,22 @@ is rewritten to ops portable has (fp32_linear.py)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from cmx_gen.errors import ModelSourceError
-
-_USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-
+from cmx_gen.reference import user_frame
 
 def selects(node: torch.fx.Node, pattern: str) -> bool:
     """Does `--keep-fp32 pattern` name this node (see LowerOptions.keep_fp32)?"""
     if node.name == pattern:
         return True
-    frame = _USER_FRAME.search(node.meta.get("stack_trace") or "")
+    frame = user_frame(node)
     if frame and ":" in pattern:
         file_name, _, line = pattern.rpartition(":")
-        if line == frame.group(2) and file_name in (Path(frame.group(1)).name, frame.group(1)):
+        if line == frame[1] and file_name in (Path(frame[0]).name, frame[0]):
             return True
     paths = [str(path) for path, _ in (node.meta.get("nn_module_stack") or {}).values() if path]
     return bool(paths) and (paths[-1] == pattern or paths[-1].startswith(pattern + "."))

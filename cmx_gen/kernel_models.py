@@ -222,10 +222,9 @@ def quantize_per_tensor_s8(
     if dtype != torch.int8:
         raise NotImplementedError("the int8 kernel only")
     inv_scale = np.float32(1.0) / np.float32(scale)
-    flat = input.detach().contiguous().reshape(-1).numpy().astype(np.float32)  # memory order: see below
-    # The kernel walks memory order; a channels-last tensor's flat buffer is its NHWC order.
-    if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last) and not input.is_contiguous():
-        flat = input.detach().permute(0, 2, 3, 1).reshape(-1).numpy().astype(np.float32)
+    # The kernel walks memory order: a channels-last tensor's buffer is in NHWC order.
+    nhwc = input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last) and not input.is_contiguous()
+    flat = (input.detach().permute(0, 2, 3, 1) if nhwc else input.detach()).reshape(-1).numpy().astype(np.float32)
     scalar = np.rint((flat * inv_scale).astype(np.float32)).astype(np.int64)
     q = scalar
     if isa == "MVE":
@@ -234,7 +233,7 @@ def quantize_per_tensor_s8(
         q = np.concatenate([exact, scalar[blocks:]])
     q = np.clip(q + int(zero_point), int(quant_min), int(quant_max)).astype(np.int8)
     out = torch.from_numpy(q)
-    if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last) and not input.is_contiguous():
+    if nhwc:
         n, c, h, w = input.shape
         return out.reshape(n, h, w, c).permute(0, 3, 1, 2)
     return out.reshape(input.shape)

@@ -155,7 +155,7 @@ def export(source: ModelSource) -> Any:
     """
     if source.exported is None:
         assert source.module is not None and source.example_inputs is not None
-        run_on_example_inputs(source)
+        source.float_outputs = run_on_example_inputs(source)
         source.exported = _export(source)
         if input_layout.apply(source, source.exported):
             source.exported = _export(source)
@@ -214,10 +214,10 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     timings: dict[str, float] = {}
     started = time.monotonic()
 
-    float_outputs = run_on_example_inputs(source)
-
     with progress.step(f"exporting for {core} ({target.isa})"):
         graph = export(source).module(check_guards=False)
+    assert source.float_outputs is not None
+    float_outputs = source.float_outputs
     inputs = source.example_inputs  # channels-last now where the model is spatial
     timings["export_s"] = time.monotonic() - started
 

@@ -43,7 +43,11 @@ class ModelSource:
     random_calibration: bool = False
     pte: bytes | None = None
     content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
-    exported: Any = None  # torch.export.ExportedProgram, set once by lowering.export()
+    # Set once by lowering.export(): the float model's outputs on the example inputs (run first,
+    # so a model that fails on them is told so) and the torch.export ExportedProgram.
+    float_outputs: tuple[torch.Tensor, ...] | None = None
+    exported: Any = None
+    graph_sha256: str = ""  # set once by cache.graph_fingerprint()
 
     @property
     def spec_identity(self) -> str:

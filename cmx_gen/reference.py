@@ -39,9 +39,10 @@ class OpDiff:
         return asdict(self)
 
 
-def _op_name(node: torch.fx.Node) -> str:
-    schema = getattr(node.target, "_schema", None)
-    return schema.name if schema is not None else getattr(node.target, "__name__", str(node.target))
+def op_name(node: torch.fx.Node) -> str:
+    """`cortex_m::quantized_avg_pool2d` for an operator call, "" for anything else."""
+    schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+    return schema.name if schema is not None else ""
 
 
 def module_path(node: torch.fx.Node) -> str:
@@ -57,10 +58,16 @@ def module_path(node: torch.fx.Node) -> str:
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in \w+\n\s*(.*)')
 
 
-def source_line(node: torch.fx.Node) -> str:
-    """`model.py:17 x = F.avg_pool2d(x, 4)`: the user's line that made the node (its first frame)."""
+def user_frame(node: torch.fx.Node) -> tuple[str, str, str] | None:
+    """(path, line, code) of the user's line that made the node: the first frame of its stack trace."""
     match = _FRAME.search(node.meta.get("stack_trace") or "")
-    return f"{Path(match.group(1)).name}:{match.group(2)} {match.group(3).strip()}" if match else ""
+    return (match.group(1), match.group(2), match.group(3).strip()) if match else None
+
+
+def source_line(node: torch.fx.Node) -> str:
+    """`model.py:17 x = F.avg_pool2d(x, 4)`: the user's line that made the node."""
+    frame = user_frame(node)
+    return f"{Path(frame[0]).name}:{frame[1]} {frame[2]}" if frame else ""
 
 
 class KernelExactInterpreter(torch.fx.Interpreter):
@@ -77,7 +84,7 @@ class KernelExactInterpreter(torch.fx.Interpreter):
         self._calls = {n: i for i, n in enumerate(calls)}
 
     def run_node(self, node: torch.fx.Node) -> Any:
-        name = _op_name(node) if node.op == "call_function" else ""
+        name = op_name(node)
         if name in FALLBACKS:
             try:
                 return super().run_node(node)
@@ -112,9 +119,7 @@ class ReferenceRuns:
 
 def run_references(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...],
                    interpreter: KernelExactInterpreter) -> ReferenceRuns:
-    from cmx_gen.model_source import call
-
-    from cmx_gen.model_source import fresh
+    from cmx_gen.model_source import call, fresh
 
     with torch.no_grad():
         exact = interpreter.run(*fresh(inputs))

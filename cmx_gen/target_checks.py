@@ -13,7 +13,7 @@ import yaml
 
 from cmx_gen.errors import ExportError
 from cmx_gen.paths import DATA_DIR
-from cmx_gen.reference import source_line
+from cmx_gen.reference import op_name, source_line
 
 
 @functools.lru_cache(maxsize=1)
@@ -36,30 +36,33 @@ def _dim_order(tensor: torch.Tensor) -> tuple[int, ...]:
 
 def default_or_channels_last(node: torch.fx.Node) -> str | None:
     for tensor in _tensors(node):
-        if tensor.dim() == 4 and _dim_order(tensor) not in ((0, 1, 2, 3), (0, 2, 3, 1)):
-            return f"a tensor {list(tensor.shape)} has dim order {list(_dim_order(tensor))}"
+        order = _dim_order(tensor) if tensor.dim() == 4 else None
+        if order is not None and order not in ((0, 1, 2, 3), (0, 2, 3, 1)):
+            return f"a tensor {list(tensor.shape)} has dim order {list(order)}"
     return None
 
 
-def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
-    if same_shape(node) is None:
-        return None
-    operands = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
-    operands = [t for t in operands if isinstance(t, torch.Tensor)][:2]
-    big, small = sorted(operands, key=lambda t: t.numel(), reverse=True)
-    channel = (big.dim() == 4 and small.dim() == 4 and small.shape[1] == big.shape[1]
-               and small.numel() == big.shape[1] and _dim_order(big) == (0, 2, 3, 1))
-    if channel:
-        return None
-    return f"operands {list(operands[0].shape)} and {list(operands[1].shape)}"
+def _operands(node: torch.fx.Node) -> list[torch.Tensor]:
+    """The first two tensor arguments of an elementwise op."""
+    values = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
+    return [t for t in values if isinstance(t, torch.Tensor)][:2]
 
 
 def same_shape(node: torch.fx.Node) -> str | None:
-    operands = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
-    operands = [t for t in operands if isinstance(t, torch.Tensor)][:2]
+    operands = _operands(node)
     if len(operands) < 2 or operands[0].shape == operands[1].shape:
         return None
     return f"operands {list(operands[0].shape)} and {list(operands[1].shape)}"
+
+
+def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
+    problem = same_shape(node)
+    if problem is None:
+        return None
+    big, small = sorted(_operands(node), key=lambda t: t.numel(), reverse=True)
+    channel = (big.dim() == 4 and small.dim() == 4 and small.shape[1] == big.shape[1]
+               and small.numel() == big.shape[1] and _dim_order(big) == (0, 2, 3, 1))
+    return None if channel else problem
 
 
 def rank_3_or_4(node: torch.fx.Node) -> str | None:
@@ -88,15 +91,10 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
 }
 
 
-def _op(node: torch.fx.Node) -> str:
-    schema = getattr(node.target, "_schema", None)
-    return schema.name if schema is not None else ""
-
-
 def check(program: torch.fx.GraphModule) -> None:
     """Raise ExportError at the first node a target kernel would refuse."""
     for node in program.graph.nodes:
-        name = _op(node) if node.op == "call_function" else ""
+        name = op_name(node)
         if not name:
             continue
         for rule in rules():

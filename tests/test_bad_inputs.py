@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import SMALL, run_cli
+from conftest import SMALL, run_cli, second_bmm_line
 
 
 def one_line(capsys) -> str:
@@ -20,12 +20,6 @@ def one_line(capsys) -> str:
     assert line.startswith("cmx-gen: error: ") and "(fix: " in line and "internal error" not in line
     assert "Traceback" not in err
     return line
-
-
-def second_bmm_line() -> str:
-    """`small.py:N`: the Attention model's line whose bmm upstream's pass fails on."""
-    lines = SMALL.read_text().splitlines()
-    return f"small.py:{next(i for i, text in enumerate(lines, 1) if 'ATTENTION_SECOND_BMM' in text)}"
 
 
 def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_path, capsys):

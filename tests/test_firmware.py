@@ -144,11 +144,10 @@ def test_stand_alone_uart_image_passes(tmp_path, board):
 def test_attention_with_keep_fp32_passes_on_m55(tmp_path):
     """Issue 11: the pass that fails on the second bmm is avoided by leaving that line in float;
     its float linear becomes portable addmm (ExecuTorch has no portable linear) and the app runs."""
-    small = ROOT / "tests" / "models" / "small.py"
-    line = next(i for i, text in enumerate(small.read_text().splitlines(), 1) if "ATTENTION_SECOND_BMM" in text)
-    app, built, result = create_build_run(f"{small}:Attention",
-                                          "mps3-an547", tmp_path, input_shape="1,8,16", random_calibration=True,
-                                          keep_fp32=[f"small.py:{line}"])
+    from conftest import SMALL, second_bmm_line
+
+    app, built, result = create_build_run(f"{SMALL}:Attention", "mps3-an547", tmp_path, input_shape="1,8,16",
+                                          random_calibration=True, keep_fp32=[second_bmm_line()])
     check_pass(app, built, result, text_limit=None)
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     assert "addmm" in ops and "bmm" in ops
