@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from cmx_gen import report as report_mod
+from cmx_gen import instructions, report as report_mod
 from cmx_gen.errors import ModelSourceError
 from cmx_gen.lowering import LowerOptions, lower, resolve_target
 from cmx_gen.model_source import ModelSource
@@ -91,6 +91,7 @@ def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions
         # the user's --target is taken at its word, else the target stays unknown.
         target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
         report = report_mod.build_report(info, target, model)
+        report["instructions"] = instructions.describe(info.instructions, {})
         report["note"] = ("analysed a .pte lowered elsewhere: " + ("target as given with --target; " if core else
                           "target ISA not known (pass --target); ") + "quantization error and reference not known")
         return Artifacts(source.pte, report, {})
@@ -118,4 +119,11 @@ def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions
         timings=lowered.timings,
     )
     report["lowering_options"] = options.to_dict()
-    return Artifacts(lowered.pte, report, reference_arrays(lowered))
+    report["instructions"] = instructions.describe(info.instructions, lowered.instruction_names)
+    reference = reference_arrays(lowered)
+    traced = instructions.trace_arrays(report["instructions"], lowered.node_values)
+    for row in report["instructions"]:
+        if row["output"] is not None:
+            row["output"]["reference"] = f"{instructions.TRACE_PREFIX}{row['index']}" in traced
+    reference.update(traced)
+    return Artifacts(lowered.pte, report, reference)

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen import fp32_linear, input_layout, keep_fp32, progress, target_checks
+from cmx_gen import fp32_linear, input_layout, instructions, keep_fp32, progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
@@ -81,6 +81,8 @@ class LoweredModel:
     op_diffs: list[OpDiff] = field(default_factory=list)
     python_missing: set[str] = field(default_factory=set)  # ops ExecuTorch's Python reference cannot run
     timings: dict[str, float] = field(default_factory=dict)
+    instruction_names: dict[int, dict[str, str]] = field(default_factory=dict)  # instructions.node_names
+    node_values: dict[str, Any] = field(default_factory=dict)  # every op's result on the sample input, by node
 
 
 _EXPORT_HINTS = [
@@ -245,6 +247,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         target_checks.check(lowered.graph_module)
         runnable = lowered.module()
         exact = KernelExactInterpreter(runnable, target.isa)
+        exact.record = {}  # every op's result for the sample input: the on-target trace's reference
         try:
             runs = run_references(runnable, inputs, exact)
         except Exception as exc:
@@ -253,6 +256,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
                 "(an op was left on int8 data without a cortex_m kernel)",
                 "place activations directly after a conv/linear layer, or replace the op named above; --debug shows where",
             ) from exc
+        node_values, exact.record = exact.record, None
         # The Python reference kernels are slow (~0.6 s a sample for DS-CNN): measure the INT8
         # error on an evenly spread subset of the calibration set.
         step = max(1, len(source.calibration) // ERROR_SAMPLES)
@@ -266,7 +270,8 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         except Exception as exc:
             raise _export_error("running the lowered program on calibration data", exc) from exc
         try:
-            pte = EdgeProgramManager(lowered, compile_config=cortex_m_edge_compile_config()).to_executorch().buffer
+            program = EdgeProgramManager(lowered, compile_config=cortex_m_edge_compile_config()).to_executorch()
+            pte = program.buffer
         except Exception as exc:
             raise _export_error("serialization (to_executorch)", exc) from exc
     timings["lower_s"] = time.monotonic() - started - sum(timings.values())
@@ -283,4 +288,6 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         op_diffs=list(exact.diffs.values()),
         python_missing=set(exact.python_missing),
         timings=timings,
+        instruction_names=instructions.node_names(program.exported_program().graph_module),
+        node_values=node_values,
     )

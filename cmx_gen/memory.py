@@ -374,6 +374,22 @@ def _search(board: Board, b: Budget) -> tuple[Placement | None, list[RegionUse]]
     return None, best_miss[1]
 
 
+def check_diagnostic_fit(placement: dict, kind: str, instructions: int) -> None:
+    """Refuse a profile/trace image whose extra code or counters do not fit beside the app
+    (kernel_sizes.yaml `diagnostics`), naming the bytes; the trace itself streams, it needs no buffer."""
+    extra = kernel_sizes()["diagnostics"][kind]
+    free = {use["region"]: use["free"] for use in placement["uses"]}
+    needs = [(placement["code_region"], int(extra["code"]), "code"),
+             (placement["data_region"], int(extra["ram_per_instruction"]) * instructions,
+              f"counters ({instructions} instructions x {extra['ram_per_instruction']} B)")]
+    for region, need, what in needs:
+        if need > free.get(region, 0):
+            raise FitError(
+                f"the {kind} image needs {_size(need)} more {what} in {region}, which has {_size(free.get(region, 0))} free",
+                "run it on a board with more memory (same core), or use the other diagnostic (--trace streams, "
+                "it needs no buffer)")
+
+
 def check_isa(report: dict, board: Board) -> None:
     """A .pte runs only on the ISA it was lowered for: a DSP-lowered program corrupts memory on an
     M55 and an MVE-lowered one fails on a DSP core, so require an exact match (SCALAR included)."""

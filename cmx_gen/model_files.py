@@ -77,6 +77,24 @@ def _tolerance(outputs: list[tuple[np.ndarray, float]]) -> float:
     return tol
 
 
+def trace_outputs(report: Mapping) -> str:
+    """{mem_id, offset, bytes} of each instruction's output for the on-target trace; mem_id 0 where
+    the host has no value to compare with (views, non-tensors): the trace skips those."""
+    rows = []
+    for row in report.get("instructions") or []:
+        out = row.get("output") or {}
+        rows.append(f"{{{out['mem_id']}u, {out['offset']}u, {out['nbytes']}u}}" if out.get("reference") else "{0u, 0u, 0u}")
+    return "{" + ", ".join(rows or ["{0u, 0u, 0u}"]) + "}"
+
+
+def trace_reference(report: Mapping, reference: Mapping[str, np.ndarray]) -> bytes:
+    """model/trace_reference.bin: the expected output bytes of every traced instruction, in order."""
+    from cmx_gen.instructions import TRACE_PREFIX
+
+    return b"".join(np.asarray(reference[f"{TRACE_PREFIX}{row['index']}"]).tobytes()
+                    for row in report.get("instructions") or [] if (row.get("output") or {}).get("reference"))
+
+
 def model_header(report: Mapping, pools: Mapping, n_in: int, n_out: int, tolerance: float) -> str:
     planned = [int(x) for x in pools["planned"]]
     temp = int(pools["temp"])
@@ -104,6 +122,12 @@ def model_header(report: Mapping, pools: Mapping, n_in: int, n_out: int, toleran
 #define CMX_NUM_OUTPUTS {n_out}
 /* Largest accepted |device - reference| in output quantization steps. */
 #define CMX_TOLERANCE_LSB {tolerance!r}
+
+/* The program's instructions (the runtime's debug handles) and, per instruction, where its output
+ * lies in the planned buffers: {{mem_id, byte offset, bytes}}, mem_id 0 = not traced. Used only by
+ * the profile (-D CMX_PROFILE=ON) and trace (-D CMX_TRACE=ON) builds. */
+#define CMX_NUM_INSTRUCTIONS {max(len(report.get("instructions") or []), 1)}
+#define CMX_TRACE_OUTPUTS {trace_outputs(report)}
 
 #ifdef __cplusplus
 extern "C" {{
@@ -220,7 +244,8 @@ def write_model_files(
     pte_section: str,
 ) -> list[Path]:
     """Write APP/model/*: model.pte, model_pte.S, cmx_model.h, cmx_model_io.c, cmx_ops.cmake,
-    cmx_kernels.cpp (registration of exactly the program's kernels). Returns the paths written."""
+    cmx_kernels.cpp (registration of exactly the program's kernels), trace_reference.bin.
+    Returns the paths written."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
     ops = program_ops(pte)
@@ -238,6 +263,8 @@ def write_model_files(
         "cmx_model_io.c": io_text.encode(),
         "cmx_ops.cmake": ops_cmake(report, kset).encode(),
         "cmx_kernels.cpp": registration.encode(),
+        # host side of `cmx-gen run --trace`; not built into the firmware
+        "trace_reference.bin": trace_reference(report, reference),
     }
     written: list[Path] = []
     for name, data in files.items():

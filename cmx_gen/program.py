@@ -67,6 +67,9 @@ class ProgramInfo:
     num_values: int
     num_instructions: int
     delegates: list[str] = field(default_factory=list)
+    # One per instruction of `forward`, in execution order (the runtime's debug handle is this
+    # index): what the on-target profile and trace are keyed on.
+    instructions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def fallbacks(self) -> list[str]:
@@ -147,6 +150,35 @@ def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input
     return spec
 
 
+def _instructions(plan: Any) -> list[dict[str, Any]]:
+    """Every instruction of the plan: its operator ("" for moves, jumps, frees, delegate calls) and
+    where its output tensor lives in planned memory (mem_id >= 1, byte offset, size, layout), or
+    None when it has none (a view, a non-tensor, a constant): the trace reads these bytes on target."""
+    rows: list[dict[str, Any]] = []
+    for chain in plan.chains:
+        for instruction in chain.instructions:
+            args = instruction.instr_args
+            row: dict[str, Any] = {"index": len(rows), "op": "", "output": None}
+            if hasattr(args, "op_index"):
+                op = plan.operators[args.op_index]
+                row["op"] = f"{op.name}.{op.overload}" if op.overload else op.name
+                tensor = _tensor(plan.values[args.args[-1]]) if args.args else None
+                info = tensor.allocation_info if tensor is not None else None
+                if info is not None and info.memory_id > 0:
+                    row["output"] = {
+                        "mem_id": int(info.memory_id),
+                        "offset": int(info.memory_offset_low) | (int(info.memory_offset_high) << 32),
+                        "nbytes": _nbytes(tensor),
+                        "dtype": SCALAR_TYPES.get(int(tensor.scalar_type), str(tensor.scalar_type)),
+                        "shape": list(tensor.sizes),
+                        "dim_order": list(tensor.dim_order),
+                    }
+            else:
+                row["op"] = f"<{type(args).__name__}>"
+            rows.append(row)
+    return rows
+
+
 def _scratch_bytes(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
     """Largest CMSIS-NN scratch buffer: planned uint8 tensors passed to cortex_m kernels (not outputs).
 
@@ -201,4 +233,5 @@ def analyse(data: bytes) -> ProgramInfo:
         num_values=len(plan.values),
         num_instructions=sum(len(chain.instructions) for chain in plan.chains),
         delegates=[d.id for d in plan.delegates],
+        instructions=_instructions(plan),
     )

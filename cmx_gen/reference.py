@@ -79,11 +79,19 @@ class KernelExactInterpreter(torch.fx.Interpreter):
         self.isa = isa  # the target's CMSIS-NN ISA: some kernels round differently with MVE
         self.diffs: dict[str, OpDiff] = {}
         self.python_missing: set[str] = set()  # ops ExecuTorch's Python reference cannot run
+        # When a dict: every operator call's result by node name (the on-target trace's reference).
+        self.record: dict[str, Any] | None = None
         # Indexed like the program's instructions: operator calls, not scratch allocations.
         calls = [n for n in module.graph.nodes if n.op == "call_function" and hasattr(n.target, "_schema")]
         self._calls = {n: i for i, n in enumerate(calls)}
 
     def run_node(self, node: torch.fx.Node) -> Any:
+        result = self._run_node(node)
+        if self.record is not None and op_name(node):
+            self.record[node.name] = result
+        return result
+
+    def _run_node(self, node: torch.fx.Node) -> Any:
         name = op_name(node)
         if name in FALLBACKS:
             try:

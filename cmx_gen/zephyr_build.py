@@ -27,9 +27,10 @@ def west() -> str:
     return shutil.which("west") or (str(sibling) if sibling.is_file() else "west")
 
 
-def build_command(app: Path, board: Board, build_dir: Path) -> list[str]:
+def build_command(app: Path, board: Board, build_dir: Path, extra: list[str] | None = None) -> list[str]:
+    """`west build`; `extra` goes to CMake after `--` (e.g. -DCONFIG_CMX_PROFILE=y)."""
     assert board.zephyr is not None
-    return [west(), "build", "-b", board.zephyr.target, "-d", str(build_dir), str(app)]
+    return [west(), "build", "-b", board.zephyr.target, "-d", str(build_dir), str(app), *(["--", *extra] if extra else [])]
 
 
 def run_command(build_dir: Path) -> list[str]:
@@ -53,7 +54,8 @@ def require_workspace(app: Path) -> None:
         )
 
 
-def build(app: Path, board: Board, build_dir: Path | None = None, clean: bool = False) -> Path:
+def build(app: Path, board: Board, build_dir: Path | None = None, clean: bool = False,
+          extra: list[str] | None = None) -> Path:
     """`west build` the app; returns zephyr.elf."""
     require_workspace(app)
     app = app.resolve()  # west runs with cwd=app: relative paths would point inside it twice
@@ -62,7 +64,7 @@ def build(app: Path, board: Board, build_dir: Path | None = None, clean: bool = 
         shutil.rmtree(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     progress.say(f"west build for {board.zephyr.target if board.zephyr else board.id}")
-    _stream(build_command(app, board, build_dir), app, build_dir / "cmx-build.log", "west build")
+    _stream(build_command(app, board, build_dir, extra), app, build_dir / "cmx-build.log", "west build")
     elf = build_dir / "zephyr" / "zephyr.elf"
     if not elf.is_file():
         raise BuildError(f"west build made no {elf}", f"see {build_dir / 'cmx-build.log'}")

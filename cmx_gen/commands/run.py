@@ -22,6 +22,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--elf", help="ELF to run (default: APP/build/*.elf)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before giving up (default 120)")
     parser.add_argument("--dry-run", action="store_true", help="print the command and exit")
+    parser.add_argument("--profile", action="store_true",
+                        help="build and run the profile image (APP/build-profile): instructions or cycles per operator")
+    parser.add_argument("--trace", action="store_true",
+                        help="build and run the trace image (APP/build-trace): the first operator whose output "
+                             "differs from the host's")
+    parser.add_argument("--json", metavar="FILE", help="with --profile: write the profile rows as JSON")
     parser.set_defaults(func=run)
 
 
@@ -78,10 +84,16 @@ def run(args: argparse.Namespace) -> int:
     app = Path(args.app)
     from cmx_gen.zephyr_build import is_zephyr_app
 
+    if args.json and not args.profile:
+        raise RunError("--json writes the profile", "add --profile")
     if is_zephyr_app(app):
+        if args.profile or args.trace:
+            return diagnose_zephyr(app, args)
         return run_zephyr(app, args.dry_run, args.timeout)
     board = app_board(app)
     runner = pick_runner(board, args.runner, args.timeout)
+    if args.profile or args.trace:
+        return diagnose(app, runner, args)
     if args.elf:
         elf: Path | None = Path(args.elf)
     else:
@@ -106,3 +118,89 @@ def print_reference_note(app: Path) -> None:
     note = reference_note(load_json(report)) if report.is_file() else None
     if note:
         print(f"note: {note}")
+
+
+# The diagnostic images: a CMake option of the app (bare metal) or a Kconfig option (Zephyr), built
+# beside the default image so that one never carries their code.
+DIAGNOSTICS = {"profile": "CMX_PROFILE", "trace": "CMX_TRACE"}
+
+
+def _diagnostics(args: argparse.Namespace) -> list[str]:
+    return [kind for kind in DIAGNOSTICS if getattr(args, kind)]
+
+
+def diagnose(app: Path, runner: Runner, args: argparse.Namespace) -> int:
+    """--profile / --trace on a bare-metal app: build APP/build-<kind> with the option on, run it."""
+    from cmx_gen import build, progress
+    from cmx_gen.memory import check_diagnostic_fit
+    from cmx_gen.report import load_json
+
+    report = load_json(app / "model" / "report.json")
+    status = 0
+    for kind in _diagnostics(args):
+        check_diagnostic_fit(json.loads((app / "model" / "placement.json").read_text()), kind,
+                             len(report.get("instructions") or []))
+        build_dir = app / f"build-{kind}"
+        if args.dry_run:
+            print(shlex.join(runner.command(build_dir / "<app>.elf")))
+            continue
+        progress.say(f"building the {kind} image in {build_dir}")
+        elf = build.build(app, build_dir, defines=[f"{DIAGNOSTICS[kind]}=ON"]).elf
+        status = max(status, report_diagnostic(app, kind, runner.run(elf), report, args))
+    return status
+
+
+def diagnose_zephyr(app: Path, args: argparse.Namespace) -> int:
+    """--profile / --trace on a Zephyr app: west build into APP/build-<kind> with CONFIG_CMX_<KIND>=y."""
+    import subprocess
+
+    from cmx_gen import zephyr_build
+    from cmx_gen.report import load_json
+
+    app = app.resolve()
+    report = load_json(app / "model" / "report.json")
+    status = 0
+    for kind in _diagnostics(args):
+        build_dir = app / f"build-{kind}"
+        config = [f"-DCONFIG_{DIAGNOSTICS[kind]}=y"]
+        if args.dry_run:
+            print(shlex.join(zephyr_build.build_command(app, app_board(app), build_dir, config)))
+            print(shlex.join(zephyr_build.run_command(build_dir)))
+            continue
+        zephyr_build.build(app, app_board(app), build_dir, extra=config)
+        command = zephyr_build.run_command(build_dir)
+        try:
+            output = subprocess.run(command, cwd=app, capture_output=True, text=True, errors="replace",
+                                    timeout=args.timeout).stdout
+        except subprocess.TimeoutExpired as exc:
+            raise RunError(f"the Zephyr {kind} image did not finish within {args.timeout:.0f} s",
+                           "raise --timeout") from exc
+        from cmx_gen.runners.base import parse_result_line
+
+        result = parse_result_line(output)
+        if result is None:
+            raise RunError(f"the Zephyr {kind} image printed no cmx-gen result line",
+                           f"run `{shlex.join(command)}` and read its console")
+        result.output = output
+        status = max(status, report_diagnostic(app, kind, result, report, args))
+    return status
+
+
+def report_diagnostic(app: Path, kind: str, result, report: dict, args: argparse.Namespace) -> int:
+    """Print the profile table or the trace verdict of one diagnostic run; its exit status."""
+    from cmx_gen import profile, trace
+
+    print(result.line)
+    instructions = report.get("instructions") or []
+    if kind == "profile":
+        prof = profile.parse(result, instructions)
+        print(profile.table(prof))
+        if args.json:
+            Path(args.json).write_text(json.dumps(prof.to_dict(), indent=2) + "\n")
+            print(f"json       {args.json}")
+        return 0 if result.passed else 1
+    differences, compared = trace.compare(instructions, trace.read_reference(app), result.output)
+    print(trace.summary(differences, compared))
+    for later in differences[1:4]:
+        print(f"           then {later.describe()}")
+    return 0 if result.passed and not differences else 1

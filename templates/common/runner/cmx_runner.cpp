@@ -14,6 +14,13 @@
  *
  * Platform services (console, counter, exit) come from cmx_platform.h; nothing here allocates
  * from the heap or uses stdio.
+ *
+ * Two diagnostic builds hook ExecuTorch's EventTracer interface (no runtime patch); a default
+ * build compiles neither:
+ *   -D CMX_PROFILE=1  counts each instruction (the runtime's debug handle) with the platform
+ *                     counter and prints `cmx-gen: prof <instruction> <count>` after the result line;
+ *   -D CMX_TRACE=1    streams each instruction's output bytes as it completes,
+ *                     `cmx-gen: trace <instruction> <offset> <hex>`, for `cmx-gen run --trace`.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +35,15 @@
 
 #include "cmx_model.h"
 #include "cmx_platform.h"
+
+#if (defined(CMX_PROFILE) && CMX_PROFILE) || (defined(CMX_TRACE) && CMX_TRACE)
+#define CMX_PROFILING 1
+#else
+#define CMX_PROFILING 0
+#endif
+#if CMX_PROFILING
+#include <executorch/runtime/core/event_tracer.h>
+#endif
 
 extern "C" const uint8_t cmx_model_pte[];
 extern "C" const uint8_t cmx_model_pte_end[];
@@ -159,26 +175,133 @@ size_t planned_allocated() {
 #endif
 }
 
-#if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
-/* -D CMX_DUMP_OUTPUTS=ON: after the result line, every output's bytes in memory (dim) order,
- * `cmx-gen: out <i> <offset> <hex>` lines of 32 bytes, for cmx_gen.runners.base.parse_outputs to
- * compare element by element with the reference. Off by default: no code in a normal image. */
-void dump_outputs(Method& method) {
+#if (defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS) || (defined(CMX_TRACE) && CMX_TRACE)
+/* `cmx-gen: <tag> <i> <offset> <hex>` lines of 32 bytes each, parsed by cmx_gen.runners.base. */
+void print_hex(const char* tag, size_t i, const uint8_t* bytes, size_t nbytes) {
   static const char digits[] = "0123456789abcdef";
-  for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
-    const Tensor& out = method.get_output(i).toTensor();
-    const uint8_t* bytes = static_cast<const uint8_t*>(out.const_data_ptr());
-    for (size_t at = 0; at < out.nbytes(); at += 32) {
-      Line line;
-      line.s("cmx-gen: out ").u(i).s(" ").u(at).s(" ");
-      for (size_t k = at; k < at + 32 && k < out.nbytes(); ++k) {
-        const char pair[3] = {digits[bytes[k] >> 4], digits[bytes[k] & 15], 0};
-        line.s(pair);
-      }
-      line.print();
+  for (size_t at = 0; at < nbytes; at += 32) {
+    Line line;
+    line.s("cmx-gen: ").s(tag).s(" ").u(i).s(" ").u(at).s(" ");
+    for (size_t k = at; k < at + 32 && k < nbytes; ++k) {
+      const char pair[3] = {digits[bytes[k] >> 4], digits[bytes[k] & 15], 0};
+      line.s(pair);
     }
+    line.print();
   }
 }
+#endif
+
+#if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
+/* -D CMX_DUMP_OUTPUTS=ON: after the result line, every output's bytes in memory (dim) order,
+ * for cmx_gen.runners.base.parse_outputs to compare element by element with the reference. */
+void dump_outputs(Method& method) {
+  for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
+    const Tensor& out = method.get_output(i).toTensor();
+    print_hex("out", i, static_cast<const uint8_t*>(out.const_data_ptr()), out.nbytes());
+  }
+}
+#endif
+
+#if CMX_PROFILING
+using executorch::runtime::AllocatorID;
+using executorch::runtime::ArrayRef;
+using executorch::runtime::ChainID;
+using executorch::runtime::DebugHandle;
+using executorch::runtime::DelegateDebugIdType;
+using executorch::runtime::DelegateDebugIntId;
+using executorch::runtime::EventTracer;
+using executorch::runtime::EventTracerEntry;
+using executorch::runtime::EventTracerFilterBase;
+using executorch::runtime::LoggedEValueType;
+using executorch::runtime::kUnsetChainId;
+
+/* The profile: counter ticks per instruction, summed over the inference (budgeted by cmx-gen as
+ * CMX_NUM_INSTRUCTIONS x 8 bytes). */
+#if defined(CMX_PROFILE) && CMX_PROFILE
+static uint64_t instruction_counts[CMX_NUM_INSTRUCTIONS];
+#endif
+#if defined(CMX_TRACE) && CMX_TRACE
+struct TraceOutput {
+  uint32_t mem_id, offset, nbytes;
+};
+static const TraceOutput trace_outputs[CMX_NUM_INSTRUCTIONS] = CMX_TRACE_OUTPUTS;
+#endif
+
+/* ExecuTorch calls start/end_profiling around every instruction of Method::execute ("OPERATOR_CALL",
+ * after set_chain_debug_handle(chain, instruction)), and the generated kernel wrappers once more
+ * inside it ("native_call_<op>"): only the outer event of an instruction counts. Method-level
+ * events come with no chain set. An instruction counts from the end of the one before (from its
+ * own start for the first), so its row includes the runtime's dispatch of it and the rows add up
+ * to the inference. Nothing is logged to a buffer: the profile keeps one counter per instruction,
+ * the trace streams the instruction's output (in planned memory, at the offset the program
+ * records) before the next instruction can overwrite it. */
+class CmxTracer final : public EventTracer {
+ public:
+  void create_event_block(const char*) override {}
+  EventTracerEntry start_profiling(const char*, ChainID chain_id, DebugHandle debug_handle) override {
+    EventTracerEntry entry{};
+    entry.chain_id = chain_id == kUnsetChainId ? chain_id_ : chain_id;
+    entry.debug_handle = chain_id == kUnsetChainId ? debug_handle_ : debug_handle;
+    entry.delegate_event_id_type = DelegateDebugIdType::kNone;
+    entry.event_id = entry.chain_id == kUnsetChainId ? -1 : depth_++;  // 0: the instruction itself
+    if (entry.chain_id == kUnsetChainId) have_last_ = false;  // Method::execute begins (or ends)
+    entry.start_time = cmx_platform_counter();
+    return entry;
+  }
+  void end_profiling(EventTracerEntry entry) override {
+    const uint64_t now = cmx_platform_counter();
+    if (entry.event_id < 0) return;
+    if (--depth_ != 0 || entry.debug_handle >= CMX_NUM_INSTRUCTIONS) return;
+#if defined(CMX_PROFILE) && CMX_PROFILE
+    instruction_counts[entry.debug_handle] += now - (have_last_ ? last_end_ : entry.start_time);
+#else
+    (void)now;
+#endif
+#if defined(CMX_TRACE) && CMX_TRACE
+    const TraceOutput& out = trace_outputs[entry.debug_handle];
+#if CMX_PLANNED_BUFFER_COUNT > 0
+    if (out.mem_id >= 1 && out.mem_id <= CMX_PLANNED_BUFFER_COUNT) {
+      print_hex("trace", entry.debug_handle, planned_spans[out.mem_id - 1].data() + out.offset, out.nbytes);
+    }
+#else
+    (void)out;
+#endif
+    last_end_ = cmx_platform_counter();  // the streaming is not the next instruction's time
+#else
+    last_end_ = now;
+#endif
+    have_last_ = true;
+  }
+  EventTracerEntry start_profiling_delegate(const char*, DelegateDebugIntId) override { return EventTracerEntry{}; }
+  void end_profiling_delegate(EventTracerEntry, const void*, size_t) override {}
+  void log_profiling_delegate(const char*, DelegateDebugIntId, et_timestamp_t, et_timestamp_t, const void*,
+                              size_t) override {}
+  void track_allocation(AllocatorID, size_t) override {}
+  AllocatorID track_allocator(const char*) override { return 0; }
+  Result<bool> log_evalue(const EValue&, LoggedEValueType) override { return false; }
+  Result<bool> log_intermediate_output_delegate(const char*, DelegateDebugIntId, const Tensor&) override {
+    return false;
+  }
+  Result<bool> log_intermediate_output_delegate(const char*, DelegateDebugIntId, const ArrayRef<Tensor>) override {
+    return false;
+  }
+  Result<bool> log_intermediate_output_delegate(const char*, DelegateDebugIntId, const int&) override { return false; }
+  Result<bool> log_intermediate_output_delegate(const char*, DelegateDebugIntId, const bool&) override { return false; }
+  Result<bool> log_intermediate_output_delegate(const char*, DelegateDebugIntId, const double&) override {
+    return false;
+  }
+  void set_delegation_intermediate_output_filter(EventTracerFilterBase*) override {}
+
+ private:
+  int64_t depth_ = 0;  // profiling events open inside the current instruction
+  uint64_t last_end_ = 0;  // counter when the previous instruction ended
+  bool have_last_ = false;
+};
+
+CmxTracer tracer;
+#define CMX_EVENT_TRACER (&tracer)
+#else
+#define CMX_EVENT_TRACER nullptr
 #endif
 
 void print_pools(Line& line, const Measured& m) {
@@ -280,7 +403,7 @@ extern "C" int cmx_run(void) {
   CountingAllocator temp_allocator(CMX_TEMP_POOL_BYTES, temp_pool);
   MemoryManager memory(&method_allocator, &planned, &temp_allocator);
 
-  Result<Method> method = program->load_method("forward", &memory);
+  Result<Method> method = program->load_method("forward", &memory, CMX_EVENT_TRACER);
   m.method_used = method_allocator.peak();
   if (!method.ok()) return fail("load_method", static_cast<uint32_t>(method.error()), m);
 
@@ -337,6 +460,13 @@ extern "C" int cmx_run(void) {
   line.print();
 #if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
   dump_outputs(*method);
+#endif
+#if defined(CMX_PROFILE) && CMX_PROFILE
+  for (size_t i = 0; i < CMX_NUM_INSTRUCTIONS; ++i) {
+    Line prof;
+    prof.s("cmx-gen: prof ").u(i).s(" ").u(instruction_counts[i]);
+    prof.print();
+  }
 #endif
   return pass && pools_ok ? 0 : 1;
 }
