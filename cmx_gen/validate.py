@@ -38,6 +38,7 @@ from cmx_gen.zephyr import ZEPHYR_DATA, zephyr_boards
 # The result line (docs/architecture.md): what Twister's console harness must recognise.
 PASS_LINE = "cmx-gen: PASS max_abs_err=0 cycles=1810234 method=11552/11776 planned=20464/20464 temp=212/256"
 FAIL_LINE = "cmx-gen: FAIL max_abs_err=3 cycles=1810234 method=11552/11776 planned=20464/20464 temp=212/256"
+PROFILE_LINES = ["cmx-gen: prof 0 875", "cmx-gen: prof 1 28344"]  # after the result line, CONFIG_CMX_PROFILE=y
 
 NOT_CHECKED = [
     "Zephyr's CMake configure and build (needs a Zephyr tree): CMakeLists.txt and the linker "
@@ -142,16 +143,22 @@ def check_twister(app: Path) -> CheckResult:
             regex = cfg.get("regex") or []
             if not regex:
                 result.fail(name, f"scenario '{scenario}': console harness without harness_config.regex")
+            patterns = []
             for rx in regex:
                 try:
-                    pattern = re.compile(rx)
+                    patterns.append(re.compile(rx))
                 except re.error as exc:
                     result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
-                    continue
-                if not pattern.search(PASS_LINE):
-                    result.fail(name, f"scenario '{scenario}': regex {rx!r} does not match the cmx-gen PASS line")
-                if pattern.search(FAIL_LINE):
-                    result.fail(name, f"scenario '{scenario}': regex {rx!r} also matches a FAIL line")
+            if len(patterns) == len(regex) and regex:
+                extra = " ".join(str(line) for line in spec.get("extra_configs") or [])
+                passing, failing = console(PASS_LINE, extra), console(FAIL_LINE, extra)
+                if not _harness_passes(cfg, patterns, passing):
+                    missing = next((p.pattern for p in patterns if not any(p.search(ln) for ln in passing)), regex[-1])
+                    result.fail(name, f"scenario '{scenario}': regex {missing!r} does not match the cmx-gen PASS line "
+                                      "or what follows it in this scenario's image")
+                if _harness_passes(cfg, patterns, failing):
+                    result.fail(name, f"scenario '{scenario}': regex {regex[0]!r} also matches a FAIL line "
+                                      "(the harness would pass a failing run)")
             for rx in (cfg.get("record") or {}).get("regex") or []:
                 try:
                     if not re.compile(rx).search(PASS_LINE):
@@ -159,6 +166,27 @@ def check_twister(app: Path) -> CheckResult:
                 except re.error as exc:
                     result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not compile: {exc}")
     return result
+
+
+def console(result_line: str, extra_configs: str) -> list[str]:
+    """What an image prints: the result line, then the profile's rows (CONFIG_CMX_PROFILE=y)."""
+    lines = [result_line]
+    if "CONFIG_CMX_PROFILE=y" in extra_configs:
+        lines += PROFILE_LINES
+    return lines
+
+
+def _harness_passes(cfg: dict, patterns: list[re.Pattern], lines: list[str]) -> bool:
+    """Twister's console harness: one_line passes on its regex; multi_line on all, in order if `ordered`."""
+    if cfg.get("type", "one_line") == "one_line":
+        return any(patterns[0].search(line) for line in lines)
+    at = 0
+    for pattern in patterns:
+        hits = [i for i, line in enumerate(lines) if pattern.search(line) and (i >= at or not cfg.get("ordered"))]
+        if not hits:
+            return False
+        at = hits[0] + 1
+    return True
 
 
 # --------------------------------------------------------------------------- west
@@ -313,17 +341,39 @@ def check_kconfig(app: Path) -> CheckResult:
         result.fail("Kconfig", 'an app Kconfig must source "Kconfig.zephyr" (else Zephyr\'s symbols vanish)')
     boards = zephyr_boards()
     confs = _board_files(app, ".conf")
-    if not confs:
-        _kconfig_one(app, [prj], [], result)
-    for conf in confs:
-        result.checked.append(_rel(app, conf))
-        info = boards.get(conf.stem)
-        if not isinstance(info, dict):
-            result.fail(_rel(app, conf), f"no Zephyr board data for '{conf.stem}' in cmx_gen/data/zephyr/boards.yaml "
-                                         "(cannot tell which Kconfig its SoC allows)")
-            continue
-        _kconfig_one(app, [prj, conf], list(info.get("soc_selects", [])), result)
+    with tempfile.TemporaryDirectory(prefix="cmx-extra-") as tmp:
+        # Each Twister scenario's extra_configs (e.g. CONFIG_CMX_PROFILE=y) is a configuration of
+        # its own: checked on top of prj.conf like the default one.
+        variants: list[list[Path]] = [[]]
+        for name, lines in _scenario_configs(app).items():
+            extra = Path(tmp) / f"{name}.conf"
+            extra.write_text("\n".join(lines) + "\n")
+            variants.append([extra])
+            result.checked.append(f"sample.yaml {name} extra_configs")
+        for variant in variants:
+            if not confs:
+                _kconfig_one(app, [prj, *variant], [], result)
+            for conf in confs:
+                if not variant:
+                    result.checked.append(_rel(app, conf))
+                info = boards.get(conf.stem)
+                if not isinstance(info, dict):
+                    if not variant:
+                        result.fail(_rel(app, conf), f"no Zephyr board data for '{conf.stem}' in "
+                                    "cmx_gen/data/zephyr/boards.yaml (cannot tell which Kconfig its SoC allows)")
+                    continue
+                _kconfig_one(app, [prj, conf, *variant], list(info.get("soc_selects", [])), result)
     return result
+
+
+def _scenario_configs(app: Path) -> dict[str, list[str]]:
+    """{scenario: extra_configs lines} of sample.yaml's tests that set any."""
+    try:
+        tests = (yaml.safe_load((app / "sample.yaml").read_text()) or {}).get("tests") or {}
+    except (OSError, yaml.YAMLError):
+        return {}  # the twister check reports an unreadable sample.yaml
+    return {name: [str(line) for line in spec["extra_configs"]]
+            for name, spec in tests.items() if isinstance(spec, dict) and spec.get("extra_configs")}
 
 
 # --------------------------------------------------------------------------- devicetree
@@ -481,7 +531,7 @@ def check_compile(app: Path) -> CheckResult:
     arch = [f"-mcpu={cpu}", "-mthumb"]
     runner_dir = app / "cmx" / "runner"
     model_dir = app / "model"
-    defines = ["-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_LOG_ENABLED=1", "-DET_EVENT_TRACER_ENABLED=0"]
+    defines = ["-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_LOG_ENABLED=1"]
     includes = [f"-I{app / 'src'}", f"-I{runner_dir}", f"-I{model_dir}", f"-I{inc}",
                 f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
     # Kconfig pool sizes as Zephyr's autoconf.h gives them to src/cmx_model.h
@@ -495,31 +545,36 @@ def check_compile(app: Path) -> CheckResult:
     if arena.is_file():  # CMakeLists.txt passes the pools' section name to the runner
         m = re.search(r"\*\((\.[\w.]+)\)", arena.read_text())
         pools.append(f'-DCMX_ARENA_SECTION="{m.group(1) if m else ".cmx_arena"}"')
-    jobs: list[tuple[Path, list[str]]] = []
+    jobs: list[tuple[str, list[str]]] = []  # (what is checked, command)
+    # The runner as the default image, and as the profile and trace images (CONFIG_CMX_PROFILE /
+    # CONFIG_CMX_TRACE, which compile the EventTracer hooks in).
+    variants = {"": [], " (CONFIG_CMX_PROFILE)": ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"],
+                " (CONFIG_CMX_TRACE)": ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"]}
     for src in sorted(runner_dir.glob("*.cpp")) if runner_dir.is_dir() else []:
-        jobs.append((src, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
-                           *arch, *defines, *pools, *includes, str(src)]))
+        for label, variant in variants.items():
+            jobs.append((_rel(app, src) + label, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
+                               *arch, *defines, *variant, *pools, *includes, str(src)]))
     if (model_dir / "cmx_kernels.cpp").is_file():
-        jobs.append((model_dir / "cmx_kernels.cpp",
+        jobs.append((_rel(app, model_dir / "cmx_kernels.cpp"),
                      [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", *arch, *defines,
                       *includes, str(model_dir / "cmx_kernels.cpp")]))
     if (model_dir / "cmx_model_io.c").is_file():
-        jobs.append((model_dir / "cmx_model_io.c",
+        jobs.append((_rel(app, model_dir / "cmx_model_io.c"),
                      [gcc, "-fsyntax-only", "-std=c11", "-Werror", *arch, f"-I{model_dir}",
                       str(model_dir / "cmx_model_io.c")]))
     with tempfile.TemporaryDirectory(prefix="cmx-cc-") as tmp:
         if (model_dir / "model_pte.S").is_file():
-            jobs.append((model_dir / "model_pte.S",
+            jobs.append((_rel(app, model_dir / "model_pte.S"),
                          [gcc, "-c", *arch, f"-I{model_dir}", str(model_dir / "model_pte.S"),
                           "-o", str(Path(tmp) / "model_pte.o")]))
         if not jobs:
             result.fail("cmx/runner", "no runner or model sources to compile (was the app rendered completely?)")
-        for src, cmd in jobs:
-            result.checked.append(_rel(app, src))
+        for what, cmd in jobs:
+            result.checked.append(what)
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode:
                 first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:300])
-                result.fail(_rel(app, src), f"does not compile: {first.replace(str(app) + '/', '')}")
+                result.fail(what, f"does not compile: {first.replace(str(app) + '/', '')}")
     result.note = "not compiled: Zephyr platform layer and src/main.c (need Zephyr headers)" + fallback_note
     return result
 

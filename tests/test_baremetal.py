@@ -90,8 +90,11 @@ def test_app_sources_compile_against_wheel_headers(apps, board):
     common = cpu_flags(board) + ["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}"]
     cxx = common + ["-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wno-unused-parameter", "-DC10_USING_CUSTOM_GENERATED_MACROS",
                     '-DCMX_ARENA_SECTION=".cmx_arena"', f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
-    for source in ["cmx/runner/cmx_runner.cpp", "model/cmx_kernels.cpp"]:
-        done = subprocess.run(["arm-none-eabi-g++", *cxx, str(app / source)], capture_output=True, text=True)
+    # the runner also as the profile and trace images compile it (CMX_PROFILE / CMX_TRACE + the hooks)
+    for source, extra in [("cmx/runner/cmx_runner.cpp", []), ("model/cmx_kernels.cpp", []),
+                          ("cmx/runner/cmx_runner.cpp", ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"]),
+                          ("cmx/runner/cmx_runner.cpp", ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"])]:
+        done = subprocess.run(["arm-none-eabi-g++", *cxx, *extra, str(app / source)], capture_output=True, text=True)
         # ExecuTorch's own headers are not -Wextra clean: only our files must be warning-free.
         ours = [l for l in done.stderr.splitlines() if str(app) in l and ("error" in l or "warning" in l)]
         assert done.returncode == 0 or not ours, f"{source}:\n{done.stderr[-3000:]}"

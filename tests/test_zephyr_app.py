@@ -123,11 +123,14 @@ def test_fpu_only_where_zephyr_allows(zephyr_app):
 
 def test_twister_scenarios(zephyr_app):
     an521 = yaml.safe_load((zephyr_app("mps2-an521") / "sample.yaml").read_text())
-    (name, spec), = an521["tests"].items()
+    (name, spec), (profile_name, profile) = an521["tests"].items()
     assert name.endswith(".qemu") and spec["platform_allow"] == ["mps2/an521/cpu0"]
     assert an521["common"]["harness"] == "console"
+    # The profile scenario: the same app with CONFIG_CMX_PROFILE=y, its rows in the Twister log.
+    assert profile_name.endswith(".profile") and profile["extra_configs"] == ["CONFIG_CMX_PROFILE=y"]
+    assert profile["platform_allow"] == ["mps2/an521/cpu0"] and profile["harness_config"]["type"] == "multi_line"
     fvp = yaml.safe_load((zephyr_app("corstone300-fvp") / "sample.yaml").read_text())
-    assert list(fvp["tests"]) == ["cmx_gen.digits.fvp"]
+    assert list(fvp["tests"]) == ["cmx_gen.digits.fvp", "cmx_gen.digits.profile"]
     hw = yaml.safe_load((zephyr_app("nucleo-h743zi") / "sample.yaml").read_text())
     assert hw["tests"]["cmx_gen.digits.board"]["integration_platforms"] == ["nucleo_h743zi"]
 

@@ -1,0 +1,108 @@
+"""`cmx-gen run --profile / --trace` on QEMU: per-operator counts that add up to the inference, and
+the first operator whose output differs when one weight byte of the embedded program is corrupted.
+
+Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and qemu-system-arm; skipped, saying so,
+without them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_cli
+from cmx_gen import build, project as project_mod
+from cmx_gen.generate import generate
+
+pytestmark = [
+    pytest.mark.firmware,
+    pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT"),
+                       reason="firmware tests need EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run"),
+    pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="qemu-system-arm is not installed: not run"),
+]
+
+DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
+DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
+
+
+def make_app(model: Path, board: str, folder: Path) -> Path:
+    app = folder / "app"
+    generate(project_mod.Project(model=str(model), board=board, rtos="baremetal", output=str(app)), app)
+    return app
+
+
+@pytest.mark.parametrize("model", [DIGITS, pytest.param(DS_CNN, marks=pytest.mark.slow)], ids=["digits", "ds_cnn"])
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_profile_rows_add_up_to_the_inference(tmp_path, capsys, model, board):
+    app = make_app(model, board, tmp_path)
+    report = json.loads((app / "model" / "report.json").read_text())
+    assert run_cli("run", app, "--profile", "--json", tmp_path / "profile.json") == 0
+    out = capsys.readouterr().out
+    profile = json.loads((tmp_path / "profile.json").read_text())
+    rows = profile["rows"]
+    assert [r["index"] for r in rows] == list(range(report["program"]["instructions"]))
+    assert all(r["count"] > 0 for r in rows), "every instruction ran and was counted"
+    assert all(r["module"] for r in rows), "every row is named with the module it came from"
+    assert abs(profile["sum"] - profile["total"]) <= 0.02 * profile["total"], profile
+    assert profile["counter"] == "instr"
+    kinds = [k["kind"] for k in profile["by_kind"]]
+    assert kinds[0] in ("conv2d", "depthwise_conv2d"), kinds  # both models spend most in convolutions
+    assert "sum" in out and "by kind" in out and "conv2d" in out
+    print(f"\n{model.name} {board}: sum {profile['sum']} of {profile['total']} instr "
+          f"({100 * profile['sum'] / profile['total']:.2f} %)\n{out}")
+
+
+def _constant_offset(pte: bytes, instruction: int) -> tuple[int, int]:
+    """(file offset, bytes) of the first constant tensor (a weight) instruction `instruction` reads,
+    found by its bytes (deserializing inlines the constant segment)."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    result = deserialize_pte_binary(pte)
+    program = getattr(result, "program", result)
+    plan = program.execution_plan[0]
+    call = plan.chains[0].instructions[instruction].instr_args
+    for arg in call.args:
+        tensor = plan.values[arg].val
+        if getattr(tensor, "data_buffer_idx", 0) > 0 and getattr(tensor, "allocation_info", None) is None:
+            data = bytes(program.constant_buffer[tensor.data_buffer_idx].storage)
+            assert len(data) >= 64 and pte.count(data) == 1, "the weight's bytes must be found exactly once"
+            return pte.index(data), len(data)
+    raise AssertionError(f"instruction {instruction} reads no constant")
+
+
+def test_trace_names_the_operator_a_corrupted_weight_breaks(tmp_path, capsys):
+    app = make_app(DIGITS, "mps3-an547", tmp_path)
+    assert run_cli("run", app, "--trace") == 0
+    assert "trace: all 9 traced instructions match the host bit for bit" in capsys.readouterr().out
+    # One byte of conv2's weights (instruction #2), changed in the embedded program itself.
+    report = json.loads((app / "model" / "report.json").read_text())
+    conv2 = report["instructions"][2]
+    assert conv2["op"] == "cortex_m::quantized_conv2d.out" and conv2["module"] == "conv2"
+    pte = bytearray((app / "model" / "model.pte").read_bytes())
+    offset, count = _constant_offset(bytes(pte), 2)
+    pte[offset + count // 2] ^= 0x40
+    (app / "model" / "model.pte").write_bytes(bytes(pte))
+    assert run_cli("run", app, "--trace") == 1
+    out = capsys.readouterr().out
+    assert "cmx-gen: FAIL" in out
+    assert "trace: first difference at instruction #2 cortex_m::quantized_conv2d.out (conv2, model.py:" in out, out
+    print(f"\n{out}")
+
+
+def test_default_image_carries_no_tracer(tmp_path):
+    """Profiling off: no EventTracer hook or tracer code in the image (the figures are in the note)."""
+    app = make_app(DIGITS, "mps3-an547", tmp_path)
+    default = build.build(app, jobs=2)
+    symbols = subprocess.run(["arm-none-eabi-nm", "-C", str(default.elf)], capture_output=True, text=True, check=True).stdout
+    assert "CmxTracer" not in symbols
+    profiled = build.build(app, app / "build-profile", jobs=2, defines=["CMX_PROFILE=ON"])
+    symbols = subprocess.run(["arm-none-eabi-nm", "-C", str(profiled.elf)], capture_output=True, text=True, check=True).stdout
+    assert "CmxTracer" in symbols
+    # The hooks and the tracer cost code only in the profile image.
+    assert 1000 < profiled.text_bytes - default.text_bytes <= 2048, (default.text_bytes, profiled.text_bytes)
+    print(f"\n.text default {default.text_bytes} B, profile {profiled.text_bytes} B")
