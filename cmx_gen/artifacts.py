@@ -81,6 +81,14 @@ def _collect_backend_warnings() -> Iterator[list[str]]:
         generic.setLevel(saved[1])
 
 
+def output_step(spec: Any) -> float:
+    """One LSB of an output in its own unit: the scale of a float output behind a dequantize, 1 for
+    an integer output (--io int8), 0 when unknown."""
+    if spec.dtype.startswith(("int", "uint")):
+        return 1.0
+    return float((spec.quant or {}).get("scale") or 0.0)
+
+
 def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) -> Artifacts:
     """Lower (or, for a `.pte`, only analyse) and assemble the report."""
     model = {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
@@ -103,6 +111,9 @@ def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions
     with _collect_backend_warnings() as warnings:
         lowered = lower(source, core, options)
     info = analyse(lowered.pte)
+    if lowered.io:  # int8 I/O: the quantization the caller applies is not in the program any more
+        for spec, q in [*zip(info.inputs, lowered.io.inputs), *zip(info.outputs, lowered.io.outputs)]:
+            spec.quant = q.to_dict()
     calibration = {
         "source": source.calibration_source,
         "samples": len(source.calibration),
@@ -114,7 +125,7 @@ def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions
         model,
         calibration=calibration,
         quantization_error=quantization_error(lowered),
-        reference=compare_references(lowered, [float((spec.quant or {}).get("scale") or 0.0) for spec in info.outputs]),
+        reference=compare_references(lowered, [output_step(spec) for spec in info.outputs]),
         warnings=sorted(set(warnings)),
         timings=lowered.timings,
     )

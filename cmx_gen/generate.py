@@ -47,7 +47,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.
     core = board.core.lower_target
-    options = LowerOptions(keep_fp32=tuple(project.keep_fp32))
+    options = LowerOptions(keep_fp32=tuple(project.keep_fp32), io=project.io)
     result, hit = cache.produce(source, core, use_cache=use_cache, options=options)
     if hit:
         progress.say(f"lowering for {core}: unchanged, reused the cached program")

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen import fp32_linear, input_layout, instructions, keep_fp32, progress, target_checks
+from cmx_gen import fp32_linear, input_layout, instructions, int8_io, keep_fp32, progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
@@ -60,9 +60,11 @@ class LowerOptions:
     # Parts of the model left in float on portable kernels: a module path (`features.3`), a
     # line of the model file (`model.py:15`), or a node name of the exported graph (`bmm_1`).
     keep_fp32: tuple[str, ...] = ()
+    # "int8": the program takes and returns int8 tensors, no quantize/dequantize at its edges (int8_io.py).
+    io: str = "float"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"keep_fp32": list(self.keep_fp32)}
+        return {"keep_fp32": list(self.keep_fp32), "io": self.io}
 
 
 @dataclass
@@ -82,6 +84,7 @@ class LoweredModel:
     python_missing: set[str] = field(default_factory=set)  # ops ExecuTorch's Python reference cannot run
     timings: dict[str, float] = field(default_factory=dict)
     instruction_names: dict[int, dict[str, str]] = field(default_factory=dict)  # instructions.node_names
+    io: int8_io.IoQuant | None = None  # --io int8: the I/O quantization the caller applies
     node_values: dict[str, Any] = field(default_factory=dict)  # every op's result on the sample input, by node
 
 
@@ -237,9 +240,14 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     with progress.step("lowering to cortex_m (CMSIS-NN) kernels"):
         try:
             edge = to_edge(torch.export.export(quantized, inputs), compile_config=cortex_m_edge_compile_config())
+            io = int8_io.strip_boundaries(edge.exported_program()) if options.io == "int8" else None
             lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
+        except ExportError:
+            raise
         except Exception as exc:
             raise _lowering_error(exc) from exc
+        # --io int8: the program is fed what the caller's quantization of the float inputs gives.
+        program_inputs = int8_io.quantize_inputs(inputs, io) if io else inputs
         # Reference outputs come from the lowered program itself (cortex_m ops have Python
         # implementations, and kernel_models.py the C kernels' exact arithmetic where those
         # round differently), before to_executorch turns the graph into out-variants.
@@ -249,7 +257,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         exact = KernelExactInterpreter(runnable, target.isa)
         exact.record = {}  # every op's result for the sample input: the on-target trace's reference
         try:
-            runs = run_references(runnable, inputs, exact)
+            runs = run_references(runnable, program_inputs, exact)
         except Exception as exc:
             raise ExportError(
                 f"the lowered program does not run: {type(exc).__name__}: {_first_line(exc)} "
@@ -264,7 +272,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         try:
             calibration_outputs, calibration_references = [], []
             for sample in subset:
-                sample_runs = run_references(runnable, sample, exact)
+                sample_runs = run_references(runnable, int8_io.quantize_inputs(sample, io) if io else sample, exact)
                 calibration_outputs.append((call(source.module, sample), sample_runs.kernel_exact))
                 calibration_references.append((sample_runs.kernel_exact, sample_runs.python))
         except Exception as exc:
@@ -279,7 +287,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     return LoweredModel(
         pte=pte,
         target=target,
-        sample_inputs=inputs,
+        sample_inputs=program_inputs,
         reference_outputs=runs.kernel_exact,
         python_outputs=runs.python,
         float_outputs=float_outputs,
@@ -290,4 +298,5 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         timings=timings,
         instruction_names=instructions.node_names(program.exported_program().graph_module),
         node_values=node_values,
+        io=io,
     )

@@ -95,6 +95,26 @@ def trace_reference(report: Mapping, reference: Mapping[str, np.ndarray]) -> byt
                     for row in report.get("instructions") or [] if (row.get("output") or {}).get("reference"))
 
 
+def io_quant_macros(report: Mapping) -> str:
+    """The I/O quantization, for the code around the model: with --io int8 the program takes and
+    returns int8 (`real = scale * (q - zero_point)`); otherwise the parameters the program's own
+    boundary quantize/dequantize apply, for reference."""
+    lines = []
+    for side in ("inputs", "outputs"):
+        for i, spec in enumerate(report.get(side) or []):
+            quant = (spec or {}).get("quant")
+            if quant and quant.get("scale") is not None:
+                name = f"CMX_{side[:-1].upper()}_{i}"
+                lines.append(f"#define {name}_SCALE {np.float32(quant['scale']).item()!r}f")
+                lines.append(f"#define {name}_ZERO_POINT {int(quant['zero_point'])}")
+    if not lines:
+        return ""
+    io_int8 = any(((s or {}).get("quant") or {}).get("at") == "io" for s in report.get("inputs") or [])
+    return ("/* I/O quantization, real = scale * (q - zero_point). CMX_IO_INT8 1: the program takes and returns\n"
+            " * int8 (--io int8) and the caller (de)quantizes with these; 0: the program does it itself. */\n"
+            f"#define CMX_IO_INT8 {int(io_int8)}\n" + "\n".join(lines) + "\n\n")
+
+
 def model_header(report: Mapping, pools: Mapping, n_in: int, n_out: int, tolerance: float) -> str:
     planned = [int(x) for x in pools["planned"]]
     temp = int(pools["temp"])
@@ -123,7 +143,7 @@ def model_header(report: Mapping, pools: Mapping, n_in: int, n_out: int, toleran
 /* Largest accepted |device - reference| in output quantization steps. */
 #define CMX_TOLERANCE_LSB {tolerance!r}
 
-/* The program's instructions (the runtime's debug handles) and, per instruction, where its output
+{io_quant_macros(report)}/* The program's instructions (the runtime's debug handles) and, per instruction, where its output
  * lies in the planned buffers: {{mem_id, byte offset, bytes}}, mem_id 0 = not traced. Used only by
  * the profile (-D CMX_PROFILE=ON) and trace (-D CMX_TRACE=ON) builds. */
 #define CMX_NUM_INSTRUCTIONS {max(len(report.get("instructions") or []), 1)}
@@ -166,7 +186,9 @@ def _tensor_refs(prefix: str, arrays: list[np.ndarray], specs: list[Mapping]) ->
         if dtype not in SCALAR_TYPES:
             raise RenderError(f"{prefix} {i} has dtype {dtype}, which the runner cannot compare",
                               "use float32 or integer model inputs/outputs")
-        quant = (spec or {}).get("quant") or {}
+        # Float tensors behind a (de)quantize: errors in steps of its scale. int8 tensors (--io int8)
+        # are compared in their own integer steps, which are the LSB.
+        quant = ((spec or {}).get("quant") or {}) if laid.dtype.kind == "f" else {}
         scale = float(quant.get("scale") or 0.0)
         zp = int(quant.get("zero_point") or 0)
         scales.append(scale)

@@ -10,6 +10,7 @@ options win); `create` writes one into the app, pointing back at the model, so t
     [output]       dir = "build/app"
     [options]      strict = true               name = "digits"                (both optional)
                    keep_fp32 = ["model.py:15"] (optional: parts left in float, see --keep-fp32)
+                   io = "int8"                 (optional: int8 model inputs/outputs, see --io)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from cmx_gen.errors import ModelSourceError
 
 FILE_NAME = "cmx.toml"
 RTOS_KINDS = ("baremetal", "zephyr")
+IO_KINDS = ("float", "int8")  # the model's inputs/outputs (cmx_gen/int8_io.py)
 
 
 @dataclass
@@ -40,6 +42,7 @@ class Project:
     strict: bool = False
     name: str | None = None
     keep_fp32: list[str] = field(default_factory=list)
+    io: str = "float"  # "int8": the program takes and returns int8 (int8_io.py)
 
     def app_name(self) -> str:
         """CMake/Zephyr project name: from the model, so two renders of one model are identical."""
@@ -91,6 +94,9 @@ def load(path: Path) -> Project:
     rtos = target.get("rtos", "baremetal")
     if rtos not in RTOS_KINDS:
         raise ModelSourceError(f"{path}: [target] rtos = {rtos!r} is not known", f"use one of {', '.join(RTOS_KINDS)}")
+    io = data.get("options", {}).get("io", "float")
+    if io not in IO_KINDS:
+        raise ModelSourceError(f"{path}: [options] io = {io!r} is not known", f"use one of {', '.join(IO_KINDS)}")
     shape = model.get("input_shape")
     calibration = data.get("calibration", {})
     options = data.get("options", {})
@@ -105,6 +111,7 @@ def load(path: Path) -> Project:
         strict=bool(options.get("strict", False)),
         name=options.get("name"),
         keep_fp32=[str(p) for p in options.get("keep_fp32", [])],
+        io=io,
     )
 
 
@@ -122,5 +129,7 @@ def dumps(project: Project, base: Path) -> str:
     data["options"] = {"strict": project.strict, "name": project.app_name()}
     if project.keep_fp32:
         data["options"]["keep_fp32"] = list(project.keep_fp32)
+    if project.io != "float":
+        data["options"]["io"] = project.io
     header = "# cmx-gen project file: `cmx-gen regen .` redoes the app from it. Paths are relative to this file.\n"
     return header + tomli_w.dumps(data)

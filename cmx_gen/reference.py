@@ -200,22 +200,23 @@ def quantization_error(lowered: "LoweredModel") -> dict[str, Any]:
     For a classifier (one [N, K] output) also the top-1 agreement between float and INT8 over
     the calibration set.
     """
-    pairs = [(lowered.float_outputs, lowered.reference_outputs), *lowered.calibration_outputs]
+    def real(outputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:  # --io int8 outputs, dequantized
+        from cmx_gen.int8_io import dequantize_outputs
+
+        return dequantize_outputs(outputs, lowered.io) if lowered.io else outputs
+
+    pairs = [(f, real(q)) for f, q in [(lowered.float_outputs, lowered.reference_outputs), *lowered.calibration_outputs]]
     max_abs = 0.0
     for float_out, int8_out in pairs:
         for f, q in zip(float_out, int8_out):
             max_abs = max(max_abs, float((f.float() - q.float()).abs().max()))
     result: dict[str, Any] = {
         "max_abs_err": round(max_abs, 6),
-        "sample_max_abs_err": round(
-            max(float((f.float() - q.float()).abs().max()) for f, q in zip(lowered.float_outputs, lowered.reference_outputs)), 6
-        ),
+        "sample_max_abs_err": round(max(float((f.float() - q.float()).abs().max()) for f, q in zip(*pairs[0])), 6),
         "samples": len(pairs),
         "top1_agreement": None,
     }
     if _is_classifier(lowered.float_outputs) and lowered.calibration_outputs:
-        agree = sum(
-            int(torch.equal(f[0].argmax(dim=-1), q[0].argmax(dim=-1))) for f, q in lowered.calibration_outputs
-        )
+        agree = sum(int(torch.equal(f[0].argmax(dim=-1), q[0].argmax(dim=-1))) for f, q in pairs[1:])
         result["top1_agreement"] = round(agree / len(lowered.calibration_outputs), 4)
     return result

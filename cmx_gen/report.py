@@ -90,7 +90,8 @@ def _spec_line(spec: dict[str, Any]) -> str:
     text = f"{spec['dtype']}{list(spec['shape'])} dim_order={spec['dim_order']}"
     if spec.get("quant"):
         q = spec["quant"]
-        text += f" int8 scale={q['scale']:.6g} zero_point={q['zero_point']}"
+        kind = "int8 I/O (--io int8): real = scale * (q - zero_point)," if q.get("at") == "io" else "int8"
+        text += f" {kind} scale={q['scale']:.6g} zero_point={q['zero_point']}"
     return text
 
 

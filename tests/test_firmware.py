@@ -151,3 +151,14 @@ def test_attention_with_keep_fp32_passes_on_m55(tmp_path):
     check_pass(app, built, result, text_limit=None)
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     assert "addmm" in ops and "bmm" in ops
+
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_int8_io_digits_passes_bit_exact(tmp_path, board):
+    """--io int8: int8 in, int8 out, no quantize/dequantize kernels; checked in integer steps."""
+    app, built, result = create_build_run(DIGITS, board, tmp_path, io="int8")
+    check_pass(app, built, result)
+    ops = (app / "model" / "cmx_ops.cmake").read_text()
+    assert "quantize_per_tensor" not in ops
+    assert "#define CMX_IO_INT8 1" in (app / "model" / "cmx_model.h").read_text()
+    print(f"\n{board} (--io int8): {result.line}  .text {built.text_bytes} B")

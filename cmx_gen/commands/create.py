@@ -55,6 +55,7 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
         random_calibration=args.random_calibration or (base.random_calibration if base else False),
         strict=pick(args.strict, "strict", False),
         keep_fp32=list(args.keep_fp32) if args.keep_fp32 else (list(base.keep_fp32) if base else []),
+        io=pick(args.io, "io", "float"),
         name=pick(args.name, "name", None),
     )
 

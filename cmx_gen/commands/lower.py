@@ -8,6 +8,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from cmx_gen.project import IO_KINDS
 from cmx_gen.report import check_strict
 from cmx_gen.targets import TARGETS, canonical_core
 
@@ -33,12 +34,15 @@ def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL",
         help="leave a part in float on portable kernels: a module path (features.3), a model-file line (model.py:15) "
              "or an exported node name; repeatable",
     )
+    parser.add_argument("--io", choices=IO_KINDS, default=None,
+                        help="int8: the program takes and returns int8 tensors, no quantize/dequantize at its edges "
+                             "(the scale and zero point are in report.json and cmx_model.h); default float")
 
 
 def lower_options(args: argparse.Namespace) -> "LowerOptions":
     from cmx_gen.lowering import LowerOptions
 
-    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()))
+    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float")
 
 
 def load_source(args: argparse.Namespace) -> "ModelSource":

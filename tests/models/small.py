@@ -214,3 +214,15 @@ class InplaceSub(nn.Module):
 
     def forward(self, x, y):
         return x.sub_(y)
+
+
+class ArgmaxHead(nn.Module):
+    """A classifier that returns the class index (int64): its output cannot be int8 (--io int8)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return torch.argmax(self.fc(x), dim=-1)
