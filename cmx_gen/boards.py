@@ -143,8 +143,14 @@ class Fvp(_Strict):
 
 
 class Flash(_Strict):
+    """How an image gets onto the board (`cmx-gen flash`): pyOCD where it knows the part, else the
+    vendor's tool (`runner`, the name `west flash` uses; commands in data/flash_runners.yaml)."""
+
     runner: str  # `west flash` runner name
     pyocd_target: str | None = None
+    device: str | None = None  # the vendor tool's name for the part, where its command needs one
+    # Why the boot ROM will not start the bare-metal image (an image header it needs), or None.
+    baremetal_boot: str | None = None
 
 
 class Uart(_Strict):

@@ -69,5 +69,9 @@ class RunError(CmxError):
     """The firmware could not be run or did not print a result line."""
 
 
+class FlashError(CmxError):
+    """The image could not be put on the board: no runner, no probe, a tool or target missing."""
+
+
 class ValidationError(CmxError):
     """An offline check of a generated app failed."""

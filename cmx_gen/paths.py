@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -10,3 +12,10 @@ TEMPLATES_DIR = ROOT / "templates"
 KERNELS_DIR = ROOT / "kernels"
 SAMPLES_DIR = ROOT / "samples"
 DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+def executable(name: str) -> str:
+    """A console script cmx-gen depends on (west, pyocd): from PATH, else the one installed beside
+    this Python (the venv's bin/ need not be on PATH); the bare name when neither exists."""
+    sibling = Path(sys.executable).parent / name
+    return shutil.which(name) or (str(sibling) if sibling.is_file() else name)

@@ -8,23 +8,18 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 from cmx_gen import progress
 from cmx_gen.boards import Board
 from cmx_gen.build import _stream
 from cmx_gen.errors import BuildError, SdkError
-
-
-def is_zephyr_app(app: Path) -> bool:
-    return (app / "west.yml").is_file() and (app / "prj.conf").is_file()
+from cmx_gen.paths import executable
 
 
 def west() -> str:
     """west from PATH, else the one installed beside this Python (cmx-gen depends on it)."""
-    sibling = Path(sys.executable).parent / "west"
-    return shutil.which("west") or (str(sibling) if sibling.is_file() else "west")
+    return executable("west")
 
 
 def build_command(app: Path, board: Board, build_dir: Path, extra: list[str] | None = None) -> list[str]:

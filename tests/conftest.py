@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from cmx_gen import cli
+from cmx_gen.boards import load_board
 
 # The tests get a lowering cache of their own: they neither read nor fill the user's.
 os.environ.setdefault("CMX_GEN_CACHE", tempfile.mkdtemp(prefix="cmx-gen-test-cache-"))
@@ -47,3 +49,38 @@ def lowered_dir(tmp_path_factory):
 
 def read_report(folder: Path) -> dict:
     return json.loads((folder / "report.json").read_text())
+
+
+# ----------------------------------------------------------- firmware pieces without the SDK
+
+def cpu_flags(board_id: str) -> list[str]:
+    return load_board(board_id).core.gcc_flags + ["-mthumb"]
+
+
+def placement(app: Path) -> dict:
+    return json.loads((app / "model" / "placement.json").read_text())
+
+
+def link_with_stub(app: Path, board: str, stub: Path, elf: Path, *defines: str) -> Path:
+    """Link the app's startup, platform layer and embedded program with a stub cmx_run(), using the
+    generated linker script (the runner and ExecuTorch need the SDK; these parts do not)."""
+    cmd = ["arm-none-eabi-gcc", *cpu_flags(board), "-Os", "-ffunction-sections", "-fdata-sections",
+           "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles", "-Wl,--gc-sections", *defines,
+           f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}", f"-T{app / 'linker.ld'}",
+           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"), str(app / "model/model_pte.S"),
+           "-o", str(elf)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=app / "model")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return elf
+
+
+# A stand-in for the runner: prints one passing result line through the platform layer.
+RESULT_STUB = (
+    '#include "cmx_platform.h"\n'
+    "int cmx_run(void) {\n"
+    "  cmx_platform_init();\n"
+    '  cmx_platform_puts("cmx-gen: PASS max_abs_err=0 instr=1 method=0/0 planned=0/0 temp=0/0");\n'
+    '  cmx_platform_puts("\\n");\n'
+    "  return 0;\n"
+    "}\n"
+)

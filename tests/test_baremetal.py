@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import RESULT_STUB, ROOT, cpu_flags, link_with_stub, placement
 from cmx_gen import build, codegen, model_files, project as project_mod, sdk
 from cmx_gen.boards import load_board
 from cmx_gen.errors import SdkError
@@ -59,27 +59,6 @@ def apps(tmp_path_factory):
         else:
             os.environ["CMX_GEN_CACHE"] = old
     return out
-
-
-def cpu_flags(board_id: str) -> list[str]:
-    return load_board(board_id).core.gcc_flags + ["-mthumb"]
-
-
-def placement(app: Path) -> dict:
-    return json.loads((app / "model" / "placement.json").read_text())
-
-
-def link_with_stub(app: Path, board: str, stub: Path, elf: Path, *defines: str) -> Path:
-    """Link the app's startup, platform layer and embedded program with a stub cmx_run(), using the
-    generated linker script (the runner and ExecuTorch need the SDK; these parts do not)."""
-    cmd = ["arm-none-eabi-gcc", *cpu_flags(board), "-Os", "-ffunction-sections", "-fdata-sections",
-           "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles", "-Wl,--gc-sections", *defines,
-           f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}", f"-T{app / 'linker.ld'}",
-           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"), str(app / "model/model_pte.S"),
-           "-o", str(elf)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=app / "model")
-    assert done.returncode == 0, done.stderr[-3000:]
-    return elf
 
 
 @needs_gcc
@@ -265,15 +244,6 @@ def test_runner_defines_the_pal_hooks_only_without_a_platform_pal(apps, tmp_path
 
 # ----------------------------------------------------------------- console on the board's UART
 
-RESULT_STUB = (
-    '#include "cmx_platform.h"\n'
-    "int cmx_run(void) {\n"
-    "  cmx_platform_init();\n"
-    '  cmx_platform_puts("cmx-gen: PASS max_abs_err=0 instr=1 method=0/0 planned=0/0 temp=0/0");\n'
-    '  cmx_platform_puts("\\n");\n'
-    "  return 0;\n"
-    "}\n"
-)
 
 
 @needs_gcc

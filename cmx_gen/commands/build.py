@@ -25,12 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cmx_gen import zephyr_build
+    from cmx_gen.app_folder import AppFolder
 
     app = Path(args.app)
-    if zephyr_build.is_zephyr_app(app):
-        from cmx_gen.commands.run import app_board
-
-        elf = zephyr_build.build(app, app_board(app), Path(args.build_dir) if args.build_dir else None, args.clean)
+    folder = AppFolder(app)
+    if folder.is_zephyr:
+        elf = zephyr_build.build(app, folder.board(), Path(args.build_dir) if args.build_dir else None, args.clean)
         print(f"elf        {elf}")
         return 0
     result = build.build(Path(args.app), Path(args.build_dir) if args.build_dir else None, args.clean, args.jobs,

@@ -1,6 +1,10 @@
-"""`cmx-gen run APP`: run a built app under QEMU or the FVP and report its result line.
+"""`cmx-gen run APP`: run a built app and report its result line.
 
-Exit status: 0 PASS, 1 FAIL (the firmware's verdict), 2 could not run.
+Bare metal: QEMU or an Arm FVP (runners/); Zephyr: `west build -t run` (runners/west.py); a board
+on a desk: `--serial PORT` reads the line from its console. `--profile` / `--trace` build and run
+the diagnostic images (docs/profile.md).
+
+Exit status: 0 PASS, 1 FAIL (the firmware's verdict, or a trace difference), 2 could not run.
 """
 
 from __future__ import annotations
@@ -10,18 +14,26 @@ import json
 import shlex
 from pathlib import Path
 
-from cmx_gen.boards import Board, load_board
+from cmx_gen.app_folder import AppFolder
+from cmx_gen.boards import Board
 from cmx_gen.errors import RunError
-from cmx_gen.runners import RUNNERS, Runner
+from cmx_gen.runners import RUNNERS, Result, Runner
+
+# The diagnostic images: a CMake option of the app (bare metal) or a Kconfig option (Zephyr), built
+# beside the default image so that one never carries their code.
+DIAGNOSTICS = {"profile": "CMX_PROFILE", "trace": "CMX_TRACE"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run a built app under QEMU or an Arm FVP; exit status follows PASS/FAIL")
+    parser = sub.add_parser("run", help="run a built app (QEMU, an Arm FVP, or a board's serial console); exit status follows PASS/FAIL")
     parser.add_argument("app", help="app folder (built with `cmx-gen build`)")
     parser.add_argument("--runner", choices=sorted(RUNNERS), help="default: qemu if the board has a machine, else fvp")
     parser.add_argument("--elf", help="ELF to run (default: APP/build/*.elf)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds before giving up (default 120)")
     parser.add_argument("--dry-run", action="store_true", help="print the command and exit")
+    parser.add_argument("--serial", metavar="PORT",
+                        help="read the result line from a flashed board's console instead (e.g. /dev/ttyACM0); reset the board")
+    parser.add_argument("--baud", type=int, default=115200, help="with --serial: baud rate (default 115200)")
     parser.add_argument("--profile", action="store_true",
                         help="build and run the profile image (APP/build-profile): instructions or cycles per operator")
     parser.add_argument("--trace", action="store_true",
@@ -31,20 +43,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def app_board(app: Path) -> Board:
-    """The board an app was rendered for (model/placement.json, else cmx.toml)."""
-    placement = app / "model" / "placement.json"
-    if placement.is_file():
-        return load_board(json.loads(placement.read_text())["board_id"])
-    project = app / "cmx.toml"
-    if project.is_file():
-        from cmx_gen import project as project_mod
-
-        return load_board(project_mod.load(project).board)
-    raise RunError(f"{app} does not say which board it is for (no model/placement.json or cmx.toml)",
-                   "pass an app folder made by `cmx-gen create`")
-
-
 def pick_runner(board: Board, name: str | None, timeout: float) -> Runner:
     if name:
         return RUNNERS[name](board, timeout)
@@ -52,146 +50,88 @@ def pick_runner(board: Board, name: str | None, timeout: float) -> Runner:
         if cls.available_for(board):
             return cls(board, timeout)
     raise RunError(f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
-                   "flash it and watch the semihosting console with a debugger (see the app's README)")
+                   "flash it (`cmx-gen flash APP`) and read its console with `cmx-gen run APP --serial PORT`")
 
 
-def run_zephyr(app: Path, dry_run: bool, timeout: float) -> int:
-    """Zephyr apps run through `west build -t run` (QEMU and FVP targets alike)."""
-    import subprocess
-
-    from cmx_gen import zephyr_build
-    from cmx_gen.runners.base import parse_result_line
-
-    app = app.resolve()
-    command = zephyr_build.run_command(app / "build")
-    if dry_run:
-        print(shlex.join(command))
-        return 0
-    zephyr_build.require_workspace(app)
-    try:
-        output = subprocess.run(command, cwd=app, capture_output=True, text=True, errors="replace", timeout=timeout).stdout
-    except subprocess.TimeoutExpired as exc:
-        raise RunError(f"the Zephyr app did not finish within {timeout:.0f} s", "raise --timeout, or run it by hand") from exc
-    result = parse_result_line(output)
-    if result is None:
-        raise RunError("the Zephyr app printed no cmx-gen result line", f"run `{shlex.join(command)}` and read its console")
-    print(result.line)
-    print_reference_note(app)
+def print_result(app: AppFolder, result: Result) -> int:
+    for line in app.verdict(result.line):
+        print(line)
     return 0 if result.passed else 1
 
 
 def run(args: argparse.Namespace) -> int:
-    app = Path(args.app)
-    from cmx_gen.zephyr_build import is_zephyr_app
-
+    app = AppFolder(Path(args.app))
     if args.json and not args.profile:
         raise RunError("--json writes the profile", "add --profile")
-    if is_zephyr_app(app):
+    if args.serial:
         if args.profile or args.trace:
-            return diagnose_zephyr(app, args)
-        return run_zephyr(app, args.dry_run, args.timeout)
-    board = app_board(app)
-    runner = pick_runner(board, args.runner, args.timeout)
+            raise RunError("--serial reads the image already on the board",
+                           "run --profile / --trace under QEMU or the FVP, or flash a build-profile image first")
+        from cmx_gen.progress import say
+        from cmx_gen.runners.serial import SerialConsole
+
+        say(f"waiting for the result line on {args.serial} at {args.baud} baud: reset the board if it already ran")
+        return print_result(app, SerialConsole(args.serial, args.baud, args.timeout).run())
     if args.profile or args.trace:
-        return diagnose(app, runner, args)
-    if args.elf:
-        elf: Path | None = Path(args.elf)
-    else:
-        elves = sorted((app / "build").glob("*.elf"))
-        elf = elves[0] if elves else None
+        return diagnose(app, args)
+    image, runner = image_and_runner(app, args, "build")
     if args.dry_run:
-        print(shlex.join(runner.command(elf or app / "build" / "<app>.elf")))
+        print(shlex.join(runner.command(image)))
         return 0
-    if elf is None or not elf.is_file():
-        raise RunError(f"no firmware to run: {elf or app / 'build' / '*.elf'} does not exist", f"run `cmx-gen build {app}` first")
-    result = runner.run(elf)
-    print(result.line)
-    print_reference_note(app)
-    return 0 if result.passed else 1
+    return print_result(app, runner.run(image))
 
 
-def print_reference_note(app: Path) -> None:
-    """After the result line: how far ExecuTorch's Python reference is from the checked one."""
-    from cmx_gen.report import load_json, reference_note
+def image_and_runner(app: AppFolder, args: argparse.Namespace, build_dir: str) -> tuple[Path, Runner]:
+    """What runs (an ELF, or a Zephyr build folder) and what runs it."""
+    if app.is_zephyr:
+        from cmx_gen.runners.west import WestRunner
 
-    report = app / "model" / "report.json"
-    note = reference_note(load_json(report)) if report.is_file() else None
-    if note:
-        print(f"note: {note}")
-
-
-# The diagnostic images: a CMake option of the app (bare metal) or a Kconfig option (Zephyr), built
-# beside the default image so that one never carries their code.
-DIAGNOSTICS = {"profile": "CMX_PROFILE", "trace": "CMX_TRACE"}
-
-
-def _diagnostics(args: argparse.Namespace) -> list[str]:
-    return [kind for kind in DIAGNOSTICS if getattr(args, kind)]
+        root = app.path.resolve()
+        return root / build_dir, WestRunner(app.board(), args.timeout, cwd=root)
+    runner = pick_runner(app.board(), args.runner, args.timeout)
+    if args.elf and build_dir == "build":
+        return Path(args.elf), runner
+    elf = app.elf(build_dir)
+    if elf is None and not args.dry_run:
+        raise RunError(f"no firmware to run: {app.path / build_dir / '*.elf'} does not exist",
+                       f"run `cmx-gen build {app.path}` first")
+    return elf or app.path / build_dir / "<app>.elf", runner
 
 
-def diagnose(app: Path, runner: Runner, args: argparse.Namespace) -> int:
-    """--profile / --trace on a bare-metal app: build APP/build-<kind> with the option on, run it."""
-    from cmx_gen import build, progress
+def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
+    """--profile / --trace: build APP/build-<kind> with the option on, run it, print what it found."""
+    from cmx_gen import build, progress, zephyr_build
     from cmx_gen.memory import check_diagnostic_fit
-    from cmx_gen.report import load_json
 
-    report = load_json(app / "model" / "report.json")
+    report = app.report()
     status = 0
-    for kind in _diagnostics(args):
-        check_diagnostic_fit(json.loads((app / "model" / "placement.json").read_text()), kind,
-                             len(report.get("instructions") or []))
-        build_dir = app / f"build-{kind}"
+    for kind in (k for k in DIAGNOSTICS if getattr(args, k)):
+        build_dir = app.path.resolve() / f"build-{kind}"
+        if app.is_zephyr:
+            config = [f"-DCONFIG_{DIAGNOSTICS[kind]}=y"]
+            if args.dry_run:
+                print(shlex.join(zephyr_build.build_command(app.path.resolve(), app.board(), build_dir, config)))
+            else:
+                zephyr_build.build(app.path, app.board(), build_dir, extra=config)
+        else:
+            check_diagnostic_fit(app.placement(), kind, len(report.get("instructions") or []))
+            if not args.dry_run:
+                progress.say(f"building the {kind} image in {build_dir}")
+                build.build(app.path, build_dir, defines=[f"{DIAGNOSTICS[kind]}=ON"])
+        image, runner = image_and_runner(app, args, build_dir.name)
         if args.dry_run:
-            print(shlex.join(runner.command(build_dir / "<app>.elf")))
+            print(shlex.join(runner.command(image)))
             continue
-        progress.say(f"building the {kind} image in {build_dir}")
-        elf = build.build(app, build_dir, defines=[f"{DIAGNOSTICS[kind]}=ON"]).elf
-        status = max(status, report_diagnostic(app, kind, runner.run(elf), report, args))
+        status = max(status, report_diagnostic(app, kind, runner.run(image), args))
     return status
 
 
-def diagnose_zephyr(app: Path, args: argparse.Namespace) -> int:
-    """--profile / --trace on a Zephyr app: west build into APP/build-<kind> with CONFIG_CMX_<KIND>=y."""
-    import subprocess
-
-    from cmx_gen import zephyr_build
-    from cmx_gen.report import load_json
-
-    app = app.resolve()
-    report = load_json(app / "model" / "report.json")
-    status = 0
-    for kind in _diagnostics(args):
-        build_dir = app / f"build-{kind}"
-        config = [f"-DCONFIG_{DIAGNOSTICS[kind]}=y"]
-        if args.dry_run:
-            print(shlex.join(zephyr_build.build_command(app, app_board(app), build_dir, config)))
-            print(shlex.join(zephyr_build.run_command(build_dir)))
-            continue
-        zephyr_build.build(app, app_board(app), build_dir, extra=config)
-        command = zephyr_build.run_command(build_dir)
-        try:
-            output = subprocess.run(command, cwd=app, capture_output=True, text=True, errors="replace",
-                                    timeout=args.timeout).stdout
-        except subprocess.TimeoutExpired as exc:
-            raise RunError(f"the Zephyr {kind} image did not finish within {args.timeout:.0f} s",
-                           "raise --timeout") from exc
-        from cmx_gen.runners.base import parse_result_line
-
-        result = parse_result_line(output)
-        if result is None:
-            raise RunError(f"the Zephyr {kind} image printed no cmx-gen result line",
-                           f"run `{shlex.join(command)}` and read its console")
-        result.output = output
-        status = max(status, report_diagnostic(app, kind, result, report, args))
-    return status
-
-
-def report_diagnostic(app: Path, kind: str, result, report: dict, args: argparse.Namespace) -> int:
+def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.Namespace) -> int:
     """Print the profile table or the trace verdict of one diagnostic run; its exit status."""
     from cmx_gen import profile, trace
 
     print(result.line)
-    instructions = report.get("instructions") or []
+    instructions = app.report().get("instructions") or []
     if kind == "profile":
         prof = profile.parse(result, instructions)
         print(profile.table(prof))
@@ -199,7 +139,7 @@ def report_diagnostic(app: Path, kind: str, result, report: dict, args: argparse
             Path(args.json).write_text(json.dumps(prof.to_dict(), indent=2) + "\n")
             print(f"json       {args.json}")
         return 0 if result.passed else 1
-    differences, compared = trace.compare(instructions, trace.read_reference(app), result.output)
+    differences, compared = trace.compare(instructions, trace.read_reference(app.path), result.output)
     print(trace.summary(differences, compared))
     for later in differences[1:4]:
         print(f"           then {later.describe()}")

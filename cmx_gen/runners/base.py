@@ -71,9 +71,10 @@ class Runner:
     name = "base"
     executable = ""
 
-    def __init__(self, board: Board, timeout: float = 120.0) -> None:
+    def __init__(self, board: Board, timeout: float = 120.0, cwd: Path | None = None) -> None:
         self.board = board
         self.timeout = timeout
+        self.cwd = cwd  # where the command runs (west needs its workspace)
 
     @classmethod
     def available_for(cls, board: Board) -> bool:
@@ -103,7 +104,7 @@ class Runner:
         """Run `cmd` until it exits, or until `settle_seconds` after it printed a result line (then
         it is stopped and the exit code is None); a run that reaches `timeout` is an error."""
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace")
+                                text=True, errors="replace", cwd=self.cwd)
         lines: list[str] = []
         seen = threading.Event()
 

@@ -1,0 +1,68 @@
+"""An app folder made by `cmx-gen create`: its layout in one place, and its kind from cmx.toml.
+
+    cmx.toml                  the project (board, rtos, model, options): `regen` redoes the app from it
+    model/report.json         the lowering report (docs/report.md)
+    model/placement.json      where everything goes on the board
+    build/*.elf               the bare-metal image (`cmx-gen build`); build/zephyr/zephyr.elf for Zephyr
+    build-profile/, build-trace/   the diagnostic images (`cmx-gen run --profile / --trace`)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cmx_gen.boards import Board, load_board
+from cmx_gen.errors import RunError
+
+
+class AppFolder:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    @property
+    def kind(self) -> str:
+        """"zephyr" or "baremetal": what cmx.toml says, else what the files show (older apps)."""
+        project = self.path / "cmx.toml"
+        if project.is_file():
+            from cmx_gen import project as project_mod
+
+            return project_mod.load(project).rtos
+        return "zephyr" if (self.path / "west.yml").is_file() and (self.path / "prj.conf").is_file() else "baremetal"
+
+    @property
+    def is_zephyr(self) -> bool:
+        return self.kind == "zephyr"
+
+    def board(self) -> Board:
+        """The board it was rendered for (model/placement.json, else cmx.toml)."""
+        placement = self.path / "model" / "placement.json"
+        if placement.is_file():
+            return load_board(json.loads(placement.read_text())["board_id"])
+        project = self.path / "cmx.toml"
+        if project.is_file():
+            from cmx_gen import project as project_mod
+
+            return load_board(project_mod.load(project).board)
+        raise RunError(f"{self.path} does not say which board it is for (no model/placement.json or cmx.toml)",
+                       "pass an app folder made by `cmx-gen create`")
+
+    def report(self) -> dict[str, Any]:
+        return json.loads((self.path / "model" / "report.json").read_text())
+
+    def placement(self) -> dict[str, Any]:
+        return json.loads((self.path / "model" / "placement.json").read_text())
+
+    def elf(self, build_dir: str = "build") -> Path | None:
+        """The bare-metal image in APP/<build_dir>, if built."""
+        elves = sorted((self.path / build_dir).glob("*.elf"))
+        return elves[0] if elves else None
+
+    def verdict(self, line: str) -> list[str]:
+        """The result line, then how far ExecuTorch's Python reference is from the checked one."""
+        from cmx_gen.report import reference_note
+
+        report = self.path / "model" / "report.json"
+        note = reference_note(self.report()) if report.is_file() else None
+        return [line] + ([f"note: {note}"] if note else [])

@@ -1,0 +1,32 @@
+"""Zephyr apps run through Zephyr's own `run` target: `west build -d BUILD -t run` (QEMU and FVP
+boards alike; there is no `west flash` runner for FVPs). Needs the user's west workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cmx_gen.boards import Board
+from cmx_gen.runners.base import Result, Runner
+
+
+class WestRunner(Runner):
+    name = "west"
+    executable = "west"
+
+    @classmethod
+    def available_for(cls, board: Board) -> bool:
+        return board.zephyr is not None and (board.qemu is not None or board.fvp is not None)
+
+    def command(self, build_dir: Path) -> list[str]:
+        from cmx_gen.zephyr_build import run_command
+
+        return run_command(build_dir)
+
+    def run(self, build_dir: Path) -> Result:
+        from cmx_gen.zephyr_build import require_workspace
+
+        require_workspace(self.cwd or build_dir.parent)
+        return super().run(build_dir)
+
+    def install_hint(self) -> str:
+        return "pip install west (cmx-gen's set-up installs it in .venv), inside the app's west workspace"
