@@ -17,6 +17,7 @@ from pathlib import Path
 
 from cmx_gen import progress, sdk as sdk_mod
 from cmx_gen.errors import BuildError
+from cmx_gen.paths import cache_root
 
 TOOLCHAIN = "cmake/arm-none-eabi.cmake"
 
@@ -161,10 +162,19 @@ def error_summary(lines: list[str]) -> str:
     return " | ".join(errors[-4:])
 
 
+def runtime_cache_dir() -> Path:
+    """Shared kernel-library builds (kernels/cmx_runtime_cache.cmake), beside the lowering cache."""
+    return cache_root() / "runtime"
+
+
 def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
-          env: dict[str, str] | None = None, defines: list[str] | None = None) -> BuildResult:
+          env: dict[str, str] | None = None, defines: list[str] | None = None,
+          runtime_cache: Path | None = None, shared: bool = True) -> BuildResult:
     """Configure (first time, with clean=True, or when `defines` are given) and build APP;
-    return the ELF and its memory use. `defines`: extra NAME=VALUE cache entries (e.g. CMX_ET_LOG=OFF)."""
+    return the ELF and its memory use. `defines`: extra NAME=VALUE cache entries (e.g. CMX_ET_LOG=OFF).
+    The kernel library comes from the shared runtime cache (`runtime_cache`, default
+    runtime_cache_dir()) when an app with the same sources, kernels and flags built it; `shared=False`
+    compiles it in this app only."""
     app = Path(app).resolve()
     if not (app / "CMakeLists.txt").is_file() or not (app / TOOLCHAIN).is_file():
         raise BuildError(f"{app} is not a generated bare-metal app (no CMakeLists.txt / {TOOLCHAIN})",
@@ -177,6 +187,10 @@ def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: i
     sdk = sdk_mod.require(environment)
     for warning in sdk.warnings:
         progress.say(f"warning: {warning}")
+    if shared and runtime_cache is None:
+        runtime_cache = runtime_cache_dir()
+    if not shared:
+        runtime_cache = None
     build_dir = Path(build_dir).resolve() if build_dir else app / "build"
     if clean and build_dir.exists():
         shutil.rmtree(build_dir)
@@ -186,9 +200,10 @@ def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: i
     start = time.monotonic()
     if defines or not (build_dir / "CMakeCache.txt").is_file():
         progress.say(f"configuring {app.name} (CMake, Ninja)")
+        shared_lib = [f"-DCMX_RUNTIME_CACHE={runtime_cache or ''}"]
         cmd = ["cmake", "-S", str(app), "-B", str(build_dir), "-G", "Ninja",
                f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}", "-DCMAKE_BUILD_TYPE=MinSizeRel", *sdk.cmake_defines(),
-               *(f"-D{d}" for d in defines or [])]
+               *shared_lib, *(f"-D{d}" for d in defines or [])]
         _stream(cmd, app, log, "configure", environment)
     cmd = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
     steps = _stream(cmd, app, log, "build", environment)

@@ -23,12 +23,12 @@ import torch
 
 from cmx_gen import __version__, artifacts
 from cmx_gen.lowering import LowerOptions
+from cmx_gen.paths import cache_root
 from cmx_gen.model_source import ModelSource
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("CMX_GEN_CACHE") or Path.home() / ".cache" / "cmx-gen"
-    return Path(root) / "lower"
+    return cache_root() / "lower"
 
 
 def _code_fingerprint() -> str:

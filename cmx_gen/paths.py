@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -19,3 +20,8 @@ def executable(name: str) -> str:
     this Python (the venv's bin/ need not be on PATH); the bare name when neither exists."""
     sibling = Path(sys.executable).parent / name
     return shutil.which(name) or (str(sibling) if sibling.is_file() else name)
+
+
+def cache_root() -> Path:
+    """cmx-gen's caches: lowering results (lower/), shared kernel-library builds (runtime/), memos."""
+    return Path(os.environ.get("CMX_GEN_CACHE") or Path.home() / ".cache" / "cmx-gen")
