@@ -44,6 +44,7 @@ function(cmx_runtime_key out)
              CMX_EVENT_TRACER CMX_NN_OPT CMX_TARGET_CPU CMX_CMSIS_NN_ISA _n_kernels _prim_defs _flatc)
     string(APPEND _text "${_v}=${${_v}}\n")
   endforeach()
+  file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/runtime_key.txt" "${_text}")  # what the key covers, to compare two builds
   string(SHA256 _key "${_text}")
   string(SUBSTRING "${_key}" 0 32 _key)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_files})
