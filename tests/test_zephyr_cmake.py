@@ -75,6 +75,10 @@ def test_cmakelists_configures_and_compiles(zephyr_app, board_id, runtime, tmp_p
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     objects = {p.name.split(".")[0] + "." + p.name.split(".")[1] for p in build.rglob("*.obj")}
     assert {"cmx_runner.cpp", "model_pte.S", "cmx_kernels.cpp"} <= objects, sorted(objects)
-    assert any(name.startswith("op_quantized_conv2d") for name in objects), sorted(objects)
-    # the runtime core is compiled here only when the module does not provide it
+    # the runtime core, the cortex_m kernels and CMSIS-NN are compiled here only when the module
+    # does not provide them: nothing is compiled twice
     assert ("method.cpp" in objects) == (runtime == "kernels"), sorted(objects)
+    assert any(name.startswith("op_quantized_conv2d") for name in objects) == (runtime == "kernels"), sorted(objects)
+    assert any(name.startswith("arm_convolve_s8") for name in objects) == (runtime == "kernels"), sorted(objects)
+    if runtime == "module":
+        assert "cortex_m kernels and CMSIS-NN from ExecuTorch's Zephyr module" in conf.stdout

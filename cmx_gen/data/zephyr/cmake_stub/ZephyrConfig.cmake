@@ -45,6 +45,9 @@ target_link_libraries(app PRIVATE zephyr_interface)
 # (empty here: the stub does not build the module).
 if(CONFIG_EXECUTORCH)
   add_library(libexecutorch INTERFACE)
+  # ... and what its EXECUTORCH_BUILD_CORTEX_M defines (built by the module, not linked by it)
+  add_library(cortex_m_kernels INTERFACE)
+  add_library(cmsis-nn INTERFACE)
 endif()
 
 set(CMX_STUB_LINKER_SNIPPETS "" CACHE INTERNAL "")
