@@ -43,7 +43,7 @@ quiet_third_party()
 
 from cmx_gen import build as build_mod, project as project_mod  # noqa: E402
 from cmx_gen.boards import load_board  # noqa: E402
-from cmx_gen.cache import _code_fingerprint  # noqa: E402
+from cmx_gen.memo import code_fingerprint  # noqa: E402
 from cmx_gen.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
 from cmx_gen.generate import generate  # noqa: E402
 from cmx_gen.report import describe_op_diff  # noqa: E402
@@ -381,7 +381,7 @@ def main() -> int:
                   file=sys.stderr)
         env = dict(os.environ, CCACHE_BASEDIR=str(work), CCACHE_DIR=str(work / "ccache"), CCACHE_NOHASHDIR="1",
                    CCACHE_SLOPPINESS="file_macro,time_macros")
-        fingerprint = hashlib.sha256((_code_fingerprint() + sdk_fingerprint()).encode()).hexdigest()[:16]
+        fingerprint = hashlib.sha256((code_fingerprint() + sdk_fingerprint()).encode()).hexdigest()[:16]
         cases = discover(args.ops)
         print(f"# {len(cases)} upstream cases x {len(args.boards)} boards; work in {work}", flush=True)
         for board in args.boards:

@@ -10,16 +10,16 @@ import logging
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from cmx_gen import instructions, report as report_mod
+from cmx_gen import report as report_mod
 from cmx_gen.errors import ModelSourceError
-from cmx_gen.lowering import LowerOptions, lower, resolve_target
-from cmx_gen.model_source import ModelSource
-from cmx_gen.program import analyse
-from cmx_gen.reference import compare_references, load_reference, quantization_error, reference_arrays, write_reference
+
+if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
+    from cmx_gen.lowering import LowerOptions
+    from cmx_gen.model_source import ModelSource
 
 PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md", "reference.npz"
 
@@ -48,6 +48,18 @@ def read(out_dir: Path) -> Artifacts:
         raise ModelSourceError(f"{out_dir} holds no lowering outputs", f"run `cmx-gen lower MODEL -o {out_dir}` first")
     reference = load_reference(out_dir / REFERENCE) if (out_dir / REFERENCE).is_file() else {}
     return Artifacts((out_dir / PTE).read_bytes(), report_mod.load_json(out_dir / REPORT_JSON), reference)
+
+
+def write_reference(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """reference.npz (docs/report.md). np.savez with a fixed zip timestamp would still embed one;
+    arrays are written sorted for stable bytes."""
+    with path.open("wb") as handle:
+        np.savez(handle, **dict(sorted(arrays.items())))
+
+
+def load_reference(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as npz:
+        return {key: npz[key] for key in npz.files}
 
 
 class _Collect(logging.Handler):
@@ -89,8 +101,14 @@ def output_step(spec: Any) -> float:
     return float((spec.quant or {}).get("scale") or 0.0)
 
 
-def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) -> Artifacts:
+def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = None) -> Artifacts:
     """Lower (or, for a `.pte`, only analyse) and assemble the report."""
+    from cmx_gen import instructions
+    from cmx_gen.lowering import LowerOptions, lower, resolve_target
+    from cmx_gen.program import analyse
+    from cmx_gen.reference import compare_references, quantization_error, reference_arrays
+
+    options = options or LowerOptions()
     model = {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
     if source.kind == "pte":
         assert source.pte is not None

@@ -13,30 +13,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
 
 import torch
 
 from cmx_gen import __version__, artifacts
 from cmx_gen.lowering import LowerOptions
+from cmx_gen.memo import code_fingerprint
 from cmx_gen.paths import cache_root
 from cmx_gen.model_source import ModelSource
 
 
 def cache_dir() -> Path:
     return cache_root() / "lower"
-
-
-def _code_fingerprint() -> str:
-    digest = hashlib.sha256()
-    package = Path(__file__).resolve().parent
-    for path in sorted([*package.rglob("*.py"), *package.rglob("*.yaml")]):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 def graph_fingerprint(source: ModelSource) -> str:
@@ -69,7 +60,7 @@ def key(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) 
     calibration data, target core, lowering options, executorch's and cmx-gen's code."""
     from importlib.metadata import version
 
-    digest = hashlib.sha256(_code_fingerprint().encode())
+    digest = hashlib.sha256(code_fingerprint().encode())
     parts = (source.spec_identity, graph_fingerprint(source), core, json.dumps(options.to_dict(), sort_keys=True),
              version("executorch"), version("torch"), __version__, source.calibration_source)
     for part in parts:
@@ -98,23 +89,3 @@ def produce(source: ModelSource, core: str, use_cache: bool = True,
     except OSError:
         shutil.rmtree(staging, ignore_errors=True)
     return result, False
-
-
-def memo_json(kind: str, parts: tuple[str, ...], compute: Callable[[], Any]) -> Any:
-    """Disk memo for pure, slow steps of rendering (kernel registration codegen, allocator replay).
-
-    Keyed on `parts` and cmx-gen's code, like the lowering cache, so `regen` with nothing
-    changed does not run torchgen or re-parse the program again.
-    """
-    digest = hashlib.sha256(_code_fingerprint().encode())
-    for part in parts:
-        digest.update(part.encode() + b"\0")
-    path = cache_dir().parent / kind / f"{digest.hexdigest()[:32]}.json"
-    if path.is_file():
-        return json.loads(path.read_text())
-    value = compute()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_suffix(f".{os.getpid()}.tmp")
-    staging.write_text(json.dumps(value))
-    staging.replace(path)
-    return value

@@ -26,6 +26,21 @@ class Generated:
     placement: memory.Placement
     render: RenderResult
 
+    def summary(self, app: Path) -> str:
+        """What `create` and `regen` print: the lowering table, the placement, what was written."""
+        from cmx_gen.report import table
+
+        lines = [table(self.artifacts.report), "",
+                 f"board      {self.board.id} ({self.board.name}, {self.board.core.name}, {self.board.core.isa})",
+                 self.placement.to_text(), "", f"app        {app}: {self.render.summary()}"]
+        if self.render.backed_up:
+            lines.append("backups    " + ", ".join(self.render.backed_up))
+        lines.append(f"next       cmx-gen build {app} && cmx-gen run {app}")
+        if self.render.app_dir.joinpath("linker.ld").is_file() and not (self.board.qemu or self.board.fvp):
+            lines.append("note       the bare-metal console is semihosting: on this board it prints only with a debugger "
+                         "attached (see the app's README)")
+        return "\n".join(lines)
+
 
 def generate(project: Project, app: Path, force: bool = False, use_cache: bool = True) -> Generated:
     """Lower for the board's core, refuse what does not fit, render the app into `app`."""

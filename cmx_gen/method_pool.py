@@ -14,6 +14,7 @@ ArrayRef<T> 8/4, Chain 16/4, OpFunction 4/4, InstructionArgs (Span) 8/4, TensorM
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 EVALUE = (16, 8)
 TENSOR_IMPL = (32, 4)
@@ -54,20 +55,11 @@ class AllocatorNeeds:
     temp_pool_bytes: int  # temp pool size at which the runtime uses it at all (see below)
 
 
-def _plan(pte: bytes):
-    from executorch.exir._serialize._program import deserialize_pte_binary
-
-    result = deserialize_pte_binary(pte)
-    program = getattr(result, "program", result)
-    plans = [p for p in program.execution_plan if p.name == "forward"] or list(program.execution_plan)
-    return plans[0]
-
-
-def allocator_needs(pte: bytes) -> AllocatorNeeds:
-    """Method/temp allocator bytes for the `forward` plan of a .pte, exactly as the runtime takes them."""
+def allocator_needs(plan: Any) -> AllocatorNeeds:
+    """Method/temp allocator bytes for an execution plan (program.forward_plan), exactly as the
+    runtime takes them."""
     from executorch.exir import schema
 
-    plan = _plan(pte)
     if plan.delegates:
         raise NotImplementedError("delegated programs: BackendDelegate::Init allocates backend-specific memory")
     bump = _Bump()
@@ -123,9 +115,3 @@ def allocator_needs(pte: bytes) -> AllocatorNeeds:
     # otherwise it takes them from the method allocator, for good.
     temp_pool = max_args * (TENSOR_META[0] + TENSOR_DIMENSION_LIMIT)
     return AllocatorNeeds(method_bytes=bump.cur, temp_used_bytes=temp_used, temp_pool_bytes=temp_pool)
-
-
-def method_allocator_bytes(pte: bytes) -> int:
-    """Exact method-allocator bytes `Program::load_method("forward")` takes on Cortex-M
-    (with a temp pool of at least `allocator_needs(pte).temp_pool_bytes`)."""
-    return allocator_needs(pte).method_bytes

@@ -7,7 +7,6 @@ user edit from a stale file.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -15,7 +14,9 @@ import numpy as np
 
 from cmx_gen import codegen
 from cmx_gen.errors import RenderError
+from cmx_gen.memo import memo_json
 from cmx_gen.memory import pool_sizes
+from cmx_gen.program import operator_names
 
 # ExecuTorch ScalarType codes (runtime/core/portable_type/scalar_type.h) by numpy dtype.
 SCALAR_TYPES: dict[str, int] = {
@@ -26,28 +27,6 @@ SCALAR_TYPES: dict[str, int] = {
 
 def _round16(n: int) -> int:
     return (n + 15) // 16 * 16
-
-
-def program_ops(pte: bytes) -> list[str]:
-    """Operator names ("ns::name.overload") of the program's forward plan, as the runtime looks them up.
-
-    Memoized on the program's hash: parsing a .pte imports exir, which takes seconds.
-    """
-    from cmx_gen.cache import memo_json
-
-    return memo_json("ops", (hashlib.sha256(pte).hexdigest(),), lambda: _program_ops(pte))
-
-
-def _program_ops(pte: bytes) -> list[str]:
-    from executorch.exir._serialize._program import deserialize_pte_binary
-
-    result = deserialize_pte_binary(pte)
-    program = getattr(result, "program", result)
-    names: list[str] = []
-    for plan in program.execution_plan:
-        for op in plan.operators:
-            names.append(f"{op.name}.{op.overload}" if op.overload else op.name)
-    return names
 
 
 def _c_bytes(name: str, data: bytes) -> str:
@@ -270,9 +249,8 @@ def write_model_files(
     Returns the paths written."""
     model_dir = Path(model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
-    ops = program_ops(pte)
+    ops = operator_names(pte)
     kset = codegen.split_ops(ops)
-    from cmx_gen.cache import memo_json
 
     registration = memo_json(
         "registration", (str(report.get("executorch_version")), *sorted(set(ops))), lambda: codegen.registration_source(ops)

@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from cmx_gen.errors import ModelSourceError
-from cmx_gen.method_pool import allocator_needs
+from cmx_gen import method_pool
+from cmx_gen.method_pool import AllocatorNeeds
 from cmx_gen.paths import DATA_DIR
 
 # executorch ScalarType codes -> numpy-style names (schema/scalar_type.fbs).
@@ -80,7 +81,9 @@ class ProgramInfo:
         return sum(self.planned_buffer_sizes)
 
 
-def _deserialize(data: bytes) -> Any:
+def read(data: bytes) -> Any:
+    """The deserialized program (executorch.exir.schema.Program). The one place a `.pte` is parsed:
+    every other module asks this one (analyse, operator_names, allocator_needs)."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     try:
@@ -88,6 +91,31 @@ def _deserialize(data: bytes) -> Any:
     except Exception as exc:
         raise ModelSourceError(f"not a readable .pte ({type(exc).__name__}: {exc})", "give a .pte written by ExecuTorch 1.x") from exc
     return pte.program if hasattr(pte, "program") else pte
+
+
+def forward_plan(program: Any) -> Any:
+    """The `forward` execution plan (the first one when no method is called forward)."""
+    plans = {plan.name: plan for plan in program.execution_plan}
+    return plans.get("forward") or program.execution_plan[0]
+
+
+def operator_names(data: bytes) -> list[str]:
+    """Every plan's operators ("ns::name.overload"), as the runtime looks them up to register them.
+
+    Memoized on the program's hash: parsing a .pte imports exir, which takes seconds.
+    """
+    from cmx_gen.memo import memo_json
+
+    def names() -> list[str]:
+        return [f"{op.name}.{op.overload}" if op.overload else op.name
+                for plan in read(data).execution_plan for op in plan.operators]
+
+    return memo_json("ops", (hashlib.sha256(data).hexdigest(),), names)
+
+
+def allocator_needs(data: bytes) -> AllocatorNeeds:
+    """Method/temp allocator bytes of the `forward` plan (method_pool.py replays load_method)."""
+    return method_pool.allocator_needs(forward_plan(read(data)))
 
 
 def _constant_bytes(program: Any) -> int:
@@ -203,15 +231,14 @@ def _scratch_bytes(plan: Any, calls: list[tuple[str, list[int]]]) -> int:
 
 def analyse(data: bytes) -> ProgramInfo:
     """Read the `forward` plan of a `.pte`."""
-    program = _deserialize(data)
-    plans = {plan.name: plan for plan in program.execution_plan}
-    plan = plans.get("forward") or program.execution_plan[0]
+    program = read(data)
+    plan = forward_plan(program)
     calls = _kernel_calls(plan)
     counts = Counter(name for name, _ in calls)
     operators = [{"name": name, "count": counts[name], "class": classify(name)} for name in dict.fromkeys(n for n, _ in calls)]
     planned = [int(size) for size in plan.non_const_buffer_sizes[1:]]
     try:
-        needs = allocator_needs(data)
+        needs = method_pool.allocator_needs(plan)
     except NotImplementedError as exc:
         raise ModelSourceError(
             f"cmx-gen cannot size the runtime pools of this program: {exc}",

@@ -179,17 +179,6 @@ def reference_arrays(lowered: "LoweredModel") -> dict[str, np.ndarray]:
     return arrays
 
 
-def write_reference(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """np.savez with a fixed zip timestamp would still embed one; write arrays sorted for stable bytes."""
-    with path.open("wb") as handle:
-        np.savez(handle, **dict(sorted(arrays.items())))
-
-
-def load_reference(path: Path) -> dict[str, np.ndarray]:
-    with np.load(path) as npz:
-        return {key: npz[key] for key in npz.files}
-
-
 def _is_classifier(outputs: tuple[torch.Tensor, ...]) -> bool:
     return len(outputs) == 1 and outputs[0].dim() == 2 and outputs[0].shape[1] > 1
 

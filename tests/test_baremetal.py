@@ -24,7 +24,7 @@ from cmx_gen import build, codegen, model_files, project as project_mod, sdk
 from cmx_gen.boards import load_board
 from cmx_gen.errors import SdkError
 from cmx_gen.generate import generate
-from cmx_gen.method_pool import allocator_needs
+from cmx_gen.program import allocator_needs, operator_names
 from cmx_gen.runners import QemuRunner, parse_result_line
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
@@ -155,7 +155,7 @@ def test_model_files_match_the_program(apps):
     planned = re.search(r"CMX_PLANNED_BUFFER_SIZES \{([^}]*)\}", header).group(1)
     assert [int(x.strip().rstrip("u")) for x in planned.split(",")] == report["memory"]["planned_buffer_sizes"]
     ops = (app / "model" / "cmx_ops.cmake").read_text()
-    kset = codegen.split_ops(model_files.program_ops(pte))
+    kset = codegen.split_ops(operator_names(pte))
     assert kset.cortex_m and f'set(CMX_CORTEX_M_OPS {" ".join(chr(34) + o + chr(34) for o in kset.cortex_m)})' in ops
     assert f"Kernels: {kset.kernel_count}." in (app / "model" / "cmx_kernels.cpp").read_text()
     asm = (app / "model" / "model_pte.S").read_text()

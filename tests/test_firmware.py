@@ -16,7 +16,7 @@ from conftest import ROOT
 from cmx_gen import build, project as project_mod
 from cmx_gen.boards import load_board
 from cmx_gen.generate import generate
-from cmx_gen.method_pool import allocator_needs
+from cmx_gen.program import allocator_needs
 from cmx_gen.runners import QemuRunner
 
 pytestmark = [

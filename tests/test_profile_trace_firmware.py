@@ -60,11 +60,10 @@ def test_profile_rows_add_up_to_the_inference(tmp_path, capsys, model, board):
 def _constant_offset(pte: bytes, instruction: int) -> tuple[int, int]:
     """(file offset, bytes) of the first constant tensor (a weight) instruction `instruction` reads,
     found by its bytes (deserializing inlines the constant segment)."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
+    from cmx_gen.program import forward_plan, read
 
-    result = deserialize_pte_binary(pte)
-    program = getattr(result, "program", result)
-    plan = program.execution_plan[0]
+    program = read(pte)
+    plan = forward_plan(program)
     call = plan.chains[0].instructions[instruction].instr_args
     for arg in call.args:
         tensor = plan.values[arg].val

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from cmx_gen.boards import load_board
-from cmx_gen.commands.lower import add_model_arguments, load_source, lower_options
+from cmx_gen.model_args import add_model_arguments, load_source, lower_options
 from cmx_gen.errors import CmxError, FitError, ModelSourceError
 from cmx_gen.memory import Placement, plan, usage_table
 

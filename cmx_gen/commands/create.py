@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cmx_gen import project as project_mod
-from cmx_gen.commands.lower import add_model_arguments
 from cmx_gen.errors import ModelSourceError
-
-if TYPE_CHECKING:
-    from cmx_gen.generate import Generated
+from cmx_gen.model_args import add_model_arguments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,27 +56,11 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
     )
 
 
-def report(done: "Generated", app: Path) -> None:
-    from cmx_gen.report import table
-
-    print(table(done.artifacts.report))
-    print()
-    print(f"board      {done.board.id} ({done.board.name}, {done.board.core.name}, {done.board.core.isa})")
-    print(done.placement.to_text())
-    print(f"\napp        {app}: {done.render.summary()}")
-    if done.render.backed_up:
-        print("backups    " + ", ".join(done.render.backed_up))
-    print(f"next       cmx-gen build {app} && cmx-gen run {app}")
-    if done.render.app_dir.joinpath("linker.ld").is_file() and not (done.board.qemu or done.board.fvp):
-        print("note       the bare-metal console is semihosting: on this board it prints only with a debugger "
-              "attached (see the app's README)")
-
-
 def run(args: argparse.Namespace) -> int:
     project = project_from_args(args)
     app = Path(project.output)
     from cmx_gen.generate import generate
 
     done = generate(project, app, force=args.force, use_cache=not args.no_cache)
-    report(done, app)
+    print(done.summary(app))
     return 0

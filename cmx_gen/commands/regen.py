@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from cmx_gen import project as project_mod
-from cmx_gen.commands.create import report
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,5 +22,5 @@ def run(args: argparse.Namespace) -> int:
     from cmx_gen.generate import generate
 
     done = generate(project, app, force=args.force, use_cache=not args.no_cache)
-    report(done, app)
+    print(done.summary(app))
     return 0
