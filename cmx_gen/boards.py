@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cmx_gen.errors import BoardError
+from cmx_gen.targets import TARGETS, cores, isa_target, optional
 from cmx_gen.paths import BOARDS_DIR
 
 RegionKind = Literal["flash", "itcm", "dtcm", "sram", "ddr"]
@@ -23,22 +24,6 @@ Isa = Literal["MVE", "DSP", "SCALAR"]
 # Extra board folders searched before the built-in one (os.pathsep separated), so a user can keep
 # private boards outside the checkout.
 BOARD_PATH_ENV = "CMX_GEN_BOARD_PATH"
-
-# Cores whose ISA can carry Helium (MVE); everything else refuses `mve:`.
-_MVE_CORES = {"cortex-m55", "cortex-m85", "cortex-m52"}
-# The CMSIS-NN ISA a core name implies with all its options present; a board whose core lacks an
-# option (e.g. AN521 CPU0: Cortex-M33 without FPU and DSP) needs a program lowered for another target.
-_NATIVE_ISA = {
-    "cortex-m0": "SCALAR", "cortex-m0plus": "SCALAR", "cortex-m3": "SCALAR", "cortex-m23": "SCALAR",
-    "cortex-m4": "DSP", "cortex-m7": "DSP", "cortex-m33": "DSP", "cortex-m35p": "DSP",
-    "cortex-m52": "MVE", "cortex-m55": "MVE", "cortex-m85": "MVE",
-}
-_ISA_TARGET = {"MVE": "cortex-m55", "DSP": "cortex-m4", "SCALAR": "cortex-m3"}
-_CORE_NAMES = (
-    "cortex-m0", "cortex-m0plus", "cortex-m3", "cortex-m4", "cortex-m7", "cortex-m23",
-    "cortex-m33", "cortex-m35p", "cortex-m52", "cortex-m55", "cortex-m85",
-)
-
 
 class _Strict(BaseModel):
     # Unknown keys are typos more often than not: refuse them.
@@ -77,13 +62,13 @@ class Core(_Strict):
     @field_validator("name")
     @classmethod
     def _known_core(cls, value: str) -> str:
-        if value not in _CORE_NAMES:
-            raise ValueError(f"unknown core {value!r}; expected one of {', '.join(_CORE_NAMES)}")
+        if value not in cores():
+            raise ValueError(f"unknown core {value!r}; expected one of {', '.join(cores())}")
         return value
 
     @model_validator(mode="after")
     def _consistent(self) -> "Core":
-        if self.mve and self.name not in _MVE_CORES:
+        if self.mve and cores()[self.name]["isa"] != "MVE":
             raise ValueError(f"{self.name} has no MVE (Helium); remove `mve`")
         if self.mve and not self.dsp:
             raise ValueError("an MVE core also has the DSP extension; set `dsp: true`")
@@ -102,25 +87,22 @@ class Core(_Strict):
     def lower_target(self) -> str:
         """The `cmx-gen lower --target` whose program runs on this core: the core itself when it has
         the options its name implies and cmx-gen can lower for it, else a core of the same ISA."""
-        from cmx_gen.targets import TARGETS
-
-        if _NATIVE_ISA[self.name] == self.isa and self.name in TARGETS:
+        if cores()[self.name]["isa"] == self.isa and self.name in TARGETS:
             return self.name
-        return _ISA_TARGET[self.isa]
+        return isa_target(self.isa)
 
     @property
     def gcc_flags(self) -> list[str]:
         """-mcpu/-mfpu/-mfloat-abi for arm-none-eabi-gcc, matching this core's options."""
         cpu = self.name
-        if self.name in _MVE_CORES:
+        if optional(self.name, "mve"):
             if not self.mve:
                 cpu += "+nomve"
             elif self.mve == "int":
                 cpu += "+nomve.fp"
-        elif self.name in ("cortex-m33", "cortex-m35p") and not self.dsp:
+        elif optional(self.name, "dsp") and not self.dsp:
             cpu += "+nodsp"
-        if self.fpu is None and self.name in ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m35p",
-                                              "cortex-m52", "cortex-m55", "cortex-m85"):
+        if self.fpu is None and optional(self.name, "fpu"):
             cpu += "+nofp"
         flags = [f"-mcpu={cpu}"]
         if self.fpu is None:

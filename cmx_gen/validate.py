@@ -33,6 +33,7 @@ import yaml
 from devicetree import dtlib
 
 from cmx_gen.paths import ROOT
+from cmx_gen.targets import cores
 from cmx_gen.zephyr import ZEPHYR_DATA, zephyr_boards
 
 # The result line (docs/architecture.md): what Twister's console harness must recognise.
@@ -525,9 +526,10 @@ def check_compile(app: Path) -> CheckResult:
         return result
     cpu = _ops_cmake_value(app, "CMX_TARGET_CPU") or "cortex-m55"
     fallback_note = ""
-    if not _gcc_knows_cpu(gcc, cpu) and cpu in _SAME_ISA:
-        fallback_note = f"; {gcc} does not know -mcpu={cpu}, checked with -mcpu={_SAME_ISA[cpu]} (same ISA)"
-        cpu = _SAME_ISA[cpu]
+    stand_in = cores().get(cpu, {}).get("gcc_stand_in")
+    if stand_in and not _gcc_knows_cpu(gcc, cpu):
+        fallback_note = f"; {gcc} does not know -mcpu={cpu}, checked with -mcpu={stand_in} (same ISA)"
+        cpu = stand_in
     arch = [f"-mcpu={cpu}", "-mthumb"]
     runner_dir = app / "cmx" / "runner"
     model_dir = app / "model"
@@ -577,10 +579,6 @@ def check_compile(app: Path) -> CheckResult:
                 result.fail(what, f"does not compile: {first.replace(str(app) + '/', '')}")
     result.note = "not compiled: Zephyr platform layer and src/main.c (need Zephyr headers)" + fallback_note
     return result
-
-
-# For a syntax check only: an older compiler's stand-in for a newer core with the same ISA.
-_SAME_ISA = {"cortex-m85": "cortex-m55", "cortex-m52": "cortex-m55"}
 
 
 def _gcc_knows_cpu(gcc: str, cpu: str) -> bool:

@@ -18,6 +18,7 @@ import yaml
 
 from cmx_gen.errors import RenderError
 from cmx_gen.paths import DATA_DIR
+from cmx_gen.targets import cores
 
 ZEPHYR_DATA = DATA_DIR / "zephyr"
 
@@ -187,8 +188,9 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
     # (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE.
     isa_note = ""
     core = board["core"]
-    if core.get("dsp") and board["core"]["name"] in ("cortex-m33", "cortex-m35p") and "ARMV8_M_DSP" not in selects:
-        isa_note = ("Zephyr's SoC Kconfig selects no ARMV8_M_DSP here: Zephyr compiles for "
+    dsp_symbol = cores()[core["name"]].get("zephyr_dsp")
+    if core.get("dsp") and dsp_symbol and dsp_symbol not in selects:
+        isa_note = (f"Zephyr's SoC Kconfig selects no {dsp_symbol} here: Zephyr compiles for "
                     f"{core['name']}+nodsp, so CMSIS-NN runs its C path, not the DSP one")
     elif core.get("mve") and "ARMV8_1_M_MVEI" not in selects:
         isa_note = ("Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "

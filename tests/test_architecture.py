@@ -31,3 +31,33 @@ def test_no_command_imports_another():
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cmx_gen.commands"):
                 offenders.append(f"{path.name}: from {node.module} import ...")
     assert offenders == [], offenders
+
+
+def test_a_new_core_is_one_entry_in_cores_yaml(monkeypatch):
+    """No core name is spelled out in code: a core added to data/cores.yaml is known to the board
+    schema, gets its gcc flags and runs the program of its ISA's target."""
+    import copy
+
+    from cmx_gen import targets
+    from cmx_gen.boards import Core
+
+    data = copy.deepcopy(targets._cores_file())
+    data["cores"]["cortex-m99"] = {"isa": "MVE", "optional": ["mve", "fpu"], "gcc_stand_in": "cortex-m55"}
+    monkeypatch.setattr(targets, "_cores_file", lambda: data)
+    core = Core(name="cortex-m99", fpu=None, dsp=True, mve=None, clock_hz=1)
+    assert core.isa == "DSP" and core.lower_target == "cortex-m4"
+    assert core.gcc_flags == ["-mcpu=cortex-m99+nomve+nofp", "-mfloat-abi=soft"]
+    assert Core(name="cortex-m99", fpu="auto", dsp=True, mve="float", clock_hz=1).lower_target == "cortex-m55"
+
+
+def test_core_facts_live_only_in_cores_yaml():
+    import re
+
+    spelled = []
+    for path in PACKAGE.rglob("*.py"):
+        for name in sorted(set(re.findall(r'"(cortex-m(?:0plus|0|3|4|7|23|33|35p|52|55|85))[+"]', path.read_text()))):
+            spelled.append(f"{path.relative_to(ROOT)}: {name}")
+    # defaults (`lower` targets M55 unless told) and a comment's example are choices, not core facts
+    allowed = {"cmx_gen/commands/lower.py: cortex-m55", "cmx_gen/validate.py: cortex-m55",
+               "cmx_gen/lowering.py: cortex-m55"}
+    assert set(spelled) <= allowed, sorted(set(spelled) - allowed)
