@@ -198,7 +198,7 @@ def plan(config: FlashConfig) -> Flasher:
         return WestFlasher(config)
     if board.flash.baremetal_boot:
         raise FlashError(f"the bare-metal image does not boot on {board.id}: {board.flash.baremetal_boot}",
-                         f"create the Zephyr app for it (--rtos zephyr) and flash that")
+                         "create the Zephyr app for it (--rtos zephyr) and flash that")
     if board.flash.pyocd_target:
         return PyOcdFlasher(config)
     if board.flash.runner in vendor_runners():

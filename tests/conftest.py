@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import shutil
 import subprocess
 import tempfile
+import threading
+import tty
 from pathlib import Path
 
 import pytest
@@ -84,3 +88,36 @@ RESULT_STUB = (
     "  return 0;\n"
     "}\n"
 )
+
+
+# Tests that build and run firmware: they need the SDK and QEMU, and say so when skipped.
+FIRMWARE = [
+    pytest.mark.firmware,
+    pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT"),
+                       reason="firmware tests need EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run"),
+    pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="qemu-system-arm is not installed: not run"),
+]
+
+
+def run_serial_fed_by_qemu(app: Path, elf: Path, board_id: str, timeout: float = 90) -> int:
+    """`cmx-gen run APP --serial PORT` on a pseudo-terminal whose other end is QEMU's UART running
+    `elf`: the port is open before the "board" starts, as with a board on a desk. Its exit code."""
+    from cmx_gen.runners import QemuRunner
+
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    codes: list[int] = []
+    reader = threading.Thread(target=lambda: codes.append(run_cli("run", app, "--serial", os.ttyname(slave),
+                                                                   "--timeout", str(timeout))))
+    reader.start()
+    qemu = subprocess.Popen(QemuRunner(load_board(board_id)).command(elf), stdin=subprocess.DEVNULL,
+                            stdout=master, stderr=subprocess.DEVNULL)
+    try:
+        reader.join(timeout=timeout + 30)
+    finally:
+        qemu.kill()
+        qemu.wait()
+        os.close(master)
+        os.close(slave)
+    assert codes, "the serial reader did not finish"
+    return codes[0]

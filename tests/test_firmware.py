@@ -6,25 +6,18 @@ Without them every test here is skipped and says why.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import FIRMWARE, ROOT
 from cmx_gen import build, project as project_mod
 from cmx_gen.boards import load_board
 from cmx_gen.generate import generate
 from cmx_gen.program import allocator_needs
 from cmx_gen.runners import QemuRunner
 
-pytestmark = [
-    pytest.mark.firmware,
-    pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT"),
-                       reason="firmware tests need EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run"),
-    pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="qemu-system-arm is not installed: not run"),
-]
+pytestmark = FIRMWARE
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
@@ -167,33 +160,13 @@ def test_int8_io_digits_passes_bit_exact(tmp_path, board):
 def test_uart_image_passes_through_a_serial_port(tmp_path, capsys):
     """The real digits image, UART console, read by `cmx-gen run --serial` from a pty that QEMU's
     UART feeds: the same verdict as under QEMU, through the serial path a board on a desk uses."""
-    import os
-    import pty
-    import threading
-    import tty
-
-    from conftest import run_cli
+    from conftest import run_serial_fed_by_qemu
 
     app = tmp_path / "app"
     generate(project_mod.Project(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app)), app)
     built = build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
-    master, slave = pty.openpty()
-    tty.setraw(slave)
-    codes: list[int] = []
-    reader = threading.Thread(target=lambda: codes.append(run_cli("run", app, "--serial", os.ttyname(slave))))
-    reader.start()
-    import subprocess
-
-    qemu = subprocess.Popen(QemuRunner(load_board("mps2-an386")).command(built.elf), stdin=subprocess.DEVNULL,
-                            stdout=master, stderr=subprocess.DEVNULL)
-    try:
-        reader.join(timeout=120)
-    finally:
-        qemu.kill()
-        qemu.wait()
-        os.close(master)
-        os.close(slave)
+    code = run_serial_fed_by_qemu(app, built.elf, "mps2-an386", timeout=120)
     out = capsys.readouterr().out
-    assert codes == [0], out
+    assert code == 0, out
     assert "cmx-gen: PASS max_abs_err=0 instr=" in out
     print(f"\nserial: {out.splitlines()[0]}")

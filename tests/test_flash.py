@@ -9,18 +9,16 @@ import pty
 import shutil
 import subprocess
 import sys
-import threading
 import tty
 from pathlib import Path
 
 import pytest
 
-from conftest import RESULT_STUB, ROOT, link_with_stub, run_cli
+from conftest import RESULT_STUB, ROOT, link_with_stub, run_cli, run_serial_fed_by_qemu
 from cmx_gen import flash, project as project_mod
 from cmx_gen.boards import load_boards
 from cmx_gen.errors import FlashError
 from cmx_gen.generate import generate
-from cmx_gen.runners import QemuRunner
 from cmx_gen.runners.serial import SerialConsole
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
@@ -129,38 +127,10 @@ def uart_image(tmp_path_factory):
     return app, elf
 
 
-def feed_pty_from_qemu(elf: Path, board_id: str = "mps2-an386"):
-    """A pseudo-terminal whose other end is QEMU's UART: (port name, QEMU process, fds)."""
-    master, slave = pty.openpty()
-    tty.setraw(slave)
-    from cmx_gen.boards import load_board
-
-    command = QemuRunner(load_board(board_id)).command(elf)
-    qemu = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=master, stderr=subprocess.DEVNULL)
-    return os.ttyname(slave), qemu, (master, slave)
-
-
 @needs_qemu_gcc
 def test_run_serial_reads_the_result_line_from_a_pty_fed_by_qemu(uart_image, capsys):
     app, elf = uart_image
-    master, slave = pty.openpty()
-    tty.setraw(slave)
-    port = os.ttyname(slave)
-    codes: list[int] = []
-    reader = threading.Thread(target=lambda: codes.append(run_cli("run", app, "--serial", port, "--timeout", "60")))
-    reader.start()  # the port is open before the "board" starts
-    from cmx_gen.boards import load_board
-
-    qemu = subprocess.Popen(QemuRunner(load_board("mps2-an386")).command(elf), stdin=subprocess.DEVNULL,
-                            stdout=master, stderr=subprocess.DEVNULL)
-    try:
-        reader.join(timeout=90)
-    finally:
-        qemu.kill()
-        qemu.wait()
-        os.close(master)
-        os.close(slave)
-    assert codes == [0]
+    assert run_serial_fed_by_qemu(app, elf, "mps2-an386", timeout=60) == 0
     assert "cmx-gen: PASS max_abs_err=0 instr=1" in capsys.readouterr().out
 
 

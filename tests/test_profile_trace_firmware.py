@@ -8,23 +8,16 @@ without them.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_cli
+from conftest import FIRMWARE, ROOT, run_cli
 from cmx_gen import build, project as project_mod
 from cmx_gen.generate import generate
 
-pytestmark = [
-    pytest.mark.firmware,
-    pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT"),
-                       reason="firmware tests need EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run"),
-    pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="qemu-system-arm is not installed: not run"),
-]
+pytestmark = FIRMWARE
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
