@@ -63,11 +63,12 @@ def main() -> None:
             line = (f"{sample:<17} {board:<11} {report['target']['core']:<10} {report['pte']['bytes']:>8} "
                     f"{report['memory']['planned_bytes']:>9} {pools['method']:>8} {pools['temp']:>6}")
             if firmware:
+                from cmx_gen.app_folder import AppFolder
                 from cmx_gen.build import build
-                from cmx_gen.commands.run import pick_runner
 
                 built = build(app, clean=True)
-                result = pick_runner(done.board, None, 300).run(built.elf)
+                folder = AppFolder(app)
+                result = folder.app_kind.runner(folder, 300).run(built.elf)
                 counter = result.count
                 line += f" {built.text_bytes:>7} {built.seconds:>7.1f} {counter[1] if counter else '-':>10}  {result.line}"
             print(line, flush=True)

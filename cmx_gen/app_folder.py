@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cmx_gen.boards import Board, load_board
 from cmx_gen.errors import RunError
+
+if TYPE_CHECKING:
+    from cmx_gen.apps import AppKind
 
 
 class AppFolder:
@@ -32,8 +35,11 @@ class AppFolder:
         return "zephyr" if (self.path / "west.yml").is_file() and (self.path / "prj.conf").is_file() else "baremetal"
 
     @property
-    def is_zephyr(self) -> bool:
-        return self.kind == "zephyr"
+    def app_kind(self) -> "AppKind":
+        """The kind's class (apps/): how this app is built, run, flashed and checked."""
+        from cmx_gen.apps import app_kind
+
+        return app_kind(self.kind)
 
     def board(self) -> Board:
         """The board it was rendered for (model/placement.json, else cmx.toml)."""

@@ -23,10 +23,10 @@ from typing import Any
 
 import tomli_w
 
+from cmx_gen.apps import APP_KINDS
 from cmx_gen.errors import ModelSourceError
 
 FILE_NAME = "cmx.toml"
-RTOS_KINDS = ("baremetal", "zephyr")
 IO_KINDS = ("float", "int8")  # the model's inputs/outputs (cmx_gen/int8_io.py)
 
 
@@ -92,8 +92,8 @@ def load(path: Path) -> Project:
     if "board" not in target:
         raise ModelSourceError(f"{path}: [target] board is missing", 'add e.g. board = "mps3-an547" (see cmx-gen boards)')
     rtos = target.get("rtos", "baremetal")
-    if rtos not in RTOS_KINDS:
-        raise ModelSourceError(f"{path}: [target] rtos = {rtos!r} is not known", f"use one of {', '.join(RTOS_KINDS)}")
+    if rtos not in APP_KINDS:
+        raise ModelSourceError(f"{path}: [target] rtos = {rtos!r} is not known", f"use one of {', '.join(APP_KINDS)}")
     io = data.get("options", {}).get("io", "float")
     if io not in IO_KINDS:
         raise ModelSourceError(f"{path}: [options] io = {io!r} is not known", f"use one of {', '.join(IO_KINDS)}")

@@ -27,11 +27,12 @@ from typing import Any
 import yaml
 
 from cmx_gen import __version__, model_files, project as project_mod
+from cmx_gen.apps import app_kind
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board
 from cmx_gen.errors import RenderError
 from cmx_gen.memory import Placement, pool_sizes
-from cmx_gen.paths import ROOT, TEMPLATES_DIR
+from cmx_gen.paths import ROOT
 
 STATE_DIR = ".cmx-gen"
 MANIFEST = f"{STATE_DIR}/manifest.json"
@@ -81,11 +82,9 @@ def _sha(data: bytes) -> str:
 
 
 def context(project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement) -> dict[str, Any]:
-    """The cookiecutter context every template sees as `cookiecutter.*`.
-
-    The Zephyr template also gets `zephyr`: board target(s), devicetree and Kconfig values
-    derived from the board and the placement (cmx_gen/zephyr.py).
-    """
+    """The cookiecutter context every template sees as `cookiecutter.*`, plus what the app kind
+    adds for its own template (the Zephyr app: `zephyr`, its board target(s), devicetree and Kconfig
+    values, apps/zephyr.py)."""
     ctx: dict[str, Any] = {
         "app_name": project.app_name(),
         "app_dir": "app",
@@ -98,11 +97,7 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
     # Derived facts templates should not recompute (boards.py is the one place that knows them).
     ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags
     ctx["board"]["core"]["isa"] = board.core.isa
-    if project.rtos == "zephyr":
-        from cmx_gen import zephyr
-
-        pools = pool_sizes(artifacts.report)
-        ctx["zephyr"] = zephyr.template_context(ctx["board"], ctx["placement"], artifacts.report, pools)
+    ctx.update(app_kind(project.rtos).context(ctx, artifacts.report, pool_sizes(artifacts.report)))
     return ctx
 
 
@@ -237,9 +232,10 @@ def render_app(
     project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement, app: Path, force: bool = False
 ) -> RenderResult:
     """Render the `project.rtos` template into `app` (created if missing)."""
-    template_dir = TEMPLATES_DIR / f"{project.rtos}_app"
+    template_dir = app_kind(project.rtos).template_dir()
     if not (template_dir / "cookiecutter.json").is_file():
-        raise RenderError(f"no template for rtos {project.rtos!r}", f"use one of {', '.join(project_mod.RTOS_KINDS)}")
+        raise RenderError(f"no template for app kind {project.rtos!r} in {template_dir}",
+                          "give the kind a cookiecutter template (cookiecutter.json, cmx_template.yaml)")
     if not artifacts.reference:
         raise RenderError(
             "the app needs reference outputs to check itself, and an analysed .pte has none",

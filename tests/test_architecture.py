@@ -61,3 +61,50 @@ def test_core_facts_live_only_in_cores_yaml():
     allowed = {"cmx_gen/commands/lower.py: cortex-m55", "cmx_gen/validate.py: cortex-m55",
                "cmx_gen/lowering.py: cortex-m55"}
     assert set(spelled) <= allowed, sorted(set(spelled) - allowed)
+
+
+def test_a_third_app_kind_is_one_class(tmp_path, capsys):
+    """An app kind is a template plus one AppKind subclass: registered, `create --rtos`, cmx.toml,
+    `regen` and `build` all work with it, and nothing else changes."""
+    import json
+
+    from conftest import run_cli
+    from cmx_gen.app_folder import AppFolder
+    from cmx_gen.apps import APP_KINDS, AppKind, Built, register
+
+    template = tmp_path / "template"
+    (template / "{{cookiecutter.app_dir}}").mkdir(parents=True)
+    (template / "cookiecutter.json").write_text(json.dumps(
+        {"app_name": "x", "app_dir": "app", "board": {}, "placement": {}, "model": {}, "cmx_version": "0", "summary": ""}))
+    (template / "cmx_template.yaml").write_text("shared: []\nuser_owned: []\n")
+    (template / "{{cookiecutter.app_dir}}" / "summary.txt").write_text(
+        "{{ cookiecutter.app_name }} on {{ cookiecutter.board.id }}: {{ cookiecutter.summary }}\n")
+
+    class SummaryApp(AppKind):
+        name = "summary"
+
+        def template_dir(self):
+            return template
+
+        def context(self, ctx, report, pools):
+            return {"summary": f"{len(report['instructions'])} instructions, method pool {pools['method']} B"}
+
+        def build(self, app, build_dir=None, clean=False, jobs=None, defines=None, diagnostic=None):
+            out = app.path / "build" / "summary.txt"
+            out.parent.mkdir(exist_ok=True)
+            out.write_text((app.path / "summary.txt").read_text().upper())
+            return Built(out, [f"built      {out}"])
+
+    register(SummaryApp())
+    try:
+        app = tmp_path / "app"
+        digits = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
+        assert run_cli("create", digits, "--board", "mps3-an547", "--rtos", "summary", "-o", app) == 0
+        assert (app / "summary.txt").read_text() == "digits on mps3-an547: 9 instructions, method pool 6352 B\n"
+        assert (app / "model" / "model.pte").is_file() and AppFolder(app).kind == "summary"
+        assert run_cli("regen", app) == 0
+        capsys.readouterr()
+        assert run_cli("build", app) == 0
+        assert "built" in capsys.readouterr().out and (app / "build" / "summary.txt").read_text().startswith("DIGITS")
+    finally:
+        APP_KINDS.pop("summary")

@@ -1,15 +1,13 @@
 """`cmx-gen build APP`: configure + build a generated app, then show memory per region.
 
-Bare-metal apps build with CMake + Ninja here; Zephyr apps with `west build` in the user's west
-workspace (cmx_gen/zephyr_build.py).
+Each app kind builds its own way (apps/): bare-metal apps with CMake + Ninja here, Zephyr apps
+with `west build` in the user's west workspace.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from cmx_gen import build
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,19 +22,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cmx_gen import zephyr_build
     from cmx_gen.app_folder import AppFolder
 
-    app = Path(args.app)
-    folder = AppFolder(app)
-    if folder.is_zephyr:
-        elf = zephyr_build.build(app, folder.board(), Path(args.build_dir) if args.build_dir else None, args.clean)
-        print(f"elf        {elf}")
-        return 0
-    result = build.build(Path(args.app), Path(args.build_dir) if args.build_dir else None, args.clean, args.jobs,
-                         defines=args.defines)
-    print(f"elf        {result.elf}")
-    print(f"build      {result.seconds:.1f} s, {result.compiled} step(s)")
-    print(f".text      {result.text_bytes:,} bytes")
-    print(result.table())
+    app = AppFolder(Path(args.app))
+    built = app.app_kind.build(app, Path(args.build_dir) if args.build_dir else None, args.clean, args.jobs,
+                               defines=args.defines)
+    for line in built.lines:
+        print(line)
     return 0

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cmx_gen import project as project_mod
+from cmx_gen.apps import APP_KINDS
 from cmx_gen.errors import ModelSourceError
 from cmx_gen.model_args import add_model_arguments
 
@@ -16,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(model=None)
     parser.add_argument("--config", help="a cmx.toml project file (command-line options win)")
     parser.add_argument("--board", help="board id (see `cmx-gen boards`)")
-    parser.add_argument("--rtos", choices=project_mod.RTOS_KINDS, help="app kind (default baremetal)")
+    parser.add_argument("--rtos", choices=list(APP_KINDS), help="app kind (default baremetal)")
     parser.add_argument("-o", "--output", help="app folder to create or update")
     parser.add_argument("--name", help="project name in the app (default: from the model file)")
     parser.add_argument("--strict", action="store_true", default=None, help="refuse models with portable compute fallbacks")

@@ -30,15 +30,11 @@ def run(args: argparse.Namespace) -> int:
     from cmx_gen.app_folder import AppFolder
 
     app = AppFolder(Path(args.app))
-    zephyr = app.is_zephyr
-    if zephyr:
-        image = app.path.resolve() / "build"
-    elif args.elf:
-        image = Path(args.elf).resolve()
-    else:
-        elf = app.elf()
-        image = elf.resolve() if elf else app.path.resolve() / "build" / "<app>.elf"
-    flasher = flash.plan(flash.FlashConfig(board=app.board(), app=app.path, image=image, zephyr=zephyr, probe=args.probe))
+    zephyr = app.kind == "zephyr"
+    built = Path(args.elf) if args.elf and not zephyr else app.app_kind.image(app)
+    image = built.resolve() if built else app.path.resolve() / "build" / "<app>.elf"
+    flasher = app.app_kind.flasher(flash.FlashConfig(board=app.board(), app=app.path, image=image, zephyr=zephyr,
+                                                     probe=args.probe))
     # A bare-metal image prints through semihosting unless the board has a UART it drives itself.
     semihosting_only = not zephyr and app.board().uart is None
     if args.serial and semihosting_only:

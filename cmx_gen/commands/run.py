@@ -15,13 +15,12 @@ import shlex
 from pathlib import Path
 
 from cmx_gen.app_folder import AppFolder
-from cmx_gen.boards import Board
 from cmx_gen.errors import RunError
 from cmx_gen.runners import RUNNERS, Result, Runner
 
-# The diagnostic images: a CMake option of the app (bare metal) or a Kconfig option (Zephyr), built
-# beside the default image so that one never carries their code.
-DIAGNOSTICS = {"profile": "CMX_PROFILE", "trace": "CMX_TRACE"}
+# The diagnostic images, each built by the app's kind beside the default image (a CMake option of a
+# bare-metal app, a Kconfig option of a Zephyr app) so that one never carries their code.
+DIAGNOSTICS = ("profile", "trace")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,16 +40,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "differs from the host's")
     parser.add_argument("--json", metavar="FILE", help="with --profile: write the profile rows as JSON")
     parser.set_defaults(func=run)
-
-
-def pick_runner(board: Board, name: str | None, timeout: float) -> Runner:
-    if name:
-        return RUNNERS[name](board, timeout)
-    for cls in RUNNERS.values():
-        if cls.available_for(board):
-            return cls(board, timeout)
-    raise RunError(f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
-                   "flash it (`cmx-gen flash APP`) and read its console with `cmx-gen run APP --serial PORT`")
 
 
 def print_result(app: AppFolder, result: Result) -> int:
@@ -82,47 +71,39 @@ def run(args: argparse.Namespace) -> int:
 
 
 def image_and_runner(app: AppFolder, args: argparse.Namespace, build_dir: str) -> tuple[Path, Runner]:
-    """What runs (an ELF, or a Zephyr build folder) and what runs it."""
-    if app.is_zephyr:
-        from cmx_gen.runners.west import WestRunner
-
-        root = app.path.resolve()
-        return root / build_dir, WestRunner(app.board(), args.timeout, cwd=root)
-    runner = pick_runner(app.board(), args.runner, args.timeout)
+    """What runs (an ELF, or a build folder the kind's runner takes) and what runs it."""
+    kind = app.app_kind
+    runner = kind.runner(app, args.timeout, args.runner)
     if args.elf and build_dir == "build":
         return Path(args.elf), runner
-    elf = app.elf(build_dir)
-    if elf is None and not args.dry_run:
-        raise RunError(f"no firmware to run: {app.path / build_dir / '*.elf'} does not exist",
-                       f"run `cmx-gen build {app.path}` first")
-    return elf or app.path / build_dir / "<app>.elf", runner
+    image = kind.image(app, build_dir)
+    if image is None and not args.dry_run:
+        raise RunError(f"no firmware to run in {app.path / build_dir}", f"run `cmx-gen build {app.path}` first")
+    return image or app.path / build_dir / "<app>.elf", runner
 
 
 def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
     """--profile / --trace: build APP/build-<kind> with the option on, run it, print what it found."""
-    from cmx_gen import build, progress, zephyr_build
+    from cmx_gen import progress
     from cmx_gen.memory import check_diagnostic_fit
 
     report = app.report()
     status = 0
-    for kind in (k for k in DIAGNOSTICS if getattr(args, k)):
-        build_dir = app.path.resolve() / f"build-{kind}"
-        if app.is_zephyr:
-            config = [f"-DCONFIG_{DIAGNOSTICS[kind]}=y"]
-            if args.dry_run:
-                print(shlex.join(zephyr_build.build_command(app.path.resolve(), app.board(), build_dir, config)))
-            else:
-                zephyr_build.build(app.path, app.board(), build_dir, extra=config)
+    for diagnostic in (d for d in DIAGNOSTICS if getattr(args, d)):
+        check_diagnostic_fit(app.placement(), diagnostic, len(report.get("instructions") or []))
+        build_dir = app.path.resolve() / f"build-{diagnostic}"
+        if args.dry_run:
+            command = app.app_kind.diagnostic_build_command(app, build_dir, diagnostic)
+            if command:
+                print(shlex.join(command))
         else:
-            check_diagnostic_fit(app.placement(), kind, len(report.get("instructions") or []))
-            if not args.dry_run:
-                progress.say(f"building the {kind} image in {build_dir}")
-                build.build(app.path, build_dir, defines=[f"{DIAGNOSTICS[kind]}=ON"])
+            progress.say(f"building the {diagnostic} image in {build_dir}")
+            app.app_kind.build(app, build_dir, diagnostic=diagnostic)
         image, runner = image_and_runner(app, args, build_dir.name)
         if args.dry_run:
             print(shlex.join(runner.command(image)))
             continue
-        status = max(status, report_diagnostic(app, kind, runner.run(image), args))
+        status = max(status, report_diagnostic(app, diagnostic, runner.run(image), args))
     return status
 
 

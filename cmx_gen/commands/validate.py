@@ -23,11 +23,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cmx_gen.app_folder import AppFolder
+
     app: Path = args.app
     if not (app / "CMakeLists.txt").is_file() or not (app / "prj.conf").is_file():
         raise ValidationError(f"{app} is not a Zephyr app folder (no CMakeLists.txt + prj.conf)",
                               "pass the folder written by `cmx-gen create ... --rtos zephyr -o APP`")
-    results = validate_app(app, args.only)
+    results = validate_app(app, args.only, AppFolder(app).app_kind.checks())
     failed = []
     for r in results:
         print(f"{r.name:<11} {r.status.upper():<7} {', '.join(r.checked)}")

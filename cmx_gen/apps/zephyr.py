@@ -1,0 +1,57 @@
+"""The Zephyr app: a west/Twister application, built and run with west in the user's workspace
+(zephyr_build.py, runners/west.py), flashed with `west flash`, checked offline by validate.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from cmx_gen.apps.base import AppKind, Built
+
+if TYPE_CHECKING:
+    from cmx_gen.app_folder import AppFolder
+    from cmx_gen.runners.base import Runner
+
+# The diagnostic images (`run --profile / --trace`): a Kconfig option of the app.
+DIAGNOSTIC_OPTIONS = {"profile": "CONFIG_CMX_PROFILE", "trace": "CONFIG_CMX_TRACE"}
+
+
+def _config(diagnostic: str | None) -> list[str]:
+    return [f"-D{DIAGNOSTIC_OPTIONS[diagnostic]}=y"] if diagnostic else []
+
+
+class ZephyrApp(AppKind):
+    name = "zephyr"
+    template = "zephyr_app"
+    description = "west/Twister application with the ExecuTorch Zephyr module"
+
+    def context(self, ctx: dict[str, Any], report: dict[str, Any], pools: dict[str, Any]) -> dict[str, Any]:
+        from cmx_gen import zephyr
+
+        return {"zephyr": zephyr.template_context(ctx["board"], ctx["placement"], report, pools)}
+
+    def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
+              defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
+        from cmx_gen import zephyr_build
+
+        extra = [f"-D{d}" for d in defines or []] + _config(diagnostic)
+        elf = zephyr_build.build(app.path, app.board(), build_dir, clean, extra=extra or None)
+        return Built(elf.parent.parent, [f"elf        {elf}"])
+
+    def diagnostic_build_command(self, app: "AppFolder", build_dir: Path, diagnostic: str) -> list[str] | None:
+        from cmx_gen import zephyr_build
+
+        return zephyr_build.build_command(app.path.resolve(), app.board(), build_dir, _config(diagnostic))
+
+    def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
+        return app.path.resolve() / build_dir  # west runs a build folder, not an ELF
+
+    def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
+        from cmx_gen.runners.west import WestRunner
+
+        return WestRunner(app.board(), timeout, cwd=app.path.resolve())
+
+    def checks(self) -> dict[str, Callable[[Path], Any]]:
+        from cmx_gen.validate import CHECKS
+
+        return CHECKS
