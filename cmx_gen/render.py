@@ -42,15 +42,17 @@ PTE_SECTION = ".cmx_model"
 
 @dataclass
 class TemplateSpec:
-    """`templates/<kind>_app/cmx_template.yaml`: shared sources to copy in, and user-owned files."""
+    """`templates/<kind>_app/cmx_template.yaml`: shared sources to copy in, user-owned files, and
+    outputs made per item of a list or under a condition (`for_each`, `as`, `when`)."""
 
     shared: list[dict[str, str]]
     user_owned: list[str]
+    outputs: list[dict[str, str]] = field(default_factory=list)
 
     @classmethod
     def load(cls, template_dir: Path) -> "TemplateSpec":
         data = yaml.safe_load((template_dir / "cmx_template.yaml").read_text()) or {}
-        return cls(shared=data.get("shared", []), user_owned=data.get("user_owned", []))
+        return cls(shared=data.get("shared", []), user_owned=data.get("user_owned", []), outputs=data.get("outputs", []))
 
     def is_user_owned(self, rel: str) -> bool:
         return any(fnmatch.fnmatchcase(rel, pattern) for pattern in self.user_owned)
@@ -108,6 +110,7 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifact
     cookie = {**defaults, **ctx}
     generate_files(repo_dir=str(template_dir), context={"cookiecutter": cookie}, output_dir=str(tmp), overwrite_if_exists=True)
     stage = tmp / ctx["app_dir"]
+    _render_outputs(template_dir, spec.outputs, cookie, stage)
     for item in spec.shared:
         source, dest = ROOT / item["from"], stage / item["to"]
         if source.is_dir():
@@ -120,6 +123,26 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifact
     (stage / "model" / "placement.json").write_text(json.dumps(ctx["placement"], indent=2) + "\n")
     (stage / project_mod.FILE_NAME).write_text(project_text)
     return stage
+
+
+def _render_outputs(template_dir: Path, outputs: list[dict[str, str]], cookie: dict[str, Any], stage: Path) -> None:
+    """cmx_template.yaml `outputs`, rendered with cookiecutter's own Jinja environment (so they
+    read like the template's other files) from the kind's templates/ folder."""
+    from cookiecutter.environment import StrictEnvironment
+    from jinja2 import FileSystemLoader
+
+    env = StrictEnvironment(context={"cookiecutter": cookie}, keep_trailing_newline=True)
+    env.loader = FileSystemLoader(str(template_dir / "templates"))
+    base = {"cookiecutter": cookie}
+    for out in outputs:
+        items = env.compile_expression(out["for_each"])(**base) if "for_each" in out else [None]
+        for item in items:
+            scope = {**base, out["as"]: item} if "for_each" in out else base
+            if "when" in out and not env.compile_expression(out["when"])(**scope):
+                continue
+            path = stage / env.from_string(out["to"]).render(**scope)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(env.get_template(out["template"]).render(**scope))
 
 
 def _staged_files(stage: Path) -> dict[str, Path]:

@@ -108,3 +108,25 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
         assert "built" in capsys.readouterr().out and (app / "build" / "summary.txt").read_text().startswith("DIGITS")
     finally:
         APP_KINDS.pop("summary")
+
+
+def test_template_outputs_are_data_not_file_names():
+    """Files made per item or under a condition are listed in cmx_template.yaml (for_each / when):
+    no Jinja logic in template file names, so a Zephyr app is not limited to two board targets."""
+    names = [p.name for p in (ROOT / "templates").rglob("*") if "{%" in p.name]
+    assert names == [], names
+
+
+def test_outputs_render_once_per_item_and_under_their_condition(tmp_path):
+    from cmx_gen.render import _render_outputs
+
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "t.j2").write_text("{{ t.name }} of {{ cookiecutter.app_name }}\n")
+    outputs = [{"template": "t.j2", "to": "boards/{{ t.name }}.conf", "for_each": "cookiecutter.targets", "as": "t",
+                "when": "t.keep"}]
+    cookie = {"app_name": "demo", "targets": [{"name": "a", "keep": True}, {"name": "b", "keep": False},
+                                              {"name": "c", "keep": True}]}
+    stage = tmp_path / "stage"
+    _render_outputs(tmp_path, outputs, cookie, stage)
+    assert sorted(p.name for p in (stage / "boards").iterdir()) == ["a.conf", "c.conf"]
+    assert (stage / "boards" / "c.conf").read_text() == "c of demo\n"
