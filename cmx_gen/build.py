@@ -118,7 +118,7 @@ def find_elf(build_dir: Path) -> Path:
     return elves[0]
 
 
-def _stream(cmd: list[str], cwd: Path, log: Path, label: str, env: dict[str, str] | None = None) -> int:
+def stream(cmd: list[str], cwd: Path, log: Path, label: str, env: dict[str, str] | None = None) -> int:
     """Run a build step, print ninja's progress every ~10 %, keep the full log; return steps run."""
     steps = 0
     last_decile = -1
@@ -204,9 +204,9 @@ def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: i
         cmd = ["cmake", "-S", str(app), "-B", str(build_dir), "-G", "Ninja",
                f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}", "-DCMAKE_BUILD_TYPE=MinSizeRel", *sdk.cmake_defines(),
                *shared_lib, *(f"-D{d}" for d in defines or [])]
-        _stream(cmd, app, log, "configure", environment)
+        stream(cmd, app, log, "configure", environment)
     cmd = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
-    steps = _stream(cmd, app, log, "build", environment)
+    steps = stream(cmd, app, log, "build", environment)
     seconds = time.monotonic() - start
     elf = find_elf(build_dir)
     regions, sections = memory_use(elf, app / "linker.ld")

@@ -42,9 +42,18 @@ class BoardError(CmxError):
 
 
 class FitError(CmxError):
-    """The model does not fit the board's memory."""
+    """The model does not fit the board's memory: which regions are short and by how much, and
+    the boards it would fit on (for `check --json`)."""
 
     exit_code = 3
+
+    def __init__(self, problem: str, hint: str = "", board_id: str = "", shortfalls: list[dict] | None = None,
+                 fits_on: list[str] | None = None, uses: list | None = None) -> None:
+        super().__init__(problem, hint)
+        self.board_id = board_id
+        self.shortfalls = shortfalls or []
+        self.fits_on = fits_on or []
+        self.uses = uses or []  # memory.RegionUse per region of the closest placement tried
 
 
 class StrictError(CmxError):

@@ -425,10 +425,7 @@ def plan(report: dict, board: Board) -> Placement:
     others = fits_on(report, exclude=board.id)
     hint = (f"it fits on: {', '.join(others)}" if others else
             f"no {b.isa} board in the database fits it; shrink the model or add a board (docs/boards.md)")
-    err = FitError(f"the model does not fit {board.id}: {detail}", hint)
-    err.board_id = board.id  # type: ignore[attr-defined]
-    err.shortfalls = [{"region": u.region, "kind": u.kind, "size": u.size, "need": u.used,  # type: ignore[attr-defined]
-                       "short_bytes": -u.free, "items": u.items} for u in short]
-    err.fits_on = others  # type: ignore[attr-defined]
-    err.uses = closest  # type: ignore[attr-defined]
-    raise err
+    raise FitError(f"the model does not fit {board.id}: {detail}", hint, board_id=board.id,
+                   shortfalls=[{"region": u.region, "kind": u.kind, "size": u.size, "need": u.used,
+                                "short_bytes": -u.free, "items": u.items} for u in short],
+                   fits_on=others, uses=closest)

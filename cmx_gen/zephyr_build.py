@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cmx_gen import progress
 from cmx_gen.boards import Board
-from cmx_gen.build import _stream
+from cmx_gen.build import stream
 from cmx_gen.errors import BuildError, SdkError
 from cmx_gen.paths import executable
 
@@ -59,7 +59,7 @@ def build(app: Path, board: Board, build_dir: Path | None = None, clean: bool = 
         shutil.rmtree(build_dir)
     build_dir.mkdir(parents=True, exist_ok=True)
     progress.say(f"west build for {board.zephyr.target if board.zephyr else board.id}")
-    _stream(build_command(app, board, build_dir, extra), app, build_dir / "cmx-build.log", "west build")
+    stream(build_command(app, board, build_dir, extra), app, build_dir / "cmx-build.log", "west build")
     elf = build_dir / "zephyr" / "zephyr.elf"
     if not elf.is_file():
         raise BuildError(f"west build made no {elf}", f"see {build_dir / 'cmx-build.log'}")

@@ -79,12 +79,10 @@ def run(args: argparse.Namespace) -> int:
     except FitError as exc:
         if args.json:
             print(json.dumps({"fits": False, "board_id": args.board, "problem": exc.problem, "hint": exc.hint,
-                              "shortfalls": getattr(exc, "shortfalls", []), "fits_on": getattr(exc, "fits_on", [])},
-                             indent=2))
+                              "shortfalls": exc.shortfalls, "fits_on": exc.fits_on}, indent=2))
             return exc.exit_code
-        uses = getattr(exc, "uses", None)
-        if uses:
-            print(usage_table(uses))
+        if exc.uses:
+            print(usage_table(exc.uses))
         raise
     except CmxError as exc:
         if args.json:
