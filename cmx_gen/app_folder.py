@@ -55,7 +55,9 @@ class AppFolder:
                        "pass an app folder made by `cmx-gen create`")
 
     def report(self) -> dict[str, Any]:
-        return json.loads((self.path / "model" / "report.json").read_text())
+        from cmx_gen.report import load_json
+
+        return load_json(self.path / "model" / "report.json")
 
     def placement(self) -> dict[str, Any]:
         return json.loads((self.path / "model" / "placement.json").read_text())

@@ -26,7 +26,6 @@ from cmx_gen.paths import DATA_DIR
 
 ALIGN = 16  # pools are 16-byte aligned in the firmware (CMSIS-NN / MVE loads)
 KERNEL_SIZES_FILE = DATA_DIR / "kernel_sizes.yaml"
-REPORT_SCHEMA = "cmx-gen/report/1"
 
 _ARENA_KINDS = {"dtcm": 0, "sram": 1, "ddr": 2}
 # Where a .pte that does not fit the boot region goes: keep fast RAM for the arenas.
@@ -125,23 +124,6 @@ class Budget:
         return self.static_ram_bytes + self.stack_bytes + self.heap_bytes
 
 
-def _check_report(report: dict) -> None:
-    if not isinstance(report, dict) or report.get("schema") != REPORT_SCHEMA:
-        raise ModelSourceError(
-            f"not a cmx-gen lowering report (schema {report.get('schema') if isinstance(report, dict) else None!r}, "
-            f"expected {REPORT_SCHEMA!r})",
-            "pass the report.json written by `cmx-gen lower -o DIR`",
-        )
-    for path in (("target", "isa"), ("pte", "bytes"), ("memory", "planned_buffer_sizes"),
-                 ("memory", "method_allocator_bytes"), ("memory", "temp_allocator_bytes")):
-        node: Any = report
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                raise ModelSourceError(f"report.json lacks {'.'.join(path)}",
-                                       "re-run `cmx-gen lower` with this cmx-gen version")
-            node = node[key]
-
-
 # The firmware allocates the method pool at the exact need (replayed by method_pool.py, in the
 # report) plus this margin: never short, and allocated <= used + 5 % (issue 4).
 METHOD_POOL_MARGIN = 0.03
@@ -180,8 +162,8 @@ def reference_bytes(report: dict) -> int:
 
 
 def budget(report: dict) -> Budget:
-    """The program's needs from its lowering report (keys in docs/report.md)."""
-    _check_report(report)
+    """The program's needs from its lowering report (keys in docs/report.md, checked when it was read:
+    report.validated)."""
     isa = report["target"]["isa"]
     sizes = kernel_sizes()
     if isa == "unknown":

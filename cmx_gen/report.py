@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from cmx_gen import __version__
-from cmx_gen.errors import StrictError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cmx_gen.errors import ModelSourceError, StrictError
 from cmx_gen.program import ProgramInfo
 
 SCHEMA = "cmx-gen/report/1"
@@ -78,8 +80,71 @@ def write_json(path: Path, report: dict[str, Any]) -> None:
     path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
 
 
+class _Strictish(BaseModel):
+    model_config = ConfigDict(extra="allow")  # keys are only ever added (docs/report.md)
+
+
+class _Target(_Strictish):
+    core: str = ""
+    isa: str
+
+
+class _Pte(_Strictish):
+    bytes: int
+    constant_bytes: int = 0
+
+
+class _Memory(_Strictish):
+    planned_buffer_sizes: list[int]
+    method_allocator_bytes: int
+    temp_allocator_bytes: int
+
+
+class _TensorSpec(_Strictish):
+    shape: list[int]
+    dtype: str
+    dim_order: list[int]
+    quant: dict[str, Any] | None = None
+
+
+class ReportSchema(_Strictish):
+    """What the pipeline relies on in report.json, checked once when a report is read: fit,
+    placement, rendering and the diagnostics then index it without re-checking."""
+
+    schema_: str = Field(alias="schema")
+    model: dict[str, Any] = {}
+    target: _Target
+    pte: _Pte
+    operators: list[dict[str, Any]] = []
+    inputs: list[_TensorSpec] = []
+    outputs: list[_TensorSpec] = []
+    memory: _Memory
+    instructions: list[dict[str, Any]] = []
+
+
+def validated(data: Any, where: str = "report.json") -> dict[str, Any]:
+    """`data` if it is a cmx-gen lowering report of this schema, else a one-line error."""
+    found = data.get("schema") if isinstance(data, dict) else None
+    if found != SCHEMA:
+        raise ModelSourceError(f"{where} is not a cmx-gen lowering report (schema {found!r}, expected {SCHEMA!r})",
+                               "pass the report.json written by `cmx-gen lower -o DIR`")
+    try:
+        ReportSchema.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        problem = f"lacks {field}" if first["type"] == "missing" else f"has a bad {field}: {first['msg']}"
+        raise ModelSourceError(f"{where} {problem}", "re-run `cmx-gen lower` with this cmx-gen version") from exc
+    return data
+
+
 def load_json(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text())
+    """A report.json from disk, checked (validated)."""
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ModelSourceError(f"{path} is not valid JSON: {exc}", "re-run `cmx-gen lower`") from exc
+    return validated(data, str(path))
 
 
 def _kb(n: int) -> str:

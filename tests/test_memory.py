@@ -159,13 +159,20 @@ def test_isa_mismatch_is_refused(isa, core, board_id):
         assert "--target cortex-m3" in info.value.hint
 
 
-def test_not_a_report():
+def test_not_a_report(tmp_path):
+    """A report is checked once, when it is read (report.load_json / validated)."""
+    from cmx_gen.report import load_json, validated
+
     with pytest.raises(ModelSourceError, match="not a cmx-gen lowering report"):
-        plan({"schema": "other"}, load_board("mps3-an547"))
+        validated({"schema": "other"})
     broken = make_report()
     del broken["memory"]["temp_allocator_bytes"]
-    with pytest.raises(ModelSourceError, match="lacks memory.temp_allocator_bytes"):
-        plan(broken, load_board("mps3-an547"))
+    (tmp_path / "report.json").write_text(json.dumps(broken))
+    with pytest.raises(ModelSourceError, match=r"report.json lacks memory.temp_allocator_bytes"):
+        load_json(tmp_path / "report.json")
+    broken["memory"]["temp_allocator_bytes"] = "many"
+    with pytest.raises(ModelSourceError, match=r"has a bad memory.temp_allocator_bytes"):
+        validated(broken)
 
 
 def test_placement_dict_and_text():

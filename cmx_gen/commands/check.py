@@ -45,11 +45,9 @@ def find_report(path: str | Path) -> Path:
 
 
 def load_report(path: str | Path) -> dict:
-    p = find_report(path)
-    try:
-        return json.loads(p.read_text())
-    except json.JSONDecodeError as exc:
-        raise ModelSourceError(f"{p} is not valid JSON: {exc}", "re-run `cmx-gen lower`") from exc
+    from cmx_gen.report import load_json
+
+    return load_json(find_report(path))
 
 
 def check_report(report: dict, board_id: str) -> Placement:
