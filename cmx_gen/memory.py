@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from cmx_gen.boards import Board, MemoryRegion, load_boards
-from cmx_gen.errors import FitError, ModelSourceError, TargetError
+from cmx_gen.errors import FitError, TargetError
 from cmx_gen.paths import DATA_DIR
 
 ALIGN = 16  # pools are 16-byte aligned in the firmware (CMSIS-NN / MVE loads)
