@@ -8,7 +8,6 @@ input (model_files.trace_reference). The first instruction that differs is where
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,7 @@ from typing import Any
 import numpy as np
 
 from cmx_gen.errors import RunError
-
-TRACE_RE = re.compile(r"cmx-gen: trace (\d+) (\d+) ([0-9a-f]+)")
-
+from cmx_gen.runners.base import parse_hex_lines
 
 @dataclass
 class Difference:
@@ -42,10 +39,8 @@ class Difference:
 
 
 def device_outputs(output: str) -> dict[int, bytes]:
-    chunks: dict[int, dict[int, bytes]] = {}
-    for m in TRACE_RE.finditer(output):
-        chunks.setdefault(int(m.group(1)), {})[int(m.group(2))] = bytes.fromhex(m.group(3))
-    return {i: b"".join(part for _, part in sorted(parts.items())) for i, parts in chunks.items()}
+    """Each traced instruction's output bytes as the target printed them."""
+    return parse_hex_lines(output, "trace")
 
 
 def expected_outputs(instructions: list[dict[str, Any]], reference: bytes) -> dict[int, bytes]:

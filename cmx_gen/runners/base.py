@@ -54,15 +54,18 @@ def parse_result_line(output: str) -> Result | None:
     return found
 
 
-OUT_RE = re.compile(r"cmx-gen: out (\d+) (\d+) ([0-9a-f]+)")
+def parse_hex_lines(output: str, tag: str) -> dict[int, bytes]:
+    """Bytes the runner printed as `cmx-gen: <tag> <i> <offset> <hex>` lines (cmx_runner.cpp
+    print_hex), joined per index in offset order."""
+    chunks: dict[int, dict[int, bytes]] = {}
+    for m in re.finditer(rf"cmx-gen: {re.escape(tag)} (\d+) (\d+) ([0-9a-f]+)", output):
+        chunks.setdefault(int(m.group(1)), {})[int(m.group(2))] = bytes.fromhex(m.group(3))
+    return {i: b"".join(part for _, part in sorted(parts.items())) for i, parts in chunks.items()}
 
 
 def parse_outputs(output: str) -> dict[int, bytes]:
     """The output bytes an image built with -D CMX_DUMP_OUTPUTS=ON prints after its result line."""
-    chunks: dict[int, dict[int, bytes]] = {}
-    for m in OUT_RE.finditer(output):
-        chunks.setdefault(int(m.group(1)), {})[int(m.group(2))] = bytes.fromhex(m.group(3))
-    return {i: b"".join(part for _, part in sorted(parts.items())) for i, parts in chunks.items()}
+    return parse_hex_lines(output, "out")
 
 
 class Runner:
