@@ -41,7 +41,8 @@ from cmx_gen.noise import quiet_third_party  # noqa: E402
 
 quiet_third_party()
 
-from cmx_gen import build as build_mod, project as project_mod  # noqa: E402
+from cmx_gen import project as project_mod  # noqa: E402
+from cmx_gen.apps.baremetal import build as build_mod  # noqa: E402
 from cmx_gen.boards import load_board  # noqa: E402
 from cmx_gen.memo import code_fingerprint  # noqa: E402
 from cmx_gen.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402

@@ -64,7 +64,7 @@ def main() -> None:
                     f"{report['memory']['planned_bytes']:>9} {pools['method']:>8} {pools['temp']:>6}")
             if firmware:
                 from cmx_gen.app_folder import AppFolder
-                from cmx_gen.build import build
+                from cmx_gen.apps.baremetal.build import build
 
                 built = build(app, clean=True)
                 folder = AppFolder(app)

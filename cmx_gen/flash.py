@@ -179,7 +179,7 @@ class WestFlasher(Flasher):
         return [[executable("west"), "flash", "-d", str(self.config.image), "-r", self.config.board.flash.runner, *probe]]
 
     def check(self) -> None:
-        from cmx_gen.zephyr_build import require_workspace
+        from cmx_gen.apps.zephyr.build import require_workspace
 
         require_workspace(self.config.app)
         if not (self.config.image / "zephyr" / "zephyr.elf").is_file():

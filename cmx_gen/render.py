@@ -86,7 +86,7 @@ def _sha(data: bytes) -> str:
 def context(project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement) -> dict[str, Any]:
     """The cookiecutter context every template sees as `cookiecutter.*`, plus what the app kind
     adds for its own template (the Zephyr app: `zephyr`, its board target(s), devicetree and Kconfig
-    values, apps/zephyr.py)."""
+    values, apps/zephyr/context.py)."""
     ctx: dict[str, Any] = {
         "app_name": project.app_name(),
         "app_dir": "app",

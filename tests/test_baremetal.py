@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import RESULT_STUB, ROOT, cpu_flags, link_with_stub, placement
-from cmx_gen import build, codegen, model_files, project as project_mod, sdk
+from cmx_gen import codegen, model_files, project as project_mod, sdk
+from cmx_gen.apps.baremetal import build
 from cmx_gen.boards import load_board
 from cmx_gen.errors import SdkError
 from cmx_gen.generate import generate

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIRMWARE, ROOT
-from cmx_gen import build, project as project_mod
+from cmx_gen import project as project_mod
+from cmx_gen.apps.baremetal import build
 from cmx_gen.boards import load_board
 from cmx_gen.generate import generate
 from cmx_gen.program import allocator_needs

@@ -246,7 +246,8 @@ def test_real_lowered_model_fits_corstone300(lowered_dir):
                     reason="needs EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources) to link an app: not run")
 @pytest.mark.parametrize("board_id", ["mps3-an547", "mps2-an386"])
 def test_flash_estimate_within_15_percent_of_the_linked_app(tmp_path, monkeypatch, board_id):
-    from cmx_gen import build, project
+    from cmx_gen import project
+    from cmx_gen.apps.baremetal import build
     from cmx_gen.generate import generate
 
     monkeypatch.setenv("CMX_GEN_CACHE", str(tmp_path / "cache"))

@@ -15,7 +15,7 @@ from cmx_gen import instructions, memory, profile, project as project_mod, trace
 from cmx_gen.errors import FitError
 from cmx_gen.generate import generate
 from cmx_gen.runners.base import parse_result_line
-from cmx_gen.validate import check_compile, check_kconfig, check_twister
+from cmx_gen.apps.zephyr.checks import check_compile, check_kconfig, check_twister
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 

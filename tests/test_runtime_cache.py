@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from cmx_gen import build, project as project_mod
+from cmx_gen import project as project_mod
+from cmx_gen.apps.baremetal import build
 from cmx_gen.boards import load_board
 from cmx_gen.generate import generate
 from cmx_gen.runners import QemuRunner

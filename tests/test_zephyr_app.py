@@ -1,6 +1,6 @@
 """Zephyr app: render for four boards from the real lowered digits sample; every offline check passes.
 
-Zephyr cannot be fetched here, so the checks in cmx_gen/validate.py are the build's stand-in:
+Zephyr cannot be fetched here, so the checks in cmx_gen/apps/zephyr/checks.py are the build's stand-in:
 Twister schema, west manifest, Kconfig (kconfiglib), devicetree (dtlib), runner compile.
 """
 
@@ -16,7 +16,7 @@ import yaml
 
 from cmx_gen import boards, cli, memory
 from cmx_gen.paths import ROOT
-from cmx_gen.validate import twister_schema_path, validate_app
+from cmx_gen.apps.zephyr.checks import twister_schema_path, validate_app
 from zephyr_render import render_zephyr_app
 
 
@@ -203,13 +203,14 @@ def test_west_create_defaults_to_zephyr():
 
 def test_pte_section_matches_render():
     """model/model_pte.S (render.py) and the Zephyr linker snippet must name the same section."""
-    from cmx_gen import render, zephyr
+    from cmx_gen import render
+    from cmx_gen.apps.zephyr import context as zephyr
 
     assert zephyr.PTE_SECTION == render.PTE_SECTION
 
 
 def _zephyr_boards_with_layout() -> list[str]:
-    from cmx_gen.zephyr import zephyr_boards
+    from cmx_gen.apps.zephyr.context import zephyr_boards
 
     known = zephyr_boards()
     return [b.id for b in boards.load_boards() if b.zephyr and b.zephyr.file_name in known]

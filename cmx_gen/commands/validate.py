@@ -1,4 +1,4 @@
-"""`cmx-gen validate APP`: the offline checks of a generated Zephyr app (see cmx_gen/validate.py)."""
+"""`cmx-gen validate APP`: the offline checks of a generated Zephyr app (see cmx_gen/apps/zephyr/checks.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from cmx_gen.errors import ValidationError
-from cmx_gen.validate import CHECKS, NOT_CHECKED, validate_app
+from cmx_gen.apps.zephyr.checks import CHECKS, NOT_CHECKED, validate_app
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -18,12 +18,12 @@ class WestRunner(Runner):
         return board.zephyr is not None and (board.qemu is not None or board.fvp is not None)
 
     def command(self, build_dir: Path) -> list[str]:
-        from cmx_gen.zephyr_build import run_command
+        from cmx_gen.apps.zephyr.build import run_command
 
         return run_command(build_dir)
 
     def run(self, build_dir: Path) -> Result:
-        from cmx_gen.zephyr_build import require_workspace
+        from cmx_gen.apps.zephyr.build import require_workspace
 
         require_workspace(self.cwd or build_dir.parent)
         return super().run(build_dir)

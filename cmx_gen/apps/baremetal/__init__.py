@@ -23,7 +23,7 @@ class BareMetalApp(AppKind):
 
     def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
               defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
-        from cmx_gen import build
+        from cmx_gen.apps.baremetal import build
 
         extra = [f"{DIAGNOSTIC_OPTIONS[diagnostic]}=ON"] if diagnostic else []
         result = build.build(app.path, build_dir, clean, jobs, defines=[*(defines or []), *extra] or None)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cmx_gen import progress
 from cmx_gen.boards import Board
-from cmx_gen.build import stream
+from cmx_gen.apps.build_tool import stream
 from cmx_gen.errors import BuildError, SdkError
 from cmx_gen.paths import executable
 

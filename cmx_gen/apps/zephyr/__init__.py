@@ -1,5 +1,6 @@
 """The Zephyr app: a west/Twister application, built and run with west in the user's workspace
-(zephyr_build.py, runners/west.py), flashed with `west flash`, checked offline by validate.py."""
+(build.py, runners/west.py), flashed with `west flash`, checked offline (checks.py); context.py
+maps the board and placement onto Zephyr's devicetree and Kconfig for the template."""
 
 from __future__ import annotations
 
@@ -26,20 +27,20 @@ class ZephyrApp(AppKind):
     description = "west/Twister application with the ExecuTorch Zephyr module"
 
     def context(self, ctx: dict[str, Any], report: dict[str, Any], pools: dict[str, Any]) -> dict[str, Any]:
-        from cmx_gen import zephyr
+        from cmx_gen.apps.zephyr import context
 
-        return {"zephyr": zephyr.template_context(ctx["board"], ctx["placement"], report, pools)}
+        return {"zephyr": context.template_context(ctx["board"], ctx["placement"], report, pools)}
 
     def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
               defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
-        from cmx_gen import zephyr_build
+        from cmx_gen.apps.zephyr import build as zephyr_build
 
         extra = [f"-D{d}" for d in defines or []] + _config(diagnostic)
         elf = zephyr_build.build(app.path, app.board(), build_dir, clean, extra=extra or None)
         return Built(elf.parent.parent, [f"elf        {elf}"])
 
     def diagnostic_build_command(self, app: "AppFolder", build_dir: Path, diagnostic: str) -> list[str] | None:
-        from cmx_gen import zephyr_build
+        from cmx_gen.apps.zephyr import build as zephyr_build
 
         return zephyr_build.build_command(app.path.resolve(), app.board(), build_dir, _config(diagnostic))
 
@@ -52,6 +53,6 @@ class ZephyrApp(AppKind):
         return WestRunner(app.board(), timeout, cwd=app.path.resolve())
 
     def checks(self) -> dict[str, Callable[[Path], Any]]:
-        from cmx_gen.validate import CHECKS
+        from cmx_gen.apps.zephyr.checks import CHECKS
 
         return CHECKS
