@@ -162,7 +162,7 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
     except Exception as exc:  # an upstream failure cmx-gen did not turn into a CmxError: a bug of ours
         outcome.status, outcome.detail = "LOWER", f"UNHANDLED {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         return _timed(outcome, started)
-    ref = done.artifacts.report.get("reference") or {}
+    ref = done.artifacts.report.reference or {}
     outcome.ref_lsb = int(ref.get("python_reference_max_lsb") or 0)
     if ref.get("python_reference_max_lsb") is None and ref.get("description"):
         outcome.reference = ref["description"]
@@ -209,14 +209,14 @@ def diagnose(app: Path, artifacts, env: dict[str, str], board_id: str) -> str:
     built = build_mod.build(app, jobs=2, env=env, defines=[*CCACHE, "CMX_DUMP_OUTPUTS=ON"])
     dumped = parse_outputs(QemuRunner(load_board(board_id), timeout=120).run(built.elf).output)
     notes = []
-    for i, spec in enumerate(artifacts.report["outputs"]):
+    for i, spec in enumerate(artifacts.report.outputs):
         ref = np.asarray(artifacts.reference[f"output_{i}"])
-        laid = _layout(ref, spec)
+        laid = _layout(ref, spec.dim_order)
         got = np.frombuffer(dumped.get(i, b""), dtype=laid.dtype)
         if got.size != laid.size:
             notes.append(f"out{i}: {got.size} of {laid.size} elements dumped")
             continue
-        scale = float((spec.get("quant") or {}).get("scale") or 1.0)
+        scale = float((spec.quant.scale if spec.quant else None) or 1.0)
         lsb = np.abs(got.astype(np.float64) - laid.ravel().astype(np.float64)) / scale
         text = f"out{i} {list(ref.shape)} dim_order {spec['dim_order']}: {int((lsb > 0.01).sum())}/{lsb.size} elements differ, max {lsb.max():.0f} LSB"
         for order in itertools.permutations(range(ref.ndim)):

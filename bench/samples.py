@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cmx_gen import project as project_mod  # noqa: E402
-from cmx_gen.memory import pool_sizes  # noqa: E402
 from cmx_gen.generate import generate  # noqa: E402
 from cmx_gen.noise import quiet_third_party  # noqa: E402
 
@@ -58,10 +57,9 @@ def main() -> None:
             project = project_mod.Project(**{**base.__dict__, "board": board, "rtos": "baremetal"})
             app = work / f"{sample}-{board}"
             done = generate(project, app)
-            pools = pool_sizes(done.artifacts.report)
-            report = done.artifacts.report
-            line = (f"{sample:<17} {board:<11} {report['target']['core']:<10} {report['pte']['bytes']:>8} "
-                    f"{report['memory']['planned_bytes']:>9} {pools['method']:>8} {pools['temp']:>6}")
+            report, placement = done.artifacts.report, done.placement
+            line = (f"{sample:<17} {board:<11} {report.target.core:<10} {report.pte.bytes:>8} "
+                    f"{report.memory.planned_bytes:>9} {placement.method_pool_bytes:>8} {placement.temp_pool_bytes:>6}")
             if firmware:
                 from cmx_gen.app_folder import AppFolder
                 from cmx_gen.apps.baremetal.build import build

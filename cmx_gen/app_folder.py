@@ -18,6 +18,7 @@ from cmx_gen.errors import RunError
 
 if TYPE_CHECKING:
     from cmx_gen.apps import AppKind
+    from cmx_gen.report import Report
 
 
 class AppFolder:
@@ -54,7 +55,7 @@ class AppFolder:
         raise RunError(f"{self.path} does not say which board it is for (no model/placement.json or cmx.toml)",
                        "pass an app folder made by `cmx-gen create`")
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> "Report":
         from cmx_gen.report import load_json
 
         return load_json(self.path / "model" / "report.json")

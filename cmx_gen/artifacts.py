@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from cmx_gen import report as report_mod
+from cmx_gen.report import Report
 from cmx_gen.errors import ModelSourceError
 
 if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
@@ -27,7 +28,7 @@ PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md"
 @dataclass
 class Artifacts:
     pte: bytes
-    report: dict[str, Any]
+    report: Report
     reference: dict[str, np.ndarray]  # empty for an analysed-only .pte
 
     def write(self, out_dir: Path) -> list[Path]:
@@ -116,10 +117,10 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
         # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
         # the user's --target is taken at its word, else the target stays unknown.
         target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
-        report = report_mod.build_report(info, target, model)
-        report["instructions"] = instructions.describe(info.instructions, {})
-        report["note"] = ("analysed a .pte lowered elsewhere: " + ("target as given with --target; " if core else
-                          "target ISA not known (pass --target); ") + "quantization error and reference not known")
+        note = ("analysed a .pte lowered elsewhere: " + ("target as given with --target; " if core else
+                "target ISA not known (pass --target); ") + "quantization error and reference not known")
+        report = report_mod.build_report(info, target, model, extra={
+            "instructions": instructions.describe(info.instructions, {}), "note": note})
         return Artifacts(source.pte, report, {})
 
     from cmx_gen.cache import graph_fingerprint
@@ -137,6 +138,13 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
         "samples": len(source.calibration),
         "random": source.random_calibration,
     }
+    rows = instructions.describe(info.instructions, lowered.instruction_names)
+    reference = reference_arrays(lowered)
+    traced = instructions.trace_arrays(rows, lowered.node_values)
+    for row in rows:
+        if row["output"] is not None:
+            row["output"]["reference"] = f"{instructions.TRACE_PREFIX}{row['index']}" in traced
+    reference.update(traced)
     report = report_mod.build_report(
         info,
         lowered.target.to_dict(),
@@ -146,13 +154,6 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
         reference=compare_references(lowered, [output_step(spec) for spec in info.outputs]),
         warnings=sorted(set(warnings)),
         timings=lowered.timings,
+        extra={"lowering_options": options.to_dict(), "instructions": rows},
     )
-    report["lowering_options"] = options.to_dict()
-    report["instructions"] = instructions.describe(info.instructions, lowered.instruction_names)
-    reference = reference_arrays(lowered)
-    traced = instructions.trace_arrays(report["instructions"], lowered.node_values)
-    for row in report["instructions"]:
-        if row["output"] is not None:
-            row["output"]["reference"] = f"{instructions.TRACE_PREFIX}{row['index']}" in traced
-    reference.update(traced)
     return Artifacts(lowered.pte, report, reference)

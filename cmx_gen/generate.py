@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cmx_gen import cache, memory, model_source, progress
+from cmx_gen.apps import app_kind
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board, load_board
 from cmx_gen.errors import ModelSourceError
@@ -45,6 +46,7 @@ class Generated:
 def generate(project: Project, app: Path, force: bool = False, use_cache: bool = True) -> Generated:
     """Lower for the board's core, refuse what does not fit, render the app into `app`."""
     board = load_board(project.board)  # first: an unknown board or a bad -o fails before the slow steps
+    app_kind(project.rtos).check_board(board)
     check_destination(app, force)
     source = model_source.load(
         project.model,

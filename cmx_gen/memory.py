@@ -23,6 +23,7 @@ import yaml
 from cmx_gen.boards import Board, MemoryRegion, load_boards
 from cmx_gen.errors import FitError, TargetError
 from cmx_gen.paths import DATA_DIR
+from cmx_gen.report import Report
 
 ALIGN = 16  # pools are 16-byte aligned in the firmware (CMSIS-NN / MVE loads)
 KERNEL_SIZES_FILE = DATA_DIR / "kernel_sizes.yaml"
@@ -69,13 +70,13 @@ class CodeSize:
     source: str  # "table" | "default:<class>" | "runtime"
 
 
-def code_sizes(report: dict, isa: str) -> list[CodeSize]:
+def code_sizes(report: Report, isa: str) -> list[CodeSize]:
     """Runtime + one entry per distinct operator of the program."""
     table = kernel_sizes()["isa"][isa]
     out = [CodeSize("runtime", table["runtime"]["code"], table["runtime"]["status"], "runtime")]
     seen: set[str] = set()
-    for op in report.get("operators", []):
-        key = _op_key(op["name"])
+    for op in report.operators:
+        key = _op_key(op.name)
         if key in seen:
             continue
         seen.add(key)
@@ -83,7 +84,7 @@ def code_sizes(report: dict, isa: str) -> list[CodeSize]:
         if entry is not None:
             out.append(CodeSize(key, entry["code"], entry["status"], "table"))
         else:
-            cls = op.get("class", "fallback")
+            cls = op.class_
             default = table["defaults"].get(cls, table["defaults"]["fallback"])
             out.append(CodeSize(key, default["code"], default["status"], f"default:{cls}"))
     return out
@@ -129,22 +130,7 @@ class Budget:
 METHOD_POOL_MARGIN = 0.03
 
 
-def pool_sizes(report: dict) -> dict[str, Any]:
-    """What the firmware allocates: {"method", "temp", "planned": [per buffer]} in bytes.
-
-    One function for the budget, model/cmx_model.h and the Zephyr Kconfig defaults, so the
-    placement and the firmware cannot disagree. The temp pool is the size at which the runtime
-    resolves operators in it at all (else it takes those bytes from the method pool for good).
-    """
-    mem = report["memory"]
-    return {
-        "method": _align(int(int(mem["method_allocator_bytes"]) * (1 + METHOD_POOL_MARGIN))),
-        "temp": _align(int(mem["temp_allocator_bytes"])),
-        "planned": [int(size) for size in mem["planned_buffer_sizes"]],
-    }
-
-
-def reference_bytes(report: dict) -> int:
+def reference_bytes(report: Report) -> int:
     """Bytes of the embedded reference data (.cmx_reference): every input and output, 16-aligned.
 
     It sits beside the program: for MobileNet at 96x96 the float input alone is 108 KiB.
@@ -152,38 +138,37 @@ def reference_bytes(report: dict) -> int:
     import numpy as np
 
     total = 0
-    for spec in [*report.get("inputs", []), *report.get("outputs", [])]:
-        count = 1
-        for dim in spec.get("shape", []):
-            count *= int(dim)
-        itemsize = np.dtype(spec["dtype"]).itemsize if spec.get("dtype") in np.sctypeDict else 4
-        total += _align(count * itemsize)
+    for spec in [*report.inputs, *report.outputs]:
+        itemsize = np.dtype(spec.dtype).itemsize if spec.dtype in np.sctypeDict else 4
+        total += _align(spec.numel * itemsize)
     return total
 
 
-def budget(report: dict) -> Budget:
-    """The program's needs from its lowering report (keys in docs/report.md, checked when it was read:
-    report.validated)."""
-    isa = report["target"]["isa"]
+def budget(report: Report) -> Budget:
+    """The program's needs from its lowering report, and the pools the firmware will allocate for it:
+    the method pool at the exact need (method_pool.py's replay) plus METHOD_POOL_MARGIN, the temp pool
+    at the size where the runtime resolves operators in it at all (else it takes those bytes from the
+    method pool for good). The placement carries them on to model/cmx_model.h and Zephyr's Kconfig:
+    one place, so the budget and the firmware cannot disagree."""
+    isa = report.target.isa
     sizes = kernel_sizes()
     if isa == "unknown":
         raise TargetError(
-            f"the program {report.get('model', {}).get('source', '')} does not record the core it was lowered for "
+            f"the program {report.model.get('source', '')} does not record the core it was lowered for "
             "(a .pte analysed without --target)",
             "analyse it for its core: cmx-gen lower X.pte --target cortex-mXX -o DIR, then check DIR",
         )
     if isa not in sizes["isa"]:
         raise TargetError(f"report target ISA {isa!r} is unknown", f"expected one of {', '.join(sizes['isa'])}")
-    mem = report["memory"]
-    pools = pool_sizes(report)  # budget what the firmware will allocate, not what it will use
+    mem = report.memory
     return Budget(
         reference_bytes=reference_bytes(report),
         isa=isa,
         code=code_sizes(report, isa),
-        pte_bytes=int(report["pte"]["bytes"]),
-        planned_buffer_sizes=[_align(s) for s in mem["planned_buffer_sizes"]],
-        method_pool_bytes=pools["method"],
-        temp_pool_bytes=pools["temp"],
+        pte_bytes=report.pte.bytes,
+        planned_buffer_sizes=[_align(s) for s in mem.planned_buffer_sizes],
+        method_pool_bytes=_align(int(mem.method_allocator_bytes * (1 + METHOD_POOL_MARGIN))),
+        temp_pool_bytes=_align(mem.temp_allocator_bytes),
         static_ram_bytes=int(sizes["isa"][isa]["runtime"]["ram"]),
         stack_bytes=int(sizes["stack_bytes"]),
         heap_bytes=int(sizes["heap_bytes"]),
@@ -372,12 +357,12 @@ def check_diagnostic_fit(placement: dict, kind: str, instructions: int) -> None:
                 "it needs no buffer)")
 
 
-def check_isa(report: dict, board: Board) -> None:
+def check_isa(report: Report, board: Board) -> None:
     """A .pte runs only on the ISA it was lowered for: a DSP-lowered program corrupts memory on an
     M55 and an MVE-lowered one fails on a DSP core, so require an exact match (SCALAR included)."""
-    isa = report["target"]["isa"]
+    isa = report.target.isa
     if isa != board.core.isa:
-        core = report["target"].get("core", "?")
+        core = report.target.core or "?"
         raise TargetError(
             f"the program was lowered for {core} ({isa}) but {board.id} has a {board.core.name} ({board.core.isa})",
             f"lower again with --target {board.core.lower_target}, or pick a board with ISA {isa} "
@@ -385,14 +370,14 @@ def check_isa(report: dict, board: Board) -> None:
         )
 
 
-def fits_on(report: dict, exclude: str = "") -> list[str]:
+def fits_on(report: Report, exclude: str = "") -> list[str]:
     """Ids of boards in the database with the program's ISA where it fits."""
     b = budget(report)
     return [board.id for board in load_boards()
             if board.id != exclude and board.core.isa == b.isa and _search(board, b)[0] is not None]
 
 
-def plan(report: dict, board: Board) -> Placement:
+def plan(report: Report, board: Board) -> Placement:
     """Place the program on the board, or raise FitError naming each short region and by how much."""
     b = budget(report)
     check_isa(report, board)

@@ -1,22 +1,26 @@
 """The generated model/ folder of an app: the program, its embedding, the plan and the reference.
 
 Same files for the bare-metal and the Zephyr app (see docs/architecture.md). Every file is a pure
-function of (pte, report, reference, section): the bytes are deterministic so `regen` can tell a
+function of (pte, report, reference, placement, section): the bytes are deterministic so `regen` can tell a
 user edit from a stale file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cmx_gen import codegen
 from cmx_gen.errors import RenderError
 from cmx_gen.memo import memo_json
-from cmx_gen.memory import pool_sizes
 from cmx_gen.program import operator_names
+from cmx_gen.report import Report, TensorSpec
+
+if TYPE_CHECKING:
+    from cmx_gen.memory import Placement
 
 # ExecuTorch ScalarType codes (runtime/core/portable_type/scalar_type.h) by numpy dtype.
 SCALAR_TYPES: dict[str, int] = {
@@ -38,10 +42,10 @@ def _c_bytes(name: str, data: bytes) -> str:
     return f"static const uint8_t {name}[{max(len(data), 1)}] CMX_REFERENCE_DATA = {{\n{body}\n}};\n"
 
 
-def _layout(array: np.ndarray, spec: Mapping | None) -> np.ndarray:
+def _layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
     """The array in the program's memory order (dim_order), as the runtime sees the buffer."""
     array = np.asarray(array)
-    order = list((spec or {}).get("dim_order") or range(array.ndim))
+    order = list(dim_order or range(array.ndim))
     if len(order) != array.ndim:
         order = list(range(array.ndim))
     return np.ascontiguousarray(np.transpose(array, order))
@@ -56,49 +60,51 @@ def _tolerance(outputs: list[tuple[np.ndarray, float]]) -> float:
     return tol
 
 
-def trace_outputs(report: Mapping) -> str:
+def trace_outputs(report: Report) -> str:
     """{mem_id, offset, bytes} of each instruction's output for the on-target trace; mem_id 0 where
     the host has no value to compare with (views, non-tensors): the trace skips those."""
     rows = []
-    for row in report.get("instructions") or []:
-        out = row.get("output") or {}
-        rows.append(f"{{{out['mem_id']}u, {out['offset']}u, {out['nbytes']}u}}" if out.get("reference") else "{0u, 0u, 0u}")
+    for row in report.instructions:
+        out = row.output or {}
+        rows.append(f"{{{out['mem_id']}u, {out['offset']}u, {out['nbytes']}u}}" if row.traced else "{0u, 0u, 0u}")
     return "{" + ", ".join(rows or ["{0u, 0u, 0u}"]) + "}"
 
 
-def trace_reference(report: Mapping, reference: Mapping[str, np.ndarray]) -> bytes:
+def trace_reference(report: Report, reference: Mapping[str, np.ndarray]) -> bytes:
     """model/trace_reference.bin: the expected output bytes of every traced instruction, in order."""
     from cmx_gen.instructions import TRACE_PREFIX
 
-    return b"".join(np.asarray(reference[f"{TRACE_PREFIX}{row['index']}"]).tobytes()
-                    for row in report.get("instructions") or [] if (row.get("output") or {}).get("reference"))
+    return b"".join(np.asarray(reference[f"{TRACE_PREFIX}{row.index}"]).tobytes()
+                    for row in report.instructions if row.traced)
 
 
-def io_quant_macros(report: Mapping) -> str:
+def io_quant_macros(report: Report) -> str:
     """The I/O quantization, for the code around the model: with --io int8 the program takes and
     returns int8 (`real = scale * (q - zero_point)`); otherwise the parameters the program's own
     boundary quantize/dequantize apply, for reference."""
     lines = []
     for side in ("inputs", "outputs"):
-        for i, spec in enumerate(report.get(side) or []):
-            quant = (spec or {}).get("quant")
-            if quant and quant.get("scale") is not None:
+        for i, spec in enumerate(getattr(report, side)):
+            quant = spec.quant
+            if quant and quant.scale is not None:
                 name = f"CMX_{side[:-1].upper()}_{i}"
-                lines.append(f"#define {name}_SCALE {np.float32(quant['scale']).item()!r}f")
-                lines.append(f"#define {name}_ZERO_POINT {int(quant['zero_point'])}")
+                lines.append(f"#define {name}_SCALE {np.float32(quant.scale).item()!r}f")
+                lines.append(f"#define {name}_ZERO_POINT {int(quant.zero_point)}")
     if not lines:
         return ""
-    io_int8 = any(((s or {}).get("quant") or {}).get("at") == "io" for s in report.get("inputs") or [])
+    io_int8 = any(s.quant is not None and s.quant.at == "io" for s in report.inputs)
     return ("/* I/O quantization, real = scale * (q - zero_point). CMX_IO_INT8 1: the program takes and returns\n"
             " * int8 (--io int8) and the caller (de)quantizes with these; 0: the program does it itself. */\n"
             f"#define CMX_IO_INT8 {int(io_int8)}\n" + "\n".join(lines) + "\n\n")
 
 
-def model_header(report: Mapping, pools: Mapping, n_in: int, n_out: int, tolerance: float) -> str:
-    planned = [int(x) for x in pools["planned"]]
-    temp = int(pools["temp"])
-    method_bytes = int(pools["method"])
-    target = report.get("target", {})
+def model_header(report: Report, placement: "Placement", n_in: int, n_out: int, tolerance: float) -> str:
+    """cmx_model.h: the pools as the placement sized them, each planned buffer at the program's own
+    size (the placement's are 16-byte aligned: the runner aligns each one itself)."""
+    planned = list(report.memory.planned_buffer_sizes)
+    temp = placement.temp_pool_bytes
+    method_bytes = placement.method_pool_bytes
+    target = report.target
     sizes = "{" + ", ".join(f"{s}u" for s in planned) + "}"
     return f"""/* Generated by cmx-gen: the memory plan and I/O of this model. Do not edit; `cmx-gen regen` rewrites it. */
 #ifndef CMX_MODEL_H
@@ -106,9 +112,9 @@ def model_header(report: Mapping, pools: Mapping, n_in: int, n_out: int, toleran
 
 #include <stdint.h>
 
-#define CMX_TARGET_CPU "{target.get('core', '')}"
-#define CMX_TARGET_ISA "{target.get('isa', '')}"
-#define CMX_EXECUTORCH_VERSION "{report.get('executorch_version', '')}"
+#define CMX_TARGET_CPU "{target.core}"
+#define CMX_TARGET_ISA "{target.isa}"
+#define CMX_EXECUTORCH_VERSION "{report.executorch_version}"
 
 /* Pools, in bytes (the runner prints each as used/allocated). */
 #define CMX_METHOD_POOL_BYTES {method_bytes}u
@@ -125,7 +131,7 @@ def model_header(report: Mapping, pools: Mapping, n_in: int, n_out: int, toleran
 {io_quant_macros(report)}/* The program's instructions (the runtime's debug handles) and, per instruction, where its output
  * lies in the planned buffers: {{mem_id, byte offset, bytes}}, mem_id 0 = not traced. Used only by
  * the profile (-D CMX_PROFILE=ON) and trace (-D CMX_TRACE=ON) builds. */
-#define CMX_NUM_INSTRUCTIONS {max(len(report.get("instructions") or []), 1)}
+#define CMX_NUM_INSTRUCTIONS {max(len(report.instructions), 1)}
 #define CMX_TRACE_OUTPUTS {trace_outputs(report)}
 
 #ifdef __cplusplus
@@ -154,22 +160,22 @@ extern const cmx_tensor_ref cmx_outputs[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 
 """
 
 
-def _tensor_refs(prefix: str, arrays: list[np.ndarray], specs: list[Mapping]) -> tuple[str, str, list[float]]:
+def _tensor_refs(prefix: str, arrays: list[np.ndarray], specs: list[TensorSpec]) -> tuple[str, str, list[float]]:
     data_parts: list[str] = []
     entries: list[str] = []
     scales: list[float] = []
     for i, array in enumerate(arrays):
-        spec = specs[i] if i < len(specs) else {}
-        laid = _layout(array, spec)
+        spec = specs[i] if i < len(specs) else None
+        laid = _layout(array, spec.dim_order if spec else None)
         dtype = laid.dtype.name
         if dtype not in SCALAR_TYPES:
             raise RenderError(f"{prefix} {i} has dtype {dtype}, which the runner cannot compare",
                               "use float32 or integer model inputs/outputs")
         # Float tensors behind a (de)quantize: errors in steps of its scale. int8 tensors (--io int8)
         # are compared in their own integer steps, which are the LSB.
-        quant = ((spec or {}).get("quant") or {}) if laid.dtype.kind == "f" else {}
-        scale = float(quant.get("scale") or 0.0)
-        zp = int(quant.get("zero_point") or 0)
+        quant = spec.quant if spec is not None and laid.dtype.kind == "f" else None
+        scale = float(quant.scale or 0.0) if quant else 0.0
+        zp = int(quant.zero_point or 0) if quant else 0
         scales.append(scale)
         name = f"cmx_{prefix}_{i}"
         data_parts.append(_c_bytes(name, laid.tobytes()))
@@ -179,11 +185,11 @@ def _tensor_refs(prefix: str, arrays: list[np.ndarray], specs: list[Mapping]) ->
     return "".join(data_parts), "\n".join(entries) or "    {0, 0u, 0u, 0, 0.0f, 0},", scales
 
 
-def model_io_source(reference: Mapping[str, np.ndarray], report: Mapping) -> tuple[str, int, int, float]:
+def model_io_source(reference: Mapping[str, np.ndarray], report: Report) -> tuple[str, int, int, float]:
     inputs = [np.asarray(reference[k]) for k in sorted((k for k in reference if k.startswith("input_")), key=lambda k: int(k.split("_")[1]))]
     outputs = [np.asarray(reference[k]) for k in sorted((k for k in reference if k.startswith("output_")), key=lambda k: int(k.split("_")[1]))]
-    in_data, in_entries, _ = _tensor_refs("input", inputs, list(report.get("inputs") or []))
-    out_data, out_entries, scales = _tensor_refs("output", outputs, list(report.get("outputs") or []))
+    in_data, in_entries, _ = _tensor_refs("input", inputs, report.inputs)
+    out_data, out_entries, scales = _tensor_refs("output", outputs, report.outputs)
     tol = _tolerance(list(zip(outputs, scales)))
     text = (
         "/* Generated by cmx-gen: the reference input(s) and the expected output(s) of the lowered\n"
@@ -219,16 +225,16 @@ cmx_model_pte_end:
 """
 
 
-def ops_cmake(report: Mapping, kset: codegen.KernelSet) -> str:
-    target = report.get("target", {})
+def ops_cmake(report: Report, kset: codegen.KernelSet) -> str:
+    target = report.target
 
     def cm_list(items) -> str:
         return " ".join(f'"{x}"' for x in items)
 
     return f"""# Generated by cmx-gen: what kernels/ builds and registers for this model. Do not edit.
-set(CMX_EXECUTORCH_VERSION "{report.get('executorch_version', '')}")
-set(CMX_TARGET_CPU "{target.get('core', '')}")
-set(CMX_CMSIS_NN_ISA "{target.get('isa', '')}")
+set(CMX_EXECUTORCH_VERSION "{report.executorch_version}")
+set(CMX_TARGET_CPU "{target.core}")
+set(CMX_CMSIS_NN_ISA "{target.isa}")
 set(CMX_CORTEX_M_OPS {cm_list(kset.cortex_m)})
 set(CMX_PORTABLE_OPS {cm_list(kset.portable)})
 set(CMX_PORTABLE_KERNELS {cm_list(kset.portable_kernels)})
@@ -240,8 +246,9 @@ set(CMX_REGISTERED_OPS {cm_list(kset.registered)})
 def write_model_files(
     model_dir: Path,
     pte: bytes,
-    report: dict,
+    report: Report,
     reference: Mapping[str, np.ndarray],
+    placement: "Placement",
     pte_section: str,
 ) -> list[Path]:
     """Write APP/model/*: model.pte, model_pte.S, cmx_model.h, cmx_model_io.c, cmx_ops.cmake,
@@ -253,13 +260,13 @@ def write_model_files(
     kset = codegen.split_ops(ops)
 
     registration = memo_json(
-        "registration", (str(report.get("executorch_version")), *sorted(set(ops))), lambda: codegen.registration_source(ops)
+        "registration", (report.executorch_version, *sorted(set(ops))), lambda: codegen.registration_source(ops)
     )
     io_text, n_in, n_out, tol = model_io_source(reference, report)
     files: dict[str, bytes] = {
         "model.pte": bytes(pte),
         "model_pte.S": pte_asm(pte_section).encode(),
-        "cmx_model.h": model_header(report, pool_sizes(report), n_in, n_out, tol).encode(),
+        "cmx_model.h": model_header(report, placement, n_in, n_out, tol).encode(),
         "cmx_model_io.c": io_text.encode(),
         "cmx_ops.cmake": ops_cmake(report, kset).encode(),
         "cmx_kernels.cpp": registration.encode(),

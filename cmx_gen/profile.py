@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cmx_gen.errors import RunError
+from cmx_gen.report import Instruction
 from cmx_gen.runners.base import Result
 
 PROF_RE = re.compile(r"cmx-gen: prof (\d+) (\d+)")
@@ -65,7 +66,7 @@ def op_kind(op: str) -> str:
     return name.removeprefix("quantized_") or op
 
 
-def parse(result: Result, instructions: list[dict[str, Any]]) -> Profile:
+def parse(result: Result, instructions: list[Instruction]) -> Profile:
     """The profile of a CMX_PROFILE image's output, rows in execution order."""
     counts = {int(m.group(1)): int(m.group(2)) for m in PROF_RE.finditer(result.output)}
     if not counts:
@@ -77,8 +78,8 @@ def parse(result: Result, instructions: list[dict[str, Any]]) -> Profile:
     counter, total = counted
     rows = []
     for row in instructions:
-        count = counts.get(row["index"], 0)
-        rows.append(Row(index=row["index"], op=row["op"], module=row.get("module", ""), source=row.get("source", ""),
+        count = counts.get(row.index, 0)
+        rows.append(Row(index=row.index, op=row.op, module=row.module, source=row.source,
                         count=count, share=100.0 * count / total if total else 0.0))
     return Profile(counter=counter, total=total, rows=rows)
 

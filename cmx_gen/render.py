@@ -31,8 +31,9 @@ from cmx_gen.apps import app_kind
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board
 from cmx_gen.errors import RenderError
-from cmx_gen.memory import Placement, pool_sizes
+from cmx_gen.memory import Placement
 from cmx_gen.paths import ROOT
+from cmx_gen.report import Report
 
 STATE_DIR = ".cmx-gen"
 MANIFEST = f"{STATE_DIR}/manifest.json"
@@ -93,17 +94,18 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
         "rtos": project.rtos,
         "board": board.model_dump(mode="json"),
         "placement": placement.to_dict(),
-        "model": artifacts.report,
+        "model": artifacts.report.to_dict(),
         "cmx_version": __version__,
     }
     # Derived facts templates should not recompute (boards.py is the one place that knows them).
     ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags
     ctx["board"]["core"]["isa"] = board.core.isa
-    ctx.update(app_kind(project.rtos).context(ctx, artifacts.report, pool_sizes(artifacts.report)))
+    ctx.update(app_kind(project.rtos).context(ctx, artifacts.report, placement))
     return ctx
 
 
-def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifacts: Artifacts, project_text: str, tmp: Path) -> Path:
+def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifacts: Artifacts, placement: Placement,
+           project_text: str, tmp: Path) -> Path:
     from cookiecutter.generate import generate_files
 
     defaults = json.loads((template_dir / "cookiecutter.json").read_text())
@@ -118,8 +120,9 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifact
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest)
-    model_files.write_model_files(stage / "model", artifacts.pte, artifacts.report, artifacts.reference, PTE_SECTION)
-    (stage / "model" / "report.json").write_text(json.dumps(artifacts.report, indent=2) + "\n")
+    model_files.write_model_files(stage / "model", artifacts.pte, artifacts.report, artifacts.reference, placement,
+                                  PTE_SECTION)
+    (stage / "model" / "report.json").write_text(json.dumps(artifacts.report.to_dict(), indent=2) + "\n")
     (stage / "model" / "placement.json").write_text(json.dumps(ctx["placement"], indent=2) + "\n")
     (stage / project_mod.FILE_NAME).write_text(project_text)
     return stage
@@ -230,9 +233,9 @@ def _for_app(artifacts: Artifacts, project: project_mod.Project) -> Artifacts:
     named by file and class only (a cached lowering may come from a run that used another path;
     cmx.toml holds the path)."""
     file_part, _, attr = project.model.rpartition(":") if ":" in project.model else (project.model, "", "")
-    report = {k: v for k, v in artifacts.report.items() if k != "timings_s"}
+    report = {k: v for k, v in artifacts.report.to_dict().items() if k != "timings_s"}
     report["model"] = {**report.get("model", {}), "source": Path(file_part).name + (f":{attr}" if attr else "")}
-    return Artifacts(artifacts.pte, report, artifacts.reference)
+    return Artifacts(artifacts.pte, Report.of(report), artifacts.reference)
 
 
 def check_destination(app: Path, force: bool = False) -> None:
@@ -269,6 +272,6 @@ def render_app(
     ctx = context(project, artifacts, board, placement)
     app.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
-        stage = _stage(template_dir, ctx, spec, artifacts, project_mod.dumps(project, app), Path(tmp))
+        stage = _stage(template_dir, ctx, spec, artifacts, placement, project_mod.dumps(project, app), Path(tmp))
         return sync(stage, app, spec, force=force)
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from cmx_gen.errors import RunError
+from cmx_gen.report import Instruction
 from cmx_gen.runners.base import parse_hex_lines
 
 @dataclass
@@ -43,36 +43,36 @@ def device_outputs(output: str) -> dict[int, bytes]:
     return parse_hex_lines(output, "trace")
 
 
-def expected_outputs(instructions: list[dict[str, Any]], reference: bytes) -> dict[int, bytes]:
+def expected_outputs(instructions: list[Instruction], reference: bytes) -> dict[int, bytes]:
     """Split trace_reference.bin by the traced instructions' sizes, in order."""
     expected: dict[int, bytes] = {}
     at = 0
     for row in instructions:
-        out = row.get("output") or {}
-        if out.get("reference"):
-            expected[row["index"]] = reference[at:at + out["nbytes"]]
-            at += out["nbytes"]
+        if row.traced:
+            assert row.output is not None
+            expected[row.index] = reference[at:at + row.output["nbytes"]]
+            at += row.output["nbytes"]
     if at != len(reference):
         raise RunError(f"trace_reference.bin holds {len(reference)} bytes, report.json's instructions {at}",
                        "regenerate the app with `cmx-gen regen APP`")
     return expected
 
 
-def compare(instructions: list[dict[str, Any]], reference: bytes, output: str) -> tuple[list[Difference], int]:
+def compare(instructions: list[Instruction], reference: bytes, output: str) -> tuple[list[Difference], int]:
     """(differences in execution order, number of instructions compared)."""
     expected = expected_outputs(instructions, reference)
     device = device_outputs(output)
     differences: list[Difference] = []
     for row in instructions:
-        if row["index"] not in expected:
+        if row.index not in expected:
             continue
-        out = row["output"]
-        dtype = np.dtype(out["dtype"])
-        want = np.frombuffer(expected[row["index"]], dtype=dtype)
-        common = dict(index=row["index"], op=row["op"], module=row.get("module", ""), source=row.get("source", ""),
+        assert row.output is not None
+        dtype = np.dtype(row.output["dtype"])
+        want = np.frombuffer(expected[row.index], dtype=dtype)
+        common = dict(index=row.index, op=row.op, module=row.module, source=row.source,
                       unit="abs" if dtype.kind == "f" else "LSB", numel=int(want.size))
-        got_bytes = device.get(row["index"])
-        if got_bytes is None or len(got_bytes) != len(expected[row["index"]]):
+        got_bytes = device.get(row.index)
+        if got_bytes is None or len(got_bytes) != len(expected[row.index]):
             differences.append(Difference(**common, max_err=0.0, elements=0, missing=True))
             continue
         got = np.frombuffer(got_bytes, dtype=dtype)

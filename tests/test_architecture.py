@@ -86,8 +86,8 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
         def template_dir(self):
             return template
 
-        def context(self, ctx, report, pools):
-            return {"summary": f"{len(report['instructions'])} instructions, method pool {pools['method']} B"}
+        def context(self, ctx, report, placement):
+            return {"summary": f"{len(report.instructions)} instructions, method pool {placement.method_pool_bytes} B"}
 
         def build(self, app, build_dir=None, clean=False, jobs=None, defines=None, diagnostic=None):
             out = app.path / "build" / "summary.txt"

@@ -217,3 +217,22 @@ def test_lower_takes_short_target_names(lowered_dir):
     from conftest import read_report
 
     assert read_report(lowered_dir("ConvNet", target="m4"))["target"] == {"core": "cortex-m4", "isa": "DSP"}
+
+
+def test_board_files_are_checked_against_the_zephyr_layout_data_when_loaded(tmp_path):
+    """A board whose Zephyr target cmx-gen has layout data for must agree with it (devicetree labels,
+    the SoC's core) when it is loaded, not when a Zephyr app is rendered for it."""
+    an386 = (BOARDS_DIR / "mps2-an386.yaml").read_text()
+    typo = an386.replace("dt_node: sram0}", "dt_node: sram1}")
+    with pytest.raises(BoardError, match=r"field memory\[1\]\.dt_node: mps2/an386 has no devicetree node &sram1 "
+                                         r"\(it has: flash0, sram0\)"):
+        load_board_file(write(tmp_path, typo, "mps2-an386"))
+    m7 = an386.replace("name: cortex-m4 ", "name: cortex-m7 ")
+    with pytest.raises(BoardError, match=r"field core.name: cortex-m7 is not the core of Zephyr's mps2/an386 "
+                                         r"\(CPU_CORTEX_M4\)"):
+        load_board_file(write(tmp_path, m7, "mps2-an386"))
+    other = an386.replace("target: mps2/an386", "target: mps2/an385")
+    with pytest.raises(BoardError, match="field core.name: cortex-m4 is not the core of Zephyr's mps2/an385"):
+        load_board_file(write(tmp_path, other, "mps2-an386"))
+    # A target without layout data still loads (bare-metal apps); the Zephyr app kind refuses it.
+    assert load_board_file(write(tmp_path, GOOD.format(id="my-board"))).zephyr.target == "my_board/my_soc"

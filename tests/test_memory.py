@@ -13,6 +13,7 @@ from cmx_gen.boards import load_board
 from cmx_gen.commands.check import check_report
 from cmx_gen.errors import FitError, ModelSourceError, TargetError
 from cmx_gen.memory import METHOD_POOL_MARGIN, budget, kernel_sizes, plan
+from cmx_gen.report import Report, load_json
 
 KiB = 1024
 DIGITS = Path(__file__).resolve().parent.parent / "samples" / "digits" / "model.py:DigitsCNN"
@@ -21,7 +22,13 @@ SIZES = kernel_sizes()
 STACK, HEAP = SIZES["stack_bytes"], SIZES["heap_bytes"]
 
 
-def make_report(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,), method=8 * KiB, temp=256, ops=None):
+def make_report(**kwargs) -> Report:
+    """A synthetic lowering report (report_data), typed as the pipeline takes it."""
+    return Report.of(report_data(**kwargs))
+
+
+def report_data(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,), method=8 * KiB, temp=256, ops=None,
+                **extra) -> dict:
     ops = ops if ops is not None else [
         {"name": "cortex_m::quantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
         {"name": "cortex_m::quantized_conv2d.out", "count": 2, "class": "cmsis_nn"},
@@ -37,6 +44,7 @@ def make_report(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,),
         "fallbacks": [],
         "memory": {"planned_buffer_sizes": list(planned), "planned_bytes": sum(planned), "scratch_bytes": 0,
                    "method_allocator_bytes": method, "temp_allocator_bytes": temp},
+        **extra,
     }
 
 
@@ -160,19 +168,17 @@ def test_isa_mismatch_is_refused(isa, core, board_id):
 
 
 def test_not_a_report(tmp_path):
-    """A report is checked once, when it is read (report.load_json / validated)."""
-    from cmx_gen.report import load_json, validated
-
+    """A report is checked once, when it is read (report.load_json / Report.of)."""
     with pytest.raises(ModelSourceError, match="not a cmx-gen lowering report"):
-        validated({"schema": "other"})
-    broken = make_report()
+        Report.of({"schema": "other"})
+    broken = report_data()
     del broken["memory"]["temp_allocator_bytes"]
     (tmp_path / "report.json").write_text(json.dumps(broken))
     with pytest.raises(ModelSourceError, match=r"report.json lacks memory.temp_allocator_bytes"):
         load_json(tmp_path / "report.json")
     broken["memory"]["temp_allocator_bytes"] = "many"
     with pytest.raises(ModelSourceError, match=r"has a bad memory.temp_allocator_bytes"):
-        validated(broken)
+        Report.of(broken)
 
 
 def test_placement_dict_and_text():
@@ -192,7 +198,7 @@ def test_placement_dict_and_text():
 
 
 def write_report(tmp_path, report):
-    (tmp_path / "report.json").write_text(json.dumps(report))
+    (tmp_path / "report.json").write_text(json.dumps(report.to_dict()))
     return tmp_path
 
 
@@ -230,10 +236,10 @@ def test_cli_check_needs_a_report(tmp_path, capsys):
 
 def test_real_lowered_model_fits_corstone300(lowered_dir):
     folder = lowered_dir("ConvNet")
-    report = json.loads((folder / "report.json").read_text())
+    report = load_json(folder / "report.json")
     p = check_report(report, "mps3-an547")
     assert p.pte_region == "itcm" and p.pte_in_place
-    assert p.planned_buffer_sizes == [(s + 15) // 16 * 16 for s in report["memory"]["planned_buffer_sizes"]]
+    assert p.planned_buffer_sizes == [(s + 15) // 16 * 16 for s in report.memory.planned_buffer_sizes]
     with pytest.raises(TargetError):
         check_report(report, "nucleo-h743zi")
 
@@ -266,15 +272,15 @@ def test_flash_estimate_within_15_percent_of_the_linked_app(tmp_path, monkeypatc
 
 def test_reference_data_is_placed_with_the_program():
     """The firmware embeds the reference input and expected output beside the .pte."""
-    report = make_report()
-    report["inputs"] = [{"shape": [1, 3, 96, 96], "dtype": "float32", "dim_order": [0, 2, 3, 1], "quant": None}]
-    report["outputs"] = [{"shape": [1, 2], "dtype": "float32", "dim_order": [0, 1], "quant": None}]
+    report = make_report(
+        inputs=[{"shape": [1, 3, 96, 96], "dtype": "float32", "dim_order": [0, 2, 3, 1], "quant": None}],
+        outputs=[{"shape": [1, 2], "dtype": "float32", "dim_order": [0, 1], "quant": None}])
     assert budget(report).reference_bytes == 3 * 96 * 96 * 4 + 16
     placement = plan(report, load_board("mps3-an547"))
     assert placement.use(placement.pte_region).items["reference data"] == 3 * 96 * 96 * 4 + 16
 
 
-def big_fallback_report(code_bytes: int, isa: str = "MVE", core: str = "cortex-m55") -> dict:
+def big_fallback_report(code_bytes: int, isa: str = "MVE", core: str = "cortex-m55") -> Report:
     """A program whose portable fp32 kernels alone need more than `code_bytes` of code."""
     table = SIZES["isa"][isa]
     each = table["defaults"]["fallback"]["code"]

@@ -13,6 +13,7 @@ import yaml
 from conftest import ROOT
 from cmx_gen import instructions, memory, profile, project as project_mod, trace
 from cmx_gen.errors import FitError
+from cmx_gen.report import Instruction, load_json
 from cmx_gen.generate import generate
 from cmx_gen.runners.base import parse_result_line
 from cmx_gen.apps.zephyr.checks import check_compile, check_kconfig, check_twister
@@ -38,6 +39,11 @@ def report(app) -> dict:
     return json.loads((app / "model" / "report.json").read_text())
 
 
+def typed_rows(app) -> list[Instruction]:
+    """report.json `instructions`, typed as profile.py and trace.py take them."""
+    return load_json(app / "model" / "report.json").instructions
+
+
 def test_every_instruction_is_named_and_located(app):
     rows = report(app)["instructions"]
     assert len(rows) == report(app)["program"]["instructions"] == 9
@@ -55,9 +61,9 @@ def test_every_instruction_is_named_and_located(app):
 
 
 def test_trace_reference_is_each_output_in_the_programs_dim_order(app):
-    rows = report(app)["instructions"]
+    rows = typed_rows(app)
     blob = (app / "model" / "trace_reference.bin").read_bytes()
-    assert len(blob) == sum(r["output"]["nbytes"] for r in rows)
+    assert len(blob) == sum(r.output["nbytes"] for r in rows)
     expected = trace.expected_outputs(rows, blob)
     # The last instruction's output is the program's output: the reference the firmware checks.
     last = np.frombuffer(expected[8], dtype=np.float32)
@@ -68,11 +74,11 @@ def test_trace_reference_is_each_output_in_the_programs_dim_order(app):
     # The header gives the firmware the same locations.
     header = (app / "model" / "cmx_model.h").read_text()
     assert "#define CMX_NUM_INSTRUCTIONS 9" in header
-    first = rows[1]["output"]
+    first = rows[1].output
     assert f"{{{first['mem_id']}u, {first['offset']}u, {first['nbytes']}u}}" in header
 
 
-def firmware_console(rows: list[dict], blob: bytes, corrupt: int | None = None, stop_after: int | None = None) -> str:
+def firmware_console(rows: list[Instruction], blob: bytes, corrupt: int | None = None, stop_after: int | None = None) -> str:
     """What a CMX_TRACE image prints (cmx_runner.cpp print_hex), for the expected bytes."""
     lines = []
     for index, data in trace.expected_outputs(rows, blob).items():
@@ -87,7 +93,7 @@ def firmware_console(rows: list[dict], blob: bytes, corrupt: int | None = None, 
 
 
 def test_trace_names_the_first_instruction_that_differs(app):
-    rows = report(app)["instructions"]
+    rows = typed_rows(app)
     blob = (app / "model" / "trace_reference.bin").read_bytes()
     differences, compared = trace.compare(rows, blob, firmware_console(rows, blob))
     assert differences == [] and compared == 9
@@ -103,7 +109,7 @@ def test_trace_names_the_first_instruction_that_differs(app):
 
 
 def test_profile_rows_are_named_and_grouped(app):
-    rows = report(app)["instructions"]
+    rows = typed_rows(app)
     counts = [875, 28344, 47562, 4813, 25906, 2937, 4157, 1562, 969]
     output = "cmx-gen: PASS max_abs_err=0 instr=117812 method=6156/6352 planned=1856/1856 temp=212/448\n" + \
         "\n".join(f"cmx-gen: prof {i} {c}" for i, c in enumerate(counts))

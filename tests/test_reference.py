@@ -14,7 +14,7 @@ from conftest import SMALL, read_report, run_cli
 from cmx_gen import cache, model_source
 from cmx_gen.kernel_models import avg_pool2d_s8
 from cmx_gen.lowering import LowerOptions
-from cmx_gen.report import reference_note
+from cmx_gen.report import Report, reference_note
 
 
 def c_avgpool(x: torch.Tensor, k: int, s: int, p: int) -> torch.Tensor:
@@ -68,7 +68,7 @@ def test_residual_net_reference_names_the_avgpool_difference(lowered_dir):
     (op,) = ref["ops"]
     assert op["op"] == "cortex_m::quantized_avg_pool2d" and op["max_lsb"] == 1
     assert op["module"] == "Residual" and "small.py:" in op["source"] and "avg_pool2d" in op["source"]
-    note = reference_note(report)
+    note = reference_note(Report.of(report))
     assert "1 LSB" in note and "quantized_avg_pool2d" in note and "bit-exact against the CMSIS-NN kernels" in note
 
 
@@ -148,7 +148,7 @@ def test_a_forward_that_mutates_its_input_changes_no_data(tmp_path):
     result = artifacts.produce(source, "cortex-m55")
     assert torch.equal(source.example_inputs[0], x), "lowering must not mutate the example input"
     assert np.array_equal(result.reference["input_0"], x.numpy())
-    scale = result.report["outputs"][0]["quant"]["scale"]
+    scale = result.report.outputs[0].quant.scale
     assert np.abs(result.reference["output_0"] - (x - y).numpy()).max() <= 2 * scale  # int8 rounding of x, y, out
 
 

@@ -92,7 +92,7 @@ def test_app_readme_shows_this_models_result_line_and_ownership(tmp_path):
     readme = (tmp_path / "app" / "README.md").read_text()
     line = re.search(r"^cmx-gen: PASS .*$", readme, re.M).group(0)
     placement = json.loads((tmp_path / "app" / "model" / "placement.json").read_text())
-    method = done.artifacts.report["memory"]["method_allocator_bytes"]
+    method = done.artifacts.report.memory.method_allocator_bytes
     planned = sum(placement["planned_buffer_sizes"])
     assert f"method={method}/{placement['method_pool_bytes']}" in line
     assert f"planned={planned}/{planned}" in line and f"stack=S/{placement['stack_bytes']}" in line

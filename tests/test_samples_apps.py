@@ -27,7 +27,7 @@ def test_every_sample_has_a_project_file():
 @pytest.mark.parametrize("name", SAMPLES)
 def test_sample_renders_both_app_kinds_that_pass_offline_checks(name, tmp_path):
     bare = generate(sample_project(name, "baremetal"), tmp_path / "baremetal")
-    assert bare.artifacts.report["fallbacks"] == []
+    assert bare.artifacts.report.fallbacks == []
     compiled = check_compile(tmp_path / "baremetal")
     assert compiled.status == "pass", [str(f) for f in compiled.findings]
     assert "cmx/runner/cmx_runner.cpp" in compiled.checked

@@ -18,7 +18,10 @@ from cmx_gen.paths import TEMPLATES_DIR
 
 if TYPE_CHECKING:
     from cmx_gen.app_folder import AppFolder
+    from cmx_gen.boards import Board
     from cmx_gen.flash import FlashConfig, Flasher
+    from cmx_gen.memory import Placement
+    from cmx_gen.report import Report
     from cmx_gen.runners.base import Runner
 
 
@@ -39,7 +42,10 @@ class AppKind:
     def template_dir(self) -> Path:
         return TEMPLATES_DIR / self.template
 
-    def context(self, ctx: dict[str, Any], report: dict[str, Any], pools: dict[str, Any]) -> dict[str, Any]:
+    def check_board(self, board: "Board") -> None:
+        """Refuse, before anything slow, a board this kind cannot make an app for."""
+
+    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement") -> dict[str, Any]:
         """Context the kind's template needs beyond the shared one (board, placement, model)."""
         return {}
 

@@ -15,6 +15,7 @@ from cmx_gen.boards import load_board
 from cmx_gen.model_args import add_model_arguments, load_source, lower_options
 from cmx_gen.errors import CmxError, FitError, ModelSourceError
 from cmx_gen.memory import Placement, plan, usage_table
+from cmx_gen.report import Report
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,13 +45,13 @@ def find_report(path: str | Path) -> Path:
     raise ModelSourceError(f"{path} does not exist", "pass report.json or the folder `cmx-gen lower -o DIR` wrote")
 
 
-def load_report(path: str | Path) -> dict:
+def load_report(path: str | Path) -> Report:
     from cmx_gen.report import load_json
 
     return load_json(find_report(path))
 
 
-def check_report(report: dict, board_id: str) -> Placement:
+def check_report(report: Report, board_id: str) -> Placement:
     """Placement of a lowered program on a board; raises FitError / TargetError / BoardError."""
     return plan(report, load_board(board_id))
 
@@ -59,7 +60,7 @@ def is_model_source(spec: str) -> bool:
     return spec.endswith(".pt2") or (":" in spec and spec.rpartition(":")[0].endswith(".py"))
 
 
-def lowered_report(args: argparse.Namespace) -> dict:
+def lowered_report(args: argparse.Namespace) -> Report:
     """The report to check: read it, or lower the model for the board's core first."""
     if not is_model_source(args.model):
         return load_report(args.model)

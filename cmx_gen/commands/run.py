@@ -90,7 +90,7 @@ def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
     report = app.report()
     status = 0
     for diagnostic in (d for d in DIAGNOSTICS if getattr(args, d)):
-        check_diagnostic_fit(app.placement(), diagnostic, len(report.get("instructions") or []))
+        check_diagnostic_fit(app.placement(), diagnostic, len(report.instructions))
         build_dir = app.path.resolve() / f"build-{diagnostic}"
         if args.dry_run:
             command = app.app_kind.diagnostic_build_command(app, build_dir, diagnostic)
@@ -112,7 +112,7 @@ def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.
     from cmx_gen import profile, trace
 
     print(result.line)
-    instructions = app.report().get("instructions") or []
+    instructions = app.report().instructions
     if kind == "profile":
         prof = profile.parse(result, instructions)
         print(profile.table(prof))

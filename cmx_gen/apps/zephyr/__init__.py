@@ -11,6 +11,9 @@ from cmx_gen.apps.base import AppKind, Built
 
 if TYPE_CHECKING:
     from cmx_gen.app_folder import AppFolder
+    from cmx_gen.boards import Board
+    from cmx_gen.memory import Placement
+    from cmx_gen.report import Report
     from cmx_gen.runners.base import Runner
 
 # The diagnostic images (`run --profile / --trace`): a Kconfig option of the app.
@@ -26,10 +29,23 @@ class ZephyrApp(AppKind):
     template = "zephyr_app"
     description = "west/Twister application with the ExecuTorch Zephyr module"
 
-    def context(self, ctx: dict[str, Any], report: dict[str, Any], pools: dict[str, Any]) -> dict[str, Any]:
+    def check_board(self, board: "Board") -> None:
+        from cmx_gen.boards import zephyr_layout
+        from cmx_gen.errors import RenderError
+
+        if board.zephyr is None:
+            raise RenderError(f"board {board.id} has no Zephyr board target in the cmx-gen board database",
+                              "use --rtos baremetal for it, or add zephyr: target: to its board file")
+        if zephyr_layout(board) is None:
+            raise RenderError(
+                f"no Zephyr layout data for board target '{board.zephyr.file_name}' ({board.id}): cmx-gen cannot map "
+                "its memory onto Zephyr's devicetree",
+                "add an entry for it to cmx_gen/data/zephyr/boards.yaml (labels from the board's DTS), or use --rtos baremetal")
+
+    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement") -> dict[str, Any]:
         from cmx_gen.apps.zephyr import context
 
-        return {"zephyr": context.template_context(ctx["board"], ctx["placement"], report, pools)}
+        return {"zephyr": context.template_context(ctx["board"], ctx["placement"], report)}
 
     def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
               defines: list[str] | None = None, diagnostic: str | None = None) -> Built:

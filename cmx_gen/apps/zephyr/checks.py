@@ -34,7 +34,8 @@ from devicetree import dtlib
 
 from cmx_gen.paths import ROOT
 from cmx_gen.targets import cores
-from cmx_gen.apps.zephyr.context import ZEPHYR_DATA, zephyr_boards
+from cmx_gen.apps.zephyr.context import ZEPHYR_DATA
+from cmx_gen.boards import zephyr_boards
 
 # The result line (docs/architecture.md): what Twister's console harness must recognise.
 PASS_LINE = "cmx-gen: PASS max_abs_err=0 cycles=1810234 method=11552/11776 planned=20464/20464 temp=212/256"

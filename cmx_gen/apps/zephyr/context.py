@@ -10,14 +10,12 @@ AN521 cpu0 has no FPU as far as Zephyr's Kconfig is concerned). That mapping is 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
-import yaml
-
+from cmx_gen.boards import zephyr_boards
 from cmx_gen.errors import RenderError
 from cmx_gen.paths import DATA_DIR
+from cmx_gen.report import Report
 from cmx_gen.targets import cores
 
 ZEPHYR_DATA = DATA_DIR / "zephyr"
@@ -29,13 +27,6 @@ ZEPHYR_REVISION = "v4.4.0"
 # one name for both app kinds) and the pools' (the runner's CMX_ARENA_SECTION).
 PTE_SECTION = ".cmx_model"
 ARENA_SECTION = ".cmx_arena"
-
-
-@lru_cache(maxsize=1)
-def zephyr_boards() -> dict[str, Any]:
-    """boards.yaml, parsed once."""
-    return yaml.safe_load((ZEPHYR_DATA / "boards.yaml").read_text())
-
 
 def board_info(file_name: str) -> dict[str, Any]:
     """The boards.yaml entry of one Zephyr board target (by file name)."""
@@ -49,7 +40,6 @@ def board_info(file_name: str) -> dict[str, Any]:
         )
     return data[file_name]
 
-
 def _region(board: dict, name: str) -> dict:
     for region in board["memory"]:
         if region["name"] == name:
@@ -59,15 +49,12 @@ def _region(board: dict, name: str) -> dict:
         "re-run placement for this board",
     )
 
-
 def _round_up(value: int, align: int) -> int:
     return (int(value) + align - 1) // align * align
-
 
 def _ident(name: str) -> str:
     """A devicetree label / linker region name from a board region name."""
     return "".join(ch if ch.isalnum() else "_" for ch in name)
-
 
 class _Layout:
     """Resolves board regions to devicetree nodes for one Zephyr target, collecting the overlay."""
@@ -150,7 +137,6 @@ class _Layout:
         if entry["label"] != self.info["chosen"][role]:
             self.chosen[f"zephyr,{role}"] = entry["label"]
 
-
 def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any]:
     """Board .conf / .overlay / linker placement for one Zephyr target."""
     info = board_info(file_name)
@@ -219,15 +205,12 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
         "arena": arena,
     }
 
-
-def template_context(
-    board: dict, placement: dict, model: dict, pools: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+def template_context(board: dict, placement: dict, report: Report) -> dict[str, Any]:
     """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
 
-    `pools`: memory.pool_sizes(report), the sizes written to model/cmx_model.h. The
-    Kconfig defaults must be those same numbers (src/cmx_model.h replaces the header's values
-    with the Kconfig ones). Without it the placement's budget is used.
+    `board` and `placement` as the template sees them (JSON). The Kconfig pool defaults are the
+    placement's, the sizes model/cmx_model.h holds too (src/cmx_model.h replaces the header's values
+    with the Kconfig ones).
     """
     if not board.get("zephyr"):
         raise RenderError(
@@ -252,13 +235,12 @@ def template_context(
                 targets.append(extra)
                 qemu_target = extra
 
-    memory = model.get("memory", {})
     modules = list(zephyr_boards().get("common_modules", []))
     for module in board_info(main["file_name"]).get("modules", []):
         if module not in modules:
             modules.append(module)
 
-    et_version = str(model.get("executorch_version", "")).split("+")[0]
+    et_version = report.executorch_version.split("+")[0]
     et_commit = None
     try:  # the commit the lowering wheel was built from: the exact runtime to pair it with
         from executorch.version import __version__ as wheel_version, git_version
@@ -284,9 +266,9 @@ def template_context(
             "main_stack_size": _round_up(max(int(placement["stack_bytes"]), 2048), 8),
             # The ExecuTorch Zephyr PAL allocates with k_malloc: the heap must exist (> 0).
             "heap_mem_pool_size": _round_up(max(int(placement["heap_bytes"]), 1024), 8),
-            "method_pool_size": int(pools["method"] if pools else placement["method_pool_bytes"]),
-            "temp_pool_size": int(pools["temp"] if pools else placement["temp_pool_bytes"]),
-            "method_estimate": int(memory.get("method_allocator_bytes", 0)),
-            "temp_estimate": int(memory.get("temp_allocator_bytes", 0)),
+            "method_pool_size": int(placement["method_pool_bytes"]),
+            "temp_pool_size": int(placement["temp_pool_bytes"]),
+            "method_estimate": report.memory.method_allocator_bytes,
+            "temp_estimate": report.memory.temp_allocator_bytes,
         },
     }
