@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cmx_gen.boards import Board, load_board
 from cmx_gen.errors import RunError
 
 if TYPE_CHECKING:
     from cmx_gen.apps import AppKind
+    from cmx_gen.memory import Placement
     from cmx_gen.report import Report
 
 
@@ -60,8 +61,10 @@ class AppFolder:
 
         return load_json(self.path / "model" / "report.json")
 
-    def placement(self) -> dict[str, Any]:
-        return json.loads((self.path / "model" / "placement.json").read_text())
+    def placement(self) -> "Placement":
+        from cmx_gen.memory import Placement
+
+        return Placement.from_dict(json.loads((self.path / "model" / "placement.json").read_text()))
 
     def elf(self, build_dir: str = "build") -> Path | None:
         """The bare-metal image in APP/<build_dir>, if built."""

@@ -15,7 +15,7 @@ one region for each, chosen by the rules in docs/boards.md:
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import yaml
@@ -253,6 +253,15 @@ class Placement:
         out["decisions"] = self.decisions()
         return out
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Placement":
+        """A placement as to_dict() wrote it (an app's model/placement.json); derived keys are dropped."""
+        names = {f.name for f in fields(cls)}
+        region_names = {f.name for f in fields(RegionUse)}
+        values = {k: v for k, v in data.items() if k in names}
+        values["uses"] = [RegionUse(**{k: v for k, v in u.items() if k in region_names}) for u in data["uses"]]
+        return cls(**values)
+
     def to_text(self) -> str:
         return usage_table(self.uses) + "\n\nplacement\n" + "\n".join(f"  {d}" for d in self.decisions())
 
@@ -341,13 +350,13 @@ def _search(board: Board, b: Budget) -> tuple[Placement | None, list[RegionUse]]
     return None, best_miss[1]
 
 
-def check_diagnostic_fit(placement: dict, kind: str, instructions: int) -> None:
+def check_diagnostic_fit(placement: Placement, kind: str, instructions: int) -> None:
     """Refuse a profile/trace image whose extra code or counters do not fit beside the app
     (kernel_sizes.yaml `diagnostics`), naming the bytes; the trace itself streams, it needs no buffer."""
     extra = kernel_sizes()["diagnostics"][kind]
-    free = {use["region"]: use["free"] for use in placement["uses"]}
-    needs = [(placement["code_region"], int(extra["code"]), "code"),
-             (placement["data_region"], int(extra["ram_per_instruction"]) * instructions,
+    free = {use.region: use.free for use in placement.uses}
+    needs = [(placement.code_region, int(extra["code"]), "code"),
+             (placement.data_region, int(extra["ram_per_instruction"]) * instructions,
               f"counters ({instructions} instructions x {extra['ram_per_instruction']} B)")]
     for region, need, what in needs:
         if need > free.get(region, 0):

@@ -12,7 +12,7 @@ from cmx_gen import cli
 from cmx_gen.boards import load_board
 from cmx_gen.commands.check import check_report
 from cmx_gen.errors import FitError, ModelSourceError, TargetError
-from cmx_gen.memory import METHOD_POOL_MARGIN, budget, kernel_sizes, plan
+from cmx_gen.memory import METHOD_POOL_MARGIN, Placement, budget, kernel_sizes, plan
 from cmx_gen.report import Report, load_json
 
 KiB = 1024
@@ -184,6 +184,7 @@ def test_not_a_report(tmp_path):
 def test_placement_dict_and_text():
     p = check_report(make_report(pte=3 * MiB), "corstone300-fvp")
     d = json.loads(json.dumps(p.to_dict()))
+    assert Placement.from_dict(d) == p, "an app's placement.json reads back as the placement it was made from"
     for key in ("board_id", "pte_region", "pte_in_place", "code_region", "data_region", "arena_region", "stack_bytes",
                 "heap_bytes", "method_pool_bytes", "planned_buffer_sizes", "temp_pool_bytes", "uses"):
         assert key in d

@@ -12,6 +12,7 @@ import yaml
 
 from conftest import ROOT
 from cmx_gen import instructions, memory, profile, project as project_mod, trace
+from cmx_gen.app_folder import AppFolder
 from cmx_gen.errors import FitError
 from cmx_gen.report import Instruction, load_json
 from cmx_gen.generate import generate
@@ -128,11 +129,9 @@ def test_profile_rows_are_named_and_grouped(app):
 
 
 def test_a_board_without_room_for_the_profile_is_refused(app):
-    placement = json.loads((app / "model" / "placement.json").read_text())
+    placement = AppFolder(app).placement()
     memory.check_diagnostic_fit(placement, "profile", 9)
-    for use in placement["uses"]:
-        if use["region"] == placement["data_region"]:
-            use["free"] = 40
+    placement.use(placement.data_region).used = placement.use(placement.data_region).size - 40
     with pytest.raises(FitError, match=r"profile image needs 72 B more counters \(9 instructions x 8 B\) in dtcm, which has 40 B free"):
         memory.check_diagnostic_fit(placement, "profile", 9)
     memory.check_diagnostic_fit(placement, "trace", 9)  # streams: no buffer
