@@ -8,15 +8,14 @@ the inference; report.json `instructions` names each row (instructions.py).
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from cmx_gen import result_line
 from cmx_gen.errors import RunError
 from cmx_gen.report import Instruction
 from cmx_gen.runners.base import Result
 
-PROF_RE = re.compile(r"cmx-gen: prof (\d+) (\d+)")
 
 
 @dataclass
@@ -68,7 +67,7 @@ def op_kind(op: str) -> str:
 
 def parse(result: Result, instructions: list[Instruction]) -> Profile:
     """The profile of a CMX_PROFILE image's output, rows in execution order."""
-    counts = {int(m.group(1)): int(m.group(2)) for m in PROF_RE.finditer(result.output)}
+    counts = {int(m.group(1)): int(m.group(2)) for m in result_line.diagnostic_re("prof").finditer(result.output)}
     if not counts:
         raise RunError("the firmware printed no profile (no `cmx-gen: prof` lines)",
                        "rebuild the profile image: delete APP/build-profile and run `cmx-gen run APP --profile` again")

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from cmx_gen import __version__, model_files, project as project_mod
+from cmx_gen import __version__, model_files, project as project_mod, result_line
 from cmx_gen.apps import app_kind
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board
@@ -96,6 +96,7 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
         "placement": placement.to_dict(),
         "model": artifacts.report.to_dict(),
         "cmx_version": __version__,
+        "result_line": result_line.template_context(),
     }
     # Derived facts templates should not recompute (boards.py is the one place that knows them).
     ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags

@@ -130,3 +130,35 @@ def test_outputs_render_once_per_item_and_under_their_condition(tmp_path):
     _render_outputs(tmp_path, outputs, cookie, stage)
     assert sorted(p.name for p in (stage / "boards").iterdir()) == ["a.conf", "c.conf"]
     assert (stage / "boards" / "c.conf").read_text() == "c of demo\n"
+
+
+def test_the_runner_prints_the_result_line_defined_in_data():
+    """data/result_line.yaml is the one definition: the C runner prints its fields in its order, the
+    platforms name their counter with one of its keys, the diagnostic tags are its, and what cmx-gen
+    parses and gives Twister is made from it."""
+    import re
+
+    from cmx_gen import result_line
+    from cmx_gen.runners.base import parse_result_line
+
+    runner = (ROOT / "templates/common/runner/cmx_runner.cpp").read_text()
+    prefix, spec = result_line.prefix(), result_line.spec()
+    verdict = re.search(r'line\.s\(pass && pools_ok \? "([^"]+)" : "([^"]+)"\)\.s\(" ([a-z_]+)="\)', runner)
+    assert verdict and verdict.groups() == (f"{prefix}PASS", f"{prefix}FAIL", spec["fields"][0]["key"])
+    pools = runner[runner.index("void print_pools("):runner.index("int fail(")]
+    printed = re.findall(r'\.s\(" ([a-z_]+)="\)|(cmx_platform_counter_name)', pools)
+    keys = ["<counter>" if counter else key for key, counter in printed]
+    expected = ["<counter>" if "keys" in field else field["key"] for field in spec["fields"][1:]]
+    assert keys == expected
+    counter_keys = next(field["keys"] for field in spec["fields"] if "keys" in field)
+    for platform in [*(ROOT / "templates").rglob("platform.c"), *(ROOT / "templates").rglob("cmx_platform_zephyr.c")]:
+        body = platform.read_text().split("cmx_platform_counter_name", 1)[1].split("}", 1)[0]
+        assert set(re.findall(r'"([a-z]+)"', body)) <= set(counter_keys), platform
+    tags = set(re.findall(r'print_hex\("([a-z]+)"', runner)) | set(re.findall(rf'"{prefix}([a-z]+) "', runner))
+    assert tags == set(spec["diagnostics"]), tags
+    # what cmx-gen reads and what Twister matches agree with the examples in the file
+    line = result_line.example("pass")
+    assert parse_result_line(line).fields.keys() <= set(result_line.keys())
+    assert re.search(result_line.twister_record(), line) and re.search(result_line.twister_pass(), line)
+    assert not re.search(result_line.twister_pass(), result_line.example("fail"))
+    assert re.search(result_line.twister_diagnostic("prof"), result_line.example("prof")[0])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import threading
@@ -10,10 +9,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cmx_gen import result_line
 from cmx_gen.boards import Board
 from cmx_gen.errors import RunError
-
-RESULT_RE = re.compile(r"cmx-gen: (PASS|FAIL)((?: [a-z_]+=\S+)*)")
 
 
 @dataclass
@@ -47,7 +45,7 @@ def parse_result_line(output: str) -> Result | None:
     """The last result line in the console output, or None if the firmware printed none."""
     found = None
     for line in output.splitlines():
-        m = RESULT_RE.search(line)
+        m = result_line.result_re().search(line)
         if m:
             fields = dict(item.split("=", 1) for item in m.group(2).split())
             found = Result(passed=m.group(1) == "PASS", line=m.group(0), fields=fields)
@@ -58,7 +56,7 @@ def parse_hex_lines(output: str, tag: str) -> dict[int, bytes]:
     """Bytes the runner printed as `cmx-gen: <tag> <i> <offset> <hex>` lines (cmx_runner.cpp
     print_hex), joined per index in offset order."""
     chunks: dict[int, dict[int, bytes]] = {}
-    for m in re.finditer(rf"cmx-gen: {re.escape(tag)} (\d+) (\d+) ([0-9a-f]+)", output):
+    for m in result_line.diagnostic_re(tag).finditer(output):
         chunks.setdefault(int(m.group(1)), {})[int(m.group(2))] = bytes.fromhex(m.group(3))
     return {i: b"".join(part for _, part in sorted(parts.items())) for i, parts in chunks.items()}
 
@@ -114,7 +112,7 @@ class Runner:
         def pump() -> None:
             for line in proc.stdout:  # type: ignore[union-attr]
                 lines.append(line)
-                if RESULT_RE.search(line):
+                if result_line.result_re().search(line):
                     seen.set()
 
         reader = threading.Thread(target=pump, daemon=True)

@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from typing import Any, Iterator
 
 from cmx_gen.errors import RunError
-from cmx_gen.runners.base import RESULT_RE, Result, parse_result_line
+from cmx_gen import result_line
+from cmx_gen.runners.base import Result, parse_result_line
 
 
 class SerialConsole:
@@ -51,7 +52,7 @@ class SerialConsole:
             chunk = self._serial.read(4096)
             if chunk:
                 text += chunk.decode("utf-8", errors="replace").replace("\r\n", "\n")
-                if seen_at is None and RESULT_RE.search(text):
+                if seen_at is None and result_line.result_re().search(text):
                     seen_at = time.monotonic()
             if seen_at is not None and time.monotonic() - seen_at >= self.settle_seconds:
                 break

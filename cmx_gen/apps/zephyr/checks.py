@@ -32,15 +32,12 @@ from typing import Callable
 import yaml
 from devicetree import dtlib
 
+from cmx_gen import result_line
 from cmx_gen.paths import ROOT
 from cmx_gen.targets import cores
 from cmx_gen.apps.zephyr.context import ZEPHYR_DATA
 from cmx_gen.boards import zephyr_boards
 
-# The result line (docs/architecture.md): what Twister's console harness must recognise.
-PASS_LINE = "cmx-gen: PASS max_abs_err=0 cycles=1810234 method=11552/11776 planned=20464/20464 temp=212/256"
-FAIL_LINE = "cmx-gen: FAIL max_abs_err=3 cycles=1810234 method=11552/11776 planned=20464/20464 temp=212/256"
-PROFILE_LINES = ["cmx-gen: prof 0 875", "cmx-gen: prof 1 28344"]  # after the result line, CONFIG_CMX_PROFILE=y
 
 NOT_CHECKED = [
     "Zephyr's CMake configure and build (needs a Zephyr tree): CMakeLists.txt and the linker "
@@ -153,7 +150,7 @@ def check_twister(app: Path) -> CheckResult:
                     result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
             if len(patterns) == len(regex) and regex:
                 extra = " ".join(str(line) for line in spec.get("extra_configs") or [])
-                passing, failing = console(PASS_LINE, extra), console(FAIL_LINE, extra)
+                passing, failing = console(result_line.example("pass"), extra), console(result_line.example("fail"), extra)
                 if not _harness_passes(cfg, patterns, passing):
                     missing = next((p.pattern for p in patterns if not any(p.search(ln) for ln in passing)), regex[-1])
                     result.fail(name, f"scenario '{scenario}': regex {missing!r} does not match the cmx-gen PASS line "
@@ -163,18 +160,19 @@ def check_twister(app: Path) -> CheckResult:
                                       "(the harness would pass a failing run)")
             for rx in (cfg.get("record") or {}).get("regex") or []:
                 try:
-                    if not re.compile(rx).search(PASS_LINE):
+                    if not re.compile(rx).search(result_line.example("pass")):
                         result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not match the result line")
                 except re.error as exc:
                     result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not compile: {exc}")
     return result
 
 
-def console(result_line: str, extra_configs: str) -> list[str]:
-    """What an image prints: the result line, then the profile's rows (CONFIG_CMX_PROFILE=y)."""
-    lines = [result_line]
+def console(line: str, extra_configs: str) -> list[str]:
+    """What an image prints (data/result_line.yaml examples): the result line, then the profile's
+    rows (CONFIG_CMX_PROFILE=y)."""
+    lines = [line]
     if "CONFIG_CMX_PROFILE=y" in extra_configs:
-        lines += PROFILE_LINES
+        lines += result_line.example("prof")
     return lines
 
 
