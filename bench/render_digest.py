@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cmx_gen import progress, project as project_mod  # noqa: E402
+from cmx_gen.errors import CmxError  # noqa: E402
 from cmx_gen.generate import generate  # noqa: E402
 
 SAMPLES = ["digits", "ds_cnn", "mobilenet_v1_025", "resnet8", "autoencoder"]
@@ -28,16 +29,29 @@ BOARDS = {"baremetal": ["mps3-an547", "mps2-an386"], "zephyr": ["mps3-an547", "n
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", nargs="*", default=SAMPLES)
+    parser.add_argument("--all-boards", action="store_true",
+                        help="every board of the database (Zephyr: every board with Zephyr layout data)")
     args = parser.parse_args()
     progress.set_quiet(True)
+    boards = BOARDS
+    if args.all_boards:
+        from cmx_gen.boards import load_boards, zephyr_boards
+
+        every = load_boards()
+        boards = {"baremetal": [b.id for b in every],
+                  "zephyr": [b.id for b in every if b.zephyr and b.zephyr.file_name in zephyr_boards()]}
     with tempfile.TemporaryDirectory() as tmp:
         for sample in args.samples:
             base = project_mod.load(ROOT / "samples" / sample / "cmx.toml")
-            for kind, boards in BOARDS.items():
-                for board in boards:
+            for kind, ids in boards.items():
+                for board in ids:
                     # the same folder name for every run: paths inside the app do not differ
                     app = Path(tmp) / f"{sample}-{kind}-{board}" / "app"
-                    generate(dataclasses.replace(base, board=board, rtos=kind, output=str(app)), app)
+                    try:
+                        generate(dataclasses.replace(base, board=board, rtos=kind, output=str(app)), app)
+                    except CmxError as exc:  # a refusal is part of the behaviour too
+                        print(f"{sample} {kind} {board} refused: {exc.problem}", flush=True)
+                        continue
                     whole = hashlib.sha256()
                     for path in sorted(p for p in app.rglob("*") if p.is_file()):
                         digest = hashlib.sha256(path.read_bytes()).hexdigest()
