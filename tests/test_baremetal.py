@@ -21,6 +21,7 @@ import pytest
 
 from conftest import RESULT_STUB, ROOT, cpu_flags, link_with_stub, placement
 from cmx_gen import codegen, model_files, project as project_mod, sdk
+from cmx_gen.apps import build_tool
 from cmx_gen.apps.baremetal import build
 from cmx_gen.boards import load_board
 from cmx_gen.errors import SdkError
@@ -285,9 +286,9 @@ def test_build_errors_quote_the_cmake_message():
     log = ["-- Configuring incomplete", "CMake Error at CMakeLists.txt:40 (message):",
            "  CMX_CONSOLE=uart: nucleo-h743zi has no UART cmx-gen drives; use", "  semihosting", "",
            "-- Configuring incomplete, errors occurred!"]
-    assert build.error_summary(log) == ("CMake Error at CMakeLists.txt:40 (message): CMX_CONSOLE=uart: "
+    assert build_tool.error_summary(log) == ("CMake Error at CMakeLists.txt:40 (message): CMX_CONSOLE=uart: "
                                         "nucleo-h743zi has no UART cmx-gen drives; use semihosting")
-    assert build.error_summary(["[3/9] Building C", "foo.c:1:1: error: bad", "ninja: build stopped"]) == "foo.c:1:1: error: bad"
+    assert build_tool.error_summary(["[3/9] Building C", "foo.c:1:1: error: bad", "ninja: build stopped"]) == "foo.c:1:1: error: bad"
 
 
 def test_runner_gives_up_at_its_timeout_with_the_last_output(tmp_path):
