@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cmx_gen.boards import Board, load_board
-from cmx_gen.errors import RunError
+from cmx_gen.errors import AppError, RunError
 
 if TYPE_CHECKING:
     from cmx_gen.apps import AppKind
@@ -28,13 +28,15 @@ class AppFolder:
 
     @property
     def kind(self) -> str:
-        """"zephyr" or "baremetal": what cmx.toml says, else what the files show (older apps)."""
-        project = self.path / "cmx.toml"
-        if project.is_file():
-            from cmx_gen import project as project_mod
+        """The app kind cmx.toml names (`rtos`): every app `create` renders has one."""
+        from cmx_gen import project as project_mod
 
-            return project_mod.load(project).rtos
-        return "zephyr" if (self.path / "west.yml").is_file() and (self.path / "prj.conf").is_file() else "baremetal"
+        project = self.path / project_mod.FILE_NAME
+        if not project.is_file():
+            what = "does not exist" if not self.path.exists() else f"has no {project_mod.FILE_NAME}"
+            raise AppError(f"{self.path} {what}: it is not an app `cmx-gen create` made",
+                           "pass the folder given to `cmx-gen create ... -o APP`")
+        return project_mod.load(project).rtos
 
     @property
     def app_kind(self) -> "AppKind":

@@ -66,6 +66,10 @@ class RenderError(CmxError):
     """The app cannot be (re)generated, e.g. a generated file was edited by the user."""
 
 
+class AppError(CmxError):
+    """A folder given as an app is not one `cmx-gen create` made."""
+
+
 class SdkError(CmxError):
     """ExecuTorch / CMSIS-NN sources or the toolchain are missing or mismatched."""
 

@@ -126,7 +126,7 @@ def test_cli_exit_codes(app, capsys):
 
 def test_cli_rejects_non_app(tmp_path, capsys):
     assert cli.main(["validate", str(tmp_path)]) == 2
-    assert "not a Zephyr app folder" in capsys.readouterr().err
+    assert f"{tmp_path} has no cmx.toml: it is not an app `cmx-gen create` made" in capsys.readouterr().err
 
 
 def test_harness_regex_must_reject_fail(app):
@@ -149,3 +149,10 @@ def test_overlay_region_without_size(app):
         '\t\treg = <0x70000000>;\n\t\tzephyr,memory-region = "CMX_DDR";\n\t};\n};\n')
     msgs = messages(check_devicetree(app))
     assert any("CMX_DDR must be <address size> pairs" in m for m in msgs), msgs
+
+
+def test_cli_says_a_bare_metal_app_has_no_offline_checks(tmp_path, capsys):
+    """validate asks the app's kind (cmx.toml) for its checks; the bare-metal kind has none."""
+    (tmp_path / "cmx.toml").write_text('[model]\nsource = "m.py:N"\n[target]\nboard = "mps3-an547"\nrtos = "baremetal"\n')
+    assert cli.main(["validate", str(tmp_path)]) == 2
+    assert "is a baremetal app, which has no offline checks" in capsys.readouterr().err

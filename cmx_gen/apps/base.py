@@ -70,5 +70,10 @@ class AppKind:
         return plan(config)
 
     def checks(self) -> dict[str, Callable[[Path], Any]]:
-        """Offline checks `cmx-gen validate` runs (name -> check(app) -> validate.CheckResult)."""
+        """Offline checks `cmx-gen validate` runs (name -> check(app) -> a result with name, status,
+        findings, checked files and a note; apps/zephyr/checks.CheckResult)."""
         return {}
+
+    def not_checked(self) -> list[str]:
+        """What those checks cannot see, printed after them so a PASS is not read as more than it is."""
+        return []

@@ -72,3 +72,8 @@ class ZephyrApp(AppKind):
         from cmx_gen.apps.zephyr.checks import CHECKS
 
         return CHECKS
+
+    def not_checked(self) -> list[str]:
+        from cmx_gen.apps.zephyr.checks import NOT_CHECKED
+
+        return NOT_CHECKED
