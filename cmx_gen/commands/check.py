@@ -96,5 +96,5 @@ def run(args: argparse.Namespace) -> int:
         print(placement.to_text())
         if placement.code_estimated:
             print("\ncode sizes are estimates (cmx_gen/data/kernel_sizes.yaml) until measured on a real build")
-        print(f"\nfits: yes")
+        print("\nfits: yes")
     return 0
