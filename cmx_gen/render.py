@@ -259,7 +259,9 @@ def render_app(
     project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement, app: Path, force: bool = False
 ) -> RenderResult:
     """Render the `project.rtos` template into `app` (created if missing)."""
-    template_dir = app_kind(project.rtos).template_dir()
+    kind = app_kind(project.rtos)
+    kind.check_board(board)  # generate() asked before lowering; a direct caller is asked here
+    template_dir = kind.template_dir()
     if not (template_dir / "cookiecutter.json").is_file():
         raise RenderError(f"no template for app kind {project.rtos!r} in {template_dir}",
                           "give the kind a cookiecutter template (cookiecutter.json, cmx_template.yaml)")

@@ -232,3 +232,7 @@ def test_boards_without_layout_data_are_refused_before_lowering(tmp_path, capsys
     err = capsys.readouterr().err
     assert code == 2 and "no Zephyr layout data for board target 'ensemble_e8_dk_ae822fa0e5597ls0_rtss_hp'" in err
     assert not (tmp_path / "app").exists()
+    # mps2-an505 has no Zephyr board at all
+    assert cli.main(["create", "no_such_model.py:Net", "--board", "mps2-an505", "--rtos", "zephyr",
+                     "-o", str(tmp_path / "app")]) == 2
+    assert "board mps2-an505 has no Zephyr board target" in capsys.readouterr().err

@@ -212,11 +212,6 @@ def template_context(board: dict, placement: dict, report: Report) -> dict[str, 
     placement's, the sizes model/cmx_model.h holds too (src/cmx_model.h replaces the header's values
     with the Kconfig ones).
     """
-    if not board.get("zephyr"):
-        raise RenderError(
-            f"board {board['id']} has no Zephyr board target in the cmx-gen board database",
-            "use --rtos baremetal for it, or add zephyr: target: to its board file",
-        )
     main = _target_files(board, placement, board["zephyr"]["file_name"])
     targets = [main]
     qemu_target = None
