@@ -50,10 +50,10 @@ class AppFolder:
         placement = self.path / "model" / "placement.json"
         if placement.is_file():
             return load_board(json.loads(placement.read_text())["board_id"])
-        project = self.path / "cmx.toml"
-        if project.is_file():
-            from cmx_gen import project as project_mod
+        from cmx_gen import project as project_mod
 
+        project = self.path / project_mod.FILE_NAME
+        if project.is_file():
             return load_board(project_mod.load(project).board)
         raise RunError(f"{self.path} does not say which board it is for (no model/placement.json or cmx.toml)",
                        "pass an app folder made by `cmx-gen create`")

@@ -16,8 +16,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cmx_gen.errors import BoardError
+from cmx_gen.paths import BOARDS_DIR, DATA_DIR, ROOT
 from cmx_gen.targets import TARGETS, cores, isa_target, optional
-from cmx_gen.paths import BOARDS_DIR, DATA_DIR
 
 RegionKind = Literal["flash", "itcm", "dtcm", "sram", "ddr"]
 Isa = Literal["MVE", "DSP", "SCALAR"]
@@ -28,6 +28,7 @@ ZEPHYR_LAYOUT_FILE = DATA_DIR / "zephyr" / "boards.yaml"
 # Extra board folders searched before the built-in one (os.pathsep separated), so a user can keep
 # private boards outside the checkout.
 BOARD_PATH_ENV = "CMX_GEN_BOARD_PATH"
+
 
 class _Strict(BaseModel):
     # Unknown keys are typos more often than not: refuse them.
@@ -269,7 +270,7 @@ def load_board_file(path: str | Path) -> Board:
     problems = zephyr_layout_problems(board)
     if problems:
         raise BoardError(f"board file {path}: " + "; ".join(problems),
-                         f"fix the field(s) named, or the board's entry in {ZEPHYR_LAYOUT_FILE.relative_to(DATA_DIR.parent.parent)} "
+                         f"fix the field(s) named, or the board's entry in {ZEPHYR_LAYOUT_FILE.relative_to(ROOT)} "
                          "(labels from the board's DTS); a board without a Zephyr app drops `zephyr:`")
     return board
 
@@ -291,10 +292,10 @@ def zephyr_layout_problems(board: Board) -> list[str]:
     the board is loaded, so a Zephyr app is never the first to find out. A target without layout data
     is not checked here: the board still serves bare-metal apps, and the Zephyr app kind refuses it
     before lowering (apps/zephyr.ZephyrApp.check_board)."""
-    if board.zephyr is None or zephyr_layout(board) is None:
+    info = zephyr_layout(board)
+    if board.zephyr is None or info is None:
         return []
     target, file_name = board.zephyr.target, board.zephyr.file_name
-    info = zephyr_boards()[file_name]
     problems = []
     if info["target"] != target:
         problems.append(f"field zephyr.target: the layout data for {file_name} is for {info['target']!r}")

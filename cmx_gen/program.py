@@ -93,6 +93,11 @@ def read(data: bytes) -> Any:
     return pte.program if hasattr(pte, "program") else pte
 
 
+def _op_name(op: Any) -> str:
+    """"ns::name.overload" of a plan operator, as the runtime looks it up."""
+    return f"{op.name}.{op.overload}" if op.overload else op.name
+
+
 def forward_plan(program: Any) -> Any:
     """The `forward` execution plan (the first one when no method is called forward)."""
     plans = {plan.name: plan for plan in program.execution_plan}
@@ -107,8 +112,7 @@ def operator_names(data: bytes) -> list[str]:
     from cmx_gen.memo import memo_json
 
     def names() -> list[str]:
-        return [f"{op.name}.{op.overload}" if op.overload else op.name
-                for plan in read(data).execution_plan for op in plan.operators]
+        return [_op_name(op) for plan in read(data).execution_plan for op in plan.operators]
 
     return memo_json("ops", (hashlib.sha256(data).hexdigest(),), names)
 
@@ -134,9 +138,7 @@ def _kernel_calls(plan: Any) -> list[tuple[str, list[int]]]:
         for instruction in chain.instructions:
             args = instruction.instr_args
             if hasattr(args, "op_index"):
-                op = plan.operators[args.op_index]
-                name = f"{op.name}.{op.overload}" if op.overload else op.name
-                calls.append((name, list(args.args)))
+                calls.append((_op_name(plan.operators[args.op_index]), list(args.args)))
     return calls
 
 
@@ -188,8 +190,7 @@ def _instructions(plan: Any) -> list[dict[str, Any]]:
             args = instruction.instr_args
             row: dict[str, Any] = {"index": len(rows), "op": "", "output": None}
             if hasattr(args, "op_index"):
-                op = plan.operators[args.op_index]
-                row["op"] = f"{op.name}.{op.overload}" if op.overload else op.name
+                row["op"] = _op_name(plan.operators[args.op_index])
                 tensor = _tensor(plan.values[args.args[-1]]) if args.args else None
                 info = tensor.allocation_info if tensor is not None else None
                 if info is not None and info.memory_id > 0:

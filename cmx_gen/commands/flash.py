@@ -30,15 +30,15 @@ def run(args: argparse.Namespace) -> int:
     from cmx_gen.app_folder import AppFolder
 
     app = AppFolder(Path(args.app))
-    zephyr = app.kind == "zephyr"
-    built = Path(args.elf) if args.elf and not zephyr else app.app_kind.image(app)
+    kind, board = app.app_kind, app.board()
+    zephyr = kind.name == "zephyr"
+    built = Path(args.elf) if args.elf and not zephyr else kind.image(app)
     image = built.resolve() if built else app.path.resolve() / "build" / "<app>.elf"
-    flasher = app.app_kind.flasher(flash.FlashConfig(board=app.board(), app=app.path, image=image, zephyr=zephyr,
-                                                     probe=args.probe))
+    flasher = kind.flasher(flash.FlashConfig(board=board, app=app.path, image=image, zephyr=zephyr, probe=args.probe))
     # A bare-metal image prints through semihosting unless the board has a UART it drives itself.
-    semihosting_only = not zephyr and app.board().uart is None
+    semihosting_only = not zephyr and board.uart is None
     if args.serial and semihosting_only:
-        raise FlashError(f"the bare-metal image prints through semihosting on {app.board().id}, not on a serial port",
+        raise FlashError(f"the bare-metal image prints through semihosting on {board.id}, not on a serial port",
                          "create the Zephyr app (--rtos zephyr), which prints on the board's console UART")
     if args.dry_run:
         for command in flasher.commands():

@@ -13,10 +13,14 @@ import argparse
 import json
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cmx_gen.app_folder import AppFolder
 from cmx_gen.errors import RunError
 from cmx_gen.runners import RUNNERS, Result, Runner
+
+if TYPE_CHECKING:
+    from cmx_gen.report import Instruction
 
 # The diagnostic images, each built by the app's kind beside the default image (a CMake option of a
 # bare-metal app, a Kconfig option of a Zephyr app) so that one never carries their code.
@@ -87,10 +91,11 @@ def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
     from cmx_gen import progress
     from cmx_gen.memory import check_diagnostic_fit
 
-    report = app.report()
+    instructions = app.report().instructions
+    placement = app.placement()
     status = 0
     for diagnostic in (d for d in DIAGNOSTICS if getattr(args, d)):
-        check_diagnostic_fit(app.placement(), diagnostic, len(report.instructions))
+        check_diagnostic_fit(placement, diagnostic, len(instructions))
         build_dir = app.path.resolve() / f"build-{diagnostic}"
         if args.dry_run:
             command = app.app_kind.diagnostic_build_command(app, build_dir, diagnostic)
@@ -103,16 +108,16 @@ def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
         if args.dry_run:
             print(shlex.join(runner.command(image)))
             continue
-        status = max(status, report_diagnostic(app, diagnostic, runner.run(image), args))
+        status = max(status, report_diagnostic(app, diagnostic, runner.run(image), args, instructions))
     return status
 
 
-def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.Namespace) -> int:
+def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.Namespace,
+                      instructions: list[Instruction]) -> int:
     """Print the profile table or the trace verdict of one diagnostic run; its exit status."""
     from cmx_gen import profile, trace
 
     print(result.line)
-    instructions = app.report().instructions
     if kind == "profile":
         prof = profile.parse(result, instructions)
         print(profile.table(prof))

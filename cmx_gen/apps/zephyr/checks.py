@@ -33,11 +33,10 @@ import yaml
 from devicetree import dtlib
 
 from cmx_gen import result_line
-from cmx_gen.paths import ROOT
-from cmx_gen.targets import cores
 from cmx_gen.apps.zephyr.context import ZEPHYR_DATA
 from cmx_gen.boards import zephyr_boards
-
+from cmx_gen.paths import ROOT
+from cmx_gen.targets import cores
 
 NOT_CHECKED = [
     "Zephyr's CMake configure and build (needs a Zephyr tree): CMakeLists.txt and the linker "

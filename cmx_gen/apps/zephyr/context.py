@@ -28,6 +28,7 @@ ZEPHYR_REVISION = "v4.4.0"
 PTE_SECTION = ".cmx_model"
 ARENA_SECTION = ".cmx_arena"
 
+
 def board_info(file_name: str) -> dict[str, Any]:
     """The boards.yaml entry of one Zephyr board target (by file name)."""
     data = zephyr_boards()
@@ -40,6 +41,7 @@ def board_info(file_name: str) -> dict[str, Any]:
         )
     return data[file_name]
 
+
 def _region(board: dict, name: str) -> dict:
     for region in board["memory"]:
         if region["name"] == name:
@@ -49,12 +51,15 @@ def _region(board: dict, name: str) -> dict:
         "re-run placement for this board",
     )
 
+
 def _round_up(value: int, align: int) -> int:
     return (int(value) + align - 1) // align * align
+
 
 def _ident(name: str) -> str:
     """A devicetree label / linker region name from a board region name."""
     return "".join(ch if ch.isalnum() else "_" for ch in name)
+
 
 class _Layout:
     """Resolves board regions to devicetree nodes for one Zephyr target, collecting the overlay."""
@@ -137,6 +142,7 @@ class _Layout:
         if entry["label"] != self.info["chosen"][role]:
             self.chosen[f"zephyr,{role}"] = entry["label"]
 
+
 def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any]:
     """Board .conf / .overlay / linker placement for one Zephyr target."""
     info = board_info(file_name)
@@ -204,6 +210,7 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
         "pte": pte,
         "arena": arena,
     }
+
 
 def template_context(board: dict, placement: dict, report: Report) -> dict[str, Any]:
     """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
