@@ -68,10 +68,16 @@ class AppFolder:
 
         return Placement.from_dict(json.loads((self.path / "model" / "placement.json").read_text()))
 
-    def elf(self, build_dir: str = "build") -> Path | None:
-        """The bare-metal image in APP/<build_dir>, if built."""
-        elves = sorted((self.path / build_dir).glob("*.elf"))
-        return elves[0] if elves else None
+    def elf(self, build_dir: str = "build", user_app: bool = False) -> Path | None:
+        """The bare-metal check image in APP/<build_dir> (or, with `user_app`, the user's
+        application, `<name>_app.elf`), if built."""
+        from cmx_gen.apps.baremetal.build import find_elf
+        from cmx_gen.errors import BuildError
+
+        try:
+            return find_elf(self.path / build_dir, user_app)
+        except BuildError:
+            return None
 
     def verdict(self, line: str) -> list[str]:
         """The result line, then how far ExecuTorch's Python reference is from the checked one."""

@@ -90,6 +90,7 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
     values, apps/zephyr/context.py)."""
     ctx: dict[str, Any] = {
         "app_name": project.app_name(),
+        "model_handle": model_files.handle_symbol(project.app_name()),
         "app_dir": "app",
         "rtos": project.rtos,
         "board": board.model_dump(mode="json"),
@@ -122,7 +123,7 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifact
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest)
     model_files.write_model_files(stage / "model", artifacts.pte, artifacts.report, artifacts.reference, placement,
-                                  PTE_SECTION)
+                                  PTE_SECTION, ctx["app_name"])
     (stage / "model" / "report.json").write_text(json.dumps(artifacts.report.to_dict(), indent=2) + "\n")
     (stage / "model" / "placement.json").write_text(json.dumps(ctx["placement"], indent=2) + "\n")
     (stage / project_mod.FILE_NAME).write_text(project_text)

@@ -112,8 +112,12 @@ def memory_use(elf: Path, linker_script: Path) -> tuple[list[Region], list[Secti
     return regions, sections
 
 
-def find_elf(build_dir: Path) -> Path:
-    elves = sorted(build_dir.glob("*.elf"))
+USER_APP_SUFFIX = "_app"  # the user's application image beside the check: <name>_app.elf
+
+
+def find_elf(build_dir: Path, user_app: bool = False) -> Path:
+    """The check image in `build_dir` (`<name>.elf`), or the user's application (`<name>_app.elf`)."""
+    elves = sorted(e for e in build_dir.glob("*.elf") if e.stem.endswith(USER_APP_SUFFIX) == user_app)
     if not elves:
         raise BuildError(f"no .elf in {build_dir}", "the build did not link; run `cmx-gen build APP --clean`")
     return elves[0]

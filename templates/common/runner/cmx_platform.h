@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-/* Called once, first thing in cmx_run(): bring up the console, enable the counter.
+/* Called once, first thing in cmx_run() or the application: bring up the console, enable the counter.
  * Returns 0 on success; non-zero makes the runner exit with that status. */
 int cmx_platform_init(void);
 
@@ -42,9 +42,16 @@ void cmx_platform_exit(int status) __attribute__((noreturn));
  * line (the bare-metal platform paints the stack at reset). */
 int cmx_platform_stack(uint32_t* used, uint32_t* size) __attribute__((weak));
 
-/* The runner's entry point: loads the embedded program, runs forward on the reference input,
+/* OPTIONAL (weak): the next `nbytes` of input the host sends, for the application's default input
+ * hook (cmx/app/cmx_app.h). Returns nbytes when a whole sample arrived, 0 when the host sends
+ * nothing (the application then uses the embedded reference input), -1 when the host's stream
+ * has ended. Bare metal: a file named on the semihosting command line (`cmx-input=PATH`, what
+ * `cmx-gen run --data` passes), or a `CMX1` frame on the UART; Zephyr: a frame on the console. */
+int cmx_platform_read(void* buffer, uint32_t nbytes) __attribute__((weak));
+
+/* The check's entry point: loads the embedded program, runs forward on the reference input,
  * compares, prints the one result line and returns 0 (PASS) or non-zero (FAIL / error).
- * The platform's main() calls cmx_platform_exit(cmx_run()). */
+ * The check's main() (cmx_check_main.c) calls cmx_platform_exit(cmx_run()). */
 int cmx_run(void);
 
 #ifdef __cplusplus

@@ -1,9 +1,10 @@
 /*
  * cmx_runner.cpp - the cmx-gen on-target check, shared by every app kind.
  *
- * Loads the program embedded by model/model_pte.S, sizes every memory pool from the plan in
- * model/cmx_model.h, runs `forward` once on the reference input from model/cmx_model_io.c,
- * compares with the expected output and prints ONE machine-readable line, e.g.
+ * Through the model API (cmx/api: the same code the user's application calls) it loads the
+ * program embedded by model/model_pte.S into the pools sized from the plan in model/cmx_model.h,
+ * runs `forward` once on the reference input from model/cmx_model_io.c, compares with the
+ * expected output and prints ONE machine-readable line, e.g.
  *
  *   cmx-gen: PASS max_abs_err=0 instr=1810234 method=11552/11776 planned=20464/20464 temp=212/256
  *
@@ -26,14 +27,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <executorch/extension/data_loader/buffer_data_loader.h>
-#include <executorch/runtime/core/memory_allocator.h>
-#include <executorch/runtime/executor/method.h>
-#include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/platform.h>
-#include <executorch/runtime/platform/runtime.h>
 
 #include "cmx_model.h"
+#include "cmx_model_impl.h"
+#include "cmx_models.h"
 #include "cmx_platform.h"
 
 #if (defined(CMX_PROFILE) && CMX_PROFILE) || (defined(CMX_TRACE) && CMX_TRACE)
@@ -41,70 +39,16 @@
 #else
 #define CMX_PROFILING 0
 #endif
-#if CMX_PROFILING
-#include <executorch/runtime/core/event_tracer.h>
-#endif
 
-extern "C" const uint8_t cmx_model_pte[];
-extern "C" const uint8_t cmx_model_pte_end[];
-extern "C" int cmx_register_kernels(void);  // generated: model/cmx_kernels.cpp
-
-using executorch::extension::BufferDataLoader;
-using executorch::runtime::Error;
 using executorch::runtime::EValue;
-using executorch::runtime::HierarchicalAllocator;
-using executorch::runtime::MemoryAllocator;
-using executorch::runtime::MemoryManager;
-using executorch::runtime::Method;
-using executorch::runtime::MethodMeta;
-using executorch::runtime::Program;
 using executorch::runtime::Result;
-using executorch::runtime::Span;
 using executorch::aten::ScalarType;
 using executorch::aten::Tensor;
-using executorch::aten::TensorImpl;
-
-/* Where the pools live. The bare-metal app puts them in the arena region chosen by the
- * placement (linker section); a platform may define CMX_ARENA_SECTION to another name. */
-#if defined(CMX_ARENA_SECTION)
-#define CMX_ARENA __attribute__((section(CMX_ARENA_SECTION), aligned(16)))
-#else
-#define CMX_ARENA __attribute__((aligned(16)))
-#endif
-
-#define CMX_ROUND16(n) ((((n) + 15u) / 16u) * 16u)
 
 namespace {
 
-/* A bump allocator that remembers the most it was ever asked to hold (also when it ran out),
- * so the result line can prove the plan: used <= allocated, and say how much was missing. */
-class CountingAllocator : public MemoryAllocator {
- public:
-  CountingAllocator(uint32_t size, uint8_t* base) : MemoryAllocator(size, base) {}
-
-  void* allocate(size_t size, size_t alignment = kDefaultAlignment) override {
-    if (alignment && !(alignment & (alignment - 1))) {
-      uintptr_t cur = reinterpret_cast<uintptr_t>(base_address()) + used_size();
-      uintptr_t start = (cur + alignment - 1) & ~static_cast<uintptr_t>(alignment - 1);
-      size_t need = static_cast<size_t>(start - reinterpret_cast<uintptr_t>(base_address())) + size;
-      if (need > peak_) peak_ = need;
-    }
-    return MemoryAllocator::allocate(size, alignment);
-  }
-  size_t peak() const { return peak_; }
-
- private:
-  size_t peak_ = 0;
-};
-
-/* Pools, sized by cmx-gen from the memory plan (model/cmx_model.h). */
-static uint8_t method_pool[CMX_ROUND16(CMX_METHOD_POOL_BYTES)] CMX_ARENA;
-static uint8_t temp_pool[(CMX_TEMP_POOL_BYTES > 0u) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) : 16u] CMX_ARENA;
-#if CMX_PLANNED_BUFFER_COUNT > 0
-static const uint32_t planned_sizes[CMX_PLANNED_BUFFER_COUNT] = CMX_PLANNED_BUFFER_SIZES;
-static uint8_t planned_pool[CMX_PLANNED_POOL_BYTES] CMX_ARENA;
-static Span<uint8_t> planned_spans[CMX_PLANNED_BUFFER_COUNT];
-#endif
+/* The model under test: its handle (cmx_model_instance.cpp) holds the pools sized by cmx-gen. */
+cmx_model& model = CMX_MODEL_SYMBOL;
 
 /* --- a tiny line builder: no printf (newlib's lacks %zu and costs heap) --- */
 struct Line {
@@ -160,20 +104,10 @@ struct Line {
 };
 
 struct Measured {
-  size_t method_used = 0, temp_used = 0, planned_used = 0;
+  cmx_stats pools = {};
   uint64_t count = 0;
   bool counted = false;
 };
-
-size_t planned_allocated() {
-#if CMX_PLANNED_BUFFER_COUNT > 0
-  size_t total = 0;
-  for (size_t i = 0; i < CMX_PLANNED_BUFFER_COUNT; ++i) total += planned_sizes[i];
-  return total;
-#else
-  return 0;
-#endif
-}
 
 #if (defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS) || (defined(CMX_TRACE) && CMX_TRACE)
 /* `cmx-gen: <tag> <i> <offset> <hex>` lines of 32 bytes each, parsed by cmx_gen.runners.base. */
@@ -194,10 +128,10 @@ void print_hex(const char* tag, size_t i, const uint8_t* bytes, size_t nbytes) {
 #if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
 /* -D CMX_DUMP_OUTPUTS=ON: after the result line, every output's bytes in memory (dim) order,
  * for cmx_gen.runners.base.parse_outputs to compare element by element with the reference. */
-void dump_outputs(Method& method) {
+void dump_outputs() {
   for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
-    const Tensor& out = method.get_output(i).toTensor();
-    print_hex("out", i, static_cast<const uint8_t*>(out.const_data_ptr()), out.nbytes());
+    cmx_tensor out;
+    if (cmx_output(&model, i, &out) == CMX_OK) print_hex("out", i, static_cast<const uint8_t*>(out.data), out.nbytes);
   }
 }
 #endif
@@ -261,7 +195,7 @@ class CmxTracer final : public EventTracer {
     const TraceOutput& out = trace_outputs[entry.debug_handle];
 #if CMX_PLANNED_BUFFER_COUNT > 0
     if (out.mem_id >= 1 && out.mem_id <= CMX_PLANNED_BUFFER_COUNT) {
-      print_hex("trace", entry.debug_handle, planned_spans[out.mem_id - 1].data() + out.offset, out.nbytes);
+      print_hex("trace", entry.debug_handle, model.planned_spans[out.mem_id - 1].data() + out.offset, out.nbytes);
     }
 #else
     (void)out;
@@ -306,9 +240,9 @@ CmxTracer tracer;
 
 void print_pools(Line& line, const Measured& m) {
   if (m.counted) line.s(" ").s(cmx_platform_counter_name()).s("=").u(m.count);
-  line.s(" method=").u(m.method_used).s("/").u(CMX_METHOD_POOL_BYTES);
-  line.s(" planned=").u(m.planned_used).s("/").u(planned_allocated());
-  line.s(" temp=").u(m.temp_used).s("/").u(CMX_TEMP_POOL_BYTES);
+  line.s(" method=").u(m.pools.method_used).s("/").u(m.pools.method_size);
+  line.s(" planned=").u(m.pools.planned_used).s("/").u(m.pools.planned_size);
+  line.s(" temp=").u(m.pools.temp_used).s("/").u(m.pools.temp_size);
   uint32_t stack_used = 0, stack_size = 0;
   if (cmx_platform_stack && cmx_platform_stack(&stack_used, &stack_size) == 0) {
     line.s(" stack=").u(stack_used).s("/").u(stack_size);
@@ -361,90 +295,48 @@ ET_NORETURN void et_pal_abort(void) {
 }
 #endif /* CMX_PAL_PROVIDED */
 
+/* `error=<stage>:0x<code>`: the API's status name, and the runtime's error code behind it. */
+int fail(cmx_status status, Measured& m) {
+  cmx_get_stats(&model, &m.pools);
+  return fail(cmx_status_name(status), cmx_error_detail(&model) ? cmx_error_detail(&model) : status, m);
+}
+
 extern "C" int cmx_run(void) {
   int status = cmx_platform_init();
   if (status != 0) return status;
-  executorch::runtime::runtime_init();
 
   Measured m;
-  int reg = cmx_register_kernels();
-  if (reg != 0) return fail("register_kernels", static_cast<uint32_t>(reg), m);
+  cmx_status st = cmx::init(&model, CMX_EVENT_TRACER);
+  if (st != CMX_OK) return fail(st, m);
 
-  const size_t pte_size = static_cast<size_t>(cmx_model_pte_end - cmx_model_pte);
-  BufferDataLoader loader(cmx_model_pte, pte_size);
-  Result<Program> program = Program::load(&loader);
-  if (!program.ok()) return fail("program_load", static_cast<uint32_t>(program.error()), m);
-
-  Result<MethodMeta> meta = program->method_meta("forward");
-  if (!meta.ok()) return fail("method_meta", static_cast<uint32_t>(meta.error()), m);
-
-#if CMX_PLANNED_BUFFER_COUNT > 0
-  /* Slice the planned pool, each buffer 16-byte aligned; check the plan against the program. */
-  if (meta->num_memory_planned_buffers() != CMX_PLANNED_BUFFER_COUNT) {
-    return fail("planned_buffer_count", static_cast<uint32_t>(meta->num_memory_planned_buffers()), m);
-  }
-  size_t offset = 0;
-  for (size_t i = 0; i < CMX_PLANNED_BUFFER_COUNT; ++i) {
-    Result<int64_t> need = meta->memory_planned_buffer_size(i);
-    if (!need.ok()) return fail("planned_buffer_size", static_cast<uint32_t>(need.error()), m);
-    m.planned_used += static_cast<size_t>(need.get());
-    if (static_cast<uint64_t>(need.get()) > planned_sizes[i]) {
-      return fail("planned_buffer_short", static_cast<uint32_t>(i), m);
-    }
-    planned_spans[i] = Span<uint8_t>(planned_pool + offset, planned_sizes[i]);
-    offset += CMX_ROUND16(planned_sizes[i]);
-  }
-  HierarchicalAllocator planned(Span<Span<uint8_t>>(planned_spans, CMX_PLANNED_BUFFER_COUNT));
-#else
-  HierarchicalAllocator planned(Span<Span<uint8_t>>(nullptr, static_cast<size_t>(0)));
-#endif
-
-  CountingAllocator method_allocator(CMX_METHOD_POOL_BYTES, method_pool);
-  CountingAllocator temp_allocator(CMX_TEMP_POOL_BYTES, temp_pool);
-  MemoryManager memory(&method_allocator, &planned, &temp_allocator);
-
-  Result<Method> method = program->load_method("forward", &memory, CMX_EVENT_TRACER);
-  m.method_used = method_allocator.peak();
-  if (!method.ok()) return fail("load_method", static_cast<uint32_t>(method.error()), m);
-
-  if (method->inputs_size() != CMX_NUM_INPUTS || method->outputs_size() != CMX_NUM_OUTPUTS) {
-    return fail("io_count", static_cast<uint32_t>(method->inputs_size()), m);
-  }
-  /* Feed the reference inputs: wrap each in a tensor with the program's own sizes/dim order. */
+  /* Write the reference inputs into the model's planned input buffers (zero-copy API). */
   for (size_t i = 0; i < CMX_NUM_INPUTS; ++i) {
-    auto info = meta->input_tensor_meta(i);
-    if (!info.ok()) return fail("input_meta", static_cast<uint32_t>(info.error()), m);
-    if (info->nbytes() != cmx_inputs[i].nbytes) return fail("input_size", static_cast<uint32_t>(i), m);
-    TensorImpl impl(info->scalar_type(), static_cast<ssize_t>(info->sizes().size()),
-                    const_cast<TensorImpl::SizesType*>(info->sizes().data()),
-                    const_cast<void*>(cmx_inputs[i].data),
-                    const_cast<TensorImpl::DimOrderType*>(info->dim_order().data()));
-    Tensor tensor(&impl);
-    Error err = method->set_input(EValue(tensor), i);
-    if (err != Error::Ok) return fail("set_input", static_cast<uint32_t>(err), m);
+    cmx_tensor in;
+    st = cmx_input(&model, i, &in);
+    if (st != CMX_OK) return fail(st, m);
+    if (in.nbytes != cmx_inputs[i].nbytes) return fail("input_size", static_cast<uint32_t>(i), m);
+    memcpy(in.data, cmx_inputs[i].data, in.nbytes);
   }
 
   uint64_t start = cmx_platform_counter();
-  Error err = method->execute();
+  st = cmx_invoke(&model);
   m.count = cmx_platform_counter() - start;
   m.counted = true;
-  m.temp_used = temp_allocator.peak();
-  m.method_used = method_allocator.peak();
-  if (err != Error::Ok) return fail("execute", static_cast<uint32_t>(err), m);
+  cmx_get_stats(&model, &m.pools);
+  if (st != CMX_OK) return fail(st, m);
 
   /* Compare with the expected outputs of the lowered program (same dim order). */
   double max_err = 0.0;
   for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
-    const EValue& value = method->get_output(i);
-    if (!value.isTensor()) return fail("output_not_tensor", static_cast<uint32_t>(i), m);
-    const Tensor& out = value.toTensor();
+    cmx_tensor out;
+    if (cmx_output(&model, i, &out) != CMX_OK) return fail("output_not_tensor", static_cast<uint32_t>(i), m);
     const cmx_tensor_ref& ref = cmx_outputs[i];
-    if (out.nbytes() != ref.nbytes || static_cast<int>(out.scalar_type()) != ref.dtype) {
+    if (out.nbytes != ref.nbytes || static_cast<int>(out.dtype) != ref.dtype) {
       return fail("output_shape", static_cast<uint32_t>(i), m);
     }
     const double step = ref.scale > 0.0f ? static_cast<double>(ref.scale) : 1.0;
     for (uint32_t k = 0; k < ref.numel; ++k) {
-      double d = element(out.const_data_ptr(), k, ref.dtype) - element(ref.data, k, ref.dtype);
+      double d = element(out.data, k, ref.dtype) - element(ref.data, k, ref.dtype);
       if (d < 0) d = -d;
       d /= step;
       if (d != d) d = 1e30;  // NaN never passes
@@ -452,14 +344,14 @@ extern "C" int cmx_run(void) {
     }
   }
   const bool pass = max_err <= CMX_TOLERANCE_LSB;
-  const bool pools_ok = m.method_used <= CMX_METHOD_POOL_BYTES && m.temp_used <= CMX_TEMP_POOL_BYTES;
+  const bool pools_ok = m.pools.method_used <= m.pools.method_size && m.pools.temp_used <= m.pools.temp_size;
 
   Line line;
   line.s(pass && pools_ok ? "cmx-gen: PASS" : "cmx-gen: FAIL").s(" max_abs_err=").fixed3(max_err);
   print_pools(line, m);
   line.print();
 #if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
-  dump_outputs(*method);
+  dump_outputs();
 #endif
 #if defined(CMX_PROFILE) && CMX_PROFILE
   for (size_t i = 0; i < CMX_NUM_INSTRUCTIONS; ++i) {

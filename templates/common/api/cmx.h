@@ -1,0 +1,132 @@
+/*
+ * cmx.h - the cmx-gen model API: call a model embedded by cmx-gen from plain C (or C++).
+ *
+ * No ExecuTorch type or header is visible here. A model is a handle, `cmx_model`, one static
+ * object per model declared in the generated "cmx_models.h" (e.g. `cmx_model_digits`); every
+ * function takes the handle, so several models in one image never clash and the function names
+ * stay the same whatever the model (docs/api.md says why, and what each call costs).
+ *
+ *   cmx_model* m = &cmx_model_digits;
+ *   if (cmx_init(m) != CMX_OK) ...;                 // once: load the program, plan the pools
+ *   cmx_tensor in, out;
+ *   cmx_input(m, 0, &in);                           // in.data: the planned input buffer (zero-copy)
+ *   ... fill in.data (in.nbytes bytes, in memory order) or cmx_input_set_f32(m, 0, values, n) ...
+ *   cmx_invoke(m);                                  // run forward
+ *   cmx_output(m, 0, &out);                         // out.data: the planned output buffer
+ *
+ * Not thread-safe per model: calls on one handle must not overlap. Different handles may run in
+ * different threads only when their memory is not shared (docs/api.md).
+ */
+#ifndef CMX_H
+#define CMX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every call returns one of these; cmx_status_name() gives its name (docs/api.md: what each means). */
+typedef enum {
+  CMX_OK = 0,
+  CMX_E_REGISTER_KERNELS = 1, /* the image's kernel registration failed (a kernel twice, registry full) */
+  CMX_E_PROGRAM_LOAD = 2,     /* the embedded program is not a valid .pte for this runtime */
+  CMX_E_METHOD_META = 3,      /* the program has no `forward` method */
+  CMX_E_PLANNED_BUFFERS = 4,  /* the program's memory plan differs from the one the app was made for */
+  CMX_E_LOAD_METHOD = 5,      /* loading `forward` failed: method pool too small, or a kernel missing */
+  CMX_E_IO_COUNT = 6,         /* the program's input/output count differs from the generated one */
+  CMX_E_UNPLANNED_IO = 7,     /* an input or output has no planned buffer (not a cmx-gen program) */
+  CMX_E_EXECUTE = 8,          /* a kernel failed while running (temp pool too small, bad arguments) */
+  CMX_E_NOT_INITIALIZED = 9,  /* cmx_init() was not called, or failed */
+  CMX_E_INDEX = 10,           /* no input/output with that index */
+  CMX_E_SIZE = 11,            /* a byte or element count that does not match the tensor */
+  CMX_E_DTYPE = 12,           /* the tensor's dtype cannot take float values (int8 without a scale) */
+  CMX_E_ARGUMENT = 13         /* a NULL handle or pointer */
+} cmx_status;
+
+/* Element types. The numbers are ExecuTorch's ScalarType codes, so they match the program. */
+typedef enum {
+  CMX_DTYPE_UINT8 = 0,
+  CMX_DTYPE_INT8 = 1,
+  CMX_DTYPE_INT16 = 2,
+  CMX_DTYPE_INT32 = 3,
+  CMX_DTYPE_INT64 = 4,
+  CMX_DTYPE_FLOAT16 = 5,
+  CMX_DTYPE_FLOAT32 = 6,
+  CMX_DTYPE_FLOAT64 = 7,
+  CMX_DTYPE_BOOL = 11
+} cmx_dtype;
+
+#define CMX_MAX_DIMS 8
+
+/* One input or output. `data` points into the model's planned buffers: valid after cmx_init() and
+ * the same address for every call. Its bytes are in memory order: `shape` is the logical
+ * (PyTorch) shape, `dim_order` the order the dimensions are laid out in memory, outermost first
+ * ({0,2,3,1} = channels-last, NHWC). `scale` > 0 when the values are quantized:
+ * real = scale * (q - zero_point) (int8 I/O, `--io int8`); 0 for float I/O. */
+typedef struct {
+  void* data;
+  size_t nbytes;
+  size_t numel;
+  cmx_dtype dtype;
+  uint32_t rank;
+  int32_t shape[CMX_MAX_DIMS];
+  uint8_t dim_order[CMX_MAX_DIMS];
+  float scale;
+  int32_t zero_point;
+} cmx_tensor;
+
+/* Memory, in bytes: each pool's high-water mark and size. The marks stop moving after the first
+ * cmx_invoke(); `invocations` counts successful calls. */
+typedef struct {
+  size_t method_used, method_size;   /* the program's state: tensors, EValues, kernel arguments */
+  size_t planned_used, planned_size; /* activations, inputs and outputs (the memory plan) */
+  size_t temp_used, temp_size;       /* kernel scratch, reset after each operator */
+  uint32_t invocations;
+} cmx_stats;
+
+/* The model handle; its layout is private (cmx_models.h declares one object per model). */
+typedef struct cmx_model cmx_model;
+
+/* Register the image's kernels (once per image, whichever model comes first), load the embedded
+ * program and plan its memory in the model's static pools. A second call returns CMX_OK at once. */
+cmx_status cmx_init(cmx_model* model);
+
+/* Run `forward` once on what the input buffers hold. Allocates nothing; no pool grows. */
+cmx_status cmx_invoke(cmx_model* model);
+
+size_t cmx_num_inputs(const cmx_model* model);
+size_t cmx_num_outputs(const cmx_model* model);
+
+/* Describe input/output `index` (see cmx_tensor). Inputs: write into `data` before cmx_invoke();
+ * the model may reuse that memory while it runs, so write every input before every call.
+ * Outputs: read `data` after cmx_invoke() and before writing the next input. */
+cmx_status cmx_input(const cmx_model* model, size_t index, cmx_tensor* tensor);
+cmx_status cmx_output(const cmx_model* model, size_t index, cmx_tensor* tensor);
+
+/* Float convenience, `count` values in memory order. A float32 tensor is copied; an int8 tensor
+ * with a scale (`--io int8`) is quantized (round half to even, saturated) or dequantized with the
+ * model's scale and zero point. */
+cmx_status cmx_input_set_f32(cmx_model* model, size_t index, const float* values, size_t count);
+cmx_status cmx_output_get_f32(const cmx_model* model, size_t index, float* values, size_t count);
+
+/* The sample input cmx-gen embedded (the on-target check's reference input), as raw bytes in the
+ * input's memory order: a known-good input for bring-up. */
+cmx_status cmx_reference_input(const cmx_model* model, size_t index, const void** data, size_t* nbytes);
+
+cmx_status cmx_get_stats(const cmx_model* model, cmx_stats* stats);
+
+/* The model's name ("digits"), and the name of a status ("load_method", "ok"). */
+const char* cmx_name(const cmx_model* model);
+const char* cmx_status_name(cmx_status status);
+
+/* The runtime's own error code behind the last failure of this model (an ExecuTorch Error value,
+ * for a bug report; 0 when there is none). cmx_status says what failed; this says why. */
+uint32_t cmx_error_detail(const cmx_model* model);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CMX_H */

@@ -1,0 +1,265 @@
+/*
+ * cmx_api.cpp - the model API (cmx.h) over ExecuTorch's Program / Method / MemoryManager.
+ *
+ * One copy per image, whatever the number of models: each model is a `cmx_model` handle (generated
+ * by cmx_model_instance.cpp from the model's cmx_model.h) that brings its own program and pools.
+ * cmx_init() builds the runtime objects in the handle's static storage; cmx_invoke() only runs.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <executorch/runtime/platform/runtime.h>
+
+#include "cmx_model_impl.h"
+
+extern "C" int cmx_register_kernels(void);  // generated: model/cmx_kernels.cpp
+
+using executorch::extension::BufferDataLoader;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::HierarchicalAllocator;
+using executorch::runtime::MemoryManager;
+using executorch::runtime::Method;
+using executorch::runtime::MethodMeta;
+using executorch::runtime::Program;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+using executorch::aten::Tensor;
+
+#define CMX_ROUND16(n) ((((n) + 15u) / 16u) * 16u)
+
+namespace {
+
+/* Kernels and the runtime's PAL come up once per image, for all models. */
+bool runtime_ready = false;
+
+cmx_status failed(cmx_model* model, cmx_status status, Error err) {
+  model->state->detail = static_cast<uint32_t>(err);
+  return status;
+}
+
+bool ready(const cmx_model* model) { return model && model->state && model->state->ready; }
+
+/* The method's input/output EValue: the tensors whose data is the planned buffer. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+const Tensor* io_tensor(const cmx_model* model, size_t index, bool input) {
+  if (!ready(model)) return nullptr;
+  Method* m = model->state->method.get();
+  if (index >= (input ? m->inputs_size() : m->outputs_size())) return nullptr;
+  const EValue& value = input ? m->get_input(index) : m->get_output(index);
+  return value.isTensor() ? &value.toTensor() : nullptr;
+}
+#pragma GCC diagnostic pop
+
+cmx_status describe(const cmx_model* model, size_t index, bool input, cmx_tensor* out) {
+  if (!model || !out) return CMX_E_ARGUMENT;
+  if (!ready(model)) return CMX_E_NOT_INITIALIZED;
+  const Tensor* t = io_tensor(model, index, input);
+  if (!t) return CMX_E_INDEX;
+  memset(out, 0, sizeof(*out));
+  out->data = const_cast<void*>(t->const_data_ptr());
+  out->nbytes = t->nbytes();
+  out->numel = static_cast<size_t>(t->numel());
+  out->dtype = static_cast<cmx_dtype>(t->scalar_type());
+  out->rank = static_cast<uint32_t>(t->dim()) < CMX_MAX_DIMS ? static_cast<uint32_t>(t->dim()) : CMX_MAX_DIMS;
+  for (uint32_t d = 0; d < out->rank; ++d) {
+    out->shape[d] = static_cast<int32_t>(t->size(d));
+    out->dim_order[d] = t->dim_order()[d];
+  }
+  const cmx::IoQuant& q = (input ? model->input_quant : model->output_quant)[index];
+  if (out->dtype != CMX_DTYPE_FLOAT32) {
+    out->scale = q.scale;
+    out->zero_point = q.zero_point;
+  }
+  return CMX_OK;
+}
+
+}  // namespace
+
+namespace cmx {
+
+cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
+  if (!model || !model->state) return CMX_E_ARGUMENT;
+  ModelState& s = *model->state;
+  if (s.ready) return CMX_OK;
+  s.detail = 0;
+  if (!runtime_ready) {
+    executorch::runtime::runtime_init();
+    int reg = cmx_register_kernels();
+    if (reg != 0) return failed(model, CMX_E_REGISTER_KERNELS, static_cast<Error>(reg));
+    runtime_ready = true;
+  }
+
+  BufferDataLoader* loader = s.loader.emplace(model->pte, static_cast<size_t>(model->pte_end - model->pte));
+  Result<Program> program = Program::load(loader);
+  if (!program.ok()) return failed(model, CMX_E_PROGRAM_LOAD, program.error());
+  Program* p = s.program.emplace(std::move(program.get()));
+
+  Result<MethodMeta> meta = p->method_meta("forward");
+  if (!meta.ok()) return failed(model, CMX_E_METHOD_META, meta.error());
+
+  /* Slice the planned pool, each buffer 16-byte aligned; check the plan against the program. */
+  if (meta->num_memory_planned_buffers() != model->planned_count) {
+    return failed(model, CMX_E_PLANNED_BUFFERS, Error::InvalidProgram);
+  }
+  size_t offset = 0;
+  for (size_t i = 0; i < model->planned_count; ++i) {
+    Result<int64_t> need = meta->memory_planned_buffer_size(i);
+    if (!need.ok()) return failed(model, CMX_E_PLANNED_BUFFERS, need.error());
+    if (static_cast<uint64_t>(need.get()) > model->planned_sizes[i]) {
+      return failed(model, CMX_E_PLANNED_BUFFERS, Error::MemoryAllocationFailed);
+    }
+    model->planned_spans[i] = Span<uint8_t>(model->planned_pool + offset, model->planned_sizes[i]);
+    offset += CMX_ROUND16(model->planned_sizes[i]);
+  }
+  HierarchicalAllocator* planned =
+      s.planned.emplace(Span<Span<uint8_t>>(model->planned_spans, static_cast<size_t>(model->planned_count)));
+  CountingAllocator* method_alloc = s.method_allocator.emplace(model->method_pool_bytes, model->method_pool);
+  CountingAllocator* temp_alloc = s.temp_allocator.emplace(model->temp_pool_bytes, model->temp_pool);
+  MemoryManager* memory = s.memory.emplace(method_alloc, planned, temp_alloc);
+
+  Result<Method> method = p->load_method("forward", memory, tracer);
+  if (!method.ok()) return failed(model, CMX_E_LOAD_METHOD, method.error());
+  Method* m = s.method.emplace(std::move(method.get()));
+  if (m->inputs_size() != model->num_inputs || m->outputs_size() != model->num_outputs) {
+    return failed(model, CMX_E_IO_COUNT, Error::InvalidProgram);
+  }
+
+  /* Zero-copy I/O: the caller writes into the planned input buffers and reads the planned output
+   * buffers. The runtime wants each input "set" once; setting it to itself marks it. */
+  for (size_t i = 0; i < model->num_inputs; ++i) {
+    Result<executorch::runtime::TensorInfo> info = meta->input_tensor_meta(i);
+    if (!info.ok()) return failed(model, CMX_E_UNPLANNED_IO, info.error());
+    if (!info->is_memory_planned()) return failed(model, CMX_E_UNPLANNED_IO, Error::NotSupported);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    EValue self = m->get_input(i);
+#pragma GCC diagnostic pop
+    Error err = m->set_input(self, i);
+    if (err != Error::Ok) return failed(model, CMX_E_UNPLANNED_IO, err);
+  }
+  for (size_t i = 0; i < model->num_outputs; ++i) {
+    Result<executorch::runtime::TensorInfo> info = meta->output_tensor_meta(i);
+    if (!info.ok() || !info->is_memory_planned()) return failed(model, CMX_E_UNPLANNED_IO, Error::NotSupported);
+  }
+  s.ready = true;
+  return CMX_OK;
+}
+
+Method* method(cmx_model* model) { return ready(model) ? model->state->method.get() : nullptr; }
+
+}  // namespace cmx
+
+extern "C" {
+
+cmx_status cmx_init(cmx_model* model) { return cmx::init(model, nullptr); }
+
+cmx_status cmx_invoke(cmx_model* model) {
+  if (!model) return CMX_E_ARGUMENT;
+  if (!ready(model)) return CMX_E_NOT_INITIALIZED;
+  Error err = model->state->method.get()->execute();
+  if (err != Error::Ok) return failed(model, CMX_E_EXECUTE, err);
+  model->state->invocations++;
+  return CMX_OK;
+}
+
+size_t cmx_num_inputs(const cmx_model* model) { return model ? model->num_inputs : 0; }
+size_t cmx_num_outputs(const cmx_model* model) { return model ? model->num_outputs : 0; }
+
+cmx_status cmx_input(const cmx_model* model, size_t index, cmx_tensor* tensor) {
+  return describe(model, index, true, tensor);
+}
+
+cmx_status cmx_output(const cmx_model* model, size_t index, cmx_tensor* tensor) {
+  return describe(model, index, false, tensor);
+}
+
+cmx_status cmx_input_set_f32(cmx_model* model, size_t index, const float* values, size_t count) {
+  cmx_tensor t;
+  cmx_status st = cmx_input(model, index, &t);
+  if (st != CMX_OK) return st;
+  if (!values) return CMX_E_ARGUMENT;
+  if (count != t.numel) return CMX_E_SIZE;
+  if (t.dtype == CMX_DTYPE_FLOAT32) {
+    memcpy(t.data, values, count * sizeof(float));
+    return CMX_OK;
+  }
+  if (t.dtype != CMX_DTYPE_INT8 || !(t.scale > 0.0f)) return CMX_E_DTYPE;
+  int8_t* q = static_cast<int8_t*>(t.data);
+  const float inv = 1.0f / t.scale;
+  for (size_t k = 0; k < count; ++k) {
+    float v = nearbyintf(values[k] * inv) + static_cast<float>(t.zero_point);  // ties to even, as torch
+    q[k] = static_cast<int8_t>(v < -128.0f ? -128.0f : (v > 127.0f ? 127.0f : v));
+  }
+  return CMX_OK;
+}
+
+cmx_status cmx_output_get_f32(const cmx_model* model, size_t index, float* values, size_t count) {
+  cmx_tensor t;
+  cmx_status st = cmx_output(model, index, &t);
+  if (st != CMX_OK) return st;
+  if (!values) return CMX_E_ARGUMENT;
+  if (count != t.numel) return CMX_E_SIZE;
+  if (t.dtype == CMX_DTYPE_FLOAT32) {
+    memcpy(values, t.data, count * sizeof(float));
+    return CMX_OK;
+  }
+  if (t.dtype != CMX_DTYPE_INT8 || !(t.scale > 0.0f)) return CMX_E_DTYPE;
+  const int8_t* q = static_cast<const int8_t*>(t.data);
+  for (size_t k = 0; k < count; ++k) values[k] = t.scale * static_cast<float>(q[k] - t.zero_point);
+  return CMX_OK;
+}
+
+cmx_status cmx_reference_input(const cmx_model* model, size_t index, const void** data, size_t* nbytes) {
+  if (!model || !data || !nbytes) return CMX_E_ARGUMENT;
+  if (index >= model->num_inputs) return CMX_E_INDEX;
+  *data = model->reference_inputs[index].data;
+  *nbytes = model->reference_inputs[index].nbytes;
+  return CMX_OK;
+}
+
+cmx_status cmx_get_stats(const cmx_model* model, cmx_stats* stats) {
+  if (!model || !stats) return CMX_E_ARGUMENT;
+  memset(stats, 0, sizeof(*stats));
+  stats->method_size = model->method_pool_bytes;
+  stats->temp_size = model->temp_pool_bytes;
+  for (size_t i = 0; i < model->planned_count; ++i) stats->planned_size += model->planned_sizes[i];
+  if (!ready(model)) return CMX_E_NOT_INITIALIZED;
+  cmx::ModelState& s = *model->state;
+  stats->method_used = s.method_allocator.get()->peak();
+  stats->temp_used = s.temp_allocator.get()->peak();
+  Result<MethodMeta> meta = s.program.get()->method_meta("forward");
+  for (size_t i = 0; meta.ok() && i < model->planned_count; ++i) {
+    Result<int64_t> need = meta->memory_planned_buffer_size(i);
+    if (need.ok()) stats->planned_used += static_cast<size_t>(need.get());
+  }
+  stats->invocations = s.invocations;
+  return CMX_OK;
+}
+
+const char* cmx_name(const cmx_model* model) { return model ? model->name : ""; }
+
+const char* cmx_status_name(cmx_status status) {
+  switch (status) {
+    case CMX_OK: return "ok";
+    case CMX_E_REGISTER_KERNELS: return "register_kernels";
+    case CMX_E_PROGRAM_LOAD: return "program_load";
+    case CMX_E_METHOD_META: return "method_meta";
+    case CMX_E_PLANNED_BUFFERS: return "planned_buffers";
+    case CMX_E_LOAD_METHOD: return "load_method";
+    case CMX_E_IO_COUNT: return "io_count";
+    case CMX_E_UNPLANNED_IO: return "unplanned_io";
+    case CMX_E_EXECUTE: return "execute";
+    case CMX_E_NOT_INITIALIZED: return "not_initialized";
+    case CMX_E_INDEX: return "index";
+    case CMX_E_SIZE: return "size";
+    case CMX_E_DTYPE: return "dtype";
+    case CMX_E_ARGUMENT: return "argument";
+  }
+  return "unknown";
+}
+
+uint32_t cmx_error_detail(const cmx_model* model) { return model && model->state ? model->state->detail : 0; }
+
+}  // extern "C"

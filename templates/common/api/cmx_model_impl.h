@@ -1,0 +1,125 @@
+/*
+ * cmx_model_impl.h - what a cmx_model handle holds (C++ only; private to cmx/api, the generated
+ * model instance and the on-target check). Users include cmx.h, never this.
+ *
+ * A handle is static data: the embedded program, the model's pools (sized by cmx-gen from the
+ * program's plan), its reference I/O, and room for the runtime objects cmx_init() constructs in
+ * place. Nothing is allocated from a heap.
+ */
+#ifndef CMX_MODEL_IMPL_H
+#define CMX_MODEL_IMPL_H
+
+#include <new>
+#include <stddef.h>
+#include <stdint.h>
+#include <utility>
+
+#include <executorch/extension/data_loader/buffer_data_loader.h>
+#include <executorch/runtime/core/event_tracer.h>
+#include <executorch/runtime/core/hierarchical_allocator.h>
+#include <executorch/runtime/core/memory_allocator.h>
+#include <executorch/runtime/executor/memory_manager.h>
+#include <executorch/runtime/executor/method.h>
+#include <executorch/runtime/executor/program.h>
+
+#include "cmx.h"
+
+namespace cmx {
+
+/* A bump allocator that remembers the most it was ever asked to hold (also when it ran out), so
+ * the pools' high-water marks can be reported and checked against the plan. */
+class CountingAllocator : public executorch::runtime::MemoryAllocator {
+ public:
+  CountingAllocator(uint32_t size, uint8_t* base) : MemoryAllocator(size, base) {}
+
+  void* allocate(size_t size, size_t alignment = kDefaultAlignment) override {
+    if (alignment && !(alignment & (alignment - 1))) {
+      uintptr_t cur = reinterpret_cast<uintptr_t>(base_address()) + used_size();
+      uintptr_t start = (cur + alignment - 1) & ~static_cast<uintptr_t>(alignment - 1);
+      size_t need = static_cast<size_t>(start - reinterpret_cast<uintptr_t>(base_address())) + size;
+      if (need > peak_) peak_ = need;
+    }
+    return MemoryAllocator::allocate(size, alignment);
+  }
+  size_t peak() const { return peak_; }
+
+ private:
+  size_t peak_ = 0;
+};
+
+/* Room for one object built later, in place (the runtime's objects have no default constructor). */
+template <typename T>
+struct Slot {
+  alignas(T) unsigned char bytes[sizeof(T)];
+  template <typename... Args>
+  T* emplace(Args&&... args) {
+    return new (bytes) T(std::forward<Args>(args)...);
+  }
+  T* get() { return reinterpret_cast<T*>(bytes); }
+  const T* get() const { return reinterpret_cast<const T*>(bytes); }
+};
+
+/* The runtime objects of one model, built by cmx_init(). */
+struct ModelState {
+  bool ready;
+  uint32_t detail;  /* ExecuTorch Error of the last failure */
+  uint32_t invocations;
+  Slot<executorch::extension::BufferDataLoader> loader;
+  Slot<executorch::runtime::Program> program;
+  Slot<CountingAllocator> method_allocator;
+  Slot<CountingAllocator> temp_allocator;
+  Slot<executorch::runtime::HierarchicalAllocator> planned;
+  Slot<executorch::runtime::MemoryManager> memory;
+  Slot<executorch::runtime::Method> method;
+};
+
+/* One reference tensor (generated model/cmx_model_io.c): raw bytes in the program's dim order. */
+struct ReferenceTensor {
+  const void* data;
+  uint32_t nbytes;
+  uint32_t numel;
+  int32_t dtype;
+  float scale;
+  int32_t zero_point;
+};
+
+/* The model's I/O quantization (--io int8), per input/output; scale 0 for float I/O. */
+struct IoQuant {
+  float scale;
+  int32_t zero_point;
+};
+
+}  // namespace cmx
+
+/* The handle: everything is static and fixed at generation, but `state`. */
+struct cmx_model {
+  const char* name;
+  const uint8_t* pte;
+  const uint8_t* pte_end;
+  uint8_t* method_pool;
+  uint32_t method_pool_bytes;
+  uint8_t* temp_pool;
+  uint32_t temp_pool_bytes;
+  uint8_t* planned_pool;
+  const uint32_t* planned_sizes;
+  executorch::runtime::Span<uint8_t>* planned_spans;
+  uint32_t planned_count;
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  const cmx::IoQuant* input_quant;
+  const cmx::IoQuant* output_quant;
+  const cmx::ReferenceTensor* reference_inputs;
+  cmx::ModelState* state;
+};
+
+namespace cmx {
+
+/* cmx_init() with an EventTracer (the profile and trace images of the check); nullptr otherwise. */
+cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer);
+
+/* The loaded method, after a successful init (the check reads outputs' dtypes through it). */
+executorch::runtime::Method* method(cmx_model* model);
+
+}  // namespace cmx
+
+#endif /* CMX_MODEL_IMPL_H */

@@ -1,0 +1,68 @@
+/*
+ * cmx_model_instance.cpp - one model's handle, made from that model's generated cmx_model.h.
+ *
+ * Compiled once per model, with the model's folder first on the include path: its pools (sized
+ * by cmx-gen from the program's plan, in the arena section the placement chose), its embedded
+ * program and reference input, and the handle CMX_MODEL_SYMBOL that cmx_models.h declares.
+ */
+#include "cmx_model.h"
+#include "cmx_model_impl.h"
+
+/* Where the pools live: the bare-metal app puts them in the arena region chosen by the placement
+ * (a linker section); a platform may define CMX_ARENA_SECTION to another name. */
+#if defined(CMX_ARENA_SECTION)
+#define CMX_ARENA __attribute__((section(CMX_ARENA_SECTION), aligned(16)))
+#else
+#define CMX_ARENA __attribute__((aligned(16)))
+#endif
+
+#define CMX_ROUND16(n) ((((n) + 15u) / 16u) * 16u)
+
+extern "C" const uint8_t cmx_model_pte[];
+extern "C" const uint8_t cmx_model_pte_end[];
+
+namespace {
+
+uint8_t method_pool[CMX_ROUND16(CMX_METHOD_POOL_BYTES)] CMX_ARENA;
+uint8_t temp_pool[(CMX_TEMP_POOL_BYTES > 0u) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) : 16u] CMX_ARENA;
+#if CMX_PLANNED_BUFFER_COUNT > 0
+const uint32_t planned_sizes[CMX_PLANNED_BUFFER_COUNT] = CMX_PLANNED_BUFFER_SIZES;
+uint8_t planned_pool[CMX_PLANNED_POOL_BYTES] CMX_ARENA;
+executorch::runtime::Span<uint8_t> planned_spans[CMX_PLANNED_BUFFER_COUNT];
+#define CMX_PLANNED_SIZES planned_sizes
+#define CMX_PLANNED_POOL planned_pool
+#define CMX_PLANNED_SPANS planned_spans
+#else
+#define CMX_PLANNED_SIZES nullptr
+#define CMX_PLANNED_POOL nullptr
+#define CMX_PLANNED_SPANS nullptr
+#endif
+
+const cmx::IoQuant input_quant[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1] = CMX_INPUT_QUANT;
+const cmx::IoQuant output_quant[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 1] = CMX_OUTPUT_QUANT;
+
+cmx::ModelState state;
+
+}  // namespace
+
+static_assert(sizeof(cmx_tensor_ref) == sizeof(cmx::ReferenceTensor), "cmx_model.h and cmx_model_impl.h disagree");
+
+extern "C" cmx_model CMX_MODEL_SYMBOL = {
+    CMX_MODEL_NAME,
+    cmx_model_pte,
+    cmx_model_pte_end,
+    method_pool,
+    CMX_METHOD_POOL_BYTES,
+    temp_pool,
+    CMX_TEMP_POOL_BYTES,
+    CMX_PLANNED_POOL,
+    CMX_PLANNED_SIZES,
+    CMX_PLANNED_SPANS,
+    CMX_PLANNED_BUFFER_COUNT,
+    CMX_NUM_INPUTS,
+    CMX_NUM_OUTPUTS,
+    input_quant,
+    output_quant,
+    reinterpret_cast<const cmx::ReferenceTensor*>(cmx_inputs),
+    &state,
+};
