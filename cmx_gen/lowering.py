@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,8 @@ class LoweredModel:
     instruction_names: dict[int, dict[str, str]] = field(default_factory=dict)  # instructions.node_names
     io: int8_io.IoQuant | None = None  # --io int8: the I/O quantization the caller applies
     node_values: dict[str, Any] = field(default_factory=dict)  # every op's result on the sample input, by node
+    # lower(evaluate=...): per sample, (what the program takes, its kernel-exact outputs, the float model's outputs)
+    evaluated: list[tuple[Inputs, tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
 
 
 _EXPORT_HINTS = [
@@ -202,8 +205,18 @@ def _last_user_line(graph_dump: str) -> str:
     return f"{Path(path).name}:{line} `{code.strip()}`"
 
 
-def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) -> LoweredModel:
-    """Quantize with the calibration set and lower for one core; compute reference outputs."""
+def _like(sample: Inputs, example: Inputs) -> Inputs:
+    """A sample in the memory format the lowering gave the example inputs (channels-last where spatial)."""
+    return tuple(x.contiguous(memory_format=torch.channels_last)
+                 if e.dim() == 4 and e.is_contiguous(memory_format=torch.channels_last) and not e.is_contiguous()
+                 else x.contiguous() for x, e in zip(sample, example))
+
+
+def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions(),
+          evaluate: Sequence[Inputs] = ()) -> LoweredModel:
+    """Quantize with the calibration set and lower for one core; compute reference outputs.
+    `evaluate`: more samples (float, logical shape) to run through the program and the float model
+    (`cmx-gen run --data`): their outputs come back in `LoweredModel.evaluated`."""
     import time
 
     config = target_config(core)
@@ -277,6 +290,16 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
                 calibration_references.append((sample_runs.kernel_exact, sample_runs.python))
         except Exception as exc:
             raise _export_error("running the lowered program on calibration data", exc) from exc
+        evaluated = []
+        exact.compare_python = False
+        for index, sample in enumerate(evaluate):
+            sample = _like(sample, inputs)
+            fed = int8_io.quantize_inputs(sample, io) if io else sample
+            with torch.no_grad():
+                out = exact.run(*fresh(fed))
+            evaluated.append((fed, (out,) if isinstance(out, torch.Tensor) else tuple(out), call(source.module, sample)))
+            if (index + 1) % 50 == 0 or index + 1 == len(evaluate):
+                progress.say(f"host reference: {index + 1}/{len(evaluate)} samples")
         try:
             program = EdgeProgramManager(lowered, compile_config=cortex_m_edge_compile_config()).to_executorch()
             pte = program.buffer
@@ -299,4 +322,5 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         instruction_names=instructions.node_names(program.exported_program().graph_module),
         node_values=node_values,
         io=io,
+        evaluated=evaluated,
     )

@@ -332,6 +332,10 @@ def write_model_files(
         # host side of `cmx-gen run --trace`; not built into the firmware
         "trace_reference.bin": trace_reference(report, reference),
     }
+    # host side of `cmx-gen run --app`: the check's expected output bytes, as the firmware lays them out
+    for i, spec in enumerate(report.outputs):
+        if f"output_{i}" in reference:
+            files[f"reference_output_{i}.bin"] = _layout(reference[f"output_{i}"], spec.dim_order).tobytes()
     written: list[Path] = []
     for name, data in files.items():
         path = model_dir / name

@@ -46,6 +46,24 @@ def diagnostic_re(tag: str) -> re.Pattern[str]:
     return re.compile(rf"{prefix()}{re.escape(tag)} " + " ".join(parts))
 
 
+@functools.lru_cache(maxsize=1)
+def call_re() -> re.Pattern[str]:
+    """One call of the user's application: group 1 the call, 2 the input's source, 3 the fields."""
+    app = spec()["application"]
+    return re.compile(rf"{prefix()}{app['call']} (\d+) input=({'|'.join(app['inputs'])})((?: [a-z_]+=\S+)*)")
+
+
+@functools.lru_cache(maxsize=1)
+def app_end_re() -> re.Pattern[str]:
+    """The application's last line: its `done` line, or a FAIL it stopped on."""
+    return re.compile(rf"{prefix()}(?:{spec()['application']['done']} calls=(\d+)|FAIL error=)")
+
+
+def twister_app_done() -> str:
+    """Twister's regex for the end of the user's application loop."""
+    return f"^{prefix()}{spec()['application']['done']} calls=[0-9]+"
+
+
 def twister_pass() -> str:
     """Twister's console-harness regex for a passing run: the PASS verdict and its first field."""
     return f"^{prefix()}PASS {spec()['fields'][0]['key']}="
@@ -75,4 +93,5 @@ def example(kind: str) -> Any:
 
 def template_context() -> dict[str, str]:
     """`cookiecutter.result_line` for the app templates (sample.yaml)."""
-    return {"pass": twister_pass(), "record": twister_record(), "profile": twister_diagnostic("prof")}
+    return {"pass": twister_pass(), "record": twister_record(), "profile": twister_diagnostic("prof"),
+            "app_done": twister_app_done()}

@@ -61,6 +61,10 @@ class AppKind:
         """The built image in APP/<build_dir>, if there is one."""
         return None
 
+    def app_image(self, app: "AppFolder") -> Path | None:
+        """The user's application image (beside the check), built by `build`, if there is one."""
+        return None
+
     def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
         raise CmxError(f"{self.name} apps have no runner in cmx-gen", "run it with its own tools")
 

@@ -2,7 +2,8 @@
 
 Bare metal: QEMU or an Arm FVP (runners/); Zephyr: `west build -t run` (runners/west.py); a board
 on a desk: `--serial PORT` reads the line from its console. `--profile` / `--trace` build and run
-the diagnostic images (docs/profile.md).
+the diagnostic images (docs/profile.md). `--app` runs the user's application image instead of the
+check; `--data` streams a data set through it, every sample checked against the host (data_run.py).
 
 Exit status: 0 PASS, 1 FAIL (the firmware's verdict, or a trace difference), 2 could not run.
 """
@@ -20,6 +21,7 @@ from cmx_gen.errors import RunError
 from cmx_gen.runners import RUNNERS, Result, Runner
 
 if TYPE_CHECKING:
+    from cmx_gen import app_run, data_run
     from cmx_gen.report import Instruction
 
 # The diagnostic images, each built by the app's kind beside the default image (a CMake option of a
@@ -43,6 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="build and run the trace image (APP/build-trace): the first operator whose output "
                              "differs from the host's")
     parser.add_argument("--json", metavar="FILE", help="with --profile: write the profile rows as JSON")
+    parser.add_argument("--app", dest="user_app", action="store_true",
+                        help="run your application (APP/build/<name>_app.elf: the model in a loop through the API) "
+                             "instead of the check")
+    parser.add_argument("--data", metavar="FILE|DIR",
+                        help="stream a data set (.npz with one array per input and optional `labels`, .npy, or a "
+                             "folder of .npy) through your application: bit-exact count, accuracy, counts per call")
+    parser.add_argument("--labels", metavar="FILE", help="with --data: one integer class per sample (.npy)")
     parser.set_defaults(func=run)
 
 
@@ -67,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
         return print_result(app, SerialConsole(args.serial, args.baud, args.timeout).run())
     if args.profile or args.trace:
         return diagnose(app, args)
+    if args.labels and not args.data:
+        raise RunError("--labels goes with --data", "add --data FILE")
+    if args.user_app or args.data:
+        return run_application(app, args)
     image, runner = image_and_runner(app, args, "build")
     if args.dry_run:
         print(shlex.join(runner.command(image)))
@@ -130,3 +143,107 @@ def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.
     for later in differences[1:4]:
         print(f"           then {later.describe()}")
     return 0 if result.passed and not differences else 1
+
+
+def _application(app: AppFolder, args: argparse.Namespace) -> tuple[Path, Runner]:
+    kind = app.app_kind
+    image = kind.app_image(app)
+    if image is None and not args.dry_run:
+        raise RunError(f"no application image in {app.path / 'build'} ({kind.name} app)",
+                       f"run `cmx-gen build {app.path}` first (it builds the check and your application)")
+    return image or app.path / "build" / "<app>_app.elf", kind.runner(app, args.timeout, args.runner)
+
+
+def run_application(app: AppFolder, args: argparse.Namespace) -> int:
+    """--app: the user's application on the reference input; --data: a data set through it."""
+    from cmx_gen import app_run
+
+    image, runner = _application(app, args)
+    if args.data:
+        return run_data(app, args, image, runner)
+    if args.dry_run:
+        print(shlex.join(runner.command(image)))
+        return 0
+    output, code = runner.run_app(image)
+    run = app_run.parse(output, code)
+    print(f"app        {image}: {len(run.calls)} call(s)")
+    for line in application_summary(app, run):
+        print(line)
+    reference = _reference_outputs(app)
+    first = run.calls[0].outputs if run.calls else {}
+    same = bool(run.calls) and all(first.get(i) == data for i, data in reference.items())
+    if run.calls:
+        print(f"output     call 0 {'equals' if same else 'DIFFERS from'} the check's reference bytes "
+              f"({sum(len(d) for d in reference.values())} B)")
+    return 0 if run.error is None and run.done is not None and same else 1
+
+
+def _reference_outputs(app: AppFolder) -> dict[int, bytes]:
+    return {int(p.stem.rsplit("_", 1)[1]): p.read_bytes() for p in sorted((app.path / "model").glob("reference_output_*.bin"))}
+
+
+def application_summary(app: AppFolder, run: "app_run.AppRun") -> list[str]:
+    """The lines both --app and --data print: the calls' counts, the pools, how the run ended."""
+    lines = []
+    if run.calls:
+        first = run.calls[0]
+        lines.append(f"call 0     {first.counter}={first.count:,} {first.shown}")
+        stats = run.stats(1)
+        if stats:
+            spread = run.spread()
+            lines.append(f"calls 2..{len(run.calls)} {first.counter} min {stats[0]:,} median {stats[1]:,.0f} max {stats[2]:,}"
+                         + (f" (spread {spread:.2f} %)" if spread is not None else ""))
+        moved = run.pools_move_after(0)
+        pools = " ".join(f"{name}={u}/{a}" for name, (u, a) in first.pools.items())
+        lines.append(f"pools      {pools}: " + (f"{', '.join(moved)} moved after call 1" if moved else "flat after call 1"))
+    if run.error:
+        lines.append(f"stopped    {run.error}")
+    elif run.done is None:
+        lines.append(f"stopped    without its done line (exit {run.exit_code})")
+    return lines
+
+
+def run_data(app: AppFolder, args: argparse.Namespace, image: Path, runner: Runner) -> int:
+    """Stream the data set through the application; compare every sample with the host reference."""
+    import tempfile
+
+    from cmx_gen import app_run, data_run, progress
+
+    if app.app_kind.name != "baremetal":
+        raise RunError(f"--data streams samples through semihosting, which cmx-gen drives for bare-metal apps; "
+                       f"this is a {app.app_kind.name} app",
+                       "create a bare-metal app of the same model for the data run (the program is the same)")
+    report = app.report()
+    data = data_run.load(Path(args.data), Path(args.labels) if args.labels else None, report)
+    progress.say(f"data {data.where}: {len(data.samples)} sample(s)" + (", labelled" if data.labels is not None else ""))
+    if args.dry_run:
+        print(shlex.join(runner.command(image, "cmx-input=<samples.bin>")))
+        return 0
+    host = data_run.host_references(app, data)
+    with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
+        stream = Path(tmp) / "samples.bin"
+        stream.write_bytes(b"".join(data_run.layout(data_run.np_array(x), spec)
+                                    for fed, _, _ in host for x, spec in zip(fed, report.inputs)))
+        bar = progress.Bar("target", len(data.samples))
+        output, code = runner.run_app(image, f"cmx-input={stream}",
+                                      on_line=lambda line: bar.update(1) if " input=host " in line else None)
+        bar.close()
+    run = app_run.parse(output, code)
+    calls = [c for c in run.calls if c.source == "host"]
+    result = data_run.compare([c.outputs for c in calls], [[data_run.np_array(y) for y in exact] for _, exact, _ in host],
+                              [[data_run.np_array(y) for y in floats] for _, _, floats in host], report.outputs,
+                              [data_run.lsb(spec) for spec in report.outputs], data.labels)
+    print(f"app        {image}: {len(calls)}/{len(data.samples)} sample(s) from {data.where}")
+    print(f"bit-exact  {result.bit_exact}/{result.samples} outputs equal the host reference"
+          + ("" if result.first_differing is None else
+             f"; max error {result.max_lsb:g} LSB, first at sample {result.first_differing}"))
+    if result.target_accuracy is not None:
+        print(f"accuracy   target {result.target_accuracy:.4f}  host int8 {result.host_int8_accuracy:.4f}  "
+              f"host float {result.host_float_accuracy:.4f}")
+    stats = run.stats(0) if calls else None
+    if stats:
+        print(f"{calls[0].counter:<10} min {stats[0]:,}  median {stats[1]:,.0f}  max {stats[2]:,} per inference")
+    if run.error:
+        print(f"stopped    {run.error}")
+    complete = len(calls) == len(data.samples) and run.error is None
+    return 0 if complete and result.bit_exact == result.samples else 1

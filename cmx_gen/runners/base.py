@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,7 +83,9 @@ class Runner:
     def available_for(cls, board: Board) -> bool:
         raise NotImplementedError
 
-    def command(self, elf: Path) -> list[str]:
+    def command(self, elf: Path, args: str = "") -> list[str]:
+        """The command that runs `elf`; `args` is the program's semihosting command line
+        (`cmx-input=PATH` for `run --data`)."""
         raise NotImplementedError
 
     # After the result line an image that exits (semihosting) does so at once; one built to run
@@ -92,7 +96,7 @@ class Runner:
         cmd = self.command(elf)
         if shutil.which(cmd[0]) is None:
             raise RunError(f"{cmd[0]} not found on PATH", self.install_hint())
-        output, exit_code = self._run_until_result(cmd)
+        output, exit_code = self._run_until(cmd, result_line.result_re())
         result = parse_result_line(output)
         if result is None:
             raise RunError(f"the firmware printed no result line (exit {exit_code}); output: {output.strip()[-300:]!r}",
@@ -101,9 +105,18 @@ class Runner:
         result.output = output
         return result
 
-    def _run_until_result(self, cmd: list[str]) -> tuple[str, int | None]:
-        """Run `cmd` until it exits, or until `settle_seconds` after it printed a result line (then
-        it is stopped and the exit code is None); a run that reaches `timeout` is an error."""
+    def run_app(self, elf: Path, args: str = "", on_line: Callable[[str], None] | None = None) -> tuple[str, int | None]:
+        """Run the user's application image until it exits or prints its `done` line; the console
+        output and the exit code (None when it was stopped). `on_line` sees each line as it comes."""
+        cmd = self.command(elf, args)
+        if shutil.which(cmd[0]) is None:
+            raise RunError(f"{cmd[0]} not found on PATH", self.install_hint())
+        return self._run_until(cmd, result_line.app_end_re(), on_line)
+
+    def _run_until(self, cmd: list[str], stop: re.Pattern[str],
+                   on_line: Callable[[str], None] | None = None) -> tuple[str, int | None]:
+        """Run `cmd` until it exits, or until `settle_seconds` after it printed a line matching
+        `stop` (then it is stopped and the exit code is None); a run that reaches `timeout` is an error."""
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace", cwd=self.cwd)
         lines: list[str] = []
@@ -112,7 +125,9 @@ class Runner:
         def pump() -> None:
             for line in proc.stdout:  # type: ignore[union-attr]
                 lines.append(line)
-                if result_line.result_re().search(line):
+                if on_line is not None:
+                    on_line(line)
+                if stop.search(line):
                     seen.set()
 
         reader = threading.Thread(target=pump, daemon=True)

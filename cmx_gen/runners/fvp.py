@@ -26,17 +26,18 @@ class FvpRunner(Runner):
     def executable(self) -> str:  # type: ignore[override]
         return self.board.fvp.model if self.board.fvp else "FVP"
 
-    def command(self, elf: Path) -> list[str]:
+    def command(self, elf: Path, args: str = "") -> list[str]:
         if self.board.fvp is None:
             raise RunError(f"board {self.board.id} has no FVP model", "run it under QEMU (--runner qemu) or on the board")
         model = self.board.fvp.model
         # Parameter paths as in executorch backends/arm/scripts/run_fvp.sh; the MPS2 models
         # enable semihosting by default.
         semihosting: list[str] = []
-        if "SSE-320" in model:
-            semihosting = ["-C", "mps4_board.subsystem.cpu0.semihosting-enable=1"]
-        elif "SSE-300" in model:
-            semihosting = ["-C", "cpu0.semihosting-enable=1"]
+        cpu = "mps4_board.subsystem.cpu0" if "SSE-320" in model else "cpu0"
+        if "SSE-320" in model or "SSE-300" in model:
+            semihosting = ["-C", f"{cpu}.semihosting-enable=1"]
+        if args:  # the program's semihosting command line (SYS_GET_CMDLINE)
+            semihosting += ["-C", f"{cpu}.semihosting-cmd_line={elf.name} {args}"]
         return [model, *self.board.fvp.flags, *semihosting, "--simlimit", str(int(self.timeout)), "-a", str(elf)]
 
     def install_hint(self) -> str:

@@ -24,7 +24,7 @@ class QemuRunner(Runner):
     def available_for(cls, board: Board) -> bool:
         return board.qemu is not None
 
-    def command(self, elf: Path) -> list[str]:
+    def command(self, elf: Path, args: str = "") -> list[str]:
         if self.board.qemu is None:
             raise RunError(f"board {self.board.id} has no QEMU machine", "run it on the FVP (--runner fvp) or the board")
         return [
@@ -35,6 +35,7 @@ class QemuRunner(Runner):
             "-semihosting-config", "enable=on,target=native",
             "-icount", "shift=0",
             "-kernel", str(elf),
+            *(["-append", args] if args else []),  # the semihosting command line (SYS_GET_CMDLINE)
         ]
 
     def install_hint(self) -> str:

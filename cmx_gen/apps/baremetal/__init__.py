@@ -33,6 +33,9 @@ class BareMetalApp(AppKind):
     def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
         return app.elf(build_dir)
 
+    def app_image(self, app: "AppFolder") -> Path | None:
+        return app.elf("build", user_app=True)
+
     def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
         from cmx_gen.errors import RunError
         from cmx_gen.runners import RUNNERS
