@@ -97,7 +97,8 @@ def test_app_readme_shows_this_models_result_line_and_ownership(tmp_path):
     assert f"method={method}/{placement['method_pool_bytes']}" in line
     assert f"planned={planned}/{planned}" in line and f"stack=S/{placement['stack_bytes']}" in line
     assert "1811781" not in readme, "no figures of another model"
-    assert re.search(r"^\| `user/` \|.*never touches it", readme, re.M)
+    assert re.search(r"^\| `user/main.c` \|.*never touches it", readme, re.M)
+    assert re.search(r"^\| `user/user.cmake` \|.*never touches it", readme, re.M)
     # platform/ is generated: regen refuses to overwrite an edit, as render.py does
     assert re.search(r"^\| `platform/` \|.*`cmx-gen regen` stops rather than overwrite your edits", readme, re.M)
     # what the README offers to run exists on this board: flash refuses QEMU-only boards, so it says so

@@ -158,9 +158,9 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
     """--app: the user's application on the reference input; --data: a data set through it."""
     from cmx_gen import app_run
 
-    image, runner = _application(app, args)
     if args.data:
-        return run_data(app, args, image, runner)
+        return run_data(app, args)
+    image, runner = _application(app, args)
     if args.dry_run:
         print(shlex.join(runner.command(image)))
         return 0
@@ -203,7 +203,7 @@ def application_summary(app: AppFolder, run: "app_run.AppRun") -> list[str]:
     return lines
 
 
-def run_data(app: AppFolder, args: argparse.Namespace, image: Path, runner: Runner) -> int:
+def run_data(app: AppFolder, args: argparse.Namespace) -> int:
     """Stream the data set through the application; compare every sample with the host reference."""
     import tempfile
 
@@ -216,6 +216,7 @@ def run_data(app: AppFolder, args: argparse.Namespace, image: Path, runner: Runn
     report = app.report()
     data = data_run.load(Path(args.data), Path(args.labels) if args.labels else None, report)
     progress.say(f"data {data.where}: {len(data.samples)} sample(s)" + (", labelled" if data.labels is not None else ""))
+    image, runner = _application(app, args)
     if args.dry_run:
         print(shlex.join(runner.command(image, "cmx-input=<samples.bin>")))
         return 0

@@ -20,8 +20,13 @@ if TYPE_CHECKING:
 DIAGNOSTIC_OPTIONS = {"profile": "CONFIG_CMX_PROFILE", "trace": "CONFIG_CMX_TRACE"}
 
 
+# `cmx-gen build` makes the check in build/ and the user's application (src/main.c) in build-app/.
+CHECK_OPTION = "-DCONFIG_CMX_CHECK=y"
+APP_BUILD_DIR = "build-app"
+
+
 def _config(diagnostic: str | None) -> list[str]:
-    return [f"-D{DIAGNOSTIC_OPTIONS[diagnostic]}=y"] if diagnostic else []
+    return [CHECK_OPTION] + ([f"-D{DIAGNOSTIC_OPTIONS[diagnostic]}=y"] if diagnostic else [])
 
 
 class ZephyrApp(AppKind):
@@ -51,9 +56,14 @@ class ZephyrApp(AppKind):
               defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
         from cmx_gen.apps.zephyr import build as zephyr_build
 
-        extra = [f"-D{d}" for d in defines or []] + _config(diagnostic)
-        elf = zephyr_build.build(app.path, app.board(), build_dir, clean, extra=extra or None)
-        return Built(elf.parent.parent, [f"elf        {elf}"])
+        extra = [f"-D{d}" for d in defines or []]
+        elf = zephyr_build.build(app.path, app.board(), build_dir, clean, extra=extra + _config(diagnostic))
+        lines = [f"elf        {elf} (the check)"]
+        if build_dir is None and diagnostic is None:
+            user = zephyr_build.build(app.path, app.board(), app.path.resolve() / APP_BUILD_DIR, clean,
+                                      extra=[*extra, "-DCONFIG_CMX_CHECK=n"])
+            lines.append(f"elf        {user} (your application, src/main.c)")
+        return Built(elf.parent.parent, lines)
 
     def diagnostic_build_command(self, app: "AppFolder", build_dir: Path, diagnostic: str) -> list[str] | None:
         from cmx_gen.apps.zephyr import build as zephyr_build
@@ -62,6 +72,9 @@ class ZephyrApp(AppKind):
 
     def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
         return app.path.resolve() / build_dir  # west runs a build folder, not an ELF
+
+    def app_image(self, app: "AppFolder") -> Path | None:
+        return app.path.resolve() / APP_BUILD_DIR
 
     def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
         from cmx_gen.runners.west import WestRunner

@@ -167,8 +167,11 @@ def check_twister(app: Path) -> CheckResult:
 
 
 def console(line: str, extra_configs: str) -> list[str]:
-    """What an image prints (data/result_line.yaml examples): the result line, then the profile's
-    rows (CONFIG_CMX_PROFILE=y)."""
+    """What an image prints (data/result_line.yaml examples): the check's result line, then the
+    profile's rows (CONFIG_CMX_PROFILE=y); the application image (CONFIG_CMX_CHECK=n) prints its
+    calls and its done line when it runs through, the FAIL line when it stops on an error."""
+    if "CONFIG_CMX_CHECK=n" in extra_configs:
+        return [result_line.example("call"), result_line.example("done")] if line == result_line.example("pass") else [line]
     lines = [line]
     if "CONFIG_CMX_PROFILE=y" in extra_configs:
         lines += result_line.example("prof")
@@ -530,9 +533,10 @@ def check_compile(app: Path) -> CheckResult:
         cpu = stand_in
     arch = [f"-mcpu={cpu}", "-mthumb"]
     runner_dir = app / "cmx" / "runner"
+    api_dir, app_dir = app / "cmx" / "api", app / "cmx" / "app"
     model_dir = app / "model"
     defines = ["-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_LOG_ENABLED=1"]
-    includes = [f"-I{app / 'src'}", f"-I{runner_dir}", f"-I{model_dir}", f"-I{inc}",
+    includes = [f"-I{app / 'src'}", f"-I{api_dir}", f"-I{app_dir}", f"-I{runner_dir}", f"-I{model_dir}", f"-I{inc}",
                 f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
     # Kconfig pool sizes as Zephyr's autoconf.h gives them to src/cmx_model.h
     kconf = (app / "Kconfig").read_text() if (app / "Kconfig").is_file() else ""
@@ -554,6 +558,16 @@ def check_compile(app: Path) -> CheckResult:
         for label, variant in variants.items():
             jobs.append((_rel(app, src) + label, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
                                *arch, *defines, *variant, *pools, *includes, str(src)]))
+    for src in sorted(api_dir.glob("*.cpp")) if api_dir.is_dir() else []:  # the model API
+        jobs.append((_rel(app, src), [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
+                                      *arch, *defines, *pools, *includes, str(src)]))
+    # The application image: the user's main and its helpers are plain C over cmx.h (no Zephyr header).
+    iterations = re.search(r"config CMX_APP_ITERATIONS\b.*?default (\d+)", kconf, re.S)
+    for src in [app / "src" / "main.c", app_dir / "cmx_app.c"]:
+        if src.is_file():
+            jobs.append((_rel(app, src), [gcc, "-fsyntax-only", "-std=c11", "-Wall", "-Werror", *arch,
+                                          f"-DCONFIG_CMX_APP_ITERATIONS={iterations.group(1) if iterations else 10}",
+                                          f"-I{api_dir}", f"-I{app_dir}", f"-I{runner_dir}", f"-I{model_dir}", str(src)]))
     if (model_dir / "cmx_kernels.cpp").is_file():
         jobs.append((_rel(app, model_dir / "cmx_kernels.cpp"),
                      [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", *arch, *defines,
@@ -575,7 +589,7 @@ def check_compile(app: Path) -> CheckResult:
             if proc.returncode:
                 first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:300])
                 result.fail(what, f"does not compile: {first.replace(str(app) + '/', '')}")
-    result.note = "not compiled: Zephyr platform layer and src/main.c (need Zephyr headers)" + fallback_note
+    result.note = "not compiled: the Zephyr platform layer (needs Zephyr headers)" + fallback_note
     return result
 
 

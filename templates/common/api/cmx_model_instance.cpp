@@ -7,6 +7,7 @@
  */
 #include "cmx_model.h"
 #include "cmx_model_impl.h"
+#include "cmx_models.h" /* the handle's declaration: C linkage */
 
 /* Where the pools live: the bare-metal app puts them in the arena region chosen by the placement
  * (a linker section); a platform may define CMX_ARENA_SECTION to another name. */
@@ -47,7 +48,7 @@ cmx::ModelState state;
 
 static_assert(sizeof(cmx_tensor_ref) == sizeof(cmx::ReferenceTensor), "cmx_model.h and cmx_model_impl.h disagree");
 
-extern "C" cmx_model CMX_MODEL_SYMBOL = {
+cmx_model CMX_MODEL_SYMBOL = {
     CMX_MODEL_NAME,
     cmx_model_pte,
     cmx_model_pte_end,

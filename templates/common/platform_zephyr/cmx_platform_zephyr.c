@@ -3,12 +3,17 @@
  * kernel's hardware cycle counter, exit by parking the main thread.
  *
  * The runner itself (cmx/runner/cmx_runner.cpp) is the same source as in the bare-metal app;
- * this file is all that differs.
+ * this file is all that differs. Samples from the host (cmx_platform_read) come as frames on the
+ * console UART: "CMX1", the byte count (u32, little-endian), the bytes; a count of 0 ends them.
  */
 #include <stdint.h>
 
+#include <zephyr/device.h>
 #include <zephyr/kernel.h>
 #include <zephyr/sys/printk.h>
+#if DT_HAS_CHOSEN(zephyr_console) && defined(CONFIG_SERIAL)
+#include <zephyr/drivers/uart.h>
+#endif
 
 #include "cmx_platform.h"
 
@@ -97,3 +102,59 @@ void cmx_platform_exit(int status)
 		k_sleep(K_FOREVER);
 	}
 }
+
+#if DT_HAS_CHOSEN(zephyr_console) && defined(CONFIG_SERIAL)
+static const struct device *const console_uart = DEVICE_DT_GET(DT_CHOSEN(zephyr_console));
+
+/* The next byte on the console, or -1 when none came within timeout_ms (-1: wait for ever). */
+static int console_getc(int64_t timeout_ms)
+{
+	const int64_t end = k_uptime_get() + timeout_ms;
+	unsigned char c;
+
+	while (uart_poll_in(console_uart, &c) != 0) {
+		if (timeout_ms >= 0 && k_uptime_get() >= end) {
+			return -1;
+		}
+		k_yield();
+	}
+	return c;
+}
+
+int cmx_platform_read(void *buffer, uint32_t nbytes)
+{
+	static const char magic[4] = {'C', 'M', 'X', '1'};
+	uint32_t count = 0;
+
+	if (!device_is_ready(console_uart)) {
+		return 0;
+	}
+	for (int i = 0; i < 4; ++i) {
+		int c = console_getc(i == 0 ? 20 : 1000);
+
+		if (c != magic[i]) {
+			return 0; /* the host sends nothing: the application takes the reference input */
+		}
+	}
+	for (int i = 0; i < 4; ++i) {
+		int c = console_getc(1000);
+
+		if (c < 0) {
+			return -1;
+		}
+		count |= (uint32_t)c << (8 * i);
+	}
+	if (count != nbytes) {
+		return -1;
+	}
+	for (uint32_t i = 0; i < nbytes; ++i) {
+		int c = console_getc(1000);
+
+		if (c < 0) {
+			return -1;
+		}
+		((uint8_t *)buffer)[i] = (uint8_t)c;
+	}
+	return (int)nbytes;
+}
+#endif

@@ -1,5 +1,6 @@
 # A stand-in for find_package(Zephyr) that lets CMake configure a generated Zephyr app and
-# compile everything in it that does not include Zephyr headers (runner, model files, cmx/kernels)
+# compile everything in it that does not include Zephyr headers (the model API, the check or the
+# user's main and its helpers, model files, cmx/kernels)
 # with arm-none-eabi-gcc. Used by cmx-gen's tests where no Zephyr tree exists. Not a Zephyr build:
 # no Kconfig, no devicetree, no link.
 #
@@ -65,7 +66,7 @@ endfunction()
 function(_cmx_stub_finish)
   get_target_property(srcs app SOURCES)
   foreach(src IN LISTS srcs)
-    if(src MATCHES "platform_zephyr|src/main[.]c$")
+    if(src MATCHES "platform_zephyr")
       set_source_files_properties(${src} TARGET_DIRECTORY app PROPERTIES HEADER_FILE_ONLY ON)
       message(STATUS "cmx-stub: not compiled (needs Zephyr headers): ${src}")
     endif()

@@ -1,7 +1,74 @@
-/* {{ cookiecutter.app_name }}: run the model once and print the cmx-gen result line. */
-#include "cmx_platform.h"
+{%- set handle = cookiecutter.model_handle -%}
+/*
+ * {{ cookiecutter.app_name }}: your application, created once by cmx-gen, then yours. `cmx-gen regen` never
+ * touches it; the names it calls (cmx.h, cmx_app.h, the handle {{ handle }} in cmx_models.h) stay
+ * the same.
+ *
+ * The main thread runs the model in a loop through the model API (docs/api.md in cmx-gen): get an
+ * input, run, print the output and the cycles of the call. Put your sensor code in get_input().
+ * CONFIG_CMX_APP_ITERATIONS (Kconfig) sets the calls on the reference input, 0 = forever.
+ * The on-target check is another image of this app: west build -- -DCONFIG_CMX_CHECK=y.
+ */
+#include <stdint.h>
+
+#include "cmx.h"        /* the model API */
+#include "cmx_app.h"    /* console, counter, host input, result lines */
+#include "cmx_models.h" /* this app's model handle(s) */
+
+#ifndef CONFIG_CMX_APP_ITERATIONS
+#define CONFIG_CMX_APP_ITERATIONS 10
+#endif
+
+/* Fill the model's input(s) for one call. Replace the body with your sensor code: write into the
+ * input buffer (zero-copy) or pass floats:
+ *     cmx_tensor in;
+ *     cmx_input(model, 0, &in);          // in.data, in.nbytes, in.shape, in.dtype
+ *     cmx_input_set_f32(model, 0, my_samples, in.numel);
+ * The default takes a sample the host sends on the console (a "CMX1" frame), else the reference
+ * input cmx-gen embedded. */
+static cmx_app_input get_input(cmx_model *model, uint32_t call)
+{
+	(void)call;
+	return cmx_app_default_input(model);
+}
 
 int main(void)
 {
-	cmx_platform_exit(cmx_run());
+	cmx_model *model = &{{ handle }};
+
+	if (cmx_app_init() != 0) {
+		return 1;
+	}
+	cmx_status status = cmx_init(model);
+
+	if (status != CMX_OK) {
+		cmx_app_print_error(model, "init", status);
+		cmx_app_exit(1);
+	}
+	uint32_t call = 0;
+
+	for (;; ++call) {
+		cmx_app_input input = get_input(model, call);
+
+		if (input == CMX_APP_INPUT_END ||
+		    (input == CMX_APP_INPUT_REFERENCE && CONFIG_CMX_APP_ITERATIONS != 0 &&
+		     call >= CONFIG_CMX_APP_ITERATIONS)) {
+			break;
+		}
+		uint64_t start = cmx_app_counter();
+
+		status = cmx_invoke(model);
+		uint64_t count = cmx_app_counter() - start;
+
+		if (status != CMX_OK) {
+			cmx_app_print_error(model, "invoke", status);
+			cmx_app_exit(1);
+		}
+		/* Read the outputs here, before the next input overwrites them:
+		 *     cmx_tensor out;  cmx_output(model, 0, &out);   or  cmx_output_get_f32(...) */
+		cmx_app_print_call(model, call, input, count, call == 0 || input == CMX_APP_INPUT_HOST);
+	}
+	cmx_app_print_done(call);
+	cmx_app_exit(0);
+	return 0;
 }

@@ -1,0 +1,88 @@
+"""The user's application through the model API, on QEMU (issue 20): 10 calls whose first output
+equals the check's reference bytes, calls 2..10 within 1 % in instructions, the pools' high-water
+marks flat after call 1; a data set streamed through it with every sample bit-exact.
+
+Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH; see `cmx-gen sdk`) and qemu-system-arm.
+Without them every test here is skipped and says why.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import FIRMWARE, ROOT, run_cli
+from cmx_gen import app_run, project as project_mod
+from cmx_gen.apps.baremetal import build
+from cmx_gen.boards import load_board
+from cmx_gen.generate import generate
+from cmx_gen.runners import QemuRunner
+
+pytestmark = FIRMWARE
+
+DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
+DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
+
+
+def _build(model: Path, board: str, folder: Path) -> tuple[Path, build.BuildResult]:
+    app = folder / "app"
+    generate(project_mod.Project(model=str(model), board=board, rtos="baremetal", output=str(app)), app)
+    return app, build.build(app, jobs=2)
+
+
+def _check_app_run(app: Path, board: str) -> app_run.AppRun:
+    elf = build.find_elf(app / "build", user_app=True)
+    output, code = QemuRunner(load_board(board), timeout=300).run_app(elf)
+    run = app_run.parse(output, code)
+    assert run.error is None and run.done == 10 and code == 0, output[-2000:]
+    assert [c.index for c in run.calls] == list(range(10))
+    reference = (app / "model" / "reference_output_0.bin").read_bytes()
+    assert run.calls[0].outputs[0] == reference, "the application's first output must equal the check's bytes"
+    assert run.spread() is not None and run.spread() <= 1.0, f"calls 2..10 differ by {run.spread():.2f} %"
+    assert run.pools_move_after(0) == [], "a pool's high-water mark moved after call 1"
+    first = run.calls[0]
+    assert first.pools["method"][0] <= first.pools["method"][1] and first.pools["temp"][0] <= first.pools["temp"][1]
+    return run
+
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_digits_application_on_qemu(tmp_path, board):
+    app, built = _build(DIGITS, board, tmp_path)
+    check = QemuRunner(load_board(board), timeout=300).run(built.elf)
+    assert check.passed and check.fields["max_abs_err"] == "0", check.output[-2000:]
+    run = _check_app_run(app, board)
+    # the check and the application call the same API: one inference costs the same within 1 %
+    assert abs(run.calls[1].count - check.count[1]) <= 0.01 * check.count[1]
+    print(f"\n{board}: calls {run.counts()}  check {check.line}")
+
+
+@pytest.mark.slow
+def test_ds_cnn_application_on_m4(tmp_path):
+    app, _ = _build(DS_CNN, "mps2-an386", tmp_path)
+    run = _check_app_run(app, "mps2-an386")
+    print(f"\nDS-CNN M4: {run.counts()}")
+
+
+def test_data_set_through_the_application_bit_exact(tmp_path, capsys):
+    """The digits test split (360 images) on M55: every output bit-exact with the host reference,
+    target accuracy = host int8 accuracy."""
+    app, _ = _build(DIGITS, "mps3-an547", tmp_path)
+    sys.path.insert(0, str(ROOT / "samples" / "digits"))
+    try:
+        from model import evaluation_data
+    finally:
+        sys.path.pop(0)
+    x, y = evaluation_data()
+    data = tmp_path / "test.npz"
+    np.savez(data, input=x.contiguous().numpy(), labels=y.numpy())
+    capsys.readouterr()
+    assert run_cli("run", app, "--data", data) == 0
+    out = capsys.readouterr().out
+    assert "bit-exact  360/360 outputs equal the host reference" in out, out
+    m = re.search(r"accuracy   target (\S+)  host int8 (\S+)  host float (\S+)", out)
+    assert m and m.group(1) == m.group(2), out
+    print(out)
