@@ -210,3 +210,15 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
                        "the model (or the lowering is not reproducible here)",
                        f"run `cmx-gen regen {app.path}` and `cmx-gen build {app.path}`, then --data again")
     return lowered.evaluated
+
+
+def stream_bytes(host: list, specs: list[TensorSpec]) -> bytes:
+    """What the application reads: each sample's program inputs back to back, in memory order."""
+    return b"".join(layout(np_array(x), spec) for fed, _, _ in host for x, spec in zip(fed, specs))
+
+
+def check(target: list[dict[int, bytes]], host: list, report: Report, labels: np.ndarray | None) -> Comparison:
+    """compare() of the firmware's output bytes per sample against host_references()."""
+    return compare(target, [[np_array(y) for y in exact] for _, exact, _ in host],
+                   [[np_array(y) for y in floats] for _, _, floats in host], report.outputs,
+                   [lsb(spec) for spec in report.outputs], labels)

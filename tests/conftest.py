@@ -66,12 +66,14 @@ def placement(app: Path) -> dict:
 
 
 def link_with_stub(app: Path, board: str, stub: Path, elf: Path, *defines: str) -> Path:
-    """Link the app's startup, platform layer and embedded program with a stub cmx_run(), using the
-    generated linker script (the runner and ExecuTorch need the SDK; these parts do not)."""
+    """Link the app's startup, platform layer, the check's main() and embedded program with a stub
+    cmx_run(), using the generated linker script (the runner and ExecuTorch need the SDK; these
+    parts do not)."""
     cmd = ["arm-none-eabi-gcc", *cpu_flags(board), "-Os", "-ffunction-sections", "-fdata-sections",
            "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles", "-Wl,--gc-sections", *defines,
            f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}", f"-T{app / 'linker.ld'}",
-           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"), str(app / "model/model_pte.S"),
+           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"),
+           str(app / "cmx/runner/cmx_check_main.c"), str(app / "model/model_pte.S"),
            "-o", str(elf)]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=app / "model")
     assert done.returncode == 0, done.stderr[-3000:]

@@ -68,11 +68,13 @@ def apps(tmp_path_factory):
 def test_app_sources_compile_against_wheel_headers(apps, board):
     app = apps[board]
     inc = wheel_include()
-    common = cpu_flags(board) + ["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}"]
+    common = cpu_flags(board) + ["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{app / 'cmx/runner'}",
+                                 f"-I{app / 'cmx/api'}", f"-I{app / 'cmx/app'}", f"-I{app / 'model'}"]
     cxx = common + ["-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wno-unused-parameter", "-DC10_USING_CUSTOM_GENERATED_MACROS",
                     '-DCMX_ARENA_SECTION=".cmx_arena"', f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
     # the runner also as the profile and trace images compile it (CMX_PROFILE / CMX_TRACE + the hooks)
     for source, extra in [("cmx/runner/cmx_runner.cpp", []), ("model/cmx_kernels.cpp", []),
+                          ("cmx/api/cmx_api.cpp", []), ("cmx/api/cmx_model_instance.cpp", []),
                           ("cmx/runner/cmx_runner.cpp", ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"]),
                           ("cmx/runner/cmx_runner.cpp", ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"])]:
         done = subprocess.run(["arm-none-eabi-g++", *cxx, *extra, str(app / source)], capture_output=True, text=True)
@@ -80,7 +82,8 @@ def test_app_sources_compile_against_wheel_headers(apps, board):
         ours = [l for l in done.stderr.splitlines() if str(app) in l and ("error" in l or "warning" in l)]
         assert done.returncode == 0 or not ours, f"{source}:\n{done.stderr[-3000:]}"
         assert not ours, "\n".join(ours)
-    for source in ["platform/startup.c", "platform/platform.c", "model/cmx_model_io.c"]:
+    for source in ["platform/startup.c", "platform/platform.c", "model/cmx_model_io.c", "user/main.c",
+                   "cmx/app/cmx_app.c", "cmx/runner/cmx_check_main.c"]:
         done = subprocess.run(["arm-none-eabi-gcc", *common, str(app / source)], capture_output=True, text=True)
         assert done.returncode == 0, f"{source}:\n{done.stderr[-3000:]}"
 
@@ -235,7 +238,7 @@ def test_runner_defines_the_pal_hooks_only_without_a_platform_pal(apps, tmp_path
     obj = tmp_path / "runner.o"
     cmd = ["arm-none-eabi-g++", *cpu_flags("mps3-an547"), "-c", "-std=c++17", "-fno-exceptions", "-fno-rtti",
            "-DC10_USING_CUSTOM_GENERATED_MACROS", '-DCMX_ARENA_SECTION=".cmx_arena"', f"-I{app / 'cmx/runner'}",
-           f"-I{app / 'model'}", f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
+           f"-I{app / 'cmx/api'}", f"-I{app / 'model'}", f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
            *(["-DCMX_PAL_PROVIDED=1"] if pal_provided else []), str(app / "cmx/runner/cmx_runner.cpp"), "-o", str(obj)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]

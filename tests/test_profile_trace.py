@@ -139,7 +139,7 @@ def test_a_board_without_room_for_the_profile_is_refused(app):
 
 def test_zephyr_options_pass_the_offline_checks(zephyr_app):
     tests = yaml.safe_load((zephyr_app / "sample.yaml").read_text())["tests"]
-    assert tests["cmx_gen.digits.profile"]["extra_configs"] == ["CONFIG_CMX_PROFILE=y"]
+    assert tests["cmx_gen.digits.profile"]["extra_configs"] == ["CONFIG_CMX_CHECK=y", "CONFIG_CMX_PROFILE=y"]
     kconfig = check_kconfig(zephyr_app)
     assert kconfig.status == "pass" and "sample.yaml cmx_gen.digits.profile extra_configs" in kconfig.checked
     assert check_twister(zephyr_app).status in ("pass", "skipped")

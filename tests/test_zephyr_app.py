@@ -123,14 +123,18 @@ def test_fpu_only_where_zephyr_allows(zephyr_app):
 
 def test_twister_scenarios(zephyr_app):
     an521 = yaml.safe_load((zephyr_app("mps2-an521") / "sample.yaml").read_text())
-    (name, spec), (profile_name, profile) = an521["tests"].items()
+    (name, spec), (app_name, app), (profile_name, profile) = an521["tests"].items()
     assert name.endswith(".qemu") and spec["platform_allow"] == ["mps2/an521/cpu0"]
     assert an521["common"]["harness"] == "console"
-    # The profile scenario: the same app with CONFIG_CMX_PROFILE=y, its rows in the Twister log.
-    assert profile_name.endswith(".profile") and profile["extra_configs"] == ["CONFIG_CMX_PROFILE=y"]
+    # The check is every scenario's image but the application's (src/main.c, its loop ends).
+    assert spec["extra_configs"] == ["CONFIG_CMX_CHECK=y"] and "extra_configs" not in an521["common"]
+    assert app_name.endswith(".app") and app["extra_configs"] == ["CONFIG_CMX_APP_ITERATIONS=10"]
+    assert app["harness_config"]["regex"] == ["^cmx-gen: done calls=[0-9]+"]
+    # The profile scenario: the check with CONFIG_CMX_PROFILE=y, its rows in the Twister log.
+    assert profile_name.endswith(".profile") and profile["extra_configs"] == ["CONFIG_CMX_CHECK=y", "CONFIG_CMX_PROFILE=y"]
     assert profile["platform_allow"] == ["mps2/an521/cpu0"] and profile["harness_config"]["type"] == "multi_line"
     fvp = yaml.safe_load((zephyr_app("corstone300-fvp") / "sample.yaml").read_text())
-    assert list(fvp["tests"]) == ["cmx_gen.digits.fvp", "cmx_gen.digits.profile"]
+    assert list(fvp["tests"]) == ["cmx_gen.digits.fvp", "cmx_gen.digits.app", "cmx_gen.digits.profile"]
     hw = yaml.safe_load((zephyr_app("nucleo-h743zi") / "sample.yaml").read_text())
     assert hw["tests"]["cmx_gen.digits.board"]["integration_platforms"] == ["nucleo_h743zi"]
 

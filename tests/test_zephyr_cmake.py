@@ -4,8 +4,9 @@ No Zephyr tree here, so find_package(Zephyr) finds a stand-in (cmx_gen/data/zeph
 that sets up arm-none-eabi-gcc, the `app` and `zephyr_interface` targets, CONFIG_* from the app's
 Kconfig (kconfiglib over prj.conf + board .conf) and the module dirs (EXECUTORCH_ROOT /
 CMSIS_NN_PATH as west would check them out). Everything that does not include Zephyr headers is
-compiled: the shared runner, the model files (.pte embedding included), cmx/kernels.
-Not compiled: the Zephyr platform layer, src/main.c, ExecuTorch's Zephyr module. Not done: the link.
+compiled: the model API, the user's src/main.c and its helpers (a plain C file calling the API), or
+the check (CONFIG_CMX_CHECK=y), the model files (.pte embedding included), cmx/kernels.
+Not compiled: the Zephyr platform layer, ExecuTorch's Zephyr module. Not done: the link.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ def test_cmakelists_configures_and_compiles(zephyr_app, board_id, runtime, tmp_p
     defines = _sdk_defines()
     app = tmp_path / "app"
     shutil.copytree(zephyr_app(board_id), app)
+    prj = app / "prj.conf"
     if runtime == "kernels":
-        prj = app / "prj.conf"
-        prj.write_text(prj.read_text().replace("CONFIG_EXECUTORCH=y", "CONFIG_EXECUTORCH=n"))
+        # and the check image (CONFIG_CMX_CHECK=y, as sample.yaml's tests build it); the others
+        # build the user's application (src/main.c through the model API)
+        prj.write_text(prj.read_text().replace("CONFIG_EXECUTORCH=y", "CONFIG_EXECUTORCH=n") + "CONFIG_CMX_CHECK=y\n")
     board = boards.load_board(board_id)
     autoconf = tmp_path / "autoconf.h"
     result = write_autoconf(app, board.zephyr.file_name, autoconf)
@@ -74,7 +77,9 @@ def test_cmakelists_configures_and_compiles(zephyr_app, board_id, runtime, tmp_p
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     objects = {p.name.split(".")[0] + "." + p.name.split(".")[1] for p in build.rglob("*.obj")}
-    assert {"cmx_runner.cpp", "model_pte.S", "cmx_kernels.cpp"} <= objects, sorted(objects)
+    assert {"cmx_api.cpp", "cmx_model_instance.cpp", "model_pte.S", "cmx_kernels.cpp"} <= objects, sorted(objects)
+    image = {"cmx_runner.cpp", "cmx_check_main.c"} if runtime == "kernels" else {"main.c", "cmx_app.c"}
+    assert image <= objects and not ({"cmx_runner.cpp", "main.c"} - image) & objects, sorted(objects)
     # the runtime core, the cortex_m kernels and CMSIS-NN are compiled here only when the module
     # does not provide them: nothing is compiled twice
     assert ("method.cpp" in objects) == (runtime == "kernels"), sorted(objects)

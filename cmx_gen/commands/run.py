@@ -223,17 +223,14 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
     host = data_run.host_references(app, data)
     with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
         stream = Path(tmp) / "samples.bin"
-        stream.write_bytes(b"".join(data_run.layout(data_run.np_array(x), spec)
-                                    for fed, _, _ in host for x, spec in zip(fed, report.inputs)))
+        stream.write_bytes(data_run.stream_bytes(host, report.inputs))
         bar = progress.Bar("target", len(data.samples))
         output, code = runner.run_app(image, f"cmx-input={stream}",
                                       on_line=lambda line: bar.update(1) if " input=host " in line else None)
         bar.close()
     run = app_run.parse(output, code)
     calls = [c for c in run.calls if c.source == "host"]
-    result = data_run.compare([c.outputs for c in calls], [[data_run.np_array(y) for y in exact] for _, exact, _ in host],
-                              [[data_run.np_array(y) for y in floats] for _, _, floats in host], report.outputs,
-                              [data_run.lsb(spec) for spec in report.outputs], data.labels)
+    result = data_run.check([c.outputs for c in calls], host, report, data.labels)
     print(f"app        {image}: {len(calls)}/{len(data.samples)} sample(s) from {data.where}")
     print(f"bit-exact  {result.bit_exact}/{result.samples} outputs equal the host reference"
           + ("" if result.first_differing is None else

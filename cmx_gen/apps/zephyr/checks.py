@@ -127,7 +127,7 @@ def check_twister(app: Path) -> CheckResult:
         return result
     common = data.get("common") or {}
     for scenario, spec in tests.items():
-        spec = {**common, **(spec or {})}
+        spec = {**common, **(spec or {}), **_merged_lists(common, spec or {})}
         if "." not in str(scenario):
             result.fail(name, f"scenario '{scenario}' needs a dotted name like <area>.<name> (Twister rule)")
         allow = spec.get("platform_allow") or []
@@ -166,11 +166,16 @@ def check_twister(app: Path) -> CheckResult:
     return result
 
 
+def _merged_lists(common: dict, spec: dict) -> dict:
+    """Twister appends a scenario's lists (extra_configs, ...) to common's instead of replacing them."""
+    return {k: [*common[k], *v] for k, v in spec.items() if isinstance(v, list) and isinstance(common.get(k), list)}
+
+
 def console(line: str, extra_configs: str) -> list[str]:
     """What an image prints (data/result_line.yaml examples): the check's result line, then the
-    profile's rows (CONFIG_CMX_PROFILE=y); the application image (CONFIG_CMX_CHECK=n) prints its
+    profile's rows (CONFIG_CMX_PROFILE=y); the application image (no CONFIG_CMX_CHECK=y) prints its
     calls and its done line when it runs through, the FAIL line when it stops on an error."""
-    if "CONFIG_CMX_CHECK=n" in extra_configs:
+    if "CONFIG_CMX_CHECK=y" not in extra_configs:
         return [result_line.example("call"), result_line.example("done")] if line == result_line.example("pass") else [line]
     lines = [line]
     if "CONFIG_CMX_PROFILE=y" in extra_configs:

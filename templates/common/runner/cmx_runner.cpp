@@ -298,7 +298,8 @@ ET_NORETURN void et_pal_abort(void) {
 /* `error=<stage>:0x<code>`: the API's status name, and the runtime's error code behind it. */
 int fail(cmx_status status, Measured& m) {
   cmx_get_stats(&model, &m.pools);
-  return fail(cmx_status_name(status), cmx_error_detail(&model) ? cmx_error_detail(&model) : status, m);
+  const uint32_t detail = cmx_error_detail(&model);
+  return fail(cmx_status_name(status), detail ? detail : static_cast<uint32_t>(status), m);
 }
 
 extern "C" int cmx_run(void) {
