@@ -206,13 +206,27 @@ def test_digits_int8_accuracy_on_test_split():
 
 
 def test_digits_training_is_reproducible(tmp_path):
-    """train.py rebuilds the committed weights byte for byte."""
-    out = tmp_path / "digits.pt"
-    subprocess.run([sys.executable, str(SAMPLES_DIR / "digits" / "train.py"), "--out", str(out)],
-                   check=True, capture_output=True, timeout=300)
+    """train.py is deterministic on the machine it runs on (two runs, the same bytes), and what it
+    trains is as good as the committed weights. Not byte-equal to them: float kernels take other
+    SIMD paths on other CPUs, so weights trained elsewhere differ in their last bits (issue 22)."""
+    runs = []
+    for name in ("a.pt", "b.pt"):
+        out = tmp_path / name
+        subprocess.run([sys.executable, str(SAMPLES_DIR / "digits" / "train.py"), "--out", str(out)],
+                       check=True, capture_output=True, timeout=300)
+        runs.append(out)
+    assert hashlib.sha256(runs[0].read_bytes()).digest() == hashlib.sha256(runs[1].read_bytes()).digest(), \
+        "two trainings on one machine must give the same bytes"
     committed = SAMPLES_DIR / "digits" / "digits.pt"
-    assert hashlib.sha256(out.read_bytes()).hexdigest() == hashlib.sha256(committed.read_bytes()).hexdigest()
     assert committed.stat().st_size < 64 * 1024
+    digits = import_sample("digits")
+    x, y = digits.evaluation_data()
+
+    def accuracy(weights: Path) -> float:
+        with torch.no_grad():
+            return float((digits.DigitsCNN(weights)(x).argmax(1) == y).float().mean())
+
+    assert accuracy(runs[0]) >= accuracy(committed) - 0.01, "the retrained model is worse than the committed one"
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
