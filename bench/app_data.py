@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -39,12 +38,8 @@ MODELS = {
 
 
 def digits_test_split(folder: Path) -> Path:
-    sys.path.insert(0, str(ROOT / "samples" / "digits"))
-    from model import evaluation_data  # noqa: E402
-
-    x, y = evaluation_data()
     path = folder / "digits_test.npz"
-    np.savez(path, input=x.contiguous().numpy(), labels=y.numpy())
+    subprocess.run([sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(path)], check=True)
     return path
 
 

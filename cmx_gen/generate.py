@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +38,8 @@ class Generated:
                  self.placement.to_text(), "", f"app        {app}: {self.render.summary()}"]
         if self.render.backed_up:
             lines.append("backups    " + ", ".join(self.render.backed_up))
-        lines.append(f"next       cmx-gen build {app} && cmx-gen run {app}")
+        quoted = shlex.quote(str(app))
+        lines.append(f"next       cmx-gen build {quoted} && cmx-gen run {quoted} && cmx-gen run {quoted} --app")
         if self.render.app_dir.joinpath("linker.ld").is_file() and not (self.board.qemu or self.board.fvp):
             lines.append("note       the bare-metal console is semihosting: on this board it prints only with a debugger "
                          "attached (see the app's README)")

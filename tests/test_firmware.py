@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIRMWARE, ROOT
+from conftest import FIRMWARE, ROOT, run_cli
 from cmx_gen import project as project_mod
 from cmx_gen.apps.baremetal import build
 from cmx_gen.boards import load_board
@@ -74,8 +74,6 @@ def test_ds_cnn_pass_bit_exact_on_qemu(tmp_path, board):
 def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsys):
     """Its avg_pool2d rounds one LSB apart in ExecuTorch's Python op: the firmware is checked
     bit-exact against the C kernel's arithmetic, and `run` says by how much and where the two part."""
-    from conftest import run_cli
-
     app, built, result = create_build_run(ROOT / "tests" / "models" / "small.py:Residual", board, tmp_path,
                                           input_shape="1,3,16,16", random_calibration=True)
     check_pass(app, built, result)
@@ -171,3 +169,18 @@ def test_uart_image_passes_through_a_serial_port(tmp_path, capsys):
     assert code == 0, out
     assert "cmx-gen: PASS max_abs_err=0 instr=" in out
     print(f"\nserial: {out.splitlines()[0]}")
+
+
+def test_app_in_a_path_with_a_space_and_non_ascii_letters(tmp_path, capsys):
+    """create/build/run/regen through the CLI in `my app ü/`, and the printed `next` line pastes
+    into a shell as it is (issue 22)."""
+    import shlex
+
+    app = tmp_path / "my app ü" / "digits app"
+    assert run_cli("create", DIGITS, "--board", "mps3-an547", "--rtos", "baremetal", "-o", app) == 0
+    next_line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("next"))
+    assert shlex.split(next_line.split(None, 1)[1])[:3] == ["cmx-gen", "build", str(app)]
+    assert run_cli("build", app) == 0
+    assert run_cli("run", app) == 0
+    assert run_cli("run", app, "--app") == 0
+    assert run_cli("regen", app) == 0

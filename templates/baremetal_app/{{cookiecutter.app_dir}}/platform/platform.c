@@ -150,7 +150,8 @@ void cmx_platform_exit(int status) {
 
 /* --- Input from the host (cmx_platform.h, cmx_platform_read) --- */
 #if CMX_SEMIHOSTING
-/* The file named `cmx-input=PATH` on the semihosting command line (QEMU: -append), opened once. */
+/* The file named `cmx-input=PATH`, the last thing on the semihosting command line (QEMU: -append),
+ * opened once. */
 static int host_file(void) {
   static int handle = -2; /* -2: not looked for yet, -1: none */
   if (handle != -2) return handle;
@@ -165,9 +166,9 @@ static int host_file(void) {
     const char* q = p;
     while (*k && *q == *k) ++q, ++k;
     if (*k) continue;
-    char* end = (char*)q;
-    while (*end && *end != ' ') ++end;
-    *end = '\0';
+    char* end = (char*)q; /* the path runs to the end of the line: it may hold spaces */
+    while (*end) ++end;
+    while (end > q && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r')) *--end = '\0';
     uintptr_t open[3] = {(uintptr_t)q, 1u /* "rb" */, (uintptr_t)(end - q)};
     handle = (int)semihost(0x01u /* SYS_OPEN */, open);
     break;
