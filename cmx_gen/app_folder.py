@@ -79,6 +79,11 @@ class AppFolder:
         except BuildError:
             return None
 
+    def reference_outputs(self) -> dict[int, bytes]:
+        """The check's expected output bytes by output index (model/reference_output_<i>.bin)."""
+        return {int(p.stem.rsplit("_", 1)[1]): p.read_bytes()
+                for p in sorted((self.path / "model").glob("reference_output_*.bin"))}
+
     def verdict(self, line: str) -> list[str]:
         """The result line, then how far ExecuTorch's Python reference is from the checked one."""
         from cmx_gen.report import reference_note

@@ -213,8 +213,29 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
 
 
 def stream_bytes(host: list, specs: list[TensorSpec]) -> bytes:
-    """What the application reads: each sample's program inputs back to back, in memory order."""
+    """What the application reads through semihosting: each sample's program inputs back to back,
+    in memory order."""
     return b"".join(layout(np_array(x), spec) for fed, _, _ in host for x, spec in zip(fed, specs))
+
+
+FRAME_MAGIC = b"CMX1"  # platform.c / cmx_platform_zephyr.c cmx_platform_read
+
+
+def console_frames(host: list, specs: list[TensorSpec]) -> bytes:
+    """The same samples as console frames (an image without semihosting reads its UART): per
+    sample "CMX1", the byte count (u32, little-endian), the bytes; a count of 0 ends the stream."""
+    frames = []
+    for fed, _, _ in host:
+        sample = b"".join(layout(np_array(x), spec) for x, spec in zip(fed, specs))
+        frames.append(FRAME_MAGIC + len(sample).to_bytes(4, "little") + sample)
+    return b"".join(frames) + FRAME_MAGIC + (0).to_bytes(4, "little")
+
+
+def uses_semihosting(build_dir: Path) -> bool:
+    """Whether the bare-metal image in `build_dir` was built with semihosting (CMakeCache.txt)."""
+    cache = build_dir / "CMakeCache.txt"
+    text = cache.read_text(errors="replace") if cache.is_file() else ""
+    return "CMX_SEMIHOSTING:BOOL=OFF" not in text
 
 
 def check(target: list[dict[int, bytes]], host: list, report: Report, labels: np.ndarray | None) -> Comparison:

@@ -81,3 +81,21 @@ def test_data_set_through_the_application_bit_exact(tmp_path, capsys):
     m = re.search(r"accuracy   target (\S+)  host int8 (\S+)  host float (\S+)", out)
     assert m and m.group(1) == m.group(2), out
     print(out)
+
+
+def test_data_set_over_the_uart_of_a_stand_alone_image(tmp_path, capsys):
+    """An image without semihosting (a board's, CMX_SEMIHOSTING=OFF) reads the samples as CMX1
+    frames on its UART: QEMU's stdio here, as a host's serial port would send them."""
+    app = tmp_path / "app"
+    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
+    build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
+    full = tmp_path / "test.npz"
+    subprocess.run([sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(full)],
+                   check=True, capture_output=True, timeout=120)
+    import numpy as np
+
+    with np.load(full) as split:
+        np.savez(tmp_path / "some.npz", input=split["input"][:24], labels=split["labels"][:24])
+    capsys.readouterr()
+    assert run_cli("run", app, "--data", tmp_path / "some.npz") == 0
+    assert "bit-exact  24/24 outputs equal the host reference" in capsys.readouterr().out

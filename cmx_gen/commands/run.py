@@ -167,9 +167,9 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
     output, code = runner.run_app(image)
     run = app_run.parse(output, code)
     print(f"app        {image}: {len(run.calls)} call(s)")
-    for line in application_summary(app, run):
+    for line in application_summary(run):
         print(line)
-    reference = _reference_outputs(app)
+    reference = app.reference_outputs()
     first = run.calls[0].outputs if run.calls else {}
     same = bool(run.calls) and all(first.get(i) == data for i, data in reference.items())
     if run.calls:
@@ -178,12 +178,8 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
     return 0 if run.error is None and run.done is not None and same else 1
 
 
-def _reference_outputs(app: AppFolder) -> dict[int, bytes]:
-    return {int(p.stem.rsplit("_", 1)[1]): p.read_bytes() for p in sorted((app.path / "model").glob("reference_output_*.bin"))}
-
-
-def application_summary(app: AppFolder, run: "app_run.AppRun") -> list[str]:
-    """The lines both --app and --data print: the calls' counts, the pools, how the run ended."""
+def application_summary(run: "app_run.AppRun") -> list[str]:
+    """What --app prints of a run: the first call, the spread of the others, the pools, how it ended."""
     lines = []
     if run.calls:
         first = run.calls[0]
@@ -221,13 +217,16 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
         print(shlex.join(runner.command(image, "cmx-input=<samples.bin>")))
         return 0
     host = data_run.host_references(app, data)
-    with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
-        stream = Path(tmp) / "samples.bin"
-        stream.write_bytes(data_run.stream_bytes(host, report.inputs))
-        bar = progress.Bar("target", len(data.samples))
-        output, code = runner.run_app(image, f"cmx-input={stream}",
-                                      on_line=lambda line: bar.update(1) if " input=host " in line else None)
-        bar.close()
+    bar = progress.Bar("target", len(data.samples))
+    count = lambda line: bar.update(1) if " input=host " in line else None  # noqa: E731
+    if data_run.uses_semihosting(image.parent):  # a host file the firmware reads through semihosting
+        with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
+            stream = Path(tmp) / "samples.bin"
+            stream.write_bytes(data_run.stream_bytes(host, report.inputs))
+            output, code = runner.run_app(image, f"cmx-input={stream}", on_line=count)
+    else:  # a stand-alone image (CMX_SEMIHOSTING=OFF): frames on its UART
+        output, code = runner.run_app(image, on_line=count, console_input=data_run.console_frames(host, report.inputs))
+    bar.close()
     run = app_run.parse(output, code)
     calls = [c for c in run.calls if c.source == "host"]
     result = data_run.check([c.outputs for c in calls], host, report, data.labels)

@@ -105,20 +105,32 @@ class Runner:
         result.output = output
         return result
 
-    def run_app(self, elf: Path, args: str = "", on_line: Callable[[str], None] | None = None) -> tuple[str, int | None]:
+    def run_app(self, elf: Path, args: str = "", on_line: Callable[[str], None] | None = None,
+                console_input: bytes | None = None) -> tuple[str, int | None]:
         """Run the user's application image until it exits or prints its `done` line; the console
-        output and the exit code (None when it was stopped). `on_line` sees each line as it comes."""
+        output and the exit code (None when it was stopped). `on_line` sees each line as it comes;
+        `console_input` goes to the image's console (its UART on QEMU's stdio), as a host sends it."""
         cmd = self.command(elf, args)
         if shutil.which(cmd[0]) is None:
             raise RunError(f"{cmd[0]} not found on PATH", self.install_hint())
-        return self._run_until(cmd, result_line.app_end_re(), on_line)
+        return self._run_until(cmd, result_line.app_end_re(), on_line, console_input)
 
-    def _run_until(self, cmd: list[str], stop: re.Pattern[str],
-                   on_line: Callable[[str], None] | None = None) -> tuple[str, int | None]:
+    def _run_until(self, cmd: list[str], stop: re.Pattern[str], on_line: Callable[[str], None] | None = None,
+                   console_input: bytes | None = None) -> tuple[str, int | None]:
         """Run `cmd` until it exits, or until `settle_seconds` after it printed a line matching
         `stop` (then it is stopped and the exit code is None); a run that reaches `timeout` is an error."""
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if console_input is None else subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True, errors="replace", cwd=self.cwd)
+        if console_input is not None:
+            def feed() -> None:  # the pipe holds 64 KiB: QEMU's UART takes the rest as the firmware reads
+                try:
+                    proc.stdin.buffer.write(console_input)  # type: ignore[union-attr]
+                    proc.stdin.flush()  # type: ignore[union-attr]
+                except (BrokenPipeError, ValueError, OSError):
+                    pass
+
+            threading.Thread(target=feed, daemon=True).start()
         lines: list[str] = []
         seen = threading.Event()
 
