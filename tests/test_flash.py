@@ -70,6 +70,8 @@ def test_cli_dry_run_prints_the_commands(tmp_path, capsys):
     assert out[-1].endswith(f"load --no-wait --target stm32h743xx --format elf '{app.resolve()}/build/<app>.elf'"), out
     assert run_cli("flash", app) == 2
     assert "no firmware to flash" in capsys.readouterr().err
+    assert run_cli("flash", app, "--app", "--dry-run") == 0  # the user's application instead of the check
+    assert capsys.readouterr().out.strip().endswith(f"'{app.resolve()}/build/<app>_app.elf'")
 
 
 def test_boards_without_a_runner_or_a_bootable_bare_metal_image_are_refused(capsys):

@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("app", help="app folder (built with `cmx-gen build`)")
     parser.add_argument("--probe", metavar="UID", help="the debug probe's serial number (`pyocd list`), when several are connected")
     parser.add_argument("--elf", help="bare metal: the ELF to flash (default: APP/build/*.elf)")
+    parser.add_argument("--app", dest="user_app", action="store_true",
+                        help="flash your application (bare metal APP/build/<name>_app.elf, Zephyr APP/build-app) "
+                             "instead of the check")
     parser.add_argument("--dry-run", action="store_true", help="print the commands and exit")
     parser.add_argument("--serial", metavar="PORT", help="then read the result line from the board's console, e.g. /dev/ttyACM0")
     parser.add_argument("--baud", type=int, default=115200, help="console baud rate (default 115200)")
@@ -32,8 +35,11 @@ def run(args: argparse.Namespace) -> int:
     app = AppFolder(Path(args.app))
     kind, board = app.app_kind, app.board()
     zephyr = kind.name == "zephyr"
-    built = Path(args.elf) if args.elf and not zephyr else kind.image(app)
-    image = built.resolve() if built else app.path.resolve() / "build" / "<app>.elf"
+    if args.user_app and args.serial:
+        raise FlashError("--serial reads the check's result line; your application prints a line per call",
+                         "flash with --app, then watch its console with any terminal (115200 8N1)")
+    built = Path(args.elf) if args.elf and not zephyr else (kind.app_image(app) if args.user_app else kind.image(app))
+    image = built.resolve() if built else app.path.resolve() / "build" / ("<app>_app.elf" if args.user_app else "<app>.elf")
     flasher = kind.flasher(flash.FlashConfig(board=board, app=app.path, image=image, zephyr=zephyr, probe=args.probe))
     # A bare-metal image prints through semihosting unless the board has a UART it drives itself.
     semihosting_only = not zephyr and board.uart is None
