@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
-from cmx_gen import report as report_mod
+from cmx_gen import bundle, report as report_mod
 from cmx_gen.report import Report
 from cmx_gen.errors import ModelSourceError
 
@@ -102,6 +102,22 @@ def output_step(spec: Any) -> float:
     return float((spec.quant or {}).get("scale") or 0.0)
 
 
+def generated_inputs(specs: list[Any]) -> dict[str, np.ndarray]:
+    """A seeded input for a program that comes without one: uniform [-1, 1) floats, or integers over
+    the dtype's range, in the logical shape."""
+    rng = np.random.default_rng(0)
+    arrays = {}
+    for i, spec in enumerate(specs):
+        dtype = np.dtype(spec.dtype)
+        if dtype.kind == "f":
+            arrays[f"input_{i}"] = (rng.random(spec.shape) * 2 - 1).astype(dtype)
+        else:
+            info = np.iinfo(dtype) if dtype.kind in "iu" else None
+            low, high = (info.min, info.max) if info else (0, 1)
+            arrays[f"input_{i}"] = rng.integers(low, high, size=spec.shape, endpoint=True).astype(dtype)
+    return arrays
+
+
 def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = None) -> Artifacts:
     """Lower (or, for a `.pte`, only analyse) and assemble the report."""
     from cmx_gen import instructions
@@ -111,17 +127,29 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
 
     options = options or LowerOptions()
     model = {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
-    if source.kind == "pte":
+    if source.kind in ("pte", "bpte"):
         assert source.pte is not None
         info = analyse(source.pte)
         # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
-        # the user's --target is taken at its word, else the target stays unknown.
+        # the user's --target (create: the board's core) is taken at its word, else it stays unknown.
         target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
-        note = ("analysed a .pte lowered elsewhere: " + ("target as given with --target; " if core else
-                "target ISA not known (pass --target); ") + "quantization error and reference not known")
-        report = report_mod.build_report(info, target, model, extra={
+        where = "target as given; " if core else "target ISA not known (pass --target); "
+        if source.kind == "bpte":
+            found = source.bundle
+            reference = {f"input_{i}": x for i, x in enumerate(found.inputs)}
+            reference.update({f"output_{i}": y for i, y in enumerate(found.outputs)})
+            note = f"a bundled program lowered elsewhere: {where}checked against the bundle's expected outputs"
+            checked = {"checked_against": "bundle", "tolerance": found.tolerance(),
+                       "description": "the bundle's expected outputs: bit-exact where integer, else within BundleIO's "
+                                      f"atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|"}
+        else:
+            reference = generated_inputs(info.inputs)
+            note = f"analysed a .pte lowered elsewhere: {where}no reference outputs (the app runs and says so)"
+            checked = {"checked_against": "none", "description": "a .pte carries no expected outputs: the firmware "
+                                                                   "runs it on a generated input and reports RAN"}
+        report = report_mod.build_report(info, target, model, reference=checked, extra={
             "instructions": instructions.describe(info.instructions, {}), "note": note})
-        return Artifacts(source.pte, report, {})
+        return Artifacts(source.pte, report, reference)
 
     from cmx_gen.cache import graph_fingerprint
 

@@ -75,7 +75,7 @@ def key(source: ModelSource, core: str, options: LowerOptions = LowerOptions()) 
 def produce(source: ModelSource, core: str, use_cache: bool = True,
             options: LowerOptions = LowerOptions()) -> tuple[artifacts.Artifacts, bool]:
     """Lower `source` for `core`, or read the cached result. Returns (artifacts, from_cache)."""
-    if source.kind == "pte" or not use_cache:
+    if source.kind in ("pte", "bpte") or not use_cache:
         return artifacts.produce(source, core, options), False
     entry = cache_dir() / key(source, core, options)
     if (entry / artifacts.REPORT_JSON).is_file():

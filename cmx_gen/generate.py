@@ -57,13 +57,6 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         calibration=project.calibration,
         random_calibration=project.random_calibration,
     )
-    if source.kind == "pte":
-        raise ModelSourceError(
-            f"create needs the model, not a lowered program: {project.model} carries no reference outputs for the "
-            "app to check itself against, nor the core it was lowered for",
-            "give path/model.py:Name or a .pt2; `cmx-gen lower X.pte --target CORE -o DIR` and `cmx-gen check DIR "
-            "--board ID` still analyse and fit the .pte",
-        )
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.
     core = board.core.lower_target

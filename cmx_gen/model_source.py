@@ -35,13 +35,14 @@ class ModelSource:
     """What `load` found: a module ready for export (or a `.pte`), its inputs and calibration."""
 
     spec: str
-    kind: str  # "python" | "pt2" | "pte"
+    kind: str  # "python" | "pt2" | "pte" | "bpte"
     module: torch.nn.Module | None = None
     example_inputs: Inputs | None = None
     calibration: list[Inputs] = field(default_factory=list)
     calibration_source: str = "none"
     random_calibration: bool = False
     pte: bytes | None = None
+    bundle: Any = None  # bundle.Bundle of a .bpte: its program, test inputs and expected outputs
     content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
     # Set once by lowering.export(): the float model's outputs on the example inputs (run first,
     # so a model that fails on them is told so) and the torch.export ExportedProgram.
@@ -230,6 +231,15 @@ def load(
             raise ModelSourceError(f"{path} not found", "check the path to the .pte")
         data = path.read_bytes()
         return ModelSource(spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest())
+    if spec.endswith(".bpte"):
+        from cmx_gen import bundle
+
+        if not path.is_file():
+            raise ModelSourceError(f"{path} not found", "check the path to the .bpte")
+        data = path.read_bytes()
+        found = bundle.read(data, path.name)
+        return ModelSource(spec=spec, kind="bpte", pte=found.pte, bundle=found,
+                           content_hash=hashlib.sha256(data).hexdigest())
     if spec.endswith(".pt2"):
         if not path.is_file():
             raise ModelSourceError(f"{path} not found", "check the path to the .pt2")
@@ -240,7 +250,8 @@ def load(
         raise ModelSourceError(f"{spec!r} names no model", f"use {spec}:ClassName")
     else:
         raise ModelSourceError(
-            f"cannot tell what kind of model {spec!r} is", "give path/model.py:ClassName, a .pt2 file or a .pte file"
+            f"cannot tell what kind of model {spec!r} is",
+            "give path/model.py:ClassName, a .pt2 file, a .pte or a .bpte file"
         )
 
     if input_shape:

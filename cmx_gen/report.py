@@ -281,6 +281,10 @@ def reference_note(report: Report) -> str | None:
     """One line when ExecuTorch's Python reference differs from the CMSIS-NN kernels' result, which
     is what the firmware is checked against (reference.py); None when they agree."""
     ref = report.reference
+    if ref and ref.get("checked_against") == "bundle":
+        return f"checked against {ref['description']}"
+    if ref and ref.get("checked_against") == "none":
+        return "no reference: " + ref["description"] + "; RAN is not a PASS, nothing was compared"
     if ref and ref.get("python_reference_max_lsb") is None and ref.get("description"):
         return ref["description"] + "; PASS means bit-exact against the CMSIS-NN kernels"
     if not ref or not (ref.get("ops") or ref.get("python_reference_max_lsb_calibration")):

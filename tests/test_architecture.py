@@ -148,8 +148,10 @@ def test_the_runner_prints_the_result_line_defined_in_data():
     pools = runner[runner.index("void print_pools("):runner.index("int fail(")]
     printed = re.findall(r'\.s\(" ([a-z_]+)="\)|(cmx_platform_counter_name)', pools)
     keys = ["<counter>" if counter else key for key, counter in printed]
-    expected = ["<counter>" if "keys" in field else field["key"] for field in spec["fields"][1:]]
-    assert keys == expected
+    # every field after the verdict's in print_pools, but a bundle's tolerance, printed after them
+    expected = ["<counter>" if "keys" in field else field["key"] for field in spec["fields"][1:] if field.get("key") != "tol"]
+    assert keys == expected and spec["fields"][-1]["key"] == "tol" and 'line.s(" tol=")' in runner
+    assert f'"{prefix}RAN reference=none"' in runner and "RAN" in spec["verdicts"]
     counter_keys = next(field["keys"] for field in spec["fields"] if "keys" in field)
     for platform in [*(ROOT / "templates").rglob("platform.c"), *(ROOT / "templates").rglob("cmx_platform_zephyr.c")]:
         body = platform.read_text().split("cmx_platform_counter_name", 1)[1].split("}", 1)[0]

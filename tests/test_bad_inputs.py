@@ -129,12 +129,14 @@ def test_create_refuses_a_foreign_non_empty_folder(tmp_path, capsys):
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
 
-def test_create_from_a_pte_says_what_to_do(lowered_dir, tmp_path, capsys):
+def test_a_pte_makes_an_app_without_a_reference(lowered_dir, tmp_path, capsys):
+    """create from a .pte: the app runs it on a generated input and says it has no reference (issue 22);
+    lower/check still analyse a .pte and want its core."""
     pte = lowered_dir("ConvNet") / "model.pte"
     capsys.readouterr()
-    assert run_cli("create", pte, "--board", "mps3-an547", "-o", tmp_path / "app") == 2
-    line = one_line(capsys)
-    assert "create needs the model, not a lowered program" in line and "ISA 'unknown'" not in line
+    assert run_cli("create", pte, "--board", "mps3-an547", "-o", tmp_path / "app") == 0
+    header = (tmp_path / "app" / "model" / "cmx_model.h").read_text()
+    assert "#define CMX_HAS_REFERENCE 0" in header and "#define CMX_NUM_INPUTS 1" in header
     assert run_cli("lower", pte, "-o", tmp_path / "unknown") == 0
     capsys.readouterr()
     assert run_cli("check", tmp_path / "unknown", "--board", "mps3-an547") == 2

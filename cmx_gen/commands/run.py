@@ -56,9 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def print_result(app: AppFolder, result: Result) -> int:
+    """The verdict's lines; 0 for PASS, and for RAN (it ran; the note says nothing was checked)."""
     for line in app.verdict(result.line):
         print(line)
-    return 0 if result.passed else 1
+    return 0 if result.passed or result.verdict == "RAN" else 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -172,7 +173,9 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
     reference = app.reference_outputs()
     first = run.calls[0].outputs if run.calls else {}
     same = bool(run.calls) and all(first.get(i) == data for i, data in reference.items())
-    if run.calls:
+    if run.calls and not reference:
+        print("output     no reference outputs (a program made elsewhere): nothing compared")
+    elif run.calls:
         print(f"output     call 0 {'equals' if same else 'DIFFERS from'} the check's reference bytes "
               f"({sum(len(d) for d in reference.values())} B)")
     return 0 if run.error is None and run.done is not None and same else 1

@@ -22,6 +22,7 @@ class Result:
 
     passed: bool
     line: str
+    verdict: str = ""  # PASS | FAIL | RAN (ran, no reference to check against)
     fields: dict[str, str] = field(default_factory=dict)
     exit_code: int | None = None
     output: str = ""
@@ -50,7 +51,7 @@ def parse_result_line(output: str) -> Result | None:
         m = result_line.result_re().search(line)
         if m:
             fields = dict(item.split("=", 1) for item in m.group(2).split())
-            found = Result(passed=m.group(1) == "PASS", line=m.group(0), fields=fields)
+            found = Result(passed=m.group(1) == "PASS", line=m.group(0), fields=fields, verdict=m.group(1))
     return found
 
 

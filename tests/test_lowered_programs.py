@@ -1,0 +1,77 @@
+"""Programs lowered elsewhere (issue 22): a `.bpte` and a `.pte` made by upstream's own Python flow
+(CortexMQuantizer -> to_edge -> CortexMPassManager -> to_executorch, BundledProgram for the
+`.bpte`), made here in the test, not with cmx-gen's lowering. On QEMU M55: the `.bpte` app PASSes
+against the bundle's expected outputs; the `.pte` app has no reference, says RAN with its
+instruction count, and exits 0.
+
+Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and qemu-system-arm.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIRMWARE, ROOT, run_cli
+
+pytestmark = FIRMWARE
+
+
+@pytest.fixture(scope="module")
+def upstream_programs(tmp_path_factory) -> tuple[Path, Path]:
+    import torch
+    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer
+    from executorch.backends.cortex_m.target_config import CortexMTargetConfig
+    from executorch.devtools import BundledProgram
+    from executorch.devtools.bundled_program.config import MethodTestCase, MethodTestSuite
+    from executorch.devtools.bundled_program.serialize import serialize_from_bundled_program_to_flatbuffer
+    from executorch.exir import EdgeProgramManager, to_edge
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    sys.path.insert(0, str(ROOT / "samples" / "digits"))
+    try:
+        from model import DigitsCNN, calibration_data, example_inputs
+    finally:
+        sys.path.pop(0)
+    folder = tmp_path_factory.mktemp("upstream")
+    example = example_inputs()
+    graph = torch.export.export(DigitsCNN().eval(), example).module(check_guards=False)
+    prepared = prepare_pt2e(graph, CortexMQuantizer())
+    for sample in calibration_data():
+        prepared(*sample)
+    edge = to_edge(torch.export.export(convert_pt2e(prepared), example), compile_config=cortex_m_edge_compile_config())
+    config = CortexMTargetConfig.from_target_string("cortex-m55")
+    lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
+    expected = lowered.module()(*example)
+    program = EdgeProgramManager(lowered, compile_config=cortex_m_edge_compile_config()).to_executorch()
+    pte, bpte = folder / "digits.pte", folder / "digits.bpte"
+    pte.write_bytes(program.buffer)
+    suite = MethodTestSuite("forward", [MethodTestCase(inputs=list(example), expected_outputs=[expected])])
+    bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(BundledProgram(program, [suite])))
+    return pte, bpte
+
+
+def test_bpte_passes_against_its_bundle(upstream_programs, tmp_path, capsys):
+    app = tmp_path / "bundle app"
+    assert run_cli("create", upstream_programs[1], "--board", "mps3-an547", "-o", app) == 0
+    assert run_cli("build", app) == 0
+    capsys.readouterr()
+    assert run_cli("run", app) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cmx-gen: PASS max_abs_err=") and " tol=" in out, out
+    assert "checked against the bundle's expected outputs" in out
+
+
+def test_pte_runs_without_a_reference_and_says_so(upstream_programs, tmp_path, capsys):
+    app = tmp_path / "pte app"
+    assert run_cli("create", upstream_programs[0], "--board", "mps3-an547", "-o", app) == 0
+    assert run_cli("build", app) == 0
+    capsys.readouterr()
+    assert run_cli("run", app) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cmx-gen: RAN reference=none instr="), out
+    assert "PASS" not in out.splitlines()[0] and "nothing was compared" in out
