@@ -106,14 +106,15 @@ def handle_symbol(name: str) -> str:
 
 
 def _quant_table(specs: list[TensorSpec], count: int) -> str:
-    """{scale, zero_point} per input/output where the program takes or returns int8 (--io int8)."""
+    """{scale, zero_point, 1/scale} per input/output where the program takes or returns int8 (--io int8)."""
     rows = []
     for i in range(max(count, 1)):
         quant = specs[i].quant if i < len(specs) else None
         if quant is not None and quant.at == "io" and quant.scale is not None:
-            rows.append(f"{{{np.float32(quant.scale).item()!r}f, {int(quant.zero_point or 0)}}}")
+            inverse = np.float32(1.0 / float(quant.scale)).item()  # as torch's quantize_per_tensor rounds x * (1 / scale)
+            rows.append(f"{{{np.float32(quant.scale).item()!r}f, {int(quant.zero_point or 0)}, {inverse!r}f}}")
         else:
-            rows.append("{0.0f, 0}")
+            rows.append("{0.0f, 0, 0.0f}")
     return "{" + ", ".join(rows) + "}"
 
 
@@ -183,7 +184,7 @@ def model_header(report: Report, placement: "Placement", n_in: int, n_out: int, 
 #define CMX_HAS_REFERENCE {int(has_reference)}
 #define CMX_REFERENCE_BUNDLE {int(_is_bundle(report))}
 
-{io_quant_macros(report)}/* The same per input/output for the model API: {{scale, zero_point}}, scale 0 = float I/O. */
+{io_quant_macros(report)}/* The same per input/output for the model API: {{scale, zero_point, 1/scale}}, scale 0 = float I/O. */
 #define CMX_INPUT_QUANT {_quant_table(report.inputs, n_in)}
 #define CMX_OUTPUT_QUANT {_quant_table(report.outputs, n_out)}
 

@@ -187,7 +187,7 @@ cmx_status cmx_input_set_f32(cmx_model* model, size_t index, const float* values
   }
   if (t.dtype != CMX_DTYPE_INT8 || !(t.scale > 0.0f)) return CMX_E_DTYPE;
   int8_t* q = static_cast<int8_t*>(t.data);
-  const float inv = 1.0f / t.scale;
+  const float inv = model->input_quant[index].inv_scale;
   for (size_t k = 0; k < count; ++k) {
     float v = nearbyintf(values[k] * inv) + static_cast<float>(t.zero_point);  // ties to even, as torch
     q[k] = static_cast<int8_t>(v < -128.0f ? -128.0f : (v > 127.0f ? 127.0f : v));

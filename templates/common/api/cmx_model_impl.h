@@ -83,10 +83,12 @@ struct ReferenceTensor {
   int32_t zero_point;
 };
 
-/* The model's I/O quantization (--io int8), per input/output; scale 0 for float I/O. */
+/* The model's I/O quantization (--io int8), per input/output; scale 0 for float I/O. inv_scale is
+ * 1/scale computed in double and rounded once, as torch's quantize_per_tensor multiplies by it. */
 struct IoQuant {
   float scale;
   int32_t zero_point;
+  float inv_scale;
 };
 
 }  // namespace cmx
