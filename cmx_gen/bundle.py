@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cmx_gen.errors import ModelSourceError
+from cmx_gen.model_files import from_layout
 
 # Upstream's BundleIO verify_method_outputs(rtol=1e-5, atol=1e-8): the bundle carries no tolerance
 # of its own, so its check is made with these.
@@ -41,10 +42,8 @@ def _logical(tensor: object, where: str) -> np.ndarray:
         raise ModelSourceError(f"{where} has dtype code {tensor.scalar_type}, which cmx-gen cannot compare",  # type: ignore[attr-defined]
                                "bundle float or integer tensors")
     sizes = [int(s) for s in tensor.sizes]  # type: ignore[attr-defined]
-    order = [int(d) for d in tensor.dim_order] or list(range(len(sizes)))  # type: ignore[attr-defined]
-    data = np.frombuffer(bytes(tensor.data), dtype=dtype)  # type: ignore[attr-defined]
-    laid = data.reshape([sizes[d] for d in order])  # bytes in memory (dim) order
-    return np.ascontiguousarray(np.transpose(laid, np.argsort(order)))
+    order = [int(d) for d in tensor.dim_order]  # type: ignore[attr-defined]
+    return from_layout(np.frombuffer(bytes(tensor.data), dtype=dtype), sizes, order)  # type: ignore[attr-defined]
 
 
 def read(data: bytes, where: str) -> Bundle:

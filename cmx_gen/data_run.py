@@ -18,9 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cmx_gen.errors import RunError
+from cmx_gen.model_files import _layout, from_layout
 from cmx_gen.report import Report, TensorSpec
 
 if TYPE_CHECKING:
@@ -111,9 +112,9 @@ def load(path: Path, labels: Path | None, report: Report) -> DataSet:
 
 
 def layout(array: np.ndarray, spec: TensorSpec) -> bytes:
-    """The bytes the firmware's input buffer takes: the program's dtype, in its dim order."""
-    order = list(spec.dim_order) if len(spec.dim_order) == array.ndim else list(range(array.ndim))
-    return np.ascontiguousarray(np.transpose(array, order)).tobytes()
+    """The bytes the firmware's buffer holds: the program's dtype, in its dim order (as the app's
+    reference data is laid out, model_files)."""
+    return _layout(array, spec.dim_order).tobytes()
 
 
 def lsb(spec: TensorSpec) -> float:
@@ -172,9 +173,7 @@ def compare(target: list[dict[int, bytes]], host: list[list[np.ndarray]], floats
         if raw is None or len(raw) != want[0].nbytes:
             target_first.append(np.full(want[0].size, -np.inf))
             continue
-        laid = np.frombuffer(raw, dtype=want[0].dtype)
-        order = list(specs[0].dim_order) if len(specs[0].dim_order) == want[0].ndim else list(range(want[0].ndim))
-        target_first.append(np.transpose(laid.reshape([want[0].shape[d] for d in order]), np.argsort(order)))
+        target_first.append(from_layout(np.frombuffer(raw, dtype=want[0].dtype), want[0].shape, specs[0].dim_order))
     return Comparison(
         samples=len(host), bit_exact=exact, max_lsb=worst, first_differing=first,
         target_accuracy=accuracy(target_first),
@@ -198,8 +197,8 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
     project = project_mod.load(app.path)
     source = model_source.load(project.model, input_shape=project.input_shape, calibration=project.calibration,
                                random_calibration=project.random_calibration)
-    if source.kind == "pte":
-        raise RunError("--data needs the model the app was made from; this app was made from a .pte",
+    if source.kind in ("pte", "bpte"):
+        raise RunError(f"--data needs the model the app was made from; this app was made from a .{source.kind}",
                        "give the model source in cmx.toml")
     samples = [tuple(torch.from_numpy(x) for x in sample) for sample in data.samples]
     options = LowerOptions(keep_fp32=tuple(project.keep_fp32), io=project.io)
@@ -212,10 +211,14 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
     return lowered.evaluated
 
 
+def _sample_bytes(fed: Any, specs: list[TensorSpec]) -> bytes:
+    """One sample as the application reads it: its program inputs back to back, in memory order."""
+    return b"".join(layout(np_array(x), spec) for x, spec in zip(fed, specs))
+
+
 def stream_bytes(host: list, specs: list[TensorSpec]) -> bytes:
-    """What the application reads through semihosting: each sample's program inputs back to back,
-    in memory order."""
-    return b"".join(layout(np_array(x), spec) for fed, _, _ in host for x, spec in zip(fed, specs))
+    """What the application reads through semihosting: every sample, back to back."""
+    return b"".join(_sample_bytes(fed, specs) for fed, _, _ in host)
 
 
 FRAME_MAGIC = b"CMX1"  # platform.c / cmx_platform_zephyr.c cmx_platform_read
@@ -224,11 +227,8 @@ FRAME_MAGIC = b"CMX1"  # platform.c / cmx_platform_zephyr.c cmx_platform_read
 def console_frames(host: list, specs: list[TensorSpec]) -> bytes:
     """The same samples as console frames (an image without semihosting reads its UART): per
     sample "CMX1", the byte count (u32, little-endian), the bytes; a count of 0 ends the stream."""
-    frames = []
-    for fed, _, _ in host:
-        sample = b"".join(layout(np_array(x), spec) for x, spec in zip(fed, specs))
-        frames.append(FRAME_MAGIC + len(sample).to_bytes(4, "little") + sample)
-    return b"".join(frames) + FRAME_MAGIC + (0).to_bytes(4, "little")
+    frames = [_sample_bytes(fed, specs) for fed, _, _ in host]
+    return b"".join(FRAME_MAGIC + len(f).to_bytes(4, "little") + f for f in frames) + FRAME_MAGIC + bytes(4)
 
 
 def uses_semihosting(build_dir: Path) -> bool:

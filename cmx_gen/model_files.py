@@ -51,6 +51,14 @@ def _layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(array, order))
 
 
+def from_layout(flat: np.ndarray, shape: Sequence[int], dim_order: Sequence[int] | None) -> np.ndarray:
+    """_layout's inverse: elements in memory (dim) order back in the logical shape."""
+    order = list(dim_order or range(len(shape)))
+    if len(order) != len(shape):
+        order = list(range(len(shape)))
+    return np.ascontiguousarray(np.transpose(flat.reshape([shape[d] for d in order]), np.argsort(order)))
+
+
 def _tolerance(outputs: list[tuple[np.ndarray, float]]) -> float:
     """0 for integer outputs (bit-exact); float outputs with a scale allow float rounding noise only."""
     tol = 0.0

@@ -64,6 +64,12 @@ def test_bpte_passes_against_its_bundle(upstream_programs, tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith("cmx-gen: PASS max_abs_err=") and " tol=" in out, out
     assert "checked against the bundle's expected outputs" in out
+    # a data run needs the model a host reference comes from: one line, not a traceback
+    import numpy as np
+
+    np.savez(tmp_path / "x.npz", input=np.zeros((2, 1, 8, 8), np.float32))
+    assert run_cli("run", app, "--data", tmp_path / "x.npz") == 2
+    assert "made from a .bpte" in capsys.readouterr().err
 
 
 def test_pte_runs_without_a_reference_and_says_so(upstream_programs, tmp_path, capsys):

@@ -206,10 +206,10 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
     """Stream the data set through the application; compare every sample with the host reference."""
     import tempfile
 
-    from cmx_gen import app_run, data_run, progress
+    from cmx_gen import app_run, data_run, progress, result_line
 
     if app.app_kind.name != "baremetal":
-        raise RunError(f"--data streams samples through semihosting, which cmx-gen drives for bare-metal apps; "
+        raise RunError(f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
                        f"this is a {app.app_kind.name} app",
                        "create a bare-metal app of the same model for the data run (the program is the same)")
     report = app.report()
@@ -221,7 +221,12 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
         return 0
     host = data_run.host_references(app, data)
     bar = progress.Bar("target", len(data.samples))
-    count = lambda line: bar.update(1) if " input=host " in line else None  # noqa: E731
+
+    def count(line: str) -> None:  # the bar moves with each call on a host sample
+        call = result_line.call_re().search(line)
+        if call and call.group(2) == "host":
+            bar.update(1)
+
     if data_run.uses_semihosting(image.parent):  # a host file the firmware reads through semihosting
         with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
             stream = Path(tmp) / "samples.bin"

@@ -104,9 +104,11 @@ cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
     return failed(model, CMX_E_PLANNED_BUFFERS, Error::InvalidProgram);
   }
   size_t offset = 0;
+  s.planned_used = 0;
   for (size_t i = 0; i < model->planned_count; ++i) {
     Result<int64_t> need = meta->memory_planned_buffer_size(i);
     if (!need.ok()) return failed(model, CMX_E_PLANNED_BUFFERS, need.error());
+    s.planned_used += static_cast<size_t>(need.get());
     if (static_cast<uint64_t>(need.get()) > model->planned_sizes[i]) {
       return failed(model, CMX_E_PLANNED_BUFFERS, Error::MemoryAllocationFailed);
     }
@@ -229,11 +231,7 @@ cmx_status cmx_get_stats(const cmx_model* model, cmx_stats* stats) {
   cmx::ModelState& s = *model->state;
   stats->method_used = s.method_allocator.get()->peak();
   stats->temp_used = s.temp_allocator.get()->peak();
-  Result<MethodMeta> meta = s.program.get()->method_meta("forward");
-  for (size_t i = 0; meta.ok() && i < model->planned_count; ++i) {
-    Result<int64_t> need = meta->memory_planned_buffer_size(i);
-    if (need.ok()) stats->planned_used += static_cast<size_t>(need.get());
-  }
+  stats->planned_used = s.planned_used;
   stats->invocations = s.invocations;
   return CMX_OK;
 }

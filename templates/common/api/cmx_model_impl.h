@@ -64,6 +64,7 @@ struct ModelState {
   bool ready;
   uint32_t detail;  /* ExecuTorch Error of the last failure */
   uint32_t invocations;
+  size_t planned_used;  /* what the program's plan needs of the planned buffers, summed at init */
   Slot<executorch::extension::BufferDataLoader> loader;
   Slot<executorch::runtime::Program> program;
   Slot<CountingAllocator> method_allocator;
