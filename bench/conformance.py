@@ -332,6 +332,13 @@ ramp input hits such values); it PASSes now, with `ref+1` naming `quantize_per_t
   unavailable; the firmware PASSes.
 - *Float `linear` has no portable kernel* (`lstm_fp32` and any `--keep-fp32` part with a linear
   were refused at render): float `linear` is rewritten to `permute_copy` + `addmm`.
+- *`conv_transpose` with stride > 1 and padding* (`relu`, `hardtanh` were refused: the program
+  would have been 255 LSB off on 60-69 of 98 elements, M55 and M4; the same layer without an
+  activation 167 LSB): ExecuTorch's `op_quantized_transpose_conv2d.cpp` passes PyTorch's padding to
+  `arm_transpose_conv_s8`, which places it differently for strided outputs. cmx-gen now rewrites
+  the float graph before quantizing (`cmx_gen/exact_rewrites.py`): the layer runs with padding 0
+  on CMSIS-NN (the activation still fused) and the result is cropped by p on each side, which is
+  PyTorch's definition of the padding; the report names the rewrite.
 - *Code larger than the boot region* (`lstm_fp32`'s 575 KiB of fp32 kernels "did not fit" the
   512 KiB ITCM): code now goes to the first executable region the loader writes (SRAM, then
   DDR) with the vector table left in the boot region.
@@ -339,10 +346,8 @@ ramp input hits such values); it PASSes now, with `ref+1` naming `quantize_per_t
 **Upstream's, refused before build with the reason** (each is a rule in `data/target_limits.yaml`,
 so the program never reaches the board; `--keep-fp32 FILE:LINE` or the workaround in the message
 gets a model that runs):
-- `conv_transpose` with stride > 1 and padding (`relu`, `hardtanh`: 255 LSB on 60-69 of 98
-  elements, M55 and M4; the same layer without an activation is 167 LSB off): ExecuTorch's
-  `op_quantized_transpose_conv2d.cpp` passes PyTorch's padding to `arm_transpose_conv_s8`, which
-  does not crop the strided output the way `ConvTranspose2d` does. Workaround: padding 0 and a crop.
+- `conv_transpose` with stride > 1, padding p and output_padding > p (no case here: the cortex_m
+  quantizer leaves those in float). With output_padding <= p cmx-gen rewrites it (above).
 - 3-D convolution (`conv3d`): the portable convolution takes 3-D/4-D tensors only.
 - `add`/`mul`/`div` broadcasts other than per-channel: the C kernels require equal shapes
   (upstream marks these xfail). With the inputs in the user's layout the broadcast cases are now

@@ -182,6 +182,7 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
         reference=compare_references(lowered, [output_step(spec) for spec in info.outputs]),
         warnings=sorted(set(warnings)),
         timings=lowered.timings,
-        extra={"lowering_options": options.to_dict(), "instructions": rows},
+        extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.rewrites],
+               "instructions": rows},
     )
     return Artifacts(lowered.pte, report, reference)

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen import fp32_linear, input_layout, instructions, int8_io, keep_fp32, progress, target_checks
+from cmx_gen import exact_rewrites, fp32_linear, input_layout, instructions, int8_io, keep_fp32, progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
@@ -89,6 +89,7 @@ class LoweredModel:
     node_values: dict[str, Any] = field(default_factory=dict)  # every op's result on the sample input, by node
     # lower(evaluate=...): per sample, (what the program takes, its kernel-exact outputs, the float model's outputs)
     evaluated: list[tuple[Inputs, tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
+    rewrites: list[exact_rewrites.Rewrite] = field(default_factory=list)  # exact rewrites applied before quantizing
 
 
 _EXPORT_HINTS = [
@@ -234,6 +235,9 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
 
     with progress.step(f"exporting for {core} ({target.isa})"):
         graph = export(source).module(check_guards=False)
+        rewrites = exact_rewrites.apply(graph)
+        if rewrites:  # export the rewritten graph again: the quantizer reads every node's shapes
+            graph = torch.export.export(graph, source.example_inputs).module(check_guards=False)
     assert source.float_outputs is not None
     float_outputs = source.float_outputs
     inputs = source.example_inputs  # channels-last now where the model is spatial
@@ -323,4 +327,5 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         node_values=node_values,
         io=io,
         evaluated=evaluated,
+        rewrites=rewrites,
     )

@@ -181,6 +181,7 @@ class Report(_Part):
     reference: dict[str, Any] | None = None
     lowering_warnings: list[str] = []
     lowering_options: dict[str, Any] = {}
+    rewrites: list[dict[str, Any]] = []  # exact_rewrites.Rewrite.to_dict(), in graph order
     instructions: list[Instruction] = []
     note: str = ""
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -265,10 +266,18 @@ def table(report: Report) -> str:
     cal = report.calibration
     if cal:
         lines.append(f"calibrated {cal['source']}" + ("  ** RANDOM: accuracy not representative **" if cal.get("random") else ""))
+    for rewrite in report.rewrites:
+        lines.append(f"rewrite    {describe_rewrite(rewrite)}")
     note = reference_note(report)
     if note:
         lines.append(f"reference  {note}")
     return "\n".join(lines)
+
+
+def describe_rewrite(rewrite: dict[str, Any]) -> str:
+    """`aten::conv_transpose2d (up, model.py:9 ...): stride [2, 2] with padding [1, 1]: ...`."""
+    where = f"{rewrite['module']}, {rewrite['source']}" if rewrite.get("source") else rewrite["module"]
+    return f"{rewrite['op']} ({where}): {rewrite['what']}"
 
 
 def describe_op_diff(op: dict[str, Any]) -> str:
@@ -334,6 +343,10 @@ def markdown(report: Report) -> str:
                  f"({ref['python_reference_max_lsb_calibration']} LSB over the calibration inputs)"
                  if ref.get("python_reference_max_lsb") is not None else "- ExecuTorch's Python reference cannot run it")]
         out += [f"- {describe_op_diff(op)}" for op in ref.get("ops", [])]
+    if report.rewrites:
+        out += ["", "## Exact rewrites", "", "Rewritten before quantizing, so that they stay on CMSIS-NN; the reference "
+                "is computed from the rewritten program, so PASS stays bit-exact:", ""]
+        out += [f"- {describe_rewrite(r)}" for r in report.rewrites]
     if report.fallbacks:
         out += ["", "## Fallbacks", "", "These compute ops run on portable (unaccelerated) kernels:", ""]
         out += [f"- `{name}`" for name in report.fallbacks]

@@ -163,9 +163,20 @@ def test_one_channel_input_to_a_pool_stays_nchw(tmp_path):
     assert report["inputs"][0]["dim_order"] == [0, 1, 2, 3]
 
 
-def test_program_the_target_would_compute_wrongly_is_refused(tmp_path, capsys):
-    assert run_cli("lower", f"{SMALL}:StridedPaddedTransposeConv", "--input-shape", "1,4,4,4", "--random-calibration",
-                   "-o", tmp_path) == 2
+def test_program_the_target_would_compute_wrongly_is_rewritten_or_refused(tmp_path, capsys, monkeypatch):
+    """ConvTranspose2d(stride 2, padding 1) is rewritten exactly and named in the report; the target
+    check behind it still refuses the program the rewrite did not reach (here: turned off)."""
+    from cmx_gen import exact_rewrites
+
+    args = ("lower", f"{SMALL}:StridedPaddedTransposeConv", "--input-shape", "1,4,4,4", "--random-calibration")
+    assert run_cli(*args, "-o", tmp_path / "rewritten") == 0
+    printed = capsys.readouterr().out
+    assert "rewrite    aten::conv_transpose2d (up, small.py:" in printed and "cropped 1 row(s)" in printed
+    report = __import__("json").loads((tmp_path / "rewritten" / "report.json").read_text())
+    assert report["rewrites"][0]["what"].startswith("stride [2, 2] with padding [1, 1]")
+
+    monkeypatch.setattr(exact_rewrites, "REWRITES", ())
+    assert run_cli(*args, "-o", tmp_path / "refused") == 2
     line = one_line(capsys)
     assert "would compute wrong results on the target: cortex_m::quantized_transpose_conv2d" in line
     assert "stride [2, 2] with padding [1, 1]" in line and "--keep-fp32 small.py:" in line

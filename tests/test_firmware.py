@@ -100,6 +100,21 @@ def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, sha
         assert 'set(CMX_PORTABLE_OPS )' in ops
 
 
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+@pytest.mark.parametrize("name", ["Upsampler", "UpsamplerK4Relu", "UpsamplerK3", "UpsamplerK3Relu"])
+def test_strided_padded_transpose_conv_is_rewritten_exactly(tmp_path, board, name):
+    """ConvTranspose2d(k=4 or 3, stride=2, padding=1) +- ReLU: was refused (CMSIS-NN places the padding
+    elsewhere); now computed with padding 0 on CMSIS-NN and cropped, bit-exact on the target."""
+    app, built, result = create_build_run(ROOT / "tests" / "models" / f"small.py:{name}", board, tmp_path,
+                                          input_shape="1,4,5,5", random_calibration=True)
+    check_pass(app, built, result)
+    report = __import__("json").loads((app / "model" / "report.json").read_text())
+    assert [r["op"] for r in report["rewrites"]] == ["aten::conv_transpose2d"]
+    names = [op["name"] for op in report["operators"]]
+    assert "cortex_m::quantized_transpose_conv2d.out" in names and "aten::slice_copy.Tensor_out" in names
+    assert ("cortex_m::quantized_activation.out" in names) is False, "the ReLU stays fused into the convolution"
+
+
 def test_cli_build_and_run_follow_pass(tmp_path, capsys):
     from conftest import run_cli
 

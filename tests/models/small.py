@@ -198,7 +198,8 @@ class Attention(nn.Module):
 
 
 class StridedPaddedTransposeConv(nn.Module):
-    """ConvTranspose2d with stride 2 and padding 1: the cortex_m kernel computes something else."""
+    """ConvTranspose2d with stride 2 and padding 1: the cortex_m kernel computes something else, so
+    cmx-gen rewrites it (exact_rewrites.py); without the rewrite the program is refused."""
 
     def __init__(self):
         super().__init__()
@@ -207,6 +208,35 @@ class StridedPaddedTransposeConv(nn.Module):
 
     def forward(self, x):
         return self.up(x)
+
+
+class Upsampler(nn.Module):
+    """The decoder's upsampling layer: ConvTranspose2d(k, stride=2, padding=1), optionally with a ReLU,
+    then a convolution. cmx-gen computes it with padding 0 on CMSIS-NN and crops (exact_rewrites.py)."""
+
+    kernel, relu = 4, False
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.up = nn.ConvTranspose2d(4, 4, self.kernel, stride=2, padding=1, output_padding=self.kernel % 2)
+        self.conv = nn.Conv2d(4, 2, 3, padding=1)
+
+    def forward(self, x):
+        y = self.up(x)
+        return self.conv(torch.relu(y) if self.relu else y)
+
+
+class UpsamplerK4Relu(Upsampler):
+    kernel, relu = 4, True
+
+
+class UpsamplerK3(Upsampler):
+    kernel, relu = 3, False
+
+
+class UpsamplerK3Relu(Upsampler):
+    kernel, relu = 3, True
 
 
 class InplaceSub(nn.Module):
