@@ -42,6 +42,24 @@ def default_or_channels_last(node: torch.fx.Node) -> str | None:
     return None
 
 
+def same_dim_order(node: torch.fx.Node) -> str | None:
+    orders = {tuple(_dim_order(t)) for t in _tensors(node)}
+    return f"its tensors have dim orders {sorted(list(o) for o in orders)}" if len(orders) > 1 else None
+
+
+def slices_whole_rows(node: torch.fx.Node) -> str | None:
+    """compute_slice copies `trailing` bytes per leading index of the logical shape: right only when
+    the dims before the sliced one come first in memory, in order (any layout, for dim 0)."""
+    value = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    if not isinstance(value, torch.Tensor) or not value.dim():
+        return None
+    dim = int(node.args[1]) % value.dim() if len(node.args) > 1 else 0
+    order = _dim_order(value)
+    if order[:order.index(dim)] != tuple(range(dim)):
+        return f"it slices dim {dim} of a tensor {list(value.shape)} in dim order {list(order)}"
+    return None
+
+
 def _operands(node: torch.fx.Node) -> list[torch.Tensor]:
     """The first two tensor arguments of an elementwise op."""
     values = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
@@ -88,6 +106,8 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "same_shape": same_shape,
     "rank_3_or_4": rank_3_or_4,
     "no_padding_with_stride": no_padding_with_stride,
+    "same_dim_order": same_dim_order,
+    "slices_whole_rows": slices_whole_rows,
 }
 
 

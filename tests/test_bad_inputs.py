@@ -180,3 +180,11 @@ def test_program_the_target_would_compute_wrongly_is_rewritten_or_refused(tmp_pa
     line = one_line(capsys)
     assert "would compute wrong results on the target: cortex_m::quantized_transpose_conv2d" in line
     assert "stride [2, 2] with padding [1, 1]" in line and "--keep-fp32 small.py:" in line
+
+
+def test_a_slice_the_portable_kernel_would_refuse_is_refused_before_build(tmp_path, capsys):
+    assert run_cli("lower", f"{SMALL}:CropAfterConv", "--input-shape", "1,4,8,8", "--random-calibration",
+                   "-o", tmp_path) == 2
+    line = one_line(capsys)
+    assert "would stop (execute error 0x12) on the target: aten::slice_copy" in line
+    assert "dim orders [[0, 1, 2, 3], [0, 2, 3, 1]]" in line and "fix: crop a contiguous copy" in line

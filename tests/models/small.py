@@ -210,6 +210,19 @@ class StridedPaddedTransposeConv(nn.Module):
         return self.up(x)
 
 
+class CropAfterConv(nn.Module):
+    """A crop of a convolution's channels-last output: ExecuTorch's slice gives a contiguous tensor,
+    and the portable slice kernel refuses in and out of different dim orders."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv2d(4, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x)[:, :, 1:-1, 1:-1]
+
+
 class Upsampler(nn.Module):
     """The decoder's upsampling layer: ConvTranspose2d(k, stride=2, padding=1), optionally with a ReLU,
     then a convolution. cmx-gen computes it with padding 0 on CMSIS-NN and crops (exact_rewrites.py)."""
