@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cmx_gen import app_txn
 from cmx_gen.boards import Board, load_board
 from cmx_gen.errors import AppError, RunError
 
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
 
 class AppFolder:
     def __init__(self, path: Path) -> None:
+        """Open an app; an update a killed `create`/`regen` left is finished or dropped first, so
+        that what is built and run is one whole app (app_txn.py)."""
         self.path = Path(path)
+        if self.path.is_dir():
+            app_txn.recover(self.path)
 
     @property
     def kind(self) -> str:

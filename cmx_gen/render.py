@@ -26,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from cmx_gen import __version__, model_files, project as project_mod, result_line
+from cmx_gen import __version__, app_txn, model_files, project as project_mod, result_line
+from cmx_gen.app_txn import MANIFEST, STATE_DIR
 from cmx_gen.apps import app_kind
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board
@@ -35,8 +36,6 @@ from cmx_gen.memory import Placement
 from cmx_gen.paths import ROOT
 from cmx_gen.report import Report
 
-STATE_DIR = ".cmx-gen"
-MANIFEST = f"{STATE_DIR}/manifest.json"
 BACKUP_DIR = f"{STATE_DIR}/backup"
 PTE_SECTION = ".cmx_model"
 
@@ -173,7 +172,9 @@ def _backup(app: Path, rel: str) -> str:
 
 
 def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> RenderResult:
-    """Bring `app` up to date with `stage` without losing user edits (see module docstring)."""
+    """Bring `app` up to date with `stage` without losing user edits (see module docstring), all
+    or nothing (app_txn.py)."""
+    app_txn.recover(app)
     old = _load_manifest(app)
     staged = _staged_files(stage)
     result = RenderResult(app_dir=app)
@@ -209,24 +210,20 @@ def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> Ren
         )
 
     for rel, source, action in plan:
-        dest = app / rel
-        if action == "replace":
+        if action == "replace":  # a copy: harmless if the update is then dropped
             result.backed_up.append(_backup(app, rel))
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, dest)
         (result.created if action == "create" else result.updated).append(rel)
     for rel in stale:
         dest = app / rel
         if dest.is_file() and _sha(dest.read_bytes()) == old[rel]["sha256"]:
-            dest.unlink()
             result.removed.append(rel)
 
     manifest = {
         rel: {"sha256": _sha(path.read_bytes()), "owner": "user" if spec.is_user_owned(rel) else "generated"}
         for rel, path in staged.items()
     }
-    (app / STATE_DIR).mkdir(parents=True, exist_ok=True)
-    (app / MANIFEST).write_text(json.dumps({"cmx_gen_version": __version__, "files": manifest}, indent=1, sort_keys=True) + "\n")
+    app_txn.commit(app, [(rel, source) for rel, source, _ in plan], result.removed,
+                   json.dumps({"cmx_gen_version": __version__, "files": manifest}, indent=1, sort_keys=True) + "\n")
     return result
 
 
@@ -245,9 +242,11 @@ def check_destination(app: Path, force: bool = False) -> None:
     rendering never mixes its files into someone else's folder (with --force it may)."""
     if app.exists() and not app.is_dir():
         raise RenderError(f"{app} is a file, not a folder", "give -o a new or empty folder (or an app cmx-gen created)")
+    if app.is_dir():
+        app_txn.recover(app)  # a first `create` killed before it committed leaves only its state folder
     if not app.is_dir() or (app / MANIFEST).is_file() or force:
         return
-    entries = sorted(p.name for p in app.iterdir())
+    entries = sorted(p.name for p in app.iterdir() if not (p.name == STATE_DIR and not any(p.iterdir())))
     if entries:
         shown = ", ".join(entries[:3]) + (", ..." if len(entries) > 3 else "")
         raise RenderError(

@@ -103,3 +103,58 @@ def test_app_readme_shows_this_models_result_line_and_ownership(tmp_path):
     assert re.search(r"^\| `platform/` \|.*`cmx-gen regen` stops rather than overwrite your edits", readme, re.M)
     # what the README offers to run exists on this board: flash refuses QEMU-only boards, so it says so
     assert "cmx-gen run . --profile" in readme and "no flash runner" in readme
+
+
+_KILLED_SYNC = """
+import os, signal, sys
+from pathlib import Path
+from cmx_gen import render
+calls, kill_at = [0], int(sys.argv[3])
+real_replace = os.replace
+def replace(src, dst):  # SIGKILL this process at the kill_at-th rename of the update
+    calls[0] += 1
+    if calls[0] == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    real_replace(src, dst)
+os.replace = replace
+render.sync(Path(sys.argv[1]), Path(sys.argv[2]), render.TemplateSpec(shared=[], user_owned=["user/*"]))
+"""
+
+
+def _stage(folder: Path, version: str, files: list[str]) -> Path:
+    for rel in files:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(f"{rel} {version}\n")
+    return folder
+
+
+def test_an_update_killed_at_any_rename_leaves_the_old_app_or_the_new_one(tmp_path):
+    """SIGKILL inside the update (before, at and after its commit point): the next command that opens
+    the app sees all of the old app or all of the new one, and the user's file as they left it."""
+    import subprocess
+    import sys
+
+    from cmx_gen import render
+    from cmx_gen.app_folder import AppFolder
+
+    spec = render.TemplateSpec(shared=[], user_owned=["user/*"])
+    old_files, new_files = ["a.c", "b.c", "gone.c", "user/main.c"], ["a.c", "b.c", "c.c", "user/main.c"]
+    new = _stage(tmp_path / "new", "new", new_files)
+    seen = set()
+    for kill_at in range(1, 6):  # 1: the journal's rename (nothing committed); 2-4: the 3 files; 5: the manifest
+        app = tmp_path / f"app{kill_at}"
+        render.sync(_stage(tmp_path / f"old{kill_at}", "old", old_files), app, spec)
+        (app / "user" / "main.c").write_text("my edits\n")
+        child = subprocess.run([sys.executable, "-c", _KILLED_SYNC, str(new), str(app), str(kill_at)])
+        assert child.returncode == -9, "the child must have been killed inside the update"
+        AppFolder(app)  # opening it settles the interrupted update
+        state = "new" if (app / "c.c").exists() else "old"
+        seen.add(state)
+        files = new_files if state == "new" else old_files
+        for rel in files[:-1]:
+            assert (app / rel).read_text() == f"{rel} {state}\n", f"kill at rename {kill_at}: {rel} is not the {state} app's"
+        assert sorted(p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file() and ".cmx-gen" not in p.parts) \
+            == sorted(files)
+        assert (app / "user" / "main.c").read_text() == "my edits\n"
+        assert render.sync(new, app, spec).summary().startswith("0 created" if state == "new" else "1 created")
+    assert seen == {"old", "new"}

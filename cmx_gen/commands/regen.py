@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from cmx_gen import project as project_mod
+from cmx_gen.app_folder import AppFolder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    app = Path(args.app)
+    app = AppFolder(Path(args.app)).path  # opening it finishes or drops an update a killed run left
     project = project_mod.load(app / project_mod.FILE_NAME)
     from cmx_gen.generate import generate
 
