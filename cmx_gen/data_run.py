@@ -21,7 +21,7 @@ import numpy as np
 from typing import TYPE_CHECKING, Any
 
 from cmx_gen.errors import RunError
-from cmx_gen.model_files import _layout, from_layout
+from cmx_gen.model_files import from_layout, to_layout
 from cmx_gen.report import Report, TensorSpec
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def load(path: Path, labels: Path | None, report: Report) -> DataSet:
 def layout(array: np.ndarray, spec: TensorSpec) -> bytes:
     """The bytes the firmware's buffer holds: the program's dtype, in its dim order (as the app's
     reference data is laid out, model_files)."""
-    return _layout(array, spec.dim_order).tobytes()
+    return to_layout(array, spec.dim_order).tobytes()
 
 
 def lsb(spec: TensorSpec) -> float:

@@ -42,7 +42,7 @@ def _c_bytes(name: str, data: bytes) -> str:
     return f"static const uint8_t {name}[{max(len(data), 1)}] CMX_REFERENCE_DATA = {{\n{body}\n}};\n"
 
 
-def _layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
+def to_layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
     """The array in the program's memory order (dim_order), as the runtime sees the buffer."""
     array = np.asarray(array)
     order = list(dim_order or range(array.ndim))
@@ -52,7 +52,7 @@ def _layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
 
 
 def from_layout(flat: np.ndarray, shape: Sequence[int], dim_order: Sequence[int] | None) -> np.ndarray:
-    """_layout's inverse: elements in memory (dim) order back in the logical shape."""
+    """to_layout's inverse: elements in memory (dim) order back in the logical shape."""
     order = list(dim_order or range(len(shape)))
     if len(order) != len(shape):
         order = list(range(len(shape)))
@@ -239,7 +239,7 @@ def _tensor_refs(prefix: str, arrays: list[np.ndarray], specs: list[TensorSpec],
     scales: list[float] = []
     for i, array in enumerate(arrays):
         spec = specs[i] if i < len(specs) else None
-        laid = _layout(array, spec.dim_order if spec else None)
+        laid = to_layout(array, spec.dim_order if spec else None)
         dtype = laid.dtype.name
         if dtype not in SCALAR_TYPES:
             raise RenderError(f"{prefix} {i} has dtype {dtype}, which the runner cannot compare",
@@ -362,7 +362,7 @@ def write_model_files(
     # host side of `cmx-gen run --app`: the check's expected output bytes, as the firmware lays them out
     for i, spec in enumerate(report.outputs):
         if f"output_{i}" in reference:
-            files[f"reference_output_{i}.bin"] = _layout(reference[f"output_{i}"], spec.dim_order).tobytes()
+            files[f"reference_output_{i}.bin"] = to_layout(reference[f"output_{i}"], spec.dim_order).tobytes()
     written: list[Path] = []
     for name, data in files.items():
         path = model_dir / name

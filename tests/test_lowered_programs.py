@@ -1,8 +1,9 @@
 """Programs lowered elsewhere (issue 22): a `.bpte` and a `.pte` made by upstream's own Python flow
 (CortexMQuantizer -> to_edge -> CortexMPassManager -> to_executorch, BundledProgram for the
 `.bpte`), made here in the test, not with cmx-gen's lowering. On QEMU M55: the `.bpte` app PASSes
-against the bundle's expected outputs; the `.pte` app has no reference, says RAN with its
-instruction count, and exits 0.
+against the bundle's expected outputs; the `.pte` app PASSes bit-exact against its own plan run on
+the host (plan_reference.py); a `.pte` with a call no host model computes (int8 nearest upsampling:
+torch has no int8 kernel for it) has no reference, says RAN with its instruction count, and exits 0.
 
 Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and qemu-system-arm.
 """
@@ -20,7 +21,7 @@ pytestmark = FIRMWARE
 
 
 @pytest.fixture(scope="module")
-def upstream_programs(tmp_path_factory) -> tuple[Path, Path]:
+def upstream_programs(tmp_path_factory) -> tuple[Path, Path, Path]:
     import torch
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
@@ -52,7 +53,15 @@ def upstream_programs(tmp_path_factory) -> tuple[Path, Path]:
     pte.write_bytes(program.buffer)
     suite = MethodTestSuite("forward", [MethodTestCase(inputs=list(example), expected_outputs=[expected])])
     bpte.write_bytes(serialize_from_bundled_program_to_flatbuffer(BundledProgram(program, [suite])))
-    return pte, bpte
+
+    class UpsampleInt8(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.interpolate(x, scale_factor=2.0, mode="nearest")
+
+    int8 = (torch.randint(-100, 100, (1, 2, 3, 3), dtype=torch.int8),)
+    unmodelled = folder / "upsample_int8.pte"
+    unmodelled.write_bytes(to_edge(torch.export.export(UpsampleInt8(), int8)).to_executorch().buffer)
+    return pte, bpte, unmodelled
 
 
 def test_bpte_passes_against_its_bundle(upstream_programs, tmp_path, capsys):
@@ -72,9 +81,21 @@ def test_bpte_passes_against_its_bundle(upstream_programs, tmp_path, capsys):
     assert "made from a .bpte" in capsys.readouterr().err
 
 
-def test_pte_runs_without_a_reference_and_says_so(upstream_programs, tmp_path, capsys):
+def test_pte_passes_bit_exact_against_its_plan_run_on_the_host(upstream_programs, tmp_path, capsys):
     app = tmp_path / "pte app"
     assert run_cli("create", upstream_programs[0], "--board", "mps3-an547", "-o", app) == 0
+    assert "reference  the program's own plan run on the host" in capsys.readouterr().out
+    assert run_cli("build", app) == 0
+    capsys.readouterr()
+    assert run_cli("run", app) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("cmx-gen: PASS max_abs_err=0 instr="), out
+
+
+def test_pte_without_a_host_model_runs_without_a_reference_and_says_so(upstream_programs, tmp_path, capsys):
+    app = tmp_path / "pte app"
+    assert run_cli("create", upstream_programs[2], "--board", "mps3-an547", "-o", app) == 0
+    assert "no host model computes aten::upsample_nearest2d" in capsys.readouterr().out
     assert run_cli("build", app) == 0
     capsys.readouterr()
     assert run_cli("run", app) == 0
