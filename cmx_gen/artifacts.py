@@ -118,12 +118,28 @@ def generated_inputs(specs: list[Any]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _plan_reference(pte: bytes, info: Any, isa: str, where: str) -> tuple[dict[str, np.ndarray], str, dict[str, Any]]:
-    """A .pte's reference: its own plan run on the host on a generated input (plan_reference.py),
-    bit-exact like a lowered model's; without a host model for every call, none, and the app says RAN."""
+def _given_inputs(given: list[np.ndarray], specs: list[Any]) -> dict[str, np.ndarray]:
+    """--input's arrays as the program's inputs: one per input, of its shape, in its dtype."""
+    if len(given) != len(specs):
+        raise ModelSourceError(f"--input holds {len(given)} arrays, the program takes {len(specs)} inputs",
+                               "store one array per program input (np.savez(path, a, b))")
+    arrays = {}
+    for i, (array, spec) in enumerate(zip(given, specs)):
+        if list(array.shape) != list(spec.shape):
+            raise ModelSourceError(f"--input array {i} has shape {list(array.shape)}, the program's input {i} is "
+                                   f"{list(spec.shape)}", "give arrays in the program's input shapes (logical, NCHW)")
+        arrays[f"input_{i}"] = array.astype(np.dtype(spec.dtype))
+    return arrays
+
+
+def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
+                    given: list[np.ndarray] | None) -> tuple[dict[str, np.ndarray], str, dict[str, Any]]:
+    """A .pte's reference: its own plan run on the host on the given (--input) or a generated input
+    (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
+    none, and the app says RAN."""
     from cmx_gen import plan_reference
 
-    reference = generated_inputs(info.inputs)
+    reference = generated_inputs(info.inputs) if given is None else _given_inputs(given, info.inputs)
     try:
         outputs = plan_reference.reference(pte, [reference[f"input_{i}"] for i in range(len(info.inputs))], isa)
     except plan_reference.NoHostModel as exc:
@@ -165,7 +181,7 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
                        "description": "the bundle's expected outputs: bit-exact where integer, else within BundleIO's "
                                       f"atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|"}
         else:
-            reference, note, checked = _plan_reference(source.pte, info, target["isa"], where)
+            reference, note, checked = _plan_reference(source.pte, info, target["isa"], where, source.given_inputs)
         report = report_mod.build_report(info, target, model, reference=checked, extra={
             "instructions": instructions.describe(info.instructions, {}), "note": note})
         return Artifacts(source.pte, report, reference)

@@ -56,6 +56,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         input_shape=project.input_shape,
         calibration=project.calibration,
         random_calibration=project.random_calibration,
+        given_input=project.given_input,
     )
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.

@@ -19,6 +19,8 @@ def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL",
     """Model-source options shared by `lower`, `check` and `create`."""
     parser.add_argument("model", metavar=metavar, help=help)
     parser.add_argument("--input-shape", help="example input shape, e.g. 1,1,49,10 (else example_inputs() from the file)")
+    parser.add_argument("--input", metavar="FILE",
+                        help="a .pte's check input (.npz, one array per input, or .npy); else a generated one")
     parser.add_argument("--calibration", help="calibration data: .npz (one array per input), .npy, or a folder of .npy")
     parser.add_argument(
         "--random-calibration", action="store_true", help="calibrate on random data (poor INT8 accuracy; the report says so)"
@@ -43,5 +45,6 @@ def load_source(args: argparse.Namespace) -> "ModelSource":
     from cmx_gen import model_source
 
     return model_source.load(
-        args.model, input_shape=args.input_shape, calibration=args.calibration, random_calibration=args.random_calibration
+        args.model, input_shape=args.input_shape, calibration=args.calibration,
+        random_calibration=args.random_calibration, given_input=args.input,
     )

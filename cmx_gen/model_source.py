@@ -43,6 +43,7 @@ class ModelSource:
     random_calibration: bool = False
     pte: bytes | None = None
     bundle: Any = None  # bundle.Bundle of a .bpte: its program, test inputs and expected outputs
+    given_inputs: list[np.ndarray] | None = None  # a .pte's check input (--input), else a generated one
     content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
     # Set once by lowering.export(): the float model's outputs on the example inputs (run first,
     # so a model that fails on them is told so) and the torch.export ExportedProgram.
@@ -223,14 +224,20 @@ def load(
     calibration: str | None = None,
     random_calibration: bool = False,
     random_samples: int = 16,
+    given_input: str | None = None,
 ) -> ModelSource:
     """Load a model source and settle its example inputs and calibration set."""
     path = Path(spec)
+    if given_input and not spec.endswith(".pte"):
+        raise ModelSourceError(f"--input is for a .pte, whose check has no input of its own; {path.name} is not one",
+                               "drop --input: the check runs example_inputs() (or the bundle's test case)")
     if spec.endswith(".pte"):
         if not path.is_file():
             raise ModelSourceError(f"{path} not found", "check the path to the .pte")
         data = path.read_bytes()
-        return ModelSource(spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest())
+        given = _read_arrays(Path(given_input), "--input") if given_input else None
+        return ModelSource(spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest(),
+                           given_inputs=given)
     if spec.endswith(".bpte"):
         from cmx_gen import bundle
 
@@ -311,8 +318,10 @@ def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> tor
     return torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype)
 
 
-def _read_arrays(path: Path) -> list[np.ndarray]:
+def _read_arrays(path: Path, what: str = "calibration file") -> list[np.ndarray]:
     """The arrays of a .npy or .npz, refusing pickles (loading one runs code) and broken files in one line."""
+    if not path.is_file():
+        raise ModelSourceError(f"{what} {path} not found", "check the path")
     try:
         if path.suffix == ".npy":
             return [np.load(path, allow_pickle=False)]
@@ -321,7 +330,7 @@ def _read_arrays(path: Path) -> list[np.ndarray]:
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
         kind = "a zip of .npy arrays" if path.suffix == ".npz" else "a NumPy array file"
         raise ModelSourceError(
-            f"calibration file {path} is not {kind}: {type(exc).__name__}: {exc}",
+            f"{what} {path} is not {kind}: {type(exc).__name__}: {exc}",
             f"write it with np.{'savez(path, input=array)' if path.suffix == '.npz' else 'save(path, array)'} "
             "from numeric arrays (no pickled objects)",
         ) from exc

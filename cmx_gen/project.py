@@ -5,6 +5,7 @@ options win); `create` writes one into the app, pointing back at the model, so t
 `cmx-gen regen APP` needs no options.
 
     [model]        source = "model.py:Net"     input_shape = [1, 1, 49, 10]   (optional)
+                   input = "x.npz"             (optional, a .pte's check input: see --input)
     [calibration]  file = "cal.npz"            random = false                 (both optional)
     [target]       board = "mps3-an547"        rtos = "baremetal" | "zephyr"
     [output]       dir = "build/app"
@@ -39,6 +40,7 @@ class Project:
     input_shape: str | None = None
     calibration: str | None = None
     random_calibration: bool = False
+    given_input: str | None = None  # a .pte's check input ([model] input)
     strict: bool = False
     name: str | None = None
     keep_fp32: list[str] = field(default_factory=list)
@@ -107,6 +109,7 @@ def load(path: Path) -> Project:
         output=_resolve(base, data.get("output", {}).get("dir")),
         input_shape=",".join(str(d) for d in shape) if shape else None,
         calibration=_resolve(base, calibration.get("file")),
+        given_input=_resolve(base, model.get("input")),
         random_calibration=bool(calibration.get("random", False)),
         strict=bool(options.get("strict", False)),
         name=options.get("name"),
@@ -120,6 +123,8 @@ def dumps(project: Project, base: Path) -> str:
     data: dict[str, Any] = {"model": {"source": _relative(base, project.model)}}
     if project.input_shape:
         data["model"]["input_shape"] = [int(d) for d in project.input_shape.replace("x", ",").split(",")]
+    if project.given_input:
+        data["model"]["input"] = _relative(base, project.given_input)
     calibration: dict[str, Any] = {"random": project.random_calibration}
     if project.calibration:
         calibration["file"] = _relative(base, project.calibration)

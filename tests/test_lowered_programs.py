@@ -82,8 +82,23 @@ def test_bpte_passes_against_its_bundle(upstream_programs, tmp_path, capsys):
 
 
 def test_pte_passes_bit_exact_against_its_plan_run_on_the_host(upstream_programs, tmp_path, capsys):
+    """On an input of the user's (--input: a real digit), after one of the wrong shape is refused."""
+    import numpy as np
+
+    sys.path.insert(0, str(ROOT / "samples" / "digits"))
+    try:
+        from model import example_inputs
+    finally:
+        sys.path.pop(0)
     app = tmp_path / "pte app"
-    assert run_cli("create", upstream_programs[0], "--board", "mps3-an547", "-o", app) == 0
+    np.save(tmp_path / "wrong.npy", np.zeros((1, 8, 8), np.float32))
+    assert run_cli("create", upstream_programs[0], "--board", "mps3-an547", "--input", tmp_path / "wrong.npy",
+                   "-o", app) == 2
+    assert "--input array 0 has shape [1, 8, 8], the program's input 0 is [1, 1, 8, 8]" in capsys.readouterr().err
+    np.save(tmp_path / "digit.npy", example_inputs()[0].numpy())
+    assert run_cli("create", upstream_programs[0], "--board", "mps3-an547", "--input", tmp_path / "digit.npy",
+                   "-o", app) == 0
+    assert (app / "cmx.toml").read_text().count('input = "') == 1
     assert "reference  the program's own plan run on the host" in capsys.readouterr().out
     assert run_cli("build", app) == 0
     capsys.readouterr()

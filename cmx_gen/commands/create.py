@@ -49,6 +49,7 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
         output=output,
         input_shape=pick(args.input_shape, "input_shape", None),
         calibration=pick(args.calibration, "calibration", None),
+        given_input=pick(args.input, "given_input", None),
         random_calibration=args.random_calibration or (base.random_calibration if base else False),
         strict=pick(args.strict, "strict", False),
         keep_fp32=list(args.keep_fp32) if args.keep_fp32 else (list(base.keep_fp32) if base else []),
