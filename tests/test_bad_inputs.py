@@ -129,14 +129,16 @@ def test_create_refuses_a_foreign_non_empty_folder(tmp_path, capsys):
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
 
-def test_a_pte_makes_an_app_without_a_reference(lowered_dir, tmp_path, capsys):
-    """create from a .pte: the app runs it on a generated input and says it has no reference (issue 22);
-    lower/check still analyse a .pte and want its core."""
+def test_a_pte_makes_an_app_with_a_host_reference(lowered_dir, tmp_path, capsys):
+    """create from a .pte: the app runs it on a generated input, checked against its plan run on the
+    host (issue 22); --input is refused for a model file; lower/check still analyse a .pte and want its core."""
     pte = lowered_dir("ConvNet") / "model.pte"
     capsys.readouterr()
     assert run_cli("create", pte, "--board", "mps3-an547", "-o", tmp_path / "app") == 0
     header = (tmp_path / "app" / "model" / "cmx_model.h").read_text()
-    assert "#define CMX_HAS_REFERENCE 0" in header and "#define CMX_NUM_INPUTS 1" in header
+    assert "#define CMX_HAS_REFERENCE 1" in header and "#define CMX_NUM_INPUTS 1" in header
+    assert run_cli("lower", f"{SMALL}:ConvNet", "--input", pte, "-o", tmp_path / "no") == 2
+    assert "--input is for a .pte" in one_line(capsys)
     assert run_cli("lower", pte, "-o", tmp_path / "unknown") == 0
     capsys.readouterr()
     assert run_cli("check", tmp_path / "unknown", "--board", "mps3-an547") == 2
