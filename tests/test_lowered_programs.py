@@ -64,13 +64,18 @@ def upstream_programs(tmp_path_factory) -> tuple[Path, Path, Path]:
     return pte, bpte, unmodelled
 
 
-def test_bpte_passes_against_its_bundle(upstream_programs, tmp_path, capsys):
-    app = tmp_path / "bundle app"
-    assert run_cli("create", upstream_programs[1], "--board", "mps3-an547", "-o", app) == 0
+def build_and_run(app: Path, capsys) -> str:
+    """`cmx-gen build` then `run` on the app: what run printed."""
     assert run_cli("build", app) == 0
     capsys.readouterr()
     assert run_cli("run", app) == 0
-    out = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def test_bpte_passes_against_its_bundle(upstream_programs, tmp_path, capsys):
+    app = tmp_path / "bundle app"
+    assert run_cli("create", upstream_programs[1], "--board", "mps3-an547", "-o", app) == 0
+    out = build_and_run(app, capsys)
     assert out.startswith("cmx-gen: PASS max_abs_err=") and " tol=" in out, out
     assert "checked against the bundle's expected outputs" in out
     # a data run needs the model a host reference comes from: one line, not a traceback
@@ -100,10 +105,7 @@ def test_pte_passes_bit_exact_against_its_plan_run_on_the_host(upstream_programs
                    "-o", app) == 0
     assert (app / "cmx.toml").read_text().count('input = "') == 1
     assert "reference  the program's own plan run on the host" in capsys.readouterr().out
-    assert run_cli("build", app) == 0
-    capsys.readouterr()
-    assert run_cli("run", app) == 0
-    out = capsys.readouterr().out
+    out = build_and_run(app, capsys)
     assert out.startswith("cmx-gen: PASS max_abs_err=0 instr="), out
 
 
@@ -111,9 +113,6 @@ def test_pte_without_a_host_model_runs_without_a_reference_and_says_so(upstream_
     app = tmp_path / "pte app"
     assert run_cli("create", upstream_programs[2], "--board", "mps3-an547", "-o", app) == 0
     assert "no host model computes aten::upsample_nearest2d" in capsys.readouterr().out
-    assert run_cli("build", app) == 0
-    capsys.readouterr()
-    assert run_cli("run", app) == 0
-    out = capsys.readouterr().out
+    out = build_and_run(app, capsys)
     assert out.startswith("cmx-gen: RAN reference=none instr="), out
     assert "PASS" not in out.splitlines()[0] and "nothing was compared" in out
