@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kill import bad_cache_entries  # noqa: E402  (bench/kill.py: the same check of every cache entry)
+from kill import bad_cache_entries, lowering_entries  # noqa: E402  (bench/kill.py: the same cache check)
 
 MODELS = {
     "digits": ["samples/digits/model.py:DigitsCNN"],
@@ -69,7 +69,7 @@ def main() -> int:
         bad = bad_cache_entries(cache)
         for entry in bad:
             print(f"{round_name:<10} bad cache entry: {entry}", flush=True)
-        entries = sum(1 for p in cache.iterdir() if p.is_dir() and (p / "report.json").is_file())
+        entries = len(lowering_entries(cache))
         print(f"# {round_name}: {passes}/{len(jobs)} PASS, {len(bad)} bad cache entries "
               f"({entries} lowering entries), {time.monotonic() - started:.0f} s", flush=True)
         failed += (len(jobs) - passes) + len(bad)

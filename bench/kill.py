@@ -107,16 +107,22 @@ def app_state(app: Path) -> str | None:
     return report["model"]["graph_sha256"]
 
 
+def lowering_entries(cache: Path) -> list[Path]:
+    """The entries cache.produce would serve: a key folder with its report (staging folders have none
+    until they are renamed into place whole)."""
+    folder = cache / "lower"
+    return [e for e in folder.iterdir() if e.is_dir() and (e / artifacts.REPORT_JSON).is_file()] if folder.is_dir() else []
+
+
 def bad_cache_entries(cache: Path) -> list[str]:
     bad = []
-    for entry in cache.iterdir() if cache.is_dir() else []:
-        if entry.is_dir() and (entry / artifacts.REPORT_JSON).is_file():  # what cache.produce serves
-            try:
-                read = artifacts.read(entry)
-                assert hashlib.sha256(read.pte).hexdigest() == read.report.pte.sha256
-                assert read.reference
-            except Exception as exc:  # noqa: BLE001: any failure to read back is a bad entry
-                bad.append(f"{entry.name}: {exc}")
+    for entry in lowering_entries(cache):
+        try:
+            read = artifacts.read(entry)
+            assert hashlib.sha256(read.pte).hexdigest() == read.report.pte.sha256
+            assert read.reference
+        except Exception as exc:  # noqa: BLE001: any failure to read back is a bad entry
+            bad.append(f"{entry.name}: {exc}")
     for memo in cache.glob("*/*.json"):
         try:
             json.loads(memo.read_text())
@@ -231,6 +237,7 @@ def main() -> int:
             problems.append("user/main.c changed by the re-run")
         print(f"trial {trial:>3} {kind:<6} kill at {delay:5.1f} s {'killed' if killed else 'finished':<8} "
               f"{'; '.join(problems) or 'ok'}", flush=True)
+    counts["lowering_entries_checked"] = len(lowering_entries(cache))
     print("# " + ", ".join(f"{k} {v}" for k, v in counts.items()), flush=True)
     broken = counts["corrupt_apps"] + counts["user_files_changed"] + counts["bad_cache_entries"] + counts["reruns_failed"]
     return 1 if broken else 0
