@@ -203,7 +203,7 @@ def diagnose(app: Path, artifacts, env: dict[str, str], board_id: str) -> str:
 
     import numpy as np
 
-    from cmx_gen.model_files import _layout
+    from cmx_gen.model_files import to_layout
     from cmx_gen.runners.base import parse_outputs
 
     built = build_mod.build(app, jobs=2, env=env, defines=[*CCACHE, "CMX_DUMP_OUTPUTS=ON"])
@@ -211,7 +211,7 @@ def diagnose(app: Path, artifacts, env: dict[str, str], board_id: str) -> str:
     notes = []
     for i, spec in enumerate(artifacts.report.outputs):
         ref = np.asarray(artifacts.reference[f"output_{i}"])
-        laid = _layout(ref, spec.dim_order)
+        laid = to_layout(ref, spec.dim_order)
         got = np.frombuffer(dumped.get(i, b""), dtype=laid.dtype)
         if got.size != laid.size:
             notes.append(f"out{i}: {got.size} of {laid.size} elements dumped")

@@ -171,9 +171,9 @@ def test_reference_data_is_in_the_programs_dim_order():
     import numpy as np
 
     x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
-    laid = model_files._layout(x, [0, 2, 3, 1])
+    laid = model_files.to_layout(x, [0, 2, 3, 1])
     assert laid.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
-    assert model_files._layout(x, [0, 1, 2, 3]).tobytes() == x.tobytes()
+    assert model_files.to_layout(x, [0, 1, 2, 3]).tobytes() == x.tobytes()
 
 
 def test_registration_source_registers_exactly_the_given_ops():
