@@ -38,7 +38,7 @@ def _register_python_ops() -> None:
     import executorch.exir.passes.dim_order_ops_registry  # noqa: F401
 
 
-def _layout(tensor: torch.Tensor, dim_order: Sequence[int]) -> torch.Tensor:
+def _in_memory_format(tensor: torch.Tensor, dim_order: Sequence[int]) -> torch.Tensor:
     """The tensor in the memory format its dim order names (the Python ops see what the graph had)."""
     if list(dim_order) == [0, 2, 3, 1] and tensor.dim() == 4:
         return tensor.contiguous(memory_format=torch.channels_last)
@@ -65,7 +65,7 @@ class PlanRunner:
         sizes, order = [int(s) for s in tensor.sizes], [int(d) for d in tensor.dim_order]
         storage = bytes(self.program.constant_buffer[index].storage)  # padded to the buffer alignment
         flat = np.frombuffer(storage, dtype=torch.empty(0, dtype=dtype).numpy().dtype)[:int(np.prod(sizes))]
-        return _layout(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
+        return _in_memory_format(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
 
     def _initial(self, index: int) -> Any:
         """A value before the plan runs: constants, scalars and lists."""
@@ -131,7 +131,7 @@ class PlanRunner:
         buffer, offset = self._where(tensor)
         flat = np.frombuffer(buffer, dtype=torch.empty(0, dtype=dtype).numpy().dtype, count=int(np.prod(sizes)),
                              offset=offset)
-        return _layout(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
+        return _in_memory_format(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
 
     def _store(self, tensor: Any, value: torch.Tensor) -> None:
         dtype, sizes, order = self._spec(tensor)
