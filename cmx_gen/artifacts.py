@@ -218,6 +218,6 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
         warnings=sorted(set(warnings)),
         timings=lowered.timings,
         extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.rewrites],
-               "instructions": rows},
+               "layers": [layer.to_dict() for layer in lowered.layers], "instructions": rows},
     )
     return Artifacts(lowered.pte, report, reference)

@@ -10,6 +10,7 @@ corrupts memory on an M55 and the reverse fails), so the target is recorded in e
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import re
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen import exact_rewrites, fp32_linear, input_layout, instructions, int8_io, keep_fp32, progress, target_checks
+from cmx_gen import exact_rewrites, fp32_linear, layer_error, input_layout, instructions, int8_io, keep_fp32, progress, target_checks
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError
@@ -90,6 +91,7 @@ class LoweredModel:
     # lower(evaluate=...): per sample, (what the program takes, its kernel-exact outputs, the float model's outputs)
     evaluated: list[tuple[Inputs, tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
     rewrites: list[exact_rewrites.Rewrite] = field(default_factory=list)  # exact rewrites applied before quantizing
+    layers: list[layer_error.LayerError] = field(default_factory=list)  # per-layer error against the float model
 
 
 _EXPORT_HINTS = [
@@ -243,6 +245,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     inputs = source.example_inputs  # channels-last now where the model is spatial
     timings["export_s"] = time.monotonic() - started
 
+    float_graph = copy.deepcopy(graph)  # the float values per layer (layer_error.py); prepare edits `graph`
     with progress.step(f"calibrating on {len(source.calibration)} samples"):
         quantizer = keep_fp32.quantizer(options.keep_fp32, graph)
         try:
@@ -250,6 +253,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
             for sample in source.calibration:
                 prepared(*fresh(sample))
             quantized = convert_pt2e(prepared)
+            scales = layer_error.output_scales(quantized)
         except Exception as exc:
             raise _export_error("quantization", exc) from exc
     timings["calibrate_s"] = time.monotonic() - started - sum(timings.values())
@@ -287,13 +291,18 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         step = max(1, len(source.calibration) // ERROR_SAMPLES)
         subset = source.calibration[::step][:ERROR_SAMPLES]
         try:
-            calibration_outputs, calibration_references = [], []
+            calibration_outputs, calibration_references, per_layer = [], [], []
             for sample in subset:
+                exact.record = {}
                 sample_runs = run_references(runnable, int8_io.quantize_inputs(sample, io) if io else sample, exact)
+                per_layer.append((sample, exact.record))
+                exact.record = None
                 calibration_outputs.append((call(source.module, sample), sample_runs.kernel_exact))
                 calibration_references.append((sample_runs.kernel_exact, sample_runs.python))
         except Exception as exc:
             raise _export_error("running the lowered program on calibration data", exc) from exc
+        with progress.step(f"per-layer error against the float model on {len(subset)} samples"):
+            layers = layer_error.layer_errors(float_graph, scales, runnable, per_layer)
         evaluated = []
         exact.compare_python = False
         for index, sample in enumerate(evaluate):
@@ -328,4 +337,5 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         io=io,
         evaluated=evaluated,
         rewrites=rewrites,
+        layers=layers,
     )

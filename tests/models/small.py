@@ -252,6 +252,28 @@ class UpsamplerK3Relu(Upsampler):
     kernel, relu = 3, True
 
 
+class ThreeConvs(nn.Module):
+    """Three conv+ReLU layers; `outliers=True` gives the middle one a weight 60x its largest in every
+    output channel, which leaves its other weights a few int8 steps (layer_error.py's test)."""
+
+    outliers = False
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.first, self.middle, self.last = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        if self.outliers:
+            with torch.no_grad():
+                self.middle.weight[:, 0, 0, 0] = 60 * self.middle.weight.abs().amax(dim=(1, 2, 3))
+
+    def forward(self, x):
+        return self.last(torch.relu(self.middle(torch.relu(self.first(x)))))
+
+
+class ThreeConvsOutliers(ThreeConvs):
+    outliers = True
+
+
 class InplaceSub(nn.Module):
     """forward mutates its input (upstream's sub `inplace` case): no run may change the data."""
 
