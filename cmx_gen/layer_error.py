@@ -35,7 +35,7 @@ class LayerError:
     op: str
     module: str
     source: str
-    kind: str  # "compared", "exact" (no error at all), "quant_boundary", "no_float_counterpart"
+    kind: str  # "compared", "exact" (no error at all), "float" (runs in float), "quant_boundary", "no_float_counterpart"
     sqnr_db: float | None = None  # 10 log10(sum float^2 / sum (float - int8)^2); None unless compared and inexact
     max_abs_err: float | None = None
     sqnr_drop_db: float | None = None  # what this layer loses: its input's SQNR minus its own
@@ -104,12 +104,15 @@ def layer_errors(float_graph: torch.fx.GraphModule, scales: dict[str, tuple[floa
     noise = dict(signal)
     worst = dict(signal)
     compared: set[str] = set()
+    floats: set[str] = set()  # ops that compute in float (--keep-fp32 parts, portable fallbacks)
     for inputs, int8_values in samples:
         recorder = _Recorder(float_graph, set(pairs.values()))
         with torch.no_grad():
             recorder.run(*(x.clone() for x in inputs))
         for name, float_name in pairs.items():
             f, q, qp = recorder.values.get(float_name), int8_values.get(name), scales.get(float_name)
+            if isinstance(q, torch.Tensor) and q.is_floating_point():
+                floats.add(name)
             if f is None or not isinstance(q, torch.Tensor) or qp is None or q.dtype != torch.int8 or q.shape != f.shape:
                 continue
             real = (q.to(torch.float64) - qp[1]) * qp[0]
@@ -130,7 +133,8 @@ def layer_errors(float_graph: torch.fx.GraphModule, scales: dict[str, tuple[floa
             rows.append(LayerError(**common, kind="compared", sqnr_db=sqnr, max_abs_err=round(worst[name], 6),
                                    sqnr_drop_db=_drop(node, sqnr, by_name)))
         else:
-            rows.append(LayerError(**common, kind="quant_boundary" if op in _BOUNDARY_OPS else "no_float_counterpart"))
+            kind = "quant_boundary" if op in _BOUNDARY_OPS else "float" if name in floats else "no_float_counterpart"
+            rows.append(LayerError(**common, kind=kind))
         by_name[name] = rows[-1]
     return rows
 

@@ -114,7 +114,7 @@ class Layer(_Part):
     op: str
     module: str = ""
     source: str = ""
-    kind: Literal["compared", "exact", "quant_boundary", "no_float_counterpart"]
+    kind: Literal["compared", "exact", "float", "quant_boundary", "no_float_counterpart"]
     sqnr_db: float | None = None
     max_abs_err: float | None = None
     sqnr_drop_db: float | None = None
