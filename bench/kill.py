@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen import app_txn, artifacts  # noqa: E402
+from cmx_gen import app_txn, artifacts, html_report  # noqa: E402
 
 MODEL = '''import torch
 import torch.nn as nn
@@ -100,7 +100,7 @@ def app_state(app: Path) -> str | None:
         if entry["owner"] == "generated":
             assert sha(app / rel) == entry["sha256"], f"{rel} is not what the manifest records"
     on_disk = {p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file()
-               and p.relative_to(app).parts[0] not in (app_txn.STATE_DIR, "build")}
+               and p.relative_to(app).parts[0] not in (app_txn.STATE_DIR, "build", html_report.PAGE)}
     assert on_disk <= set(manifest), f"files outside the manifest: {sorted(on_disk - set(manifest))[:3]}"
     report = json.loads((app / "model" / "report.json").read_text())
     assert sha(app / "model" / "model.pte") == report["pte"]["sha256"], "model.pte is not the report's program"

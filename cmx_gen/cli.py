@@ -19,7 +19,7 @@ from cmx_gen.errors import CmxError
 from cmx_gen.noise import quiet_third_party
 
 # Order is the order of `cmx-gen --help`.
-COMMANDS = ["lower", "check", "boards", "create", "regen", "build", "run", "flash", "validate", "sdk"]
+COMMANDS = ["lower", "check", "boards", "create", "regen", "build", "run", "flash", "validate", "report", "sdk"]
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cmx_gen import cache, memory, model_source, progress
 from cmx_gen.apps import app_kind
+from cmx_gen import html_report
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board, load_board
 from cmx_gen.errors import ModelSourceError
@@ -28,6 +29,7 @@ class Generated:
     from_cache: bool
     placement: memory.Placement
     render: RenderResult
+    page: Path | None = None  # the HTML report (html_report.py)
 
     def summary(self, app: Path) -> str:
         """What `create` and `regen` print: the lowering table, the placement, what was written."""
@@ -36,6 +38,8 @@ class Generated:
         lines = [table(self.artifacts.report), "",
                  f"board      {self.board.id} ({self.board.name}, {self.board.core.name}, {self.board.core.isa})",
                  self.placement.to_text(), "", f"app        {app}: {self.render.summary()}"]
+        if self.page:
+            lines.append(f"report     {self.page}  (cmx-gen report {shlex.quote(str(app))} --open)")
         if self.render.backed_up:
             lines.append("backups    " + ", ".join(self.render.backed_up))
         quoted = shlex.quote(str(app))
@@ -70,4 +74,4 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     placement = memory.plan(result.report, board)
     with progress.step(f"rendering the {project.rtos} app into {app}"):
         rendered = render_app(project, result, board, placement, app, force=force)
-    return Generated(board, result, hit, placement, rendered)
+    return Generated(board, result, hit, placement, rendered, html_report.write(app))

@@ -56,7 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def print_result(app: AppFolder, result: Result) -> int:
-    """The verdict's lines; 0 for PASS, and for RAN (it ran; the note says nothing was checked)."""
+    """The verdict's lines; 0 for PASS, and for RAN (it ran; the note says nothing was checked). The
+    line is kept for the HTML report (build/last_result.txt)."""
+    from cmx_gen import html_report
+
+    if result.line and (app.path / "build").is_dir():
+        (app.path / "build" / html_report.LAST_RESULT).write_text(result.line + "\n")
     for line in app.verdict(result.line):
         print(line)
     return 0 if result.passed or result.verdict == "RAN" else 1
@@ -129,14 +134,17 @@ def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
 def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.Namespace,
                       instructions: list[Instruction]) -> int:
     """Print the profile table or the trace verdict of one diagnostic run; its exit status."""
-    from cmx_gen import profile, trace
+    from cmx_gen import html_report, profile, trace
 
     print(result.line)
     if kind == "profile":
         prof = profile.parse(result, instructions)
         print(profile.table(prof))
+        text = json.dumps(prof.to_dict(), indent=2) + "\n"
+        (app.path / "build-profile" / html_report.PROFILE_JSON).write_text(text)
+        print(f"report     {html_report.write(app.path)}")
         if args.json:
-            Path(args.json).write_text(json.dumps(prof.to_dict(), indent=2) + "\n")
+            Path(args.json).write_text(text)
             print(f"json       {args.json}")
         return 0 if result.passed else 1
     differences, compared = trace.compare(instructions, trace.read_reference(app.path), result.output)
