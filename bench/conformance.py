@@ -255,6 +255,8 @@ def write_page(path: Path, results: dict[str, dict], sdk: str) -> None:
         "Statuses: PASS, FAIL (ran, output differs), RUN (the firmware stopped with an error), BUILD, FIT (refused:",
         "does not fit), LOWER (refused at lowering, with cmx-gen's one-line reason).",
         "",
+        *([f"Not run this time: {', '.join(CORES[b] for b in CORES if b not in boards)}; this page's git history "
+           "holds their last run.", ""] if len(boards) < len(CORES) else []),
         "| op | " + " | ".join(CORES[b] for b in boards) + " |",
         "| --- | " + " | ".join("---" for _ in boards) + " |",
     ]
