@@ -138,9 +138,14 @@ def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
     (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
     none, and the app says RAN."""
     from cmx_gen import plan_reference
+    from cmx_gen.kernel_models import ISA_DEPENDENT
 
     reference = generated_inputs(info.inputs) if given is None else _given_inputs(given, info.inputs)
     try:
+        if isa == "unknown":
+            dependent = sorted({op["name"].split(".")[0] for op in info.operators} & ISA_DEPENDENT)
+            if dependent:
+                raise plan_reference.NoHostModel(f"{', '.join(dependent)} without the target's ISA (pass --target)")
         outputs = plan_reference.reference(pte, [reference[f"input_{i}"] for i in range(len(info.inputs))], isa)
     except plan_reference.NoHostModel as exc:
         note = f"analysed a .pte lowered elsewhere: {where}no reference outputs (the app runs and says so)"

@@ -66,10 +66,15 @@ def test_pte_is_analysed_only(lowered_dir, tmp_path):
     report = read_report(out)
     assert report["model"]["kind"] == "pte"
     assert "cortex_m::quantized_conv2d.out" in {op["name"] for op in report["operators"]}
-    # no expected outputs: only the generated input an app runs it on (issue 22)
+    # without its core, the input's quantization (MVE rounds on the exact product) has no host model:
+    # only the generated input an app runs it on (issue 22); with it, the plan run gives the outputs
     with np.load(out / "reference.npz") as ref:
         assert sorted(ref.files) == ["input_0"]
     assert report["reference"]["checked_against"] == "none"
+    assert "cortex_m::quantize_per_tensor without the target's ISA" in report["reference"]["description"]
+    assert run_cli("lower", pte, "--target", "cortex-m55", "-o", tmp_path / "m55") == 0
+    with np.load(tmp_path / "m55" / "reference.npz") as ref, np.load(lowered_dir("ConvNet") / "reference.npz") as own:
+        assert sorted(ref.files) == ["input_0", "output_0"] and ref["output_0"].dtype == own["output_0"].dtype
 
 
 @pytest.mark.parametrize(
