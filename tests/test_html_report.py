@@ -66,6 +66,7 @@ def test_the_report_with_a_run_and_a_profile_renders_in_chromium(name, tmp_path,
     app = tmp_path / "app"
     assert run_cli("create", MODELS[name], "--board", "mps3-an547", "-o", app) == 0
     assert run_cli("build", app) == 0 and run_cli("run", app) == 0
+    assert "cmx-gen: PASS max_abs_err=0" in (app / "report.html").read_text(), "run writes its line into the page"
     assert run_cli("run", app, "--profile") == 0
     assert f"report     {app / 'report.html'}" in capsys.readouterr().out
     dom = check_page(app / "report.html", tmp_path, profiled=True)

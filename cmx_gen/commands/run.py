@@ -57,11 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def print_result(app: AppFolder, result: Result) -> int:
     """The verdict's lines; 0 for PASS, and for RAN (it ran; the note says nothing was checked). The
-    line is kept for the HTML report (build/last_result.txt)."""
+    line is kept for the HTML report (build/last_result.txt), which is written again with it."""
     from cmx_gen import html_report
 
     if result.line and (app.path / "build").is_dir():
         (app.path / "build" / html_report.LAST_RESULT).write_text(result.line + "\n")
+        html_report.write(app.path)
     for line in app.verdict(result.line):
         print(line)
     return 0 if result.passed or result.verdict == "RAN" else 1
