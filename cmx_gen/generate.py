@@ -10,9 +10,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from cmx_gen import cache, memory, model_source, progress
+from cmx_gen import cache, html_report, memory, model_source, progress
 from cmx_gen.apps import app_kind
-from cmx_gen import html_report
 from cmx_gen.artifacts import Artifacts
 from cmx_gen.boards import Board, load_board
 from cmx_gen.errors import ModelSourceError

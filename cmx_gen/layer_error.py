@@ -54,11 +54,10 @@ def _root(node: torch.fx.Node) -> str | None:
     return name
 
 
-def _counterpart(float_graph: torch.fx.GraphModule, name: str, roots: set[str], quantized: set[str]) -> str:
+def _counterpart(nodes: dict[str, torch.fx.Node], name: str, roots: set[str], quantized: set[str]) -> str:
     """The float node whose value a lowered op computes: its root, or, when the root's output is not
     quantized, the first node after it that is (a batch norm folded and an activation fused into a
     convolution), as long as no other lowered op was made from the nodes in between."""
-    nodes = {n.name: n for n in float_graph.graph.nodes}
     node = nodes.get(name)
     while node is not None and node.name not in quantized and len(node.users) == 1:
         user = next(iter(node.users))
@@ -98,8 +97,9 @@ def layer_errors(float_graph: torch.fx.GraphModule, scales: dict[str, tuple[floa
     node name). One float pass per sample; the int8 results come from the reference runs."""
     calls = [n for n in program.graph.nodes if op_name(n)]
     roots = {n.name: _root(n) for n in calls}
-    pairs = {n.name: _counterpart(float_graph, roots[n.name], set(roots.values()), set(scales))
-             for n in calls if roots[n.name]}
+    float_nodes = {n.name: n for n in float_graph.graph.nodes}
+    made_from, quantized = set(roots.values()), set(scales)
+    pairs = {n.name: _counterpart(float_nodes, roots[n.name], made_from, quantized) for n in calls if roots[n.name]}
     signal = {name: 0.0 for name in pairs}
     noise = dict(signal)
     worst = dict(signal)

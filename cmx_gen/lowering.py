@@ -20,7 +20,8 @@ from typing import Any
 
 import torch
 
-from cmx_gen import exact_rewrites, fp32_linear, layer_error, input_layout, instructions, int8_io, keep_fp32, progress, target_checks
+from cmx_gen import (exact_rewrites, fp32_linear, input_layout, instructions, int8_io, keep_fp32, layer_error, progress,
+                     target_checks)
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
 from cmx_gen.errors import ExportError, ModelSourceError, TargetError

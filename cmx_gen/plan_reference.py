@@ -59,13 +59,8 @@ class PlanRunner:
         index = int(tensor.data_buffer_idx)
         if tensor.allocation_info is not None or index <= 0 or index >= len(self.program.constant_buffer):
             return None
-        dtype = _DTYPES.get(int(tensor.scalar_type))
-        if dtype is None:
-            raise NoHostModel(f"a constant of dtype code {tensor.scalar_type}")
-        sizes, order = [int(s) for s in tensor.sizes], [int(d) for d in tensor.dim_order]
-        storage = bytes(self.program.constant_buffer[index].storage)  # padded to the buffer alignment
-        flat = np.frombuffer(storage, dtype=torch.empty(0, dtype=dtype).numpy().dtype)[:int(np.prod(sizes))]
-        return _in_memory_format(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
+        # The storage is padded to the buffer alignment: the tensor is its first bytes.
+        return self._from_bytes(bytes(self.program.constant_buffer[index].storage), tensor, 0)
 
     def _initial(self, index: int) -> Any:
         """A value before the plan runs: constants, scalars and lists."""
@@ -125,13 +120,17 @@ class PlanRunner:
         offset = int(info.memory_offset_low) + (int(info.memory_offset_high) << 32)
         return self.memory[int(info.memory_id)], offset
 
-    def _load(self, tensor: Any) -> torch.Tensor:
-        """A planned tensor, read from the planned buffers."""
+    def _from_bytes(self, buffer: Any, tensor: Any, offset: int) -> torch.Tensor:
+        """`tensor` read from `buffer` at `offset`, laid out in memory by its dim order."""
         dtype, sizes, order = self._spec(tensor)
-        buffer, offset = self._where(tensor)
         flat = np.frombuffer(buffer, dtype=torch.empty(0, dtype=dtype).numpy().dtype, count=int(np.prod(sizes)),
                              offset=offset)
         return _in_memory_format(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
+
+    def _load(self, tensor: Any) -> torch.Tensor:
+        """A planned tensor, read from the planned buffers."""
+        buffer, offset = self._where(tensor)
+        return self._from_bytes(buffer, tensor, offset)
 
     def _store(self, tensor: Any, value: torch.Tensor) -> None:
         dtype, sizes, order = self._spec(tensor)

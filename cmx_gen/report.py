@@ -300,21 +300,25 @@ def worst_layers(report: Report, count: int = 5) -> list[Layer]:
     return sorted(ranked, key=lambda layer: layer.sqnr_drop_db or 0.0, reverse=True)[:count]
 
 
+def _where(module: str, source: str | None) -> str:
+    """`features.3, model.py:17 x = ...`: the module path, and the user's line where known."""
+    return f"{module}, {source}" if source else module
+
+
 def describe_layer(layer: Layer) -> str:
     """`loses 4.2 dB, 23.9 dB after it, max 0.79  op #9 cortex_m::quantized_conv2d (blocks.3, model.py:59 ...)`."""
-    where = f"{layer.module}, {layer.source}" if layer.source else layer.module
-    return f"loses {layer.sqnr_drop_db:4.1f} dB, {layer.sqnr_db:5.1f} dB after it, max {layer.max_abs_err:.3g}  op #{layer.index} {layer.op} ({where})"
+    return (f"loses {layer.sqnr_drop_db:4.1f} dB, {layer.sqnr_db:5.1f} dB after it, max {layer.max_abs_err:.3g}  "
+            f"op #{layer.index} {layer.op} ({_where(layer.module, layer.source)})")
 
 
 def describe_rewrite(rewrite: dict[str, Any]) -> str:
     """`aten::conv_transpose2d (up, model.py:9 ...): stride [2, 2] with padding [1, 1]: ...`."""
-    where = f"{rewrite['module']}, {rewrite['source']}" if rewrite.get("source") else rewrite["module"]
-    return f"{rewrite['op']} ({where}): {rewrite['what']}"
+    return f"{rewrite['op']} ({_where(rewrite['module'], rewrite.get('source'))}): {rewrite['what']}"
 
 
 def describe_op_diff(op: dict[str, Any]) -> str:
     """`op #8 cortex_m::quantized_avg_pool2d (Residual, model.py:17 ...): 1 LSB on 13/256 elements`."""
-    where = f"{op['module']}, {op['source']}" if op.get("source") else op["module"]
+    where = _where(op["module"], op.get("source"))
     return f"op #{op['index']} {op['op']} ({where}): {op['max_lsb']} LSB on {op['elements']}/{op['numel']} elements"
 
 
