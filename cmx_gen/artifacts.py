@@ -152,12 +152,13 @@ def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
         return reference, note, {
             "checked_against": "none",
             "description": f"no host model computes {exc}, so this .pte has no reference: the firmware runs "
-                           "it on a generated input and reports RAN"}
+                           f"it on its {'--input' if given is not None else 'generated input'} and reports RAN"}
     reference.update({f"output_{i}": y for i, y in enumerate(outputs)})
     note = f"a .pte lowered elsewhere: {where}reference outputs computed on the host from the program's own plan"
     return reference, note, {
         "checked_against": "cmsis-nn",
-        "description": "the program's own plan run on the host on a generated input, with bit-exact host models of "
+        "description": "the program's own plan run on the host on its check input ("
+                       f"{'--input' if given is not None else 'generated'}), with bit-exact host models of "
                        "the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)"}
 
 
