@@ -15,7 +15,7 @@ one region for each, chosen by the rules in docs/boards.md:
 from __future__ import annotations
 
 import functools
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import yaml
@@ -72,10 +72,15 @@ class CodeSize:
 
 def code_sizes(report: Report, isa: str) -> list[CodeSize]:
     """Runtime + one entry per distinct operator of the program."""
+    return _code_sizes(report.operators, isa)
+
+
+def _code_sizes(operators: list[Any], isa: str) -> list[CodeSize]:
+    """Runtime + one entry per distinct operator: several programs in one image share each kernel."""
     table = kernel_sizes()["isa"][isa]
     out = [CodeSize("runtime", table["runtime"]["code"], table["runtime"]["status"], "runtime")]
     seen: set[str] = set()
-    for op in report.operators:
+    for op in operators:
         key = _op_key(op.name)
         if key in seen:
             continue
@@ -175,6 +180,60 @@ def budget(report: Report) -> Budget:
     )
 
 
+ARENA_LAYOUTS = ("shared", "separate")
+
+
+@dataclass
+class ModelPools:
+    """One model's pools in an image of several: its method pool is always its own (it holds the
+    model's state); its planned buffers and temp pool are its own only in the separate layout."""
+
+    name: str
+    method_pool_bytes: int
+    planned_buffer_sizes: list[int]
+    temp_pool_bytes: int
+    pte_bytes: int
+
+    @property
+    def planned_bytes(self) -> int:
+        return sum(self.planned_buffer_sizes)
+
+
+def _arena_pools(pools: list[ModelPools], layout: str) -> tuple[list[int], int]:
+    """(planned buffer sizes, temp pool bytes) of the whole image: models that run one after another
+    (shared) need the largest of each, models that may run at the same time (separate) the sum."""
+    if layout == "shared":
+        return [max(p.planned_bytes for p in pools)], max(p.temp_pool_bytes for p in pools)
+    return [s for p in pools for s in p.planned_buffer_sizes], sum(p.temp_pool_bytes for p in pools)
+
+
+def budget_several(reports: dict[str, Report], layout: str) -> tuple[Budget, list[ModelPools]]:
+    """Several programs in one image: one runtime and each kernel once, every program and its
+    reference data, each model's method pool, and the planned and temp pools as `layout` shares them."""
+    singles = {name: budget(report) for name, report in reports.items()}
+    isas = {b.isa for b in singles.values()}
+    if len(isas) != 1:
+        raise TargetError(f"the models were lowered for different ISAs ({', '.join(sorted(isas))})",
+                          "lower every model of one image for the board's core")
+    pools = [ModelPools(name, b.method_pool_bytes, b.planned_buffer_sizes, b.temp_pool_bytes, b.pte_bytes)
+             for name, b in singles.items()]
+    planned, temp = _arena_pools(pools, layout)
+    first = next(iter(singles.values()))
+    isa = first.isa
+    return Budget(
+        isa=isa,
+        code=_code_sizes([op for report in reports.values() for op in report.operators], isa),
+        pte_bytes=sum(b.pte_bytes for b in singles.values()),
+        planned_buffer_sizes=planned,
+        method_pool_bytes=sum(p.method_pool_bytes for p in pools),
+        temp_pool_bytes=temp,
+        static_ram_bytes=first.static_ram_bytes,
+        stack_bytes=first.stack_bytes,
+        heap_bytes=first.heap_bytes,
+        reference_bytes=sum(b.reference_bytes for b in singles.values()),
+    ), pools
+
+
 # ---------------------------------------------------------------------------------------------
 # Placement
 # ---------------------------------------------------------------------------------------------
@@ -221,6 +280,10 @@ class Placement:
     code_estimated: bool = True
     code_items: dict[str, int] = field(default_factory=dict)
     static_ram_bytes: int = 0
+    # Several models (empty for one): each model's pools, the layout chosen, the other layout's arena.
+    models: list[ModelPools] = field(default_factory=list)
+    arena_layout: str = ""
+    other_layout_arena_bytes: int = 0
 
     @property
     def arena_bytes(self) -> int:
@@ -244,10 +307,26 @@ class Placement:
             f"{self.method_pool_bytes:,} + temp pool {self.temp_pool_bytes:,}) -> {self.arena_region}",
             f".data/.bss ({_size(self.static_ram_bytes)}), stack {_size(self.stack_bytes)}, "
             f"heap {_size(self.heap_bytes)} -> {self.data_region}",
-        ]
+        ] + self._layout_decisions()
+
+    def _layout_decisions(self) -> list[str]:
+        if not self.models:
+            return []
+        other = "separate" if self.arena_layout == "shared" else "shared"
+        rows = [f"  {p.name}: method pool {p.method_pool_bytes:,} + planned {p.planned_bytes:,} + temp "
+                f"{p.temp_pool_bytes:,}, program {_size(p.pte_bytes)}" for p in self.models]
+        why = ("models run one after another: planned buffers and temp pool are the largest model's"
+               if self.arena_layout == "shared" else
+               "models may run at the same time: each keeps its own planned buffers and temp pool")
+        delta = self.other_layout_arena_bytes - self.arena_bytes
+        return [f"arena layout: {self.arena_layout} ({why}); {other} would be "
+                f"{_size(self.other_layout_arena_bytes)} ({'+' if delta >= 0 else '-'}{abs(delta):,} B)", *rows]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        if not self.models:  # a one-model app's placement.json stays as it was
+            for key in ("models", "arena_layout", "other_layout_arena_bytes"):
+                out.pop(key)
         out["uses"] = [u.to_dict() for u in self.uses]
         out["arena_bytes"] = self.arena_bytes
         out["decisions"] = self.decisions()
@@ -260,6 +339,7 @@ class Placement:
         region_names = {f.name for f in fields(RegionUse)}
         values = {k: v for k, v in data.items() if k in names}
         values["uses"] = [RegionUse(**{k: v for k, v in u.items() if k in region_names}) for u in data["uses"]]
+        values["models"] = [ModelPools(**m) for m in data.get("models", [])]
         return cls(**values)
 
     def to_text(self) -> str:
@@ -405,3 +485,26 @@ def plan(report: Report, board: Board) -> Placement:
                    shortfalls=[{"region": u.region, "kind": u.kind, "size": u.size, "need": u.used,
                                 "short_bytes": -u.free, "items": u.items} for u in short],
                    fits_on=others, uses=closest)
+
+
+def plan_several(reports: dict[str, Report], board: Board, layout: str = "shared") -> Placement:
+    """Place several programs in one image with the arena `layout` (ARENA_LAYOUTS), or raise FitError
+    with the shortfall; the placement also records what the other layout would need."""
+    b, pools = budget_several(reports, layout)
+    for report in reports.values():
+        check_isa(report, board)
+    placement, closest = _search(board, b)
+    other_planned, other_temp = _arena_pools(pools, "separate" if layout == "shared" else "shared")
+    other = sum(other_planned) + b.method_pool_bytes + other_temp
+    if placement is None:
+        short = [u for u in closest if u.free < 0]
+        detail = "; ".join(f"region {u.region!r} ({u.kind}, {_size(u.size)}) needs {_size(u.used)}: short by "
+                           f"{-u.free:,} bytes" for u in short)
+        hint = ("models that run one after another can share their arena: drop separate_arenas"
+                if layout == "separate" and other < b.arena_bytes else
+                "take a model out of the image, shrink one, or pick a board with more memory")
+        raise FitError(f"the {len(reports)} models ({layout} arenas) do not fit {board.id}: {detail}", hint,
+                       board_id=board.id, shortfalls=[{"region": u.region, "kind": u.kind, "size": u.size,
+                                                       "need": u.used, "short_bytes": -u.free, "items": u.items}
+                                                      for u in short], fits_on=[], uses=closest)
+    return replace(placement, models=pools, arena_layout=layout, other_layout_arena_bytes=other)

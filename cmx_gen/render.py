@@ -83,13 +83,24 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def context(project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement) -> dict[str, Any]:
+def handle_names(project: project_mod.Project) -> list[str]:
+    """The name behind each model's API handle: the app's for an app of one model (as it always
+    was), each model's own in an app of several."""
+    if not project.several:
+        return [project.app_name()]
+    return [entry.model_name() for entry in project.entries()]
+
+
+def context(project: project_mod.Project, models: dict[str, Artifacts], board: Board,
+            placement: Placement) -> dict[str, Any]:
     """The cookiecutter context every template sees as `cookiecutter.*`, plus what the app kind
     adds for its own template (the Zephyr app: `zephyr`, its board target(s), devicetree and Kconfig
-    values, apps/zephyr/context.py)."""
+    values, apps/zephyr/context.py). `models`: each model's lowering, by handle name."""
+    artifacts = next(iter(models.values()))
     ctx: dict[str, Any] = {
         "app_name": project.app_name(),
-        "model_handle": model_files.handle_symbol(project.app_name()),
+        "model_handle": model_files.handle_symbol(next(iter(models))),
+        "models": [{"name": name, "handle": model_files.handle_symbol(name)} for name in models],
         "app_dir": "app",
         "rtos": project.rtos,
         "board": board.model_dump(mode="json"),
@@ -105,8 +116,32 @@ def context(project: project_mod.Project, artifacts: Artifacts, board: Board, pl
     return ctx
 
 
-def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifacts: Artifacts, placement: Placement,
-           project_text: str, tmp: Path) -> Path:
+def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Placement) -> None:
+    """APP/model/: one model's files and the app-wide ones in one folder, or, for several models,
+    each model's in model/<name>/ and the ones they share (handles, kernels, arena) in model/."""
+    def report_json(folder: Path, artifacts: Artifacts) -> None:
+        (folder / "report.json").write_text(json.dumps(artifacts.report.to_dict(), indent=2) + "\n")
+
+    if len(models) == 1:
+        (name, artifacts), = models.items()
+        model_files.write_model_files(model_dir, artifacts.pte, artifacts.report, artifacts.reference, placement,
+                                      PTE_SECTION, name)
+        report_json(model_dir, artifacts)
+        return
+    shared = (sum(placement.planned_buffer_sizes), placement.temp_pool_bytes) if placement.arena_layout == "shared" else None
+    pools = {p.name: p for p in placement.models}
+    for name, artifacts in models.items():
+        own = model_files.Pools(pools[name].method_pool_bytes, pools[name].temp_pool_bytes, shared=shared is not None)
+        model_files.write_files(model_dir / name, model_files.model_files(
+            artifacts.pte, artifacts.report, artifacts.reference, own, PTE_SECTION, name, model_files.Symbols.of(name)))
+        report_json(model_dir / name, artifacts)
+    first = next(iter(models.values()))
+    model_files.write_files(model_dir, model_files.app_files({n: a.pte for n, a in models.items()}, first.report,
+                                                             list(models), shared))
+
+
+def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, models: dict[str, Artifacts],
+           placement: Placement, project_text: str, tmp: Path) -> Path:
     from cookiecutter.generate import generate_files
 
     defaults = json.loads((template_dir / "cookiecutter.json").read_text())
@@ -121,9 +156,7 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, artifact
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest)
-    model_files.write_model_files(stage / "model", artifacts.pte, artifacts.report, artifacts.reference, placement,
-                                  PTE_SECTION, ctx["app_name"])
-    (stage / "model" / "report.json").write_text(json.dumps(artifacts.report.to_dict(), indent=2) + "\n")
+    _write_models(stage / "model", models, placement)
     (stage / "model" / "placement.json").write_text(json.dumps(ctx["placement"], indent=2) + "\n")
     (stage / project_mod.FILE_NAME).write_text(project_text)
     return stage
@@ -227,11 +260,11 @@ def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> Ren
     return result
 
 
-def _for_app(artifacts: Artifacts, project: project_mod.Project) -> Artifacts:
+def _for_app(artifacts: Artifacts, model: str) -> Artifacts:
     """The report as the app records it, the same for the same inputs: no timings, and the model
     named by file and class only (a cached lowering may come from a run that used another path;
     cmx.toml holds the path)."""
-    file_part, _, attr = project.model.rpartition(":") if ":" in project.model else (project.model, "", "")
+    file_part, _, attr = model.rpartition(":") if ":" in model else (model, "", "")
     report = {k: v for k, v in artifacts.report.to_dict().items() if k != "timings_s"}
     report["model"] = {**report.get("model", {}), "source": Path(file_part).name + (f":{attr}" if attr else "")}
     return Artifacts(artifacts.pte, Report.of(report), artifacts.reference)
@@ -256,25 +289,28 @@ def check_destination(app: Path, force: bool = False) -> None:
 
 
 def render_app(
-    project: project_mod.Project, artifacts: Artifacts, board: Board, placement: Placement, app: Path, force: bool = False
+    project: project_mod.Project, artifacts: Artifacts | list[Artifacts], board: Board, placement: Placement, app: Path,
+    force: bool = False,
 ) -> RenderResult:
-    """Render the `project.rtos` template into `app` (created if missing)."""
+    """Render the `project.rtos` template into `app` (created if missing); `artifacts`: the lowering
+    of each of the project's models, in its order (one, or a list)."""
     kind = app_kind(project.rtos)
     kind.check_board(board)  # generate() asked before lowering; a direct caller is asked here
     template_dir = kind.template_dir()
     if not (template_dir / "cookiecutter.json").is_file():
         raise RenderError(f"no template for app kind {project.rtos!r} in {template_dir}",
                           "give the kind a cookiecutter template (cookiecutter.json, cmx_template.yaml)")
-    if not artifacts.reference:
+    lowered = artifacts if isinstance(artifacts, list) else [artifacts]
+    if any(not a.reference for a in lowered):
         raise RenderError(
             "the app needs reference outputs to check itself, and an analysed .pte has none",
             "give the model source (.py or .pt2) instead of the .pte",
         )
     spec = TemplateSpec.load(template_dir)
-    artifacts = _for_app(artifacts, project)
-    ctx = context(project, artifacts, board, placement)
+    models = {name: _for_app(a, entry.source)
+              for name, a, entry in zip(handle_names(project), lowered, project.entries(), strict=True)}
+    ctx = context(project, models, board, placement)
     app.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
-        stage = _stage(template_dir, ctx, spec, artifacts, placement, project_mod.dumps(project, app), Path(tmp))
+        stage = _stage(template_dir, ctx, spec, models, placement, project_mod.dumps(project, app), Path(tmp))
         return sync(stage, app, spec, force=force)
-

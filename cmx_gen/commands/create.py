@@ -23,16 +23,47 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--strict", action="store_true", default=None, help="refuse models with portable compute fallbacks")
     parser.add_argument("--force", action="store_true", help="replace generated files you edited (backups are kept)")
     parser.add_argument("--no-cache", action="store_true", help="lower again even if nothing changed")
+    parser.add_argument("--separate-arenas", action="store_true", default=None,
+                        help="several models: each keeps its own planned buffers and temp pool (models that run at "
+                             "the same time); default: they share one arena sized for the largest")
     parser.set_defaults(func=run)
-    # MODEL is optional when --config names it.
+    # MODEL is optional when --config names it; several models are NAME=MODEL each.
     for action in parser._actions:
         if action.dest == "model":
-            action.nargs = "?"
+            action.nargs = "*"
+            action.help = f"{action.help}; several models in one firmware: NAME=MODEL NAME=MODEL ..."
+
+
+# Options that belong to one model: with several on the command line, a cmx.toml says whose they are.
+PER_MODEL_OPTIONS = ("input_shape", "input", "calibration", "random_calibration", "keep_fp32", "io")
+
+
+def _several(args: argparse.Namespace, base: project_mod.Project | None) -> list[project_mod.ModelEntry]:
+    """`NAME=MODEL NAME=MODEL ...`: one entry each, named (the handle cmx_model_<NAME>)."""
+    given = [o for o in PER_MODEL_OPTIONS if getattr(args, o)]
+    if given:
+        raise ModelSourceError(f"--{given[0].replace('_', '-')} is a per-model option and {len(args.model)} models are given",
+                               "write a cmx.toml with one [[model]] table per model (docs/api.md) and pass --config")
+    entries: list[project_mod.ModelEntry] = []
+    for spec in args.model:
+        name, sep, source = spec.partition("=")
+        if not sep or not name.isidentifier() or not source:
+            raise ModelSourceError(f"{spec!r}: several models are given as NAME=MODEL",
+                                   "e.g. cmx-gen create kws=kws/model.py:DSCNN digits=digits/model.py:DigitsCNN --board ...")
+        if any(e.name == name for e in entries):
+            raise ModelSourceError(f"two models are named {name!r}", "give each model its own NAME")
+        entries.append(project_mod.ModelEntry(source=source, name=name))
+    return entries
 
 
 def project_from_args(args: argparse.Namespace) -> project_mod.Project:
     base = project_mod.load(Path(args.config)) if args.config else None
-    model = args.model or (base.model if base else None)
+    if len(args.model) > 1 or (not args.model and base is not None and base.several):
+        return _several_project(args, base)
+    if args.model and "=" in args.model[0] and not Path(args.model[0]).exists():
+        name, _, source = args.model[0].partition("=")
+        args.model, args.name = [source], args.name or name
+    model = (args.model[0] if args.model else None) or (base.model if base else None)
     board = args.board or (base.board if base else None)
     output = args.output or (base.output if base else None)
     if not model:
@@ -55,6 +86,23 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
         keep_fp32=list(args.keep_fp32) if args.keep_fp32 else (list(base.keep_fp32) if base else []),
         io=pick(args.io, "io", "float"),
         name=pick(args.name, "name", None),
+    )
+
+
+def _several_project(args: argparse.Namespace, base: project_mod.Project | None) -> project_mod.Project:
+    """Several models: NAME=MODEL arguments, or the [[model]] tables of --config."""
+    models = _several(args, base) if args.model else list(base.models)  # type: ignore[union-attr]
+    board = args.board or (base.board if base else None)
+    output = args.output or (base.output if base else None)
+    if not board:
+        raise ModelSourceError("no board given", "pass --board ID (list them with `cmx-gen boards`)")
+    if not output:
+        raise ModelSourceError("no output folder given", "pass -o APP_DIR")
+    pick = lambda arg, attr, default: arg if arg is not None else (getattr(base, attr) if base else default)  # noqa: E731
+    return project_mod.Project(
+        models=models, board=board, output=output, rtos=pick(args.rtos, "rtos", "baremetal"),
+        strict=pick(args.strict, "strict", False), name=pick(args.name, "name", None),
+        separate_arenas=pick(args.separate_arenas, "separate_arenas", False),
     )
 
 

@@ -15,7 +15,10 @@
  *   cmx_output(m, 0, &out);                         // out.data: the planned output buffer
  *
  * Not thread-safe per model: calls on one handle must not overlap. Different handles may run in
- * different threads only when their memory is not shared (docs/api.md).
+ * different threads only when their memory is not shared (docs/api.md). In an app of several models
+ * that share one arena (cmx_models.h CMX_SHARED_ARENA 1, the default), a model's inputs and outputs
+ * live in that arena: write a model's inputs right before its cmx_invoke() and read its outputs
+ * before calling another model; its state (the loaded program, its method pool) is always its own.
  */
 #ifndef CMX_H
 #define CMX_H
@@ -42,7 +45,9 @@ typedef enum {
   CMX_E_INDEX = 10,           /* no input/output with that index */
   CMX_E_SIZE = 11,            /* a byte or element count that does not match the tensor */
   CMX_E_DTYPE = 12,           /* the tensor's dtype cannot take float values (int8 without a scale) */
-  CMX_E_ARGUMENT = 13         /* a NULL handle or pointer */
+  CMX_E_ARGUMENT = 13,        /* a NULL handle or pointer */
+  CMX_E_ARENA_REUSED = 14     /* models share one arena and another model ran since this one: its
+                               * outputs are gone (read them before calling another model) */
 } cmx_status;
 
 /* Element types. The numbers are ExecuTorch's ScalarType codes, so they match the program. */

@@ -40,6 +40,12 @@ cmx_status failed(cmx_model* model, cmx_status status, Error err) {
 
 bool ready(const cmx_model* model) { return model && model->state && model->state->ready; }
 
+/* Models sharing an arena: the one that uses it now. A model's outputs are gone once another ran. */
+void claim_arena(const cmx_model* model) {
+  if (model->arena_owner) *model->arena_owner = model;
+}
+bool arena_reused(const cmx_model* model) { return model->arena_owner && *model->arena_owner != model; }
+
 /* The method's input/output EValue: the tensors whose data is the planned buffer. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -57,6 +63,11 @@ cmx_status describe(const cmx_model* model, size_t index, bool input, cmx_tensor
   if (!ready(model)) return CMX_E_NOT_INITIALIZED;
   const Tensor* t = io_tensor(model, index, input);
   if (!t) return CMX_E_INDEX;
+  if (input) {
+    claim_arena(model);  /* the caller writes this model's inputs into the arena now */
+  } else if (arena_reused(model)) {
+    return CMX_E_ARENA_REUSED;
+  }
   memset(out, 0, sizeof(*out));
   out->data = const_cast<void*>(t->const_data_ptr());
   out->nbytes = t->nbytes();
@@ -160,6 +171,7 @@ cmx_status cmx_init(cmx_model* model) { return cmx::init(model, nullptr); }
 cmx_status cmx_invoke(cmx_model* model) {
   if (!model) return CMX_E_ARGUMENT;
   if (!ready(model)) return CMX_E_NOT_INITIALIZED;
+  claim_arena(model);
   Error err = model->state->method.get()->execute();
   if (err != Error::Ok) return failed(model, CMX_E_EXECUTE, err);
   model->state->invocations++;
@@ -254,6 +266,7 @@ const char* cmx_status_name(cmx_status status) {
     case CMX_E_SIZE: return "size";
     case CMX_E_DTYPE: return "dtype";
     case CMX_E_ARGUMENT: return "argument";
+    case CMX_E_ARENA_REUSED: return "arena_reused";
   }
   return "unknown";
 }

@@ -112,6 +112,11 @@ struct cmx_model {
   const cmx::IoQuant* input_quant;
   const cmx::IoQuant* output_quant;
   const cmx::ReferenceTensor* reference_inputs;
+  const cmx::ReferenceTensor* reference_outputs; /* the check's expected outputs */
+  float tolerance;          /* the check's largest accepted error (cmx_model.h CMX_TOLERANCE_LSB) */
+  uint8_t has_reference;    /* 0: no expected outputs are known (a .pte): the check says RAN */
+  uint8_t reference_bundle; /* 1: a bundle's outputs, checked in their own unit */
+  const cmx_model** arena_owner; /* models sharing an arena: which one used it last; else nullptr */
   cmx::ModelState* state;
 };
 

@@ -2,8 +2,9 @@
  * cmx_model_instance.cpp - one model's handle, made from that model's generated cmx_model.h.
  *
  * Compiled once per model, with the model's folder first on the include path: its pools (sized
- * by cmx-gen from the program's plan, in the arena section the placement chose), its embedded
- * program and reference input, and the handle CMX_MODEL_SYMBOL that cmx_models.h declares.
+ * by cmx-gen from the program's plan, in the arena section the placement chose, or the arena the
+ * app's models share), its embedded program and reference I/O, and the handle CMX_MODEL_SYMBOL
+ * that cmx_models.h declares.
  */
 #include "cmx_model.h"
 #include "cmx_model_impl.h"
@@ -19,19 +20,38 @@
 
 #define CMX_ROUND16(n) ((((n) + 15u) / 16u) * 16u)
 
-extern "C" const uint8_t cmx_model_pte[];
-extern "C" const uint8_t cmx_model_pte_end[];
+extern "C" const uint8_t CMX_PTE_START[];
+extern "C" const uint8_t CMX_PTE_END[];
+
+#if defined(CMX_SHARED_POOLS) && CMX_SHARED_POOLS
+/* Models that run one after another share the planned buffers and the temp pool (the app's
+ * model/cmx_shared_pools.c, sized for the largest model); the method pool stays the model's. */
+extern "C" uint8_t cmx_shared_planned_pool[];
+extern "C" uint8_t cmx_shared_temp_pool[];
+extern "C" const cmx_model* cmx_shared_arena_owner;
+#define CMX_TEMP_POOL cmx_shared_temp_pool
+#define CMX_ARENA_OWNER (&cmx_shared_arena_owner)
+#else
+#define CMX_ARENA_OWNER nullptr
+#endif
 
 namespace {
 
 uint8_t method_pool[CMX_ROUND16(CMX_METHOD_POOL_BYTES)] CMX_ARENA;
+#ifndef CMX_TEMP_POOL
 uint8_t temp_pool[(CMX_TEMP_POOL_BYTES > 0u) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) : 16u] CMX_ARENA;
+#define CMX_TEMP_POOL temp_pool
+#endif
 #if CMX_PLANNED_BUFFER_COUNT > 0
 const uint32_t planned_sizes[CMX_PLANNED_BUFFER_COUNT] = CMX_PLANNED_BUFFER_SIZES;
+#if defined(CMX_SHARED_POOLS) && CMX_SHARED_POOLS
+#define CMX_PLANNED_POOL cmx_shared_planned_pool
+#else
 uint8_t planned_pool[CMX_PLANNED_POOL_BYTES] CMX_ARENA;
+#define CMX_PLANNED_POOL planned_pool
+#endif
 executorch::runtime::Span<uint8_t> planned_spans[CMX_PLANNED_BUFFER_COUNT];
 #define CMX_PLANNED_SIZES planned_sizes
-#define CMX_PLANNED_POOL planned_pool
 #define CMX_PLANNED_SPANS planned_spans
 #else
 #define CMX_PLANNED_SIZES nullptr
@@ -50,11 +70,11 @@ static_assert(sizeof(cmx_tensor_ref) == sizeof(cmx::ReferenceTensor), "cmx_model
 
 cmx_model CMX_MODEL_SYMBOL = {
     CMX_MODEL_NAME,
-    cmx_model_pte,
-    cmx_model_pte_end,
+    CMX_PTE_START,
+    CMX_PTE_END,
     method_pool,
     CMX_METHOD_POOL_BYTES,
-    temp_pool,
+    CMX_TEMP_POOL,
     CMX_TEMP_POOL_BYTES,
     CMX_PLANNED_POOL,
     CMX_PLANNED_SIZES,
@@ -64,6 +84,11 @@ cmx_model CMX_MODEL_SYMBOL = {
     CMX_NUM_OUTPUTS,
     input_quant,
     output_quant,
-    reinterpret_cast<const cmx::ReferenceTensor*>(cmx_inputs),
+    reinterpret_cast<const cmx::ReferenceTensor*>(CMX_REFERENCE_INPUTS),
+    reinterpret_cast<const cmx::ReferenceTensor*>(CMX_REFERENCE_OUTPUTS),
+    static_cast<float>(CMX_TOLERANCE_LSB),
+    CMX_HAS_REFERENCE,
+    CMX_REFERENCE_BUNDLE,
+    CMX_ARENA_OWNER,
     &state,
 };

@@ -3,6 +3,7 @@
  * layer (cmx_platform.h). No heap, no stdio: lines are built in a fixed buffer.
  */
 #include "cmx_app.h"
+#include "cmx_models.h" /* CMX_NUM_MODELS: an app of several names the model on each call line */
 
 #include <string.h>
 
@@ -189,6 +190,10 @@ void cmx_app_print_call(cmx_model* model, uint32_t call, cmx_app_input input, ui
       put_summary(&l, &out);
     }
   }
+#if CMX_NUM_MODELS > 1
+  put_s(&l, " model=");
+  put_s(&l, cmx_name(model));
+#endif
   print_line(&l);
   for (size_t i = 0; bytes && i < cmx_num_outputs(model); ++i) {
     if (cmx_output(model, i, &out) == CMX_OK) print_bytes(i, (const uint8_t*)out.data, out.nbytes);

@@ -4,7 +4,9 @@
  * Through the model API (cmx/api: the same code the user's application calls) it loads the
  * program embedded by model/model_pte.S into the pools sized from the plan in model/cmx_model.h,
  * runs `forward` once on the reference input from model/cmx_model_io.c, compares with the
- * expected output and prints ONE machine-readable line, e.g.
+ * expected output and prints ONE machine-readable line (an app of several models: one line per
+ * model, ending ` model=<name>`, loaded all before any runs, then a summary line ending
+ * ` models=<n>`), e.g.
  *
  *   cmx-gen: PASS max_abs_err=0 instr=1810234 method=11552/11776 planned=20464/20464 temp=212/256
  *
@@ -29,13 +31,16 @@
 
 #include <executorch/runtime/platform/platform.h>
 
-#include "cmx_model.h"
 #include "cmx_model_impl.h"
 #include "cmx_models.h"
 #include "cmx_platform.h"
 
 #if (defined(CMX_PROFILE) && CMX_PROFILE) || (defined(CMX_TRACE) && CMX_TRACE)
 #define CMX_PROFILING 1
+#if CMX_NUM_MODELS != 1
+#error "the profile and trace images are for an app of one model"
+#endif
+#include "cmx_model.h" /* the instruction table of the one model */
 #else
 #define CMX_PROFILING 0
 #endif
@@ -47,8 +52,9 @@ using executorch::aten::Tensor;
 
 namespace {
 
-/* The model under test: its handle (cmx_model_instance.cpp) holds the pools sized by cmx-gen. */
-cmx_model& model = CMX_MODEL_SYMBOL;
+/* The models under test, in order: each handle (cmx_model_instance.cpp) holds its pools. */
+cmx_model* const models[CMX_NUM_MODELS] = {CMX_MODEL_LIST};
+cmx_model& model = *models[0]; /* the profile and trace images' one model */
 
 /* --- a tiny line builder: no printf (newlib's lacks %zu and costs heap) --- */
 struct Line {
@@ -143,10 +149,10 @@ void print_hex(const char* tag, size_t i, const uint8_t* bytes, size_t nbytes) {
 #if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
 /* -D CMX_DUMP_OUTPUTS=ON: after the result line, every output's bytes in memory (dim) order,
  * for cmx_gen.runners.base.parse_outputs to compare element by element with the reference. */
-void dump_outputs() {
-  for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
+void dump_outputs(cmx_model* m) {
+  for (size_t i = 0; i < cmx_num_outputs(m); ++i) {
     cmx_tensor out;
-    if (cmx_output(&model, i, &out) == CMX_OK) print_hex("out", i, static_cast<const uint8_t*>(out.data), out.nbytes);
+    if (cmx_output(m, i, &out) == CMX_OK) print_hex("out", i, static_cast<const uint8_t*>(out.data), out.nbytes);
   }
 }
 #endif
@@ -264,10 +270,16 @@ void print_pools(Line& line, const Measured& m) {
   }
 }
 
-int fail(const char* stage, uint32_t code, const Measured& m) {
+/* ` model=<name>` closes a model's line in an app of several (the summary line follows). */
+void print_model(Line& line, const cmx_model* m) {
+  if (CMX_NUM_MODELS > 1) line.s(" model=").s(cmx_name(m));
+}
+
+int fail(const char* stage, uint32_t code, const Measured& m, const cmx_model* of) {
   Line line;
   line.s("cmx-gen: FAIL error=").s(stage).s(":").hex(code);
   print_pools(line, m);
+  print_model(line, of);
   line.print();
   return code ? static_cast<int>(code) : 1;
 }
@@ -310,54 +322,64 @@ ET_NORETURN void et_pal_abort(void) {
 }
 #endif /* CMX_PAL_PROVIDED */
 
+namespace {
+
 /* `error=<stage>:0x<code>`: the API's status name, and the runtime's error code behind it. */
-int fail(cmx_status status, Measured& m) {
-  cmx_get_stats(&model, &m.pools);
-  const uint32_t detail = cmx_error_detail(&model);
-  return fail(cmx_status_name(status), detail ? detail : static_cast<uint32_t>(status), m);
+int fail(cmx_model* m, cmx_status status, Measured& measured) {
+  cmx_get_stats(m, &measured.pools);
+  const uint32_t detail = cmx_error_detail(m);
+  return fail(cmx_status_name(status), detail ? detail : static_cast<uint32_t>(status), measured, m);
 }
 
-extern "C" int cmx_run(void) {
-  int status = cmx_platform_init();
-  if (status != 0) return status;
-
+/* One model's verdict, for the summary of an app of several. */
+struct Checked {
+  int status = 0;    /* 0 when it passed (or ran without a reference) */
+  bool ran = false;  /* no reference: it ran, nothing was checked */
+  double max_err = 0.0;
   Measured m;
-  cmx_status st = cmx::init(&model, CMX_EVENT_TRACER);
-  if (st != CMX_OK) return fail(st, m);
+};
 
+/* Run model `mp` once on its reference input, compare, print its result line. */
+Checked check(cmx_model* mp) {
+  Checked c;
+  Measured& m = c.m;
+  cmx_model& model = *mp;
   /* Write the reference inputs into the model's planned input buffers (zero-copy API). */
-  for (size_t i = 0; i < CMX_NUM_INPUTS; ++i) {
+  for (size_t i = 0; i < model.num_inputs; ++i) {
     cmx_tensor in;
-    st = cmx_input(&model, i, &in);
-    if (st != CMX_OK) return fail(st, m);
-    if (in.nbytes != cmx_inputs[i].nbytes) return fail("input_size", static_cast<uint32_t>(i), m);
-    memcpy(in.data, cmx_inputs[i].data, in.nbytes);
+    cmx_status st = cmx_input(&model, i, &in);
+    if (st != CMX_OK) return c.status = fail(&model, st, m), c;
+    if (in.nbytes != model.reference_inputs[i].nbytes) return c.status = fail("input_size", static_cast<uint32_t>(i), m, &model), c;
+    memcpy(in.data, model.reference_inputs[i].data, in.nbytes);
   }
 
   uint64_t start = cmx_platform_counter();
-  st = cmx_invoke(&model);
+  cmx_status st = cmx_invoke(&model);
   m.count = cmx_platform_counter() - start;
   m.counted = true;
   cmx_get_stats(&model, &m.pools);
-  if (st != CMX_OK) return fail(st, m);
+  if (st != CMX_OK) return c.status = fail(&model, st, m), c;
 
   const bool pools_ok = m.pools.method_used <= m.pools.method_size && m.pools.temp_used <= m.pools.temp_size;
-#if !CMX_HAS_REFERENCE
-  /* No expected outputs (a .pte lowered elsewhere): it ran, and that is all this says. */
   Line line;
-  line.s(pools_ok ? "cmx-gen: RAN reference=none" : "cmx-gen: FAIL reference=none");
-  print_pools(line, m);
-  line.print();
-  const bool pass = true;
-#else
+  if (!model.has_reference) {
+    /* No expected outputs (a .pte lowered elsewhere): it ran, and that is all this says. */
+    c.ran = true;
+    line.s(pools_ok ? "cmx-gen: RAN reference=none" : "cmx-gen: FAIL reference=none");
+    print_pools(line, m);
+    print_model(line, &model);
+    line.print();
+    c.status = pools_ok ? 0 : 1;
+    return c;
+  }
   /* Compare with the expected outputs of the lowered program (same dim order). */
   double max_err = 0.0;
-  for (size_t i = 0; i < CMX_NUM_OUTPUTS; ++i) {
+  for (size_t i = 0; i < model.num_outputs; ++i) {
     cmx_tensor out;
-    if (cmx_output(&model, i, &out) != CMX_OK) return fail("output_not_tensor", static_cast<uint32_t>(i), m);
-    const cmx_tensor_ref& ref = cmx_outputs[i];
+    if (cmx_output(&model, i, &out) != CMX_OK) return c.status = fail("output_not_tensor", static_cast<uint32_t>(i), m, &model), c;
+    const cmx::ReferenceTensor& ref = model.reference_outputs[i];
     if (out.nbytes != ref.nbytes || static_cast<int>(out.dtype) != ref.dtype) {
-      return fail("output_shape", static_cast<uint32_t>(i), m);
+      return c.status = fail("output_shape", static_cast<uint32_t>(i), m, &model), c;
     }
     const double step = ref.scale > 0.0f ? static_cast<double>(ref.scale) : 1.0;
     for (uint32_t k = 0; k < ref.numel; ++k) {
@@ -368,24 +390,84 @@ extern "C" int cmx_run(void) {
       if (d > max_err) max_err = d;
     }
   }
-  const bool pass = max_err <= CMX_TOLERANCE_LSB;
+  const bool pass = max_err <= static_cast<double>(model.tolerance);
+  c.max_err = max_err;
 
-  Line line;
   line.s(pass && pools_ok ? "cmx-gen: PASS" : "cmx-gen: FAIL").s(" max_abs_err=");
-#if CMX_REFERENCE_BUNDLE
-  line.sci(max_err);  // a bundle's outputs in their own unit, against BundleIO's tolerance
-#else
-  line.fixed3(max_err);
-#endif
+  if (model.reference_bundle) {
+    line.sci(max_err);  // a bundle's outputs in their own unit, against BundleIO's tolerance
+  } else {
+    line.fixed3(max_err);
+  }
   print_pools(line, m);
-#if CMX_REFERENCE_BUNDLE
-  line.s(" tol=").sci(CMX_TOLERANCE_LSB);
-#endif
+  if (model.reference_bundle) line.s(" tol=").sci(static_cast<double>(model.tolerance));
+  print_model(line, &model);
   line.print();
-#endif
 #if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
-  dump_outputs();
+  dump_outputs(&model);
 #endif
+  c.status = pass && pools_ok ? 0 : 1;
+  return c;
+}
+
+/* The summary of an app of several models, the last result line: PASS when every model passed;
+ * the counter summed over the models; the method pools summed; the planned buffers and temp pool
+ * as the layout has them (shared: the largest use in the one arena; separate: summed). */
+int summarize(const Checked* checked) {
+  Measured all;
+  all.counted = true;
+  int status = 0;
+  bool ran = false;
+  double max_err = 0.0;
+  for (size_t k = 0; k < CMX_NUM_MODELS; ++k) {
+    const Checked& c = checked[k];
+    if (c.status != 0 && status == 0) status = c.status;
+    ran = ran || c.ran;
+    if (c.max_err > max_err) max_err = c.max_err;
+    all.count += c.m.count;
+    all.pools.method_used += c.m.pools.method_used;
+    all.pools.method_size += c.m.pools.method_size;
+#if CMX_SHARED_ARENA
+    if (c.m.pools.planned_used > all.pools.planned_used) all.pools.planned_used = c.m.pools.planned_used;
+    if (c.m.pools.temp_used > all.pools.temp_used) all.pools.temp_used = c.m.pools.temp_used;
+#else
+    all.pools.planned_used += c.m.pools.planned_used;
+    all.pools.planned_size += c.m.pools.planned_size;
+    all.pools.temp_used += c.m.pools.temp_used;
+    all.pools.temp_size += c.m.pools.temp_size;
+#endif
+  }
+#if CMX_SHARED_ARENA
+  all.pools.planned_size = CMX_SHARED_PLANNED_BYTES;
+  all.pools.temp_size = CMX_SHARED_TEMP_BYTES;
+#endif
+  Line line;
+  line.s(status != 0 ? "cmx-gen: FAIL" : (ran ? "cmx-gen: RAN" : "cmx-gen: PASS"));
+  if (ran && status == 0) {
+    line.s(" reference=none");
+  } else {
+    line.s(" max_abs_err=").fixed3(max_err);
+  }
+  print_pools(line, all);
+  line.s(" models=").u(CMX_NUM_MODELS);
+  line.print();
+  return status;
+}
+
+}  // namespace
+
+extern "C" int cmx_run(void) {
+  int status = cmx_platform_init();
+  if (status != 0) return status;
+
+  /* Every model is loaded before any runs: a model's state must survive the others' calls. */
+  for (size_t k = 0; k < CMX_NUM_MODELS; ++k) {
+    Measured m;
+    cmx_status st = cmx::init(models[k], CMX_EVENT_TRACER);
+    if (st != CMX_OK) return fail(models[k], st, m);
+  }
+  Checked checked[CMX_NUM_MODELS];
+  for (size_t k = 0; k < CMX_NUM_MODELS; ++k) checked[k] = check(models[k]);
 #if defined(CMX_PROFILE) && CMX_PROFILE
   for (size_t i = 0; i < CMX_NUM_INSTRUCTIONS; ++i) {
     Line prof;
@@ -393,5 +475,6 @@ extern "C" int cmx_run(void) {
     prof.print();
   }
 #endif
-  return pass && pools_ok ? 0 : 1;
+  if (CMX_NUM_MODELS == 1) return checked[0].status;
+  return summarize(checked);
 }
