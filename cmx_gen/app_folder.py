@@ -3,6 +3,7 @@
     cmx.toml                  the project (board, rtos, model, options): `regen` redoes the app from it
     model/report.json         the lowering report (docs/report.md)
     model/placement.json      where everything goes on the board
+    model/<name>/             an app of several models: each model's report, program and reference
     build/*.elf               the bare-metal image (`cmx-gen build`); build/zephyr/zephyr.elf for Zephyr
     build-profile/, build-trace/   the diagnostic images (`cmx-gen run --profile / --trace`)
 """
@@ -63,10 +64,27 @@ class AppFolder:
         raise RunError(f"{self.path} does not say which board it is for (no model/placement.json or cmx.toml)",
                        "pass an app folder made by `cmx-gen create`")
 
-    def report(self) -> "Report":
+    def model_names(self) -> list[str]:
+        """An app of several models: their names, in the order they run (model/placement.json);
+        empty for an app of one."""
+        placement = self.path / "model" / "placement.json"
+        if not placement.is_file():
+            return []
+        return [m["name"] for m in json.loads(placement.read_text()).get("models", [])]
+
+    def model_dir(self, name: str | None = None) -> Path:
+        """Where a model's report, program and reference are: model/ (one model), model/<name>/."""
+        return self.path / "model" / name if name else self.path / "model"
+
+    def report(self, name: str | None = None) -> "Report":
+        """The lowering report of the app's model (of model `name` in an app of several)."""
         from cmx_gen.report import load_json
 
-        return load_json(self.path / "model" / "report.json")
+        names = self.model_names()
+        if names and name is None:
+            raise AppError(f"{self.path} holds {len(names)} models ({', '.join(names)}) and this step takes one",
+                           "make a one-model app of the model you want to look at (the program is the same)")
+        return load_json(self.model_dir(name) / "report.json")
 
     def placement(self) -> "Placement":
         from cmx_gen.memory import Placement
@@ -84,15 +102,21 @@ class AppFolder:
         except BuildError:
             return None
 
-    def reference_outputs(self) -> dict[int, bytes]:
-        """The check's expected output bytes by output index (model/reference_output_<i>.bin)."""
+    def reference_outputs(self, name: str | None = None) -> dict[int, bytes]:
+        """The check's expected output bytes by output index (model[/<name>]/reference_output_<i>.bin)."""
         return {int(p.stem.rsplit("_", 1)[1]): p.read_bytes()
-                for p in sorted((self.path / "model").glob("reference_output_*.bin"))}
+                for p in sorted(self.model_dir(name).glob("reference_output_*.bin"))}
 
-    def verdict(self, line: str) -> list[str]:
-        """The result line, then how far ExecuTorch's Python reference is from the checked one."""
+    def verdict(self, line: str, model_lines: list[str] | None = None) -> list[str]:
+        """The result line (each model's first in an app of several), then how far ExecuTorch's
+        Python reference is from the checked one."""
         from cmx_gen.report import reference_note
 
-        report = self.path / "model" / "report.json"
-        note = reference_note(self.report()) if report.is_file() else None
-        return [line] + ([f"note: {note}"] if note else [])
+        names = self.model_names() or [None]
+        notes = []
+        for name in names:
+            if (self.model_dir(name) / "report.json").is_file():
+                note = reference_note(self.report(name))
+                if note:
+                    notes.append(f"note: {name + ': ' if name else ''}{note}")
+        return [*(model_lines or []), line, *notes]

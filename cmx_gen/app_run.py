@@ -28,6 +28,7 @@ class Call:
     pools: dict[str, tuple[int, int]]  # used/allocated bytes after the call
     shown: str  # the printed output: `top=...` or `min=... max=... mean=...`
     outputs: dict[int, bytes] = field(default_factory=dict)  # raw bytes, where the app printed them
+    model: str = ""  # an app of several models: whose call this was (`model=` on the line)
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class AppRun:
     error: str | None  # the FAIL line the app stopped on
     exit_code: int | None
     output: str
+
+    def of_model(self, name: str) -> "AppRun":
+        """The calls of one model of an app of several (how the run ended is the whole run's)."""
+        return AppRun([c for c in self.calls if c.model == name], self.done, self.error, self.exit_code, self.output)
 
     def counts(self, first: int = 0) -> list[int]:
         return [c.count for c in self.calls[first:]]
@@ -70,13 +75,14 @@ def parse(output: str, exit_code: int | None = None) -> AppRun:
         m = result_line.call_re().search(line)
         if m:
             fields = dict(item.split("=", 1) for item in m.group(3).split())
+            model = fields.pop("model", "")
             counter = next((k for k in ("instr", "cycles") if k in fields), "count")
             pools = {}
             for name in POOLS:
                 used, _, allocated = fields.get(name, "0/0").partition("/")
                 pools[name] = (int(used), int(allocated or 0))
             shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in (*POOLS, "instr", "cycles"))
-            calls.append(Call(int(m.group(1)), m.group(2), counter, int(fields.get(counter, 0)), pools, shown, {}))
+            calls.append(Call(int(m.group(1)), m.group(2), counter, int(fields.get(counter, 0)), pools, shown, {}, model))
             continue
         m = hex_re.search(line)
         if m and calls:

@@ -17,6 +17,7 @@ from typing import Any
 
 import jinja2
 
+from cmx_gen.errors import AppError
 from cmx_gen.memory import Placement
 from cmx_gen.paths import DATA_DIR
 
@@ -138,6 +139,9 @@ def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
 
     model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
     placement = model / "placement.json"
+    if (folder / "model" / "placement.json").is_file() and not (folder / "model" / "report.json").is_file():
+        raise AppError(f"{folder} holds several models and the page shows one model",
+                       "open a one-model app of the model, or `cmx-gen lower MODEL -o DIR` and `cmx-gen report DIR`")
     profile = folder / profile_dir / PROFILE_JSON
     last = folder / "build" / LAST_RESULT
     return PageData(

@@ -236,14 +236,12 @@ def _entry_table(entry: ModelEntry, base: Path) -> dict[str, Any]:
 def dumps(project: Project, base: Path) -> str:
     """The cmx.toml text for `project`, with paths relative to `base` (the folder it goes in)."""
     header = "# cmx-gen project file: `cmx-gen regen .` redoes the app from it. Paths are relative to this file.\n"
-    if project.several:
-        several: dict[str, Any] = {
-            "model": [_entry_table(e, base) for e in project.entries()],
-            "target": {"board": project.board, "rtos": project.rtos},
-            "output": {"dir": "."},
-            "options": {"strict": project.strict, "name": project.app_name(), "separate_arenas": project.separate_arenas},
-        }
-        return header + tomli_w.dumps(several)
+    if project.several:  # [[model]] tables written out, one block each (tomli_w would inline them)
+        tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.entries())
+        rest = {"target": {"board": project.board, "rtos": project.rtos}, "output": {"dir": "."},
+                "options": {"strict": project.strict, "name": project.app_name(),
+                            "separate_arenas": project.separate_arenas}}
+        return header + tables + tomli_w.dumps(rest)
     data: dict[str, Any] = {"model": {"source": _relative(base, project.model)}}
     if project.input_shape:
         data["model"]["input_shape"] = [int(d) for d in project.input_shape.replace("x", ",").split(",")]

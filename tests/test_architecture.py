@@ -145,12 +145,15 @@ def test_the_runner_prints_the_result_line_defined_in_data():
     prefix, spec = result_line.prefix(), result_line.spec()
     verdict = re.search(r'line\.s\(pass && pools_ok \? "([^"]+)" : "([^"]+)"\)\.s\(" ([a-z_]+)="\)', runner)
     assert verdict and verdict.groups() == (f"{prefix}PASS", f"{prefix}FAIL", spec["fields"][0]["key"])
-    pools = runner[runner.index("void print_pools("):runner.index("int fail(")]
+    pools = runner[runner.index("void print_pools("):runner.index("void print_model(")]
     printed = re.findall(r'\.s\(" ([a-z_]+)="\)|(cmx_platform_counter_name)', pools)
     keys = ["<counter>" if counter else key for key, counter in printed]
-    # every field after the verdict's in print_pools, but a bundle's tolerance, printed after them
-    expected = ["<counter>" if "keys" in field else field["key"] for field in spec["fields"][1:] if field.get("key") != "tol"]
-    assert keys == expected and spec["fields"][-1]["key"] == "tol" and 'line.s(" tol=")' in runner
+    # every field after the verdict's in print_pools, but those printed after them: a bundle's
+    # tolerance, then in an app of several models the model's name or the summary's model count
+    after = ["tol", "model", "models"]
+    expected = ["<counter>" if "keys" in field else field["key"] for field in spec["fields"][1:] if field.get("key") not in after]
+    assert keys == expected and [field.get("key") for field in spec["fields"][-3:]] == after
+    assert 'line.s(" tol=")' in runner and '.s(" model=")' in runner and 'line.s(" models=")' in runner
     assert f'"{prefix}RAN reference=none"' in runner and "RAN" in spec["verdicts"]
     counter_keys = next(field["keys"] for field in spec["fields"] if "keys" in field)
     for platform in [*(ROOT / "templates").rglob("platform.c"), *(ROOT / "templates").rglob("cmx_platform_zephyr.c")]:

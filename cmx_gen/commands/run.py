@@ -62,8 +62,9 @@ def print_result(app: AppFolder, result: Result) -> int:
 
     if result.line and (app.path / "build").is_dir():
         (app.path / "build" / html_report.LAST_RESULT).write_text(result.line + "\n")
-        html_report.write(app.path)
-    for line in app.verdict(result.line):
+        if not app.model_names():  # the page is one model's (an app of several has none yet)
+            html_report.write(app.path)
+    for line in app.verdict(result.line, result.model_lines):
         print(line)
     return 0 if result.passed or result.verdict == "RAN" else 1
 
@@ -111,6 +112,9 @@ def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
     from cmx_gen import progress
     from cmx_gen.memory import check_diagnostic_fit
 
+    if app.model_names():
+        raise RunError(f"the profile and trace images are for an app of one model; {app.path} has "
+                       f"{len(app.model_names())}", "create a one-model app of the model to profile (same program)")
     instructions = app.report().instructions
     placement = app.placement()
     status = 0
@@ -177,9 +181,20 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
     output, code = runner.run_app(image)
     run = app_run.parse(output, code)
     print(f"app        {image}: {len(run.calls)} call(s)")
-    for line in application_summary(run):
-        print(line)
-    reference = app.reference_outputs()
+    names = app.model_names()
+    all_same = True
+    for name in names or [None]:
+        if name is not None:
+            print(f"model      {name}")
+        one = run.of_model(name) if name is not None else run
+        for line in application_summary(one):
+            print(line)
+        all_same = _first_call_matches(one, app.reference_outputs(name)) and all_same
+    return 0 if run.error is None and run.done is not None and all_same else 1
+
+
+def _first_call_matches(run: "app_run.AppRun", reference: dict[int, bytes]) -> bool:
+    """Print and answer whether call 0's output bytes are the check's reference bytes."""
     first = run.calls[0].outputs if run.calls else {}
     same = bool(run.calls) and all(first.get(i) == data for i, data in reference.items())
     if run.calls and not reference:
@@ -187,7 +202,7 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
     elif run.calls:
         print(f"output     call 0 {'equals' if same else 'DIFFERS from'} the check's reference bytes "
               f"({sum(len(d) for d in reference.values())} B)")
-    return 0 if run.error is None and run.done is not None and same else 1
+    return same
 
 
 def application_summary(run: "app_run.AppRun") -> list[str]:
@@ -221,6 +236,9 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
         raise RunError(f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
                        f"this is a {app.app_kind.name} app",
                        "create a bare-metal app of the same model for the data run (the program is the same)")
+    if app.model_names():
+        raise RunError(f"--data streams one model's samples; {app.path} has {len(app.model_names())} models",
+                       "create a one-model app of the model to check on the data set (the program is the same)")
     report = app.report()
     data = data_run.load(Path(args.data), Path(args.labels) if args.labels else None, report)
     progress.say(f"data {data.where}: {len(data.samples)} sample(s)" + (", labelled" if data.labels is not None else ""))

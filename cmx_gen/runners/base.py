@@ -26,6 +26,7 @@ class Result:
     fields: dict[str, str] = field(default_factory=dict)
     exit_code: int | None = None
     output: str = ""
+    model_lines: list[str] = field(default_factory=list)  # an app of several: each model's line, before `line`
 
     def pool(self, name: str) -> tuple[int, int] | None:
         """(used, allocated) bytes of pool `method`, `planned` or `temp`."""
@@ -45,13 +46,19 @@ class Result:
 
 
 def parse_result_line(output: str) -> Result | None:
-    """The last result line in the console output, or None if the firmware printed none."""
+    """The last result line in the console output (an app of several models: the summary, with each
+    model's line in `model_lines`), or None if the firmware printed none."""
     found = None
+    models: list[str] = []
     for line in output.splitlines():
         m = result_line.result_re().search(line)
         if m:
             fields = dict(item.split("=", 1) for item in m.group(2).split())
             found = Result(passed=m.group(1) == "PASS", line=m.group(0), fields=fields, verdict=m.group(1))
+            if "model" in fields:
+                models.append(m.group(0))
+    if found is not None and "models" in found.fields:
+        found.model_lines = models
     return found
 
 

@@ -1,0 +1,216 @@
+"""Several models in one firmware (issue 21), without the SDK: the project file and the command
+line, the placement of both arena layouts, the app's folders and handles, and regen: one model's
+weights change only that model's files, a model taken out of the project takes its files along,
+and the user's application is never touched. The firmware side is test_multi_model_firmware.py."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import SMALL, run_cli
+from cmx_gen import project as project_mod
+from cmx_gen.boards import load_board
+from cmx_gen.errors import FitError
+from cmx_gen.generate import generate
+from cmx_gen.memory import plan, plan_several
+from cmx_gen.report import load_json
+
+# A model whose weights live in a file beside it, so a test can retrain it (change the file).
+WEIGHTED = textwrap.dedent('''
+    from pathlib import Path
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+            self.fc = nn.Linear(8 * 4 * 4, 4)
+            self.load_state_dict(torch.load(Path(__file__).with_name("weights.pt")))
+
+        def forward(self, x):
+            x = nn.functional.max_pool2d(torch.relu(self.conv(x)), 2)
+            return self.fc(x.flatten(1))
+
+    def example_inputs():
+        g = torch.Generator().manual_seed(0)
+        return ((torch.rand(1, 3, 8, 8, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last),)
+
+    def calibration_data():
+        g = torch.Generator().manual_seed(1)
+        return [((torch.rand(1, 3, 8, 8, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last),)
+                for _ in range(8)]
+''')
+
+
+def weighted_model(folder: Path, seed: int) -> str:
+    """Write the model file and weights drawn from `seed`; its spec."""
+    import torch
+    from torch import nn
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.py").write_text(WEIGHTED)
+    torch.manual_seed(seed)
+    state = {**{f"conv.{k}": v for k, v in nn.Conv2d(3, 8, 3, padding=1).state_dict().items()},
+             **{f"fc.{k}": v for k, v in nn.Linear(8 * 4 * 4, 4).state_dict().items()}}
+    torch.save(state, folder / "weights.pt")
+    return f"{folder / 'model.py'}:Net"
+
+
+def project_file(folder: Path, models: dict[str, str], rtos: str = "baremetal", separate: bool = False) -> Path:
+    """A cmx.toml with one [[model]] table per model."""
+    tables = "".join(f'[[model]]\nname = "{name}"\nsource = "{source}"\n\n' for name, source in models.items())
+    text = (tables + f'[target]\nboard = "mps3-an547"\nrtos = "{rtos}"\n\n[output]\ndir = "app"\n\n'
+            f"[options]\nseparate_arenas = {str(separate).lower()}\n")
+    path = folder / "cmx.toml"
+    path.write_text(text)
+    return path
+
+
+def test_project_file_reads_and_writes_model_tables(tmp_path):
+    path = project_file(tmp_path, {"conv": f"{SMALL}:ConvNet", "res": f"{SMALL}:Pooled"}, separate=True)
+    project = project_mod.load(path)
+    assert project.several and project.separate_arenas
+    assert [e.model_name() for e in project.entries()] == ["conv", "res"]
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "cmx.toml").write_text(project_mod.dumps(project, again))
+    assert project_mod.load(again / "cmx.toml").entries() == project.entries()
+
+
+@pytest.mark.parametrize("tables, says", [
+    ('[[model]]\nsource = "m.py:A"\n[[model]]\nname = "b"\nsource = "m.py:B"\n', "has no name"),
+    ('[[model]]\nname = "a"\nsource = "m.py:A"\n[[model]]\nname = "a"\nsource = "m.py:B"\n', "two [[model]] tables are named 'a'"),
+    ('[[model]]\nname = "a"\nsource = "m.py:A"\nsoruce = "x"\n', "unknown key(s) soruce"),
+    ('[[model]]\nname = "a-b"\nsource = "m.py:A"\n', "is not a C identifier"),
+])
+def test_bad_model_tables_are_one_line(tmp_path, capsys, tables, says):
+    (tmp_path / "cmx.toml").write_text(tables + '[target]\nboard = "mps3-an547"\n')
+    assert run_cli("create", "--config", tmp_path / "cmx.toml", "-o", tmp_path / "app") == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_per_model_option_with_several_models_is_refused(tmp_path, capsys):
+    code = run_cli("create", f"a={SMALL}:ConvNet", f"b={SMALL}:Pooled", "--io", "int8",
+                   "--board", "mps3-an547", "-o", tmp_path / "app")
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--io is a per-model option" in err and "[[model]]" in err
+
+
+@pytest.fixture(scope="module")
+def two_app(tmp_path_factory):
+    """conv + res from the command line: NAME=MODEL each."""
+    app = tmp_path_factory.mktemp("two") / "app"
+    assert run_cli("create", f"conv={SMALL}:ConvNet", f"res={SMALL}:Pooled", "--board", "mps3-an547",
+                   "-o", app) == 0
+    return app
+
+
+def test_one_app_holds_each_model_and_one_kernel_library(two_app):
+    model = two_app / "model"
+    for name in ("conv", "res"):
+        for file in ("model.pte", "model_pte.S", "cmx_model.h", "cmx_model_io.c", "report.json"):
+            assert (model / name / file).is_file(), f"{name}/{file}"
+        # each model's program and reference carry its name: they link into one image
+        assert f"cmx_{name}_pte:" in (model / name / "model_pte.S").read_text()
+        assert f"#define CMX_REFERENCE_INPUTS cmx_{name}_inputs" in (model / name / "cmx_model.h").read_text()
+    handles = (model / "cmx_models.h").read_text()
+    assert "extern cmx_model cmx_model_conv;" in handles and "extern cmx_model cmx_model_res;" in handles
+    assert "#define CMX_NUM_MODELS 2" in handles and "#define CMX_SHARED_ARENA 1" in handles
+    # one registration for the union of the operators, each kernel once
+    ops = (model / "cmx_ops.cmake").read_text()
+    union = set()
+    for name in ("conv", "res"):
+        union |= {op["name"] for op in json.loads((model / name / "report.json").read_text())["operators"]}
+    registered = (model / "cmx_kernels.cpp").read_text()
+    for op in union:
+        assert registered.count(f'"{op}"') == 1, op
+    assert "quantized_linear" in ops and "quantized_max_pool2d" in ops  # conv's linear, both models' max pool
+    toml = project_mod.load(two_app)
+    assert [e.model_name() for e in toml.entries()] == ["conv", "res"] and not toml.separate_arenas
+
+
+def test_shared_arena_is_the_largest_model_and_separate_the_sum():
+    board = load_board("mps3-an547")
+    from cmx_gen import cache, model_source
+
+    reports = {}
+    for name in ("ConvNet", "Pooled", "Plain"):
+        source = model_source.load(f"{SMALL}:{name}")
+        reports[name] = cache.produce(source, board.core.lower_target)[0].report
+    singles = {name: plan(report, board) for name, report in reports.items()}
+    shared = plan_several(reports, board, "shared")
+    separate = plan_several(reports, board, "separate")
+    planned = {name: sum(p.planned_buffer_sizes) for name, p in singles.items()}
+    assert sum(shared.planned_buffer_sizes) == max(planned.values())
+    assert sum(separate.planned_buffer_sizes) == sum(planned.values())
+    assert shared.temp_pool_bytes == max(p.temp_pool_bytes for p in singles.values())
+    assert separate.temp_pool_bytes == sum(p.temp_pool_bytes for p in singles.values())
+    for placement in (shared, separate):  # each model keeps its own method pool: its state
+        assert placement.method_pool_bytes == sum(p.method_pool_bytes for p in singles.values())
+    assert shared.other_layout_arena_bytes == separate.arena_bytes
+    assert separate.other_layout_arena_bytes == shared.arena_bytes
+    text = shared.to_text()
+    assert "arena layout: shared" in text and f"separate would be" in text
+    # the kernels the programs share are counted once
+    assert shared.code_bytes < sum(p.code_bytes for p in singles.values())
+
+
+def test_sharing_the_arena_fits_where_separate_arenas_are_refused_with_the_shortfall():
+    """Five 56 KiB-activation models on an nRF52840 (256 KiB RAM): one after another they need one
+    arena; at the same time five, which do not fit, and the refusal names region and bytes."""
+    from cmx_gen import cache, model_source
+
+    board = load_board("nrf52840dk")
+    source = model_source.load(f"{SMALL}:WideConv", input_shape="1,3,40,40", random_calibration=True)
+    report = cache.produce(source, board.core.lower_target)[0].report
+    reports = {f"m{i}": report for i in range(5)}
+    shared = plan_several(reports, board, "shared")
+    assert sum(shared.planned_buffer_sizes) == sum(plan(report, board).planned_buffer_sizes)
+    with pytest.raises(FitError) as err:
+        plan_several(reports, board, "separate")
+    assert "sram0" in str(err.value) and "short by" in str(err.value) and "drop separate_arenas" in err.value.hint
+    assert err.value.shortfalls[0]["short_bytes"] > 0
+
+
+def test_regen_after_one_model_changed_touches_only_its_files(tmp_path):
+    first = weighted_model(tmp_path / "first", seed=1)
+    second = weighted_model(tmp_path / "second", seed=2)
+    config = project_file(tmp_path, {"first": first, "second": second})
+    assert run_cli("create", "--config", config) == 0
+    app = tmp_path / "app"
+    user = app / "user" / "main.c"
+    user.write_text(user.read_text() + "\n/* my product code */\n")
+    before = {p.relative_to(app).as_posix(): p.read_bytes() for p in app.rglob("*") if p.is_file()}
+
+    weighted_model(tmp_path / "second", seed=3)  # retrained
+    project = project_mod.load(app)
+    done = generate(project, app)
+    changed = sorted(done.render.updated)
+    assert changed and all(rel.startswith("model/second/") or rel == "model/placement.json" for rel in changed), changed
+    assert any(rel == "model/second/model.pte" for rel in changed)
+    after = {p.relative_to(app).as_posix(): p.read_bytes() for p in app.rglob("*") if p.is_file()}
+    unchanged = [rel for rel in before if rel.startswith("model/first/") or rel in ("model/cmx_kernels.cpp", "model/cmx_models.h")]
+    assert unchanged and all(before[rel] == after[rel] for rel in unchanged)
+    assert after["user/main.c"].endswith(b"/* my product code */\n")
+
+    # a model taken out of the project: its files go, the user's application stays
+    third = weighted_model(tmp_path / "third", seed=4)
+    project_file(app.parent, {"first": first, "second": second, "third": third})
+    assert run_cli("create", "--config", app.parent / "cmx.toml") == 0
+    assert (app / "model" / "third" / "model.pte").is_file()
+    text = (app / "cmx.toml").read_text()
+    start = text.index("[[model]]\nname = \"third\"")
+    (app / "cmx.toml").write_text(text[:start] + text[text.index("[target]"):])
+    done = generate(project_mod.load(app), app)
+    assert not (app / "model" / "third").exists() or not any((app / "model" / "third").iterdir())
+    assert any(rel.startswith("model/third/") for rel in done.render.removed)
+    assert "cmx_model_third" not in (app / "model" / "cmx_models.h").read_text()
+    assert (app / "user" / "main.c").read_bytes().endswith(b"/* my product code */\n")
+    assert load_json(app / "model" / "first" / "report.json").pte.bytes > 0
