@@ -69,6 +69,22 @@ def twister_pass() -> str:
     return f"^{prefix()}PASS {spec()['fields'][0]['key']}="
 
 
+def twister_model_pass(name: str) -> str:
+    """Twister's regex for one model's PASS line in an app of several (its line ends `model=<name>`)."""
+    return f"^{prefix()}PASS {spec()['fields'][0]['key']}=.* model={name}$"
+
+
+def twister_summary_pass() -> str:
+    """Twister's regex for the summary line of an app of several models: every model passed."""
+    return f"^{prefix()}PASS {spec()['fields'][0]['key']}=.* models=[0-9]+"
+
+
+def several_example(models: list[str]) -> list[str]:
+    """What the check of an app of several models prints when all pass: each model's line, the summary."""
+    line = example("pass")
+    return [f"{line} model={name}" for name in models] + [f"{line} models={len(models)}"]
+
+
 def twister_record() -> str:
     """Twister's `record` regex: every field of the result line in its own named group."""
     text = f"{prefix()}(?P<result>{'|'.join(spec()['verdicts'])})"
@@ -94,4 +110,5 @@ def example(kind: str) -> Any:
 def template_context() -> dict[str, str]:
     """`cookiecutter.result_line` for the app templates (sample.yaml)."""
     return {"pass": twister_pass(), "record": twister_record(), "profile": twister_diagnostic("prof"),
-            "app_done": twister_app_done()}
+            "app_done": twister_app_done(), "model_pass": twister_model_pass("NAME"),
+            "summary_pass": twister_summary_pass()}

@@ -214,3 +214,25 @@ def test_regen_after_one_model_changed_touches_only_its_files(tmp_path):
     assert "cmx_model_third" not in (app / "model" / "cmx_models.h").read_text()
     assert (app / "user" / "main.c").read_bytes().endswith(b"/* my product code */\n")
     assert load_json(app / "model" / "first" / "report.json").pte.bytes > 0
+
+
+def test_zephyr_app_of_two_models_passes_the_offline_checks(tmp_path, capsys):
+    """Rendered with every model's handle, its Twister scenario waits for each model's PASS line and
+    the summary, and `cmx-gen validate` (Twister schema and harness, west, Kconfig, devicetree, the
+    stand-in compile of every model's files) is green."""
+    import yaml
+
+    app = tmp_path / "app"
+    assert run_cli("create", f"conv={SMALL}:ConvNet", f"pool={SMALL}:Pooled", "--board", "mps3-an547",
+                   "--rtos", "zephyr", "-o", app) == 0
+    sample = yaml.safe_load((app / "sample.yaml").read_text())
+    regex = sample["common"]["harness_config"]["regex"]
+    assert sample["common"]["harness_config"]["type"] == "multi_line" and len(regex) == 3
+    assert regex[0].endswith("model=conv$") and regex[1].endswith("model=pool$") and "models=" in regex[2]
+    assert not any(name.endswith(".profile") for name in sample["tests"])
+    main = (app / "src" / "main.c").read_text()
+    assert "CMX_MODEL_LIST" in main and "digits" not in main
+    capsys.readouterr()
+    assert run_cli("validate", app) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "cmx_model_instance.cpp (conv)" in out and "model/pool/model_pte.S" in out

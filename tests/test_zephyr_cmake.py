@@ -37,27 +37,13 @@ def _sdk_defines() -> list[str]:
     return found.cmake_defines()
 
 
-@pytest.mark.parametrize(
-    "board_id, runtime",
-    [("corstone300-fvp", "module"), ("corstone300-fvp", "kernels"), ("nucleo-h743zi", "module")],
-)
-def test_cmakelists_configures_and_compiles(zephyr_app, board_id, runtime, tmp_path):  # noqa: F811
-    """runtime=module: CONFIG_EXECUTORCH=y, the runtime is the module's, cmx/kernels builds only
-    kernels; runtime=kernels: CONFIG_EXECUTORCH=n, cmx/kernels builds the runtime core too."""
-    defines = _sdk_defines()
-    app = tmp_path / "app"
-    shutil.copytree(zephyr_app(board_id), app)
-    prj = app / "prj.conf"
-    if runtime == "kernels":
-        # and the check image (CONFIG_CMX_CHECK=y, as sample.yaml's tests build it); the others
-        # build the user's application (src/main.c through the model API)
-        prj.write_text(prj.read_text().replace("CONFIG_EXECUTORCH=y", "CONFIG_EXECUTORCH=n") + "CONFIG_CMX_CHECK=y\n")
+def configure_and_compile(app: Path, board_id: str, tmp_path: Path, defines: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Configure the Zephyr app against the stand-in and compile `app` and `cmx_kernels`: the
+    configure run and the names of the objects compiled (`cmx_api.cpp`, `model_pte.S`, ...)."""
     board = boards.load_board(board_id)
     autoconf = tmp_path / "autoconf.h"
     result = write_autoconf(app, board.zephyr.file_name, autoconf)
     assert result.status == "pass", [str(f) for f in result.findings]
-    assert ("CONFIG_EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE" in autoconf.read_text()) == (runtime == "module")
-
     flags = [f for f in board.core.gcc_flags if not f.startswith("-mcpu=")]
     build = tmp_path / "build"
     cmd = [
@@ -76,7 +62,33 @@ def test_cmakelists_configures_and_compiles(zephyr_app, board_id, runtime, tmp_p
     done = subprocess.run(["nice", "cmake", "--build", str(build), "-j", "2", "--target", "app", "cmx_kernels"],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    objects = {p.name.split(".")[0] + "." + p.name.split(".")[1] for p in build.rglob("*.obj")}
+    return conf, {p.relative_to(build).as_posix() for p in build.rglob("*.obj")}
+
+
+def object_names(objects: set[str]) -> set[str]:
+    """`cmx_api.cpp` for `CMakeFiles/app.dir/cmx/api/cmx_api.cpp.obj`."""
+    return {Path(p).name.split(".")[0] + "." + Path(p).name.split(".")[1] for p in objects}
+
+
+@pytest.mark.parametrize(
+    "board_id, runtime",
+    [("corstone300-fvp", "module"), ("corstone300-fvp", "kernels"), ("nucleo-h743zi", "module")],
+)
+def test_cmakelists_configures_and_compiles(zephyr_app, board_id, runtime, tmp_path):  # noqa: F811
+    """runtime=module: CONFIG_EXECUTORCH=y, the runtime is the module's, cmx/kernels builds only
+    kernels; runtime=kernels: CONFIG_EXECUTORCH=n, cmx/kernels builds the runtime core too."""
+    defines = _sdk_defines()
+    app = tmp_path / "app"
+    shutil.copytree(zephyr_app(board_id), app)
+    prj = app / "prj.conf"
+    if runtime == "kernels":
+        # and the check image (CONFIG_CMX_CHECK=y, as sample.yaml's tests build it); the others
+        # build the user's application (src/main.c through the model API)
+        prj.write_text(prj.read_text().replace("CONFIG_EXECUTORCH=y", "CONFIG_EXECUTORCH=n") + "CONFIG_CMX_CHECK=y\n")
+    conf, paths = configure_and_compile(app, board_id, tmp_path, defines)
+    objects = object_names(paths)
+    autoconf = (tmp_path / "autoconf.h").read_text()
+    assert ("CONFIG_EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE" in autoconf) == (runtime == "module")
     assert {"cmx_api.cpp", "cmx_model_instance.cpp", "model_pte.S", "cmx_kernels.cpp"} <= objects, sorted(objects)
     image = {"cmx_runner.cpp", "cmx_check_main.c"} if runtime == "kernels" else {"main.c", "cmx_app.c"}
     assert image <= objects and not ({"cmx_runner.cpp", "main.c"} - image) & objects, sorted(objects)

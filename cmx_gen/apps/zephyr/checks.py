@@ -20,6 +20,7 @@ What the checks cannot see is listed in `NOT_CHECKED` and printed by `cmx-gen va
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -149,7 +150,8 @@ def check_twister(app: Path) -> CheckResult:
                     result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
             if len(patterns) == len(regex) and regex:
                 extra = " ".join(str(line) for line in spec.get("extra_configs") or [])
-                passing, failing = console(result_line.example("pass"), extra), console(result_line.example("fail"), extra)
+                models = _model_names(app)
+                passing, failing = console(result_line.example("pass"), extra, models), console(result_line.example("fail"), extra, models)
                 if not _harness_passes(cfg, patterns, passing):
                     missing = next((p.pattern for p in patterns if not any(p.search(ln) for ln in passing)), regex[-1])
                     result.fail(name, f"scenario '{scenario}': regex {missing!r} does not match the cmx-gen PASS line "
@@ -171,12 +173,23 @@ def _merged_lists(common: dict, spec: dict) -> dict:
     return {k: [*common[k], *v] for k, v in spec.items() if isinstance(v, list) and isinstance(common.get(k), list)}
 
 
-def console(line: str, extra_configs: str) -> list[str]:
-    """What an image prints (data/result_line.yaml examples): the check's result line, then the
-    profile's rows (CONFIG_CMX_PROFILE=y); the application image (no CONFIG_CMX_CHECK=y) prints its
-    calls and its done line when it runs through, the FAIL line when it stops on an error."""
+def _model_names(app: Path) -> list[str]:
+    """An app of several models: their names (model/placement.json); empty for one."""
+    placement = app / "model" / "placement.json"
+    return [m["name"] for m in json.loads(placement.read_text()).get("models", [])] if placement.is_file() else []
+
+
+def console(line: str, extra_configs: str, models: list[str] | None = None) -> list[str]:
+    """What an image prints (data/result_line.yaml examples): the check's result line (an app of
+    several models: each model's, then the summary), then the profile's rows (CONFIG_CMX_PROFILE=y);
+    the application image (no CONFIG_CMX_CHECK=y) prints its calls and its done line when it runs
+    through, the FAIL line when it stops on an error."""
     if "CONFIG_CMX_CHECK=y" not in extra_configs:
         return [result_line.example("call"), result_line.example("done")] if line == result_line.example("pass") else [line]
+    if models and line == result_line.example("pass"):
+        return result_line.several_example(models)
+    if models:  # the first model fails: its line, the others', a failing summary
+        return [f"{line} model={models[0]}"] + result_line.several_example(models)[1:-1] + [f"{line} models={len(models)}"]
     lines = [line]
     if "CONFIG_CMX_PROFILE=y" in extra_configs:
         lines += result_line.example("prof")
@@ -559,13 +572,20 @@ def check_compile(app: Path) -> CheckResult:
     # CONFIG_CMX_TRACE, which compile the EventTracer hooks in).
     variants = {"": [], " (CONFIG_CMX_PROFILE)": ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"],
                 " (CONFIG_CMX_TRACE)": ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"]}
+    names = _model_names(app)
+    if names:  # an app of several models has no profile or trace image; each model has its folder
+        variants = {"": []}
+    model_dirs = [model_dir / name for name in names] or [model_dir]
     for src in sorted(runner_dir.glob("*.cpp")) if runner_dir.is_dir() else []:
         for label, variant in variants.items():
             jobs.append((_rel(app, src) + label, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
                                *arch, *defines, *variant, *pools, *includes, str(src)]))
-    for src in sorted(api_dir.glob("*.cpp")) if api_dir.is_dir() else []:  # the model API
-        jobs.append((_rel(app, src), [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
-                                      *arch, *defines, *pools, *includes, str(src)]))
+    for src in sorted(api_dir.glob("*.cpp")) if api_dir.is_dir() else []:  # the model API, each model's handle
+        for folder in model_dirs if src.name == "cmx_model_instance.cpp" and names else [None]:
+            first = [f"-I{folder}"] if folder else []
+            label = _rel(app, src) + (f" ({folder.name})" if folder else "")
+            jobs.append((label, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
+                                 *arch, *defines, *(pools if not folder else []), *first, *includes, str(src)]))
     # The application image: the user's main and its helpers are plain C over cmx.h (no Zephyr header).
     iterations = re.search(r"config CMX_APP_ITERATIONS\b.*?default (\d+)", kconf, re.S)
     for src in [app / "src" / "main.c", app_dir / "cmx_app.c"]:
@@ -577,15 +597,15 @@ def check_compile(app: Path) -> CheckResult:
         jobs.append((_rel(app, model_dir / "cmx_kernels.cpp"),
                      [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", *arch, *defines,
                       *includes, str(model_dir / "cmx_kernels.cpp")]))
-    if (model_dir / "cmx_model_io.c").is_file():
-        jobs.append((_rel(app, model_dir / "cmx_model_io.c"),
-                     [gcc, "-fsyntax-only", "-std=c11", "-Werror", *arch, f"-I{model_dir}",
-                      str(model_dir / "cmx_model_io.c")]))
+    c_sources = [folder / "cmx_model_io.c" for folder in model_dirs] + [model_dir / "cmx_shared_pools.c"]
+    for src in (src for src in c_sources if src.is_file()):
+        jobs.append((_rel(app, src), [gcc, "-fsyntax-only", "-std=c11", "-Werror", *arch, f"-I{src.parent}",
+                                      f"-I{model_dir}", f"-I{api_dir}", str(src)]))
     with tempfile.TemporaryDirectory(prefix="cmx-cc-") as tmp:
-        if (model_dir / "model_pte.S").is_file():
-            jobs.append((_rel(app, model_dir / "model_pte.S"),
-                         [gcc, "-c", *arch, f"-I{model_dir}", str(model_dir / "model_pte.S"),
-                          "-o", str(Path(tmp) / "model_pte.o")]))
+        for folder in (folder for folder in model_dirs if (folder / "model_pte.S").is_file()):
+            jobs.append((_rel(app, folder / "model_pte.S"),
+                         [gcc, "-c", *arch, f"-I{folder}", str(folder / "model_pte.S"),
+                          "-o", str(Path(tmp) / f"{folder.name}_model_pte.o")]))
         if not jobs:
             result.fail("cmx/runner", "no runner or model sources to compile (was the app rendered completely?)")
         for what, cmd in jobs:

@@ -34,6 +34,53 @@ static cmx_app_input get_input(cmx_model *model, uint32_t call)
 
 int main(void)
 {
+{%- if cookiecutter.models | length > 1 %}
+	/* Your models, in the order they run: {{ cookiecutter.models | map(attribute="name") | join(", ") }}. */
+	cmx_model *models[CMX_NUM_MODELS] = {CMX_MODEL_LIST};
+
+	if (cmx_app_init() != 0) {
+		return 1;
+	}
+	for (uint32_t k = 0; k < CMX_NUM_MODELS; ++k) {
+		cmx_status status = cmx_init(models[k]);
+
+		if (status != CMX_OK) {
+			cmx_app_print_error(models[k], "init", status);
+			cmx_app_exit(1);
+		}
+	}
+	uint32_t call = 0;
+
+	for (int more = 1; more; call += more) {
+		for (uint32_t k = 0; k < CMX_NUM_MODELS && more; ++k) {
+			cmx_model *model = models[k];
+			cmx_app_input input = get_input(model, call);
+
+			if (input == CMX_APP_INPUT_END ||
+			    (input == CMX_APP_INPUT_REFERENCE && CONFIG_CMX_APP_ITERATIONS != 0 &&
+			     call >= CONFIG_CMX_APP_ITERATIONS)) {
+				more = 0;
+				break;
+			}
+			uint64_t start = cmx_app_counter();
+			cmx_status status = cmx_invoke(model);
+			uint64_t count = cmx_app_counter() - start;
+
+			if (status != CMX_OK) {
+				cmx_app_print_error(model, "invoke", status);
+				cmx_app_exit(1);
+			}
+			/* Read this model's outputs here, before the next model runs{{ " (the models share one arena)" if not cookiecutter.placement.arena_layout == "separate" else "" }}:
+			 *     cmx_tensor out;  cmx_output(model, 0, &out);   or  cmx_output_get_f32(...) */
+			cmx_app_print_call(model, call, input, count, call == 0 || input == CMX_APP_INPUT_HOST);
+		}
+	}
+	cmx_app_print_done(call);
+	cmx_app_exit(0);
+	return 0;
+}
+{%- else %}
+
 	cmx_model *model = &{{ handle }};
 
 	if (cmx_app_init() != 0) {
@@ -72,3 +119,4 @@ int main(void)
 	cmx_app_exit(0);
 	return 0;
 }
+{%- endif %}
