@@ -21,7 +21,7 @@ def sample_project(name: str, rtos: str) -> project_mod.Project:
 
 
 def test_every_sample_has_a_project_file():
-    assert SAMPLES == ["autoencoder", "digits", "ds_cnn", "mobilenet_v1_025", "resnet8"]
+    assert SAMPLES == ["autoencoder", "digits", "ds_cnn", "kws_digits", "mobilenet_v1_025", "resnet8"]
 
 
 @pytest.mark.parametrize("name", SAMPLES)
@@ -34,5 +34,8 @@ def test_sample_renders_both_app_kinds_that_pass_offline_checks(name, tmp_path):
 
     zephyr = generate(sample_project(name, "zephyr"), tmp_path / "zephyr")
     assert zephyr.from_cache, "the Zephyr app reuses the lowering of the bare-metal app (same core)"
-    assert (tmp_path / "zephyr" / "model" / "model.pte").read_bytes() == (tmp_path / "baremetal" / "model" / "model.pte").read_bytes()
+    programs = sorted(p.relative_to(tmp_path / "baremetal") for p in (tmp_path / "baremetal" / "model").rglob("model.pte"))
+    assert len(programs) == max(1, len(bare.models))  # kws_digits: model/kws/, model/digits/
+    for pte in programs:
+        assert (tmp_path / "zephyr" / pte).read_bytes() == (tmp_path / "baremetal" / pte).read_bytes()
     assert_all_checks_pass(validate_app(tmp_path / "zephyr"), f"{name} on {zephyr.board.id}")
