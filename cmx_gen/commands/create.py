@@ -64,14 +64,9 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
         name, _, source = args.model[0].partition("=")
         args.model, args.name = [source], args.name or name
     model = (args.model[0] if args.model else None) or (base.model if base else None)
-    board = args.board or (base.board if base else None)
-    output = args.output or (base.output if base else None)
     if not model:
         raise ModelSourceError("no model given", "pass MODEL (path/model.py:Name, .pt2) or --config cmx.toml")
-    if not board:
-        raise ModelSourceError("no board given", "pass --board ID (list them with `cmx-gen boards`)")
-    if not output:
-        raise ModelSourceError("no output folder given", "pass -o APP_DIR")
+    board, output = _board_and_output(args, base)
     pick = lambda arg, attr, default: arg if arg is not None else (getattr(base, attr) if base else default)  # noqa: E731
     return project_mod.Project(
         model=model,
@@ -89,15 +84,20 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
     )
 
 
-def _several_project(args: argparse.Namespace, base: project_mod.Project | None) -> project_mod.Project:
-    """Several models: NAME=MODEL arguments, or the [[model]] tables of --config."""
-    models = _several(args, base) if args.model else list(base.models)  # type: ignore[union-attr]
+def _board_and_output(args: argparse.Namespace, base: project_mod.Project | None) -> tuple[str, str]:
     board = args.board or (base.board if base else None)
     output = args.output or (base.output if base else None)
     if not board:
         raise ModelSourceError("no board given", "pass --board ID (list them with `cmx-gen boards`)")
     if not output:
         raise ModelSourceError("no output folder given", "pass -o APP_DIR")
+    return board, output
+
+
+def _several_project(args: argparse.Namespace, base: project_mod.Project | None) -> project_mod.Project:
+    """Several models: NAME=MODEL arguments, or the [[model]] tables of --config."""
+    models = _several(args, base) if args.model else list(base.models)  # type: ignore[union-attr]
+    board, output = _board_and_output(args, base)
     pick = lambda arg, attr, default: arg if arg is not None else (getattr(base, attr) if base else default)  # noqa: E731
     return project_mod.Project(
         models=models, board=board, output=output, rtos=pick(args.rtos, "rtos", "baremetal"),

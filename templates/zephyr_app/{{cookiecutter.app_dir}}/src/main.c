@@ -1,4 +1,4 @@
-{%- set handle = cookiecutter.model_handle -%}
+{%- set handle = cookiecutter.models | map(attribute="handle") | join(", ") -%}
 /*
  * {{ cookiecutter.app_name }}: your application, created once by cmx-gen, then yours. `cmx-gen regen` never
  * touches it; the names it calls (cmx.h, cmx_app.h, the handle {{ handle }} in cmx_models.h) stay
@@ -34,8 +34,7 @@ static cmx_app_input get_input(cmx_model *model, uint32_t call)
 
 int main(void)
 {
-{%- if cookiecutter.models | length > 1 %}
-	/* Your models, in the order they run: {{ cookiecutter.models | map(attribute="name") | join(", ") }}. */
+	/* Your model(s), in the order they run: {{ handle }}. */
 	cmx_model *models[CMX_NUM_MODELS] = {CMX_MODEL_LIST};
 
 	if (cmx_app_init() != 0) {
@@ -70,7 +69,7 @@ int main(void)
 				cmx_app_print_error(model, "invoke", status);
 				cmx_app_exit(1);
 			}
-			/* Read this model's outputs here, before the next model runs{{ " (the models share one arena)" if not cookiecutter.placement.arena_layout == "separate" else "" }}:
+			/* Read the outputs here, before {{ "the next input overwrites them" if cookiecutter.models | length == 1 else ("the next model runs (the models share one arena)" if cookiecutter.placement.arena_layout == "shared" else "the next input overwrites them") }}:
 			 *     cmx_tensor out;  cmx_output(model, 0, &out);   or  cmx_output_get_f32(...) */
 			cmx_app_print_call(model, call, input, count, call == 0 || input == CMX_APP_INPUT_HOST);
 		}
@@ -79,44 +78,3 @@ int main(void)
 	cmx_app_exit(0);
 	return 0;
 }
-{%- else %}
-
-	cmx_model *model = &{{ handle }};
-
-	if (cmx_app_init() != 0) {
-		return 1;
-	}
-	cmx_status status = cmx_init(model);
-
-	if (status != CMX_OK) {
-		cmx_app_print_error(model, "init", status);
-		cmx_app_exit(1);
-	}
-	uint32_t call = 0;
-
-	for (;; ++call) {
-		cmx_app_input input = get_input(model, call);
-
-		if (input == CMX_APP_INPUT_END ||
-		    (input == CMX_APP_INPUT_REFERENCE && CONFIG_CMX_APP_ITERATIONS != 0 &&
-		     call >= CONFIG_CMX_APP_ITERATIONS)) {
-			break;
-		}
-		uint64_t start = cmx_app_counter();
-
-		status = cmx_invoke(model);
-		uint64_t count = cmx_app_counter() - start;
-
-		if (status != CMX_OK) {
-			cmx_app_print_error(model, "invoke", status);
-			cmx_app_exit(1);
-		}
-		/* Read the outputs here, before the next input overwrites them:
-		 *     cmx_tensor out;  cmx_output(model, 0, &out);   or  cmx_output_get_f32(...) */
-		cmx_app_print_call(model, call, input, count, call == 0 || input == CMX_APP_INPUT_HOST);
-	}
-	cmx_app_print_done(call);
-	cmx_app_exit(0);
-	return 0;
-}
-{%- endif %}
