@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -180,7 +180,8 @@ def budget(report: Report) -> Budget:
     )
 
 
-ARENA_LAYOUTS = ("shared", "separate")
+# Models that run one after another share one arena; models that may run at the same time do not.
+ArenaLayout = Literal["shared", "separate"]
 
 
 @dataclass
@@ -199,7 +200,7 @@ class ModelPools:
         return sum(self.planned_buffer_sizes)
 
 
-def _arena_pools(pools: list[ModelPools], layout: str) -> tuple[list[int], int]:
+def _arena_pools(pools: list[ModelPools], layout: ArenaLayout) -> tuple[list[int], int]:
     """(planned buffer sizes, temp pool bytes) of the whole image: models that run one after another
     (shared) need the largest of each, models that may run at the same time (separate) the sum."""
     if layout == "shared":
@@ -207,7 +208,7 @@ def _arena_pools(pools: list[ModelPools], layout: str) -> tuple[list[int], int]:
     return [s for p in pools for s in p.planned_buffer_sizes], sum(p.temp_pool_bytes for p in pools)
 
 
-def budget_several(reports: dict[str, Report], layout: str) -> tuple[Budget, list[ModelPools]]:
+def budget_several(reports: dict[str, Report], layout: ArenaLayout) -> tuple[Budget, list[ModelPools]]:
     """Several programs in one image: one runtime and each kernel once, every program and its
     reference data, each model's method pool, and the planned and temp pools as `layout` shares them."""
     singles = {name: budget(report) for name, report in reports.items()}
@@ -282,7 +283,7 @@ class Placement:
     static_ram_bytes: int = 0
     # Several models (empty for one): each model's pools, the layout chosen, the other layout's arena.
     models: list[ModelPools] = field(default_factory=list)
-    arena_layout: str = ""
+    arena_layout: ArenaLayout | None = None
     other_layout_arena_bytes: int = 0
 
     @property
@@ -487,8 +488,8 @@ def plan(report: Report, board: Board) -> Placement:
                    fits_on=others, uses=closest)
 
 
-def plan_several(reports: dict[str, Report], board: Board, layout: str = "shared") -> Placement:
-    """Place several programs in one image with the arena `layout` (ARENA_LAYOUTS), or raise FitError
+def plan_several(reports: dict[str, Report], board: Board, layout: ArenaLayout = "shared") -> Placement:
+    """Place several programs in one image with the arena `layout`, or raise FitError
     with the shortfall; the placement also records what the other layout would need."""
     b, pools = budget_several(reports, layout)
     for report in reports.values():
