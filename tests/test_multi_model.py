@@ -236,3 +236,12 @@ def test_zephyr_app_of_two_models_passes_the_offline_checks(tmp_path, capsys):
     assert run_cli("validate", app) == 0
     out = capsys.readouterr().out
     assert "FAIL" not in out and "cmx_model_instance.cpp (conv)" in out and "model/pool/model_pte.S" in out
+
+
+def test_the_html_page_is_one_models(two_app, tmp_path, capsys):
+    """The page shows one model: the app of several says so and names a folder that has one."""
+    assert run_cli("report", two_app) == 2
+    err = capsys.readouterr().err
+    assert "holds 2 models (conv, res)" in err and "model/conv" in err
+    assert run_cli("report", two_app / "model" / "res", "-o", tmp_path / "res.html") == 0
+    assert "<svg" in (tmp_path / "res.html").read_text()
