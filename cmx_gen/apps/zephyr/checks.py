@@ -20,7 +20,6 @@ What the checks cannot see is listed in `NOT_CHECKED` and printed by `cmx-gen va
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -127,6 +126,7 @@ def check_twister(app: Path) -> CheckResult:
         result.fail(name, "no scenarios under tests: (Twister would not build or run anything)")
         return result
     common = data.get("common") or {}
+    models = _model_names(app)
     for scenario, spec in tests.items():
         spec = {**common, **(spec or {}), **_merged_lists(common, spec or {})}
         if "." not in str(scenario):
@@ -150,7 +150,6 @@ def check_twister(app: Path) -> CheckResult:
                     result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
             if len(patterns) == len(regex) and regex:
                 extra = " ".join(str(line) for line in spec.get("extra_configs") or [])
-                models = _model_names(app)
                 passing, failing = console(result_line.example("pass"), extra, models), console(result_line.example("fail"), extra, models)
                 if not _harness_passes(cfg, patterns, passing):
                     missing = next((p.pattern for p in patterns if not any(p.search(ln) for ln in passing)), regex[-1])
@@ -168,15 +167,16 @@ def check_twister(app: Path) -> CheckResult:
     return result
 
 
+def _model_names(app: Path) -> list[str]:
+    """An app of several models: their names, as the app folder knows them; empty for one."""
+    from cmx_gen.app_folder import AppFolder
+
+    return AppFolder(app).model_names()
+
+
 def _merged_lists(common: dict, spec: dict) -> dict:
     """Twister appends a scenario's lists (extra_configs, ...) to common's instead of replacing them."""
     return {k: [*common[k], *v] for k, v in spec.items() if isinstance(v, list) and isinstance(common.get(k), list)}
-
-
-def _model_names(app: Path) -> list[str]:
-    """An app of several models: their names (model/placement.json); empty for one."""
-    placement = app / "model" / "placement.json"
-    return [m["name"] for m in json.loads(placement.read_text()).get("models", [])] if placement.is_file() else []
 
 
 def console(line: str, extra_configs: str, models: list[str] | None = None) -> list[str]:
