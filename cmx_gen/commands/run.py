@@ -112,9 +112,10 @@ def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
     from cmx_gen import progress
     from cmx_gen.memory import check_diagnostic_fit
 
-    if app.model_names():
-        raise RunError(f"the profile and trace images are for an app of one model; {app.path} has "
-                       f"{len(app.model_names())}", "create a one-model app of the model to profile (same program)")
+    several = app.model_names()
+    if several:
+        raise RunError(f"the profile and trace images are for an app of one model; {app.path} has {len(several)}",
+                       "create a one-model app of the model to profile (same program)")
     instructions = app.report().instructions
     placement = app.placement()
     status = 0
@@ -236,8 +237,9 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
         raise RunError(f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
                        f"this is a {app.app_kind.name} app",
                        "create a bare-metal app of the same model for the data run (the program is the same)")
-    if app.model_names():
-        raise RunError(f"--data streams one model's samples; {app.path} has {len(app.model_names())} models",
+    several = app.model_names()
+    if several:
+        raise RunError(f"--data streams one model's samples; {app.path} has {len(several)} models",
                        "create a one-model app of the model to check on the data set (the program is the same)")
     report = app.report()
     data = data_run.load(Path(args.data), Path(args.labels) if args.labels else None, report)
