@@ -9,6 +9,7 @@ where call 1 left them, does call 0 equal the check's reference bytes.
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -38,10 +39,12 @@ class AppRun:
     error: str | None  # the FAIL line the app stopped on
     exit_code: int | None
     output: str
+    stack: tuple[int, int] | None = None  # used/size bytes from the `done` line, where the platform measures it
 
     def of_model(self, name: str) -> "AppRun":
         """The calls of one model of an app of several (how the run ended is the whole run's)."""
-        return AppRun([c for c in self.calls if c.model == name], self.done, self.error, self.exit_code, self.output)
+        return AppRun([c for c in self.calls if c.model == name], self.done, self.error, self.exit_code, self.output,
+                      self.stack)
 
     def counts(self, first: int = 0) -> list[int]:
         return [c.count for c in self.calls[first:]]
@@ -69,6 +72,7 @@ class AppRun:
 def parse(output: str, exit_code: int | None = None) -> AppRun:
     calls: list[Call] = []
     done: int | None = None
+    stack: tuple[int, int] | None = None
     error: str | None = None
     hex_re = result_line.diagnostic_re("out")
     for line in output.splitlines():
@@ -95,6 +99,8 @@ def parse(output: str, exit_code: int | None = None) -> AppRun:
         if m:
             if m.group(1) is not None:
                 done = int(m.group(1))
+                s = re.search(r" stack=(\d+)/(\d+)", line)
+                stack = (int(s.group(1)), int(s.group(2))) if s else None
             else:
                 error = line[m.start():].strip()
-    return AppRun(calls, done, error, exit_code, output)
+    return AppRun(calls, done, error, exit_code, output, stack)

@@ -220,6 +220,8 @@ def application_summary(run: "app_run.AppRun") -> list[str]:
         moved = run.pools_move_after(0)
         pools = " ".join(f"{name}={u}/{a}" for name, (u, a) in first.pools.items())
         lines.append(f"pools      {pools}: " + (f"{', '.join(moved)} moved after call 1" if moved else "flat after call 1"))
+    if run.stack:
+        lines.append(f"stack      {run.stack[0]:,} of {run.stack[1]:,} B at most, over every call")
     if run.error:
         lines.append(f"stopped    {run.error}")
     elif run.done is None:

@@ -224,5 +224,12 @@ void cmx_app_print_done(uint32_t calls) {
   line_t l = {{0}, 0};
   put_s(&l, "cmx-gen: done calls=");
   put_u(&l, calls);
+  uint32_t stack_used = 0, stack_size = 0; /* the high-water mark over every call, where measured */
+  if (cmx_platform_stack && cmx_platform_stack(&stack_used, &stack_size) == 0) {
+    put_s(&l, " stack=");
+    put_u(&l, stack_used);
+    put_s(&l, "/");
+    put_u(&l, stack_size);
+  }
   print_line(&l);
 }

@@ -1,0 +1,95 @@
+/*
+ * TFLite Micro side of bench/peers: one MLPerf Tiny model through MicroInterpreter with the
+ * CMSIS-NN kernels, timed and measured exactly as a cmx-gen app is. The console, the counter,
+ * the stack paint, the exit and the linker script are a cmx-gen app's (platform/ and linker.ld of
+ * the app rendered for the same sample and board), so both stacks are read by the same code.
+ *
+ * Prints, as the cmx-gen application prints its `call` lines:
+ *   tflm: call <n> instr=<count>       one per inference; call 0 is the warm-up
+ *   tflm: done calls=<n> arena=<used>/<size> stack=<used>/<size>
+ * or `tflm: FAIL <what>`, exit 1.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tensorflow/lite/micro/micro_interpreter.h"
+#include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tensorflow/lite/schema/schema_generated.h"
+
+extern "C" {
+#include "cmx_platform.h"
+}
+#include "tflm_ops.h"  // written by CMakeLists.txt: TFLM_NUM_OPS, TFLM_ADD_OPS(resolver)
+
+#ifndef TFLM_CALLS
+#define TFLM_CALLS 10
+#endif
+#ifndef TFLM_ARENA_BYTES
+#define TFLM_ARENA_BYTES (256 * 1024)
+#endif
+
+extern "C" const uint8_t tflm_model[];  // tflm_model.S: the .tflite in the app's .cmx_model section
+
+// The arena goes where the cmx-gen app keeps its pools (.cmx_arena), so both use the same RAM.
+alignas(16) static uint8_t tensor_arena[TFLM_ARENA_BYTES] __attribute__((section(".cmx_arena")));
+
+namespace {
+
+// A console line without printf (newlib's printf would add its own code and heap to the peer).
+struct Line {
+  char text[128];
+  size_t len = 0;
+  Line& s(const char* str) {
+    while (*str && len + 2 < sizeof(text)) text[len++] = *str++;
+    return *this;
+  }
+  Line& u(uint64_t n) {
+    char digits[20];
+    int d = 0;
+    do digits[d++] = static_cast<char>('0' + n % 10); while ((n /= 10) != 0);
+    while (d && len + 2 < sizeof(text)) text[len++] = digits[--d];
+    return *this;
+  }
+  void print() {
+    text[len++] = '\n';
+    text[len] = '\0';
+    cmx_platform_puts(text);
+  }
+};
+
+[[noreturn]] void fail(const char* what) {
+  Line().s("tflm: FAIL ").s(what).print();
+  cmx_platform_exit(1);
+}
+
+}  // namespace
+
+int main() {
+  if (cmx_platform_init() != 0) fail("platform");
+  const tflite::Model* model = tflite::GetModel(tflm_model);
+  if (model->version() != TFLITE_SCHEMA_VERSION) fail("schema_version");
+
+  static tflite::MicroMutableOpResolver<TFLM_NUM_OPS> resolver;
+  TFLM_ADD_OPS(resolver);
+  static tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena));
+  if (interpreter.AllocateTensors() != kTfLiteOk) fail("allocate_tensors");
+
+  // A fixed input pattern: the peer's weights are its own, so there is no reference to compare.
+  TfLiteTensor* input = interpreter.input(0);
+  for (size_t i = 0; i < input->bytes; ++i) input->data.int8[i] = static_cast<int8_t>((i * 37u + 11u) & 0x7Fu);
+
+  for (uint32_t call = 0; call < TFLM_CALLS; ++call) {
+    const uint64_t start = cmx_platform_counter();
+    if (interpreter.Invoke() != kTfLiteOk) fail("invoke");
+    const uint64_t count = cmx_platform_counter() - start;
+    Line().s("tflm: call ").u(call).s(" ").s(cmx_platform_counter_name()).s("=").u(count).print();
+  }
+  uint32_t stack_used = 0, stack_size = 0;
+  if (cmx_platform_stack) cmx_platform_stack(&stack_used, &stack_size);
+  Line()
+      .s("tflm: done calls=").u(TFLM_CALLS)
+      .s(" arena=").u(interpreter.arena_used_bytes()).s("/").u(sizeof(tensor_arena))
+      .s(" stack=").u(stack_used).s("/").u(stack_size)
+      .print();
+  cmx_platform_exit(0);
+}
