@@ -75,6 +75,41 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
     return IoQuant(inputs, outputs)
 
 
+def _is_op(node: Any, name: str) -> bool:
+    target = getattr(node, "target", None)
+    return getattr(node, "op", "") == "call_function" and name in str(getattr(target, "__name__", target))
+
+
+def drop_output_requantize(program: Any, io: IoQuant) -> IoQuant:
+    """The I/O quantization after the cortex_m passes, with every int8 output that was only
+    requantized from another int8 returned as that int8 (a softmax's fixed 1/256 scale into the
+    observer's). The pair is two kernels at run time and in flash, clips to the observer's range
+    and rounds twice; the caller gets the first int8's scale and zero point instead, in report.json
+    and cmx_model.h. Edits the lowered graph, which no one has read yet."""
+    from torch.export.graph_signature import OutputKind, TensorArgument
+
+    graph = program.graph_module.graph
+    output = graph.output_node()
+    values = list(output.args[0])
+    user_specs = [spec for spec in program.graph_signature.output_specs if spec.kind == OutputKind.USER_OUTPUT]
+    outputs = list(io.outputs)
+    for i, node in enumerate(values[:len(outputs)]):
+        if not (_is_op(node, "quantize_per_tensor") and len(node.users) == 1):
+            continue
+        dequantize = node.args[0]
+        if not (_is_op(dequantize, "dequantize_per_tensor") and len(dequantize.users) == 1):
+            continue
+        values[i] = dequantize.args[0]
+        outputs[i] = _qparams(tuple(dequantize.args[1:5]))
+        user_specs[i].arg = TensorArgument(name=values[i].name)
+    if outputs == io.outputs:
+        return io
+    output.args = (tuple(values), *output.args[1:])
+    graph.eliminate_dead_code()
+    program.graph_module.recompile()
+    return IoQuant(list(io.inputs), outputs)
+
+
 def quantize(tensor: torch.Tensor, q: QParams) -> torch.Tensor:
     """What the caller feeds: quantized_decomposed.quantize_per_tensor's arithmetic, kept in the
     tensor's memory format (channels-last inputs stay channels-last)."""

@@ -32,6 +32,18 @@ def test_program_takes_and_returns_int8_without_boundary_ops(lowered_dir):
     assert int8["pte"]["bytes"] < floating["pte"]["bytes"]
 
 
+def test_a_softmax_output_is_returned_in_its_own_int8(lowered_dir):
+    """The cortex_m softmax writes int8 at a fixed 1/256 scale; requantizing that into the observer's
+    scale at the output would cost two kernels and clip. --io int8 returns it as it is."""
+    int8 = read_report(lowered_dir("EltwiseNet", "--input-shape", "1,32", "--random-calibration", "--io", "int8"))
+    floating = read_report(lowered_dir("EltwiseNet", "--input-shape", "1,32", "--random-calibration"))
+    names = [op["name"] for op in int8["operators"]]
+    assert not any("quantize_per_tensor" in n for n in names), names
+    assert "cortex_m::softmax.out" in names and int8["instructions"][-1]["op"] == "cortex_m::softmax.out"
+    assert int8["outputs"][0]["quant"] == {"scale": 1 / 256, "zero_point": -128, "at": "io"}
+    assert int8["quantization_error"]["max_abs_err"] <= floating["quantization_error"]["max_abs_err"] + 1 / 256
+
+
 def test_reference_input_is_the_float_input_quantized(lowered_dir):
     int8 = load_reference(lowered_dir("ConvNet", "--io", "int8") / "reference.npz")
     floating = load_reference(lowered_dir("ConvNet") / "reference.npz")

@@ -3,6 +3,8 @@
  * Vector table, reset handler (.data copy, .bss zero, program copy if placed in RAM), FPU/MVE
  * enable, C/C++ constructors, then main(). Faults print a FAIL line and exit.
  */
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,6 +22,20 @@ void Reset_Handler(void);
 void Default_Handler(void);
 void HardFault_Handler(void);
 void SysTick_Handler(void);
+
+/* The libc heap, [end, __HeapLimit) in linker.ld: none unless CMake's CMX_HEAP_BYTES gives one.
+ * libnosys's _sbrk would grow it into the stack unchecked; this one says ENOMEM at the limit. */
+extern uint8_t __end__, __HeapLimit;
+void* _sbrk(ptrdiff_t increment) {
+  static uint8_t* brk = &__end__;
+  if (increment > &__HeapLimit - brk || increment < &__end__ - brk) {
+    errno = ENOMEM;
+    return (void*)-1;
+  }
+  uint8_t* old = brk;
+  brk += increment;
+  return old;
+}
 
 /* newlib's __libc_init_array calls these; -nostartfiles leaves them undefined. */
 void _init(void) {}
