@@ -46,6 +46,7 @@ from cmx_gen.boards import load_board  # noqa: E402
 from cmx_gen.runners import QemuRunner  # noqa: E402
 
 CONFIG = yaml.safe_load((HERE / "peers.yaml").read_text())
+LTO = False  # --lto: both stacks link-time optimised (peers.yaml `lto`)
 DOWNLOADS = "tensorflow/lite/micro/tools/make/downloads"
 THIRD_PARTY = ["flatbuffers", "gemmlowp", "ruy", "kissfft", "cmsis", "cmsis/Cortex_DFP", "pigweed"]
 # What TFLM's download scripts apply after unpacking (flatbuffers_download.sh, kissfft_download.sh).
@@ -206,7 +207,7 @@ def tflm_library(board_id: str, work: Path) -> tuple[Path, float]:
     board = CONFIG["boards"][board_id]
     gendir = work / f"tflm-lib-{board_id}"
     shutil.rmtree(gendir, ignore_errors=True)
-    settings = {**CONFIG["tflm_make"], "TARGET_ARCH": board["tflm_arch"],
+    settings = {**CONFIG["tflm_make"], **(CONFIG["lto"]["tflm_make"] if LTO else {}), "TARGET_ARCH": board["tflm_arch"],
                 "TARGET_TOOLCHAIN_ROOT": str(Path(shutil.which("arm-none-eabi-gcc") or "").parent) + "/",
                 "CMSIS_NN_PATH": os.environ["CMSIS_NN_PATH"], "GENDIR": f"{gendir}/"}
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # its scripts' python
@@ -220,21 +221,29 @@ def tflm_library(board_id: str, work: Path) -> tuple[Path, float]:
     return libs[0], seconds
 
 
-def tflm_row(key: str, board_id: str, work: Path, library: Path, library_seconds: float, cmx_app: Path) -> Row:
-    model = CONFIG["models"][key]
-    tflite = Path(os.environ["MLPERF_TINY_ROOT"]) / model["tflite"]
+def tflm_image(key: str, board_id: str, work: Path, library: Path, cmx_app: Path,
+               profile: bool = False) -> tuple[Path, float]:
+    """The TFLM image of one model for one board, configured and built clean; its ELF and seconds."""
+    tflite = Path(os.environ["MLPERF_TINY_ROOT"]) / CONFIG["models"][key]["tflite"]
     ops = [CONFIG["resolver"][code] for code in tflite_operators(tflite.read_bytes())]
-    build = work / f"tflm-{key}-{board_id}"
+    name = f"tflm-{key}-{board_id}" + ("-profile" if profile else "")
+    build = work / name
     shutil.rmtree(build, ignore_errors=True)
-    log = work / f"tflm-{key}-{board_id}.log"
+    log = work / f"{name}.log"
     seconds = timed(["cmake", "-S", str(HERE / "tflm"), "-B", str(build), "-G", "Ninja",
                      f"-DTFLM_ROOT={os.environ['TFLM_ROOT']}", f"-DTFLM_LIB={library}",
                      f"-DTFLM_CPU_FLAGS={CONFIG['boards'][board_id]['tflm_cpu_flags']}",
                      f"-DTFLM_DEFINES={CONFIG['tflm_defines']}", f"-DCMX_APP={cmx_app}",
                      f"-DTFLM_MODEL={tflite}", f"-DTFLM_OPS={';'.join(ops)}", f"-DTFLM_CALLS={CONFIG['calls']}",
-                     f"-DTFLM_ARENA_BYTES={CONFIG['tflm_arena_bytes']}"], log)
+                     f"-DTFLM_ARENA_BYTES={CONFIG['tflm_arena_bytes']}", f"-DTFLM_PROFILE={'ON' if profile else 'OFF'}",
+                     f"-DTFLM_LTO={'ON' if LTO else 'OFF'}"],
+                    log)
     seconds += timed(["cmake", "--build", str(build)], log)
-    elf = build / "tflm_peer.elf"
+    return build / "tflm_peer.elf", seconds
+
+
+def tflm_row(key: str, board_id: str, work: Path, library: Path, library_seconds: float, cmx_app: Path) -> Row:
+    elf, seconds = tflm_image(key, board_id, work, library, cmx_app)
     output = run_image(board_id, elf)
     counts = [int(m.group(1)) for m in re.finditer(r"^tflm: call \d+ \w+=(\d+)", output, re.M)]
     done = re.search(r"^tflm: done calls=\d+ arena=(\d+)/\d+ stack=(\d+)/\d+", output, re.M)
@@ -243,6 +252,13 @@ def tflm_row(key: str, board_id: str, work: Path, library: Path, library_seconds
     later = sorted(counts[1:])
     return Row("TFLM", key, board_id, later[len(later) // 2], later[-1] - later[0], sizes(elf),
                int(done.group(1)), "arena_used_bytes()", int(done.group(2)), library_seconds + seconds)
+
+
+def tflm_profile(key: str, board_id: str, work: Path, library: Path, cmx_app: Path) -> list[tuple[str, int]]:
+    """(operator, count) of the last call, from TFLM's profiler hook around each operator."""
+    elf, _ = tflm_image(key, board_id, work, library, cmx_app, profile=True)
+    output = run_image(board_id, elf)
+    return [(m.group(1), int(m.group(2))) for m in re.finditer(r"^tflm: prof \d+ (\S+) (\d+)", output, re.M)]
 
 
 # --- cmx-gen --------------------------------------------------------------------------------------
@@ -258,7 +274,8 @@ def cmx_row(key: str, board_id: str, work: Path) -> tuple[Row, Path]:
     log = work / f"cmx-{key}-{board_id}.log"
     timed([*cli, "create", "--config", str(ROOT / "samples" / model["sample"] / "cmx.toml"), "--board", board_id,
            "--rtos", "baremetal", "--io", "int8", "-o", str(app), "--force"], log, env=env)
-    defines = [arg for d in [*CONFIG["cmx_defines"], f"CMX_APP_ITERATIONS={CONFIG['calls']}"] for arg in ("-D", d)]
+    chosen = CONFIG["lto"]["cmx_defines"] if LTO else CONFIG["cmx_defines"]
+    defines = [arg for d in [*chosen, f"CMX_APP_ITERATIONS={CONFIG['calls']}"] for arg in ("-D", d)]
     seconds = timed([*cli, "build", str(app), "--clean", *defines], log, env=env)
     elf = find_elf(app / "build", user_app=True)
     run = app_run.parse(run_image(board_id, elf))
@@ -270,6 +287,33 @@ def cmx_row(key: str, board_id: str, work: Path) -> tuple[Row, Path]:
     used = sum(u for u, _ in pools.values())
     return Row("cmx-gen", key, board_id, later[len(later) // 2], later[-1] - later[0], sizes(elf), arena,
                f"pools as allocated ({used:,} used)", run.stack[0], seconds), app
+
+
+def cmx_profile(app: Path, work: Path, board_id: str) -> list[tuple[str, int]]:
+    """(operator, count) from `cmx-gen run APP --profile` (ExecuTorch's EventTracer hooks)."""
+    env = {**os.environ, "CMX_GEN_CACHE": str(work / f"cmx-cache-{board_id}")}
+    done = subprocess.run([sys.executable, "-m", "cmx_gen", "run", str(app), "--profile"], env=env,
+                          capture_output=True, text=True)
+    rows = re.finditer(r"^\s*\d+\s+(?:cortex_m|aten|quantized_decomposed)::(\S+?)(?:\.out)?\s+.*?\s([\d,]+)\s+[\d.]+%",
+                       done.stdout, re.M)
+    return [(m.group(1), int(m.group(2).replace(",", ""))) for m in rows]
+
+
+def profiles_side_by_side(key: str, board: str, ours: list[tuple[str, int]], peer: list[tuple[str, int]],
+                          row_ours: Row, row_peer: Row) -> str:
+    """Both stacks' operators in order, their counts, and what the inference spends outside them."""
+    lines = [f"{key} on {board}: per operator (the profiled image's own counts; the inference totals are the table's)",
+             f"  {'#':>3}  {'TFLM':<22} {'instr':>10}    {'cmx-gen':<28} {'instr':>10}"]
+    for i in range(max(len(ours), len(peer))):
+        left = peer[i] if i < len(peer) else ("", 0)
+        right = ours[i] if i < len(ours) else ("", 0)
+        lines.append(f"  {i:>3}  {left[0]:<22} {cell(left[1]) if left[0] else '':>10}    "
+                     f"{right[0]:<28} {cell(right[1]) if right[0] else '':>10}")
+    peer_sum, our_sum = sum(c for _, c in peer), sum(c for _, c in ours)
+    lines.append(f"  sum  {'':<22} {cell(peer_sum):>10}    {'':<28} {cell(our_sum):>10}")
+    lines.append(f"  outside the operators (inference - sum): TFLM {cell(row_peer.instructions - peer_sum)}, "
+                 f"cmx-gen {cell(row_ours.instructions - our_sum)}")
+    return "\n".join(lines)
 
 
 # --- the table ------------------------------------------------------------------------------------
@@ -322,7 +366,12 @@ def main() -> None:
     parser.add_argument("--boards", nargs="+", default=list(CONFIG["boards"]), choices=list(CONFIG["boards"]))
     parser.add_argument("--work", help="folder for builds and logs (default: a new temporary folder)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (docs/performance.md)")
+    parser.add_argument("--lto", action="store_true", help="link-time optimisation on both sides (default: off on both)")
+    parser.add_argument("--profile", action="store_true",
+                        help="also build both stacks' profiling images and print instructions per operator")
     args = parser.parse_args()
+    global LTO
+    LTO = args.lto
     missing = missing_sources()
     if missing:
         print("bench/peers: not run, sources or tools are missing (bench/peers/README.md says how to get them):")
@@ -332,21 +381,29 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     say(f"builds and logs in {work}")
     rows: list[Row] = []
+    profiles: list[str] = []
     for board in args.boards:
         library, library_seconds = tflm_library(board, work)
         for key in args.models:
             say(f"{key} on {board}: cmx-gen create/build/run")
             ours, app = cmx_row(key, board, work)
             say(f"{key} on {board}: TFLM build/run")
-            rows += [tflm_row(key, board, work, library, library_seconds, app), ours]
-    print(f"bench/peers {date.today()}: {CONFIG['calls']} calls per image, the first a warm-up; "
-          f"instructions = median of the rest (QEMU -icount shift=0)")
+            peer = tflm_row(key, board, work, library, library_seconds, app)
+            rows += [peer, ours]
+            if args.profile:
+                say(f"{key} on {board}: profiles")
+                profiles.append(profiles_side_by_side(key, board, cmx_profile(app, work, board),
+                                                      tflm_profile(key, board, work, library, app), ours, peer))
+    print(f"bench/peers {date.today()}: LTO {'on' if LTO else 'off'} on both sides; {CONFIG['calls']} calls per "
+          f"image, the first a warm-up; instructions = median of the rest (QEMU -icount shift=0)")
     for name, value in {**source_commits(), **tool_versions()}.items():
         print(f"  {name}: {value}")
     print(table(rows, args.markdown))
     print(ratios(rows))
     spreads = [f"{r.stack} {r.model} {r.board}: {r.spread}" for r in rows if r.spread]
     print("spread of calls 2..N: " + ("; ".join(spreads) if spreads else "0 on every image"))
+    for text in profiles:
+        print(text)
 
 
 if __name__ == "__main__":

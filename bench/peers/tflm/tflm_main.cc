@@ -7,13 +7,15 @@
  * Prints, as the cmx-gen application prints its `call` lines:
  *   tflm: call <n> instr=<count>       one per inference; call 0 is the warm-up
  *   tflm: done calls=<n> arena=<used>/<size> stack=<used>/<size>
- * or `tflm: FAIL <what>`, exit 1.
+ * or `tflm: FAIL <what>`, exit 1. Built with TFLM_PROFILE=1 it also prints, for the last call,
+ *   tflm: prof <n> <operator> <count>  the counter around each operator's Invoke (TFLM's profiler hook)
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
+#include "tensorflow/lite/micro/micro_profiler_interface.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 
 extern "C" {
@@ -21,6 +23,9 @@ extern "C" {
 }
 #include "tflm_ops.h"  // written by CMakeLists.txt: TFLM_NUM_OPS, TFLM_ADD_OPS(resolver)
 
+#ifndef TFLM_PROFILE
+#define TFLM_PROFILE 0
+#endif
 #ifndef TFLM_CALLS
 #define TFLM_CALLS 10
 #endif
@@ -57,6 +62,30 @@ struct Line {
   }
 };
 
+// Per-operator counts of one Invoke, read with the same counter as the whole inference.
+class Profiler : public tflite::MicroProfilerInterface {
+ public:
+  uint32_t BeginEvent(const char* tag) override {
+    if (count_ == kMax) return kMax;
+    tags_[count_] = tag;
+    ticks_[count_] = cmx_platform_counter();
+    return count_++;
+  }
+  void EndEvent(uint32_t handle) override {
+    if (handle < kMax) ticks_[handle] = cmx_platform_counter() - ticks_[handle];
+  }
+  void Reset() { count_ = 0; }
+  uint32_t Count() const { return count_; }
+  const char* Tag(uint32_t i) const { return tags_[i]; }
+  uint64_t Ticks(uint32_t i) const { return ticks_[i]; }
+
+ private:
+  static constexpr uint32_t kMax = 128;
+  const char* tags_[kMax] = {};
+  uint64_t ticks_[kMax] = {};
+  uint32_t count_ = 0;
+};
+
 [[noreturn]] void fail(const char* what) {
   Line().s("tflm: FAIL ").s(what).print();
   cmx_platform_exit(1);
@@ -71,7 +100,12 @@ int main() {
 
   static tflite::MicroMutableOpResolver<TFLM_NUM_OPS> resolver;
   TFLM_ADD_OPS(resolver);
+#if TFLM_PROFILE
+  static Profiler profiler;
+  static tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena), nullptr, &profiler);
+#else
   static tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena));
+#endif
   if (interpreter.AllocateTensors() != kTfLiteOk) fail("allocate_tensors");
 
   // A fixed input pattern: the peer's weights are its own, so there is no reference to compare.
@@ -79,11 +113,19 @@ int main() {
   for (size_t i = 0; i < input->bytes; ++i) input->data.int8[i] = static_cast<int8_t>((i * 37u + 11u) & 0x7Fu);
 
   for (uint32_t call = 0; call < TFLM_CALLS; ++call) {
+#if TFLM_PROFILE
+    profiler.Reset();
+#endif
     const uint64_t start = cmx_platform_counter();
     if (interpreter.Invoke() != kTfLiteOk) fail("invoke");
     const uint64_t count = cmx_platform_counter() - start;
     Line().s("tflm: call ").u(call).s(" ").s(cmx_platform_counter_name()).s("=").u(count).print();
   }
+#if TFLM_PROFILE
+  for (uint32_t i = 0; i < profiler.Count(); ++i) {
+    Line().s("tflm: prof ").u(i).s(" ").s(profiler.Tag(i)).s(" ").u(profiler.Ticks(i)).print();
+  }
+#endif
   uint32_t stack_used = 0, stack_size = 0;
   if (cmx_platform_stack) cmx_platform_stack(&stack_used, &stack_size);
   Line()
