@@ -292,8 +292,12 @@ def cmx_row(key: str, board_id: str, work: Path) -> tuple[Row, Path]:
 def cmx_profile(app: Path, work: Path, board_id: str) -> list[tuple[str, int]]:
     """(operator, count) from `cmx-gen run APP --profile` (ExecuTorch's EventTracer hooks)."""
     env = {**os.environ, "CMX_GEN_CACHE": str(work / f"cmx-cache-{board_id}")}
-    done = subprocess.run([sys.executable, "-m", "cmx_gen", "run", str(app), "--profile"], env=env,
-                          capture_output=True, text=True)
+    cli = [sys.executable, "-m", "cmx_gen"]
+    # Configure the profile image with the table's LTO setting first; `run --profile` keeps it.
+    lto = CONFIG["lto"]["cmx_defines"] if LTO else CONFIG["cmx_defines"]
+    timed([*cli, "build", str(app), "--build-dir", str(app / "build-profile"), "--clean", "-D", "CMX_PROFILE=ON",
+           *(arg for d in lto for arg in ("-D", d))], work / f"{app.name}-profile.log", env=env)
+    done = subprocess.run([*cli, "run", str(app), "--profile"], env=env, capture_output=True, text=True)
     rows = re.finditer(r"^\s*\d+\s+(?:cortex_m|aten|quantized_decomposed)::(\S+?)(?:\.out)?\s+.*?\s([\d,]+)\s+[\d.]+%",
                        done.stdout, re.M)
     return [(m.group(1), int(m.group(2).replace(",", ""))) for m in rows]
