@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen import (dead_constants, exact_rewrites, fp32_linear, input_layout, instructions, int8_io, keep_fp32, layer_error, progress,
+from cmx_gen import (conv_choice, dead_constants, exact_rewrites, fp32_linear, input_layout, instructions, int8_io, keep_fp32, layer_error, progress,
                      target_checks)
 from cmx_gen.noise import quiet_executorch, quiet_third_party
 from cmx_gen.targets import TARGETS, canonical_core
@@ -263,7 +263,8 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
         try:
             edge = to_edge(torch.export.export(quantized, inputs), compile_config=cortex_m_edge_compile_config())
             io = int8_io.strip_boundaries(edge.exported_program()) if options.io == "int8" else None
-            lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
+            with conv_choice.one_channel_convs_as_conv():
+                lowered = CortexMPassManager(edge.exported_program(), target_config=config).transform()
             if io:
                 io = int8_io.drop_output_requantize(lowered, io)
             dead_constants.drop(lowered)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIRMWARE, ROOT, run_cli
+from conftest import FIRMWARE, ROOT, read_report, run_cli
 from cmx_gen import project as project_mod
 from cmx_gen.apps.baremetal import build
 from cmx_gen.boards import load_board
@@ -83,6 +83,16 @@ def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsy
     assert "cmx-gen: PASS max_abs_err=0" in out
     assert "differs from the CMSIS-NN kernels by 1 LSB" in out and "cortex_m::quantized_avg_pool2d" in out
     print(f"\n{board}: {result.line}")
+
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_one_input_channel_conv_runs_as_a_convolution(tmp_path, board):
+    """CMSIS-NN's convolution, not its depthwise kernel with a channel multiplier (conv_choice.py): bit-exact."""
+    app, built, result = create_build_run(ROOT / "tests" / "models" / "small.py:OneChannelIn", board, tmp_path,
+                                          input_shape="1,1,20,12", random_calibration=True)
+    check_pass(app, built, result)
+    ops = [i["op"] for i in read_report(app / "model")["instructions"]]
+    assert ops[0] == "cortex_m::quantized_conv2d.out" and "depthwise" not in " ".join(ops)
 
 
 @pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16"), ("OneChannelPool", "1,1,6,6")])

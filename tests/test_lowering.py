@@ -28,6 +28,31 @@ def test_convnet_lowers_every_compute_op_to_cmsis_nn(lowered_dir):
     assert ops["dim_order_ops::_clone_dim_order.out"] == "data_movement"
 
 
+def test_every_constant_is_read_by_an_operator(lowered_dir):
+    """The cortex_m conv passes leave each weight's original layout behind; none of it may reach the
+    .pte (it did: every conv weight twice, dead_constants.py)."""
+    from cmx_gen import program
+
+    data = (lowered_dir("Residual", "--input-shape", "1,3,16,16", "--random-calibration") / "model.pte").read_bytes()
+    plan = program.forward_plan(program.read(data))
+    read = {index for _, args in program._kernel_calls(plan) for index in args}
+    read |= set(plan.inputs) | set(plan.outputs)
+    for value in list(read):  # lists (int[] / Tensor[]) name the values they hold
+        items = getattr(plan.values[value].val, "items", None)
+        read |= set(items or [])
+    constants = [i for i, v in enumerate(plan.values)
+                 if getattr(v.val, "data_buffer_idx", 0) and getattr(v.val, "allocation_info", None) is None]
+    assert constants and not [i for i in constants if i not in read]
+
+
+@pytest.mark.parametrize("core", ["cortex-m55", "cortex-m4"])
+def test_one_input_channel_conv_is_a_convolution(lowered_dir, core):
+    """groups == in_channels == 1 is not a depthwise layer worth CMSIS-NN's generic depthwise loop."""
+    report = read_report(lowered_dir("OneChannelIn", "--input-shape", "1,1,20,12", "--random-calibration", target=core))
+    convs = [i["op"] for i in report["instructions"] if "conv" in i["op"]]
+    assert convs == ["cortex_m::quantized_conv2d.out"] * 2
+
+
 def test_elementwise_ops_and_softmax_lower(lowered_dir):
     report = read_report(lowered_dir("EltwiseNet", "--input-shape", "1,32", "--random-calibration"))
     ops = op_classes(report)

@@ -46,6 +46,7 @@ def _check_app_run(app: Path, board: str) -> app_run.AppRun:
     assert run.pools_move_after(0) == [], "a pool's high-water mark moved after call 1"
     first = run.calls[0]
     assert first.pools["method"][0] <= first.pools["method"][1] and first.pools["temp"][0] <= first.pools["temp"][1]
+    assert run.stack is not None and 0 < run.stack[0] < run.stack[1], "the done line reports the stack high-water mark"
     return run
 
 
@@ -58,6 +59,17 @@ def test_digits_application_on_qemu(tmp_path, board):
     # the check and the application call the same API: one inference costs the same within 1 %
     assert abs(run.calls[1].count - check.count[1]) <= 0.01 * check.count[1]
     print(f"\n{board}: calls {run.counts()}  check {check.line}")
+
+
+def test_no_heap_unless_asked(tmp_path):
+    """Nothing cmx-gen generates allocates: the image reserves no heap; CMX_HEAP_BYTES gives your code one."""
+    app, built = _build(DIGITS, "mps3-an547", tmp_path)
+    heap = {s.name: s.size for s in build.elf_sections(built.elf)}.get(".heap", 0)
+    assert heap == 0
+    with_heap = build.build(app, tmp_path / "build-heap", defines=["CMX_HEAP_BYTES=2048"], jobs=2)
+    assert {s.name: s.size for s in build.elf_sections(with_heap.elf)}[".heap"] == 2048
+    check = QemuRunner(load_board("mps3-an547"), timeout=300).run(with_heap.elf)
+    assert check.passed, check.output[-2000:]
 
 
 @pytest.mark.slow

@@ -171,6 +171,20 @@ class OneChannelFallback(nn.Module):
         return self.pool(self.conv(x))
 
 
+class OneChannelIn(nn.Module):
+    """A convolution from one input channel to 16 (a spectrogram's first layer), then a regular one:
+    cmx-gen sends the first to CMSIS-NN's convolution, not its depthwise kernel (conv_choice.py)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.first = nn.Conv2d(1, 16, (5, 3), stride=2, padding=1)
+        self.second = nn.Conv2d(16, 8, 3, padding=1)
+
+    def forward(self, x):
+        return self.second(torch.relu(self.first(x)))
+
+
 class OneChannelPool(nn.Module):
     """A dilated max pool straight on a 1-channel input (upstream's maxpool_dilation case)."""
 
