@@ -35,14 +35,19 @@ TENSOR_DIMENSION_LIMIT = 16
 
 
 class _Bump:
-    """Replays MemoryAllocator::allocate: align the cursor, then add the size."""
+    """Replays MemoryAllocator::allocate: align the cursor, then add the size; the bytes (padding
+    included) are counted under `part`, what the runtime holds them for."""
 
     def __init__(self) -> None:
         self.cur = 0
+        self.part = "values"
+        self.parts: dict[str, int] = {}
 
     def list(self, item: tuple[int, int], count: int) -> None:
         size, align = item
+        before = self.cur
         self.cur = (self.cur + align - 1) // align * align + size * count
+        self.parts[self.part] = self.parts.get(self.part, 0) + self.cur - before
 
     def one(self, item: tuple[int, int]) -> None:
         self.list(item, 1)
@@ -53,6 +58,9 @@ class AllocatorNeeds:
     method_bytes: int  # exact bytes load_method takes from the method allocator
     temp_used_bytes: int  # peak temp use while resolving operators (kernels here use none)
     temp_pool_bytes: int  # temp pool size at which the runtime uses it at all (see below)
+    # method_bytes by what they hold: values (the EValue array), tensors (TensorImpl, strides),
+    # lists (int and tensor lists: kernel arguments), instructions (chains, kernels, their arguments)
+    parts: tuple[tuple[str, int], ...] = ()
 
 
 def allocator_needs(plan: Any) -> AllocatorNeeds:
@@ -70,6 +78,7 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
     dims: dict[int, int] = {}
     for index, value in enumerate(values):
         val = value.val
+        bump.part = "tensors" if isinstance(val, schema.Tensor) else "lists"
         if isinstance(val, schema.IntList):
             bump.list(POINTER, len(val.items))
             bump.list(INT64, len(val.items))
@@ -95,6 +104,7 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
             bump.list(POINTER, len(val.items))
             bump.list(OPTIONAL_TENSOR, len(val.items))
             bump.one(BOXED_LIST)
+    bump.part = "instructions"
     bump.list((1, 8), 0)  # delegates_: empty list, still aligned (BackendDelegate is 8-aligned)
     bump.list(CHAIN, len(plan.chains))
     temp_used = 0
@@ -114,4 +124,5 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
     # temp pool is at least n_args * (sizeof(TensorMeta) + kTensorDimensionLimit) bytes;
     # otherwise it takes them from the method allocator, for good.
     temp_pool = max_args * (TENSOR_META[0] + TENSOR_DIMENSION_LIMIT)
-    return AllocatorNeeds(method_bytes=bump.cur, temp_used_bytes=temp_used, temp_pool_bytes=temp_pool)
+    return AllocatorNeeds(method_bytes=bump.cur, temp_used_bytes=temp_used, temp_pool_bytes=temp_pool,
+                          parts=tuple(bump.parts.items()))

@@ -254,11 +254,32 @@ def tflm_row(key: str, board_id: str, work: Path, library: Path, library_seconds
                int(done.group(1)), "arena_used_bytes()", int(done.group(2)), library_seconds + seconds)
 
 
-def tflm_profile(key: str, board_id: str, work: Path, library: Path, cmx_app: Path) -> list[tuple[str, int]]:
-    """(operator, count) of the last call, from TFLM's profiler hook around each operator."""
+def tflm_profile(key: str, board_id: str, work: Path, library: Path,
+                 cmx_app: Path) -> tuple[list[tuple[str, int]], dict[str, int]]:
+    """(operator, count) of the last call, from TFLM's profiler hook around each operator; and the
+    arena's persistent allocations by kind (RecordingMicroAllocator)."""
     elf, _ = tflm_image(key, board_id, work, library, cmx_app, profile=True)
     output = run_image(board_id, elf)
-    return [(m.group(1), int(m.group(2))) for m in re.finditer(r"^tflm: prof \d+ (\S+) (\d+)", output, re.M)]
+    memory = {m.group(1): int(m.group(2)) for m in re.finditer(r"^tflm: mem (\S+) (\d+)", output, re.M)}
+    return [(m.group(1), int(m.group(2))) for m in re.finditer(r"^tflm: prof \d+ (\S+) (\d+)", output, re.M)], memory
+
+
+def arena_parts(app: Path, ours: Row, peer: Row, peer_memory: dict[str, int]) -> str:
+    """Both arenas by what they hold: activations and kernel scratch; the runtime's own structures."""
+    import json
+
+    from cmx_gen import program
+
+    memory = json.loads((app / "model" / "report.json").read_text())["memory"]
+    needs = program.allocator_needs((app / "model" / "model.pte").read_bytes())
+    persistent = sum(peer_memory.values())
+    method_parts = ", ".join(f"{name} {cell(size)}" for name, size in needs.parts)
+    return (f"  arena, TFLM {cell(peer.arena)}: activations and scratch {cell(peer.arena - persistent)} "
+            f"(arena_used_bytes - persistent); persistent {cell(persistent)} = "
+            + ", ".join(f"{name} {cell(size)}" for name, size in peer_memory.items() if size) +
+            f"\n  arena, cmx-gen {cell(ours.arena)} as allocated: planned {cell(memory['planned_bytes'])} "
+            f"(of it kernel scratch {cell(memory['scratch_bytes'])}); method pool {cell(needs.method_bytes)} = {method_parts}"
+            f"; its margin and the temp pool {cell(ours.arena - memory['planned_bytes'] - needs.method_bytes)}")
 
 
 # --- cmx-gen --------------------------------------------------------------------------------------
@@ -396,8 +417,9 @@ def main() -> None:
             rows += [peer, ours]
             if args.profile:
                 say(f"{key} on {board}: profiles")
-                profiles.append(profiles_side_by_side(key, board, cmx_profile(app, work, board),
-                                                      tflm_profile(key, board, work, library, app), ours, peer))
+                peer_ops, peer_memory = tflm_profile(key, board, work, library, app)
+                profiles.append(profiles_side_by_side(key, board, cmx_profile(app, work, board), peer_ops, ours, peer)
+                                + "\n" + arena_parts(app, ours, peer, peer_memory))
     print(f"bench/peers {date.today()}: LTO {'on' if LTO else 'off'} on both sides; {CONFIG['calls']} calls per "
           f"image, the first a warm-up; instructions = median of the rest (QEMU -icount shift=0)")
     for name, value in {**source_commits(), **tool_versions()}.items():
