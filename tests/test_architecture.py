@@ -100,7 +100,7 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
         app = tmp_path / "app"
         digits = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
         assert run_cli("create", digits, "--board", "mps3-an547", "--rtos", "summary", "-o", app) == 0
-        assert (app / "summary.txt").read_text() == "digits on mps3-an547: 9 instructions, method pool 6352 B\n"
+        assert (app / "summary.txt").read_text() == "digits on mps3-an547: 9 instructions, method pool 5152 B\n"
         assert (app / "model" / "model.pte").is_file() and AppFolder(app).kind == "summary"
         assert run_cli("regen", app) == 0
         capsys.readouterr()
