@@ -402,6 +402,7 @@ def main() -> None:
         print("bench/peers: not run, sources or tools are missing (bench/peers/README.md says how to get them):")
         print("\n".join(f"  - {line}" for line in missing))
         return
+    commits = {**source_commits(), **tool_versions()}  # what the run starts from
     work = Path(args.work or tempfile.mkdtemp(prefix="cmx-peers-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
     say(f"builds and logs in {work}")
@@ -422,7 +423,7 @@ def main() -> None:
                                 + "\n" + arena_parts(app, ours, peer, peer_memory))
     print(f"bench/peers {date.today()}: LTO {'on' if LTO else 'off'} on both sides; {CONFIG['calls']} calls per "
           f"image, the first a warm-up; instructions = median of the rest (QEMU -icount shift=0)")
-    for name, value in {**source_commits(), **tool_versions()}.items():
+    for name, value in commits.items():
         print(f"  {name}: {value}")
     print(table(rows, args.markdown))
     print(ratios(rows))

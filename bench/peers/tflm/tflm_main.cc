@@ -9,6 +9,7 @@
  *   tflm: done calls=<n> arena=<used>/<size> stack=<used>/<size>
  * or `tflm: FAIL <what>`, exit 1. Built with TFLM_PROFILE=1 it also prints, for the last call,
  *   tflm: prof <n> <operator> <count>  the counter around each operator's Invoke (TFLM's profiler hook)
+ *   tflm: mem <kind> <bytes>           the arena's persistent allocations by kind (RecordingMicroAllocator)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include "tensorflow/lite/micro/micro_interpreter.h"
 #include "tensorflow/lite/micro/micro_mutable_op_resolver.h"
 #include "tensorflow/lite/micro/micro_profiler_interface.h"
+#include "tensorflow/lite/micro/recording_micro_interpreter.h"
 #include "tensorflow/lite/schema/schema_generated.h"
 
 extern "C" {
@@ -102,7 +104,8 @@ int main() {
   TFLM_ADD_OPS(resolver);
 #if TFLM_PROFILE
   static Profiler profiler;
-  static tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena), nullptr, &profiler);
+  static tflite::RecordingMicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena), nullptr,
+                                                       &profiler);
 #else
   static tflite::MicroInterpreter interpreter(model, resolver, tensor_arena, sizeof(tensor_arena));
 #endif
@@ -124,6 +127,20 @@ int main() {
 #if TFLM_PROFILE
   for (uint32_t i = 0; i < profiler.Count(); ++i) {
     Line().s("tflm: prof ").u(i).s(" ").s(profiler.Tag(i)).s(" ").u(profiler.Ticks(i)).print();
+  }
+  using Kind = tflite::RecordedAllocationType;
+  static const struct {
+    Kind kind;
+    const char* name;
+  } kinds[] = {{Kind::kTfLiteEvalTensorData, "eval_tensors"},
+               {Kind::kPersistentTfLiteTensorData, "persistent_tensors"},
+               {Kind::kPersistentTfLiteTensorQuantizationData, "tensor_quantization"},
+               {Kind::kPersistentBufferData, "persistent_buffers"},
+               {Kind::kTfLiteTensorVariableBufferData, "variable_buffers"},
+               {Kind::kNodeAndRegistrationArray, "nodes_and_registrations"},
+               {Kind::kOpData, "op_data"}};
+  for (const auto& k : kinds) {
+    Line().s("tflm: mem ").s(k.name).s(" ").u(interpreter.GetMicroAllocator().GetRecordedAllocation(k.kind).used_bytes).print();
   }
 #endif
   uint32_t stack_used = 0, stack_size = 0;
