@@ -29,16 +29,15 @@ BOARDS_DIR = ROOT / "boards"
 SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
     "digits": ("DigitsCNN", (1, 10), {
         "cortex_m::quantize_per_tensor.out": 1,
-        "cortex_m::quantized_depthwise_conv2d.out": 1,
-        "cortex_m::quantized_conv2d.out": 3,
+        "cortex_m::quantized_conv2d.out": 4,  # conv1 has one input channel: a convolution (conv_choice.py)
         "cortex_m::quantized_max_pool2d.out": 2,
         "cortex_m::quantized_linear.out": 1,
         "cortex_m::dequantize_per_tensor.out": 1,
     }),
     "ds_cnn": ("DSCNN", (1, 12), {
         "cortex_m::quantize_per_tensor.out": 2,
-        "cortex_m::quantized_depthwise_conv2d.out": 5,
-        "cortex_m::quantized_conv2d.out": 4,
+        "cortex_m::quantized_depthwise_conv2d.out": 4,
+        "cortex_m::quantized_conv2d.out": 5,
         "cortex_m::quantized_avg_pool2d.out": 1,
         "cortex_m::quantized_linear.out": 1,
         "cortex_m::softmax.out": 1,
