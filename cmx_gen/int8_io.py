@@ -76,8 +76,12 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
 
 
 def _is_op(node: Any, name: str) -> bool:
+    """`node` calls the op `name` in any namespace (`quantize_per_tensor` is not `dequantize_per_tensor`)."""
+    import re
+
     target = getattr(node, "target", None)
-    return getattr(node, "op", "") == "call_function" and name in str(getattr(target, "__name__", target))
+    return getattr(node, "op", "") == "call_function" and \
+        re.search(rf"(^|[.:]){name}([.]|$)", str(getattr(target, "__name__", target))) is not None
 
 
 def drop_output_requantize(program: Any, io: IoQuant) -> IoQuant:
