@@ -9,6 +9,7 @@ report.json `inputs[i].quant` / `outputs[i].quant` with `at: "io"`, and `cmx_mod
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +78,6 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
 
 def _is_op(node: Any, name: str) -> bool:
     """`node` calls the op `name` in any namespace (`quantize_per_tensor` is not `dequantize_per_tensor`)."""
-    import re
-
     target = getattr(node, "target", None)
     return getattr(node, "op", "") == "call_function" and \
         re.search(rf"(^|[.:]){name}([.]|$)", str(getattr(target, "__name__", target))) is not None

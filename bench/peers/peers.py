@@ -153,7 +153,6 @@ class Sizes:
     rodata: int
     model: int  # .cmx_model: the .pte or the .tflite
     static: int  # .data + .bss + .heap
-    arena_section: int  # .cmx_arena as linked
 
 
 def sizes(elf: Path) -> Sizes:
@@ -164,7 +163,7 @@ def sizes(elf: Path) -> Sizes:
         r"^ (\.rodata\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s", memory_map, re.M))
     code = sections.get(".text", 0) + sections.get(".ARM.exidx", 0) + sections.get(".vectors", 0) - rodata
     static = sum(sections.get(name, 0) for name in (".data", ".bss", ".heap"))
-    return Sizes(code, rodata, sections.get(".cmx_model", 0), static, sections.get(".cmx_arena", 0))
+    return Sizes(code, rodata, sections.get(".cmx_model", 0), static)
 
 
 @dataclass(frozen=True)
@@ -176,9 +175,21 @@ class Row:
     spread: int  # max - min of calls 2..N
     sizes: Sizes
     arena: int  # TFLM: arena_used_bytes(); cmx-gen: the pools as allocated (planned + method + temp)
-    arena_note: str
     stack_used: int
     build_seconds: float
+
+
+def median_and_spread(counts: list[int]) -> tuple[int, int]:
+    """Of calls 2..N (the first is the warm-up): the median and max - min."""
+    later = sorted(counts[1:])
+    return later[len(later) // 2], later[-1] - later[0]
+
+
+def cmx_cli(work: Path, board_id: str) -> tuple[list[str], dict[str, str], list[str]]:
+    """The cmx-gen command line, its environment (this run's cache) and the table's LTO defines."""
+    env = {**os.environ, "CMX_GEN_CACHE": str(work / f"cmx-cache-{board_id}")}
+    defines = CONFIG["lto"]["cmx_defines"] if LTO else CONFIG["cmx_defines"]
+    return [sys.executable, "-m", "cmx_gen"], env, [arg for d in defines for arg in ("-D", d)]
 
 
 def run_image(board_id: str, elf: Path, timeout: float = 600.0) -> str:
@@ -249,9 +260,8 @@ def tflm_row(key: str, board_id: str, work: Path, library: Path, library_seconds
     done = re.search(r"^tflm: done calls=\d+ arena=(\d+)/\d+ stack=(\d+)/\d+", output, re.M)
     if not done or len(counts) != CONFIG["calls"]:
         sys.exit(f"peers: the TFLM image for {key} on {board_id} did not finish: {output.strip()[-300:]!r}")
-    later = sorted(counts[1:])
-    return Row("TFLM", key, board_id, later[len(later) // 2], later[-1] - later[0], sizes(elf),
-               int(done.group(1)), "arena_used_bytes()", int(done.group(2)), library_seconds + seconds)
+    return Row("TFLM", key, board_id, *median_and_spread(counts), sizes(elf), int(done.group(1)), int(done.group(2)),
+               library_seconds + seconds)
 
 
 def tflm_profile(key: str, board_id: str, work: Path, library: Path,
@@ -288,36 +298,29 @@ def cmx_row(key: str, board_id: str, work: Path) -> tuple[Row, Path]:
     """The sample through the CLI as a user runs it; the kernel library built clean (empty cache)."""
     model = CONFIG["models"][key]
     app = work / f"cmx-{key}-{board_id}"
-    cache = work / f"cmx-cache-{board_id}"  # lowering is cached across runs; the runtime build is not
-    shutil.rmtree(cache / "runtime", ignore_errors=True)
-    env = {**os.environ, "CMX_GEN_CACHE": str(cache)}
-    cli = [sys.executable, "-m", "cmx_gen"]
+    cli, env, lto = cmx_cli(work, board_id)
+    # lowering is cached across runs; the runtime build is not
+    shutil.rmtree(Path(env["CMX_GEN_CACHE"]) / "runtime", ignore_errors=True)
     log = work / f"cmx-{key}-{board_id}.log"
     timed([*cli, "create", "--config", str(ROOT / "samples" / model["sample"] / "cmx.toml"), "--board", board_id,
            "--rtos", "baremetal", "--io", "int8", "-o", str(app), "--force"], log, env=env)
-    chosen = CONFIG["lto"]["cmx_defines"] if LTO else CONFIG["cmx_defines"]
-    defines = [arg for d in [*chosen, f"CMX_APP_ITERATIONS={CONFIG['calls']}"] for arg in ("-D", d)]
-    seconds = timed([*cli, "build", str(app), "--clean", *defines], log, env=env)
+    seconds = timed([*cli, "build", str(app), "--clean", *lto, "-D", f"CMX_APP_ITERATIONS={CONFIG['calls']}"],
+                    log, env=env)
     elf = find_elf(app / "build", user_app=True)
     run = app_run.parse(run_image(board_id, elf))
     if run.error or len(run.calls) != CONFIG["calls"] or run.stack is None:
         sys.exit(f"peers: the cmx-gen app {app} did not finish: {run.output.strip()[-300:]!r}")
-    later = sorted(run.counts(1))
-    pools = run.calls[-1].pools
-    arena = sum(allocated for _, allocated in pools.values())
-    used = sum(u for u, _ in pools.values())
-    return Row("cmx-gen", key, board_id, later[len(later) // 2], later[-1] - later[0], sizes(elf), arena,
-               f"pools as allocated ({used:,} used)", run.stack[0], seconds), app
+    arena = sum(allocated for _, allocated in run.calls[-1].pools.values())
+    return Row("cmx-gen", key, board_id, *median_and_spread(run.counts()), sizes(elf), arena, run.stack[0],
+               seconds), app
 
 
 def cmx_profile(app: Path, work: Path, board_id: str) -> list[tuple[str, int]]:
     """(operator, count) from `cmx-gen run APP --profile` (ExecuTorch's EventTracer hooks)."""
-    env = {**os.environ, "CMX_GEN_CACHE": str(work / f"cmx-cache-{board_id}")}
-    cli = [sys.executable, "-m", "cmx_gen"]
+    cli, env, lto = cmx_cli(work, board_id)
     # Configure the profile image with the table's LTO setting first; `run --profile` keeps it.
-    lto = CONFIG["lto"]["cmx_defines"] if LTO else CONFIG["cmx_defines"]
     timed([*cli, "build", str(app), "--build-dir", str(app / "build-profile"), "--clean", "-D", "CMX_PROFILE=ON",
-           *(arg for d in lto for arg in ("-D", d))], work / f"{app.name}-profile.log", env=env)
+           *lto], work / f"{app.name}-profile.log", env=env)
     done = subprocess.run([*cli, "run", str(app), "--profile"], env=env, capture_output=True, text=True)
     rows = re.finditer(r"^\s*\d+\s+(?:cortex_m|aten|quantized_decomposed)::(\S+?)(?:\.out)?\s+.*?\s([\d,]+)\s+[\d.]+%",
                        done.stdout, re.M)
