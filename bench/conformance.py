@@ -37,18 +37,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.noise import quiet_third_party  # noqa: E402
+from cmx_gen.common.noise import quiet_third_party  # noqa: E402
 
 quiet_third_party()
 
-from cmx_gen import project as project_mod  # noqa: E402
-from cmx_gen.apps.baremetal import build as build_mod  # noqa: E402
-from cmx_gen.boards import load_board  # noqa: E402
-from cmx_gen.memo import code_fingerprint  # noqa: E402
-from cmx_gen.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
-from cmx_gen.generate import generate  # noqa: E402
-from cmx_gen.report import describe_op_diff  # noqa: E402
-from cmx_gen.runners import QemuRunner  # noqa: E402
+from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.app.kinds.baremetal import build as build_mod  # noqa: E402
+from cmx_gen.fit.boards import load_board  # noqa: E402
+from cmx_gen.common.memo import code_fingerprint  # noqa: E402
+from cmx_gen.common.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
+from cmx_gen.pipeline.generate import generate  # noqa: E402
+from cmx_gen.program.report import describe_op_diff  # noqa: E402
+from cmx_gen.device.runners import QemuRunner  # noqa: E402
 
 SUITE = "executorch.backends.cortex_m.test.ops"
 BOARDS = ["mps3-an547", "mps2-an386", "mps2-an505", "mps2-an385"]  # M55 (MVE), M4 (DSP), M33 (DSP), M3 (scalar)
@@ -203,8 +203,8 @@ def diagnose(app: Path, artifacts, env: dict[str, str], board_id: str) -> str:
 
     import numpy as np
 
-    from cmx_gen.model_files import to_layout
-    from cmx_gen.runners.base import parse_outputs
+    from cmx_gen.app.model_files import to_layout
+    from cmx_gen.device.runners.base import parse_outputs
 
     built = build_mod.build(app, jobs=2, env=env, defines=[*CCACHE, "CMX_DUMP_OUTPUTS=ON"])
     dumped = parse_outputs(QemuRunner(load_board(board_id), timeout=120).run(built.elf).output)

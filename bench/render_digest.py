@@ -18,9 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen import progress, project as project_mod  # noqa: E402
-from cmx_gen.errors import CmxError  # noqa: E402
-from cmx_gen.generate import generate  # noqa: E402
+from cmx_gen.common import progress
+
+from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.common.errors import CmxError  # noqa: E402
+from cmx_gen.pipeline.generate import generate  # noqa: E402
 
 SAMPLES = ["digits", "ds_cnn", "mobilenet_v1_025", "resnet8", "autoencoder"]
 BOARDS = {"baremetal": ["mps3-an547", "mps2-an386"], "zephyr": ["mps3-an547", "nrf5340dk-cpuapp"]}
@@ -35,7 +37,7 @@ def main() -> None:
     progress.set_quiet(True)
     boards = BOARDS
     if args.all_boards:
-        from cmx_gen.boards import load_boards, zephyr_boards
+        from cmx_gen.fit.boards import load_boards, zephyr_boards
 
         every = load_boards()
         boards = {"baremetal": [b.id for b in every],

@@ -18,9 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen import progress, project as project_mod  # noqa: E402
-from cmx_gen.apps.baremetal import build  # noqa: E402
-from cmx_gen.generate import generate  # noqa: E402
+from cmx_gen.common import progress
+
+from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.app.kinds.baremetal import build  # noqa: E402
+from cmx_gen.pipeline.generate import generate  # noqa: E402
 
 BOARDS = {"MVE": "mps3-an547", "DSP": "mps2-an386", "SCALAR": "mps2-an385"}
 DIGITS = str(ROOT / "samples/digits/model.py:DigitsCNN")

@@ -19,9 +19,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen import project as project_mod  # noqa: E402
-from cmx_gen.generate import generate  # noqa: E402
-from cmx_gen.noise import quiet_third_party  # noqa: E402
+from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.pipeline.generate import generate  # noqa: E402
+from cmx_gen.common.noise import quiet_third_party  # noqa: E402
 
 SAMPLES = ["digits", "ds_cnn", "mobilenet_v1_025", "resnet8", "autoencoder"]
 BOARDS = ["mps3-an547", "mps2-an386"]  # QEMU: Cortex-M55 (MVE), Cortex-M4 (DSP)
@@ -61,8 +61,8 @@ def main() -> None:
             line = (f"{sample:<17} {board:<11} {report.target.core:<10} {report.pte.bytes:>8} "
                     f"{report.memory.planned_bytes:>9} {placement.method_pool_bytes:>8} {placement.temp_pool_bytes:>6}")
             if firmware:
-                from cmx_gen.app_folder import AppFolder
-                from cmx_gen.apps.baremetal.build import build
+                from cmx_gen.app.folder import AppFolder
+                from cmx_gen.app.kinds.baremetal.build import build
 
                 built = build(app, clean=True)
                 folder = AppFolder(app)

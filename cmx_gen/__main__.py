@@ -1,3 +1,3 @@
-from cmx_gen.cli import main
+from cmx_gen.cli.main import main
 
 raise SystemExit(main())

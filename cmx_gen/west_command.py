@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from west.commands import WestCommand
 
-from cmx_gen.cli import main as cli_main
+from cmx_gen.cli.main import main as cli_main
 
 _DESCRIPTION = __doc__
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cmx_gen import cli
-from cmx_gen.boards import load_board
+from cmx_gen.cli import main as cli
+from cmx_gen.fit.boards import load_board
 
 # The tests get a lowering cache of their own: they neither read nor fill the user's.
 os.environ.setdefault("CMX_GEN_CACHE", tempfile.mkdtemp(prefix="cmx-gen-test-cache-"))
@@ -104,7 +104,7 @@ FIRMWARE = [
 def run_serial_fed_by_qemu(app: Path, elf: Path, board_id: str, timeout: float = 90) -> int:
     """`cmx-gen run APP --serial PORT` on a pseudo-terminal whose other end is QEMU's UART running
     `elf`: the port is open before the "board" starts, as with a board on a desk. Its exit code."""
-    from cmx_gen.runners import QemuRunner
+    from cmx_gen.device.runners import QemuRunner
 
     master, slave = pty.openpty()
     tty.setraw(slave)

@@ -15,20 +15,20 @@ PACKAGE = ROOT / "cmx_gen"
 def test_only_program_py_deserializes_a_pte():
     readers = sorted(p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py")
                      if "deserialize_pte_binary" in p.read_text())
-    assert readers == ["cmx_gen/program.py"], readers
+    assert readers == ["cmx_gen/program/pte.py"], readers
 
 
 def test_rendering_does_not_import_torch():
-    code = "import sys, cmx_gen.render, cmx_gen.model_files, cmx_gen.app_folder; print('torch' in sys.modules)"
+    code = "import sys, cmx_gen.app.render, cmx_gen.app.model_files, cmx_gen.app.folder; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "False"
 
 
 def test_no_command_imports_another():
     offenders = []
-    for path in (PACKAGE / "commands").glob("*.py"):
+    for path in (PACKAGE / "cli" / "commands").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cmx_gen.commands"):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cmx_gen.cli.commands"):
                 offenders.append(f"{path.name}: from {node.module} import ...")
     assert offenders == [], offenders
 
@@ -38,8 +38,8 @@ def test_a_new_core_is_one_entry_in_cores_yaml(monkeypatch):
     schema, gets its gcc flags and runs the program of its ISA's target."""
     import copy
 
-    from cmx_gen import targets
-    from cmx_gen.boards import Core
+    from cmx_gen.common import targets
+    from cmx_gen.fit.boards import Core
 
     data = copy.deepcopy(targets._cores_file())
     data["cores"]["cortex-m99"] = {"isa": "MVE", "optional": ["mve", "fpu"], "gcc_stand_in": "cortex-m55"}
@@ -58,8 +58,8 @@ def test_core_facts_live_only_in_cores_yaml():
         for name in sorted(set(re.findall(r'"(cortex-m(?:0plus|0|3|4|7|23|33|35p|52|55|85))[+"]', path.read_text()))):
             spelled.append(f"{path.relative_to(ROOT)}: {name}")
     # defaults (`lower` targets M55 unless told) and a comment's example are choices, not core facts
-    allowed = {"cmx_gen/commands/lower.py: cortex-m55", "cmx_gen/apps/zephyr/checks.py: cortex-m55",
-               "cmx_gen/lowering.py: cortex-m55"}
+    allowed = {"cmx_gen/cli/commands/lower.py: cortex-m55", "cmx_gen/app/kinds/zephyr/checks.py: cortex-m55",
+               "cmx_gen/lower/lowering.py: cortex-m55"}
     assert set(spelled) <= allowed, sorted(set(spelled) - allowed)
 
 
@@ -69,8 +69,8 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
     import json
 
     from conftest import run_cli
-    from cmx_gen.app_folder import AppFolder
-    from cmx_gen.apps import APP_KINDS, AppKind, Built, register
+    from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.kinds import APP_KINDS, AppKind, Built, register
 
     template = tmp_path / "template"
     (template / "{{cookiecutter.app_dir}}").mkdir(parents=True)
@@ -118,7 +118,7 @@ def test_template_outputs_are_data_not_file_names():
 
 
 def test_outputs_render_once_per_item_and_under_their_condition(tmp_path):
-    from cmx_gen.render import _render_outputs
+    from cmx_gen.app.render import _render_outputs
 
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.j2").write_text("{{ t.name }} of {{ cookiecutter.app_name }}\n")
@@ -138,8 +138,8 @@ def test_the_runner_prints_the_result_line_defined_in_data():
     parses and gives Twister is made from it."""
     import re
 
-    from cmx_gen import result_line
-    from cmx_gen.runners.base import parse_result_line
+    from cmx_gen.device import result_line
+    from cmx_gen.device.runners.base import parse_result_line
 
     runner = (ROOT / "templates/common/runner/cmx_runner.cpp").read_text()
     prefix, spec = result_line.prefix(), result_line.spec()

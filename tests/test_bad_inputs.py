@@ -41,7 +41,7 @@ def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_
     assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}
     assert run_cli("create", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration",
                    "--keep-fp32", where, "--board", "mps3-an547", "-o", tmp_path / "app") == 0
-    from cmx_gen import project as project_mod
+    from cmx_gen.app import project as project_mod
 
     assert project_mod.load(tmp_path / "app").keep_fp32 == [where], "regen keeps the option"
 
@@ -168,7 +168,7 @@ def test_one_channel_input_to_a_pool_stays_nchw(tmp_path):
 def test_program_the_target_would_compute_wrongly_is_rewritten_or_refused(tmp_path, capsys, monkeypatch):
     """ConvTranspose2d(stride 2, padding 1) is rewritten exactly and named in the report; the target
     check behind it still refuses the program the rewrite did not reach (here: turned off)."""
-    from cmx_gen import exact_rewrites
+    from cmx_gen.lower import exact_rewrites
 
     args = ("lower", f"{SMALL}:StridedPaddedTransposeConv", "--input-shape", "1,4,4,4", "--random-calibration")
     assert run_cli(*args, "-o", tmp_path / "rewritten") == 0

@@ -20,14 +20,15 @@ from pathlib import Path
 import pytest
 
 from conftest import RESULT_STUB, ROOT, cpu_flags, link_with_stub, placement
-from cmx_gen import codegen, model_files, project as project_mod, sdk
-from cmx_gen.apps import build_tool
-from cmx_gen.apps.baremetal import build
-from cmx_gen.boards import load_board
-from cmx_gen.errors import SdkError
-from cmx_gen.generate import generate
-from cmx_gen.program import allocator_needs, operator_names
-from cmx_gen.runners import QemuRunner, parse_result_line
+from cmx_gen.app import codegen, model_files, project as project_mod
+from cmx_gen.device import sdk
+from cmx_gen.device import build_tool
+from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.fit.boards import load_board
+from cmx_gen.common.errors import SdkError
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.program.pte import allocator_needs, operator_names
+from cmx_gen.device.runners import QemuRunner, parse_result_line
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 # One board per CMSIS-NN code path and kind of memory map: MVE in TCMs, DSP on MPS2 (M4) and
@@ -143,7 +144,7 @@ def test_sdk_errors_name_the_fix(tmp_path):
 
 
 def test_build_refuses_a_folder_that_is_not_an_app(tmp_path):
-    from cmx_gen.errors import BuildError
+    from cmx_gen.common.errors import BuildError
 
     with pytest.raises(BuildError, match="not a generated bare-metal app"):
         build.build(tmp_path)
@@ -207,11 +208,11 @@ def test_qemu_command_counts_instructions_and_exits_via_semihosting():
 
 
 def test_toolchain_flags_match_the_board_model_for_every_board():
-    """The template's -mcpu/-mfpu rules must agree with cmx_gen.boards (a core without DSP or FPU
+    """The template's -mcpu/-mfpu rules must agree with cmx_gen.fit.boards (a core without DSP or FPU
     running DSP/FP code faults: mps2-an521's M33 has neither)."""
     import jinja2
 
-    from cmx_gen.boards import load_boards
+    from cmx_gen.fit.boards import load_boards
 
     src = (ROOT / "templates/baremetal_app/{{cookiecutter.app_dir}}/cmake/arm-none-eabi.cmake").read_text()
     for board in load_boards():
@@ -298,7 +299,7 @@ def test_build_errors_quote_the_cmake_message():
 
 def test_runner_gives_up_at_its_timeout_with_the_last_output(tmp_path):
     """A firmware that hangs before its result line: a one-line RunError with what it printed."""
-    from cmx_gen.errors import RunError
+    from cmx_gen.common.errors import RunError
 
     class Hangs(QemuRunner):
         def command(self, elf: Path) -> list[str]:
@@ -313,8 +314,8 @@ def test_runner_gives_up_at_its_timeout_with_the_last_output(tmp_path):
 def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
     """A placement whose code does not fit the ITCM (575 KiB of fp32 fallbacks, issue 11): the
     vector table stays in the ITCM where the core boots, .text goes to SRAM, and the image runs."""
-    from cmx_gen.memory import plan
-    from cmx_gen.render import render_app
+    from cmx_gen.fit.memory import plan
+    from cmx_gen.app.render import render_app
     from test_memory import big_fallback_report
 
     board = load_board("mps3-an547")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from cmx_gen import cli
-from cmx_gen.boards import BOARD_PATH_ENV, board_ids, load_board, load_board_file, load_boards
-from cmx_gen.errors import BoardError
-from cmx_gen.paths import BOARDS_DIR
+from cmx_gen.cli import main as cli
+from cmx_gen.fit.boards import BOARD_PATH_ENV, board_ids, load_board, load_board_file, load_boards
+from cmx_gen.common.errors import BoardError
+from cmx_gen.common.paths import BOARDS_DIR
 
 CONTRACT_IDS = [
     "mps3-an547", "corstone300-fvp", "corstone320-fvp", "mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505",
@@ -198,7 +198,7 @@ def test_cli_boards_show(capsys):
 
 @pytest.mark.parametrize("name", ["m55", "M55", "cm55", "Cortex-M55", "cortex-m55"])
 def test_core_names_short_and_long(name):
-    from cmx_gen.targets import canonical_core
+    from cmx_gen.common.targets import canonical_core
 
     assert canonical_core(name) == "cortex-m55"
 

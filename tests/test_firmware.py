@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from conftest import FIRMWARE, ROOT, read_report, run_cli
-from cmx_gen import project as project_mod
-from cmx_gen.apps.baremetal import build
-from cmx_gen.boards import load_board
-from cmx_gen.generate import generate
-from cmx_gen.program import allocator_needs
-from cmx_gen.runners import QemuRunner
+from cmx_gen.app import project as project_mod
+from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.fit.boards import load_board
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.program.pte import allocator_needs
+from cmx_gen.device.runners import QemuRunner
 
 pytestmark = FIRMWARE
 
@@ -38,7 +38,7 @@ def check_pass(app: Path, built: build.BuildResult, result, text_limit: int | No
     assert result.fields["max_abs_err"] == "0", "on-target output must match the Python reference bit for bit"
     needs = allocator_needs((app / "model" / "model.pte").read_bytes())
     used, allocated = result.pool("method")
-    assert used == needs.method_bytes, "cmx_gen.method_pool must predict the method allocator exactly"
+    assert used == needs.method_bytes, "cmx_gen.program.method_pool must predict the method allocator exactly"
     assert used <= allocated <= used * 1.05 + 16, "method pool: never short, at most 5 % over"
     used, allocated = result.pool("planned")
     assert used == allocated, "planned buffers are sized exactly from the plan"

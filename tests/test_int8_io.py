@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, SMALL, read_report, run_cli
-from cmx_gen import project as project_mod
-from cmx_gen.generate import generate
-from cmx_gen.artifacts import load_reference
+from cmx_gen.app import project as project_mod
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.program.artifacts import load_reference
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 

@@ -31,7 +31,7 @@ def test_convnet_lowers_every_compute_op_to_cmsis_nn(lowered_dir):
 def test_every_constant_is_read_by_an_operator(lowered_dir):
     """The cortex_m conv passes leave each weight's original layout behind; none of it may reach the
     .pte (it did: every conv weight twice, dead_constants.py)."""
-    from cmx_gen import program
+    from cmx_gen.program import pte as program
 
     data = (lowered_dir("Residual", "--input-shape", "1,3,16,16", "--random-calibration") / "model.pte").read_bytes()
     plan = program.forward_plan(program.read(data))

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from cmx_gen import cli
-from cmx_gen.boards import load_board
-from cmx_gen.commands.check import check_report
-from cmx_gen.errors import FitError, ModelSourceError, TargetError
-from cmx_gen.memory import METHOD_POOL_MARGIN, Placement, budget, kernel_sizes, plan
-from cmx_gen.report import Report, load_json
+from cmx_gen.cli import main as cli
+from cmx_gen.fit.boards import load_board
+from cmx_gen.cli.commands.check import check_report
+from cmx_gen.common.errors import FitError, ModelSourceError, TargetError
+from cmx_gen.fit.memory import METHOD_POOL_MARGIN, Placement, budget, kernel_sizes, plan
+from cmx_gen.program.report import Report, load_json
 
 KiB = 1024
 DIGITS = Path(__file__).resolve().parent.parent / "samples" / "digits" / "model.py:DigitsCNN"
@@ -253,9 +253,9 @@ def test_real_lowered_model_fits_corstone300(lowered_dir):
                     reason="needs EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources) to link an app: not run")
 @pytest.mark.parametrize("board_id", ["mps3-an547", "mps2-an386"])
 def test_flash_estimate_within_15_percent_of_the_linked_app(tmp_path, monkeypatch, board_id):
-    from cmx_gen import project
-    from cmx_gen.apps.baremetal import build
-    from cmx_gen.generate import generate
+    from cmx_gen.app import project
+    from cmx_gen.app.kinds.baremetal import build
+    from cmx_gen.pipeline.generate import generate
 
     monkeypatch.setenv("CMX_GEN_CACHE", str(tmp_path / "cache"))
     app = tmp_path / "app"

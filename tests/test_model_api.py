@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_cli
-from cmx_gen import project as project_mod
-from cmx_gen.generate import generate
+from cmx_gen.app import project as project_mod
+from cmx_gen.pipeline.generate import generate
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 C_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]

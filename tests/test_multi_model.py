@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import SMALL, run_cli
-from cmx_gen import project as project_mod
-from cmx_gen.boards import load_board
-from cmx_gen.errors import FitError
-from cmx_gen.generate import generate
-from cmx_gen.memory import plan, plan_several
-from cmx_gen.report import load_json
+from cmx_gen.app import project as project_mod
+from cmx_gen.fit.boards import load_board
+from cmx_gen.common.errors import FitError
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.fit.memory import plan, plan_several
+from cmx_gen.program.report import load_json
 
 # A model whose weights live in a file beside it, so a test can retrain it (change the file).
 WEIGHTED = textwrap.dedent('''
@@ -138,7 +138,8 @@ def test_one_app_holds_each_model_and_one_kernel_library(two_app):
 
 def test_shared_arena_is_the_largest_model_and_separate_the_sum():
     board = load_board("mps3-an547")
-    from cmx_gen import cache, model_source
+    from cmx_gen.program import cache
+    from cmx_gen.model import source as model_source
 
     reports = {}
     for name in ("ConvNet", "Pooled", "Plain"):
@@ -165,7 +166,8 @@ def test_shared_arena_is_the_largest_model_and_separate_the_sum():
 def test_sharing_the_arena_fits_where_separate_arenas_are_refused_with_the_shortfall():
     """Five 56 KiB-activation models on an nRF52840 (256 KiB RAM): one after another they need one
     arena; at the same time five, which do not fit, and the refusal names region and bytes."""
-    from cmx_gen import cache, model_source
+    from cmx_gen.program import cache
+    from cmx_gen.model import source as model_source
 
     board = load_board("nrf52840dk")
     source = model_source.load(f"{SMALL}:WideConv", input_shape="1,3,40,40", random_calibration=True)

@@ -16,14 +16,15 @@ import pytest
 
 from conftest import FIRMWARE, ROOT
 from test_multi_model import weighted_model
-from cmx_gen import app_run, project as project_mod
-from cmx_gen.apps.baremetal import build
-from cmx_gen.boards import load_board
-from cmx_gen.generate import generate
-from cmx_gen.project import ModelEntry
-from cmx_gen.report import load_json
-from cmx_gen.runners import QemuRunner
-from cmx_gen.runners.base import parse_result_line
+from cmx_gen.device import app_run
+from cmx_gen.app import project as project_mod
+from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.fit.boards import load_board
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.app.project import ModelEntry
+from cmx_gen.program.report import load_json
+from cmx_gen.device.runners import QemuRunner
+from cmx_gen.device.runners.base import parse_result_line
 
 pytestmark = FIRMWARE
 
@@ -194,7 +195,7 @@ def test_a_retrained_model_rebuilds_only_its_files(tmp_path):
 def test_zephyr_app_of_two_models_configures_and_compiles(tmp_path, image):
     """The Zephyr app of digits + DS-CNN against the stand-in Zephyr CMake package: each model's
     handle, reference and program compiled once, the shared arena, the check or the application."""
-    from cmx_gen import sdk
+    from cmx_gen.device import sdk
     from test_zephyr_cmake import configure_and_compile, object_names
 
     app = tmp_path / "app"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIRMWARE, ROOT, run_cli
-from cmx_gen import project as project_mod
-from cmx_gen.apps.baremetal import build
-from cmx_gen.generate import generate
+from cmx_gen.app import project as project_mod
+from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.pipeline.generate import generate
 
 pytestmark = FIRMWARE
 
@@ -54,7 +54,7 @@ def test_profile_rows_add_up_to_the_inference(tmp_path, capsys, model, board):
 def _constant_offset(pte: bytes, instruction: int) -> tuple[int, int]:
     """(file offset, bytes) of the first constant tensor (a weight) instruction `instruction` reads,
     found by its bytes (deserializing inlines the constant segment)."""
-    from cmx_gen.program import forward_plan, read
+    from cmx_gen.program.pte import forward_plan, read
 
     program = read(pte)
     plan = forward_plan(program)

@@ -11,10 +11,11 @@ import torch
 import torch.nn.functional as F
 
 from conftest import SMALL, read_report, run_cli
-from cmx_gen import cache, model_source
-from cmx_gen.kernel_models import avg_pool2d_s8
-from cmx_gen.lowering import LowerOptions
-from cmx_gen.report import Report, reference_note
+from cmx_gen.program import cache
+from cmx_gen.model import source as model_source
+from cmx_gen.lower.kernel_models import avg_pool2d_s8
+from cmx_gen.lower.lowering import LowerOptions
+from cmx_gen.program.report import Report, reference_note
 
 
 def c_avgpool(x: torch.Tensor, k: int, s: int, p: int) -> torch.Tensor:
@@ -118,7 +119,7 @@ def test_softmax_model_tracks_float_softmax_and_sums_to_one():
     that sum to ~256 steps of 1/256, and -128 where `diff < diff_min`."""
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager  # noqa: F401 (op registration)
     from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import _compute_softmax_params
-    from cmx_gen.kernel_models import softmax_s8
+    from cmx_gen.lower.kernel_models import softmax_s8
 
     g = torch.Generator().manual_seed(3)
     for scale in (0.004, 0.02, 0.1, 0.5):
@@ -139,7 +140,7 @@ def test_a_forward_that_mutates_its_input_changes_no_data(tmp_path):
     came from different data."""
     import numpy as np
 
-    from cmx_gen import artifacts
+    from cmx_gen.program import artifacts
 
     x, y = torch.linspace(-10, 10, 20).reshape(4, 5), torch.linspace(-2, 8, 20).reshape(4, 5)
     source = model_source.load(f"{SMALL}:InplaceSub", input_shape="4,5", random_calibration=True)
@@ -155,7 +156,7 @@ def test_a_forward_that_mutates_its_input_changes_no_data(tmp_path):
 def test_mve_quantize_rounds_the_exact_product_in_blocks_of_16():
     """op_quantize_per_tensor.cpp on MVE: vfmaq_f32 (no rounding of x * inv_scale before the round
     to nearest); the scalar tail and other cores round the float product first."""
-    from cmx_gen.kernel_models import quantize_per_tensor_s8
+    from cmx_gen.lower.kernel_models import quantize_per_tensor_s8
 
     scale = 0.1
     inv = np.float32(1.0) / np.float32(scale)
@@ -180,7 +181,7 @@ def test_a_pte_run_from_its_plan_matches_the_lowering_reference_bit_for_bit(lowe
     """plan_reference runs only the serialized plan (constants, planned buffers with elided views,
     kernel calls); on cmx-gen's own programs it must give exactly the lowering's reference, which the
     firmware tests prove on the target."""
-    from cmx_gen import plan_reference
+    from cmx_gen.program import plan_reference
 
     out = lowered_dir(name, *extra, "--random-calibration")
     reference = np.load(out / "reference.npz")

@@ -6,8 +6,8 @@ import filecmp
 from pathlib import Path
 
 from conftest import ROOT, run_cli
-from cmx_gen import project as project_mod
-from cmx_gen.generate import generate
+from cmx_gen.app import project as project_mod
+from cmx_gen.pipeline.generate import generate
 
 DIGITS = ROOT / "samples" / "digits" / "cmx.toml"
 
@@ -108,7 +108,7 @@ def test_app_readme_shows_this_models_result_line_and_ownership(tmp_path):
 _KILLED_SYNC = """
 import os, signal, sys
 from pathlib import Path
-from cmx_gen import render
+from cmx_gen.app import render
 calls, kill_at = [0], int(sys.argv[3])
 real_replace = os.replace
 def replace(src, dst):  # SIGKILL this process at the kill_at-th rename of the update
@@ -134,8 +134,8 @@ def test_an_update_killed_at_any_rename_leaves_the_old_app_or_the_new_one(tmp_pa
     import subprocess
     import sys
 
-    from cmx_gen import render
-    from cmx_gen.app_folder import AppFolder
+    from cmx_gen.app import render
+    from cmx_gen.app.folder import AppFolder
 
     spec = render.TemplateSpec(shared=[], user_owned=["user/*"])
     old_files, new_files = ["a.c", "b.c", "gone.c", "user/main.c"], ["a.c", "b.c", "c.c", "user/main.c"]

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from cmx_gen import project as project_mod
-from cmx_gen.apps.baremetal import build
-from cmx_gen.boards import load_board
-from cmx_gen.generate import generate
-from cmx_gen.runners import QemuRunner
+from cmx_gen.app import project as project_mod
+from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.fit.boards import load_board
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.device.runners import QemuRunner
 
 pytestmark = [
     pytest.mark.firmware,

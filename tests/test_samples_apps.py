@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 from conftest import ROOT
-from cmx_gen import project as project_mod
-from cmx_gen.generate import generate
-from cmx_gen.apps.zephyr.checks import check_compile, validate_app
+from cmx_gen.app import project as project_mod
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.app.kinds.zephyr.checks import check_compile, validate_app
 from test_zephyr_app import assert_all_checks_pass
 
 SAMPLES = sorted(p.parent.name for p in (ROOT / "samples").glob("*/cmx.toml"))

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cmx_gen import boards, cli, memory
-from cmx_gen.paths import ROOT
-from cmx_gen.apps.zephyr.checks import twister_schema_path, validate_app
+from cmx_gen.fit import boards, memory
+
+from cmx_gen.cli import main as cli
+from cmx_gen.common.paths import ROOT
+from cmx_gen.app.kinds.zephyr.checks import twister_schema_path, validate_app
 from zephyr_render import render_zephyr_app
 
 
@@ -149,8 +151,8 @@ def test_west_manifest_pins_and_allowlist(zephyr_app):
 
 
 def _zephyr_app_for(model: str, shape: str, board_id: str, app: Path):
-    from cmx_gen.generate import generate
-    from cmx_gen.project import Project
+    from cmx_gen.pipeline.generate import generate
+    from cmx_gen.app.project import Project
 
     small = ROOT / "tests" / "models" / "small.py"
     project = Project(model=f"{small}:{model}", board=board_id, rtos="zephyr", input_shape=shape, random_calibration=True)
@@ -207,14 +209,14 @@ def test_west_create_defaults_to_zephyr():
 
 def test_pte_section_matches_render():
     """model/model_pte.S (render.py) and the Zephyr linker snippet must name the same section."""
-    from cmx_gen import render
-    from cmx_gen.apps.zephyr import context as zephyr
+    from cmx_gen.app import render
+    from cmx_gen.app.kinds.zephyr import context as zephyr
 
     assert zephyr.PTE_SECTION == render.PTE_SECTION
 
 
 def _zephyr_boards_with_layout() -> list[str]:
-    from cmx_gen.boards import zephyr_boards
+    from cmx_gen.fit.boards import zephyr_boards
 
     known = zephyr_boards()
     return [b.id for b in boards.load_boards() if b.zephyr and b.zephyr.file_name in known]

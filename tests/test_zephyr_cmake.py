@@ -18,9 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from cmx_gen import boards, sdk
-from cmx_gen.apps.zephyr.checks import write_autoconf
-from cmx_gen.apps.zephyr.context import ZEPHYR_DATA
+from cmx_gen.fit import boards
+
+from cmx_gen.device import sdk
+from cmx_gen.app.kinds.zephyr.checks import write_autoconf
+from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
 from test_zephyr_app import digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 pytestmark = pytest.mark.firmware

@@ -1,11 +1,15 @@
 """Render a Zephyr app the way `cmx-gen create --rtos zephyr` does (used by the Zephyr tests):
-cmx_gen.render.render_app with a lowered program, a board and its placement."""
+cmx_gen.app.render.render_app with a lowered program, a board and its placement."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cmx_gen import artifacts, boards, memory, project, render
+from cmx_gen.program import artifacts
+
+from cmx_gen.fit import boards, memory
+
+from cmx_gen.app import project, render
 
 
 def render_zephyr_app(lowered: Path, board_id: str, out_dir: Path, app_name: str = "digits") -> Path:

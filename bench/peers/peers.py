@@ -40,10 +40,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen import app_run  # noqa: E402
-from cmx_gen.apps.baremetal.build import elf_sections, find_elf  # noqa: E402
-from cmx_gen.boards import load_board  # noqa: E402
-from cmx_gen.runners import QemuRunner  # noqa: E402
+from cmx_gen.device import app_run# noqa: E402
+from cmx_gen.app.kinds.baremetal.build import elf_sections, find_elf  # noqa: E402
+from cmx_gen.fit.boards import load_board  # noqa: E402
+from cmx_gen.device.runners import QemuRunner  # noqa: E402
 
 CONFIG = yaml.safe_load((HERE / "peers.yaml").read_text())
 LTO = False  # --lto: both stacks link-time optimised (peers.yaml `lto`)
@@ -278,7 +278,7 @@ def arena_parts(app: Path, ours: Row, peer: Row, peer_memory: dict[str, int]) ->
     """Both arenas by what they hold: activations and kernel scratch; the runtime's own structures."""
     import json
 
-    from cmx_gen import program
+    from cmx_gen.program import pte as program
 
     memory = json.loads((app / "model" / "report.json").read_text())["memory"]
     needs = program.allocator_needs((app / "model" / "model.pte").read_bytes())

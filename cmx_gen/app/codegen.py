@@ -1,0 +1,207 @@
+"""Kernel registration source for exactly the operators a program uses.
+
+Why here and not in CMake: upstream generates registration at configure time with torchgen and
+sizes the registry from the portable list only (its `MAX_KERNEL_NUM` ignores the cortex_m
+kernels and the firmware aborts at boot). Generating at render time from the op list of the
+program, with the wheel's own codegen (the same executorch that lowered the model), gives one
+small, reviewable C++ file per app, needs no Python at build time, and the registry size is
+simply the number of kernels in it.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+# Operators of kernels/prim_ops/register_prim_ops.cpp (built selectively, not by the codegen).
+PRIM_OP_PREFIXES = ("executorch_prim::", "aten::sym_size", "aten::sym_numel", "aten::sym_stride", "aten::_local_scalar_dense")
+
+
+@dataclass(frozen=True)
+class KernelSet:
+    """The kernels one program needs, split the way `kernels/` builds them."""
+
+    cortex_m: tuple[str, ...]  # "quantize_per_tensor", ... (source: backends/cortex_m/ops/op_<name>.cpp)
+    portable: tuple[str, ...]  # "_clone_dim_order", ... (source: kernels/portable/cpu/op_<name>.cpp)
+    portable_kernels: tuple[str, ...]  # C++ function of each portable op ("softmax_out" for _softmax):
+    #                                    kernels/ finds the source file by it when the name differs
+    prim_ops: tuple[str, ...]  # executorch_prim / sym ops the program calls (register_prim_ops.cpp, selective)
+    registered: tuple[str, ...]  # full op names registered by the generated source
+
+    @property
+    def kernel_count(self) -> int:
+        """Kernels in the registry at run time: ours plus the selected prim ops."""
+        return len(self.registered) + len(self.prim_ops)
+
+
+def _executorch_dir() -> Path:
+    import executorch  # the wheel that lowered the model
+
+    return Path(next(iter(executorch.__path__)))
+
+
+def _yaml_paths() -> tuple[Path, Path]:
+    root = _executorch_dir()
+    return root / "kernels" / "portable" / "functions.yaml", root / "backends" / "cortex_m" / "ops" / "operators.yaml"
+
+
+def _base_name(op: str) -> str:
+    """'cortex_m::quantized_conv2d.out' -> 'quantized_conv2d'."""
+    return op.split("::", 1)[1].split(".", 1)[0]
+
+
+@functools.lru_cache(maxsize=1)
+def _portable_kernel_names() -> dict[str, str]:
+    """'aten::_softmax.out' -> 'softmax_out', from the wheel's kernels/portable/functions.yaml."""
+    import yaml
+
+    functions_yaml, _ = _yaml_paths()
+    out: dict[str, str] = {}
+    for entry in yaml.safe_load(functions_yaml.read_text()) or []:
+        name = entry.get("op") or str(entry.get("func", "")).split("(")[0]
+        kernels = entry.get("kernels") or []
+        if name and kernels:
+            full = name if "::" in name else f"aten::{name}"
+            out[full] = str(kernels[0]["kernel_name"]).split("::")[-1]
+    return out
+
+
+def split_ops(op_names: list[str]) -> KernelSet:
+    """Sort the program's operator names into cortex_m kernels, portable kernels and prim ops."""
+    cortex_m: set[str] = set()
+    portable: dict[str, str] = {}
+    prim: list[str] = []
+    registered: list[str] = []
+    for op in sorted(set(op_names)):
+        if op.startswith(PRIM_OP_PREFIXES):
+            prim.append(op)
+            continue
+        if op.startswith("cortex_m::"):
+            cortex_m.add(_base_name(op))
+        else:
+            kernel = _portable_kernel_names().get(op, f"{_base_name(op)}_out")
+            portable[_base_name(op)] = kernel
+        registered.append(op)
+    names = tuple(sorted(portable))
+    return KernelSet(tuple(sorted(cortex_m)), names, tuple(portable[n] for n in names), tuple(prim), tuple(registered))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(ops: tuple[str, ...]):
+    import torchgen
+    from executorch.codegen import gen
+    from torchgen.selective_build.selector import SelectiveBuilder
+
+    selector = SelectiveBuilder.from_yaml_dict(
+        {
+            "operators": {
+                op: {"is_root_operator": True, "is_used_for_training": False, "include_all_overloads": False}
+                for op in ops
+            },
+            "include_all_non_op_selectives": False,
+            "et_kernel_metadata": {op: ["default"] for op in ops},
+        }
+    )
+    packaged = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
+    functions_yaml, cortex_m_yaml = _yaml_paths()
+    combined, _ = gen.parse_yaml_files(
+        str(packaged / "tags.yaml"),
+        str(packaged / "native_functions.yaml"),
+        str(functions_yaml),
+        str(cortex_m_yaml),
+        selector,
+        False,
+    )
+    return selector, combined
+
+
+def registration_source(op_names: list[str]) -> str:
+    """C++ source that declares the used kernels and registers them in `cmx_register_kernels()`.
+
+    Registration is an explicit call (not a static initializer) so the object is never dropped
+    from a static library and start-up order is visible in the runner.
+    """
+    from executorch.codegen import gen
+    from executorch.codegen.api.types import ExecutorchCppSignature
+    from torchgen.context import native_function_manager
+
+    kset = split_ops(op_names)
+    ops = kset.registered
+    missing: list[str] = []
+    decls: dict[str, list[str]] = {}
+    bodies: list[str] = []
+    if ops:
+        selector, combined = _parsed(tuple(ops))
+        found = set()
+        unbox = gen.ComputeCodegenUnboxedKernels(selector, False, False)
+        for f in sorted(combined.native_functions, key=lambda f: f"{f.namespace}::{f.func.name}"):
+            with native_function_manager(f):
+                for key, meta in combined.kernel_index.get_kernels(f).items():
+                    sig = ExecutorchCppSignature.from_native_function(f)
+                    name = meta.kernel.split("::")[-1]
+                    decls.setdefault(meta.cpp_namespace, []).append(
+                        sig.decl(name=name, include_context=True) + ";"
+                    )
+                    bodies.append(unbox((f, (key, meta))).strip("\n"))
+                    found.add(f"{f.namespace}::{f.func.name}")
+        missing = [op for op in ops if op not in found]
+    if missing:
+        from cmx_gen.common.errors import RenderError
+
+        raise RenderError(
+            f"no kernel in this executorch for operator(s) {', '.join(missing)}",
+            "lower the model with the cmx-gen/executorch version that renders the app",
+        )
+    out = [
+        "// Generated by cmx-gen (cmx_gen/codegen.py): registers exactly the kernels this program uses.",
+        f"// Kernels: {len(ops)}. kernels/CMakeLists.txt sizes the registry to this number (MAX_KERNEL_NUM).",
+        "#include <tuple>",
+        "#include <executorch/runtime/core/evalue.h>",
+        "#include <executorch/runtime/core/exec_aten/exec_aten.h>",
+        "#include <executorch/runtime/core/exec_aten/util/tensor_util.h>",
+        "#include <executorch/runtime/core/span.h>",
+        "#include <executorch/runtime/kernel/kernel_runtime_context.h>",
+        "#include <executorch/runtime/kernel/operator_registry.h>",
+        "#include <executorch/runtime/platform/profiler.h>",
+        "#include <executorch/runtime/core/event_tracer_hooks.h>",
+        "",
+    ]
+    for ns in sorted(decls):
+        parts = ns.split("::")
+        out.append(" ".join(f"namespace {p} {{" for p in parts))
+        out.extend(decls[ns])
+        out.append("}" * len(parts) + f" // namespace {ns}")
+        out.append("")
+    out += [
+        "namespace torch {",
+        "namespace executor {",
+        "namespace function {",
+        "namespace {",
+        "using KernelSpan = ::executorch::runtime::Span<const ::executorch::ET_RUNTIME_NAMESPACE::Kernel>;",
+        "",
+    ]
+    if bodies:
+        out.append("const Kernel kernels_to_register[] = {")
+        out.extend(bodies)
+        out.append("};")
+    out += [
+        "} // namespace",
+        "} // namespace function",
+        "} // namespace executor",
+        "} // namespace torch",
+        "",
+        'extern "C" int cmx_register_kernels(void) {',
+    ]
+    if bodies:
+        out += [
+            "  using namespace torch::executor::function;",
+            "  const auto err = ::executorch::ET_RUNTIME_NAMESPACE::register_kernels(",
+            "      KernelSpan(kernels_to_register, kernels_to_register + sizeof(kernels_to_register) / sizeof(kernels_to_register[0])));",
+            "  return static_cast<int>(err);",
+        ]
+    else:
+        out.append("  return 0;")
+    out += ["}", ""]
+    text = "\n".join(line.rstrip() for line in "\n".join(out).splitlines())
+    return text.replace("\t", "    ") + "\n"

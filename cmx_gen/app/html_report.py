@@ -1,0 +1,162 @@
+"""One self-contained HTML page of what cmx-gen knows about a model and its app: the board's memory
+map, the operators, the on-target profile, the per-layer quantization error and the last result.
+
+The charts are SVG drawn here, in Python, and inlined: the page needs no network, no script library
+and stays a few tens of KB (a vendored chart library would be 100+ KB and a second thing to trust).
+Hover text is SVG `<title>`, which every browser shows without a script.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from cmx_gen.common.errors import AppError
+from cmx_gen.fit.memory import Placement
+from cmx_gen.common.paths import DATA_DIR
+
+from cmx_gen.program.report import CLASS_LABELS, Report, describe_layer, worst_layers
+
+PAGE = "report.html"
+PROFILE_JSON = "profile.json"  # written beside the profile image by `run --profile`
+LAST_RESULT = "last_result.txt"  # written beside the check image by `run`
+_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+           "#bab0ac"]
+
+
+@dataclass(frozen=True)
+class PageData:
+    """What one page shows; everything but the report is optional."""
+
+    report: Report
+    placement: Placement | None = None
+    profile: dict[str, Any] | None = None
+    result_line: str | None = None
+
+
+def _size(n: float) -> str:
+    return f"{n:,.0f} B" if n < 10_000 else f"{n / 1024:,.1f} KiB" if n < 10 * 2**20 else f"{n / 2**20:,.1f} MiB"
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def memory_svg(placement: Placement, width: int = 760) -> str:
+    """A bar per region that holds anything, split into its contents; free space grey."""
+    regions = [use for use in placement.uses if use.items]
+    bar, gap, label = 26, 34, 170
+    rows = []
+    legend: dict[str, str] = {}
+    for row, use in enumerate(regions):
+        y = row * (bar + gap) + 18
+        rows.append(f'<text x="0" y="{y - 4}" class="lbl">{_esc(use.region)} — {_size(use.used)} of '
+                    f'{_size(use.size)} ({use.percent:.1f} %)</text>')
+        x = 0.0
+        scale = (width - label) / use.size if use.size else 0
+        for name, nbytes in use.items.items():
+            color = legend.setdefault(name, _COLORS[len(legend) % len(_COLORS)])
+            w = max(nbytes * scale, 1.0)
+            rows.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
+                        f'<title>{_esc(use.region)}: {_esc(name)} {_size(nbytes)} ({nbytes:,} B)</title></rect>')
+            x += w
+        rows.append(f'<rect x="{x:.1f}" y="{y}" width="{max(width - label - x, 0):.1f}" height="{bar}" fill="#e8e8e8">'
+                    f'<title>{_esc(use.region)}: free {_size(use.free)}</title></rect>')
+    height = len(regions) * (bar + gap) + 10
+    keys = "".join(f'<span class="key"><i style="background:{c}"></i>{_esc(n)}</span>' for n, c in legend.items())
+    return (f'<svg id="memory-map" width="{width}" height="{height}" role="img" aria-label="memory map">'
+            + "".join(rows) + f"</svg><div class=\"legend\">{keys}</div>")
+
+
+def bars_svg(rows: list[tuple[str, float, str]], unit: str, element_id: str, width: int = 760) -> str:
+    """Horizontal bars, largest first: (label, value, hover text)."""
+    rows = sorted(rows, key=lambda r: -r[1])
+    top = max((r[1] for r in rows), default=1.0) or 1.0
+    bar, label = 16, 300
+    parts = []
+    for i, (name, value, hover) in enumerate(rows):
+        y = i * (bar + 4)
+        w = max((width - label - 90) * value / top, 1.0)
+        parts.append(f'<text x="{label - 6}" y="{y + 12}" class="lbl" text-anchor="end">{_esc(name[:48])}</text>'
+                     f'<rect x="{label}" y="{y}" width="{w:.1f}" height="{bar}" fill="{_COLORS[0]}">'
+                     f'<title>{_esc(hover)}</title></rect>'
+                     f'<text x="{label + w + 4:.1f}" y="{y + 12}" class="lbl">{value:,.0f} {unit}</text>')
+    return (f'<svg id="{element_id}" width="{width}" height="{len(rows) * (bar + 4) + 4}" role="img">'
+            + "".join(parts) + "</svg>")
+
+
+def sqnr_svg(report: Report, width: int = 760, height: int = 220) -> str:
+    """SQNR after each compared layer along the network's depth; the layers that lose the most in red."""
+    points = [layer for layer in report.layers if layer.sqnr_db is not None]
+    if not points:
+        return ""
+    worst = {layer.index for layer in worst_layers(report, 3)}
+    low, high = min(p.sqnr_db for p in points), max(p.sqnr_db for p in points)
+    low, high = min(low, high - 1.0) - 2.0, high + 2.0
+    pad, step = 40, (width - 60) / max(len(points) - 1, 1)
+    xy = [(pad + i * step, height - 24 - (p.sqnr_db - low) / (high - low) * (height - 44)) for i, p in enumerate(points)]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+    dots = "".join(
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{6 if p.index in worst else 4}" '
+        f'fill="{"#e15759" if p.index in worst else _COLORS[0]}"><title>{_esc(describe_layer(p) if p.sqnr_drop_db is not None else f"op #{p.index} {p.op} ({p.module}): {p.sqnr_db} dB")}</title></circle>'
+        for (x, y), p in zip(xy, points))
+    axis = (f'<text x="0" y="14" class="lbl">{high:.0f} dB</text>'
+            f'<text x="0" y="{height - 24}" class="lbl">{low:.0f} dB</text>'
+            f'<text x="{pad}" y="{height - 4}" class="lbl">input</text>'
+            f'<text x="{width - 20}" y="{height - 4}" class="lbl" text-anchor="end">output</text>')
+    return (f'<svg id="sqnr-chart" width="{width}" height="{height}" role="img" aria-label="SQNR by layer">'
+            f'{axis}<polyline points="{line}" fill="none" stroke="{_COLORS[0]}" stroke-width="2"/>{dots}</svg>')
+
+
+def render(data: PageData) -> str:
+    """The page's HTML."""
+    report = data.report
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(DATA_DIR), autoescape=True, undefined=jinja2.StrictUndefined)
+    profile = data.profile
+    profile_svg = bars_svg([(f"#{r['index']} {r['op']} ({r['module']})", r["count"],
+                             f"{r['op']} {r['module']} {r['source']}: {r['count']:,} ({r['share']:.1f} %)")
+                            for r in profile["rows"]], profile["counter"], "profile-chart") if profile else ""
+    kinds_svg = bars_svg([(k["kind"], k["count"], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]],
+                         profile["counter"], "profile-kinds") if profile else ""
+    return env.get_template("report.html.j2").render(
+        report=report, labels=CLASS_LABELS, placement=data.placement, result_line=data.result_line,
+        memory_svg=memory_svg(data.placement) if data.placement else "",
+        profile=profile, profile_svg=profile_svg, kinds_svg=kinds_svg,
+        sqnr_svg=sqnr_svg(report), worst=[describe_layer(layer) for layer in worst_layers(report)],
+        size=_size,
+    )
+
+
+def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
+    """An app folder (model/report.json, placement, the last runs) or a `lower -o` folder."""
+    from cmx_gen.program.report import load_json
+
+    model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
+    placement = model / "placement.json"
+    if (folder / "model" / "placement.json").is_file() and not (folder / "model" / "report.json").is_file():
+        raise AppError(f"{folder} holds several models and the page shows one model",
+                       "open a one-model app of the model, or `cmx-gen lower MODEL -o DIR` and `cmx-gen report DIR`")
+    profile = folder / profile_dir / PROFILE_JSON
+    last = folder / "build" / LAST_RESULT
+    return PageData(
+        report=load_json(model / "report.json"),
+        placement=Placement.from_dict(json.loads(placement.read_text())) if placement.is_file() else None,
+        profile=json.loads(profile.read_text()) if profile.is_file() else None,
+        result_line=last.read_text().strip() if last.is_file() else None,
+    )
+
+
+def write(folder: Path, out: Path | None = None, profile_dir: str = "build-profile") -> Path:
+    """Render the page for `folder` into `out` (default: FOLDER/report.html, a view cmx-gen rewrites
+    whenever it learns more; not in the app's manifest), whole or not at all; its path."""
+    out = out or folder / PAGE
+    staging = out.with_name(f".{out.name}.tmp")
+    staging.write_text(render(gather(folder, profile_dir)))
+    os.replace(staging, out)
+    return out

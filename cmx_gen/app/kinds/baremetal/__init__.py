@@ -1,0 +1,50 @@
+"""The bare-metal app: CMake + Ninja with an arm-none-eabi toolchain file, run under QEMU or an FVP
+(runners/), flashed with pyOCD or the vendor's tool (flash.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cmx_gen.app.kinds.base import AppKind, Built
+
+if TYPE_CHECKING:
+    from cmx_gen.app.folder import AppFolder
+    from cmx_gen.device.runners.base import Runner
+
+# The diagnostic images (`run --profile / --trace`): a CMake option of the app.
+DIAGNOSTIC_OPTIONS = {"profile": "CMX_PROFILE", "trace": "CMX_TRACE"}
+
+
+class BareMetalApp(AppKind):
+    name = "baremetal"
+    template = "baremetal_app"
+    description = "CMake project: startup, linker script, semihosting or UART console"
+
+    def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
+              defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
+        from cmx_gen.app.kinds.baremetal import build
+
+        extra = [f"{DIAGNOSTIC_OPTIONS[diagnostic]}=ON"] if diagnostic else []
+        result = build.build(app.path, build_dir, clean, jobs, defines=[*(defines or []), *extra] or None)
+        return Built(result.elf, [f"elf        {result.elf}", f"build      {result.seconds:.1f} s, {result.compiled} step(s)",
+                                  f".text      {result.text_bytes:,} bytes", result.table()])
+
+    def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
+        return app.elf(build_dir)
+
+    def app_image(self, app: "AppFolder") -> Path | None:
+        return app.elf("build", user_app=True)
+
+    def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
+        from cmx_gen.common.errors import RunError
+        from cmx_gen.device.runners import RUNNERS
+
+        board = app.board()
+        if name:
+            return RUNNERS[name](board, timeout)
+        for cls in RUNNERS.values():
+            if cls.available_for(board):
+                return cls(board, timeout)
+        raise RunError(f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
+                       "flash it (`cmx-gen flash APP`) and read its console with `cmx-gen run APP --serial PORT`")

@@ -1,0 +1,83 @@
+"""What an app kind is: one class over one interface (like Zephyr's runners and west's commands).
+
+A kind names its template (`templates/<template>/`: cookiecutter files plus cmx_template.yaml),
+adds what its template needs to the shared render context, and knows how its apps are built, run,
+flashed and checked offline. `create`, `build`, `run`, `flash` and `validate` only ask the kind of
+the app at hand (`cmx_gen.app.kinds.app_kind`); a new kind is one new module registered in
+`cmx_gen/apps/__init__.py` (or with `register()`), plus its template.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from cmx_gen.common.errors import CmxError
+from cmx_gen.common.paths import TEMPLATES_DIR
+
+if TYPE_CHECKING:
+    from cmx_gen.app.folder import AppFolder
+    from cmx_gen.fit.boards import Board
+    from cmx_gen.device.flash import FlashConfig, Flasher
+    from cmx_gen.fit.memory import Placement
+    from cmx_gen.program.report import Report
+    from cmx_gen.device.runners.base import Runner
+
+
+@dataclass
+class Built:
+    """What a build gives `run` and `flash`: the image (an ELF, or a build folder the kind's runner
+    takes) and the lines `cmx-gen build` prints about it."""
+
+    image: Path
+    lines: list[str]
+
+
+class AppKind:
+    name = ""  # the `rtos` of cmx.toml and `--rtos`
+    template = ""  # folder under templates/
+    description = ""
+
+    def template_dir(self) -> Path:
+        return TEMPLATES_DIR / self.template
+
+    def check_board(self, board: "Board") -> None:
+        """Refuse, before anything slow, a board this kind cannot make an app for."""
+
+    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement") -> dict[str, Any]:
+        """Context the kind's template needs beyond the shared one (board, placement, model)."""
+        return {}
+
+    def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
+              defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
+        raise CmxError(f"{self.name} apps are not built by cmx-gen", "build it with its own tools")
+
+    def diagnostic_build_command(self, app: "AppFolder", build_dir: Path, diagnostic: str) -> list[str] | None:
+        """The command `run --profile/--trace --dry-run` prints for building that image, if one."""
+        return None
+
+    def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
+        """The built image in APP/<build_dir>, if there is one."""
+        return None
+
+    def app_image(self, app: "AppFolder") -> Path | None:
+        """The user's application image (beside the check), built by `build`, if there is one."""
+        return None
+
+    def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
+        raise CmxError(f"{self.name} apps have no runner in cmx-gen", "run it with its own tools")
+
+    def flasher(self, config: "FlashConfig") -> "Flasher":
+        from cmx_gen.device.flash import plan
+
+        return plan(config)
+
+    def checks(self) -> dict[str, Callable[[Path], Any]]:
+        """Offline checks `cmx-gen validate` runs (name -> check(app) -> a result with name, status,
+        findings, checked files and a note; apps/zephyr/checks.CheckResult)."""
+        return {}
+
+    def not_checked(self) -> list[str]:
+        """What those checks cannot see, printed after them so a PASS is not read as more than it is."""
+        return []

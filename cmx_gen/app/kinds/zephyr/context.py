@@ -1,0 +1,276 @@
+"""Zephyr knowledge the app template needs: where each placed region lives in the board's
+devicetree, which Kconfig the SoC allows, how Twister runs the board.
+
+The cmx-gen board database describes hardware; Zephyr has its own names for the same memory
+(devicetree labels, linker memory regions, `chosen` nodes) and its own view of the core (an
+AN521 cpu0 has no FPU as far as Zephyr's Kconfig is concerned). That mapping is data, in
+`cmx_gen/data/zephyr/boards.yaml`; this module turns board + placement + program into the
+`zephyr` entry of the template context, so the Jinja templates stay free of decisions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cmx_gen.fit.boards import zephyr_boards
+from cmx_gen.common.errors import RenderError
+from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.program.report import Report
+from cmx_gen.common.targets import cores
+
+ZEPHYR_DATA = DATA_DIR / "zephyr"
+
+# Pinned releases: the Zephyr release the templates and the Kconfig stubs were checked against.
+ZEPHYR_REVISION = "v4.4.0"
+
+# Section names: the program's (model/model_pte.S, written by render.py with its PTE_SECTION:
+# one name for both app kinds) and the pools' (the runner's CMX_ARENA_SECTION).
+PTE_SECTION = ".cmx_model"
+ARENA_SECTION = ".cmx_arena"
+
+
+def board_info(file_name: str) -> dict[str, Any]:
+    """The boards.yaml entry of one Zephyr board target (by file name)."""
+    data = zephyr_boards()
+    if file_name not in data or not isinstance(data[file_name], dict):
+        known = sorted(k for k, v in data.items() if isinstance(v, dict) and "target" in v)
+        raise RenderError(
+            f"no Zephyr layout data for board target '{file_name}' "
+            f"(cmx_gen/data/zephyr/boards.yaml knows: {', '.join(known)})",
+            "add an entry for it to cmx_gen/data/zephyr/boards.yaml (labels from the board's DTS)",
+        )
+    return data[file_name]
+
+
+def _region(board: dict, name: str) -> dict:
+    for region in board["memory"]:
+        if region["name"] == name:
+            return region
+    raise RenderError(
+        f"placement uses region '{name}' which board {board['id']} does not have",
+        "re-run placement for this board",
+    )
+
+
+def _round_up(value: int, align: int) -> int:
+    return (int(value) + align - 1) // align * align
+
+
+def _ident(name: str) -> str:
+    """A devicetree label / linker region name from a board region name."""
+    return "".join(ch if ch.isalnum() else "_" for ch in name)
+
+
+class _Layout:
+    """Resolves board regions to devicetree nodes for one Zephyr target, collecting the overlay."""
+
+    def __init__(self, board: dict, info: dict) -> None:
+        self.board = board
+        self.info = info
+        self.added_nodes: list[dict] = []  # new memory-region nodes for the overlay
+        self.region_props: list[dict] = []  # existing nodes that get zephyr,memory-region
+        self.chosen: dict[str, str] = {}  # chosen overrides
+
+    def mapping(self, region_name: str) -> dict:
+        """The devicetree side of a board region: {label, linker_region, add_region, add_node, role}."""
+        region = _region(self.board, region_name)
+        label = region.get("dt_node")
+        if not label:
+            return {"label": None, "add_node": True}
+        nodes = self.info.get("nodes", {})
+        if label not in nodes:
+            raise RenderError(
+                f"Zephyr target {self.info['target']}: no layout data for devicetree node "
+                f"&{label} (region '{region_name}' of board {self.board['id']})",
+                "add it under nodes: in cmx_gen/data/zephyr/boards.yaml",
+            )
+        return {"label": label, **(nodes[label] or {})}
+
+    def role(self, region_name: str) -> str:
+        """'flash' or 'sram' when the region holds the board's chosen one, else 'other'."""
+        entry = self.mapping(region_name)
+        if entry.get("role"):
+            return entry["role"]
+        chosen = self.info["chosen"]
+        if entry["label"] and entry["label"] == chosen["flash"]:
+            return "flash"
+        if entry["label"] and entry["label"] == chosen["sram"]:
+            return "sram"
+        return "other"
+
+    def linker_region(self, region_name: str) -> str:
+        """Name of a linker memory region covering `region_name`, adding overlay bits if needed."""
+        entry = self.mapping(region_name)
+        if entry.get("linker_region") and not entry.get("add_node"):
+            return entry["linker_region"]
+        if entry.get("add_region") and not entry.get("add_node"):
+            name = entry["add_region"]
+            if not any(p["label"] == entry["label"] for p in self.region_props):
+                self.region_props.append({"label": entry["label"], "region": name})
+            return name
+        if entry["label"] and not entry.get("add_node"):
+            raise RenderError(
+                f"Zephyr target {self.info['target']}: node &{entry['label']} for region "
+                f"'{region_name}' declares no linker region and cmx-gen has no rule to add one",
+                "set add_region or add_node for it in cmx_gen/data/zephyr/boards.yaml",
+            )
+        region = _region(self.board, region_name)
+        name = "CMX_" + _ident(region_name).upper()
+        if not any(n["region"] == name for n in self.added_nodes):
+            self.added_nodes.append(
+                {
+                    "label": f"cmx_{_ident(region_name).lower()}",
+                    "base": region["base"],
+                    "size": region["size"],
+                    "region": name,
+                    "node": f"memory@{region['base']:x}",
+                }
+            )
+        return name
+
+    def choose(self, role: str, region_name: str) -> None:
+        """Make `region_name` Zephyr's chosen flash/sram (placement moved code/data there)."""
+        if self.role(region_name) == role:
+            return
+        entry = self.mapping(region_name)
+        if not entry.get("label") or entry.get("add_node"):
+            raise RenderError(
+                f"placement puts {'code' if role == 'flash' else 'data'} in region "
+                f"'{region_name}', which the Zephyr board {self.info['target']} has no node for",
+                "use a region the board's devicetree defines, or add a board overlay by hand",
+            )
+        if entry["label"] != self.info["chosen"][role]:
+            self.chosen[f"zephyr,{role}"] = entry["label"]
+
+
+def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any]:
+    """Board .conf / .overlay / linker placement for one Zephyr target."""
+    info = board_info(file_name)
+    layout = _Layout(board, info)
+
+    layout.choose("flash", placement["code_region"])
+    layout.choose("sram", placement["data_region"])
+
+    pte_region = placement["pte_region"]
+    role = layout.role(pte_region)
+    if pte_region == placement["code_region"] or role == "flash":
+        pte = {"where": "rodata", "region": None}
+    elif pte_region == placement["data_region"] or role == "sram":
+        pte = {"where": "data", "region": None}
+    else:
+        region = _region(board, pte_region)
+        if not region.get("loadable", False):
+            raise RenderError(
+                f"placement puts the program in region '{pte_region}', which cannot be loaded "
+                "at flash/load time",
+                "place the program in flash or a loadable region",
+            )
+        pte = {"where": "region", "region": layout.linker_region(pte_region)}
+
+    arena_region = placement["arena_region"]
+    if arena_region == placement["data_region"] or layout.role(arena_region) == "sram":
+        arena = {"where": "bss", "region": None}
+    else:
+        arena = {"where": "region", "region": layout.linker_region(arena_region)}
+
+    selects = set(info.get("soc_selects", []))
+    fpu = bool(board["core"].get("fpu")) and "CPU_HAS_FPU" in selects
+    overlay_needed = bool(layout.added_nodes or layout.region_props or layout.chosen)
+    # Zephyr's -mcpu follows the SoC Kconfig: an ARMv8-M core without ARMV8_M_DSP is built +nodsp
+    # (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE.
+    isa_note = ""
+    core = board["core"]
+    dsp_symbol = cores()[core["name"]].get("zephyr_dsp")
+    if core.get("dsp") and dsp_symbol and dsp_symbol not in selects:
+        isa_note = (f"Zephyr's SoC Kconfig selects no {dsp_symbol} here: Zephyr compiles for "
+                    f"{core['name']}+nodsp, so CMSIS-NN runs its C path, not the DSP one")
+    elif core.get("mve") and "ARMV8_1_M_MVEI" not in selects:
+        isa_note = ("Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "
+                    "MVE, so CMSIS-NN does not use Helium")
+    return {
+        "target": info["target"],
+        "file_name": file_name,
+        "simulation": info.get("simulation", "none"),
+        "soc_selects": sorted(selects),
+        "fpu": fpu,
+        "fpu_note": (
+            "the core has an FPU and Zephyr's SoC Kconfig selects CPU_HAS_FPU"
+            if fpu
+            else (
+                "no FPU Kconfig: Zephyr's SoC Kconfig for this target does not select CPU_HAS_FPU"
+                if board["core"].get("fpu")
+                else "no FPU Kconfig: the core has no FPU"
+            )
+        ),
+        "isa_note": isa_note,
+        "overlay": overlay_needed,
+        "added_nodes": layout.added_nodes,
+        "region_props": layout.region_props,
+        "chosen": layout.chosen,
+        "pte": pte,
+        "arena": arena,
+    }
+
+
+def template_context(board: dict, placement: dict, report: Report) -> dict[str, Any]:
+    """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
+
+    `board` and `placement` as the template sees them (JSON). The Kconfig pool defaults are the
+    placement's, the sizes model/cmx_model.h holds too (src/cmx_model.h replaces the header's values
+    with the Kconfig ones).
+    """
+    main = _target_files(board, placement, board["zephyr"]["file_name"])
+    targets = [main]
+    qemu_target = None
+    if main["simulation"] == "qemu":
+        qemu_target = main
+    elif board.get("qemu"):
+        file_name = zephyr_boards().get("qemu_machines", {}).get(board["qemu"]["machine"])
+        if file_name and file_name != main["file_name"]:
+            try:
+                extra = _target_files(board, placement, file_name)
+            except RenderError:
+                extra = None  # the placement does not map onto the QEMU target's memory
+            # One CMakeLists/linker snippet serves both targets: only when the layout is the same.
+            same = extra is not None and all(extra[k] == main[k] for k in ("pte", "arena"))
+            if same and not extra["added_nodes"]:
+                targets.append(extra)
+                qemu_target = extra
+
+    modules = list(zephyr_boards().get("common_modules", []))
+    for module in board_info(main["file_name"]).get("modules", []):
+        if module not in modules:
+            modules.append(module)
+
+    et_version = report.executorch_version.split("+")[0]
+    et_commit = None
+    try:  # the commit the lowering wheel was built from: the exact runtime to pair it with
+        from executorch.version import __version__ as wheel_version, git_version
+
+        if str(wheel_version).split("+")[0] == et_version:
+            et_commit = git_version
+    except ImportError:
+        pass
+    return {
+        "target": main["target"],
+        "file_name": main["file_name"],
+        "targets": targets,
+        "qemu_target": qemu_target["target"] if qemu_target else None,
+        "fvp": main["simulation"] == "armfvp",
+        "zephyr_revision": ZEPHYR_REVISION,
+        "executorch_revision": f"v{et_version}" if et_version else "main",
+        "executorch_commit": et_commit,
+        "modules": modules,
+        "pte_section": PTE_SECTION,
+        "arena_section": ARENA_SECTION,
+        "kconfig": {
+            # The runner runs in Zephyr's main thread: its stack is the placement's stack.
+            "main_stack_size": _round_up(max(int(placement["stack_bytes"]), 2048), 8),
+            # The ExecuTorch Zephyr PAL allocates with k_malloc: the heap must exist (> 0).
+            "heap_mem_pool_size": _round_up(max(int(placement["heap_bytes"]), 1024), 8),
+            "method_pool_size": int(placement["method_pool_bytes"]),
+            "temp_pool_size": int(placement["temp_pool_bytes"]),
+            "method_estimate": report.memory.method_allocator_bytes,
+            "temp_estimate": report.memory.temp_allocator_bytes,
+        },
+    }

@@ -1,0 +1,40 @@
+"""Zephyr apps run through Zephyr's own `run` target: `west build -d BUILD -t run` (QEMU and FVP
+boards alike; there is no `west flash` runner for FVPs). Needs the user's west workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cmx_gen.fit.boards import Board
+from cmx_gen.device.runners.base import Result, Runner
+
+
+class WestRunner(Runner):
+    name = "west"
+    executable = "west"
+
+    @classmethod
+    def available_for(cls, board: Board) -> bool:
+        return board.zephyr is not None and (board.qemu is not None or board.fvp is not None)
+
+    def command(self, build_dir: Path, args: str = "") -> list[str]:
+        """`args` (a semihosting command line) has no meaning for `west build -t run`: samples reach
+        a Zephyr app as frames on its console."""
+        from cmx_gen.app.kinds.zephyr.build import run_command
+
+        return run_command(build_dir)
+
+    def run(self, build_dir: Path) -> Result:
+        from cmx_gen.app.kinds.zephyr.build import require_workspace
+
+        require_workspace(self.cwd or build_dir.parent)
+        return super().run(build_dir)
+
+    def run_app(self, build_dir: Path, args: str = "", on_line=None):  # type: ignore[no-untyped-def]
+        from cmx_gen.app.kinds.zephyr.build import require_workspace
+
+        require_workspace(self.cwd or build_dir.parent)
+        return super().run_app(build_dir, args, on_line)
+
+    def install_hint(self) -> str:
+        return "pip install west (cmx-gen's set-up installs it in .venv), inside the app's west workspace"

@@ -1,0 +1,475 @@
+"""The generated model/ folder of an app: the program, its embedding, the plan and the reference.
+
+Same files for the bare-metal and the Zephyr app (see docs/architecture.md). Every file is a pure
+function of (pte, report, reference, placement, section): the bytes are deterministic so `regen` can tell a
+user edit from a stale file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from cmx_gen.app import codegen
+from cmx_gen.common.errors import RenderError
+from cmx_gen.common.memo import memo_json
+from cmx_gen.program.pte import operator_names
+from cmx_gen.program.report import Report, TensorSpec
+
+if TYPE_CHECKING:
+    from cmx_gen.fit.memory import Placement
+
+# ExecuTorch ScalarType codes (runtime/core/portable_type/scalar_type.h) by numpy dtype.
+SCALAR_TYPES: dict[str, int] = {
+    "uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
+    "float32": 6, "float64": 7, "bool": 11,
+}
+
+
+def _round16(n: int) -> int:
+    return (n + 15) // 16 * 16
+
+
+def _c_bytes(name: str, data: bytes) -> str:
+    rows = [
+        "    " + ", ".join(f"0x{b:02x}" for b in data[i : i + 16]) + ","
+        for i in range(0, len(data), 16)
+    ]
+    body = "\n".join(rows) if rows else "    0x00,"
+    return f"static const uint8_t {name}[{max(len(data), 1)}] CMX_REFERENCE_DATA = {{\n{body}\n}};\n"
+
+
+def to_layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
+    """The array in the program's memory order (dim_order), as the runtime sees the buffer."""
+    array = np.asarray(array)
+    order = list(dim_order or range(array.ndim))
+    if len(order) != array.ndim:
+        order = list(range(array.ndim))
+    return np.ascontiguousarray(np.transpose(array, order))
+
+
+def from_layout(flat: np.ndarray, shape: Sequence[int], dim_order: Sequence[int] | None) -> np.ndarray:
+    """to_layout's inverse: elements in memory (dim) order back in the logical shape."""
+    order = list(dim_order or range(len(shape)))
+    if len(order) != len(shape):
+        order = list(range(len(shape)))
+    return np.ascontiguousarray(np.transpose(flat.reshape([shape[d] for d in order]), np.argsort(order)))
+
+
+def _tolerance(outputs: list[tuple[np.ndarray, float]]) -> float:
+    """0 for integer outputs (bit-exact); float outputs with a scale allow float rounding noise only."""
+    tol = 0.0
+    for array, scale in outputs:
+        if array.dtype.kind == "f":
+            tol = max(tol, 0.01 if scale > 0 else 1e-4)
+    return tol
+
+
+def trace_outputs(report: Report) -> str:
+    """{mem_id, offset, bytes} of each instruction's output for the on-target trace; mem_id 0 where
+    the host has no value to compare with (views, non-tensors): the trace skips those."""
+    rows = []
+    for row in report.instructions:
+        out = row.output or {}
+        rows.append(f"{{{out['mem_id']}u, {out['offset']}u, {out['nbytes']}u}}" if row.traced else "{0u, 0u, 0u}")
+    return "{" + ", ".join(rows or ["{0u, 0u, 0u}"]) + "}"
+
+
+def trace_reference(report: Report, reference: Mapping[str, np.ndarray]) -> bytes:
+    """model/trace_reference.bin: the expected output bytes of every traced instruction, in order."""
+    from cmx_gen.lower.instructions import TRACE_PREFIX
+
+    return b"".join(np.asarray(reference[f"{TRACE_PREFIX}{row.index}"]).tobytes()
+                    for row in report.instructions if row.traced)
+
+
+def io_quant_macros(report: Report) -> str:
+    """The I/O quantization, for the code around the model: with --io int8 the program takes and
+    returns int8 (`real = scale * (q - zero_point)`); otherwise the parameters the program's own
+    boundary quantize/dequantize apply, for reference."""
+    lines = []
+    for side in ("inputs", "outputs"):
+        for i, spec in enumerate(getattr(report, side)):
+            quant = spec.quant
+            if quant and quant.scale is not None:
+                name = f"CMX_{side[:-1].upper()}_{i}"
+                lines.append(f"#define {name}_SCALE {np.float32(quant.scale).item()!r}f")
+                lines.append(f"#define {name}_ZERO_POINT {int(quant.zero_point)}")
+    if not lines:
+        return ""
+    io_int8 = any(s.quant is not None and s.quant.at == "io" for s in report.inputs)
+    return ("/* I/O quantization, real = scale * (q - zero_point). CMX_IO_INT8 1: the program takes and returns\n"
+            " * int8 (--io int8) and the caller (de)quantizes with these; 0: the program does it itself. */\n"
+            f"#define CMX_IO_INT8 {int(io_int8)}\n" + "\n".join(lines) + "\n\n")
+
+
+def c_name(name: str) -> str:
+    """A model's name made a C identifier."""
+    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_") or "model"
+
+
+@dataclass(frozen=True)
+class Symbols:
+    """A model's link-time names. One model keeps the historic ones; in an image of several each
+    model's program and reference tensors carry its name (`cmx_digits_pte`)."""
+
+    pte: str = "cmx_model_pte"
+    inputs: str = "cmx_inputs"
+    outputs: str = "cmx_outputs"
+
+    @classmethod
+    def of(cls, name: str) -> "Symbols":
+        c = c_name(name)
+        return cls(f"cmx_{c}_pte", f"cmx_{c}_inputs", f"cmx_{c}_outputs")
+
+
+@dataclass(frozen=True)
+class Pools:
+    """One model's pools as its cmx_model.h sizes them (the placement's numbers)."""
+
+    method_pool_bytes: int
+    temp_pool_bytes: int
+    shared: bool = False  # planned buffers and temp pool are the image's (model/cmx_shared_pools.c)
+
+
+def handle_symbol(name: str) -> str:
+    """The C name of a model's handle (cmx.h): `cmx_model_<name>`, the name made a C identifier.
+    It depends on the model's name only, so `regen` keeps the names the user's code calls."""
+    return f"cmx_model_{c_name(name)}"
+
+
+def _quant_table(specs: list[TensorSpec], count: int) -> str:
+    """{scale, zero_point, 1/scale} per input/output where the program takes or returns int8 (--io int8)."""
+    rows = []
+    for i in range(max(count, 1)):
+        quant = specs[i].quant if i < len(specs) else None
+        if quant is not None and quant.at == "io" and quant.scale is not None:
+            inverse = np.float32(1.0 / float(quant.scale)).item()  # as torch's quantize_per_tensor rounds x * (1 / scale)
+            rows.append(f"{{{np.float32(quant.scale).item()!r}f, {int(quant.zero_point or 0)}, {inverse!r}f}}")
+        else:
+            rows.append("{0.0f, 0, 0.0f}")
+    return "{" + ", ".join(rows) + "}"
+
+
+def models_header(names: list[str], shared: tuple[int, int] | None = None) -> str:
+    """cmx_models.h: the handles of this app's models, for the user's code (cmx.h is the API);
+    `shared`: (planned, temp) bytes of the pools the models share (model/cmx_shared_pools.c)."""
+    decls = "\n".join(f"/* {name} */\nextern cmx_model {handle_symbol(name)};\n" for name in names)
+    listed = ", ".join(f"&{handle_symbol(name)}" for name in names)
+    arena = ("/* The models run one after another and share one arena for their planned buffers (activations,\n"
+             " * inputs, outputs) and one temp pool: read a model's outputs before you call another model\n"
+             " * (docs/api.md). Each keeps its own method pool (its state). */\n"
+             f"#define CMX_SHARED_ARENA 1\n#define CMX_SHARED_PLANNED_BYTES {shared[0]}u\n"
+             f"#define CMX_SHARED_TEMP_BYTES {shared[1]}u\n") if shared else "#define CMX_SHARED_ARENA 0\n"
+    return f"""/* Generated by cmx-gen: this app's models. Do not edit; `cmx-gen regen` rewrites it.
+ * Each model is one handle for the API in cmx.h (docs/api.md); its name stays as long as the
+ * model's name (cmx.toml) does. */
+#ifndef CMX_MODELS_H
+#define CMX_MODELS_H
+
+#include "cmx.h"
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+{decls}
+#define CMX_NUM_MODELS {len(names)}
+/* Every handle, in the order the check runs them: cmx_model* models[] = {{CMX_MODEL_LIST}}; */
+#define CMX_MODEL_LIST {listed}
+{arena}
+#ifdef __cplusplus
+}}
+#endif
+
+#endif /* CMX_MODELS_H */
+"""
+
+
+def shared_pools_source(planned: int, temp: int) -> str:
+    """model/cmx_shared_pools.c: the arena the models of an image share (shared layout)."""
+    return f"""/* Generated by cmx-gen: the pools this app's models share (they run one after another). Do not edit. */
+#include <stdint.h>
+
+#include "cmx_models.h"
+
+#if defined(CMX_ARENA_SECTION)
+#define CMX_ARENA __attribute__((section(CMX_ARENA_SECTION), aligned(16)))
+#else
+#define CMX_ARENA __attribute__((aligned(16)))
+#endif
+
+/* The largest model's planned buffers ({planned} B) and temp pool ({temp} B). */
+uint8_t cmx_shared_planned_pool[CMX_SHARED_PLANNED_BYTES] CMX_ARENA;
+uint8_t cmx_shared_temp_pool[CMX_SHARED_TEMP_BYTES > 0u ? CMX_SHARED_TEMP_BYTES : 16u] CMX_ARENA;
+/* The model whose call last used the arena: another model's outputs are gone (cmx.h CMX_E_ARENA_REUSED). */
+const cmx_model* cmx_shared_arena_owner;
+"""
+
+
+def _cmake_list(items: Sequence[str]) -> str:
+    """A CMake list of quoted items: `"a" "b"`."""
+    return " ".join(f'"{x}"' for x in items)
+
+
+def models_cmake(dirs: list[str], sources: list[str]) -> str:
+    """model/cmx_models.cmake: each model's folder (under model/) and the app-wide model sources."""
+    return f"""# Generated by cmx-gen: this app's models, for CMakeLists.txt. Do not edit.
+# CMX_MODEL_DIRS: each model's folder under model/ (its cmx_model.h, program and reference);
+# CMX_MODELS_SOURCES: sources under model/ that all models share.
+set(CMX_MODEL_DIRS {_cmake_list(dirs)})
+set(CMX_MODELS_SOURCES {_cmake_list(sources)})
+"""
+
+
+def model_header(report: Report, pools: Pools, n_in: int, n_out: int, tolerance: float,
+                 name: str = "model", has_reference: bool = True, symbols: Symbols = Symbols()) -> str:
+    """cmx_model.h: the pools as the placement sized them, each planned buffer at the program's own
+    size (the placement's are 16-byte aligned: the runner aligns each one itself)."""
+    planned = list(report.memory.planned_buffer_sizes)
+    temp = pools.temp_pool_bytes
+    method_bytes = pools.method_pool_bytes
+    target = report.target
+    shared = ("/* Its planned buffers and temp pool are the ones the app's models share (cmx_shared_pools.c). */\n"
+              "#define CMX_SHARED_POOLS 1\n") if pools.shared else ""
+    sizes = "{" + ", ".join(f"{s}u" for s in planned) + "}"
+    return f"""/* Generated by cmx-gen: the memory plan and I/O of this model. Do not edit; `cmx-gen regen` rewrites it. */
+#ifndef CMX_MODEL_H
+#define CMX_MODEL_H
+
+#include <stdint.h>
+
+#define CMX_TARGET_CPU "{target.core}"
+#define CMX_TARGET_ISA "{target.isa}"
+#define CMX_EXECUTORCH_VERSION "{report.executorch_version}"
+
+/* The handle cmx/api/cmx_model_instance.cpp defines for this model (declared in cmx_models.h). */
+#define CMX_MODEL_NAME "{name}"
+#define CMX_MODEL_SYMBOL {handle_symbol(name)}
+/* Its program (model_pte.S) and reference tensors (cmx_model_io.c): each model of an image has its own. */
+#define CMX_PTE_START {symbols.pte}
+#define CMX_PTE_END {symbols.pte}_end
+#define CMX_REFERENCE_INPUTS {symbols.inputs}
+#define CMX_REFERENCE_OUTPUTS {symbols.outputs}
+
+/* Pools, in bytes (the runner prints each as used/allocated). */
+#define CMX_METHOD_POOL_BYTES {method_bytes}u
+#define CMX_PLANNED_BUFFER_COUNT {len(planned)}
+#define CMX_PLANNED_BUFFER_SIZES {sizes}
+#define CMX_PLANNED_POOL_BYTES {sum(_round16(s) for s in planned)}u
+#define CMX_TEMP_POOL_BYTES {temp}u
+{shared}
+#define CMX_NUM_INPUTS {n_in}
+#define CMX_NUM_OUTPUTS {n_out}
+/* Largest accepted |device - reference| in output quantization steps (a bundle's: in the outputs'
+ * own unit). CMX_HAS_REFERENCE 0: no expected outputs are known (a .pte), the check says RAN. */
+#define CMX_TOLERANCE_LSB {tolerance!r}
+#define CMX_HAS_REFERENCE {int(has_reference)}
+#define CMX_REFERENCE_BUNDLE {int(_is_bundle(report))}
+
+{io_quant_macros(report)}/* The same per input/output for the model API: {{scale, zero_point, 1/scale}}, scale 0 = float I/O. */
+#define CMX_INPUT_QUANT {_quant_table(report.inputs, n_in)}
+#define CMX_OUTPUT_QUANT {_quant_table(report.outputs, n_out)}
+
+/* The program's instructions (the runtime's debug handles) and, per instruction, where its output
+ * lies in the planned buffers: {{mem_id, byte offset, bytes}}, mem_id 0 = not traced. Used only by
+ * the profile (-D CMX_PROFILE=ON) and trace (-D CMX_TRACE=ON) builds. */
+#define CMX_NUM_INSTRUCTIONS {max(len(report.instructions), 1)}
+#define CMX_TRACE_OUTPUTS {trace_outputs(report)}
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+/* One reference tensor: raw bytes in the program's dim order. scale > 0: errors are measured in
+ * steps of `scale` (the output's quantization), else in the tensor's own unit. */
+typedef struct {{
+  const void* data;
+  uint32_t nbytes;
+  uint32_t numel;
+  int32_t dtype; /* executorch ScalarType */
+  float scale;
+  int32_t zero_point;
+}} cmx_tensor_ref;
+
+extern const cmx_tensor_ref CMX_REFERENCE_INPUTS[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1];
+extern const cmx_tensor_ref CMX_REFERENCE_OUTPUTS[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 1];
+
+#ifdef __cplusplus
+}}
+#endif
+
+#endif /* CMX_MODEL_H */
+"""
+
+
+def _is_bundle(report: Report) -> bool:
+    return bool(report.reference and report.reference.get("checked_against") == "bundle")
+
+
+def _tensor_refs(prefix: str, arrays: list[np.ndarray], specs: list[TensorSpec],
+                 own_unit: bool = False) -> tuple[str, str, list[float]]:
+    data_parts: list[str] = []
+    entries: list[str] = []
+    scales: list[float] = []
+    for i, array in enumerate(arrays):
+        spec = specs[i] if i < len(specs) else None
+        laid = to_layout(array, spec.dim_order if spec else None)
+        dtype = laid.dtype.name
+        if dtype not in SCALAR_TYPES:
+            raise RenderError(f"{prefix} {i} has dtype {dtype}, which the runner cannot compare",
+                              "use float32 or integer model inputs/outputs")
+        # Float tensors behind a (de)quantize: errors in steps of its scale. int8 tensors (--io int8)
+        # are compared in their own integer steps, which are the LSB. A bundle's outputs are checked
+        # in their own unit, as BundleIO does.
+        quant = spec.quant if spec is not None and laid.dtype.kind == "f" and not own_unit else None
+        scale = float(quant.scale or 0.0) if quant else 0.0
+        zp = int(quant.zero_point or 0) if quant else 0
+        scales.append(scale)
+        name = f"cmx_{prefix}_{i}"
+        data_parts.append(_c_bytes(name, laid.tobytes()))
+        entries.append(
+            f"    {{{name}, {laid.nbytes}u, {laid.size}u, {SCALAR_TYPES[dtype]}, {np.float32(scale).item()!r}f, {zp}}},"
+        )
+    return "".join(data_parts), "\n".join(entries) or "    {0, 0u, 0u, 0, 0.0f, 0},", scales
+
+
+def model_io_source(reference: Mapping[str, np.ndarray], report: Report,
+                    symbols: Symbols = Symbols()) -> tuple[str, int, int, float, bool]:
+    """cmx_model_io.c: the reference input(s) and, when known, the expected output(s); the I/O
+    counts (the program's), the tolerance and whether the outputs are known."""
+    def ordered(prefix: str) -> list[np.ndarray]:
+        keys = sorted((k for k in reference if k.startswith(prefix)), key=lambda k: int(k.split("_")[1]))
+        return [np.asarray(reference[k]) for k in keys]
+
+    inputs, outputs = ordered("input_"), ordered("output_")
+    has_reference = bool(outputs) and len(outputs) == len(report.outputs)
+    in_data, in_entries, _ = _tensor_refs("input", inputs, report.inputs)
+    out_data, out_entries, scales = _tensor_refs("output", outputs if has_reference else [], report.outputs,
+                                                 own_unit=_is_bundle(report))
+    tol = _tolerance(list(zip(outputs, scales)))
+    if _is_bundle(report):
+        tol = float(report.reference.get("tolerance") or 0.0)  # BundleIO's, in the outputs' own unit
+    text = (
+        "/* Generated by cmx-gen: the reference input(s) and the expected output(s) of the lowered\n"
+        " * program, computed in Python. Do not edit; `cmx-gen regen` rewrites it. */\n"
+        '#include "cmx_model.h"\n\n'
+        "/* The bare-metal app puts these in their own section (size reports show them apart from\n"
+        " * the code); elsewhere they are plain read-only data. */\n"
+        "#if defined(CMX_REFERENCE_SECTION)\n"
+        "#define CMX_REFERENCE_DATA __attribute__((section(CMX_REFERENCE_SECTION), aligned(16)))\n"
+        "#else\n"
+        "#define CMX_REFERENCE_DATA __attribute__((aligned(16)))\n"
+        "#endif\n\n"
+        f"{in_data}\n{out_data}\n"
+        f"const cmx_tensor_ref {symbols.inputs}[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1] = {{\n{in_entries}\n}};\n\n"
+        f"const cmx_tensor_ref {symbols.outputs}[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 1] = {{\n{out_entries}\n}};\n"
+    )
+    return text, len(report.inputs), len(report.outputs), tol, has_reference
+
+
+def pte_asm(section: str, symbol: str = "cmx_model_pte") -> str:
+    return f"""/* Generated by cmx-gen: embeds model.pte without a C array. Program::load needs >= 8-byte
+ * alignment (0x12 otherwise); 16 keeps the constant data aligned for SIMD kernels. */
+    .section {section}, "a"
+    .balign 16
+    .global {symbol}
+    .type {symbol}, %object
+{symbol}:
+    .incbin "model.pte"
+    .global {symbol}_end
+{symbol}_end:
+    .size {symbol}, {symbol}_end - {symbol}
+    .balign 16
+"""
+
+
+def ops_cmake(report: Report, kset: codegen.KernelSet) -> str:
+    """What kernels/ builds: the kernels of every program in the app (`report`: any one of them,
+    for the core and the executorch version they share)."""
+    target = report.target
+
+    return f"""# Generated by cmx-gen: what kernels/ builds and registers for this app's model(s). Do not edit.
+set(CMX_EXECUTORCH_VERSION "{report.executorch_version}")
+set(CMX_TARGET_CPU "{target.core}")
+set(CMX_CMSIS_NN_ISA "{target.isa}")
+set(CMX_CORTEX_M_OPS {_cmake_list(kset.cortex_m)})
+set(CMX_PORTABLE_OPS {_cmake_list(kset.portable)})
+set(CMX_PORTABLE_KERNELS {_cmake_list(kset.portable_kernels)})
+set(CMX_PRIM_OPS {_cmake_list(kset.prim_ops)})
+set(CMX_REGISTERED_OPS {_cmake_list(kset.registered)})
+"""
+
+
+def model_files(pte: bytes, report: Report, reference: Mapping[str, np.ndarray], pools: Pools,
+                pte_section: str, name: str, symbols: Symbols = Symbols()) -> dict[str, bytes]:
+    """One model's files: model.pte, model_pte.S, cmx_model.h, cmx_model_io.c, and the host-side
+    trace_reference.bin and reference_output_<i>.bin."""
+    io_text, n_in, n_out, tol, has_reference = model_io_source(reference, report, symbols)
+    files: dict[str, bytes] = {
+        "model.pte": bytes(pte),
+        "model_pte.S": pte_asm(pte_section, symbols.pte).encode(),
+        "cmx_model.h": model_header(report, pools, n_in, n_out, tol, name, has_reference, symbols).encode(),
+        "cmx_model_io.c": io_text.encode(),
+        # host side of `cmx-gen run --trace`; not built into the firmware
+        "trace_reference.bin": trace_reference(report, reference),
+    }
+    # host side of `cmx-gen run --app`: the check's expected output bytes, as the firmware lays them out
+    for i, spec in enumerate(report.outputs):
+        if f"output_{i}" in reference:
+            files[f"reference_output_{i}.bin"] = to_layout(reference[f"output_{i}"], spec.dim_order).tobytes()
+    return files
+
+
+def app_files(programs: dict[str, bytes], report: Report, dirs: list[str],
+              shared: tuple[int, int] | None = None) -> dict[str, bytes]:
+    """The files all models of an app share: their handles (cmx_models.h), one kernel library for
+    the union of their operators (cmx_ops.cmake, cmx_kernels.cpp: each kernel once), the list of
+    model folders (cmx_models.cmake) and, when they share it, the arena (cmx_shared_pools.c)."""
+    ops = sorted({op for pte in programs.values() for op in operator_names(pte)})
+    kset = codegen.split_ops(ops)
+    registration = memo_json(
+        "registration", (report.executorch_version, *ops), lambda: codegen.registration_source(ops)
+    )
+    files = {
+        "cmx_models.h": models_header(list(programs), shared).encode(),
+        "cmx_ops.cmake": ops_cmake(report, kset).encode(),
+        "cmx_kernels.cpp": registration.encode(),
+        "cmx_models.cmake": models_cmake(dirs, ["cmx_shared_pools.c"] if shared else []).encode(),
+    }
+    if shared:
+        files["cmx_shared_pools.c"] = shared_pools_source(*shared).encode()
+    return files
+
+
+def write_files(folder: Path, files: dict[str, bytes]) -> list[Path]:
+    """Write `files` into `folder`, leaving a file that already holds the bytes untouched."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for rel, data in files.items():
+        path = folder / rel
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        written.append(path)
+    return written
+
+
+def write_model_files(
+    model_dir: Path,
+    pte: bytes,
+    report: Report,
+    reference: Mapping[str, np.ndarray],
+    placement: "Placement",
+    pte_section: str,
+    name: str = "model",
+) -> list[Path]:
+    """A one-model app's APP/model/*: the model's files and the app-wide ones in one folder.
+    `name` names the model's API handle (handle_symbol). Returns the paths written."""
+    pools = Pools(placement.method_pool_bytes, placement.temp_pool_bytes)
+    files = {**model_files(pte, report, reference, pools, pte_section, name),
+             **app_files({name: pte}, report, ["."])}
+    return write_files(Path(model_dir), files)

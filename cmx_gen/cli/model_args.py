@@ -1,0 +1,50 @@
+"""The model-source options `lower`, `check` and `create` share: their command-line arguments, and
+the ModelSource and LowerOptions those arguments make."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from cmx_gen.app.project import IO_KINDS
+
+if TYPE_CHECKING:
+    from cmx_gen.lower.lowering import LowerOptions
+    from cmx_gen.model.source import ModelSource
+
+MODEL_HELP = "path/model.py:Name, model.pt2 (torch.export.save), or model.pte"
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL", help: str = MODEL_HELP) -> None:
+    """Model-source options shared by `lower`, `check` and `create`."""
+    parser.add_argument("model", metavar=metavar, help=help)
+    parser.add_argument("--input-shape", help="example input shape, e.g. 1,1,49,10 (else example_inputs() from the file)")
+    parser.add_argument("--input", metavar="FILE",
+                        help="a .pte's check input (.npz, one array per input, or .npy); else a generated one")
+    parser.add_argument("--calibration", help="calibration data: .npz (one array per input), .npy, or a folder of .npy")
+    parser.add_argument(
+        "--random-calibration", action="store_true", help="calibrate on random data (poor INT8 accuracy; the report says so)"
+    )
+    parser.add_argument(
+        "--keep-fp32", action="append", metavar="PART",
+        help="leave a part in float on portable kernels: a module path (features.3), a model-file line (model.py:15) "
+             "or an exported node name; repeatable",
+    )
+    parser.add_argument("--io", choices=IO_KINDS, default=None,
+                        help="int8: the program takes and returns int8 tensors, no quantize/dequantize at its edges "
+                             "(the scale and zero point are in report.json and cmx_model.h); default float")
+
+
+def lower_options(args: argparse.Namespace) -> "LowerOptions":
+    from cmx_gen.lower.lowering import LowerOptions
+
+    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float")
+
+
+def load_source(args: argparse.Namespace) -> "ModelSource":
+    from cmx_gen.model import source as model_source
+
+    return model_source.load(
+        args.model, input_shape=args.input_shape, calibration=args.calibration,
+        random_calibration=args.random_calibration, given_input=args.input,
+    )

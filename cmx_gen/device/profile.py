@@ -1,0 +1,98 @@
+"""The on-target profile: counter ticks per instruction, named by module path, grouped by op kind.
+
+A firmware built with CMX_PROFILE prints `cmx-gen: prof <instruction> <count>` after its result
+line (templates/common/runner/cmx_runner.cpp, ExecuTorch's EventTracer hooks). Each instruction
+counts from the end of the one before, so the rows include the runtime's dispatch and add up to
+the inference; report.json `instructions` names each row (instructions.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from cmx_gen.device import result_line
+from cmx_gen.common.errors import RunError
+from cmx_gen.program.report import Instruction
+from cmx_gen.device.runners.base import Result
+
+
+
+@dataclass
+class Row:
+    index: int
+    op: str
+    module: str
+    source: str
+    count: int
+    share: float  # of the whole-inference count, in %
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Profile:
+    counter: str  # "instr" (QEMU -icount) or "cycles"
+    total: int  # the result line's whole-inference count (same image)
+    rows: list[Row]
+
+    @property
+    def summed(self) -> int:
+        return sum(row.count for row in self.rows)
+
+    def by_kind(self) -> list[tuple[str, int, float]]:
+        """(kind, count, % of total), largest first: what to optimise."""
+        kinds: dict[str, int] = {}
+        for row in self.rows:
+            kinds[op_kind(row.op)] = kinds.get(op_kind(row.op), 0) + row.count
+        return sorted(((k, c, 100.0 * c / self.total if self.total else 0.0) for k, c in kinds.items()),
+                      key=lambda item: -item[1])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counter": self.counter,
+            "total": self.total,
+            "sum": self.summed,
+            "rows": [row.to_dict() for row in self.rows],
+            "by_kind": [{"kind": k, "count": c, "share": round(s, 2)} for k, c, s in self.by_kind()],
+        }
+
+
+def op_kind(op: str) -> str:
+    """`cortex_m::quantized_conv2d.out` -> `conv2d`; `aten::add.out` -> `add`."""
+    name = op.split("::")[-1].split(".")[0]
+    return name.removeprefix("quantized_") or op
+
+
+def parse(result: Result, instructions: list[Instruction]) -> Profile:
+    """The profile of a CMX_PROFILE image's output, rows in execution order."""
+    counts = {int(m.group(1)): int(m.group(2)) for m in result_line.diagnostic_re("prof").finditer(result.output)}
+    if not counts:
+        raise RunError("the firmware printed no profile (no `cmx-gen: prof` lines)",
+                       "rebuild the profile image: delete APP/build-profile and run `cmx-gen run APP --profile` again")
+    counted = result.count
+    if counted is None:
+        raise RunError("the result line has no instr= or cycles= figure", "the platform layer has no counter")
+    counter, total = counted
+    rows = []
+    for row in instructions:
+        count = counts.get(row.index, 0)
+        rows.append(Row(index=row.index, op=row.op, module=row.module, source=row.source,
+                        count=count, share=100.0 * count / total if total else 0.0))
+    return Profile(counter=counter, total=total, rows=rows)
+
+
+def table(profile: Profile) -> str:
+    """One row per executed instruction, a sum line against the whole inference, then by kind."""
+    op_width = max([len(r.op) for r in profile.rows] + [8])
+    mod_width = max([len(r.module) for r in profile.rows] + [6])
+    lines = [f"{'#':>3}  {'operator':<{op_width}}  {'module':<{mod_width}}  {profile.counter:>11}  {'share':>6}  line"]
+    for r in profile.rows:
+        line = r.source.split(" ", 1)[0]  # model.py:17 (the code is in report.json)
+        lines.append(f"{r.index:>3}  {r.op:<{op_width}}  {r.module:<{mod_width}}  {r.count:>11,}  {r.share:>5.1f}%  {line}")
+    gap = 100.0 * profile.summed / profile.total if profile.total else 0.0
+    lines.append(f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {profile.summed:>11,}  {gap:>5.1f}%"
+                 f"  of {profile.total:,} {profile.counter} for the whole inference (result line)")
+    lines.append("by kind    " + ", ".join(f"{k} {s:.1f} %" for k, _, s in profile.by_kind()))
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""The on-target trace: every instruction's output on the target against the host's value.
+
+A firmware built with CMX_TRACE streams `cmx-gen: trace <instruction> <offset> <hex>` as each
+instruction completes (its output bytes, read from planned memory in the program's dim order);
+`model/trace_reference.bin` holds what the kernel-exact host interpreter computed for the same
+input (model_files.trace_reference). The first instruction that differs is where a FAIL starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cmx_gen.common.errors import RunError
+from cmx_gen.program.report import Instruction
+from cmx_gen.device.runners.base import parse_hex_lines
+
+@dataclass
+class Difference:
+    index: int
+    op: str
+    module: str
+    source: str
+    max_err: float  # int outputs: in LSB (integer steps); float outputs: in the output's unit
+    unit: str  # "LSB" or "abs"
+    elements: int  # elements that differ
+    numel: int
+    missing: bool = False  # the target printed no output for it (it stopped before)
+
+    def describe(self) -> str:
+        where = ", ".join(part for part in (self.module, self.source) if part)
+        at = f"instruction #{self.index} {self.op}" + (f" ({where})" if where else "")
+        if self.missing:
+            return f"{at}: the target printed no output for it"
+        err = f"{self.max_err:g} LSB" if self.unit == "LSB" else f"{self.max_err:.6g} (abs)"
+        return f"{at}: max abs err {err} on {self.elements}/{self.numel} elements"
+
+
+def device_outputs(output: str) -> dict[int, bytes]:
+    """Each traced instruction's output bytes as the target printed them."""
+    return parse_hex_lines(output, "trace")
+
+
+def expected_outputs(instructions: list[Instruction], reference: bytes) -> dict[int, bytes]:
+    """Split trace_reference.bin by the traced instructions' sizes, in order."""
+    expected: dict[int, bytes] = {}
+    at = 0
+    for row in instructions:
+        if row.traced:
+            assert row.output is not None
+            expected[row.index] = reference[at:at + row.output["nbytes"]]
+            at += row.output["nbytes"]
+    if at != len(reference):
+        raise RunError(f"trace_reference.bin holds {len(reference)} bytes, report.json's instructions {at}",
+                       "regenerate the app with `cmx-gen regen APP`")
+    return expected
+
+
+def compare(instructions: list[Instruction], reference: bytes, output: str) -> tuple[list[Difference], int]:
+    """(differences in execution order, number of instructions compared)."""
+    expected = expected_outputs(instructions, reference)
+    device = device_outputs(output)
+    differences: list[Difference] = []
+    for row in instructions:
+        if row.index not in expected:
+            continue
+        assert row.output is not None
+        dtype = np.dtype(row.output["dtype"])
+        want = np.frombuffer(expected[row.index], dtype=dtype)
+        common = dict(index=row.index, op=row.op, module=row.module, source=row.source,
+                      unit="abs" if dtype.kind == "f" else "LSB", numel=int(want.size))
+        got_bytes = device.get(row.index)
+        if got_bytes is None or len(got_bytes) != len(expected[row.index]):
+            differences.append(Difference(**common, max_err=0.0, elements=0, missing=True))
+            continue
+        got = np.frombuffer(got_bytes, dtype=dtype)
+        delta = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        delta[np.isnan(delta)] = np.inf
+        if delta.size and delta.max() > 0:
+            differences.append(Difference(**common, max_err=float(delta.max()), elements=int((delta > 0).sum())))
+    return differences, len(expected)
+
+
+def summary(differences: list[Difference], compared: int) -> str:
+    if not differences:
+        return f"trace: all {compared} traced instructions match the host bit for bit"
+    first = differences[0]
+    more = f"; {len(differences) - 1} later instruction(s) differ too" if len(differences) > 1 else ""
+    return f"trace: first difference at {first.describe()}{more}"
+
+
+def read_reference(app: Path) -> bytes:
+    path = app / "model" / "trace_reference.bin"
+    if not path.is_file():
+        raise RunError(f"{path} not found: the app predates --trace", f"regenerate it with `cmx-gen regen {app}`")
+    return path.read_bytes()

@@ -1,0 +1,112 @@
+"""Exact graph rewrites for what the target's kernels get wrong, applied to the float graph before
+quantization, so that the model stays on CMSIS-NN instead of being refused (target_limits.yaml).
+
+A rewrite is exact when the rewritten graph computes, in exact arithmetic, the same function: the
+reference is computed from the rewritten program like any other, so PASS stays bit-exact. Each
+applied rewrite is named in report.json (`rewrites`) and in the printed report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.reference import module_path, source_line
+
+aten = torch.ops.aten
+
+# Elementwise ops between a convolution and its crop that the quantizer fuses into the convolution:
+# the crop goes after them (a crop commutes with an elementwise op), so the fusion still happens.
+_FUSED_ACTIVATIONS = {aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default,
+                      aten.clamp.default, aten.clamp_.default}
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One rewrite applied: where (the node, module and user's line) and what it did."""
+
+    node: str
+    op: str  # the op as the user wrote it ("aten::conv_transpose2d")
+    module: str
+    source: str
+    what: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _pair(value: Any, default: int) -> list[int]:
+    items = list(value) if isinstance(value, (list, tuple)) else [value if value is not None else default] * 2
+    return [int(v) for v in (items * 2 if len(items) == 1 else items)]
+
+
+def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    """ConvTranspose2d with stride > 1 and padding p: CMSIS-NN's arm_transpose_conv_s8 places p
+    differently from PyTorch. PyTorch's result is the unpadded transposed convolution with p rows and
+    columns cropped from each side (output_padding q <= p only moves the bottom/right crop), so
+    compute that with padding 0 and crop: out[o] = full[o + p] for o < out."""
+    if node.target is not aten.conv_transpose2d.input:
+        return None
+    args = list(node.args) + [None] * (8 - len(node.args))
+    stride, padding, output_padding = _pair(args[3], 1), _pair(args[4], 0), _pair(args[5], 0)
+    if not any(s > 1 for s in stride) or not any(padding) or any(q > p for q, p in zip(output_padding, padding)):
+        return None
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor) or value.dim() != 4:
+        return None
+    out_h, out_w = int(value.shape[2]), int(value.shape[3])
+    args[3], args[4], args[5] = stride, [0, 0], [0, 0]
+    if args[6] is None:
+        args[6] = 1
+    if args[7] is None:
+        args[7] = [1, 1]
+    node.args = tuple(args)
+
+    # Crop after the activation the quantizer fuses into the convolution, if that is its one user.
+    last = node
+    while len(last.users) == 1 and next(iter(last.users)).target in _FUSED_ACTIVATIONS:
+        last = next(iter(last.users))
+    channels_last = value.is_contiguous(memory_format=torch.channels_last) and not value.is_contiguous()
+    users = list(last.users)
+    with graph.inserting_after(last):
+        # The portable slice kernel copies rows of the contiguous layout: crop a contiguous copy.
+        flat = graph.call_function(aten.clone.default, (last,), {"memory_format": torch.contiguous_format})
+        with graph.inserting_after(flat):
+            rows = graph.call_function(aten.slice.Tensor, (flat, 2, padding[0], padding[0] + out_h))
+        with graph.inserting_after(rows):
+            cropped = graph.call_function(aten.slice.Tensor, (rows, 3, padding[1], padding[1] + out_w))
+        result = cropped
+        if channels_last and any(u.op != "output" for u in users):  # the consumers' layout, as before
+            with graph.inserting_after(cropped):
+                result = graph.call_function(aten.clone.default, (cropped,), {"memory_format": torch.channels_last})
+    for user in users:
+        user.replace_input_with(last, result)
+    for new in (flat, rows, cropped, result):
+        new.meta.update({k: v for k, v in last.meta.items() if k in ("nn_module_stack", "stack_trace", "source_fn_stack")})
+    return Rewrite(
+        node=node.name, op="aten::conv_transpose2d", module=module_path(node), source=source_line(node),
+        what=f"stride {stride} with padding {padding}: computed with padding 0 on CMSIS-NN, then cropped "
+             f"{padding[0]} row(s) and {padding[1]} column(s) from each side (exact)",
+    )
+
+
+REWRITES = (_transpose_conv_crop,)
+
+
+def apply(module: torch.fx.GraphModule) -> list[Rewrite]:
+    """Rewrite `module` (the exported float model) in place; the rewrites applied, in graph order."""
+    applied = []
+    for node in list(module.graph.nodes):
+        if node.op != "call_function":
+            continue
+        for rewrite in REWRITES:
+            done = rewrite(module.graph, node)
+            if done:
+                applied.append(done)
+                break
+    if applied:
+        module.graph.lint()
+        module.recompile()
+    return applied

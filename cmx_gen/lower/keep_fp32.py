@@ -1,0 +1,56 @@
+"""`--keep-fp32 PART`: leave parts of a model in float, on portable kernels, when the cortex_m
+lowering cannot take them (an upstream pass failing on them, an op CMSIS-NN gets wrong).
+
+A part is a module path (`features.3`), a line of the model file (`model.py:15`, what cmx-gen's
+error lines print), or a node name of the exported graph (`bmm_1`). Float `linear` left this way
+is rewritten to ops portable has (fp32_linear.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.lower.reference import user_frame
+
+def selects(node: torch.fx.Node, pattern: str) -> bool:
+    """Does `--keep-fp32 pattern` name this node (see LowerOptions.keep_fp32)?"""
+    if node.name == pattern:
+        return True
+    frame = user_frame(node)
+    if frame and ":" in pattern:
+        file_name, _, line = pattern.rpartition(":")
+        if line == frame[1] and file_name in (Path(frame[0]).name, frame[0]):
+            return True
+    paths = [str(path) for path, _ in (node.meta.get("nn_module_stack") or {}).values() if path]
+    return bool(paths) and (paths[-1] == pattern or paths[-1].startswith(pattern + "."))
+
+
+def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
+    """CortexMQuantizer, leaving the nodes `keep_fp32` names unquantized (portable fp32 kernels).
+
+    The nodes are marked "annotated, not quantized" after the cortex_m annotators ran (before, the
+    composable quantizer refuses the change), so their neighbours quantize at the edge instead."""
+    from executorch.backends.cortex_m.quantizer.quantizer import CortexMQuantizer, mark_node_as_annotated
+
+    nodes = [n for n in graph.graph.nodes if n.op == "call_function"]
+    for pattern in keep_fp32:
+        if not any(selects(n, pattern) for n in nodes):
+            modules = sorted({str(p) for n in nodes for p, _ in (n.meta.get("nn_module_stack") or {}).values() if p})
+            raise ModelSourceError(
+                f"--keep-fp32 {pattern} names no part of the model",
+                "give a module path (" + (", ".join(modules[:8]) or "none here") + "), a line of the model file "
+                "(model.py:15) or a node name of the exported graph",
+            )
+
+    class KeepFp32Quantizer(CortexMQuantizer):
+        def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
+            keep = [n for n in model.graph.nodes if n.op == "call_function" and any(selects(n, p) for p in keep_fp32)]
+            model = super().annotate(model)
+            for node in keep:
+                mark_node_as_annotated(node, {}, None, False)
+            return model
+
+    return KeepFp32Quantizer() if keep_fp32 else CortexMQuantizer()

@@ -1,0 +1,132 @@
+"""Refuse, before any build, a lowered program that the kernels on the target would stop with
+`execute:0x12` or compute wrongly: the rules (data/target_limits.yaml) are those kernels' argument
+checks and known gaps, evaluated on the lowered graph's shapes, memory formats and arguments."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+from typing import Any, Callable
+
+import torch
+import yaml
+
+from cmx_gen.common.errors import ExportError
+from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.reference import op_name, source_line
+
+
+@functools.lru_cache(maxsize=1)
+def rules() -> list[dict[str, Any]]:
+    return yaml.safe_load((DATA_DIR / "target_limits.yaml").read_text())["rules"]
+
+
+def _tensors(node: torch.fx.Node) -> list[torch.Tensor]:
+    values = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
+    return [v for v in values if isinstance(v, torch.Tensor)]
+
+
+def _dim_order(tensor: torch.Tensor) -> tuple[int, ...]:
+    """The dim order ExecuTorch serializes for these strides (its own derivation, not torch's:
+    they differ where size-1 dims make the strides ambiguous)."""
+    from executorch.exir.tensor import dim_order_from_stride
+
+    return tuple(int(d) for d in dim_order_from_stride(tuple(tensor.stride())))
+
+
+def default_or_channels_last(node: torch.fx.Node) -> str | None:
+    for tensor in _tensors(node):
+        order = _dim_order(tensor) if tensor.dim() == 4 else None
+        if order is not None and order not in ((0, 1, 2, 3), (0, 2, 3, 1)):
+            return f"a tensor {list(tensor.shape)} has dim order {list(order)}"
+    return None
+
+
+def same_dim_order(node: torch.fx.Node) -> str | None:
+    orders = {tuple(_dim_order(t)) for t in _tensors(node)}
+    return f"its tensors have dim orders {sorted(list(o) for o in orders)}" if len(orders) > 1 else None
+
+
+def slices_whole_rows(node: torch.fx.Node) -> str | None:
+    """compute_slice copies `trailing` bytes per leading index of the logical shape: right only when
+    the dims before the sliced one come first in memory, in order (any layout, for dim 0)."""
+    value = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    if not isinstance(value, torch.Tensor) or not value.dim():
+        return None
+    dim = int(node.args[1]) % value.dim() if len(node.args) > 1 else 0
+    order = _dim_order(value)
+    if order[:order.index(dim)] != tuple(range(dim)):
+        return f"it slices dim {dim} of a tensor {list(value.shape)} in dim order {list(order)}"
+    return None
+
+
+def _operands(node: torch.fx.Node) -> list[torch.Tensor]:
+    """The first two tensor arguments of an elementwise op."""
+    values = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
+    return [t for t in values if isinstance(t, torch.Tensor)][:2]
+
+
+def same_shape(node: torch.fx.Node) -> str | None:
+    operands = _operands(node)
+    if len(operands) < 2 or operands[0].shape == operands[1].shape:
+        return None
+    return f"operands {list(operands[0].shape)} and {list(operands[1].shape)}"
+
+
+def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
+    problem = same_shape(node)
+    if problem is None:
+        return None
+    big, small = sorted(_operands(node), key=lambda t: t.numel(), reverse=True)
+    channel = (big.dim() == 4 and small.dim() == 4 and small.shape[1] == big.shape[1]
+               and small.numel() == big.shape[1] and _dim_order(big) == (0, 2, 3, 1))
+    return None if channel else problem
+
+
+def rank_3_or_4(node: torch.fx.Node) -> str | None:
+    value = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    if isinstance(value, torch.Tensor) and value.dim() not in (3, 4):
+        return f"its input {list(value.shape)} is {value.dim()}-D"
+    return None
+
+
+def no_padding_with_stride(node: torch.fx.Node) -> str | None:
+    stride, padding = (node.args[3], node.args[4]) if len(node.args) > 4 else ([1], [0])
+    if any(int(s) > 1 for s in stride) and any(int(p) for p in padding):
+        return f"stride {list(stride)} with padding {list(padding)}"
+    return None
+
+
+EFFECTS = {"stop": "stop (execute error 0x12)", "wrong": "compute wrong results"}
+
+
+CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
+    "default_or_channels_last": default_or_channels_last,
+    "same_shape_or_channel_broadcast": same_shape_or_channel_broadcast,
+    "same_shape": same_shape,
+    "rank_3_or_4": rank_3_or_4,
+    "no_padding_with_stride": no_padding_with_stride,
+    "same_dim_order": same_dim_order,
+    "slices_whole_rows": slices_whole_rows,
+}
+
+
+def check(program: torch.fx.GraphModule) -> None:
+    """Raise ExportError at the first node a target kernel would refuse."""
+    for node in program.graph.nodes:
+        name = op_name(node)
+        if not name:
+            continue
+        for rule in rules():
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in rule["ops"]):
+                continue
+            problem = CHECKS[rule["check"]](node)
+            if problem:
+                where = source_line(node)
+                effect = EFFECTS[rule["effect"]]
+                raise ExportError(
+                    f"the program would {effect} on the target: {name} at node {node.name}"
+                    f"{f' ({where})' if where else ''}: {problem}; {rule['why']}",
+                    rule["fix"] + (f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and
+                                   name.startswith("cortex_m::") else ""),
+                )

@@ -1,0 +1,53 @@
+"""Which model inputs go in channels-last memory format.
+
+The cortex_m quantizer refuses NCHW convolutions, so an input that a convolution or pool consumes
+is made channels-last. Every other input keeps the layout the user gave: cortex_m's matmul,
+elementwise and transpose kernels read a channels-last input as if it were contiguous, which gave
+wrong results on the target (docs/conformance.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from cmx_gen.model.source import Inputs, ModelSource, channels_last
+
+# Ops whose cortex_m kernels work on NHWC data (matched in the exported op's name).
+SPATIAL_OPS = ("conv", "pool", "batch_norm", "upsample", "pixel_shuffle")
+
+
+def spatial_inputs(program: Any) -> set[int]:
+    """Positions of the user inputs that a conv/pool/... op consumes directly.
+
+    A 1-channel input is the same bytes either way, but ExecuTorch serializes its channels-last
+    strides as dim order [0, 2, 1, 3], which portable kernels refuse (target_checks.py): it goes
+    channels-last only for a convolution, whose quantizer insists on it."""
+    names = list(program.graph_signature.user_inputs)
+    found = set()
+    for node in program.graph_module.graph.nodes:
+        if node.op != "placeholder" or node.name not in names:
+            continue
+        value = node.meta.get("val")
+        kinds = ("conv",) if isinstance(value, torch.Tensor) and value.dim() == 4 and value.shape[1] == 1 else SPATIAL_OPS
+        if any(user.op == "call_function" and any(k in str(user.target) for k in kinds) for user in node.users):
+            found.add(names.index(node.name))
+    return found
+
+
+def to_channels_last(source: ModelSource, positions: set[int]) -> bool:
+    """Make those 4-D example and calibration inputs channels-last; True when anything changed."""
+    def convert(sample: Inputs) -> Inputs:
+        return tuple(channels_last(x) if i in positions else x for i, x in enumerate(sample))
+
+    assert source.example_inputs is not None
+    before = [x.stride() for x in source.example_inputs]
+    source.example_inputs = convert(source.example_inputs)
+    source.calibration = [convert(sample) for sample in source.calibration]
+    return before != [x.stride() for x in source.example_inputs]
+
+
+def apply(source: ModelSource, program: Any) -> bool:
+    """Lay out the example and calibration inputs for `program` (the model exported as given);
+    True when that changed anything, and the model must be exported again."""
+    return to_channels_last(source, spatial_inputs(program))

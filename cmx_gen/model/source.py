@@ -1,0 +1,392 @@
+"""Turn what the user names on the command line into a model, example inputs and calibration data.
+
+Accepted model sources:
+- `path/model.py:name`: `name` is an `nn.Module` subclass (built with no arguments), a factory
+  returning a module, or a module instance. The file may define `example_inputs()` and
+  `calibration_data()`. Importing a `.py` runs its code: use `.pt2` for models you do not trust.
+- `model.pt2`: saved with `torch.export.save`; loading it runs no Python from the file.
+- `model.pte`: already lowered; only analysed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+import sys
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.common.noise import quiet_torch
+
+quiet_torch()
+
+Inputs = tuple[torch.Tensor, ...]
+
+
+@dataclass
+class ModelSource:
+    """What `load` found: a module ready for export (or a `.pte`), its inputs and calibration."""
+
+    spec: str
+    kind: str  # "python" | "pt2" | "pte" | "bpte"
+    module: torch.nn.Module | None = None
+    example_inputs: Inputs | None = None
+    calibration: list[Inputs] = field(default_factory=list)
+    calibration_source: str = "none"
+    random_calibration: bool = False
+    pte: bytes | None = None
+    bundle: Any = None  # bundle.Bundle of a .bpte: its program, test inputs and expected outputs
+    given_inputs: list[np.ndarray] | None = None  # a .pte's check input (--input), else a generated one
+    content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
+    # Set once by lowering.export(): the float model's outputs on the example inputs (run first,
+    # so a model that fails on them is told so) and the torch.export ExportedProgram.
+    float_outputs: tuple[torch.Tensor, ...] | None = None
+    exported: Any = None
+    graph_sha256: str = ""  # set once by cache.graph_fingerprint()
+
+    @property
+    def spec_identity(self) -> str:
+        """Which model was named, independent of the working directory: file name, attribute, class."""
+        file_part, _, attr = self.spec.rpartition(":") if self.kind == "python" else (self.spec, "", "")
+        cls = type(self.module).__qualname__ if self.module is not None else ""
+        return f"{self.kind}:{Path(file_part).name}:{attr}:{cls}"
+
+
+def parse_shape(text: str) -> tuple[int, ...]:
+    """`1,1,49,10` -> (1, 1, 49, 10)."""
+    compact = text.replace(" ", "")
+    shape = tuple(int(p) for p in re.split(r"[,x]", compact)) if re.fullmatch(r"\d+([,x]\d+)*", compact) else ()
+    if not shape or any(dim <= 0 for dim in shape):
+        raise ModelSourceError(
+            f"--input-shape {text!r} is not a shape", "give positive integers separated by commas, e.g. 1,1,49,10"
+        )
+    elements = int(np.prod(shape, dtype=np.int64))
+    if elements > MAX_INPUT_ELEMENTS:
+        raise ModelSourceError(
+            f"--input-shape {text} is {elements:,} elements ({elements / 2**20:,.0f} MiB as int8): no Cortex-M holds that",
+            f"give the model's real input shape (at most {MAX_INPUT_ELEMENTS:,} elements)",
+        )
+    return shape
+
+
+# 16 Mi elements: an int8 input already 16 MiB, past the RAM of any board in the database.
+MAX_INPUT_ELEMENTS = 1 << 24
+
+
+def channels_last(tensor: torch.Tensor) -> torch.Tensor:
+    """The cortex_m backend expects the 4-D inputs of spatial models (conv, pool) in channels-last
+    memory format; lowering.export() applies this where the graph has such ops.
+
+    `.to()`, not `.contiguous()`: for a 1-channel tensor NCHW already counts as channels-last
+    contiguous, so `.contiguous()` keeps NCHW strides and the quantizer then rejects every conv.
+    """
+    if tensor.dim() == 4:
+        return tensor.to(memory_format=torch.channels_last)
+    return tensor
+
+
+def _as_inputs(value: Any, what: str) -> Inputs:
+    if isinstance(value, torch.Tensor):
+        value = (value,)
+    if isinstance(value, np.ndarray):
+        value = (torch.from_numpy(value),)
+    if not isinstance(value, (tuple, list)) or not value:
+        raise ModelSourceError(
+            f"{what} must return a tensor or a tuple of tensors, got {type(value).__name__}",
+            "return e.g. (torch.randn(1, 1, 49, 10),)",
+        )
+    for position, item in enumerate(value):
+        if not isinstance(item, torch.Tensor):
+            raise ModelSourceError(
+                f"{what} input {position} is a {type(item).__name__} ({item!r:.40}), not a tensor: the firmware "
+                "feeds tensors only",
+                "make that value a constant inside forward, or pass it as a tensor (torch.tensor([...]))",
+            )
+    return tuple(v.float() if v.is_floating_point() else v for v in value)
+
+
+def _import_file(path: Path) -> Any:
+    name = f"cmx_user_model_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ModelSourceError(f"cannot import {path}", "give a Python file ending in .py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the user's code: any error is theirs to fix
+        raise ModelSourceError(
+            f"importing {path} failed: {type(exc).__name__}: {exc}", "fix the error in the model file (run with --debug for the trace)"
+        ) from exc
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+def _hash_files(*paths: Path) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _build_module(obj: Any, name: str, path: Path) -> torch.nn.Module:
+    try:
+        if isinstance(obj, torch.nn.Module):
+            module = obj
+        elif isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+            module = obj()
+        elif callable(obj):
+            module = obj()
+        else:
+            raise ModelSourceError(
+                f"{path}:{name} is a {type(obj).__name__}, not a model",
+                "name an nn.Module subclass, a module instance, or a function returning one",
+            )
+    except ModelSourceError:
+        raise
+    except Exception as exc:
+        raise ModelSourceError(
+            f"building {path.name}:{name} failed: {type(exc).__name__}: {exc}",
+            "the class must construct with no arguments (or name a factory function that does)",
+        ) from exc
+    if not isinstance(module, torch.nn.Module):
+        raise ModelSourceError(f"{path.name}:{name}() returned {type(module).__name__}, not an nn.Module", "return the model")
+    return module.eval()
+
+
+def _load_python(spec: str) -> ModelSource:
+    file_part, _, name = spec.rpartition(":")
+    path = Path(file_part)
+    if not path.is_file():
+        raise ModelSourceError(f"model file {path} not found", "check the path before ':' (form: path/model.py:ClassName)")
+    if not name:
+        raise ModelSourceError(f"no model name in {spec!r}", "use path/model.py:ClassName")
+    user = _import_file(path)
+    if not hasattr(user, name):
+        found = sorted(
+            attr for attr, value in vars(user).items()
+            if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == user.__name__
+        )
+        raise ModelSourceError(
+            f"{path.name} has no attribute {name!r}",
+            f"use one of: {', '.join(found)}" if found else "define the model class in that file",
+        )
+    source = ModelSource(spec=spec, kind="python", module=_build_module(getattr(user, name), name, path))
+    # The model file and its sibling modules (layers it imports); weights are keyed by the state dict.
+    source.content_hash = _hash_files(path, *sorted(p for p in path.parent.glob("*.py") if p != path))
+    if callable(getattr(user, "example_inputs", None)):
+        source.example_inputs = _as_inputs(_call_hook(user, "example_inputs", path), f"{path.name}:example_inputs()")
+    if callable(getattr(user, "calibration_data", None)):
+        samples = list(_call_hook(user, "calibration_data", path))
+        source.calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
+        source.calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
+    return source
+
+
+def _call_hook(user: Any, name: str, path: Path) -> Any:
+    """Call example_inputs() / calibration_data() of the user's file; their errors are theirs to fix."""
+    try:
+        return getattr(user, name)()
+    except Exception as exc:
+        raise ModelSourceError(
+            f"{path.name}:{name}() failed: {type(exc).__name__}: {exc}", f"fix {name}() in {path} (--debug shows the trace)"
+        ) from exc
+
+
+def _load_pt2(path: Path) -> ModelSource:
+    try:
+        program = torch.export.load(str(path))
+    except Exception as exc:
+        raise ModelSourceError(
+            f"{path} is not a loadable .pt2: {type(exc).__name__}: {exc}",
+            "save it with torch.export.save(torch.export.export(model, inputs), 'model.pt2') using torch 2.13",
+        ) from exc
+    source = ModelSource(spec=str(path), kind="pt2", module=program.module(check_guards=False))
+    source.content_hash = _hash_files(path)
+    args = getattr(program, "example_inputs", None)
+    if args and args[0]:
+        source.example_inputs = _as_inputs(tuple(args[0]), f"{path.name} example inputs")
+    return source
+
+
+def load(
+    spec: str,
+    input_shape: str | None = None,
+    calibration: str | None = None,
+    random_calibration: bool = False,
+    random_samples: int = 16,
+    given_input: str | None = None,
+) -> ModelSource:
+    """Load a model source and settle its example inputs and calibration set."""
+    path = Path(spec)
+    if given_input and not spec.endswith(".pte"):
+        raise ModelSourceError(f"--input is for a .pte, whose check has no input of its own; {path.name} is not one",
+                               "drop --input: the check runs example_inputs() (or the bundle's test case)")
+    if spec.endswith(".pte"):
+        if not path.is_file():
+            raise ModelSourceError(f"{path} not found", "check the path to the .pte")
+        data = path.read_bytes()
+        given = _read_arrays(Path(given_input), "--input") if given_input else None
+        return ModelSource(spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest(),
+                           given_inputs=given)
+    if spec.endswith(".bpte"):
+        from cmx_gen.model import bundle
+
+        if not path.is_file():
+            raise ModelSourceError(f"{path} not found", "check the path to the .bpte")
+        data = path.read_bytes()
+        found = bundle.read(data, path.name)
+        return ModelSource(spec=spec, kind="bpte", pte=found.pte, bundle=found,
+                           content_hash=hashlib.sha256(data).hexdigest())
+    if spec.endswith(".pt2"):
+        if not path.is_file():
+            raise ModelSourceError(f"{path} not found", "check the path to the .pt2")
+        source = _load_pt2(path)
+    elif ":" in spec and spec.rpartition(":")[0].endswith(".py"):
+        source = _load_python(spec)
+    elif spec.endswith(".py"):
+        raise ModelSourceError(f"{spec!r} names no model", f"use {spec}:ClassName")
+    else:
+        raise ModelSourceError(
+            f"cannot tell what kind of model {spec!r} is",
+            "give path/model.py:ClassName, a .pt2 file, a .pte or a .bpte file"
+        )
+
+    if input_shape:
+        shape = parse_shape(input_shape)
+        generator = torch.Generator().manual_seed(0)
+        source.example_inputs = (torch.rand(shape, generator=generator) * 2 - 1,)
+    if source.example_inputs is None:
+        raise ModelSourceError(
+            f"no example inputs for {spec}", "define example_inputs() in the model file or pass --input-shape 1,1,49,10"
+        )
+
+    check_finite([source.example_inputs], "example input")
+    if calibration:
+        source.calibration = load_calibration(Path(calibration), source.example_inputs)
+        source.calibration_source = f"{calibration} ({len(source.calibration)} samples)"
+        source.random_calibration = False
+    elif random_calibration:
+        generator = torch.Generator().manual_seed(1)
+        source.calibration = [
+            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in source.example_inputs)
+            for _ in range(random_samples)
+        ]
+        source.calibration_source = f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)"
+        source.random_calibration = True
+    elif source.calibration:
+        _check_calibration_shapes(source.calibration, source.example_inputs, source.calibration_source)
+    else:
+        raise ModelSourceError(
+            f"no calibration data for {spec}",
+            "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
+            "or accept a poorer INT8 model with --random-calibration",
+        )
+    check_finite(source.calibration, f"calibration data {source.calibration_source}")
+    return source
+
+
+def _check_calibration_shapes(samples: list[Inputs], example: Inputs, where: str) -> None:
+    want = [tuple(x.shape) for x in example]
+    for index, sample in enumerate(samples):
+        got = [tuple(x.shape) for x in sample]
+        if got != want:
+            raise ModelSourceError(
+                f"calibration sample {index} from {where} has shape {got}, the model input is {want}",
+                "make calibration_data() match the inputs (or drop --input-shape), or pass --calibration",
+            )
+
+
+def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> torch.Tensor:
+    shape = tuple(expected.shape)
+    if tuple(array.shape) == shape[1:] and shape[0] == 1:
+        array = array.reshape(shape)
+    if tuple(array.shape) != shape:
+        raise ModelSourceError(
+            f"calibration sample {where} has shape {tuple(array.shape)}, the model input is {shape}",
+            "give samples shaped like the model input (a leading sample axis is allowed in .npz/.npy)",
+        )
+    return torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype)
+
+
+def _read_arrays(path: Path, what: str = "calibration file") -> list[np.ndarray]:
+    """The arrays of a .npy or .npz, refusing pickles (loading one runs code) and broken files in one line."""
+    if not path.is_file():
+        raise ModelSourceError(f"{what} {path} not found", "check the path")
+    try:
+        if path.suffix == ".npy":
+            return [np.load(path, allow_pickle=False)]
+        with np.load(path, allow_pickle=False) as npz:
+            return [npz[key] for key in npz.files]
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        kind = "a zip of .npy arrays" if path.suffix == ".npz" else "a NumPy array file"
+        raise ModelSourceError(
+            f"{what} {path} is not {kind}: {type(exc).__name__}: {exc}",
+            f"write it with np.{'savez(path, input=array)' if path.suffix == '.npz' else 'save(path, array)'} "
+            "from numeric arrays (no pickled objects)",
+        ) from exc
+
+
+def check_finite(samples: list[Inputs], where: str) -> None:
+    """NaN or Inf in a sample makes every observer's range infinite: name the sample instead."""
+    for index, sample in enumerate(samples):
+        for position, tensor in enumerate(sample):
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                bad = int((~torch.isfinite(tensor)).sum())
+                raise ModelSourceError(
+                    f"{where} sample {index} (input {position}) has {bad} NaN/Inf value(s)",
+                    "clean or drop those samples: calibration needs finite data",
+                )
+
+
+def load_calibration(path: Path, example_inputs: Inputs) -> list[Inputs]:
+    """Read `.npz` (one array per input, samples on axis 0), `.npy` (one input) or a folder of `.npy`."""
+    if not path.exists():
+        raise ModelSourceError(f"calibration data {path} not found", "check the --calibration path")
+    if path.is_dir():
+        files = sorted(path.glob("*.npy"))
+        if not files:
+            raise ModelSourceError(f"{path} holds no .npy files", "put one .npy file per calibration sample there")
+        if len(example_inputs) != 1:
+            raise ModelSourceError("a folder of .npy calibrates one-input models only", "use an .npz with one array per input")
+        return [(_sample_tensor(_read_arrays(f)[0], example_inputs[0], f.name),) for f in files]
+    if path.suffix not in (".npy", ".npz"):
+        raise ModelSourceError(f"cannot read calibration file {path}", "use .npz, .npy or a folder of .npy files")
+    arrays = _read_arrays(path)
+    if len(arrays) != len(example_inputs):
+        raise ModelSourceError(
+            f"{path.name} holds {len(arrays)} arrays, the model takes {len(example_inputs)} inputs",
+            "store one array per model input, samples along axis 0",
+        )
+    count = {len(a) for a in arrays}
+    if len(count) != 1:
+        raise ModelSourceError(f"arrays in {path.name} hold different sample counts {sorted(count)}", "give every input the same number of samples")
+    samples: list[Inputs] = []
+    for index in range(count.pop()):
+        samples.append(tuple(_sample_tensor(a[index], x, f"{index} of {path.name}") for a, x in zip(arrays, example_inputs)))
+    return samples
+
+
+def fresh(inputs: Inputs) -> Inputs:
+    """Copies (same memory format) for one call: a forward that mutates its input in place
+    (`x.sub_(y)`) must not change the example, calibration or reference data it is given."""
+    return tuple(x.clone() for x in inputs)
+
+
+def call(module: torch.nn.Module, inputs: Inputs) -> tuple[torch.Tensor, ...]:
+    """Run a module on copies of the inputs and always get a tuple of tensors back."""
+    with torch.no_grad():
+        out = module(*fresh(inputs))
+    if isinstance(out, torch.Tensor):
+        return (out,)
+    return tuple(out)
+

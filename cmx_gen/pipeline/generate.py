@@ -1,0 +1,101 @@
+"""The whole `create` pipeline for one project (one model or several): load, lower (cached), fit, render.
+
+`cmx-gen create` and `cmx-gen regen` are thin layers over `generate()`.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cmx_gen.program import cache
+
+from cmx_gen.app import html_report
+
+from cmx_gen.fit import memory
+
+from cmx_gen.model import source as model_source
+
+from cmx_gen.common import progress
+from cmx_gen.app.kinds import app_kind
+from cmx_gen.program.artifacts import Artifacts
+from cmx_gen.fit.boards import Board, load_board
+from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.lower.lowering import LowerOptions
+from cmx_gen.program.report import check_strict
+from cmx_gen.app.project import ModelEntry, Project
+from cmx_gen.app.render import RenderResult, check_destination, render_app
+
+
+@dataclass
+class Generated:
+    board: Board
+    artifacts: Artifacts  # the first (or only) model's lowering
+    from_cache: bool
+    placement: memory.Placement
+    render: RenderResult
+    page: Path | None = None  # the HTML report (html_report.py)
+    models: dict[str, Artifacts] = field(default_factory=dict)  # every model's lowering, by name
+
+    def summary(self, app: Path) -> str:
+        """What `create` and `regen` print: the lowering table(s), the placement, what was written."""
+        from cmx_gen.program.report import table
+
+        tables = ([f"model      {name}\n{table(a.report)}" for name, a in self.models.items()]
+                  if len(self.models) > 1 else [table(self.artifacts.report)])
+        lines = ["\n\n".join(tables), "",
+                 f"board      {self.board.id} ({self.board.name}, {self.board.core.name}, {self.board.core.isa})",
+                 self.placement.to_text(), "", f"app        {app}: {self.render.summary()}"]
+        if self.page:
+            lines.append(f"report     {self.page}  (cmx-gen report {shlex.quote(str(app))} --open)")
+        if self.render.backed_up:
+            lines.append("backups    " + ", ".join(self.render.backed_up))
+        quoted = shlex.quote(str(app))
+        lines.append(f"next       cmx-gen build {quoted} && cmx-gen run {quoted} && cmx-gen run {quoted} --app")
+        if self.render.app_dir.joinpath("linker.ld").is_file() and not (self.board.qemu or self.board.fvp):
+            lines.append("note       the bare-metal console is semihosting: on this board it prints only with a debugger "
+                         "attached (see the app's README)")
+        return "\n".join(lines)
+
+
+def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool) -> tuple[Artifacts, bool]:
+    """One model, lowered for `core` (cached on everything that decides its program)."""
+    source = model_source.load(
+        entry.source,
+        input_shape=entry.input_shape,
+        calibration=entry.calibration,
+        random_calibration=entry.random_calibration,
+        given_input=entry.given_input,
+    )
+    options = LowerOptions(keep_fp32=tuple(entry.keep_fp32), io=entry.io)
+    result, hit = cache.produce(source, core, use_cache=use_cache, options=options)
+    if hit:
+        progress.say(f"lowering {entry.model_name()} for {core}: unchanged, reused the cached program")
+    if strict:
+        check_strict(result.report)
+    return result, hit
+
+
+def generate(project: Project, app: Path, force: bool = False, use_cache: bool = True) -> Generated:
+    """Lower each model for the board's core, refuse what does not fit, render the app into `app`."""
+    board = load_board(project.board)  # first: an unknown board or a bad -o fails before the slow steps
+    app_kind(project.rtos).check_board(board)
+    check_destination(app, force)
+    # A core without the options its name implies (e.g. an M33 without DSP) gets a program
+    # lowered for a core of its real ISA.
+    core = board.core.lower_target
+    lowered = [_lower(entry, core, use_cache, project.strict) for entry in project.entries()]
+    results = [result for result, _ in lowered]
+    if project.several:
+        layout = "separate" if project.separate_arenas else "shared"
+        placement = memory.plan_several({e.model_name(): r.report for e, r in zip(project.entries(), results)},
+                                        board, layout)
+    else:
+        placement = memory.plan(results[0].report, board)
+    with progress.step(f"rendering the {project.rtos} app into {app}"):
+        rendered = render_app(project, results if project.several else results[0], board, placement, app, force=force)
+    page = None if project.several else html_report.write(app)
+    return Generated(board, results[0], all(hit for _, hit in lowered), placement, rendered, page,
+                     models={e.model_name(): r for e, r in zip(project.entries(), results)})

@@ -1,0 +1,231 @@
+"""The lowering outputs as one object: `.pte`, report and reference, and their folder on disk.
+
+`cmx-gen lower` writes them; `check`, `create` and the cache read them back, so a folder written
+by `lower -o DIR` can be handed to any later step.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+
+from cmx_gen.model import bundle
+
+from cmx_gen.program import report as report_mod
+from cmx_gen.program.report import Report
+from cmx_gen.common.errors import ModelSourceError
+
+if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
+    from cmx_gen.lower.lowering import LowerOptions
+    from cmx_gen.model.source import ModelSource
+
+PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md", "reference.npz"
+
+
+@dataclass
+class Artifacts:
+    pte: bytes
+    report: Report
+    reference: dict[str, np.ndarray]  # empty for an analysed-only .pte
+
+    def write(self, out_dir: Path) -> list[Path]:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / PTE).write_bytes(self.pte)
+        report_mod.write_json(out_dir / REPORT_JSON, self.report)
+        (out_dir / REPORT_MD).write_text(report_mod.markdown(self.report))
+        written = [out_dir / PTE, out_dir / REPORT_JSON, out_dir / REPORT_MD]
+        if self.reference:
+            write_reference(out_dir / REFERENCE, self.reference)
+            written.append(out_dir / REFERENCE)
+        return written
+
+
+def read(out_dir: Path) -> Artifacts:
+    """Read a folder written by `cmx-gen lower -o DIR`."""
+    if not (out_dir / REPORT_JSON).is_file() or not (out_dir / PTE).is_file():
+        raise ModelSourceError(f"{out_dir} holds no lowering outputs", f"run `cmx-gen lower MODEL -o {out_dir}` first")
+    reference = load_reference(out_dir / REFERENCE) if (out_dir / REFERENCE).is_file() else {}
+    return Artifacts((out_dir / PTE).read_bytes(), report_mod.load_json(out_dir / REPORT_JSON), reference)
+
+
+def write_reference(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """reference.npz (docs/report.md). np.savez with a fixed zip timestamp would still embed one;
+    arrays are written sorted for stable bytes."""
+    with path.open("wb") as handle:
+        np.savez(handle, **dict(sorted(arrays.items())))
+
+
+def load_reference(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as npz:
+        return {key: npz[key] for key in npz.files}
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _collect_backend_warnings() -> Iterator[list[str]]:
+    """Keep the cortex_m passes' warnings (e.g. an activation that could not be fused) for the report.
+
+    They matter for performance but drown the progress lines on a terminal; the generic
+    executorch deprecation chatter is dropped.
+    """
+    backend = logging.getLogger("executorch.backends.cortex_m")
+    generic = logging.getLogger("executorch.exir")
+    handler = _Collect()
+    saved = (backend.propagate, generic.level)
+    backend.addHandler(handler)
+    backend.propagate = False
+    generic.setLevel(logging.ERROR)
+    try:
+        yield handler.messages
+    finally:
+        backend.removeHandler(handler)
+        backend.propagate, _ = saved
+        generic.setLevel(saved[1])
+
+
+def output_step(spec: Any) -> float:
+    """One LSB of an output in its own unit: the scale of a float output behind a dequantize, 1 for
+    an integer output (--io int8), 0 when unknown."""
+    if spec.dtype.startswith(("int", "uint")):
+        return 1.0
+    return float((spec.quant or {}).get("scale") or 0.0)
+
+
+def generated_inputs(specs: list[Any]) -> dict[str, np.ndarray]:
+    """A seeded input for a program that comes without one: uniform [-1, 1) floats, or integers over
+    the dtype's range, in the logical shape."""
+    rng = np.random.default_rng(0)
+    arrays = {}
+    for i, spec in enumerate(specs):
+        dtype = np.dtype(spec.dtype)
+        if dtype.kind == "f":
+            arrays[f"input_{i}"] = (rng.random(spec.shape) * 2 - 1).astype(dtype)
+        else:
+            info = np.iinfo(dtype) if dtype.kind in "iu" else None
+            low, high = (info.min, info.max) if info else (0, 1)
+            arrays[f"input_{i}"] = rng.integers(low, high, size=spec.shape, endpoint=True).astype(dtype)
+    return arrays
+
+
+def _given_inputs(given: list[np.ndarray], specs: list[Any]) -> dict[str, np.ndarray]:
+    """--input's arrays as the program's inputs: one per input, of its shape, in its dtype."""
+    if len(given) != len(specs):
+        raise ModelSourceError(f"--input holds {len(given)} arrays, the program takes {len(specs)} inputs",
+                               "store one array per program input (np.savez(path, a, b))")
+    arrays = {}
+    for i, (array, spec) in enumerate(zip(given, specs)):
+        if list(array.shape) != list(spec.shape):
+            raise ModelSourceError(f"--input array {i} has shape {list(array.shape)}, the program's input {i} is "
+                                   f"{list(spec.shape)}", "give arrays in the program's input shapes (logical, NCHW)")
+        arrays[f"input_{i}"] = array.astype(np.dtype(spec.dtype))
+    return arrays
+
+
+def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
+                    given: list[np.ndarray] | None) -> tuple[dict[str, np.ndarray], str, dict[str, Any]]:
+    """A .pte's reference: its own plan run on the host on the given (--input) or a generated input
+    (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
+    none, and the app says RAN."""
+    from cmx_gen.program import plan_reference
+    from cmx_gen.lower.kernel_models import ISA_DEPENDENT
+
+    reference = generated_inputs(info.inputs) if given is None else _given_inputs(given, info.inputs)
+    try:
+        if isa == "unknown":
+            dependent = sorted({op["name"].split(".")[0] for op in info.operators} & ISA_DEPENDENT)
+            if dependent:
+                raise plan_reference.NoHostModel(f"{', '.join(dependent)} without the target's ISA (pass --target)")
+        outputs = plan_reference.reference(pte, [reference[f"input_{i}"] for i in range(len(info.inputs))], isa)
+    except plan_reference.NoHostModel as exc:
+        note = f"analysed a .pte lowered elsewhere: {where}no reference outputs (the app runs and says so)"
+        return reference, note, {
+            "checked_against": "none",
+            "description": f"no host model computes {exc}, so this .pte has no reference: the firmware runs "
+                           f"it on its {'--input' if given is not None else 'generated input'} and reports RAN"}
+    reference.update({f"output_{i}": y for i, y in enumerate(outputs)})
+    note = f"a .pte lowered elsewhere: {where}reference outputs computed on the host from the program's own plan"
+    return reference, note, {
+        "checked_against": "cmsis-nn",
+        "description": "the program's own plan run on the host on its check input ("
+                       f"{'--input' if given is not None else 'generated'}), with bit-exact host models of "
+                       "the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)"}
+
+
+def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = None) -> Artifacts:
+    """Lower (or, for a `.pte`, only analyse) and assemble the report."""
+    from cmx_gen.lower import instructions
+    from cmx_gen.lower.lowering import LowerOptions, lower, resolve_target
+    from cmx_gen.program.pte import analyse
+    from cmx_gen.lower.reference import compare_references, quantization_error, reference_arrays
+
+    options = options or LowerOptions()
+    model = {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
+    if source.kind in ("pte", "bpte"):
+        assert source.pte is not None
+        info = analyse(source.pte)
+        # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
+        # the user's --target (create: the board's core) is taken at its word, else it stays unknown.
+        target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
+        where = "target as given; " if core else "target ISA not known (pass --target); "
+        if source.kind == "bpte":
+            found = source.bundle
+            reference = {f"input_{i}": x for i, x in enumerate(found.inputs)}
+            reference.update({f"output_{i}": y for i, y in enumerate(found.outputs)})
+            note = f"a bundled program lowered elsewhere: {where}checked against the bundle's expected outputs"
+            checked = {"checked_against": "bundle", "tolerance": found.tolerance(),
+                       "description": "the bundle's expected outputs: bit-exact where integer, else within BundleIO's "
+                                      f"atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|"}
+        else:
+            reference, note, checked = _plan_reference(source.pte, info, target["isa"], where, source.given_inputs)
+        report = report_mod.build_report(info, target, model, reference=checked, extra={
+            "instructions": instructions.describe(info.instructions, {}), "note": note})
+        return Artifacts(source.pte, report, reference)
+
+    from cmx_gen.program.cache import graph_fingerprint
+
+    # The files' hash cannot tell two models of one file apart; the exported graph's can.
+    model["graph_sha256"] = graph_fingerprint(source)
+    with _collect_backend_warnings() as warnings:
+        lowered = lower(source, core, options)
+    info = analyse(lowered.pte)
+    if lowered.io:  # int8 I/O: the quantization the caller applies is not in the program any more
+        for spec, q in [*zip(info.inputs, lowered.io.inputs), *zip(info.outputs, lowered.io.outputs)]:
+            spec.quant = q.to_dict()
+    calibration = {
+        "source": source.calibration_source,
+        "samples": len(source.calibration),
+        "random": source.random_calibration,
+    }
+    rows = instructions.describe(info.instructions, lowered.instruction_names)
+    reference = reference_arrays(lowered)
+    traced = instructions.trace_arrays(rows, lowered.node_values)
+    for row in rows:
+        if row["output"] is not None:
+            row["output"]["reference"] = f"{instructions.TRACE_PREFIX}{row['index']}" in traced
+    reference.update(traced)
+    report = report_mod.build_report(
+        info,
+        lowered.target.to_dict(),
+        model,
+        calibration=calibration,
+        quantization_error=quantization_error(lowered),
+        reference=compare_references(lowered, [output_step(spec) for spec in info.outputs]),
+        warnings=sorted(set(warnings)),
+        timings=lowered.timings,
+        extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.rewrites],
+               "layers": [layer.to_dict() for layer in lowered.layers], "instructions": rows},
+    )
+    return Artifacts(lowered.pte, report, reference)

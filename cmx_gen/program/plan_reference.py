@@ -1,0 +1,196 @@
+"""The reference for a `.pte` lowered elsewhere: the program's own execution plan, run on the host.
+
+There is no graph to run, only the plan the firmware runs: its values (constants with their bytes,
+planned tensors, scalars, lists) and its kernel calls in order. Planned tensors live where the plan
+puts them, in simulated planned buffers, as on the target: a view the plan elided (a flatten before
+a linear layer) is the same bytes read with another shape, and buffers the plan reuses are reused. Each call is computed with the host
+model of its C kernel where ExecuTorch's Python op rounds differently (kernel_models.py, the same
+models cmx-gen's own lowering checks against), else with the op's Python implementation
+(ExecuTorch's cortex_m and dim-order ops, torch's aten ops). A plan with a call no host model can
+compute (a delegate, control flow, an op torch has no kernel for on that dtype) has no reference:
+`NoHostModel` names it, and the app then runs without one (RAN).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from cmx_gen.lower.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
+from cmx_gen.app.model_files import from_layout, to_layout
+from cmx_gen.program.pte import forward_plan, read
+
+# ExecuTorch ScalarType codes -> torch dtypes (what a cortex_m program holds).
+_DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 6: torch.float32,
+           7: torch.float64, 11: torch.bool}
+
+
+class NoHostModel(Exception):
+    """A call of the plan that no host model computes: the program has no host reference."""
+
+
+def _register_python_ops() -> None:
+    """ExecuTorch's Python ops register themselves with torch on import."""
+    # The cortex_m package must be entered through its passes (operators.py alone is a circular import).
+    import executorch.backends.cortex_m.passes.cortex_m_pass_manager  # noqa: F401
+    import executorch.exir.passes.dim_order_ops_registry  # noqa: F401
+
+
+def _in_memory_format(tensor: torch.Tensor, dim_order: Sequence[int]) -> torch.Tensor:
+    """The tensor in the memory format its dim order names (the Python ops see what the graph had)."""
+    if list(dim_order) == [0, 2, 3, 1] and tensor.dim() == 4:
+        return tensor.contiguous(memory_format=torch.channels_last)
+    return tensor.contiguous()
+
+
+class PlanRunner:
+    """One program's `forward` plan, ready to run on inputs (logical NumPy arrays)."""
+
+    def __init__(self, pte: bytes, isa: str) -> None:
+        _register_python_ops()
+        self.program = read(pte)
+        self.plan = forward_plan(self.program)
+        self.isa = isa
+        self.calls = self._calls()
+
+    def _constant(self, tensor: Any) -> torch.Tensor | None:
+        index = int(tensor.data_buffer_idx)
+        if tensor.allocation_info is not None or index <= 0 or index >= len(self.program.constant_buffer):
+            return None
+        # The storage is padded to the buffer alignment: the tensor is its first bytes.
+        return self._from_bytes(bytes(self.program.constant_buffer[index].storage), tensor, 0)
+
+    def _initial(self, index: int) -> Any:
+        """A value before the plan runs: constants, scalars and lists."""
+        val = self.plan.values[index].val
+        kind = type(val).__name__
+        if kind == "Tensor":
+            return self._constant(val)  # None for a planned tensor: it lives in the planned buffers
+        if kind in ("Int", "Bool"):
+            return val.int_val if kind == "Int" else val.bool_val
+        if kind == "Double":
+            return val.double_val
+        if kind == "String":
+            return val.string_val
+        if kind == "Null":
+            return None
+        if kind in ("IntList", "TensorList", "OptionalTensorList"):
+            return [int(i) for i in val.items]  # value indices: resolved when a call reads them
+        if kind in ("DoubleList", "BoolList"):
+            return list(val.items)
+        raise NoHostModel(f"a value of kind {kind}")
+
+    def _calls(self) -> list[tuple[str, Any, list[int]]]:
+        """(op name, the Python callable, plan args) per kernel call; NoHostModel for anything else."""
+        calls = []
+        for chain in self.plan.chains:
+            for instruction in chain.instructions:
+                args = instruction.instr_args
+                kind = type(args).__name__
+                if kind == "FreeCall":
+                    continue
+                if not hasattr(args, "op_index"):
+                    raise NoHostModel(f"a {kind} instruction")
+                op = self.plan.operators[args.op_index]
+                calls.append((op.name, self._function(op.name, op.overload), [int(a) for a in args.args]))
+        return calls
+
+    @staticmethod
+    def _function(name: str, overload: str) -> Any:
+        """The functional overload behind an out-variant kernel (`X_out` -> `X`, `out` -> default)."""
+        namespace, _, op = name.partition("::")
+        packet = getattr(getattr(torch.ops, namespace, None), op, None)
+        functional = "default" if overload in ("out", "") else overload.removesuffix("_out")
+        found = getattr(packet, functional, None) if packet is not None else None
+        if found is None:
+            raise NoHostModel(f"{name}.{overload} (no Python op)")
+        return found
+
+    @staticmethod
+    def _spec(tensor: Any) -> tuple[torch.dtype, list[int], list[int]]:
+        dtype = _DTYPES.get(int(tensor.scalar_type))
+        if dtype is None:
+            raise NoHostModel(f"a tensor of dtype code {tensor.scalar_type}")
+        return dtype, [int(s) for s in tensor.sizes], [int(d) for d in tensor.dim_order]
+
+    def _where(self, tensor: Any) -> tuple[bytearray, int]:
+        info = tensor.allocation_info
+        offset = int(info.memory_offset_low) + (int(info.memory_offset_high) << 32)
+        return self.memory[int(info.memory_id)], offset
+
+    def _from_bytes(self, buffer: Any, tensor: Any, offset: int) -> torch.Tensor:
+        """`tensor` read from `buffer` at `offset`, laid out in memory by its dim order."""
+        dtype, sizes, order = self._spec(tensor)
+        flat = np.frombuffer(buffer, dtype=torch.empty(0, dtype=dtype).numpy().dtype, count=int(np.prod(sizes)),
+                             offset=offset)
+        return _in_memory_format(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
+
+    def _load(self, tensor: Any) -> torch.Tensor:
+        """A planned tensor, read from the planned buffers."""
+        buffer, offset = self._where(tensor)
+        return self._from_bytes(buffer, tensor, offset)
+
+    def _store(self, tensor: Any, value: torch.Tensor) -> None:
+        dtype, sizes, order = self._spec(tensor)
+        buffer, offset = self._where(tensor)
+        data = to_layout(value.detach().to(dtype).reshape(sizes).contiguous().numpy(), order).tobytes()
+        buffer[offset:offset + len(data)] = data
+
+    def _read(self, values: dict[int, Any], index: int) -> Any:
+        """An argument's value; a list of values (ints, tensors) is stored as their indices."""
+        val = self.plan.values[index].val
+        kind = type(val).__name__
+        if kind in ("IntList", "TensorList", "OptionalTensorList"):
+            return [self._read(values, i) if i >= 0 else None for i in values[index]]
+        if kind == "Tensor" and val.allocation_info is not None:
+            return self._load(val)
+        return values.get(index)
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The plan's outputs (logical NumPy arrays) for `inputs` (logical NumPy arrays)."""
+        self.memory = [bytearray(int(size)) for size in self.plan.non_const_buffer_sizes]
+        values: dict[int, Any] = {i: self._initial(i) for i in range(len(self.plan.values))}
+        for index, array in zip(self.plan.inputs, inputs):
+            self._store(self.plan.values[index].val, torch.from_numpy(np.ascontiguousarray(array)))
+        for name, function, args in self.calls:
+            # The plan passes the out variant's arguments: the functional ones, then its outs and returns.
+            schema = function._schema
+            outs = args[len(schema.arguments):]
+            positional, keywords = [], {}
+            for argument, index in zip(schema.arguments, args):
+                value = self._read(values, index)
+                if "ScalarType" in str(argument.real_type) and isinstance(value, int):  # serialized as its code
+                    value = _DTYPES[value]
+                if argument.kwarg_only:
+                    keywords[argument.name] = value
+                else:
+                    positional.append(value)
+            try:
+                if name in MODELS:
+                    extra = {"isa": self.isa} if name in ISA_DEPENDENT else {}
+                    result = MODELS[name](*positional, **keywords, **extra)
+                else:
+                    try:
+                        result = function(*positional, **keywords)
+                    except NotImplementedError:
+                        if name not in FALLBACKS:
+                            raise
+                        result = FALLBACKS[name](*positional, **keywords)
+            except Exception as exc:  # torch has no kernel for it on this dtype, or the op refuses
+                raise NoHostModel(f"{name} ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from exc
+            results = list(result) if isinstance(result, (tuple, list)) else [result]
+            for position, out in enumerate(outs):
+                value, spec = results[position % len(results)], self.plan.values[out].val
+                if isinstance(value, torch.Tensor) and type(spec).__name__ == "Tensor" and spec.allocation_info is not None:
+                    self._store(spec, value)
+                else:
+                    values[out] = value
+        return [self._read(values, i).contiguous().numpy() for i in self.plan.outputs]
+
+
+def reference(pte: bytes, inputs: Sequence[np.ndarray], isa: str) -> list[np.ndarray]:
+    """The program's outputs for `inputs`, computed on the host as the firmware computes them;
+    NoHostModel when a call has no host model."""
+    return PlanRunner(pte, isa).run(inputs)
