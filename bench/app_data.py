@@ -28,7 +28,7 @@ from cmx_gen.device import app_run
 
 from cmx_gen.pipeline import data_run
 
-from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.folder import AppFolder  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build  # noqa: E402
 from cmx_gen.fit.boards import load_board  # noqa: E402

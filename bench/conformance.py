@@ -41,7 +41,7 @@ from cmx_gen.common.noise import quiet_third_party  # noqa: E402
 
 quiet_third_party()
 
-from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build as build_mod  # noqa: E402
 from cmx_gen.fit.boards import load_board  # noqa: E402
 from cmx_gen.common.memo import code_fingerprint  # noqa: E402
@@ -203,7 +203,7 @@ def diagnose(app: Path, artifacts, env: dict[str, str], board_id: str) -> str:
 
     import numpy as np
 
-    from cmx_gen.app.model_files import to_layout
+    from cmx_gen.common.dim_order import to_layout
     from cmx_gen.device.runners.base import parse_outputs
 
     built = build_mod.build(app, jobs=2, env=env, defines=[*CCACHE, "CMX_DUMP_OUTPUTS=ON"])

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from cmx_gen.app import html_report, txn as app_txn
 
-from cmx_gen.program import artifacts# noqa: E402
+from cmx_gen.program import artifacts  # noqa: E402
 
 MODEL = '''import torch
 import torch.nn as nn

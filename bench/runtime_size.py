@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from cmx_gen.common import progress
 
-from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build  # noqa: E402
 from cmx_gen.pipeline.generate import generate  # noqa: E402
 

@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.app import project as project_mod# noqa: E402
+from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.pipeline.generate import generate  # noqa: E402
 from cmx_gen.common.noise import quiet_third_party  # noqa: E402
 
@@ -62,11 +62,12 @@ def main() -> None:
                     f"{report.memory.planned_bytes:>9} {placement.method_pool_bytes:>8} {placement.temp_pool_bytes:>6}")
             if firmware:
                 from cmx_gen.app.folder import AppFolder
+                from cmx_gen.app.kinds import kind_of
                 from cmx_gen.app.kinds.baremetal.build import build
 
                 built = build(app, clean=True)
                 folder = AppFolder(app)
-                result = folder.app_kind.runner(folder, 300).run(built.elf)
+                result = kind_of(folder).runner(folder, 300).run(built.elf)
                 counter = result.count
                 line += f" {built.text_bytes:>7} {built.seconds:>7.1f} {counter[1] if counter else '-':>10}  {result.line}"
             print(line, flush=True)

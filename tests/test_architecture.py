@@ -1,5 +1,5 @@
-"""Structure the next engineer relies on: one `.pte` reader, no torch while rendering, commands
-that do not import each other."""
+"""Structure the next engineer relies on: layers that import only downwards and never in a circle,
+one `.pte` reader, no torch while rendering, commands that do not import each other."""
 
 from __future__ import annotations
 
@@ -10,6 +10,124 @@ import sys
 from conftest import ROOT
 
 PACKAGE = ROOT / "cmx_gen"
+
+# The pipeline's layers, top to bottom: a module imports from its own layer or one below it. The
+# entry points (`python -m cmx_gen`, the west extension) sit above everything.
+LAYERS = [
+    ["cmx_gen.__main__", "cmx_gen.west_command"],
+    ["cmx_gen.cli"],  # arguments in, one line out
+    ["cmx_gen.pipeline"],  # load -> lower -> fit -> render, and a data set's run
+    ["cmx_gen.app"],  # the app folder, its rendering, and the app kinds (bare-metal, Zephyr)
+    ["cmx_gen.device"],  # build tools, runners, flashers, what the firmware prints
+    ["cmx_gen.fit"],  # boards and the placement of a program in their memory
+    ["cmx_gen.program"],  # the .pte's facts, its report, its reference, the cache
+    ["cmx_gen.lower"],  # quantize and lower; the bit-exact host reference
+    ["cmx_gen.model"],  # model sources, export, input layout
+    ["cmx_gen.common", "cmx_gen"],  # errors, paths, progress, cores; the package's version
+]
+
+
+def _module_name(path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every cmx_gen module's cmx_gen imports (function-level and TYPE_CHECKING ones too: each is a
+    dependency), resolved to modules: `from cmx_gen.lower import reference` is `cmx_gen.lower.reference`."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        deps = graph.setdefault(name, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name in paths)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cmx_gen") and not node.level:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    deps.add(full if full in paths else node.module)
+        deps.discard(name)
+    return graph
+
+
+def _layer(module: str) -> int:
+    best = max((prefix for layer in LAYERS for prefix in layer if module == prefix or module.startswith(prefix + ".")), key=len)
+    return next(i for i, layer in enumerate(LAYERS) if best in layer)
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{a} imports {b}: {LAYERS[_layer(a)][0]} sits below {LAYERS[_layer(b)][0]}"
+                  for a, deps in graph.items() for b in deps if _layer(b) < _layer(a))
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[str]:
+    """One line per circle (Tarjan's strongly connected components), the circle spelled out."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[str] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if dep not in index:
+                visit(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(" -> ".join(_circle(graph, set(component))))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def _circle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
+    """A shortest way round the component from its first module, back to it."""
+    start = min(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for dep in sorted(graph[node] & component):
+                if dep == start:
+                    return paths[node] + [start]
+                if dep not in paths:
+                    paths[dep] = paths[node] + [dep]
+                    nxt.append(dep)
+        frontier = nxt
+    return sorted(component)
+
+
+def test_every_module_belongs_to_a_layer():
+    assert [m for m in import_graph() if not any(m == p or m.startswith(p + ".") for layer in LAYERS for p in layer)] == []
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    assert layer_violations(import_graph()) == []
+
+
+def test_no_import_circles():
+    assert import_cycles(import_graph()) == []
+
+
+def test_the_import_checks_name_the_pair():
+    """The checks above can fail, and say where: a made-up upward import and a circle."""
+    graph = {"cmx_gen.lower.a": {"cmx_gen.app.render"}, "cmx_gen.app.render": set(),
+             "cmx_gen.fit.x": {"cmx_gen.fit.y"}, "cmx_gen.fit.y": {"cmx_gen.fit.x"}}
+    assert layer_violations(graph) == ["cmx_gen.lower.a imports cmx_gen.app.render: cmx_gen.lower sits below cmx_gen.app"]
+    assert import_cycles(graph) == ["cmx_gen.fit.x -> cmx_gen.fit.y -> cmx_gen.fit.x"]
 
 
 def test_only_program_py_deserializes_a_pte():

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from conftest import RESULT_STUB, ROOT, cpu_flags, link_with_stub, placement
-from cmx_gen.app import codegen, model_files, project as project_mod
+from cmx_gen.app import codegen, project as project_mod
+from cmx_gen.common import dim_order
 from cmx_gen.device import sdk
 from cmx_gen.device import build_tool
 from cmx_gen.app.kinds.baremetal import build
@@ -174,9 +175,9 @@ def test_reference_data_is_in_the_programs_dim_order():
     import numpy as np
 
     x = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
-    laid = model_files.to_layout(x, [0, 2, 3, 1])
+    laid = dim_order.to_layout(x, [0, 2, 3, 1])
     assert laid.tobytes() == np.ascontiguousarray(x.transpose(0, 2, 3, 1)).tobytes()
-    assert model_files.to_layout(x, [0, 1, 2, 3]).tobytes() == x.tobytes()
+    assert dim_order.to_layout(x, [0, 1, 2, 3]).tobytes() == x.tobytes()
 
 
 def test_registration_source_registers_exactly_the_given_ops():

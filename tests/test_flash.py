@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import RESULT_STUB, ROOT, link_with_stub, run_cli, run_serial_fed_by_qemu
+from cmx_gen.app.kinds import APP_KINDS
+from cmx_gen.app.kinds.zephyr.flasher import WestFlasher
 from cmx_gen.device import flash
 from cmx_gen.app import project as project_mod
 from cmx_gen.fit.boards import load_boards
@@ -29,7 +31,12 @@ needs_qemu_gcc = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or s
 
 def config(board, zephyr=False, probe=None) -> flash.FlashConfig:
     return flash.FlashConfig(board=board, app=Path("/apps/x"), image=Path("/apps/x/build") if zephyr else Path("/apps/x/build/x.elf"),
-                             zephyr=zephyr, probe=probe)
+                             probe=probe)
+
+
+def plan(config: flash.FlashConfig, zephyr: bool = False) -> flash.Flasher:
+    """What `cmx-gen flash` asks: the app kind's flasher."""
+    return (APP_KINDS["zephyr"] if zephyr else APP_KINDS["baremetal"]).flasher(config)
 
 
 @pytest.mark.parametrize("board", load_boards(), ids=lambda b: b.id)
@@ -40,7 +47,7 @@ def test_every_board_gets_a_working_command_or_a_one_line_refusal(board):
         if zephyr and board.zephyr is None:
             continue
         try:
-            commands = flash.plan(config(board, zephyr, probe="0669FF")).commands()
+            commands = plan(config(board, zephyr, probe="0669FF"), zephyr).commands()
         except FlashError as exc:
             assert board.flash is None or (not zephyr and board.flash.baremetal_boot), exc.one_line()
             assert "\n" not in exc.one_line() and "(fix: " in exc.one_line()
@@ -78,11 +85,11 @@ def test_cli_dry_run_prints_the_commands(tmp_path, capsys):
 def test_boards_without_a_runner_or_a_bootable_bare_metal_image_are_refused(capsys):
     boards = {b.id: b for b in load_boards()}
     with pytest.raises(FlashError) as info:
-        flash.plan(config(boards["mps3-an547"]))
+        plan(config(boards["mps3-an547"]))
     assert "mps3-an547 has no flash runner" in info.value.one_line() and "use `cmx-gen run APP`" in info.value.one_line()
     with pytest.raises(FlashError, match=r"does not boot on rpi-pico2: the RP2350 boot ROM .*IMAGE_DEF"):
-        flash.plan(config(boards["rpi-pico2"]))
-    assert isinstance(flash.plan(config(boards["rpi-pico2"], zephyr=True)), flash.WestFlasher)
+        plan(config(boards["rpi-pico2"]))
+    assert isinstance(plan(config(boards["rpi-pico2"], zephyr=True), zephyr=True), WestFlasher)
 
 
 def test_pyocd_without_a_probe_says_so(tmp_path):

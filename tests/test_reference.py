@@ -3,6 +3,7 @@ another model's program. Real lowering throughout."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -13,6 +14,7 @@ import torch.nn.functional as F
 from conftest import SMALL, read_report, run_cli
 from cmx_gen.program import cache
 from cmx_gen.model import source as model_source
+from cmx_gen.model.export import export
 from cmx_gen.lower.kernel_models import avg_pool2d_s8
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.program.report import Report, reference_note
@@ -84,8 +86,9 @@ def test_twin_models_in_one_file_get_their_own_programs(tmp_path, capsys):
     """Same file, same weights, one adds a weightless pool: two cache entries, two programs."""
     plain = model_source.load(f"{SMALL}:Plain", input_shape="1,3,8,8", random_calibration=True)
     pooled = model_source.load(f"{SMALL}:Pooled", input_shape="1,3,8,8", random_calibration=True)
+    plain, pooled = export(plain), export(pooled)
     assert cache.key(plain, "cortex-m55") != cache.key(pooled, "cortex-m55")
-    assert cache.graph_fingerprint(plain) != cache.graph_fingerprint(pooled)
+    assert plain.graph_sha256 != pooled.graph_sha256
 
     apps = {}
     for name in ("Plain", "Pooled"):
@@ -107,11 +110,12 @@ def test_twin_models_in_one_file_get_their_own_programs(tmp_path, capsys):
 
 def test_cache_key_covers_target_options_and_data():
     source = model_source.load(f"{SMALL}:Plain", input_shape="1,3,8,8", random_calibration=True)
-    base = cache.key(source, "cortex-m55")
-    assert cache.key(source, "cortex-m4") != base
-    assert cache.key(source, "cortex-m55", LowerOptions(keep_fp32=("conv",))) != base
-    source.calibration = source.calibration[:-1]
-    assert cache.key(source, "cortex-m55") != base
+    exported = export(source)
+    base = cache.key(exported, "cortex-m55")
+    assert cache.key(exported, "cortex-m4") != base
+    assert cache.key(exported, "cortex-m55", LowerOptions(keep_fp32=("conv",))) != base
+    fewer = export(dataclasses.replace(source, calibration=source.calibration[:-1]))
+    assert cache.key(fewer, "cortex-m55") != base
 
 
 def test_softmax_model_tracks_float_softmax_and_sums_to_one():
@@ -144,8 +148,7 @@ def test_a_forward_that_mutates_its_input_changes_no_data(tmp_path):
 
     x, y = torch.linspace(-10, 10, 20).reshape(4, 5), torch.linspace(-2, 8, 20).reshape(4, 5)
     source = model_source.load(f"{SMALL}:InplaceSub", input_shape="4,5", random_calibration=True)
-    source.example_inputs = (x.clone(), y.clone())
-    source.calibration = [(x.clone(), y.clone())]
+    source = dataclasses.replace(source, example_inputs=(x.clone(), y.clone()), calibration=[(x.clone(), y.clone())])
     result = artifacts.produce(source, "cortex-m55")
     assert torch.equal(source.example_inputs[0], x), "lowering must not mutate the example input"
     assert np.array_equal(result.reference["input_0"], x.numpy())

@@ -23,6 +23,7 @@ from cmx_gen.fit import boards
 from cmx_gen.lower import lowering
 
 from cmx_gen.model import source as model_source
+from cmx_gen.model.export import export
 
 from cmx_gen.program import pte as program
 
@@ -121,7 +122,7 @@ def lowered():
         if name not in cache:
             source = model_source.load(spec(name))
             started = time.monotonic()
-            result = lowering.lower(source, "cortex-m55")
+            result = lowering.lower(export(source), "cortex-m55")
             LOWERING_SECONDS[name] = time.monotonic() - started
             cache[name] = (result, program.analyse(result.pte))
         return cache[name]
@@ -169,7 +170,7 @@ def test_samples_for_cortex_m4_boards_lower_for_dsp(name):
     """Their natural boards include mps2-an386 (Cortex-M4): same kernels, DSP scratch sizes."""
     source = model_source.load(spec(name))
     started = time.monotonic()
-    result = lowering.lower(source, "cortex-m4")
+    result = lowering.lower(export(source), "cortex-m4")
     info = program.analyse(result.pte)
     assert result.target.isa == "DSP"
     assert info.fallbacks == []

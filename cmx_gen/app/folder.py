@@ -19,7 +19,6 @@ from cmx_gen.fit.boards import Board, load_board
 from cmx_gen.common.errors import AppError, RunError
 
 if TYPE_CHECKING:
-    from cmx_gen.app.kinds import AppKind
     from cmx_gen.fit.memory import Placement
     from cmx_gen.program.report import Report
 
@@ -43,13 +42,6 @@ class AppFolder:
             raise AppError(f"{self.path} {what}: it is not an app `cmx-gen create` made",
                            "pass the folder given to `cmx-gen create ... -o APP`")
         return project_mod.load(project).rtos
-
-    @property
-    def app_kind(self) -> "AppKind":
-        """The kind's class (apps/): how this app is built, run, flashed and checked."""
-        from cmx_gen.app.kinds import app_kind
-
-        return app_kind(self.kind)
 
     def board(self) -> Board:
         """The board it was rendered for (model/placement.json, else cmx.toml)."""
@@ -90,17 +82,6 @@ class AppFolder:
         from cmx_gen.fit.memory import Placement
 
         return Placement.from_dict(json.loads((self.path / "model" / "placement.json").read_text()))
-
-    def elf(self, build_dir: str = "build", user_app: bool = False) -> Path | None:
-        """The bare-metal check image in APP/<build_dir> (or, with `user_app`, the user's
-        application, `<name>_app.elf`), if built."""
-        from cmx_gen.app.kinds.baremetal.build import find_elf
-        from cmx_gen.common.errors import BuildError
-
-        try:
-            return find_elf(self.path / build_dir, user_app)
-        except BuildError:
-            return None
 
     def reference_outputs(self, name: str | None = None) -> dict[int, bytes]:
         """The check's expected output bytes by output index (model[/<name>]/reference_output_<i>.bin)."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from cmx_gen.app import codegen
 from cmx_gen.common.errors import RenderError
+from cmx_gen.common.dim_order import to_layout
 from cmx_gen.common.memo import memo_json
 from cmx_gen.program.pte import operator_names
 from cmx_gen.program.report import Report, TensorSpec
@@ -41,23 +42,6 @@ def _c_bytes(name: str, data: bytes) -> str:
     ]
     body = "\n".join(rows) if rows else "    0x00,"
     return f"static const uint8_t {name}[{max(len(data), 1)}] CMX_REFERENCE_DATA = {{\n{body}\n}};\n"
-
-
-def to_layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
-    """The array in the program's memory order (dim_order), as the runtime sees the buffer."""
-    array = np.asarray(array)
-    order = list(dim_order or range(array.ndim))
-    if len(order) != array.ndim:
-        order = list(range(array.ndim))
-    return np.ascontiguousarray(np.transpose(array, order))
-
-
-def from_layout(flat: np.ndarray, shape: Sequence[int], dim_order: Sequence[int] | None) -> np.ndarray:
-    """to_layout's inverse: elements in memory (dim) order back in the logical shape."""
-    order = list(dim_order or range(len(shape)))
-    if len(order) != len(shape):
-        order = list(range(len(shape)))
-    return np.ascontiguousarray(np.transpose(flat.reshape([shape[d] for d in order]), np.argsort(order)))
 
 
 def _tolerance(outputs: list[tuple[np.ndarray, float]]) -> float:

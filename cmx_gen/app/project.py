@@ -32,7 +32,6 @@ from typing import Any
 
 import tomli_w
 
-from cmx_gen.app.kinds import APP_KINDS
 from cmx_gen.common.errors import ModelSourceError
 
 FILE_NAME = "cmx.toml"
@@ -185,8 +184,6 @@ def load(path: Path) -> Project:
     if "board" not in target:
         raise ModelSourceError(f"{path}: [target] board is missing", 'add e.g. board = "mps3-an547" (see cmx-gen boards)')
     rtos = target.get("rtos", "baremetal")
-    if rtos not in APP_KINDS:
-        raise ModelSourceError(f"{path}: [target] rtos = {rtos!r} is not known", f"use one of {', '.join(APP_KINDS)}")
     options = data.get("options", {})
     common = dict(board=target["board"], rtos=rtos, output=_resolve(base, data.get("output", {}).get("dir")),
                   strict=bool(options.get("strict", False)), name=options.get("name"))

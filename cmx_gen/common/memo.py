@@ -10,7 +10,6 @@ import functools
 import hashlib
 import json
 import os
-from pathlib import Path
 from typing import Any, Callable
 
 from cmx_gen.common.paths import PACKAGE, cache_root

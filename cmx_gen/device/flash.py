@@ -36,8 +36,7 @@ RUNNERS_FILE = DATA_DIR / "flash_runners.yaml"
 class FlashConfig:
     board: Board
     app: Path
-    image: Path  # the ELF (bare metal) or the west build folder (Zephyr)
-    zephyr: bool = False
+    image: Path  # the ELF, or the build folder for kinds whose tool flashes one (Zephyr's west)
     probe: str | None = None  # probe serial number / unique ID
 
 
@@ -170,32 +169,21 @@ class VendorFlasher(Flasher):
         return f"install {self.spec['install']}"
 
 
-class WestFlasher(Flasher):
-    name = "west"
-
-    def commands(self) -> list[list[str]]:
-        assert self.config.board.flash is not None
-        probe = ["--dev-id", self.config.probe] if self.config.probe else []
-        return [[executable("west"), "flash", "-d", str(self.config.image), "-r", self.config.board.flash.runner, *probe]]
-
-    def check(self) -> None:
-        from cmx_gen.app.kinds.zephyr.build import require_workspace
-
-        require_workspace(self.config.app)
-        if not (self.config.image / "zephyr" / "zephyr.elf").is_file():
-            raise FlashError(f"no Zephyr build in {self.config.image}", f"run `cmx-gen build {self.config.app}` first")
-
-
-def plan(config: FlashConfig) -> Flasher:
-    """The flasher for this board and app kind, or a one-line refusal saying what to do instead."""
-    board = config.board
+def require_runner(board: Board) -> None:
+    """A board without a flash runner runs only in a simulator: said in one line, for every app kind."""
     if board.flash is None:
         where = "an Arm FVP" if board.fvp and not board.qemu else "QEMU or an Arm FVP"
         raise FlashError(f"board {board.id} has no flash runner: in cmx-gen it runs under {where}",
                          "use `cmx-gen run APP` (MPS2/MPS3 FPGA boards load images from their USB drive: "
                          "copy build/*.elf's binary and list it in images.txt)")
-    if config.zephyr:
-        return WestFlasher(config)
+
+
+def plan(config: FlashConfig) -> Flasher:
+    """The flasher for an ELF image on this board, or a one-line refusal saying what to do instead
+    (an app kind with its own flash tool plans its own: AppKind.flasher)."""
+    board = config.board
+    require_runner(board)
+    assert board.flash is not None
     if board.flash.baremetal_boot:
         raise FlashError(f"the bare-metal image does not boot on {board.id}: {board.flash.baremetal_boot}",
                          "create the Zephyr app for it (--rtos zephyr) and flash that")

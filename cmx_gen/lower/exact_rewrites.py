@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.reference import module_path, source_line
+from cmx_gen.lower.fx_nodes import module_path, source_line
 
 aten = torch.ops.aten
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower.reference import module_path, op_name, source_line
+from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
 
 TRACE_PREFIX = "trace_"  # reference.npz key of instruction i's expected output bytes: trace_<i>
 

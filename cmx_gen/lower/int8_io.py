@@ -65,7 +65,7 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
         try:
             outputs.append(_qparams(quantize_output(edge_program, i)))
         except (ValueError, AssertionError) as exc:
-            from cmx_gen.lower.reference import op_name
+            from cmx_gen.lower.fx_nodes import op_name
 
             producer = edge_program.graph.output_node().args[0][i]
             raise ExportError(f"--io int8: output {i} cannot be int8: it is not dequantized from an int8 result "

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import torch
 
-from cmx_gen.lower.reference import module_path, op_name, source_line
+from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
 
 _QUANTIZE = "quantize_per_tensor"
 _BOUNDARY_OPS = ("cortex_m::quantize_per_tensor", "cortex_m::dequantize_per_tensor")

@@ -9,9 +9,7 @@ corrupts memory on an M55 and the reverse fails), so the target is recorded in e
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,13 +20,13 @@ import torch
 
 from cmx_gen.lower import conv_choice, dead_constants, exact_rewrites, fp32_linear, instructions, int8_io, keep_fp32, layer_error, target_checks
 
-from cmx_gen.model import input_layout
 
 from cmx_gen.common import progress
 from cmx_gen.common.noise import quiet_executorch, quiet_third_party
 from cmx_gen.common.targets import TARGETS, canonical_core
-from cmx_gen.common.errors import ExportError, ModelSourceError, TargetError
-from cmx_gen.model.source import Inputs, ModelSource, call, fresh
+from cmx_gen.common.errors import ExportError, TargetError
+from cmx_gen.model.export import Exported, export_error, first_line
+from cmx_gen.model.source import Inputs, call, fresh
 from cmx_gen.lower.reference import KernelExactInterpreter, OpDiff, run_references
 
 
@@ -98,21 +96,6 @@ class LoweredModel:
     layers: list[layer_error.LayerError] = field(default_factory=list)  # per-layer error against the float model
 
 
-_EXPORT_HINTS = [
-    (re.compile(r"data.dependent|GuardOnDataDependent|could not guard", re.I),
-     "forward branches on tensor values: replace Python if/while on tensors with torch.where/torch.cond"),
-    (re.compile(r"\.item\(\)|tolist|numpy", re.I), "forward converts tensors to Python values: keep everything a tensor"),
-    (re.compile(r"not supported|Unsupported", re.I), "forward uses something torch.export cannot trace: see the cause above"),
-    (re.compile(r"size mismatch|shape|Expected .* dim", re.I), "the example inputs do not match what forward expects: check --input-shape"),
-]
-
-
-def _first_line(exc: BaseException, limit: int = 200) -> str:
-    """The first non-empty line of an exception's message (its type name when it has none)."""
-    first = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-    return first if len(first) <= limit else first[:limit] + "..."
-
-
 _FAILED_PASS = re.compile(r"running the '(\w+)' pass")
 _FAILED_NODE = re.compile(r"While executing %(\w+)")
 
@@ -129,87 +112,18 @@ def _lowering_error(exc: Exception) -> ExportError:
     node = _FAILED_NODE.search(text)
     frame = re.search(r'Original traceback:\s*File "([^"]+)", line (\d+)', text)
     if not pass_name:
-        return _export_error("lowering", exc)
+        return export_error("lowering", exc)
     root = chain[-1]
     where = f" at node {node.group(1)}" if node else ""
     line = f"{Path(frame.group(1)).name}:{frame.group(2)}" if frame else None
     if line:
         where += f" (from {line})"
     return ExportError(
-        f"executorch's cortex_m pass {pass_name.group(1)} failed{where}: {type(root).__name__}: {_first_line(root)}",
+        f"executorch's cortex_m pass {pass_name.group(1)} failed{where}: {type(root).__name__}: {first_line(root)}",
         (f"leave that part in float on portable kernels with --keep-fp32 {line}" if line else
          "leave that part in float on portable kernels with --keep-fp32 MODULE_PATH")
         + " (the rest stays on CMSIS-NN); --debug shows the full trace",
     )
-
-
-_STAGE_HINTS = {
-    "torch.export": "make forward traceable by torch.export (tensor-only inputs and outputs, no data-dependent Python control flow)",
-    "quantization": "check the calibration data (finite values shaped like the inputs) and that forward runs on it",
-}
-
-
-def _export_error(stage: str, exc: Exception, where: str = "") -> ExportError:
-    text = str(exc).strip()
-    first = _first_line(exc)
-    hint = _STAGE_HINTS.get(stage, f"the {stage} step rejected the model: see the cause above")
-    if where:
-        stage += f" at {where}"
-    for pattern, candidate in _EXPORT_HINTS:
-        if pattern.search(text):
-            hint = candidate
-            break
-    return ExportError(f"{stage} failed: {type(exc).__name__}: {first}", hint + "; --debug shows the full trace")
-
-
-def export(source: ModelSource) -> Any:
-    """torch.export of the model on its example inputs, done once per source.
-
-    The cache key hashes this graph (see cache.py) and lowering starts from it, so the program
-    that is cached is the program of exactly this graph.
-    """
-    if source.exported is None:
-        assert source.module is not None and source.example_inputs is not None
-        source.float_outputs = run_on_example_inputs(source)
-        source.exported = _export(source)
-        if input_layout.apply(source, source.exported):
-            source.exported = _export(source)
-    return source.exported
-
-
-def _export(source: ModelSource) -> Any:
-    # torch.export prints the partial graph to stderr when it fails: keep it for --debug.
-    printed = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(printed):
-            return torch.export.export(source.module, source.example_inputs)
-    except Exception as exc:
-        error = _export_error("torch.export", exc, _last_user_line(printed.getvalue()))
-        error.details = printed.getvalue()
-        raise error from exc
-
-
-def run_on_example_inputs(source: ModelSource) -> tuple[torch.Tensor, ...]:
-    """The float model's outputs; a model that fails on its own inputs is the user's to fix, and
-    is said so before torch.export words it as a tracing problem."""
-    assert source.module is not None and source.example_inputs is not None
-    try:
-        return call(source.module, source.example_inputs)
-    except Exception as exc:
-        raise ModelSourceError(
-            f"the model fails on its example inputs: {type(exc).__name__}: {_first_line(exc)}",
-            "check --input-shape or example_inputs() against what forward expects",
-        ) from exc
-
-
-def _last_user_line(graph_dump: str) -> str:
-    """`small.py:79 if x.sum() > 0:` from the `# File: ... in forward, code: ...` comments torch
-    prints in a failed export's graph: the last one is the statement it stopped at."""
-    found = re.findall(r"# File: (\S+?):(\d+) in \w+, code: (.*)", graph_dump)
-    if not found:
-        return ""
-    path, line, code = found[-1]
-    return f"{Path(path).name}:{line} `{code.strip()}`"
 
 
 def _like(sample: Inputs, example: Inputs) -> Inputs:
@@ -219,7 +133,7 @@ def _like(sample: Inputs, example: Inputs) -> Inputs:
                  else x.contiguous() for x, e in zip(sample, example))
 
 
-def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions(),
+def lower(exported: Exported, core: str, options: LowerOptions = LowerOptions(),
           evaluate: Sequence[Inputs] = ()) -> LoweredModel:
     """Quantize with the calibration set and lower for one core; compute reference outputs.
     `evaluate`: more samples (float, logical shape) to run through the program and the float model
@@ -235,31 +149,31 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
     quiet_executorch()  # executorch resets its logger level on import
 
-    assert source.module is not None and source.example_inputs is not None
+    source = exported.source
+    assert source.module is not None
     timings: dict[str, float] = {}
     started = time.monotonic()
 
     with progress.step(f"exporting for {core} ({target.isa})"):
-        graph = export(source).module(check_guards=False)
+        graph = exported.program.module(check_guards=False)
         rewrites = exact_rewrites.apply(graph)
         if rewrites:  # export the rewritten graph again: the quantizer reads every node's shapes
-            graph = torch.export.export(graph, source.example_inputs).module(check_guards=False)
-    assert source.float_outputs is not None
-    float_outputs = source.float_outputs
-    inputs = source.example_inputs  # channels-last now where the model is spatial
+            graph = torch.export.export(graph, exported.inputs).module(check_guards=False)
+    float_outputs = exported.float_outputs
+    inputs = exported.inputs  # channels-last where the model is spatial
     timings["export_s"] = time.monotonic() - started
 
     float_graph = copy.deepcopy(graph)  # the float values per layer (layer_error.py); prepare edits `graph`
-    with progress.step(f"calibrating on {len(source.calibration)} samples"):
+    with progress.step(f"calibrating on {len(exported.calibration)} samples"):
         quantizer = keep_fp32.quantizer(options.keep_fp32, graph)
         try:
             prepared = prepare_pt2e(graph, quantizer)
-            for sample in source.calibration:
+            for sample in exported.calibration:
                 prepared(*fresh(sample))
             quantized = convert_pt2e(prepared)
             scales = layer_error.output_scales(quantized)
         except Exception as exc:
-            raise _export_error("quantization", exc) from exc
+            raise export_error("quantization", exc) from exc
     timings["calibrate_s"] = time.monotonic() - started - sum(timings.values())
 
     with progress.step("lowering to cortex_m (CMSIS-NN) kernels"):
@@ -289,15 +203,15 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
             runs = run_references(runnable, program_inputs, exact)
         except Exception as exc:
             raise ExportError(
-                f"the lowered program does not run: {type(exc).__name__}: {_first_line(exc)} "
+                f"the lowered program does not run: {type(exc).__name__}: {first_line(exc)} "
                 "(an op was left on int8 data without a cortex_m kernel)",
                 "place activations directly after a conv/linear layer, or replace the op named above; --debug shows where",
             ) from exc
         node_values, exact.record = exact.record, None
         # The Python reference kernels are slow (~0.6 s a sample for DS-CNN): measure the INT8
         # error on an evenly spread subset of the calibration set.
-        step = max(1, len(source.calibration) // ERROR_SAMPLES)
-        subset = source.calibration[::step][:ERROR_SAMPLES]
+        step = max(1, len(exported.calibration) // ERROR_SAMPLES)
+        subset = exported.calibration[::step][:ERROR_SAMPLES]
         try:
             calibration_outputs, calibration_references, per_layer = [], [], []
             for sample in subset:
@@ -308,7 +222,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
                 calibration_outputs.append((call(source.module, sample), sample_runs.kernel_exact))
                 calibration_references.append((sample_runs.kernel_exact, sample_runs.python))
         except Exception as exc:
-            raise _export_error("running the lowered program on calibration data", exc) from exc
+            raise export_error("running the lowered program on calibration data", exc) from exc
         with progress.step(f"per-layer error against the float model on {len(subset)} samples"):
             layers = layer_error.layer_errors(float_graph, scales, runnable, per_layer)
         evaluated = []
@@ -325,7 +239,7 @@ def lower(source: ModelSource, core: str, options: LowerOptions = LowerOptions()
             program = EdgeProgramManager(lowered, compile_config=cortex_m_edge_compile_config()).to_executorch()
             pte = program.buffer
         except Exception as exc:
-            raise _export_error("serialization (to_executorch)", exc) from exc
+            raise export_error("serialization (to_executorch)", exc) from exc
     timings["lower_s"] = time.monotonic() - started - sum(timings.values())
 
     return LoweredModel(

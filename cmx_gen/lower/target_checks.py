@@ -13,7 +13,7 @@ import yaml
 
 from cmx_gen.common.errors import ExportError
 from cmx_gen.common.paths import DATA_DIR
-from cmx_gen.lower.reference import op_name, source_line
+from cmx_gen.lower.fx_nodes import op_name, source_line
 
 
 @functools.lru_cache(maxsize=1)

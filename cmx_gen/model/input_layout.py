@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.model.source import Inputs, ModelSource, channels_last
+from cmx_gen.model.source import Inputs, channels_last
 
 # Ops whose cortex_m kernels work on NHWC data (matched in the exported op's name).
 SPATIAL_OPS = ("conv", "pool", "batch_norm", "upsample", "pixel_shuffle")
@@ -35,19 +35,12 @@ def spatial_inputs(program: Any) -> set[int]:
     return found
 
 
-def to_channels_last(source: ModelSource, positions: set[int]) -> bool:
-    """Make those 4-D example and calibration inputs channels-last; True when anything changed."""
+def lay_out(program: Any, inputs: Inputs, calibration: tuple[Inputs, ...]) -> tuple[Inputs, tuple[Inputs, ...]]:
+    """The example and calibration inputs laid out for `program` (the model exported as given):
+    channels-last where a conv/pool reads them. New tuples; the caller's tensors are not touched."""
+    positions = spatial_inputs(program)
+
     def convert(sample: Inputs) -> Inputs:
         return tuple(channels_last(x) if i in positions else x for i, x in enumerate(sample))
 
-    assert source.example_inputs is not None
-    before = [x.stride() for x in source.example_inputs]
-    source.example_inputs = convert(source.example_inputs)
-    source.calibration = [convert(sample) for sample in source.calibration]
-    return before != [x.stride() for x in source.example_inputs]
-
-
-def apply(source: ModelSource, program: Any) -> bool:
-    """Lay out the example and calibration inputs for `program` (the model exported as given);
-    True when that changed anything, and the model must be exported again."""
-    return to_channels_last(source, spatial_inputs(program))
+    return convert(inputs), tuple(convert(sample) for sample in calibration)

@@ -15,7 +15,7 @@ import importlib.util
 import re
 import sys
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +30,10 @@ quiet_torch()
 Inputs = tuple[torch.Tensor, ...]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelSource:
-    """What `load` found: a module ready for export (or a `.pte`), its inputs and calibration."""
+    """What `load` found: a module ready for export (or a `.pte`), its inputs and calibration.
+    Frozen: export (export.py) returns a new object with what it makes."""
 
     spec: str
     kind: str  # "python" | "pt2" | "pte" | "bpte"
@@ -45,11 +46,6 @@ class ModelSource:
     bundle: Any = None  # bundle.Bundle of a .bpte: its program, test inputs and expected outputs
     given_inputs: list[np.ndarray] | None = None  # a .pte's check input (--input), else a generated one
     content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
-    # Set once by lowering.export(): the float model's outputs on the example inputs (run first,
-    # so a model that fails on them is told so) and the torch.export ExportedProgram.
-    float_outputs: tuple[torch.Tensor, ...] | None = None
-    exported: Any = None
-    graph_sha256: str = ""  # set once by cache.graph_fingerprint()
 
     @property
     def spec_identity(self) -> str:
@@ -82,7 +78,7 @@ MAX_INPUT_ELEMENTS = 1 << 24
 
 def channels_last(tensor: torch.Tensor) -> torch.Tensor:
     """The cortex_m backend expects the 4-D inputs of spatial models (conv, pool) in channels-last
-    memory format; lowering.export() applies this where the graph has such ops.
+    memory format; export.export() applies this where the graph has such ops (input_layout.py).
 
     `.to()`, not `.contiguous()`: for a 1-channel tensor NCHW already counts as channels-last
     contiguous, so `.contiguous()` keeps NCHW strides and the quantizer then rejects every conv.
@@ -180,16 +176,19 @@ def _load_python(spec: str) -> ModelSource:
             f"{path.name} has no attribute {name!r}",
             f"use one of: {', '.join(found)}" if found else "define the model class in that file",
         )
-    source = ModelSource(spec=spec, kind="python", module=_build_module(getattr(user, name), name, path))
+    module = _build_module(getattr(user, name), name, path)
     # The model file and its sibling modules (layers it imports); weights are keyed by the state dict.
-    source.content_hash = _hash_files(path, *sorted(p for p in path.parent.glob("*.py") if p != path))
+    content_hash = _hash_files(path, *sorted(p for p in path.parent.glob("*.py") if p != path))
+    example = None
     if callable(getattr(user, "example_inputs", None)):
-        source.example_inputs = _as_inputs(_call_hook(user, "example_inputs", path), f"{path.name}:example_inputs()")
+        example = _as_inputs(_call_hook(user, "example_inputs", path), f"{path.name}:example_inputs()")
+    calibration, calibration_source = [], "none"
     if callable(getattr(user, "calibration_data", None)):
         samples = list(_call_hook(user, "calibration_data", path))
-        source.calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
-        source.calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
-    return source
+        calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
+        calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
+    return ModelSource(spec=spec, kind="python", module=module, content_hash=content_hash, example_inputs=example,
+                       calibration=calibration, calibration_source=calibration_source)
 
 
 def _call_hook(user: Any, name: str, path: Path) -> Any:
@@ -210,12 +209,10 @@ def _load_pt2(path: Path) -> ModelSource:
             f"{path} is not a loadable .pt2: {type(exc).__name__}: {exc}",
             "save it with torch.export.save(torch.export.export(model, inputs), 'model.pt2') using torch 2.13",
         ) from exc
-    source = ModelSource(spec=str(path), kind="pt2", module=program.module(check_guards=False))
-    source.content_hash = _hash_files(path)
     args = getattr(program, "example_inputs", None)
-    if args and args[0]:
-        source.example_inputs = _as_inputs(tuple(args[0]), f"{path.name} example inputs")
-    return source
+    example = _as_inputs(tuple(args[0]), f"{path.name} example inputs") if args and args[0] else None
+    return ModelSource(spec=str(path), kind="pt2", module=program.module(check_guards=False),
+                       content_hash=_hash_files(path), example_inputs=example)
 
 
 def load(
@@ -261,30 +258,29 @@ def load(
             "give path/model.py:ClassName, a .pt2 file, a .pte or a .bpte file"
         )
 
+    example = source.example_inputs
     if input_shape:
         shape = parse_shape(input_shape)
         generator = torch.Generator().manual_seed(0)
-        source.example_inputs = (torch.rand(shape, generator=generator) * 2 - 1,)
-    if source.example_inputs is None:
+        example = (torch.rand(shape, generator=generator) * 2 - 1,)
+    if example is None:
         raise ModelSourceError(
             f"no example inputs for {spec}", "define example_inputs() in the model file or pass --input-shape 1,1,49,10"
         )
 
-    check_finite([source.example_inputs], "example input")
+    check_finite([example], "example input")
     if calibration:
-        source.calibration = load_calibration(Path(calibration), source.example_inputs)
-        source.calibration_source = f"{calibration} ({len(source.calibration)} samples)"
-        source.random_calibration = False
+        samples = load_calibration(Path(calibration), example)
+        source = replace(source, example_inputs=example, calibration=samples, random_calibration=False,
+                         calibration_source=f"{calibration} ({len(samples)} samples)")
     elif random_calibration:
         generator = torch.Generator().manual_seed(1)
-        source.calibration = [
-            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in source.example_inputs)
-            for _ in range(random_samples)
-        ]
-        source.calibration_source = f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)"
-        source.random_calibration = True
+        samples = [tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in example) for _ in range(random_samples)]
+        source = replace(source, example_inputs=example, calibration=samples, random_calibration=True,
+                         calibration_source=f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)")
     elif source.calibration:
-        _check_calibration_shapes(source.calibration, source.example_inputs, source.calibration_source)
+        _check_calibration_shapes(source.calibration, example, source.calibration_source)
+        source = replace(source, example_inputs=example)
     else:
         raise ModelSourceError(
             f"no calibration data for {spec}",

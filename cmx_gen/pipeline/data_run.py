@@ -21,7 +21,7 @@ import numpy as np
 from typing import TYPE_CHECKING, Any
 
 from cmx_gen.common.errors import RunError
-from cmx_gen.app.model_files import from_layout, to_layout
+from cmx_gen.common.dim_order import from_layout, to_layout
 from cmx_gen.program.report import Report, TensorSpec
 
 if TYPE_CHECKING:
@@ -197,6 +197,7 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
 
     from cmx_gen.app import project as project_mod
     from cmx_gen.lower.lowering import LowerOptions, lower
+    from cmx_gen.model.export import export
 
     project = project_mod.load(app.path)
     source = model_source.load(project.model, input_shape=project.input_shape, calibration=project.calibration,
@@ -207,7 +208,7 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
     samples = [tuple(torch.from_numpy(x) for x in sample) for sample in data.samples]
     options = LowerOptions(keep_fp32=tuple(project.keep_fp32), io=project.io)
     with progress.step(f"host reference of {len(samples)} sample(s) (lowering {project.model} again)"):
-        lowered = lower(source, app.board().core.lower_target, options, evaluate=samples)
+        lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)
     if lowered.pte != (app.path / "model" / "model.pte").read_bytes():
         raise RunError("the model lowers to another program than the app's model/model.pte: the app is older than "
                        "the model (or the lowering is not reproducible here)",

@@ -22,7 +22,6 @@ from cmx_gen.common import progress
 from cmx_gen.app.kinds import app_kind
 from cmx_gen.program.artifacts import Artifacts
 from cmx_gen.fit.boards import Board, load_board
-from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.program.report import check_strict
 from cmx_gen.app.project import ModelEntry, Project

@@ -22,6 +22,7 @@ from cmx_gen.common.errors import ModelSourceError
 
 if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
     from cmx_gen.lower.lowering import LowerOptions
+    from cmx_gen.model.export import Exported
     from cmx_gen.model.source import ModelSource
 
 PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md", "reference.npz"
@@ -165,41 +166,60 @@ def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
 
 
 def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = None) -> Artifacts:
-    """Lower (or, for a `.pte`, only analyse) and assemble the report."""
-    from cmx_gen.lower import instructions
-    from cmx_gen.lower.lowering import LowerOptions, lower, resolve_target
+    """Lower (or, for a `.pte`, only analyse) and assemble the report; not cached (cache.produce is)."""
+    from cmx_gen.model.export import export
+
+    if source.kind in ("pte", "bpte"):
+        return analyse_pte(source, core)
+    return lower_model(export(source), core, options)
+
+
+def _model_facts(source: "ModelSource") -> dict[str, Any]:
+    return {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
+
+
+def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
+    """A program lowered elsewhere (.pte, .bpte): its facts, and a reference where one can be had."""
+    from cmx_gen.lower.lowering import resolve_target
     from cmx_gen.program.pte import analyse
-    from cmx_gen.lower.reference import compare_references, quantization_error, reference_arrays
+    from cmx_gen.lower import instructions
+
+    model = _model_facts(source)
+    assert source.pte is not None
+    info = analyse(source.pte)
+    # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
+    # the user's --target (create: the board's core) is taken at its word, else it stays unknown.
+    target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
+    where = "target as given; " if core else "target ISA not known (pass --target); "
+    if source.kind == "bpte":
+        found = source.bundle
+        reference = {f"input_{i}": x for i, x in enumerate(found.inputs)}
+        reference.update({f"output_{i}": y for i, y in enumerate(found.outputs)})
+        note = f"a bundled program lowered elsewhere: {where}checked against the bundle's expected outputs"
+        checked = {"checked_against": "bundle", "tolerance": found.tolerance(),
+                   "description": "the bundle's expected outputs: bit-exact where integer, else within BundleIO's "
+                                  f"atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|"}
+    else:
+        reference, note, checked = _plan_reference(source.pte, info, target["isa"], where, source.given_inputs)
+    report = report_mod.build_report(info, target, model, reference=checked, extra={
+        "instructions": instructions.describe(info.instructions, {}), "note": note})
+    return Artifacts(source.pte, report, reference)
+
+
+def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" = None) -> Artifacts:
+    """Lower an exported model for `core` and assemble its report and reference."""
+    from cmx_gen.lower import instructions
+    from cmx_gen.lower.lowering import LowerOptions, lower
+    from cmx_gen.program.pte import analyse
+    from cmx_gen.program.reference_check import compare_references, quantization_error, reference_arrays
 
     options = options or LowerOptions()
-    model = {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
-    if source.kind in ("pte", "bpte"):
-        assert source.pte is not None
-        info = analyse(source.pte)
-        # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
-        # the user's --target (create: the board's core) is taken at its word, else it stays unknown.
-        target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
-        where = "target as given; " if core else "target ISA not known (pass --target); "
-        if source.kind == "bpte":
-            found = source.bundle
-            reference = {f"input_{i}": x for i, x in enumerate(found.inputs)}
-            reference.update({f"output_{i}": y for i, y in enumerate(found.outputs)})
-            note = f"a bundled program lowered elsewhere: {where}checked against the bundle's expected outputs"
-            checked = {"checked_against": "bundle", "tolerance": found.tolerance(),
-                       "description": "the bundle's expected outputs: bit-exact where integer, else within BundleIO's "
-                                      f"atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|"}
-        else:
-            reference, note, checked = _plan_reference(source.pte, info, target["isa"], where, source.given_inputs)
-        report = report_mod.build_report(info, target, model, reference=checked, extra={
-            "instructions": instructions.describe(info.instructions, {}), "note": note})
-        return Artifacts(source.pte, report, reference)
-
-    from cmx_gen.program.cache import graph_fingerprint
-
+    source = exported.source
+    model = _model_facts(source)
     # The files' hash cannot tell two models of one file apart; the exported graph's can.
-    model["graph_sha256"] = graph_fingerprint(source)
+    model["graph_sha256"] = exported.graph_sha256
     with _collect_backend_warnings() as warnings:
-        lowered = lower(source, core, options)
+        lowered = lower(exported, core, options)
     info = analyse(lowered.pte)
     if lowered.io:  # int8 I/O: the quantization the caller applies is not in the program any more
         for spec, q in [*zip(info.inputs, lowered.io.inputs), *zip(info.outputs, lowered.io.outputs)]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from cmx_gen.common.errors import CmxError
 from cmx_gen.common.paths import TEMPLATES_DIR
@@ -34,10 +34,19 @@ class Built:
     lines: list[str]
 
 
+# Where an app's firmware prints: a UART the board's console reads, or the debugger (semihosting).
+Console = Literal["uart", "semihosting"]
+
+
 class AppKind:
     name = ""  # the `rtos` of cmx.toml and `--rtos`
     template = ""  # folder under templates/
     description = ""
+    image_is_file = True  # its image is one ELF (`flash --elf` may name another); else a build folder
+
+    def console(self, board: "Board") -> Console:
+        """Where its firmware prints on this board (`run --serial` needs a UART)."""
+        return "uart"
 
     def template_dir(self) -> Path:
         return TEMPLATES_DIR / self.template

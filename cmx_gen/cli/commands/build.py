@@ -23,9 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.kinds import kind_of
 
     app = AppFolder(Path(args.app))
-    built = app.app_kind.build(app, Path(args.build_dir) if args.build_dir else None, args.clean, args.jobs,
+    built = kind_of(app).build(app, Path(args.build_dir) if args.build_dir else None, args.clean, args.jobs,
                                defines=args.defines)
     for line in built.lines:
         print(line)

@@ -31,18 +31,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from cmx_gen.device import flash
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.kinds import kind_of
 
     app = AppFolder(Path(args.app))
-    kind, board = app.app_kind, app.board()
-    zephyr = kind.name == "zephyr"
+    kind, board = kind_of(app), app.board()
     if args.user_app and args.serial:
         raise FlashError("--serial reads the check's result line; your application prints a line per call",
                          "flash with --app, then watch its console with any terminal (115200 8N1)")
-    built = Path(args.elf) if args.elf and not zephyr else (kind.app_image(app) if args.user_app else kind.image(app))
+    built = Path(args.elf) if args.elf and kind.image_is_file else (kind.app_image(app) if args.user_app else kind.image(app))
     image = built.resolve() if built else app.path.resolve() / "build" / ("<app>_app.elf" if args.user_app else "<app>.elf")
-    flasher = kind.flasher(flash.FlashConfig(board=board, app=app.path, image=image, zephyr=zephyr, probe=args.probe))
+    flasher = kind.flasher(flash.FlashConfig(board=board, app=app.path, image=image, probe=args.probe))
     # A bare-metal image prints through semihosting unless the board has a UART it drives itself.
-    semihosting_only = not zephyr and board.uart is None
+    semihosting_only = kind.console(board) == "semihosting"
     if args.serial and semihosting_only:
         raise FlashError(f"the bare-metal image prints through semihosting on {board.id}, not on a serial port",
                          "create the Zephyr app (--rtos zephyr), which prints on the board's console UART")
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         for command in flasher.commands():
             print(shlex.join(command))
         return 0
-    if not zephyr and not image.is_file():
+    if kind.image_is_file and not image.is_file():
         raise FlashError(f"no firmware to flash: {image} does not exist", f"run `cmx-gen build {app.path}` first")
     if not args.serial:
         flasher.flash()

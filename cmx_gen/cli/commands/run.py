@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cmx_gen.app.folder import AppFolder
+
+from cmx_gen.app.kinds import kind_of
 from cmx_gen.common.errors import RunError
 from cmx_gen.device.runners import RUNNERS, Result, Runner
 
@@ -98,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
 def image_and_runner(app: AppFolder, args: argparse.Namespace, build_dir: str) -> tuple[Path, Runner]:
     """What runs (an ELF, or a build folder the kind's runner takes) and what runs it."""
-    kind = app.app_kind
+    kind = kind_of(app)
     runner = kind.runner(app, args.timeout, args.runner)
     if args.elf and build_dir == "build":
         return Path(args.elf), runner
@@ -124,12 +126,12 @@ def diagnose(app: AppFolder, args: argparse.Namespace) -> int:
         check_diagnostic_fit(placement, diagnostic, len(instructions))
         build_dir = app.path.resolve() / f"build-{diagnostic}"
         if args.dry_run:
-            command = app.app_kind.diagnostic_build_command(app, build_dir, diagnostic)
+            command = kind_of(app).diagnostic_build_command(app, build_dir, diagnostic)
             if command:
                 print(shlex.join(command))
         else:
             progress.say(f"building the {diagnostic} image in {build_dir}")
-            app.app_kind.build(app, build_dir, diagnostic=diagnostic)
+            kind_of(app).build(app, build_dir, diagnostic=diagnostic)
         image, runner = image_and_runner(app, args, build_dir.name)
         if args.dry_run:
             print(shlex.join(runner.command(image)))
@@ -163,7 +165,7 @@ def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.
 
 
 def _application(app: AppFolder, args: argparse.Namespace) -> tuple[Path, Runner]:
-    kind = app.app_kind
+    kind = kind_of(app)
     image = kind.app_image(app)
     if image is None and not args.dry_run:
         raise RunError(f"no application image in {app.path / 'build'} ({kind.name} app)",
@@ -241,9 +243,9 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
 
     from cmx_gen.common import progress
 
-    if app.app_kind.name != "baremetal":
+    if kind_of(app).name != "baremetal":
         raise RunError(f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
-                       f"this is a {app.app_kind.name} app",
+                       f"this is a {kind_of(app).name} app",
                        "create a bare-metal app of the same model for the data run (the program is the same)")
     several = app.model_names()
     if several:

@@ -26,9 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.kinds import kind_of
 
     app = AppFolder(args.app)
-    kind = app.app_kind
+    kind = kind_of(app)
     checks = kind.checks()
     if not checks:
         raise ValidationError(f"{args.app} is a {kind.name} app, which has no offline checks: its build is the check",

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cmx_gen.app.kinds.base import AppKind, Built
+from cmx_gen.app.kinds.base import AppKind, Built, Console
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.fit.boards import Board
     from cmx_gen.device.runners.base import Runner
 
 # The diagnostic images (`run --profile / --trace`): a CMake option of the app.
@@ -30,11 +31,14 @@ class BareMetalApp(AppKind):
         return Built(result.elf, [f"elf        {result.elf}", f"build      {result.seconds:.1f} s, {result.compiled} step(s)",
                                   f".text      {result.text_bytes:,} bytes", result.table()])
 
+    def console(self, board: "Board") -> Console:
+        return "uart" if board.uart is not None else "semihosting"
+
     def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
-        return app.elf(build_dir)
+        return _elf(app, build_dir)
 
     def app_image(self, app: "AppFolder") -> Path | None:
-        return app.elf("build", user_app=True)
+        return _elf(app, "build", user_app=True)
 
     def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
         from cmx_gen.common.errors import RunError
@@ -48,3 +52,15 @@ class BareMetalApp(AppKind):
                 return cls(board, timeout)
         raise RunError(f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
                        "flash it (`cmx-gen flash APP`) and read its console with `cmx-gen run APP --serial PORT`")
+
+
+def _elf(app: "AppFolder", build_dir: str, user_app: bool = False) -> Path | None:
+    """The check image in APP/<build_dir> (or, with `user_app`, the user's application,
+    `<name>_app.elf`), if built."""
+    from cmx_gen.app.kinds.baremetal.build import find_elf
+    from cmx_gen.common.errors import BuildError
+
+    try:
+        return find_elf(app.path / build_dir, user_app)
+    except BuildError:
+        return None

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from cmx_gen.fit.boards import Board
     from cmx_gen.fit.memory import Placement
     from cmx_gen.program.report import Report
+    from cmx_gen.device.flash import FlashConfig, Flasher
     from cmx_gen.device.runners.base import Runner
 
 # The diagnostic images (`run --profile / --trace`): a Kconfig option of the app.
@@ -33,6 +34,7 @@ class ZephyrApp(AppKind):
     name = "zephyr"
     template = "zephyr_app"
     description = "west/Twister application with the ExecuTorch Zephyr module"
+    image_is_file = False  # west flashes and runs a build folder
 
     def check_board(self, board: "Board") -> None:
         from cmx_gen.fit.boards import zephyr_layout
@@ -80,6 +82,11 @@ class ZephyrApp(AppKind):
         from cmx_gen.app.kinds.zephyr.runner import WestRunner
 
         return WestRunner(app.board(), timeout, cwd=app.path.resolve())
+
+    def flasher(self, config: "FlashConfig") -> "Flasher":
+        from cmx_gen.app.kinds.zephyr.flasher import plan
+
+        return plan(config)
 
     def checks(self) -> dict[str, Callable[[Path], Any]]:
         from cmx_gen.app.kinds.zephyr.checks import CHECKS

@@ -1,0 +1,26 @@
+"""Arrays in a program's memory order: a tensor's `dim_order` says how its buffer is laid out
+(channels-last images are [0, 2, 3, 1]). The .pte's bundled inputs, the host reference, the
+generated reference files and a data set on the target all convert with these two."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def to_layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
+    """The array in the program's memory order (dim_order), as the runtime sees the buffer."""
+    array = np.asarray(array)
+    order = list(dim_order or range(array.ndim))
+    if len(order) != array.ndim:
+        order = list(range(array.ndim))
+    return np.ascontiguousarray(np.transpose(array, order))
+
+
+def from_layout(flat: np.ndarray, shape: Sequence[int], dim_order: Sequence[int] | None) -> np.ndarray:
+    """to_layout's inverse: elements in memory (dim) order back in the logical shape."""
+    order = list(dim_order or range(len(shape)))
+    if len(order) != len(shape):
+        order = list(range(len(shape)))
+    return np.ascontiguousarray(np.transpose(flat.reshape([shape[d] for d in order]), np.argsort(order)))

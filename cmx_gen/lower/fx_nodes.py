@@ -1,0 +1,40 @@
+"""What a node of an exported graph says about itself: its operator, the module and the user's line
+it came from. Every lowering step that names a place in the user's model asks here."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+
+
+def op_name(node: torch.fx.Node) -> str:
+    """`cortex_m::quantized_avg_pool2d` for an operator call, "" for anything else."""
+    schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+    return schema.name if schema is not None else ""
+
+
+def module_path(node: torch.fx.Node) -> str:
+    """The module a node came from: its nn_module_stack path (`features.3`), else the model class
+    for functional calls in forward (`Residual`)."""
+    stack = list((node.meta.get("nn_module_stack") or {}).values())
+    path, cls = stack[-1] if stack else ("", "")
+    if "torch.export" in str(cls):  # the quantize/dequantize torch.export adds around the model
+        return "model input/output"
+    return str(path) if path else (str(cls).rsplit(".", 1)[-1] or "forward")
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in \w+\n\s*(.*)')
+
+
+def user_frame(node: torch.fx.Node) -> tuple[str, str, str] | None:
+    """(path, line, code) of the user's line that made the node: the first frame of its stack trace."""
+    match = _FRAME.search(node.meta.get("stack_trace") or "")
+    return (match.group(1), match.group(2), match.group(3).strip()) if match else None
+
+
+def source_line(node: torch.fx.Node) -> str:
+    """`model.py:17 x = F.avg_pool2d(x, 4)`: the user's line that made the node."""
+    frame = user_frame(node)
+    return f"{Path(frame[0]).name}:{frame[1]} {frame[2]}" if frame else ""

@@ -1,0 +1,90 @@
+"""The report's `reference` and `quantization_error`: which reference the firmware is checked
+against and how far ExecuTorch's own is from it, and the INT8 program's distance from the float
+model, all from one LoweredModel."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from cmx_gen.lower.kernel_models import MODELS
+
+if TYPE_CHECKING:
+    from cmx_gen.lower.lowering import LoweredModel
+
+
+def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> dict[str, Any]:
+    """report.json's `reference`: which reference the firmware is checked against, how far
+    ExecuTorch's Python reference is from it at the outputs (LSB of each output), and by op."""
+    def lsb(a: tuple[torch.Tensor, ...], b: tuple[torch.Tensor, ...]) -> int:
+        worst = 0
+        for x, y, scale in zip(a, b, output_scales or [0.0] * len(a)):
+            diff = (x.float() - y.float()).abs().max().item() if x.numel() else 0.0
+            worst = max(worst, round(diff / scale) if scale else int(diff > 0))
+        return worst
+
+    ops = sorted(lowered.op_diffs, key=lambda d: d.index)
+    if lowered.python_outputs is None:
+        return {
+            "checked_against": "cmsis-nn",
+            "description": "bit-exact host models of the CMSIS-NN C kernels; ExecuTorch's Python reference cannot run "
+                           f"this program ({', '.join(sorted(lowered.python_missing))} has no integer kernel in torch)",
+            "python_reference_max_lsb": None,
+            "python_reference_max_lsb_calibration": None,
+            "ops": [d.to_dict() for d in ops],
+        }
+    sample = lsb(lowered.reference_outputs, lowered.python_outputs)
+    everywhere = max([sample, *(lsb(k, p) for k, p in lowered.calibration_references if p is not None)])
+    return {
+        "checked_against": "cmsis-nn",
+        "description": "ExecuTorch's Python cortex_m ops, with bit-exact host models of the CMSIS-NN C kernels "
+                       f"for {', '.join(sorted(MODELS))}",
+        "python_reference_max_lsb": sample,
+        "python_reference_max_lsb_calibration": everywhere,
+        "ops": [d.to_dict() for d in ops],
+    }
+
+
+def _logical(tensor: torch.Tensor) -> np.ndarray:
+    """Contiguous NCHW numpy array: the firmware re-lays it out by the program's dim_order."""
+    return tensor.detach().contiguous().cpu().numpy()
+
+
+def reference_arrays(lowered: "LoweredModel") -> dict[str, np.ndarray]:
+    arrays = {f"input_{i}": _logical(x) for i, x in enumerate(lowered.sample_inputs)}
+    arrays.update({f"output_{i}": _logical(y) for i, y in enumerate(lowered.reference_outputs)})
+    return arrays
+
+
+def _is_classifier(outputs: tuple[torch.Tensor, ...]) -> bool:
+    return len(outputs) == 1 and outputs[0].dim() == 2 and outputs[0].shape[1] > 1
+
+
+def quantization_error(lowered: "LoweredModel") -> dict[str, Any]:
+    """Max abs error (float vs INT8 program) on the sample input and over the calibration set.
+
+    For a classifier (one [N, K] output) also the top-1 agreement between float and INT8 over
+    the calibration set.
+    """
+    def real(outputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:  # --io int8 outputs, dequantized
+        from cmx_gen.lower.int8_io import dequantize_outputs
+
+        return dequantize_outputs(outputs, lowered.io) if lowered.io else outputs
+
+    pairs = [(f, real(q)) for f, q in [(lowered.float_outputs, lowered.reference_outputs), *lowered.calibration_outputs]]
+    max_abs = 0.0
+    for float_out, int8_out in pairs:
+        for f, q in zip(float_out, int8_out):
+            max_abs = max(max_abs, float((f.float() - q.float()).abs().max()))
+    result: dict[str, Any] = {
+        "max_abs_err": round(max_abs, 6),
+        "sample_max_abs_err": round(max(float((f.float() - q.float()).abs().max()) for f, q in zip(*pairs[0])), 6),
+        "samples": len(pairs),
+        "top1_agreement": None,
+    }
+    if _is_classifier(lowered.float_outputs) and lowered.calibration_outputs:
+        agree = sum(int(torch.equal(f[0].argmax(dim=-1), q[0].argmax(dim=-1))) for f, q in pairs[1:])
+        result["top1_agreement"] = round(agree / len(lowered.calibration_outputs), 4)
+    return result
