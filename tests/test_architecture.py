@@ -176,8 +176,7 @@ def test_core_facts_live_only_in_cores_yaml():
         for name in sorted(set(re.findall(r'"(cortex-m(?:0plus|0|3|4|7|23|33|35p|52|55|85))[+"]', path.read_text()))):
             spelled.append(f"{path.relative_to(ROOT)}: {name}")
     # defaults (`lower` targets M55 unless told) and a comment's example are choices, not core facts
-    allowed = {"cmx_gen/cli/commands/lower.py: cortex-m55", "cmx_gen/app/kinds/zephyr/checks.py: cortex-m55",
-               "cmx_gen/lower/lowering.py: cortex-m55"}
+    allowed = {"cmx_gen/cli/commands/lower.py: cortex-m55", "cmx_gen/app/kinds/zephyr/checks.py: cortex-m55"}
     assert set(spelled) <= allowed, sorted(set(spelled) - allowed)
 
 
@@ -285,3 +284,15 @@ def test_the_runner_prints_the_result_line_defined_in_data():
     assert re.search(result_line.twister_record(), line) and re.search(result_line.twister_pass(), line)
     assert not re.search(result_line.twister_pass(), result_line.example("fail"))
     assert re.search(result_line.twister_diagnostic("prof"), result_line.example("prof")[0])
+
+
+def test_lowering_is_an_ordered_list_of_small_steps():
+    """The order of lowering is data (lowering.STEPS, as upstream's pass_list), one module a step,
+    each timed in the report under its name."""
+    from cmx_gen.lower.lowering import STEPS
+
+    names = [step.name for step in STEPS]
+    assert len(set(names)) == len(names)
+    assert names.index("quantize") < names.index("cortex_m_passes") < names.index("reference") < names.index("serialize")
+    for path in (PACKAGE / "lower" / "steps").glob("*.py"):
+        assert len(path.read_text().splitlines()) < 80, path.name

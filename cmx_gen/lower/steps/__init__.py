@@ -1,0 +1,1 @@
+"""The lowering steps, one module each; lowering.STEPS puts them in order."""
