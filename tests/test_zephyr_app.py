@@ -1,6 +1,6 @@
 """Zephyr app: render for four boards from the real lowered digits sample; every offline check passes.
 
-Zephyr cannot be fetched here, so the checks in cmx_gen/apps/zephyr/checks.py are the build's stand-in:
+Zephyr cannot be fetched here, so the checks in cmx_gen/app/kinds/zephyr/checks/ are the build's stand-in:
 Twister schema, west manifest, Kconfig (kconfiglib), devicetree (dtlib), runner compile.
 """
 

@@ -84,7 +84,7 @@ class AppKind:
 
     def checks(self) -> dict[str, Callable[[Path], Any]]:
         """Offline checks `cmx-gen validate` runs (name -> check(app) -> a result with name, status,
-        findings, checked files and a note; apps/zephyr/checks.CheckResult)."""
+        findings, checked files and a note; kinds/zephyr/checks/result.CheckResult)."""
         return {}
 
     def not_checked(self) -> list[str]:

@@ -1,5 +1,5 @@
 """`cmx-gen validate APP`: the offline checks the app's kind has (the Zephyr app's: Twister, west,
-Kconfig, devicetree, compile; cmx_gen/apps/zephyr/checks.py)."""
+Kconfig, devicetree, compile; cmx_gen/app/kinds/zephyr/checks/)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Zephyr app: a west/Twister application, built and run with west in the user's workspace
-(build.py, runners/west.py), flashed with `west flash`, checked offline (checks.py); context.py
+(build.py, runner.py), flashed with `west flash` (flasher.py), checked offline (checks/, one module a check); context.py
 maps the board and placement onto Zephyr's devicetree and Kconfig for the template."""
 
 from __future__ import annotations
