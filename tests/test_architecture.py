@@ -137,7 +137,7 @@ def test_only_program_py_deserializes_a_pte():
 
 
 def test_rendering_does_not_import_torch():
-    code = "import sys, cmx_gen.app.render, cmx_gen.app.model_files, cmx_gen.app.folder; print('torch' in sys.modules)"
+    code = "import sys, cmx_gen.app.render, cmx_gen.app.model_files, cmx_gen.app.shared_files, cmx_gen.app.folder; print('torch' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == "False"
 

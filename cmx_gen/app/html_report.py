@@ -17,6 +17,7 @@ from typing import Any
 
 import jinja2
 
+from cmx_gen.common.format import size_label
 from cmx_gen.common.errors import AppError
 from cmx_gen.fit.memory import Placement
 from cmx_gen.common.paths import DATA_DIR
@@ -40,10 +41,6 @@ class PageData:
     result_line: str | None = None
 
 
-def _size(n: float) -> str:
-    return f"{n:,.0f} B" if n < 10_000 else f"{n / 1024:,.1f} KiB" if n < 10 * 2**20 else f"{n / 2**20:,.1f} MiB"
-
-
 def _esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
@@ -56,18 +53,18 @@ def memory_svg(placement: Placement, width: int = 760) -> str:
     legend: dict[str, str] = {}
     for row, use in enumerate(regions):
         y = row * (bar + gap) + 18
-        rows.append(f'<text x="0" y="{y - 4}" class="lbl">{_esc(use.region)} — {_size(use.used)} of '
-                    f'{_size(use.size)} ({use.percent:.1f} %)</text>')
+        rows.append(f'<text x="0" y="{y - 4}" class="lbl">{_esc(use.region)} — {size_label(use.used)} of '
+                    f'{size_label(use.size)} ({use.percent:.1f} %)</text>')
         x = 0.0
         scale = (width - label) / use.size if use.size else 0
         for name, nbytes in use.items.items():
             color = legend.setdefault(name, _COLORS[len(legend) % len(_COLORS)])
             w = max(nbytes * scale, 1.0)
             rows.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
-                        f'<title>{_esc(use.region)}: {_esc(name)} {_size(nbytes)} ({nbytes:,} B)</title></rect>')
+                        f'<title>{_esc(use.region)}: {_esc(name)} {size_label(nbytes)} ({nbytes:,} B)</title></rect>')
             x += w
         rows.append(f'<rect x="{x:.1f}" y="{y}" width="{max(width - label - x, 0):.1f}" height="{bar}" fill="#e8e8e8">'
-                    f'<title>{_esc(use.region)}: free {_size(use.free)}</title></rect>')
+                    f'<title>{_esc(use.region)}: free {size_label(use.free)}</title></rect>')
     height = len(regions) * (bar + gap) + 10
     keys = "".join(f'<span class="key"><i style="background:{c}"></i>{_esc(n)}</span>' for n, c in legend.items())
     return (f'<svg id="memory-map" width="{width}" height="{height}" role="img" aria-label="memory map">'
@@ -129,7 +126,7 @@ def render(data: PageData) -> str:
         memory_svg=memory_svg(data.placement) if data.placement else "",
         profile=profile, profile_svg=profile_svg, kinds_svg=kinds_svg,
         sqnr_svg=sqnr_svg(report), worst=[describe_layer(layer) for layer in worst_layers(report)],
-        size=_size,
+        size=size_label,
     )
 
 

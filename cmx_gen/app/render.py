@@ -28,7 +28,7 @@ import yaml
 
 from cmx_gen import __version__
 
-from cmx_gen.app import model_files, project as project_mod, txn as app_txn
+from cmx_gen.app import model_files, project as project_mod, shared_files, txn as app_txn
 
 from cmx_gen.device import result_line
 from cmx_gen.app.txn import MANIFEST, STATE_DIR
@@ -103,8 +103,8 @@ def context(project: project_mod.Project, models: dict[str, Artifacts], board: B
     artifacts = next(iter(models.values()))
     ctx: dict[str, Any] = {
         "app_name": project.app_name(),
-        "model_handle": model_files.handle_symbol(next(iter(models))),
-        "models": [{"name": name, "handle": model_files.handle_symbol(name)} for name in models],
+        "model_handle": shared_files.handle_symbol(next(iter(models))),
+        "models": [{"name": name, "handle": shared_files.handle_symbol(name)} for name in models],
         "app_dir": "app",
         "rtos": project.rtos,
         "board": board.model_dump(mode="json"),
@@ -140,7 +140,7 @@ def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Plac
             artifacts.pte, artifacts.report, artifacts.reference, own, PTE_SECTION, name, model_files.Symbols.of(name)))
         report_json(model_dir / name, artifacts)
     first = next(iter(models.values()))
-    model_files.write_files(model_dir, model_files.app_files({n: a.pte for n, a in models.items()}, first.report,
+    model_files.write_files(model_dir, shared_files.app_files({n: a.pte for n, a in models.items()}, first.report,
                                                              list(models), shared))
 
 

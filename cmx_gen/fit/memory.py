@@ -1,4 +1,4 @@
-"""Memory budget and placement of a lowered model on a board, or a refusal naming the shortfall.
+"""Placement of a program's budget (budget.py) on a board's memory, or a refusal naming the shortfall.
 
 Answers "does it fit, and where does it go?" before anything is built: the flash need (runtime +
 kernels + .pte), the RAM need (planned buffers + method/temp pools + static data, stack, heap) and
@@ -14,225 +14,19 @@ one region for each, chosen by the rules in docs/boards.md:
 
 from __future__ import annotations
 
-import functools
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import Any
 
-import yaml
 
 from cmx_gen.fit.boards import Board, MemoryRegion, load_boards
+from cmx_gen.fit.budget import ArenaLayout, Budget, ModelPools, arena_pools, budget, budget_several, kernel_sizes
 from cmx_gen.common.errors import FitError, TargetError
-from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.common.format import size, table
 from cmx_gen.program.report import Report
-
-ALIGN = 16  # pools are 16-byte aligned in the firmware (CMSIS-NN / MVE loads)
-KERNEL_SIZES_FILE = DATA_DIR / "kernel_sizes.yaml"
 
 _ARENA_KINDS = {"dtcm": 0, "sram": 1, "ddr": 2}
 # Where a .pte that does not fit the boot region goes: keep fast RAM for the arenas.
 _PTE_KINDS = {"flash": 0, "ddr": 1, "sram": 2, "dtcm": 3, "itcm": 4}
-
-
-def _align(n: int) -> int:
-    return (int(n) + ALIGN - 1) // ALIGN * ALIGN
-
-
-def _size(n: int) -> str:
-    if n < 10 * 1024:
-        return f"{n:,} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:,.1f} KiB"
-    return f"{n / (1024 * 1024):,.2f} MiB"
-
-
-# ---------------------------------------------------------------------------------------------
-# Kernel code size table
-# ---------------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=None)
-def kernel_sizes() -> dict[str, Any]:
-    """cmx_gen/data/kernel_sizes.yaml, parsed once."""
-    return yaml.safe_load(KERNEL_SIZES_FILE.read_text())
-
-
-def _op_key(name: str) -> str:
-    """'cortex_m::quantized_conv2d.out' -> 'cortex_m::quantized_conv2d' (overload stripped)."""
-    ns, sep, rest = name.partition("::")
-    return f"{ns}{sep}{rest.split('.', 1)[0]}" if sep else name.split(".", 1)[0]
-
-
-@dataclass
-class CodeSize:
-    name: str
-    bytes: int
-    status: str  # "estimated" | "measured"
-    source: str  # "table" | "default:<class>" | "runtime"
-
-
-def code_sizes(report: Report, isa: str) -> list[CodeSize]:
-    """Runtime + one entry per distinct operator of the program."""
-    return _code_sizes(report.operators, isa)
-
-
-def _code_sizes(operators: list[Any], isa: str) -> list[CodeSize]:
-    """Runtime + one entry per distinct operator: several programs in one image share each kernel."""
-    table = kernel_sizes()["isa"][isa]
-    out = [CodeSize("runtime", table["runtime"]["code"], table["runtime"]["status"], "runtime")]
-    seen: set[str] = set()
-    for op in operators:
-        key = _op_key(op.name)
-        if key in seen:
-            continue
-        seen.add(key)
-        entry = table["ops"].get(key)
-        if entry is not None:
-            out.append(CodeSize(key, entry["code"], entry["status"], "table"))
-        else:
-            cls = op.class_
-            default = table["defaults"].get(cls, table["defaults"]["fallback"])
-            out.append(CodeSize(key, default["code"], default["status"], f"default:{cls}"))
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Budget: what the program needs, independent of the board
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Budget:
-    isa: str
-    code: list[CodeSize]
-    pte_bytes: int
-    planned_buffer_sizes: list[int]
-    method_pool_bytes: int
-    temp_pool_bytes: int
-    static_ram_bytes: int
-    stack_bytes: int
-    heap_bytes: int
-    reference_bytes: int = 0  # the reference input/expected output the firmware checks against
-
-    @property
-    def code_bytes(self) -> int:
-        return sum(c.bytes for c in self.code)
-
-    @property
-    def code_estimated(self) -> bool:
-        return any(c.status != "measured" for c in self.code)
-
-    @property
-    def arena_bytes(self) -> int:
-        return sum(self.planned_buffer_sizes) + self.method_pool_bytes + self.temp_pool_bytes
-
-    @property
-    def data_bytes(self) -> int:
-        return self.static_ram_bytes + self.stack_bytes + self.heap_bytes
-
-
-# The firmware allocates the method pool at the exact need (replayed by method_pool.py, in the
-# report) plus this margin: never short, and allocated <= used + 5 % (issue 4).
-METHOD_POOL_MARGIN = 0.03
-
-
-def reference_bytes(report: Report) -> int:
-    """Bytes of the embedded reference data (.cmx_reference): every input and output, 16-aligned.
-
-    It sits beside the program: for MobileNet at 96x96 the float input alone is 108 KiB.
-    """
-    import numpy as np
-
-    total = 0
-    for spec in [*report.inputs, *report.outputs]:
-        itemsize = np.dtype(spec.dtype).itemsize if spec.dtype in np.sctypeDict else 4
-        total += _align(spec.numel * itemsize)
-    return total
-
-
-def budget(report: Report) -> Budget:
-    """The program's needs from its lowering report, and the pools the firmware will allocate for it:
-    the method pool at the exact need (method_pool.py's replay) plus METHOD_POOL_MARGIN, the temp pool
-    at the size where the runtime resolves operators in it at all (else it takes those bytes from the
-    method pool for good). The placement carries them on to model/cmx_model.h and Zephyr's Kconfig:
-    one place, so the budget and the firmware cannot disagree."""
-    isa = report.target.isa
-    sizes = kernel_sizes()
-    if isa == "unknown":
-        raise TargetError(
-            f"the program {report.model.get('source', '')} does not record the core it was lowered for "
-            "(a .pte analysed without --target)",
-            "analyse it for its core: cmx-gen lower X.pte --target cortex-mXX -o DIR, then check DIR",
-        )
-    if isa not in sizes["isa"]:
-        raise TargetError(f"report target ISA {isa!r} is unknown", f"expected one of {', '.join(sizes['isa'])}")
-    mem = report.memory
-    return Budget(
-        reference_bytes=reference_bytes(report),
-        isa=isa,
-        code=code_sizes(report, isa),
-        pte_bytes=report.pte.bytes,
-        planned_buffer_sizes=[_align(s) for s in mem.planned_buffer_sizes],
-        method_pool_bytes=_align(int(mem.method_allocator_bytes * (1 + METHOD_POOL_MARGIN))),
-        temp_pool_bytes=_align(mem.temp_allocator_bytes),
-        static_ram_bytes=int(sizes["isa"][isa]["runtime"]["ram"]),
-        stack_bytes=int(sizes["stack_bytes"]),
-        heap_bytes=int(sizes["heap_bytes"]),
-    )
-
-
-# Models that run one after another share one arena; models that may run at the same time do not.
-ArenaLayout = Literal["shared", "separate"]
-
-
-@dataclass
-class ModelPools:
-    """One model's pools in an image of several: its method pool is always its own (it holds the
-    model's state); its planned buffers and temp pool are its own only in the separate layout."""
-
-    name: str
-    method_pool_bytes: int
-    planned_buffer_sizes: list[int]
-    temp_pool_bytes: int
-    pte_bytes: int
-
-    @property
-    def planned_bytes(self) -> int:
-        return sum(self.planned_buffer_sizes)
-
-
-def _arena_pools(pools: list[ModelPools], layout: ArenaLayout) -> tuple[list[int], int]:
-    """(planned buffer sizes, temp pool bytes) of the whole image: models that run one after another
-    (shared) need the largest of each, models that may run at the same time (separate) the sum."""
-    if layout == "shared":
-        return [max(p.planned_bytes for p in pools)], max(p.temp_pool_bytes for p in pools)
-    return [s for p in pools for s in p.planned_buffer_sizes], sum(p.temp_pool_bytes for p in pools)
-
-
-def budget_several(reports: dict[str, Report], layout: ArenaLayout) -> tuple[Budget, list[ModelPools]]:
-    """Several programs in one image: one runtime and each kernel once, every program and its
-    reference data, each model's method pool, and the planned and temp pools as `layout` shares them."""
-    singles = {name: budget(report) for name, report in reports.items()}
-    isas = {b.isa for b in singles.values()}
-    if len(isas) != 1:
-        raise TargetError(f"the models were lowered for different ISAs ({', '.join(sorted(isas))})",
-                          "lower every model of one image for the board's core")
-    pools = [ModelPools(name, b.method_pool_bytes, b.planned_buffer_sizes, b.temp_pool_bytes, b.pte_bytes)
-             for name, b in singles.items()]
-    planned, temp = _arena_pools(pools, layout)
-    first = next(iter(singles.values()))
-    isa = first.isa
-    return Budget(
-        isa=isa,
-        code=_code_sizes([op for report in reports.values() for op in report.operators], isa),
-        pte_bytes=sum(b.pte_bytes for b in singles.values()),
-        planned_buffer_sizes=planned,
-        method_pool_bytes=sum(p.method_pool_bytes for p in pools),
-        temp_pool_bytes=temp,
-        static_ram_bytes=first.static_ram_bytes,
-        stack_bytes=first.stack_bytes,
-        heap_bytes=first.heap_bytes,
-        reference_bytes=sum(b.reference_bytes for b in singles.values()),
-    ), pools
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,19 +89,19 @@ class Placement:
 
     def decisions(self) -> list[str]:
         """One sentence per placement decision, for people."""
-        pte = (f"model.pte ({_size(self.pte_bytes)}) -> {self.pte_region}: read in place, no copy"
+        pte = (f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: read in place, no copy"
                if self.pte_in_place else
-               f"model.pte ({_size(self.pte_bytes)}) -> {self.pte_region}: loaded there at load time "
+               f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: loaded there at load time "
                f"(does not fit {self.code_region})")
         kernels = len(self.code_items) - 1
         return [
-            f"code ({_size(self.code_bytes)}: runtime + {kernels} kernel(s)"
+            f"code ({size(self.code_bytes)}: runtime + {kernels} kernel(s)"
             f"{', estimated' if self.code_estimated else ''}) -> {self.code_region}",
             pte,
-            f"arenas ({_size(self.arena_bytes)}: planned {self.planned_buffer_sizes} + method pool "
+            f"arenas ({size(self.arena_bytes)}: planned {self.planned_buffer_sizes} + method pool "
             f"{self.method_pool_bytes:,} + temp pool {self.temp_pool_bytes:,}) -> {self.arena_region}",
-            f".data/.bss ({_size(self.static_ram_bytes)}), stack {_size(self.stack_bytes)}, "
-            f"heap {_size(self.heap_bytes)} -> {self.data_region}",
+            f".data/.bss ({size(self.static_ram_bytes)}), stack {size(self.stack_bytes)}, "
+            f"heap {size(self.heap_bytes)} -> {self.data_region}",
         ] + self._layout_decisions()
 
     def _layout_decisions(self) -> list[str]:
@@ -315,13 +109,13 @@ class Placement:
             return []
         other = "separate" if self.arena_layout == "shared" else "shared"
         rows = [f"  {p.name}: method pool {p.method_pool_bytes:,} + planned {p.planned_bytes:,} + temp "
-                f"{p.temp_pool_bytes:,}, program {_size(p.pte_bytes)}" for p in self.models]
+                f"{p.temp_pool_bytes:,}, program {size(p.pte_bytes)}" for p in self.models]
         why = ("models run one after another: planned buffers and temp pool are the largest model's"
                if self.arena_layout == "shared" else
                "models may run at the same time: each keeps its own planned buffers and temp pool")
         delta = self.other_layout_arena_bytes - self.arena_bytes
         return [f"arena layout: {self.arena_layout} ({why}); {other} would be "
-                f"{_size(self.other_layout_arena_bytes)} ({'+' if delta >= 0 else '-'}{abs(delta):,} B)", *rows]
+                f"{size(self.other_layout_arena_bytes)} ({'+' if delta >= 0 else '-'}{abs(delta):,} B)", *rows]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -350,22 +144,11 @@ class Placement:
 def usage_table(uses: list[RegionUse]) -> str:
     rows = [("region", "kind", "base", "used", "size", "use %", "contents")]
     for u in uses:
-        contents = ", ".join(f"{k} {_size(v)}" for k, v in u.items.items()) or "-"
+        contents = ", ".join(f"{k} {size(v)}" for k, v in u.items.items()) or "-"
         flag = "  ** OVER **" if u.free < 0 else ""
-        rows.append((u.region, u.kind, f"0x{u.base:08x}", _size(u.used), _size(u.size), f"{u.percent:.1f}",
+        rows.append((u.region, u.kind, f"0x{u.base:08x}", size(u.used), size(u.size), f"{u.percent:.1f}",
                      contents + flag))
-    return format_table(rows, right={3, 4, 5})
-
-
-def format_table(rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:
-    """Plain aligned columns (first row = header); the last column is not padded."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = []
-    for r in rows:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
-        cells[-1] = r[-1]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    return table(rows, right={3, 4, 5})
 
 
 # The vector table stays in the boot region when the code goes elsewhere (startup.c's .vectors:
@@ -442,7 +225,7 @@ def check_diagnostic_fit(placement: Placement, kind: str, instructions: int) -> 
     for region, need, what in needs:
         if need > free.get(region, 0):
             raise FitError(
-                f"the {kind} image needs {_size(need)} more {what} in {region}, which has {_size(free.get(region, 0))} free",
+                f"the {kind} image needs {size(need)} more {what} in {region}, which has {size(free.get(region, 0))} free",
                 "run it on a board with more memory (same core), or use the other diagnostic (--trace streams, "
                 "it needs no buffer)")
 
@@ -476,8 +259,8 @@ def plan(report: Report, board: Board) -> Placement:
         return placement
     short = [u for u in closest if u.free < 0]
     detail = "; ".join(
-        f"region {u.region!r} ({u.kind}, {_size(u.size)}) needs {_size(u.used)} "
-        f"[{', '.join(f'{k} {_size(v)}' for k, v in u.items.items())}]: short by {-u.free:,} bytes"
+        f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)} "
+        f"[{', '.join(f'{k} {size(v)}' for k, v in u.items.items())}]: short by {-u.free:,} bytes"
         for u in short)
     others = fits_on(report, exclude=board.id)
     hint = (f"it fits on: {', '.join(others)}" if others else
@@ -495,11 +278,11 @@ def plan_several(reports: dict[str, Report], board: Board, layout: ArenaLayout =
     for report in reports.values():
         check_isa(report, board)
     placement, closest = _search(board, b)
-    other_planned, other_temp = _arena_pools(pools, "separate" if layout == "shared" else "shared")
+    other_planned, other_temp = arena_pools(pools, "separate" if layout == "shared" else "shared")
     other = sum(other_planned) + b.method_pool_bytes + other_temp
     if placement is None:
         short = [u for u in closest if u.free < 0]
-        detail = "; ".join(f"region {u.region!r} ({u.kind}, {_size(u.size)}) needs {_size(u.used)}: short by "
+        detail = "; ".join(f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)}: short by "
                            f"{-u.free:,} bytes" for u in short)
         hint = ("models that run one after another can share their arena: drop separate_arenas"
                 if layout == "separate" and other < b.arena_bytes else

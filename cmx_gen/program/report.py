@@ -10,6 +10,7 @@ from typing import Any, Literal
 from cmx_gen import __version__
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from cmx_gen.common.format import size
 from cmx_gen.common.errors import ModelSourceError, StrictError
 from cmx_gen.program.pte import ProgramInfo
 
@@ -235,10 +236,6 @@ def load_json(path: Path) -> Report:
     return Report.of(data, str(path))
 
 
-def _kb(n: int) -> str:
-    return f"{n:,} B" if n < 10_000 else f"{n / 1024:,.1f} KiB"
-
-
 def _spec_line(spec: TensorSpec) -> str:
     text = f"{spec.dtype}{list(spec.shape)} dim_order={spec.dim_order}"
     q = spec.quant
@@ -254,9 +251,9 @@ def table(report: Report) -> str:
     lines = [
         f"model      {report.source}",
         f"target     {report.target.core} ({report.target.isa})   executorch {report.executorch_version}",
-        f".pte       {_kb(report.pte.bytes)} (weights/constants {_kb(report.pte.constant_bytes)})",
-        f"memory     planned {_kb(mem.planned_bytes)} (largest CMSIS-NN scratch {_kb(mem.scratch_bytes)}), "
-        f"method allocator {_kb(mem.method_allocator_bytes)}, temp {_kb(mem.temp_allocator_bytes)}",
+        f".pte       {size(report.pte.bytes)} (weights/constants {size(report.pte.constant_bytes)})",
+        f"memory     planned {size(mem.planned_bytes)} (largest CMSIS-NN scratch {size(mem.scratch_bytes)}), "
+        f"method allocator {size(mem.method_allocator_bytes)}, temp {size(mem.temp_allocator_bytes)}",
     ]
     for i, spec in enumerate(report.inputs):
         lines.append(f"input {i}    {_spec_line(spec)}")

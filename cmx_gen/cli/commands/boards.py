@@ -7,7 +7,7 @@ import json
 
 from cmx_gen.fit.boards import Board, load_board, load_boards
 from cmx_gen.common.errors import BoardError
-from cmx_gen.fit.memory import _size, format_table
+from cmx_gen.common.format import size, table
 from cmx_gen.common.targets import canonical_core
 
 
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _memory_summary(board: Board) -> str:
-    return ", ".join(f"{r.name} {_size(r.size)}" for r in board.memory)
+    return ", ".join(f"{r.name} {size(r.size)}" for r in board.memory)
 
 
 def _runs(board: Board) -> str:
@@ -77,8 +77,8 @@ def show_text(board: Board) -> str:
     for r in board.memory:
         attrs = [a for a, on in (("exec", r.executable), ("loadable", r.loadable), ("dma", r.dma)) if on]
         attrs.append(f"dt:{r.dt_node}" if r.dt_node else "not in Zephyr DTS")
-        rows.append((r.name, r.kind, f"0x{r.base:08x}", _size(r.size), " ".join(attrs)))
-    lines.append(format_table(rows, right={3}))
+        rows.append((r.name, r.kind, f"0x{r.base:08x}", size(r.size), " ".join(attrs)))
+    lines.append(table(rows, right={3}))
     if board.notes:
         lines += ["", f"notes      {board.notes}"]
     return "\n".join(lines)
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [("id", "core", "isa", "MHz", "runs", "memory")]
     for b in boards:
         rows.append((b.id, b.core.name, b.core.isa, f"{b.core.clock_hz / 1e6:g}", _runs(b), _memory_summary(b)))
-    print(format_table(rows, right={3}))
+    print(table(rows, right={3}))
     if not boards:
         print("(no board matches these filters)")
     return 0
