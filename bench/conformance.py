@@ -47,7 +47,7 @@ from cmx_gen.fit.boards import load_board  # noqa: E402
 from cmx_gen.common.memo import code_fingerprint  # noqa: E402
 from cmx_gen.common.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
 from cmx_gen.pipeline.generate import generate  # noqa: E402
-from cmx_gen.program.report import describe_op_diff  # noqa: E402
+from cmx_gen.program.report_text import describe_op_diff  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
 
 SUITE = "executorch.backends.cortex_m.test.ops"
@@ -162,11 +162,11 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
     except Exception as exc:  # an upstream failure cmx-gen did not turn into a CmxError: a bug of ours
         outcome.status, outcome.detail = "LOWER", f"UNHANDLED {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
         return _timed(outcome, started)
-    ref = done.artifacts.report.reference or {}
-    outcome.ref_lsb = int(ref.get("python_reference_max_lsb") or 0)
-    if ref.get("python_reference_max_lsb") is None and ref.get("description"):
-        outcome.reference = ref["description"]
-    outcome.reference = outcome.reference or "; ".join(describe_op_diff(op) for op in ref.get("ops", []))
+    ref = done.artifacts.report.reference
+    outcome.ref_lsb = int(ref.python_reference_max_lsb or 0) if ref else 0
+    if ref and ref.python_reference_max_lsb is None and ref.description:
+        outcome.reference = ref.description
+    outcome.reference = outcome.reference or "; ".join(describe_op_diff(op) for op in (ref.ops if ref else []))
     try:
         built = build_mod.build(app, jobs=2, env=env, defines=CCACHE)
     except CmxError as exc:

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from cmx_gen.lower import instructions
+from cmx_gen.program import instructions
+from cmx_gen.program.pte import PlanRow
 from cmx_gen.fit import memory
 from cmx_gen.device import profile, trace
 from cmx_gen.app import project as project_mod
@@ -165,7 +166,7 @@ def test_a_broken_scenario_config_is_caught(zephyr_app, tmp_path):
 
 
 def test_node_names_ignore_a_folded_node_whose_handle_collides():
-    rows = [{"index": 0, "op": "cortex_m::quantized_linear.out", "output": None}]
+    rows = [PlanRow(0, "cortex_m::quantized_linear.out")]
     named = {0: {"node": "view", "module": "m", "source": "", "op": "aten::view_copy"}}
     assert instructions.describe(rows, named)[0]["node"] == ""
     named = {0: {"node": "linear", "module": "fc", "source": "m.py:3", "op": "cortex_m::quantized_linear"}}

@@ -17,7 +17,8 @@ from cmx_gen.model import source as model_source
 from cmx_gen.model.export import export
 from cmx_gen.lower.kernel_models import avg_pool2d_s8
 from cmx_gen.lower.lowering import LowerOptions
-from cmx_gen.program.report import Report, reference_note
+from cmx_gen.program.report import Report
+from cmx_gen.program.report_text import reference_note
 
 
 def c_avgpool(x: torch.Tensor, k: int, s: int, p: int) -> torch.Tensor:

@@ -157,10 +157,10 @@ def test_random_weights_are_reproducible(name):
 @pytest.mark.parametrize("name", params())
 def test_sample_lowers_with_every_compute_op_on_cmsis_nn(name, lowered):
     result, info = lowered(name)
-    classes = {op["name"]: op["class"] for op in info.operators}
+    classes = {op.name: op.class_ for op in info.operators}
     assert info.fallbacks == [], f"{name} falls back to portable compute: {info.fallbacks}"
     assert set(classes.values()) <= ALLOWED_CLASSES, classes
-    assert {op["name"]: op["count"] for op in info.operators} == SAMPLES[name][2]
+    assert {op.name: op.count for op in info.operators} == SAMPLES[name][2]
     assert info.pte_bytes == len(result.pte) > 0
     print(f"\n{name}: lowered in {LOWERING_SECONDS[name]:.1f} s, .pte {info.pte_bytes} bytes")
 
@@ -174,7 +174,7 @@ def test_samples_for_cortex_m4_boards_lower_for_dsp(name):
     info = program.analyse(result.pte)
     assert result.target.isa == "DSP"
     assert info.fallbacks == []
-    assert {op["name"]: op["count"] for op in info.operators} == SAMPLES[name][2]
+    assert {op.name: op.count for op in info.operators} == SAMPLES[name][2]
     print(f"\n{name} (cortex-m4): lowered in {time.monotonic() - started:.1f} s, .pte {info.pte_bytes} bytes")
 
 

@@ -91,7 +91,7 @@ class AppFolder:
     def verdict(self, line: str, model_lines: list[str] | None = None) -> list[str]:
         """The result line (each model's first in an app of several), then how far ExecuTorch's
         Python reference is from the checked one."""
-        from cmx_gen.program.report import reference_note
+        from cmx_gen.program.report_text import reference_note
 
         names = self.model_names() or [None]
         notes = []

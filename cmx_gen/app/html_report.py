@@ -22,7 +22,8 @@ from cmx_gen.common.errors import AppError
 from cmx_gen.fit.memory import Placement
 from cmx_gen.common.paths import DATA_DIR
 
-from cmx_gen.program.report import CLASS_LABELS, Report, describe_layer, worst_layers
+from cmx_gen.program.report import Report
+from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, worst_layers
 
 PAGE = "report.html"
 PROFILE_JSON = "profile.json"  # written beside the profile image by `run --profile`

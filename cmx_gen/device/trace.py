@@ -50,8 +50,8 @@ def expected_outputs(instructions: list[Instruction], reference: bytes) -> dict[
     for row in instructions:
         if row.traced:
             assert row.output is not None
-            expected[row.index] = reference[at:at + row.output["nbytes"]]
-            at += row.output["nbytes"]
+            expected[row.index] = reference[at:at + row.output.nbytes]
+            at += row.output.nbytes
     if at != len(reference):
         raise RunError(f"trace_reference.bin holds {len(reference)} bytes, report.json's instructions {at}",
                        "regenerate the app with `cmx-gen regen APP`")
@@ -67,7 +67,7 @@ def compare(instructions: list[Instruction], reference: bytes, output: str) -> t
         if row.index not in expected:
             continue
         assert row.output is not None
-        dtype = np.dtype(row.output["dtype"])
+        dtype = np.dtype(row.output.dtype)
         want = np.frombuffer(expected[row.index], dtype=dtype)
         common = dict(index=row.index, op=row.op, module=row.module, source=row.source,
                       unit="abs" if dtype.kind == "f" else "LSB", numel=int(want.size))

@@ -136,7 +136,7 @@ def budget(report: Report) -> Budget:
     sizes = kernel_sizes()
     if isa == "unknown":
         raise TargetError(
-            f"the program {report.model.get('source', '')} does not record the core it was lowered for "
+            f"the program {report.model.source} does not record the core it was lowered for "
             "(a .pte analysed without --target)",
             "analyse it for its core: cmx-gen lower X.pte --target cortex-mXX -o DIR, then check DIR",
         )

@@ -40,7 +40,7 @@ class Generated:
 
     def summary(self, app: Path) -> str:
         """What `create` and `regen` print: the lowering table(s), the placement, what was written."""
-        from cmx_gen.program.report import table
+        from cmx_gen.program.report_text import table
 
         tables = ([f"model      {name}\n{table(a.report)}" for name, a in self.models.items()]
                   if len(self.models) > 1 else [table(self.artifacts.report)])

@@ -18,6 +18,7 @@ from cmx_gen.model import bundle
 
 from cmx_gen.program import report as report_mod
 from cmx_gen.program.report import Report
+from cmx_gen.program.report_text import markdown
 from cmx_gen.common.errors import ModelSourceError
 
 if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
@@ -38,7 +39,7 @@ class Artifacts:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / PTE).write_bytes(self.pte)
         report_mod.write_json(out_dir / REPORT_JSON, self.report)
-        (out_dir / REPORT_MD).write_text(report_mod.markdown(self.report))
+        (out_dir / REPORT_MD).write_text(markdown(self.report))
         written = [out_dir / PTE, out_dir / REPORT_JSON, out_dir / REPORT_MD]
         if self.reference:
             write_reference(out_dir / REFERENCE, self.reference)
@@ -146,7 +147,7 @@ def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
     reference = generated_inputs(info.inputs) if given is None else _given_inputs(given, info.inputs)
     try:
         if isa == "unknown":
-            dependent = sorted({op["name"].split(".")[0] for op in info.operators} & ISA_DEPENDENT)
+            dependent = sorted({op.name.split(".")[0] for op in info.operators} & ISA_DEPENDENT)
             if dependent:
                 raise plan_reference.NoHostModel(f"{', '.join(dependent)} without the target's ISA (pass --target)")
         outputs = plan_reference.reference(pte, [reference[f"input_{i}"] for i in range(len(info.inputs))], isa)
@@ -181,8 +182,8 @@ def _model_facts(source: "ModelSource") -> dict[str, Any]:
 def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
     """A program lowered elsewhere (.pte, .bpte): its facts, and a reference where one can be had."""
     from cmx_gen.lower.lowering import resolve_target
+    from cmx_gen.program import instructions
     from cmx_gen.program.pte import analyse
-    from cmx_gen.lower import instructions
 
     model = _model_facts(source)
     assert source.pte is not None
@@ -208,8 +209,8 @@ def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
 
 def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" = None) -> Artifacts:
     """Lower an exported model for `core` and assemble its report and reference."""
-    from cmx_gen.lower import instructions
     from cmx_gen.lower.lowering import LowerOptions, lower
+    from cmx_gen.program import instructions
     from cmx_gen.program.pte import analyse
     from cmx_gen.program.reference_check import compare_references, quantization_error, reference_arrays
 
@@ -229,13 +230,10 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
         "samples": len(source.calibration),
         "random": source.random_calibration,
     }
-    rows = instructions.describe(info.instructions, lowered.instruction_names)
+    traced = instructions.trace_arrays(info.instructions, lowered.instruction_names, lowered.node_values)
+    rows = instructions.describe(info.instructions, lowered.instruction_names, set(traced))
     reference = reference_arrays(lowered)
-    traced = instructions.trace_arrays(rows, lowered.node_values)
-    for row in rows:
-        if row["output"] is not None:
-            row["output"]["reference"] = f"{instructions.TRACE_PREFIX}{row['index']}" in traced
-    reference.update(traced)
+    reference.update({f"{instructions.TRACE_PREFIX}{index}": data for index, data in traced.items()})
     report = report_mod.build_report(
         info,
         lowered.target.to_dict(),

@@ -51,6 +51,43 @@ class TensorSpec:
         return {"shape": self.shape, "dtype": self.dtype, "dim_order": self.dim_order, "quant": self.quant}
 
 
+@dataclass(frozen=True)
+class OperatorUse:
+    """One operator of the program: how many calls it makes and its class (data/op_classes.yaml)."""
+
+    name: str
+    count: int
+    class_: str  # cmsis_nn | quant_boundary | data_movement | fallback
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "count": self.count, "class": self.class_}
+
+
+@dataclass(frozen=True)
+class OutputPlace:
+    """Where an instruction's output tensor lives in planned memory, and its layout."""
+
+    mem_id: int
+    offset: int
+    nbytes: int
+    dtype: str
+    shape: list[int]
+    dim_order: list[int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mem_id": self.mem_id, "offset": self.offset, "nbytes": self.nbytes, "dtype": self.dtype,
+                "shape": self.shape, "dim_order": self.dim_order}
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    """One instruction of `forward`, in execution order (its index is the runtime's debug handle)."""
+
+    index: int
+    op: str
+    output: OutputPlace | None = None
+
+
 @dataclass
 class ProgramInfo:
     """The facts of one `.pte` that the report, the memory budget and the firmware need."""
@@ -58,7 +95,7 @@ class ProgramInfo:
     pte_bytes: int
     sha256: str
     constant_bytes: int
-    operators: list[dict[str, Any]]  # name, count, class; in first-use order
+    operators: list[OperatorUse]  # in first-use order
     inputs: list[TensorSpec]
     outputs: list[TensorSpec]
     planned_buffer_sizes: list[int]  # one per mem_id >= 1 (mem_id 0 is reserved by executorch)
@@ -70,11 +107,11 @@ class ProgramInfo:
     delegates: list[str] = field(default_factory=list)
     # One per instruction of `forward`, in execution order (the runtime's debug handle is this
     # index): what the on-target profile and trace are keyed on.
-    instructions: list[dict[str, Any]] = field(default_factory=list)
+    instructions: list[PlanRow] = field(default_factory=list)
 
     @property
     def fallbacks(self) -> list[str]:
-        return [op["name"] for op in self.operators if op["class"] == "fallback"]
+        return [op.name for op in self.operators if op.class_ == "fallback"]
 
     @property
     def planned_bytes(self) -> int:
@@ -180,31 +217,30 @@ def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input
     return spec
 
 
-def _instructions(plan: Any) -> list[dict[str, Any]]:
+def _instructions(plan: Any) -> list[PlanRow]:
     """Every instruction of the plan: its operator ("" for moves, jumps, frees, delegate calls) and
     where its output tensor lives in planned memory (mem_id >= 1, byte offset, size, layout), or
     None when it has none (a view, a non-tensor, a constant): the trace reads these bytes on target."""
-    rows: list[dict[str, Any]] = []
+    rows: list[PlanRow] = []
     for chain in plan.chains:
         for instruction in chain.instructions:
             args = instruction.instr_args
-            row: dict[str, Any] = {"index": len(rows), "op": "", "output": None}
-            if hasattr(args, "op_index"):
-                row["op"] = _op_name(plan.operators[args.op_index])
-                tensor = _tensor(plan.values[args.args[-1]]) if args.args else None
-                info = tensor.allocation_info if tensor is not None else None
-                if info is not None and info.memory_id > 0:
-                    row["output"] = {
-                        "mem_id": int(info.memory_id),
-                        "offset": int(info.memory_offset_low) | (int(info.memory_offset_high) << 32),
-                        "nbytes": _nbytes(tensor),
-                        "dtype": SCALAR_TYPES.get(int(tensor.scalar_type), str(tensor.scalar_type)),
-                        "shape": list(tensor.sizes),
-                        "dim_order": list(tensor.dim_order),
-                    }
-            else:
-                row["op"] = f"<{type(args).__name__}>"
-            rows.append(row)
+            if not hasattr(args, "op_index"):
+                rows.append(PlanRow(len(rows), f"<{type(args).__name__}>"))
+                continue
+            tensor = _tensor(plan.values[args.args[-1]]) if args.args else None
+            info = tensor.allocation_info if tensor is not None else None
+            output = None
+            if info is not None and info.memory_id > 0:
+                output = OutputPlace(
+                    mem_id=int(info.memory_id),
+                    offset=int(info.memory_offset_low) | (int(info.memory_offset_high) << 32),
+                    nbytes=_nbytes(tensor),
+                    dtype=SCALAR_TYPES.get(int(tensor.scalar_type), str(tensor.scalar_type)),
+                    shape=list(tensor.sizes),
+                    dim_order=list(tensor.dim_order),
+                )
+            rows.append(PlanRow(len(rows), _op_name(plan.operators[args.op_index]), output))
     return rows
 
 
@@ -236,7 +272,7 @@ def analyse(data: bytes) -> ProgramInfo:
     plan = forward_plan(program)
     calls = _kernel_calls(plan)
     counts = Counter(name for name, _ in calls)
-    operators = [{"name": name, "count": counts[name], "class": classify(name)} for name in dict.fromkeys(n for n, _ in calls)]
+    operators = [OperatorUse(name, counts[name], classify(name)) for name in dict.fromkeys(n for n, _ in calls)]
     planned = [int(size) for size in plan.non_const_buffer_sizes[1:]]
     try:
         needs = method_pool.allocator_needs(plan)

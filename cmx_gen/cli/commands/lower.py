@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from cmx_gen.program import artifacts
     from cmx_gen.lower.lowering import resolve_target
-    from cmx_gen.program.report import table
+    from cmx_gen.program.report_text import table
 
     if args.target:
         resolve_target(args.target)  # fail on a bad target before the slow steps

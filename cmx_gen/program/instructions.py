@@ -1,0 +1,63 @@
+"""The program's instructions named for people, and their expected output bytes on the target.
+
+The runtime identifies each operator call only by its instruction index (the EventTracer's debug
+handle); lower/instructions.py maps an index back to its graph node, module path and user's line.
+Here those names meet the program's plan (pte.PlanRow): report.json's `instructions`, and the
+bytes the on-target trace compares each output with (the kernel-exact interpreter's values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from cmx_gen.program.pte import OutputPlace, PlanRow
+
+TRACE_PREFIX = "trace_"  # reference.npz key of instruction i's expected output bytes: trace_<i>
+
+
+def names_of(row: PlanRow, named: dict[int, dict[str, str]]) -> dict[str, str]:
+    """The node, module and source of the instruction, or {} when the handle is a folded node's:
+    nodes that became no instruction keep their original debug handle, which can collide."""
+    names = named.get(row.index, {})
+    return names if names and names["op"] == row.op.split(".")[0] else {}
+
+
+def describe(rows: list[PlanRow], named: dict[int, dict[str, str]], traced: set[int] | None = None) -> list[dict[str, Any]]:
+    """report.json `instructions`: the program's rows with node, module and source; with `traced`,
+    each output says whether the host holds its expected bytes."""
+    described = []
+    for row in rows:
+        names = names_of(row, named)
+        output = row.output.to_dict() if row.output else None
+        if output is not None and traced is not None:
+            output["reference"] = row.index in traced
+        described.append({"index": row.index, "op": row.op, "node": names.get("node", ""),
+                          "module": names.get("module", ""), "source": names.get("source", ""), "output": output})
+    return described
+
+
+def memory_bytes(value: torch.Tensor, output: OutputPlace) -> np.ndarray | None:
+    """The bytes the target holds for `value` in the output's dim order, or None if the host value
+    is not that tensor (shape or dtype differ)."""
+    if not isinstance(value, torch.Tensor) or list(value.shape) != output.shape:
+        return None
+    array = value.detach().permute(*output.dim_order).contiguous().cpu().numpy() if value.dim() else value.numpy()
+    if array.dtype.name != output.dtype or array.nbytes != output.nbytes:
+        return None
+    return np.frombuffer(array.tobytes(), dtype=np.uint8).copy()
+
+
+def trace_arrays(rows: list[PlanRow], named: dict[int, dict[str, str]], values: dict[str, Any]) -> dict[int, np.ndarray]:
+    """Instruction i's expected output bytes for the sample input, by index (reference.npz trace_<i>)."""
+    arrays: dict[int, np.ndarray] = {}
+    for row in rows:
+        node = names_of(row, named).get("node", "")
+        if row.output is None or node not in values:
+            continue
+        data = memory_bytes(values[node], row.output)
+        if data is not None:
+            arrays[row.index] = data
+    return arrays
