@@ -203,7 +203,7 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
         def template_dir(self):
             return template
 
-        def context(self, ctx, report, placement):
+        def context(self, ctx, report, placement, board):
             return {"summary": f"{len(report.instructions)} instructions, method pool {placement.method_pool_bytes} B"}
 
         def build(self, app, build_dir=None, clean=False, jobs=None, defines=None, diagnostic=None):

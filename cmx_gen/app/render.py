@@ -99,7 +99,7 @@ def context(project: project_mod.Project, models: dict[str, Artifacts], board: B
             placement: Placement) -> dict[str, Any]:
     """The cookiecutter context every template sees as `cookiecutter.*`, plus what the app kind
     adds for its own template (the Zephyr app: `zephyr`, its board target(s), devicetree and Kconfig
-    values, apps/zephyr/context.py). `models`: each model's lowering, by handle name."""
+    values, app/kinds/zephyr/context.py). `models`: each model's lowering, by handle name."""
     artifacts = next(iter(models.values()))
     ctx: dict[str, Any] = {
         "app_name": project.app_name(),
@@ -116,7 +116,7 @@ def context(project: project_mod.Project, models: dict[str, Artifacts], board: B
     # Derived facts templates should not recompute (boards.py is the one place that knows them).
     ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags
     ctx["board"]["core"]["isa"] = board.core.isa
-    ctx.update(app_kind(project.rtos).context(ctx, artifacts.report, placement))
+    ctx.update(app_kind(project.rtos).context(ctx, artifacts.report, placement, board))
     return ctx
 
 

@@ -54,8 +54,9 @@ class AppKind:
     def check_board(self, board: "Board") -> None:
         """Refuse, before anything slow, a board this kind cannot make an app for."""
 
-    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement") -> dict[str, Any]:
-        """Context the kind's template needs beyond the shared one (board, placement, model)."""
+    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
+        """Context the kind's template needs beyond the shared one (`ctx`: board, placement, model as
+        the templates see them; the typed objects beside it)."""
         return {}
 
     def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,

@@ -49,10 +49,10 @@ class ZephyrApp(AppKind):
                 "its memory onto Zephyr's devicetree",
                 "add an entry for it to cmx_gen/data/zephyr/boards.yaml (labels from the board's DTS), or use --rtos baremetal")
 
-    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement") -> dict[str, Any]:
+    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
         from cmx_gen.app.kinds.zephyr import context
 
-        return {"zephyr": context.template_context(ctx["board"], ctx["placement"], report)}
+        return {"zephyr": context.template_context(board, placement, report)}
 
     def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
               defines: list[str] | None = None, diagnostic: str | None = None) -> Built:

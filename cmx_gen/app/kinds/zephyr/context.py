@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cmx_gen.fit.boards import zephyr_boards
+from cmx_gen.fit.boards import Board, MemoryRegion, zephyr_boards
+from cmx_gen.fit.memory import Placement
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.program.report import Report
@@ -42,12 +43,12 @@ def board_info(file_name: str) -> dict[str, Any]:
     return data[file_name]
 
 
-def _region(board: dict, name: str) -> dict:
-    for region in board["memory"]:
-        if region["name"] == name:
+def _region(board: Board, name: str) -> MemoryRegion:
+    for region in board.memory:
+        if region.name == name:
             return region
     raise RenderError(
-        f"placement uses region '{name}' which board {board['id']} does not have",
+        f"placement uses region '{name}' which board {board.id} does not have",
         "re-run placement for this board",
     )
 
@@ -64,7 +65,7 @@ def _ident(name: str) -> str:
 class _Layout:
     """Resolves board regions to devicetree nodes for one Zephyr target, collecting the overlay."""
 
-    def __init__(self, board: dict, info: dict) -> None:
+    def __init__(self, board: Board, info: dict) -> None:
         self.board = board
         self.info = info
         self.added_nodes: list[dict] = []  # new memory-region nodes for the overlay
@@ -74,14 +75,14 @@ class _Layout:
     def mapping(self, region_name: str) -> dict:
         """The devicetree side of a board region: {label, linker_region, add_region, add_node, role}."""
         region = _region(self.board, region_name)
-        label = region.get("dt_node")
+        label = region.dt_node
         if not label:
             return {"label": None, "add_node": True}
         nodes = self.info.get("nodes", {})
         if label not in nodes:
             raise RenderError(
                 f"Zephyr target {self.info['target']}: no layout data for devicetree node "
-                f"&{label} (region '{region_name}' of board {self.board['id']})",
+                f"&{label} (region '{region_name}' of board {self.board.id})",
                 "add it under nodes: in cmx_gen/data/zephyr/boards.yaml",
             )
         return {"label": label, **(nodes[label] or {})}
@@ -120,10 +121,10 @@ class _Layout:
             self.added_nodes.append(
                 {
                     "label": f"cmx_{_ident(region_name).lower()}",
-                    "base": region["base"],
-                    "size": region["size"],
+                    "base": region.base,
+                    "size": region.size,
                     "region": name,
-                    "node": f"memory@{region['base']:x}",
+                    "node": f"memory@{region.base:x}",
                 }
             )
         return name
@@ -143,23 +144,23 @@ class _Layout:
             self.chosen[f"zephyr,{role}"] = entry["label"]
 
 
-def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any]:
+def _target_files(board: Board, placement: Placement, file_name: str) -> dict[str, Any]:
     """Board .conf / .overlay / linker placement for one Zephyr target."""
     info = board_info(file_name)
     layout = _Layout(board, info)
 
-    layout.choose("flash", placement["code_region"])
-    layout.choose("sram", placement["data_region"])
+    layout.choose("flash", placement.code_region)
+    layout.choose("sram", placement.data_region)
 
-    pte_region = placement["pte_region"]
+    pte_region = placement.pte_region
     role = layout.role(pte_region)
-    if pte_region == placement["code_region"] or role == "flash":
+    if pte_region == placement.code_region or role == "flash":
         pte = {"where": "rodata", "region": None}
-    elif pte_region == placement["data_region"] or role == "sram":
+    elif pte_region == placement.data_region or role == "sram":
         pte = {"where": "data", "region": None}
     else:
         region = _region(board, pte_region)
-        if not region.get("loadable", False):
+        if not region.loadable:
             raise RenderError(
                 f"placement puts the program in region '{pte_region}', which cannot be loaded "
                 "at flash/load time",
@@ -167,24 +168,24 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
             )
         pte = {"where": "region", "region": layout.linker_region(pte_region)}
 
-    arena_region = placement["arena_region"]
-    if arena_region == placement["data_region"] or layout.role(arena_region) == "sram":
+    arena_region = placement.arena_region
+    if arena_region == placement.data_region or layout.role(arena_region) == "sram":
         arena = {"where": "bss", "region": None}
     else:
         arena = {"where": "region", "region": layout.linker_region(arena_region)}
 
     selects = set(info.get("soc_selects", []))
-    fpu = bool(board["core"].get("fpu")) and "CPU_HAS_FPU" in selects
+    fpu = bool(board.core.fpu) and "CPU_HAS_FPU" in selects
     overlay_needed = bool(layout.added_nodes or layout.region_props or layout.chosen)
     # Zephyr's -mcpu follows the SoC Kconfig: an ARMv8-M core without ARMV8_M_DSP is built +nodsp
     # (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE.
     isa_note = ""
-    core = board["core"]
-    dsp_symbol = cores()[core["name"]].get("zephyr_dsp")
-    if core.get("dsp") and dsp_symbol and dsp_symbol not in selects:
+    core = board.core
+    dsp_symbol = cores()[core.name].get("zephyr_dsp")
+    if core.dsp and dsp_symbol and dsp_symbol not in selects:
         isa_note = (f"Zephyr's SoC Kconfig selects no {dsp_symbol} here: Zephyr compiles for "
-                    f"{core['name']}+nodsp, so CMSIS-NN runs its C path, not the DSP one")
-    elif core.get("mve") and "ARMV8_1_M_MVEI" not in selects:
+                    f"{core.name}+nodsp, so CMSIS-NN runs its C path, not the DSP one")
+    elif core.mve and "ARMV8_1_M_MVEI" not in selects:
         isa_note = ("Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "
                     "MVE, so CMSIS-NN does not use Helium")
     return {
@@ -198,7 +199,7 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
             if fpu
             else (
                 "no FPU Kconfig: Zephyr's SoC Kconfig for this target does not select CPU_HAS_FPU"
-                if board["core"].get("fpu")
+                if board.core.fpu
                 else "no FPU Kconfig: the core has no FPU"
             )
         ),
@@ -212,20 +213,21 @@ def _target_files(board: dict, placement: dict, file_name: str) -> dict[str, Any
     }
 
 
-def template_context(board: dict, placement: dict, report: Report) -> dict[str, Any]:
+def template_context(board: Board, placement: Placement, report: Report) -> dict[str, Any]:
     """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
 
-    `board` and `placement` as the template sees them (JSON). The Kconfig pool defaults are the
+    The Kconfig pool defaults are the
     placement's, the sizes model/cmx_model.h holds too (src/cmx_model.h replaces the header's values
     with the Kconfig ones).
     """
-    main = _target_files(board, placement, board["zephyr"]["file_name"])
+    assert board.zephyr is not None, "ZephyrApp.check_board refuses boards without a Zephyr target"
+    main = _target_files(board, placement, board.zephyr.file_name)
     targets = [main]
     qemu_target = None
     if main["simulation"] == "qemu":
         qemu_target = main
-    elif board.get("qemu"):
-        file_name = zephyr_boards().get("qemu_machines", {}).get(board["qemu"]["machine"])
+    elif board.qemu:
+        file_name = zephyr_boards().get("qemu_machines", {}).get(board.qemu.machine)
         if file_name and file_name != main["file_name"]:
             try:
                 extra = _target_files(board, placement, file_name)
@@ -265,11 +267,11 @@ def template_context(board: dict, placement: dict, report: Report) -> dict[str, 
         "arena_section": ARENA_SECTION,
         "kconfig": {
             # The runner runs in Zephyr's main thread: its stack is the placement's stack.
-            "main_stack_size": _round_up(max(int(placement["stack_bytes"]), 2048), 8),
+            "main_stack_size": _round_up(max(placement.stack_bytes, 2048), 8),
             # The ExecuTorch Zephyr PAL allocates with k_malloc: the heap must exist (> 0).
-            "heap_mem_pool_size": _round_up(max(int(placement["heap_bytes"]), 1024), 8),
-            "method_pool_size": int(placement["method_pool_bytes"]),
-            "temp_pool_size": int(placement["temp_pool_bytes"]),
+            "heap_mem_pool_size": _round_up(max(placement.heap_bytes, 1024), 8),
+            "method_pool_size": placement.method_pool_bytes,
+            "temp_pool_size": placement.temp_pool_bytes,
             "method_estimate": report.memory.method_allocator_bytes,
             "temp_estimate": report.memory.temp_allocator_bytes,
         },
