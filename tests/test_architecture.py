@@ -235,12 +235,12 @@ def test_template_outputs_are_data_not_file_names():
 
 
 def test_outputs_render_once_per_item_and_under_their_condition(tmp_path):
-    from cmx_gen.app.render import _render_outputs
+    from cmx_gen.app.render import TemplateOutput, _render_outputs
 
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.j2").write_text("{{ t.name }} of {{ cookiecutter.app_name }}\n")
-    outputs = [{"template": "t.j2", "to": "boards/{{ t.name }}.conf", "for_each": "cookiecutter.targets", "as": "t",
-                "when": "t.keep"}]
+    outputs = [TemplateOutput.model_validate({"template": "t.j2", "to": "boards/{{ t.name }}.conf",
+                                              "for_each": "cookiecutter.targets", "as": "t", "when": "t.keep"})]
     cookie = {"app_name": "demo", "targets": [{"name": "a", "keep": True}, {"name": "b", "keep": False},
                                               {"name": "c", "keep": True}]}
     stage = tmp_path / "stage"

@@ -11,7 +11,7 @@ import pytest
 from cmx_gen.cli import main as cli
 from cmx_gen.fit.boards import load_board
 from cmx_gen.cli.commands.check import check_report
-from cmx_gen.common.errors import FitError, ModelSourceError, TargetError
+from cmx_gen.common.errors import FitError, ModelSourceError, Shortfall, TargetError
 from cmx_gen.fit.budget import METHOD_POOL_MARGIN, budget, kernel_sizes
 from cmx_gen.fit.memory import Placement, plan
 from cmx_gen.program.report import Report, load_json
@@ -134,8 +134,8 @@ def test_no_fit_anywhere_is_refused_with_the_shortfall():
         plan(report, board)
     err = info.value
     assert err.exit_code == 3
-    assert err.shortfalls == [{"region": "sram0", "kind": "sram", "size": 256 * KiB, "need": need,
-                               "short_bytes": need - 256 * KiB, "items": err.shortfalls[0]["items"]}]
+    assert err.shortfalls == [Shortfall(region="sram0", kind="sram", size=256 * KiB, need=need,
+                                        short_bytes=need - 256 * KiB, items=err.shortfalls[0].items)]
     assert f"short by {need - 256 * KiB:,} bytes" in err.problem and "'sram0'" in err.problem
     # Lists DSP boards from the database where it fits, never boards with another ISA.
     assert "nucleo-h743zi" in err.fits_on and "mps2-an386" in err.fits_on

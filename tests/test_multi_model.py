@@ -178,7 +178,7 @@ def test_sharing_the_arena_fits_where_separate_arenas_are_refused_with_the_short
     with pytest.raises(FitError) as err:
         plan_several(reports, board, "separate")
     assert "sram0" in str(err.value) and "short by" in str(err.value) and "drop separate_arenas" in err.value.hint
-    assert err.value.shortfalls[0]["short_bytes"] > 0
+    assert err.value.shortfalls[0].short_bytes > 0
 
 
 def test_regen_after_one_model_changed_touches_only_its_files(tmp_path):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
 
@@ -44,19 +45,45 @@ BACKUP_DIR = f"{STATE_DIR}/backup"
 PTE_SECTION = ".cmx_model"
 
 
-@dataclass
-class TemplateSpec:
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class SharedSource(_Spec):
+    """A folder or file of cmx-gen's copied into every app of the kind (`from` the repo, `to` the app)."""
+
+    from_: str = Field(alias="from")
+    to: str
+
+
+class TemplateOutput(_Spec):
+    """A file rendered from the kind's templates/ folder: once, per item of a list (`for_each`,
+    the item named `as`), and only `when` its condition holds."""
+
+    template: str
+    to: str
+    for_each: str | None = None
+    as_: str | None = Field(default=None, alias="as")
+    when: str | None = None
+
+
+class TemplateSpec(_Spec):
     """`templates/<kind>_app/cmx_template.yaml`: shared sources to copy in, user-owned files, and
     outputs made per item of a list or under a condition (`for_each`, `as`, `when`)."""
 
-    shared: list[dict[str, str]]
-    user_owned: list[str]
-    outputs: list[dict[str, str]] = field(default_factory=list)
+    shared: list[SharedSource] = []
+    user_owned: list[str] = []
+    outputs: list[TemplateOutput] = []
 
     @classmethod
     def load(cls, template_dir: Path) -> "TemplateSpec":
-        data = yaml.safe_load((template_dir / "cmx_template.yaml").read_text()) or {}
-        return cls(shared=data.get("shared", []), user_owned=data.get("user_owned", []), outputs=data.get("outputs", []))
+        path = template_dir / "cmx_template.yaml"
+        try:
+            return cls.model_validate(yaml.safe_load(path.read_text()) or {})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise RenderError(f"{path}: {where}: {first['msg']}", "fix the template's cmx_template.yaml") from exc
 
     def is_user_owned(self, rel: str) -> bool:
         return any(fnmatch.fnmatchcase(rel, pattern) for pattern in self.user_owned)
@@ -154,7 +181,7 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, models: 
     stage = tmp / ctx["app_dir"]
     _render_outputs(template_dir, spec.outputs, cookie, stage)
     for item in spec.shared:
-        source, dest = ROOT / item["from"], stage / item["to"]
+        source, dest = ROOT / item.from_, stage / item.to
         if source.is_dir():
             shutil.copytree(source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:
@@ -166,7 +193,7 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, models: 
     return stage
 
 
-def _render_outputs(template_dir: Path, outputs: list[dict[str, str]], cookie: dict[str, Any], stage: Path) -> None:
+def _render_outputs(template_dir: Path, outputs: list[TemplateOutput], cookie: dict[str, Any], stage: Path) -> None:
     """cmx_template.yaml `outputs`, rendered with cookiecutter's own Jinja environment (so they
     read like the template's other files) from the kind's templates/ folder."""
     from cookiecutter.environment import StrictEnvironment
@@ -176,14 +203,14 @@ def _render_outputs(template_dir: Path, outputs: list[dict[str, str]], cookie: d
     env.loader = FileSystemLoader(str(template_dir / "templates"))
     base = {"cookiecutter": cookie}
     for out in outputs:
-        items = env.compile_expression(out["for_each"])(**base) if "for_each" in out else [None]
+        items = env.compile_expression(out.for_each)(**base) if out.for_each else [None]
         for item in items:
-            scope = {**base, out["as"]: item} if "for_each" in out else base
-            if "when" in out and not env.compile_expression(out["when"])(**scope):
+            scope = {**base, out.as_ or "item": item} if out.for_each else base
+            if out.when and not env.compile_expression(out.when)(**scope):
                 continue
-            path = stage / env.from_string(out["to"]).render(**scope)
+            path = stage / env.from_string(out.to).render(**scope)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(env.get_template(out["template"]).render(**scope))
+            path.write_text(env.get_template(out.template).render(**scope))
 
 
 def _staged_files(stage: Path) -> dict[str, Path]:

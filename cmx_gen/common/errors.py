@@ -6,6 +6,8 @@ code 2; the full traceback only with `--debug`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class CmxError(Exception):
     """A problem the user can fix; `hint` says how."""
@@ -41,13 +43,25 @@ class BoardError(CmxError):
     """Unknown board or a broken board file."""
 
 
+@dataclass(frozen=True)
+class Shortfall:
+    """One region a placement overflows: its size, what it would need (by item) and by how much."""
+
+    region: str
+    kind: str
+    size: int
+    need: int
+    short_bytes: int
+    items: dict[str, int]
+
+
 class FitError(CmxError):
     """The model does not fit the board's memory: which regions are short and by how much, and
     the boards it would fit on (for `check --json`)."""
 
     exit_code = 3
 
-    def __init__(self, problem: str, hint: str = "", board_id: str = "", shortfalls: list[dict] | None = None,
+    def __init__(self, problem: str, hint: str = "", board_id: str = "", shortfalls: list[Shortfall] | None = None,
                  fits_on: list[str] | None = None, uses: list | None = None) -> None:
         super().__init__(problem, hint)
         self.board_id = board_id

@@ -20,7 +20,7 @@ from typing import Any
 
 from cmx_gen.fit.boards import Board, MemoryRegion, load_boards
 from cmx_gen.fit.budget import ArenaLayout, Budget, ModelPools, arena_pools, budget, budget_several, kernel_sizes
-from cmx_gen.common.errors import FitError, TargetError
+from cmx_gen.common.errors import FitError, Shortfall, TargetError
 from cmx_gen.common.format import size, table
 from cmx_gen.program.report import Report
 
@@ -214,6 +214,11 @@ def _search(board: Board, b: Budget) -> tuple[Placement | None, list[RegionUse]]
     return None, best_miss[1]
 
 
+def _shortfall(use: RegionUse) -> Shortfall:
+    return Shortfall(region=use.region, kind=use.kind, size=use.size, need=use.used, short_bytes=-use.free,
+                     items=dict(use.items))
+
+
 def check_diagnostic_fit(placement: Placement, kind: str, instructions: int) -> None:
     """Refuse a profile/trace image whose extra code or counters do not fit beside the app
     (kernel_sizes.yaml `diagnostics`), naming the bytes; the trace itself streams, it needs no buffer."""
@@ -266,8 +271,7 @@ def plan(report: Report, board: Board) -> Placement:
     hint = (f"it fits on: {', '.join(others)}" if others else
             f"no {b.isa} board in the database fits it; shrink the model or add a board (docs/boards.md)")
     raise FitError(f"the model does not fit {board.id}: {detail}", hint, board_id=board.id,
-                   shortfalls=[{"region": u.region, "kind": u.kind, "size": u.size, "need": u.used,
-                                "short_bytes": -u.free, "items": u.items} for u in short],
+                   shortfalls=[_shortfall(u) for u in short],
                    fits_on=others, uses=closest)
 
 
@@ -288,7 +292,5 @@ def plan_several(reports: dict[str, Report], board: Board, layout: ArenaLayout =
                 if layout == "separate" and other < b.arena_bytes else
                 "take a model out of the image, shrink one, or pick a board with more memory")
         raise FitError(f"the {len(reports)} models ({layout} arenas) do not fit {board.id}: {detail}", hint,
-                       board_id=board.id, shortfalls=[{"region": u.region, "kind": u.kind, "size": u.size,
-                                                       "need": u.used, "short_bytes": -u.free, "items": u.items}
-                                                      for u in short], fits_on=[], uses=closest)
+                       board_id=board.id, shortfalls=[_shortfall(u) for u in short], fits_on=[], uses=closest)
     return replace(placement, models=pools, arena_layout=layout, other_layout_arena_bytes=other)

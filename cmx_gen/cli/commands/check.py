@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from cmx_gen.fit.boards import load_board
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     except FitError as exc:
         if args.json:
             print(json.dumps({"fits": False, "board_id": args.board, "problem": exc.problem, "hint": exc.hint,
-                              "shortfalls": exc.shortfalls, "fits_on": exc.fits_on}, indent=2))
+                              "shortfalls": [asdict(s) for s in exc.shortfalls], "fits_on": exc.fits_on}, indent=2))
             return exc.exit_code
         if exc.uses:
             print(usage_table(exc.uses))
