@@ -27,7 +27,7 @@ MODELS = {
     "digits": ["samples/digits/model.py:DigitsCNN"],
     "ds_cnn": ["samples/ds_cnn/model.py:DSCNN"],
     "autoencoder": ["samples/autoencoder/model.py:AutoEncoder"],
-    "residual": ["tests/models/small.py:Residual", "--input-shape", "1,3,16,16", "--random-calibration"],
+    "residual": ["tests/toy_models/small.py:Residual", "--input-shape", "1,3,16,16", "--random-calibration"],
 }
 
 

@@ -21,7 +21,7 @@ from cmx_gen.fit.boards import load_board
 os.environ.setdefault("CMX_GEN_CACHE", tempfile.mkdtemp(prefix="cmx-gen-test-cache-"))
 
 ROOT = Path(__file__).resolve().parent.parent
-SMALL = ROOT / "tests" / "models" / "small.py"
+SMALL = ROOT / "tests" / "toy_models" / "small.py"
 
 
 def second_bmm_line() -> str:

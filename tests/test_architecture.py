@@ -4,6 +4,7 @@ one `.pte` reader, no torch while rendering, commands that do not import each ot
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 import subprocess
 import sys
 
@@ -296,3 +297,9 @@ def test_lowering_is_an_ordered_list_of_small_steps():
     assert names.index("quantize") < names.index("cortex_m_passes") < names.index("reference") < names.index("serialize")
     for path in (PACKAGE / "lower" / "steps").glob("*.py"):
         assert len(path.read_text().splitlines()) < 80, path.name
+
+
+def test_tests_mirror_the_source_folders():
+    """tests/<folder>/ tests cmx_gen/<folder>/: a newcomer finds a concern's tests where its code is."""
+    folders = {p.parent.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py")} - {Path(".")}
+    assert sorted(str(f) for f in folders if not (PACKAGE / f).is_dir()) == []

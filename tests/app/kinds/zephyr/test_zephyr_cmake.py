@@ -11,65 +11,14 @@ Not compiled: the Zephyr platform layer, ExecuTorch's Zephyr module. Not done: t
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from cmx_gen.fit import boards
 
-from cmx_gen.device import sdk
-from cmx_gen.app.kinds.zephyr.checks import write_autoconf
-from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
-from test_zephyr_app import digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
+from zephyr_helpers import _sdk_defines, configure_and_compile, digits_lowered, object_names, zephyr_app  # noqa: F401  (session fixtures)
 
 pytestmark = pytest.mark.firmware
-
-
-def _sdk_defines() -> list[str]:
-    """-D options for the SDK west would check out (EXECUTORCH_ROOT, CMSIS_NN_PATH, flatc)."""
-    if not os.environ.get("EXECUTORCH_ROOT"):
-        pytest.skip("EXECUTORCH_ROOT is not set (ExecuTorch and CMSIS-NN sources, see `cmx-gen sdk`)")
-    if not shutil.which("cmake") or not shutil.which("arm-none-eabi-gcc") or not shutil.which("ninja"):
-        pytest.skip("cmake, ninja or arm-none-eabi-gcc is not installed")
-    found = sdk.find()
-    assert found.ok, found.problems
-    return found.cmake_defines()
-
-
-def configure_and_compile(app: Path, board_id: str, tmp_path: Path, defines: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """Configure the Zephyr app against the stand-in and compile `app` and `cmx_kernels`: the
-    configure run and the names of the objects compiled (`cmx_api.cpp`, `model_pte.S`, ...)."""
-    board = boards.load_board(board_id)
-    autoconf = tmp_path / "autoconf.h"
-    result = write_autoconf(app, board.zephyr.file_name, autoconf)
-    assert result.status == "pass", [str(f) for f in result.findings]
-    flags = [f for f in board.core.gcc_flags if not f.startswith("-mcpu=")]
-    build = tmp_path / "build"
-    cmd = [
-        "cmake", "-G", "Ninja", "-S", str(app), "-B", str(build),
-        f"-DZephyr_DIR={ZEPHYR_DATA / 'cmake_stub'}",
-        f"-DCMX_STUB_CPU={board.core.name if board.core.name != 'cortex-m85' else 'cortex-m55'}",
-        f"-DCMX_STUB_FLAGS={';'.join(flags)}",
-        f"-DCMX_STUB_AUTOCONF={autoconf}",
-        *defines,
-    ]
-    conf = subprocess.run(cmd, capture_output=True, text=True)
-    assert conf.returncode == 0, conf.stdout[-3000:] + conf.stderr[-3000:]
-    assert "not compiled (needs Zephyr headers)" in conf.stdout
-    assert "linker snippets: ;RODATA:linker/cmx_model_pte.ld" in conf.stdout
-
-    done = subprocess.run(["nice", "cmake", "--build", str(build), "-j", "2", "--target", "app", "cmx_kernels"],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    return conf, {p.relative_to(build).as_posix() for p in build.rglob("*.obj")}
-
-
-def object_names(objects: set[str]) -> set[str]:
-    """`cmx_api.cpp` for `CMakeFiles/app.dir/cmx/api/cmx_api.cpp.obj`."""
-    return {Path(p).name.split(".")[0] + "." + Path(p).name.split(".")[1] for p in objects}
 
 
 @pytest.mark.parametrize(

@@ -74,7 +74,7 @@ def test_ds_cnn_pass_bit_exact_on_qemu(tmp_path, board):
 def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsys):
     """Its avg_pool2d rounds one LSB apart in ExecuTorch's Python op: the firmware is checked
     bit-exact against the C kernel's arithmetic, and `run` says by how much and where the two part."""
-    app, built, result = create_build_run(ROOT / "tests" / "models" / "small.py:Residual", board, tmp_path,
+    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / "small.py:Residual", board, tmp_path,
                                           input_shape="1,3,16,16", random_calibration=True)
     check_pass(app, built, result)
     capsys.readouterr()
@@ -88,7 +88,7 @@ def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsy
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
 def test_one_input_channel_conv_runs_as_a_convolution(tmp_path, board):
     """CMSIS-NN's convolution, not its depthwise kernel with a channel multiplier (conv_choice.py): bit-exact."""
-    app, built, result = create_build_run(ROOT / "tests" / "models" / "small.py:OneChannelIn", board, tmp_path,
+    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / "small.py:OneChannelIn", board, tmp_path,
                                           input_shape="1,1,20,12", random_calibration=True)
     check_pass(app, built, result)
     convs = [i["op"] for i in read_report(app / "model")["instructions"] if "conv" in i["op"]]
@@ -98,7 +98,7 @@ def test_one_input_channel_conv_runs_as_a_convolution(tmp_path, board):
 @pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16"), ("OneChannelPool", "1,1,6,6")])
 def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, shape):
     """add/mul/minimum/softmax on CMSIS-NN; cumsum and a dilated max pool on portable kernels."""
-    app, built, result = create_build_run(ROOT / "tests" / "models" / f"small.py:{name}", "mps3-an547", tmp_path,
+    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / f"small.py:{name}", "mps3-an547", tmp_path,
                                           input_shape=shape, random_calibration=True)
     check_pass(app, built, result)
     ops = (app / "model" / "cmx_ops.cmake").read_text()
@@ -115,7 +115,7 @@ def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, sha
 def test_strided_padded_transpose_conv_is_rewritten_exactly(tmp_path, board, name):
     """ConvTranspose2d(k=4 or 3, stride=2, padding=1) +- ReLU: was refused (CMSIS-NN places the padding
     elsewhere); now computed with padding 0 on CMSIS-NN and cropped, bit-exact on the target."""
-    app, built, result = create_build_run(ROOT / "tests" / "models" / f"small.py:{name}", board, tmp_path,
+    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / f"small.py:{name}", board, tmp_path,
                                           input_shape="1,4,5,5", random_calibration=True)
     check_pass(app, built, result)
     report = __import__("json").loads((app / "model" / "report.json").read_text())

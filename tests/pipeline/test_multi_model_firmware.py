@@ -196,7 +196,7 @@ def test_zephyr_app_of_two_models_configures_and_compiles(tmp_path, image):
     """The Zephyr app of digits + DS-CNN against the stand-in Zephyr CMake package: each model's
     handle, reference and program compiled once, the shared arena, the check or the application."""
     from cmx_gen.device import sdk
-    from test_zephyr_cmake import configure_and_compile, object_names
+    from zephyr_helpers import configure_and_compile, object_names
 
     app = tmp_path / "app"
     generate(project_mod.Project(models=[ModelEntry(str(SAMPLES["digits"]), "digits"),

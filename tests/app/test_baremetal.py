@@ -317,7 +317,7 @@ def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
     vector table stays in the ITCM where the core boots, .text goes to SRAM, and the image runs."""
     from cmx_gen.fit.memory import plan
     from cmx_gen.app.render import render_app
-    from test_memory import big_fallback_report
+    from reports import big_fallback_report
 
     board = load_board("mps3-an547")
     placement = plan(big_fallback_report(575 * 1024), board)

@@ -29,7 +29,7 @@ from cmx_gen.program import pte as program
 
 from cmx_gen.app import project
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES_DIR = ROOT / "samples"
 BOARDS_DIR = ROOT / "boards"
 

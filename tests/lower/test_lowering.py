@@ -92,7 +92,7 @@ def test_reference_outputs_match_float_model_within_quantization_error(lowered_d
 
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("small_models", ROOT / "tests" / "models" / "small.py")
+    spec = importlib.util.spec_from_file_location("small_models", ROOT / "tests" / "toy_models" / "small.py")
     small = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(small)
     with torch.no_grad():
@@ -112,7 +112,7 @@ def test_unsupported_op_is_reported_as_fallback_and_fails_strict(lowered_dir, tm
     assert report["fallbacks"] == ["aten::cumsum.out"]
     assert op_classes(report)["cortex_m::quantized_linear.out"] == "cmsis_nn"
     code = run_cli(
-        "lower", f"{ROOT}/tests/models/small.py:Unsupported", "--input-shape", "1,16", "--random-calibration",
+        "lower", f"{ROOT}/tests/toy_models/small.py:Unsupported", "--input-shape", "1,16", "--random-calibration",
         "--strict", "-o", tmp_path,
     )
     assert code == 4
@@ -135,7 +135,7 @@ def test_scratch_depends_on_isa(lowered_dir):
 
 
 def test_stdout_table_lists_ops(tmp_path, capsys):
-    code = run_cli("lower", f"{ROOT}/tests/models/small.py:EltwiseNet", "--input-shape", "1,32", "--random-calibration", "-o", tmp_path)
+    code = run_cli("lower", f"{ROOT}/tests/toy_models/small.py:EltwiseNet", "--input-shape", "1,32", "--random-calibration", "-o", tmp_path)
     assert code == 0
     out = capsys.readouterr().out
     assert "cortex_m::quantized_add.out" in out

@@ -14,63 +14,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cmx_gen.fit import boards, memory
+from cmx_gen.fit import boards
 
 from cmx_gen.cli import main as cli
 from cmx_gen.common.paths import ROOT
-from cmx_gen.app.kinds.zephyr.checks import twister_schema_path, validate_app
-from zephyr_render import render_zephyr_app
-
-
-def assert_all_checks_pass(results, label: str) -> None:
-    """Every offline check passes. Twister's schema comes from ../shared/zephyr (beside the repo in CI),
-    $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA; without it that one part cannot run, and the test says so
-    by skipping after the other checks passed, instead of passing."""
-    schema = twister_schema_path()
-    for r in results:
-        if r.name == "twister" and schema is None:
-            assert r.status == "skipped", f"{label} twister: {r.status} {[str(f) for f in r.findings]}"
-            continue
-        assert r.status == "pass", f"{label} {r.name}: {r.status} {r.note} {[str(f) for f in r.findings]}"
-    if schema is None:
-        pytest.skip("Twister's schema not found (../shared/zephyr, $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA): "
-                    "the other offline checks passed, the Twister schema check did not run")
-
-DIGITS = ROOT / "samples" / "digits" / "model.py"
-
-BOARDS = ["corstone300-fvp", "mps2-an521", "nrf5340dk-cpuapp", "nucleo-h743zi"]
-
-
-def lowering_core(board_id: str) -> str:
-    """The core to lower for so the program's ISA is the board's (Core.lower_target)."""
-    return boards.load_board(board_id).core.lower_target
-
-
-@pytest.fixture(scope="session")
-def digits_lowered(tmp_path_factory):
-    cache: dict[str, Path] = {}
-
-    def get(core: str) -> Path:
-        if core not in cache:
-            out = tmp_path_factory.mktemp(f"digits-{core}")
-            assert cli.main(["lower", f"{DIGITS}:DigitsCNN", "--target", core, "-o", str(out)]) == 0
-            cache[core] = out
-        return cache[core]
-
-    return get
-
-
-@pytest.fixture(scope="session")
-def zephyr_app(digits_lowered, tmp_path_factory):
-    cache: dict[str, Path] = {}
-
-    def get(board_id: str) -> Path:
-        if board_id not in cache:
-            out = tmp_path_factory.mktemp(f"zephyr-{board_id}")
-            cache[board_id] = render_zephyr_app(digits_lowered(lowering_core(board_id)), board_id, out)
-        return cache[board_id]
-
-    return get
+from cmx_gen.app.kinds.zephyr.checks import validate_app
+from zephyr_helpers import BOARDS, assert_all_checks_pass, digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 
 @pytest.mark.parametrize("board_id", BOARDS)
@@ -154,7 +103,7 @@ def _zephyr_app_for(model: str, shape: str, board_id: str, app: Path):
     from cmx_gen.pipeline.generate import generate
     from cmx_gen.app.project import Project
 
-    small = ROOT / "tests" / "models" / "small.py"
+    small = ROOT / "tests" / "toy_models" / "small.py"
     project = Project(model=f"{small}:{model}", board=board_id, rtos="zephyr", input_shape=shape, random_calibration=True)
     return generate(project, app)
 

@@ -15,38 +15,13 @@ from cmx_gen.common.errors import FitError, ModelSourceError, Shortfall, TargetE
 from cmx_gen.fit.budget import METHOD_POOL_MARGIN, budget, kernel_sizes
 from cmx_gen.fit.memory import Placement, plan
 from cmx_gen.program.report import Report, load_json
+from reports import big_fallback_report, make_report, report_data  # noqa: F401
 
 KiB = 1024
-DIGITS = Path(__file__).resolve().parent.parent / "samples" / "digits" / "model.py:DigitsCNN"
+DIGITS = Path(__file__).resolve().parents[2] / "samples" / "digits" / "model.py:DigitsCNN"
 MiB = 1024 * 1024
 SIZES = kernel_sizes()
 STACK, HEAP = SIZES["stack_bytes"], SIZES["heap_bytes"]
-
-
-def make_report(**kwargs) -> Report:
-    """A synthetic lowering report (report_data), typed as the pipeline takes it."""
-    return Report.of(report_data(**kwargs))
-
-
-def report_data(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,), method=8 * KiB, temp=256, ops=None,
-                **extra) -> dict:
-    ops = ops if ops is not None else [
-        {"name": "cortex_m::quantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
-        {"name": "cortex_m::quantized_conv2d.out", "count": 2, "class": "cmsis_nn"},
-        {"name": "cortex_m::quantized_linear.out", "count": 1, "class": "cmsis_nn"},
-        {"name": "cortex_m::dequantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
-    ]
-    return {
-        "schema": "cmx-gen/report/1",
-        "executorch_version": "1.5.1",
-        "target": {"core": core, "isa": isa},
-        "pte": {"bytes": pte, "constant_bytes": pte - 4 * KiB, "sha256": "0" * 64},
-        "operators": ops,
-        "fallbacks": [],
-        "memory": {"planned_buffer_sizes": list(planned), "planned_bytes": sum(planned), "scratch_bytes": 0,
-                   "method_allocator_bytes": method, "temp_allocator_bytes": temp},
-        **extra,
-    }
 
 
 def method_pool(n):
@@ -280,15 +255,6 @@ def test_reference_data_is_placed_with_the_program():
     assert budget(report).reference_bytes == 3 * 96 * 96 * 4 + 16
     placement = plan(report, load_board("mps3-an547"))
     assert placement.use(placement.pte_region).items["reference data"] == 3 * 96 * 96 * 4 + 16
-
-
-def big_fallback_report(code_bytes: int, isa: str = "MVE", core: str = "cortex-m55") -> Report:
-    """A program whose portable fp32 kernels alone need more than `code_bytes` of code."""
-    table = SIZES["isa"][isa]
-    each = table["defaults"]["fallback"]["code"]
-    count = code_bytes // each + 1
-    ops = [{"name": f"aten::fp32_op_{i}.out", "count": 1, "class": "fallback"} for i in range(count)]
-    return make_report(isa=isa, core=core, ops=ops)
 
 
 def test_code_too_big_for_itcm_runs_from_sram_with_vectors_in_itcm():
