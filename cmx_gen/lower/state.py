@@ -22,7 +22,7 @@ Outputs = tuple[torch.Tensor, ...]
 
 @dataclass(frozen=True)
 class Target:
-    core: str  # "cortex-m55"
+    core: str  # canonical name (common/targets.canonical_core)
     isa: str  # "MVE" | "DSP" | "SCALAR"
 
     def to_dict(self) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIRMWARE, ROOT
-from test_multi_model import weighted_model
+from toy_models.weighted import weighted_model
 from cmx_gen.device import app_run
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
