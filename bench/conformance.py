@@ -304,7 +304,7 @@ cmx-gen and their cases PASS above; the first run that found them is described h
 lowers to the same kernel) show `ref+1`: ExecuTorch's Python `quantized_avg_pool2d` dequantizes,
 averages in float and rounds half to even; `arm_avgpool_s8` sums the int8 values and rounds half
 away from zero with C's truncating division. The firmware is bit-exact against cmx-gen's host model
-of the C kernel (`cmx_gen/kernel_models.py`); the report and `cmx-gen run` name the op and the LSB
+of the C kernel (`cmx_gen/lower/kernel_models.py`); the report and `cmx-gen run` name the op and the LSB
 distance to ExecuTorch's reference. `softmax` is modelled the same way (fixed-point exp and
 reciprocal of `arm_softmax_s8`); on these cases it matches ExecuTorch's float softmax.
 Quantizing the float input on an MVE core is the third such kernel: `op_quantize_per_tensor.cpp`
@@ -324,7 +324,7 @@ ramp input hits such values); it PASSes now, with `ref+1` naming `quantize_per_t
   `execute:0x12`): ExecuTorch serializes their strides as dim order [0, 2, 1, 3], which the
   portable kernels refuse (`tensor_is_default_or_channels_last_dim_order`). Fixed by the rule
   above; a program that still has such a tensor at a portable op is refused before build
-  (`cmx_gen/target_checks.py`, `data/target_limits.yaml`).
+  (`cmx_gen/lower/target_checks.py`, `data/target_limits.yaml`).
 - *A forward that mutates its input* (`sub` `inplace`, 36-85 LSB on 4 of 20 elements): cmx-gen's
   own runs (float outputs, calibration) changed the example input, so the reference input and
   outputs came from different data. Every call now gets copies.
@@ -338,7 +338,7 @@ ramp input hits such values); it PASSes now, with `ref+1` naming `quantize_per_t
   would have been 255 LSB off on 60-69 of 98 elements, M55 and M4; the same layer without an
   activation 167 LSB): ExecuTorch's `op_quantized_transpose_conv2d.cpp` passes PyTorch's padding to
   `arm_transpose_conv_s8`, which places it differently for strided outputs. cmx-gen now rewrites
-  the float graph before quantizing (`cmx_gen/exact_rewrites.py`): the layer runs with padding 0
+  the float graph before quantizing (`cmx_gen/lower/exact_rewrites.py`): the layer runs with padding 0
   on CMSIS-NN (the activation still fused) and the result is cropped by p on each side, which is
   PyTorch's definition of the padding; the report names the rewrite.
 - *Code larger than the boot region* (`lstm_fp32`'s 575 KiB of fp32 kernels "did not fit" the

@@ -7,7 +7,7 @@ group (cmx-gen and the CMake/Ninja/compiler it started) after a delay drawn unif
   app     the folder is the old app or the new one: every file in its manifest holds the bytes the
           manifest records, no generated file lies outside it, and model/report.json is the old
           model's or the new model's (the next command that opens the app first finishes or drops
-          an update a kill interrupted: cmx_gen/app_txn.py)
+          an update a kill interrupted: cmx_gen/app/txn.py)
   user    user/main.c, edited before every trial, is exactly as the user left it
   cache   every lowering cache entry reads back whole (report, program whose SHA-256 the report
           names, reference), every memo parses, every shared kernel library is a whole archive

@@ -35,7 +35,7 @@ import tomli_w
 from cmx_gen.common.errors import ModelSourceError
 
 FILE_NAME = "cmx.toml"
-IO_KINDS = ("float", "int8")  # the model's inputs/outputs (cmx_gen/int8_io.py)
+IO_KINDS = ("float", "int8")  # the model's inputs/outputs (cmx_gen/lower/int8_io.py)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Command line: argument parsing, error reporting and exit codes. No pipeline logic here.
 
-Each command lives in `cmx_gen/commands/<name>.py` and exposes `register(subparsers)`, which adds
+Each command lives in `cmx_gen/cli/commands/<name>.py` and exposes `register(subparsers)`, which adds
 its parser and sets `func` (called with the parsed args, returns the exit code).
 """
 

@@ -1,7 +1,7 @@
 """Disk memos for pure, slow steps of rendering, and the fingerprint of cmx-gen's own code.
 
 Rendering must not import torch (it takes seconds): this module and what it imports do not.
-The lowering cache (cache.py) keys on the same fingerprint.
+The lowering cache (program/cache.py) keys on the same fingerprint.
 """
 
 from __future__ import annotations

@@ -291,7 +291,7 @@ def zephyr_layout_problems(board: Board) -> list[str]:
     """How a board file disagrees with the Zephyr layout data of its `zephyr.target`: checked when
     the board is loaded, so a Zephyr app is never the first to find out. A target without layout data
     is not checked here: the board still serves bare-metal apps, and the Zephyr app kind refuses it
-    before lowering (apps/zephyr.ZephyrApp.check_board)."""
+    before lowering (app/kinds/zephyr.ZephyrApp.check_board)."""
     info = zephyr_layout(board)
     if board.zephyr is None or info is None:
         return []

@@ -4,7 +4,7 @@ A kind names its template (`templates/<template>/`: cookiecutter files plus cmx_
 adds what its template needs to the shared render context, and knows how its apps are built, run,
 flashed and checked offline. `create`, `build`, `run`, `flash` and `validate` only ask the kind of
 the app at hand (`cmx_gen.app.kinds.app_kind`); a new kind is one new module registered in
-`cmx_gen/apps/__init__.py` (or with `register()`), plus its template.
+`cmx_gen/app/kinds/__init__.py` (or with `register()`), plus its template.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`cmx-gen build APP`: configure + build a generated app, then show memory per region.
 
-Each app kind builds its own way (apps/): bare-metal apps with CMake + Ninja here, Zephyr apps
+Each app kind builds its own way (app/kinds/): bare-metal apps with CMake + Ninja here, Zephyr apps
 with `west build` in the user's west workspace.
 """
 

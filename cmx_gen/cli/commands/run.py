@@ -1,6 +1,6 @@
 """`cmx-gen run APP`: run a built app and report its result line.
 
-Bare metal: QEMU or an Arm FVP (runners/); Zephyr: `west build -t run` (runners/west.py); a board
+Bare metal: QEMU or an Arm FVP (device/runners/); Zephyr: `west build -t run` (app/kinds/zephyr/runner.py); a board
 on a desk: `--serial PORT` reads the line from its console. `--profile` / `--trace` build and run
 the diagnostic images (docs/profile.md). `--app` runs the user's application image instead of the
 check; `--data` streams a data set through it, every sample checked against the host (data_run.py).

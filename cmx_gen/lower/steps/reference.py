@@ -1,6 +1,6 @@
 """The reference outputs, from the lowered program itself on the host: cortex_m ops have Python
 implementations, and kernel_models.py the C kernels' exact arithmetic where those round
-differently (reference.py). Run before serialization turns the graph into out-variants; every
+differently (lower/reference.py). Run before serialization turns the graph into out-variants; every
 op's result is kept as the on-target trace's reference."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The bare-metal app: CMake + Ninja with an arm-none-eabi toolchain file, run under QEMU or an FVP
-(runners/), flashed with pyOCD or the vendor's tool (flash.py)."""
+(device/runners/), flashed with pyOCD or the vendor's tool (device/flash.py)."""
 
 from __future__ import annotations
 
