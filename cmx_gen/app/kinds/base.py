@@ -43,6 +43,7 @@ class AppKind:
     template = ""  # folder under templates/
     description = ""
     image_is_file = True  # its image is one ELF (`flash --elf` may name another); else a build folder
+    host_samples = False  # its application reads samples the host sends (`run --data`)
 
     def console(self, board: "Board") -> Console:
         """Where its firmware prints on this board (`run --serial` needs a UART)."""

@@ -243,7 +243,7 @@ def run_data(app: AppFolder, args: argparse.Namespace) -> int:
 
     from cmx_gen.common import progress
 
-    if kind_of(app).name != "baremetal":
+    if not kind_of(app).host_samples:
         raise RunError(f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
                        f"this is a {kind_of(app).name} app",
                        "create a bare-metal app of the same model for the data run (the program is the same)")

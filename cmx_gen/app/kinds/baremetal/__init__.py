@@ -21,6 +21,7 @@ class BareMetalApp(AppKind):
     name = "baremetal"
     template = "baremetal_app"
     description = "CMake project: startup, linker script, semihosting or UART console"
+    host_samples = True  # semihosting, or its UART under QEMU
 
     def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
               defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
