@@ -303,3 +303,14 @@ def test_tests_mirror_the_source_folders():
     """tests/<folder>/ tests cmx_gen/<folder>/: a newcomer finds a concern's tests where its code is."""
     folders = {p.parent.relative_to(ROOT / "tests") for p in (ROOT / "tests").rglob("test_*.py")} - {Path(".")}
     assert sorted(str(f) for f in folders if not (PACKAGE / f).is_dir()) == []
+
+
+def test_nothing_outside_the_kinds_branches_on_a_kind():
+    """A command asks the app's kind (image_is_file, console, host_samples, runner, flasher, checks),
+    never compares its name."""
+    import re
+
+    branch = re.compile(r"""[!=]=\s*["'](zephyr|baremetal)["']|["'](zephyr|baremetal)["']\s*[!=]=""")
+    found = [f"{p.relative_to(ROOT)}:{n}" for p in PACKAGE.rglob("*.py") if "kinds" not in p.parts
+             for n, line in enumerate(p.read_text().splitlines(), 1) if branch.search(line)]
+    assert found == []
