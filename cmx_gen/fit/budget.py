@@ -39,7 +39,7 @@ def _op_key(name: str) -> str:
     return f"{ns}{sep}{rest.split('.', 1)[0]}" if sep else name.split(".", 1)[0]
 
 
-@dataclass
+@dataclass(frozen=True)
 class CodeSize:
     name: str
     bytes: int
@@ -77,7 +77,7 @@ def _code_sizes(operators: list[Any], isa: str) -> list[CodeSize]:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class Budget:
     isa: str
     code: list[CodeSize]
@@ -161,7 +161,7 @@ def budget(report: Report) -> Budget:
 ArenaLayout = Literal["shared", "separate"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelPools:
     """One model's pools in an image of several: its method pool is always its own (it holds the
     model's state); its planned buffers and temp pool are its own only in the separate layout."""

@@ -34,7 +34,7 @@ _PTE_KINDS = {"flash": 0, "ddr": 1, "sram": 2, "dtcm": 3, "itcm": 4}
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class RegionUse:
     region: str
     kind: str
@@ -55,7 +55,7 @@ class RegionUse:
         return {**asdict(self), "free": self.free, "percent": round(self.percent, 2)}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Placement:
     board_id: str
     pte_region: str

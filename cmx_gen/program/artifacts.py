@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # lowering, reference and the model sources import torch: onl
 PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md", "reference.npz"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Artifacts:
     pte: bytes
     report: Report
@@ -166,6 +166,11 @@ def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
                        "the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)"}
 
 
+def _with_io_quant(specs: list[Any], quants: list[Any]) -> list[Any]:
+    """The program's I/O specs with the quantization the caller applies (--io int8), where there is one."""
+    return [replace(spec, quant=quants[i].to_dict()) if i < len(quants) else spec for i, spec in enumerate(specs)]
+
+
 def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = None) -> Artifacts:
     """Lower (or, for a `.pte`, only analyse) and assemble the report; not cached (cache.produce is)."""
     from cmx_gen.model.export import export
@@ -223,8 +228,8 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
         lowered = lower(exported, core, options)
     info = analyse(lowered.pte)
     if lowered.io:  # int8 I/O: the quantization the caller applies is not in the program any more
-        for spec, q in [*zip(info.inputs, lowered.io.inputs), *zip(info.outputs, lowered.io.outputs)]:
-            spec.quant = q.to_dict()
+        info = replace(info, inputs=_with_io_quant(info.inputs, lowered.io.inputs),
+                       outputs=_with_io_quant(info.outputs, lowered.io.outputs))
     calibration = {
         "source": source.calibration_source,
         "samples": len(source.calibration),

@@ -40,7 +40,7 @@ def classify(op_name: str) -> str:
     return "fallback"
 
 
-@dataclass
+@dataclass(frozen=True)
 class TensorSpec:
     shape: list[int]
     dtype: str
@@ -88,7 +88,7 @@ class PlanRow:
     output: OutputPlace | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProgramInfo:
     """The facts of one `.pte` that the report, the memory budget and the firmware need."""
 
@@ -204,7 +204,7 @@ def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input
     if tensor is None:
         return TensorSpec(shape=[], dtype="scalar", dim_order=[])
     dtype = SCALAR_TYPES.get(int(tensor.scalar_type), str(tensor.scalar_type))
-    spec = TensorSpec(shape=list(tensor.sizes), dtype=dtype, dim_order=list(tensor.dim_order))
+    quant = None
     # Float I/O is (de)quantized at the graph edge: report the boundary's parameters.
     boundary = "quantize_per_tensor" if is_input else "dequantize_per_tensor"
     for name, args in calls:
@@ -212,9 +212,9 @@ def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input
             continue
         if (is_input and args[0] == index) or (not is_input and args[-1] == index):
             scale, zero_point = _scalar(plan.values[args[1]]), _scalar(plan.values[args[2]])
-            spec.quant = {"scale": scale, "zero_point": zero_point, "at": "boundary"}
+            quant = {"scale": scale, "zero_point": zero_point, "at": "boundary"}
             break
-    return spec
+    return TensorSpec(shape=list(tensor.sizes), dtype=dtype, dim_order=list(tensor.dim_order), quant=quant)
 
 
 def _instructions(plan: Any) -> list[PlanRow]:
