@@ -9,6 +9,7 @@ from typing import Literal
 Status = Literal["pass", "fail", "skipped"]
 
 
+@dataclass
 class Finding:
     file: str
     problem: str
