@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.common import progress
-
+from cmx_gen.common import progress  # noqa: E402
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build  # noqa: E402
+from cmx_gen.common.errors import CmxError  # noqa: E402
 from cmx_gen.pipeline.generate import generate  # noqa: E402
 
 BOARDS = {"MVE": "mps3-an547", "DSP": "mps2-an386", "SCALAR": "mps2-an385"}
@@ -53,4 +53,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CmxError as exc:
+        sys.exit(f"runtime_size: {exc.one_line()}")
