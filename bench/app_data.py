@@ -24,14 +24,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.device import app_run  # noqa: E402
-from cmx_gen.pipeline import data_run  # noqa: E402
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.folder import AppFolder  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build  # noqa: E402
-from cmx_gen.fit.boards import load_board  # noqa: E402
-from cmx_gen.pipeline.generate import generate  # noqa: E402
+from cmx_gen.device import app_run  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
+from cmx_gen.fit.boards import load_board  # noqa: E402
+from cmx_gen.pipeline import data_run  # noqa: E402
+from cmx_gen.pipeline.generate import generate  # noqa: E402
 
 MODELS = {
     "digits": str(ROOT / "samples/digits/model.py:DigitsCNN"),

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.common import progress  # noqa: E402
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build  # noqa: E402
+from cmx_gen.common import progress  # noqa: E402
 from cmx_gen.common.errors import CmxError  # noqa: E402
 from cmx_gen.pipeline.generate import generate  # noqa: E402
 

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cmx_gen.app import project as project_mod  # noqa: E402
-from cmx_gen.pipeline.generate import generate  # noqa: E402
 from cmx_gen.common.noise import quiet_third_party  # noqa: E402
+from cmx_gen.pipeline.generate import generate  # noqa: E402
 
 SAMPLES = ["digits", "ds_cnn", "mobilenet_v1_025", "resnet8", "autoencoder"]
 BOARDS = ["mps3-an547", "mps2-an386"]  # QEMU: Cortex-M55 (MVE), Cortex-M4 (DSP)

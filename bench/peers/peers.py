@@ -40,10 +40,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.device import app_run  # noqa: E402
 from cmx_gen.app.kinds.baremetal.build import elf_sections, find_elf  # noqa: E402
-from cmx_gen.fit.boards import load_board  # noqa: E402
+from cmx_gen.device import app_run  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
+from cmx_gen.fit.boards import load_board  # noqa: E402
 
 CONFIG = yaml.safe_load((HERE / "peers.yaml").read_text())
 LTO = False  # --lto: both stacks link-time optimised (peers.yaml `lto`)

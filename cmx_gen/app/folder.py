@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cmx_gen.app import txn as app_txn
-from cmx_gen.fit.boards import Board, load_board
 from cmx_gen.common.errors import AppError, RunError
+from cmx_gen.fit.boards import Board, load_board
 
 if TYPE_CHECKING:
     from cmx_gen.fit.memory import Placement

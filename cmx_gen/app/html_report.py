@@ -17,11 +17,10 @@ from typing import Any
 
 import jinja2
 
-from cmx_gen.common.format import size_label
 from cmx_gen.common.errors import AppError
-from cmx_gen.fit.memory import Placement
+from cmx_gen.common.format import size_label
 from cmx_gen.common.paths import DATA_DIR
-
+from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
 from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, worst_layers
 

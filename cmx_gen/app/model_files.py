@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from cmx_gen.app.shared_files import app_files, c_name, handle_symbol
-from cmx_gen.common.errors import RenderError
 from cmx_gen.common.dim_order import to_layout
+from cmx_gen.common.errors import RenderError
 from cmx_gen.program.report import Report, TensorSpec
 
 if TYPE_CHECKING:

@@ -28,17 +28,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
-
 from cmx_gen.app import model_files, project as project_mod, shared_files, txn as app_txn
-
-from cmx_gen.device import result_line
-from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.app.kinds import app_kind
-from cmx_gen.program.artifacts import Artifacts
-from cmx_gen.fit.boards import Board
+from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.common.errors import RenderError
-from cmx_gen.fit.memory import Placement
 from cmx_gen.common.paths import ROOT
+from cmx_gen.device import result_line
+from cmx_gen.fit.boards import Board
+from cmx_gen.fit.memory import Placement
+from cmx_gen.program.artifacts import Artifacts
 from cmx_gen.program.report import Report
 
 BACKUP_DIR = f"{STATE_DIR}/backup"

@@ -25,9 +25,9 @@ from typing import Any
 import yaml
 
 from cmx_gen.common import progress
-from cmx_gen.fit.boards import Board
 from cmx_gen.common.errors import FlashError
 from cmx_gen.common.paths import DATA_DIR, executable
+from cmx_gen.fit.boards import Board
 
 RUNNERS_FILE = DATA_DIR / "flash_runners.yaml"
 

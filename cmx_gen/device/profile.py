@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from cmx_gen.device import result_line
 from cmx_gen.common.errors import RunError
-from cmx_gen.program.report import Instruction
+from cmx_gen.device import result_line
 from cmx_gen.device.runners.base import Result
+from cmx_gen.program.report import Instruction
 
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from cmx_gen.common.errors import RunError
-from cmx_gen.program.report import Instruction
 from cmx_gen.device.runners.base import parse_hex_lines
+from cmx_gen.program.report import Instruction
 
 @dataclass
 class Difference:

@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 
-from cmx_gen.fit.boards import Board, MemoryRegion, load_boards
-from cmx_gen.fit.budget import ArenaLayout, Budget, ModelPools, arena_pools, budget, budget_several, kernel_sizes
 from cmx_gen.common.errors import FitError, Shortfall, TargetError
 from cmx_gen.common.format import size, table
+from cmx_gen.fit.boards import Board, MemoryRegion, load_boards
+from cmx_gen.fit.budget import ArenaLayout, Budget, ModelPools, arena_pools, budget, budget_several, kernel_sizes
 from cmx_gen.program.report import Report
 
 _ARENA_KINDS = {"dtcm": 0, "sram": 1, "ddr": 2}

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.dim_order import from_layout
+from cmx_gen.common.errors import ModelSourceError
 
 # Upstream's BundleIO verify_method_outputs(rtol=1e-5, atol=1e-8): the bundle carries no tolerance
 # of its own, so its check is made with these.

@@ -20,8 +20,8 @@ import numpy as np
 
 from typing import TYPE_CHECKING, Any
 
-from cmx_gen.common.errors import RunError
 from cmx_gen.common.dim_order import from_layout, to_layout
+from cmx_gen.common.errors import RunError
 from cmx_gen.program.report import Report, TensorSpec
 
 if TYPE_CHECKING:

@@ -10,22 +10,18 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cmx_gen.program import cache
-
 from cmx_gen.app import html_report
-
-from cmx_gen.fit import memory
-
-from cmx_gen.model import source as model_source
-
-from cmx_gen.common import progress
 from cmx_gen.app.kinds import app_kind
-from cmx_gen.program.artifacts import Artifacts
-from cmx_gen.fit.boards import Board, load_board
-from cmx_gen.lower.lowering import LowerOptions
-from cmx_gen.program.report import check_strict
 from cmx_gen.app.project import ModelEntry, Project
 from cmx_gen.app.render import RenderResult, check_destination, render_app
+from cmx_gen.common import progress
+from cmx_gen.fit import memory
+from cmx_gen.fit.boards import Board, load_board
+from cmx_gen.lower.lowering import LowerOptions
+from cmx_gen.model import source as model_source
+from cmx_gen.program import cache
+from cmx_gen.program.artifacts import Artifacts
+from cmx_gen.program.report import check_strict
 
 
 @dataclass

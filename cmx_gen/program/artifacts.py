@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
+from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.model import bundle
-
 from cmx_gen.program import report as report_mod
 from cmx_gen.program.report import Report
 from cmx_gen.program.report_text import markdown
-from cmx_gen.common.errors import ModelSourceError
 
 if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
     from cmx_gen.lower.lowering import LowerOptions

@@ -18,13 +18,12 @@ import tempfile
 from pathlib import Path
 
 from cmx_gen import __version__
-
-from cmx_gen.program import artifacts
-from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.common.memo import code_fingerprint
 from cmx_gen.common.paths import cache_root
+from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model.export import Exported, export
 from cmx_gen.model.source import ModelSource
+from cmx_gen.program import artifacts
 
 
 def cache_dir() -> Path:

@@ -18,8 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from cmx_gen.lower.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
 from cmx_gen.common.dim_order import from_layout, to_layout
+from cmx_gen.lower.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
 from cmx_gen.program.pte import forward_plan, read
 
 # ExecuTorch ScalarType codes -> torch dtypes (what a cortex_m program holds).

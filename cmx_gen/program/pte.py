@@ -16,9 +16,9 @@ from typing import Any
 import yaml
 
 from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.program import method_pool
 from cmx_gen.program.method_pool import AllocatorNeeds
-from cmx_gen.common.paths import DATA_DIR
 
 # executorch ScalarType codes -> numpy-style names (schema/scalar_type.fbs).
 SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64", 11: "bool"}

@@ -21,15 +21,15 @@ import pytest
 
 from conftest import RESULT_STUB, ROOT, cpu_flags, link_with_stub, placement
 from cmx_gen.app import codegen, project as project_mod
-from cmx_gen.common import dim_order
-from cmx_gen.device import sdk
-from cmx_gen.device import build_tool
 from cmx_gen.app.kinds.baremetal import build
-from cmx_gen.fit.boards import load_board
+from cmx_gen.common import dim_order
 from cmx_gen.common.errors import SdkError
+from cmx_gen.device import build_tool
+from cmx_gen.device import sdk
+from cmx_gen.device.runners import QemuRunner, parse_result_line
+from cmx_gen.fit.boards import load_board
 from cmx_gen.pipeline.generate import generate
 from cmx_gen.program.pte import allocator_needs, operator_names
-from cmx_gen.device.runners import QemuRunner, parse_result_line
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 # One board per CMSIS-NN code path and kind of memory map: MVE in TCMs, DSP on MPS2 (M4) and

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from conftest import FIRMWARE, ROOT, run_cli
-from cmx_gen.device import app_run
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.device import app_run
+from cmx_gen.device.runners import QemuRunner
 from cmx_gen.fit.boards import load_board
 from cmx_gen.pipeline.generate import generate
-from cmx_gen.device.runners import QemuRunner
 
 pytestmark = FIRMWARE
 

@@ -16,9 +16,9 @@ import pytest
 from conftest import ROOT
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.device.runners import QemuRunner
 from cmx_gen.fit.boards import load_board
 from cmx_gen.pipeline.generate import generate
-from cmx_gen.device.runners import QemuRunner
 
 pytestmark = [
     pytest.mark.firmware,

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from conftest import RESULT_STUB, ROOT, link_with_stub, run_cli, run_serial_fed_by_qemu
+from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds import APP_KINDS
 from cmx_gen.app.kinds.zephyr.flasher import WestFlasher
-from cmx_gen.device import flash
-from cmx_gen.app import project as project_mod
-from cmx_gen.fit.boards import load_boards
 from cmx_gen.common.errors import FlashError
-from cmx_gen.pipeline.generate import generate
+from cmx_gen.device import flash
 from cmx_gen.device.runners.serial import SerialConsole
+from cmx_gen.fit.boards import load_boards
+from cmx_gen.pipeline.generate import generate
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 needs_qemu_gcc = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,

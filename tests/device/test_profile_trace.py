@@ -11,17 +11,17 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from cmx_gen.program import instructions
-from cmx_gen.program.pte import PlanRow
-from cmx_gen.fit import memory
-from cmx_gen.device import profile, trace
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.folder import AppFolder
-from cmx_gen.common.errors import FitError
-from cmx_gen.program.report import Instruction, load_json
-from cmx_gen.pipeline.generate import generate
-from cmx_gen.device.runners.base import parse_result_line
 from cmx_gen.app.kinds.zephyr.checks import check_compile, check_kconfig, check_twister
+from cmx_gen.common.errors import FitError
+from cmx_gen.device import profile, trace
+from cmx_gen.device.runners.base import parse_result_line
+from cmx_gen.fit import memory
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.program import instructions
+from cmx_gen.program.pte import PlanRow
+from cmx_gen.program.report import Instruction, load_json
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from cmx_gen.cli import main as cli
-from cmx_gen.fit.boards import BOARD_PATH_ENV, board_ids, load_board, load_board_file, load_boards
 from cmx_gen.common.errors import BoardError
 from cmx_gen.common.paths import BOARDS_DIR
+from cmx_gen.fit.boards import BOARD_PATH_ENV, board_ids, load_board, load_board_file, load_boards
 
 CONTRACT_IDS = [
     "mps3-an547", "corstone300-fvp", "corstone320-fvp", "mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505",

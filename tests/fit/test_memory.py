@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cmx_gen.cli import main as cli
-from cmx_gen.fit.boards import load_board
 from cmx_gen.cli.commands.check import check_report
 from cmx_gen.common.errors import FitError, ModelSourceError, Shortfall, TargetError
+from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.budget import METHOD_POOL_MARGIN, budget, kernel_sizes
 from cmx_gen.fit.memory import Placement, plan
 from cmx_gen.program.report import Report, load_json

@@ -12,11 +12,11 @@ import torch
 import torch.nn.functional as F
 
 from conftest import SMALL, read_report, run_cli
-from cmx_gen.program import cache
-from cmx_gen.model import source as model_source
-from cmx_gen.model.export import export
 from cmx_gen.lower.kernel_models import avg_pool2d_s8
 from cmx_gen.lower.lowering import LowerOptions
+from cmx_gen.model import source as model_source
+from cmx_gen.model.export import export
+from cmx_gen.program import cache
 from cmx_gen.program.report import Report
 from cmx_gen.program.report_text import reference_note
 

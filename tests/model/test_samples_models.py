@@ -18,16 +18,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from cmx_gen.app import project
 from cmx_gen.fit import boards
-
 from cmx_gen.lower import lowering
-
 from cmx_gen.model import source as model_source
 from cmx_gen.model.export import export
-
 from cmx_gen.program import pte as program
-
-from cmx_gen.app import project
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES_DIR = ROOT / "samples"

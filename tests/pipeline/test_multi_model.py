@@ -12,10 +12,10 @@ import pytest
 
 from conftest import SMALL, run_cli
 from cmx_gen.app import project as project_mod
-from cmx_gen.fit.boards import load_board
 from cmx_gen.common.errors import FitError
-from cmx_gen.pipeline.generate import generate
+from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.memory import plan, plan_several
+from cmx_gen.pipeline.generate import generate
 from cmx_gen.program.report import load_json
 from toy_models.weighted import weighted_model
 

@@ -16,15 +16,15 @@ import pytest
 
 from conftest import FIRMWARE, ROOT
 from toy_models.weighted import weighted_model
-from cmx_gen.device import app_run
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
-from cmx_gen.fit.boards import load_board
-from cmx_gen.pipeline.generate import generate
 from cmx_gen.app.project import ModelEntry
-from cmx_gen.program.report import load_json
+from cmx_gen.device import app_run
 from cmx_gen.device.runners import QemuRunner
 from cmx_gen.device.runners.base import parse_result_line
+from cmx_gen.fit.boards import load_board
+from cmx_gen.pipeline.generate import generate
+from cmx_gen.program.report import load_json
 
 pytestmark = FIRMWARE
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cmx_gen.app.kinds.base import AppKind, Built
 from cmx_gen.app.kinds.baremetal import BareMetalApp
+from cmx_gen.app.kinds.base import AppKind, Built
 from cmx_gen.app.kinds.zephyr import ZephyrApp
 from cmx_gen.common.errors import RenderError
 

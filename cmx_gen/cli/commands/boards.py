@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from cmx_gen.fit.boards import Board, load_board, load_boards
 from cmx_gen.common.errors import BoardError
 from cmx_gen.common.format import size, table
 from cmx_gen.common.targets import canonical_core
+from cmx_gen.fit.boards import Board, load_board, load_boards
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,9 +12,9 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from cmx_gen.fit.boards import load_board
 from cmx_gen.cli.model_args import add_model_arguments, load_source, lower_options
 from cmx_gen.common.errors import CmxError, FitError, ModelSourceError
+from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.memory import Placement, plan, usage_table
 from cmx_gen.program.report import Report
 

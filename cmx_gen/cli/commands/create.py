@@ -7,8 +7,8 @@ from pathlib import Path
 
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds import APP_KINDS
-from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.cli.model_args import add_model_arguments
+from cmx_gen.common.errors import ModelSourceError
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from cmx_gen.cli.model_args import add_model_arguments, load_source, lower_options
-from cmx_gen.program.report import check_strict
 from cmx_gen.common.targets import TARGETS, canonical_core
+from cmx_gen.program.report import check_strict
 
 
 def register(sub: argparse._SubParsersAction) -> None:

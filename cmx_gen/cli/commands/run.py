@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cmx_gen.app.folder import AppFolder
-
 from cmx_gen.app.kinds import kind_of
 from cmx_gen.common.errors import RunError
 from cmx_gen.device.runners import RUNNERS, Result, Runner

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from cmx_gen.common import progress
-
 from cmx_gen.device import sdk
 
 

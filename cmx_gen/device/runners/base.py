@@ -11,9 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cmx_gen.common.errors import RunError
 from cmx_gen.device import result_line
 from cmx_gen.fit.boards import Board
-from cmx_gen.common.errors import RunError
 
 
 @dataclass

@@ -10,9 +10,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from cmx_gen.fit.boards import Board
 from cmx_gen.common.errors import RunError
 from cmx_gen.device.runners.base import Runner
+from cmx_gen.fit.boards import Board
 
 
 class FvpRunner(Runner):

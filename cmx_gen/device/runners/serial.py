@@ -12,8 +12,8 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from cmx_gen.device import result_line
 from cmx_gen.common.errors import RunError
+from cmx_gen.device import result_line
 from cmx_gen.device.runners.base import Result, parse_result_line
 
 

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cmx_gen.common import progress
-
-from cmx_gen.device import sdk as sdk_mod
-from cmx_gen.device.build_tool import stream
 from cmx_gen.common.errors import BuildError
 from cmx_gen.common.paths import cache_root
+from cmx_gen.device import sdk as sdk_mod
+from cmx_gen.device.build_tool import stream
 
 TOOLCHAIN = "cmake/arm-none-eabi.cmake"
 

@@ -11,10 +11,10 @@ import shutil
 from pathlib import Path
 
 from cmx_gen.common import progress
-from cmx_gen.fit.boards import Board
-from cmx_gen.device.build_tool import stream
 from cmx_gen.common.errors import BuildError, SdkError
 from cmx_gen.common.paths import executable
+from cmx_gen.device.build_tool import stream
+from cmx_gen.fit.boards import Board
 
 
 def west() -> str:

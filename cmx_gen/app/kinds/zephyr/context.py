@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from cmx_gen.fit.boards import Board, MemoryRegion, zephyr_boards
-from cmx_gen.fit.memory import Placement
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
-from cmx_gen.program.report import Report
 from cmx_gen.common.targets import cores
+from cmx_gen.fit.boards import Board, MemoryRegion, zephyr_boards
+from cmx_gen.fit.memory import Placement
+from cmx_gen.program.report import Report
 
 ZEPHYR_DATA = DATA_DIR / "zephyr"
 

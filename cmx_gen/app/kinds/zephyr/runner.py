@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cmx_gen.fit.boards import Board
 from cmx_gen.device.runners.base import Result, Runner
+from cmx_gen.fit.boards import Board
 
 
 class WestRunner(Runner):

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cmx_gen.cli import main as cli
 from cmx_gen.app.kinds.zephyr.checks import check_compile, check_devicetree, check_kconfig, check_twister, check_west, twister_schema_path
+from cmx_gen.cli import main as cli
 from zephyr_helpers import digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 

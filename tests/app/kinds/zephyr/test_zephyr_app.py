@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cmx_gen.fit import boards
-
+from cmx_gen.app.kinds.zephyr.checks import validate_app
 from cmx_gen.cli import main as cli
 from cmx_gen.common.paths import ROOT
-from cmx_gen.app.kinds.zephyr.checks import validate_app
+from cmx_gen.fit import boards
 from zephyr_helpers import BOARDS, assert_all_checks_pass, digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 

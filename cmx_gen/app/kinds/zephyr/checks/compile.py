@@ -10,8 +10,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from cmx_gen.common.targets import cores
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, model_names, rel
+from cmx_gen.common.targets import cores
 
 
 def _wheel_include() -> Path | None:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
+from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, board_files, rel
 from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
 from cmx_gen.fit.boards import zephyr_boards
-from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, board_files, rel
 
 
 def _stub_tree(root: Path, soc_selects: list[str]) -> None:

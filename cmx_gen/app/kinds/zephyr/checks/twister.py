@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from cmx_gen.device import result_line
-from cmx_gen.common.paths import ROOT
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, model_names, rel
+from cmx_gen.common.paths import ROOT
+from cmx_gen.device import result_line
 
 
 def twister_schema_path() -> Path | None:
