@@ -4,6 +4,7 @@ budget refusal, and the Zephyr options under the offline checks."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -68,7 +69,7 @@ def test_every_instruction_is_named_and_located(app):
 def test_trace_reference_is_each_output_in_the_programs_dim_order(app):
     rows = typed_rows(app)
     blob = (app / "model" / "trace_reference.bin").read_bytes()
-    assert len(blob) == sum(r.output["nbytes"] for r in rows)
+    assert len(blob) == sum(r.output.nbytes for r in rows)
     expected = trace.expected_outputs(rows, blob)
     # The last instruction's output is the program's output: the reference the firmware checks.
     last = np.frombuffer(expected[8], dtype=np.float32)
@@ -80,7 +81,7 @@ def test_trace_reference_is_each_output_in_the_programs_dim_order(app):
     header = (app / "model" / "cmx_model.h").read_text()
     assert "#define CMX_NUM_INSTRUCTIONS 9" in header
     first = rows[1].output
-    assert f"{{{first['mem_id']}u, {first['offset']}u, {first['nbytes']}u}}" in header
+    assert f"{{{first.mem_id}u, {first.offset}u, {first.nbytes}u}}" in header
 
 
 def firmware_console(rows: list[Instruction], blob: bytes, corrupt: int | None = None, stop_after: int | None = None) -> str:
@@ -135,7 +136,8 @@ def test_profile_rows_are_named_and_grouped(app):
 def test_a_board_without_room_for_the_profile_is_refused(app):
     placement = AppFolder(app).placement()
     memory.check_diagnostic_fit(placement, "profile", 9)
-    placement.use(placement.data_region).used = placement.use(placement.data_region).size - 40
+    full = dataclasses.replace(placement.use(placement.data_region), used=placement.use(placement.data_region).size - 40)
+    placement = dataclasses.replace(placement, uses=[full if u.region == full.region else u for u in placement.uses])
     with pytest.raises(FitError, match=r"profile image needs 72 B more counters \(9 instructions x 8 B\) in dtcm, which has 40 B free"):
         memory.check_diagnostic_fit(placement, "profile", 9)
     memory.check_diagnostic_fit(placement, "trace", 9)  # streams: no buffer
