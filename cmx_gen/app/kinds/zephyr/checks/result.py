@@ -47,3 +47,13 @@ def model_names(app: Path) -> list[str]:
     from cmx_gen.app.folder import AppFolder
 
     return AppFolder(app).model_names()
+
+
+def one_file(check: str, app: Path, file: str) -> tuple[CheckResult, Path, str]:
+    """A check of one file of the app: its result with the file recorded as looked at, the file's
+    path, and its name as the findings give it."""
+    result = CheckResult(check)
+    path = app / file
+    name = rel(app, path)
+    result.checked.append(name)
+    return result, path, name

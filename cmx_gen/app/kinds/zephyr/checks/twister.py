@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, model_names, rel
+from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, model_names, one_file
 from cmx_gen.common.paths import ROOT
 from cmx_gen.device import result_line
 
@@ -26,10 +26,7 @@ def twister_schema_path() -> Path | None:
 
 
 def check_twister(app: Path) -> CheckResult:
-    result = CheckResult("twister")
-    path = app / "sample.yaml"
-    name = rel(app, path)
-    result.checked.append(name)
+    result, path, name = one_file("twister", app, "sample.yaml")
     if not path.is_file():
         result.fail(name, "missing (Twister finds tests through sample.yaml / testcase.yaml)")
         return result

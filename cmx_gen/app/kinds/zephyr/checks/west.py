@@ -5,16 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, rel
+from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, one_file
 
 
 def check_west(app: Path) -> CheckResult:
     from west.manifest import ImportFlag, MalformedManifest, Manifest, validate
 
-    result = CheckResult("west")
-    path = app / "west.yml"
-    name = rel(app, path)
-    result.checked.append(name)
+    result, path, name = one_file("west", app, "west.yml")
     if not path.is_file():
         result.fail(name, "missing")
         return result
