@@ -20,6 +20,17 @@ foreach(_op quantized_conv2d quantized_depthwise_conv2d quantized_transpose_conv
   set(CMX_NN_${_op}_nhwc ${CMX_NN_${_op}})
 endforeach()
 
+# cmx-gen's own backend (backend/cmx_backend.cpp): each layer kind calls what the cortex_m kernel
+# it replaces calls (copy calls nothing).
+set(CMX_NN_LAYER_conv quantized_conv2d)
+set(CMX_NN_LAYER_depthwise_conv quantized_depthwise_conv2d)
+set(CMX_NN_LAYER_linear quantized_linear)
+set(CMX_NN_LAYER_add quantized_add)
+set(CMX_NN_LAYER_mul quantized_mul)
+set(CMX_NN_LAYER_avg_pool quantized_avg_pool2d)
+set(CMX_NN_LAYER_max_pool quantized_max_pool2d)
+set(CMX_NN_LAYER_softmax softmax)
+
 # cmx_cmsis_nn_folders(<out-var> "<cortex_m op base names>")
 function(cmx_cmsis_nn_folders out ops)
   set(_folders "")

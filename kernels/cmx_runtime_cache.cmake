@@ -21,7 +21,8 @@ function(cmx_runtime_key out)
   file(GLOB_RECURSE _headers LIST_DIRECTORIES false
     "${CMX_ET}/runtime/*.h" "${CMX_ET}/kernels/portable/cpu/*.h" "${CMX_ET}/kernels/prim_ops/*.h"
     "${CMX_ET}/backends/cortex_m/ops/*.h" "${CMX_ET}/extension/data_loader/*.h"
-    "${CMX_ET}/third-party/flatbuffers/include/*.h" "${CMSIS_NN_PATH}/Include/*.h")
+    "${CMX_ET}/third-party/flatbuffers/include/*.h" "${CMSIS_NN_PATH}/Include/*.h"
+    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/backend/*.h")
   list(APPEND _files ${_headers})
   list(REMOVE_DUPLICATES _files)
   list(SORT _files)
@@ -41,7 +42,8 @@ function(cmx_runtime_key out)
   foreach(_v CMAKE_C_COMPILER CMAKE_C_COMPILER_VERSION CMAKE_CXX_COMPILER CMAKE_CXX_COMPILER_VERSION
              CMAKE_C_FLAGS CMAKE_CXX_FLAGS CMAKE_C_FLAGS_${_bt} CMAKE_CXX_FLAGS_${_bt} CMAKE_BUILD_TYPE
              CMAKE_INTERPROCEDURAL_OPTIMIZATION CMAKE_CXX_STANDARD CMX_ET_LOG CMX_ET_LOG_LEVEL CMX_ET_VERIFY
-             CMX_EVENT_TRACER CMX_NN_OPT CMX_TARGET_CPU CMX_CMSIS_NN_ISA _n_kernels _prim_defs _flatc)
+             CMX_EVENT_TRACER CMX_NN_OPT CMX_TARGET_CPU CMX_CMSIS_NN_ISA _n_kernels _prim_defs _flatc
+             CMX_BACKEND_LAYERS CMX_BACKEND_CHECKED)
     string(APPEND _text "${_v}=${${_v}}\n")
   endforeach()
   file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/runtime_key.txt" "${_text}")  # what the key covers, to compare two builds

@@ -116,8 +116,9 @@ def _parsed(ops: tuple[str, ...]):
     return selector, combined
 
 
-def registration_source(op_names: list[str]) -> str:
-    """C++ source that declares the used kernels and registers them in `cmx_register_kernels()`.
+def registration_source(op_names: list[str], backend: bool = False) -> str:
+    """C++ source that declares the used kernels and registers them in `cmx_register_kernels()`;
+    with `backend`, cmx-gen's CMSIS-NN backend (kernels/backend/) first.
 
     Registration is an explicit call (not a static initializer) so the object is never dropped
     from a static library and start-up order is visible in the runner.
@@ -192,8 +193,12 @@ def registration_source(op_names: list[str]) -> str:
         "} // namespace executor",
         "} // namespace torch",
         "",
-        'extern "C" int cmx_register_kernels(void) {',
     ]
+    if backend:
+        out += ['extern "C" int cmx_register_backend(void); /* kernels/backend/cmx_backend.cpp */', ""]
+    out += ['extern "C" int cmx_register_kernels(void) {']
+    if backend:
+        out += ["  const int backend_err = cmx_register_backend();", "  if (backend_err != 0) return backend_err;"]
     if bodies:
         out += [
             "  using namespace torch::executor::function;",

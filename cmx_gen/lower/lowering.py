@@ -3,7 +3,8 @@ of steps (STEPS, like CortexMPassManager.pass_list), each one module under steps
 
 rewrite -> quantize (CortexMQuantizer, calibrate) -> to_edge (cortex_m_edge_compile_config) ->
 cortex_m_passes (CortexMPassManager for the target's ISA) -> cleanup -> check_target ->
-reference (the kernel-exact host run) -> error (against the float model) -> evaluate -> serialize.
+reference (the kernel-exact host run) -> error (against the float model) -> evaluate -> delegate
+(cmx-gen's CMSIS-NN backend takes the int8 subgraphs) -> serialize.
 
 The scratch buffers CortexMPassManager plans depend on the ISA (a pte lowered for DSP cores
 corrupts memory on an M55 and the reverse fails), so the target is recorded in every output.
@@ -24,13 +25,13 @@ from cmx_gen.common.targets import canonical_core
 from cmx_gen.lower import exact_rewrites, instructions, int8_io, layer_error
 from cmx_gen.lower.reference import OpDiff
 from cmx_gen.lower.state import Lowering, LowerOptions, Step, Target, resolve_target, target_config
-from cmx_gen.lower.steps import (check_target, cleanup, cortex_m_passes, error, evaluate, quantize, reference, rewrite,
-                                 serialize, to_edge)
+from cmx_gen.lower.steps import (check_target, cleanup, cortex_m_passes, delegate, error, evaluate, quantize, reference,
+                                 rewrite, serialize, to_edge)
 from cmx_gen.model.export import Exported
 from cmx_gen.model.source import Inputs
 
 STEPS: list[Step] = [rewrite.STEP, quantize.STEP, to_edge.STEP, cortex_m_passes.STEP, cleanup.STEP, check_target.STEP,
-                     reference.STEP, error.STEP, evaluate.STEP, serialize.STEP]
+                     reference.STEP, error.STEP, evaluate.STEP, delegate.STEP, serialize.STEP]
 
 __all__ = ["STEPS", "LoweredModel", "LowerOptions", "Target", "lower", "resolve_target", "target_config"]
 

@@ -52,9 +52,12 @@ class LowerOptions:
     keep_fp32: tuple[str, ...] = ()
     # "int8": the program takes and returns int8 tensors, no quantize/dequantize at its edges (int8_io.py).
     io: str = "float"
+    # True: cmx-gen's CMSIS-NN backend runs the int8 subgraphs from a plan (lower/delegate/);
+    # False: every operator on its own kernel, as before the backend (for comparison, a way out).
+    delegate: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"keep_fp32": list(self.keep_fp32), "io": self.io}
+        return {"keep_fp32": list(self.keep_fp32), "io": self.io, "delegate": self.delegate}
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ class Lowering:
     calibration_references: tuple[tuple[Outputs, Outputs | None], ...] = ()  # (kernel-exact, Python)
     layers: tuple[LayerError, ...] = ()
     evaluated: tuple[tuple[Inputs, Outputs, Outputs], ...] = ()
+    edge_program: Any = None  # delegate: the EdgeProgramManager to serialize (after to_backend)
     pte: bytes = b""
     program: Any = None  # serialize: the ExecutorchProgramManager
 

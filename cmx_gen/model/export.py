@@ -105,6 +105,8 @@ _EXPORT_HINTS = [
 _STAGE_HINTS = {
     "torch.export": "make forward traceable by torch.export (tensor-only inputs and outputs, no data-dependent Python control flow)",
     "quantization": "check the calibration data (finite values shaped like the inputs) and that forward runs on it",
+    "delegation": "lower with delegate = false ([options] in cmx.toml, or --no-delegate) to run every operator on "
+                  "its own kernel, and report the model",
 }
 
 

@@ -8,7 +8,9 @@ guessed margin. The firmware's counting allocator prints the same number (`metho
 
 Sizes below were measured with arm-none-eabi-g++ 12 (sizeof/alignof, any Cortex-M):
 EValue 16/8, TensorImpl 32/4, Tensor 4/4, BoxedEvalueList<T> 12/4, optional<Tensor> 8/4,
-ArrayRef<T> 8/4, Chain 16/4, OpFunction 4/4, InstructionArgs (Span) 8/4, TensorMeta 12/4.
+ArrayRef<T> 8/4, Chain 16/4, OpFunction 4/4, InstructionArgs (Span) 8/4, TensorMeta 12/4,
+BackendDelegate 40/8, CompileSpec 12/4. cmx-gen's own backend allocates nothing at init (its plan
+is read in place); a program delegated to another backend is refused here.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ CHAIN = (16, 4)
 OP_FUNCTION = (4, 4)
 INSTRUCTION_ARGS = (8, 4)
 TENSOR_META = (12, 4)
+BACKEND_DELEGATE = (40, 8)
+COMPILE_SPEC = (12, 4)
+CMX_BACKEND = "CmxCmsisNNBackend"  # cmx_gen/lower/delegate/preprocess.BACKEND_ID (no lower/ import here)
 POINTER = (4, 4)
 INT64 = (8, 8)
 INT32 = (4, 4)
@@ -68,8 +73,10 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
     runtime takes them."""
     from executorch.exir import schema
 
-    if plan.delegates:
-        raise NotImplementedError("delegated programs: BackendDelegate::Init allocates backend-specific memory")
+    foreign = sorted({d.id for d in plan.delegates if d.id != CMX_BACKEND})
+    if foreign:
+        raise NotImplementedError(f"programs delegated to {', '.join(foreign)}: its init allocates memory cmx-gen "
+                                  "cannot count")
     bump = _Bump()
     values = plan.values
     bump.list(EVALUE, len(values))
@@ -105,7 +112,10 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
             bump.list(OPTIONAL_TENSOR, len(val.items))
             bump.one(BOXED_LIST)
     bump.part = "instructions"
-    bump.list((1, 8), 0)  # delegates_: empty list, still aligned (BackendDelegate is 8-aligned)
+    bump.list(BACKEND_DELEGATE, len(plan.delegates))  # delegates_ (an empty list is still aligned)
+    for delegate in plan.delegates:
+        if delegate.compile_specs:
+            bump.list(COMPILE_SPEC, len(delegate.compile_specs))  # BackendDelegate::PopulateCompileSpecs
     bump.list(CHAIN, len(plan.chains))
     temp_used = 0
     max_args = 0

@@ -154,6 +154,31 @@ def operator_names(data: bytes) -> list[str]:
     return memo_json("ops", (hashlib.sha256(data).hexdigest(),), names)
 
 
+def delegate_plans(program: Any) -> list[bytes]:
+    """The processed blob of each delegate of `forward` (cmx-gen's backend: its plan), in order."""
+    blobs = []
+    for delegate in forward_plan(program).delegates:
+        ref = delegate.processed
+        if int(ref.location) != 0:  # DataLocation.INLINE: where to_executorch puts cmx-gen's plans
+            raise ModelSourceError(f"delegate {delegate.id} keeps its data in a segment",
+                                   "lower the model with cmx-gen, whose plans are inline")
+        blobs.append(bytes(program.backend_delegate_data[ref.index].data))
+    return blobs
+
+
+def backend_layers(data: bytes) -> list[str]:
+    """The layer kinds cmx-gen's backend runs for this program (plan order, every delegate), so
+    kernels/ compiles exactly those. Memoized on the program's hash like operator_names."""
+    from cmx_gen.common.memo import memo_json
+
+    def kinds() -> list[str]:
+        from cmx_gen.lower.delegate.plan import read_layers
+
+        return [kind for blob in delegate_plans(read(data)) for kind, _ in read_layers(blob)]
+
+    return memo_json("backend_layers", (hashlib.sha256(data).hexdigest(),), kinds)
+
+
 def allocator_needs(data: bytes) -> AllocatorNeeds:
     """Method/temp allocator bytes of the `forward` plan (method_pool.py replays load_method)."""
     return method_pool.allocator_needs(forward_plan(read(data)))

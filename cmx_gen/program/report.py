@@ -243,6 +243,7 @@ class Rewrite(_Part):
 class LoweringOptions(_Part):
     keep_fp32: list[str] = []
     io: Literal["float", "int8"] = "float"
+    delegate: bool = True
 
 
 class Report(_Part):

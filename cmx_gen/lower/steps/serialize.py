@@ -1,4 +1,4 @@
-"""to_executorch: the lowered program as .pte bytes, and which graph node each instruction runs
+"""to_executorch: the lowered (and delegated) program as .pte bytes, and which graph node each instruction runs
 (instructions.py), for the report's operator table."""
 
 from __future__ import annotations
@@ -10,11 +10,14 @@ from cmx_gen.model.export import export_error
 
 
 def run(state: Lowering) -> Lowering:
-    from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
-    from executorch.exir import EdgeProgramManager
+    from executorch.exir import ExecutorchBackendConfig
+
+    from cmx_gen.lower.delegate import work_input
 
     try:
-        program = EdgeProgramManager(state.lowered, compile_config=cortex_m_edge_compile_config()).to_executorch()
+        # the delegates' working memory joins the memory plan (a no-op without delegates)
+        config = ExecutorchBackendConfig(memory_planning_pass=work_input.planning_pass())
+        program = state.edge_program.to_executorch(config)
         pte = program.buffer
     except Exception as exc:
         raise export_error("serialization (to_executorch)", exc) from exc

@@ -46,8 +46,10 @@ typedef enum {
   CMX_E_SIZE = 11,            /* a byte or element count that does not match the tensor */
   CMX_E_DTYPE = 12,           /* the tensor's dtype cannot take float values (int8 without a scale) */
   CMX_E_ARGUMENT = 13,        /* a NULL handle or pointer */
-  CMX_E_ARENA_REUSED = 14     /* models share one arena and another model ran since this one: its
+  CMX_E_ARENA_REUSED = 14,    /* models share one arena and another model ran since this one: its
                                * outputs are gone (read them before calling another model) */
+  CMX_E_PLAN = 15             /* a cmx-gen backend plan made for another core or by another cmx-gen
+                               * version: refused at init, never run (regenerate and rebuild the app) */
 } cmx_status;
 
 /* Element types. The numbers are ExecuTorch's ScalarType codes, so they match the program. */

@@ -133,7 +133,11 @@ cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
   MemoryManager* memory = s.memory.emplace(method_alloc, planned, temp_alloc);
 
   Result<Method> method = p->load_method("forward", memory, tracer);
-  if (!method.ok()) return failed(model, CMX_E_LOAD_METHOD, method.error());
+  if (!method.ok()) {
+    // cmx-gen's backend refuses a plan for another core or plan version with this error
+    const bool plan = method.error() == Error::DelegateInvalidCompatibility;
+    return failed(model, plan ? CMX_E_PLAN : CMX_E_LOAD_METHOD, method.error());
+  }
   Method* m = s.method.emplace(std::move(method.get()));
   if (m->inputs_size() != model->num_inputs || m->outputs_size() != model->num_outputs) {
     return failed(model, CMX_E_IO_COUNT, Error::InvalidProgram);
@@ -267,6 +271,7 @@ const char* cmx_status_name(cmx_status status) {
     case CMX_E_DTYPE: return "dtype";
     case CMX_E_ARGUMENT: return "argument";
     case CMX_E_ARENA_REUSED: return "arena_reused";
+    case CMX_E_PLAN: return "plan";
   }
   return "unknown";
 }

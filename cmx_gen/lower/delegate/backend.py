@@ -1,0 +1,62 @@
+"""cmx-gen's CMSIS-NN backend as ExecuTorch sees it ahead of time: the partitioner that picks the
+int8 subgraphs it runs, and the BackendDetails whose preprocess turns each into a plan. Its
+runtime half is kernels/backend/cmx_backend.cpp, registered under the same name."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
+from executorch.exir.backend.utils import tag_constant_data
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from cmx_gen.lower.delegate import layers
+from cmx_gen.lower.delegate.preprocess import BACKEND_ID, _is_alloc, build_plan
+
+
+class CmxCmsisNNBackend(BackendDetails):
+    @staticmethod
+    def preprocess(edge_program: Any, compile_specs: list[CompileSpec]) -> PreprocessResult:
+        specs = {spec.key: spec.value for spec in compile_specs}
+        plan = build_plan(edge_program, specs["core"].decode())
+        handles = {layer.debug: (layer.debug,) for layer in plan.layers}
+        return PreprocessResult(processed_bytes=plan.pack(), debug_handle_map=handles)
+
+
+assert CmxCmsisNNBackend.__name__ == BACKEND_ID
+
+
+class _Supported(OperatorSupportBase):
+    def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
+        if node.op != "call_function":
+            return False
+        if _is_alloc(node):  # a CMSIS-NN scratch buffer: goes where its kernel goes
+            return bool(node.users) and all(layers.supports(user) for user in node.users)
+        return layers.supports(node)
+
+
+class CmxPartitioner(Partitioner):
+    """Tags every maximal int8 subgraph the backend runs exactly; the rest stays on cortex_m and
+    portable kernels."""
+
+    def __init__(self, core: str) -> None:
+        super().__init__()
+        self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode())])
+
+    def partition(self, exported_program: Any) -> PartitionResult:
+        partitioner = CapabilityBasedPartitioner(exported_program.graph_module, _Supported(),
+                                                 allows_single_node_partition=True)
+        tags: dict[str, DelegationSpec] = {}
+        for partition in partitioner.propose_partitions():
+            if not any(not _is_alloc(node) for node in partition.nodes):
+                continue
+            tag = f"cmx_{partition.id}"
+            for node in partition.nodes:
+                node.meta["delegation_tag"] = tag
+            tags[tag] = self.delegation_spec
+        tag_constant_data(exported_program)
+        return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)

@@ -1,0 +1,229 @@
+"""One plan layer per cortex_m operator node: the same CMSIS-NN arguments the cortex_m kernel
+wrappers (backends/cortex_m/ops/op_*.cpp) compute on every call, computed once here.
+
+`supports(node)` is the partitioner's question; `layer(node, ...)` the preprocess step's answer.
+Each builder mirrors its wrapper line for line (dims from the logical NCHW sizes, offsets negated
+where the wrapper negates them), which is what makes the delegate bit-exact by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.delegate.plan import NONE, Layer
+from cmx_gen.lower.fx_nodes import op_name
+
+# Operand(value node) -> int32 operand; Constant(node) -> plan data offset (NONE for None).
+Operand = Callable[[torch.fx.Node], int]
+Constant = Callable[[Any], int]
+
+
+def _val(node: Any) -> Any:
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+def _is_int8(node: Any) -> bool:
+    val = _val(node)
+    return isinstance(val, torch.Tensor) and val.dtype == torch.int8
+
+
+def _dims(val: Any) -> tuple[int, int, int, int]:
+    """cmsis_nn_dims {n, h, w, c} of a logical NCHW tensor, as the wrappers read them."""
+    n, c, h, w = (int(s) for s in val.shape)
+    return n, h, w, c
+
+
+def _dims_fields(name: str, dims: tuple[int, int, int, int]) -> dict[str, int]:
+    return {f"{name}_{d}": v for d, v in zip("nhwc", dims)}
+
+
+def _scratch_bytes(node: torch.fx.Node) -> int:
+    """The CMSIS-NN scratch size the cortex_m passes planned for this call (its alloc node)."""
+    alloc = node.args[-1]
+    return int(alloc.args[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
+
+
+def byte_identical_view(node: torch.fx.Node) -> bool:
+    """A reshape whose output holds the input's bytes in the same order: a plain copy."""
+
+    def memory_is_logical(val: Any) -> bool:
+        order = [d for d in val.dim_order() if int(val.shape[d]) != 1]
+        return order == sorted(order)
+
+    src, out = _val(node.args[0]), _val(node)
+    return src is not None and out is not None and memory_is_logical(src) and memory_is_logical(out)
+
+
+def _channel_broadcast(a: Any, b: Any) -> bool:
+    """cortex_m_ops_common.h is_channel_broadcast."""
+    if a.dim() != b.dim() or a.dim() != 4 or a.shape[1] != b.shape[1]:
+        return False
+    return a.numel() == a.shape[1] or b.numel() == b.shape[1]
+
+
+def _binary_ok(node: torch.fx.Node, first: int, second: int) -> bool:
+    a, b, out = _val(node.args[first]), _val(node.args[second]), _val(node)
+    if a is None or b is None:
+        return False
+    return _channel_broadcast(a, b) or (tuple(a.shape) == tuple(b.shape) == tuple(out.shape))
+
+
+def supports(node: torch.fx.Node) -> bool:
+    """Whether the backend runs this node exactly as today's kernel does (else it stays outside)."""
+    name = op_name(node)
+    if name not in BUILDERS or not _is_int8(node):
+        return False
+    if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
+        return _is_int8(node.args[0]) and byte_identical_view(node)
+    if name == "cortex_m::quantized_add":
+        return _binary_ok(node, 0, 4)
+    if name == "cortex_m::quantized_mul":
+        return _binary_ok(node, 0, 2)
+    if name == "cortex_m::softmax":
+        dim = int(node.args[1])
+        return dim in (-1, _val(node).dim() - 1)
+    if name in ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d", "cortex_m::quantized_avg_pool2d",
+                "cortex_m::quantized_max_pool2d"):
+        return _val(node.args[0]).dim() == 4
+    return True
+
+
+def _conv(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    x, weight, bias, stride, padding, dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
+    w = _val(weight)
+    return Layer("conv", {
+        "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
+        "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
+        "scratch_bytes": _scratch_bytes(node),
+        "input_offset": in_off, "output_offset": out_off, "stride_w": stride[1], "stride_h": stride[0],
+        "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1], "dilation_h": dilation[0],
+        "act_min": act_min, "act_max": act_max,
+        **_dims_fields("input", _dims(_val(x))),
+        **_dims_fields("filter", tuple(int(s) for s in w.shape)),  # OHWI already
+        **_dims_fields("bias", (1, 1, 1, int(_val(node).shape[1]))),
+        **_dims_fields("output", _dims(_val(node))),
+    }, node=node.name)
+
+
+def _depthwise(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    (x, weight, bias, stride, padding, dilation, mult_ch, in_off, out_off, mult, shift, act_min, act_max,
+     _) = node.args
+    w = _val(weight)
+    out_c = int(_val(node).shape[1])
+    return Layer("depthwise_conv", {
+        "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
+        "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
+        "scratch_bytes": _scratch_bytes(node),
+        "input_offset": in_off, "output_offset": out_off, "ch_mult": mult_ch, "stride_w": stride[1],
+        "stride_h": stride[0], "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1],
+        "dilation_h": dilation[0], "act_min": act_min, "act_max": act_max,
+        **_dims_fields("input", _dims(_val(x))),
+        **_dims_fields("filter", (1, int(w.shape[1]), int(w.shape[2]), out_c)),
+        **_dims_fields("bias", (1, 1, 1, out_c)),
+        **_dims_fields("output", _dims(_val(node))),
+    }, node=node.name)
+
+
+def _linear(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    x, weight, bias, kernel_sum, in_off, w_off, out_off, mults, shifts, act_max, act_min = node.args
+    xv, out = _val(x), _val(node)
+    in_feat, out_feat = int(xv.shape[-1]), int(out.shape[-1])
+    batches = 1
+    for s in xv.shape[:-1]:
+        batches *= int(s)
+    return Layer("linear", {
+        "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
+        "kernel_sum": constant(kernel_sum), "multiplier": int(mults[0]), "shift": int(shifts[0]),
+        "input_offset": in_off, "filter_offset": w_off, "output_offset": out_off, "act_min": act_min,
+        "act_max": act_max,
+        **_dims_fields("input", (batches, 1, 1, in_feat)), **_dims_fields("filter", (in_feat, 1, 1, out_feat)),
+        **_dims_fields("bias", (1, 1, 1, out_feat)), **_dims_fields("output", (batches, 1, 1, out_feat)),
+    }, node=node.name)
+
+
+def _broadcast(a: torch.fx.Node, b: torch.fx.Node, out: torch.fx.Node) -> tuple[bool, int]:
+    """(swap the inputs, elements per kernel call), as the add/mul wrappers decide."""
+    av, bv, ov = _val(a), _val(b), _val(out)
+    if _channel_broadcast(av, bv):
+        return av.numel() < bv.numel(), int(av.shape[1])
+    return False, int(ov.numel())
+
+
+def _add(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    a, zp1, m1, s1, b, zp2, m2, s2, out_zp, out_m, out_s, act_min, act_max = node.args
+    swap, block = _broadcast(a, b, node)
+    first, second = ((b, zp2, m2, s2), (a, zp1, m1, s1)) if swap else ((a, zp1, m1, s1), (b, zp2, m2, s2))
+    return Layer("add", {
+        "input1": operand(first[0]), "input2": operand(second[0]), "output": operand(node),
+        "input1_offset": -first[1], "input1_multiplier": first[2], "input1_shift": first[3],
+        "input2_offset": -second[1], "input2_multiplier": second[2], "input2_shift": second[3],
+        "left_shift": 20, "output_offset": out_zp, "output_multiplier": out_m, "output_shift": out_s,
+        "act_min": act_min, "act_max": act_max, "block": block, "count": int(_val(node).numel()),
+    }, node=node.name)
+
+
+def _mul(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    a, zp1, b, zp2, out_zp, out_m, out_s = node.args
+    swap, block = _broadcast(a, b, node)
+    (first, fz), (second, sz) = ((b, zp2), (a, zp1)) if swap else ((a, zp1), (b, zp2))
+    return Layer("mul", {
+        "input1": operand(first), "input2": operand(second), "output": operand(node), "input1_offset": -fz,
+        "input2_offset": -sz, "output_offset": out_zp, "output_multiplier": out_m, "output_shift": out_s,
+        "act_min": -128, "act_max": 127, "block": block, "count": int(_val(node).numel()),
+    }, node=node.name)
+
+
+def _pool_fields(x: Any, node: torch.fx.Node, kernel: Any, stride: Any, padding: Any, act_min: int,
+                 act_max: int) -> dict[str, int]:
+    n, h, w, c = _dims(_val(x))
+    out = _val(node)
+    return {"stride_w": stride[1], "stride_h": stride[0], "pad_w": padding[1], "pad_h": padding[0],
+            "act_min": act_min, "act_max": act_max, **_dims_fields("input", (n, h, w, c)),
+            **_dims_fields("filter", (1, int(kernel[0]), int(kernel[1]), 1)),
+            **_dims_fields("output", (n, int(out.shape[2]), int(out.shape[3]), c))}
+
+
+def _avg_pool(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    x, kernel, stride, padding = node.args[:4]
+    return Layer("avg_pool", {"input": operand(x), "output": operand(node), "scratch": scratch,
+                              "scratch_bytes": _scratch_bytes(node),
+                              **_pool_fields(x, node, kernel, stride, padding, -128, 127)}, node=node.name)
+
+
+def _max_pool(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    x, kernel, stride, padding, _dilation, _ceil, _in_zp, _out_zp, act_min, act_max = node.args
+    return Layer("max_pool", {"input": operand(x), "output": operand(node),
+                              **_pool_fields(x, node, kernel, stride, padding, act_min, act_max)}, node=node.name)
+
+
+def _softmax(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    x, _dim, _in_zp, _out_zp, mult, shift, diff_min = node.args
+    val = _val(x)
+    row = int(val.shape[-1])
+    return Layer("softmax", {"input": operand(x), "output": operand(node), "rows": int(val.numel()) // row,
+                             "row_size": row, "multiplier": mult, "shift": shift, "diff_min": diff_min},
+                 node=node.name)
+
+
+def _copy(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+    return Layer("copy", {"input": operand(node.args[0]), "output": operand(node),
+                          "nbytes": int(_val(node).numel())}, node=node.name)
+
+
+Builder = Callable[[torch.fx.Node, Operand, Constant, int], Layer]
+BUILDERS: dict[str, Builder] = {
+    "cortex_m::quantized_conv2d": _conv,
+    "cortex_m::quantized_depthwise_conv2d": _depthwise,
+    "cortex_m::quantized_linear": _linear,
+    "cortex_m::quantized_add": _add,
+    "cortex_m::quantized_mul": _mul,
+    "cortex_m::quantized_avg_pool2d": _avg_pool,
+    "cortex_m::quantized_max_pool2d": _max_pool,
+    "cortex_m::softmax": _softmax,
+    "aten::view_copy": _copy,
+    "aten::squeeze_copy": _copy,
+    "aten::unsqueeze_copy": _copy,
+}

@@ -1,0 +1,148 @@
+"""The plan cmx-gen's CMSIS-NN backend runs: its binary layout, one source of truth on the Python
+side (kernels/backend/cmx_plan.h is the C side; tests/lower/test_delegate_plan.py holds them equal).
+
+A plan is little-endian int32 words, read in place from flash by the runtime, never copied:
+
+    header   magic, version, the core it was made for, counts, work-memory size, offsets
+    layers   one record per layer: `op`, `size` (bytes of the record), `debug` (instruction id
+             for profiling and tracing), then the op's fields; CMSIS-NN's own parameter structs
+             (cmsis_nn_conv_params, cmsis_nn_dims, ...) are stored exactly as CMSIS-NN lays them
+             out, so the runtime passes pointers into the plan instead of building them per call
+    data     weights, biases, per-channel multipliers and shifts, 16-byte aligned
+
+A tensor operand is an int32: >= 0 a byte offset into the subgraph's working memory (a planned
+buffer the program passes as the delegate's last input); < 0 the delegate argument -1-x (inputs,
+then outputs). A constant is a byte offset into the plan; -1 none.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+MAGIC = 0x50584D43  # "CMXP"
+VERSION = 1  # bump with every change of the layout below or of what a field means
+CORE_BYTES = 16  # the core's name, NUL-padded ("cortex-m55")
+NONE = -1
+
+# Layer kinds: the `op` word of each record.
+OPS = {"conv": 1, "depthwise_conv": 2, "linear": 3, "add": 4, "avg_pool": 5, "max_pool": 6, "softmax": 7,
+       "copy": 8, "mul": 9}
+
+# Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
+# spelled as its fields in CMSIS-NN's order).
+CONV_PARAMS = ("input_offset", "output_offset", "stride_w", "stride_h", "pad_w", "pad_h", "dilation_w",
+               "dilation_h", "act_min", "act_max")
+DW_PARAMS = ("input_offset", "output_offset", "ch_mult", "stride_w", "stride_h", "pad_w", "pad_h", "dilation_w",
+             "dilation_h", "act_min", "act_max")
+POOL_PARAMS = ("stride_w", "stride_h", "pad_w", "pad_h", "act_min", "act_max")
+FC_PARAMS = ("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
+
+
+def _dims(name: str) -> tuple[str, ...]:
+    return tuple(f"{name}_{d}" for d in "nhwc")
+
+
+_CONV_TAIL = _dims("input") + _dims("filter") + _dims("bias") + _dims("output")
+FIELDS: dict[str, tuple[str, ...]] = {
+    "conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
+    + CONV_PARAMS + _CONV_TAIL,
+    "depthwise_conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
+    + DW_PARAMS + _CONV_TAIL,
+    "linear": ("input", "output", "weight", "bias", "kernel_sum", "multiplier", "shift") + FC_PARAMS
+    + _dims("input") + _dims("filter") + _dims("bias") + _dims("output"),
+    "add": ("input1", "input2", "output", "input1_offset", "input1_multiplier", "input1_shift", "input2_offset",
+            "input2_multiplier", "input2_shift", "left_shift", "output_offset", "output_multiplier", "output_shift",
+            "act_min", "act_max", "block", "count"),
+    "mul": ("input1", "input2", "output", "input1_offset", "input2_offset", "output_offset", "output_multiplier",
+            "output_shift", "act_min", "act_max", "block", "count"),
+    "avg_pool": ("input", "output", "scratch", "scratch_bytes") + POOL_PARAMS + _dims("input") + _dims("filter")
+    + _dims("output"),
+    "max_pool": ("input", "output") + POOL_PARAMS + _dims("input") + _dims("filter") + _dims("output"),
+    "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
+    "copy": ("input", "output", "nbytes"),
+}
+HEADER = ("magic", "version", "core", "n_layers", "n_inputs", "n_outputs", "work_bytes", "layers_offset",
+          "data_offset", "plan_bytes")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of a plan: its kind, its fields by name, and the instruction id it reports as."""
+
+    op: str
+    fields: dict[str, int]
+    debug: int = 0
+    node: str = ""  # the graph node it runs (for the report; not serialized)
+
+    def pack(self) -> bytes:
+        names = FIELDS[self.op]
+        missing = set(names) - set(self.fields)
+        extra = set(self.fields) - set(names)
+        if missing or extra:
+            raise ValueError(f"{self.op} layer: missing {sorted(missing)}, unknown {sorted(extra)}")
+        words = [self.fields[name] for name in names]
+        size = 4 * (3 + len(words))
+        return struct.pack(f"<3i{len(words)}i", OPS[self.op], size, self.debug, *words)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A whole subgraph: its layers in order, its constants, and the working memory it needs."""
+
+    core: str
+    layers: tuple[Layer, ...]
+    data: bytes  # constants, laid out as the layers' constant offsets say (offsets from `data_offset`)
+    n_inputs: int
+    n_outputs: int
+    work_bytes: int
+
+    def pack(self) -> bytes:
+        """The plan's bytes; constants' offsets in the layers are relative to the data section and
+        are rebased here onto the plan's start."""
+        head_size = 4 * (len(HEADER) - 1) + CORE_BYTES
+        body = b"".join(layer.pack() for layer in self.layers)
+        data_offset = _align(head_size + len(body), 16)
+        rebased = b"".join(_rebase(layer, data_offset).pack() for layer in self.layers)
+        total = data_offset + len(self.data)
+        core = self.core.encode()[: CORE_BYTES - 1].ljust(CORE_BYTES, b"\0")
+        head = struct.pack("<2I", MAGIC, VERSION) + core + struct.pack(
+            "<7I", len(self.layers), self.n_inputs, self.n_outputs, self.work_bytes, head_size, data_offset, total)
+        out = head + rebased
+        return out + b"\0" * (data_offset - len(out)) + self.data
+
+
+CONSTANT_FIELDS = frozenset({"weight", "bias", "multipliers", "shifts", "kernel_sum"})
+
+
+def _rebase(layer: Layer, data_offset: int) -> Layer:
+    fields = {name: (value + data_offset if name in CONSTANT_FIELDS and value != NONE else value)
+              for name, value in layer.fields.items()}
+    return Layer(layer.op, fields, layer.debug, layer.node)
+
+
+def _align(n: int, to: int) -> int:
+    return (n + to - 1) // to * to
+
+
+def read_header(blob: bytes) -> dict[str, int | str]:
+    """The header of a packed plan, by field name (the report and the tests read it)."""
+    magic, version = struct.unpack_from("<2I", blob, 0)
+    core = blob[8 : 8 + CORE_BYTES].rstrip(b"\0").decode()
+    rest = struct.unpack_from("<7I", blob, 8 + CORE_BYTES)
+    return dict(zip(HEADER, (magic, version, core, *rest)))
+
+
+def read_layers(blob: bytes) -> list[tuple[str, dict[str, int]]]:
+    """(kind, fields incl. debug) of each layer of a packed plan, in order."""
+    head = read_header(blob)
+    kinds = {code: name for name, code in OPS.items()}
+    at = int(head["layers_offset"])
+    out = []
+    for _ in range(int(head["n_layers"])):
+        op, size, debug = struct.unpack_from("<3i", blob, at)
+        names = FIELDS[kinds[op]]
+        values = struct.unpack_from(f"<{len(names)}i", blob, at + 12)
+        out.append((kinds[op], {"debug": debug, **dict(zip(names, values))}))
+        at += size
+    return out

@@ -1,0 +1,91 @@
+"""ExecuTorch's `preprocess` for cmx-gen's CMSIS-NN backend: one partitioned subgraph in, one plan
+(plan.py) out. Everything the cortex_m kernel wrappers compute and check on every call is computed
+here once; the runtime (kernels/backend/) only loops over the layers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.delegate import layers as layer_builders
+from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
+from cmx_gen.lower.delegate.work_memory import Buffer, place
+from cmx_gen.lower.fx_nodes import op_name
+
+BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it
+
+
+def _is_alloc(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and getattr(node.target, "__name__", "") == "alloc"
+
+
+def _constant_tensor(program: Any, node: torch.fx.Node) -> torch.Tensor | None:
+    from torch._export.utils import get_buffer, get_lifted_tensor_constant, get_param
+
+    for getter in (get_param, get_buffer, get_lifted_tensor_constant):
+        value = getter(program, node)
+        if value is not None:
+            return value
+    return None
+
+
+def memory_bytes(tensor: torch.Tensor) -> bytes:
+    """A tensor's bytes in the order its dim order lays them out (as ExecuTorch serializes it)."""
+    order = list(tensor.dim_order()) if tensor.dim() else []
+    return tensor.detach().permute(order).contiguous().numpy().tobytes() if order else tensor.numpy().tobytes()
+
+
+def build_plan(program: Any, core: str) -> Plan:
+    """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports)."""
+    graph = program.graph_module.graph
+    user_inputs = list(program.graph_signature.user_inputs)
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    inputs = [n for n in placeholders if n.name in user_inputs]
+    output_node = next(n for n in graph.nodes if n.op == "output")
+    outputs = list(output_node.args[0])
+    args: dict[torch.fx.Node, int] = {n: i for i, n in enumerate(inputs)}
+    for j, node in enumerate(outputs):
+        args.setdefault(node, len(inputs) + 1 + j)  # args[len(inputs)] is the working memory
+
+    compute = [n for n in graph.nodes if n.op == "call_function" and not _is_alloc(n)]
+    index = {n: i for i, n in enumerate(compute)}
+    buffers = []
+    for node in compute:
+        if node not in args:
+            users = [index[u] for u in node.users if u in index]
+            val = node.meta["val"]
+            buffers.append(Buffer(node.name, int(val.numel()) * val.element_size(), index[node],
+                                  max(users, default=index[node])))
+        scratch = node.args[-1] if node.args else None
+        if isinstance(scratch, torch.fx.Node) and _is_alloc(scratch):
+            buffers.append(Buffer(f"{node.name}:scratch", int(scratch.args[0][0][0]), index[node], index[node]))
+    work = place(buffers)
+
+    data = bytearray()
+    constants: dict[torch.fx.Node, int] = {}
+
+    def constant(node: Any) -> int:
+        if node is None:
+            return NONE
+        if node not in constants:
+            tensor = _constant_tensor(program, node)
+            if tensor is None:
+                raise ValueError(f"{node.name} is not a constant of the subgraph")
+            data.extend(b"\0" * (-len(data) % 16))
+            constants[node] = len(data)
+            data.extend(memory_bytes(tensor))
+        return constants[node]
+
+    def operand(node: torch.fx.Node) -> int:
+        return -1 - args[node] if node in args else work.offsets[node.name]
+
+    built: list[Layer] = []
+    for node in compute:
+        scratch_key = f"{node.name}:scratch"
+        scratch = work.offsets.get(scratch_key, NONE)
+        layer = layer_builders.BUILDERS[op_name(node)](node, operand, constant, scratch)
+        handle = node.meta.get("debug_handle")
+        built.append(Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name))
+    return Plan(core=core, layers=tuple(built), data=bytes(data), n_inputs=len(inputs), n_outputs=len(outputs),
+                work_bytes=work.nbytes)

@@ -1,0 +1,323 @@
+/* cmx-gen's CMSIS-NN backend: ExecuTorch delegate that runs an int8 subgraph from the plan cmx-gen
+ * made ahead of time (cmx_plan.h; cmx_gen/lower/delegate/).
+ *
+ * init checks the plan once (magic, version, the core it was made for, every record's kind and
+ * size) and keeps a pointer to it: the plan stays where the program is, in flash. execute binds
+ * the arguments (inputs, the working memory, outputs) and loops over the layers, calling the same
+ * CMSIS-NN functions with the same arguments as the cortex_m kernel wrappers, without their
+ * per-call checks: those ran when the plan was made. CMX_BACKEND_CHECKED re-runs the CMSIS-NN
+ * buffer-size checks at init, for bring-up.
+ *
+ * Each layer kind is compiled only when the app's programs use it (CMX_BACKEND_<KIND>, from
+ * model/cmx_ops.cmake), so an image links no CMSIS-NN function it never calls. */
+#include <string.h>
+
+#include <executorch/runtime/backend/interface.h>
+#include <executorch/runtime/core/error.h>
+#include <executorch/runtime/core/evalue.h>
+#include <executorch/runtime/core/event_tracer_hooks_delegate.h>
+#include <executorch/runtime/platform/log.h>
+
+extern "C" {
+#include "arm_nnfunctions.h"
+}
+#include "cmx_plan.h"
+
+#ifndef CMX_PLAN_CORE
+#error "CMX_PLAN_CORE (the core this runtime is built for) must be defined"
+#endif
+
+namespace {
+
+using executorch::runtime::ArrayRef;
+using executorch::runtime::BackendExecutionContext;
+using executorch::runtime::BackendInitContext;
+using executorch::runtime::BackendInterface;
+using executorch::runtime::CompileSpec;
+using executorch::runtime::DelegateHandle;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::FreeableBuffer;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+
+constexpr size_t kMaxArgs = 16;
+
+inline int8_t* tensor_at(int32_t operand, uint8_t* work, void* const* io) {
+  return operand >= 0 ? reinterpret_cast<int8_t*>(work + operand) : static_cast<int8_t*>(io[-1 - operand]);
+}
+
+template <typename T>
+inline const T* constant_at(const uint8_t* plan, int32_t offset) {
+  return offset >= 0 ? reinterpret_cast<const T*>(plan + offset) : nullptr;
+}
+
+bool compiled_in(int32_t op) {
+  switch (op) {
+#ifdef CMX_BACKEND_CONV
+    case CMX_OP_CONV: return true;
+#endif
+#ifdef CMX_BACKEND_DEPTHWISE_CONV
+    case CMX_OP_DEPTHWISE_CONV: return true;
+#endif
+#ifdef CMX_BACKEND_LINEAR
+    case CMX_OP_LINEAR: return true;
+#endif
+#ifdef CMX_BACKEND_ADD
+    case CMX_OP_ADD: return true;
+#endif
+#ifdef CMX_BACKEND_MUL
+    case CMX_OP_MUL: return true;
+#endif
+#ifdef CMX_BACKEND_AVG_POOL
+    case CMX_OP_AVG_POOL: return true;
+#endif
+#ifdef CMX_BACKEND_MAX_POOL
+    case CMX_OP_MAX_POOL: return true;
+#endif
+#ifdef CMX_BACKEND_SOFTMAX
+    case CMX_OP_SOFTMAX: return true;
+#endif
+    case CMX_OP_COPY: return true;
+    default: return false;
+  }
+}
+
+#ifdef CMX_BACKEND_CHECKED
+/* Bring-up: the scratch sizes the plan carries against CMSIS-NN's own answer on this build. */
+bool scratch_ok(const cmx_layer_head* head) {
+  switch (head->op) {
+#ifdef CMX_BACKEND_CONV
+    case CMX_OP_CONV: {
+      auto* l = reinterpret_cast<const cmx_layer_conv*>(head);
+      return arm_convolve_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
+                                                     &l->output_dims) == l->scratch_bytes;
+    }
+#endif
+#ifdef CMX_BACKEND_DEPTHWISE_CONV
+    case CMX_OP_DEPTHWISE_CONV: {
+      auto* l = reinterpret_cast<const cmx_layer_depthwise_conv*>(head);
+      return arm_depthwise_conv_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
+                                                           &l->output_dims) == l->scratch_bytes;
+    }
+#endif
+#ifdef CMX_BACKEND_AVG_POOL
+    case CMX_OP_AVG_POOL: {
+      auto* l = reinterpret_cast<const cmx_layer_avg_pool*>(head);
+      return arm_avgpool_s8_get_buffer_size(l->output_dims.w, l->input_dims.c) == l->scratch_bytes;
+    }
+#endif
+    default: return true;
+  }
+}
+#endif
+
+class CmxCmsisNNBackend final : public BackendInterface {
+ public:
+  bool is_available() const override { return true; }
+
+  Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
+                               ArrayRef<CompileSpec> compile_specs) const override {
+    (void)context;
+    (void)compile_specs;
+    const auto* plan = static_cast<const uint8_t*>(processed->data());
+    const auto* h = reinterpret_cast<const cmx_plan_header*>(plan);
+    if (processed->size() < sizeof(cmx_plan_header) || h->magic != CMX_PLAN_MAGIC) {
+      ET_LOG(Error, "cmx backend: not a cmx-gen plan");
+      return Error::InvalidProgram;
+    }
+    if (h->version != CMX_PLAN_VERSION) {
+      ET_LOG(Error, "cmx backend: plan version %u, this runtime runs version %u: regenerate the app with "
+             "the cmx-gen that built this runtime", (unsigned)h->version, (unsigned)CMX_PLAN_VERSION);
+      return Error::DelegateInvalidCompatibility;
+    }
+    if (strncmp(h->core, CMX_PLAN_CORE, CMX_PLAN_CORE_BYTES) != 0) {
+      ET_LOG(Error, "cmx backend: plan made for %.16s, this runtime is built for %s", h->core, CMX_PLAN_CORE);
+      return Error::DelegateInvalidCompatibility;
+    }
+    if (h->plan_bytes > processed->size() || h->n_inputs + 1 + h->n_outputs > kMaxArgs) {
+      ET_LOG(Error, "cmx backend: plan truncated or too many arguments");
+      return Error::InvalidProgram;
+    }
+    const uint8_t* p = plan + h->layers_offset;
+    for (uint32_t i = 0; i < h->n_layers; ++i) {
+      const auto* head = reinterpret_cast<const cmx_layer_head*>(p);
+      if (head->size <= 0 || p + head->size > plan + h->data_offset || !compiled_in(head->op)) {
+        ET_LOG(Error, "cmx backend: layer %u (kind %d) is not in this runtime", (unsigned)i, (int)head->op);
+        return Error::DelegateInvalidCompatibility;
+      }
+#ifdef CMX_BACKEND_CHECKED
+      if (!scratch_ok(head)) {
+        ET_LOG(Error, "cmx backend: layer %u: CMSIS-NN scratch size differs from the plan's", (unsigned)i);
+        return Error::DelegateInvalidCompatibility;
+      }
+#endif
+      p += head->size;
+    }
+    return reinterpret_cast<DelegateHandle*>(const_cast<uint8_t*>(plan));
+  }
+
+  Error execute(BackendExecutionContext& context, DelegateHandle* handle, Span<EValue*> args) const override {
+    const auto* plan = reinterpret_cast<const uint8_t*>(handle);
+    const auto* h = reinterpret_cast<const cmx_plan_header*>(plan);
+    const size_t n_args = h->n_inputs + 1 + h->n_outputs;
+    if (args.size() != n_args) return Error::InvalidArgument;
+    void* io[kMaxArgs];
+    for (size_t i = 0; i < n_args; ++i) io[i] = args[i]->toTensor().mutable_data_ptr();
+    if (args[h->n_inputs]->toTensor().nbytes() < h->work_bytes) return Error::MemoryAllocationFailed;
+    uint8_t* work = static_cast<uint8_t*>(io[h->n_inputs]);
+#ifdef ET_EVENT_TRACER_ENABLED
+    auto* tracer = context.event_tracer();
+#else
+    (void)context;
+#endif
+
+    const uint8_t* p = plan + h->layers_offset;
+    arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+    for (uint32_t i = 0; i < h->n_layers && status == ARM_CMSIS_NN_SUCCESS; ++i) {
+      const auto* head = reinterpret_cast<const cmx_layer_head*>(p);
+      p += head->size;
+#ifdef ET_EVENT_TRACER_ENABLED
+      auto entry = executorch::runtime::event_tracer_start_profiling_delegate(
+          tracer, nullptr, static_cast<executorch::runtime::DebugHandle>(head->debug));
+#endif
+      int8_t* out = nullptr;
+      size_t out_bytes = 0;
+      switch (head->op) {
+#ifdef CMX_BACKEND_CONV
+        case CMX_OP_CONV: {
+          auto* l = reinterpret_cast<const cmx_layer_conv*>(head);
+          cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+          cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                              const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                           &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                           constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_DEPTHWISE_CONV
+        case CMX_OP_DEPTHWISE_CONV: {
+          auto* l = reinterpret_cast<const cmx_layer_depthwise_conv*>(head);
+          cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+          cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                              const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          status = arm_depthwise_conv_wrapper_s8(&ctx, &l->params, &q, &l->input_dims,
+                                                 tensor_at(l->input, work, io), &l->filter_dims,
+                                                 constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                                 constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_LINEAR
+        case CMX_OP_LINEAR: {
+          auto* l = reinterpret_cast<const cmx_layer_linear*>(head);
+          cmsis_nn_context ctx{const_cast<int32_t*>(constant_at<int32_t>(plan, l->kernel_sum)), 0};
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->output_dims.n * l->output_dims.c;
+          status = arm_fully_connected_s8(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
+                                          &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                          constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_ADD
+        case CMX_OP_ADD: {
+          auto* l = reinterpret_cast<const cmx_layer_add*>(head);
+          const int8_t* a = tensor_at(l->input1, work, io);
+          const int8_t* b = tensor_at(l->input2, work, io);
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->count;
+          for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
+            status = arm_elementwise_add_s8(a + at, b, l->input1_offset, l->input1_multiplier, l->input1_shift,
+                                            l->input2_offset, l->input2_multiplier, l->input2_shift, l->left_shift,
+                                            out + at, l->output_offset, l->output_multiplier, l->output_shift,
+                                            l->act_min, l->act_max, l->block);
+          }
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_MUL
+        case CMX_OP_MUL: {
+          auto* l = reinterpret_cast<const cmx_layer_mul*>(head);
+          const int8_t* a = tensor_at(l->input1, work, io);
+          const int8_t* b = tensor_at(l->input2, work, io);
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->count;
+          for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
+            status = arm_elementwise_mul_s8(a + at, b, l->input1_offset, l->input2_offset, out + at, l->output_offset,
+                                            l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
+          }
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_AVG_POOL
+        case CMX_OP_AVG_POOL: {
+          auto* l = reinterpret_cast<const cmx_layer_avg_pool*>(head);
+          cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
+                                  &l->output_dims, out);
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_MAX_POOL
+        case CMX_OP_MAX_POOL: {
+          auto* l = reinterpret_cast<const cmx_layer_max_pool*>(head);
+          cmsis_nn_context ctx{nullptr, 0};
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          status = arm_max_pool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
+                                   &l->output_dims, out);
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_SOFTMAX
+        case CMX_OP_SOFTMAX: {
+          auto* l = reinterpret_cast<const cmx_layer_softmax*>(head);
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->rows * l->row_size;
+          arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift, l->diff_min,
+                         out);
+          break;
+        }
+#endif
+        case CMX_OP_COPY: {
+          auto* l = reinterpret_cast<const cmx_layer_copy*>(head);
+          out = tensor_at(l->output, work, io);
+          out_bytes = (size_t)l->nbytes;
+          memcpy(out, tensor_at(l->input, work, io), out_bytes);
+          break;
+        }
+        default:
+          status = ARM_CMSIS_NN_ARG_ERROR;  // unreachable: init refused kinds not compiled in
+      }
+#ifdef ET_EVENT_TRACER_ENABLED
+      executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
+#endif
+      (void)out;  // the trace image will stream these bytes (docs/profile.md)
+      (void)out_bytes;
+      if (status != ARM_CMSIS_NN_SUCCESS) {
+        ET_LOG(Error, "cmx backend: layer %u (kind %d) failed: CMSIS-NN status %d", (unsigned)i, (int)head->op,
+               (int)status);
+        return Error::Internal;
+      }
+    }
+    return Error::Ok;
+  }
+};
+
+CmxCmsisNNBackend g_backend;
+
+}  // namespace
+
+/* Called by cmx_register_kernels() (model/cmx_kernels.cpp) when a program has delegated layers:
+ * an explicit call, since a static library drops a registration made by a static initializer. */
+extern "C" int cmx_register_backend(void) {
+  return static_cast<int>(executorch::runtime::register_backend({"CmxCmsisNNBackend", &g_backend}));
+}

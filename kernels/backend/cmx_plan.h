@@ -1,0 +1,110 @@
+/* The plan cmx-gen's CMSIS-NN backend runs: the C side of cmx_gen/lower/delegate/plan.py
+ * (tests/lower/test_delegate_plan.py holds the two equal, field by field).
+ *
+ * Little-endian int32 words, read in place from the program in flash. Every record starts with
+ * op, size (bytes of the record) and debug (the instruction id it reports as); CMSIS-NN's own
+ * parameter structs are stored exactly as CMSIS-NN lays them out, so the runtime passes pointers
+ * into the plan. A tensor operand >= 0 is a byte offset into the working memory, < 0 the
+ * delegate argument -1-x; a constant is a byte offset from the plan's start, -1 none. */
+#pragma once
+
+#include <stdint.h>
+
+#include "arm_nn_types.h"
+
+#define CMX_PLAN_MAGIC 0x50584D43u /* "CMXP" */
+#define CMX_PLAN_VERSION 1u
+#define CMX_PLAN_CORE_BYTES 16
+
+enum cmx_plan_op {
+  CMX_OP_CONV = 1,
+  CMX_OP_DEPTHWISE_CONV = 2,
+  CMX_OP_LINEAR = 3,
+  CMX_OP_ADD = 4,
+  CMX_OP_AVG_POOL = 5,
+  CMX_OP_MAX_POOL = 6,
+  CMX_OP_SOFTMAX = 7,
+  CMX_OP_COPY = 8,
+  CMX_OP_MUL = 9,
+};
+
+typedef struct {
+  uint32_t magic;
+  uint32_t version;
+  char core[CMX_PLAN_CORE_BYTES];
+  uint32_t n_layers;
+  uint32_t n_inputs;
+  uint32_t n_outputs;
+  uint32_t work_bytes;
+  uint32_t layers_offset;
+  uint32_t data_offset;
+  uint32_t plan_bytes;
+} cmx_plan_header;
+
+typedef struct {
+  int32_t op;
+  int32_t size;
+  int32_t debug;
+} cmx_layer_head;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, weight, bias, multipliers, shifts, scratch, scratch_bytes;
+  cmsis_nn_conv_params params;
+  cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
+} cmx_layer_conv;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, weight, bias, multipliers, shifts, scratch, scratch_bytes;
+  cmsis_nn_dw_conv_params params;
+  cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
+} cmx_layer_depthwise_conv;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, weight, bias, kernel_sum;
+  cmsis_nn_per_tensor_quant_params quant;
+  cmsis_nn_fc_params params;
+  cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
+} cmx_layer_linear;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input1, input2, output;
+  int32_t input1_offset, input1_multiplier, input1_shift;
+  int32_t input2_offset, input2_multiplier, input2_shift;
+  int32_t left_shift, output_offset, output_multiplier, output_shift;
+  int32_t act_min, act_max, block, count;
+} cmx_layer_add;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input1, input2, output;
+  int32_t input1_offset, input2_offset, output_offset, output_multiplier, output_shift;
+  int32_t act_min, act_max, block, count;
+} cmx_layer_mul;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, scratch, scratch_bytes;
+  cmsis_nn_pool_params params;
+  cmsis_nn_dims input_dims, filter_dims, output_dims;
+} cmx_layer_avg_pool;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output;
+  cmsis_nn_pool_params params;
+  cmsis_nn_dims input_dims, filter_dims, output_dims;
+} cmx_layer_max_pool;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, rows, row_size, multiplier, shift, diff_min;
+} cmx_layer_softmax;
+
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, nbytes;
+} cmx_layer_copy;
