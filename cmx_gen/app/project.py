@@ -12,6 +12,8 @@ options win); `create` writes one into the app, pointing back at the model, so t
     [options]      strict = true               name = "digits"                (both optional)
                    keep_fp32 = ["model.py:15"] (optional: parts left in float, see --keep-fp32)
                    io = "int8"                 (optional: int8 model inputs/outputs, see --io)
+                   delegate = false            (optional: every operator on its own kernel instead of
+                                                cmx-gen's CMSIS-NN backend, see --no-delegate)
 
 Several models in one firmware: one `[[model]]` table per model instead of `[model]`, each with
 its own options (`name` is required: it names the model's API handle `cmx_model_<name>`):
@@ -81,6 +83,7 @@ class Project:
     io: str = "float"  # "int8": the program takes and returns int8 (int8_io.py)
     models: list[ModelEntry] = field(default_factory=list)  # several models: [[model]] tables
     separate_arenas: bool = False  # several models: each keeps its own planned and temp pools
+    delegate: bool = True  # cmx-gen's CMSIS-NN backend runs the int8 subgraphs (False: per operator)
 
     def entries(self) -> list[ModelEntry]:
         """The project's models, in the order the firmware runs them."""
@@ -186,7 +189,8 @@ def load(path: Path) -> Project:
     rtos = target.get("rtos", "baremetal")
     options = data.get("options", {})
     common = dict(board=target["board"], rtos=rtos, output=_resolve(base, data.get("output", {}).get("dir")),
-                  strict=bool(options.get("strict", False)), name=options.get("name"))
+                  strict=bool(options.get("strict", False)), name=options.get("name"),
+                  delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)))
     if isinstance(model, list):  # [[model]] tables: one or several models
         if not model:
             raise ModelSourceError(f"{path}: no [[model]] table", 'add one: [[model]] name = "kws" source = "model.py:Net"')
@@ -237,7 +241,7 @@ def dumps(project: Project, base: Path) -> str:
         tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.entries())
         rest = {"target": {"board": project.board, "rtos": project.rtos}, "output": {"dir": "."},
                 "options": {"strict": project.strict, "name": project.app_name(),
-                            "separate_arenas": project.separate_arenas}}
+                            "separate_arenas": project.separate_arenas, **_delegate_option(project)}}
         return header + tables + tomli_w.dumps(rest)
     data: dict[str, Any] = {"model": {"source": _relative(base, project.model)}}
     if project.input_shape:
@@ -255,4 +259,16 @@ def dumps(project: Project, base: Path) -> str:
         data["options"]["keep_fp32"] = list(project.keep_fp32)
     if project.io != "float":
         data["options"]["io"] = project.io
+    data["options"].update(_delegate_option(project))
     return header + tomli_w.dumps(data)
+
+
+def _delegate_option(project: Project) -> dict[str, bool]:
+    """`delegate = false` when set; the default is not written, so default projects read as before."""
+    return {} if project.delegate else {"delegate": False}
+
+
+def _check_bool(path: Path, where: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ModelSourceError(f"{path}: {where} = {value!r} is not true or false", f"write {where.split()[-1]} = false")
+    return value

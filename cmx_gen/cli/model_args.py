@@ -33,12 +33,15 @@ def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL",
     parser.add_argument("--io", choices=IO_KINDS, default=None,
                         help="int8: the program takes and returns int8 tensors, no quantize/dequantize at its edges "
                              "(the scale and zero point are in report.json and cmx_model.h); default float")
+    parser.add_argument("--no-delegate", dest="delegate", action="store_false", default=None,
+                        help="run every operator on its own cortex_m/portable kernel instead of cmx-gen's CMSIS-NN "
+                             "backend (for comparison, or as a way out); cmx.toml: [options] delegate = false")
 
 
 def lower_options(args: argparse.Namespace) -> "LowerOptions":
     from cmx_gen.lower.lowering import LowerOptions
 
-    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float")
+    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float", delegate=args.delegate is not False)
 
 
 def load_source(args: argparse.Namespace) -> "ModelSource":

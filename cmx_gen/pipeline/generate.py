@@ -55,7 +55,7 @@ class Generated:
         return "\n".join(lines)
 
 
-def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool) -> tuple[Artifacts, bool]:
+def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate: bool) -> tuple[Artifacts, bool]:
     """One model, lowered for `core` (cached on everything that decides its program)."""
     source = model_source.load(
         entry.source,
@@ -64,7 +64,7 @@ def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool) -> tuple
         random_calibration=entry.random_calibration,
         given_input=entry.given_input,
     )
-    options = LowerOptions(keep_fp32=tuple(entry.keep_fp32), io=entry.io)
+    options = LowerOptions(keep_fp32=tuple(entry.keep_fp32), io=entry.io, delegate=delegate)
     result, hit = cache.produce(source, core, use_cache=use_cache, options=options)
     if hit:
         progress.say(f"lowering {entry.model_name()} for {core}: unchanged, reused the cached program")
@@ -81,7 +81,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.
     core = board.core.lower_target
-    lowered = [_lower(entry, core, use_cache, project.strict) for entry in project.entries()]
+    lowered = [_lower(entry, core, use_cache, project.strict, project.delegate) for entry in project.entries()]
     results = [result for result, _ in lowered]
     if project.several:
         layout = "separate" if project.separate_arenas else "shared"

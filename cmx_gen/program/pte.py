@@ -166,15 +166,19 @@ def delegate_plans(program: Any) -> list[bytes]:
     return blobs
 
 
+def _plan_layers(blob: bytes) -> list[tuple[str, dict[str, int]]]:
+    from cmx_gen.lower.delegate.plan import read_layers
+
+    return read_layers(blob)
+
+
 def backend_layers(data: bytes) -> list[str]:
     """The layer kinds cmx-gen's backend runs for this program (plan order, every delegate), so
     kernels/ compiles exactly those. Memoized on the program's hash like operator_names."""
     from cmx_gen.common.memo import memo_json
 
     def kinds() -> list[str]:
-        from cmx_gen.lower.delegate.plan import read_layers
-
-        return [kind for blob in delegate_plans(read(data)) for kind, _ in read_layers(blob)]
+        return [kind for blob in delegate_plans(read(data)) for kind, _ in _plan_layers(blob)]
 
     return memo_json("backend_layers", (hashlib.sha256(data).hexdigest(),), kinds)
 
@@ -186,6 +190,7 @@ def allocator_needs(data: bytes) -> AllocatorNeeds:
 
 def _constant_bytes(program: Any) -> int:
     inline = sum(len(buffer.storage) for buffer in program.constant_buffer)
+    inline += sum(len(data.data) for data in program.backend_delegate_data)  # cmx-gen's plans hold their weights
     segment = 0
     if program.constant_segment is not None and program.constant_segment.offsets:
         index = program.constant_segment.segment_index
@@ -296,8 +301,12 @@ def analyse(data: bytes) -> ProgramInfo:
     program = read(data)
     plan = forward_plan(program)
     calls = _kernel_calls(plan)
-    counts = Counter(name for name, _ in calls)
-    operators = [OperatorUse(name, counts[name], classify(name)) for name in dict.fromkeys(n for n, _ in calls)]
+    # what cmx-gen's backend runs counts as operators too, one row per layer kind ("cmx::conv")
+    planned_layers = [layer for blob in delegate_plans(program) for layer in _plan_layers(blob)]
+    layers = [f"cmx::{kind}" for kind, _ in planned_layers]
+    names = [n for n, _ in calls] + layers
+    counts = Counter(names)
+    operators = [OperatorUse(name, counts[name], classify(name)) for name in dict.fromkeys(names)]
     planned = [int(size) for size in plan.non_const_buffer_sizes[1:]]
     try:
         needs = method_pool.allocator_needs(plan)
@@ -314,7 +323,7 @@ def analyse(data: bytes) -> ProgramInfo:
         inputs=[_io_spec(plan, i, calls, True) for i in plan.inputs],
         outputs=[_io_spec(plan, i, calls, False) for i in plan.outputs],
         planned_buffer_sizes=planned,
-        scratch_bytes=_scratch_bytes(plan, calls),
+        scratch_bytes=max([_scratch_bytes(plan, calls)] + [f.get("scratch_bytes", 0) for _, f in planned_layers]),
         method_allocator_bytes=needs.method_bytes,
         # cortex_m kernels take their scratch from planned memory; the temp pool only has to be
         # large enough for the runtime to resolve operators in it (see method_pool.py).

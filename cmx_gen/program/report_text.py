@@ -41,7 +41,10 @@ def table(report: Report) -> str:
     width = max((len(op.name) for op in report.operators), default=10)
     lines.append(f"{'operator':<{width}}  {'nodes':>5}  kernel")
     for op in report.operators:
-        lines.append(f"{op.name:<{width}}  {op.count:>5}  {CLASS_LABELS[op.class_]}")
+        label = CLASS_LABELS[op.class_]
+        if op.name.startswith("cmx::"):  # a layer kind of cmx-gen's own backend
+            label = "cmx backend: " + ("copy" if op.class_ == "data_movement" else "CMSIS-NN")
+        lines.append(f"{op.name:<{width}}  {op.count:>5}  {label}")
     compute = [op for op in report.operators if op.class_ in ("cmsis_nn", "fallback")]
     accelerated = sum(op.count for op in compute if op.class_ == "cmsis_nn")
     total = sum(op.count for op in compute)

@@ -81,6 +81,7 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
         keep_fp32=list(args.keep_fp32) if args.keep_fp32 else (list(base.keep_fp32) if base else []),
         io=pick(args.io, "io", "float"),
         name=pick(args.name, "name", None),
+        delegate=pick(args.delegate, "delegate", True),
     )
 
 
@@ -103,6 +104,7 @@ def _several_project(args: argparse.Namespace, base: project_mod.Project | None)
         models=models, board=board, output=output, rtos=pick(args.rtos, "rtos", "baremetal"),
         strict=pick(args.strict, "strict", False), name=pick(args.name, "name", None),
         separate_arenas=pick(args.separate_arenas, "separate_arenas", False),
+        delegate=pick(args.delegate, "delegate", True),
     )
 
 

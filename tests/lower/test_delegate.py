@@ -1,0 +1,132 @@
+"""cmx-gen's CMSIS-NN backend ahead of time: the plan format (Python and C agree field by field),
+the working-memory placement, and real lowerings with and without the backend."""
+
+from __future__ import annotations
+
+import random
+import re
+import struct
+
+import pytest
+
+from conftest import ROOT, read_report
+from cmx_gen.lower.delegate import plan as plan_mod
+from cmx_gen.lower.delegate.work_memory import Buffer, place
+from cmx_gen.program import pte
+
+HEADER_H = ROOT / "kernels" / "backend" / "cmx_plan.h"
+# CMSIS-NN structs as their int32 words (arm_nn_types.h), spelled as plan.py spells them.
+EXPANSIONS = {
+    "cmsis_nn_conv_params": plan_mod.CONV_PARAMS,
+    "cmsis_nn_dw_conv_params": plan_mod.DW_PARAMS,
+    "cmsis_nn_pool_params": plan_mod.POOL_PARAMS,
+    "cmsis_nn_fc_params": plan_mod.FC_PARAMS,
+    "cmsis_nn_per_tensor_quant_params": ("multiplier", "shift"),
+}
+
+
+def c_structs() -> dict[str, list[str]]:
+    """cmx_layer_<kind> -> its int32 words after the head, in order, from cmx_plan.h."""
+    text = HEADER_H.read_text()
+    out = {}
+    for body, name in re.findall(r"typedef struct \{([^}]*)\} (cmx_layer_\w+);", text):
+        words: list[str] = []
+        for line in body.strip().splitlines():
+            line = line.strip().rstrip(";")
+            if not line or line.startswith("cmx_layer_head"):
+                continue
+            ctype, names = line.split(None, 1)
+            for member in (n.strip() for n in names.split(",")):
+                if ctype == "int32_t":
+                    words.append(member)
+                elif ctype == "cmsis_nn_dims":
+                    words += [f"{member.removesuffix('_dims')}_{d}" for d in "nhwc"]
+                else:
+                    words += list(EXPANSIONS[ctype])
+        out[name.removeprefix("cmx_layer_")] = words
+    return out
+
+
+def test_c_and_python_plan_layouts_agree():
+    structs = c_structs()
+    assert set(structs) - {"head"} == set(plan_mod.FIELDS)
+    for kind, fields in plan_mod.FIELDS.items():
+        assert structs[kind] == list(fields), f"{kind}: cmx_plan.h and plan.py differ"
+    text = HEADER_H.read_text()
+    for kind, code in plan_mod.OPS.items():
+        assert re.search(rf"CMX_OP_{kind.upper()} = {code},", text), kind
+    assert f"0x{plan_mod.MAGIC:08X}u" in text and f"CMX_PLAN_VERSION {plan_mod.VERSION}u" in text
+    assert f"CMX_PLAN_CORE_BYTES {plan_mod.CORE_BYTES}" in text
+
+
+def test_packed_plan_reads_back_and_rebases_constants():
+    layer = plan_mod.Layer("copy", {"input": -1, "output": -3, "nbytes": 10}, debug=7)
+    conv_fields = {name: i for i, name in enumerate(plan_mod.FIELDS["conv"])}
+    conv_fields.update(weight=0, bias=16, multipliers=plan_mod.NONE)
+    conv = plan_mod.Layer("conv", conv_fields, debug=3)
+    blob = plan_mod.Plan("cortex-m4", (layer, conv), b"\1" * 32, n_inputs=1, n_outputs=1, work_bytes=64).pack()
+    head = plan_mod.read_header(blob)
+    assert head["magic"] == plan_mod.MAGIC and head["core"] == "cortex-m4" and head["plan_bytes"] == len(blob)
+    assert head["data_offset"] % 16 == 0 and blob[head["data_offset"]:] == b"\1" * 32
+    (kind0, f0), (kind1, f1) = plan_mod.read_layers(blob)
+    assert (kind0, f0["debug"], f0["nbytes"]) == ("copy", 7, 10)
+    assert kind1 == "conv" and f1["weight"] == head["data_offset"] and f1["bias"] == head["data_offset"] + 16
+    assert f1["multipliers"] == plan_mod.NONE, "a missing constant stays -1, not rebased"
+    with pytest.raises(ValueError, match="missing"):
+        plan_mod.Layer("copy", {"input": 0}).pack()
+
+
+def test_work_memory_never_overlaps_live_buffers_and_reaches_the_peak_on_chains():
+    rng = random.Random(31)
+    for _ in range(300):
+        n = rng.randint(1, 12)
+        buffers = []
+        for i in range(n):
+            first = rng.randint(0, 10)
+            buffers.append(Buffer(f"b{i}", rng.choice([0, 1, 7, 16, 100, 4096]), first, first + rng.randint(0, 4)))
+        work = place(buffers)
+        for a in buffers:
+            assert work.offsets[a.key] % 16 == 0
+            assert work.offsets[a.key] + a.nbytes <= work.nbytes
+            for b in buffers:
+                if a is b or not (a.nbytes and b.nbytes) or a.last < b.first or b.last < a.first:
+                    continue
+                oa, ob = work.offsets[a.key], work.offsets[b.key]
+                assert oa + a.nbytes <= ob or ob + b.nbytes <= oa, (a, b, work)
+        peak = max(sum(-(-b.nbytes // 16) * 16 for b in buffers if b.first <= t <= b.last) for t in range(15))
+        assert work.nbytes >= peak
+    # a chain of layers (each output read once, by the next): the lower bound is reached
+    chain = [Buffer(f"t{i}", size, i, i + 1) for i, size in enumerate([96, 160, 64, 160, 32])]
+    assert place(chain).nbytes == 256  # the largest pair alive at once: 96 + 160
+
+
+def test_convnet_runs_delegated_and_per_operator(lowered_dir):
+    delegated = lowered_dir("ConvNet")
+    per_op = lowered_dir("ConvNet", "--no-delegate")
+    data, base = (delegated / "model.pte").read_bytes(), (per_op / "model.pte").read_bytes()
+    program = pte.read(data)
+    # conv .. max pool, then pw .. linear: the pad and the layout copy between stay on their kernels
+    assert {d.id for d in pte.forward_plan(program).delegates} == {"CmxCmsisNNBackend"}
+    assert not pte.forward_plan(pte.read(base)).delegates
+    kinds = pte.backend_layers(data)
+    assert "conv" in kinds and not any(op.startswith("cortex_m::quantized_conv2d") for op in pte.operator_names(data))
+    head = plan_mod.read_header(pte.delegate_plans(program)[0])
+    assert head["core"] == "cortex-m55" and head["version"] == plan_mod.VERSION
+    report, base_report = read_report(delegated), read_report(per_op)
+    assert report["lowering_options"]["delegate"] is True and base_report["lowering_options"]["delegate"] is False
+    assert any(op["name"] == "cmx::conv" and op["class"] == "cmsis_nn" for op in report["operators"])
+    assert report["memory"]["method_allocator_bytes"] < base_report["memory"]["method_allocator_bytes"]
+    # the host reference is the same program either way: the delegate may not change a bit
+    import numpy as np
+
+    ref, base_ref = np.load(delegated / "reference.npz"), np.load(per_op / "reference.npz")
+    for key in ref.files:
+        if key.startswith("output_"):
+            assert np.array_equal(ref[key], base_ref[key])
+
+
+def test_plan_made_for_m4_names_its_core(lowered_dir):
+    data = (lowered_dir("ConvNet", target="cortex-m4") / "model.pte").read_bytes()
+    blob = pte.delegate_plans(pte.read(data))[0]
+    assert plan_mod.read_header(blob)["core"] == "cortex-m4"
+    assert struct.unpack_from("<I", blob, 0)[0] == plan_mod.MAGIC
