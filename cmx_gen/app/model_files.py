@@ -179,6 +179,7 @@ def model_header(report: Report, pools: Pools, n_in: int, n_out: int, tolerance:
  * lies in the planned buffers: {{mem_id, byte offset, bytes}}, mem_id 0 = not traced. Used only by
  * the profile (-D CMX_PROFILE=ON) and trace (-D CMX_TRACE=ON) builds. */
 #define CMX_NUM_INSTRUCTIONS {max(len(report.instructions), 1)}
+#define CMX_NUM_DELEGATED_LAYERS {len(report.delegated_layers)}
 #define CMX_TRACE_OUTPUTS {trace_outputs(report)}
 
 #ifdef __cplusplus

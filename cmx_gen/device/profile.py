@@ -14,7 +14,7 @@ from typing import Any
 from cmx_gen.common.errors import RunError
 from cmx_gen.device import result_line
 from cmx_gen.device.runners.base import Result
-from cmx_gen.program.report import Instruction
+from cmx_gen.program.report import DelegatedLayer, Instruction
 
 
 
@@ -65,8 +65,10 @@ def op_kind(op: str) -> str:
     return name.removeprefix("quantized_") or op
 
 
-def parse(result: Result, instructions: list[Instruction]) -> Profile:
-    """The profile of a CMX_PROFILE image's output, rows in execution order."""
+def parse(result: Result, instructions: list[Instruction], delegated: list[DelegatedLayer] | None = None) -> Profile:
+    """The profile of a CMX_PROFILE image's output, rows in execution order. A delegate call of
+    cmx-gen's backend is followed by one row per layer it runs (`prof_layer` lines); its own row
+    keeps what the backend spends around them, so the rows still add up to the inference."""
     counts = {int(m.group(1)): int(m.group(2)) for m in result_line.diagnostic_re("prof").finditer(result.output)}
     if not counts:
         raise RunError("the firmware printed no profile (no `cmx-gen: prof` lines)",
@@ -75,11 +77,24 @@ def parse(result: Result, instructions: list[Instruction]) -> Profile:
     if counted is None:
         raise RunError("the result line has no instr= or cycles= figure", "the platform layer has no counter")
     counter, total = counted
+    layer_counts = {int(m.group(1)): int(m.group(2))
+                    for m in result_line.diagnostic_re("prof_layer").finditer(result.output)}
+    share = lambda count: 100.0 * count / total if total else 0.0  # noqa: E731
     rows = []
+    calls = 0
     for row in instructions:
         count = counts.get(row.index, 0)
-        rows.append(Row(index=row.index, op=row.op, module=row.module, source=row.source,
-                        count=count, share=100.0 * count / total if total else 0.0))
+        inside = []
+        if row.op == "<DelegateCall>":
+            inside = [layer for layer in delegated or () if layer.delegate == calls]
+            calls += 1
+            count -= sum(layer_counts.get(layer.debug, 0) for layer in inside)
+        op = "cmx backend (loop)" if row.op == "<DelegateCall>" and delegated else row.op
+        rows.append(Row(index=row.index, op=op, module=row.module, source=row.source, count=count, share=share(count)))
+        for layer in inside:
+            n = layer_counts.get(layer.debug, 0)
+            rows.append(Row(index=row.index, op=f"cmx {layer.op}", module=layer.module, source=layer.source, count=n,
+                            share=share(n)))
     return Profile(counter=counter, total=total, rows=rows)
 
 

@@ -59,6 +59,7 @@ class LoweredModel:
     evaluated: list[tuple[Inputs, tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]] = field(default_factory=list)
     rewrites: list[exact_rewrites.Rewrite] = field(default_factory=list)  # exact rewrites applied before quantizing
     layers: list[layer_error.LayerError] = field(default_factory=list)  # per-layer error against the float model
+    delegated: list[dict[str, Any]] = field(default_factory=list)  # layers cmx-gen's backend runs (report)
 
 
 def lower(exported: Exported, core: str, options: LowerOptions = LowerOptions(),
@@ -101,4 +102,5 @@ def lower(exported: Exported, core: str, options: LowerOptions = LowerOptions(),
         evaluated=list(state.evaluated),
         rewrites=list(state.rewrites),
         layers=list(state.layers),
+        delegated=list(state.delegated),
     )

@@ -88,6 +88,7 @@ class Lowering:
     layers: tuple[LayerError, ...] = ()
     evaluated: tuple[tuple[Inputs, Outputs, Outputs], ...] = ()
     edge_program: Any = None  # delegate: the EdgeProgramManager to serialize (after to_backend)
+    delegated: tuple[dict[str, Any], ...] = ()  # delegate: each layer the backend runs (backend.delegated_layers)
     pte: bytes = b""
     program: Any = None  # serialize: the ExecutorchProgramManager
 

@@ -248,6 +248,7 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
         warnings=sorted(set(warnings)),
         timings=lowered.timings,
         extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.rewrites],
-               "layers": [layer.to_dict() for layer in lowered.layers], "instructions": rows},
+               "layers": [layer.to_dict() for layer in lowered.layers], "instructions": rows,
+               "delegated_layers": lowered.delegated},
     )
     return Artifacts(lowered.pte, report, reference)

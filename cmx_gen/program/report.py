@@ -240,6 +240,17 @@ class Rewrite(_Part):
     what: str
 
 
+class DelegatedLayer(_Part):
+    """A layer cmx-gen's CMSIS-NN backend runs (lower/delegate/backend.delegated_layers)."""
+
+    delegate: int  # which delegate call of the program, in execution order
+    debug: int  # the id the layer reports as in the profile (`cmx-gen: prof_layer <debug> <count>`)
+    op: str  # the cortex_m operator it replaces
+    node: str = ""
+    module: str = ""
+    source: str = ""
+
+
 class LoweringOptions(_Part):
     keep_fp32: list[str] = []
     io: Literal["float", "int8"] = "float"
@@ -273,6 +284,7 @@ class Report(_Part):
     rewrites: list[Rewrite] = []  # in graph order
     layers: list[Layer] = []  # per-layer error against the float model (layer_error.py), program order
     instructions: list[Instruction] = []
+    delegated_layers: list[DelegatedLayer] = []  # what cmx-gen's backend runs, in order
     note: str = ""
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
 

@@ -147,7 +147,7 @@ def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.
 
     print(result.line)
     if kind == "profile":
-        prof = profile.parse(result, instructions)
+        prof = profile.parse(result, instructions, app.report().delegated_layers)
         print(profile.table(prof))
         text = json.dumps(prof.to_dict(), indent=2) + "\n"
         (app.path / "build-profile" / html_report.PROFILE_JSON).write_text(text)

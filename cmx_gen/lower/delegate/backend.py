@@ -60,3 +60,23 @@ class CmxPartitioner(Partitioner):
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+def delegated_layers(program: Any) -> list[dict[str, Any]]:
+    """Each layer the backend runs, in plan order per delegate: the delegate's position, the debug
+    id the layer reports as (its profile and trace key), the node, op, module and user's line."""
+    from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
+
+    module = program.graph_module
+    calls = [n for n in module.graph.nodes
+             if n.op == "call_function" and getattr(n.target, "__name__", "") == "executorch_call_delegate"]
+    out: list[dict[str, Any]] = []
+    for position, call in enumerate(calls):
+        lowered = getattr(module, call.args[0].target)
+        compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not _is_alloc(n)]
+        for index, node in enumerate(compute):
+            handle = node.meta.get("debug_handle")
+            out.append({"delegate": position, "debug": int(handle) if isinstance(handle, int) else index,
+                        "op": op_name(node), "node": node.name, "module": module_path(node),
+                        "source": source_line(node)})
+    return out

@@ -20,11 +20,13 @@ def run(state: Lowering) -> Lowering:
         return replace(state, edge_program=manager)
     from cmx_gen.lower.delegate.backend import CmxPartitioner
 
+    from cmx_gen.lower.delegate.backend import delegated_layers
+
     try:
         manager = manager.to_backend(CmxPartitioner(state.target.core))
     except Exception as exc:
         raise export_error("delegation", exc) from exc
-    return replace(state, edge_program=manager)
+    return replace(state, edge_program=manager, delegated=tuple(delegated_layers(manager.exported_program())))
 
 
 STEP = Step("delegate", run, lambda state: "planning the int8 subgraphs for cmx-gen's CMSIS-NN backend"

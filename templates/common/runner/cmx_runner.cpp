@@ -174,6 +174,17 @@ using executorch::runtime::kUnsetChainId;
  * CMX_NUM_INSTRUCTIONS x 8 bytes). */
 #if defined(CMX_PROFILE) && CMX_PROFILE
 static uint64_t instruction_counts[CMX_NUM_INSTRUCTIONS];
+/* Layers of cmx-gen's backend, inside their delegate's instruction: counter ticks per layer (by the
+ * debug id its plan gives it), each from the layer's start to its end. */
+#ifndef CMX_NUM_DELEGATED_LAYERS
+#define CMX_NUM_DELEGATED_LAYERS 0
+#endif
+struct LayerCount {
+  int64_t debug;
+  uint64_t count;
+};
+static LayerCount layer_counts[CMX_NUM_DELEGATED_LAYERS > 0 ? CMX_NUM_DELEGATED_LAYERS : 1];
+static size_t layer_slots = 0;
 #endif
 #if defined(CMX_TRACE) && CMX_TRACE
 struct TraceOutput {
@@ -227,8 +238,27 @@ class CmxTracer final : public EventTracer {
 #endif
     have_last_ = true;
   }
-  EventTracerEntry start_profiling_delegate(const char*, DelegateDebugIntId) override { return EventTracerEntry{}; }
-  void end_profiling_delegate(EventTracerEntry, const void*, size_t) override {}
+  EventTracerEntry start_profiling_delegate(const char*, DelegateDebugIntId id) override {
+    EventTracerEntry entry{};
+    entry.delegate_event_id_type = DelegateDebugIdType::kInt;
+    entry.event_id = id;
+    entry.start_time = cmx_platform_counter();
+    return entry;
+  }
+  void end_profiling_delegate(EventTracerEntry entry, const void*, size_t) override {
+#if defined(CMX_PROFILE) && CMX_PROFILE
+    const uint64_t ticks = cmx_platform_counter() - entry.start_time;
+    size_t slot = 0;
+    while (slot < layer_slots && layer_counts[slot].debug != entry.event_id) ++slot;
+    if (slot == layer_slots) {
+      if (layer_slots == sizeof(layer_counts) / sizeof(layer_counts[0])) return;
+      layer_counts[layer_slots++] = LayerCount{entry.event_id, 0};
+    }
+    layer_counts[slot].count += ticks;
+#else
+    (void)entry;
+#endif
+  }
   void log_profiling_delegate(const char*, DelegateDebugIntId, et_timestamp_t, et_timestamp_t, const void*,
                               size_t) override {}
   void track_allocation(AllocatorID, size_t) override {}
@@ -472,6 +502,11 @@ extern "C" int cmx_run(void) {
   for (size_t i = 0; i < CMX_NUM_INSTRUCTIONS; ++i) {
     Line prof;
     prof.s("cmx-gen: prof ").u(i).s(" ").u(instruction_counts[i]);
+    prof.print();
+  }
+  for (size_t i = 0; i < layer_slots; ++i) {
+    Line prof;
+    prof.s("cmx-gen: prof_layer ").u(static_cast<uint64_t>(layer_counts[i].debug)).s(" ").u(layer_counts[i].count);
     prof.print();
   }
 #endif
