@@ -218,7 +218,7 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
         app = tmp_path / "app"
         digits = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
         assert run_cli("create", digits, "--board", "mps3-an547", "--rtos", "summary", "-o", app) == 0
-        assert (app / "summary.txt").read_text() == "digits on mps3-an547: 9 instructions, method pool 5152 B\n"
+        assert (app / "summary.txt").read_text() == "digits on mps3-an547: 3 instructions, method pool 656 B\n"
         assert (app / "model" / "model.pte").is_file() and AppFolder(app).kind == "summary"
         assert run_cli("regen", app) == 0
         capsys.readouterr()
@@ -277,7 +277,7 @@ def test_the_runner_prints_the_result_line_defined_in_data():
     for platform in [*(ROOT / "templates").rglob("platform.c"), *(ROOT / "templates").rglob("cmx_platform_zephyr.c")]:
         body = platform.read_text().split("cmx_platform_counter_name", 1)[1].split("}", 1)[0]
         assert set(re.findall(r'"([a-z]+)"', body)) <= set(counter_keys), platform
-    tags = set(re.findall(r'print_hex\("([a-z]+)"', runner)) | set(re.findall(rf'"{prefix}([a-z]+) "', runner))
+    tags = set(re.findall(r'print_hex\("([a-z_]+)"', runner)) | set(re.findall(rf'"{prefix}([a-z_]+) "', runner))
     assert tags == set(spec["diagnostics"]), tags
     # what cmx-gen reads and what Twister matches agree with the examples in the file
     line = result_line.example("pass")

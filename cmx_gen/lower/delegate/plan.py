@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 MAGIC = 0x50584D43  # "CMXP"
 VERSION = 1  # bump with every change of the layout below or of what a field means
-CORE_BYTES = 16  # the core's name, NUL-padded ("cortex-m55")
+CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
 # Layer kinds: the `op` word of each record.
