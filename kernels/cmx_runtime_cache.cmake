@@ -43,7 +43,7 @@ function(cmx_runtime_key out)
              CMAKE_C_FLAGS CMAKE_CXX_FLAGS CMAKE_C_FLAGS_${_bt} CMAKE_CXX_FLAGS_${_bt} CMAKE_BUILD_TYPE
              CMAKE_INTERPROCEDURAL_OPTIMIZATION CMAKE_CXX_STANDARD CMX_ET_LOG CMX_ET_LOG_LEVEL CMX_ET_VERIFY
              CMX_EVENT_TRACER CMX_NN_OPT CMX_TARGET_CPU CMX_CMSIS_NN_ISA _n_kernels _prim_defs _flatc
-             CMX_BACKEND_LAYERS CMX_BACKEND_CHECKED)
+             CMX_BACKEND_LAYERS CMX_BACKEND_CHECKED CMX_BACKEND_OPT)
     string(APPEND _text "${_v}=${${_v}}\n")
   endforeach()
   file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/runtime_key.txt" "${_text}")  # what the key covers, to compare two builds

@@ -23,6 +23,10 @@ extern "C" {
 }
 #include "cmx_plan.h"
 
+/* The trace image (the runner, CMX_TRACE) defines this to stream each layer's output; elsewhere it
+ * is not linked and the call is compiled out with the event tracer. */
+extern "C" void cmx_backend_layer_output(int32_t debug, const void* data, size_t nbytes) __attribute__((weak));
+
 #ifndef CMX_PLAN_CORE
 #error "CMX_PLAN_CORE (the core this runtime is built for) must be defined"
 #endif
@@ -182,7 +186,12 @@ class CmxCmsisNNBackend final : public BackendInterface {
           tracer, nullptr, static_cast<executorch::runtime::DebugHandle>(head->debug));
 #endif
       int8_t* out = nullptr;
+#ifdef ET_EVENT_TRACER_ENABLED
       size_t out_bytes = 0;
+#define CMX_OUT_BYTES(expr) out_bytes = (expr)
+#else
+#define CMX_OUT_BYTES(expr) ((void)0)
+#endif
       switch (head->op) {
 #ifdef CMX_BACKEND_CONV
         case CMX_OP_CONV: {
@@ -191,7 +200,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
                                               const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
           status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                            &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
                                            constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
@@ -205,7 +214,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
                                               const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
           status = arm_depthwise_conv_wrapper_s8(&ctx, &l->params, &q, &l->input_dims,
                                                  tensor_at(l->input, work, io), &l->filter_dims,
                                                  constant_at<int8_t>(plan, l->weight), &l->bias_dims,
@@ -218,7 +227,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           auto* l = reinterpret_cast<const cmx_layer_linear*>(head);
           cmsis_nn_context ctx{const_cast<int32_t*>(constant_at<int32_t>(plan, l->kernel_sum)), 0};
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->output_dims.n * l->output_dims.c;
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
           status = arm_fully_connected_s8(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
                                           &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
                                           constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
@@ -231,7 +240,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           const int8_t* a = tensor_at(l->input1, work, io);
           const int8_t* b = tensor_at(l->input2, work, io);
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->count;
+          CMX_OUT_BYTES((size_t)l->count);
           for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
             status = arm_elementwise_add_s8(a + at, b, l->input1_offset, l->input1_multiplier, l->input1_shift,
                                             l->input2_offset, l->input2_multiplier, l->input2_shift, l->left_shift,
@@ -247,7 +256,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           const int8_t* a = tensor_at(l->input1, work, io);
           const int8_t* b = tensor_at(l->input2, work, io);
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->count;
+          CMX_OUT_BYTES((size_t)l->count);
           for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
             status = arm_elementwise_mul_s8(a + at, b, l->input1_offset, l->input2_offset, out + at, l->output_offset,
                                             l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
@@ -260,7 +269,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           auto* l = reinterpret_cast<const cmx_layer_avg_pool*>(head);
           cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
           status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
                                   &l->output_dims, out);
           break;
@@ -271,7 +280,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           auto* l = reinterpret_cast<const cmx_layer_max_pool*>(head);
           cmsis_nn_context ctx{nullptr, 0};
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c;
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
           status = arm_max_pool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
                                    &l->output_dims, out);
           break;
@@ -281,7 +290,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
         case CMX_OP_SOFTMAX: {
           auto* l = reinterpret_cast<const cmx_layer_softmax*>(head);
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->rows * l->row_size;
+          CMX_OUT_BYTES((size_t)l->rows * l->row_size);
           arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift, l->diff_min,
                          out);
           break;
@@ -290,8 +299,8 @@ class CmxCmsisNNBackend final : public BackendInterface {
         case CMX_OP_COPY: {
           auto* l = reinterpret_cast<const cmx_layer_copy*>(head);
           out = tensor_at(l->output, work, io);
-          out_bytes = (size_t)l->nbytes;
-          memcpy(out, tensor_at(l->input, work, io), out_bytes);
+          CMX_OUT_BYTES((size_t)l->nbytes);
+          memcpy(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes));
           break;
         }
         default:
@@ -300,8 +309,10 @@ class CmxCmsisNNBackend final : public BackendInterface {
 #ifdef ET_EVENT_TRACER_ENABLED
       executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
 #endif
-      (void)out;  // the trace image will stream these bytes (docs/profile.md)
-      (void)out_bytes;
+#ifdef ET_EVENT_TRACER_ENABLED
+      if (cmx_backend_layer_output != nullptr) cmx_backend_layer_output(head->debug, out, out_bytes);
+#endif
+      (void)out;
       if (status != ARM_CMSIS_NN_SUCCESS) {
         ET_LOG(Error, "cmx backend: layer %u (kind %d) failed: CMSIS-NN status %d", (unsigned)i, (int)head->op,
                (int)status);

@@ -160,7 +160,7 @@ def test_model_files_match_the_program(apps):
     method = int(re.search(r"CMX_METHOD_POOL_BYTES (\d+)u", header).group(1))
     assert needs.method_bytes <= method <= needs.method_bytes * 1.05, "method pool: never short, at most 5 % over"
     parts = dict(needs.parts)
-    assert sum(parts.values()) == needs.method_bytes and set(parts) == {"values", "tensors", "lists", "instructions"}
+    assert sum(parts.values()) == needs.method_bytes and {"values", "tensors", "instructions"} <= set(parts) <= {"values", "tensors", "lists", "instructions"}
     planned = re.search(r"CMX_PLANNED_BUFFER_SIZES \{([^}]*)\}", header).group(1)
     assert [int(x.strip().rstrip("u")) for x in planned.split(",")] == report["memory"]["planned_buffer_sizes"]
     ops = (app / "model" / "cmx_ops.cmake").read_text()
