@@ -62,11 +62,16 @@ def trace_outputs(report: Report) -> str:
 
 
 def trace_reference(report: Report, reference: Mapping[str, np.ndarray]) -> bytes:
-    """model/trace_reference.bin: the expected output bytes of every traced instruction, in order."""
+    """model/trace_reference.bin: the expected output bytes of every traced instruction, in order,
+    then those of every traced layer of cmx-gen's backend."""
     from cmx_gen.program.instructions import TRACE_PREFIX
 
-    return b"".join(np.asarray(reference[f"{TRACE_PREFIX}{row.index}"]).tobytes()
+    from cmx_gen.program.instructions import LAYER_TRACE_PREFIX
+
+    rows = b"".join(np.asarray(reference[f"{TRACE_PREFIX}{row.index}"]).tobytes()
                     for row in report.instructions if row.traced)
+    return rows + b"".join(np.asarray(reference[f"{LAYER_TRACE_PREFIX}{layer.debug}"]).tobytes()
+                           for layer in report.delegated_layers if layer.traced)
 
 
 def io_quant_macros(report: Report) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 from cmx_gen.common.errors import RunError
 from cmx_gen.device.runners.base import parse_hex_lines
-from cmx_gen.program.report import Instruction
+from cmx_gen.program.report import DelegatedLayer, Instruction
 
 @dataclass
 class Difference:
@@ -43,8 +43,10 @@ def device_outputs(output: str) -> dict[int, bytes]:
     return parse_hex_lines(output, "trace")
 
 
-def expected_outputs(instructions: list[Instruction], reference: bytes) -> dict[int, bytes]:
-    """Split trace_reference.bin by the traced instructions' sizes, in order."""
+def expected_outputs(instructions: list[Instruction], reference: bytes,
+                     layers: list[DelegatedLayer] | None = None) -> tuple[dict[int, bytes], dict[int, bytes]]:
+    """Split trace_reference.bin by the traced instructions' sizes, then the traced backend
+    layers' (by debug id), in order."""
     expected: dict[int, bytes] = {}
     at = 0
     for row in instructions:
@@ -52,39 +54,65 @@ def expected_outputs(instructions: list[Instruction], reference: bytes) -> dict[
             assert row.output is not None
             expected[row.index] = reference[at:at + row.output.nbytes]
             at += row.output.nbytes
+    expected_layers: dict[int, bytes] = {}
+    for layer in layers or ():
+        if layer.traced:
+            expected_layers[layer.debug] = reference[at:at + layer.nbytes]
+            at += layer.nbytes
     if at != len(reference):
         raise RunError(f"trace_reference.bin holds {len(reference)} bytes, report.json's instructions {at}",
                        "regenerate the app with `cmx-gen regen APP`")
-    return expected
+    return expected, expected_layers
 
 
-def compare(instructions: list[Instruction], reference: bytes, output: str) -> tuple[list[Difference], int]:
-    """(differences in execution order, number of instructions compared)."""
-    expected = expected_outputs(instructions, reference)
+def _difference(common: dict, dtype: np.dtype, want_bytes: bytes, got_bytes: bytes | None) -> Difference | None:
+    want = np.frombuffer(want_bytes, dtype=dtype)
+    common = dict(common, unit="abs" if dtype.kind == "f" else "LSB", numel=int(want.size))
+    if got_bytes is None or len(got_bytes) != len(want_bytes):
+        return Difference(**common, max_err=0.0, elements=0, missing=True)
+    got = np.frombuffer(got_bytes, dtype=dtype)
+    delta = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    delta[np.isnan(delta)] = np.inf
+    if delta.size and delta.max() > 0:
+        return Difference(**common, max_err=float(delta.max()), elements=int((delta > 0).sum()))
+    return None
+
+
+def compare(instructions: list[Instruction], reference: bytes, output: str,
+            layers: list[DelegatedLayer] | None = None) -> tuple[list[Difference], int]:
+    """(differences in execution order, number of outputs compared). A delegate call of cmx-gen's
+    backend is compared layer by layer (`trace_layer` lines), in the order the layers ran."""
+    expected, expected_layers = expected_outputs(instructions, reference, layers)
     device = device_outputs(output)
+    device_layers = parse_hex_lines(output, "trace_layer")
     differences: list[Difference] = []
+    calls = 0
     for row in instructions:
+        if row.op == "<DelegateCall>":
+            for layer in (layer for layer in layers or () if layer.delegate == calls and layer.traced):
+                common = dict(index=row.index, op=f"cmx {layer.op}", module=layer.module, source=layer.source)
+                found = _difference(common, np.dtype(layer.dtype), expected_layers[layer.debug],
+                                    device_layers.get(layer.debug))
+                if found:
+                    differences.append(found)
+            calls += 1
         if row.index not in expected:
             continue
         assert row.output is not None
-        dtype = np.dtype(row.output.dtype)
-        want = np.frombuffer(expected[row.index], dtype=dtype)
-        common = dict(index=row.index, op=row.op, module=row.module, source=row.source,
-                      unit="abs" if dtype.kind == "f" else "LSB", numel=int(want.size))
-        got_bytes = device.get(row.index)
-        if got_bytes is None or len(got_bytes) != len(expected[row.index]):
-            differences.append(Difference(**common, max_err=0.0, elements=0, missing=True))
-            continue
-        got = np.frombuffer(got_bytes, dtype=dtype)
-        delta = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        delta[np.isnan(delta)] = np.inf
-        if delta.size and delta.max() > 0:
-            differences.append(Difference(**common, max_err=float(delta.max()), elements=int((delta > 0).sum())))
-    return differences, len(expected)
+        common = dict(index=row.index, op=row.op, module=row.module, source=row.source)
+        found = _difference(common, np.dtype(row.output.dtype), expected[row.index], device.get(row.index))
+        if found:
+            differences.append(found)
+    return differences, len(expected) + len(expected_layers)
 
 
-def summary(differences: list[Difference], compared: int) -> str:
+def summary(differences: list[Difference], compared: int, layers: int = 0) -> str:
+    """One line: all matched, or the first difference; `layers`: how many of the compared outputs
+    are layers inside cmx-gen's backend."""
     if not differences:
+        if layers:
+            return (f"trace: all {compared} traced outputs ({compared - layers} instructions, {layers} backend layers) "
+                    "match the host bit for bit")
         return f"trace: all {compared} traced instructions match the host bit for bit"
     first = differences[0]
     more = f"; {len(differences) - 1} later instruction(s) differ too" if len(differences) > 1 else ""

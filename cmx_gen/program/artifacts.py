@@ -238,6 +238,9 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
     rows = instructions.describe(info.instructions, lowered.instruction_names, set(traced))
     reference = reference_arrays(lowered)
     reference.update({f"{instructions.TRACE_PREFIX}{index}": data for index, data in traced.items()})
+    traced_layers = instructions.layer_trace_arrays(lowered.delegated, lowered.node_values)
+    reference.update({f"{instructions.LAYER_TRACE_PREFIX}{debug}": data for debug, data in traced_layers.items()})
+    delegated = [{**layer, "traced": layer["debug"] in traced_layers} for layer in lowered.delegated]
     report = report_mod.build_report(
         info,
         lowered.target.to_dict(),
@@ -249,6 +252,6 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
         timings=lowered.timings,
         extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.rewrites],
                "layers": [layer.to_dict() for layer in lowered.layers], "instructions": rows,
-               "delegated_layers": lowered.delegated},
+               "delegated_layers": delegated},
     )
     return Artifacts(lowered.pte, report, reference)

@@ -16,6 +16,7 @@ import torch
 from cmx_gen.program.pte import OutputPlace, PlanRow
 
 TRACE_PREFIX = "trace_"  # reference.npz key of instruction i's expected output bytes: trace_<i>
+LAYER_TRACE_PREFIX = "trace_layer_"  # ... of the backend layer with debug id d: trace_layer_<d>
 
 
 def names_of(row: PlanRow, named: dict[int, dict[str, str]]) -> dict[str, str]:
@@ -60,4 +61,17 @@ def trace_arrays(rows: list[PlanRow], named: dict[int, dict[str, str]], values: 
         data = memory_bytes(values[node], row.output)
         if data is not None:
             arrays[row.index] = data
+    return arrays
+
+
+def layer_trace_arrays(layers: list[dict[str, Any]], values: dict[str, Any]) -> dict[int, np.ndarray]:
+    """Each delegated layer's expected output bytes (cmx-gen's backend streams them in the trace
+    image), by debug id: the kernel-exact value in the layout the layer writes it."""
+    arrays: dict[int, np.ndarray] = {}
+    for layer in layers:
+        place = OutputPlace(mem_id=0, offset=0, nbytes=layer["nbytes"], dtype=layer["dtype"], shape=layer["shape"],
+                            dim_order=layer["dim_order"])
+        data = memory_bytes(values[layer["node"]], place) if layer["node"] in values else None
+        if data is not None:
+            arrays[layer["debug"]] = data
     return arrays

@@ -249,6 +249,11 @@ class DelegatedLayer(_Part):
     node: str = ""
     module: str = ""
     source: str = ""
+    shape: list[int] = []  # its output, as it lies in the working memory
+    dim_order: list[int] = []
+    dtype: str = "int8"
+    nbytes: int = 0
+    traced: bool = False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
 
 
 class LoweringOptions(_Part):

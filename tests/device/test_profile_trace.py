@@ -29,9 +29,53 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
+    """The per-operator program (delegate = false): one instruction per operator."""
     folder = tmp_path_factory.mktemp("digits") / "app"
+    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder),
+                                 delegate=False), folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def delegated_app(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("digits-delegated") / "app"
     generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder)), folder)
     return folder
+
+
+def test_delegated_program_profiles_and_traces_layer_by_layer(delegated_app):
+    """What the backend's layers print in the profile and trace images, parsed against the report."""
+    data = load_json(delegated_app / "model" / "report.json")
+    rows, layers = data.instructions, data.delegated_layers
+    assert [r.op for r in rows] == ["cortex_m::quantize_per_tensor.out", "<DelegateCall>",
+                                    "cortex_m::dequantize_per_tensor.out"]
+    assert [layer.module for layer in layers] == ["conv1", "conv2", "DigitsCNN", "conv3", "DigitsCNN", "conv4",
+                                                  "DigitsCNN", "fc"]
+    assert all(layer.traced for layer in layers)
+    blob = (delegated_app / "model" / "trace_reference.bin").read_bytes()
+    assert len(blob) == sum(r.output.nbytes for r in rows if r.traced) + sum(layer.nbytes for layer in layers)
+    expected, expected_layers = trace.expected_outputs(rows, blob, layers)
+    console = []
+    for index, payload in expected.items():
+        console.append(f"cmx-gen: trace {index} 0 {payload.hex()}")
+    for debug, payload in expected_layers.items():
+        if debug == layers[3].debug:
+            payload = bytes([payload[0] ^ 1]) + payload[1:]
+        for at in range(0, len(payload), 32):
+            console.append(f"cmx-gen: trace_layer {debug} {at} {payload[at:at + 32].hex()}")
+    differences, compared = trace.compare(rows, blob, "\n".join(console), layers)
+    assert compared == 2 + len(layers)
+    assert differences[0].op == "cmx cortex_m::quantized_conv2d" and differences[0].module == "conv3"
+    # profile: the delegate's row keeps the backend's own loop, each layer gets a row after it
+    line = "cmx-gen: PASS max_abs_err=0 instr=1000 method=1/2 planned=1/1 temp=1/2\n"
+    prof_lines = [f"cmx-gen: prof {i} {c}" for i, c in enumerate([10, 900, 10])]
+    prof_lines += [f"cmx-gen: prof_layer {layer.debug} 100" for layer in layers]
+    result = parse_result_line(line + "\n".join(prof_lines))
+    result.output = line + "\n".join(prof_lines)
+    prof = profile.parse(result, rows, layers)
+    assert [r.op for r in prof.rows][:3] == ["cortex_m::quantize_per_tensor.out", "cmx backend (loop)",
+                                            "cmx cortex_m::quantized_conv2d"]
+    assert prof.rows[1].count == 900 - 100 * len(layers) and prof.summed == 920
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +114,7 @@ def test_trace_reference_is_each_output_in_the_programs_dim_order(app):
     rows = typed_rows(app)
     blob = (app / "model" / "trace_reference.bin").read_bytes()
     assert len(blob) == sum(r.output.nbytes for r in rows)
-    expected = trace.expected_outputs(rows, blob)
+    expected, _ = trace.expected_outputs(rows, blob)
     # The last instruction's output is the program's output: the reference the firmware checks.
     last = np.frombuffer(expected[8], dtype=np.float32)
     io = (app / "model" / "cmx_model_io.c").read_text()
@@ -87,7 +131,7 @@ def test_trace_reference_is_each_output_in_the_programs_dim_order(app):
 def firmware_console(rows: list[Instruction], blob: bytes, corrupt: int | None = None, stop_after: int | None = None) -> str:
     """What a CMX_TRACE image prints (cmx_runner.cpp print_hex), for the expected bytes."""
     lines = []
-    for index, data in trace.expected_outputs(rows, blob).items():
+    for index, data in trace.expected_outputs(rows, blob)[0].items():
         if stop_after is not None and index > stop_after:
             break
         data = bytearray(data)

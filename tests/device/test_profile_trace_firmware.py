@@ -24,9 +24,10 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 
-def make_app(model: Path, board: str, folder: Path) -> Path:
+def make_app(model: Path, board: str, folder: Path, delegate: bool = True) -> Path:
     app = folder / "app"
-    generate(project_mod.Project(model=str(model), board=board, rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project(model=str(model), board=board, rtos="baremetal", output=str(app), delegate=delegate),
+             app)
     return app
 
 
@@ -39,9 +40,11 @@ def test_profile_rows_add_up_to_the_inference(tmp_path, capsys, model, board):
     out = capsys.readouterr().out
     profile = json.loads((tmp_path / "profile.json").read_text())
     rows = profile["rows"]
-    assert [r["index"] for r in rows] == list(range(report["program"]["instructions"]))
-    assert all(r["count"] > 0 for r in rows), "every instruction ran and was counted"
-    assert all(r["module"] for r in rows), "every row is named with the module it came from"
+    assert sorted({r["index"] for r in rows}) == list(range(report["program"]["instructions"]))
+    assert all(r["count"] > 0 for r in rows), "every instruction and every backend layer ran and was counted"
+    layers = [r for r in rows if r["op"].startswith("cmx ")]
+    assert len(layers) == len(report["delegated_layers"]) > 0, "one row per layer inside cmx-gen's backend"
+    assert all(r["module"] for r in rows if r["op"] != "cmx backend (loop)"), "rows are named with their module"
     assert abs(profile["sum"] - profile["total"]) <= 0.02 * profile["total"], profile
     assert profile["counter"] == "instr"
     kinds = [k["kind"] for k in profile["by_kind"]]
@@ -69,7 +72,8 @@ def _constant_offset(pte: bytes, instruction: int) -> tuple[int, int]:
 
 
 def test_trace_names_the_operator_a_corrupted_weight_breaks(tmp_path, capsys):
-    app = make_app(DIGITS, "mps3-an547", tmp_path)
+    """The per-operator program (delegate = false): instruction by instruction."""
+    app = make_app(DIGITS, "mps3-an547", tmp_path, delegate=False)
     assert run_cli("run", app, "--trace") == 0
     assert "trace: all 9 traced instructions match the host bit for bit" in capsys.readouterr().out
     # One byte of conv2's weights (instruction #2), changed in the embedded program itself.
@@ -84,6 +88,33 @@ def test_trace_names_the_operator_a_corrupted_weight_breaks(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "cmx-gen: FAIL" in out
     assert "trace: first difference at instruction #2 cortex_m::quantized_conv2d.out (conv2, model.py:" in out, out
+    print(f"\n{out}")
+
+
+def test_trace_names_the_backend_layer_a_corrupted_weight_breaks(tmp_path, capsys):
+    """The delegated program: cmx-gen's backend streams each layer's output; a weight byte changed
+    inside the plan is found at its layer."""
+    from cmx_gen.lower.delegate.plan import read_layers
+    from cmx_gen.program import pte as pte_mod
+
+    app = make_app(DIGITS, "mps3-an547", tmp_path)
+    report = json.loads((app / "model" / "report.json").read_text())
+    layers = report["delegated_layers"]
+    assert run_cli("run", app, "--trace") == 0
+    out = capsys.readouterr().out
+    assert f"trace: all {2 + len(layers)} traced outputs (2 instructions, {len(layers)} backend layers) match" in out, out
+    assert layers[1]["module"] == "conv2" and layers[1]["op"] == "cortex_m::quantized_conv2d"
+    pte = bytearray((app / "model" / "model.pte").read_bytes())
+    blob = pte_mod.delegate_plans(pte_mod.read(bytes(pte)))[0]
+    kind, fields = read_layers(blob)[1]
+    assert kind == "conv"
+    weight = bytes(pte).index(blob) + fields["weight"]
+    pte[weight + 5] ^= 0x40
+    (app / "model" / "model.pte").write_bytes(bytes(pte))
+    assert run_cli("run", app, "--trace") == 1
+    out = capsys.readouterr().out
+    assert "cmx-gen: FAIL" in out
+    assert "trace: first difference at instruction #1 cmx cortex_m::quantized_conv2d (conv2, model.py:" in out, out
     print(f"\n{out}")
 
 

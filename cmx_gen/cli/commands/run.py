@@ -156,8 +156,10 @@ def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.
             Path(args.json).write_text(text)
             print(f"json       {args.json}")
         return 0 if result.passed else 1
-    differences, compared = trace.compare(instructions, trace.read_reference(app.path), result.output)
-    print(trace.summary(differences, compared))
+    differences, compared = trace.compare(instructions, trace.read_reference(app.path), result.output,
+                                          app.report().delegated_layers)
+    traced_layers = sum(layer.traced for layer in app.report().delegated_layers)
+    print(trace.summary(differences, compared, traced_layers))
     for later in differences[1:4]:
         print(f"           then {later.describe()}")
     return 0 if result.passed and not differences else 1

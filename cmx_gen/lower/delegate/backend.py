@@ -76,7 +76,10 @@ def delegated_layers(program: Any) -> list[dict[str, Any]]:
         compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not _is_alloc(n)]
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
+            val = node.meta["val"]
             out.append({"delegate": position, "debug": int(handle) if isinstance(handle, int) else index,
                         "op": op_name(node), "node": node.name, "module": module_path(node),
-                        "source": source_line(node)})
+                        "source": source_line(node), "shape": [int(s) for s in val.shape],
+                        "dim_order": [int(d) for d in val.dim_order()], "dtype": str(val.dtype).removeprefix("torch."),
+                        "nbytes": int(val.numel()) * val.element_size()})
     return out

@@ -285,6 +285,12 @@ class CmxTracer final : public EventTracer {
 
 CmxTracer tracer;
 #define CMX_EVENT_TRACER (&tracer)
+#if defined(CMX_TRACE) && CMX_TRACE
+/* cmx-gen's backend calls this after each layer in the trace image (kernels/backend/cmx_backend.cpp). */
+extern "C" void cmx_backend_layer_output(int32_t debug, const void* data, size_t nbytes) {
+  print_hex("trace_layer", static_cast<size_t>(debug), static_cast<const uint8_t*>(data), nbytes);
+}
+#endif
 #else
 #define CMX_EVENT_TRACER nullptr
 #endif
