@@ -35,7 +35,7 @@ def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_
     assert run_cli("lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration",
                    "--keep-fp32", where, "-o", out) == 0
     report = __import__("json").loads((out / "report.json").read_text())
-    assert report["lowering_options"] == {"keep_fp32": [where], "io": "float"}
+    assert report["lowering_options"] == {"keep_fp32": [where], "io": "float", "delegate": True}
     assert "aten::bmm.out" in report["fallbacks"]
     assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"
     assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}
@@ -132,7 +132,7 @@ def test_create_refuses_a_foreign_non_empty_folder(tmp_path, capsys):
 def test_a_pte_makes_an_app_with_a_host_reference(lowered_dir, tmp_path, capsys):
     """create from a .pte: the app runs it on a generated input, checked against its plan run on the
     host (issue 22); --input is refused for a model file; lower/check still analyse a .pte and want its core."""
-    pte = lowered_dir("ConvNet") / "model.pte"
+    pte = lowered_dir("ConvNet", "--no-delegate") / "model.pte"
     capsys.readouterr()
     assert run_cli("create", pte, "--board", "mps3-an547", "-o", tmp_path / "app") == 0
     header = (tmp_path / "app" / "model" / "cmx_model.h").read_text()
@@ -145,6 +145,10 @@ def test_a_pte_makes_an_app_with_a_host_reference(lowered_dir, tmp_path, capsys)
     assert "does not record the core it was lowered for" in one_line(capsys)
     assert run_cli("lower", pte, "--target", "cortex-m55", "-o", tmp_path / "m55") == 0
     assert run_cli("check", tmp_path / "m55", "--board", "mps3-an547") == 0
+    # a .pte with cmx-gen's backend inside: the host cannot run its plan yet, so the app says RAN, never PASS
+    delegated = lowered_dir("ConvNet") / "model.pte"
+    assert run_cli("create", delegated, "--board", "mps3-an547", "-o", tmp_path / "app2") == 0
+    assert "#define CMX_HAS_REFERENCE 0" in (tmp_path / "app2" / "model" / "cmx_model.h").read_text()
 
 
 def test_program_the_target_would_stop_is_refused_before_build(tmp_path, capsys):
