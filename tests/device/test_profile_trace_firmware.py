@@ -42,7 +42,7 @@ def test_profile_rows_add_up_to_the_inference(tmp_path, capsys, model, board):
     rows = profile["rows"]
     assert sorted({r["index"] for r in rows}) == list(range(report["program"]["instructions"]))
     assert all(r["count"] > 0 for r in rows), "every instruction and every backend layer ran and was counted"
-    layers = [r for r in rows if r["op"].startswith("cmx ")]
+    layers = [r for r in rows if r["op"].startswith("cmx ") and "::" in r["op"]]
     assert len(layers) == len(report["delegated_layers"]) > 0, "one row per layer inside cmx-gen's backend"
     assert all(r["module"] for r in rows if r["op"] != "cmx backend (loop)"), "rows are named with their module"
     assert abs(profile["sum"] - profile["total"]) <= 0.02 * profile["total"], profile
@@ -109,7 +109,8 @@ def test_trace_names_the_backend_layer_a_corrupted_weight_breaks(tmp_path, capsy
     kind, fields = read_layers(blob)[1]
     assert kind == "conv"
     weight = bytes(pte).index(blob) + fields["weight"]
-    pte[weight + 5] ^= 0x40
+    for at in range(weight, weight + 64):  # one byte can vanish by the output: 64 of conv2's 1,152 do not
+        pte[at] ^= 0x40
     (app / "model" / "model.pte").write_bytes(bytes(pte))
     assert run_cli("run", app, "--trace") == 1
     out = capsys.readouterr().out
@@ -127,6 +128,7 @@ def test_default_image_carries_no_tracer(tmp_path):
     profiled = build.build(app, app / "build-profile", jobs=2, defines=["CMX_PROFILE=ON"])
     symbols = subprocess.run(["arm-none-eabi-nm", "-C", str(profiled.elf)], capture_output=True, text=True, check=True).stdout
     assert "CmxTracer" in symbols
-    # The hooks and the tracer cost code only in the profile image.
-    assert 1000 < profiled.text_bytes - default.text_bytes <= 2048, (default.text_bytes, profiled.text_bytes)
+    # The hooks and the tracer cost code only in the profile image (with cmx-gen's backend: its layer events
+    # and the runner's per-layer table, 2,500 B on digits M55).
+    assert 1000 < profiled.text_bytes - default.text_bytes <= 3072, (default.text_bytes, profiled.text_bytes)
     print(f"\n.text default {default.text_bytes} B, profile {profiled.text_bytes} B")
