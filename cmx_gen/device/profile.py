@@ -26,6 +26,7 @@ class Row:
     source: str
     count: int
     share: float  # of the whole-inference count, in %
+    kernel: int | None = None  # a backend layer: its CMSIS-NN call alone (the rest is the backend's own cost)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -36,6 +37,11 @@ class Profile:
     counter: str  # "instr" (QEMU -icount) or "cycles"
     total: int  # the result line's whole-inference count (same image)
     rows: list[Row]
+
+    def backend_overhead(self) -> float | None:
+        """Mean counts per backend layer outside its kernel call (the profiling hooks included)."""
+        layers = [row for row in self.rows if row.kernel is not None]
+        return sum(row.count - row.kernel for row in layers) / len(layers) if layers else None
 
     @property
     def summed(self) -> int:
@@ -79,6 +85,8 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
     counter, total = counted
     layer_counts = {int(m.group(1)): int(m.group(2))
                     for m in result_line.diagnostic_re("prof_layer").finditer(result.output)}
+    kernel_counts = {int(m.group(1)): int(m.group(2))
+                     for m in result_line.diagnostic_re("prof_kernel").finditer(result.output)}
     share = lambda count: 100.0 * count / total if total else 0.0  # noqa: E731
     rows = []
     calls = 0
@@ -94,7 +102,7 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
         for layer in inside:
             n = layer_counts.get(layer.debug, 0)
             rows.append(Row(index=row.index, op=f"cmx {layer.op}", module=layer.module, source=layer.source, count=n,
-                            share=share(n)))
+                            share=share(n), kernel=kernel_counts.get(layer.debug)))
     return Profile(counter=counter, total=total, rows=rows)
 
 
@@ -110,4 +118,8 @@ def table(profile: Profile) -> str:
     lines.append(f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {profile.summed:>11,}  {gap:>5.1f}%"
                  f"  of {profile.total:,} {profile.counter} for the whole inference (result line)")
     lines.append("by kind    " + ", ".join(f"{k} {s:.1f} %" for k, _, s in profile.by_kind()))
+    overhead = profile.backend_overhead()
+    if overhead is not None:
+        lines.append(f"backend    {overhead:,.0f} {profile.counter} per layer around its kernel call "
+                     "(the profiling hooks included: an upper bound)")
     return "\n".join(lines)

@@ -17,6 +17,7 @@
 #include <executorch/runtime/core/evalue.h>
 #include <executorch/runtime/core/event_tracer_hooks_delegate.h>
 #include <executorch/runtime/platform/log.h>
+#include <executorch/runtime/platform/platform.h>
 
 extern "C" {
 #include "arm_nnfunctions.h"
@@ -187,6 +188,22 @@ class CmxCmsisNNBackend final : public BackendInterface {
 #endif
       int8_t* out = nullptr;
 #ifdef ET_EVENT_TRACER_ENABLED
+      /* The profile image also brackets the kernel call alone: the layer's row less this is the
+       * backend's own cost per layer (plus the hooks). */
+      et_timestamp_t kernel_start = 0, kernel_end = 0;
+#define CMX_KERNEL(...)                    \
+  do {                                     \
+    kernel_start = et_pal_current_ticks(); \
+    __VA_ARGS__;                           \
+    kernel_end = et_pal_current_ticks();   \
+  } while (0)
+#else
+#define CMX_KERNEL(...) \
+  do {                  \
+    __VA_ARGS__;        \
+  } while (0)
+#endif
+#ifdef ET_EVENT_TRACER_ENABLED
       size_t out_bytes = 0;
 #define CMX_OUT_BYTES(expr) out_bytes = (expr)
 #else
@@ -201,9 +218,9 @@ class CmxCmsisNNBackend final : public BackendInterface {
                                               const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-          status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+          CMX_KERNEL(status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                            &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
-                                           constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
+                                           constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
           break;
         }
 #endif
@@ -215,10 +232,10 @@ class CmxCmsisNNBackend final : public BackendInterface {
                                               const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-          status = arm_depthwise_conv_wrapper_s8(&ctx, &l->params, &q, &l->input_dims,
+          CMX_KERNEL(status = arm_depthwise_conv_wrapper_s8(&ctx, &l->params, &q, &l->input_dims,
                                                  tensor_at(l->input, work, io), &l->filter_dims,
                                                  constant_at<int8_t>(plan, l->weight), &l->bias_dims,
-                                                 constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
+                                                 constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
           break;
         }
 #endif
@@ -228,9 +245,9 @@ class CmxCmsisNNBackend final : public BackendInterface {
           cmsis_nn_context ctx{const_cast<int32_t*>(constant_at<int32_t>(plan, l->kernel_sum)), 0};
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
-          status = arm_fully_connected_s8(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
+          CMX_KERNEL(status = arm_fully_connected_s8(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
                                           &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
-                                          constant_at<int32_t>(plan, l->bias), &l->output_dims, out);
+                                          constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
           break;
         }
 #endif
@@ -241,12 +258,12 @@ class CmxCmsisNNBackend final : public BackendInterface {
           const int8_t* b = tensor_at(l->input2, work, io);
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->count);
-          for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
+          CMX_KERNEL(for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
             status = arm_elementwise_add_s8(a + at, b, l->input1_offset, l->input1_multiplier, l->input1_shift,
                                             l->input2_offset, l->input2_multiplier, l->input2_shift, l->left_shift,
                                             out + at, l->output_offset, l->output_multiplier, l->output_shift,
                                             l->act_min, l->act_max, l->block);
-          }
+          });
           break;
         }
 #endif
@@ -257,10 +274,10 @@ class CmxCmsisNNBackend final : public BackendInterface {
           const int8_t* b = tensor_at(l->input2, work, io);
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->count);
-          for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
+          CMX_KERNEL(for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
             status = arm_elementwise_mul_s8(a + at, b, l->input1_offset, l->input2_offset, out + at, l->output_offset,
                                             l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
-          }
+          });
           break;
         }
 #endif
@@ -270,8 +287,8 @@ class CmxCmsisNNBackend final : public BackendInterface {
           cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-          status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
-                                  &l->output_dims, out);
+          CMX_KERNEL(status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
+                                  &l->output_dims, out));
           break;
         }
 #endif
@@ -281,8 +298,8 @@ class CmxCmsisNNBackend final : public BackendInterface {
           cmsis_nn_context ctx{nullptr, 0};
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-          status = arm_max_pool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
-                                   &l->output_dims, out);
+          CMX_KERNEL(status = arm_max_pool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
+                                   &l->output_dims, out));
           break;
         }
 #endif
@@ -291,8 +308,8 @@ class CmxCmsisNNBackend final : public BackendInterface {
           auto* l = reinterpret_cast<const cmx_layer_softmax*>(head);
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->rows * l->row_size);
-          arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift, l->diff_min,
-                         out);
+          CMX_KERNEL(arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift, l->diff_min,
+                         out));
           break;
         }
 #endif
@@ -300,7 +317,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
           auto* l = reinterpret_cast<const cmx_layer_copy*>(head);
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->nbytes);
-          memcpy(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes));
+          CMX_KERNEL(memcpy(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes)));
           break;
         }
         default:
@@ -308,6 +325,8 @@ class CmxCmsisNNBackend final : public BackendInterface {
       }
 #ifdef ET_EVENT_TRACER_ENABLED
       executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
+      executorch::runtime::event_tracer_log_profiling_delegate(
+          tracer, "kernel", static_cast<executorch::runtime::DebugHandle>(head->debug), kernel_start, kernel_end);
 #endif
 #ifdef ET_EVENT_TRACER_ENABLED
       if (cmx_backend_layer_output != nullptr) cmx_backend_layer_output(head->debug, out, out_bytes);

@@ -185,6 +185,18 @@ struct LayerCount {
 };
 static LayerCount layer_counts[CMX_NUM_DELEGATED_LAYERS > 0 ? CMX_NUM_DELEGATED_LAYERS : 1];
 static size_t layer_slots = 0;
+/* ... and of each layer, the kernel call alone (the backend's "kernel" events). */
+static LayerCount kernel_counts[CMX_NUM_DELEGATED_LAYERS > 0 ? CMX_NUM_DELEGATED_LAYERS : 1];
+static size_t kernel_slots = 0;
+static void add_count(LayerCount* table, size_t* slots, size_t capacity, int64_t debug, uint64_t ticks) {
+  size_t slot = 0;
+  while (slot < *slots && table[slot].debug != debug) ++slot;
+  if (slot == *slots) {
+    if (*slots == capacity) return;
+    table[(*slots)++] = LayerCount{debug, 0};
+  }
+  table[slot].count += ticks;
+}
 #endif
 #if defined(CMX_TRACE) && CMX_TRACE
 struct TraceOutput {
@@ -248,19 +260,22 @@ class CmxTracer final : public EventTracer {
   void end_profiling_delegate(EventTracerEntry entry, const void*, size_t) override {
 #if defined(CMX_PROFILE) && CMX_PROFILE
     const uint64_t ticks = cmx_platform_counter() - entry.start_time;
-    size_t slot = 0;
-    while (slot < layer_slots && layer_counts[slot].debug != entry.event_id) ++slot;
-    if (slot == layer_slots) {
-      if (layer_slots == sizeof(layer_counts) / sizeof(layer_counts[0])) return;
-      layer_counts[layer_slots++] = LayerCount{entry.event_id, 0};
-    }
-    layer_counts[slot].count += ticks;
+    add_count(layer_counts, &layer_slots, sizeof(layer_counts) / sizeof(layer_counts[0]), entry.event_id, ticks);
 #else
     (void)entry;
 #endif
   }
-  void log_profiling_delegate(const char*, DelegateDebugIntId, et_timestamp_t, et_timestamp_t, const void*,
-                              size_t) override {}
+  void log_profiling_delegate(const char*, DelegateDebugIntId id, et_timestamp_t start, et_timestamp_t end,
+                              const void*, size_t) override {
+#if defined(CMX_PROFILE) && CMX_PROFILE
+    add_count(kernel_counts, &kernel_slots, sizeof(kernel_counts) / sizeof(kernel_counts[0]), id,
+              static_cast<uint64_t>(end - start));
+#else
+    (void)id;
+    (void)start;
+    (void)end;
+#endif
+  }
   void track_allocation(AllocatorID, size_t) override {}
   AllocatorID track_allocator(const char*) override { return 0; }
   Result<bool> log_evalue(const EValue&, LoggedEValueType) override { return false; }
@@ -513,6 +528,11 @@ extern "C" int cmx_run(void) {
   for (size_t i = 0; i < layer_slots; ++i) {
     Line prof;
     prof.s("cmx-gen: prof_layer ").u(static_cast<uint64_t>(layer_counts[i].debug)).s(" ").u(layer_counts[i].count);
+    prof.print();
+  }
+  for (size_t i = 0; i < kernel_slots; ++i) {
+    Line prof;
+    prof.s("cmx-gen: prof_kernel ").u(static_cast<uint64_t>(kernel_counts[i].debug)).s(" ").u(kernel_counts[i].count);
     prof.print();
   }
 #endif
