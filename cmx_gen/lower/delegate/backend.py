@@ -15,7 +15,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from cmx_gen.lower.delegate import layers
-from cmx_gen.lower.delegate.preprocess import BACKEND_ID, _is_alloc, build_plan
+from cmx_gen.lower.delegate.preprocess import BACKEND_ID, is_alloc, build_plan
 
 
 class CmxCmsisNNBackend(BackendDetails):
@@ -34,7 +34,7 @@ class _Supported(OperatorSupportBase):
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
         if node.op != "call_function":
             return False
-        if _is_alloc(node):  # a CMSIS-NN scratch buffer: goes where its kernel goes
+        if is_alloc(node):  # a CMSIS-NN scratch buffer: goes where its kernel goes
             return bool(node.users) and all(layers.supports(user) for user in node.users)
         return layers.supports(node)
 
@@ -52,7 +52,7 @@ class CmxPartitioner(Partitioner):
                                                  allows_single_node_partition=True)
         tags: dict[str, DelegationSpec] = {}
         for partition in partitioner.propose_partitions():
-            if not any(not _is_alloc(node) for node in partition.nodes):
+            if not any(not is_alloc(node) for node in partition.nodes):
                 continue
             tag = f"cmx_{partition.id}"
             for node in partition.nodes:
@@ -73,7 +73,7 @@ def delegated_layers(program: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for position, call in enumerate(calls):
         lowered = getattr(module, call.args[0].target)
-        compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not _is_alloc(n)]
+        compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not is_alloc(n)]
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             val = node.meta["val"]

@@ -16,7 +16,7 @@ from cmx_gen.lower.fx_nodes import op_name
 BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it
 
 
-def _is_alloc(node: torch.fx.Node) -> bool:
+def is_alloc(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and getattr(node.target, "__name__", "") == "alloc"
 
 
@@ -48,7 +48,7 @@ def build_plan(program: Any, core: str) -> Plan:
     for j, node in enumerate(outputs):
         args.setdefault(node, len(inputs) + 1 + j)  # args[len(inputs)] is the working memory
 
-    compute = [n for n in graph.nodes if n.op == "call_function" and not _is_alloc(n)]
+    compute = [n for n in graph.nodes if n.op == "call_function" and not is_alloc(n)]
     index = {n: i for i, n in enumerate(compute)}
     buffers = []
     for node in compute:
@@ -58,7 +58,7 @@ def build_plan(program: Any, core: str) -> Plan:
             buffers.append(Buffer(node.name, int(val.numel()) * val.element_size(), index[node],
                                   max(users, default=index[node])))
         scratch = node.args[-1] if node.args else None
-        if isinstance(scratch, torch.fx.Node) and _is_alloc(scratch):
+        if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
             buffers.append(Buffer(f"{node.name}:scratch", int(scratch.args[0][0][0]), index[node], index[node]))
     work = place(buffers)
 
