@@ -130,3 +130,21 @@ def test_plan_made_for_m4_names_its_core(lowered_dir):
     blob = pte.delegate_plans(pte.read(data))[0]
     assert plan_mod.read_header(blob)["core"] == "cortex-m4"
     assert struct.unpack_from("<I", blob, 0)[0] == plan_mod.MAGIC
+
+
+def test_delegate_option_in_cmx_toml(tmp_path):
+    """`[options] delegate = false` round-trips through the project file; a non-boolean is one line."""
+    from cmx_gen.app import project as project_mod
+    from cmx_gen.common.errors import ModelSourceError
+
+    base = '[model]\nsource = "m.py:Net"\n[target]\nboard = "mps3-an547"\n'
+    (tmp_path / "cmx.toml").write_text(base)
+    assert project_mod.load(tmp_path / "cmx.toml").delegate is True
+    (tmp_path / "cmx.toml").write_text(base + "[options]\ndelegate = false\n")
+    off = project_mod.load(tmp_path / "cmx.toml")
+    assert off.delegate is False and "delegate = false" in project_mod.dumps(off, tmp_path)
+    default = project_mod.Project(model=off.model, board=off.board)
+    assert "delegate" not in project_mod.dumps(default, tmp_path), "the default is not written: projects read as before"
+    (tmp_path / "cmx.toml").write_text(base + '[options]\ndelegate = "no"\n')
+    with pytest.raises(ModelSourceError, match="delegate = 'no' is not true or false"):
+        project_mod.load(tmp_path / "cmx.toml")
