@@ -80,7 +80,7 @@ def test_report_has_documented_keys_and_consistent_sizes(lowered_dir):
     assert spec["dim_order"] == [0, 2, 3, 1], "inputs are channels-last"
     assert spec["quant"]["scale"] > 0
     md = (folder / "report.md").read_text()
-    assert "cortex_m::quantized_conv2d.out" in md and "CMSIS-NN" in md
+    assert "cmx::conv" in md and "CMSIS-NN" in md
 
 
 def test_reference_outputs_match_float_model_within_quantization_error(lowered_dir):
