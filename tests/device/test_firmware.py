@@ -91,8 +91,9 @@ def test_one_input_channel_conv_runs_as_a_convolution(tmp_path, board):
     app, built, result = create_build_run(ROOT / "tests" / "toy_models" / "small.py:OneChannelIn", board, tmp_path,
                                           input_shape="1,1,20,12", random_calibration=True)
     check_pass(app, built, result)
-    convs = [i["op"] for i in read_report(app / "model")["instructions"] if "conv" in i["op"]]
-    assert convs == ["cortex_m::quantized_conv2d.out"] * 2
+    report = read_report(app / "model")
+    convs = [layer["op"] for layer in report["delegated_layers"] if "conv" in layer["op"]]
+    assert convs == ["cortex_m::quantized_conv2d"] * 2, "both run CMSIS-NN's convolution inside cmx-gen's backend"
 
 
 @pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16"), ("OneChannelPool", "1,1,6,6")])
