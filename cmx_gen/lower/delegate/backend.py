@@ -15,7 +15,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from cmx_gen.lower.delegate import layers
-from cmx_gen.lower.delegate.preprocess import BACKEND_ID, is_alloc, build_plan
+from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_alloc, is_delegate_call
 
 
 class CmxCmsisNNBackend(BackendDetails):
@@ -68,8 +68,7 @@ def delegated_layers(program: Any) -> list[dict[str, Any]]:
     from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
 
     module = program.graph_module
-    calls = [n for n in module.graph.nodes
-             if n.op == "call_function" and getattr(n.target, "__name__", "") == "executorch_call_delegate"]
+    calls = [n for n in module.graph.nodes if is_delegate_call(n)]
     out: list[dict[str, Any]] = []
     for position, call in enumerate(calls):
         lowered = getattr(module, call.args[0].target)

@@ -40,7 +40,7 @@ def _dims_fields(name: str, dims: tuple[int, int, int, int]) -> dict[str, int]:
     return {f"{name}_{d}": v for d, v in zip("nhwc", dims)}
 
 
-def _scratch_bytes(node: torch.fx.Node) -> int:
+def scratch_bytes(node: torch.fx.Node) -> int:
     """The CMSIS-NN scratch size the cortex_m passes planned for this call (its alloc node)."""
     alloc = node.args[-1]
     return int(alloc.args[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
@@ -97,7 +97,7 @@ def _conv(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: in
     return Layer("conv", {
         "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
         "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
-        "scratch_bytes": _scratch_bytes(node),
+        "scratch_bytes": scratch_bytes(node),
         "input_offset": in_off, "output_offset": out_off, "stride_w": stride[1], "stride_h": stride[0],
         "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1], "dilation_h": dilation[0],
         "act_min": act_min, "act_max": act_max,
@@ -116,7 +116,7 @@ def _depthwise(node: torch.fx.Node, operand: Operand, constant: Constant, scratc
     return Layer("depthwise_conv", {
         "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
         "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
-        "scratch_bytes": _scratch_bytes(node),
+        "scratch_bytes": scratch_bytes(node),
         "input_offset": in_off, "output_offset": out_off, "ch_mult": mult_ch, "stride_w": stride[1],
         "stride_h": stride[0], "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1],
         "dilation_h": dilation[0], "act_min": act_min, "act_max": act_max,
@@ -189,7 +189,7 @@ def _pool_fields(x: Any, node: torch.fx.Node, kernel: Any, stride: Any, padding:
 def _avg_pool(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
     x, kernel, stride, padding = node.args[:4]
     return Layer("avg_pool", {"input": operand(x), "output": operand(node), "scratch": scratch,
-                              "scratch_bytes": _scratch_bytes(node),
+                              "scratch_bytes": scratch_bytes(node),
                               **_pool_fields(x, node, kernel, stride, padding, -128, 127)}, node=node.name)
 
 

@@ -20,6 +20,10 @@ def is_alloc(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and getattr(node.target, "__name__", "") == "alloc"
 
 
+def is_delegate_call(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and getattr(node.target, "__name__", "") == "executorch_call_delegate"
+
+
 def _constant_tensor(program: Any, node: torch.fx.Node) -> torch.Tensor | None:
     from torch._export.utils import get_buffer, get_lifted_tensor_constant, get_param
 
@@ -59,7 +63,7 @@ def build_plan(program: Any, core: str) -> Plan:
                                   max(users, default=index[node])))
         scratch = node.args[-1] if node.args else None
         if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
-            buffers.append(Buffer(f"{node.name}:scratch", int(scratch.args[0][0][0]), index[node], index[node]))
+            buffers.append(Buffer(f"{node.name}:scratch", layer_builders.scratch_bytes(node), index[node], index[node]))
     work = place(buffers)
 
     data = bytearray()

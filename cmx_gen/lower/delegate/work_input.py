@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate.plan import read_header
+from cmx_gen.lower.delegate.preprocess import is_delegate_call
 
 
 def add(module: Any) -> dict[str, int]:
@@ -23,7 +24,7 @@ def add(module: Any) -> dict[str, int]:
 
     sizes: dict[str, int] = {}
     for node in list(module.graph.nodes):
-        if node.op != "call_function" or getattr(node.target, "__name__", "") != "executorch_call_delegate":
+        if not is_delegate_call(node):
             continue
         lowered = node.args[0]
         blob = getattr(module, lowered.target).processed_bytes
