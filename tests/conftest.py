@@ -55,6 +55,24 @@ def read_report(folder: Path) -> dict:
     return json.loads((folder / "report.json").read_text())
 
 
+def kernels(report: dict) -> list[str]:
+    """The cortex_m kernels a program runs, in order, whether ExecuTorch calls them (an instruction)
+    or cmx-gen's backend does (a delegated layer): `cortex_m::quantized_conv2d`, no overload."""
+    layers = iter(report["delegated_layers"])
+    delegates: dict[int, list[str]] = {}
+    for layer in layers:
+        delegates.setdefault(layer["delegate"], []).append(layer["op"])
+    out: list[str] = []
+    calls = 0
+    for instruction in report["instructions"]:
+        if instruction["op"] == "<DelegateCall>":
+            out += delegates.get(calls, [])
+            calls += 1
+        else:
+            out.append(instruction["op"].removesuffix(".out"))
+    return out
+
+
 # ----------------------------------------------------------- firmware pieces without the SDK
 
 def cpu_flags(board_id: str) -> list[str]:
