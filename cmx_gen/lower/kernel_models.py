@@ -254,3 +254,20 @@ ISA_DEPENDENT = {"cortex_m::quantize_per_tensor"}
 FALLBACKS: dict[str, Callable[..., torch.Tensor]] = {
     "cortex_m::quantized_conv2d": conv2d_s8,
 }
+
+
+def compute(name: str, function: Callable[..., object], args: Sequence[object], kwargs: dict[str, object],
+            isa: str) -> object:
+    """One cortex_m call on the host as the firmware computes it: the C kernel's model where the
+    Python op rounds differently (MODELS), else the Python op, else the model where torch cannot run
+    the case (FALLBACKS). The one dispatch the plan reference and the backend's host run share."""
+    if name in MODELS:
+        extra = {"isa": isa} if name in ISA_DEPENDENT else {}
+        return MODELS[name](*args, **kwargs, **extra)
+    try:
+        return function(*args, **kwargs)
+    except NotImplementedError:
+        if name not in FALLBACKS:
+            raise
+        return FALLBACKS[name](*args, **kwargs)
+

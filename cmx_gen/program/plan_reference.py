@@ -6,8 +6,10 @@ puts them, in simulated planned buffers, as on the target: a view the plan elide
 a linear layer) is the same bytes read with another shape, and buffers the plan reuses are reused. Each call is computed with the host
 model of its C kernel where ExecuTorch's Python op rounds differently (kernel_models.py, the same
 models cmx-gen's own lowering checks against), else with the op's Python implementation
-(ExecuTorch's cortex_m and dim-order ops, torch's aten ops). A plan with a call no host model can
-compute (a delegate, control flow, an op torch has no kernel for on that dtype) has no reference:
+(ExecuTorch's cortex_m and dim-order ops, torch's aten ops); a call into cmx-gen's own backend runs
+its plan layer by layer the same way (lower/delegate/host_run.py). A plan with a call no host model can
+compute (another backend's delegate, control flow, an op torch has no kernel for on that dtype)
+has no reference:
 `NoHostModel` names it, and the app then runs without one (RAN).
 """
 
@@ -19,12 +21,15 @@ import numpy as np
 import torch
 
 from cmx_gen.common.dim_order import from_layout, to_layout
-from cmx_gen.lower.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
+from cmx_gen.lower.kernel_models import compute
 from cmx_gen.program.pte import forward_plan, read
 
 # ExecuTorch ScalarType codes -> torch dtypes (what a cortex_m program holds).
 _DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 6: torch.float32,
            7: torch.float64, 11: torch.bool}
+
+
+DELEGATE = "<DelegateCall>"  # a call into cmx-gen's backend in PlanRunner.calls (its plan in place of a function)
 
 
 class NoHostModel(Exception):
@@ -91,11 +96,41 @@ class PlanRunner:
                 kind = type(args).__name__
                 if kind == "FreeCall":
                     continue
+                if kind == "DelegateCall":
+                    calls.append((DELEGATE, self._delegate(int(args.delegate_index)), [int(a) for a in args.args]))
+                    continue
                 if not hasattr(args, "op_index"):
                     raise NoHostModel(f"a {kind} instruction")
                 op = self.plan.operators[args.op_index]
                 calls.append((op.name, self._function(op.name, op.overload), [int(a) for a in args.args]))
         return calls
+
+    def _delegate(self, index: int) -> bytes:
+        """The plan of a call into cmx-gen's backend (host_run.py runs it); any other backend's
+        blob means nothing on the host."""
+        from cmx_gen.lower.delegate.preprocess import BACKEND_ID
+
+        delegate = self.plan.delegates[index]
+        if delegate.id != BACKEND_ID or int(delegate.processed.location) != 0:
+            raise NoHostModel(f"a DelegateCall instruction into {delegate.id}")
+        return bytes(self.program.backend_delegate_data[int(delegate.processed.index)].data)
+
+    def _run_delegate(self, plan: bytes, args: list[int]) -> None:
+        from cmx_gen.lower.delegate import host_run
+
+        views = []
+        for index in args:
+            tensor = self.plan.values[index].val
+            if type(tensor).__name__ != "Tensor" or tensor.allocation_info is None:
+                raise NoHostModel("a delegate argument outside the planned memory")
+            dtype, sizes, _ = self._spec(tensor)
+            buffer, offset = self._where(tensor)
+            nbytes = int(np.prod(sizes)) * torch.empty(0, dtype=dtype).element_size()
+            views.append(memoryview(buffer)[offset: offset + nbytes])
+        try:
+            host_run.run(plan, views, self.isa)
+        except Exception as exc:
+            raise NoHostModel(f"a cmx backend layer ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from exc
 
     @staticmethod
     def _function(name: str, overload: str) -> Any:
@@ -155,6 +190,9 @@ class PlanRunner:
         for index, array in zip(self.plan.inputs, inputs):
             self._store(self.plan.values[index].val, torch.from_numpy(np.ascontiguousarray(array)))
         for name, function, args in self.calls:
+            if name == DELEGATE:
+                self._run_delegate(function, args)
+                continue
             # The plan passes the out variant's arguments: the functional ones, then its outs and returns.
             schema = function._schema
             outs = args[len(schema.arguments):]
@@ -168,16 +206,7 @@ class PlanRunner:
                 else:
                     positional.append(value)
             try:
-                if name in MODELS:
-                    extra = {"isa": self.isa} if name in ISA_DEPENDENT else {}
-                    result = MODELS[name](*positional, **keywords, **extra)
-                else:
-                    try:
-                        result = function(*positional, **keywords)
-                    except NotImplementedError:
-                        if name not in FALLBACKS:
-                            raise
-                        result = FALLBACKS[name](*positional, **keywords)
+                result = compute(name, function, positional, keywords, self.isa)
             except Exception as exc:  # torch has no kernel for it on this dtype, or the op refuses
                 raise NoHostModel(f"{name} ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from exc
             results = list(result) if isinstance(result, (tuple, list)) else [result]

@@ -179,15 +179,23 @@ def test_mve_quantize_rounds_the_exact_product_in_blocks_of_16():
     assert torch.equal(dsp, python), "without MVE the kernel rounds as ExecuTorch's Python op does"
 
 
-@pytest.mark.parametrize("name, extra", [("ConvNet", ()), ("Residual", ("--input-shape", "1,3,16,16")),
-                                         ("Pooled", ()), ("UpsamplerK4Relu", ("--input-shape", "1,4,5,5"))])
-def test_a_pte_run_from_its_plan_matches_the_lowering_reference_bit_for_bit(lowered_dir, name, extra):
+CASES = [("ConvNet", ()), ("Residual", ("--input-shape", "1,3,16,16")), ("Pooled", ()),
+         ("UpsamplerK4Relu", ("--input-shape", "1,4,5,5")),
+         ("EltwiseNet", ("--input-shape", "1,32")), ("EltwiseNet", ("--input-shape", "1,32", "--io", "int8"))]
+
+
+@pytest.mark.parametrize("delegate", [True, False], ids=["delegated", "per-operator"])
+@pytest.mark.parametrize("name, extra", CASES)
+def test_a_pte_run_from_its_plan_matches_the_lowering_reference_bit_for_bit(lowered_dir, name, extra, delegate):
     """plan_reference runs only the serialized plan (constants, planned buffers with elided views,
-    kernel calls); on cmx-gen's per-operator programs it must give exactly the lowering's reference,
-    which the firmware tests prove on the target."""
+    kernel calls, and the layers of cmx-gen's backend from their plan bytes); on cmx-gen's own
+    programs it must give exactly the lowering's reference, which the firmware tests prove on the
+    target. Without an SDK this is what checks every field of a plan the runtime reads."""
     from cmx_gen.program import plan_reference
 
-    out = lowered_dir(name, *extra, "--random-calibration", "--no-delegate")
+    out = lowered_dir(name, *extra, "--random-calibration", *(() if delegate else ("--no-delegate",)))
+    report = read_report(out)
+    assert bool(report["delegated_layers"]) == delegate
     reference = np.load(out / "reference.npz")
     inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
     got = plan_reference.reference((out / "model.pte").read_bytes(), inputs, "MVE")
@@ -196,14 +204,3 @@ def test_a_pte_run_from_its_plan_matches_the_lowering_reference_bit_for_bit(lowe
     for g, e in zip(got, expected):
         assert g.shape == e.shape and g.dtype == e.dtype
         assert np.array_equal(g, e), f"{name}: {np.abs(g.astype(np.float64) - e).max()} apart"
-
-
-def test_a_delegated_pte_has_no_host_run_and_says_why(lowered_dir):
-    """A program whose layers run in cmx-gen's backend has no kernel calls to run on the host: it is
-    named, and a .pte given without its lowering then runs without a reference (RAN, never PASS)."""
-    from cmx_gen.program import plan_reference
-
-    out = lowered_dir("ConvNet", "--random-calibration")
-    reference = np.load(out / "reference.npz")
-    with pytest.raises(plan_reference.NoHostModel, match="DelegateCall"):
-        plan_reference.reference((out / "model.pte").read_bytes(), [reference["input_0"]], "MVE")

@@ -72,11 +72,11 @@ def test_pte_is_analysed_only(lowered_dir, tmp_path):
         assert sorted(ref.files) == ["input_0"]
     assert report["reference"]["checked_against"] == "none"
     assert "cortex_m::quantize_per_tensor without the target's ISA" in report["reference"]["description"]
-    # the host runs a per-operator plan; a plan with cmx-gen's backend inside has no host run yet
-    per_op = lowered_dir("ConvNet", "--no-delegate")
-    assert run_cli("lower", per_op / "model.pte", "--target", "cortex-m55", "-o", tmp_path / "m55") == 0
-    with np.load(tmp_path / "m55" / "reference.npz") as ref, np.load(per_op / "reference.npz") as own:
+    # with the core, the host runs the plan, cmx-gen's backend layers from their plan bytes included
+    assert run_cli("lower", pte, "--target", "cortex-m55", "-o", tmp_path / "m55") == 0
+    with np.load(tmp_path / "m55" / "reference.npz") as ref, np.load(pte.parent / "reference.npz") as own:
         assert sorted(ref.files) == ["input_0", "output_0"] and ref["output_0"].dtype == own["output_0"].dtype
+    assert read_report(tmp_path / "m55")["reference"]["checked_against"] != "none"
 
 
 @pytest.mark.parametrize(

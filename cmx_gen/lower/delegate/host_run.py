@@ -1,0 +1,198 @@
+"""A plan of cmx-gen's backend run on the host, from its bytes alone.
+
+Each record is turned back into the cortex_m call it replaced (the same arguments the runtime
+passes CMSIS-NN: offsets, multipliers, shifts, dims, the weights at their offsets in the plan) and
+computed with the host functions the plan reference uses for that call (kernel_models.compute).
+So a `.pte` with delegated layers has a host reference like a per-operator one, and CI, which has
+no SDK, checks every plan byte the runtime reads against the lowering's reference.
+
+Tensors are int8 bytes in the runtime's layout: NHWC for images, rows for linear and softmax.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+
+from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
+from cmx_gen.lower.kernel_models import compute
+
+
+class Memory:
+    """The delegate's arguments (inputs, the working memory, outputs) as writable byte views; an
+    operand >= 0 is an offset into the working memory, < 0 the argument -1-x (plan.py)."""
+
+    def __init__(self, args: Sequence[memoryview], work: int) -> None:
+        self.args = list(args)
+        self.work = work
+
+    def view(self, operand: int, nbytes: int) -> memoryview:
+        if operand >= 0:
+            return self.args[self.work][operand: operand + nbytes]
+        return self.args[-1 - operand][:nbytes]
+
+
+def _nhwc(memory: Memory, operand: int, n: int, h: int, w: int, c: int) -> torch.Tensor:
+    """An int8 image the runtime keeps NHWC, as the logical NCHW tensor the cortex_m ops take."""
+    flat = np.frombuffer(memory.view(operand, n * h * w * c), dtype=np.int8)
+    return torch.from_numpy(flat.reshape(n, h, w, c).copy()).permute(0, 3, 1, 2)
+
+
+def _store(memory: Memory, operand: int, value: torch.Tensor, nchw: bool) -> None:
+    data = value.to(torch.int8)
+    if nchw:
+        data = data.permute(0, 2, 3, 1)
+    raw = data.contiguous().numpy().tobytes()
+    memory.view(operand, len(raw))[:] = raw
+
+
+def _constant(plan: bytes, offset: int, count: int, dtype: Any, shape: Sequence[int]) -> torch.Tensor | None:
+    if offset == NONE:
+        return None
+    array = np.frombuffer(plan, dtype=dtype, count=count, offset=offset)
+    return torch.from_numpy(array.reshape(shape).copy())
+
+
+def _op(name: str) -> Callable[..., Any]:
+    import executorch.backends.cortex_m.passes.cortex_m_pass_manager  # noqa: F401 (registers the ops)
+
+    return getattr(torch.ops.cortex_m, name).default
+
+
+def _dims(f: dict[str, int], name: str) -> tuple[int, int, int, int]:
+    return f[f"{name}_n"], f[f"{name}_h"], f[f"{name}_w"], f[f"{name}_c"]
+
+
+def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: bool) -> None:
+    n, h, w, c = _dims(f, "input")
+    fn, fh, fw, fc = _dims(f, "filter")
+    on, oh, ow, oc = _dims(f, "output")
+    x = _nhwc(memory, f["input"], n, h, w, c)
+    weight = _constant(plan, f["weight"], fn * fh * fw * fc, np.int8, (fn, fh, fw, fc))
+    bias = _constant(plan, f["bias"], oc, np.int32, (oc,))
+    mults = _constant(plan, f["multipliers"], oc, np.int32, (oc,))
+    shifts = _constant(plan, f["shifts"], oc, np.int32, (oc,))
+    stride, padding = [f["stride_h"], f["stride_w"]], [f["pad_h"], f["pad_w"]]
+    dilation = [f["dilation_h"], f["dilation_w"]]
+    scratch = torch.empty(0, dtype=torch.int8)
+    if depthwise:
+        name = "cortex_m::quantized_depthwise_conv2d"
+        args: list[Any] = [x, weight, bias, stride, padding, dilation, f["ch_mult"], f["input_offset"],
+                           f["output_offset"], mults, shifts, f["act_min"], f["act_max"], scratch]
+    else:
+        name = "cortex_m::quantized_conv2d"
+        args = [x, weight, bias, stride, padding, dilation, f["input_offset"], f["output_offset"], mults, shifts,
+                f["act_min"], f["act_max"], scratch]
+    out = compute(name, _op(name.split("::")[1]), args, {}, isa)
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (on, oc, oh, ow), (name, out)
+    _store(memory, f["output"], out, nchw=True)
+
+
+def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    batches, features = f["input_n"], f["input_c"]
+    outputs = f["output_c"]
+    x = torch.from_numpy(np.frombuffer(memory.view(f["input"], batches * features), dtype=np.int8)
+                         .reshape(batches, features).copy())
+    weight = _constant(plan, f["weight"], outputs * features, np.int8, (outputs, features))
+    bias = _constant(plan, f["bias"], outputs, np.int32, (outputs,))
+    kernel_sum = _constant(plan, f["kernel_sum"], outputs, np.int32, (outputs,))
+    args = [x, weight, bias, kernel_sum, f["input_offset"], f["filter_offset"], f["output_offset"],
+            [f["multiplier"]], [f["shift"]],
+            f["act_max"], f["act_min"]]
+    out = compute("cortex_m::quantized_linear", _op("quantized_linear"), args, {}, isa)
+    assert isinstance(out, torch.Tensor)
+    _store(memory, f["output"], out, nchw=False)
+
+
+def _elementwise(f: dict[str, int], memory: Memory) -> tuple[torch.Tensor, torch.Tensor]:
+    """input1 (all `count` elements) and input2 (`block` of them, repeated along input1 when it is
+    a channel broadcast) in shapes the cortex_m ops accept: channels last, the block as channels."""
+    count, block = f["count"], f["block"]
+    a = np.frombuffer(memory.view(f["input1"], count), dtype=np.int8)
+    b = np.frombuffer(memory.view(f["input2"], block), dtype=np.int8)
+    if block == count:
+        return torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
+    big = torch.from_numpy(a.reshape(1, count // block, 1, block).copy()).permute(0, 3, 1, 2)
+    return big, torch.from_numpy(b.copy()).reshape(1, block, 1, 1)
+
+
+def _store_elementwise(memory: Memory, f: dict[str, int], out: torch.Tensor) -> None:
+    _store(memory, f["output"], out if out.dim() != 4 else out.permute(0, 2, 3, 1), nchw=False)
+
+
+def _add(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    a, b = _elementwise(f, memory)
+    args = [a, -f["input1_offset"], f["input1_multiplier"], f["input1_shift"], b, -f["input2_offset"],
+            f["input2_multiplier"], f["input2_shift"], f["output_offset"], f["output_multiplier"], f["output_shift"],
+            f["act_min"], f["act_max"]]
+    out = compute("cortex_m::quantized_add", _op("quantized_add"), args, {}, isa)
+    assert isinstance(out, torch.Tensor)
+    _store_elementwise(memory, f, out)
+
+
+def _mul(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    a, b = _elementwise(f, memory)
+    args = [a, -f["input1_offset"], b, -f["input2_offset"], f["output_offset"], f["output_multiplier"],
+            f["output_shift"]]
+    out = compute("cortex_m::quantized_mul", _op("quantized_mul"), args, {}, isa)
+    assert isinstance(out, torch.Tensor)
+    _store_elementwise(memory, f, out)
+
+
+def _pool(plan: bytes, f: dict[str, int], memory: Memory, isa: str, average: bool) -> None:
+    n, h, w, c = _dims(f, "input")
+    _, kh, kw, _ = _dims(f, "filter")
+    _, oh, ow, _ = _dims(f, "output")
+    x = _nhwc(memory, f["input"], n, h, w, c)
+    stride, padding = [f["stride_h"], f["stride_w"]], [f["pad_h"], f["pad_w"]]
+    floor_h = (h + 2 * f["pad_h"] - kh) // f["stride_h"] + 1
+    ceil_mode = oh != floor_h or ow != (w + 2 * f["pad_w"] - kw) // f["stride_w"] + 1
+    if average:
+        name = "cortex_m::quantized_avg_pool2d"
+        args: list[Any] = [x, [kh, kw], stride, padding, ceil_mode, 0, 0, 0, torch.empty(0, dtype=torch.int8)]
+    else:
+        name = "cortex_m::quantized_max_pool2d"
+        args = [x, [kh, kw], stride, padding, [1, 1], ceil_mode, 0, 0, f["act_min"], f["act_max"]]
+    out = compute(name, _op(name.split("::")[1]), args, {}, isa)
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (n, c, oh, ow), (name, tuple(out.shape))
+    _store(memory, f["output"], out, nchw=True)
+
+
+def _softmax(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    rows, size = f["rows"], f["row_size"]
+    x = torch.from_numpy(np.frombuffer(memory.view(f["input"], rows * size), dtype=np.int8).reshape(rows, size).copy())
+    args = [x, -1, 0, -128, f["multiplier"], f["shift"], f["diff_min"]]
+    out = compute("cortex_m::softmax", _op("softmax"), args, {}, isa)
+    assert isinstance(out, torch.Tensor)
+    _store(memory, f["output"], out, nchw=False)
+
+
+def _copy(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    memory.view(f["output"], f["nbytes"])[:] = bytes(memory.view(f["input"], f["nbytes"]))
+
+
+RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
+    "conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
+    "depthwise_conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
+    "linear": _linear,
+    "add": _add,
+    "mul": _mul,
+    "avg_pool": lambda p, f, m, isa: _pool(p, f, m, isa, average=True),
+    "max_pool": lambda p, f, m, isa: _pool(p, f, m, isa, average=False),
+    "softmax": _softmax,
+    "copy": _copy,
+}
+
+
+def run(plan: bytes, args: Sequence[memoryview], isa: str) -> None:
+    """Run a packed plan on the delegate's arguments (inputs, working memory, outputs: writable
+    byte views in the runtime's layout), in place, as the runtime's execute does."""
+    head = read_header(plan)
+    if len(args) != int(head["n_inputs"]) + 1 + int(head["n_outputs"]):
+        raise ValueError(f"the plan takes {head['n_inputs']} inputs and {head['n_outputs']} outputs, "
+                         f"the call passes {len(args)} arguments")
+    memory = Memory(args, int(head["n_inputs"]))
+    for kind, fields in read_layers(plan):
+        RUN[kind](plan, fields, memory, isa)
