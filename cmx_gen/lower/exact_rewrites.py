@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from cmx_gen.lower import one_d
 from cmx_gen.lower.fx_nodes import module_path, source_line
 
 aten = torch.ops.aten
@@ -97,7 +98,7 @@ REWRITES = (_transpose_conv_crop,)
 
 def apply(module: torch.fx.GraphModule) -> list[Rewrite]:
     """Rewrite `module` (the exported float model) in place; the rewrites applied, in graph order."""
-    applied = []
+    applied = [Rewrite(*layer) for layer in one_d.lift(module)]
     for node in list(module.graph.nodes):
         if node.op != "call_function":
             continue

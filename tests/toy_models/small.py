@@ -305,3 +305,55 @@ class ArgmaxHead(nn.Module):
 
     def forward(self, x):
         return torch.argmax(self.fc(x), dim=-1)
+
+
+class Conv1dNet(nn.Module):
+    """Issue 37's 1-D CNN: Conv1d(8->16, k5), Conv1d(16->16, k3), MaxPool1d(4), Linear over [1, 8, 64]."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c1 = nn.Conv1d(8, 16, 5)
+        self.c2 = nn.Conv1d(16, 16, 3)
+        self.pool = nn.MaxPool1d(4)
+        self.fc = nn.Linear(16 * 14, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.c2(torch.relu(self.c1(x)))))
+        return self.fc(torch.flatten(x, 1))
+
+
+class Shapes1d(nn.Module):
+    """The 1-D shapes that matter: kernel 1, 3, 5, 9; stride 1 and 2; dilation 1, 2, 4; depthwise;
+    BatchNorm1d after a convolution; a residual TCN block (dilated causal-padded conv pair + skip);
+    max and average pooling. Input [1, 4, 96]."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.k1 = nn.Conv1d(4, 12, 1)
+        self.bn = nn.BatchNorm1d(12)
+        self.k3s2 = nn.Conv1d(12, 16, 3, stride=2, padding=1)
+        self.k5d2 = nn.Conv1d(16, 16, 5, dilation=2, padding=4)
+        self.k9d4 = nn.Conv1d(16, 16, 9, dilation=4, padding=16)
+        self.dw = nn.Conv1d(16, 16, 3, padding=1, groups=16)
+        self.tcn_a = nn.Conv1d(16, 16, 3, dilation=2, padding=2)
+        self.tcn_b = nn.Conv1d(16, 16, 3, dilation=2, padding=2)
+        self.maxp = nn.MaxPool1d(2)
+        self.avgp = nn.AvgPool1d(3, stride=2)
+        self.fc = nn.Linear(16 * 11, 6)
+        with torch.no_grad():  # a BatchNorm that is not the identity
+            self.bn.running_mean.uniform_(-0.2, 0.2)
+            self.bn.running_var.uniform_(0.5, 1.5)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.2, 0.2)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.k1(x)))
+        x = torch.relu(self.k3s2(x))
+        x = torch.relu(self.k5d2(x))
+        x = torch.relu(self.k9d4(x))
+        x = torch.relu(self.dw(x))
+        x = torch.relu(x + self.tcn_b(torch.relu(self.tcn_a(x))))
+        x = self.avgp(self.maxp(x))
+        return self.fc(torch.flatten(x, 1))

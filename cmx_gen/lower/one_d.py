@@ -1,0 +1,191 @@
+"""1-D layers as 2-D layers of height 1, so that they run on CMSIS-NN (exact_rewrites.py applies it).
+
+A Conv1d over [N, C, L] is exactly a Conv2d over [N, C, 1, L] with kernel [1, k] (stride, padding,
+dilation and groups on the width); MaxPool1d and AvgPool1d likewise; BatchNorm1d and elementwise ops
+work on dim 1 at any rank, so they follow the convolution into 4-D and the quantizer folds and fuses
+them as it does for 2-D models. TFLite's converter lowers CONV_1D the same way.
+
+A run of such layers is lifted as a whole: one unsqueeze and one copy to channels-last where the
+run starts, one copy back and one squeeze where a layer that is not 1-D reads it (a flatten before a
+linear layer), and nothing between consecutive 1-D layers.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import torch
+
+from cmx_gen.lower.fx_nodes import module_path, source_line
+
+aten = torch.ops.aten
+
+# Ops that work on dim 1 of a tensor of any rank (elementwise, or per channel): they follow a lifted
+# input into 4-D as they are.
+_ANY_RANK = {
+    aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default, aten.clamp.default,
+    aten.clamp_.default, aten.sigmoid.default, aten.tanh.default, aten.hardswish.default, aten.hardswish_.default,
+    aten.hardsigmoid.default, aten.leaky_relu.default, aten.leaky_relu_.default, aten.gelu.default,
+    aten.silu.default, aten.silu_.default, aten.relu6.default, aten.batch_norm.default,
+    aten._native_batch_norm_legit_no_training.default, aten.add.Tensor, aten.add_.Tensor, aten.mul.Tensor,
+    aten.mul_.Tensor, aten.sub.Tensor, aten.dropout.default,
+}
+
+
+_CONV1D = (aten.conv1d.default, aten.conv1d.padding)
+
+
+def _one(value: Any, default: int) -> int:
+    if isinstance(value, (list, tuple)):
+        return int(value[0]) if value else default
+    return int(value) if value is not None else default
+
+
+def _val(node: Any) -> Any:
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+def _is_3d(node: Any) -> bool:
+    val = _val(node)
+    return isinstance(val, torch.Tensor) and val.dim() == 3
+
+
+class Lift:
+    """One graph's lift: which 3-D values have a 4-D twin, and the weights made 4-D."""
+
+    def __init__(self, module: torch.fx.GraphModule) -> None:
+        self.module = module
+        self.graph = module.graph
+        self.twin: dict[torch.fx.Node, torch.fx.Node] = {}  # 3-D value -> its [N, C, 1, L] channels-last twin
+        self.lifted: list[torch.fx.Node] = []  # the 3-D layers computed in 4-D instead, in graph order
+        self.weights: set[torch.fx.Node] = set()
+
+    def to_4d(self, node: torch.fx.Node, before: torch.fx.Node) -> torch.fx.Node:
+        """The 4-D channels-last twin of a 3-D value: made where the run starts (unsqueeze + copy)."""
+        if node not in self.twin:
+            with self.graph.inserting_before(before):
+                wide = self.graph.call_function(aten.unsqueeze.default, (node, 2))
+                last = self.graph.call_function(aten.clone.default, (wide,),
+                                                {"memory_format": torch.channels_last})
+            for new in (wide, last):
+                new.meta.update(_meta(before))
+            self.twin[node] = last
+        return self.twin[node]
+
+    def weight_4d(self, node: torch.fx.Node) -> torch.fx.Node:
+        """A conv1d weight [O, I/g, k] made [O, I/g, 1, k] where it is kept, under its own name (a
+        constant, as the quantizer's per-channel weight observer and the cortex_m passes want)."""
+        if node.op != "get_attr" or any(u.target not in _CONV1D for u in node.users):
+            raise ValueError("a Conv1d weight that is not a parameter of its own")
+        if node not in self.weights:
+            owner_path, _, name = str(node.target).rpartition(".")
+            owner = self.module.get_submodule(owner_path) if owner_path else self.module
+            weight = getattr(owner, name)
+            setattr(owner, name, torch.nn.Parameter(weight.detach().unsqueeze(2), requires_grad=False))
+            self.weights.add(node)
+        return node
+
+    def replace(self, node: torch.fx.Node, target: Callable[..., Any], args: tuple[Any, ...],
+                kwargs: dict[str, Any] | None = None) -> None:
+        """`node` (3-D) computed as `target(*args)` in 4-D instead; later 1-D layers read the 4-D result."""
+        with self.graph.inserting_before(node):
+            wide = self.graph.call_function(target, args, kwargs or {})
+        wide.meta.update(_meta(node))
+        self.twin[node] = wide
+        self.lifted.append(node)
+
+    def finish(self) -> None:
+        """Give each reader that was not lifted (a flatten, the output) the 3-D value back, as a
+        contiguous copy squeezed, then drop the 3-D layers."""
+        lifted = set(self.lifted)
+        for node in self.lifted:
+            outside = [u for u in node.users if u not in lifted]
+            if not outside:
+                continue
+            wide = self.twin[node]
+            with self.graph.inserting_after(wide):
+                flat = self.graph.call_function(aten.clone.default, (wide,), {"memory_format": torch.contiguous_format})
+            with self.graph.inserting_after(flat):
+                narrow = self.graph.call_function(aten.squeeze.dims, (flat, [2]))
+            for new in (flat, narrow):
+                new.meta.update(_meta(node))
+            for user in outside:
+                user.replace_input_with(node, narrow)
+        for node in reversed(self.lifted):
+            self.graph.erase_node(node)
+
+
+def _meta(node: torch.fx.Node) -> dict[str, Any]:
+    return {k: v for k, v in node.meta.items() if k in ("nn_module_stack", "stack_trace", "source_fn_stack")}
+
+
+class Lifted(NamedTuple):
+    """A 1-D layer computed in 2-D: the node it was, the op as written, where, and how."""
+
+    node: str
+    op: str
+    module: str
+    source: str
+    what: str
+
+
+def lift(module: torch.fx.GraphModule) -> list[Lifted]:
+    """Lift every 1-D convolution and pool (and the per-channel and elementwise layers after them)
+    to 4-D in place; one record per convolution or pool, in graph order."""
+    state = Lift(module)
+    done: list[Lifted] = []
+
+    def record(node: torch.fx.Node, op: str, what: str) -> None:
+        done.append(Lifted(node.name, op, module_path(node), source_line(node), what))
+
+    for node in list(module.graph.nodes):
+        if node.op != "call_function" or not _is_3d(node):
+            continue
+        args = list(node.args)
+        if node.target in _CONV1D and _is_3d(args[0]):
+            x, weight = args[0], args[1]
+            bias = args[2] if len(args) > 2 else None
+            stride, padding, dilation = (args[3] if len(args) > 3 else 1), (args[4] if len(args) > 4 else 0), \
+                (args[5] if len(args) > 5 else 1)
+            groups = int(args[6]) if len(args) > 6 else 1
+            if isinstance(padding, str):
+                pad: Any = padding
+            else:
+                pad = [0, _one(padding, 0)]
+            state.replace(node, aten.conv2d.padding if isinstance(pad, str) else aten.conv2d.default,
+                          (state.to_4d(x, node), state.weight_4d(weight), bias, [1, _one(stride, 1)], pad,
+                           [1, _one(dilation, 1)], groups))
+            record(node, "aten::conv1d", "computed as a 2-D convolution of height 1 over [N, C, 1, L] (exact)")
+        elif node.target in (aten.max_pool1d.default, aten.avg_pool1d.default) and _is_3d(args[0]):
+            kernel = _one(args[1], 1)
+            stride = _one(args[2], kernel) if len(args) > 2 and args[2] not in (None, []) else kernel
+            padding = _one(args[3], 0) if len(args) > 3 else 0
+            x4 = state.to_4d(args[0], node)
+            if node.target is aten.max_pool1d.default:
+                dilation = _one(args[4], 1) if len(args) > 4 else 1
+                ceil = bool(args[5]) if len(args) > 5 else False
+                state.replace(node, aten.max_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding],
+                                                              [1, dilation], ceil))
+                record(node, "aten::max_pool1d", "computed as a 2-D max pool of height 1 (exact)")
+            else:
+                ceil = bool(args[4]) if len(args) > 4 else False
+                include_pad = bool(args[5]) if len(args) > 5 else True
+                state.replace(node, aten.avg_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], ceil,
+                                                              include_pad))
+                record(node, "aten::avg_pool1d", "computed as a 2-D average pool of height 1 (exact)")
+        elif node.target in _ANY_RANK and any(a in state.twin for a in args if isinstance(a, torch.fx.Node)):
+            state.replace(node, node.target, tuple(_lift_operand(state, a, node) for a in args), dict(node.kwargs))
+    state.finish()
+    return done
+
+
+def _lift_operand(state: Lift, arg: Any, node: torch.fx.Node) -> Any:
+    """An argument of a layer that follows a lifted one: its twin, a 3-D tensor made 4-D, a
+    per-channel vector (BatchNorm's) or a scalar as it is."""
+    if not isinstance(arg, torch.fx.Node):
+        return arg
+    if arg in state.twin:
+        return state.twin[arg]
+    if _is_3d(arg):
+        return state.to_4d(arg, node)
+    return arg

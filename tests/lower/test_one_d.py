@@ -1,0 +1,73 @@
+"""1-D models on CMSIS-NN (issue 37): Conv1d / MaxPool1d / AvgPool1d / BatchNorm1d lifted to their
+2-D forms over [N, C, 1, L] before quantization (lower/one_d.py). Real export, lowering and host
+reference; the on-target PASS is tests/device/test_one_d_firmware.py (SDK)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import SMALL, kernels, read_report
+from cmx_gen.lower import one_d
+
+ONE_D = [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,96")]
+
+
+def _small(name: str) -> torch.nn.Module:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("small_models", SMALL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)().eval()
+
+
+@pytest.mark.parametrize("name, shape", ONE_D)
+def test_the_lift_computes_the_same_function(name, shape):
+    """Exact in exact arithmetic; in float32 a 2-D convolution of height 1 sums the same products."""
+    model = _small(name)
+    x = torch.rand([int(s) for s in shape.split(",")], generator=torch.Generator().manual_seed(1)) * 2 - 1
+    graph = torch.export.export(model, (x,)).module(check_guards=False)
+    expected = graph(x)
+    lifted = one_d.lift(graph)
+    graph.graph.lint()
+    graph.recompile()
+    ops = [str(n.target) for n in graph.graph.nodes if n.op == "call_function"]
+    assert not any("conv1d" in op or "pool1d" in op for op in ops), ops
+    assert {layer.op for layer in lifted} >= {"aten::conv1d"}
+    torch.testing.assert_close(graph(x), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name, shape", ONE_D)
+def test_every_1d_layer_runs_on_cmsis_nn_with_no_copy_between_them(lowered_dir, name, shape):
+    report = read_report(lowered_dir(name, "--input-shape", shape, "--random-calibration"))
+    ran = kernels(report)
+    assert not [op for op in report["operators"] if op["class"] == "fallback"], report["operators"]
+    assert not any("convolution" in op or "pool1d" in op for op in ran), ran
+    # one layout copy where the 1-D run starts (NCL -> NLC) and one where the flatten reads it
+    layout = [op for op in ran if "clone_dim_order" in op or op == "cortex_m::transpose"]
+    assert len(layout) == 2, ran
+    convs = [op for op in ran if "conv2d" in op]
+    model = _small(name)
+    assert len(convs) == sum(isinstance(m, torch.nn.Conv1d) for m in model.modules())
+    rewrites = [r for r in report["rewrites"] if r["op"] == "aten::conv1d"]
+    assert len(rewrites) == len(convs) and all("height 1" in r["what"] and r["source"] for r in rewrites)
+
+
+def test_batchnorm1d_is_folded_and_the_tcn_block_stays_int8(lowered_dir):
+    report = read_report(lowered_dir("Shapes1d", "--input-shape", "1,4,96", "--random-calibration"))
+    ran = kernels(report)
+    assert not any("batch_norm" in op for op in ran), ran
+    assert "cortex_m::quantized_add" in ran and "cortex_m::quantized_depthwise_conv2d" in ran
+    assert "cortex_m::quantized_max_pool2d" in ran and "cortex_m::quantized_avg_pool2d" in ran
+
+
+@pytest.mark.parametrize("name, shape", ONE_D)
+def test_the_plan_run_on_the_host_is_the_lowering_reference(lowered_dir, name, shape):
+    from cmx_gen.program import plan_reference
+
+    out = lowered_dir(name, "--input-shape", shape, "--random-calibration")
+    reference = np.load(out / "reference.npz")
+    got = plan_reference.reference((out / "model.pte").read_bytes(), [reference["input_0"]], "MVE")
+    assert np.array_equal(got[0], reference["output_0"])
