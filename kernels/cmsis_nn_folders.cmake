@@ -23,6 +23,7 @@ endforeach()
 # cmx-gen's own backend (backend/cmx_backend.cpp): each layer kind calls what the cortex_m kernel
 # it replaces calls (copy calls nothing).
 set(CMX_NN_LAYER_conv quantized_conv2d)
+set(CMX_NN_LAYER_conv_general quantized_conv2d)
 set(CMX_NN_LAYER_depthwise_conv quantized_depthwise_conv2d)
 set(CMX_NN_LAYER_linear quantized_linear)
 set(CMX_NN_LAYER_add quantized_add)

@@ -62,6 +62,9 @@ bool compiled_in(int32_t op) {
 #ifdef CMX_BACKEND_CONV
     case CMX_OP_CONV: return true;
 #endif
+#ifdef CMX_BACKEND_CONV_GENERAL
+    case CMX_OP_CONV_GENERAL: return true;
+#endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
     case CMX_OP_DEPTHWISE_CONV: return true;
 #endif
@@ -97,6 +100,12 @@ bool scratch_ok(const cmx_layer_head* head) {
       auto* l = reinterpret_cast<const cmx_layer_conv*>(head);
       return arm_convolve_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
                                                      &l->output_dims) == l->scratch_bytes;
+    }
+#endif
+#ifdef CMX_BACKEND_CONV_GENERAL
+    case CMX_OP_CONV_GENERAL: {
+      auto* l = reinterpret_cast<const cmx_layer_conv_general*>(head);
+      return arm_convolve_s8_get_buffer_size(&l->input_dims, &l->filter_dims) <= l->scratch_bytes;
     }
 #endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
@@ -221,6 +230,20 @@ class CmxCmsisNNBackend final : public BackendInterface {
           CMX_KERNEL(status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                            &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
                                            constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_CONV_GENERAL
+        case CMX_OP_CONV_GENERAL: {
+          auto* l = reinterpret_cast<const cmx_layer_conv_general*>(head);
+          cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
+          cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                              const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+          CMX_KERNEL(status = arm_convolve_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                              &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                              constant_at<int32_t>(plan, l->bias), nullptr, &l->output_dims, out));
           break;
         }
 #endif

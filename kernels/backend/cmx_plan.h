@@ -26,6 +26,7 @@ enum cmx_plan_op {
   CMX_OP_SOFTMAX = 7,
   CMX_OP_COPY = 8,
   CMX_OP_MUL = 9,
+  CMX_OP_CONV_GENERAL = 10,
 };
 
 typedef struct {
@@ -53,6 +54,9 @@ typedef struct {
   cmsis_nn_conv_params params;
   cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
 } cmx_layer_conv;
+
+/* arm_convolve_s8 itself, for a convolution its wrapper would send to a path that refuses it. */
+typedef cmx_layer_conv cmx_layer_conv_general;
 
 typedef struct {
   cmx_layer_head head;

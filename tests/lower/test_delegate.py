@@ -44,6 +44,8 @@ def c_structs() -> dict[str, list[str]]:
                 else:
                     words += list(EXPANSIONS[ctype])
         out[name.removeprefix("cmx_layer_")] = words
+    for same, name in re.findall(r"typedef (cmx_layer_\w+) (cmx_layer_\w+);", text):  # a kind with another's record
+        out[name.removeprefix("cmx_layer_")] = out[same.removeprefix("cmx_layer_")]
     return out
 
 

@@ -175,6 +175,7 @@ def _copy(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
 
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
+    "conv_general": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
     "depthwise_conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
     "linear": _linear,
     "add": _add,

@@ -8,6 +8,7 @@ where the wrapper negates them), which is what makes the delegate bit-exact by c
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -40,10 +41,48 @@ def _dims_fields(name: str, dims: tuple[int, int, int, int]) -> dict[str, int]:
     return {f"{name}_{d}": v for d, v in zip("nhwc", dims)}
 
 
-def scratch_bytes(node: torch.fx.Node) -> int:
-    """The CMSIS-NN scratch size the cortex_m passes planned for this call (its alloc node)."""
+def _planned_scratch(node: torch.fx.Node) -> int:
     alloc = node.args[-1]
     return int(alloc.args[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
+
+
+def scratch_bytes(node: torch.fx.Node) -> int:
+    """The CMSIS-NN scratch size of this call: what the cortex_m passes planned for the wrapper
+    (its alloc node), or arm_convolve_s8's own where the plan calls that directly."""
+    if _conv_kind(node) == "conv_general":
+        return max(_planned_scratch(node), _convolve_s8_scratch(node))
+    return _planned_scratch(node)
+
+
+def _conv_kind(node: torch.fx.Node) -> str:
+    """"conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
+    path and that path refuses it: with MVE, arm_convolve_1_x_n_s8 takes only a left padding no
+    larger than the right one (pad_w * 2 + total_pad % 2 == total_pad), which PyTorch's symmetric
+    padding with a stride breaks (Conv1d(k=3, stride=2, padding=1) over an even length: status
+    ARM_CMSIS_NN_FAILURE at run time). arm_convolve_s8 computes any padding: "conv_general"."""
+    if op_name(node) != "cortex_m::quantized_conv2d":
+        return ""
+    x, weight, _, stride, padding, dilation = node.args[:6]
+    _, c, h, width = (int(v) for v in _val(x).shape)
+    _, kh, kw, kc = (int(v) for v in _val(weight).shape)
+    out_w = int(_val(node).shape[3])
+    one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
+    one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
+    if one_by_one or not one_by_n:
+        return "conv"
+    total = (out_w - 1) * stride[1] + kw - width
+    asym = int(math.fmod(total, 2))  # C's remainder
+    return "conv" if padding[1] * 2 + asym == total else "conv_general"
+
+
+def _convolve_s8_scratch(node: torch.fx.Node) -> int:
+    """arm_convolve_s8_get_buffer_size on any ISA (the larger of MVE's and DSP's: a plan is
+    checked against its core, and both are a few hundred bytes)."""
+    x, weight = node.args[:2]
+    cols = int(_val(x).shape[1]) * int(_val(weight).shape[1]) * int(_val(weight).shape[2])
+    mve = 4 * ((cols + 15) // 16) * 16
+    dsp = 2 * (cols + (-cols % 4)) * 2
+    return max(mve, dsp)
 
 
 def byte_identical_view(node: torch.fx.Node) -> bool:
@@ -94,7 +133,7 @@ def supports(node: torch.fx.Node) -> bool:
 def _conv(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
     x, weight, bias, stride, padding, dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
     w = _val(weight)
-    return Layer("conv", {
+    return Layer(_conv_kind(node), {
         "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
         "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
         "scratch_bytes": scratch_bytes(node),

@@ -27,7 +27,7 @@ NONE = -1
 
 # Layer kinds: the `op` word of each record.
 OPS = {"conv": 1, "depthwise_conv": 2, "linear": 3, "add": 4, "avg_pool": 5, "max_pool": 6, "softmax": 7,
-       "copy": 8, "mul": 9}
+       "copy": 8, "mul": 9, "conv_general": 10}
 
 # Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
 # spelled as its fields in CMSIS-NN's order).
@@ -62,6 +62,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
     "copy": ("input", "output", "nbytes"),
 }
+# arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
+FIELDS["conv_general"] = FIELDS["conv"]
 HEADER = ("magic", "version", "core", "n_layers", "n_inputs", "n_outputs", "work_bytes", "layers_offset",
           "data_offset", "plan_bytes")
 

@@ -1,0 +1,31 @@
+"""1-D models on the target (issue 37): the lifted Conv1d/pool layers PASS bit-exact on M55 (MVE) and
+M4 (DSP), on CMSIS-NN, at 2-D speed. Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and
+qemu-system-arm; skipped, saying why, without them."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIRMWARE, SMALL
+from cmx_gen.app import project as project_mod
+from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.device.runners import QemuRunner
+from cmx_gen.fit.boards import load_board
+from cmx_gen.pipeline.generate import generate
+
+pytestmark = FIRMWARE
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+@pytest.mark.parametrize("name, shape", [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,96")])
+def test_1d_models_pass_bit_exact_on_cmsis_nn(tmp_path, board, name, shape):
+    app = tmp_path / "app"
+    generate(project_mod.Project(model=f"{SMALL}:{name}", board=board, output=str(app), input_shape=shape,
+                                 random_calibration=True), app)
+    built = build.build(app, jobs=2)
+    result = QemuRunner(load_board(board), timeout=300).run(built.elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+    print(f"\n{board} {name}: {result.line}")
+    if name == "Conv1dNet":
+        # Issue 37 measured this model at ~10 M instructions (~109 per MAC: both convolutions in
+        # float on portable kernels); on CMSIS-NN it runs at 2-D speed. The bar is 50x fewer.
+        assert result.count[1] * 50 < 10_000_000, result.line
