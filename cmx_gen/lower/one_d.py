@@ -103,12 +103,15 @@ class Lift:
             if not outside:
                 continue
             wide = self.twin[node]
-            with self.graph.inserting_after(wide):
-                flat = self.graph.call_function(aten.clone.default, (wide,), {"memory_format": torch.contiguous_format})
+            flat = wide
+            if int(_val(node).shape[-1]) != 1:  # a length-1 result is the same bytes in either layout
+                with self.graph.inserting_after(wide):
+                    flat = self.graph.call_function(aten.clone.default, (wide,),
+                                                    {"memory_format": torch.contiguous_format})
+                flat.meta.update(_meta(node))
             with self.graph.inserting_after(flat):
                 narrow = self.graph.call_function(aten.squeeze.dims, (flat, [2]))
-            for new in (flat, narrow):
-                new.meta.update(_meta(node))
+            narrow.meta.update(_meta(node))
             for user in outside:
                 user.replace_input_with(node, narrow)
         for node in reversed(self.lifted):

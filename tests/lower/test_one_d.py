@@ -11,7 +11,7 @@ import torch
 from conftest import SMALL, kernels, read_report
 from cmx_gen.lower import one_d
 
-ONE_D = [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,96")]
+ONE_D = [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101")]
 
 
 def _small(name: str) -> torch.nn.Module:
@@ -56,11 +56,34 @@ def test_every_1d_layer_runs_on_cmsis_nn_with_no_copy_between_them(lowered_dir, 
 
 
 def test_batchnorm1d_is_folded_and_the_tcn_block_stays_int8(lowered_dir):
-    report = read_report(lowered_dir("Shapes1d", "--input-shape", "1,4,96", "--random-calibration"))
+    report = read_report(lowered_dir("Shapes1d", "--input-shape", "1,4,101", "--random-calibration"))
     ran = kernels(report)
     assert not any("batch_norm" in op for op in ran), ran
     assert "cortex_m::quantized_add" in ran and "cortex_m::quantized_depthwise_conv2d" in ran
     assert "cortex_m::quantized_max_pool2d" in ran and "cortex_m::quantized_avg_pool2d" in ran
+
+
+def test_a_1xn_convolution_cmsis_nn_gets_wrong_calls_arm_convolve_s8():
+    """arm_convolve_1_x_n_s8 (MVE) lays out PyTorch's padding only as SAME's left/right split:
+    it refuses some strided cases and reads one column past the input in others."""
+    from cmx_gen.lower.delegate.layers import _one_by_n_mve_reads
+
+    def exact(width, kernel, stride, pad, out):
+        return [[p * stride - pad + k if 0 <= p * stride - pad + k < width else None for k in range(kernel)]
+                for p in range(out)]
+
+    assert _one_by_n_mve_reads(101, 9, 2, 4, 51) != exact(101, 9, 2, 4, 51)  # the right edge: "?"
+    assert _one_by_n_mve_reads(96, 3, 2, 1, 48) == [[]]  # refused: ARM_CMSIS_NN_FAILURE
+    for case in [(51, 3, 2, 1, 26), (51, 9, 1, 4, 51), (64, 5, 1, 0, 60), (49, 10, 1, 4, 48)]:
+        assert _one_by_n_mve_reads(*case) == exact(*case), case
+
+
+def test_the_backend_calls_arm_convolve_s8_where_the_1xn_path_is_wrong(lowered_dir):
+    from cmx_gen.program import pte
+
+    out = lowered_dir("Shapes1d", "--input-shape", "1,4,101", "--random-calibration")
+    kinds = pte.backend_layers((out / "model.pte").read_bytes())
+    assert kinds.count("conv_general") == 1 and kinds.count("conv") == 6, kinds
 
 
 @pytest.mark.parametrize("name, shape", ONE_D)

@@ -72,6 +72,19 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "cmx::linear": 1,
         "cmx::softmax": 1,
     }),
+    "tc_resnet8": ("TCResNet8", (1, 12), {  # Conv1d lifted to 2-D (lower/one_d.py): one NCL -> NLC copy in
+        "cortex_m::quantize_per_tensor.out": 2,
+        "cortex_m::dequantize_per_tensor.out": 2,
+        "dim_order_ops::_clone_dim_order.out": 1,
+        "cortex_m::pad.out": 1,
+        "cmx::conv": 7,
+        "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (layers._conv_kind)
+        "cmx::add": 3,
+        "cmx::avg_pool": 1,
+        "cmx::copy": 3,
+        "cmx::linear": 1,
+        "cmx::softmax": 1,
+    }),
     "autoencoder": ("AutoEncoder", (1, 640), {
         "cortex_m::quantize_per_tensor.out": 1,
         "cortex_m::dequantize_per_tensor.out": 1,
@@ -89,6 +102,7 @@ FIDELITY: dict[str, tuple[float, float | None]] = {
     "mobilenet_v1_025": (0.45, 0.5),
     "resnet8": (0.1, 0.75),
     "autoencoder": (0.3, None),
+    "tc_resnet8": (0.2, 0.85),
 }
 SLOW = {"mobilenet_v1_025"}  # > 30 s to lower + run its reference on the calibration set
 

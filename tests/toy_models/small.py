@@ -325,14 +325,17 @@ class Conv1dNet(nn.Module):
 
 class Shapes1d(nn.Module):
     """The 1-D shapes that matter: kernel 1, 3, 5, 9; stride 1 and 2; dilation 1, 2, 4; depthwise;
-    BatchNorm1d after a convolution; a residual TCN block (dilated causal-padded conv pair + skip);
-    max and average pooling. Input [1, 4, 96]."""
+    BatchNorm1d after a convolution; a residual TCN block (dilated conv pair + skip); max and average
+    pooling. Input [1, 4, 101]: k9 stride 2 padding 4 over 101 columns is a geometry CMSIS-NN's 1xN
+    MVE path gets wrong at the edge (the backend calls arm_convolve_s8 for it), k3 stride 2 padding 1
+    over 51 one it gets right (it runs there)."""
 
     def __init__(self):
         super().__init__()
         torch.manual_seed(0)
         self.k1 = nn.Conv1d(4, 12, 1)
         self.bn = nn.BatchNorm1d(12)
+        self.k9s2 = nn.Conv1d(12, 12, 9, stride=2, padding=4)
         self.k3s2 = nn.Conv1d(12, 16, 3, stride=2, padding=1)
         self.k5d2 = nn.Conv1d(16, 16, 5, dilation=2, padding=4)
         self.k9d4 = nn.Conv1d(16, 16, 9, dilation=4, padding=16)
@@ -341,7 +344,7 @@ class Shapes1d(nn.Module):
         self.tcn_b = nn.Conv1d(16, 16, 3, dilation=2, padding=2)
         self.maxp = nn.MaxPool1d(2)
         self.avgp = nn.AvgPool1d(3, stride=2)
-        self.fc = nn.Linear(16 * 11, 6)
+        self.fc = nn.Linear(16 * 6, 6)
         with torch.no_grad():  # a BatchNorm that is not the identity
             self.bn.running_mean.uniform_(-0.2, 0.2)
             self.bn.running_var.uniform_(0.5, 1.5)
@@ -350,6 +353,7 @@ class Shapes1d(nn.Module):
 
     def forward(self, x):
         x = torch.relu(self.bn(self.k1(x)))
+        x = torch.relu(self.k9s2(x))
         x = torch.relu(self.k3s2(x))
         x = torch.relu(self.k5d2(x))
         x = torch.relu(self.k9d4(x))

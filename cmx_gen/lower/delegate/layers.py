@@ -56,10 +56,8 @@ def scratch_bytes(node: torch.fx.Node) -> int:
 
 def _conv_kind(node: torch.fx.Node) -> str:
     """"conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
-    path and that path refuses it: with MVE, arm_convolve_1_x_n_s8 takes only a left padding no
-    larger than the right one (pad_w * 2 + total_pad % 2 == total_pad), which PyTorch's symmetric
-    padding with a stride breaks (Conv1d(k=3, stride=2, padding=1) over an even length: status
-    ARM_CMSIS_NN_FAILURE at run time). arm_convolve_s8 computes any padding: "conv_general"."""
+    path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
+    arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
     if op_name(node) != "cortex_m::quantized_conv2d":
         return ""
     x, weight, _, stride, padding, dilation = node.args[:6]
@@ -70,9 +68,43 @@ def _conv_kind(node: torch.fx.Node) -> str:
     one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
     if one_by_one or not one_by_n:
         return "conv"
-    total = (out_w - 1) * stride[1] + kw - width
+    exact = [[p * stride[1] - padding[1] + k if 0 <= p * stride[1] - padding[1] + k < width else None
+              for k in range(kw)] for p in range(out_w)]
+    reads = _one_by_n_mve_reads(width, kw, stride[1], padding[1], out_w)
+    return "conv" if reads is None or reads == exact else "conv_general"
+
+
+def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: int) -> list[list[Any]] | None:
+    """Which input column each output column's taps read in arm_convolve_1_x_n_s8's MVE path
+    (None: padding, "?": past the data it copied), as its left-padded, unpadded and right-padded
+    sections lay them out; None when it hands the case to arm_convolve_s8 itself. Only the
+    left/right split of "SAME" padding comes out right: PyTorch's symmetric padding with a stride
+    makes it refuse (status -3) or, with stride 2 and padding 4 over 101 columns, copy one column
+    past the input into the right section (wrong results at the edge)."""
+    total = (out_w - 1) * stride + kernel - width
     asym = int(math.fmod(total, 2))  # C's remainder
-    return "conv" if padding[1] * 2 + asym == total else "conv_general"
+    if pad * 2 + asym != total:
+        return [[]]  # ARM_CMSIS_NN_FAILURE
+    right = max(1, (pad + asym + stride - 1) // stride) if pad + asym else 0
+    left = max(1, (pad + stride - 1) // stride) if pad else 0
+    middle = max(out_w - (right + left), 0)
+    if right + middle + left != out_w:
+        return None
+
+    def column(i: int) -> Any:
+        return i if 0 <= i < width else "?"
+
+    rows: list[list[Any]] = []
+    buffer = [None] * pad + [column(i) for i in range(kernel)]
+    rows += [[buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
+             for r in range(left)]
+    start = stride * left - pad
+    rows += [[column(start + r * stride + k) for k in range(kernel)] for r in range(middle)]
+    first = stride * (left + middle) - pad
+    buffer = [column(first + i) for i in range(kernel - 1)] + [None] * (right if asym else pad)
+    rows += [[buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
+             for r in range(out_w - left - middle)]
+    return rows
 
 
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:
