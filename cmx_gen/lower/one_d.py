@@ -65,10 +65,17 @@ class Lift:
         if node not in self.twin:
             with self.graph.inserting_before(before):
                 wide = self.graph.call_function(aten.unsqueeze.default, (node, 2))
-                last = self.graph.call_function(aten.clone.default, (wide,),
-                                                {"memory_format": torch.channels_last})
-            for new in (wide, last):
-                new.meta.update(_meta(before))
+            wide.meta.update(_meta(before))
+            val = _val(node)
+            if int(val.shape[1]) == 1 and int(val.stride(1)) == 1:
+                # one channel laid out channel-innermost (model/source.channels_last): the unsqueezed
+                # view is channels-last already, and a copy would be a 1-channel channels-last
+                # tensor, whose dim order the portable kernels refuse
+                self.twin[node] = wide
+                return wide
+            with self.graph.inserting_before(before):
+                last = self.graph.call_function(aten.clone.default, (wide,), {"memory_format": torch.channels_last})
+            last.meta.update(_meta(before))
             self.twin[node] = last
         return self.twin[node]
 

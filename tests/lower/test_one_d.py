@@ -94,3 +94,21 @@ def test_the_plan_run_on_the_host_is_the_lowering_reference(lowered_dir, name, s
     reference = np.load(out / "reference.npz")
     got = plan_reference.reference((out / "model.pte").read_bytes(), [reference["input_0"]], "MVE")
     assert np.array_equal(got[0], reference["output_0"])
+
+
+def test_raw_audio_with_one_channel_needs_no_layout_copy(lowered_dir):
+    """[N, 1, L] laid out channel-innermost is [N, 1, 1, L] channels-last as it is: no copy (a copy of
+    a 1-channel channels-last tensor would have a dim order the portable kernels refuse)."""
+    report = read_report(lowered_dir("Wav2LetterSmall", "--input-shape", "1,1,700", "--random-calibration"))
+    ran = kernels(report)
+    assert not any("clone_dim_order" in op for op in ran[:3]), ran
+    convs = [op for op in ran if "conv2d" in op]
+    assert len(convs) == 12, ran  # every Conv1d of the layer list
+
+
+def test_wav2letter_runs_every_layer_on_cmsis_nn_but_the_float_log_softmax(lowered_dir):
+    """Upstream's wav2letter case, from torchaudio's layer list: every convolution and ReLU on
+    CMSIS-NN; the closing log_softmax over the classes has no CMSIS-NN kernel and stays in float."""
+    report = read_report(lowered_dir("Wav2LetterSmall", "--input-shape", "1,1,700", "--random-calibration"))
+    assert report["fallbacks"] == ["aten::_log_softmax.out"]
+    assert not any("convolution" in op or "relu" in op for op in kernels(report))

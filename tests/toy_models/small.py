@@ -361,3 +361,32 @@ class Shapes1d(nn.Module):
         x = torch.relu(x + self.tcn_b(torch.relu(self.tcn_a(x))))
         x = self.avgp(self.maxp(x))
         return self.fc(torch.flatten(x, 1))
+
+
+class Wav2Letter(nn.Module):
+    """torchaudio.models.Wav2Letter (input_type="waveform"), rebuilt from its published layer list
+    without torchaudio: the model upstream's cortex_m test case says "does largely not lower to
+    accelerated kernels due to missing conv1d support". `width` and `wide` scale the 250 and 2000
+    channels (1.0: the published model, 34 M parameters with num_classes=4096)."""
+
+    def __init__(self, num_classes=4096, num_features=1, width=250, wide=2000):
+        super().__init__()
+        torch.manual_seed(0)
+        acoustic = [nn.Conv1d(width, width, 48, stride=2, padding=23), nn.ReLU(inplace=True)]
+        for _ in range(7):
+            acoustic += [nn.Conv1d(width, width, 7, stride=1, padding=3), nn.ReLU(inplace=True)]
+        acoustic += [nn.Conv1d(width, wide, 32, stride=1, padding=16), nn.ReLU(inplace=True),
+                     nn.Conv1d(wide, wide, 1, stride=1, padding=0), nn.ReLU(inplace=True),
+                     nn.Conv1d(wide, num_classes, 1, stride=1, padding=0), nn.ReLU(inplace=True)]
+        waveform = [nn.Conv1d(num_features, width, 250, stride=160, padding=45), nn.ReLU(inplace=True)]
+        self.acoustic_model = nn.Sequential(nn.Sequential(*waveform), nn.Sequential(*acoustic))
+
+    def forward(self, x):
+        return nn.functional.log_softmax(self.acoustic_model(x), dim=1)
+
+
+class Wav2LetterSmall(Wav2Letter):
+    """The same layer list at 1/16 of the channels (16 and 128) and 32 classes."""
+
+    def __init__(self):
+        super().__init__(num_classes=32, width=16, wide=128)
