@@ -33,3 +33,14 @@ def test_1d_models_pass_bit_exact_on_cmsis_nn(tmp_path, board, name, shape):
         today = {"mps3-an547": 10_056_937, "mps2-an386": 9_988_480}[board]
         factor = {"mps3-an547": 50, "mps2-an386": 25}[board]
         assert result.count[1] * factor < today, result.line
+
+
+def test_wav2letter_passes_on_m55(tmp_path):
+    """Upstream's wav2letter layer list (at 1/16 width; lower/test_one_d.py has the full-size
+    lowering): convolutions and ReLUs on CMSIS-NN, the log_softmax in float, bit-exact on MVE."""
+    app = tmp_path / "app"
+    generate(project_mod.Project(model=f"{SMALL}:Wav2LetterSmall", board="mps3-an547", output=str(app),
+                                 input_shape="1,1,700", random_calibration=True), app)
+    result = QemuRunner(load_board("mps3-an547"), timeout=300).run(build.build(app, jobs=2).elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+    print(f"\nmps3-an547 Wav2LetterSmall: {result.line}")
