@@ -78,6 +78,8 @@ class Case:
     table: str  # test_cases
     name: str
     upstream_xfail: str = ""  # the reason upstream's own suite expects this case to fail, if it does
+    model: str = ""  # cmx-gen's own case: path.py:Class (randomly calibrated), instead of an upstream table
+    input_shape: str = ""
 
     @property
     def op(self) -> str:
@@ -86,6 +88,13 @@ class Case:
     @property
     def id(self) -> str:
         return f"{self.op}/{self.table}/{self.name}"
+
+
+# cmx-gen's own cases, where upstream's suite has none that runs: its one conv1d case feeds three
+# channels to Conv1d(1, 1, 1), and its wav2letter case needs torchaudio. The 1-D models of the tests
+# (tests/toy_models/small.py), as op "conv1d_models".
+OWN_MODELS = ROOT / "tests" / "toy_models" / "small.py"
+OWN_CASES = [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101"), ("Wav2LetterSmall", "1,1,700")]
 
 
 @dataclass
@@ -116,6 +125,9 @@ def discover(ops: list[str] | None) -> list[Case]:
         for table, value in vars(module).items():
             if isinstance(value, dict) and value and all(isinstance(v, McuTestCase) for v in value.values()):
                 cases += [Case(info.name, table, name, xfails.get(name, "")) for name in value]
+    if not ops or "conv1d_models" in ops:
+        cases += [Case("test_conv1d_models", "cmx", name, model=f"{OWN_MODELS}:{name}", input_shape=shape)
+                  for name, shape in OWN_CASES]
     return cases
 
 
@@ -146,11 +158,15 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
     folder = work / board_id / case.id.replace("/", "__")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    model_file = folder / "case.py"
-    model_file.write_text(CASE_FILE.format(suite=SUITE, module=case.module, table=case.table, name=case.name))
     app = folder / "app"
     outcome = Outcome(case.id, board_id, "LOWER", extra={"upstream_xfail": case.upstream_xfail} if case.upstream_xfail else {})
-    project = project_mod.Project(model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app))
+    if case.model:
+        project = project_mod.Project(model=case.model, board=board_id, rtos="baremetal", output=str(app),
+                                      input_shape=case.input_shape, random_calibration=True)
+    else:
+        model_file = folder / "case.py"
+        model_file.write_text(CASE_FILE.format(suite=SUITE, module=case.module, table=case.table, name=case.name))
+        project = project_mod.Project(model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app))
     try:
         done = generate(project, app)
     except FitError as exc:
@@ -235,7 +251,7 @@ def _timed(outcome: Outcome, started: float) -> Outcome:
 CORES = {"mps3-an547": "M55 (MVE)", "mps2-an386": "M4 (DSP)", "mps2-an505": "M33 (DSP)", "mps2-an385": "M3 (scalar)"}
 
 
-def write_page(path: Path, results: dict[str, dict], sdk: str) -> None:
+def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str = "") -> None:
     """docs/conformance.md: op x core counts, then every case that is not a plain PASS with its detail."""
     boards = [b for b in CORES if any(v["board"] == b for v in results.values())]
     ops = sorted({v["case"].split("/")[0] for v in results.values()})
@@ -248,6 +264,9 @@ def write_page(path: Path, results: dict[str, dict], sdk: str) -> None:
         f"executorch wheel's `{SUITE}` became a model that went through `create`, `build` and `run` on",
         "QEMU. PASS is bit-exact against the CMSIS-NN reference (docs/report.md, `reference`); `ref+N` counts the",
         "PASSes where ExecuTorch's Python reference is N LSB away. SDK: " + (sdk or "as recorded in results.json") + ".",
+        *([f"cmx-gen: {measured_at}."] if measured_at else []),
+        "`conv1d_models` are cmx-gen's own cases (`OWN_CASES`: the 1-D models of its tests), where upstream's",
+        "suite has no 1-D case that runs.",
         "",
         f"{len(results)} runs, {sum(v['seconds'] for v in results.values()) / 60:.0f} min of create+build+run on 2 cores"
         " (ccache shares the runtime objects across cases).",
@@ -374,6 +393,7 @@ def main() -> int:
     parser.add_argument("--redo", action="store_true", help="run cases again that results.json already has")
     parser.add_argument("--doc", default=str(ROOT / "docs" / "conformance.md"), help="where to write the page")
     parser.add_argument("--doc-only", action="store_true", help="write the page from results.json, run nothing")
+    parser.add_argument("--measured-at", default="", help="the cmx-gen commit(s) the results come from, for the page")
     args = parser.parse_args()
 
     work = Path(args.work).resolve()
@@ -391,7 +411,7 @@ def main() -> int:
                    CCACHE_SLOPPINESS="file_macro,time_macros")
         fingerprint = hashlib.sha256((code_fingerprint() + sdk_fingerprint()).encode()).hexdigest()[:16]
         cases = discover(args.ops)
-        print(f"# {len(cases)} upstream cases x {len(args.boards)} boards; work in {work}", flush=True)
+        print(f"# {len(cases)} cases x {len(args.boards)} boards; work in {work}", flush=True)
         for board in args.boards:
             for case in cases:
                 key = f"{board} {case.id}"
@@ -403,7 +423,7 @@ def main() -> int:
                 store.write_text(json.dumps(results, indent=1, sort_keys=True))
                 print(f"{board:<11} {case.id:<60} {outcome.status:<5} {outcome.seconds:>5.1f}s "
                       f"{outcome.detail[:120] or outcome.line}", flush=True)
-    write_page(Path(args.doc), results, sdk_fingerprint() if os.environ.get("EXECUTORCH_ROOT") else "")
+    write_page(Path(args.doc), results, sdk_fingerprint() if os.environ.get("EXECUTORCH_ROOT") else "", args.measured_at)
     counts: dict[str, int] = {}
     for value in results.values():
         counts[value["status"]] = counts.get(value["status"], 0) + 1
