@@ -112,3 +112,15 @@ def test_wav2letter_runs_every_layer_on_cmsis_nn_but_the_float_log_softmax(lower
     report = read_report(lowered_dir("Wav2LetterSmall", "--input-shape", "1,1,700", "--random-calibration"))
     assert report["fallbacks"] == ["aten::_log_softmax.out"]
     assert not any("convolution" in op or "relu" in op for op in kernels(report))
+
+
+def test_without_the_backend_a_1xn_convolution_mve_gets_wrong_is_refused(tmp_path, capsys):
+    """--no-delegate on M55 would run it through the wrapper's 1xN path (wrong at the edge): one line,
+    exit 2, naming the way out. The M4's 1xN path is arm_convolve_s8 itself: no refusal there."""
+    from conftest import run_cli
+
+    argv = ["lower", f"{SMALL}:Shapes1d", "--input-shape", "1,4,101", "--random-calibration", "--no-delegate"]
+    assert run_cli(*argv, "-o", tmp_path / "m55") == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "would compute wrong results" in err and "drop --no-delegate" in err and "small.py:" in err, err
+    assert run_cli(*argv, "--target", "cortex-m4", "-o", tmp_path / "m4") == 0

@@ -78,7 +78,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "dim_order_ops::_clone_dim_order.out": 1,
         "cortex_m::pad.out": 1,
         "cmx::conv": 7,
-        "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (layers._conv_kind)
+        "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (layers.conv_kind)
         "cmx::add": 3,
         "cmx::avg_pool": 1,
         "cmx::copy": 3,

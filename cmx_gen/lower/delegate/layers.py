@@ -49,12 +49,12 @@ def _planned_scratch(node: torch.fx.Node) -> int:
 def scratch_bytes(node: torch.fx.Node) -> int:
     """The CMSIS-NN scratch size of this call: what the cortex_m passes planned for the wrapper
     (its alloc node), or arm_convolve_s8's own where the plan calls that directly."""
-    if _conv_kind(node) == "conv_general":
+    if conv_kind(node) == "conv_general":
         return max(_planned_scratch(node), _convolve_s8_scratch(node))
     return _planned_scratch(node)
 
 
-def _conv_kind(node: torch.fx.Node) -> str:
+def conv_kind(node: torch.fx.Node) -> str:
     """"conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
     path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
     arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
@@ -165,7 +165,7 @@ def supports(node: torch.fx.Node) -> bool:
 def _conv(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
     x, weight, bias, stride, padding, dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
     w = _val(weight)
-    return Layer(_conv_kind(node), {
+    return Layer(conv_kind(node), {
         "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
         "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
         "scratch_bytes": scratch_bytes(node),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cmx_gen.common.errors import ExportError
 from cmx_gen.lower.state import Lowering, Step
 from cmx_gen.model.export import export_error
 
@@ -17,16 +18,33 @@ def run(state: Lowering) -> Lowering:
 
     manager = EdgeProgramManager(state.lowered, compile_config=cortex_m_edge_compile_config())
     if not state.options.delegate:
+        _refuse_wrong_one_by_n(state)
         return replace(state, edge_program=manager)
-    from cmx_gen.lower.delegate.backend import CmxPartitioner
-
-    from cmx_gen.lower.delegate.backend import delegated_layers
+    from cmx_gen.lower.delegate.backend import CmxPartitioner, delegated_layers
 
     try:
         manager = manager.to_backend(CmxPartitioner(state.target.core))
     except Exception as exc:
         raise export_error("delegation", exc) from exc
     return replace(state, edge_program=manager, delegated=tuple(delegated_layers(manager.exported_program())))
+
+
+def _refuse_wrong_one_by_n(state: Lowering) -> None:
+    """Without the backend, the cortex_m kernel calls CMSIS-NN's wrapper, whose 1xN MVE path gets some
+    strided, padded convolutions of height 1 wrong (layers.conv_kind): refuse, naming the way out."""
+    from cmx_gen.lower.delegate.layers import conv_kind
+    from cmx_gen.lower.fx_nodes import source_line
+
+    if state.target.isa != "MVE":
+        return
+    for node in state.lowered.graph_module.graph.nodes:
+        if node.op == "call_function" and conv_kind(node) == "conv_general":
+            where = source_line(node)
+            raise ExportError(
+                f"the program would compute wrong results on the target: cortex_m::quantized_conv2d at node "
+                f"{node.name}{f' ({where})' if where else ''}: CMSIS-NN's 1xN convolution for MVE lays out its "
+                "padding only as SAME's split and reads the wrong columns for this stride and padding",
+                "drop --no-delegate (delegate = false): cmx-gen's backend calls arm_convolve_s8 for it")
 
 
 STEP = Step("delegate", run, lambda state: "planning the int8 subgraphs for cmx-gen's CMSIS-NN backend"
