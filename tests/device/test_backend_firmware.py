@@ -74,3 +74,16 @@ def test_a_plan_for_another_core_or_version_is_refused_at_init(tmp_path, what):
     assert "cmx-gen: FAIL error=plan:0x30" in result.output, result.output[-1500:]
     expected = "plan made for cortex-m4" if what == "core" else f"plan version {plan_mod.VERSION + 1}"
     assert expected in result.output, "the console names what does not match"
+
+
+def test_a_delegated_pte_passes_against_its_plans_run_on_the_host(tmp_path):
+    """A .pte lowered earlier (`cmx-gen lower`), made into an app on its own: the reference is its
+    plan run on the host, cmx-gen's backend layers included (host_run.py), and the target matches it."""
+    from conftest import run_cli
+
+    assert run_cli("lower", str(DIGITS), "--target", "cortex-m55", "-o", tmp_path / "lowered") == 0
+    app = tmp_path / "app"
+    assert run_cli("create", tmp_path / "lowered" / "model.pte", "--board", "mps3-an547", "-o", app) == 0
+    assert pte.forward_plan(pte.read((app / "model" / "model.pte").read_bytes())).delegates
+    result = _run(app, "mps3-an547")
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
