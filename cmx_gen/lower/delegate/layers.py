@@ -94,17 +94,17 @@ def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: i
     def column(i: int) -> Any:
         return i if 0 <= i < width else "?"
 
-    rows: list[list[Any]] = []
-    buffer = [None] * pad + [column(i) for i in range(kernel)]
-    rows += [[buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
-             for r in range(left)]
+    def from_buffer(buffer: list[Any], count: int) -> list[list[Any]]:
+        """`count` output columns read from an im2col buffer, a stride apart ("?" past its end)."""
+        return [[buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
+                for r in range(count)]
+
     start = stride * left - pad
-    rows += [[column(start + r * stride + k) for k in range(kernel)] for r in range(middle)]
     first = stride * (left + middle) - pad
-    buffer = [column(first + i) for i in range(kernel - 1)] + [None] * (right if asym else pad)
-    rows += [[buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
-             for r in range(out_w - left - middle)]
-    return rows
+    return (from_buffer([None] * pad + [column(i) for i in range(kernel)], left)
+            + [[column(start + r * stride + k) for k in range(kernel)] for r in range(middle)]
+            + from_buffer([column(first + i) for i in range(kernel - 1)] + [None] * (right if asym else pad),
+                          out_w - left - middle))
 
 
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:
