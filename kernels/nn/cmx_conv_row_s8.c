@@ -1,0 +1,277 @@
+/* cmx_conv_row_s8: a convolution whose output positions each read one contiguous run of input
+ * positions (cmx_nn.h says which), for the DSP cores (M4/M7/M33). Replaces arm_convolve_s8.
+ *
+ * Where CMSIS-NN's DSP path spends its instructions on a layer of 8-16 channels (3.1-3.4 per MAC
+ * on the issue 37 model): a memcpy call per kernel tap to build each column, a widening of every
+ * column (each input value widened once per tap that reads it), and a requantization of ~20
+ * instructions per output. Here a chunk of input positions is widened once, columns are read in
+ * place, and the requantization is CMSIS-NN's inline-assembly form (same result, 7 instructions)
+ * whenever every channel shifts right. The inner loop is CMSIS-NN's: two channels by two
+ * positions, four values per step, SMLAD. */
+#include <string.h>
+
+#include "arm_nnfunctions.h"
+#include "arm_nnsupportfunctions.h"
+#include "cmx_nn.h"
+
+#define CMX_SLACK 4 /* int16 values past a chunk that a zero-padded weight row may read */
+
+static inline int32_t chunk_positions(const cmx_conv_row_params* p) {
+  return (p->chunk - 1) * p->stride + p->kernel;
+}
+
+int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
+  return (chunk_positions(p) * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
+}
+
+static inline uint32_t read_u32(const void* at) {
+  uint32_t v;
+  memcpy(&v, at, sizeof(v));
+  return v;
+}
+
+static inline void write_u32(void* at, uint32_t v) { memcpy(at, &v, sizeof(v)); }
+
+/* Input positions [first, first + count) widened to int16 with the offset added; positions
+ * outside the input are zeros (the padding value, -input_offset, plus the offset). */
+static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t first, int32_t count, int16_t* buf) {
+  const int32_t ch = p->in_ch;
+  int32_t lo = first < 0 ? 0 : first;
+  if (lo > first + count) lo = first + count;
+  int32_t hi = first + count > p->in_positions ? p->in_positions : first + count;
+  if (hi < lo) hi = lo;
+  int16_t* out = buf;
+  for (int32_t i = 0; i < (lo - first) * ch; ++i) *out++ = 0;
+  const int8_t* in = input + lo * ch;
+  int32_t n = (hi - lo) * ch;
+#if defined(ARM_MATH_DSP)
+  const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
+  for (; n >= 4; n -= 4, in += 4, out += 4) {
+    const uint32_t w = read_u32(in);
+    const uint32_t even = __sadd16(SXTB16(w), offset2);        /* x0, x2 */
+    const uint32_t odd = __sadd16(SXTB16_RORn(w, 8), offset2); /* x1, x3 */
+    write_u32(out, (even & 0xFFFFu) | (odd << 16));         /* x0, x1 */
+    write_u32(out + 2, (even >> 16) | (odd & 0xFFFF0000u)); /* x2, x3 */
+  }
+#endif
+  for (; n > 0; --n) *out++ = (int16_t)(*in++ + p->input_offset);
+  const int32_t tail = (first + count - hi) * ch;
+  for (int32_t i = 0; i < tail + CMX_SLACK; ++i) *out++ = 0;
+}
+
+/* arm_nn_requantize for a right shift (shift <= -1): CMSIS-NN's inline-assembly form of its
+ * doubling high multiply and rounding divide, which equal the C forms for every input. */
+static inline int32_t requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
+#if defined(__GNUC__) && defined(__thumb2__)
+  int32_t lo, hi;
+  __asm("smull\t%0, %1, %2, %3\n\t"
+        "lsrs\t%0, %0, #31\n\t"
+        "adc\t%1, %0, %1, lsl #1"
+        : "=&r"(lo), "=&r"(hi)
+        : "r"(acc), "r"(multiplier)
+        : "cc");
+  /* hi is never INT32_MIN here (a product's high half, multiplier > 0), so no test for it */
+  int32_t t = hi + (hi >> 31);
+  int32_t r;
+  __asm("asrs\t%0, %1, %2\n\t"
+        "adc\t%0, %0, #0"
+        : "=r"(r)
+        : "r"(t), "r"(right_shift)
+        : "cc");
+  return r;
+#else
+  return arm_nn_requantize(acc, multiplier, -right_shift);
+#endif
+}
+
+/* The quantization and clamping of one output, with the layer's constants in registers. */
+typedef struct {
+  int32_t offset, min, max;
+} out_range;
+
+static inline __attribute__((always_inline)) int8_t finish(int32_t acc, int32_t multiplier, int32_t shift,
+                                                           out_range r, const int fast, const int full) {
+  int32_t v = fast ? requantize_right(acc, multiplier, -shift) : arm_nn_requantize(acc, multiplier, shift);
+  v += r.offset;
+  if (full) return (int8_t)__ssat(v, 8); /* the range is all of int8: one SSAT */
+  v = v < r.min ? r.min : v;
+  v = v > r.max ? r.max : v;
+  return (int8_t)v;
+}
+
+/* Two words from *at, then at += 8 bytes: one LDRD with post-increment (GCC splits a 64-bit load
+ * into two LDRs and two adds), or two LDRs where the address may not be word-aligned. */
+typedef struct {
+  uint32_t lo, hi;
+} word_pair;
+
+static inline __attribute__((always_inline)) word_pair load_pair(const void** at, const int aligned) {
+  word_pair v;
+#if defined(__GNUC__) && defined(__thumb2__)
+  if (aligned) {
+    __asm("ldrd\t%0, %1, [%2], #8" : "=r"(v.lo), "=r"(v.hi), "+r"(*at) : "m"(*(const char(*)[8]) * at));
+    return v;
+  }
+#endif
+  (void)aligned;
+  memcpy(&v, *at, sizeof(v));
+  *at = (const char*)*at + 8;
+  return v;
+}
+
+/* One chunk's outputs. fast: every channel's shift is <= -1 and its multiplier > 0. aligned:
+ * the second column of a pair starts on a word (stride * in_ch even), so both read with LDRD.
+ * full: the activation range is [-128, 127] (what a ReLU's output quantization gives). Each
+ * combination the kernel calls is compiled on its own. */
+static inline __attribute__((always_inline)) void compute(const cmx_conv_row_params* p, const int16_t* buf, int32_t n,
+                                                          const int8_t* weights, const int32_t* bias,
+                                                          const int32_t* multiplier, const int32_t* shift,
+                                                          int8_t* restrict output, const int fast,
+                                                          const int aligned, const int full) {
+  const int32_t out_ch = p->out_ch;
+  const int32_t step = p->stride * p->in_ch; /* int16 values between two columns */
+  const int32_t groups = p->row_bytes / 4;
+  const out_range r = {p->output_offset, p->act_min, p->act_max};
+  int32_t x = 0;
+  for (; x + 1 < n; x += 2) {
+    const int16_t* col0 = buf + x * step;
+    const int16_t* col1 = col0 + step;
+    int8_t* out0 = output + x * out_ch;
+    int8_t* out1 = out0 + out_ch;
+    const int8_t* w = weights;
+    int32_t c = 0;
+    for (; c + 1 < out_ch; c += 2) {
+      int32_t a00 = bias ? bias[c] : 0, a10 = bias ? bias[c + 1] : 0;
+      int32_t a01 = a00, a11 = a10;
+      const void* b0 = col0;
+      const void* b1 = col1;
+      const void* wp = w;
+      for (int32_t g = groups; g > 0; --g) {
+        const word_pair ww = load_pair(&wp, 1); /* rows c and c + 1, four values each */
+        const uint32_t wa_lo = SXTB16(ww.lo), wa_hi = SXTB16_RORn(ww.lo, 8);
+        const uint32_t wb_lo = SXTB16(ww.hi), wb_hi = SXTB16_RORn(ww.hi, 8);
+        word_pair xx = load_pair(&b0, 1);
+        a00 = SMLAD(wa_lo, xx.lo, a00);
+        a10 = SMLAD(wb_lo, xx.lo, a10);
+        a00 = SMLAD(wa_hi, xx.hi, a00);
+        a10 = SMLAD(wb_hi, xx.hi, a10);
+        xx = load_pair(&b1, aligned);
+        a01 = SMLAD(wa_lo, xx.lo, a01);
+        a11 = SMLAD(wb_lo, xx.lo, a11);
+        a01 = SMLAD(wa_hi, xx.hi, a01);
+        a11 = SMLAD(wb_hi, xx.hi, a11);
+      }
+      w = (const int8_t*)wp;
+      const int32_t m0 = multiplier[c], s0 = shift[c], m1 = multiplier[c + 1], s1 = shift[c + 1];
+      out0[c] = finish(a00, m0, s0, r, fast, full);
+      out1[c] = finish(a01, m0, s0, r, fast, full);
+      out0[c + 1] = finish(a10, m1, s1, r, fast, full);
+      out1[c + 1] = finish(a11, m1, s1, r, fast, full);
+    }
+    if (c < out_ch) {
+      int32_t a0 = bias ? bias[c] : 0;
+      int32_t a1 = a0;
+      const void* b0 = col0;
+      const void* b1 = col1;
+      for (int32_t g = groups; g > 0; --g) {
+        const uint32_t wa = read_u32(w);
+        w += 4;
+        const uint32_t wa_lo = SXTB16(wa), wa_hi = SXTB16_RORn(wa, 8);
+        word_pair xx = load_pair(&b0, 1);
+        a0 = SMLAD(wa_lo, xx.lo, a0);
+        a0 = SMLAD(wa_hi, xx.hi, a0);
+        xx = load_pair(&b1, aligned);
+        a1 = SMLAD(wa_lo, xx.lo, a1);
+        a1 = SMLAD(wa_hi, xx.hi, a1);
+      }
+      out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
+      out1[c] = finish(a1, multiplier[c], shift[c], r, fast, full);
+    }
+  }
+  if (x < n) {
+    const int16_t* col0 = buf + x * step;
+    int8_t* out0 = output + x * out_ch;
+    const int8_t* w = weights;
+    int32_t c = 0;
+    for (; c + 1 < out_ch; c += 2) {
+      int32_t a0 = bias ? bias[c] : 0, a1 = bias ? bias[c + 1] : 0;
+      const void* b0 = col0;
+      const void* wp = w;
+      for (int32_t g = groups; g > 0; --g) {
+        const word_pair ww = load_pair(&wp, 1);
+        const word_pair xx = load_pair(&b0, 1);
+        a0 = SMLAD(SXTB16(ww.lo), xx.lo, a0);
+        a0 = SMLAD(SXTB16_RORn(ww.lo, 8), xx.hi, a0);
+        a1 = SMLAD(SXTB16(ww.hi), xx.lo, a1);
+        a1 = SMLAD(SXTB16_RORn(ww.hi, 8), xx.hi, a1);
+      }
+      w = (const int8_t*)wp;
+      out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
+      out0[c + 1] = finish(a1, multiplier[c + 1], shift[c + 1], r, fast, full);
+    }
+    if (c < out_ch) {
+      int32_t a0 = bias ? bias[c] : 0;
+      const void* b0 = col0;
+      for (int32_t g = groups; g > 0; --g) {
+        const uint32_t wa = read_u32(w);
+        w += 4;
+        const word_pair xx = load_pair(&b0, 1);
+        a0 = SMLAD(SXTB16(wa), xx.lo, a0);
+        a0 = SMLAD(SXTB16_RORn(wa, 8), xx.hi, a0);
+      }
+      out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
+    }
+  }
+}
+
+arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
+                                    const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
+                                    int16_t* scratch, int8_t* output) {
+#if !defined(ARM_MATH_DSP)
+  (void)p, (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)scratch, (void)output;
+  return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
+#else
+  if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes % 4 != 0 || p->row_bytes < p->kernel * p->in_ch) {
+    return ARM_CMSIS_NN_ARG_ERROR;
+  }
+  int fast = 1;
+  for (int32_t c = 0; c < p->out_ch; ++c) fast &= shift[c] <= -1 && multiplier[c] > 0;
+  const int aligned = ((p->stride * p->in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
+  const int full = p->act_min == -128 && p->act_max == 127;
+  for (int32_t x0 = 0; x0 < p->positions; x0 += p->chunk) {
+    const int32_t n = p->positions - x0 < p->chunk ? p->positions - x0 : p->chunk;
+    widen(p, input, x0 * p->stride - p->pad, (n - 1) * p->stride + p->kernel, scratch);
+    int8_t* out = output + x0 * p->out_ch;
+    if (fast && aligned && full) {
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1);
+    } else if (fast && aligned) {
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 0);
+    } else if (fast) {
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 0, 0);
+    } else {
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0);
+    }
+  }
+  return ARM_CMSIS_NN_SUCCESS;
+#endif
+}
+
+void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out) {
+  /* Each row padded with zeros to row_bytes and every group of four stored (w0, w2, w1, w3);
+   * rows of a channel pair interleaved group by group (c: 4 bytes, c + 1: 4 bytes, ...), an odd
+   * last channel's row on its own. */
+  static const int8_t order[4] = {0, 2, 1, 3};
+  const int32_t cols = p->kernel * p->in_ch;
+  for (int32_t c = 0; c < p->out_ch; ++c) {
+    const int32_t pair = c / 2, second = c & 1, paired = second || c + 1 < p->out_ch;
+    for (int32_t i = 0; i < p->row_bytes; ++i) {
+      const int32_t src = (i & ~3) + order[i & 3];
+      const int8_t v = src < cols ? filter[c * cols + src] : 0;
+      if (paired) {
+        out[pair * 2 * p->row_bytes + (i / 4) * 8 + second * 4 + (i & 3)] = v;
+      } else {
+        out[c * p->row_bytes + i] = v;
+      }
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/* cmx-gen's own int8 kernels (issue 33), called by its CMSIS-NN backend where the plan chose them.
+ *
+ * Each is bit-exact with the CMSIS-NN function it replaces by construction: the same int32
+ * accumulation (bias + sum of weight * (input + input_offset)) and the same requantization
+ * (arm_nn_requantize, rounding included); kernels/tests/ compares them byte for byte on the
+ * target over random shapes. */
+#pragma once
+
+#include <stdint.h>
+
+#include "arm_nn_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A convolution whose every output position reads one contiguous run of input positions:
+ * a 1-D convolution (height 1, dilation 1, one group) at any stride and padding, or a 1x1
+ * convolution at stride 1 without padding read as one row of H*W positions. NHWC int8.
+ *
+ * Instead of CMSIS-NN's im2col (a copy of every receptive field, then a widening of each copy),
+ * a chunk of input positions is widened to int16 once, with the input offset added and the
+ * padding as zeros, and the output columns read their fields in place. Weights are the plan's
+ * (cmx_conv_row_s8_weights): per output channel, kernel * in_ch values padded with zeros to
+ * row_bytes (a multiple of 4), each group of four stored as (w0, w2, w1, w3) so one SXTB16 and
+ * one SXTB16 ROR 8 give the pairs (w0, w1) and (w2, w3) that line up with the widened input; the
+ * rows of each channel pair interleaved four bytes at a time, so one LDRD reads both. Same size
+ * as CMSIS-NN's filter plus the row padding. */
+typedef struct {
+  int32_t positions;    /* output positions */
+  int32_t in_positions; /* input positions */
+  int32_t in_ch;
+  int32_t out_ch;
+  int32_t kernel;    /* kernel positions */
+  int32_t stride;    /* input positions between two output positions */
+  int32_t pad;       /* zero positions before the first input position */
+  int32_t row_bytes; /* weight bytes per output channel: kernel * in_ch rounded up to 4 */
+  int32_t chunk;     /* output positions per widened chunk (even, >= 2) */
+  int32_t input_offset;
+  int32_t output_offset;
+  int32_t act_min;
+  int32_t act_max;
+} cmx_conv_row_params;
+
+/* Scratch the kernel needs, in bytes: one widened chunk and a few values past it. */
+int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);
+
+/* bias may be NULL. multiplier and shift per output channel, as CMSIS-NN's. */
+arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
+                                    const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
+                                    int16_t* scratch, int8_t* output);
+
+/* Lays a CMSIS-NN filter ([out_ch][kernel * in_ch]) out as cmx_conv_row_s8 reads it; for tests
+ * (cmx-gen's plan does the same in Python, cmx_gen/lower/delegate/layers.py). */
+void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
+
+#ifdef __cplusplus
+}
+#endif

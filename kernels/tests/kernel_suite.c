@@ -1,0 +1,186 @@
+/* cmx-gen's kernels against the CMSIS-NN functions they replace, on the target (issue 33).
+ *
+ * For each kernel: random shapes, strides, paddings, offsets, activation ranges, multipliers and
+ * shifts from a fixed seed (CMX_SUITE_SEED), then the named edge cases; both functions run on the
+ * same inputs and the outputs are compared byte for byte. One line per kernel:
+ *   cmx-kernels: <kernel> cases=<n> equal=<n> cmsis_instr=<sum> cmx_instr=<sum>
+ * then `cmx-kernels: PASS` or `cmx-kernels: FAIL ...` naming the first differing case.
+ * tests/device/test_kernel_suite.py builds it for each core and runs it on QEMU. */
+#include <stdio.h>
+#include <string.h>
+
+#include "arm_nnfunctions.h"
+#include "cmx_nn.h"
+#include "cmx_platform.h"
+
+#ifndef CMX_SUITE_SEED
+#define CMX_SUITE_SEED 0x12345678u
+#endif
+#ifndef CMX_SUITE_CASES
+#define CMX_SUITE_CASES 300
+#endif
+
+static uint32_t rng_state = CMX_SUITE_SEED;
+static uint32_t rnd(void) { /* xorshift32 */
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return rng_state;
+}
+static int32_t between(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+
+#define MAX_IN 4096
+#define MAX_W 16384
+#define MAX_OUT 4096
+#define MAX_CH 64
+#define MAX_SCRATCH 8192
+
+static int8_t input[MAX_IN], filter[MAX_W], row_weights[MAX_W + 4 * MAX_CH];
+static int8_t out_cmsis[MAX_OUT], out_cmx[MAX_OUT];
+static int32_t bias[MAX_CH], mult[MAX_CH], shift[MAX_CH];
+static int16_t scratch[MAX_SCRATCH / 2];
+
+static char line[200];
+
+/* newlib-nano's printf has no %llu */
+static const char* u64(uint64_t v, char* buf) {
+  char* at = buf + 21;
+  *at = 0;
+  do {
+    *--at = (char)('0' + v % 10u);
+    v /= 10u;
+  } while (v);
+  return at;
+}
+static void say(void) { cmx_platform_puts(line); }
+
+typedef struct {
+  int32_t cases, equal;
+  uint64_t cmsis, cmx;
+  char first_failure[120];
+} tally;
+
+static void fill_quant(int32_t out_ch, int slow) {
+  for (int32_t c = 0; c < out_ch; ++c) {
+    bias[c] = between(-40000, 40000);
+    mult[c] = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+    /* shifts as quantization makes them (-12..-1); a slow case adds 0 and left shifts */
+    shift[c] = slow ? between(-6, 2) : between(-12, -1);
+  }
+}
+
+/* One 1-D (or 1x1-as-a-row) case: the same convolution through arm_convolve_wrapper_s8 and
+ * cmx_conv_row_s8. two_d_1x1: H x W positions, kernel 1, stride 1, no padding. */
+static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t length, int32_t kernel, int32_t stride,
+                          int32_t pad, int32_t chunk, int two_d_1x1, int32_t height, int slow, int no_bias,
+                          int full_range, const char* name) {
+  const int32_t positions = two_d_1x1 ? height * length : (length + 2 * pad - kernel) / stride + 1;
+  const int32_t in_positions = two_d_1x1 ? height * length : length;
+  if (positions < 1 || in_positions * in_ch > MAX_IN || positions * out_ch > MAX_OUT ||
+      out_ch * kernel * in_ch > MAX_W || out_ch > MAX_CH) {
+    return;
+  }
+  for (int32_t i = 0; i < in_positions * in_ch; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < out_ch * kernel * in_ch; ++i) filter[i] = (int8_t)rnd();
+  fill_quant(out_ch, slow);
+
+  cmsis_nn_conv_params cp;
+  cp.input_offset = between(-127, 128);
+  cp.output_offset = between(-128, 127);
+  cp.stride.w = stride;
+  cp.stride.h = 1;
+  cp.padding.w = pad;
+  cp.padding.h = 0;
+  cp.dilation.w = 1;
+  cp.dilation.h = 1;
+  cp.activation.min = between(-128, 20);
+  cp.activation.max = between(cp.activation.min, 127);
+  if (full_range || rnd() % 2) {
+    cp.activation.min = -128;
+    cp.activation.max = 127;
+  }
+  cmsis_nn_per_channel_quant_params q = {mult, shift};
+  cmsis_nn_dims in_d = {1, two_d_1x1 ? height : 1, length, in_ch};
+  cmsis_nn_dims f_d = {out_ch, 1, kernel, in_ch};
+  cmsis_nn_dims b_d = {1, 1, 1, out_ch};
+  cmsis_nn_dims o_d = {1, two_d_1x1 ? height : 1, two_d_1x1 ? length : positions, out_ch};
+  const int32_t need = arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
+  cmx_conv_row_params rp = {positions, in_positions, in_ch, out_ch, kernel, stride, pad,
+                            (kernel * in_ch + 3) & ~3, chunk, cp.input_offset, cp.output_offset,
+                            cp.activation.min, cp.activation.max};
+  if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
+  cmx_conv_row_s8_weights(&rp, filter, row_weights);
+  const int32_t* b = no_bias ? NULL : bias;
+
+  memset(out_cmsis, 0x55, (size_t)(positions * out_ch));
+  memset(out_cmx, 0x66, (size_t)(positions * out_ch));
+  cmsis_nn_context ctx = {scratch, need};
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 = arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
+  uint64_t t2 = cmx_platform_counter();
+  t->cases++;
+  if (strcmp(name, "random") != 0) {
+    char a[22], c[22];
+    snprintf(line, sizeof(line), "cmx-kernels: conv_row case \"%s\" cmsis=%s cmx=%s macs=%d\n", name,
+             u64(t1 - t0, a), u64(t2 - t1, c), (int)(positions * out_ch * kernel * in_ch));
+    say();
+  }
+  t->cmsis += t1 - t0;
+  t->cmx += t2 - t1;
+  if (s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS &&
+      memcmp(out_cmsis, out_cmx, (size_t)(positions * out_ch)) == 0) {
+    t->equal++;
+  } else if (!t->first_failure[0]) {
+    int32_t at = 0;
+    while (at < positions * out_ch && out_cmsis[at] == out_cmx[at]) ++at;
+    snprintf(t->first_failure, sizeof(t->first_failure),
+             "%s in%d out%d len%d k%d s%d p%d chunk%d h%d status %d/%d byte %d: %d vs %d", name, (int)in_ch,
+             (int)out_ch, (int)length, (int)kernel, (int)stride, (int)pad, (int)chunk, (int)height, (int)s1, (int)s2,
+             (int)at, at < positions * out_ch ? out_cmsis[at] : 0, at < positions * out_ch ? out_cmx[at] : 0);
+  }
+}
+
+static void conv_row_suite(tally* t) {
+  /* named edge cases first */
+  conv_row_case(t, 1, 1, 1, 1, 1, 0, 2, 0, 1, 0, 0, 0, "1x1x1");
+  conv_row_case(t, 1, 8, 64, 9, 1, 4, 2, 0, 1, 0, 0, 0, "one input channel, k9 pad4");
+  conv_row_case(t, 3, 5, 17, 3, 2, 1, 4, 0, 1, 0, 0, 0, "odd channels, stride 2");
+  conv_row_case(t, 8, 16, 64, 5, 1, 0, 8, 0, 1, 0, 0, 1, "issue 37 layer 1");
+  conv_row_case(t, 16, 16, 60, 3, 1, 0, 8, 0, 1, 0, 0, 1, "issue 37 layer 2");
+  conv_row_case(t, 16, 16, 60, 3, 1, 0, 8, 0, 1, 1, 0, 0, "zero and left shifts");
+  conv_row_case(t, 16, 15, 61, 3, 1, 1, 6, 0, 1, 0, 1, 0, "no bias, odd out, odd positions");
+  conv_row_case(t, 7, 9, 5, 5, 1, 4, 2, 0, 1, 0, 0, 0, "padding wider than the input");
+  conv_row_case(t, 8, 8, 12, 1, 1, 0, 16, 1, 12, 0, 0, 0, "1x1 over 12x12");
+  conv_row_case(t, 13, 7, 9, 1, 1, 0, 4, 1, 7, 0, 0, 0, "1x1 odd channels 7x9");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    const int two_d = rnd() % 4 == 0;
+    const int32_t kernel = two_d ? 1 : between(1, 9);
+    const int32_t stride = two_d ? 1 : between(1, 3);
+    const int32_t pad = two_d ? 0 : between(0, kernel - 1);
+    const int32_t length = two_d ? between(1, 12) : between(kernel > 2 * pad ? kernel - 2 * pad : 1, 80);
+    const int32_t chunk = 2 * between(1, 12);
+    conv_row_case(t, between(1, 40), between(1, 40), length, kernel, stride, pad, chunk, two_d,
+                  two_d ? between(1, 12) : 1, rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
+  }
+}
+
+int main(void) {
+  cmx_platform_init();
+  int failed = 0;
+  tally t = {0};
+  conv_row_suite(&t);
+  char a[22], b[22];
+  snprintf(line, sizeof(line), "cmx-kernels: conv_row cases=%d equal=%d cmsis_%s=%s cmx_%s=%s\n", (int)t.cases,
+           (int)t.equal, cmx_platform_counter_name(), u64(t.cmsis, a), cmx_platform_counter_name(), u64(t.cmx, b));
+  say();
+  if (t.equal != t.cases) {
+    snprintf(line, sizeof(line), "cmx-kernels: first difference: %s\n", t.first_failure);
+    say();
+    failed = 1;
+  }
+  cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");
+  cmx_platform_exit(failed);
+  return failed;
+}
