@@ -14,6 +14,7 @@ from typing import Any
 from cmx_gen.common.errors import RunError
 from cmx_gen.device import result_line
 from cmx_gen.device.runners.base import Result
+from cmx_gen.lower.delegate.plan import kernel_label
 from cmx_gen.program.report import DelegatedLayer, Instruction
 
 
@@ -101,7 +102,7 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
         rows.append(Row(index=row.index, op=op, module=row.module, source=row.source, count=count, share=share(count)))
         for layer in inside:
             n = layer_counts.get(layer.debug, 0)
-            rows.append(Row(index=row.index, op=f"cmx {layer.op}", module=layer.module, source=layer.source, count=n,
+            rows.append(Row(index=row.index, op=f"cmx {layer.op}: {kernel_label(layer.op)}", module=layer.module, source=layer.source, count=n,
                             share=share(n), kernel=kernel_counts.get(layer.debug)))
     return Profile(counter=counter, total=total, rows=rows)
 

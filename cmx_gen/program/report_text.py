@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from cmx_gen.common.format import size
+from cmx_gen.lower.delegate.plan import kernel_label
 from cmx_gen.program.report import Layer, OpDiff, Report, Rewrite, TensorSpec
 
 CLASS_LABELS = {
@@ -43,7 +44,7 @@ def table(report: Report) -> str:
     for op in report.operators:
         label = CLASS_LABELS[op.class_]
         if op.name.startswith("cmx::"):  # a layer kind of cmx-gen's own backend
-            label = "cmx backend: " + ("copy" if op.class_ == "data_movement" else "CMSIS-NN")
+            label = "cmx backend: " + ("copy" if op.class_ == "data_movement" else kernel_label(op.name[5:]))
         lines.append(f"{op.name:<{width}}  {op.count:>5}  {label}")
     compute = [op for op in report.operators if op.class_ in ("cmsis_nn", "fallback")]
     accelerated = sum(op.count for op in compute if op.class_ == "cmsis_nn")

@@ -65,6 +65,9 @@ bool compiled_in(int32_t op) {
 #ifdef CMX_BACKEND_CONV_GENERAL
     case CMX_OP_CONV_GENERAL: return true;
 #endif
+#ifdef CMX_BACKEND_CONV_ROW
+    case CMX_OP_CONV_ROW: return true;
+#endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
     case CMX_OP_DEPTHWISE_CONV: return true;
 #endif
@@ -106,6 +109,12 @@ bool scratch_ok(const cmx_layer_head* head) {
     case CMX_OP_CONV_GENERAL: {
       auto* l = reinterpret_cast<const cmx_layer_conv_general*>(head);
       return arm_convolve_s8_get_buffer_size(&l->input_dims, &l->filter_dims) <= l->scratch_bytes;
+    }
+#endif
+#ifdef CMX_BACKEND_CONV_ROW
+    case CMX_OP_CONV_ROW: {
+      auto* l = reinterpret_cast<const cmx_layer_conv_row*>(head);
+      return cmx_conv_row_s8_scratch_bytes(&l->params) <= l->scratch_bytes;
     }
 #endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
@@ -244,6 +253,18 @@ class CmxCmsisNNBackend final : public BackendInterface {
           CMX_KERNEL(status = arm_convolve_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                               &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
                                               constant_at<int32_t>(plan, l->bias), nullptr, &l->output_dims, out));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_CONV_ROW
+        case CMX_OP_CONV_ROW: {
+          auto* l = reinterpret_cast<const cmx_layer_conv_row*>(head);
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->params.positions * l->params.out_ch);
+          CMX_KERNEL(status = cmx_conv_row_s8(&l->params, tensor_at(l->input, work, io), constant_at<int8_t>(plan, l->weight),
+                                              constant_at<int32_t>(plan, l->bias), constant_at<int32_t>(plan, l->multipliers),
+                                              constant_at<int32_t>(plan, l->shifts),
+                                              reinterpret_cast<int16_t*>(work + l->scratch), out));
           break;
         }
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "arm_nn_types.h"
+#include "cmx_nn.h"
 
 #define CMX_PLAN_MAGIC 0x50584D43u /* "CMXP" */
 #define CMX_PLAN_VERSION 1u
@@ -27,6 +28,7 @@ enum cmx_plan_op {
   CMX_OP_COPY = 8,
   CMX_OP_MUL = 9,
   CMX_OP_CONV_GENERAL = 10,
+  CMX_OP_CONV_ROW = 11,
 };
 
 typedef struct {
@@ -57,6 +59,13 @@ typedef struct {
 
 /* arm_convolve_s8 itself, for a convolution its wrapper would send to a path that refuses it. */
 typedef cmx_layer_conv cmx_layer_conv_general;
+
+/* cmx_conv_row_s8 (kernels/nn/), a 1-D or 1x1 convolution on a DSP core; weight in its layout. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, weight, bias, multipliers, shifts, scratch, scratch_bytes;
+  cmx_conv_row_params params;
+} cmx_layer_conv_row;
 
 typedef struct {
   cmx_layer_head head;

@@ -29,9 +29,9 @@ static uint32_t rnd(void) { /* xorshift32 */
 }
 static int32_t between(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
 
-#define MAX_IN 4096
-#define MAX_W 16384
-#define MAX_OUT 4096
+#define MAX_IN 8192
+#define MAX_W 16384 /* 64 x 64 x 4 */
+#define MAX_OUT 8192
 #define MAX_CH 64
 #define MAX_SCRATCH 8192
 
@@ -154,6 +154,8 @@ static void conv_row_suite(tally* t) {
   conv_row_case(t, 7, 9, 5, 5, 1, 4, 2, 0, 1, 0, 0, 0, "padding wider than the input");
   conv_row_case(t, 8, 8, 12, 1, 1, 0, 16, 1, 12, 0, 0, 0, "1x1 over 12x12");
   conv_row_case(t, 13, 7, 9, 1, 1, 0, 4, 1, 7, 0, 0, 0, "1x1 odd channels 7x9");
+  conv_row_case(t, 64, 64, 5, 1, 1, 0, 4, 1, 25, 0, 0, 1, "DS-CNN pointwise 64x64 over 25x5");
+  conv_row_case(t, 32, 32, 12, 1, 1, 0, 4, 1, 12, 0, 0, 1, "MobileNet pointwise 32x32 over 12x12");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int two_d = rnd() % 4 == 0;
     const int32_t kernel = two_d ? 1 : between(1, 9);

@@ -22,7 +22,9 @@ EXPANSIONS = {
     "cmsis_nn_pool_params": plan_mod.POOL_PARAMS,
     "cmsis_nn_fc_params": plan_mod.FC_PARAMS,
     "cmsis_nn_per_tensor_quant_params": ("multiplier", "shift"),
+    "cmx_conv_row_params": plan_mod.ROW_PARAMS,
 }
+NN_H = ROOT / "kernels" / "nn" / "cmx_nn.h"
 
 
 def c_structs() -> dict[str, list[str]]:
@@ -59,6 +61,14 @@ def test_c_and_python_plan_layouts_agree():
         assert re.search(rf"CMX_OP_{kind.upper()} = {code},", text), kind
     assert f"0x{plan_mod.MAGIC:08X}u" in text and f"CMX_PLAN_VERSION {plan_mod.VERSION}u" in text
     assert f"CMX_PLAN_CORE_BYTES {plan_mod.CORE_BYTES}" in text
+    body = re.search(r"typedef struct \{([^}]*)\} cmx_conv_row_params;", NN_H.read_text())
+    assert body and re.findall(r"int32_t (\w+);", body.group(1)) == list(plan_mod.ROW_PARAMS)
+
+
+def test_every_layer_kind_names_what_it_calls():
+    assert set(plan_mod.layer_calls()) == set(plan_mod.OPS)
+    assert plan_mod.kernel_label("conv_row") == "cmx_conv_row_s8 (cmx-gen)"
+    assert plan_mod.kernel_label("conv") == "arm_convolve_wrapper_s8 (CMSIS-NN)"
 
 
 def test_packed_plan_reads_back_and_rebases_constants():

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
+from cmx_gen.lower.delegate.own_kernels import row_filter
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute
 
@@ -87,6 +88,23 @@ def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: b
                 f["act_min"], f["act_max"], scratch]
     out = compute(name, _op(name.split("::")[1]), args, {}, isa)
     assert isinstance(out, torch.Tensor) and tuple(out.shape) == (on, oc, oh, ow), (name, out)
+    _store(memory, f["output"], out, nchw=True)
+
+
+def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_conv_row_s8 as the convolution it computes: a 1-D one over `in_positions` (a 1x1 over H x W
+    reads the same bytes as one over H * W positions), its filter read back from the kernel's layout."""
+    positions, length, c, oc, kernel = f["positions"], f["in_positions"], f["in_ch"], f["out_ch"], f["kernel"]
+    x = _nhwc(memory, f["input"], 1, 1, length, c)
+    filt = row_filter(plan[f["weight"]:], oc, kernel * c, f["row_bytes"]).reshape(oc, 1, kernel, c)
+    weight = torch.from_numpy(filt.copy())
+    bias = _constant(plan, f["bias"], oc, np.int32, (oc,))
+    mults = _constant(plan, f["multipliers"], oc, np.int32, (oc,))
+    shifts = _constant(plan, f["shifts"], oc, np.int32, (oc,))
+    args = [x, weight, bias, [1, f["stride"]], [0, f["pad"]], [1, 1], f["input_offset"], f["output_offset"], mults,
+            shifts, f["act_min"], f["act_max"], torch.empty(0, dtype=torch.int8)]
+    out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, oc, 1, positions), out.shape
     _store(memory, f["output"], out, nchw=True)
 
 
@@ -176,6 +194,7 @@ def _copy(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
     "conv_general": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
+    "conv_row": _conv_row,
     "depthwise_conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
     "linear": _linear,
     "add": _add,

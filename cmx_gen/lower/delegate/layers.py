@@ -1,25 +1,38 @@
 """One plan layer per cortex_m operator node: the same CMSIS-NN arguments the cortex_m kernel
 wrappers (backends/cortex_m/ops/op_*.cpp) compute on every call, computed once here.
 
-`supports(node)` is the partitioner's question; `layer(node, ...)` the preprocess step's answer.
-Each builder mirrors its wrapper line for line (dims from the logical NCHW sizes, offsets negated
-where the wrapper negates them), which is what makes the delegate bit-exact by construction.
+`supports(node)` is the partitioner's question; `BUILDERS[op](node, emit, scratch)` the preprocess
+step's answer. Each builder mirrors its wrapper line for line (dims from the logical NCHW sizes,
+offsets negated where the wrapper negates them), which is what makes the delegate bit-exact by
+construction. Where the core has one, a layer runs a kernel of cmx-gen's own instead (own_kernels.py).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 
+from cmx_gen.lower.delegate import own_kernels
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import op_name
 
-# Operand(value node) -> int32 operand; Constant(node) -> plan data offset (NONE for None).
-Operand = Callable[[torch.fx.Node], int]
-Constant = Callable[[Any], int]
+
+@dataclass(frozen=True)
+class Emit:
+    """How a builder refers to what the plan holds: a value node's operand (an offset in the working
+    memory or a delegate argument), a graph constant's offset in the plan data (NONE for None) and
+    its bytes, bytes laid out here (an own kernel's weights), and the core's CMSIS-NN code path."""
+
+    operand: Callable[[torch.fx.Node], int]
+    constant: Callable[[Any], int]
+    constant_bytes: Callable[[torch.fx.Node], bytes]
+    data: Callable[[bytes], int]
+    isa: str
 
 
 def _val(node: Any) -> Any:
@@ -46,20 +59,33 @@ def _planned_scratch(node: torch.fx.Node) -> int:
     return int(alloc.args[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
 
 
-def scratch_bytes(node: torch.fx.Node) -> int:
-    """The CMSIS-NN scratch size of this call: what the cortex_m passes planned for the wrapper
-    (its alloc node), or arm_convolve_s8's own where the plan calls that directly."""
-    if conv_kind(node) == "conv_general":
+def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
+    """The scratch size of this call: what the cortex_m passes planned for the wrapper (its alloc
+    node), arm_convolve_s8's own where the plan calls that directly, or cmx_conv_row_s8's."""
+    kind = conv_kind(node, isa)
+    if kind == "conv_general":
         return max(_planned_scratch(node), _convolve_s8_scratch(node))
+    if kind == "conv_row":
+        geometry = _row_geometry(node)
+        assert geometry is not None
+        return geometry.scratch_bytes(geometry.chunk(_planned_scratch(node)))
     return _planned_scratch(node)
 
 
-def conv_kind(node: torch.fx.Node) -> str:
-    """"conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
+def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
+    x, weight, _, stride, padding, dilation = node.args[:6]
+    return own_kernels.row_geometry(_val(x), _val(weight), _val(node), stride, padding, dilation)
+
+
+def conv_kind(node: torch.fx.Node, isa: str) -> str:
+    """"conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core where it applies (own_kernels.py);
+    else "conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
     path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
     arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
     if op_name(node) != "cortex_m::quantized_conv2d":
         return ""
+    if isa == "DSP" and _row_geometry(node) is not None:
+        return "conv_row"
     x, weight, _, stride, padding, dilation = node.args[:6]
     _, c, h, width = (int(v) for v in _val(x).shape)
     _, kh, kw, kc = (int(v) for v in _val(weight).shape)
@@ -162,13 +188,16 @@ def supports(node: torch.fx.Node) -> bool:
     return True
 
 
-def _conv(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, weight, bias, stride, padding, dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
     w = _val(weight)
-    return Layer(conv_kind(node), {
-        "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
-        "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
-        "scratch_bytes": scratch_bytes(node),
+    kind = conv_kind(node, emit.isa)
+    if kind == "conv_row":
+        return _conv_row(node, emit, scratch)
+    return Layer(kind, {
+        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight), "bias": emit.constant(bias),
+        "multipliers": emit.constant(mult), "shifts": emit.constant(shift), "scratch": scratch,
+        "scratch_bytes": scratch_bytes(node, emit.isa),
         "input_offset": in_off, "output_offset": out_off, "stride_w": stride[1], "stride_h": stride[0],
         "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1], "dilation_h": dilation[0],
         "act_min": act_min, "act_max": act_max,
@@ -179,15 +208,33 @@ def _conv(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: in
     }, node=node.name)
 
 
-def _depthwise(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx_conv_row_s8: the same arguments, its weights laid out as it reads them."""
+    x, weight, bias, _stride, _padding, _dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
+    geometry = _row_geometry(node)
+    assert geometry is not None
+    filter_ohwi = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(geometry.out_ch, -1)
+    weights = own_kernels.row_weights(filter_ohwi, geometry.row_bytes)
+    return Layer("conv_row", {
+        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.data(weights),
+        "bias": emit.constant(bias), "multipliers": emit.constant(mult), "shifts": emit.constant(shift),
+        "scratch": scratch, "scratch_bytes": scratch_bytes(node, emit.isa),
+        "positions": geometry.positions, "in_positions": geometry.in_positions, "in_ch": geometry.in_ch,
+        "out_ch": geometry.out_ch, "kernel": geometry.kernel, "stride": geometry.stride, "pad": geometry.pad,
+        "row_bytes": geometry.row_bytes, "chunk": geometry.chunk(_planned_scratch(node)),
+        "input_offset": in_off, "output_offset": out_off, "act_min": act_min, "act_max": act_max,
+    }, node=node.name)
+
+
+def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     (x, weight, bias, stride, padding, dilation, mult_ch, in_off, out_off, mult, shift, act_min, act_max,
      _) = node.args
     w = _val(weight)
     out_c = int(_val(node).shape[1])
     return Layer("depthwise_conv", {
-        "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
-        "multipliers": constant(mult), "shifts": constant(shift), "scratch": scratch,
-        "scratch_bytes": scratch_bytes(node),
+        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight), "bias": emit.constant(bias),
+        "multipliers": emit.constant(mult), "shifts": emit.constant(shift), "scratch": scratch,
+        "scratch_bytes": scratch_bytes(node, emit.isa),
         "input_offset": in_off, "output_offset": out_off, "ch_mult": mult_ch, "stride_w": stride[1],
         "stride_h": stride[0], "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1],
         "dilation_h": dilation[0], "act_min": act_min, "act_max": act_max,
@@ -198,7 +245,7 @@ def _depthwise(node: torch.fx.Node, operand: Operand, constant: Constant, scratc
     }, node=node.name)
 
 
-def _linear(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, weight, bias, kernel_sum, in_off, w_off, out_off, mults, shifts, act_max, act_min = node.args
     xv, out = _val(x), _val(node)
     in_feat, out_feat = int(xv.shape[-1]), int(out.shape[-1])
@@ -206,8 +253,8 @@ def _linear(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: 
     for s in xv.shape[:-1]:
         batches *= int(s)
     return Layer("linear", {
-        "input": operand(x), "output": operand(node), "weight": constant(weight), "bias": constant(bias),
-        "kernel_sum": constant(kernel_sum), "multiplier": int(mults[0]), "shift": int(shifts[0]),
+        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight), "bias": emit.constant(bias),
+        "kernel_sum": emit.constant(kernel_sum), "multiplier": int(mults[0]), "shift": int(shifts[0]),
         "input_offset": in_off, "filter_offset": w_off, "output_offset": out_off, "act_min": act_min,
         "act_max": act_max,
         **_dims_fields("input", (batches, 1, 1, in_feat)), **_dims_fields("filter", (in_feat, 1, 1, out_feat)),
@@ -223,12 +270,12 @@ def _broadcast(a: torch.fx.Node, b: torch.fx.Node, out: torch.fx.Node) -> tuple[
     return False, int(ov.numel())
 
 
-def _add(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     a, zp1, m1, s1, b, zp2, m2, s2, out_zp, out_m, out_s, act_min, act_max = node.args
     swap, block = _broadcast(a, b, node)
     first, second = ((b, zp2, m2, s2), (a, zp1, m1, s1)) if swap else ((a, zp1, m1, s1), (b, zp2, m2, s2))
     return Layer("add", {
-        "input1": operand(first[0]), "input2": operand(second[0]), "output": operand(node),
+        "input1": emit.operand(first[0]), "input2": emit.operand(second[0]), "output": emit.operand(node),
         "input1_offset": -first[1], "input1_multiplier": first[2], "input1_shift": first[3],
         "input2_offset": -second[1], "input2_multiplier": second[2], "input2_shift": second[3],
         "left_shift": 20, "output_offset": out_zp, "output_multiplier": out_m, "output_shift": out_s,
@@ -236,12 +283,12 @@ def _add(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int
     }, node=node.name)
 
 
-def _mul(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _mul(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     a, zp1, b, zp2, out_zp, out_m, out_s = node.args
     swap, block = _broadcast(a, b, node)
     (first, fz), (second, sz) = ((b, zp2), (a, zp1)) if swap else ((a, zp1), (b, zp2))
     return Layer("mul", {
-        "input1": operand(first), "input2": operand(second), "output": operand(node), "input1_offset": -fz,
+        "input1": emit.operand(first), "input2": emit.operand(second), "output": emit.operand(node), "input1_offset": -fz,
         "input2_offset": -sz, "output_offset": out_zp, "output_multiplier": out_m, "output_shift": out_s,
         "act_min": -128, "act_max": 127, "block": block, "count": int(_val(node).numel()),
     }, node=node.name)
@@ -257,34 +304,34 @@ def _pool_fields(x: Any, node: torch.fx.Node, kernel: Any, stride: Any, padding:
             **_dims_fields("output", (n, int(out.shape[2]), int(out.shape[3]), c))}
 
 
-def _avg_pool(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _avg_pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, kernel, stride, padding = node.args[:4]
-    return Layer("avg_pool", {"input": operand(x), "output": operand(node), "scratch": scratch,
-                              "scratch_bytes": scratch_bytes(node),
+    return Layer("avg_pool", {"input": emit.operand(x), "output": emit.operand(node), "scratch": scratch,
+                              "scratch_bytes": scratch_bytes(node, emit.isa),
                               **_pool_fields(x, node, kernel, stride, padding, -128, 127)}, node=node.name)
 
 
-def _max_pool(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _max_pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, kernel, stride, padding, _dilation, _ceil, _in_zp, _out_zp, act_min, act_max = node.args
-    return Layer("max_pool", {"input": operand(x), "output": operand(node),
+    return Layer("max_pool", {"input": emit.operand(x), "output": emit.operand(node),
                               **_pool_fields(x, node, kernel, stride, padding, act_min, act_max)}, node=node.name)
 
 
-def _softmax(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
+def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, _dim, _in_zp, _out_zp, mult, shift, diff_min = node.args
     val = _val(x)
     row = int(val.shape[-1])
-    return Layer("softmax", {"input": operand(x), "output": operand(node), "rows": int(val.numel()) // row,
+    return Layer("softmax", {"input": emit.operand(x), "output": emit.operand(node), "rows": int(val.numel()) // row,
                              "row_size": row, "multiplier": mult, "shift": shift, "diff_min": diff_min},
                  node=node.name)
 
 
-def _copy(node: torch.fx.Node, operand: Operand, constant: Constant, scratch: int) -> Layer:
-    return Layer("copy", {"input": operand(node.args[0]), "output": operand(node),
+def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    return Layer("copy", {"input": emit.operand(node.args[0]), "output": emit.operand(node),
                           "nbytes": int(_val(node).numel())}, node=node.name)
 
 
-Builder = Callable[[torch.fx.Node, Operand, Constant, int], Layer]
+Builder = Callable[[torch.fx.Node, Emit, int], Layer]
 BUILDERS: dict[str, Builder] = {
     "cortex_m::quantized_conv2d": _conv,
     "cortex_m::quantized_depthwise_conv2d": _depthwise,

@@ -19,6 +19,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import yaml
+
+from cmx_gen.common.paths import DATA_DIR
 
 MAGIC = 0x50584D43  # "CMXP"
 VERSION = 1  # bump with every change of the layout below or of what a field means
@@ -27,7 +33,7 @@ NONE = -1
 
 # Layer kinds: the `op` word of each record.
 OPS = {"conv": 1, "depthwise_conv": 2, "linear": 3, "add": 4, "avg_pool": 5, "max_pool": 6, "softmax": 7,
-       "copy": 8, "mul": 9, "conv_general": 10}
+       "copy": 8, "mul": 9, "conv_general": 10, "conv_row": 11}
 
 # Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
 # spelled as its fields in CMSIS-NN's order).
@@ -37,6 +43,9 @@ DW_PARAMS = ("input_offset", "output_offset", "ch_mult", "stride_w", "stride_h",
              "dilation_h", "act_min", "act_max")
 POOL_PARAMS = ("stride_w", "stride_h", "pad_w", "pad_h", "act_min", "act_max")
 FC_PARAMS = ("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
+# cmx_conv_row_params (kernels/nn/cmx_nn.h)
+ROW_PARAMS = ("positions", "in_positions", "in_ch", "out_ch", "kernel", "stride", "pad", "row_bytes", "chunk",
+              "input_offset", "output_offset", "act_min", "act_max")
 
 
 def _dims(name: str) -> tuple[str, ...]:
@@ -64,6 +73,23 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 # arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
 FIELDS["conv_general"] = FIELDS["conv"]
+# cmx-gen's own kernel, cmx_conv_row_s8 (kernels/nn/), on the DSP cores: its weights laid out as it reads them.
+FIELDS["conv_row"] = ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes") + ROW_PARAMS
+
+
+@cache
+def layer_calls() -> dict[str, dict[str, Any]]:
+    """kind -> {calls: the kernel function the runtime calls, own: whether it is cmx-gen's}
+    (data/backend_layers.yaml)."""
+    return yaml.safe_load((DATA_DIR / "backend_layers.yaml").read_text())
+
+
+def kernel_label(kind: str) -> str:
+    """How the report and the profile name what a layer kind runs: `cmx_conv_row_s8 (cmx-gen)`."""
+    entry = layer_calls().get(kind, {})
+    return f"{entry.get('calls', kind)} ({'cmx-gen' if entry.get('own') else 'CMSIS-NN'})"
+
+
 HEADER = ("magic", "version", "core", "n_layers", "n_inputs", "n_outputs", "work_bytes", "layers_offset",
           "data_offset", "plan_bytes")
 

@@ -11,6 +11,7 @@ import torch
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.lower.delegate.work_memory import Buffer, place
+from cmx_gen.common.targets import cores
 from cmx_gen.lower.fx_nodes import op_name
 
 BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it
@@ -42,6 +43,7 @@ def memory_bytes(tensor: torch.Tensor) -> bytes:
 
 def build_plan(program: Any, core: str) -> Plan:
     """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports)."""
+    isa = str(cores()[core]["isa"])
     graph = program.graph_module.graph
     user_inputs = list(program.graph_signature.user_inputs)
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
@@ -63,22 +65,30 @@ def build_plan(program: Any, core: str) -> Plan:
                                   max(users, default=index[node])))
         scratch = node.args[-1] if node.args else None
         if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
-            buffers.append(Buffer(f"{node.name}:scratch", layer_builders.scratch_bytes(node), index[node], index[node]))
+            buffers.append(Buffer(f"{node.name}:scratch", layer_builders.scratch_bytes(node, isa), index[node],
+                                  index[node]))
     work = place(buffers)
 
     data = bytearray()
     constants: dict[torch.fx.Node, int] = {}
 
+    def constant_bytes(node: torch.fx.Node) -> bytes:
+        tensor = _constant_tensor(program, node)
+        if tensor is None:
+            raise ValueError(f"{node.name} is not a constant of the subgraph")
+        return memory_bytes(tensor)
+
+    def add_data(blob: bytes) -> int:
+        data.extend(b"\0" * (-len(data) % 16))
+        offset = len(data)
+        data.extend(blob)
+        return offset
+
     def constant(node: Any) -> int:
         if node is None:
             return NONE
         if node not in constants:
-            tensor = _constant_tensor(program, node)
-            if tensor is None:
-                raise ValueError(f"{node.name} is not a constant of the subgraph")
-            data.extend(b"\0" * (-len(data) % 16))
-            constants[node] = len(data)
-            data.extend(memory_bytes(tensor))
+            constants[node] = add_data(constant_bytes(node))
         return constants[node]
 
     def operand(node: torch.fx.Node) -> int:
@@ -88,7 +98,8 @@ def build_plan(program: Any, core: str) -> Plan:
     for node in compute:
         scratch_key = f"{node.name}:scratch"
         scratch = work.offsets.get(scratch_key, NONE)
-        layer = layer_builders.BUILDERS[op_name(node)](node, operand, constant, scratch)
+        emit = layer_builders.Emit(operand, constant, constant_bytes, add_data, isa)
+        layer = layer_builders.BUILDERS[op_name(node)](node, emit, scratch)
         handle = node.meta.get("debug_handle")
         built.append(Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name))
     return Plan(core=core, layers=tuple(built), data=bytes(data), n_inputs=len(inputs), n_outputs=len(outputs),

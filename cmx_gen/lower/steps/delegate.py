@@ -38,7 +38,7 @@ def _refuse_wrong_one_by_n(state: Lowering) -> None:
     if state.target.isa != "MVE":
         return
     for node in state.lowered.graph_module.graph.nodes:
-        if node.op == "call_function" and conv_kind(node) == "conv_general":
+        if node.op == "call_function" and conv_kind(node, state.target.isa) == "conv_general":
             where = source_line(node)
             raise ExportError(
                 f"the program would compute wrong results on the target: cortex_m::quantized_conv2d at node "

@@ -1,0 +1,96 @@
+"""When the plan runs one of cmx-gen's own kernels (kernels/nn/) instead of CMSIS-NN's, and the
+data layouts those kernels read, made here once (the C side's cmx_conv_row_s8_weights does the
+same for kernels/tests/; host_run.py reads them back).
+
+cmx_conv_row_s8 replaces arm_convolve_wrapper_s8 on the DSP cores (M4, M7, M33) for a convolution
+whose output positions each read one contiguous run of NHWC input: a 1-D convolution (height 1,
+one group, dilation 1, any stride and padding) or a 1x1 convolution at stride 1 without padding.
+Measured by kernels/tests on QEMU M4: 1.9-2.1x fewer instructions on 1-D layers of 8-16 channels,
+1.46x on DS-CNN's 64x64 pointwise layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
+ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller
+ROW_MAX_CHUNK = 16
+
+
+@dataclass(frozen=True)
+class RowGeometry:
+    """A convolution read as one row of positions (cmx_conv_row_params without the offsets)."""
+
+    positions: int
+    in_positions: int
+    in_ch: int
+    out_ch: int
+    kernel: int
+    stride: int
+    pad: int
+
+    @property
+    def cols(self) -> int:
+        return self.kernel * self.in_ch
+
+    @property
+    def row_bytes(self) -> int:
+        return (self.cols + 3) // 4 * 4
+
+    def scratch_bytes(self, chunk: int) -> int:
+        """cmx_conv_row_s8_scratch_bytes."""
+        return (((chunk - 1) * self.stride + self.kernel) * self.in_ch + 4) * 2
+
+    def chunk(self, cmsis_scratch: int) -> int:
+        """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
+        scratch size or ROW_SCRATCH_BUDGET (a longer chunk only saves re-widening the overlap)."""
+        budget = max(cmsis_scratch, ROW_SCRATCH_BUDGET)
+        most = min(ROW_MAX_CHUNK, self.positions + self.positions % 2)
+        best = 2
+        for n in range(2, most + 1, 2):
+            if self.scratch_bytes(n) <= budget:
+                best = n
+        return best
+
+
+def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any) -> RowGeometry | None:
+    """The row reading of a cortex_m::quantized_conv2d (logical NCHW input/output, OHWI weight
+    values), or None when its fields are not contiguous runs of the input."""
+    _, c, h, w = (int(v) for v in x.shape)
+    oc, kh, kw, kc = (int(v) for v in weight.shape)
+    _, _, oh, ow = (int(v) for v in out.shape)
+    if c != kc or list(dilation) != [1, 1]:
+        return None
+    if h == 1 and kh == 1 and padding[0] == 0 and oh == 1:
+        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]))
+    if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:
+        return RowGeometry(oh * ow, h * w, c, oc, 1, 1, 0)
+    return None
+
+
+def row_weights(filter_ohwi: np.ndarray, row_bytes: int) -> bytes:
+    """A CMSIS-NN filter [out_ch][kernel * in_ch] as cmx_conv_row_s8 reads it: rows padded with zeros
+    to row_bytes, groups of four in ROW_ORDER, the rows of each channel pair interleaved four bytes
+    at a time (one LDRD reads both), an odd last row on its own."""
+    oc = filter_ohwi.shape[0]
+    flat = filter_ohwi.reshape(oc, -1).astype(np.int8)
+    padded = np.zeros((oc, row_bytes), dtype=np.int8)
+    padded[:, : flat.shape[1]] = flat
+    grouped = padded.reshape(oc, row_bytes // 4, 4)[:, :, ROW_ORDER]
+    pairs = oc // 2
+    interleaved = grouped[: 2 * pairs].reshape(pairs, 2, row_bytes // 4, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(interleaved).tobytes() + grouped[2 * pairs:].tobytes()
+
+
+def row_filter(blob: bytes, out_ch: int, cols: int, row_bytes: int) -> np.ndarray:
+    """row_weights read back: the CMSIS-NN filter [out_ch][cols]."""
+    groups, pairs = row_bytes // 4, out_ch // 2
+    data = np.frombuffer(blob, dtype=np.int8, count=out_ch * row_bytes)
+    paired = data[: pairs * 2 * row_bytes].reshape(pairs, groups, 2, 4).transpose(0, 2, 1, 3)
+    grouped = np.concatenate([paired.reshape(2 * pairs, groups, 4),
+                              data[pairs * 2 * row_bytes:].reshape(out_ch - 2 * pairs, groups, 4)])
+    return grouped[:, :, ROW_ORDER].reshape(out_ch, row_bytes)[:, :cols]  # ROW_ORDER is its own inverse
