@@ -44,13 +44,14 @@ def table(report: Report) -> str:
     for op in report.operators:
         label = CLASS_LABELS[op.class_]
         if op.name.startswith("cmx::"):  # a layer kind of cmx-gen's own backend
-            label = "cmx backend: " + ("copy" if op.class_ == "data_movement" else kernel_label(op.name[5:]))
+            label = "cmx backend: " + kernel_label(op.name[5:])
         lines.append(f"{op.name:<{width}}  {op.count:>5}  {label}")
     compute = [op for op in report.operators if op.class_ in ("cmsis_nn", "fallback")]
     accelerated = sum(op.count for op in compute if op.class_ == "cmsis_nn")
     total = sum(op.count for op in compute)
     lines.append("")
-    lines.append(f"compute    {accelerated}/{total} nodes on CMSIS-NN" + (f"; fallbacks: {', '.join(report.fallbacks)}" if report.fallbacks else ""))
+    own = any(op.name.startswith("cmx::") and "(cmx-gen)" in kernel_label(op.name[5:]) for op in compute)
+    lines.append(f"compute    {accelerated}/{total} nodes on CMSIS-NN" + (" or cmx-gen's kernels" if own else "") + (f"; fallbacks: {', '.join(report.fallbacks)}" if report.fallbacks else ""))
     qe = report.quantization_error
     if qe:
         text = f"int8 error max |float - int8| = {qe.max_abs_err:.4g} over {qe.samples} inputs"

@@ -90,6 +90,9 @@ bool compiled_in(int32_t op) {
     case CMX_OP_SOFTMAX: return true;
 #endif
     case CMX_OP_COPY: return true;
+#ifdef CMX_BACKEND_TRANSPOSE
+    case CMX_OP_TRANSPOSE: return true;
+#endif
     default: return false;
   }
 }
@@ -364,6 +367,15 @@ class CmxCmsisNNBackend final : public BackendInterface {
           CMX_KERNEL(memcpy(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes)));
           break;
         }
+#ifdef CMX_BACKEND_TRANSPOSE
+        case CMX_OP_TRANSPOSE: {
+          auto* l = reinterpret_cast<const cmx_layer_transpose*>(head);
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
+          CMX_KERNEL(cmx_transpose_s8(tensor_at(l->input, work, io), out, l->batches, l->rows, l->cols));
+          break;
+        }
+#endif
         default:
           status = ARM_CMSIS_NN_ARG_ERROR;  // unreachable: init refused kinds not compiled in
       }

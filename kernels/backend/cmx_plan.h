@@ -29,6 +29,7 @@ enum cmx_plan_op {
   CMX_OP_MUL = 9,
   CMX_OP_CONV_GENERAL = 10,
   CMX_OP_CONV_ROW = 11,
+  CMX_OP_TRANSPOSE = 12,
 };
 
 typedef struct {
@@ -121,3 +122,9 @@ typedef struct {
   cmx_layer_head head;
   int32_t input, output, nbytes;
 } cmx_layer_copy;
+
+/* A layout change (a _clone_dim_order between dim orders): cmx_transpose_s8. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, batches, rows, cols;
+} cmx_layer_transpose;

@@ -54,6 +54,9 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
  * (cmx-gen's plan does the same in Python, cmx_gen/lower/delegate/layers.py). */
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
 
+/* output[b][c][r] = input[b][r][c]: int8 [batches][rows][cols] -> [batches][cols][rows]. */
+void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows, int32_t cols);
+
 #ifdef __cplusplus
 }
 #endif

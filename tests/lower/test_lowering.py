@@ -142,6 +142,6 @@ def test_stdout_table_lists_ops(tmp_path, capsys):
     code = run_cli("lower", f"{ROOT}/tests/toy_models/small.py:EltwiseNet", "--input-shape", "1,32", "--random-calibration", "-o", tmp_path)
     assert code == 0
     out = capsys.readouterr().out
-    assert "cmx::add " in out and "cmx backend: CMSIS-NN" in out
+    assert "cmx::add " in out and "cmx backend: arm_elementwise_add_s8 (CMSIS-NN)" in out
     assert "compute    " in out and "nodes on CMSIS-NN" in out
     assert "RANDOM" in out

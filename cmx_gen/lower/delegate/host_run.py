@@ -191,6 +191,12 @@ def _copy(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     memory.view(f["output"], f["nbytes"])[:] = bytes(memory.view(f["input"], f["nbytes"]))
 
 
+def _transpose(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    b, r, c = f["batches"], f["rows"], f["cols"]
+    data = np.frombuffer(memory.view(f["input"], b * r * c), dtype=np.int8).reshape(b, r, c)
+    memory.view(f["output"], b * r * c)[:] = np.ascontiguousarray(data.transpose(0, 2, 1)).tobytes()
+
+
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
     "conv_general": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
@@ -203,6 +209,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "max_pool": lambda p, f, m, isa: _pool(p, f, m, isa, average=False),
     "softmax": _softmax,
     "copy": _copy,
+    "transpose": _transpose,
 }
 
 

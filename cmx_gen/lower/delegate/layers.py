@@ -154,6 +154,26 @@ def byte_identical_view(node: torch.fx.Node) -> bool:
     return src is not None and out is not None and memory_is_logical(src) and memory_is_logical(out)
 
 
+def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
+    """(batches, rows, cols) when a layout copy moves memory [batches][rows][cols] to
+    [batches][cols][rows] (NCHW <-> NHWC and the like), else None."""
+    src, out = _val(node.args[0]), _val(node)
+    if src is None or out is None or tuple(src.shape) != tuple(out.shape):
+        return None
+    size = [int(s) for s in src.shape]
+    before = [d for d in src.dim_order() if size[d] != 1]
+    after = [d for d in out.dim_order() if size[d] != 1]
+    batch = 0
+    while batch < len(before) and before[batch] == after[batch]:
+        batch += 1
+    rest_in, rest_out = before[batch:], after[batch:]
+    for split in range(1, len(rest_in)):
+        if rest_out == rest_in[split:] + rest_in[:split]:
+            return (math.prod(size[d] for d in before[:batch]), math.prod(size[d] for d in rest_in[:split]),
+                    math.prod(size[d] for d in rest_in[split:]))
+    return None
+
+
 def _channel_broadcast(a: Any, b: Any) -> bool:
     """cortex_m_ops_common.h is_channel_broadcast."""
     if a.dim() != b.dim() or a.dim() != 4 or a.shape[1] != b.shape[1]:
@@ -175,6 +195,8 @@ def supports(node: torch.fx.Node) -> bool:
         return False
     if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
         return _is_int8(node.args[0]) and byte_identical_view(node)
+    if name == "dim_order_ops::_clone_dim_order":
+        return _is_int8(node.args[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
     if name == "cortex_m::quantized_add":
         return _binary_ok(node, 0, 4)
     if name == "cortex_m::quantized_mul":
@@ -331,6 +353,16 @@ def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
                           "nbytes": int(_val(node).numel())}, node=node.name)
 
 
+def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """A _clone_dim_order: a transpose, or a copy where both orders lay the bytes out alike."""
+    shape = transpose_shape(node)
+    if shape is None:
+        return _copy(node, emit, scratch)
+    batches, rows, cols = shape
+    return Layer("transpose", {"input": emit.operand(node.args[0]), "output": emit.operand(node), "batches": batches,
+                               "rows": rows, "cols": cols}, node=node.name)
+
+
 Builder = Callable[[torch.fx.Node, Emit, int], Layer]
 BUILDERS: dict[str, Builder] = {
     "cortex_m::quantized_conv2d": _conv,
@@ -344,4 +376,5 @@ BUILDERS: dict[str, Builder] = {
     "aten::view_copy": _copy,
     "aten::squeeze_copy": _copy,
     "aten::unsqueeze_copy": _copy,
+    "dim_order_ops::_clone_dim_order": _layout,
 }

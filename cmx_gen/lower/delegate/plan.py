@@ -33,7 +33,8 @@ NONE = -1
 
 # Layer kinds: the `op` word of each record.
 OPS = {"conv": 1, "depthwise_conv": 2, "linear": 3, "add": 4, "avg_pool": 5, "max_pool": 6, "softmax": 7,
-       "copy": 8, "mul": 9, "conv_general": 10, "conv_row": 11}
+       "copy": 8, "mul": 9, "conv_general": 10, "conv_row": 11,
+       "transpose": 12}
 
 # Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
 # spelled as its fields in CMSIS-NN's order).
@@ -70,6 +71,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "max_pool": ("input", "output") + POOL_PARAMS + _dims("input") + _dims("filter") + _dims("output"),
     "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
     "copy": ("input", "output", "nbytes"),
+    "transpose": ("input", "output", "batches", "rows", "cols"),
 }
 # arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
 FIELDS["conv_general"] = FIELDS["conv"]
@@ -79,7 +81,7 @@ FIELDS["conv_row"] = ("input", "output", "weight", "bias", "multipliers", "shift
 
 @cache
 def layer_calls() -> dict[str, dict[str, Any]]:
-    """kind -> {calls: the kernel function the runtime calls, own: whether it is cmx-gen's}
+    """kind -> {calls: the function the runtime calls, from: CMSIS-NN, cmx-gen or libc}
     (data/backend_layers.yaml)."""
     return yaml.safe_load((DATA_DIR / "backend_layers.yaml").read_text())
 
@@ -87,7 +89,7 @@ def layer_calls() -> dict[str, dict[str, Any]]:
 def kernel_label(kind: str) -> str:
     """How the report and the profile name what a layer kind runs: `cmx_conv_row_s8 (cmx-gen)`."""
     entry = layer_calls().get(kind, {})
-    return f"{entry.get('calls', kind)} ({'cmx-gen' if entry.get('own') else 'CMSIS-NN'})"
+    return f"{entry.get('calls', kind)} ({entry.get('from', 'CMSIS-NN')})"
 
 
 HEADER = ("magic", "version", "core", "n_layers", "n_inputs", "n_outputs", "work_bytes", "layers_offset",
