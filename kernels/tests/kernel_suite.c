@@ -168,20 +168,66 @@ static void conv_row_suite(tally* t) {
   }
 }
 
+/* cmx_transpose_s8 against arm_transpose_s8 ([1, batches, rows, cols] permuted {0, 1, 3, 2}). */
+static void transpose_case(tally* t, int32_t batches, int32_t rows, int32_t cols, const char* name) {
+  const int32_t n = batches * rows * cols;
+  if (n > MAX_IN || n > MAX_OUT || n < 1) return;
+  for (int32_t i = 0; i < n; ++i) input[i] = (int8_t)rnd();
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  static const uint32_t perm[4] = {0, 1, 3, 2};
+  const cmsis_nn_transpose_params tp = {4, perm};
+  const cmsis_nn_dims in_d = {1, batches, rows, cols};
+  const cmsis_nn_dims out_d = {1, batches, cols, rows};
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 = arm_transpose_s8(input, out_cmsis, &in_d, &out_d, &tp);
+  uint64_t t1 = cmx_platform_counter();
+  cmx_transpose_s8(input, out_cmx, batches, rows, cols);
+  uint64_t t2 = cmx_platform_counter();
+  t->cases++;
+  t->cmsis += t1 - t0;
+  t->cmx += t2 - t1;
+  if (strcmp(name, "random") != 0) {
+    char a[22], c[22];
+    snprintf(line, sizeof(line), "cmx-kernels: transpose case \"%s\" cmsis=%s cmx=%s bytes=%d\n", name, u64(t1 - t0, a),
+             u64(t2 - t1, c), (int)n);
+    say();
+  }
+  if (s1 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0) {
+    t->equal++;
+  } else if (!t->first_failure[0]) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s %dx%dx%d status %d", name, (int)batches, (int)rows,
+             (int)cols, (int)s1);
+  }
+}
+
+static void transpose_suite(tally* t) {
+  transpose_case(t, 1, 8, 64, "NCL -> NLC, 8 x 64 (issue 37's input)");
+  transpose_case(t, 1, 14, 16, "NHWC -> NCHW before a flatten, 14 x 16");
+  transpose_case(t, 1, 1, 1, "one byte");
+  transpose_case(t, 3, 1, 7, "rows of one");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) transpose_case(t, between(1, 4), between(1, 40), between(1, 40), "random");
+}
+
+/* One line per kernel; 1 when any case differed. */
+static int report(const char* kernel, const tally* t) {
+  char a[22], b[22];
+  snprintf(line, sizeof(line), "cmx-kernels: %s cases=%d equal=%d cmsis_%s=%s cmx_%s=%s\n", kernel, (int)t->cases,
+           (int)t->equal, cmx_platform_counter_name(), u64(t->cmsis, a), cmx_platform_counter_name(), u64(t->cmx, b));
+  say();
+  if (t->equal == t->cases) return 0;
+  snprintf(line, sizeof(line), "cmx-kernels: %s first difference: %s\n", kernel, t->first_failure);
+  say();
+  return 1;
+}
+
 int main(void) {
   cmx_platform_init();
-  int failed = 0;
-  tally t = {0};
-  conv_row_suite(&t);
-  char a[22], b[22];
-  snprintf(line, sizeof(line), "cmx-kernels: conv_row cases=%d equal=%d cmsis_%s=%s cmx_%s=%s\n", (int)t.cases,
-           (int)t.equal, cmx_platform_counter_name(), u64(t.cmsis, a), cmx_platform_counter_name(), u64(t.cmx, b));
-  say();
-  if (t.equal != t.cases) {
-    snprintf(line, sizeof(line), "cmx-kernels: first difference: %s\n", t.first_failure);
-    say();
-    failed = 1;
-  }
+  tally conv = {0}, transpose = {0};
+  conv_row_suite(&conv);
+  transpose_suite(&transpose);
+  int failed = report("conv_row", &conv);
+  failed |= report("transpose", &transpose);
   cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");
   cmx_platform_exit(failed);
   return failed;

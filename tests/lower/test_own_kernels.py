@@ -1,0 +1,80 @@
+"""When the plan runs cmx-gen's own kernels (lower/delegate/own_kernels.py) and the layouts it gives
+them; real lowering for cortex-m4 (DSP) and cortex-m55 (MVE). That the kernels equal CMSIS-NN on the
+target is tests/device/test_kernel_suite.py (SDK); that a plan with them equals the lowering
+reference runs here, on the host."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.program import pte
+
+
+def test_row_weights_read_back_for_any_shape():
+    rng = random.Random(3)
+    for _ in range(200):
+        oc, cols = rng.randint(1, 17), rng.randint(1, 50)
+        filt = np.array([[rng.randint(-128, 127) for _ in range(cols)] for _ in range(oc)], dtype=np.int8)
+        row_bytes = (cols + 3) // 4 * 4
+        blob = own_kernels.row_weights(filt, row_bytes)
+        assert len(blob) == oc * row_bytes
+        assert np.array_equal(own_kernels.row_filter(blob, oc, cols, row_bytes), filt)
+
+
+def test_row_weights_are_laid_out_as_the_kernel_reads_them():
+    """Channel pair (0, 1): group 0 of row 0 as (w0, w2, w1, w3), then group 0 of row 1, then group 1...;
+    an odd last row on its own; rows padded with zeros to four."""
+    filt = np.arange(3 * 6, dtype=np.int8).reshape(3, 6)
+    blob = list(np.frombuffer(own_kernels.row_weights(filt, 8), dtype=np.int8))
+    assert blob[:16] == [0, 2, 1, 3, 6, 8, 7, 9, 4, 0, 5, 0, 10, 0, 11, 0]
+    assert blob[16:] == [12, 14, 13, 15, 16, 0, 17, 0]
+
+
+def _geometry(x, w, out, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
+    return own_kernels.row_geometry(torch.empty(x), torch.empty(w), torch.empty(out), stride, padding, dilation)
+
+
+def test_which_convolutions_read_as_a_row():
+    one_d = _geometry((1, 8, 1, 64), (16, 1, 5, 8), (1, 16, 1, 30), stride=(1, 2), padding=(0, 1))
+    assert one_d == own_kernels.RowGeometry(30, 64, 8, 16, 5, 2, 1)
+    pointwise = _geometry((1, 64, 25, 5), (64, 1, 1, 64), (1, 64, 25, 5))
+    assert pointwise == own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0)
+    assert _geometry((1, 8, 9, 9), (8, 3, 3, 8), (1, 8, 7, 7)) is None  # 3x3: im2col stays CMSIS-NN's
+    assert _geometry((1, 8, 9, 9), (8, 1, 1, 8), (1, 8, 5, 5), stride=(2, 2)) is None  # strided 1x1
+    assert _geometry((1, 8, 1, 64), (16, 1, 3, 8), (1, 16, 1, 60), dilation=(1, 2)) is None
+    assert _geometry((1, 8, 1, 64), (16, 1, 3, 4), (1, 16, 1, 62)) is None  # grouped
+
+
+def test_a_chunk_fits_cmsis_nn_scratch_or_the_budget():
+    g = own_kernels.RowGeometry(60, 62, 16, 16, 3, 1, 0)
+    chunk = g.chunk(192)
+    assert chunk % 2 == 0 and g.scratch_bytes(chunk) <= own_kernels.ROW_SCRATCH_BUDGET
+    assert g.scratch_bytes(chunk + 2) > own_kernels.ROW_SCRATCH_BUDGET
+    wide = own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0)
+    assert wide.chunk(0) == 2  # at least two positions, whatever it takes
+
+
+def test_dsp_plans_run_own_kernels_and_mve_plans_do_not(lowered_dir):
+    m4 = pte.backend_layers((lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration",
+                                         target="cortex-m4") / "model.pte").read_bytes())
+    m55 = pte.backend_layers((lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration")
+                              / "model.pte").read_bytes())
+    assert m4.count("conv_row") == 2 and "conv" not in m4, m4
+    assert m55.count("conv") == 2 and "conv_row" not in m55, m55
+    # the two layout changes run inside the plan: one delegate call for the whole int8 program
+    assert m4.count("transpose") == 2 and m55.count("transpose") == 2
+
+
+@pytest.mark.parametrize("target, isa", [("cortex-m4", "DSP"), ("cortex-m55", "MVE")])
+def test_a_plan_with_own_kernels_is_the_lowering_reference(lowered_dir, target, isa):
+    from cmx_gen.program import plan_reference
+
+    out = lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration", target=target)
+    reference = np.load(out / "reference.npz")
+    got = plan_reference.reference((out / "model.pte").read_bytes(), [reference["input_0"]], isa)
+    assert np.array_equal(got[0], reference["output_0"])
