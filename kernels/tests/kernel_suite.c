@@ -69,8 +69,8 @@ static void fill_quant(int32_t out_ch, int slow) {
   }
 }
 
-/* One 1-D (or 1x1-as-a-row) case: the same convolution through arm_convolve_wrapper_s8 and
- * cmx_conv_row_s8. two_d_1x1: H x W positions, kernel 1, stride 1, no padding. */
+/* One 1-D (or 1x1-as-a-row) case: the same convolution through CMSIS-NN and cmx_conv_row_s8.
+ * two_d_1x1: H x W positions, kernel 1, stride 1, no padding. */
 static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t length, int32_t kernel, int32_t stride,
                           int32_t pad, int32_t chunk, int two_d_1x1, int32_t height, int slow, int no_bias,
                           int full_range, const char* name) {
@@ -104,7 +104,12 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   cmsis_nn_dims f_d = {out_ch, 1, kernel, in_ch};
   cmsis_nn_dims b_d = {1, 1, 1, out_ch};
   cmsis_nn_dims o_d = {1, two_d_1x1 ? height : 1, two_d_1x1 ? length : positions, out_ch};
-  const int32_t need = arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
+  /* The plan's CMSIS-NN call for the layer: the wrapper, except for a 1-D convolution, where it
+   * calls arm_convolve_s8 (the wrapper's 1xN path goes there on DSP; on MVE it refuses or misreads
+   * some strided padded cases, cmx_gen/lower/delegate/layers.py conv_kind). */
+  const int general = !two_d_1x1;
+  const int32_t need = general ? arm_convolve_s8_get_buffer_size(&in_d, &f_d)
+                               : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
   cmx_conv_row_params rp = {positions, in_positions, in_ch, out_ch, kernel, stride, pad,
                             (kernel * in_ch + 3) & ~3, chunk, cp.input_offset, cp.output_offset,
                             cp.activation.min, cp.activation.max};
@@ -116,7 +121,9 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   memset(out_cmx, 0x66, (size_t)(positions * out_ch));
   cmsis_nn_context ctx = {scratch, need};
   uint64_t t0 = cmx_platform_counter();
-  arm_cmsis_nn_status s1 = arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  arm_cmsis_nn_status s1 =
+      general ? arm_convolve_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, NULL, &o_d, out_cmsis)
+              : arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
   uint64_t t1 = cmx_platform_counter();
   arm_cmsis_nn_status s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
   uint64_t t2 = cmx_platform_counter();
