@@ -17,7 +17,11 @@
 #define CMX_SLACK 4 /* int16 values past a chunk that a zero-padded weight row may read */
 
 static inline int32_t chunk_positions(const cmx_conv_row_params* p) {
-  return (p->chunk - 1) * p->stride + p->kernel;
+  return (p->chunk - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
+}
+
+int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p) {
+  return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->kernel * p->in_ch + 3) & ~3;
 }
 
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
@@ -121,16 +125,21 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
 
 /* One chunk's outputs. fast: every channel's shift is <= -1 and its multiplier > 0. aligned:
  * the second column of a pair starts on a word (stride * in_ch even), so both read with LDRD.
- * full: the activation range is [-128, 127] (what a ReLU's output quantization gives). Each
- * combination the kernel calls is compiled on its own. */
+ * full: the activation range is [-128, 127] (what a ReLU's output quantization gives). dilated:
+ * one run per tap (a loop that costs 5-7 % where there is one run). Each combination the kernel
+ * calls is compiled on its own. */
 static inline __attribute__((always_inline)) void compute(const cmx_conv_row_params* p, const int16_t* buf, int32_t n,
                                                           const int8_t* weights, const int32_t* bias,
                                                           const int32_t* multiplier, const int32_t* shift,
                                                           int8_t* restrict output, const int fast,
-                                                          const int aligned, const int full) {
+                                                          const int aligned, const int full,
+                                                          const int dilated) {
   const int32_t out_ch = p->out_ch;
   const int32_t step = p->stride * p->in_ch; /* int16 values between two columns */
-  const int32_t groups = p->row_bytes / 4;
+  /* Dilated: one run of in_ch values per tap, each padded to four in the weights; else one run. */
+  const int32_t taps = dilated ? p->kernel : 1;
+  const int32_t tap_step = p->dilation * p->in_ch; /* int16 values between two taps */
+  const int32_t groups = p->row_bytes / 4 / taps;
   const out_range r = {p->output_offset, p->act_min, p->act_max};
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -143,9 +152,10 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     for (; c + 1 < out_ch; c += 2) {
       int32_t a00 = bias ? bias[c] : 0, a10 = bias ? bias[c + 1] : 0;
       int32_t a01 = a00, a11 = a10;
-      const void* b0 = col0;
-      const void* b1 = col1;
       const void* wp = w;
+      for (int32_t t = 0; t < taps; ++t) {
+      const void* b0 = col0 + t * tap_step;
+      const void* b1 = col1 + t * tap_step;
       for (int32_t g = groups; g > 0; --g) {
         const word_pair ww = load_pair(&wp, 1); /* rows c and c + 1, four values each */
         const uint32_t wa_lo = SXTB16(ww.lo), wa_hi = SXTB16_RORn(ww.lo, 8);
@@ -161,6 +171,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
         a01 = SMLAD(wa_hi, xx.hi, a01);
         a11 = SMLAD(wb_hi, xx.hi, a11);
       }
+      }
       w = (const int8_t*)wp;
       const int32_t m0 = multiplier[c], s0 = shift[c], m1 = multiplier[c + 1], s1 = shift[c + 1];
       out0[c] = finish(a00, m0, s0, r, fast, full);
@@ -171,8 +182,9 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     if (c < out_ch) {
       int32_t a0 = bias ? bias[c] : 0;
       int32_t a1 = a0;
-      const void* b0 = col0;
-      const void* b1 = col1;
+      for (int32_t t = 0; t < taps; ++t) {
+      const void* b0 = col0 + t * tap_step;
+      const void* b1 = col1 + t * tap_step;
       for (int32_t g = groups; g > 0; --g) {
         const uint32_t wa = read_u32(w);
         w += 4;
@@ -183,6 +195,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
         xx = load_pair(&b1, aligned);
         a1 = SMLAD(wa_lo, xx.lo, a1);
         a1 = SMLAD(wa_hi, xx.hi, a1);
+      }
       }
       out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
       out1[c] = finish(a1, multiplier[c], shift[c], r, fast, full);
@@ -195,8 +208,9 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     int32_t c = 0;
     for (; c + 1 < out_ch; c += 2) {
       int32_t a0 = bias ? bias[c] : 0, a1 = bias ? bias[c + 1] : 0;
-      const void* b0 = col0;
       const void* wp = w;
+      for (int32_t t = 0; t < taps; ++t) {
+      const void* b0 = col0 + t * tap_step;
       for (int32_t g = groups; g > 0; --g) {
         const word_pair ww = load_pair(&wp, 1);
         const word_pair xx = load_pair(&b0, 1);
@@ -205,19 +219,22 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
         a1 = SMLAD(SXTB16(ww.hi), xx.lo, a1);
         a1 = SMLAD(SXTB16_RORn(ww.hi, 8), xx.hi, a1);
       }
+      }
       w = (const int8_t*)wp;
       out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
       out0[c + 1] = finish(a1, multiplier[c + 1], shift[c + 1], r, fast, full);
     }
     if (c < out_ch) {
       int32_t a0 = bias ? bias[c] : 0;
-      const void* b0 = col0;
+      for (int32_t t = 0; t < taps; ++t) {
+      const void* b0 = col0 + t * tap_step;
       for (int32_t g = groups; g > 0; --g) {
         const uint32_t wa = read_u32(w);
         w += 4;
         const word_pair xx = load_pair(&b0, 1);
         a0 = SMLAD(SXTB16(wa), xx.lo, a0);
         a0 = SMLAD(SXTB16_RORn(wa, 8), xx.hi, a0);
+      }
       }
       out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
     }
@@ -231,25 +248,33 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
   (void)p, (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)scratch, (void)output;
   return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
 #else
-  if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes % 4 != 0 || p->row_bytes < p->kernel * p->in_ch) {
+  if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) ||
+      (p->dilation > 1 && (p->dilation * p->in_ch) % 2 != 0)) {
     return ARM_CMSIS_NN_ARG_ERROR;
   }
   int fast = 1;
   for (int32_t c = 0; c < p->out_ch; ++c) fast &= shift[c] <= -1 && multiplier[c] > 0;
   const int aligned = ((p->stride * p->in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
   const int full = p->act_min == -128 && p->act_max == 127;
+  const int dilated = p->dilation > 1 && p->kernel > 1;
   for (int32_t x0 = 0; x0 < p->positions; x0 += p->chunk) {
     const int32_t n = p->positions - x0 < p->chunk ? p->positions - x0 : p->chunk;
-    widen(p, input, x0 * p->stride - p->pad, (n - 1) * p->stride + p->kernel, scratch);
+    widen(p, input, x0 * p->stride - p->pad, (n - 1) * p->stride + (p->kernel - 1) * p->dilation + 1, scratch);
     int8_t* out = output + x0 * p->out_ch;
-    if (fast && aligned && full) {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1);
+    if (dilated) {
+      if (fast && aligned && full) {
+        compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 1);
+      } else {
+        compute(p, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
+      }
+    } else if (fast && aligned && full) {
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
     } else if (fast && aligned) {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 0);
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 0, 0);
     } else if (fast) {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 0, 0);
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
     } else {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0);
+      compute(p, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
     }
   }
   return ARM_CMSIS_NN_SUCCESS;
@@ -257,16 +282,19 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
 }
 
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out) {
-  /* Each row padded with zeros to row_bytes and every group of four stored (w0, w2, w1, w3);
-   * rows of a channel pair interleaved group by group (c: 4 bytes, c + 1: 4 bytes, ...), an odd
-   * last channel's row on its own. */
+  /* Each row padded with zeros (per tap when dilated) to row_bytes and every group of four stored
+   * (w0, w2, w1, w3); rows of a channel pair interleaved group by group (c: 4 bytes, c + 1: 4
+   * bytes, ...), an odd last channel's row on its own. */
   static const int8_t order[4] = {0, 2, 1, 3};
   const int32_t cols = p->kernel * p->in_ch;
+  const int32_t run = p->dilation > 1 ? p->in_ch : cols;          /* values per run */
+  const int32_t run_bytes = p->dilation > 1 ? (run + 3) & ~3 : p->row_bytes; /* bytes per run */
   for (int32_t c = 0; c < p->out_ch; ++c) {
     const int32_t pair = c / 2, second = c & 1, paired = second || c + 1 < p->out_ch;
     for (int32_t i = 0; i < p->row_bytes; ++i) {
-      const int32_t src = (i & ~3) + order[i & 3];
-      const int8_t v = src < cols ? filter[c * cols + src] : 0;
+      const int32_t at = (i & ~3) + order[i & 3]; /* byte of the padded row */
+      const int32_t k = at / run_bytes, j = at % run_bytes;
+      const int8_t v = j < run ? filter[c * cols + k * run + j] : 0;
       if (paired) {
         out[pair * 2 * p->row_bytes + (i / 4) * 8 + second * 4 + (i & 3)] = v;
       } else {

@@ -14,15 +14,15 @@
 extern "C" {
 #endif
 
-/* A convolution whose every output position reads one contiguous run of input positions:
- * a 1-D convolution (height 1, dilation 1, one group) at any stride and padding, or a 1x1
+/* A convolution whose every output position reads runs of input positions a fixed distance apart:
+ * a 1-D convolution (height 1, one group) at any stride, padding and dilation, or a 1x1
  * convolution at stride 1 without padding read as one row of H*W positions. NHWC int8.
  *
  * Instead of CMSIS-NN's im2col (a copy of every receptive field, then a widening of each copy),
  * a chunk of input positions is widened to int16 once, with the input offset added and the
  * padding as zeros, and the output columns read their fields in place. Weights are the plan's
  * (cmx_conv_row_s8_weights): per output channel, kernel * in_ch values padded with zeros to
- * row_bytes (a multiple of 4), each group of four stored as (w0, w2, w1, w3) so one SXTB16 and
+ * row_bytes (a multiple of 4; dilated, each tap's values padded to 4), each group of four stored as (w0, w2, w1, w3) so one SXTB16 and
  * one SXTB16 ROR 8 give the pairs (w0, w1) and (w2, w3) that line up with the widened input; the
  * rows of each channel pair interleaved four bytes at a time, so one LDRD reads both. Same size
  * as CMSIS-NN's filter plus the row padding. */
@@ -34,13 +34,18 @@ typedef struct {
   int32_t kernel;    /* kernel positions */
   int32_t stride;    /* input positions between two output positions */
   int32_t pad;       /* zero positions before the first input position */
-  int32_t row_bytes; /* weight bytes per output channel: kernel * in_ch rounded up to 4 */
+  int32_t dilation;  /* input positions between two taps; > 1 needs dilation * in_ch even */
+  int32_t row_bytes; /* weight bytes per output channel (cmx_conv_row_s8_row_bytes) */
   int32_t chunk;     /* output positions per widened chunk (even, >= 2) */
   int32_t input_offset;
   int32_t output_offset;
   int32_t act_min;
   int32_t act_max;
 } cmx_conv_row_params;
+
+/* Weight bytes per output channel: kernel * in_ch rounded up to 4; dilated, each tap's in_ch
+ * rounded up to 4. */
+int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p);
 
 /* Scratch the kernel needs, in bytes: one widened chunk and a few values past it. */
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);

@@ -72,11 +72,12 @@ static void fill_quant(int32_t out_ch, int slow) {
 /* One 1-D (or 1x1-as-a-row) case: the same convolution through CMSIS-NN and cmx_conv_row_s8.
  * two_d_1x1: H x W positions, kernel 1, stride 1, no padding. */
 static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t length, int32_t kernel, int32_t stride,
-                          int32_t pad, int32_t chunk, int two_d_1x1, int32_t height, int slow, int no_bias,
+                          int32_t pad, int32_t dilation, int32_t chunk, int two_d_1x1, int32_t height, int slow, int no_bias,
                           int full_range, const char* name) {
-  const int32_t positions = two_d_1x1 ? height * length : (length + 2 * pad - kernel) / stride + 1;
+  const int32_t span = (kernel - 1) * dilation + 1;
+  const int32_t positions = two_d_1x1 ? height * length : (length + 2 * pad - span) / stride + 1;
   const int32_t in_positions = two_d_1x1 ? height * length : length;
-  if (positions < 1 || in_positions * in_ch > MAX_IN || positions * out_ch > MAX_OUT ||
+  if (length + 2 * pad < span || positions < 1 || in_positions * in_ch > MAX_IN || positions * out_ch > MAX_OUT ||
       out_ch * kernel * in_ch > MAX_W || out_ch > MAX_CH) {
     return;
   }
@@ -91,7 +92,7 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   cp.stride.h = 1;
   cp.padding.w = pad;
   cp.padding.h = 0;
-  cp.dilation.w = 1;
+  cp.dilation.w = dilation;
   cp.dilation.h = 1;
   cp.activation.min = between(-128, 20);
   cp.activation.max = between(cp.activation.min, 127);
@@ -110,9 +111,10 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   const int general = !two_d_1x1;
   const int32_t need = general ? arm_convolve_s8_get_buffer_size(&in_d, &f_d)
                                : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
-  cmx_conv_row_params rp = {positions, in_positions, in_ch, out_ch, kernel, stride, pad,
-                            (kernel * in_ch + 3) & ~3, chunk, cp.input_offset, cp.output_offset,
-                            cp.activation.min, cp.activation.max};
+  cmx_conv_row_params rp = {positions, in_positions, in_ch, out_ch, kernel, stride, pad, dilation, 0, chunk,
+                            cp.input_offset, cp.output_offset, cp.activation.min, cp.activation.max};
+  rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
+  if (out_ch * rp.row_bytes > (int32_t)sizeof(row_weights)) return;
   if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
   cmx_conv_row_s8_weights(&rp, filter, row_weights);
   const int32_t* b = no_bias ? NULL : bias;
@@ -143,34 +145,41 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
     int32_t at = 0;
     while (at < positions * out_ch && out_cmsis[at] == out_cmx[at]) ++at;
     snprintf(t->first_failure, sizeof(t->first_failure),
-             "%s in%d out%d len%d k%d s%d p%d chunk%d h%d status %d/%d byte %d: %d vs %d", name, (int)in_ch,
-             (int)out_ch, (int)length, (int)kernel, (int)stride, (int)pad, (int)chunk, (int)height, (int)s1, (int)s2,
+             "%s in%d out%d len%d k%d s%d p%d d%d chunk%d h%d status %d/%d byte %d: %d vs %d", name,
+             (int)in_ch, (int)out_ch, (int)length, (int)kernel, (int)stride, (int)pad, (int)dilation, (int)chunk, (int)height, (int)s1, (int)s2,
              (int)at, at < positions * out_ch ? out_cmsis[at] : 0, at < positions * out_ch ? out_cmx[at] : 0);
   }
 }
 
 static void conv_row_suite(tally* t) {
   /* named edge cases first */
-  conv_row_case(t, 1, 1, 1, 1, 1, 0, 2, 0, 1, 0, 0, 0, "1x1x1");
-  conv_row_case(t, 1, 8, 64, 9, 1, 4, 2, 0, 1, 0, 0, 0, "one input channel, k9 pad4");
-  conv_row_case(t, 3, 5, 17, 3, 2, 1, 4, 0, 1, 0, 0, 0, "odd channels, stride 2");
-  conv_row_case(t, 8, 16, 64, 5, 1, 0, 8, 0, 1, 0, 0, 1, "issue 37 layer 1");
-  conv_row_case(t, 16, 16, 60, 3, 1, 0, 8, 0, 1, 0, 0, 1, "issue 37 layer 2");
-  conv_row_case(t, 16, 16, 60, 3, 1, 0, 8, 0, 1, 1, 0, 0, "zero and left shifts");
-  conv_row_case(t, 16, 15, 61, 3, 1, 1, 6, 0, 1, 0, 1, 0, "no bias, odd out, odd positions");
-  conv_row_case(t, 7, 9, 5, 5, 1, 4, 2, 0, 1, 0, 0, 0, "padding wider than the input");
-  conv_row_case(t, 8, 8, 12, 1, 1, 0, 16, 1, 12, 0, 0, 0, "1x1 over 12x12");
-  conv_row_case(t, 13, 7, 9, 1, 1, 0, 4, 1, 7, 0, 0, 0, "1x1 odd channels 7x9");
-  conv_row_case(t, 64, 64, 5, 1, 1, 0, 4, 1, 25, 0, 0, 1, "DS-CNN pointwise 64x64 over 25x5");
-  conv_row_case(t, 32, 32, 12, 1, 1, 0, 4, 1, 12, 0, 0, 1, "MobileNet pointwise 32x32 over 12x12");
+  conv_row_case(t, 1, 1, 1, 1, 1, 0, 1, 2, 0, 1, 0, 0, 0, "1x1x1");
+  conv_row_case(t, 1, 8, 64, 9, 1, 4, 1, 2, 0, 1, 0, 0, 0, "one input channel, k9 pad4");
+  conv_row_case(t, 3, 5, 17, 3, 2, 1, 1, 4, 0, 1, 0, 0, 0, "odd channels, stride 2");
+  conv_row_case(t, 8, 16, 64, 5, 1, 0, 1, 8, 0, 1, 0, 0, 1, "issue 37 layer 1");
+  conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 0, 0, 1, "issue 37 layer 2");
+  conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 1, 0, 0, "zero and left shifts");
+  conv_row_case(t, 16, 15, 61, 3, 1, 1, 1, 6, 0, 1, 0, 1, 0, "no bias, odd out, odd positions");
+  conv_row_case(t, 7, 9, 5, 5, 1, 4, 1, 2, 0, 1, 0, 0, 0, "padding wider than the input");
+  conv_row_case(t, 8, 8, 12, 1, 1, 0, 1, 16, 1, 12, 0, 0, 0, "1x1 over 12x12");
+  conv_row_case(t, 13, 7, 9, 1, 1, 0, 1, 4, 1, 7, 0, 0, 0, "1x1 odd channels 7x9");
+  conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 4, 1, 25, 0, 0, 1, "DS-CNN pointwise 64x64 over 25x5");
+  conv_row_case(t, 16, 16, 60, 3, 1, 2, 2, 8, 0, 1, 0, 0, 1, "TCN: k3 dilation 2, same padding");
+  conv_row_case(t, 6, 10, 101, 3, 1, 4, 4, 8, 0, 1, 0, 0, 0, "k3 dilation 4, six channels");
+  conv_row_case(t, 3, 5, 40, 5, 2, 3, 2, 4, 0, 1, 0, 1, 0, "k5 stride 2 dilation 2, odd out, no bias");
+  conv_row_case(t, 32, 32, 12, 1, 1, 0, 1, 4, 1, 12, 0, 0, 1, "MobileNet pointwise 32x32 over 12x12");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int two_d = rnd() % 4 == 0;
     const int32_t kernel = two_d ? 1 : between(1, 9);
     const int32_t stride = two_d ? 1 : between(1, 3);
     const int32_t pad = two_d ? 0 : between(0, kernel - 1);
-    const int32_t length = two_d ? between(1, 12) : between(kernel > 2 * pad ? kernel - 2 * pad : 1, 80);
+    const int32_t in_ch = between(1, 40);
+    int32_t dilation = two_d ? 1 : between(1, 4);
+    if ((dilation * in_ch) % 2) dilation = 1; /* cmx_nn.h: dilation * in_ch even */
+    const int32_t span = (kernel - 1) * dilation + 1;
+    const int32_t length = two_d ? between(1, 12) : between(span > 2 * pad ? span - 2 * pad : 1, 80);
     const int32_t chunk = 2 * between(1, 12);
-    conv_row_case(t, between(1, 40), between(1, 40), length, kernel, stride, pad, chunk, two_d,
+    conv_row_case(t, in_ch, between(1, 40), length, kernel, stride, pad, dilation, chunk, two_d,
                   two_d ? between(1, 12) : 1, rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
   }
 }

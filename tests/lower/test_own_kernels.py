@@ -17,22 +17,27 @@ from cmx_gen.program import pte
 
 def test_row_weights_read_back_for_any_shape():
     rng = random.Random(3)
-    for _ in range(200):
-        oc, cols = rng.randint(1, 17), rng.randint(1, 50)
-        filt = np.array([[rng.randint(-128, 127) for _ in range(cols)] for _ in range(oc)], dtype=np.int8)
-        row_bytes = (cols + 3) // 4 * 4
-        blob = own_kernels.row_weights(filt, row_bytes)
-        assert len(blob) == oc * row_bytes
-        assert np.array_equal(own_kernels.row_filter(blob, oc, cols, row_bytes), filt)
+    for _ in range(300):
+        oc, kernel, ch, dilation = rng.randint(1, 17), rng.randint(1, 9), rng.randint(1, 12), rng.choice([1, 2, 4])
+        g = own_kernels.RowGeometry(10, 20, ch, oc, kernel, 1, 0, dilation)
+        filt = np.array([[rng.randint(-128, 127) for _ in range(g.cols)] for _ in range(oc)], dtype=np.int8)
+        blob = own_kernels.row_weights(filt, g)
+        assert len(blob) == oc * g.row_bytes
+        assert np.array_equal(own_kernels.row_filter(blob, g), filt)
 
 
 def test_row_weights_are_laid_out_as_the_kernel_reads_them():
     """Channel pair (0, 1): group 0 of row 0 as (w0, w2, w1, w3), then group 0 of row 1, then group 1...;
     an odd last row on its own; rows padded with zeros to four."""
     filt = np.arange(3 * 6, dtype=np.int8).reshape(3, 6)
-    blob = list(np.frombuffer(own_kernels.row_weights(filt, 8), dtype=np.int8))
+    g = own_kernels.RowGeometry(10, 12, 3, 3, 2, 1, 0)
+    blob = list(np.frombuffer(own_kernels.row_weights(filt, g), dtype=np.int8))
     assert blob[:16] == [0, 2, 1, 3, 6, 8, 7, 9, 4, 0, 5, 0, 10, 0, 11, 0]
     assert blob[16:] == [12, 14, 13, 15, 16, 0, 17, 0]
+    # dilated: each tap's three channels padded to four
+    dilated = own_kernels.RowGeometry(10, 12, 3, 3, 2, 1, 0, 2)
+    blob = list(np.frombuffer(own_kernels.row_weights(filt, dilated), dtype=np.int8))
+    assert blob[16:] == [12, 14, 13, 0, 15, 17, 16, 0]
 
 
 def _geometry(x, w, out, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
@@ -46,7 +51,8 @@ def test_which_convolutions_read_as_a_row():
     assert pointwise == own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0)
     assert _geometry((1, 8, 9, 9), (8, 3, 3, 8), (1, 8, 7, 7)) is None  # 3x3: im2col stays CMSIS-NN's
     assert _geometry((1, 8, 9, 9), (8, 1, 1, 8), (1, 8, 5, 5), stride=(2, 2)) is None  # strided 1x1
-    assert _geometry((1, 8, 1, 64), (16, 1, 3, 8), (1, 16, 1, 60), dilation=(1, 2)) is None
+    assert _geometry((1, 8, 1, 64), (16, 1, 3, 8), (1, 16, 1, 60), dilation=(1, 2)).dilation == 2
+    assert _geometry((1, 3, 1, 64), (16, 1, 3, 3), (1, 16, 1, 60), dilation=(1, 3)) is None  # 3 x 3 odd
     assert _geometry((1, 8, 1, 64), (16, 1, 3, 4), (1, 16, 1, 62)) is None  # grouped
 
 

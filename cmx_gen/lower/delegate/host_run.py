@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from cmx_gen.lower.delegate.own_kernels import row_filter
+from cmx_gen.lower.delegate.own_kernels import RowGeometry, row_filter
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute
 
@@ -94,14 +94,18 @@ def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: b
 def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     """cmx_conv_row_s8 as the convolution it computes: a 1-D one over `in_positions` (a 1x1 over H x W
     reads the same bytes as one over H * W positions), its filter read back from the kernel's layout."""
+    geometry = RowGeometry(*(f[name] for name in ("positions", "in_positions", "in_ch", "out_ch", "kernel", "stride",
+                                                  "pad", "dilation")))
     positions, length, c, oc, kernel = f["positions"], f["in_positions"], f["in_ch"], f["out_ch"], f["kernel"]
+    if geometry.row_bytes != f["row_bytes"]:
+        raise ValueError(f"conv_row layer: row_bytes {f['row_bytes']}, its geometry lays out {geometry.row_bytes}")
     x = _nhwc(memory, f["input"], 1, 1, length, c)
-    filt = row_filter(plan[f["weight"]:], oc, kernel * c, f["row_bytes"]).reshape(oc, 1, kernel, c)
+    filt = row_filter(plan[f["weight"]:], geometry).reshape(oc, 1, kernel, c)
     weight = torch.from_numpy(filt.copy())
     bias = _constant(plan, f["bias"], oc, np.int32, (oc,))
     mults = _constant(plan, f["multipliers"], oc, np.int32, (oc,))
     shifts = _constant(plan, f["shifts"], oc, np.int32, (oc,))
-    args = [x, weight, bias, [1, f["stride"]], [0, f["pad"]], [1, 1], f["input_offset"], f["output_offset"], mults,
+    args = [x, weight, bias, [1, f["stride"]], [0, f["pad"]], [1, f["dilation"]], f["input_offset"], f["output_offset"], mults,
             shifts, f["act_min"], f["act_max"], torch.empty(0, dtype=torch.int8)]
     out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
     assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, oc, 1, positions), out.shape

@@ -236,13 +236,14 @@ def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     geometry = _row_geometry(node)
     assert geometry is not None
     filter_ohwi = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(geometry.out_ch, -1)
-    weights = own_kernels.row_weights(filter_ohwi, geometry.row_bytes)
+    weights = own_kernels.row_weights(filter_ohwi, geometry)
     return Layer("conv_row", {
         "input": emit.operand(x), "output": emit.operand(node), "weight": emit.data(weights),
         "bias": emit.constant(bias), "multipliers": emit.constant(mult), "shifts": emit.constant(shift),
         "scratch": scratch, "scratch_bytes": scratch_bytes(node, emit.isa),
         "positions": geometry.positions, "in_positions": geometry.in_positions, "in_ch": geometry.in_ch,
         "out_ch": geometry.out_ch, "kernel": geometry.kernel, "stride": geometry.stride, "pad": geometry.pad,
+        "dilation": geometry.dilation,
         "row_bytes": geometry.row_bytes, "chunk": geometry.chunk(_planned_scratch(node)),
         "input_offset": in_off, "output_offset": out_off, "act_min": act_min, "act_max": act_max,
     }, node=node.name)

@@ -3,10 +3,11 @@ data layouts those kernels read, made here once (the C side's cmx_conv_row_s8_we
 same for kernels/tests/; host_run.py reads them back).
 
 cmx_conv_row_s8 replaces arm_convolve_wrapper_s8 on the DSP cores (M4, M7, M33) for a convolution
-whose output positions each read one contiguous run of NHWC input: a 1-D convolution (height 1,
-one group, dilation 1, any stride and padding) or a 1x1 convolution at stride 1 without padding.
-Measured by kernels/tests on QEMU M4: 1.9-2.1x fewer instructions on 1-D layers of 8-16 channels,
-1.46x on DS-CNN's 64x64 pointwise layers.
+whose output positions each read runs of NHWC input a fixed distance apart: a 1-D convolution
+(height 1, one group, any stride and padding; dilated where dilation * channels is even) or a 1x1
+convolution at stride 1 without padding. Measured by kernels/tests on QEMU M4: 1.9-2.1x fewer
+instructions on 1-D layers of 8-16 channels, 1.6x on a dilated TCN layer, 1.46x on DS-CNN's 64x64
+pointwise layers.
 """
 
 from __future__ import annotations
@@ -32,18 +33,26 @@ class RowGeometry:
     kernel: int
     stride: int
     pad: int
+    dilation: int = 1
 
     @property
     def cols(self) -> int:
         return self.kernel * self.in_ch
 
     @property
+    def runs(self) -> int:
+        """Runs of contiguous input per output position: one, or one per tap when dilated."""
+        return self.kernel if self.dilation > 1 and self.kernel > 1 else 1
+
+    @property
     def row_bytes(self) -> int:
-        return (self.cols + 3) // 4 * 4
+        """cmx_conv_row_s8_row_bytes: each run's values padded to four."""
+        return self.runs * ((self.cols // self.runs + 3) // 4 * 4)
 
     def scratch_bytes(self, chunk: int) -> int:
         """cmx_conv_row_s8_scratch_bytes."""
-        return (((chunk - 1) * self.stride + self.kernel) * self.in_ch + 4) * 2
+        span = (chunk - 1) * self.stride + (self.kernel - 1) * self.dilation + 1
+        return (span * self.in_ch + 4) * 2
 
     def chunk(self, cmsis_scratch: int) -> int:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
@@ -63,34 +72,38 @@ def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilat
     _, c, h, w = (int(v) for v in x.shape)
     oc, kh, kw, kc = (int(v) for v in weight.shape)
     _, _, oh, ow = (int(v) for v in out.shape)
-    if c != kc or list(dilation) != [1, 1]:
+    if c != kc:
         return None
-    if h == 1 and kh == 1 and padding[0] == 0 and oh == 1:
-        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]))
+    d = int(dilation[1])
+    if h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
+        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:
         return RowGeometry(oh * ow, h * w, c, oc, 1, 1, 0)
     return None
 
 
-def row_weights(filter_ohwi: np.ndarray, row_bytes: int) -> bytes:
-    """A CMSIS-NN filter [out_ch][kernel * in_ch] as cmx_conv_row_s8 reads it: rows padded with zeros
-    to row_bytes, groups of four in ROW_ORDER, the rows of each channel pair interleaved four bytes
-    at a time (one LDRD reads both), an odd last row on its own."""
-    oc = filter_ohwi.shape[0]
-    flat = filter_ohwi.reshape(oc, -1).astype(np.int8)
-    padded = np.zeros((oc, row_bytes), dtype=np.int8)
-    padded[:, : flat.shape[1]] = flat
+def row_weights(filter_ohwi: np.ndarray, geometry: RowGeometry) -> bytes:
+    """A CMSIS-NN filter [out_ch][kernel * in_ch] as cmx_conv_row_s8 reads it: each run (the row, or
+    each tap's channels when dilated) padded with zeros to four, groups of four in ROW_ORDER, the
+    rows of each channel pair interleaved four bytes at a time (one LDRD reads both), an odd last
+    row on its own."""
+    oc, runs, row_bytes = filter_ohwi.shape[0], geometry.runs, geometry.row_bytes
+    flat = filter_ohwi.reshape(oc, runs, -1).astype(np.int8)
+    padded = np.zeros((oc, runs, row_bytes // runs), dtype=np.int8)
+    padded[:, :, : flat.shape[2]] = flat
     grouped = padded.reshape(oc, row_bytes // 4, 4)[:, :, ROW_ORDER]
     pairs = oc // 2
     interleaved = grouped[: 2 * pairs].reshape(pairs, 2, row_bytes // 4, 4).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(interleaved).tobytes() + grouped[2 * pairs:].tobytes()
 
 
-def row_filter(blob: bytes, out_ch: int, cols: int, row_bytes: int) -> np.ndarray:
-    """row_weights read back: the CMSIS-NN filter [out_ch][cols]."""
+def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
+    """row_weights read back: the CMSIS-NN filter [out_ch][kernel * in_ch]."""
+    out_ch, row_bytes, runs = geometry.out_ch, geometry.row_bytes, geometry.runs
     groups, pairs = row_bytes // 4, out_ch // 2
     data = np.frombuffer(blob, dtype=np.int8, count=out_ch * row_bytes)
     paired = data[: pairs * 2 * row_bytes].reshape(pairs, groups, 2, 4).transpose(0, 2, 1, 3)
     grouped = np.concatenate([paired.reshape(2 * pairs, groups, 4),
                               data[pairs * 2 * row_bytes:].reshape(out_ch - 2 * pairs, groups, 4)])
-    return grouped[:, :, ROW_ORDER].reshape(out_ch, row_bytes)[:, :cols]  # ROW_ORDER is its own inverse
+    padded = grouped[:, :, ROW_ORDER].reshape(out_ch, runs, row_bytes // runs)  # ROW_ORDER is its own inverse
+    return padded[:, :, : geometry.cols // runs].reshape(out_ch, geometry.cols)

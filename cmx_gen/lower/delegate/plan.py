@@ -45,8 +45,8 @@ DW_PARAMS = ("input_offset", "output_offset", "ch_mult", "stride_w", "stride_h",
 POOL_PARAMS = ("stride_w", "stride_h", "pad_w", "pad_h", "act_min", "act_max")
 FC_PARAMS = ("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
 # cmx_conv_row_params (kernels/nn/cmx_nn.h)
-ROW_PARAMS = ("positions", "in_positions", "in_ch", "out_ch", "kernel", "stride", "pad", "row_bytes", "chunk",
-              "input_offset", "output_offset", "act_min", "act_max")
+ROW_PARAMS = ("positions", "in_positions", "in_ch", "out_ch", "kernel", "stride", "pad", "dilation", "row_bytes",
+              "chunk", "input_offset", "output_offset", "act_min", "act_max")
 
 
 def _dims(name: str) -> tuple[str, ...]:
