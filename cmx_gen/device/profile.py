@@ -27,7 +27,8 @@ class Row:
     source: str
     count: int
     share: float  # of the whole-inference count, in %
-    kernel: int | None = None  # a backend layer: its CMSIS-NN call alone (the rest is the backend's own cost)
+    kernel: int | None = None  # a backend layer: its kernel call alone (the rest is the backend's own cost)
+    calls: str = ""  # a backend layer: the function it calls and whose it is, `cmx_conv_row_s8 (cmx-gen)`
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -52,7 +53,8 @@ class Profile:
         """(kind, count, % of total), largest first: what to optimise."""
         kinds: dict[str, int] = {}
         for row in self.rows:
-            kinds[op_kind(row.op)] = kinds.get(op_kind(row.op), 0) + row.count
+            kind = row.calls or op_kind(row.op)
+            kinds[kind] = kinds.get(kind, 0) + row.count
         return sorted(((k, c, 100.0 * c / self.total if self.total else 0.0) for k, c in kinds.items()),
                       key=lambda item: -item[1])
 
@@ -102,8 +104,9 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
         rows.append(Row(index=row.index, op=op, module=row.module, source=row.source, count=count, share=share(count)))
         for layer in inside:
             n = layer_counts.get(layer.debug, 0)
-            rows.append(Row(index=row.index, op=f"cmx {layer.op}: {kernel_label(layer.op)}", module=layer.module, source=layer.source, count=n,
-                            share=share(n), kernel=kernel_counts.get(layer.debug)))
+            rows.append(Row(index=row.index, op=f"cmx {layer.op}", module=layer.module, source=layer.source, count=n,
+                            share=share(n), kernel=kernel_counts.get(layer.debug),
+                            calls=kernel_label(layer.kind) if layer.kind else ""))
     return Profile(counter=counter, total=total, rows=rows)
 
 
@@ -111,12 +114,15 @@ def table(profile: Profile) -> str:
     """One row per executed instruction, a sum line against the whole inference, then by kind."""
     op_width = max([len(r.op) for r in profile.rows] + [8])
     mod_width = max([len(r.module) for r in profile.rows] + [6])
-    lines = [f"{'#':>3}  {'operator':<{op_width}}  {'module':<{mod_width}}  {profile.counter:>11}  {'share':>6}  line"]
+    calls_width = max([len(r.calls) for r in profile.rows] + [6])
+    lines = [f"{'#':>3}  {'operator':<{op_width}}  {'module':<{mod_width}}  {'kernel':<{calls_width}}  "
+             f"{profile.counter:>11}  {'share':>6}  line"]
     for r in profile.rows:
         line = r.source.split(" ", 1)[0]  # model.py:17 (the code is in report.json)
-        lines.append(f"{r.index:>3}  {r.op:<{op_width}}  {r.module:<{mod_width}}  {r.count:>11,}  {r.share:>5.1f}%  {line}")
+        lines.append(f"{r.index:>3}  {r.op:<{op_width}}  {r.module:<{mod_width}}  {r.calls:<{calls_width}}  "
+                     f"{r.count:>11,}  {r.share:>5.1f}%  {line}")
     gap = 100.0 * profile.summed / profile.total if profile.total else 0.0
-    lines.append(f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {profile.summed:>11,}  {gap:>5.1f}%"
+    lines.append(f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {'':<{calls_width}}  {profile.summed:>11,}  {gap:>5.1f}%"
                  f"  of {profile.total:,} {profile.counter} for the whole inference (result line)")
     lines.append("by kind    " + ", ".join(f"{k} {s:.1f} %" for k, _, s in profile.by_kind()))
     overhead = profile.backend_overhead()

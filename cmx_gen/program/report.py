@@ -246,6 +246,7 @@ class DelegatedLayer(_Part):
     delegate: int  # which delegate call of the program, in execution order
     debug: int  # the id the layer reports as in the profile (`cmx-gen: prof_layer <debug> <count>`)
     op: str  # the cortex_m operator it replaces
+    kind: str = ""  # its plan layer kind (lower/delegate/plan.py OPS): what the runtime calls for it
     node: str = ""
     module: str = ""
     source: str = ""

@@ -68,6 +68,9 @@ bool compiled_in(int32_t op) {
 #ifdef CMX_BACKEND_CONV_ROW
     case CMX_OP_CONV_ROW: return true;
 #endif
+#ifdef CMX_BACKEND_DEPTHWISE_3X3
+    case CMX_OP_DEPTHWISE_3X3: return true;
+#endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
     case CMX_OP_DEPTHWISE_CONV: return true;
 #endif
@@ -268,6 +271,19 @@ class CmxCmsisNNBackend final : public BackendInterface {
                                               constant_at<int32_t>(plan, l->bias), constant_at<int32_t>(plan, l->multipliers),
                                               constant_at<int32_t>(plan, l->shifts),
                                               reinterpret_cast<int16_t*>(work + l->scratch), out));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_DEPTHWISE_3X3
+        case CMX_OP_DEPTHWISE_3X3: {
+          auto* l = reinterpret_cast<const cmx_layer_depthwise_3x3*>(head);
+          cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                              const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+          CMX_KERNEL(status = cmx_depthwise_3x3_s8(&l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                                   &l->filter_dims, constant_at<int8_t>(plan, l->weight),
+                                                   constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
           break;
         }
 #endif

@@ -30,6 +30,7 @@ enum cmx_plan_op {
   CMX_OP_CONV_GENERAL = 10,
   CMX_OP_CONV_ROW = 11,
   CMX_OP_TRANSPOSE = 12,
+  CMX_OP_DEPTHWISE_3X3 = 13,
 };
 
 typedef struct {
@@ -74,6 +75,9 @@ typedef struct {
   cmsis_nn_dw_conv_params params;
   cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
 } cmx_layer_depthwise_conv;
+
+/* cmx_depthwise_3x3_s8 (kernels/nn/): a 3x3 depthwise layer on a DSP core, CMSIS-NN's arguments. */
+typedef cmx_layer_depthwise_conv cmx_layer_depthwise_3x3;
 
 typedef struct {
   cmx_layer_head head;

@@ -13,6 +13,7 @@
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
 #include "cmx_nn.h"
+#include "cmx_requantize.h"
 
 #define CMX_SLACK 4 /* int16 values past a chunk that a zero-padded weight row may read */
 
@@ -63,46 +64,6 @@ static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t fir
   for (int32_t i = 0; i < tail + CMX_SLACK; ++i) *out++ = 0;
 }
 
-/* arm_nn_requantize for a right shift (shift <= -1): CMSIS-NN's inline-assembly form of its
- * doubling high multiply and rounding divide, which equal the C forms for every input. */
-static inline int32_t requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
-#if defined(__GNUC__) && defined(__thumb2__)
-  int32_t lo, hi;
-  __asm("smull\t%0, %1, %2, %3\n\t"
-        "lsrs\t%0, %0, #31\n\t"
-        "adc\t%1, %0, %1, lsl #1"
-        : "=&r"(lo), "=&r"(hi)
-        : "r"(acc), "r"(multiplier)
-        : "cc");
-  /* hi is never INT32_MIN here (a product's high half, multiplier > 0), so no test for it */
-  int32_t t = hi + (hi >> 31);
-  int32_t r;
-  __asm("asrs\t%0, %1, %2\n\t"
-        "adc\t%0, %0, #0"
-        : "=r"(r)
-        : "r"(t), "r"(right_shift)
-        : "cc");
-  return r;
-#else
-  return arm_nn_requantize(acc, multiplier, -right_shift);
-#endif
-}
-
-/* The quantization and clamping of one output, with the layer's constants in registers. */
-typedef struct {
-  int32_t offset, min, max;
-} out_range;
-
-static inline __attribute__((always_inline)) int8_t finish(int32_t acc, int32_t multiplier, int32_t shift,
-                                                           out_range r, const int fast, const int full) {
-  int32_t v = fast ? requantize_right(acc, multiplier, -shift) : arm_nn_requantize(acc, multiplier, shift);
-  v += r.offset;
-  if (full) return (int8_t)__ssat(v, 8); /* the range is all of int8: one SSAT */
-  v = v < r.min ? r.min : v;
-  v = v > r.max ? r.max : v;
-  return (int8_t)v;
-}
-
 /* Two words from *at, then at += 8 bytes: one LDRD with post-increment (GCC splits a 64-bit load
  * into two LDRs and two adds), or two LDRs where the address may not be word-aligned. */
 typedef struct {
@@ -140,7 +101,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
   const int32_t taps = dilated ? p->kernel : 1;
   const int32_t tap_step = p->dilation * p->in_ch; /* int16 values between two taps */
   const int32_t groups = p->row_bytes / 4 / taps;
-  const out_range r = {p->output_offset, p->act_min, p->act_max};
+  const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
     const int16_t* col0 = buf + x * step;
@@ -174,10 +135,10 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       }
       w = (const int8_t*)wp;
       const int32_t m0 = multiplier[c], s0 = shift[c], m1 = multiplier[c + 1], s1 = shift[c + 1];
-      out0[c] = finish(a00, m0, s0, r, fast, full);
-      out1[c] = finish(a01, m0, s0, r, fast, full);
-      out0[c + 1] = finish(a10, m1, s1, r, fast, full);
-      out1[c + 1] = finish(a11, m1, s1, r, fast, full);
+      out0[c] = cmx_finish(a00, m0, s0, r, fast, full);
+      out1[c] = cmx_finish(a01, m0, s0, r, fast, full);
+      out0[c + 1] = cmx_finish(a10, m1, s1, r, fast, full);
+      out1[c + 1] = cmx_finish(a11, m1, s1, r, fast, full);
     }
     if (c < out_ch) {
       int32_t a0 = bias ? bias[c] : 0;
@@ -197,8 +158,8 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
         a1 = SMLAD(wa_hi, xx.hi, a1);
       }
       }
-      out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
-      out1[c] = finish(a1, multiplier[c], shift[c], r, fast, full);
+      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
+      out1[c] = cmx_finish(a1, multiplier[c], shift[c], r, fast, full);
     }
   }
   if (x < n) {
@@ -221,8 +182,8 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       }
       }
       w = (const int8_t*)wp;
-      out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
-      out0[c + 1] = finish(a1, multiplier[c + 1], shift[c + 1], r, fast, full);
+      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
+      out0[c + 1] = cmx_finish(a1, multiplier[c + 1], shift[c + 1], r, fast, full);
     }
     if (c < out_ch) {
       int32_t a0 = bias ? bias[c] : 0;
@@ -236,7 +197,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
         a0 = SMLAD(SXTB16_RORn(wa, 8), xx.hi, a0);
       }
       }
-      out0[c] = finish(a0, multiplier[c], shift[c], r, fast, full);
+      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
     }
   }
 }
@@ -252,8 +213,7 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
       (p->dilation > 1 && (p->dilation * p->in_ch) % 2 != 0)) {
     return ARM_CMSIS_NN_ARG_ERROR;
   }
-  int fast = 1;
-  for (int32_t c = 0; c < p->out_ch; ++c) fast &= shift[c] <= -1 && multiplier[c] > 0;
+  const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch);
   const int aligned = ((p->stride * p->in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
   const int full = p->act_min == -128 && p->act_max == 127;
   const int dilated = p->dilation > 1 && p->kernel > 1;

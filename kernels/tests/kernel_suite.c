@@ -184,6 +184,77 @@ static void conv_row_suite(tally* t) {
   }
 }
 
+/* cmx_depthwise_3x3_s8 against arm_depthwise_conv_wrapper_s8. */
+static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int32_t stride, int32_t pad, int slow,
+                           int no_bias, int full_range, const char* name) {
+  const int32_t out_h = (in_h + 2 * pad - 3) / stride + 1, out_w = (in_w + 2 * pad - 3) / stride + 1;
+  if (in_h + 2 * pad < 3 || in_w + 2 * pad < 3 || ch > MAX_CH || in_h * in_w * ch > MAX_IN ||
+      out_h * out_w * ch > MAX_OUT) {
+    return;
+  }
+  for (int32_t i = 0; i < in_h * in_w * ch; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < 9 * ch; ++i) filter[i] = (int8_t)rnd();
+  fill_quant(ch, slow);
+  cmsis_nn_dw_conv_params dp;
+  dp.input_offset = between(-127, 128);
+  dp.output_offset = between(-128, 127);
+  dp.ch_mult = 1;
+  dp.stride.h = dp.stride.w = stride;
+  dp.padding.h = dp.padding.w = pad;
+  dp.dilation.h = dp.dilation.w = 1;
+  dp.activation.min = between(-128, 20);
+  dp.activation.max = between(dp.activation.min, 127);
+  if (full_range || rnd() % 2) {
+    dp.activation.min = -128;
+    dp.activation.max = 127;
+  }
+  cmsis_nn_per_channel_quant_params q = {mult, shift};
+  const cmsis_nn_dims in_d = {1, in_h, in_w, ch}, f_d = {1, 3, 3, ch}, b_d = {1, 1, 1, ch};
+  const cmsis_nn_dims o_d = {1, out_h, out_w, ch};
+  const int32_t need = arm_depthwise_conv_wrapper_s8_get_buffer_size(&dp, &in_d, &f_d, &o_d);
+  if (need > MAX_SCRATCH) return;
+  const int32_t* b = no_bias ? NULL : bias;
+  const int32_t n = out_h * out_w * ch;
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  cmsis_nn_context ctx = {scratch, need};
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 = arm_depthwise_conv_wrapper_s8(&ctx, &dp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_depthwise_3x3_s8(&dp, &q, &in_d, input, &f_d, filter, b, &o_d, out_cmx);
+  uint64_t t2 = cmx_platform_counter();
+  t->cases++;
+  t->cmsis += t1 - t0;
+  t->cmx += t2 - t1;
+  if (strcmp(name, "random") != 0) {
+    char a[22], c[22];
+    snprintf(line, sizeof(line), "cmx-kernels: depthwise_3x3 case \"%s\" cmsis=%s cmx=%s macs=%d\n", name,
+             u64(t1 - t0, a), u64(t2 - t1, c), (int)(n * 9));
+    say();
+  }
+  if (s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0) {
+    t->equal++;
+  } else if (!t->first_failure[0]) {
+    int32_t at = 0;
+    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s c%d %dx%d s%d p%d status %d/%d byte %d: %d vs %d", name,
+             (int)ch, (int)in_h, (int)in_w, (int)stride, (int)pad, (int)s1, (int)s2, (int)at,
+             at < n ? out_cmsis[at] : 0, at < n ? out_cmx[at] : 0);
+  }
+}
+
+static void depthwise_suite(tally* t) {
+  depthwise_case(t, 64, 25, 5, 1, 1, 0, 0, 1, "DS-CNN: 64 channels, 25 x 5, stride 1");
+  depthwise_case(t, 32, 16, 16, 2, 1, 0, 0, 1, "MobileNet: 32 channels, 16 x 16, stride 2");
+  depthwise_case(t, 7, 6, 5, 1, 1, 1, 1, 0, "odd channels, zero and left shifts, no bias");
+  depthwise_case(t, 4, 3, 3, 1, 0, 0, 0, 0, "one output pixel");
+  depthwise_case(t, 5, 1, 1, 1, 1, 0, 0, 0, "a 1 x 1 input, all padding");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    depthwise_case(t, between(1, 40), between(1, 16), between(1, 16), between(1, 2), between(0, 1), rnd() % 5 == 0,
+                   rnd() % 7 == 0, 0, "random");
+  }
+}
+
 /* cmx_transpose_s8 against arm_transpose_s8 ([1, batches, rows, cols] permuted {0, 1, 3, 2}). */
 static void transpose_case(tally* t, int32_t batches, int32_t rows, int32_t cols, const char* name) {
   const int32_t n = batches * rows * cols;
@@ -239,10 +310,12 @@ static int report(const char* kernel, const tally* t) {
 
 int main(void) {
   cmx_platform_init();
-  tally conv = {0}, transpose = {0};
+  tally conv = {0}, depthwise = {0}, transpose = {0};
   conv_row_suite(&conv);
+  depthwise_suite(&depthwise);
   transpose_suite(&transpose);
   int failed = report("conv_row", &conv);
+  failed |= report("depthwise_3x3", &depthwise);
   failed |= report("transpose", &transpose);
   cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");
   cmx_platform_exit(failed);

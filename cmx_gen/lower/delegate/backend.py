@@ -64,7 +64,8 @@ class CmxPartitioner(Partitioner):
 
 def delegated_layers(program: Any) -> list[dict[str, Any]]:
     """Each layer the backend runs, in plan order per delegate: the delegate's position, the debug
-    id the layer reports as (its profile and trace key), the node, op, module and user's line."""
+    id the layer reports as (its profile and trace key), the node, op, plan kind, module and line."""
+    from cmx_gen.lower.delegate.plan import read_layers
     from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
 
     module = program.graph_module
@@ -73,11 +74,12 @@ def delegated_layers(program: Any) -> list[dict[str, Any]]:
     for position, call in enumerate(calls):
         lowered = getattr(module, call.args[0].target)
         compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not is_alloc(n)]
+        kinds = [kind for kind, _ in read_layers(lowered.processed_bytes)]  # one plan layer per node, in order
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             val = node.meta["val"]
             out.append({"delegate": position, "debug": int(handle) if isinstance(handle, int) else index,
-                        "op": op_name(node), "node": node.name, "module": module_path(node),
+                        "op": op_name(node), "kind": kinds[index], "node": node.name, "module": module_path(node),
                         "source": source_line(node), "shape": [int(s) for s in val.shape],
                         "dim_order": [int(d) for d in val.dim_order()], "dtype": str(val.dtype).removeprefix("torch."),
                         "nbytes": int(val.numel()) * val.element_size()})

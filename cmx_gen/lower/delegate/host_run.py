@@ -206,6 +206,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "conv_general": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
     "conv_row": _conv_row,
     "depthwise_conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
+    "depthwise_3x3": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
     "linear": _linear,
     "add": _add,
     "mul": _mul,

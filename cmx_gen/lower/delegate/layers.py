@@ -62,6 +62,8 @@ def _planned_scratch(node: torch.fx.Node) -> int:
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     """The scratch size of this call: what the cortex_m passes planned for the wrapper (its alloc
     node), arm_convolve_s8's own where the plan calls that directly, or cmx_conv_row_s8's."""
+    if depthwise_kind(node, isa) == "depthwise_3x3":
+        return 0  # cmx_depthwise_3x3_s8 needs none
     kind = conv_kind(node, isa)
     if kind == "conv_general":
         return max(_planned_scratch(node), _convolve_s8_scratch(node))
@@ -75,6 +77,19 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
     x, weight, _, stride, padding, dilation = node.args[:6]
     return own_kernels.row_geometry(_val(x), _val(weight), _val(node), stride, padding, dilation)
+
+
+def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
+    """"depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) on a DSP core for a 3x3 depthwise layer with
+    one output channel per input channel and no dilation; else "depthwise_conv" (CMSIS-NN's wrapper)."""
+    if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
+        return ""
+    x, weight, _, _stride, _padding, dilation, ch_mult = node.args[:7]
+    kh, kw = int(_val(weight).shape[1]), int(_val(weight).shape[2])
+    one_to_one = int(ch_mult) == 1 and int(_val(x).shape[1]) == int(_val(node).shape[1])
+    if isa == "DSP" and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
+        return "depthwise_3x3"
+    return "depthwise_conv"
 
 
 def conv_kind(node: torch.fx.Node, isa: str) -> str:
@@ -254,7 +269,7 @@ def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
      _) = node.args
     w = _val(weight)
     out_c = int(_val(node).shape[1])
-    return Layer("depthwise_conv", {
+    return Layer(depthwise_kind(node, emit.isa), {
         "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight), "bias": emit.constant(bias),
         "multipliers": emit.constant(mult), "shifts": emit.constant(shift), "scratch": scratch,
         "scratch_bytes": scratch_bytes(node, emit.isa),

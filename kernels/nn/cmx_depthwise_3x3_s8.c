@@ -1,0 +1,126 @@
+/* cmx_depthwise_3x3_s8: a 3x3 depthwise convolution (one output channel per input channel, any
+ * stride and padding, dilation 1), NHWC int8, for the DSP cores (M4/M7/M33). Replaces
+ * arm_depthwise_conv_wrapper_s8 there.
+ *
+ * A 3x3 depthwise output sums only nine products, so its requantization is half its cost: CMSIS-NN
+ * spends ~20 instructions on each output's, here it is CMSIS-NN's inline-assembly sequence (7, the
+ * same result for every input) and SSAT where the range is all of int8 (cmx_requantize.h). The
+ * products are four channels at a time: one word of input and one of weights per tap, widened in
+ * pairs with the input offset added (SXTAB16), one 16 x 16 multiply-accumulate per channel. Pixels
+ * whose 3x3 window lies inside the input take an unrolled path with no bounds tests. */
+#include <string.h>
+
+#include "arm_nnfunctions.h"
+#include "arm_nnsupportfunctions.h"
+#include "cmx_nn.h"
+#include "cmx_requantize.h"
+
+static inline uint32_t read_u32(const int8_t* at) {
+  uint32_t v;
+  memcpy(&v, at, sizeof(v));
+  return v;
+}
+
+typedef struct {
+  int32_t a0, a1, a2, a3;
+} acc4;
+
+/* Four channels of one tap: x and w are four int8 values each. */
+static inline __attribute__((always_inline)) acc4 tap4(acc4 a, uint32_t x, uint32_t w, uint32_t offset2) {
+#if defined(ARM_MATH_DSP)
+  const uint32_t x02 = __sxtab16(offset2, x), x13 = __sxtab16(offset2, ROR(x, 8));
+  const uint32_t w02 = SXTB16(w), w13 = SXTB16_RORn(w, 8);
+  a.a0 = __smlabb(x02, w02, a.a0);
+  a.a2 = __smlatt(x02, w02, a.a2);
+  a.a1 = __smlabb(x13, w13, a.a1);
+  a.a3 = __smlatt(x13, w13, a.a3);
+#else
+  const int32_t off = (int16_t)offset2;
+  a.a0 += ((int8_t)x + off) * (int8_t)w;
+  a.a1 += ((int8_t)(x >> 8) + off) * (int8_t)(w >> 8);
+  a.a2 += ((int8_t)(x >> 16) + off) * (int8_t)(w >> 16);
+  a.a3 += ((int8_t)(x >> 24) + off) * (int8_t)(w >> 24);
+#endif
+  return a;
+}
+
+static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
+                                                       const int32_t* shift, const cmsis_nn_dims* in_d,
+                                                       const int8_t* input, const int8_t* filter, const int32_t* bias,
+                                                       const cmsis_nn_dims* out_d, int8_t* restrict output,
+                                                       const int fast, const int full) {
+  const int32_t ch = in_d->c, in_w = in_d->w, in_h = in_d->h;
+  const int32_t row = in_w * ch, ch4 = ch & ~3;
+  const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
+  const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
+  for (int32_t oy = 0; oy < out_d->h; ++oy) {
+    const int32_t iy = oy * p->stride.h - p->padding.h;
+    const int32_t ky0 = iy < 0 ? -iy : 0, ky1 = in_h - iy < 3 ? in_h - iy : 3;
+    for (int32_t ox = 0; ox < out_d->w; ++ox) {
+      const int32_t ix = ox * p->stride.w - p->padding.w;
+      const int32_t kx0 = ix < 0 ? -ix : 0, kx1 = in_w - ix < 3 ? in_w - ix : 3;
+      int8_t* out = output + (oy * out_d->w + ox) * ch;
+      const int inside = ky0 == 0 && ky1 == 3 && kx0 == 0 && kx1 == 3;
+      int32_t c = 0;
+      for (; c < ch4; c += 4) {
+        acc4 a = {0, 0, 0, 0};
+        if (bias) a = (acc4){bias[c], bias[c + 1], bias[c + 2], bias[c + 3]};
+        if (inside) {
+          const int8_t* x = input + (iy * in_w + ix) * ch + c;
+          const int8_t* w = filter + c;
+          for (int32_t ky = 0; ky < 3; ++ky, x += row, w += 3 * ch) {
+            a = tap4(a, read_u32(x), read_u32(w), offset2);
+            a = tap4(a, read_u32(x + ch), read_u32(w + ch), offset2);
+            a = tap4(a, read_u32(x + 2 * ch), read_u32(w + 2 * ch), offset2);
+          }
+        } else {
+          for (int32_t ky = ky0; ky < ky1; ++ky) {
+            for (int32_t kx = kx0; kx < kx1; ++kx) {
+              a = tap4(a, read_u32(input + ((iy + ky) * in_w + ix + kx) * ch + c),
+                       read_u32(filter + (ky * 3 + kx) * ch + c), offset2);
+            }
+          }
+        }
+        out[c] = cmx_finish(a.a0, mult[c], shift[c], r, fast, full);
+        out[c + 1] = cmx_finish(a.a1, mult[c + 1], shift[c + 1], r, fast, full);
+        out[c + 2] = cmx_finish(a.a2, mult[c + 2], shift[c + 2], r, fast, full);
+        out[c + 3] = cmx_finish(a.a3, mult[c + 3], shift[c + 3], r, fast, full);
+      }
+      for (; c < ch; ++c) { /* the last ch % 4 channels */
+        int32_t a = bias ? bias[c] : 0;
+        for (int32_t ky = ky0; ky < ky1; ++ky) {
+          for (int32_t kx = kx0; kx < kx1; ++kx) {
+            a += (input[((iy + ky) * in_w + ix + kx) * ch + c] + p->input_offset) * filter[(ky * 3 + kx) * ch + c];
+          }
+        }
+        out[c] = cmx_finish(a, mult[c], shift[c], r, fast, full);
+      }
+    }
+  }
+}
+
+arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_dw_conv_params* params,
+                                         const cmsis_nn_per_channel_quant_params* quant, const cmsis_nn_dims* input_dims,
+                                         const int8_t* input, const cmsis_nn_dims* filter_dims, const int8_t* filter,
+                                         const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output) {
+  if (params->ch_mult != 1 || input_dims->c != output_dims->c || filter_dims->h != 3 || filter_dims->w != 3 ||
+      params->dilation.h != 1 || params->dilation.w != 1) {
+    return ARM_CMSIS_NN_ARG_ERROR;
+  }
+  const int fast = cmx_all_right_shifts(quant->multiplier, quant->shift, output_dims->c);
+  const int full = params->activation.min == -128 && params->activation.max == 127;
+  const int32_t in_batch = input_dims->h * input_dims->w * input_dims->c;
+  const int32_t out_batch = output_dims->h * output_dims->w * output_dims->c;
+  for (int32_t n = 0; n < input_dims->n; ++n) {
+    const int8_t* in = input + n * in_batch;
+    int8_t* out = output + n * out_batch;
+    if (fast && full) {
+      body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, 1, 1);
+    } else if (fast) {
+      body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, 1, 0);
+    } else {
+      body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, 0, 0);
+    }
+  }
+  return ARM_CMSIS_NN_SUCCESS;
+}
