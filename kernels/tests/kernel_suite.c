@@ -4,7 +4,8 @@
  * shifts from a fixed seed (CMX_SUITE_SEED), then the named edge cases; both functions run on the
  * same inputs and the outputs are compared byte for byte. One line per kernel:
  *   cmx-kernels: <kernel> cases=<n> equal=<n> cmsis_instr=<sum> cmx_instr=<sum>
- * then `cmx-kernels: PASS` or `cmx-kernels: FAIL ...` naming the first differing case.
+ * (a named case first prints its own: `cmx-kernels: <kernel> case "<name>" cmsis=<n> cmx=<n> work=<MACs or
+ * bytes>`), then `cmx-kernels: PASS` or `cmx-kernels: FAIL ...` naming the first differing case.
  * tests/device/test_kernel_suite.py builds it for each core and runs it on QEMU. */
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,34 @@ typedef struct {
   char first_failure[120];
 } tally;
 
+/* An activation range as layers have them; full_range (or one case in two): all of int8. */
+static cmsis_nn_activation random_activation(int full_range) {
+  cmsis_nn_activation a;
+  a.min = between(-128, 20);
+  a.max = between(a.min, 127);
+  if (full_range || rnd() % 2) {
+    a.min = -128;
+    a.max = 127;
+  }
+  return a;
+}
+
+/* Counts one case; a named one prints its figures. 1 when it is the first to differ. */
+static int record(tally* t, const char* kernel, const char* name, uint64_t cmsis, uint64_t cmx, int32_t work,
+                  int equal) {
+  t->cases++;
+  t->cmsis += cmsis;
+  t->cmx += cmx;
+  if (strcmp(name, "random") != 0) {
+    char a[22], c[22];
+    snprintf(line, sizeof(line), "cmx-kernels: %s case \"%s\" cmsis=%s cmx=%s work=%d\n", kernel, name, u64(cmsis, a),
+             u64(cmx, c), (int)work);
+    say();
+  }
+  t->equal += equal;
+  return !equal && !t->first_failure[0];
+}
+
 static void fill_quant(int32_t out_ch, int slow) {
   for (int32_t c = 0; c < out_ch; ++c) {
     bias[c] = between(-40000, 40000);
@@ -94,12 +123,7 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   cp.padding.h = 0;
   cp.dilation.w = dilation;
   cp.dilation.h = 1;
-  cp.activation.min = between(-128, 20);
-  cp.activation.max = between(cp.activation.min, 127);
-  if (full_range || rnd() % 2) {
-    cp.activation.min = -128;
-    cp.activation.max = 127;
-  }
+  cp.activation = random_activation(full_range);
   cmsis_nn_per_channel_quant_params q = {mult, shift};
   cmsis_nn_dims in_d = {1, two_d_1x1 ? height : 1, length, in_ch};
   cmsis_nn_dims f_d = {out_ch, 1, kernel, in_ch};
@@ -129,19 +153,9 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   uint64_t t1 = cmx_platform_counter();
   arm_cmsis_nn_status s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
   uint64_t t2 = cmx_platform_counter();
-  t->cases++;
-  if (strcmp(name, "random") != 0) {
-    char a[22], c[22];
-    snprintf(line, sizeof(line), "cmx-kernels: conv_row case \"%s\" cmsis=%s cmx=%s macs=%d\n", name,
-             u64(t1 - t0, a), u64(t2 - t1, c), (int)(positions * out_ch * kernel * in_ch));
-    say();
-  }
-  t->cmsis += t1 - t0;
-  t->cmx += t2 - t1;
-  if (s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS &&
-      memcmp(out_cmsis, out_cmx, (size_t)(positions * out_ch)) == 0) {
-    t->equal++;
-  } else if (!t->first_failure[0]) {
+  const int equal = s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS &&
+                    memcmp(out_cmsis, out_cmx, (size_t)(positions * out_ch)) == 0;
+  if (record(t, "conv_row", name, t1 - t0, t2 - t1, positions * out_ch * kernel * in_ch, equal)) {
     int32_t at = 0;
     while (at < positions * out_ch && out_cmsis[at] == out_cmx[at]) ++at;
     snprintf(t->first_failure, sizeof(t->first_failure),
@@ -202,12 +216,7 @@ static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int
   dp.stride.h = dp.stride.w = stride;
   dp.padding.h = dp.padding.w = pad;
   dp.dilation.h = dp.dilation.w = 1;
-  dp.activation.min = between(-128, 20);
-  dp.activation.max = between(dp.activation.min, 127);
-  if (full_range || rnd() % 2) {
-    dp.activation.min = -128;
-    dp.activation.max = 127;
-  }
+  dp.activation = random_activation(full_range);
   cmsis_nn_per_channel_quant_params q = {mult, shift};
   const cmsis_nn_dims in_d = {1, in_h, in_w, ch}, f_d = {1, 3, 3, ch}, b_d = {1, 1, 1, ch};
   const cmsis_nn_dims o_d = {1, out_h, out_w, ch};
@@ -223,18 +232,9 @@ static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int
   uint64_t t1 = cmx_platform_counter();
   arm_cmsis_nn_status s2 = cmx_depthwise_3x3_s8(&dp, &q, &in_d, input, &f_d, filter, b, &o_d, out_cmx);
   uint64_t t2 = cmx_platform_counter();
-  t->cases++;
-  t->cmsis += t1 - t0;
-  t->cmx += t2 - t1;
-  if (strcmp(name, "random") != 0) {
-    char a[22], c[22];
-    snprintf(line, sizeof(line), "cmx-kernels: depthwise_3x3 case \"%s\" cmsis=%s cmx=%s macs=%d\n", name,
-             u64(t1 - t0, a), u64(t2 - t1, c), (int)(n * 9));
-    say();
-  }
-  if (s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0) {
-    t->equal++;
-  } else if (!t->first_failure[0]) {
+  const int equal =
+      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, "depthwise_3x3", name, t1 - t0, t2 - t1, n * 9, equal)) {
     int32_t at = 0;
     while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
     snprintf(t->first_failure, sizeof(t->first_failure), "%s c%d %dx%d s%d p%d status %d/%d byte %d: %d vs %d", name,
@@ -271,18 +271,8 @@ static void transpose_case(tally* t, int32_t batches, int32_t rows, int32_t cols
   uint64_t t1 = cmx_platform_counter();
   cmx_transpose_s8(input, out_cmx, batches, rows, cols);
   uint64_t t2 = cmx_platform_counter();
-  t->cases++;
-  t->cmsis += t1 - t0;
-  t->cmx += t2 - t1;
-  if (strcmp(name, "random") != 0) {
-    char a[22], c[22];
-    snprintf(line, sizeof(line), "cmx-kernels: transpose case \"%s\" cmsis=%s cmx=%s bytes=%d\n", name, u64(t1 - t0, a),
-             u64(t2 - t1, c), (int)n);
-    say();
-  }
-  if (s1 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0) {
-    t->equal++;
-  } else if (!t->first_failure[0]) {
+  const int equal = s1 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, "transpose", name, t1 - t0, t2 - t1, n, equal)) {
     snprintf(t->first_failure, sizeof(t->first_failure), "%s %dx%dx%d status %d", name, (int)batches, (int)rows,
              (int)cols, (int)s1);
   }

@@ -145,6 +145,14 @@ def test_cli_build_and_run_follow_pass(tmp_path, capsys):
         assert re.search(rf" {pool}=(\S+)", example).group(1) == re.search(rf" {pool}=(\S+)", out).group(1)
     assert run_cli("run", app, "--dry-run") == 0
     assert "-icount shift=0" in capsys.readouterr().out
+    # A build that fails leaves no image behind for `run` to report on as if it were this code.
+    main_c = app / "user" / "main.c"
+    main_c.write_text(main_c.read_text() + "\n#error a broken edit\n")
+    assert run_cli("build", app) == 2
+    assert not list((app / "build").glob("*.elf"))
+    capsys.readouterr()
+    assert run_cli("run", app) == 2
+    assert "cmx-gen build" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])

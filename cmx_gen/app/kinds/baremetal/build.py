@@ -168,7 +168,14 @@ def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: i
                *shared_lib, *(f"-D{d}" for d in defines or [])]
         stream(cmd, app, log, "configure", environment)
     cmd = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
-    steps = stream(cmd, app, log, "build", environment)
+    try:
+        steps = stream(cmd, app, log, "build", environment)
+    except BuildError:
+        # Ninja keeps the images of the last good build when a compile fails: `run` would run those
+        # and report on code that is no longer the app's. Gone, it says "build first" instead.
+        for stale in build_dir.glob("*.elf"):
+            stale.unlink()
+        raise
     seconds = time.monotonic() - start
     elf = find_elf(build_dir)
     regions, sections = memory_use(elf, app / "linker.ld")
