@@ -48,8 +48,9 @@ def test_profile_rows_add_up_to_the_inference(tmp_path, capsys, model, board):
     assert abs(profile["sum"] - profile["total"]) <= 0.02 * profile["total"], profile
     assert profile["counter"] == "instr"
     kinds = [k["kind"] for k in profile["by_kind"]]
-    assert kinds[0] in ("conv2d", "depthwise_conv2d"), kinds  # both models spend most in convolutions
-    assert "sum" in out and "by kind" in out and "conv2d" in out
+    # both models spend most in convolutions; a backend layer's kind is the function it calls
+    assert "conv" in kinds[0] and kinds[0].endswith(("(CMSIS-NN)", "(cmx-gen)")), kinds
+    assert "sum" in out and "by kind" in out and "conv" in out
     print(f"\n{model.name} {board}: sum {profile['sum']} of {profile['total']} instr "
           f"({100 * profile['sum'] / profile['total']:.2f} %)\n{out}")
 
