@@ -234,9 +234,9 @@ def diagnose(app: Path, artifacts, env: dict[str, str], board_id: str) -> str:
             continue
         scale = float((spec.quant.scale if spec.quant else None) or 1.0)
         lsb = np.abs(got.astype(np.float64) - laid.ravel().astype(np.float64)) / scale
-        text = f"out{i} {list(ref.shape)} dim_order {spec['dim_order']}: {int((lsb > 0.01).sum())}/{lsb.size} elements differ, max {lsb.max():.0f} LSB"
+        text = f"out{i} {list(ref.shape)} dim_order {spec.dim_order}: {int((lsb > 0.01).sum())}/{lsb.size} elements differ, max {lsb.max():.0f} LSB"
         for order in itertools.permutations(range(ref.ndim)):
-            if list(order) != list(spec["dim_order"]) and np.array_equal(np.transpose(ref, order).ravel(), got):
+            if list(order) != list(spec.dim_order) and np.array_equal(np.transpose(ref, order).ravel(), got):
                 text += f"; the firmware output is exactly the reference in dim order {list(order)}"
                 break
         notes.append(text)

@@ -49,6 +49,8 @@ def test_which_convolutions_read_as_a_row():
     assert one_d == own_kernels.RowGeometry(30, 64, 8, 16, 5, 2, 1)
     pointwise = _geometry((1, 64, 25, 5), (64, 1, 1, 64), (1, 64, 25, 5))
     assert pointwise == own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0)
+    assert _geometry((2, 5, 3, 3), (1, 1, 1, 5), (2, 1, 3, 3)) == own_kernels.RowGeometry(18, 18, 5, 1, 1, 1, 0)
+    assert _geometry((2, 8, 1, 64), (16, 1, 5, 8), (2, 16, 1, 60)) is None  # each image's ends are padded
     assert _geometry((1, 8, 9, 9), (8, 3, 3, 8), (1, 8, 7, 7)) is None  # 3x3: im2col stays CMSIS-NN's
     assert _geometry((1, 8, 9, 9), (8, 1, 1, 8), (1, 8, 5, 5), stride=(2, 2)) is None  # strided 1x1
     assert _geometry((1, 8, 1, 64), (16, 1, 3, 8), (1, 16, 1, 60), dilation=(1, 2)).dilation == 2

@@ -68,17 +68,18 @@ class RowGeometry:
 
 def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any) -> RowGeometry | None:
     """The row reading of a cortex_m::quantized_conv2d (logical NCHW input/output, OHWI weight
-    values), or None when its fields are not contiguous runs of the input."""
-    _, c, h, w = (int(v) for v in x.shape)
+    values), or None when its fields are not runs of the input: a 1x1 convolution reads a batch as
+    one row of N * H * W positions; a 1-D one pads each image's ends, so only a batch of one."""
+    n, c, h, w = (int(v) for v in x.shape)
     oc, kh, kw, kc = (int(v) for v in weight.shape)
     _, _, oh, ow = (int(v) for v in out.shape)
     if c != kc:
         return None
     d = int(dilation[1])
-    if h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
+    if n == 1 and h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
         return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d)
-    if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:
-        return RowGeometry(oh * ow, h * w, c, oc, 1, 1, 0)
+    if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
+        return RowGeometry(n * oh * ow, n * h * w, c, oc, 1, 1, 0)
     return None
 
 
