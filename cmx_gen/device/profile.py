@@ -122,7 +122,8 @@ def table(profile: Profile) -> str:
         lines.append(f"{r.index:>3}  {r.op:<{op_width}}  {r.module:<{mod_width}}  {r.calls:<{calls_width}}  "
                      f"{r.count:>11,}  {r.share:>5.1f}%  {line}")
     gap = 100.0 * profile.summed / profile.total if profile.total else 0.0
-    lines.append(f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {'':<{calls_width}}  {profile.summed:>11,}  {gap:>5.1f}%"
+    lines.append(f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {'':<{calls_width}}  "
+                 f"{profile.summed:>11,}  {gap:>5.1f}%"
                  f"  of {profile.total:,} {profile.counter} for the whole inference (result line)")
     lines.append("by kind    " + ", ".join(f"{k} {s:.1f} %" for k, _, s in profile.by_kind()))
     overhead = profile.backend_overhead()

@@ -105,8 +105,8 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     bias = _constant(plan, f["bias"], oc, np.int32, (oc,))
     mults = _constant(plan, f["multipliers"], oc, np.int32, (oc,))
     shifts = _constant(plan, f["shifts"], oc, np.int32, (oc,))
-    args = [x, weight, bias, [1, f["stride"]], [0, f["pad"]], [1, f["dilation"]], f["input_offset"], f["output_offset"], mults,
-            shifts, f["act_min"], f["act_max"], torch.empty(0, dtype=torch.int8)]
+    args = [x, weight, bias, [1, f["stride"]], [0, f["pad"]], [1, f["dilation"]], f["input_offset"],
+            f["output_offset"], mults, shifts, f["act_min"], f["act_max"], torch.empty(0, dtype=torch.int8)]
     out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
     assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, oc, 1, positions), out.shape
     _store(memory, f["output"], out, nchw=True)

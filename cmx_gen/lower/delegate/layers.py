@@ -232,7 +232,8 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     if kind == "conv_row":
         return _conv_row(node, emit, scratch)
     return Layer(kind, {
-        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight), "bias": emit.constant(bias),
+        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight),
+        "bias": emit.constant(bias),
         "multipliers": emit.constant(mult), "shifts": emit.constant(shift), "scratch": scratch,
         "scratch_bytes": scratch_bytes(node, emit.isa),
         "input_offset": in_off, "output_offset": out_off, "stride_w": stride[1], "stride_h": stride[0],
@@ -270,7 +271,8 @@ def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     w = _val(weight)
     out_c = int(_val(node).shape[1])
     return Layer(depthwise_kind(node, emit.isa), {
-        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight), "bias": emit.constant(bias),
+        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight),
+        "bias": emit.constant(bias),
         "multipliers": emit.constant(mult), "shifts": emit.constant(shift), "scratch": scratch,
         "scratch_bytes": scratch_bytes(node, emit.isa),
         "input_offset": in_off, "output_offset": out_off, "ch_mult": mult_ch, "stride_w": stride[1],
@@ -291,7 +293,8 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     for s in xv.shape[:-1]:
         batches *= int(s)
     return Layer("linear", {
-        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight), "bias": emit.constant(bias),
+        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight),
+        "bias": emit.constant(bias),
         "kernel_sum": emit.constant(kernel_sum), "multiplier": int(mults[0]), "shift": int(shifts[0]),
         "input_offset": in_off, "filter_offset": w_off, "output_offset": out_off, "act_min": act_min,
         "act_max": act_max,
@@ -326,7 +329,8 @@ def _mul(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     swap, block = _broadcast(a, b, node)
     (first, fz), (second, sz) = ((b, zp2), (a, zp1)) if swap else ((a, zp1), (b, zp2))
     return Layer("mul", {
-        "input1": emit.operand(first), "input2": emit.operand(second), "output": emit.operand(node), "input1_offset": -fz,
+        "input1": emit.operand(first), "input2": emit.operand(second), "output": emit.operand(node),
+        "input1_offset": -fz,
         "input2_offset": -sz, "output_offset": out_zp, "output_multiplier": out_m, "output_shift": out_s,
         "act_min": -128, "act_max": 127, "block": block, "count": int(_val(node).numel()),
     }, node=node.name)

@@ -78,7 +78,8 @@ FIELDS["conv_general"] = FIELDS["conv"]
 # cmx-gen's cmx_depthwise_3x3_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, no scratch.
 FIELDS["depthwise_3x3"] = FIELDS["depthwise_conv"]
 # cmx-gen's own kernel, cmx_conv_row_s8 (kernels/nn/), on the DSP cores: its weights laid out as it reads them.
-FIELDS["conv_row"] = ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes") + ROW_PARAMS
+FIELDS["conv_row"] = ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch",
+                      "scratch_bytes") + ROW_PARAMS
 
 
 @cache
