@@ -29,14 +29,6 @@ int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
   return (chunk_positions(p) * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
 }
 
-static inline uint32_t read_u32(const void* at) {
-  uint32_t v;
-  memcpy(&v, at, sizeof(v));
-  return v;
-}
-
-static inline void write_u32(void* at, uint32_t v) { memcpy(at, &v, sizeof(v)); }
-
 /* Input positions [first, first + count) widened to int16 with the offset added; positions
  * outside the input are zeros (the padding value, -input_offset, plus the offset). */
 static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t first, int32_t count, int16_t* buf) {
@@ -51,12 +43,12 @@ static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t fir
   int32_t n = (hi - lo) * ch;
 #if defined(ARM_MATH_DSP)
   const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
-  for (; n >= 4; n -= 4, in += 4, out += 4) {
-    const uint32_t w = read_u32(in);
+  for (; n >= 4; n -= 4) {
+    const uint32_t w = (uint32_t)arm_nn_read_s8x4_ia(&in);
     const uint32_t even = __sadd16(SXTB16(w), offset2);        /* x0, x2 */
     const uint32_t odd = __sadd16(SXTB16_RORn(w, 8), offset2); /* x1, x3 */
-    write_u32(out, (even & 0xFFFFu) | (odd << 16));         /* x0, x1 */
-    write_u32(out + 2, (even >> 16) | (odd & 0xFFFF0000u)); /* x2, x3 */
+    arm_nn_write_q15x2_ia(&out, (int32_t)((even & 0xFFFFu) | (odd << 16)));     /* x0, x1 */
+    arm_nn_write_q15x2_ia(&out, (int32_t)((even >> 16) | (odd & 0xFFFF0000u))); /* x2, x3 */
   }
 #endif
   for (; n > 0; --n) *out++ = (int16_t)(*in++ + p->input_offset);
@@ -147,7 +139,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       const void* b0 = col0 + t * tap_step;
       const void* b1 = col1 + t * tap_step;
       for (int32_t g = groups; g > 0; --g) {
-        const uint32_t wa = read_u32(w);
+        const uint32_t wa = (uint32_t)arm_nn_read_s8x4(w);
         w += 4;
         const uint32_t wa_lo = SXTB16(wa), wa_hi = SXTB16_RORn(wa, 8);
         word_pair xx = load_pair(&b0, 1);
@@ -190,7 +182,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       for (int32_t t = 0; t < taps; ++t) {
       const void* b0 = col0 + t * tap_step;
       for (int32_t g = groups; g > 0; --g) {
-        const uint32_t wa = read_u32(w);
+        const uint32_t wa = (uint32_t)arm_nn_read_s8x4(w);
         w += 4;
         const word_pair xx = load_pair(&b0, 1);
         a0 = SMLAD(SXTB16(wa), xx.lo, a0);

@@ -8,18 +8,10 @@
  * products are four channels at a time: one word of input and one of weights per tap, widened in
  * pairs with the input offset added (SXTAB16), one 16 x 16 multiply-accumulate per channel. Pixels
  * whose 3x3 window lies inside the input take an unrolled path with no bounds tests. */
-#include <string.h>
-
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
 #include "cmx_nn.h"
 #include "cmx_requantize.h"
-
-static inline uint32_t read_u32(const int8_t* at) {
-  uint32_t v;
-  memcpy(&v, at, sizeof(v));
-  return v;
-}
 
 typedef struct {
   int32_t a0, a1, a2, a3;
@@ -69,15 +61,15 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
           const int8_t* x = input + (iy * in_w + ix) * ch + c;
           const int8_t* w = filter + c;
           for (int32_t ky = 0; ky < 3; ++ky, x += row, w += 3 * ch) {
-            a = tap4(a, read_u32(x), read_u32(w), offset2);
-            a = tap4(a, read_u32(x + ch), read_u32(w + ch), offset2);
-            a = tap4(a, read_u32(x + 2 * ch), read_u32(w + 2 * ch), offset2);
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x), (uint32_t)arm_nn_read_s8x4(w), offset2);
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + ch), (uint32_t)arm_nn_read_s8x4(w + ch), offset2);
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + 2 * ch), (uint32_t)arm_nn_read_s8x4(w + 2 * ch), offset2);
           }
         } else {
           for (int32_t ky = ky0; ky < ky1; ++ky) {
             for (int32_t kx = kx0; kx < kx1; ++kx) {
-              a = tap4(a, read_u32(input + ((iy + ky) * in_w + ix + kx) * ch + c),
-                       read_u32(filter + (ky * 3 + kx) * ch + c), offset2);
+              a = tap4(a, (uint32_t)arm_nn_read_s8x4(input + ((iy + ky) * in_w + ix + kx) * ch + c),
+                       (uint32_t)arm_nn_read_s8x4(filter + (ky * 3 + kx) * ch + c), offset2);
             }
           }
         }
