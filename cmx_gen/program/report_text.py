@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from cmx_gen.common.format import size
-from cmx_gen.lower.delegate.plan import kernel_label
+from cmx_gen.lower.delegate.plan import kernel_from, kernel_label
 from cmx_gen.program.report import Layer, OpDiff, Report, Rewrite, TensorSpec
 
 CLASS_LABELS = {
@@ -50,7 +50,7 @@ def table(report: Report) -> str:
     accelerated = sum(op.count for op in compute if op.class_ == "cmsis_nn")
     total = sum(op.count for op in compute)
     lines.append("")
-    own = any(op.name.startswith("cmx::") and "(cmx-gen)" in kernel_label(op.name[5:]) for op in compute)
+    own = any(op.name.startswith("cmx::") and kernel_from(op.name[5:]) == "cmx-gen" for op in compute)
     lines.append(f"compute    {accelerated}/{total} nodes on CMSIS-NN" + (" or cmx-gen's kernels" if own else "") + (f"; fallbacks: {', '.join(report.fallbacks)}" if report.fallbacks else ""))
     qe = report.quantization_error
     if qe:

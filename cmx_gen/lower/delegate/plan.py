@@ -89,10 +89,14 @@ def layer_calls() -> dict[str, dict[str, Any]]:
     return yaml.safe_load((DATA_DIR / "backend_layers.yaml").read_text())
 
 
+def kernel_from(kind: str) -> str:
+    """Whose code a layer kind runs: CMSIS-NN, cmx-gen or libc."""
+    return str(layer_calls().get(kind, {}).get("from", "CMSIS-NN"))
+
+
 def kernel_label(kind: str) -> str:
     """How the report and the profile name what a layer kind runs: `cmx_conv_row_s8 (cmx-gen)`."""
-    entry = layer_calls().get(kind, {})
-    return f"{entry.get('calls', kind)} ({entry.get('from', 'CMSIS-NN')})"
+    return f"{layer_calls().get(kind, {}).get('calls', kind)} ({kernel_from(kind)})"
 
 
 HEADER = ("magic", "version", "core", "n_layers", "n_inputs", "n_outputs", "work_bytes", "layers_offset",
