@@ -68,15 +68,22 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     if kind == "conv_general":
         return max(_planned_scratch(node), _convolve_s8_scratch(node))
     if kind == "conv_row":
-        geometry = _row_geometry(node)
-        assert geometry is not None
-        return geometry.scratch_bytes(geometry.chunk(_planned_scratch(node)))
+        geometry, chunk = _row_plan(node)
+        return geometry.scratch_bytes(chunk)
     return _planned_scratch(node)
 
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
     x, weight, _, stride, padding, dilation = node.args[:6]
     return own_kernels.row_geometry(_val(x), _val(weight), _val(node), stride, padding, dilation)
+
+
+def _row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
+    """A conv_row layer's geometry and chunk: the one place the chunk is chosen, so the scratch the
+    working memory reserves and the chunk the record carries cannot disagree."""
+    geometry = _row_geometry(node)
+    assert geometry is not None
+    return geometry, geometry.chunk(_planned_scratch(node))
 
 
 def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
@@ -249,18 +256,17 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx_conv_row_s8: the same arguments, its weights laid out as it reads them."""
     x, weight, bias, _stride, _padding, _dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
-    geometry = _row_geometry(node)
-    assert geometry is not None
+    geometry, chunk = _row_plan(node)
     filter_ohwi = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(geometry.out_ch, -1)
     weights = own_kernels.row_weights(filter_ohwi, geometry)
     return Layer("conv_row", {
         "input": emit.operand(x), "output": emit.operand(node), "weight": emit.data(weights),
         "bias": emit.constant(bias), "multipliers": emit.constant(mult), "shifts": emit.constant(shift),
-        "scratch": scratch, "scratch_bytes": scratch_bytes(node, emit.isa),
+        "scratch": scratch, "scratch_bytes": geometry.scratch_bytes(chunk),
         "positions": geometry.positions, "in_positions": geometry.in_positions, "in_ch": geometry.in_ch,
         "out_ch": geometry.out_ch, "kernel": geometry.kernel, "stride": geometry.stride, "pad": geometry.pad,
         "dilation": geometry.dilation,
-        "row_bytes": geometry.row_bytes, "chunk": geometry.chunk(_planned_scratch(node)),
+        "row_bytes": geometry.row_bytes, "chunk": chunk,
         "input_offset": in_off, "output_offset": out_off, "act_min": act_min, "act_max": act_max,
     }, node=node.name)
 
