@@ -1,5 +1,5 @@
-/* cmx_conv_row_s8: a convolution whose output positions each read one contiguous run of input
- * positions (cmx_nn.h says which), for the DSP cores (M4/M7/M33). Replaces arm_convolve_s8.
+/* cmx_conv_row_s8: a convolution whose output positions each read runs of input positions a fixed
+ * distance apart (cmx_nn.h says which), for the DSP cores (M4/M7/M33). Replaces arm_convolve_s8.
  *
  * Where CMSIS-NN's DSP path spends its instructions on a layer of 8-16 channels (3.1-3.4 per MAC
  * on the issue 37 model): a memcpy call per kernel tap to build each column, a widening of every
@@ -22,11 +22,28 @@ static inline int32_t chunk_positions(const cmx_conv_row_params* p) {
 }
 
 int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p) {
-  return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->kernel * p->in_ch + 3) & ~3;
+  return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->rows * p->kernel * p->in_ch + 3) & ~3;
 }
 
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  return (chunk_positions(p) * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
+  return (chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
+}
+
+/* n int8 values widened to int16 with the offset added. */
+static inline __attribute__((always_inline)) int16_t* widen_values(const int8_t* in, int32_t n, int16_t* out,
+                                                                   int32_t offset) {
+#if defined(ARM_MATH_DSP)
+  const uint32_t offset2 = ((uint32_t)(uint16_t)offset << 16) | (uint16_t)offset;
+  for (; n >= 4; n -= 4) {
+    const uint32_t w = (uint32_t)arm_nn_read_s8x4_ia(&in);
+    const uint32_t even = __sadd16(SXTB16(w), offset2);        /* x0, x2 */
+    const uint32_t odd = __sadd16(SXTB16_RORn(w, 8), offset2); /* x1, x3 */
+    arm_nn_write_q15x2_ia(&out, (int32_t)((even & 0xFFFFu) | (odd << 16)));     /* x0, x1 */
+    arm_nn_write_q15x2_ia(&out, (int32_t)((even >> 16) | (odd & 0xFFFF0000u))); /* x2, x3 */
+  }
+#endif
+  for (; n > 0; --n) *out++ = (int16_t)(*in++ + offset);
+  return out;
 }
 
 /* Input positions [first, first + count) widened to int16 with the offset added; positions
@@ -39,21 +56,34 @@ static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t fir
   if (hi < lo) hi = lo;
   int16_t* out = buf;
   for (int32_t i = 0; i < (lo - first) * ch; ++i) *out++ = 0;
-  const int8_t* in = input + lo * ch;
-  int32_t n = (hi - lo) * ch;
-#if defined(ARM_MATH_DSP)
-  const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
-  for (; n >= 4; n -= 4) {
-    const uint32_t w = (uint32_t)arm_nn_read_s8x4_ia(&in);
-    const uint32_t even = __sadd16(SXTB16(w), offset2);        /* x0, x2 */
-    const uint32_t odd = __sadd16(SXTB16_RORn(w, 8), offset2); /* x1, x3 */
-    arm_nn_write_q15x2_ia(&out, (int32_t)((even & 0xFFFFu) | (odd << 16)));     /* x0, x1 */
-    arm_nn_write_q15x2_ia(&out, (int32_t)((even >> 16) | (odd & 0xFFFF0000u))); /* x2, x3 */
-  }
-#endif
-  for (; n > 0; --n) *out++ = (int16_t)(*in++ + p->input_offset);
+  out = widen_values(input + lo * ch, (hi - lo) * ch, out, p->input_offset);
   const int32_t tail = (first + count - hi) * ch;
   for (int32_t i = 0; i < tail + CMX_SLACK; ++i) *out++ = 0;
+}
+
+/* A 2-D convolution's input positions [first, first + count) of input rows [top, top + rows), as
+ * columns: position x's rows * in_ch values (row by row, zeros outside the input) at x * rows *
+ * in_ch, so an output's field (kernel columns) is one contiguous run, as in a 1-D convolution. */
+static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int32_t first, int32_t count,
+                          int32_t top, int16_t* buf) {
+  const int32_t ch = p->in_ch, column = p->rows * ch;
+  int16_t* out = buf;
+  for (int32_t ix = first; ix < first + count; ++ix) {
+    if (ix < 0 || ix >= p->in_positions) {
+      memset(out, 0, (size_t)column * sizeof(int16_t));
+      out += column;
+      continue;
+    }
+    for (int32_t iy = top; iy < top + p->rows; ++iy) {
+      if (iy < 0 || iy >= p->in_rows) {
+        memset(out, 0, (size_t)ch * sizeof(int16_t));
+        out += ch;
+      } else {
+        out = widen_values(input + (iy * p->in_positions + ix) * ch, ch, out, p->input_offset);
+      }
+    }
+  }
+  memset(out, 0, CMX_SLACK * sizeof(int16_t));
 }
 
 /* Two words from *at, then at += 8 bytes: one LDRD with post-increment (GCC splits a 64-bit load
@@ -71,7 +101,8 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
   }
 #endif
   (void)aligned;
-  memcpy(&v, *at, sizeof(v));
+  memcpy(&v.lo, *at, 4); /* unaligned LDRs (M4/M7/M33 allow them) */
+  memcpy(&v.hi, (const char*)*at + 4, 4);
   *at = (const char*)*at + 8;
   return v;
 }
@@ -80,7 +111,7 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
  * the second column of a pair starts on a word (stride * in_ch even), so both read with LDRD.
  * full: the activation range is [-128, 127] (what a ReLU's output quantization gives). dilated:
  * one run per tap (a loop that costs 5-7 % where there is one run). Each combination the kernel
- * calls is compiled on its own. */
+ * calls is compiled on its own. p->in_ch is the values of one widened position (rows * in_ch). */
 static inline __attribute__((always_inline)) void compute(const cmx_conv_row_params* p, const int16_t* buf, int32_t n,
                                                           const int8_t* weights, const int32_t* bias,
                                                           const int32_t* multiplier, const int32_t* shift,
@@ -201,32 +232,42 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
   (void)p, (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)scratch, (void)output;
   return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
 #else
-  if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) ||
-      (p->dilation > 1 && (p->dilation * p->in_ch) % 2 != 0)) {
+  if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) || p->rows < 1 ||
+      (p->dilation > 1 && ((p->dilation * p->in_ch) % 2 != 0 || p->rows > 1))) {
     return ARM_CMSIS_NN_ARG_ERROR;
   }
   const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch);
-  const int aligned = ((p->stride * p->in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
   const int full = p->act_min == -128 && p->act_max == 127;
   const int dilated = p->dilation > 1 && p->kernel > 1;
-  for (int32_t x0 = 0; x0 < p->positions; x0 += p->chunk) {
-    const int32_t n = p->positions - x0 < p->chunk ? p->positions - x0 : p->chunk;
-    widen(p, input, x0 * p->stride - p->pad, (n - 1) * p->stride + (p->kernel - 1) * p->dilation + 1, scratch);
-    int8_t* out = output + x0 * p->out_ch;
-    if (dilated) {
-      if (fast && aligned && full) {
-        compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 1);
+  cmx_conv_row_params q = *p; /* what compute() reads: a position of the widened chunk is rows * in_ch values */
+  q.in_ch = p->rows * p->in_ch;
+  const int aligned = ((p->stride * q.in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
+  for (int32_t oy = 0; oy < p->out_rows; ++oy) {
+    const int32_t top = oy * p->row_stride - p->row_pad;
+    for (int32_t x0 = 0; x0 < p->positions; x0 += p->chunk) {
+      const int32_t n = p->positions - x0 < p->chunk ? p->positions - x0 : p->chunk;
+      const int32_t first = x0 * p->stride - p->pad, count = (n - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
+      if (p->rows > 1 || top < 0 || top >= p->in_rows) {
+        widen_columns(p, input, first, count, top, scratch);
       } else {
-        compute(p, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
+        widen(p, input + top * p->in_positions * p->in_ch, first, count, scratch);
       }
-    } else if (fast && aligned && full) {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
-    } else if (fast && aligned) {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 0, 0);
-    } else if (fast) {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
-    } else {
-      compute(p, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
+      int8_t* out = output + (oy * p->positions + x0) * p->out_ch;
+      if (dilated) {
+        if (fast && aligned && full) {
+          compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 1);
+        } else {
+          compute(&q, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
+        }
+      } else if (fast && aligned && full) {
+        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
+      } else if (fast && aligned) {
+        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 0, 0);
+      } else if (fast) {
+        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
+      } else {
+        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
+      }
     }
   }
   return ARM_CMSIS_NN_SUCCESS;
@@ -234,19 +275,26 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
 }
 
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out) {
-  /* Each row padded with zeros (per tap when dilated) to row_bytes and every group of four stored
-   * (w0, w2, w1, w3); rows of a channel pair interleaved group by group (c: 4 bytes, c + 1: 4
-   * bytes, ...), an odd last channel's row on its own. */
+  /* Each run (the field, column by column as widen_columns lays it out, or a dilated tap's in_ch)
+   * padded with zeros to four and every group of four stored (w0, w2, w1, w3); rows of a channel
+   * pair interleaved group by group (c: 4 bytes, c + 1: 4 bytes, ...), an odd last channel's row
+   * on its own. */
   static const int8_t order[4] = {0, 2, 1, 3};
-  const int32_t cols = p->kernel * p->in_ch;
-  const int32_t run = p->dilation > 1 ? p->in_ch : cols;          /* values per run */
+  const int32_t cols = p->rows * p->kernel * p->in_ch;
+  const int32_t run = p->dilation > 1 ? p->in_ch : cols;                      /* values per run */
   const int32_t run_bytes = p->dilation > 1 ? (run + 3) & ~3 : p->row_bytes; /* bytes per run */
   for (int32_t c = 0; c < p->out_ch; ++c) {
     const int32_t pair = c / 2, second = c & 1, paired = second || c + 1 < p->out_ch;
     for (int32_t i = 0; i < p->row_bytes; ++i) {
       const int32_t at = (i & ~3) + order[i & 3]; /* byte of the padded row */
       const int32_t k = at / run_bytes, j = at % run_bytes;
-      const int8_t v = j < run ? filter[c * cols + k * run + j] : 0;
+      int8_t v = 0;
+      if (j < run) {
+        /* run value j of tap k: filter [c][ky][kx][ch] read column by column (kx, ky, ch) */
+        const int32_t at_field = k * run + j, ch = at_field % p->in_ch, kx = at_field / p->in_ch / p->rows;
+        const int32_t ky = at_field / p->in_ch % p->rows;
+        v = filter[c * cols + (ky * p->kernel + kx) * p->in_ch + ch];
+      }
       if (paired) {
         out[pair * 2 * p->row_bytes + (i / 4) * 8 + second * 4 + (i & 3)] = v;
       } else {

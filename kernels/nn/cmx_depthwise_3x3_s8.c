@@ -7,7 +7,10 @@
  * same result for every input) and SSAT where the range is all of int8 (cmx_requantize.h). The
  * products are four channels at a time: one word of input and one of weights per tap, widened in
  * pairs with the input offset added (SXTAB16), one 16 x 16 multiply-accumulate per channel. Pixels
- * whose 3x3 window lies inside the input take an unrolled path with no bounds tests. */
+ * whose 3x3 window lies inside the input take an unrolled path with no bounds tests; border pixels
+ * (on DS-CNN's 25 x 5 maps 56 of 125) walk only their rows and columns inside the input the same
+ * way. (Pairing two taps per SMLAD with PKHBT/PKHTB and int16 weights was measured slower: the
+ * packing and the pointer spills cost what the dual multiply saves.) */
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
 #include "cmx_nn.h"
@@ -17,10 +20,23 @@ typedef struct {
   int32_t a0, a1, a2, a3;
 } acc4;
 
+#if defined(ARM_MATH_DSP)
+/* offset2 + the odd bytes of x, widened: one SXTAB16 with its rotation (GCC emits a MOV and an SXTAB16). */
+static inline __attribute__((always_inline)) uint32_t sxtab16_ror8(uint32_t offset2, uint32_t x) {
+#if defined(__GNUC__) && defined(__thumb2__)
+  uint32_t r;
+  __asm("sxtab16\t%0, %1, %2, ror #8" : "=r"(r) : "r"(offset2), "r"(x));
+  return r;
+#else
+  return __sxtab16(offset2, ROR(x, 8));
+#endif
+}
+#endif
+
 /* Four channels of one tap: x and w are four int8 values each. */
 static inline __attribute__((always_inline)) acc4 tap4(acc4 a, uint32_t x, uint32_t w, uint32_t offset2) {
 #if defined(ARM_MATH_DSP)
-  const uint32_t x02 = __sxtab16(offset2, x), x13 = __sxtab16(offset2, ROR(x, 8));
+  const uint32_t x02 = __sxtab16(offset2, x), x13 = sxtab16_ror8(offset2, x);
   const uint32_t w02 = SXTB16(w), w13 = SXTB16_RORn(w, 8);
   a.a0 = __smlabb(x02, w02, a.a0);
   a.a2 = __smlatt(x02, w02, a.a2);
@@ -53,6 +69,7 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
       const int32_t kx0 = ix < 0 ? -ix : 0, kx1 = in_w - ix < 3 ? in_w - ix : 3;
       int8_t* out = output + (oy * out_d->w + ox) * ch;
       const int inside = ky0 == 0 && ky1 == 3 && kx0 == 0 && kx1 == 3;
+      const int32_t cols = kx1 - kx0;
       int32_t c = 0;
       for (; c < ch4; c += 4) {
         acc4 a = {0, 0, 0, 0};
@@ -65,11 +82,14 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
             a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + ch), (uint32_t)arm_nn_read_s8x4(w + ch), offset2);
             a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + 2 * ch), (uint32_t)arm_nn_read_s8x4(w + 2 * ch), offset2);
           }
-        } else {
-          for (int32_t ky = ky0; ky < ky1; ++ky) {
-            for (int32_t kx = kx0; kx < kx1; ++kx) {
-              a = tap4(a, (uint32_t)arm_nn_read_s8x4(input + ((iy + ky) * in_w + ix + kx) * ch + c),
-                       (uint32_t)arm_nn_read_s8x4(filter + (ky * 3 + kx) * ch + c), offset2);
+        } else if (cols > 0) { /* a border pixel: only its taps inside the input, walked as inside */
+          const int8_t* x = input + ((iy + ky0) * in_w + ix + kx0) * ch + c;
+          const int8_t* w = filter + (ky0 * 3 + kx0) * ch + c;
+          for (int32_t ky = ky0; ky < ky1; ++ky, x += row, w += 3 * ch) {
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x), (uint32_t)arm_nn_read_s8x4(w), offset2);
+            if (cols > 1) a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + ch), (uint32_t)arm_nn_read_s8x4(w + ch), offset2);
+            if (cols > 2) {
+              a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + 2 * ch), (uint32_t)arm_nn_read_s8x4(w + 2 * ch), offset2);
             }
           }
         }

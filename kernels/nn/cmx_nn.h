@@ -15,26 +15,35 @@ extern "C" {
 #endif
 
 /* A convolution whose every output position reads runs of input positions a fixed distance apart:
- * a 1-D convolution (height 1, one group) at any stride, padding and dilation, or a 1x1
+ * a 1-D convolution (height 1, one group) at any stride, padding and dilation; a 2-D one (one
+ * group, dilation 1, any kernel, stride and padding) computed an output row at a time; or a 1x1
  * convolution at stride 1 without padding read as one row of H*W positions. NHWC int8.
  *
  * Instead of CMSIS-NN's im2col (a copy of every receptive field, then a widening of each copy),
  * a chunk of input positions is widened to int16 once, with the input offset added and the
- * padding as zeros, and the output columns read their fields in place. Weights are the plan's
- * (cmx_conv_row_s8_weights): per output channel, kernel * in_ch values padded with zeros to
- * row_bytes (a multiple of 4; dilated, each tap's values padded to 4), each group of four stored as (w0, w2, w1, w3) so one SXTB16 and
- * one SXTB16 ROR 8 give the pairs (w0, w1) and (w2, w3) that line up with the widened input; the
- * rows of each channel pair interleaved four bytes at a time, so one LDRD reads both. Same size
- * as CMSIS-NN's filter plus the row padding. */
+ * padding as zeros, and the output columns read their fields in place. A 2-D chunk is widened
+ * column by column (each input position's `rows` kernel rows of in_ch values together), so an
+ * output's field is one contiguous run there too. Weights are the plan's
+ * (cmx_conv_row_s8_weights): per output channel, the field's values in the widened order (kernel
+ * column, kernel row, channel; dilated 1-D: one run of in_ch values per tap) padded with zeros to
+ * a multiple of 4 (per run), row_bytes in all; each group of four stored as (w0, w2, w1, w3) so
+ * one SXTB16 and one SXTB16 ROR 8 give the pairs (w0, w1) and (w2, w3) that line up with the
+ * widened input; the rows of each channel pair interleaved four bytes at a time, so one LDRD
+ * reads both. Same size as CMSIS-NN's filter plus the padding to 4. */
 typedef struct {
-  int32_t positions;    /* output positions */
-  int32_t in_positions; /* input positions */
+  int32_t positions;    /* output positions of an output row */
+  int32_t in_positions; /* input positions of an input row */
   int32_t in_ch;
   int32_t out_ch;
-  int32_t kernel;    /* kernel positions */
+  int32_t kernel;    /* kernel positions of a kernel row */
   int32_t stride;    /* input positions between two output positions */
   int32_t pad;       /* zero positions before the first input position */
-  int32_t dilation;  /* input positions between two taps; > 1 needs dilation * in_ch even */
+  int32_t dilation;  /* input positions between two taps; > 1 needs dilation * in_ch even and rows 1 */
+  int32_t rows;      /* kernel rows: 1 for a 1-D or 1x1 convolution */
+  int32_t out_rows;  /* output rows: 1 for a 1-D or 1x1 convolution */
+  int32_t in_rows;   /* input rows: 1 for a 1-D or 1x1 convolution */
+  int32_t row_stride; /* input rows between two output rows */
+  int32_t row_pad;   /* zero rows above the first input row */
   int32_t row_bytes; /* weight bytes per output channel (cmx_conv_row_s8_row_bytes) */
   int32_t chunk;     /* output positions per widened chunk (even, >= 2) */
   int32_t input_offset;
@@ -43,11 +52,11 @@ typedef struct {
   int32_t act_max;
 } cmx_conv_row_params;
 
-/* Weight bytes per output channel: kernel * in_ch rounded up to 4; dilated, each tap's in_ch
- * rounded up to 4. */
+/* Weight bytes per output channel: rows * kernel * in_ch rounded up to 4; dilated, each tap's
+ * in_ch rounded up to 4. */
 int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p);
 
-/* Scratch the kernel needs, in bytes: one widened chunk and a few values past it. */
+/* Scratch the kernel needs, in bytes: one widened chunk (rows values per position) and a few past it. */
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);
 
 /* bias may be NULL. multiplier and shift per output channel, as CMSIS-NN's. */
@@ -55,7 +64,7 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
                                     const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
                                     int16_t* scratch, int8_t* output);
 
-/* Lays a CMSIS-NN filter ([out_ch][kernel * in_ch]) out as cmx_conv_row_s8 reads it; for tests
+/* Lays a CMSIS-NN filter ([out_ch][rows * kernel * in_ch]) out as cmx_conv_row_s8 reads it; for tests
  * (cmx-gen's plan does the same in Python, cmx_gen/lower/delegate/layers.py). */
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
 

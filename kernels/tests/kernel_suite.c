@@ -32,7 +32,7 @@ static int32_t between(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (
 
 #define MAX_IN 8192
 #define MAX_W 16384 /* 64 x 64 x 4 */
-#define MAX_OUT 8192
+#define MAX_OUT 16384
 #define MAX_CH 64
 #define MAX_SCRATCH 8192
 
@@ -135,8 +135,11 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   const int general = !two_d_1x1;
   const int32_t need = general ? arm_convolve_s8_get_buffer_size(&in_d, &f_d)
                                : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
-  cmx_conv_row_params rp = {positions, in_positions, in_ch, out_ch, kernel, stride, pad, dilation, 0, chunk,
-                            cp.input_offset, cp.output_offset, cp.activation.min, cp.activation.max};
+  cmx_conv_row_params rp = {.positions = positions, .in_positions = in_positions, .in_ch = in_ch, .out_ch = out_ch,
+                            .kernel = kernel, .stride = stride, .pad = pad, .dilation = dilation, .rows = 1,
+                            .out_rows = 1, .in_rows = 1, .row_stride = 1, .row_pad = 0, .chunk = chunk,
+                            .input_offset = cp.input_offset, .output_offset = cp.output_offset,
+                            .act_min = cp.activation.min, .act_max = cp.activation.max};
   rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
   if (out_ch * rp.row_bytes > (int32_t)sizeof(row_weights)) return;
   if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
@@ -195,6 +198,79 @@ static void conv_row_suite(tally* t) {
     const int32_t chunk = 2 * between(1, 12);
     conv_row_case(t, in_ch, between(1, 40), length, kernel, stride, pad, dilation, chunk, two_d,
                   two_d ? between(1, 12) : 1, rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
+  }
+}
+
+/* One 2-D case: a kh x kw convolution (dilation 1) through arm_convolve_wrapper_s8 (the plan's
+ * call for it otherwise) and cmx_conv_row_s8 reading it as kh rows. */
+static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, int32_t in_w, int32_t kh, int32_t kw,
+                         int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w, int32_t chunk, int slow,
+                         int no_bias, int full_range, const char* name) {
+  if (in_h + 2 * pad_h < kh || in_w + 2 * pad_w < kw) return;
+  const int32_t out_h = (in_h + 2 * pad_h - kh) / stride_h + 1, out_w = (in_w + 2 * pad_w - kw) / stride_w + 1;
+  const int32_t n = out_h * out_w * out_ch, cols = kh * kw * in_ch;
+  if (in_h * in_w * in_ch > MAX_IN || n > MAX_OUT || out_ch * cols > MAX_W || out_ch > MAX_CH) return;
+  for (int32_t i = 0; i < in_h * in_w * in_ch; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < out_ch * cols; ++i) filter[i] = (int8_t)rnd();
+  fill_quant(out_ch, slow);
+  cmsis_nn_conv_params cp;
+  cp.input_offset = between(-127, 128);
+  cp.output_offset = between(-128, 127);
+  cp.stride.w = stride_w;
+  cp.stride.h = stride_h;
+  cp.padding.w = pad_w;
+  cp.padding.h = pad_h;
+  cp.dilation.w = cp.dilation.h = 1;
+  cp.activation = random_activation(full_range);
+  cmsis_nn_per_channel_quant_params q = {mult, shift};
+  const cmsis_nn_dims in_d = {1, in_h, in_w, in_ch}, f_d = {out_ch, kh, kw, in_ch}, b_d = {1, 1, 1, out_ch};
+  const cmsis_nn_dims o_d = {1, out_h, out_w, out_ch};
+  const int32_t need = arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
+  cmx_conv_row_params rp = {.positions = out_w, .in_positions = in_w, .in_ch = in_ch, .out_ch = out_ch,
+                            .kernel = kw, .stride = stride_w, .pad = pad_w, .dilation = 1, .rows = kh,
+                            .out_rows = out_h, .in_rows = in_h, .row_stride = stride_h, .row_pad = pad_h,
+                            .chunk = chunk, .input_offset = cp.input_offset, .output_offset = cp.output_offset,
+                            .act_min = cp.activation.min, .act_max = cp.activation.max};
+  rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
+  if (out_ch * rp.row_bytes > (int32_t)sizeof(row_weights)) return;
+  if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
+  cmx_conv_row_s8_weights(&rp, filter, row_weights);
+  const int32_t* b = no_bias ? NULL : bias;
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  cmsis_nn_context ctx = {scratch, need};
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 = arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
+  uint64_t t2 = cmx_platform_counter();
+  const int equal =
+      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, "conv_row_2d", name, t1 - t0, t2 - t1, n * cols, equal)) {
+    int32_t at = 0;
+    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+    snprintf(t->first_failure, sizeof(t->first_failure),
+             "%s in%d out%d %dx%d k%dx%d s%d,%d p%d,%d chunk%d status %d/%d byte %d: %d vs %d", name, (int)in_ch,
+             (int)out_ch, (int)in_h, (int)in_w, (int)kh, (int)kw, (int)stride_h, (int)stride_w, (int)pad_h, (int)pad_w,
+             (int)chunk, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0, at < n ? out_cmx[at] : 0);
+  }
+}
+
+static void conv_2d_suite(tally* t) {
+  conv_2d_case(t, 1, 64, 49, 10, 10, 4, 2, 2, 4, 1, 6, 0, 0, 1, "DS-CNN first layer: 10x4 stride 2 over 49x10x1");
+  conv_2d_case(t, 3, 16, 32, 32, 3, 3, 1, 1, 1, 1, 4, 0, 0, 1, "ResNet first layer: 3x3 over 32x32x3");
+  conv_2d_case(t, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 0, 0, 1, "ResNet 3x3 16 -> 16 over 16x16");
+  conv_2d_case(t, 16, 32, 16, 16, 3, 3, 2, 2, 1, 1, 2, 0, 0, 1, "ResNet 3x3 stride 2, 16 -> 32");
+  conv_2d_case(t, 3, 8, 48, 48, 3, 3, 2, 2, 1, 1, 4, 0, 0, 1, "MobileNet first layer: 3x3 stride 2 over 48x48x3");
+  conv_2d_case(t, 5, 7, 4, 3, 5, 5, 1, 1, 2, 2, 2, 1, 1, 0, "padding on every side wider than the input");
+  conv_2d_case(t, 2, 3, 9, 9, 2, 3, 3, 1, 0, 2, 8, 1, 0, 0, "uneven kernel and strides, zero and left shifts");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    const int32_t kh = between(1, 5), kw = between(1, 5);
+    const int32_t pad_h = between(0, kh - 1), pad_w = between(0, kw - 1);
+    const int32_t in_h = between(kh > 2 * pad_h ? kh - 2 * pad_h : 1, 16);
+    const int32_t in_w = between(kw > 2 * pad_w ? kw - 2 * pad_w : 1, 16);
+    conv_2d_case(t, between(1, 24), between(1, 24), in_h, in_w, kh, kw, between(1, 3), between(1, 3), pad_h, pad_w,
+                 2 * between(1, 8), rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
   }
 }
 
@@ -300,11 +376,13 @@ static int report(const char* kernel, const tally* t) {
 
 int main(void) {
   cmx_platform_init();
-  tally conv = {0}, depthwise = {0}, transpose = {0};
+  tally conv = {0}, conv_2d = {0}, depthwise = {0}, transpose = {0};
   conv_row_suite(&conv);
+  conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
   transpose_suite(&transpose);
   int failed = report("conv_row", &conv);
+  failed |= report("conv_row_2d", &conv_2d);
   failed |= report("depthwise_3x3", &depthwise);
   failed |= report("transpose", &transpose);
   cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");

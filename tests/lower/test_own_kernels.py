@@ -19,7 +19,8 @@ def test_row_weights_read_back_for_any_shape():
     rng = random.Random(3)
     for _ in range(300):
         oc, kernel, ch, dilation = rng.randint(1, 17), rng.randint(1, 9), rng.randint(1, 12), rng.choice([1, 2, 4])
-        g = own_kernels.RowGeometry(10, 20, ch, oc, kernel, 1, 0, dilation)
+        rows = 1 if dilation > 1 else rng.randint(1, 5)
+        g = own_kernels.RowGeometry(10, 20, ch, oc, kernel, 1, 0, dilation, rows, 4, 8, 1, 0)
         filt = np.array([[rng.randint(-128, 127) for _ in range(g.cols)] for _ in range(oc)], dtype=np.int8)
         blob = own_kernels.row_weights(filt, g)
         assert len(blob) == oc * g.row_bytes
@@ -40,6 +41,14 @@ def test_row_weights_are_laid_out_as_the_kernel_reads_them():
     assert blob[16:] == [12, 14, 13, 0, 15, 17, 16, 0]
 
 
+def test_a_2d_field_is_laid_out_column_by_column():
+    """2 kernel rows x 2 kernel columns x 1 channel, filter row (r0c0, r0c1, r1c0, r1c1): the kernel
+    widens a chunk column by column, so the field reads (r0c0, r1c0, r0c1, r1c1)."""
+    filt = np.array([[1, 2, 3, 4]], dtype=np.int8)
+    g = own_kernels.RowGeometry(4, 5, 1, 1, 2, 1, 0, 1, 2, 4, 5, 1, 0)
+    assert list(np.frombuffer(own_kernels.row_weights(filt, g), dtype=np.int8)) == [1, 2, 3, 4]  # (w0, w2, w1, w3)
+
+
 def _geometry(x, w, out, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
     return own_kernels.row_geometry(torch.empty(x), torch.empty(w), torch.empty(out), stride, padding, dilation)
 
@@ -51,8 +60,11 @@ def test_which_convolutions_read_as_a_row():
     assert pointwise == own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0)
     assert _geometry((2, 5, 3, 3), (1, 1, 1, 5), (2, 1, 3, 3)) == own_kernels.RowGeometry(18, 18, 5, 1, 1, 1, 0)
     assert _geometry((2, 8, 1, 64), (16, 1, 5, 8), (2, 16, 1, 60)) is None  # each image's ends are padded
-    assert _geometry((1, 8, 9, 9), (8, 3, 3, 8), (1, 8, 7, 7)) is None  # 3x3: im2col stays CMSIS-NN's
-    assert _geometry((1, 8, 9, 9), (8, 1, 1, 8), (1, 8, 5, 5), stride=(2, 2)) is None  # strided 1x1
+    three = _geometry((1, 8, 9, 9), (8, 3, 3, 8), (1, 8, 5, 5), stride=(2, 2), padding=(1, 1))
+    assert three == own_kernels.RowGeometry(5, 9, 8, 8, 3, 2, 1, 1, 3, 5, 9, 2, 1)  # 2-D: a row at a time
+    assert _geometry((1, 8, 9, 9), (8, 1, 1, 8), (1, 8, 5, 5), stride=(2, 2)).rows == 1  # strided 1x1: 2-D
+    assert _geometry((2, 8, 9, 9), (8, 3, 3, 8), (2, 8, 7, 7)) is None  # each image's edges are padded
+    assert _geometry((1, 8, 9, 9), (8, 3, 3, 8), (1, 8, 5, 5), dilation=(2, 2)) is None
     assert _geometry((1, 8, 1, 64), (16, 1, 3, 8), (1, 16, 1, 60), dilation=(1, 2)).dilation == 2
     assert _geometry((1, 3, 1, 64), (16, 1, 3, 3), (1, 16, 1, 60), dilation=(1, 3)) is None  # 3 x 3 odd
     assert _geometry((1, 8, 1, 64), (16, 1, 3, 4), (1, 16, 1, 62)) is None  # grouped

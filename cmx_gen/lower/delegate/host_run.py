@@ -11,6 +11,7 @@ Tensors are int8 bytes in the runtime's layout: NHWC for images, rows for linear
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -92,23 +93,23 @@ def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: b
 
 
 def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
-    """cmx_conv_row_s8 as the convolution it computes: a 1-D one over `in_positions` (a 1x1 over H x W
-    reads the same bytes as one over H * W positions), its filter read back from the kernel's layout."""
-    geometry = RowGeometry(*(f[name] for name in ("positions", "in_positions", "in_ch", "out_ch", "kernel", "stride",
-                                                  "pad", "dilation")))
-    positions, length, c, oc, kernel = f["positions"], f["in_positions"], f["in_ch"], f["out_ch"], f["kernel"]
+    """cmx_conv_row_s8 as the convolution it computes: over `in_rows` x `in_positions` (a 1x1 over
+    H x W reads the same bytes as one over H * W positions), its filter read back from the kernel's
+    layout."""
+    geometry = RowGeometry(*(f[field.name] for field in dataclasses.fields(RowGeometry)))
     if geometry.row_bytes != f["row_bytes"]:
         raise ValueError(f"conv_row layer: row_bytes {f['row_bytes']}, its geometry lays out {geometry.row_bytes}")
-    x = _nhwc(memory, f["input"], 1, 1, length, c)
-    filt = row_filter(plan[f["weight"]:], geometry).reshape(oc, 1, kernel, c)
+    g = geometry
+    x = _nhwc(memory, f["input"], 1, g.in_rows, g.in_positions, g.in_ch)
+    filt = row_filter(plan[f["weight"]:], g).reshape(g.out_ch, g.rows, g.kernel, g.in_ch)
     weight = torch.from_numpy(filt.copy())
-    bias = _constant(plan, f["bias"], oc, np.int32, (oc,))
-    mults = _constant(plan, f["multipliers"], oc, np.int32, (oc,))
-    shifts = _constant(plan, f["shifts"], oc, np.int32, (oc,))
-    args = [x, weight, bias, [1, f["stride"]], [0, f["pad"]], [1, f["dilation"]], f["input_offset"],
+    bias = _constant(plan, f["bias"], g.out_ch, np.int32, (g.out_ch,))
+    mults = _constant(plan, f["multipliers"], g.out_ch, np.int32, (g.out_ch,))
+    shifts = _constant(plan, f["shifts"], g.out_ch, np.int32, (g.out_ch,))
+    args = [x, weight, bias, [g.row_stride, g.stride], [g.row_pad, g.pad], [1, g.dilation], f["input_offset"],
             f["output_offset"], mults, shifts, f["act_min"], f["act_max"], torch.empty(0, dtype=torch.int8)]
     out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, oc, 1, positions), out.shape
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), out.shape
     _store(memory, f["output"], out, nchw=True)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -263,10 +263,7 @@ def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         "input": emit.operand(x), "output": emit.operand(node), "weight": emit.data(weights),
         "bias": emit.constant(bias), "multipliers": emit.constant(mult), "shifts": emit.constant(shift),
         "scratch": scratch, "scratch_bytes": geometry.scratch_bytes(chunk),
-        "positions": geometry.positions, "in_positions": geometry.in_positions, "in_ch": geometry.in_ch,
-        "out_ch": geometry.out_ch, "kernel": geometry.kernel, "stride": geometry.stride, "pad": geometry.pad,
-        "dilation": geometry.dilation,
-        "row_bytes": geometry.row_bytes, "chunk": chunk,
+        **asdict(geometry), "row_bytes": geometry.row_bytes, "chunk": chunk,
         "input_offset": in_off, "output_offset": out_off, "act_min": act_min, "act_max": act_max,
     }, node=node.name)
 

@@ -4,10 +4,11 @@ same for kernels/tests/; host_run.py reads them back).
 
 cmx_conv_row_s8 replaces arm_convolve_wrapper_s8 on the DSP cores (M4, M7, M33) for a convolution
 whose output positions each read runs of NHWC input a fixed distance apart: a 1-D convolution
-(height 1, one group, any stride and padding; dilated where dilation * channels is even) or a 1x1
-convolution at stride 1 without padding. Measured by kernels/tests on QEMU M4: 1.9-2.1x fewer
-instructions on 1-D layers of 8-16 channels, 1.6x on a dilated TCN layer, 1.46x on DS-CNN's 64x64
-pointwise layers.
+(height 1, one group, any stride and padding; dilated where dilation * channels is even), a 1x1
+convolution at stride 1 without padding, or a 2-D one (one group, dilation 1), whose chunk the
+kernel widens column by column so that a field is one run again. Measured by kernels/tests on QEMU
+M4: 1.9-2.1x fewer instructions on 1-D layers of 8-16 channels, 1.6x on a dilated TCN layer, 1.46x
+on DS-CNN's 64x64 pointwise layers, 1.6-1.8x on 3x3 and DS-CNN's 10x4 first layer.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ import numpy as np
 
 ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
 ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller
+ROW_SCRATCH_BUDGET_2D = 1024  # a 2-D position widens every kernel row: twice the room keeps chunks of 4-8
 ROW_MAX_CHUNK = 16
 
 
 @dataclass(frozen=True)
 class RowGeometry:
-    """A convolution read as one row of positions (cmx_conv_row_params without the offsets)."""
+    """A convolution read as rows of positions (cmx_conv_row_params without the offsets): one row for
+    a 1-D or 1x1 convolution, `out_rows` of them for a 2-D one with `rows` kernel rows."""
 
     positions: int
     in_positions: int
@@ -34,14 +37,19 @@ class RowGeometry:
     stride: int
     pad: int
     dilation: int = 1
+    rows: int = 1
+    out_rows: int = 1
+    in_rows: int = 1
+    row_stride: int = 1
+    row_pad: int = 0
 
     @property
     def cols(self) -> int:
-        return self.kernel * self.in_ch
+        return self.rows * self.kernel * self.in_ch
 
     @property
     def runs(self) -> int:
-        """Runs of contiguous input per output position: one, or one per tap when dilated."""
+        """Runs of contiguous widened input per output position: one, or one per tap when dilated."""
         return self.kernel if self.dilation > 1 and self.kernel > 1 else 1
 
     @property
@@ -52,12 +60,12 @@ class RowGeometry:
     def scratch_bytes(self, chunk: int) -> int:
         """cmx_conv_row_s8_scratch_bytes."""
         span = (chunk - 1) * self.stride + (self.kernel - 1) * self.dilation + 1
-        return (span * self.in_ch + 4) * 2
+        return (span * self.rows * self.in_ch + 4) * 2
 
     def chunk(self, cmsis_scratch: int) -> int:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
         scratch size or ROW_SCRATCH_BUDGET (a longer chunk only saves re-widening the overlap)."""
-        budget = max(cmsis_scratch, ROW_SCRATCH_BUDGET)
+        budget = max(cmsis_scratch, ROW_SCRATCH_BUDGET if self.rows == 1 else ROW_SCRATCH_BUDGET_2D)
         most = min(ROW_MAX_CHUNK, self.positions + self.positions % 2)
         best = 2
         for n in range(2, most + 1, 2):
@@ -69,7 +77,7 @@ class RowGeometry:
 def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any) -> RowGeometry | None:
     """The row reading of a cortex_m::quantized_conv2d (logical NCHW input/output, OHWI weight
     values), or None when its fields are not runs of the input: a 1x1 convolution reads a batch as
-    one row of N * H * W positions; a 1-D one pads each image's ends, so only a batch of one."""
+    one row of N * H * W positions; a 1-D or 2-D one pads each image's edges, so only a batch of one."""
     n, c, h, w = (int(v) for v in x.shape)
     oc, kh, kw, kc = (int(v) for v in weight.shape)
     _, _, oh, ow = (int(v) for v in out.shape)
@@ -80,16 +88,26 @@ def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilat
         return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
         return RowGeometry(n * oh * ow, n * h * w, c, oc, 1, 1, 0)
+    if n == 1 and list(dilation) == [1, 1]:
+        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), 1, kh, oh, h, int(stride[0]),
+                           int(padding[0]))
     return None
 
 
+def _field_order(geometry: RowGeometry) -> np.ndarray:
+    """For each value of a widened field, its index in a CMSIS-NN filter row [rows][kernel][in_ch]:
+    cmx_conv_row_s8 widens a 2-D chunk column by column (kernel column, kernel row, channel)."""
+    index = np.arange(geometry.cols).reshape(geometry.rows, geometry.kernel, geometry.in_ch)
+    return index.transpose(1, 0, 2).reshape(-1)
+
+
 def row_weights(filter_ohwi: np.ndarray, geometry: RowGeometry) -> bytes:
-    """A CMSIS-NN filter [out_ch][kernel * in_ch] as cmx_conv_row_s8 reads it: each run (the row, or
-    each tap's channels when dilated) padded with zeros to four, groups of four in ROW_ORDER, the
-    rows of each channel pair interleaved four bytes at a time (one LDRD reads both), an odd last
-    row on its own."""
+    """A CMSIS-NN filter [out_ch][rows * kernel * in_ch] as cmx_conv_row_s8 reads it: the field in
+    widened order, each run (the field, or each tap's channels when dilated) padded with zeros to
+    four, groups of four in ROW_ORDER, the rows of each channel pair interleaved four bytes at a
+    time (one LDRD reads both), an odd last row on its own."""
     oc, runs, row_bytes = filter_ohwi.shape[0], geometry.runs, geometry.row_bytes
-    flat = filter_ohwi.reshape(oc, runs, -1).astype(np.int8)
+    flat = filter_ohwi.reshape(oc, -1)[:, _field_order(geometry)].reshape(oc, runs, -1).astype(np.int8)
     padded = np.zeros((oc, runs, row_bytes // runs), dtype=np.int8)
     padded[:, :, : flat.shape[2]] = flat
     grouped = padded.reshape(oc, row_bytes // 4, 4)[:, :, ROW_ORDER]
@@ -99,7 +117,7 @@ def row_weights(filter_ohwi: np.ndarray, geometry: RowGeometry) -> bytes:
 
 
 def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
-    """row_weights read back: the CMSIS-NN filter [out_ch][kernel * in_ch]."""
+    """row_weights read back: the CMSIS-NN filter [out_ch][rows * kernel * in_ch]."""
     out_ch, row_bytes, runs = geometry.out_ch, geometry.row_bytes, geometry.runs
     groups, pairs = row_bytes // 4, out_ch // 2
     data = np.frombuffer(blob, dtype=np.int8, count=out_ch * row_bytes)
@@ -107,4 +125,7 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
     grouped = np.concatenate([paired.reshape(2 * pairs, groups, 4),
                               data[pairs * 2 * row_bytes:].reshape(out_ch - 2 * pairs, groups, 4)])
     padded = grouped[:, :, ROW_ORDER].reshape(out_ch, runs, row_bytes // runs)  # ROW_ORDER is its own inverse
-    return padded[:, :, : geometry.cols // runs].reshape(out_ch, geometry.cols)
+    widened = padded[:, :, : geometry.cols // runs].reshape(out_ch, geometry.cols)
+    filt = np.empty_like(widened)
+    filt[:, _field_order(geometry)] = widened
+    return filt
