@@ -66,22 +66,22 @@ static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t fir
  * in_ch, so an output's field (kernel columns) is one contiguous run, as in a 1-D convolution. */
 static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int32_t first, int32_t count,
                           int32_t top, int16_t* buf) {
-  const int32_t ch = p->in_ch, column = p->rows * ch;
+  const int32_t ch = p->in_ch, column = p->rows * ch, in_row = p->in_positions * ch;
+  const int32_t y0 = top < 0 ? 0 : top, y1 = top + p->rows < p->in_rows ? top + p->rows : p->in_rows;
+  const int32_t above = y0 - top < p->rows ? (y0 - top) * ch : column; /* zeros before the rows inside */
   int16_t* out = buf;
   for (int32_t ix = first; ix < first + count; ++ix) {
-    if (ix < 0 || ix >= p->in_positions) {
-      memset(out, 0, (size_t)column * sizeof(int16_t));
-      out += column;
-      continue;
-    }
-    for (int32_t iy = top; iy < top + p->rows; ++iy) {
-      if (iy < 0 || iy >= p->in_rows) {
-        memset(out, 0, (size_t)ch * sizeof(int16_t));
-        out += ch;
+    int16_t* end = out + column;
+    if (ix >= 0 && ix < p->in_positions && y1 > y0) {
+      for (int32_t i = 0; i < above; ++i) *out++ = 0;
+      const int8_t* in = input + (y0 * p->in_positions + ix) * ch;
+      if (ch == 1) { /* one value per row: DS-CNN's first layer */
+        for (int32_t iy = y0; iy < y1; ++iy, in += in_row) *out++ = (int16_t)(*in + p->input_offset);
       } else {
-        out = widen_values(input + (iy * p->in_positions + ix) * ch, ch, out, p->input_offset);
+        for (int32_t iy = y0; iy < y1; ++iy, in += in_row) out = widen_values(in, ch, out, p->input_offset);
       }
     }
+    while (out < end) *out++ = 0; /* rows below, or a position outside the input */
   }
   memset(out, 0, CMX_SLACK * sizeof(int16_t));
 }
