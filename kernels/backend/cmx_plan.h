@@ -14,7 +14,7 @@
 #include "cmx_nn.h"
 
 #define CMX_PLAN_MAGIC 0x50584D43u /* "CMXP" */
-#define CMX_PLAN_VERSION 2u
+#define CMX_PLAN_VERSION 3u
 #define CMX_PLAN_CORE_BYTES 16
 
 enum cmx_plan_op {

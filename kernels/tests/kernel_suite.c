@@ -36,7 +36,9 @@ static int32_t between(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (
 #define MAX_CH 64
 #define MAX_SCRATCH 8192
 
-static int8_t input[MAX_IN], filter[MAX_W], row_weights[MAX_W + 4 * MAX_CH];
+static int8_t input[MAX_IN], filter[MAX_W];
+static int16_t row_weights_buf[MAX_W + 4 * MAX_CH]; /* int8 or, wide, int16 weights */
+#define row_weights ((int8_t*)row_weights_buf)
 static int8_t out_cmsis[MAX_OUT], out_cmx[MAX_OUT];
 static int32_t bias[MAX_CH], mult[MAX_CH], shift[MAX_CH];
 static int16_t scratch[MAX_SCRATCH / 2];
@@ -102,7 +104,7 @@ static void fill_quant(int32_t out_ch, int slow) {
  * two_d_1x1: H x W positions, kernel 1, stride 1, no padding. */
 static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t length, int32_t kernel, int32_t stride,
                           int32_t pad, int32_t dilation, int32_t chunk, int two_d_1x1, int32_t height, int slow, int no_bias,
-                          int full_range, const char* name) {
+                          int full_range, int wide, const char* name) {
   const int32_t span = (kernel - 1) * dilation + 1;
   const int32_t positions = two_d_1x1 ? height * length : (length + 2 * pad - span) / stride + 1;
   const int32_t in_positions = two_d_1x1 ? height * length : length;
@@ -137,11 +139,11 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
                                : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
   cmx_conv_row_params rp = {.positions = positions, .in_positions = in_positions, .in_ch = in_ch, .out_ch = out_ch,
                             .kernel = kernel, .stride = stride, .pad = pad, .dilation = dilation, .rows = 1,
-                            .out_rows = 1, .in_rows = 1, .row_stride = 1, .row_pad = 0, .chunk = chunk,
+                            .out_rows = 1, .in_rows = 1, .row_stride = 1, .row_pad = 0, .wide = wide, .chunk = chunk,
                             .input_offset = cp.input_offset, .output_offset = cp.output_offset,
                             .act_min = cp.activation.min, .act_max = cp.activation.max};
   rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
-  if (out_ch * rp.row_bytes > (int32_t)sizeof(row_weights)) return;
+  if (out_ch * rp.row_bytes * (wide ? 2 : 1) > (int32_t)sizeof(row_weights_buf)) return;
   if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
   cmx_conv_row_s8_weights(&rp, filter, row_weights);
   const int32_t* b = no_bias ? NULL : bias;
@@ -170,21 +172,24 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
 
 static void conv_row_suite(tally* t) {
   /* named edge cases first */
-  conv_row_case(t, 1, 1, 1, 1, 1, 0, 1, 2, 0, 1, 0, 0, 0, "1x1x1");
-  conv_row_case(t, 1, 8, 64, 9, 1, 4, 1, 2, 0, 1, 0, 0, 0, "one input channel, k9 pad4");
-  conv_row_case(t, 3, 5, 17, 3, 2, 1, 1, 4, 0, 1, 0, 0, 0, "odd channels, stride 2");
-  conv_row_case(t, 8, 16, 64, 5, 1, 0, 1, 8, 0, 1, 0, 0, 1, "issue 37 layer 1");
-  conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 0, 0, 1, "issue 37 layer 2");
-  conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 1, 0, 0, "zero and left shifts");
-  conv_row_case(t, 16, 15, 61, 3, 1, 1, 1, 6, 0, 1, 0, 1, 0, "no bias, odd out, odd positions");
-  conv_row_case(t, 7, 9, 5, 5, 1, 4, 1, 2, 0, 1, 0, 0, 0, "padding wider than the input");
-  conv_row_case(t, 8, 8, 12, 1, 1, 0, 1, 16, 1, 12, 0, 0, 0, "1x1 over 12x12");
-  conv_row_case(t, 13, 7, 9, 1, 1, 0, 1, 4, 1, 7, 0, 0, 0, "1x1 odd channels 7x9");
-  conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 4, 1, 25, 0, 0, 1, "DS-CNN pointwise 64x64 over 25x5");
-  conv_row_case(t, 16, 16, 60, 3, 1, 2, 2, 8, 0, 1, 0, 0, 1, "TCN: k3 dilation 2, same padding");
-  conv_row_case(t, 6, 10, 101, 3, 1, 4, 4, 8, 0, 1, 0, 0, 0, "k3 dilation 4, six channels");
-  conv_row_case(t, 3, 5, 40, 5, 2, 3, 2, 4, 0, 1, 0, 1, 0, "k5 stride 2 dilation 2, odd out, no bias");
-  conv_row_case(t, 32, 32, 12, 1, 1, 0, 1, 4, 1, 12, 0, 0, 1, "MobileNet pointwise 32x32 over 12x12");
+  conv_row_case(t, 1, 1, 1, 1, 1, 0, 1, 2, 0, 1, 0, 0, 0, 0, "1x1x1");
+  conv_row_case(t, 1, 8, 64, 9, 1, 4, 1, 2, 0, 1, 0, 0, 0, 0, "one input channel, k9 pad4");
+  conv_row_case(t, 3, 5, 17, 3, 2, 1, 1, 4, 0, 1, 0, 0, 0, 0, "odd channels, stride 2");
+  conv_row_case(t, 8, 16, 64, 5, 1, 0, 1, 8, 0, 1, 0, 0, 1, 0, "issue 37 layer 1");
+  conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 0, 0, 1, 0, "issue 37 layer 2");
+  conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 1, 0, 0, 0, "zero and left shifts");
+  conv_row_case(t, 16, 15, 61, 3, 1, 1, 1, 6, 0, 1, 0, 1, 0, 0, "no bias, odd out, odd positions");
+  conv_row_case(t, 7, 9, 5, 5, 1, 4, 1, 2, 0, 1, 0, 0, 0, 0, "padding wider than the input");
+  conv_row_case(t, 8, 8, 12, 1, 1, 0, 1, 16, 1, 12, 0, 0, 0, 0, "1x1 over 12x12");
+  conv_row_case(t, 13, 7, 9, 1, 1, 0, 1, 4, 1, 7, 0, 0, 0, 0, "1x1 odd channels 7x9");
+  conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 4, 1, 25, 0, 0, 1, 0, "DS-CNN pointwise 64x64 over 25x5");
+  conv_row_case(t, 16, 16, 60, 3, 1, 2, 2, 8, 0, 1, 0, 0, 1, 0, "TCN: k3 dilation 2, same padding");
+  conv_row_case(t, 6, 10, 101, 3, 1, 4, 4, 8, 0, 1, 0, 0, 0, 0, "k3 dilation 4, six channels");
+  conv_row_case(t, 3, 5, 40, 5, 2, 3, 2, 4, 0, 1, 0, 1, 0, 0, "k5 stride 2 dilation 2, odd out, no bias");
+  conv_row_case(t, 32, 32, 12, 1, 1, 0, 1, 4, 1, 12, 0, 0, 1, 0, "MobileNet pointwise 32x32 over 12x12");
+  conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 4, 1, 25, 0, 0, 1, 1, "wide: DS-CNN pointwise 64x64 over 25x5");
+  conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 0, 0, 1, 1, "wide: issue 37 layer 2");
+  conv_row_case(t, 13, 7, 9, 1, 1, 0, 1, 4, 1, 7, 1, 1, 0, 1, "wide: odd channels and positions, slow, no bias");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int two_d = rnd() % 4 == 0;
     const int32_t kernel = two_d ? 1 : between(1, 9);
@@ -197,7 +202,7 @@ static void conv_row_suite(tally* t) {
     const int32_t length = two_d ? between(1, 12) : between(span > 2 * pad ? span - 2 * pad : 1, 80);
     const int32_t chunk = 2 * between(1, 12);
     conv_row_case(t, in_ch, between(1, 40), length, kernel, stride, pad, dilation, chunk, two_d,
-                  two_d ? between(1, 12) : 1, rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
+                  two_d ? between(1, 12) : 1, rnd() % 5 == 0, rnd() % 7 == 0, 0, dilation == 1 && rnd() % 2, "random");
   }
 }
 
@@ -205,7 +210,7 @@ static void conv_row_suite(tally* t) {
  * call for it otherwise) and cmx_conv_row_s8 reading it as kh rows. */
 static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, int32_t in_w, int32_t kh, int32_t kw,
                          int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w, int32_t chunk, int slow,
-                         int no_bias, int full_range, const char* name) {
+                         int no_bias, int full_range, int wide, const char* name) {
   if (in_h + 2 * pad_h < kh || in_w + 2 * pad_w < kw) return;
   const int32_t out_h = (in_h + 2 * pad_h - kh) / stride_h + 1, out_w = (in_w + 2 * pad_w - kw) / stride_w + 1;
   const int32_t n = out_h * out_w * out_ch, cols = kh * kw * in_ch;
@@ -229,10 +234,10 @@ static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, 
   cmx_conv_row_params rp = {.positions = out_w, .in_positions = in_w, .in_ch = in_ch, .out_ch = out_ch,
                             .kernel = kw, .stride = stride_w, .pad = pad_w, .dilation = 1, .rows = kh,
                             .out_rows = out_h, .in_rows = in_h, .row_stride = stride_h, .row_pad = pad_h,
-                            .chunk = chunk, .input_offset = cp.input_offset, .output_offset = cp.output_offset,
+                            .wide = wide, .chunk = chunk, .input_offset = cp.input_offset, .output_offset = cp.output_offset,
                             .act_min = cp.activation.min, .act_max = cp.activation.max};
   rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
-  if (out_ch * rp.row_bytes > (int32_t)sizeof(row_weights)) return;
+  if (out_ch * rp.row_bytes * (wide ? 2 : 1) > (int32_t)sizeof(row_weights_buf)) return;
   if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
   cmx_conv_row_s8_weights(&rp, filter, row_weights);
   const int32_t* b = no_bias ? NULL : bias;
@@ -257,20 +262,22 @@ static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, 
 }
 
 static void conv_2d_suite(tally* t) {
-  conv_2d_case(t, 1, 64, 49, 10, 10, 4, 2, 2, 4, 1, 6, 0, 0, 1, "DS-CNN first layer: 10x4 stride 2 over 49x10x1");
-  conv_2d_case(t, 3, 16, 32, 32, 3, 3, 1, 1, 1, 1, 4, 0, 0, 1, "ResNet first layer: 3x3 over 32x32x3");
-  conv_2d_case(t, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 0, 0, 1, "ResNet 3x3 16 -> 16 over 16x16");
-  conv_2d_case(t, 16, 32, 16, 16, 3, 3, 2, 2, 1, 1, 2, 0, 0, 1, "ResNet 3x3 stride 2, 16 -> 32");
-  conv_2d_case(t, 3, 8, 48, 48, 3, 3, 2, 2, 1, 1, 4, 0, 0, 1, "MobileNet first layer: 3x3 stride 2 over 48x48x3");
-  conv_2d_case(t, 5, 7, 4, 3, 5, 5, 1, 1, 2, 2, 2, 1, 1, 0, "padding on every side wider than the input");
-  conv_2d_case(t, 2, 3, 9, 9, 2, 3, 3, 1, 0, 2, 8, 1, 0, 0, "uneven kernel and strides, zero and left shifts");
+  conv_2d_case(t, 1, 64, 49, 10, 10, 4, 2, 2, 4, 1, 6, 0, 0, 1, 0, "DS-CNN first layer: 10x4 stride 2 over 49x10x1");
+  conv_2d_case(t, 3, 16, 32, 32, 3, 3, 1, 1, 1, 1, 4, 0, 0, 1, 0, "ResNet first layer: 3x3 over 32x32x3");
+  conv_2d_case(t, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 0, 0, 1, 0, "ResNet 3x3 16 -> 16 over 16x16");
+  conv_2d_case(t, 16, 32, 16, 16, 3, 3, 2, 2, 1, 1, 2, 0, 0, 1, 0, "ResNet 3x3 stride 2, 16 -> 32");
+  conv_2d_case(t, 3, 8, 48, 48, 3, 3, 2, 2, 1, 1, 4, 0, 0, 1, 0, "MobileNet first layer: 3x3 stride 2 over 48x48x3");
+  conv_2d_case(t, 5, 7, 4, 3, 5, 5, 1, 1, 2, 2, 2, 1, 1, 0, 0, "padding on every side wider than the input");
+  conv_2d_case(t, 2, 3, 9, 9, 2, 3, 3, 1, 0, 2, 8, 1, 0, 0, 0, "uneven kernel and strides, zero and left shifts");
+  conv_2d_case(t, 1, 64, 49, 10, 10, 4, 2, 2, 5, 1, 6, 0, 0, 1, 1, "wide: DS-CNN first layer, padding 5, 1");
+  conv_2d_case(t, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 0, 0, 1, 1, "wide: ResNet 3x3 16 -> 16 over 16x16");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int32_t kh = between(1, 5), kw = between(1, 5);
     const int32_t pad_h = between(0, kh - 1), pad_w = between(0, kw - 1);
     const int32_t in_h = between(kh > 2 * pad_h ? kh - 2 * pad_h : 1, 16);
     const int32_t in_w = between(kw > 2 * pad_w ? kw - 2 * pad_w : 1, 16);
     conv_2d_case(t, between(1, 24), between(1, 24), in_h, in_w, kh, kw, between(1, 3), between(1, 3), pad_h, pad_w,
-                 2 * between(1, 8), rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
+                 2 * between(1, 8), rnd() % 5 == 0, rnd() % 7 == 0, 0, rnd() % 2, "random");
   }
 }
 

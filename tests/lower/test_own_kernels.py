@@ -20,10 +20,11 @@ def test_row_weights_read_back_for_any_shape():
     for _ in range(300):
         oc, kernel, ch, dilation = rng.randint(1, 17), rng.randint(1, 9), rng.randint(1, 12), rng.choice([1, 2, 4])
         rows = 1 if dilation > 1 else rng.randint(1, 5)
-        g = own_kernels.RowGeometry(10, 20, ch, oc, kernel, 1, 0, dilation, rows, 4, 8, 1, 0)
+        wide = 0 if dilation > 1 else rng.randint(0, 1)
+        g = own_kernels.RowGeometry(10, 20, ch, oc, kernel, 1, 0, dilation, rows, 4, 8, 1, 0, wide)
         filt = np.array([[rng.randint(-128, 127) for _ in range(g.cols)] for _ in range(oc)], dtype=np.int8)
         blob = own_kernels.row_weights(filt, g)
-        assert len(blob) == oc * g.row_bytes
+        assert len(blob) == oc * g.row_bytes * (2 if wide else 1)
         assert np.array_equal(own_kernels.row_filter(blob, g), filt)
 
 
@@ -47,6 +48,8 @@ def test_a_2d_field_is_laid_out_column_by_column():
     filt = np.array([[1, 2, 3, 4]], dtype=np.int8)
     g = own_kernels.RowGeometry(4, 5, 1, 1, 2, 1, 0, 1, 2, 4, 5, 1, 0)
     assert list(np.frombuffer(own_kernels.row_weights(filt, g), dtype=np.int8)) == [1, 2, 3, 4]  # (w0, w2, w1, w3)
+    wide = own_kernels.RowGeometry(4, 5, 1, 1, 2, 1, 0, 1, 2, 4, 5, 1, 0, 1)
+    assert list(np.frombuffer(own_kernels.row_weights(filt, wide), dtype="<i2")) == [1, 3, 2, 4]  # int16 in order
 
 
 def _geometry(x, w, out, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
@@ -57,7 +60,7 @@ def test_which_convolutions_read_as_a_row():
     one_d = _geometry((1, 8, 1, 64), (16, 1, 5, 8), (1, 16, 1, 30), stride=(1, 2), padding=(0, 1))
     assert one_d == own_kernels.RowGeometry(30, 64, 8, 16, 5, 2, 1)
     pointwise = _geometry((1, 64, 25, 5), (64, 1, 1, 64), (1, 64, 25, 5))
-    assert pointwise == own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0)
+    assert pointwise == own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0, wide=1)  # >= 100 positions: int16
     assert _geometry((2, 5, 3, 3), (1, 1, 1, 5), (2, 1, 3, 3)) == own_kernels.RowGeometry(18, 18, 5, 1, 1, 1, 0)
     assert _geometry((2, 8, 1, 64), (16, 1, 5, 8), (2, 16, 1, 60)) is None  # each image's ends are padded
     three = _geometry((1, 8, 9, 9), (8, 3, 3, 8), (1, 8, 5, 5), stride=(2, 2), padding=(1, 1))

@@ -8,7 +8,8 @@ whose output positions each read runs of NHWC input a fixed distance apart: a 1-
 convolution at stride 1 without padding, or a 2-D one (one group, dilation 1), whose chunk the
 kernel widens column by column so that a field is one run again. Measured by kernels/tests on QEMU
 M4: 1.9-2.1x fewer instructions on 1-D layers of 8-16 channels, 1.6x on a dilated TCN layer, 1.46x
-on DS-CNN's 64x64 pointwise layers, 1.6-1.8x on 3x3 and DS-CNN's 10x4 first layer.
+on DS-CNN's 64x64 pointwise layers (1.70x with int16 weights), 1.6-2.3x on 3x3 layers and DS-CNN's
+10x4 first layer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ import numpy as np
 ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
 ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller
 ROW_SCRATCH_BUDGET_2D = 1024  # a 2-D position widens every kernel row: twice the room keeps chunks of 4-8
+# int16 weights (twice the flash, 14 instead of 19 instructions per 16 MACs) for a layer with at least
+# this many output positions: each extra byte of flash then saves ~30 instructions an inference. The
+# big late layers of a MobileNet (6 x 6 positions, 16-64 KB of weights) stay int8.
+ROW_WIDE_MIN_POSITIONS = 100
 ROW_MAX_CHUNK = 16
 
 
@@ -42,6 +47,7 @@ class RowGeometry:
     in_rows: int = 1
     row_stride: int = 1
     row_pad: int = 0
+    wide: int = 0  # 1: int16 weights (cmx_conv_row_params.wide)
 
     @property
     def cols(self) -> int:
@@ -84,13 +90,14 @@ def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilat
     if c != kc:
         return None
     d = int(dilation[1])
+    wide = int(d == 1 and n * oh * ow >= ROW_WIDE_MIN_POSITIONS)
     if n == 1 and h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
-        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d)
+        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d, wide=wide)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
-        return RowGeometry(n * oh * ow, n * h * w, c, oc, 1, 1, 0)
+        return RowGeometry(n * oh * ow, n * h * w, c, oc, 1, 1, 0, wide=wide)
     if n == 1 and list(dilation) == [1, 1]:
         return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), 1, kh, oh, h, int(stride[0]),
-                           int(padding[0]))
+                           int(padding[0]), wide)
     return None
 
 
@@ -104,13 +111,16 @@ def _field_order(geometry: RowGeometry) -> np.ndarray:
 def row_weights(filter_ohwi: np.ndarray, geometry: RowGeometry) -> bytes:
     """A CMSIS-NN filter [out_ch][rows * kernel * in_ch] as cmx_conv_row_s8 reads it: the field in
     widened order, each run (the field, or each tap's channels when dilated) padded with zeros to
-    four, groups of four in ROW_ORDER, the rows of each channel pair interleaved four bytes at a
-    time (one LDRD reads both), an odd last row on its own."""
+    four, groups of four in ROW_ORDER (wide: int16 values in order), the rows of each channel pair
+    interleaved a group at a time (one LDRD reads both), an odd last row on its own."""
     oc, runs, row_bytes = filter_ohwi.shape[0], geometry.runs, geometry.row_bytes
-    flat = filter_ohwi.reshape(oc, -1)[:, _field_order(geometry)].reshape(oc, runs, -1).astype(np.int8)
-    padded = np.zeros((oc, runs, row_bytes // runs), dtype=np.int8)
+    dtype = np.dtype("<i2") if geometry.wide else np.int8
+    flat = filter_ohwi.reshape(oc, -1)[:, _field_order(geometry)].reshape(oc, runs, -1).astype(dtype)
+    padded = np.zeros((oc, runs, row_bytes // runs), dtype=dtype)
     padded[:, :, : flat.shape[2]] = flat
-    grouped = padded.reshape(oc, row_bytes // 4, 4)[:, :, ROW_ORDER]
+    grouped = padded.reshape(oc, row_bytes // 4, 4)
+    if not geometry.wide:
+        grouped = grouped[:, :, ROW_ORDER]
     pairs = oc // 2
     interleaved = grouped[: 2 * pairs].reshape(pairs, 2, row_bytes // 4, 4).transpose(0, 2, 1, 3)
     return np.ascontiguousarray(interleaved).tobytes() + grouped[2 * pairs:].tobytes()
@@ -120,12 +130,14 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
     """row_weights read back: the CMSIS-NN filter [out_ch][rows * kernel * in_ch]."""
     out_ch, row_bytes, runs = geometry.out_ch, geometry.row_bytes, geometry.runs
     groups, pairs = row_bytes // 4, out_ch // 2
-    data = np.frombuffer(blob, dtype=np.int8, count=out_ch * row_bytes)
+    data = np.frombuffer(blob, dtype=np.dtype("<i2") if geometry.wide else np.int8, count=out_ch * row_bytes)
     paired = data[: pairs * 2 * row_bytes].reshape(pairs, groups, 2, 4).transpose(0, 2, 1, 3)
     grouped = np.concatenate([paired.reshape(2 * pairs, groups, 4),
                               data[pairs * 2 * row_bytes:].reshape(out_ch - 2 * pairs, groups, 4)])
-    padded = grouped[:, :, ROW_ORDER].reshape(out_ch, runs, row_bytes // runs)  # ROW_ORDER is its own inverse
+    if not geometry.wide:
+        grouped = grouped[:, :, ROW_ORDER]  # ROW_ORDER is its own inverse
+    padded = grouped.reshape(out_ch, runs, row_bytes // runs)
     widened = padded[:, :, : geometry.cols // runs].reshape(out_ch, geometry.cols)
-    filt = np.empty_like(widened)
+    filt = np.empty((out_ch, geometry.cols), dtype=np.int8)
     filt[:, _field_order(geometry)] = widened
     return filt

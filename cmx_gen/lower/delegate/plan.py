@@ -27,7 +27,7 @@ import yaml
 from cmx_gen.common.paths import DATA_DIR
 
 MAGIC = 0x50584D43  # "CMXP"
-VERSION = 2  # bump with every change of the layout below or of what a field means
+VERSION = 3  # bump with every change of the layout below or of what a field means
 CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
@@ -46,8 +46,8 @@ POOL_PARAMS = ("stride_w", "stride_h", "pad_w", "pad_h", "act_min", "act_max")
 FC_PARAMS = ("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
 # cmx_conv_row_params (kernels/nn/cmx_nn.h)
 ROW_PARAMS = ("positions", "in_positions", "in_ch", "out_ch", "kernel", "stride", "pad", "dilation", "rows",
-              "out_rows", "in_rows", "row_stride", "row_pad", "row_bytes", "chunk", "input_offset", "output_offset",
-              "act_min", "act_max")
+              "out_rows", "in_rows", "row_stride", "row_pad", "wide", "row_bytes", "chunk", "input_offset",
+              "output_offset", "act_min", "act_max")
 
 
 def _dims(name: str) -> tuple[str, ...]:
