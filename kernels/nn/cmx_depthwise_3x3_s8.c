@@ -20,23 +20,10 @@ typedef struct {
   int32_t a0, a1, a2, a3;
 } acc4;
 
-#if defined(ARM_MATH_DSP)
-/* offset2 + the odd bytes of x, widened: one SXTAB16 with its rotation (GCC emits a MOV and an SXTAB16). */
-static inline __attribute__((always_inline)) uint32_t sxtab16_ror8(uint32_t offset2, uint32_t x) {
-#if defined(__GNUC__) && defined(__thumb2__)
-  uint32_t r;
-  __asm("sxtab16\t%0, %1, %2, ror #8" : "=r"(r) : "r"(offset2), "r"(x));
-  return r;
-#else
-  return __sxtab16(offset2, ROR(x, 8));
-#endif
-}
-#endif
-
 /* Four channels of one tap: x and w are four int8 values each. */
 static inline __attribute__((always_inline)) acc4 tap4(acc4 a, uint32_t x, uint32_t w, uint32_t offset2) {
 #if defined(ARM_MATH_DSP)
-  const uint32_t x02 = __sxtab16(offset2, x), x13 = sxtab16_ror8(offset2, x);
+  const uint32_t x02 = __sxtab16(offset2, x), x13 = SXTAB16_RORn(offset2, x, 8);
   const uint32_t w02 = SXTB16(w), w13 = SXTB16_RORn(w, 8);
   a.a0 = __smlabb(x02, w02, a.a0);
   a.a2 = __smlatt(x02, w02, a.a2);
