@@ -35,6 +35,7 @@ set(CMX_NN_LAYER_softmax softmax)
 set(CMX_OWN_LAYER_conv_row cmx_conv_row_s8.c)
 set(CMX_OWN_LAYER_transpose cmx_transpose_s8.c)
 set(CMX_OWN_LAYER_depthwise_3x3 cmx_depthwise_3x3_s8.c)
+set(CMX_OWN_LAYER_fully_connected cmx_fully_connected_s8.c)
 
 # cmx_cmsis_nn_folders(<out-var> "<cortex_m op base names>")
 function(cmx_cmsis_nn_folders out ops)

@@ -68,6 +68,9 @@ bool compiled_in(int32_t op) {
 #ifdef CMX_BACKEND_CONV_ROW
     case CMX_OP_CONV_ROW: return true;
 #endif
+#ifdef CMX_BACKEND_FULLY_CONNECTED
+    case CMX_OP_FULLY_CONNECTED: return true;
+#endif
 #ifdef CMX_BACKEND_DEPTHWISE_3X3
     case CMX_OP_DEPTHWISE_3X3: return true;
 #endif
@@ -311,6 +314,17 @@ class CmxCmsisNNBackend final : public BackendInterface {
           CMX_KERNEL(status = arm_fully_connected_s8(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
                                           &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
                                           constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_FULLY_CONNECTED
+        case CMX_OP_FULLY_CONNECTED: {
+          auto* l = reinterpret_cast<const cmx_layer_fully_connected*>(head);
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
+          CMX_KERNEL(status = cmx_fully_connected_s8(&l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
+                                                     &l->filter_dims, constant_at<int8_t>(plan, l->weight),
+                                                     constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
           break;
         }
 #endif

@@ -31,6 +31,7 @@ enum cmx_plan_op {
   CMX_OP_CONV_ROW = 11,
   CMX_OP_TRANSPOSE = 12,
   CMX_OP_DEPTHWISE_3X3 = 13,
+  CMX_OP_FULLY_CONNECTED = 14,
 };
 
 typedef struct {
@@ -86,6 +87,10 @@ typedef struct {
   cmsis_nn_fc_params params;
   cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
 } cmx_layer_linear;
+
+/* cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,
+ * weight in its layout. */
+typedef cmx_layer_linear cmx_layer_fully_connected;
 
 typedef struct {
   cmx_layer_head head;

@@ -80,6 +80,21 @@ arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_dw_conv_params* params,
                                          const int8_t* input, const cmsis_nn_dims* filter_dims, const int8_t* filter,
                                          const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);
 
+/* An int8 fully connected layer: arm_fully_connected_s8's arguments and result (per-tensor
+ * quantization, filter_offset 0, input columns a multiple of 4; bias may be NULL; no scratch), its
+ * weights in the plan's layout (cmx_fully_connected_s8_weights). ARM_CMSIS_NN_ARG_ERROR otherwise. */
+arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
+                                           const cmsis_nn_per_tensor_quant_params* quant,
+                                           const cmsis_nn_dims* input_dims, const int8_t* input,
+                                           const cmsis_nn_dims* filter_dims, const int8_t* weights,
+                                           const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);
+
+/* Lays a CMSIS-NN fully connected filter ([rows][cols]) out as cmx_fully_connected_s8 reads it:
+ * rows in blocks of four, each group of four columns of the block's rows side by side (row r's four
+ * bytes, then row r + 1's, ...); the last rows % 4 rows as they are. Same size. For tests (cmx-gen's
+ * plan does the same in Python, cmx_gen/lower/delegate/own_kernels.py). */
+void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
+
 /* output[b][c][r] = input[b][r][c]: int8 [batches][rows][cols] -> [batches][cols][rows]. */
 void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows, int32_t cols);
 

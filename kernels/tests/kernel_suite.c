@@ -369,6 +369,61 @@ static void transpose_suite(tally* t) {
   for (int i = 0; i < CMX_SUITE_CASES; ++i) transpose_case(t, between(1, 4), between(1, 40), between(1, 40), "random");
 }
 
+/* cmx_fully_connected_s8 against arm_fully_connected_s8 (its kernel sums, which the MVE path
+ * needs, from arm_vector_sum_s8 as the cortex_m pass gives them). */
+static int32_t kernel_sum[MAX_OUT];
+static void fc_case(tally* t, int32_t batches, int32_t cols, int32_t rows, int slow, int no_bias, int full_range,
+                    const char* name) {
+  if (batches * cols > MAX_IN || batches * rows > MAX_OUT || rows * cols > MAX_W || rows > MAX_CH * 16) return;
+  for (int32_t i = 0; i < batches * cols; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < rows * cols; ++i) filter[i] = (int8_t)rnd();
+  static int32_t fc_bias[MAX_CH * 16];
+  for (int32_t r = 0; r < rows; ++r) fc_bias[r] = between(-40000, 40000);
+  cmsis_nn_fc_params fp;
+  fp.input_offset = between(-127, 128);
+  fp.filter_offset = 0;
+  fp.output_offset = between(-128, 127);
+  fp.activation = random_activation(full_range);
+  cmsis_nn_per_tensor_quant_params q;
+  q.multiplier = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+  q.shift = slow ? between(-6, 2) : between(-12, -1);
+  const cmsis_nn_dims in_d = {batches, 1, 1, cols}, f_d = {cols, 1, 1, rows}, b_d = {1, 1, 1, rows};
+  const cmsis_nn_dims o_d = {batches, 1, 1, rows};
+  const int32_t* b = no_bias ? NULL : fc_bias;
+  arm_vector_sum_s8(kernel_sum, cols, rows, filter, fp.input_offset, 0, b);
+  cmx_fully_connected_s8_weights(rows, cols, filter, row_weights);
+  const int32_t n = batches * rows;
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  cmsis_nn_context ctx = {kernel_sum, 0};
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 = arm_fully_connected_s8(&ctx, &fp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_fully_connected_s8(&fp, &q, &in_d, input, &f_d, row_weights, b, &o_d, out_cmx);
+  uint64_t t2 = cmx_platform_counter();
+  const int equal =
+      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, "fully_connected", name, t1 - t0, t2 - t1, batches * rows * cols, equal)) {
+    int32_t at = 0;
+    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s n%d cols%d rows%d status %d/%d byte %d: %d vs %d", name,
+             (int)batches, (int)cols, (int)rows, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
+             at < n ? out_cmx[at] : 0);
+  }
+}
+
+static void fc_suite(tally* t) {
+  fc_case(t, 1, 640, 16, 0, 0, 1, "AD first layer, 640 -> 16 of its 128 rows");
+  fc_case(t, 1, 128, 128, 0, 0, 1, "AD 128 -> 128");
+  fc_case(t, 1, 8, 128, 0, 0, 1, "AD bottleneck 8 -> 128");
+  fc_case(t, 1, 64, 12, 0, 0, 0, "DS-CNN classifier 64 -> 12");
+  fc_case(t, 3, 20, 7, 1, 1, 0, "a batch of 3, odd rows, no bias, zero and left shifts");
+  fc_case(t, 1, 4, 1, 0, 0, 0, "one row of four");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    fc_case(t, between(1, 3), 4 * between(1, 64), between(1, 96), rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
+  }
+}
+
 /* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
@@ -383,15 +438,17 @@ static int report(const char* kernel, const tally* t) {
 
 int main(void) {
   cmx_platform_init();
-  tally conv = {0}, conv_2d = {0}, depthwise = {0}, transpose = {0};
+  tally conv = {0}, conv_2d = {0}, depthwise = {0}, transpose = {0}, fc = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
   transpose_suite(&transpose);
+  fc_suite(&fc);
   int failed = report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
   failed |= report("depthwise_3x3", &depthwise);
   failed |= report("transpose", &transpose);
+  failed |= report("fully_connected", &fc);
   cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");
   cmx_platform_exit(failed);
   return failed;

@@ -19,7 +19,7 @@ from cmx_gen.fit.boards import load_board
 from cmx_gen.pipeline.generate import generate
 
 pytestmark = FIRMWARE
-KERNELS = ("conv_row", "conv_row_2d", "depthwise_3x3", "transpose")
+KERNELS = ("conv_row", "conv_row_2d", "depthwise_3x3", "transpose", "fully_connected")
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an505", "mps3-an547"])

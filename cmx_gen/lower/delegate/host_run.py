@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from cmx_gen.lower.delegate.own_kernels import RowGeometry, row_filter
+from cmx_gen.lower.delegate.own_kernels import RowGeometry, fc_filter, row_filter
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute
 
@@ -113,12 +113,14 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _store(memory, f["output"], out, nchw=True)
 
 
-def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool = False) -> None:
+    """arm_fully_connected_s8, or cmx_fully_connected_s8 (own) with its weights read back from its layout."""
     batches, features = f["input_n"], f["input_c"]
     outputs = f["output_c"]
     x = torch.from_numpy(np.frombuffer(memory.view(f["input"], batches * features), dtype=np.int8)
                          .reshape(batches, features).copy())
-    weight = _constant(plan, f["weight"], outputs * features, np.int8, (outputs, features))
+    weight = (torch.from_numpy(fc_filter(plan[f["weight"]:], outputs, features).copy()) if own
+              else _constant(plan, f["weight"], outputs * features, np.int8, (outputs, features)))
     bias = _constant(plan, f["bias"], outputs, np.int32, (outputs,))
     kernel_sum = _constant(plan, f["kernel_sum"], outputs, np.int32, (outputs,))
     args = [x, weight, bias, kernel_sum, f["input_offset"], f["filter_offset"], f["output_offset"],
@@ -209,6 +211,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "depthwise_conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
     "depthwise_3x3": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
     "linear": _linear,
+    "fully_connected": lambda p, f, m, isa: _linear(p, f, m, isa, own=True),
     "add": _add,
     "mul": _mul,
     "avg_pool": lambda p, f, m, isa: _pool(p, f, m, isa, average=True),

@@ -1,6 +1,6 @@
 """When the plan runs one of cmx-gen's own kernels (kernels/nn/) instead of CMSIS-NN's, and the
-data layouts those kernels read, made here once (the C side's cmx_conv_row_s8_weights does the
-same for kernels/tests/; host_run.py reads them back).
+data layouts those kernels read, made here once (the C side's cmx_conv_row_s8_weights and
+cmx_fully_connected_s8_weights do the same for kernels/tests/; host_run.py reads them back).
 
 cmx_conv_row_s8 replaces arm_convolve_wrapper_s8 on the DSP cores (M4, M7, M33) for a convolution
 whose output positions each read runs of NHWC input a fixed distance apart: a 1-D convolution
@@ -141,3 +141,26 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
     filt = np.empty((out_ch, geometry.cols), dtype=np.int8)
     filt[:, _field_order(geometry)] = widened
     return filt
+
+
+def fc_applies(in_features: int, filter_offset: int) -> bool:
+    """cmx_fully_connected_s8 (DSP cores) takes symmetric weights over a multiple of four inputs."""
+    return filter_offset == 0 and in_features % 4 == 0
+
+
+def fc_weights(filter_rc: np.ndarray) -> bytes:
+    """A fully connected filter [rows][cols] as cmx_fully_connected_s8 reads it: rows in blocks of
+    four, each group of four columns of a block's rows side by side (two LDRDs), the last rows % 4
+    rows as they are."""
+    rows, cols = filter_rc.shape
+    blocks = rows // 4
+    head = filter_rc[: blocks * 4].astype(np.int8).reshape(blocks, 4, cols // 4, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(head).tobytes() + filter_rc[blocks * 4:].astype(np.int8).tobytes()
+
+
+def fc_filter(blob: bytes, rows: int, cols: int) -> np.ndarray:
+    """fc_weights read back: the filter [rows][cols]."""
+    blocks = rows // 4
+    data = np.frombuffer(blob, dtype=np.int8, count=rows * cols)
+    head = data[: blocks * 4 * cols].reshape(blocks, cols // 4, 4, 4).transpose(0, 2, 1, 3).reshape(blocks * 4, cols)
+    return np.concatenate([head, data[blocks * 4 * cols:].reshape(rows - blocks * 4, cols)])

@@ -34,7 +34,7 @@ NONE = -1
 # Layer kinds: the `op` word of each record.
 OPS = {"conv": 1, "depthwise_conv": 2, "linear": 3, "add": 4, "avg_pool": 5, "max_pool": 6, "softmax": 7,
        "copy": 8, "mul": 9, "conv_general": 10, "conv_row": 11,
-       "transpose": 12, "depthwise_3x3": 13}
+       "transpose": 12, "depthwise_3x3": 13, "fully_connected": 14}
 
 # Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
 # spelled as its fields in CMSIS-NN's order).
@@ -78,6 +78,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
 FIELDS["conv_general"] = FIELDS["conv"]
 # cmx-gen's cmx_depthwise_3x3_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, no scratch.
 FIELDS["depthwise_3x3"] = FIELDS["depthwise_conv"]
+# cmx-gen's cmx_fully_connected_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, its weights laid out.
+FIELDS["fully_connected"] = FIELDS["linear"]
 # cmx-gen's own kernel, cmx_conv_row_s8 (kernels/nn/), on the DSP cores: its weights laid out as it reads them.
 FIELDS["conv_row"] = ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch",
                       "scratch_bytes") + ROW_PARAMS
