@@ -190,6 +190,7 @@ static void conv_row_suite(tally* t) {
   conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 4, 1, 25, 0, 0, 1, 1, "wide: DS-CNN pointwise 64x64 over 25x5");
   conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 0, 0, 1, 1, "wide: issue 37 layer 2");
   conv_row_case(t, 13, 7, 9, 1, 1, 0, 1, 4, 1, 7, 1, 1, 0, 1, "wide: odd channels and positions, slow, no bias");
+  conv_row_case(t, 8, 16, 24, 1, 1, 0, 1, 16, 1, 24, 0, 0, 1, 1, "wide: MobileNet pointwise 8 -> 16 over 24x24");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int two_d = rnd() % 4 == 0;
     const int32_t kernel = two_d ? 1 : between(1, 9);
@@ -271,6 +272,7 @@ static void conv_2d_suite(tally* t) {
   conv_2d_case(t, 2, 3, 9, 9, 2, 3, 3, 1, 0, 2, 8, 1, 0, 0, 0, "uneven kernel and strides, zero and left shifts");
   conv_2d_case(t, 1, 64, 49, 10, 10, 4, 2, 2, 5, 1, 6, 0, 0, 1, 1, "wide: DS-CNN first layer, padding 5, 1");
   conv_2d_case(t, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 2, 0, 0, 1, 1, "wide: ResNet 3x3 16 -> 16 over 16x16");
+  conv_2d_case(t, 3, 8, 48, 48, 3, 3, 2, 2, 1, 1, 16, 0, 0, 1, 1, "wide: MobileNet stem 3x3 stride 2, 3 -> 8");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int32_t kh = between(1, 5), kw = between(1, 5);
     const int32_t pad_h = between(0, kh - 1), pad_w = between(0, kw - 1);
