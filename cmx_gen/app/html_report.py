@@ -26,7 +26,9 @@ from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, worst_laye
 
 PAGE = "report.html"
 PROFILE_JSON = "profile.json"  # written beside the profile image by `run --profile`
-LAST_RESULT = "last_result.txt"  # written beside the check image by `run`
+LAST_RESULT = "last_result.txt"  # build/: the last `run`'s kind and result line (record_result)
+RUN_KINDS = {"check": "the check image", "profile": "the profile image", "trace": "the trace image",
+             "app": "your application"}
 _COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
            "#bab0ac"]
 
@@ -39,6 +41,21 @@ class PageData:
     placement: Placement | None = None
     profile: dict[str, Any] | None = None
     result_line: str | None = None
+    result_run: str = "check"  # a RUN_KINDS key: which run the line is from
+
+
+def record_result(folder: Path, run: str, line: str) -> None:
+    """Keep the last run's line for the page, with which run it was (every kind of `run` records one)."""
+    (folder / "build").mkdir(exist_ok=True)
+    (folder / "build" / LAST_RESULT).write_text(f"{run}\t{line}\n")
+
+
+def _last_result(path: Path) -> tuple[str | None, str]:
+    """(line, run kind) from build/last_result.txt; a file without a kind is the check's (older apps)."""
+    if not path.is_file():
+        return None, "check"
+    run, _, line = path.read_text().strip().rpartition("\t")
+    return line, run if run in RUN_KINDS else "check"
 
 
 def _esc(text: Any) -> str:
@@ -123,6 +140,7 @@ def render(data: PageData) -> str:
                          profile["counter"], "profile-kinds") if profile else ""
     return env.get_template("report.html.j2").render(
         report=report, labels=CLASS_LABELS, placement=data.placement, result_line=data.result_line,
+        result_run=RUN_KINDS[data.result_run],
         memory_svg=memory_svg(data.placement) if data.placement else "",
         profile=profile, profile_svg=profile_svg, kinds_svg=kinds_svg,
         sqnr_svg=sqnr_svg(report), worst=[describe_layer(layer) for layer in worst_layers(report)],
@@ -140,12 +158,13 @@ def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
         raise AppError(f"{folder} holds several models and the page shows one model",
                        "open a one-model app of the model, or `cmx-gen lower MODEL -o DIR` and `cmx-gen report DIR`")
     profile = folder / profile_dir / PROFILE_JSON
-    last = folder / "build" / LAST_RESULT
+    line, run = _last_result(folder / "build" / LAST_RESULT)
     return PageData(
         report=load_json(model / "report.json"),
         placement=Placement.from_dict(json.loads(placement.read_text())) if placement.is_file() else None,
         profile=json.loads(profile.read_text()) if profile.is_file() else None,
-        result_line=last.read_text().strip() if last.is_file() else None,
+        result_line=line,
+        result_run=run,
     )
 
 

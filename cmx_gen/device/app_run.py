@@ -40,6 +40,7 @@ class AppRun:
     exit_code: int | None
     output: str
     stack: tuple[int, int] | None = None  # used/size bytes from the `done` line, where the platform measures it
+    own: list[str] = field(default_factory=list)  # every other line: the application's own (cmx_app_puts)
 
     def of_model(self, name: str) -> "AppRun":
         """The calls of one model of an app of several (how the run ended is the whole run's)."""
@@ -74,6 +75,7 @@ def parse(output: str, exit_code: int | None = None) -> AppRun:
     done: int | None = None
     stack: tuple[int, int] | None = None
     error: str | None = None
+    own: list[str] = []
     hex_re = result_line.diagnostic_re("out")
     for line in output.splitlines():
         m = result_line.call_re().search(line)
@@ -103,4 +105,7 @@ def parse(output: str, exit_code: int | None = None) -> AppRun:
                 stack = (int(s.group(1)), int(s.group(2))) if s else None
             else:
                 error = line[m.start():].strip()
-    return AppRun(calls, done, error, exit_code, output, stack)
+            continue
+        if line.strip() and not line.startswith("cmx-gen: "):
+            own.append(line.rstrip())
+    return AppRun(calls, done, error, exit_code, output, stack, own)

@@ -71,3 +71,4 @@ def test_the_report_with_a_run_and_a_profile_renders_in_chromium(name, tmp_path,
     assert f"report     {app / 'report.html'}" in capsys.readouterr().out
     dom = check_page(app / "report.html", tmp_path, profiled=True)
     assert "cmx-gen: PASS max_abs_err=0" in dom and "<svg id=\"profile-kinds\"" in dom
+    assert "(from the profile image)" in dom, "the page says which run its last result is from (issue 36)"

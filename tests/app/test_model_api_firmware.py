@@ -112,3 +112,28 @@ def test_data_set_over_the_uart_of_a_stand_alone_image(tmp_path, capsys):
     capsys.readouterr()
     assert run_cli("run", app, "--data", tmp_path / "some.npz") == 0
     assert "bit-exact  24/24 outputs equal the host reference" in capsys.readouterr().out
+
+
+def test_the_applications_own_lines_show_under_run_app(tmp_path, capsys):
+    """A main.c that prints lines of its own through cmx_app_puts sees them under `run --app`, after
+    the model's call lines, and the page's "Last result" says the line is the application's (issue 36)."""
+    app = tmp_path / "app"
+    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
+    main_c = app / "user" / "main.c"
+    text = main_c.read_text()
+    done = "\tcmx_app_print_done(call);"
+    assert done in text
+    own = "\tfor (int i = 0; i < 100; ++i) {\n\t\tchar line[32];\n\t\tsnprintf(line, sizeof line, \"my line %d\", i);\n" \
+          "\t\tcmx_app_puts(line);\n\t}\n"
+    main_c.write_text("#include <stdio.h>\n" + text.replace(done, own + done))
+    assert run_cli("build", app) == 0
+    capsys.readouterr()
+    assert run_cli("run", app, "--app") == 0
+    out = capsys.readouterr().out
+    shown = [line for line in out.splitlines() if line.startswith("app says")]
+    assert shown == [f"app says   my line {i}" for i in range(100)], out[-3000:]
+    assert out.index("call 0") < out.index("app says   my line 0")
+    page = (app / "report.html").read_text()
+    assert "10 call(s); call 0 equals the check&#39;s reference bytes" in page or \
+        "10 call(s); call 0 equals the check's reference bytes" in page
+    assert "(from your application)" in page

@@ -59,16 +59,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def print_result(app: AppFolder, result: Result) -> int:
     """The verdict's lines; 0 for PASS, and for RAN (it ran; the note says nothing was checked). The
-    line is kept for the HTML report (build/last_result.txt), which is written again with it."""
-    from cmx_gen.app import html_report
-
-    if result.line and (app.path / "build").is_dir():
-        (app.path / "build" / html_report.LAST_RESULT).write_text(result.line + "\n")
-        if not app.model_names():  # the page is one model's (an app of several has none yet)
-            html_report.write(app.path)
+    line is kept for the HTML report, which is written again with it."""
+    if result.line:
+        _record(app, "check", result.line)
     for line in app.verdict(result.line, result.model_lines):
         print(line)
     return 0 if result.passed or result.verdict == "RAN" else 1
+
+
+def _record(app: AppFolder, run: str, line: str) -> None:
+    """The page's "Last result": this run's line and kind (build/last_result.txt), the page written again."""
+    from cmx_gen.app import html_report
+
+    html_report.record_result(app.path, run, line)
+    if not app.model_names():  # the page is one model's (an app of several has none yet)
+        html_report.write(app.path)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -151,6 +156,8 @@ def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.
         print(profile.table(prof))
         text = json.dumps(prof.to_dict(), indent=2) + "\n"
         (app.path / "build-profile" / html_report.PROFILE_JSON).write_text(text)
+        if result.line:
+            html_report.record_result(app.path, "profile", result.line)
         print(f"report     {html_report.write(app.path)}")
         if args.json:
             Path(args.json).write_text(text)
@@ -160,6 +167,8 @@ def report_diagnostic(app: AppFolder, kind: str, result: Result, args: argparse.
                                           app.report().delegated_layers)
     traced_layers = sum(layer.traced for layer in app.report().delegated_layers)
     print(trace.summary(differences, compared, traced_layers))
+    if result.line:
+        _record(app, "trace", result.line)
     for later in differences[1:4]:
         print(f"           then {later.describe()}")
     return 0 if result.passed and not differences else 1
@@ -196,7 +205,21 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
         for line in application_summary(one):
             print(line)
         all_same = _first_call_matches(one, app.reference_outputs(name)) and all_same
+    for line in run.own[:OWN_LINES]:  # the application's own lines (cmx_app_puts), after the model's
+        print(f"app says   {line}")
+    if len(run.own) > OWN_LINES:
+        print(f"app says   ... and {len(run.own) - OWN_LINES} more line(s): `cmx-gen run {app.path} --app --dry-run` "
+              "gives the command that shows them all")
+    compared = any(app.reference_outputs(name) for name in names or [None])
+    verdict = ("nothing compared (no reference outputs)" if not compared or not run.calls
+               else "call 0 equals the check's reference bytes" if all_same
+               else "call 0 DIFFERS from the check's reference bytes")
+    ended = run.error or ("its done line" if run.done is not None else f"no done line (exit {run.exit_code})")
+    _record(app, "app", f"{len(run.calls)} call(s); {verdict}; ended: {ended}")
     return 0 if run.error is None and run.done is not None and all_same else 1
+
+
+OWN_LINES = 200  # of the application's own lines, how many --app prints
 
 
 def _first_call_matches(run: "app_run.AppRun", reference: dict[int, bytes]) -> bool:
