@@ -324,7 +324,8 @@ class CmxCmsisNNBackend final : public BackendInterface {
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
           CMX_KERNEL(status = cmx_fully_connected_s8(&l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
                                                      &l->filter_dims, constant_at<int8_t>(plan, l->weight),
-                                                     constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+                                                     constant_at<int32_t>(plan, l->bias),
+                                                     constant_at<int32_t>(plan, l->kernel_sum), &l->output_dims, out));
           break;
         }
 #endif

@@ -81,17 +81,21 @@ arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_dw_conv_params* params,
                                          const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);
 
 /* An int8 fully connected layer: arm_fully_connected_s8's arguments and result (per-tensor
- * quantization, filter_offset 0, input columns a multiple of 4; bias may be NULL; no scratch), its
- * weights in the plan's layout (cmx_fully_connected_s8_weights). ARM_CMSIS_NN_ARG_ERROR otherwise. */
+ * quantization, filter_offset 0; bias may be NULL; no scratch), its weights in the plan's layout
+ * (cmx_fully_connected_s8_weights). kernel_sum: the cortex_m pass's sums (bias + input offset times
+ * each row's sum), which Helium reads as CMSIS-NN's MVE path does; the DSP cores read bias and need
+ * a multiple of 4 columns. ARM_CMSIS_NN_ARG_ERROR otherwise. */
 arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
                                            const cmsis_nn_per_tensor_quant_params* quant,
                                            const cmsis_nn_dims* input_dims, const int8_t* input,
                                            const cmsis_nn_dims* filter_dims, const int8_t* weights,
-                                           const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);
+                                           const int32_t* bias, const int32_t* kernel_sum,
+                                           const cmsis_nn_dims* output_dims, int8_t* output);
 
 /* Lays a CMSIS-NN fully connected filter ([rows][cols]) out as cmx_fully_connected_s8 reads it:
- * rows in blocks of four, each group of four columns of the block's rows side by side (row r's four
- * bytes, then row r + 1's, ...); the last rows % 4 rows as they are. Same size. For tests (cmx-gen's
+ * rows in blocks of four, each group of G columns (DSP 4, Helium 16; each row padded with zeros to
+ * a multiple of G) of a block's rows side by side (row r's G bytes, then row r + 1's, ...); the last
+ * rows % 4 rows each on its own. rows * cols rounded up to G bytes per row. For tests (cmx-gen's
  * plan does the same in Python, cmx_gen/lower/delegate/own_kernels.py). */
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
 

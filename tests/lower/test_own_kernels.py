@@ -105,13 +105,18 @@ def test_a_plan_with_own_kernels_is_the_lowering_reference(lowered_dir, target, 
 
 def test_fc_weights_read_back_and_are_laid_out_as_the_kernel_reads_them():
     rng = np.random.default_rng(5)
-    for rows, cols in [(1, 4), (4, 8), (7, 12), (128, 640), (13, 4)]:
-        filt = rng.integers(-128, 128, size=(rows, cols), dtype=np.int8)
-        blob = own_kernels.fc_weights(filt)
-        assert len(blob) == rows * cols
-        assert np.array_equal(own_kernels.fc_filter(blob, rows, cols), filt)
+    for isa in ("DSP", "MVE"):
+        for rows, cols in [(1, 4), (4, 8), (7, 12), (128, 640), (13, 4), (9, 37)]:
+            filt = rng.integers(-128, 128, size=(rows, cols), dtype=np.int8)
+            blob = own_kernels.fc_weights(filt, isa)
+            assert len(blob) == rows * -(-cols // own_kernels.FC_GROUP[isa]) * own_kernels.FC_GROUP[isa]
+            assert np.array_equal(own_kernels.fc_filter(blob, rows, cols, isa), filt)
     filt = np.arange(5 * 8, dtype=np.int8).reshape(5, 8)  # rows 0-3 a block, row 4 on its own
-    blob = list(np.frombuffer(own_kernels.fc_weights(filt), dtype=np.int8))
+    blob = list(np.frombuffer(own_kernels.fc_weights(filt, "DSP"), dtype=np.int8))
     assert blob[:16] == [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
     assert blob[32:] == list(range(32, 40))
-    assert own_kernels.fc_applies(640, 0) and not own_kernels.fc_applies(10, 0) and not own_kernels.fc_applies(8, 3)
+    mve = list(np.frombuffer(own_kernels.fc_weights(filt, "MVE"), dtype=np.int8))
+    assert mve[:16] == list(range(8)) + [0] * 8 and mve[16:24] == list(range(8, 16))  # padded to 16
+    assert own_kernels.fc_applies(640, 0, "DSP") and not own_kernels.fc_applies(10, 0, "DSP")
+    assert own_kernels.fc_applies(10, 0, "MVE") and not own_kernels.fc_applies(8, 3, "MVE")
+    assert not own_kernels.fc_applies(8, 0, "")  # a core with neither: CMSIS-NN's

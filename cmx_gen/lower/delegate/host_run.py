@@ -119,7 +119,7 @@ def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool 
     outputs = f["output_c"]
     x = torch.from_numpy(np.frombuffer(memory.view(f["input"], batches * features), dtype=np.int8)
                          .reshape(batches, features).copy())
-    weight = (torch.from_numpy(fc_filter(plan[f["weight"]:], outputs, features).copy()) if own
+    weight = (torch.from_numpy(fc_filter(plan[f["weight"]:], outputs, features, isa).copy()) if own
               else _constant(plan, f["weight"], outputs * features, np.int8, (outputs, features)))
     bias = _constant(plan, f["bias"], outputs, np.int32, (outputs,))
     kernel_sum = _constant(plan, f["kernel_sum"], outputs, np.int32, (outputs,))

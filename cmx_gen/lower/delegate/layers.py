@@ -295,12 +295,12 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     batches = 1
     for s in xv.shape[:-1]:
         batches *= int(s)
-    own = emit.isa == "DSP" and own_kernels.fc_applies(in_feat, int(w_off))  # cmx_fully_connected_s8
+    own = own_kernels.fc_applies(in_feat, int(w_off), emit.isa)  # cmx_fully_connected_s8
     if own:
         filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat)
     return Layer("fully_connected" if own else "linear", {
         "input": emit.operand(x), "output": emit.operand(node),
-        "weight": emit.data(own_kernels.fc_weights(filt)) if own else emit.constant(weight),
+        "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)) if own else emit.constant(weight),
         "bias": emit.constant(bias),
         "kernel_sum": emit.constant(kernel_sum), "multiplier": int(mults[0]), "shift": int(shifts[0]),
         "input_offset": in_off, "filter_offset": w_off, "output_offset": out_off, "act_min": act_min,

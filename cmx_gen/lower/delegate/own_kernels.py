@@ -143,24 +143,34 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
     return filt
 
 
-def fc_applies(in_features: int, filter_offset: int) -> bool:
-    """cmx_fully_connected_s8 (DSP cores) takes symmetric weights over a multiple of four inputs."""
-    return filter_offset == 0 and in_features % 4 == 0
+FC_GROUP = {"DSP": 4, "MVE": 16}  # columns of a row laid side by side with its block's other rows
 
 
-def fc_weights(filter_rc: np.ndarray) -> bytes:
-    """A fully connected filter [rows][cols] as cmx_fully_connected_s8 reads it: rows in blocks of
-    four, each group of four columns of a block's rows side by side (two LDRDs), the last rows % 4
-    rows as they are."""
+def fc_applies(in_features: int, filter_offset: int, isa: str) -> bool:
+    """cmx_fully_connected_s8 takes symmetric weights; on a DSP core over a multiple of four inputs,
+    on Helium over any number (the last group predicated)."""
+    return isa in FC_GROUP and filter_offset == 0 and (isa == "MVE" or in_features % 4 == 0)
+
+
+def fc_weights(filter_rc: np.ndarray, isa: str) -> bytes:
+    """A fully connected filter [rows][cols] as cmx_fully_connected_s8 reads it on `isa`: each row
+    padded with zeros to a multiple of G = FC_GROUP columns, rows in blocks of four, each G columns of
+    a block's rows side by side (one pointer feeds the block), the last rows % 4 rows as they are."""
+    group = FC_GROUP[isa]
     rows, cols = filter_rc.shape
+    padded = np.zeros((rows, -(-cols // group) * group), dtype=np.int8)
+    padded[:, :cols] = filter_rc
     blocks = rows // 4
-    head = filter_rc[: blocks * 4].astype(np.int8).reshape(blocks, 4, cols // 4, 4).transpose(0, 2, 1, 3)
-    return np.ascontiguousarray(head).tobytes() + filter_rc[blocks * 4:].astype(np.int8).tobytes()
+    head = padded[: blocks * 4].reshape(blocks, 4, padded.shape[1] // group, group).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(head).tobytes() + padded[blocks * 4:].tobytes()
 
 
-def fc_filter(blob: bytes, rows: int, cols: int) -> np.ndarray:
+def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> np.ndarray:
     """fc_weights read back: the filter [rows][cols]."""
+    group = FC_GROUP[isa]
+    width = -(-cols // group) * group
     blocks = rows // 4
-    data = np.frombuffer(blob, dtype=np.int8, count=rows * cols)
-    head = data[: blocks * 4 * cols].reshape(blocks, cols // 4, 4, 4).transpose(0, 2, 1, 3).reshape(blocks * 4, cols)
-    return np.concatenate([head, data[blocks * 4 * cols:].reshape(rows - blocks * 4, cols)])
+    data = np.frombuffer(blob, dtype=np.int8, count=rows * width)
+    head = data[: blocks * 4 * width].reshape(blocks, width // group, 4, group).transpose(0, 2, 1, 3)
+    padded = np.concatenate([head.reshape(blocks * 4, width), data[blocks * 4 * width:].reshape(-1, width)])
+    return padded[:, :cols]
