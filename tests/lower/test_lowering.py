@@ -24,7 +24,7 @@ def test_convnet_lowers_every_compute_op_to_cmsis_nn(lowered_dir):
     for op in ("quantized_conv2d", "quantized_depthwise_conv2d", "quantized_max_pool2d", "quantized_avg_pool2d", "quantized_linear"):
         assert f"cortex_m::{op}" in ran, ran
     assert {layer["op"] for layer in report["delegated_layers"]} <= set(ran)
-    assert ops["cmx::conv"] == ops["cmx::linear"] == "cmsis_nn"
+    assert ops["cmx::conv"] == ops["cmx::fully_connected"] == "cmsis_nn"
     assert report["fallbacks"] == []
     assert not any("addmm" in name for name in ops), "linear must not stay on fp32 addmm"
     assert ops["cortex_m::quantize_per_tensor.out"] == "quant_boundary"

@@ -40,7 +40,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "cmx::conv": 4,  # conv1 has one input channel: a convolution (conv_choice.py)
         "cmx::max_pool": 2,
         "cmx::copy": 1,
-        "cmx::linear": 1,
+        "cmx::fully_connected": 1,
     }),
     "ds_cnn": ("DSCNN", (1, 12), {
         "cortex_m::quantize_per_tensor.out": 2,
@@ -49,7 +49,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "cmx::depthwise_conv": 4,
         "cmx::avg_pool": 1,
         "cmx::copy": 1,
-        "cmx::linear": 1,
+        "cmx::fully_connected": 1,
         "cmx::softmax": 1,
     }),
     "mobilenet_v1_025": ("MobileNetV1025", (1, 2), {
@@ -59,7 +59,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "cmx::depthwise_conv": 13,
         "cmx::avg_pool": 1,
         "cmx::copy": 1,
-        "cmx::linear": 1,
+        "cmx::fully_connected": 1,
         "cmx::softmax": 1,
     }),
     "resnet8": ("ResNet8", (1, 10), {
@@ -69,7 +69,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "cmx::add": 3,
         "cmx::avg_pool": 1,
         "cmx::copy": 1,
-        "cmx::linear": 1,
+        "cmx::fully_connected": 1,
         "cmx::softmax": 1,
     }),
     "tc_resnet8": ("TCResNet8", (1, 12), {  # Conv1d lifted to 2-D (lower/one_d.py): one NCL -> NLC copy in
@@ -82,19 +82,21 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "cmx::add": 3,
         "cmx::avg_pool": 1,
         "cmx::copy": 3,
-        "cmx::linear": 1,
+        "cmx::fully_connected": 1,
         "cmx::softmax": 1,
     }),
     "autoencoder": ("AutoEncoder", (1, 640), {
         "cortex_m::quantize_per_tensor.out": 1,
         "cortex_m::dequantize_per_tensor.out": 1,
-        "cmx::linear": 10,
+        "cmx::fully_connected": 10,
     }),
 }
-# On a DSP core the plan runs cmx-gen's kernels: cmx_conv_row_s8 for 1x1 and 1-D convolutions,
-# cmx_depthwise_3x3_s8 for 3x3 depthwise layers (own_kernels.py, layers.depthwise_kind); 0: none left.
+# On a DSP core the plan runs cmx-gen's kernels: cmx_conv_row_s8 for every convolution of one group
+# (the 10x4 first layer too), cmx_depthwise_3x3_s8 for 3x3 depthwise layers (own_kernels.py,
+# layers.depthwise_kind); 0: none left. Fully connected layers run cmx_fully_connected_s8 on both
+# cores (the counts above).
 DSP_KINDS: dict[str, dict[str, int]] = {
-    "ds_cnn": {"cmx::conv": 1, "cmx::conv_row": 4, "cmx::depthwise_conv": 0, "cmx::depthwise_3x3": 4}}
+    "ds_cnn": {"cmx::conv": 0, "cmx::conv_row": 5, "cmx::depthwise_conv": 0, "cmx::depthwise_3x3": 4}}
 ALLOWED_CLASSES = {"cmsis_nn", "quant_boundary", "data_movement"}
 # name -> (largest max|float - int8| relative to the float output's magnitude, least top-1 agreement)
 # over the example input and the calibration set. Measured (cortex-m55): digits 0.025/100 %,

@@ -92,7 +92,7 @@ def test_one_app_holds_each_model_and_one_kernel_library(two_app):
         assert registered.count(f'"{op}"') == 1, op
     assert registered.count("cmx_register_backend();") == 1, "cmx-gen's backend is registered once for both"
     layers = re.search(r"set\(CMX_BACKEND_LAYERS (.*)\)", ops).group(1)
-    assert '"linear"' in layers and '"max_pool"' in layers  # conv's linear, both models' max pool
+    assert '"fully_connected"' in layers and '"max_pool"' in layers  # conv's linear, both models' max pool
     toml = project_mod.load(two_app)
     assert [e.model_name() for e in toml.entries()] == ["conv", "res"] and not toml.separate_arenas
 
