@@ -133,7 +133,7 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   cmsis_nn_dims o_d = {1, two_d_1x1 ? height : 1, two_d_1x1 ? length : positions, out_ch};
   /* The plan's CMSIS-NN call for the layer: the wrapper, except for a 1-D convolution, where it
    * calls arm_convolve_s8 (the wrapper's 1xN path goes there on DSP; on MVE it refuses or misreads
-   * some strided padded cases, cmx_gen/lower/delegate/layers.py conv_kind). */
+   * some strided padded cases, cmx_gen/lower/delegate/kernel_choice.py conv_kind). */
   const int general = !two_d_1x1;
   const int32_t need = general ? arm_convolve_s8_get_buffer_size(&in_d, &f_d)
                                : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
@@ -232,7 +232,7 @@ static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, 
   const cmsis_nn_dims in_d = {1, in_h, in_w, in_ch}, f_d = {out_ch, kh, kw, in_ch}, b_d = {1, 1, 1, out_ch};
   const cmsis_nn_dims o_d = {1, out_h, out_w, out_ch};
   /* As the plan: the wrapper, but arm_convolve_s8 where the wrapper's 1xN path would take the layer
-   * (with MVE it misreads some strided ones: cmx_gen/lower/delegate/layers.py conv_kind). */
+   * (with MVE it misreads some strided ones: cmx_gen/lower/delegate/kernel_choice.py conv_kind). */
   const int general = in_h == 1 && kh == 1;
   const int32_t need = general ? arm_convolve_s8_get_buffer_size(&in_d, &f_d)
                                : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);

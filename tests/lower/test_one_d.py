@@ -66,7 +66,7 @@ def test_batchnorm1d_is_folded_and_the_tcn_block_stays_int8(lowered_dir):
 def test_a_1xn_convolution_cmsis_nn_gets_wrong_calls_arm_convolve_s8():
     """arm_convolve_1_x_n_s8 (MVE) lays out PyTorch's padding only as SAME's left/right split:
     it refuses some strided cases and reads one column past the input in others."""
-    from cmx_gen.lower.delegate.layers import _one_by_n_mve_reads
+    from cmx_gen.lower.delegate.kernel_choice import _one_by_n_mve_reads
 
     def exact(width, kernel, stride, pad, out):
         return [[p * stride - pad + k if 0 <= p * stride - pad + k < width else None for k in range(kernel)]

@@ -78,7 +78,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         "cmx::transpose": 1,
         "cortex_m::pad.out": 1,
         "cmx::conv": 7,
-        "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (layers.conv_kind)
+        "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (kernel_choice.conv_kind)
         "cmx::add": 3,
         "cmx::avg_pool": 1,
         "cmx::copy": 3,
@@ -93,7 +93,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
 }
 # On a DSP core the plan runs cmx-gen's kernels: cmx_conv_row_s8 for every convolution of one group
 # (the 10x4 first layer too), cmx_depthwise_3x3_s8 for 3x3 depthwise layers (own_kernels.py,
-# layers.depthwise_kind); 0: none left. Fully connected layers run cmx_fully_connected_s8 on both
+# kernel_choice.depthwise_kind); 0: none left. Fully connected layers run cmx_fully_connected_s8 on both
 # cores (the counts above).
 DSP_KINDS: dict[str, dict[str, int]] = {
     "ds_cnn": {"cmx::conv": 0, "cmx::conv_row": 5, "cmx::depthwise_conv": 0, "cmx::depthwise_3x3": 4}}

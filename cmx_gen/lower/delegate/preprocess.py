@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from cmx_gen.lower.delegate import kernel_choice
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.lower.delegate.work_memory import Buffer, place
@@ -65,7 +66,7 @@ def build_plan(program: Any, core: str) -> Plan:
                                   max(users, default=index[node])))
         scratch = node.args[-1] if node.args else None
         if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
-            buffers.append(Buffer(f"{node.name}:scratch", layer_builders.scratch_bytes(node, isa), index[node],
+            buffers.append(Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node],
                                   index[node]))
     work = place(buffers)
 

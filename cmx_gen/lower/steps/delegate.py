@@ -31,8 +31,8 @@ def run(state: Lowering) -> Lowering:
 
 def _refuse_wrong_one_by_n(state: Lowering) -> None:
     """Without the backend, the cortex_m kernel calls CMSIS-NN's wrapper, whose 1xN MVE path gets some
-    strided, padded convolutions of height 1 wrong (layers.conv_kind): refuse, naming the way out."""
-    from cmx_gen.lower.delegate.layers import conv_kind
+    strided, padded convolutions of height 1 wrong (kernel_choice.conv_kind): refuse, naming the way out."""
+    from cmx_gen.lower.delegate.kernel_choice import conv_kind
     from cmx_gen.lower.fx_nodes import source_line
 
     if state.target.isa != "MVE":

@@ -1,0 +1,133 @@
+"""Which kernel each convolution and depthwise layer of a plan runs, and the scratch it needs:
+cmx-gen's own (own_kernels.py) where the core has one that applies, else the CMSIS-NN call the
+cortex_m wrapper makes, or arm_convolve_s8 itself where the wrapper's MVE 1xN path would misread
+(the partitioner refuses none of these; layers.py builds their records)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.lower.fx_nodes import op_name
+
+
+def node_val(node: Any) -> Any:
+    """A node's example value (its `val` meta), or None for a constant argument."""
+    return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+
+_val = node_val
+
+
+def _planned_scratch(node: torch.fx.Node) -> int:
+    alloc = node.args[-1]
+    return int(alloc.args[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
+
+
+def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
+    """The scratch size of this call: what the cortex_m passes planned for the wrapper (its alloc
+    node), arm_convolve_s8's own where the plan calls that directly, or cmx_conv_row_s8's."""
+    if depthwise_kind(node, isa) == "depthwise_3x3":
+        return 0  # cmx_depthwise_3x3_s8 needs none
+    kind = conv_kind(node, isa)
+    if kind == "conv_general":
+        return max(_planned_scratch(node), _convolve_s8_scratch(node))
+    if kind == "conv_row":
+        geometry, chunk = row_plan(node)
+        return geometry.scratch_bytes(chunk)
+    return _planned_scratch(node)
+
+
+def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
+    x, weight, _, stride, padding, dilation = node.args[:6]
+    return own_kernels.row_geometry(_val(x), _val(weight), _val(node), stride, padding, dilation)
+
+
+def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
+    """A conv_row layer's geometry and chunk: the one place the chunk is chosen, so the scratch the
+    working memory reserves and the chunk the record carries cannot disagree."""
+    geometry = _row_geometry(node)
+    assert geometry is not None
+    return geometry, geometry.chunk(_planned_scratch(node))
+
+
+def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
+    """"depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) on a DSP core for a 3x3 depthwise layer with
+    one output channel per input channel and no dilation; else "depthwise_conv" (CMSIS-NN's wrapper)."""
+    if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
+        return ""
+    x, weight, _, _stride, _padding, dilation, ch_mult = node.args[:7]
+    kh, kw = int(_val(weight).shape[1]), int(_val(weight).shape[2])
+    one_to_one = int(ch_mult) == 1 and int(_val(x).shape[1]) == int(_val(node).shape[1])
+    if isa == "DSP" and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
+        return "depthwise_3x3"
+    return "depthwise_conv"
+
+
+def conv_kind(node: torch.fx.Node, isa: str) -> str:
+    """"conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core where it applies (own_kernels.py);
+    else "conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
+    path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
+    arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
+    if op_name(node) != "cortex_m::quantized_conv2d":
+        return ""
+    if isa == "DSP" and _row_geometry(node) is not None:
+        return "conv_row"
+    x, weight, _, stride, padding, dilation = node.args[:6]
+    _, c, h, width = (int(v) for v in _val(x).shape)
+    _, kh, kw, kc = (int(v) for v in _val(weight).shape)
+    out_w = int(_val(node).shape[3])
+    one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
+    one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
+    if one_by_one or not one_by_n:
+        return "conv"
+    exact = [[p * stride[1] - padding[1] + k if 0 <= p * stride[1] - padding[1] + k < width else None
+              for k in range(kw)] for p in range(out_w)]
+    reads = _one_by_n_mve_reads(width, kw, stride[1], padding[1], out_w)
+    return "conv" if reads is None or reads == exact else "conv_general"
+
+
+def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: int) -> list[list[Any]] | None:
+    """Which input column each output column's taps read in arm_convolve_1_x_n_s8's MVE path
+    (None: padding, "?": past the data it copied), as its left-padded, unpadded and right-padded
+    sections lay them out; None when it hands the case to arm_convolve_s8 itself. Only the
+    left/right split of "SAME" padding comes out right: PyTorch's symmetric padding with a stride
+    makes it refuse (status -3) or, with stride 2 and padding 4 over 101 columns, copy one column
+    past the input into the right section (wrong results at the edge)."""
+    total = (out_w - 1) * stride + kernel - width
+    asym = int(math.fmod(total, 2))  # C's remainder
+    if pad * 2 + asym != total:
+        return [[]]  # ARM_CMSIS_NN_FAILURE
+    right = max(1, (pad + asym + stride - 1) // stride) if pad + asym else 0
+    left = max(1, (pad + stride - 1) // stride) if pad else 0
+    middle = max(out_w - (right + left), 0)
+    if right + middle + left != out_w:
+        return None
+
+    def column(i: int) -> Any:
+        return i if 0 <= i < width else "?"
+
+    def from_buffer(buffer: list[Any], count: int) -> list[list[Any]]:
+        """`count` output columns read from an im2col buffer, a stride apart ("?" past its end)."""
+        return [[buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
+                for r in range(count)]
+
+    start = stride * left - pad
+    first = stride * (left + middle) - pad
+    return (from_buffer([None] * pad + [column(i) for i in range(kernel)], left)
+            + [[column(start + r * stride + k) for k in range(kernel)] for r in range(middle)]
+            + from_buffer([column(first + i) for i in range(kernel - 1)] + [None] * (right if asym else pad),
+                          out_w - left - middle))
+
+
+def _convolve_s8_scratch(node: torch.fx.Node) -> int:
+    """arm_convolve_s8_get_buffer_size on any ISA (the larger of MVE's and DSP's: a plan is
+    checked against its core, and both are a few hundred bytes)."""
+    x, weight = node.args[:2]
+    cols = int(_val(x).shape[1]) * int(_val(weight).shape[1]) * int(_val(weight).shape[2])
+    mve = 4 * ((cols + 15) // 16) * 16
+    dsp = 2 * (cols + (-cols % 4)) * 2
+    return max(mve, dsp)
