@@ -22,7 +22,7 @@ function(cmx_runtime_key out)
     "${CMX_ET}/runtime/*.h" "${CMX_ET}/kernels/portable/cpu/*.h" "${CMX_ET}/kernels/prim_ops/*.h"
     "${CMX_ET}/backends/cortex_m/ops/*.h" "${CMX_ET}/extension/data_loader/*.h"
     "${CMX_ET}/third-party/flatbuffers/include/*.h" "${CMSIS_NN_PATH}/Include/*.h"
-    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/backend/*.h")
+    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/backend/*.h" "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/nn/*.h")
   list(APPEND _files ${_headers})
   list(REMOVE_DUPLICATES _files)
   list(SORT _files)

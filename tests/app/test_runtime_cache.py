@@ -83,7 +83,10 @@ def test_an_sdk_that_differs_by_one_line_never_gets_the_shared_library(tmp_path,
     header.write_text(header.read_text() + "\n// one more line\n")
     after = build.build(app, app / "build-b", jobs=2, runtime_cache=cache, env=env)
     assert key(after) != before and origin(after).startswith("compiled here")
-    assert "executorch:runtime/core/error.h=" in (after.build_dir / "cmx_kernels" / "runtime_key.txt").read_text()
+    hashed = (after.build_dir / "cmx_kernels" / "runtime_key.txt").read_text()
+    assert "executorch:runtime/core/error.h=" in hashed
+    # cmx-gen's own kernels' headers decide the library too (cmx_nn.h's structs are the plan's records)
+    assert "kernels:nn/cmx_nn.h=" in hashed and "kernels:nn/cmx_requantize.h=" in hashed
     # ... and an edit after configuring re-runs CMake (every hashed file is a configure dependency)
     after_key = key(after)
     header.write_text(header.read_text() + "// and another\n")
