@@ -63,7 +63,7 @@ typedef struct {
 /* arm_convolve_s8 itself, for a convolution its wrapper would send to a path that refuses it. */
 typedef cmx_layer_conv cmx_layer_conv_general;
 
-/* cmx_conv_row_s8 (kernels/nn/), a 1-D or 1x1 convolution on a DSP core; weight in its layout. */
+/* cmx_conv_row_s8 (kernels/nn/), a convolution of one group on a DSP core; weight in its layout. */
 typedef struct {
   cmx_layer_head head;
   int32_t input, output, weight, bias, multipliers, shifts, scratch, scratch_bytes;
