@@ -189,6 +189,27 @@ def test_registration_source_registers_exactly_the_given_ops():
     assert 'extern "C" int cmx_register_kernels(void)' in text
 
 
+def test_a_float_programs_operator_without_a_kernel_names_the_real_cause(monkeypatch, tmp_path):
+    """aten::linear.out (upstream's flow without --quantize) has no portable or cortex_m kernel: the error
+    says it is a float program's operator and how to get an int8 one; with an SDK whose optimized library
+    has it, that it lives only there (issue 36)."""
+    from cmx_gen.common.errors import RenderError
+
+    monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
+    with pytest.raises(RenderError) as err:
+        codegen.registration_source(["aten::linear.out"])
+    assert "float operators of an unquantized program" in err.value.one_line()
+    assert "quantizes it to int8" in err.value.one_line() and "version that renders" not in err.value.one_line()
+    sdk = tmp_path / "executorch"
+    (sdk / "kernels" / "optimized").mkdir(parents=True)
+    (sdk / "kernels" / "optimized" / "optimized.yaml").write_text(
+        "- op: linear.out\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::opt_linear_out\n")
+    monkeypatch.setenv("EXECUTORCH_ROOT", str(sdk))
+    with pytest.raises(RenderError) as err:
+        codegen.registration_source(["aten::linear.out"])
+    assert "only in ExecuTorch's optimized library" in err.value.one_line()
+
+
 def test_result_line_parsing():
     out = "boot\ncmx-gen: PASS max_abs_err=0 instr=1810234 method=11552/11776 planned=20464/20464 temp=212/448\n"
     result = parse_result_line(out)
