@@ -137,7 +137,8 @@ def _missing_kernels(missing: list[str]) -> tuple[str, str]:
     names = ", ".join(missing)
     quantize = ("give cmx-gen the model itself (path/model.py:Class or a .pt2) so that it quantizes it to int8, "
                 "or export the .pte quantized (upstream's aot_arm_compiler --quantize)")
-    optimized = [op for op in missing if op in _optimized_ops()]
+    in_optimized = _optimized_ops()
+    optimized = [op for op in missing if op in in_optimized]
     if optimized:
         return (f"operator(s) {', '.join(optimized)} have a kernel only in ExecuTorch's optimized library "
                 f"(kernels/optimized), which cmx-gen does not link; missing: {names}", quantize)

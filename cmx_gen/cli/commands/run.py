@@ -198,19 +198,21 @@ def run_application(app: AppFolder, args: argparse.Namespace) -> int:
     print(f"app        {image}: {len(run.calls)} call(s)")
     names = app.model_names()
     all_same = True
+    compared = False
     for name in names or [None]:
         if name is not None:
             print(f"model      {name}")
         one = run.of_model(name) if name is not None else run
         for line in application_summary(one):
             print(line)
-        all_same = _first_call_matches(one, app.reference_outputs(name)) and all_same
+        reference = app.reference_outputs(name)
+        compared = compared or bool(reference)
+        all_same = _first_call_matches(one, reference) and all_same
     for line in run.own[:OWN_LINES]:  # the application's own lines (cmx_app_puts), after the model's
         print(f"app says   {line}")
     if len(run.own) > OWN_LINES:
         print(f"app says   ... and {len(run.own) - OWN_LINES} more line(s): `cmx-gen run {app.path} --app --dry-run` "
               "gives the command that shows them all")
-    compared = any(app.reference_outputs(name) for name in names or [None])
     verdict = ("nothing compared (no reference outputs)" if not compared or not run.calls
                else "call 0 equals the check's reference bytes" if all_same
                else "call 0 DIFFERS from the check's reference bytes")

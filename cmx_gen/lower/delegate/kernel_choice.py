@@ -19,8 +19,6 @@ def node_val(node: Any) -> Any:
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
 
 
-_val = node_val
-
 
 def _planned_scratch(node: torch.fx.Node) -> int:
     alloc = node.args[-1]
@@ -43,7 +41,7 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
     x, weight, _, stride, padding, dilation = node.args[:6]
-    return own_kernels.row_geometry(_val(x), _val(weight), _val(node), stride, padding, dilation)
+    return own_kernels.row_geometry(node_val(x), node_val(weight), node_val(node), stride, padding, dilation)
 
 
 def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
@@ -60,8 +58,8 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
         return ""
     x, weight, _, _stride, _padding, dilation, ch_mult = node.args[:7]
-    kh, kw = int(_val(weight).shape[1]), int(_val(weight).shape[2])
-    one_to_one = int(ch_mult) == 1 and int(_val(x).shape[1]) == int(_val(node).shape[1])
+    kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
+    one_to_one = int(ch_mult) == 1 and int(node_val(x).shape[1]) == int(node_val(node).shape[1])
     if isa == "DSP" and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
         return "depthwise_3x3"
     return "depthwise_conv"
@@ -77,9 +75,9 @@ def conv_kind(node: torch.fx.Node, isa: str) -> str:
     if isa == "DSP" and _row_geometry(node) is not None:
         return "conv_row"
     x, weight, _, stride, padding, dilation = node.args[:6]
-    _, c, h, width = (int(v) for v in _val(x).shape)
-    _, kh, kw, kc = (int(v) for v in _val(weight).shape)
-    out_w = int(_val(node).shape[3])
+    _, c, h, width = (int(v) for v in node_val(x).shape)
+    _, kh, kw, kc = (int(v) for v in node_val(weight).shape)
+    out_w = int(node_val(node).shape[3])
     one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
     one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
     if one_by_one or not one_by_n:
@@ -127,7 +125,7 @@ def _convolve_s8_scratch(node: torch.fx.Node) -> int:
     """arm_convolve_s8_get_buffer_size on any ISA (the larger of MVE's and DSP's: a plan is
     checked against its core, and both are a few hundred bytes)."""
     x, weight = node.args[:2]
-    cols = int(_val(x).shape[1]) * int(_val(weight).shape[1]) * int(_val(weight).shape[2])
+    cols = int(node_val(x).shape[1]) * int(node_val(weight).shape[1]) * int(node_val(weight).shape[2])
     mve = 4 * ((cols + 15) // 16) * 16
     dsp = 2 * (cols + (-cols % 4)) * 2
     return max(mve, dsp)

@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from cmx_gen.lower.delegate import own_kernels
-from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, node_val, row_plan, scratch_bytes
+from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, row_plan, scratch_bytes
+from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import op_name
 
@@ -36,7 +37,6 @@ class Emit:
     isa: str
 
 
-_val = node_val
 
 
 def _is_int8(node: Any) -> bool:
@@ -184,12 +184,11 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     batches = 1
     for s in xv.shape[:-1]:
         batches *= int(s)
-    own = own_kernels.fc_applies(in_feat, int(w_off), emit.isa)  # cmx_fully_connected_s8
-    if own:
-        filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat)
+    own = own_kernels.fc_applies(in_feat, int(w_off), emit.isa)  # cmx_fully_connected_s8, its weights laid out
+    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat) if own else None
     return Layer("fully_connected" if own else "linear", {
         "input": emit.operand(x), "output": emit.operand(node),
-        "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)) if own else emit.constant(weight),
+        "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)) if filt is not None else emit.constant(weight),
         "bias": emit.constant(bias),
         "kernel_sum": emit.constant(kernel_sum), "multiplier": int(mults[0]), "shift": int(shifts[0]),
         "input_offset": in_off, "filter_offset": w_off, "output_offset": out_off, "act_min": act_min,

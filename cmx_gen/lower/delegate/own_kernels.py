@@ -54,6 +54,11 @@ class RowGeometry:
         return self.rows * self.kernel * self.in_ch
 
     @property
+    def weight_dtype(self) -> np.dtype:
+        """What a weight is stored as: int16 when wide (little-endian, as the core reads it), else int8."""
+        return np.dtype("<i2") if self.wide else np.dtype(np.int8)
+
+    @property
     def runs(self) -> int:
         """Runs of contiguous widened input per output position: one, or one per tap when dilated."""
         return self.kernel if self.dilation > 1 and self.kernel > 1 else 1
@@ -114,7 +119,7 @@ def row_weights(filter_ohwi: np.ndarray, geometry: RowGeometry) -> bytes:
     four, groups of four in ROW_ORDER (wide: int16 values in order), the rows of each channel pair
     interleaved a group at a time (one LDRD reads both), an odd last row on its own."""
     oc, runs, row_bytes = filter_ohwi.shape[0], geometry.runs, geometry.row_bytes
-    dtype = np.dtype("<i2") if geometry.wide else np.int8
+    dtype = geometry.weight_dtype
     flat = filter_ohwi.reshape(oc, -1)[:, _field_order(geometry)].reshape(oc, runs, -1).astype(dtype)
     padded = np.zeros((oc, runs, row_bytes // runs), dtype=dtype)
     padded[:, :, : flat.shape[2]] = flat
@@ -130,7 +135,7 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
     """row_weights read back: the CMSIS-NN filter [out_ch][rows * kernel * in_ch]."""
     out_ch, row_bytes, runs = geometry.out_ch, geometry.row_bytes, geometry.runs
     groups, pairs = row_bytes // 4, out_ch // 2
-    data = np.frombuffer(blob, dtype=np.dtype("<i2") if geometry.wide else np.int8, count=out_ch * row_bytes)
+    data = np.frombuffer(blob, dtype=geometry.weight_dtype, count=out_ch * row_bytes)
     paired = data[: pairs * 2 * row_bytes].reshape(pairs, groups, 2, 4).transpose(0, 2, 1, 3)
     grouped = np.concatenate([paired.reshape(2 * pairs, groups, 4),
                               data[pairs * 2 * row_bytes:].reshape(out_ch - 2 * pairs, groups, 4)])
@@ -152,13 +157,18 @@ def fc_applies(in_features: int, filter_offset: int, isa: str) -> bool:
     return isa in FC_GROUP and filter_offset == 0 and (isa == "MVE" or in_features % 4 == 0)
 
 
+def _fc_width(cols: int, isa: str) -> int:
+    """A row's columns in cmx_fully_connected_s8's layout: cols rounded up to FC_GROUP[isa]."""
+    return -(-cols // FC_GROUP[isa]) * FC_GROUP[isa]
+
+
 def fc_weights(filter_rc: np.ndarray, isa: str) -> bytes:
     """A fully connected filter [rows][cols] as cmx_fully_connected_s8 reads it on `isa`: each row
     padded with zeros to a multiple of G = FC_GROUP columns, rows in blocks of four, each G columns of
     a block's rows side by side (one pointer feeds the block), the last rows % 4 rows as they are."""
     group = FC_GROUP[isa]
     rows, cols = filter_rc.shape
-    padded = np.zeros((rows, -(-cols // group) * group), dtype=np.int8)
+    padded = np.zeros((rows, _fc_width(cols, isa)), dtype=np.int8)
     padded[:, :cols] = filter_rc
     blocks = rows // 4
     head = padded[: blocks * 4].reshape(blocks, 4, padded.shape[1] // group, group).transpose(0, 2, 1, 3)
@@ -168,7 +178,7 @@ def fc_weights(filter_rc: np.ndarray, isa: str) -> bytes:
 def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> np.ndarray:
     """fc_weights read back: the filter [rows][cols]."""
     group = FC_GROUP[isa]
-    width = -(-cols // group) * group
+    width = _fc_width(cols, isa)
     blocks = rows // 4
     data = np.frombuffer(blob, dtype=np.int8, count=rows * width)
     head = data[: blocks * 4 * width].reshape(blocks, width // group, 4, group).transpose(0, 2, 1, 3)
