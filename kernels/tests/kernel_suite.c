@@ -100,11 +100,58 @@ static void fill_quant(int32_t out_ch, int slow) {
   }
 }
 
+/* What conv_pair found: whether this case is the tally's first difference, the two statuses, the
+ * first differing byte. */
+typedef struct {
+  int first;
+  arm_cmsis_nn_status s1, s2;
+  int32_t at;
+} conv_outcome;
+
+/* One convolution on the inputs, filter and quantization the caller drew: CMSIS-NN as the plan calls
+ * it (arm_convolve_s8 when `general`, else the wrapper) and cmx_conv_row_s8 with geometry `rp` (its
+ * offsets and range taken from cp, its weights laid out here), their outputs compared byte for byte
+ * and recorded under `kernel`; a case whose buffers the suite cannot hold is skipped. */
+static conv_outcome conv_pair(tally* t, const char* kernel, const char* name, const cmsis_nn_conv_params* cp,
+                              const cmsis_nn_dims* in_d, const cmsis_nn_dims* f_d, const cmsis_nn_dims* o_d,
+                              int general, cmx_conv_row_params rp, int no_bias, int32_t work) {
+  conv_outcome o = {0, ARM_CMSIS_NN_SUCCESS, ARM_CMSIS_NN_SUCCESS, 0};
+  const int32_t need = general ? arm_convolve_s8_get_buffer_size(in_d, f_d)
+                               : arm_convolve_wrapper_s8_get_buffer_size(cp, in_d, f_d, o_d);
+  rp.input_offset = cp->input_offset;
+  rp.output_offset = cp->output_offset;
+  rp.act_min = cp->activation.min;
+  rp.act_max = cp->activation.max;
+  rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
+  if (rp.out_ch * rp.row_bytes * (rp.wide ? 2 : 1) > (int32_t)sizeof(row_weights_buf)) return o;
+  if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return o;
+  cmx_conv_row_s8_weights(&rp, filter, row_weights);
+  const int32_t* b = no_bias ? NULL : bias;
+  const int32_t n = o_d->n * o_d->h * o_d->w * o_d->c;
+  const cmsis_nn_per_channel_quant_params q = {mult, shift};
+  const cmsis_nn_dims b_d = {1, 1, 1, rp.out_ch};
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  cmsis_nn_context ctx = {scratch, need};
+  uint64_t t0 = cmx_platform_counter();
+  o.s1 = general ? arm_convolve_s8(&ctx, cp, &q, in_d, input, f_d, filter, &b_d, b, NULL, o_d, out_cmsis)
+                 : arm_convolve_wrapper_s8(&ctx, cp, &q, in_d, input, f_d, filter, &b_d, b, o_d, out_cmsis);
+  uint64_t t1 = cmx_platform_counter();
+  o.s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
+  uint64_t t2 = cmx_platform_counter();
+  const int equal =
+      o.s1 == ARM_CMSIS_NN_SUCCESS && o.s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  o.first = record(t, kernel, name, t1 - t0, t2 - t1, work, equal);
+  while (o.at < n && out_cmsis[o.at] == out_cmx[o.at]) ++o.at;
+  if (o.at == n) o.at = 0;
+  return o;
+}
+
 /* One 1-D (or 1x1-as-a-row) case: the same convolution through CMSIS-NN and cmx_conv_row_s8.
  * two_d_1x1: H x W positions, kernel 1, stride 1, no padding. */
 static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t length, int32_t kernel, int32_t stride,
-                          int32_t pad, int32_t dilation, int32_t chunk, int two_d_1x1, int32_t height, int slow, int no_bias,
-                          int full_range, int wide, const char* name) {
+                          int32_t pad, int32_t dilation, int32_t chunk, int two_d_1x1, int32_t height, int slow,
+                          int no_bias, int full_range, int wide, const char* name) {
   const int32_t span = (kernel - 1) * dilation + 1;
   const int32_t positions = two_d_1x1 ? height * length : (length + 2 * pad - span) / stride + 1;
   const int32_t in_positions = two_d_1x1 ? height * length : length;
@@ -126,47 +173,23 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   cp.dilation.w = dilation;
   cp.dilation.h = 1;
   cp.activation = random_activation(full_range);
-  cmsis_nn_per_channel_quant_params q = {mult, shift};
-  cmsis_nn_dims in_d = {1, two_d_1x1 ? height : 1, length, in_ch};
-  cmsis_nn_dims f_d = {out_ch, 1, kernel, in_ch};
-  cmsis_nn_dims b_d = {1, 1, 1, out_ch};
-  cmsis_nn_dims o_d = {1, two_d_1x1 ? height : 1, two_d_1x1 ? length : positions, out_ch};
+  const cmsis_nn_dims in_d = {1, two_d_1x1 ? height : 1, length, in_ch};
+  const cmsis_nn_dims f_d = {out_ch, 1, kernel, in_ch};
+  const cmsis_nn_dims o_d = {1, two_d_1x1 ? height : 1, two_d_1x1 ? length : positions, out_ch};
   /* The plan's CMSIS-NN call for the layer: the wrapper, except for a 1-D convolution, where it
    * calls arm_convolve_s8 (the wrapper's 1xN path goes there on DSP; on MVE it refuses or misreads
    * some strided padded cases, cmx_gen/lower/delegate/kernel_choice.py conv_kind). */
-  const int general = !two_d_1x1;
-  const int32_t need = general ? arm_convolve_s8_get_buffer_size(&in_d, &f_d)
-                               : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
-  cmx_conv_row_params rp = {.positions = positions, .in_positions = in_positions, .in_ch = in_ch, .out_ch = out_ch,
-                            .kernel = kernel, .stride = stride, .pad = pad, .dilation = dilation, .rows = 1,
-                            .out_rows = 1, .in_rows = 1, .row_stride = 1, .row_pad = 0, .wide = wide, .chunk = chunk,
-                            .input_offset = cp.input_offset, .output_offset = cp.output_offset,
-                            .act_min = cp.activation.min, .act_max = cp.activation.max};
-  rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
-  if (out_ch * rp.row_bytes * (wide ? 2 : 1) > (int32_t)sizeof(row_weights_buf)) return;
-  if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
-  cmx_conv_row_s8_weights(&rp, filter, row_weights);
-  const int32_t* b = no_bias ? NULL : bias;
-
-  memset(out_cmsis, 0x55, (size_t)(positions * out_ch));
-  memset(out_cmx, 0x66, (size_t)(positions * out_ch));
-  cmsis_nn_context ctx = {scratch, need};
-  uint64_t t0 = cmx_platform_counter();
-  arm_cmsis_nn_status s1 =
-      general ? arm_convolve_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, NULL, &o_d, out_cmsis)
-              : arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
-  uint64_t t1 = cmx_platform_counter();
-  arm_cmsis_nn_status s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
-  uint64_t t2 = cmx_platform_counter();
-  const int equal = s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS &&
-                    memcmp(out_cmsis, out_cmx, (size_t)(positions * out_ch)) == 0;
-  if (record(t, "conv_row", name, t1 - t0, t2 - t1, positions * out_ch * kernel * in_ch, equal)) {
-    int32_t at = 0;
-    while (at < positions * out_ch && out_cmsis[at] == out_cmx[at]) ++at;
+  const cmx_conv_row_params rp = {.positions = positions, .in_positions = in_positions, .in_ch = in_ch,
+                                  .out_ch = out_ch, .kernel = kernel, .stride = stride, .pad = pad,
+                                  .dilation = dilation, .rows = 1, .out_rows = 1, .in_rows = 1, .row_stride = 1,
+                                  .row_pad = 0, .wide = wide, .chunk = chunk};
+  const conv_outcome o = conv_pair(t, "conv_row", name, &cp, &in_d, &f_d, &o_d, !two_d_1x1, rp, no_bias,
+                                   positions * out_ch * kernel * in_ch);
+  if (o.first) {
     snprintf(t->first_failure, sizeof(t->first_failure),
              "%s in%d out%d len%d k%d s%d p%d d%d chunk%d h%d status %d/%d byte %d: %d vs %d", name,
-             (int)in_ch, (int)out_ch, (int)length, (int)kernel, (int)stride, (int)pad, (int)dilation, (int)chunk, (int)height, (int)s1, (int)s2,
-             (int)at, at < positions * out_ch ? out_cmsis[at] : 0, at < positions * out_ch ? out_cmx[at] : 0);
+             (int)in_ch, (int)out_ch, (int)length, (int)kernel, (int)stride, (int)pad, (int)dilation, (int)chunk,
+             (int)height, (int)o.s1, (int)o.s2, (int)o.at, out_cmsis[o.at], out_cmx[o.at]);
   }
 }
 
@@ -228,43 +251,21 @@ static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, 
   cp.padding.h = pad_h;
   cp.dilation.w = cp.dilation.h = 1;
   cp.activation = random_activation(full_range);
-  cmsis_nn_per_channel_quant_params q = {mult, shift};
-  const cmsis_nn_dims in_d = {1, in_h, in_w, in_ch}, f_d = {out_ch, kh, kw, in_ch}, b_d = {1, 1, 1, out_ch};
+  const cmsis_nn_dims in_d = {1, in_h, in_w, in_ch}, f_d = {out_ch, kh, kw, in_ch};
   const cmsis_nn_dims o_d = {1, out_h, out_w, out_ch};
   /* As the plan: the wrapper, but arm_convolve_s8 where the wrapper's 1xN path would take the layer
    * (with MVE it misreads some strided ones: cmx_gen/lower/delegate/kernel_choice.py conv_kind). */
-  const int general = in_h == 1 && kh == 1;
-  const int32_t need = general ? arm_convolve_s8_get_buffer_size(&in_d, &f_d)
-                               : arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
-  cmx_conv_row_params rp = {.positions = out_w, .in_positions = in_w, .in_ch = in_ch, .out_ch = out_ch,
-                            .kernel = kw, .stride = stride_w, .pad = pad_w, .dilation = 1, .rows = kh,
-                            .out_rows = out_h, .in_rows = in_h, .row_stride = stride_h, .row_pad = pad_h,
-                            .wide = wide, .chunk = chunk, .input_offset = cp.input_offset, .output_offset = cp.output_offset,
-                            .act_min = cp.activation.min, .act_max = cp.activation.max};
-  rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
-  if (out_ch * rp.row_bytes * (wide ? 2 : 1) > (int32_t)sizeof(row_weights_buf)) return;
-  if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return;
-  cmx_conv_row_s8_weights(&rp, filter, row_weights);
-  const int32_t* b = no_bias ? NULL : bias;
-  memset(out_cmsis, 0x55, (size_t)n);
-  memset(out_cmx, 0x66, (size_t)n);
-  cmsis_nn_context ctx = {scratch, need};
-  uint64_t t0 = cmx_platform_counter();
-  arm_cmsis_nn_status s1 =
-      general ? arm_convolve_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, NULL, &o_d, out_cmsis)
-              : arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
-  uint64_t t1 = cmx_platform_counter();
-  arm_cmsis_nn_status s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
-  uint64_t t2 = cmx_platform_counter();
-  const int equal =
-      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  if (record(t, "conv_row_2d", name, t1 - t0, t2 - t1, n * cols, equal)) {
-    int32_t at = 0;
-    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+  const cmx_conv_row_params rp = {.positions = out_w, .in_positions = in_w, .in_ch = in_ch, .out_ch = out_ch,
+                                  .kernel = kw, .stride = stride_w, .pad = pad_w, .dilation = 1, .rows = kh,
+                                  .out_rows = out_h, .in_rows = in_h, .row_stride = stride_h, .row_pad = pad_h,
+                                  .wide = wide, .chunk = chunk};
+  const conv_outcome o = conv_pair(t, "conv_row_2d", name, &cp, &in_d, &f_d, &o_d, in_h == 1 && kh == 1, rp,
+                                   no_bias, n * cols);
+  if (o.first) {
     snprintf(t->first_failure, sizeof(t->first_failure),
              "%s in%d out%d %dx%d k%dx%d s%d,%d p%d,%d chunk%d status %d/%d byte %d: %d vs %d", name, (int)in_ch,
              (int)out_ch, (int)in_h, (int)in_w, (int)kh, (int)kw, (int)stride_h, (int)stride_w, (int)pad_h, (int)pad_w,
-             (int)chunk, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0, at < n ? out_cmx[at] : 0);
+             (int)chunk, (int)o.s1, (int)o.s2, (int)o.at, out_cmsis[o.at], out_cmx[o.at]);
   }
 }
 
