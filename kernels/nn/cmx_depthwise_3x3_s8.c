@@ -10,7 +10,12 @@
  * whose 3x3 window lies inside the input take an unrolled path with no bounds tests; border pixels
  * (on DS-CNN's 25 x 5 maps 56 of 125) walk only their rows and columns inside the input the same
  * way. (Pairing two taps per SMLAD with PKHBT/PKHTB and int16 weights was measured slower: the
- * packing and the pointer spills cost what the dual multiply saves.) */
+ * packing and the pointer spills cost what the dual multiply saves.)
+ *
+ * The output may share the input's bytes: pixels are written in raster order, four channels after
+ * those four channels' taps are read, so an output starting far enough below the input
+ * (cmx_gen/lower/delegate/overlap.py) only overwrites input no later step reads; `output` is
+ * therefore not restrict. */
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
 #include "cmx_nn.h"
@@ -42,7 +47,7 @@ static inline __attribute__((always_inline)) acc4 tap4(acc4 a, uint32_t x, uint3
 static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
                                                        const int32_t* shift, const cmsis_nn_dims* in_d,
                                                        const int8_t* input, const int8_t* filter, const int32_t* bias,
-                                                       const cmsis_nn_dims* out_d, int8_t* restrict output,
+                                                       const cmsis_nn_dims* out_d, int8_t* output,
                                                        const int fast, const int full) {
   const int32_t ch = in_d->c, in_w = in_d->w, in_h = in_d->h;
   const int32_t row = in_w * ch, ch4 = ch & ~3;

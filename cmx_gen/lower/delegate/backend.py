@@ -15,7 +15,8 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from cmx_gen.lower.delegate import layers
-from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_alloc, is_delegate_call
+from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_delegate_call
+from cmx_gen.lower.delegate.schedule import DYING_ARGS, is_alloc
 
 
 class CmxCmsisNNBackend(BackendDetails):
@@ -57,9 +58,21 @@ class CmxPartitioner(Partitioner):
             tag = f"cmx_{partition.id}"
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
+            _mark_dying_inputs(set(partition.nodes))
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+
+
+def _mark_dying_inputs(nodes: set[torch.fx.Node]) -> None:
+    """Tells preprocess which of a subgraph's inputs no one reads after the delegate call (so its
+    schedule may put them in the working memory and write over them): on each reader, the
+    positions of such arguments (schedule.DYING_ARGS)."""
+    for node in nodes:
+        dying = tuple(k for k, arg in enumerate(node.args) if isinstance(arg, torch.fx.Node) and arg not in nodes
+                      and arg.op != "get_attr" and all(user in nodes for user in arg.users))
+        if dying:
+            node.meta[DYING_ARGS] = dying
 
 
 def delegated_layers(program: Any) -> list[dict[str, Any]]:

@@ -8,18 +8,13 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate import kernel_choice
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
-from cmx_gen.lower.delegate.work_memory import Buffer, place
+from cmx_gen.lower.delegate.schedule import schedule
 from cmx_gen.common.targets import cores
 from cmx_gen.lower.fx_nodes import op_name
 
 BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it
-
-
-def is_alloc(node: torch.fx.Node) -> bool:
-    return node.op == "call_function" and getattr(node.target, "__name__", "") == "alloc"
 
 
 def is_delegate_call(node: torch.fx.Node) -> bool:
@@ -45,30 +40,8 @@ def memory_bytes(tensor: torch.Tensor) -> bytes:
 def build_plan(program: Any, core: str) -> Plan:
     """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports)."""
     isa = str(cores()[core]["isa"])
-    graph = program.graph_module.graph
-    user_inputs = list(program.graph_signature.user_inputs)
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    inputs = [n for n in placeholders if n.name in user_inputs]
-    output_node = next(n for n in graph.nodes if n.op == "output")
-    outputs = list(output_node.args[0])
-    args: dict[torch.fx.Node, int] = {n: i for i, n in enumerate(inputs)}
-    for j, node in enumerate(outputs):
-        args.setdefault(node, len(inputs) + 1 + j)  # args[len(inputs)] is the working memory
-
-    compute = [n for n in graph.nodes if n.op == "call_function" and not is_alloc(n)]
-    index = {n: i for i, n in enumerate(compute)}
-    buffers = []
-    for node in compute:
-        if node not in args:
-            users = [index[u] for u in node.users if u in index]
-            val = node.meta["val"]
-            buffers.append(Buffer(node.name, int(val.numel()) * val.element_size(), index[node],
-                                  max(users, default=index[node])))
-        scratch = node.args[-1] if node.args else None
-        if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
-            buffers.append(Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node],
-                                  index[node]))
-    work = place(buffers)
+    plan_of = schedule(program, isa)
+    args, work = plan_of.args(), plan_of.work
 
     data = bytearray()
     constants: dict[torch.fx.Node, int] = {}
@@ -96,12 +69,12 @@ def build_plan(program: Any, core: str) -> Plan:
         return -1 - args[node] if node in args else work.offsets[node.name]
 
     built: list[Layer] = []
-    for node in compute:
+    for node in plan_of.compute:
         scratch_key = f"{node.name}:scratch"
         scratch = work.offsets.get(scratch_key, NONE)
         emit = layer_builders.Emit(operand, constant, constant_bytes, add_data, isa)
         layer = layer_builders.BUILDERS[op_name(node)](node, emit, scratch)
         handle = node.meta.get("debug_handle")
         built.append(Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name))
-    return Plan(core=core, layers=tuple(built), data=bytes(data), n_inputs=len(inputs), n_outputs=len(outputs),
-                work_bytes=work.nbytes)
+    return Plan(core=core, layers=tuple(built), data=bytes(data), n_inputs=len(plan_of.inputs),
+                n_outputs=len(plan_of.outputs), work_bytes=work.nbytes, input_offsets=plan_of.input_offsets)

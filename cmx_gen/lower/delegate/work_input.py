@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate.plan import read_header
+from cmx_gen.lower.delegate.plan import read_header, read_input_offsets
 from cmx_gen.lower.delegate.preprocess import is_delegate_call
 
 
@@ -35,8 +35,26 @@ def add(module: Any) -> dict[str, int]:
         alloc.meta["spec"] = TensorSpec.from_tensor(val)  # set by SpecPropPass for nodes made before it
         node.args = (*node.args, alloc)
         sizes[lowered.target] = nbytes
+        _inputs_into_work(module, node, alloc, read_input_offsets(blob))
     module.recompile()
     return sizes
+
+
+def _inputs_into_work(module: Any, call: torch.fx.Node, alloc: torch.fx.Node, offsets: list[int]) -> None:
+    """Places each input the plan put in its working memory there (ExecuTorch's storage_base: the
+    planner keeps the working memory's bytes for the input from the input's first write on). An
+    input read again after the call stays apart; the plan is right either way, it only reserved
+    the room."""
+    from executorch.exir.tensor import TensorSpec
+
+    output = next(n for n in module.graph.nodes if n.op == "output")
+    for arg, offset in zip(call.args[1:], offsets):
+        spec = arg.meta.get("spec") if isinstance(arg, torch.fx.Node) else None
+        if (offset < 0 or not isinstance(spec, TensorSpec) or spec.const or spec.storage_base is not None
+                or set(arg.users) != {call} or arg in output.all_input_nodes):
+            continue
+        spec.storage_base = alloc.meta["spec"]
+        spec.storage_base_offset = offset
 
 
 def planning_pass() -> Any:

@@ -1,0 +1,112 @@
+"""The memory schedule of one delegated subgraph: which tensors live in its working memory, where,
+and what that costs against layer-by-layer execution.
+
+The working memory holds every tensor the subgraph makes and reads itself, each layer's kernel
+scratch, and the subgraph's inputs that die at the delegate call (the partitioner marks them,
+backend.py): the program then places such an input inside the working memory
+(work_input.py), so the first layers can write over it. Outputs stay the program's own tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.delegate import kernel_choice, overlap
+from cmx_gen.lower.delegate.work_memory import Buffer, WorkPlan, place
+
+DYING_ARGS = "cmx_dying_args"  # node meta: positions in node.args of inputs from outside that die at the call
+
+
+def is_alloc(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and getattr(node.target, "__name__", "") == "alloc"
+
+
+def _nbytes(node: torch.fx.Node) -> int:
+    val = node.meta["val"]
+    return int(val.numel()) * val.element_size()
+
+
+def _dies_at_call(node: torch.fx.Node) -> bool:
+    """The partitioner marked every read of this subgraph input as its last in the program."""
+    return bool(node.users) and all(
+        any(user.args[k] is node for k in user.meta.get(DYING_ARGS, ()) if k < len(user.args)) for user in node.users)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    compute: tuple[torch.fx.Node, ...]  # the layers, in order
+    inputs: tuple[torch.fx.Node, ...]
+    outputs: tuple[torch.fx.Node, ...]
+    buffers: tuple[Buffer, ...]
+    work: WorkPlan
+    input_offsets: tuple[int, ...]  # each input's offset in the working memory, -1 where it stays apart
+
+    def args(self) -> dict[torch.fx.Node, int]:
+        """Delegate argument index of each input and output (args[len(inputs)] is the working memory)."""
+        args = {n: i for i, n in enumerate(self.inputs)}
+        for j, node in enumerate(self.outputs):
+            args.setdefault(node, len(self.inputs) + 1 + j)
+        return args
+
+    def floor(self) -> tuple[int, str]:
+        """Layer-by-layer execution's least memory: the largest inputs + output of one layer."""
+        best = (0, "")
+        for node in self.compute:
+            reads = {a for a in node.all_input_nodes if "val" in a.meta and a.op != "get_attr" and not is_alloc(a)
+                     and (a.op != "placeholder" or a in self.inputs)}
+            best = max(best, (sum(_nbytes(a) for a in reads) + _nbytes(node), node.name))
+        return best
+
+    def peak(self) -> tuple[int, str]:
+        """The most working memory in use at one layer (bytes under live buffers), and that layer."""
+        best = (0, "")
+        for i, node in enumerate(self.compute):
+            spans = sorted((self.work.offsets[b.key], self.work.offsets[b.key] + b.nbytes)
+                           for b in self.buffers if b.first <= i <= b.last and b.nbytes)
+            used, end = 0, 0
+            for lo, hi in spans:
+                used += max(0, hi - max(lo, end))
+                end = max(end, hi)
+            best = max(best, (used, node.name))
+        return best
+
+    def summary(self) -> dict[str, Any]:
+        floor, floor_at = self.floor()
+        peak, peak_at = self.peak()
+        return {"work_bytes": self.work.nbytes, "layer_by_layer_bytes": self.work.layer_by_layer,
+                "floor_bytes": floor, "floor_at": floor_at, "peak_bytes": peak, "peak_at": peak_at,
+                "written_over_input": len(self.work.shared),
+                "inputs_in_work": sum(1 for o in self.input_offsets if o >= 0),
+                "extra_instructions": 0}  # the same kernels, walking as they always do
+
+
+def schedule(program: Any, isa: str, overlap_layers: bool = True) -> Schedule:
+    """The schedule of a subgraph (an ExportedProgram the partitioner cut)."""
+    graph = program.graph_module.graph
+    user_inputs = list(program.graph_signature.user_inputs)
+    inputs = tuple(n for n in graph.nodes if n.op == "placeholder" and n.name in user_inputs)
+    output_node = next(n for n in graph.nodes if n.op == "output")
+    outputs = tuple(output_node.args[0])
+    compute = tuple(n for n in graph.nodes if n.op == "call_function" and not is_alloc(n))
+    index = {n: i for i, n in enumerate(compute)}
+    in_work = {n for n in inputs if overlap_layers and _dies_at_call(n) and n not in outputs}
+    apart = set(inputs) - in_work | set(outputs)
+
+    buffers = [Buffer(n.name, _nbytes(n), -1, max(index[u] for u in n.users if u in index)) for n in inputs
+               if n in in_work]
+    for node in compute:
+        if node not in apart:
+            users = [index[u] for u in node.users if u in index]
+            shares = tuple(x.name for x in overlap.shareable_inputs(node) if x not in apart)
+            buffers.append(Buffer(node.name, _nbytes(node), index[node], max(users, default=index[node]), shares,
+                                  overlap.lead(node, isa) if shares else 0))
+        scratch = node.args[-1] if node.args else None
+        if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
+            buffers.append(Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node],
+                                  index[node]))
+    work = place(buffers, overlap=overlap_layers)
+    offsets = tuple(work.offsets[n.name] if n in in_work else -1 for n in inputs)
+    return Schedule(compute, inputs, outputs, tuple(buffers), work, offsets)

@@ -1,0 +1,139 @@
+"""Partial overlap (overlap.py, work_memory.py) against layer-by-layer execution, on the host.
+
+A layer is walked as the kernels walk it (blocks of output positions; copy-in, direct, or a few
+channels at a time), with its output `lead` bytes below its input in one memory, and every input
+byte read is checked not to have been overwritten yet: exactly what layer-by-layer execution, with
+disjoint buffers, guarantees. Random shapes, strides, paddings and blocks; one byte less than the
+lead must break some case, so the bound is not loose. The kernels themselves are checked on the
+target (tests/device/, bench/conformance.py)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from cmx_gen.lower.delegate.overlap import Walk, flat_blocks, image_reads, row_blocks
+from cmx_gen.lower.delegate.work_memory import ALIGN, Buffer, place
+
+
+def _field(p: int, geo: dict[str, int], channels: slice | None = None) -> np.ndarray:
+    """The input bytes output position p reads (NHWC), all channels or `channels`."""
+    c, h, w, k, s, pad, ow = (geo[x] for x in ("c", "h", "w", "k", "s", "pad", "ow"))
+    oy, ox = divmod(p, ow)
+    ys = [y for y in range(oy * s - pad, oy * s - pad + k) if 0 <= y < h]
+    xs = [x for x in range(ox * s - pad, ox * s - pad + k) if 0 <= x < w]
+    ch = np.arange(c)[channels] if channels is not None else np.arange(c)
+    return np.array([(y * w + x) * c + i for y in ys for x in xs for i in ch], dtype=np.int64)
+
+
+def _clean_walk(walk: Walk, geo: dict[str, int], gap: int) -> bool:
+    """Walks the layer with its output `gap` bytes below its input; True if no read saw a byte the
+    walk had already written."""
+    oc = walk.out_bytes
+    in_bytes = geo["h"] * geo["w"] * geo["c"]
+    base = max(gap, 0)  # input at `base`, output at base - gap
+    written = np.zeros(base + in_bytes + len(walk.first_read) * oc + abs(gap) + 8, dtype=bool)
+
+    def read_ok(idx: np.ndarray) -> bool:
+        return not written[base + idx].any()
+
+    def write(p: int, channels: slice | None = None) -> None:
+        lo, hi = (p * oc, (p + 1) * oc) if channels is None else (p * oc + channels.start, p * oc + channels.stop)
+        written[base - gap + lo: base - gap + hi] = True
+
+    for start, end in walk.blocks:
+        positions = range(start, end)
+        if walk.step:
+            for p in positions:
+                for c0 in range(0, oc, walk.step):
+                    group = slice(c0, min(c0 + walk.step, oc))
+                    if not read_ok(_field(p, geo, group)):
+                        return False
+                    write(p, group)
+        elif walk.copy_in:
+            if not all(read_ok(_field(p, geo)) for p in positions):
+                return False
+            for p in positions:
+                write(p)
+        else:  # direct: the block's writes may come before its last reads
+            for p in positions:
+                write(p)
+            if not all(read_ok(_field(p, geo)) for p in positions):
+                return False
+    return True
+
+
+def _random_layer(rng: random.Random) -> tuple[Walk, dict[str, int]]:
+    k = rng.choice([1, 3, 5])
+    s = rng.choice([1, 2])
+    pad = rng.randint(0, k // 2)
+    h, w = rng.randint(k, 12), rng.randint(k, 12)
+    oh, ow = (h + 2 * pad - k) // s + 1, (w + 2 * pad - k) // s + 1
+    kind = rng.choice(["copy_in_flat", "copy_in_rows", "direct_flat", "direct_rows", "depthwise"])
+    c = rng.choice([4, 8, 12, 16]) if kind == "depthwise" else rng.randint(1, 24)
+    oc = c if kind == "depthwise" else rng.randint(1, 24)
+    geo = {"c": c, "h": h, "w": w, "k": k, "s": s, "pad": pad, "ow": ow}
+    reads = image_reads((1, c, h, w), (1, oc, oh, ow), (s, s), (pad, pad))
+    block = rng.choice([1, 2, 4, 6])
+    blocks = {"copy_in_flat": flat_blocks(oh * ow, block), "copy_in_rows": row_blocks(oh, ow, block),
+              "direct_flat": flat_blocks(oh * ow, block), "direct_rows": row_blocks(oh, ow, block),
+              "depthwise": flat_blocks(oh * ow, 1)}[kind]
+    return Walk(blocks, oc, reads, copy_in=kind.startswith("copy_in"), step=4 if kind == "depthwise" else 0), geo
+
+
+def test_lead_is_safe_and_tight_over_random_layers() -> None:
+    rng = random.Random(32)
+    tight = 0
+    for _ in range(400):
+        walk, geo = _random_layer(rng)
+        lead = walk.lead()
+        in_bytes = geo["h"] * geo["w"] * geo["c"]
+        gap = max(lead, -in_bytes)
+        assert _clean_walk(walk, geo, gap), (walk.blocks[:3], geo, lead)
+        assert _clean_walk(walk, geo, -(-gap // ALIGN) * ALIGN)  # the planner's 16-byte rounding: lower still
+        if lead > -in_bytes and not _clean_walk(walk, geo, gap - 1):
+            tight += 1
+    assert tight > 300  # one byte higher breaks nearly every layer whose lead bounds it
+
+
+def _check_placement(buffers: list[Buffer], offsets: dict[str, int]) -> None:
+    for a in buffers:
+        assert offsets[a.key] % ALIGN == 0 and offsets[a.key] >= 0
+        for b in buffers:
+            if a.key >= b.key or not a.nbytes or not b.nbytes or a.first > b.last or b.first > a.last:
+                continue
+            apart = offsets[a.key] >= offsets[b.key] + b.nbytes or offsets[b.key] >= offsets[a.key] + a.nbytes
+            writes_over = [(x, y) for x, y in ((a, b), (b, a)) if y.key in x.shares and x.first == y.last]
+            assert apart or any(offsets[x.key] <= offsets[y.key] - x.lead for x, y in writes_over), (a, b)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_placement_never_overlaps_live_buffers_except_behind_the_read_front(seed: int) -> None:
+    rng = random.Random(seed)
+    buffers: list[Buffer] = []
+    for layer in range(rng.randint(3, 14)):
+        last = layer + rng.choice([1, 1, 1, 2, 3])
+        dying = [b for b in buffers if b.last == layer and not b.key.endswith(":scratch")]
+        shares = tuple(b.key for b in dying[:1]) if rng.random() < 0.8 else ()
+        lead = rng.randint(-64, 700) if shares else 0
+        buffers.append(Buffer(f"t{layer}", rng.randint(1, 40) * 64, layer, last, shares, lead))
+        if rng.random() < 0.5:
+            buffers.append(Buffer(f"t{layer}:scratch", rng.randint(1, 20) * 32, layer, layer))
+    work = place(buffers)
+    _check_placement(buffers, work.offsets)
+    assert work.nbytes <= work.layer_by_layer
+    assert max(work.offsets[b.key] + b.nbytes for b in buffers) <= work.nbytes
+
+
+def test_a_chain_of_in_place_layers_needs_one_tensor_and_its_leads() -> None:
+    """DS-CNN's shape: four 3x3 depthwise (lead 448) + pointwise (lead 0) pairs over 8,000 bytes."""
+    buffers = [Buffer("t0", 8000, 0, 1)]
+    for i in range(1, 9):
+        buffers.append(Buffer(f"t{i}", 8000, i, i + 1, (f"t{i - 1}",), 448 if i % 2 else 0))
+    work = place(buffers)
+    assert work.layer_by_layer == 16000
+    assert work.nbytes == 8000 + 4 * 448
+    assert set(work.shared) == {f"t{i}" for i in range(1, 9)}
+    assert place(buffers, overlap=False).nbytes == 16000
