@@ -60,6 +60,7 @@ class LoweredModel:
     rewrites: list[exact_rewrites.Rewrite] = field(default_factory=list)  # exact rewrites applied before quantizing
     layers: list[layer_error.LayerError] = field(default_factory=list)  # per-layer error against the float model
     delegated: list[dict[str, Any]] = field(default_factory=list)  # layers cmx-gen's backend runs (report)
+    schedules: list[dict[str, Any]] = field(default_factory=list)  # each delegate call's memory schedule (report)
 
 
 def lower(exported: Exported, core: str, options: LowerOptions = LowerOptions(),
@@ -103,4 +104,5 @@ def lower(exported: Exported, core: str, options: LowerOptions = LowerOptions(),
         rewrites=list(state.rewrites),
         layers=list(state.layers),
         delegated=list(state.delegated),
+        schedules=list(state.schedules),
     )

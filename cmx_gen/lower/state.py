@@ -89,6 +89,7 @@ class Lowering:
     evaluated: tuple[tuple[Inputs, Outputs, Outputs], ...] = ()
     edge_program: Any = None  # delegate: the EdgeProgramManager to serialize (after to_backend)
     delegated: tuple[dict[str, Any], ...] = ()  # delegate: each layer the backend runs (backend.delegated_layers)
+    schedules: tuple[dict[str, Any], ...] = ()  # delegate: each call's memory schedule (backend.delegate_schedules)
     pte: bytes = b""
     program: Any = None  # serialize: the ExecutorchProgramManager
 

@@ -252,6 +252,6 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
         timings=lowered.timings,
         extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.rewrites],
                "layers": [layer.to_dict() for layer in lowered.layers], "instructions": rows,
-               "delegated_layers": delegated},
+               "delegated_layers": delegated, "schedules": list(lowered.schedules)},
     )
     return Artifacts(lowered.pte, report, reference)

@@ -257,6 +257,22 @@ class DelegatedLayer(_Part):
     traced: bool = False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
 
 
+class Schedule(_Part):
+    """One delegate call's working memory (lower/delegate/schedule.py): what it takes, what layer-by-
+    layer execution would take, that execution's floor, and where the peak sits."""
+
+    delegate: int
+    work_bytes: int
+    layer_by_layer_bytes: int
+    floor_bytes: int  # the largest inputs + output of one layer: layer-by-layer's least
+    floor_at: str = ""
+    peak_bytes: int = 0  # the most bytes in use at one layer
+    peak_at: str = ""
+    written_over_input: int = 0  # layers whose output shares bytes with their input
+    inputs_in_work: int = 0  # delegate inputs placed inside the working memory
+    extra_instructions: int = 0  # against layer-by-layer execution
+
+
 class LoweringOptions(_Part):
     keep_fp32: list[str] = []
     io: Literal["float", "int8"] = "float"
@@ -291,6 +307,7 @@ class Report(_Part):
     layers: list[Layer] = []  # per-layer error against the float model (layer_error.py), program order
     instructions: list[Instruction] = []
     delegated_layers: list[DelegatedLayer] = []  # what cmx-gen's backend runs, in order
+    schedules: list[Schedule] = []  # each delegate call's working memory, in order
     note: str = ""
     _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cmx_gen.common.format import size
 from cmx_gen.lower.delegate.plan import kernel_from, kernel_label
-from cmx_gen.program.report import Layer, OpDiff, Report, Rewrite, TensorSpec
+from cmx_gen.program.report import Layer, OpDiff, Report, Rewrite, Schedule, TensorSpec
 
 CLASS_LABELS = {
     "cmsis_nn": "CMSIS-NN",
@@ -24,6 +24,16 @@ def _spec_line(spec: TensorSpec) -> str:
     return text
 
 
+def schedule_line(s: Schedule) -> str:
+    """One delegate call's memory schedule in a line: what it takes against layer-by-layer."""
+    shared = [f"{s.written_over_input} layers write over their input"] if s.written_over_input else []
+    shared += [f"{s.inputs_in_work} input in the working memory"] if s.inputs_in_work else []
+    extra = "no extra instructions" if not s.extra_instructions else f"+{s.extra_instructions:,} instructions"
+    return (f"delegate {s.delegate}: working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"
+            f" its floor {size(s.floor_bytes)} at {s.floor_at}); peak {size(s.peak_bytes)} at {s.peak_at}"
+            + "".join(f"; {x}" for x in shared) + f"; {extra}")
+
+
 def table(report: Report) -> str:
     """The plain-text summary printed on stdout."""
     mem = report.memory
@@ -34,6 +44,7 @@ def table(report: Report) -> str:
         f"memory     planned {size(mem.planned_bytes)} (largest CMSIS-NN scratch {size(mem.scratch_bytes)}), "
         f"method allocator {size(mem.method_allocator_bytes)}, temp {size(mem.temp_allocator_bytes)}",
     ]
+    lines += [f"schedule   {schedule_line(s)}" for s in report.schedules]
     for i, spec in enumerate(report.inputs):
         lines.append(f"input {i}    {_spec_line(spec)}")
     for i, spec in enumerate(report.outputs):
@@ -131,6 +142,7 @@ def markdown(report: Report) -> str:
         f"- `.pte`: {report.pte.bytes:,} bytes, of which constants {report.pte.constant_bytes:,}",
         f"- planned buffers: {mem.planned_buffer_sizes} = {mem.planned_bytes:,} bytes (largest CMSIS-NN scratch {mem.scratch_bytes:,})",
         f"- method allocator: {mem.method_allocator_bytes:,} bytes (exact for 32-bit Arm); temp allocator: {mem.temp_allocator_bytes:,} bytes",
+        *(f"- memory schedule, {schedule_line(s)}" for s in report.schedules),
         "",
         "## Operators",
         "",

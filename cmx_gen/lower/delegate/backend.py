@@ -97,3 +97,17 @@ def delegated_layers(program: Any) -> list[dict[str, Any]]:
                         "dim_order": [int(d) for d in val.dim_order()], "dtype": str(val.dtype).removeprefix("torch."),
                         "nbytes": int(val.numel()) * val.element_size()})
     return out
+
+
+def delegate_schedules(program: Any) -> list[dict[str, Any]]:
+    """Each delegate call's memory schedule (schedule.Schedule.summary), in execution order."""
+    from cmx_gen.common.targets import cores
+    from cmx_gen.lower.delegate.schedule import schedule
+
+    module = program.graph_module
+    out = []
+    for position, call in enumerate(n for n in module.graph.nodes if is_delegate_call(n)):
+        lowered = getattr(module, call.args[0].target)
+        core = next(spec.value.decode() for spec in lowered.compile_specs if spec.key == "core")
+        out.append({"delegate": position, **schedule(lowered.original_module, str(cores()[core]["isa"])).summary()})
+    return out

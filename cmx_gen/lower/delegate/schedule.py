@@ -16,6 +16,7 @@ import torch
 
 from cmx_gen.lower.delegate import kernel_choice, overlap
 from cmx_gen.lower.delegate.work_memory import Buffer, WorkPlan, place
+from cmx_gen.lower.fx_nodes import module_path
 
 DYING_ARGS = "cmx_dying_args"  # node meta: positions in node.args of inputs from outside that die at the call
 
@@ -33,6 +34,15 @@ def _dies_at_call(node: torch.fx.Node) -> bool:
     """The partitioner marked every read of this subgraph input as its last in the program."""
     return bool(node.users) and all(
         any(user.args[k] is node for k in user.meta.get(DYING_ARGS, ()) if k < len(user.args)) for user in node.users)
+
+
+def _first_largest(values: Any) -> tuple[int, str]:
+    """The largest value and where (the layer's module path, else its node), the first on a tie."""
+    best, where = 0, ""
+    for value, node in values:
+        if value > best:
+            best, where = value, module_path(node) or node.name
+    return best, where
 
 
 @dataclass(frozen=True)
@@ -53,25 +63,25 @@ class Schedule:
 
     def floor(self) -> tuple[int, str]:
         """Layer-by-layer execution's least memory: the largest inputs + output of one layer."""
-        best = (0, "")
-        for node in self.compute:
+        def need(node: torch.fx.Node) -> int:
             reads = {a for a in node.all_input_nodes if "val" in a.meta and a.op != "get_attr" and not is_alloc(a)
                      and (a.op != "placeholder" or a in self.inputs)}
-            best = max(best, (sum(_nbytes(a) for a in reads) + _nbytes(node), node.name))
-        return best
+            return sum(_nbytes(a) for a in reads) + _nbytes(node)
+
+        return _first_largest((need(node), node) for node in self.compute)
 
     def peak(self) -> tuple[int, str]:
         """The most working memory in use at one layer (bytes under live buffers), and that layer."""
-        best = (0, "")
-        for i, node in enumerate(self.compute):
-            spans = sorted((self.work.offsets[b.key], self.work.offsets[b.key] + b.nbytes)
-                           for b in self.buffers if b.first <= i <= b.last and b.nbytes)
-            used, end = 0, 0
-            for lo, hi in spans:
-                used += max(0, hi - max(lo, end))
-                end = max(end, hi)
-            best = max(best, (used, node.name))
-        return best
+        return _first_largest((self._in_use(i), node) for i, node in enumerate(self.compute))
+
+    def _in_use(self, i: int) -> int:
+        spans = sorted((self.work.offsets[b.key], self.work.offsets[b.key] + b.nbytes)
+                       for b in self.buffers if b.first <= i <= b.last and b.nbytes)
+        used, end = 0, 0
+        for lo, hi in spans:
+            used += max(0, hi - max(lo, end))
+            end = max(end, hi)
+        return used
 
     def summary(self) -> dict[str, Any]:
         floor, floor_at = self.floor()

@@ -20,13 +20,15 @@ def run(state: Lowering) -> Lowering:
     if not state.options.delegate:
         _refuse_wrong_one_by_n(state)
         return replace(state, edge_program=manager)
-    from cmx_gen.lower.delegate.backend import CmxPartitioner, delegated_layers
+    from cmx_gen.lower.delegate.backend import CmxPartitioner, delegate_schedules, delegated_layers
 
     try:
         manager = manager.to_backend(CmxPartitioner(state.target.core))
     except Exception as exc:
         raise export_error("delegation", exc) from exc
-    return replace(state, edge_program=manager, delegated=tuple(delegated_layers(manager.exported_program())))
+    program = manager.exported_program()
+    return replace(state, edge_program=manager, delegated=tuple(delegated_layers(program)),
+                   schedules=tuple(delegate_schedules(program)))
 
 
 def _refuse_wrong_one_by_n(state: Lowering) -> None:
