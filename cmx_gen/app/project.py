@@ -14,6 +14,8 @@ options win); `create` writes one into the app, pointing back at the model, so t
                    io = "int8"                 (optional: int8 model inputs/outputs, see --io)
                    delegate = false            (optional: every operator on its own kernel instead of
                                                 cmx-gen's CMSIS-NN backend, see --no-delegate)
+                   memory = "min"              (optional: fast | balanced (default) | min | fit, what the
+                                                backend's memory schedule favours, see --memory)
 
 Several models in one firmware: one `[[model]]` table per model instead of `[model]`, each with
 its own options (`name` is required: it names the model's API handle `cmx_model_<name>`):
@@ -35,6 +37,7 @@ from typing import Any
 import tomli_w
 
 from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
 
 FILE_NAME = "cmx.toml"
 IO_KINDS = ("float", "int8")  # the model's inputs/outputs (cmx_gen/lower/int8_io.py)
@@ -84,6 +87,7 @@ class Project:
     models: list[ModelEntry] = field(default_factory=list)  # several models: [[model]] tables
     separate_arenas: bool = False  # several models: each keeps its own planned and temp pools
     delegate: bool = True  # cmx-gen's CMSIS-NN backend runs the int8 subgraphs (False: per operator)
+    memory: str = DEFAULT_MEMORY_GOAL  # what the backend's schedule favours (common/goals.py)
 
     def entries(self) -> list[ModelEntry]:
         """The project's models, in the order the firmware runs them."""
@@ -190,7 +194,8 @@ def load(path: Path) -> Project:
     options = data.get("options", {})
     common = dict(board=target["board"], rtos=rtos, output=_resolve(base, data.get("output", {}).get("dir")),
                   strict=bool(options.get("strict", False)), name=options.get("name"),
-                  delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)))
+                  delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)),
+                  memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)))
     if isinstance(model, list):  # [[model]] tables: one or several models
         if not model:
             raise ModelSourceError(f"{path}: no [[model]] table", 'add one: [[model]] name = "kws" source = "model.py:Net"')
@@ -241,7 +246,7 @@ def dumps(project: Project, base: Path) -> str:
         tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.entries())
         rest = {"target": {"board": project.board, "rtos": project.rtos}, "output": {"dir": "."},
                 "options": {"strict": project.strict, "name": project.app_name(),
-                            "separate_arenas": project.separate_arenas, **_delegate_option(project)}}
+                            "separate_arenas": project.separate_arenas, **_backend_options(project)}}
         return header + tables + tomli_w.dumps(rest)
     data: dict[str, Any] = {"model": {"source": _relative(base, project.model)}}
     if project.input_shape:
@@ -259,13 +264,22 @@ def dumps(project: Project, base: Path) -> str:
         data["options"]["keep_fp32"] = list(project.keep_fp32)
     if project.io != "float":
         data["options"]["io"] = project.io
-    data["options"].update(_delegate_option(project))
+    data["options"].update(_backend_options(project))
     return header + tomli_w.dumps(data)
 
 
-def _delegate_option(project: Project) -> dict[str, bool]:
-    """`delegate = false` when set; the default is not written, so default projects read as before."""
-    return {} if project.delegate else {"delegate": False}
+def _backend_options(project: Project) -> dict[str, Any]:
+    """`delegate = false` and `memory` when set; defaults are not written, so default projects read as before."""
+    return {**({} if project.delegate else {"delegate": False}),
+            **({} if project.memory == DEFAULT_MEMORY_GOAL else {"memory": project.memory})}
+
+
+def _check_memory(path: Path, value: Any) -> str:
+    goals = (*MEMORY_GOALS, FIT)
+    if value not in goals:
+        raise ModelSourceError(f"{path}: [options] memory = {value!r} is not a memory goal",
+                               f"write memory = one of {', '.join(repr(g) for g in goals)}")
+    return str(value)
 
 
 def _check_bool(path: Path, where: str, value: Any) -> bool:

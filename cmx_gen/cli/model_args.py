@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from cmx_gen.app.project import IO_KINDS
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
 
 if TYPE_CHECKING:
     from cmx_gen.lower.lowering import LowerOptions
@@ -36,12 +37,17 @@ def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL",
     parser.add_argument("--no-delegate", dest="delegate", action="store_false", default=None,
                         help="run every operator on its own cortex_m/portable kernel instead of cmx-gen's CMSIS-NN "
                              "backend (for comparison, or as a way out); cmx.toml: [options] delegate = false")
+    parser.add_argument("--memory", choices=(*MEMORY_GOALS, FIT), default=None,
+                        help="what the backend's schedule favours: fast, balanced (default: the least RAM within 5 %% "
+                             "more instructions), min (the least RAM), or fit (the first of them that fits the board); "
+                             "cmx.toml: [options] memory")
 
 
 def lower_options(args: argparse.Namespace) -> "LowerOptions":
     from cmx_gen.lower.lowering import LowerOptions
 
-    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float", delegate=args.delegate is not False)
+    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float", delegate=args.delegate is not False,
+                        memory=args.memory or DEFAULT_MEMORY_GOAL)
 
 
 def load_source(args: argparse.Namespace) -> "ModelSource":

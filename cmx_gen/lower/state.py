@@ -55,9 +55,11 @@ class LowerOptions:
     # True: cmx-gen's CMSIS-NN backend runs the int8 subgraphs from a plan (lower/delegate/);
     # False: every operator on its own kernel, as before the backend (for comparison, a way out).
     delegate: bool = True
+    # What the backend's schedule favours: "fast", "balanced" or "min" RAM (lower/delegate/costs.py).
+    memory: str = "balanced"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"keep_fp32": list(self.keep_fp32), "io": self.io, "delegate": self.delegate}
+        return {"keep_fp32": list(self.keep_fp32), "io": self.io, "delegate": self.delegate, "memory": self.memory}
 
 
 @dataclass(frozen=True)

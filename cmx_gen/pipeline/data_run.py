@@ -206,7 +206,8 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
         raise RunError(f"--data needs the model the app was made from; this app was made from a .{source.kind}",
                        "give the model source in cmx.toml")
     samples = [tuple(torch.from_numpy(x) for x in sample) for sample in data.samples]
-    options = LowerOptions(keep_fp32=tuple(project.keep_fp32), io=project.io, delegate=project.delegate)
+    options = LowerOptions(keep_fp32=tuple(project.keep_fp32), io=project.io, delegate=project.delegate,
+                           memory=app.report().lowering_options.memory)
     with progress.step(f"host reference of {len(samples)} sample(s) (lowering {project.model} again)"):
         lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)
     if lowered.pte != (app.path / "model" / "model.pte").read_bytes():

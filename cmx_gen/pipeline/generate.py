@@ -9,12 +9,15 @@ import shlex
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cmx_gen.app import html_report
 from cmx_gen.app.kinds import app_kind
 from cmx_gen.app.project import ModelEntry, Project
 from cmx_gen.app.render import RenderResult, check_destination, render_app
 from cmx_gen.common import progress
+from cmx_gen.common.errors import FitError
+from cmx_gen.common.goals import FIT, MEMORY_GOALS
 from cmx_gen.fit import memory
 from cmx_gen.fit.boards import Board, load_board
 from cmx_gen.lower.lowering import LowerOptions
@@ -55,7 +58,8 @@ class Generated:
         return "\n".join(lines)
 
 
-def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate: bool) -> tuple[Artifacts, bool]:
+def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate: bool,
+           memory: str) -> tuple[Artifacts, bool]:
     """One model, lowered for `core` (cached on everything that decides its program)."""
     source = model_source.load(
         entry.source,
@@ -64,13 +68,22 @@ def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate
         random_calibration=entry.random_calibration,
         given_input=entry.given_input,
     )
-    options = LowerOptions(keep_fp32=tuple(entry.keep_fp32), io=entry.io, delegate=delegate)
+    options = LowerOptions(keep_fp32=tuple(entry.keep_fp32), io=entry.io, delegate=delegate, memory=memory)
     result, hit = cache.produce(source, core, use_cache=use_cache, options=options)
     if hit:
         progress.say(f"lowering {entry.model_name()} for {core}: unchanged, reused the cached program")
     if strict:
         check_strict(result.report)
     return result, hit
+
+
+def _place(project: Project, results: list[Artifacts], board: Any) -> Any:
+    """Where the program(s) go on the board, or FitError."""
+    if project.several:
+        layout = "separate" if project.separate_arenas else "shared"
+        return memory.plan_several({e.model_name(): r.report for e, r in zip(project.entries(), results)},
+                                   board, layout)
+    return memory.plan(results[0].report, board)
 
 
 def generate(project: Project, app: Path, force: bool = False, use_cache: bool = True) -> Generated:
@@ -81,14 +94,22 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.
     core = board.core.lower_target
-    lowered = [_lower(entry, core, use_cache, project.strict, project.delegate) for entry in project.entries()]
-    results = [result for result, _ in lowered]
-    if project.several:
-        layout = "separate" if project.separate_arenas else "shared"
-        placement = memory.plan_several({e.model_name(): r.report for e, r in zip(project.entries(), results)},
-                                        board, layout)
-    else:
-        placement = memory.plan(results[0].report, board)
+    goals = MEMORY_GOALS if project.memory == FIT else (project.memory,)
+    for goal in goals:
+        lowered = [_lower(entry, core, use_cache, project.strict, project.delegate, goal)
+                   for entry in project.entries()]
+        results = [result for result, _ in lowered]
+        try:
+            placement = _place(project, results, board)
+        except FitError as exc:
+            if goal == goals[-1]:
+                raise
+            progress.say(f"memory = fit: the {goal!r} schedule does not fit {board.id} ({exc.problem}); "
+                         f"trying {goals[goals.index(goal) + 1]!r}")
+            continue
+        if len(goals) > 1:
+            progress.say(f"memory = fit: took the {goal!r} schedule, the first that fits {board.id}")
+        break
     with progress.step(f"rendering the {project.rtos} app into {app}"):
         rendered = render_app(project, results if project.several else results[0], board, placement, app, force=force)
     page = None if project.several else html_report.write(app)

@@ -262,6 +262,7 @@ class Schedule(_Part):
     layer execution would take, that execution's floor, and where the peak sits."""
 
     delegate: int
+    goal: str = "balanced"  # the memory goal it was made for (lower/delegate/costs.py)
     work_bytes: int
     layer_by_layer_bytes: int
     floor_bytes: int  # the largest inputs + output of one layer: layer-by-layer's least
@@ -270,13 +271,14 @@ class Schedule(_Part):
     peak_at: str = ""
     written_over_input: int = 0  # layers whose output shares bytes with their input
     inputs_in_work: int = 0  # delegate inputs placed inside the working memory
-    extra_instructions: int = 0  # against layer-by-layer execution
+    extra_instructions: int | None = 0  # estimated, against the fastest kernels (data/kernel_costs.yaml); None: not measured
 
 
 class LoweringOptions(_Part):
     keep_fp32: list[str] = []
     io: Literal["float", "int8"] = "float"
     delegate: bool = True
+    memory: Literal["fast", "balanced", "min"] = "balanced"
 
 
 class Report(_Part):

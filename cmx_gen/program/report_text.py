@@ -28,8 +28,9 @@ def schedule_line(s: Schedule) -> str:
     """One delegate call's memory schedule in a line: what it takes against layer-by-layer."""
     shared = [f"{s.written_over_input} layers write over their input"] if s.written_over_input else []
     shared += [f"{s.inputs_in_work} input in the working memory"] if s.inputs_in_work else []
-    extra = "no extra instructions" if not s.extra_instructions else f"+{s.extra_instructions:,} instructions"
-    return (f"delegate {s.delegate}: working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"
+    extra = ("no extra instructions" if s.extra_instructions == 0 else "extra instructions not measured"
+             if s.extra_instructions is None else f"about {s.extra_instructions:+,} instructions")
+    return (f"delegate {s.delegate} ({s.goal}): working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"
             f" its floor {size(s.floor_bytes)} at {s.floor_at}); peak {size(s.peak_bytes)} at {s.peak_at}"
             + "".join(f"; {x}" for x in shared) + f"; {extra}")
 

@@ -35,7 +35,8 @@ def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_
     assert run_cli("lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration",
                    "--keep-fp32", where, "-o", out) == 0
     report = __import__("json").loads((out / "report.json").read_text())
-    assert report["lowering_options"] == {"keep_fp32": [where], "io": "float", "delegate": True}
+    assert report["lowering_options"] == {"keep_fp32": [where], "io": "float", "delegate": True,
+                                            "memory": "balanced"}
     assert "aten::bmm.out" in report["fallbacks"]
     assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"
     assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}

@@ -9,6 +9,7 @@ from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds import APP_KINDS
 from cmx_gen.cli.model_args import add_model_arguments
 from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -82,6 +83,7 @@ def project_from_args(args: argparse.Namespace) -> project_mod.Project:
         io=pick(args.io, "io", "float"),
         name=pick(args.name, "name", None),
         delegate=pick(args.delegate, "delegate", True),
+        memory=pick(args.memory, "memory", DEFAULT_MEMORY_GOAL),
     )
 
 
@@ -105,6 +107,7 @@ def _several_project(args: argparse.Namespace, base: project_mod.Project | None)
         strict=pick(args.strict, "strict", False), name=pick(args.name, "name", None),
         separate_arenas=pick(args.separate_arenas, "separate_arenas", False),
         delegate=pick(args.delegate, "delegate", True),
+        memory=pick(args.memory, "memory", DEFAULT_MEMORY_GOAL),
     )
 
 

@@ -15,6 +15,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from cmx_gen.lower.delegate import layers
+from cmx_gen.lower.delegate.costs import DEFAULT_GOAL
 from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_delegate_call
 from cmx_gen.lower.delegate.schedule import DYING_ARGS, is_alloc
 
@@ -23,7 +24,7 @@ class CmxCmsisNNBackend(BackendDetails):
     @staticmethod
     def preprocess(edge_program: Any, compile_specs: list[CompileSpec]) -> PreprocessResult:
         specs = {spec.key: spec.value for spec in compile_specs}
-        plan = build_plan(edge_program, specs["core"].decode())
+        plan = build_plan(edge_program, specs["core"].decode(), specs.get("memory", DEFAULT_GOAL.encode()).decode())
         handles = {layer.debug: (layer.debug,) for layer in plan.layers}
         return PreprocessResult(processed_bytes=plan.pack(), debug_handle_map=handles)
 
@@ -44,9 +45,10 @@ class CmxPartitioner(Partitioner):
     """Tags every maximal int8 subgraph the backend runs exactly; the rest stays on cortex_m and
     portable kernels."""
 
-    def __init__(self, core: str) -> None:
+    def __init__(self, core: str, memory: str = DEFAULT_GOAL) -> None:
         super().__init__()
-        self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode())])
+        self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()),
+                                                           CompileSpec("memory", memory.encode())])
 
     def partition(self, exported_program: Any) -> PartitionResult:
         partitioner = CapabilityBasedPartitioner(exported_program.graph_module, _Supported(),
@@ -108,6 +110,8 @@ def delegate_schedules(program: Any) -> list[dict[str, Any]]:
     out = []
     for position, call in enumerate(n for n in module.graph.nodes if is_delegate_call(n)):
         lowered = getattr(module, call.args[0].target)
-        core = next(spec.value.decode() for spec in lowered.compile_specs if spec.key == "core")
-        out.append({"delegate": position, **schedule(lowered.original_module, str(cores()[core]["isa"])).summary()})
+        specs = {spec.key: spec.value.decode() for spec in lowered.compile_specs}
+        isa = str(cores()[specs["core"]]["isa"])
+        made = schedule(lowered.original_module, isa, specs.get("memory", DEFAULT_GOAL))
+        out.append({"delegate": position, "goal": specs.get("memory", DEFAULT_GOAL), **made.summary()})
     return out

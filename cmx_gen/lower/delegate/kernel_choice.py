@@ -14,6 +14,15 @@ from cmx_gen.lower.delegate import own_kernels
 from cmx_gen.lower.fx_nodes import op_name
 
 
+SMALL_KERNELS = "cmx_small_kernels"  # node meta set by schedule.py: run the DSP cores' own kernel on any core
+
+
+def small_kernel(node: torch.fx.Node) -> bool:
+    """The schedule chose, for memory, cmx-gen's DSP kernel for this layer on a Helium core: no
+    CMSIS-NN scratch (arm_depthwise_conv_s8_opt takes 4,464 bytes for a 3x3 layer) and a shorter lead."""
+    return bool(node.meta.get(SMALL_KERNELS))
+
+
 def node_val(node: Any) -> Any:
     """A node's example value (its `val` meta), or None for a constant argument."""
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
@@ -53,26 +62,27 @@ def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
 
 
 def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
-    """"depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) on a DSP core for a 3x3 depthwise layer with
-    one output channel per input channel and no dilation; else "depthwise_conv" (CMSIS-NN's wrapper)."""
+    """"depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) on a DSP core (or where small_kernel) for a
+    3x3 depthwise layer with one output channel per input channel and no dilation; else
+    "depthwise_conv" (CMSIS-NN's wrapper)."""
     if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
         return ""
     x, weight, _, _stride, _padding, dilation, ch_mult = node.args[:7]
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     one_to_one = int(ch_mult) == 1 and int(node_val(x).shape[1]) == int(node_val(node).shape[1])
-    if isa == "DSP" and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
+    if (isa == "DSP" or small_kernel(node)) and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
         return "depthwise_3x3"
     return "depthwise_conv"
 
 
 def conv_kind(node: torch.fx.Node, isa: str) -> str:
-    """"conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core where it applies (own_kernels.py);
+    """"conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core (or where small_kernel) where it applies (own_kernels.py);
     else "conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
     path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
     arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
     if op_name(node) != "cortex_m::quantized_conv2d":
         return ""
-    if isa == "DSP" and _row_geometry(node) is not None:
+    if (isa == "DSP" or small_kernel(node)) and _row_geometry(node) is not None:
         return "conv_row"
     x, weight, _, stride, padding, dilation = node.args[:6]
     _, c, h, width = (int(v) for v in node_val(x).shape)

@@ -10,6 +10,7 @@ import torch
 
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
+from cmx_gen.lower.delegate.costs import DEFAULT_GOAL
 from cmx_gen.lower.delegate.schedule import schedule
 from cmx_gen.common.targets import cores
 from cmx_gen.lower.fx_nodes import op_name
@@ -37,10 +38,11 @@ def memory_bytes(tensor: torch.Tensor) -> bytes:
     return tensor.detach().permute(order).contiguous().numpy().tobytes() if order else tensor.numpy().tobytes()
 
 
-def build_plan(program: Any, core: str) -> Plan:
-    """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports)."""
+def build_plan(program: Any, core: str, goal: str = DEFAULT_GOAL) -> Plan:
+    """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports) for a
+    memory goal (costs.py)."""
     isa = str(cores()[core]["isa"])
-    plan_of = schedule(program, isa)
+    plan_of = schedule(program, isa, goal)
     args, work = plan_of.args(), plan_of.work
 
     data = bytearray()

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate import kernel_choice, overlap
+from cmx_gen.lower.delegate import costs, kernel_choice, overlap
 from cmx_gen.lower.delegate.work_memory import Buffer, WorkPlan, place
 from cmx_gen.lower.fx_nodes import module_path
 
@@ -53,6 +53,7 @@ class Schedule:
     buffers: tuple[Buffer, ...]
     work: WorkPlan
     input_offsets: tuple[int, ...]  # each input's offset in the working memory, -1 where it stays apart
+    extra_instructions: int | None = 0  # estimated (costs.py), against the fastest kernels; None: not known
 
     def args(self) -> dict[torch.fx.Node, int]:
         """Delegate argument index of each input and output (args[len(inputs)] is the working memory)."""
@@ -90,21 +91,15 @@ class Schedule:
                 "floor_bytes": floor, "floor_at": floor_at, "peak_bytes": peak, "peak_at": peak_at,
                 "written_over_input": len(self.work.shared),
                 "inputs_in_work": sum(1 for o in self.input_offsets if o >= 0),
-                "extra_instructions": 0}  # the same kernels, walking as they always do
+                "extra_instructions": self.extra_instructions}
 
 
-def schedule(program: Any, isa: str, overlap_layers: bool = True) -> Schedule:
-    """The schedule of a subgraph (an ExportedProgram the partitioner cut)."""
-    graph = program.graph_module.graph
-    user_inputs = list(program.graph_signature.user_inputs)
-    inputs = tuple(n for n in graph.nodes if n.op == "placeholder" and n.name in user_inputs)
-    output_node = next(n for n in graph.nodes if n.op == "output")
-    outputs = tuple(output_node.args[0])
-    compute = tuple(n for n in graph.nodes if n.op == "call_function" and not is_alloc(n))
+def _place(compute: tuple[torch.fx.Node, ...], inputs: tuple[torch.fx.Node, ...],
+           outputs: tuple[torch.fx.Node, ...], isa: str) -> tuple[tuple[Buffer, ...], WorkPlan, tuple[int, ...]]:
+    """The buffers of the subgraph as its kernels (chosen now, kernel_choice.py) need them, placed."""
     index = {n: i for i, n in enumerate(compute)}
-    in_work = {n for n in inputs if overlap_layers and _dies_at_call(n) and n not in outputs}
+    in_work = {n for n in inputs if _dies_at_call(n) and n not in outputs}
     apart = set(inputs) - in_work | set(outputs)
-
     buffers = [Buffer(n.name, _nbytes(n), -1, max(index[u] for u in n.users if u in index)) for n in inputs
                if n in in_work]
     for node in compute:
@@ -117,6 +112,42 @@ def schedule(program: Any, isa: str, overlap_layers: bool = True) -> Schedule:
         if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
             buffers.append(Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node],
                                   index[node]))
-    work = place(buffers, overlap=overlap_layers)
-    offsets = tuple(work.offsets[n.name] if n in in_work else -1 for n in inputs)
-    return Schedule(compute, inputs, outputs, tuple(buffers), work, offsets)
+    work = place(buffers)
+    return tuple(buffers), work, tuple(work.offsets[n.name] if n in in_work else -1 for n in inputs)
+
+
+def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
+    """A layer a Helium core may run on cmx-gen's DSP kernel instead (kernel_choice.small_kernel)."""
+    if isa != "MVE":
+        return False
+    node.meta[kernel_choice.SMALL_KERNELS] = True
+    small = kernel_choice.conv_kind(node, isa) == "conv_row" or kernel_choice.depthwise_kind(node, isa) == "depthwise_3x3"
+    del node.meta[kernel_choice.SMALL_KERNELS]
+    return small
+
+
+def schedule(program: Any, isa: str, goal: str = "balanced") -> Schedule:
+    """The schedule of a subgraph (an ExportedProgram the partitioner cut) for a memory goal
+    (costs.py): every goal writes layers over their inputs where the kernels allow (it costs
+    nothing); `min` and `balanced` may also run layers of a Helium core on cmx-gen's DSP kernels,
+    which need no scratch and write closer behind their reads, `balanced` only within
+    costs.BALANCED_SLACK more instructions. The choice is left on the nodes (kernel_choice.SMALL_KERNELS)
+    for the plan's layers."""
+    graph = program.graph_module.graph
+    user_inputs = list(program.graph_signature.user_inputs)
+    inputs = tuple(n for n in graph.nodes if n.op == "placeholder" and n.name in user_inputs)
+    output_node = next(n for n in graph.nodes if n.op == "output")
+    outputs = tuple(output_node.args[0])
+    compute = tuple(n for n in graph.nodes if n.op == "call_function" and not is_alloc(n))
+    candidates = [n for n in compute if goal != "fast" and _can_be_small(n, isa)]
+
+    def work_bytes(small: set[torch.fx.Node]) -> int:
+        for node in candidates:
+            node.meta[kernel_choice.SMALL_KERNELS] = node in small
+        return _place(compute, inputs, outputs, isa)[1].nbytes
+
+    chosen = costs.choose_small(candidates, work_bytes, isa, goal, compute)
+    work_bytes(chosen)
+    buffers, work, offsets = _place(compute, inputs, outputs, isa)
+    extra = costs.extra_instructions(chosen, isa)
+    return Schedule(compute, inputs, outputs, buffers, work, offsets, extra)

@@ -13,9 +13,11 @@ CMSIS-NN scratch only during that layer). Two placements are made and the smalle
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 ALIGN = 16
+LOOKAHEADS = (0, 1, 2, 1 << 20)  # layers of a chain given room below its first buffer (overlapped)
 
 
 @dataclass(frozen=True)
@@ -75,14 +77,16 @@ def _fits(buf: Buffer, offset: int, live: list[tuple[Buffer, int]]) -> bool:
     return True
 
 
-def overlapped(buffers: list[Buffer], downward: bool) -> tuple[dict[str, int], tuple[str, ...]]:
+def overlapped(buffers: list[Buffer], downward: bool, lookahead: int) -> tuple[dict[str, int], tuple[str, ...]]:
     """Offsets (from 0) with outputs over their dying inputs, and the buffers placed so. Where two
     spots widen the span alike, the lower (downward) or the higher one is taken: a chain of shared
-    layers walks down, so which leaves it room depends on the network; place() tries both."""
+    layers walks down, so which leaves it room depends on the network. `lookahead` layers of the
+    chain written over a buffer are given room below it (_drift): a long look helps chains of
+    same-size layers, a short one chains whose layers grow their tensor; place() tries several."""
     placed: dict[str, tuple[Buffer, int]] = {}
     shared: list[str] = []
     empty: list[str] = []
-    room = _drift(buffers)
+    room = _drift(buffers, lookahead)
     for buf in sorted(buffers, key=lambda b: (b.first, b.key.endswith(":scratch"), -b.nbytes, b.key)):
         if buf.nbytes == 0:
             empty.append(buf.key)
@@ -114,16 +118,20 @@ def overlapped(buffers: list[Buffer], downward: bool) -> tuple[dict[str, int], t
     return {**offsets, **dict.fromkeys(empty, 0)}, tuple(shared)
 
 
-def _drift(buffers: list[Buffer]) -> dict[str, int]:
-    """How far below each buffer the chain of outputs written over it will walk: the next layer's
-    output shares it at its lead, that output's own next one at its lead, and so on."""
+def _drift(buffers: list[Buffer], depth: int) -> dict[str, int]:
+    """How far below each buffer the next `depth` outputs written over it will walk: the next
+    layer's output shares it at its lead, that output's own next one at its lead, and so on."""
     written_over = {key: buf for buf in buffers for key in buf.shares}
     by_key = {buf.key: buf for buf in buffers}
     room: dict[str, int] = {}
-    for buf in sorted(buffers, key=lambda b: -b.first):
-        nxt = written_over.get(buf.key)
-        if nxt is not None and nxt.first == by_key[buf.key].last:
-            room[buf.key] = max(0, _align_up(nxt.lead) + room.get(nxt.key, 0))
+    for buf in buffers:
+        walk, at = 0, buf
+        for _ in range(depth):
+            nxt = written_over.get(at.key)
+            if nxt is None or nxt.first != by_key[at.key].last:
+                break
+            walk, at = walk + _align_up(nxt.lead), nxt
+            room[buf.key] = max(room.get(buf.key, 0), walk)
     return room
 
 
@@ -137,8 +145,8 @@ def place(buffers: list[Buffer], overlap: bool = True) -> WorkPlan:
     plain_bytes = _top(buffers, plain)
     best = WorkPlan(plain, plain_bytes, plain_bytes)
     if overlap and any(b.shares for b in buffers):
-        for downward in (True, False):
-            offsets, shared = overlapped(buffers, downward)
+        for downward, lookahead in itertools.product((True, False), LOOKAHEADS):
+            offsets, shared = overlapped(buffers, downward, lookahead)
             if _top(buffers, offsets) < best.nbytes:
                 best = WorkPlan(offsets, _top(buffers, offsets), plain_bytes, shared)
     return best

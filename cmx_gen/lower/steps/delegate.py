@@ -23,7 +23,7 @@ def run(state: Lowering) -> Lowering:
     from cmx_gen.lower.delegate.backend import CmxPartitioner, delegate_schedules, delegated_layers
 
     try:
-        manager = manager.to_backend(CmxPartitioner(state.target.core))
+        manager = manager.to_backend(CmxPartitioner(state.target.core, state.options.memory))
     except Exception as exc:
         raise export_error("delegation", exc) from exc
     program = manager.exported_program()

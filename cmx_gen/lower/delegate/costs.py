@@ -1,0 +1,96 @@
+"""What a memory goal trades: the instructions a layer costs on each kernel (data/kernel_costs.yaml),
+and which layers of a Helium core a goal moves to cmx-gen's DSP kernels for RAM.
+
+Goals (`[options] memory`, `--memory`): `fast` keeps the fastest kernels; `balanced` (the default)
+takes the smallest schedule within BALANCED_SLACK more instructions; `min` the smallest schedule.
+Writing a layer over its input costs no instruction, so every goal does it."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from typing import Any, Callable
+
+import torch
+import yaml
+
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL
+from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.delegate import kernel_choice
+from cmx_gen.lower.delegate.kernel_choice import node_val
+
+DEFAULT_GOAL = DEFAULT_MEMORY_GOAL
+BALANCED_SLACK = 0.05  # balanced: at most 5 % more instructions than the fastest kernels
+
+
+@cache
+def _per_mac() -> dict[str, dict[str, float]]:
+    data = yaml.safe_load((DATA_DIR / "kernel_costs.yaml").read_text())
+    return {isa: kinds for isa, kinds in data.items() if isa != "schema"}
+
+
+def macs(node: torch.fx.Node) -> int:
+    """Multiply-accumulates of a convolution or depthwise layer (0 for other layers)."""
+    kind = kernel_choice.conv_kind(node, "MVE") or kernel_choice.depthwise_kind(node, "MVE")
+    if not kind:
+        return 0
+    weight = node_val(node.args[1])
+    taps = int(weight.shape[1]) * int(weight.shape[2])
+    per_output = taps * (1 if kernel_choice.depthwise_kind(node, "MVE") else int(weight.shape[3]))
+    return int(node_val(node).numel()) * per_output
+
+
+def _kind(node: torch.fx.Node, isa: str) -> str:
+    kind = kernel_choice.conv_kind(node, isa) or kernel_choice.depthwise_kind(node, isa)
+    weight = node_val(node.args[1])
+    return "conv_1x1" if kind == "conv" and int(weight.shape[1]) == int(weight.shape[2]) == 1 else kind
+
+
+def instructions(node: torch.fx.Node, isa: str) -> float:
+    """Estimated instructions of a convolution or depthwise layer on the kernel now chosen for it
+    (infinite for a kernel not measured on this ISA: no goal but `min` trades for it)."""
+    if not macs(node):
+        return 0.0
+    rate = _per_mac().get(isa, {}).get(_kind(node, isa))
+    return float(rate) * macs(node) if rate is not None else math.inf
+
+
+def _extra(node: torch.fx.Node, isa: str) -> float:
+    """What running this layer on the small kernel costs more than on the fast one."""
+    node.meta[kernel_choice.SMALL_KERNELS] = True
+    small = instructions(node, isa)
+    node.meta[kernel_choice.SMALL_KERNELS] = False
+    return small - instructions(node, isa)
+
+
+def extra_instructions(chosen: set[torch.fx.Node], isa: str) -> int | None:
+    """Estimated instructions the chosen small kernels add (None: a kernel not measured)."""
+    extra = sum(_extra(n, isa) for n in chosen)
+    return round(extra) if math.isfinite(extra) else None
+
+
+def choose_small(candidates: list[torch.fx.Node], work_bytes: Callable[[set[torch.fx.Node]], int], isa: str,
+                 goal: str, compute: Any) -> set[torch.fx.Node]:
+    """The layers to run on the small kernels: all that lower the working memory (min), kept only
+    while they do, then (balanced) the dearest given back until within BALANCED_SLACK."""
+    if goal == "fast" or not candidates:
+        return set()
+    extra = {n: _extra(n, isa) for n in candidates}
+    fast = work_bytes(set())
+    fast_instructions = sum(instructions(n, isa) for n in compute)
+    small = set(candidates)
+    best = work_bytes(small)
+    if best >= fast:
+        return set()
+    for node in sorted(candidates, key=lambda n: -extra[n]):
+        without = work_bytes(small - {node})
+        if without <= best:
+            small.discard(node)
+            best = without
+    if goal == "balanced":
+        budget = BALANCED_SLACK * fast_instructions
+        while small and sum(extra[n] for n in small) > budget:
+            small.discard(max(small, key=lambda n: extra[n]))
+        if work_bytes(small) >= fast:
+            return set()
+    return small
