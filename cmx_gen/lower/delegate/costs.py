@@ -56,11 +56,15 @@ def instructions(node: torch.fx.Node, isa: str) -> float:
 
 
 def _extra(node: torch.fx.Node, isa: str) -> float:
-    """What running this layer on the small kernel costs more than on the fast one."""
+    """What running this layer on the small kernel costs more than on the fast one (the node's
+    choice is left as it was)."""
+    was = node.meta.get(kernel_choice.SMALL_KERNELS, False)
     node.meta[kernel_choice.SMALL_KERNELS] = True
     small = instructions(node, isa)
     node.meta[kernel_choice.SMALL_KERNELS] = False
-    return small - instructions(node, isa)
+    fast = instructions(node, isa)
+    node.meta[kernel_choice.SMALL_KERNELS] = was
+    return small - fast
 
 
 def extra_instructions(chosen: set[torch.fx.Node], isa: str) -> int | None:
