@@ -1,0 +1,75 @@
+"""Memory goals (lower/delegate/costs.py, `[options] memory`): real lowerings of a small depthwise
+network for the M55, where CMSIS-NN's depthwise kernel takes a 4,464-byte scratch; `fit` through
+`create` onto a board too small for anything but the `min` schedule."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import SMALL, read_report, run_cli
+from cmx_gen.common.paths import BOARDS_DIR
+
+CONV_NET = ("ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8")
+
+
+def _kinds(report: dict) -> list[str]:
+    return [layer["kind"] for layer in report["delegated_layers"]]
+
+
+def test_min_runs_the_depthwise_layer_without_scratch_and_takes_less_ram(lowered_dir):
+    fast = read_report(lowered_dir(*CONV_NET, "--memory", "fast"))
+    least = read_report(lowered_dir(*CONV_NET, "--memory", "min"))
+    assert "depthwise_conv" in _kinds(fast) and "depthwise_3x3" in _kinds(least)
+    assert [s["goal"] for s in least["schedules"]] == ["min", "min"]
+    assert least["lowering_options"]["memory"] == "min"
+    assert least["memory"]["planned_bytes"] * 4 < fast["memory"]["planned_bytes"], "the 4,464-byte scratch is gone"
+    first = least["schedules"][0]
+    assert first["work_bytes"] <= first["layer_by_layer_bytes"] and first["inputs_in_work"] == 1
+    assert first["extra_instructions"] is None, "cmx_depthwise_3x3_s8's cost on the M55 is not in kernel_costs.yaml"
+
+
+def test_fast_and_balanced_keep_cmsis_nn_kernels_on_m55(lowered_dir):
+    balanced = read_report(lowered_dir(*CONV_NET))
+    assert balanced["lowering_options"]["memory"] == "balanced"
+    assert "depthwise_3x3" not in _kinds(balanced) and "conv_row" not in _kinds(balanced)
+    assert all(s["extra_instructions"] == 0 for s in balanced["schedules"])
+
+
+def _small_board(tmp_path: Path, dtcm_bytes: int) -> Path:
+    """mps3-an547 with only its ITCM for code and a DTCM of `dtcm_bytes` for RAM."""
+    board = yaml.safe_load((BOARDS_DIR / "mps3-an547.yaml").read_text())
+    board["id"] = "small-an547"
+    board["memory"] = [r for r in board["memory"] if r["name"] in ("itcm", "dtcm")]
+    next(r for r in board["memory"] if r["name"] == "dtcm")["size"] = dtcm_bytes
+    path = tmp_path / "small-an547.yaml"
+    path.write_text(yaml.safe_dump(board))
+    return path
+
+
+def test_fit_takes_the_first_goal_that_fits_and_says_so(tmp_path, capsys):
+    board = _small_board(tmp_path, 14 * 1024)
+    args = ("create", f"{SMALL}:ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8",
+            "--board", board, "--rtos", "baremetal")
+    assert run_cli(*args, "-o", tmp_path / "refused") == 3, "balanced needs the 4,464-byte scratch: does not fit"
+    assert "does not fit" in capsys.readouterr().err
+    assert run_cli(*args, "--memory", "fit", "-o", tmp_path / "app") == 0
+    err = capsys.readouterr().err
+    assert re.search(r"the 'fast' schedule does not fit small-an547 .*trying 'balanced'", err)
+    assert "took the 'min' schedule, the first that fits small-an547" in err
+    report = read_report(tmp_path / "app" / "model")
+    assert report["lowering_options"]["memory"] == "min"
+    assert 'memory = "fit"' in (tmp_path / "app" / "cmx.toml").read_text()
+
+
+@pytest.mark.parametrize("value", ["tiny", 3])
+def test_unknown_goal_in_cmx_toml_is_one_line_exit_2(tmp_path, capsys, value):
+    (tmp_path / "cmx.toml").write_text(
+        f'[model]\nsource = "{SMALL}:ConvNet"\n[target]\nboard = "mps3-an547"\n[options]\nmemory = {value!r}\n'
+        .replace("'", '"'))
+    assert run_cli("create", "--config", tmp_path / "cmx.toml", "-o", tmp_path / "app") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is not a memory goal" in err[0] and "'min'" in err[0]
