@@ -29,7 +29,7 @@ def test_min_runs_the_depthwise_layer_without_scratch_and_takes_less_ram(lowered
     assert least["memory"]["planned_bytes"] * 4 < fast["memory"]["planned_bytes"], "the 4,464-byte scratch is gone"
     first = least["schedules"][0]
     assert first["work_bytes"] <= first["layer_by_layer_bytes"] and first["inputs_in_work"] == 1
-    assert first["extra_instructions"] is None, "cmx_depthwise_3x3_s8's cost on the M55 is not in kernel_costs.yaml"
+    assert first["extra_instructions"] > 0, "cmx_depthwise_3x3_s8 costs more instructions than CMSIS-NN on the M55"
 
 
 def test_fast_and_balanced_keep_cmsis_nn_kernels_on_m55(lowered_dir):
