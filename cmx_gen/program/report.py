@@ -271,6 +271,7 @@ class Schedule(_Part):
     peak_at: str = ""
     written_over_input: int = 0  # layers whose output shares bytes with their input
     inputs_in_work: int = 0  # delegate inputs placed inside the working memory
+    outputs_in_work: int = 0  # delegate outputs placed inside the working memory
     extra_instructions: int | None = 0  # estimated, against the fastest kernels (data/kernel_costs.yaml); None: not measured
 
 

@@ -29,6 +29,8 @@ def schedule_line(s: Schedule) -> str:
     n, k = s.written_over_input, s.inputs_in_work
     shared = [f"{n} layer{'s' if n > 1 else ''} write{'' if n > 1 else 's'} over {'their' if n > 1 else 'its'} input"] if n else []
     shared += [f"{k} input{'s' if k > 1 else ''} in the working memory"] if k else []
+    m = s.outputs_in_work
+    shared += [f"{m} output{'s' if m > 1 else ''} in the working memory"] if m else []
     extra = ("no extra instructions" if s.extra_instructions == 0 else "extra instructions not measured"
              if s.extra_instructions is None else f"about {s.extra_instructions:+,} instructions")
     return (f"delegate {s.delegate} ({s.goal}): working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"

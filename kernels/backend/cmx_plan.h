@@ -6,8 +6,8 @@
  * parameter structs are stored exactly as CMSIS-NN lays them out, so the runtime passes pointers
  * into the plan. A tensor operand >= 0 is a byte offset into the working memory, < 0 the
  * delegate argument -1-x; a constant is a byte offset from the plan's start, -1 none. Between the
- * header and the first record (layers_offset), one int32 per input says where the program placed
- * it in the working memory (version 4); the runtime reads inputs through their arguments only. */
+ * header and the first record (layers_offset), one int32 per input, then per output, says where the
+ * program placed it in the working memory (-1: apart); the runtime uses their arguments only. */
 #pragma once
 
 #include <stdint.h>
@@ -16,7 +16,7 @@
 #include "cmx_nn.h"
 
 #define CMX_PLAN_MAGIC 0x50584D43u /* "CMXP" */
-#define CMX_PLAN_VERSION 4u
+#define CMX_PLAN_VERSION 5u
 #define CMX_PLAN_CORE_BYTES 16
 
 enum cmx_plan_op {

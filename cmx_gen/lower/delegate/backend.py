@@ -17,7 +17,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from cmx_gen.lower.delegate import layers
 from cmx_gen.lower.delegate.costs import DEFAULT_GOAL
 from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_delegate_call
-from cmx_gen.lower.delegate.schedule import DYING_ARGS, is_alloc
+from cmx_gen.lower.delegate.schedule import DYING_ARGS, FINAL_OUTPUT, is_alloc
 
 
 class CmxCmsisNNBackend(BackendDetails):
@@ -61,6 +61,7 @@ class CmxPartitioner(Partitioner):
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
             _mark_dying_inputs(set(partition.nodes))
+            _mark_final_outputs(set(partition.nodes), exported_program.graph_module.graph)
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
@@ -75,6 +76,18 @@ def _mark_dying_inputs(nodes: set[torch.fx.Node]) -> None:
                       and arg.op != "get_attr" and all(user in nodes for user in arg.users))
         if dying:
             node.meta[DYING_ARGS] = dying
+
+
+def _mark_final_outputs(nodes: set[torch.fx.Node], graph: torch.fx.Graph) -> None:
+    """Marks the subgraph's results that are program outputs when no operator outside the subgraph
+    runs after it: they may live in its working memory (schedule.FINAL_OUTPUT)."""
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    last = max(order[n] for n in nodes)
+    if any(n.op == "call_function" and n not in nodes and order[n] > last for n in graph.nodes):
+        return
+    for node in nodes:
+        if node.users and all(user.op == "output" for user in node.users):
+            node.meta[FINAL_OUTPUT] = True
 
 
 def delegated_layers(program: Any) -> list[dict[str, Any]]:

@@ -4,9 +4,9 @@ side (kernels/backend/cmx_plan.h is the C side; tests/lower/test_delegate_plan.p
 A plan is little-endian int32 words, read in place from flash by the runtime, never copied:
 
     header   magic, version, the core it was made for, counts, work-memory size, offsets
-    inputs   one int32 per delegate input: its offset in the working memory where the program
-             places it there (an input that dies at the call, schedule.py), else -1; only the
-             ahead-of-time side reads it (the runtime reads inputs through their arguments)
+    io       one int32 per delegate input, then per output: its offset in the working memory where
+             the program places it there (schedule.py), else -1; only the ahead-of-time side reads
+             it (the runtime reads inputs and writes outputs through their arguments)
     layers   one record per layer: `op`, `size` (bytes of the record), `debug` (instruction id
              for profiling and tracing), then the op's fields; CMSIS-NN's own parameter structs
              (cmsis_nn_conv_params, cmsis_nn_dims, ...) are stored exactly as CMSIS-NN lays them
@@ -30,7 +30,7 @@ import yaml
 from cmx_gen.common.paths import DATA_DIR
 
 MAGIC = 0x50584D43  # "CMXP"
-VERSION = 4  # bump with every change of the layout below or of what a field means
+VERSION = 5  # bump with every change of the layout below or of what a field means
 CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
@@ -139,16 +139,17 @@ class Plan:
     n_inputs: int
     n_outputs: int
     work_bytes: int
-    input_offsets: tuple[int, ...] = ()  # each input's offset in the working memory, -1 where apart
+    io_offsets: tuple[int, ...] = ()  # each input's, then output's, offset in the working memory; -1 apart
 
     def pack(self) -> bytes:
         """The plan's bytes; constants' offsets in the layers are relative to the data section and
         are rebased here onto the plan's start."""
         head_size = 4 * (len(HEADER) - 1) + CORE_BYTES
-        offsets = self.input_offsets or (NONE,) * self.n_inputs
-        assert len(offsets) == self.n_inputs
-        inputs = struct.pack(f"<{self.n_inputs}i", *offsets)
-        layers_offset = head_size + len(inputs)
+        count = self.n_inputs + self.n_outputs
+        offsets = self.io_offsets or (NONE,) * count
+        assert len(offsets) == count
+        io = struct.pack(f"<{count}i", *offsets)
+        layers_offset = head_size + len(io)
         body = b"".join(layer.pack() for layer in self.layers)
         data_offset = _align(layers_offset + len(body), 16)
         rebased = b"".join(_rebase(layer, data_offset).pack() for layer in self.layers)
@@ -156,7 +157,7 @@ class Plan:
         core = self.core.encode()[: CORE_BYTES - 1].ljust(CORE_BYTES, b"\0")
         head = struct.pack("<2I", MAGIC, VERSION) + core + struct.pack(
             "<7I", len(self.layers), self.n_inputs, self.n_outputs, self.work_bytes, layers_offset, data_offset, total)
-        out = head + inputs + rebased
+        out = head + io + rebased
         return out + b"\0" * (data_offset - len(out)) + self.data
 
 
@@ -181,11 +182,12 @@ def read_header(blob: bytes) -> dict[str, int | str]:
     return dict(zip(HEADER, (magic, version, core, *rest)))
 
 
-def read_input_offsets(blob: bytes) -> list[int]:
-    """Each delegate input's offset in the working memory (-1: the program keeps it apart)."""
+def read_io_offsets(blob: bytes) -> tuple[list[int], list[int]]:
+    """Each delegate input's and output's offset in the working memory (-1: the program keeps it apart)."""
     head = read_header(blob)
-    at = 4 * (len(HEADER) - 1) + CORE_BYTES
-    return list(struct.unpack_from(f"<{int(head['n_inputs'])}i", blob, at))
+    n_in, n_out = int(head["n_inputs"]), int(head["n_outputs"])
+    offsets = list(struct.unpack_from(f"<{n_in + n_out}i", blob, 4 * (len(HEADER) - 1) + CORE_BYTES))
+    return offsets[:n_in], offsets[n_in:]
 
 
 def read_layers(blob: bytes) -> list[tuple[str, dict[str, int]]]:

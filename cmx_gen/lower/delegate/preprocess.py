@@ -79,4 +79,4 @@ def build_plan(program: Any, core: str, goal: str = DEFAULT_GOAL) -> Plan:
         handle = node.meta.get("debug_handle")
         built.append(Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name))
     return Plan(core=core, layers=tuple(built), data=bytes(data), n_inputs=len(plan_of.inputs),
-                n_outputs=len(plan_of.outputs), work_bytes=work.nbytes, input_offsets=plan_of.input_offsets)
+                n_outputs=len(plan_of.outputs), work_bytes=work.nbytes, io_offsets=plan_of.io_offsets)

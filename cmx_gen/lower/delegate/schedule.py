@@ -2,9 +2,10 @@
 and what that costs against layer-by-layer execution.
 
 The working memory holds every tensor the subgraph makes and reads itself, each layer's kernel
-scratch, and the subgraph's inputs that die at the delegate call (the partitioner marks them,
-backend.py): the program then places such an input inside the working memory
-(work_input.py), so the first layers can write over it. Outputs stay the program's own tensors.
+scratch, the subgraph's inputs that die at the delegate call, and its outputs that are the
+program's own outputs with nothing run after the call (the partitioner marks both, backend.py): the
+program then places them inside the working memory (work_input.py), so the first layers can write
+over an input and the last ones write an output over what is dead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from cmx_gen.lower.delegate.work_memory import Buffer, WorkPlan, place
 from cmx_gen.lower.fx_nodes import module_path
 
 DYING_ARGS = "cmx_dying_args"  # node meta: positions in node.args of inputs from outside that die at the call
+FINAL_OUTPUT = "cmx_final_output"  # node meta: a program output nothing runs after (it may live in the working memory)
 
 
 def is_alloc(node: torch.fx.Node) -> bool:
@@ -52,7 +54,7 @@ class Schedule:
     outputs: tuple[torch.fx.Node, ...]
     buffers: tuple[Buffer, ...]
     work: WorkPlan
-    input_offsets: tuple[int, ...]  # each input's offset in the working memory, -1 where it stays apart
+    io_offsets: tuple[int, ...]  # each input's, then output's, offset in the working memory; -1 where apart
     extra_instructions: int | None = 0  # estimated (costs.py), against the fastest kernels; None: not known
 
     def args(self) -> dict[torch.fx.Node, int]:
@@ -90,7 +92,8 @@ class Schedule:
         return {"work_bytes": self.work.nbytes, "layer_by_layer_bytes": self.work.layer_by_layer,
                 "floor_bytes": floor, "floor_at": floor_at, "peak_bytes": peak, "peak_at": peak_at,
                 "written_over_input": len(self.work.shared),
-                "inputs_in_work": sum(1 for o in self.input_offsets if o >= 0),
+                "inputs_in_work": sum(1 for o in self.io_offsets[:len(self.inputs)] if o >= 0),
+                "outputs_in_work": sum(1 for o in self.io_offsets[len(self.inputs):] if o >= 0),
                 "extra_instructions": self.extra_instructions}
 
 
@@ -99,12 +102,13 @@ def _place(compute: tuple[torch.fx.Node, ...], inputs: tuple[torch.fx.Node, ...]
     """The buffers of the subgraph as its kernels (chosen now, kernel_choice.py) need them, placed."""
     index = {n: i for i, n in enumerate(compute)}
     in_work = {n for n in inputs if _dies_at_call(n) and n not in outputs}
-    apart = set(inputs) - in_work | set(outputs)
+    in_work |= {n for n in outputs if n.meta.get(FINAL_OUTPUT) and n in index and outputs.count(n) == 1}
+    apart = (set(inputs) | set(outputs)) - in_work
     buffers = [Buffer(n.name, _nbytes(n), -1, max(index[u] for u in n.users if u in index)) for n in inputs
                if n in in_work]
     for node in compute:
         if node not in apart:
-            users = [index[u] for u in node.users if u in index]
+            users = [index[u] for u in node.users if u in index] + ([len(compute)] if node in outputs else [])
             shares = tuple(x.name for x in overlap.shareable_inputs(node) if x not in apart)
             buffers.append(Buffer(node.name, _nbytes(node), index[node], max(users, default=index[node]), shares,
                                   overlap.lead(node, isa) if shares else 0))
@@ -113,7 +117,7 @@ def _place(compute: tuple[torch.fx.Node, ...], inputs: tuple[torch.fx.Node, ...]
             buffers.append(Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node],
                                   index[node]))
     work = place(buffers)
-    return tuple(buffers), work, tuple(work.offsets[n.name] if n in in_work else -1 for n in inputs)
+    return tuple(buffers), work, tuple(work.offsets[n.name] if n in in_work else -1 for n in (*inputs, *outputs))
 
 
 def _can_be_small(node: torch.fx.Node, isa: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate.plan import read_header, read_input_offsets
+from cmx_gen.lower.delegate.plan import read_header, read_io_offsets
 from cmx_gen.lower.delegate.preprocess import is_delegate_call
 
 
@@ -35,23 +35,28 @@ def add(module: Any) -> dict[str, int]:
         alloc.meta["spec"] = TensorSpec.from_tensor(val)  # set by SpecPropPass for nodes made before it
         node.args = (*node.args, alloc)
         sizes[lowered.target] = nbytes
-        _inputs_into_work(module, node, alloc, read_input_offsets(blob))
+        _io_into_work(module, node, alloc, *read_io_offsets(blob))
     module.recompile()
     return sizes
 
 
-def _inputs_into_work(module: Any, call: torch.fx.Node, alloc: torch.fx.Node, offsets: list[int]) -> None:
-    """Places each input the plan put in its working memory there (ExecuTorch's storage_base: the
-    planner keeps the working memory's bytes for the input from the input's first write on). An
-    input read again after the call stays apart; the plan is right either way, it only reserved
-    the room."""
+def _io_into_work(module: Any, call: torch.fx.Node, alloc: torch.fx.Node, inputs: list[int],
+                  outputs: list[int]) -> None:
+    """Places each input and output the plan put in its working memory there (ExecuTorch's
+    storage_base: the planner keeps the working memory's bytes from the input's first write to the
+    output's last read). An input read again after the call, or an output read by more than the
+    program's output, stays apart: the plan is right either way, it only reserved the room."""
     from executorch.exir.tensor import TensorSpec
 
     output = next(n for n in module.graph.nodes if n.op == "output")
-    for arg, offset in zip(call.args[1:], offsets):
-        spec = arg.meta.get("spec") if isinstance(arg, torch.fx.Node) else None
-        if (offset < 0 or not isinstance(spec, TensorSpec) or spec.const or spec.storage_base is not None
-                or set(arg.users) != {call} or arg in output.all_input_nodes):
+    results = {int(n.args[1]): n for n in call.users if n.op == "call_function" and len(n.args) > 1}
+    pairs = [(arg, offset, set(arg.users) == {call} and arg not in output.all_input_nodes)
+             for arg, offset in zip(call.args[1:], inputs) if isinstance(arg, torch.fx.Node)]
+    pairs += [(results[i], offset, set(results[i].users) == {output}) for i, offset in enumerate(outputs)
+              if i in results]
+    for node, offset, dies in pairs:
+        spec = node.meta.get("spec")
+        if offset < 0 or not dies or not isinstance(spec, TensorSpec) or spec.const or spec.storage_base is not None:
             continue
         spec.storage_base = alloc.meta["spec"]
         spec.storage_base_offset = offset
