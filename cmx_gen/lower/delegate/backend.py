@@ -47,8 +47,8 @@ class CmxPartitioner(Partitioner):
 
     def __init__(self, core: str, memory: str = DEFAULT_GOAL) -> None:
         super().__init__()
-        self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()),
-                                                           CompileSpec("memory", memory.encode())])
+        goal = [] if memory == DEFAULT_GOAL else [CompileSpec("memory", memory.encode())]  # the method loads each spec
+        self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()), *goal])
 
     def partition(self, exported_program: Any) -> PartitionResult:
         partitioner = CapabilityBasedPartitioner(exported_program.graph_module, _Supported(),
