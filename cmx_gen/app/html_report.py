@@ -22,7 +22,7 @@ from cmx_gen.common.format import size_label
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
-from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, worst_layers
+from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, schedule_line, worst_layers
 
 PAGE = "report.html"
 PROFILE_JSON = "profile.json"  # written beside the profile image by `run --profile`
@@ -144,7 +144,7 @@ def render(data: PageData) -> str:
         memory_svg=memory_svg(data.placement) if data.placement else "",
         profile=profile, profile_svg=profile_svg, kinds_svg=kinds_svg,
         sqnr_svg=sqnr_svg(report), worst=[describe_layer(layer) for layer in worst_layers(report)],
-        size=size_label,
+        size=size_label, schedules=[schedule_line(s) for s in report.schedules],
     )
 
 

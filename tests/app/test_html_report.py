@@ -20,7 +20,7 @@ from conftest import FIRMWARE, ROOT, run_cli
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup.sh installs it): not run")
 MODELS = {"digits": ROOT / "samples" / "digits" / "model.py:DigitsCNN", "ds_cnn": ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"}
-ELEMENTS = ["result-line", "memory-map", "operators", "profile-chart", "sqnr-chart", "worst-layers"]
+ELEMENTS = ["result-line", "memory-map", "schedules", "operators", "profile-chart", "sqnr-chart", "worst-layers"]
 
 
 def browse(page: Path, tmp_path: Path) -> tuple[str, str]:
@@ -58,6 +58,7 @@ def test_the_report_of_a_new_app_renders_in_chromium(name, tmp_path, capsys):
     assert f"report     {app / 'report.html'}" in capsys.readouterr().out
     dom = check_page(app / "report.html", tmp_path, profiled=False)
     assert "No run yet" in dom and "<svg id=\"memory-map\"" in dom and "<svg id=\"sqnr-chart\"" in dom
+    assert "Memory schedule, delegate 0 (balanced): working memory" in dom
 
 
 @needs_chromium
