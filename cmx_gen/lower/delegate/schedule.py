@@ -145,13 +145,16 @@ def schedule(program: Any, isa: str, goal: str = "balanced") -> Schedule:
     compute = tuple(n for n in graph.nodes if n.op == "call_function" and not is_alloc(n))
     candidates = [n for n in compute if goal != "fast" and _can_be_small(n, isa)]
 
-    def work_bytes(small: set[torch.fx.Node]) -> int:
+    def choose(small: set[torch.fx.Node]) -> None:
         for node in candidates:
             node.meta[kernel_choice.SMALL_KERNELS] = node in small
+
+    def work_bytes(small: set[torch.fx.Node]) -> int:
+        choose(small)
         return _place(compute, inputs, outputs, isa)[1].nbytes
 
     chosen = costs.choose_small(candidates, work_bytes, isa, goal, compute)
-    work_bytes(chosen)
+    choose(chosen)
     buffers, work, offsets = _place(compute, inputs, outputs, isa)
     extra = costs.extra_instructions(chosen, isa)
     return Schedule(compute, inputs, outputs, buffers, work, offsets, extra)

@@ -94,28 +94,35 @@ def overlapped(buffers: list[Buffer], downward: bool, lookahead: int) -> tuple[d
         live = [(other, at) for other, at in placed.values() if _live_together(other, buf)]
         lo = min((at for _, at in placed.values()), default=0)
         hi = max((at + b.nbytes for b, at in placed.values()), default=0)
-        over = {at - _align_up(max(buf.lead, min(0, buf.nbytes - other.nbytes)))
-                for other, at in live if other.key in buf.shares and buf.first == other.last}
-        below = room.get(buf.key, 0)
-        spots = {lo, hi, *(at + b.nbytes for b, at in live), *(at + b.nbytes + below for b, at in live),
-                 *(at - buf.nbytes for _, at in live)}
-        spots = {s - s % ALIGN for s in spots} | {_align_up(s) for s in spots} | over
-        ahead = Buffer(buf.key, buf.nbytes + below, buf.first, buf.last, buf.shares, buf.lead - below)
-
-        def cost(s: int) -> tuple[int, bool, bool, int]:
-            """The span after placing it at s, counting the room its chain will walk down into
-            (below s if free now, else as if the span had to grow by it)."""
-            free_below = _fits(ahead, s - below, live)
-            span = max(hi, s + buf.nbytes) - min(lo, s - below if free_below else s) + (0 if free_below else below)
-            return span, not free_below, s not in over, s if downward else -s
-
-        chosen = min((s for s in spots if _fits(buf, s, live)), key=cost)
+        chosen, over = _spot(buf, live, (lo, hi), room.get(buf.key, 0), downward)
         if chosen in over and any(not _apart(buf, chosen, other, at) for other, at in live):
             shared.append(buf.key)
         placed[buf.key] = (buf, chosen)
     base = min((at for _, at in placed.values()), default=0)
     offsets = {key: at - base for key, (_, at) in placed.items()}
     return {**offsets, **dict.fromkeys(empty, 0)}, tuple(shared)
+
+
+def _spot(buf: Buffer, live: list[tuple[Buffer, int]], span: tuple[int, int], below: int,
+          downward: bool) -> tuple[int, set[int]]:
+    """Where `buf` goes among what is `live` (the memory spans `span` so far), and the spots that
+    write it over a dying input. A spot costs the span after it, counting the room `below` that the
+    chain written over it will walk down into (below the spot if free now, else as if the span had
+    to grow by it)."""
+    lo, hi = span
+    over = {at - _align_up(max(buf.lead, min(0, buf.nbytes - other.nbytes)))
+            for other, at in live if other.key in buf.shares and buf.first == other.last}
+    spots = {lo, hi, *(at + b.nbytes for b, at in live), *(at + b.nbytes + below for b, at in live),
+             *(at - buf.nbytes for _, at in live)}
+    spots = {s - s % ALIGN for s in spots} | {_align_up(s) for s in spots} | over
+    ahead = Buffer(buf.key, buf.nbytes + below, buf.first, buf.last, buf.shares, buf.lead - below)
+
+    def cost(s: int) -> tuple[int, bool, bool, int]:
+        free_below = _fits(ahead, s - below, live)
+        grown = max(hi, s + buf.nbytes) - min(lo, s - below if free_below else s) + (0 if free_below else below)
+        return grown, not free_below, s not in over, s if downward else -s
+
+    return min((s for s in spots if _fits(buf, s, live)), key=cost), over
 
 
 def _drift(buffers: list[Buffer], depth: int) -> dict[str, int]:
