@@ -7,6 +7,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from cmx_gen.app.project import IO_KINDS
+from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
 
 if TYPE_CHECKING:
@@ -43,11 +44,16 @@ def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL",
                              "cmx.toml: [options] memory")
 
 
-def lower_options(args: argparse.Namespace) -> "LowerOptions":
+def lower_options(args: argparse.Namespace, memory: str | None = None) -> "LowerOptions":
+    """The lowering options the arguments give (`memory` for one goal of --memory fit)."""
     from cmx_gen.lower.lowering import LowerOptions
 
+    goal = memory or args.memory or DEFAULT_MEMORY_GOAL
+    if goal == FIT:
+        raise ModelSourceError("--memory fit needs a board to fit", "use it with create or check --board; "
+                               "lower takes fast, balanced or min")
     return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float", delegate=args.delegate is not False,
-                        memory=args.memory or DEFAULT_MEMORY_GOAL)
+                        memory=goal)
 
 
 def load_source(args: argparse.Namespace) -> "ModelSource":

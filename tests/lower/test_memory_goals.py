@@ -73,3 +73,16 @@ def test_unknown_goal_in_cmx_toml_is_one_line_exit_2(tmp_path, capsys, value):
     assert run_cli("create", "--config", tmp_path / "cmx.toml", "-o", tmp_path / "app") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a memory goal" in err[0] and "'min'" in err[0]
+
+
+def test_check_with_fit_finds_the_goal_that_fits_and_lower_refuses_fit(tmp_path, capsys):
+    board = _small_board(tmp_path, 14 * 1024)
+    args = ("check", f"{SMALL}:ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8",
+            "--board", board)
+    assert run_cli(*args) == 3
+    capsys.readouterr()
+    assert run_cli(*args, "--memory", "fit") == 0
+    assert "fits: yes" in capsys.readouterr().out
+    assert run_cli("lower", f"{SMALL}:ConvNet", "--memory", "fit", "-o", tmp_path / "x") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--memory fit needs a board" in err[0]

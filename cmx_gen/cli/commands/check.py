@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cmx_gen.cli.model_args import add_model_arguments, load_source, lower_options
 from cmx_gen.common.errors import CmxError, FitError, ModelSourceError
+from cmx_gen.common.goals import FIT, MEMORY_GOALS
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.memory import Placement, plan, usage_table
 from cmx_gen.program.report import Report
@@ -68,7 +69,17 @@ def lowered_report(args: argparse.Namespace) -> Report:
     from cmx_gen.program import cache
 
     board = load_board(args.board)
-    result, _ = cache.produce(load_source(args), board.core.lower_target, options=lower_options(args))
+    source = load_source(args)
+    goals = MEMORY_GOALS if args.memory == FIT else (args.memory,)
+    for goal in goals:  # fit: the first goal whose program fits, else the last one's refusal
+        result, _ = cache.produce(source, board.core.lower_target, options=lower_options(args, goal))
+        if goal == goals[-1]:
+            break
+        try:
+            check_report(result.report, args.board)
+            break
+        except FitError:
+            continue
     return result.report
 
 
