@@ -15,7 +15,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from cmx_gen.lower.delegate import layers
-from cmx_gen.lower.delegate.costs import DEFAULT_GOAL
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
 from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_delegate_call
 from cmx_gen.lower.delegate.schedule import DYING_ARGS, FINAL_OUTPUT, is_alloc
 

@@ -14,12 +14,10 @@ from typing import Any, Callable
 import torch
 import yaml
 
-from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.lower.delegate import kernel_choice
 from cmx_gen.lower.delegate.kernel_choice import node_val
 
-DEFAULT_GOAL = DEFAULT_MEMORY_GOAL
 BALANCED_SLACK = 0.05  # balanced: at most 5 % more instructions than the fastest kernels
 
 
@@ -81,7 +79,7 @@ def choose_small(candidates: list[torch.fx.Node], work_bytes: Callable[[set[torc
         return set()
     extra = {n: _extra(n, isa) for n in candidates}
     fast = work_bytes(set())
-    fast_instructions = sum(instructions(n, isa) for n in compute)
+    fast_instructions = sum(v for v in (instructions(n, isa) for n in compute) if math.isfinite(v))
     small = set(candidates)
     best = work_bytes(small)
     if best >= fast:

@@ -10,7 +10,7 @@ import torch
 
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
-from cmx_gen.lower.delegate.costs import DEFAULT_GOAL
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
 from cmx_gen.lower.delegate.schedule import schedule
 from cmx_gen.common.targets import cores
 from cmx_gen.lower.fx_nodes import op_name

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL
 from cmx_gen.lower.delegate import costs, kernel_choice, overlap
 from cmx_gen.lower.delegate.work_memory import Buffer, WorkPlan, place
 from cmx_gen.lower.fx_nodes import module_path
@@ -130,7 +131,7 @@ def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
     return small
 
 
-def schedule(program: Any, isa: str, goal: str = "balanced") -> Schedule:
+def schedule(program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL) -> Schedule:
     """The schedule of a subgraph (an ExportedProgram the partitioner cut) for a memory goal
     (costs.py): every goal writes layers over their inputs where the kernels allow (it costs
     nothing); `min` and `balanced` may also run layers of a Helium core on cmx-gen's DSP kernels,
