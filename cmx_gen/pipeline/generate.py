@@ -9,7 +9,6 @@ import shlex
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from cmx_gen.app import html_report
 from cmx_gen.app.kinds import app_kind
@@ -77,7 +76,7 @@ def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate
     return result, hit
 
 
-def _place(project: Project, results: list[Artifacts], board: Any) -> Any:
+def _place(project: Project, results: list[Artifacts], board: Board) -> memory.Placement:
     """Where the program(s) go on the board, or FitError."""
     if project.several:
         layout = "separate" if project.separate_arenas else "shared"
