@@ -62,7 +62,7 @@ def _extra(node: torch.fx.Node, isa: str) -> float:
     node.meta[kernel_choice.SMALL_KERNELS] = False
     fast = instructions(node, isa)
     node.meta[kernel_choice.SMALL_KERNELS] = was
-    return small - fast
+    return small - fast if math.isfinite(small) and math.isfinite(fast) else math.inf  # unmeasured: not known cheaper
 
 
 def extra_instructions(chosen: set[torch.fx.Node], isa: str) -> int | None:
