@@ -16,7 +16,7 @@ from cmx_gen.app.project import ModelEntry, Project
 from cmx_gen.app.render import RenderResult, check_destination, render_app
 from cmx_gen.common import progress
 from cmx_gen.common.errors import FitError
-from cmx_gen.common.goals import FIT, MEMORY_GOALS
+from cmx_gen.common.goals import goals_to_try
 from cmx_gen.fit import memory
 from cmx_gen.fit.boards import Board, load_board
 from cmx_gen.lower.lowering import LowerOptions
@@ -93,7 +93,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.
     core = board.core.lower_target
-    goals = MEMORY_GOALS if project.memory == FIT else (project.memory,)
+    goals = goals_to_try(project.memory)
     for goal in goals:
         lowered = [_lower(entry, core, use_cache, project.strict, project.delegate, goal)
                    for entry in project.entries()]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cmx_gen.cli.model_args import add_model_arguments, load_source, lower_options
 from cmx_gen.common.errors import CmxError, FitError, ModelSourceError
-from cmx_gen.common.goals import FIT, MEMORY_GOALS
+from cmx_gen.common.goals import goals_to_try
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.memory import Placement, plan, usage_table
 from cmx_gen.program.report import Report
@@ -70,7 +70,7 @@ def lowered_report(args: argparse.Namespace) -> Report:
 
     board = load_board(args.board)
     source = load_source(args)
-    goals = MEMORY_GOALS if args.memory == FIT else (args.memory,)
+    goals = goals_to_try(args.memory) if args.memory else (None,)
     for goal in goals:  # fit: the first goal whose program fits, else the last one's refusal
         result, _ = cache.produce(source, board.core.lower_target, options=lower_options(args, goal))
         if goal == goals[-1]:

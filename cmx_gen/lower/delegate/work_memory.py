@@ -64,13 +64,18 @@ def layer_by_layer(buffers: list[Buffer]) -> dict[str, int]:
     return offsets
 
 
+def _writes_over(buf: Buffer, other: Buffer) -> bool:
+    """`buf` is the output of the layer that reads `other` last, and may share its bytes (overlap.py)."""
+    return other.key in buf.shares and buf.first == other.last
+
+
 def _apart(buf: Buffer, offset: int, other: Buffer, at: int) -> bool:
     return offset >= at + other.nbytes or at >= offset + buf.nbytes
 
 
 def _fits(buf: Buffer, offset: int, live: list[tuple[Buffer, int]]) -> bool:
     for other, at in live:
-        if other.key in buf.shares and buf.first == other.last and offset <= at - buf.lead:
+        if _writes_over(buf, other) and offset <= at - buf.lead:
             continue  # written behind the kernel's read front (overlap.py)
         if not _apart(buf, offset, other, at):
             return False
@@ -111,7 +116,7 @@ def _spot(buf: Buffer, live: list[tuple[Buffer, int]], span: tuple[int, int], be
     to grow by it)."""
     lo, hi = span
     over = {at - _align_up(max(buf.lead, min(0, buf.nbytes - other.nbytes)))
-            for other, at in live if other.key in buf.shares and buf.first == other.last}
+            for other, at in live if _writes_over(buf, other)}
     spots = {lo, hi, *(at + b.nbytes for b, at in live), *(at + b.nbytes + below for b, at in live),
              *(at - buf.nbytes for _, at in live)}
     spots = {s - s % ALIGN for s in spots} | {_align_up(s) for s in spots} | over
@@ -135,7 +140,7 @@ def _drift(buffers: list[Buffer], depth: int) -> dict[str, int]:
         walk, at = 0, buf
         for _ in range(depth):
             nxt = written_over.get(at.key)
-            if nxt is None or nxt.first != by_key[at.key].last:
+            if nxt is None or not _writes_over(nxt, by_key[at.key]):
                 break
             walk, at = walk + _align_up(nxt.lead), nxt
             room[buf.key] = max(room.get(buf.key, 0), walk)
