@@ -36,6 +36,7 @@ from typing import Any
 
 import tomli_w
 
+from cmx_gen.app import samples
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
 
@@ -180,7 +181,8 @@ def load(path: Path) -> Project:
     if path.is_dir():
         path = path / FILE_NAME
     if not path.is_file():
-        raise ModelSourceError(f"{path} not found", "give the project file (cmx.toml) or an app folder created by cmx-gen create")
+        raise ModelSourceError(f"{path} not found", samples.hint_for_missing(path)
+                               or "give the project file (cmx.toml) or an app folder created by cmx-gen create")
     try:
         data: dict[str, Any] = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:

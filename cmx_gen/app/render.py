@@ -32,7 +32,7 @@ from cmx_gen.app import model_files, project as project_mod, shared_files, txn a
 from cmx_gen.app.kinds import app_kind
 from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.common.errors import RenderError
-from cmx_gen.common.paths import ROOT
+from cmx_gen.common.paths import shared_path
 from cmx_gen.device import result_line
 from cmx_gen.fit.boards import Board
 from cmx_gen.fit.memory import Placement
@@ -179,7 +179,7 @@ def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, models: 
     stage = tmp / ctx["app_dir"]
     _render_outputs(template_dir, spec.outputs, cookie, stage)
     for item in spec.shared:
-        source, dest = ROOT / item.from_, stage / item.to
+        source, dest = shared_path(item.from_), stage / item.to
         if source.is_dir():
             shutil.copytree(source, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         else:

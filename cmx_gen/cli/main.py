@@ -19,7 +19,7 @@ from cmx_gen.common.errors import CmxError
 from cmx_gen.common.noise import quiet_third_party
 
 # Order is the order of `cmx-gen --help`.
-COMMANDS = ["lower", "check", "boards", "create", "regen", "build", "run", "flash", "validate", "report", "sdk"]
+COMMANDS = ["lower", "check", "boards", "samples", "create", "regen", "build", "run", "flash", "validate", "report", "sdk"]
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -1,4 +1,6 @@
-"""Where cmx-gen's own data lives: boards, templates, kernels and samples sit beside the package."""
+"""Where cmx-gen's own data lives. In a clone, boards/, templates/, kernels/ and samples/ sit beside
+the package; an installed copy (a wheel, pipx) carries them inside it, as cmx_gen/_share/<name>
+(setup.py maps them there), so the tool works from any folder without the clone."""
 
 from __future__ import annotations
 
@@ -9,11 +11,27 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent
 ROOT = PACKAGE.parent
-BOARDS_DIR = ROOT / "boards"
-TEMPLATES_DIR = ROOT / "templates"
-KERNELS_DIR = ROOT / "kernels"
-SAMPLES_DIR = ROOT / "samples"
+SHARED = ("boards", "templates", "kernels", "samples")  # setup.py ships these in the wheel
+
+
+def _shared(name: str) -> Path:
+    installed = PACKAGE / "_share" / name
+    return installed if installed.is_dir() else ROOT / name
+
+
+BOARDS_DIR = _shared("boards")
+TEMPLATES_DIR = _shared("templates")
+KERNELS_DIR = _shared("kernels")
+SAMPLES_DIR = _shared("samples")
 DATA_DIR = PACKAGE / "data"
+
+
+def shared_path(relative: str) -> Path:
+    """A path under one of the SHARED folders, spelled as in the clone ("templates/common/api")."""
+    head, _, rest = relative.partition("/")
+    if head not in SHARED:
+        raise ValueError(f"{relative}: not under one of {SHARED}")
+    return _shared(head) / rest if rest else _shared(head)
 
 
 def executable(name: str) -> str:
