@@ -28,7 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
-from cmx_gen.app import model_files, project as project_mod, shared_files, txn as app_txn
+from cmx_gen.app import ci, model_files, project as project_mod, shared_files, txn as app_txn
 from cmx_gen.app.kinds import app_kind
 from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.common.errors import RenderError
@@ -137,6 +137,7 @@ def context(project: project_mod.Project, models: dict[str, Artifacts], board: B
         "model": artifacts.report.to_dict(),
         "cmx_version": __version__,
         "result_line": result_line.template_context(),
+        "ci": ci.context(),
     }
     # Derived facts templates should not recompute (boards.py is the one place that knows them).
     ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags
