@@ -28,6 +28,8 @@ class KernelSet:
     #                                    kernels/ finds the source file by it when the name differs
     prim_ops: tuple[str, ...]  # executorch_prim / sym ops the program calls (register_prim_ops.cpp, selective)
     registered: tuple[str, ...]  # full op names registered by the generated source
+    optimized: tuple[str, ...] = ()  # ops only ExecuTorch's optimized library has: "linear"
+    #                                  (source: kernels/optimized/cpu/op_<name>.cpp; a float program's)
 
     @property
     def kernel_count(self) -> int:
@@ -68,9 +70,11 @@ def _portable_kernel_names() -> dict[str, str]:
 
 
 def split_ops(op_names: list[str]) -> KernelSet:
-    """Sort the program's operator names into cortex_m kernels, portable kernels and prim ops."""
+    """Sort the program's operator names into cortex_m kernels, portable kernels, the optimized
+    library's (only where portable has none and the SDK's optimized.yaml has one) and prim ops."""
     cortex_m: set[str] = set()
     portable: dict[str, str] = {}
+    optimized: set[str] = set()
     prim: list[str] = []
     registered: list[str] = []
     for op in sorted(set(op_names)):
@@ -79,16 +83,40 @@ def split_ops(op_names: list[str]) -> KernelSet:
             continue
         if op.startswith("cortex_m::"):
             cortex_m.add(_base_name(op))
+        elif op not in _portable_kernel_names() and op in optimized_entries():
+            optimized.add(_base_name(op))
         else:
             kernel = _portable_kernel_names().get(op, f"{_base_name(op)}_out")
             portable[_base_name(op)] = kernel
         registered.append(op)
     names = tuple(sorted(portable))
-    return KernelSet(tuple(sorted(cortex_m)), names, tuple(portable[n] for n in names), tuple(prim), tuple(registered))
+    return KernelSet(tuple(sorted(cortex_m)), names, tuple(portable[n] for n in names), tuple(prim), tuple(registered),
+                     tuple(sorted(optimized)))
+
+
+def _functions_yaml(ops: tuple[str, ...]) -> Path:
+    """The wheel's portable functions.yaml, plus the optimized library's entries for the ops portable
+    lacks (written beside the other memos: torchgen reads yaml files by path)."""
+    import hashlib
+
+    import yaml
+
+    from cmx_gen.common.paths import cache_root
+
+    portable_yaml, _ = _yaml_paths()
+    extra = [optimized_entries()[op] for op in ops if op not in _portable_kernel_names() and op in optimized_entries()]
+    if not extra:
+        return portable_yaml
+    text = portable_yaml.read_text() + "\n" + yaml.safe_dump(extra, sort_keys=False)
+    path = cache_root() / "codegen" / f"functions-{hashlib.sha256(text.encode()).hexdigest()[:16]}.yaml"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return path
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed(ops: tuple[str, ...]):
+def _parsed(ops: tuple[str, ...], functions_yaml: Path):
     import torchgen
     from executorch.codegen import gen
     from torchgen.selective_build.selector import SelectiveBuilder
@@ -104,7 +132,7 @@ def _parsed(ops: tuple[str, ...]):
         }
     )
     packaged = Path(torchgen.__file__).parent / "packaged" / "ATen" / "native"
-    functions_yaml, cortex_m_yaml = _yaml_paths()
+    cortex_m_yaml = _yaml_paths()[1]
     combined, _ = gen.parse_yaml_files(
         str(packaged / "tags.yaml"),
         str(packaged / "native_functions.yaml"),
@@ -116,19 +144,32 @@ def _parsed(ops: tuple[str, ...]):
     return selector, combined
 
 
-def _optimized_ops() -> set[str]:
-    """Operators of ExecuTorch's optimized kernel library (kernels/optimized/optimized.yaml in the SDK,
-    when EXECUTORCH_ROOT names one; the wheel does not ship it)."""
+def optimized_yaml() -> Path | None:
+    """ExecuTorch's optimized kernel list (kernels/optimized/optimized.yaml in the SDK that
+    EXECUTORCH_ROOT names; the wheel does not ship it)."""
     import os
 
+    path = Path(os.environ.get("EXECUTORCH_ROOT", "/nonexistent")) / "kernels" / "optimized" / "optimized.yaml"
+    return path if path.is_file() else None
+
+
+@functools.lru_cache(maxsize=4)
+def _optimized_entries(path: Path | None) -> dict[str, dict]:
     import yaml
 
-    path = Path(os.environ.get("EXECUTORCH_ROOT", "/nonexistent")) / "kernels" / "optimized" / "optimized.yaml"
-    if not path.is_file():
-        return set()
-    entries = yaml.safe_load(path.read_text()) or []
-    names = {str(entry.get("op") or entry.get("func", "")).split("(")[0] for entry in entries}
-    return {name if "::" in name else f"aten::{name}" for name in names if name}
+    if path is None:
+        return {}
+    out = {}
+    for entry in yaml.safe_load(path.read_text()) or []:
+        name = str(entry.get("op") or entry.get("func", "")).split("(")[0]
+        if name and entry.get("kernels"):
+            out[name if "::" in name else f"aten::{name}"] = entry
+    return out
+
+
+def optimized_entries() -> dict[str, dict]:
+    """Full op name -> its optimized.yaml entry (empty without the SDK)."""
+    return _optimized_entries(optimized_yaml())
 
 
 def _missing_kernels(missing: list[str]) -> tuple[str, str]:
@@ -137,14 +178,11 @@ def _missing_kernels(missing: list[str]) -> tuple[str, str]:
     names = ", ".join(missing)
     quantize = ("give cmx-gen the model itself (path/model.py:Class or a .pt2) so that it quantizes it to int8, "
                 "or export the .pte quantized (upstream's aot_arm_compiler --quantize)")
-    in_optimized = _optimized_ops()
-    optimized = [op for op in missing if op in in_optimized]
-    if optimized:
-        return (f"operator(s) {', '.join(optimized)} have a kernel only in ExecuTorch's optimized library "
-                f"(kernels/optimized), which cmx-gen does not link; missing: {names}", quantize)
     if all(op.startswith("aten::") for op in missing):
-        return (f"no portable or cortex_m kernel for operator(s) {names}: float operators of an unquantized "
-                "program", quantize)
+        where = ("neither portable, cortex_m nor the optimized library of the SDK at EXECUTORCH_ROOT has one"
+                 if optimized_yaml() else "no portable or cortex_m kernel; set EXECUTORCH_ROOT to ExecuTorch's "
+                 "sources (`cmx-gen sdk`) and cmx-gen links the optimized library's where it has one")
+        return f"float operator(s) {names} of an unquantized program: {where}", quantize
     return (f"no kernel in this executorch for operator(s) {names}",
             "lower the model with the cmx-gen/executorch version that renders the app")
 
@@ -166,7 +204,7 @@ def registration_source(op_names: list[str], backend: bool = False) -> str:
     decls: dict[str, list[str]] = {}
     bodies: list[str] = []
     if ops:
-        selector, combined = _parsed(tuple(ops))
+        selector, combined = _parsed(tuple(ops), _functions_yaml(tuple(ops)))
         found = set()
         unbox = gen.ComputeCodegenUnboxedKernels(selector, False, False)
         for f in sorted(combined.native_functions, key=lambda f: f"{f.namespace}::{f.func.name}"):

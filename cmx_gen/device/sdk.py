@@ -55,7 +55,19 @@ class Sdk:
             out.append(f"-DCMSIS_NN_PATH={self.cmsis_nn_path}")
         if self.flatc:
             out.append(f"-DFLATC_EXECUTABLE={self.flatc}")
+        torch_include = _torch_include()
+        if torch_include:  # ExecuTorch's optimized kernels compile with them (kernels/CMakeLists.txt)
+            out.append(f"-DCMX_TORCH_INCLUDE_DIR={torch_include}")
         return out
+
+
+def _torch_include() -> str | None:
+    """PyTorch's C++ headers beside this Python's torch (found without importing torch)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    include = Path(spec.origin).parent / "include" if spec and spec.origin else None
+    return str(include) if include and (include / "ATen").is_dir() else None
 
 
 def pip_executorch_version() -> str | None:

@@ -158,11 +158,14 @@ def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
                            f"it on its {'--input' if given is not None else 'generated input'} and reports RAN"}
     reference.update({f"output_{i}": y for i, y in enumerate(outputs)})
     note = f"a .pte lowered elsewhere: {where}reference outputs computed on the host from the program's own plan"
+    float_program = not info.delegates and not any(op.name.startswith("cortex_m::") for op in info.operators)
+    how = ("a float program: its operators computed by torch in float32 on the host, which the target's float "
+           "kernels may round differently (max_abs_err then says by how much)" if float_program else
+           "with bit-exact host models of the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)")
     return reference, note, {
         "checked_against": "cmsis-nn",
         "description": "the program's own plan run on the host on its check input ("
-                       f"{'--input' if given is not None else 'generated'}), with bit-exact host models of "
-                       "the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)"}
+                       f"{'--input' if given is not None else 'generated'}), {how}"}
 
 
 def _with_io_quant(specs: list[Any], quants: list[Any]) -> list[Any]:

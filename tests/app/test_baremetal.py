@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -189,25 +190,41 @@ def test_registration_source_registers_exactly_the_given_ops():
     assert 'extern "C" int cmx_register_kernels(void)' in text
 
 
-def test_a_float_programs_operator_without_a_kernel_names_the_real_cause(monkeypatch, tmp_path):
-    """aten::linear.out (upstream's flow without --quantize) has no portable or cortex_m kernel: the error
-    says it is a float program's operator and how to get an int8 one; with an SDK whose optimized library
-    has it, that it lives only there (issue 36)."""
+# ops_cmake reads only the core, its ISA and the executorch version of a report
+_REPORT = SimpleNamespace(target=SimpleNamespace(core="cortex-m55", isa="MVE"), executorch_version="1.5.1")
+
+
+def test_a_float_programs_operator_links_the_optimized_librarys_kernel(monkeypatch, tmp_path):
+    """aten::linear.out (upstream's flow without --quantize) has no portable or cortex_m kernel. Without
+    the SDK the error says it is a float program's operator, how to get an int8 one, and that with
+    EXECUTORCH_ROOT cmx-gen links the optimized library's; with an SDK whose optimized.yaml has it, the
+    kernel is registered and kernels/ builds kernels/optimized/cpu/op_linear.cpp (issue 36)."""
+    from cmx_gen.app import shared_files
     from cmx_gen.common.errors import RenderError
 
     monkeypatch.delenv("EXECUTORCH_ROOT", raising=False)
+    monkeypatch.setenv("CMX_GEN_CACHE", str(tmp_path / "cache"))
     with pytest.raises(RenderError) as err:
         codegen.registration_source(["aten::linear.out"])
-    assert "float operators of an unquantized program" in err.value.one_line()
-    assert "quantizes it to int8" in err.value.one_line() and "version that renders" not in err.value.one_line()
+    line = err.value.one_line()
+    assert "float operator(s) aten::linear.out of an unquantized program" in line and "EXECUTORCH_ROOT" in line
+    assert "quantizes it to int8" in line and "version that renders" not in line
+    assert codegen.split_ops(["aten::linear.out"]).optimized == ()
+
     sdk = tmp_path / "executorch"
     (sdk / "kernels" / "optimized").mkdir(parents=True)
     (sdk / "kernels" / "optimized" / "optimized.yaml").write_text(
-        "- op: linear.out\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::opt_linear_out\n")
+        "- op: linear.out\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::opt_linear_out\n"
+        "- op: add.out\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::opt_add_out\n")
     monkeypatch.setenv("EXECUTORCH_ROOT", str(sdk))
+    kset = codegen.split_ops(["aten::linear.out", "aten::add.out"])
+    assert kset.optimized == ("linear",) and kset.portable == ("add",), "portable's own kernel wins where it has one"
+    text = codegen.registration_source(["aten::linear.out"])
+    assert '"aten::linear.out"' in text and "opt_linear_out(" in text
+    assert 'set(CMX_OPTIMIZED_OPS "linear")' in shared_files.ops_cmake(_REPORT, kset)
     with pytest.raises(RenderError) as err:
-        codegen.registration_source(["aten::linear.out"])
-    assert "only in ExecuTorch's optimized library" in err.value.one_line()
+        codegen.registration_source(["aten::lgamma.out"])
+    assert "neither portable, cortex_m nor the optimized library" in err.value.one_line()
 
 
 def test_result_line_parsing():
