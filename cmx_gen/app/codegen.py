@@ -83,7 +83,7 @@ def split_ops(op_names: list[str]) -> KernelSet:
             continue
         if op.startswith("cortex_m::"):
             cortex_m.add(_base_name(op))
-        elif op not in _portable_kernel_names() and op in optimized_entries():
+        elif _from_optimized(op):
             optimized.add(_base_name(op))
         else:
             kernel = _portable_kernel_names().get(op, f"{_base_name(op)}_out")
@@ -104,7 +104,7 @@ def _functions_yaml(ops: tuple[str, ...]) -> Path:
     from cmx_gen.common.paths import cache_root
 
     portable_yaml, _ = _yaml_paths()
-    extra = [optimized_entries()[op] for op in ops if op not in _portable_kernel_names() and op in optimized_entries()]
+    extra = [optimized_entries()[op] for op in ops if _from_optimized(op)]
     if not extra:
         return portable_yaml
     text = portable_yaml.read_text() + "\n" + yaml.safe_dump(extra, sort_keys=False)
@@ -170,6 +170,18 @@ def _optimized_entries(path: Path | None) -> dict[str, dict]:
 def optimized_entries() -> dict[str, dict]:
     """Full op name -> its optimized.yaml entry (empty without the SDK)."""
     return _optimized_entries(optimized_yaml())
+
+
+def _from_optimized(op: str) -> bool:
+    """An op whose kernel comes from the optimized library: portable has none, the SDK's has one."""
+    return op not in _portable_kernel_names() and op in optimized_entries()
+
+
+def optimized_kernels(op_names: list[str]) -> tuple[str, ...]:
+    """"aten::linear.out=torch::executor::opt_linear_out" for each op taken from the optimized library:
+    what the registration depends on beyond the op names (a cache key part)."""
+    return tuple(f"{op}={optimized_entries()[op]['kernels'][0]['kernel_name']}"
+                 for op in sorted(set(op_names)) if _from_optimized(op))
 
 
 def _missing_kernels(missing: list[str]) -> tuple[str, str]:

@@ -20,7 +20,7 @@ LEFT_OUT = shutil.ignore_patterns("build", "__pycache__", "*.pyc", ".pytest_cach
 class Sample:
     name: str
     folder: Path
-    summary: str  # the first line of its README after the title
+    summary: str  # the first sentence of its README after the title
 
 
 def bundled() -> list[Sample]:

@@ -126,7 +126,7 @@ def app_files(programs: dict[str, bytes], report: Report, dirs: list[str],
     layers = sorted({kind for pte in programs.values() for kind in backend_layers(pte)})
     backend = "backend" if layers else ""
     registration = memo_json(
-        "registration", (report.executorch_version, backend, *ops, *(f"optimized:{op}" for op in kset.optimized)), lambda: codegen.registration_source(ops, bool(layers))
+        "registration", (report.executorch_version, backend, *ops, *codegen.optimized_kernels(ops)), lambda: codegen.registration_source(ops, bool(layers))
     )
     files = {
         "cmx_models.h": models_header(list(programs), shared).encode(),
