@@ -314,3 +314,10 @@ def test_nothing_outside_the_kinds_branches_on_a_kind():
     found = [f"{p.relative_to(ROOT)}:{n}" for p in PACKAGE.rglob("*.py") if "kinds" not in p.parts
              for n, line in enumerate(p.read_text().splitlines(), 1) if branch.search(line)]
     assert found == []
+
+
+def test_no_module_is_over_400_lines():
+    """A module that outgrows 400 lines holds more than one concern: split it (issue 35)."""
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 400}
+    assert long == {}, f"split these modules: {long}"
