@@ -56,12 +56,10 @@ def instructions(node: torch.fx.Node, isa: str) -> float:
 def _extra(node: torch.fx.Node, isa: str) -> float:
     """What running this layer on the small kernel costs more than on the fast one (the node's
     choice is left as it was)."""
-    was = node.meta.get(kernel_choice.SMALL_KERNELS, False)
-    node.meta[kernel_choice.SMALL_KERNELS] = True
-    small = instructions(node, isa)
-    node.meta[kernel_choice.SMALL_KERNELS] = False
-    fast = instructions(node, isa)
-    node.meta[kernel_choice.SMALL_KERNELS] = was
+    with kernel_choice.kernels_as(node, small=True):
+        small = instructions(node, isa)
+    with kernel_choice.kernels_as(node, small=False):
+        fast = instructions(node, isa)
     return small - fast if math.isfinite(small) and math.isfinite(fast) else math.inf  # unmeasured: not known cheaper
 
 

@@ -6,6 +6,8 @@ cortex_m wrapper makes, or arm_convolve_s8 itself where the wrapper's MVE 1xN pa
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -21,6 +23,21 @@ def small_kernel(node: torch.fx.Node) -> bool:
     """The schedule chose, for memory, cmx-gen's DSP kernel for this layer on a Helium core: no
     CMSIS-NN scratch (arm_depthwise_conv_s8_opt takes 4,464 bytes for a 3x3 layer) and a shorter lead."""
     return bool(node.meta.get(SMALL_KERNELS))
+
+
+@contextmanager
+def kernels_as(node: torch.fx.Node, small: bool) -> Iterator[None]:
+    """Ask what `node` would run and cost with the small (or the fast) kernel; its own choice is
+    left as it was afterwards."""
+    had, was = SMALL_KERNELS in node.meta, node.meta.get(SMALL_KERNELS)
+    node.meta[SMALL_KERNELS] = small
+    try:
+        yield
+    finally:
+        if had:
+            node.meta[SMALL_KERNELS] = was
+        else:
+            del node.meta[SMALL_KERNELS]
 
 
 def node_val(node: Any) -> Any:

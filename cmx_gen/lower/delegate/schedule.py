@@ -125,10 +125,8 @@ def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
     """A layer a Helium core may run on cmx-gen's DSP kernel instead (kernel_choice.small_kernel)."""
     if isa != "MVE":
         return False
-    node.meta[kernel_choice.SMALL_KERNELS] = True
-    small = kernel_choice.conv_kind(node, isa) == "conv_row" or kernel_choice.depthwise_kind(node, isa) == "depthwise_3x3"
-    del node.meta[kernel_choice.SMALL_KERNELS]
-    return small
+    with kernel_choice.kernels_as(node, small=True):
+        return kernel_choice.conv_kind(node, isa) == "conv_row" or kernel_choice.depthwise_kind(node, isa) == "depthwise_3x3"
 
 
 def schedule(program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL) -> Schedule:
