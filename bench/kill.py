@@ -122,7 +122,7 @@ def bad_cache_entries(cache: Path) -> list[str]:
             read = artifacts.read(entry)
             assert hashlib.sha256(read.pte).hexdigest() == read.report.pte.sha256
             assert read.reference
-        except Exception as exc:  # noqa: BLE001: any failure to read back is a bad entry
+        except Exception as exc:  # noqa: BLE001 (any failure to read back is a bad entry)
             bad.append(f"{entry.name}: {exc}")
     for memo in cache.glob("*/*.json"):
         try:

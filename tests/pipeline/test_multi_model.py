@@ -119,7 +119,7 @@ def test_shared_arena_is_the_largest_model_and_separate_the_sum():
     assert shared.other_layout_arena_bytes == separate.arena_bytes
     assert separate.other_layout_arena_bytes == shared.arena_bytes
     text = shared.to_text()
-    assert "arena layout: shared" in text and f"separate would be" in text
+    assert "arena layout: shared" in text and "separate would be" in text
     # the kernels the programs share are counted once
     assert shared.code_bytes < sum(p.code_bytes for p in singles.values())
 

@@ -23,7 +23,6 @@ from cmx_gen.device.runners import RUNNERS, Result, Runner
 
 if TYPE_CHECKING:
     from cmx_gen.device import app_run
-    from cmx_gen.pipeline import data_run
     from cmx_gen.program.report import Instruction
 
 # The diagnostic images, each built by the app's kind beside the default image (a CMake option of a

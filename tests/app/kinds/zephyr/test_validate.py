@@ -4,7 +4,6 @@ each with a message naming the file and the problem."""
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
