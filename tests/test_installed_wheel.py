@@ -96,6 +96,7 @@ def test_boards_and_create_from_an_installed_copy(installed: dict[str, Path]) ->
     assert created.returncode == 0, created.stderr[-3000:]
     app = installed["work"] / "samples/digits/build/app"
     assert (app / "cmx/kernels/CMakeLists.txt").is_file() and (app / "user/main.c").is_file()
+    assert (app / ".github/workflows/cmx-app.yml").is_file(), "the app's CI workflow (a dot-folder in the wheel)"
     # The app stands alone: nothing in it points back into the clone the wheel was built from.
     pointing_back = [str(p.relative_to(app)) for p in app.rglob("*") if p.is_file()
                      and str(REPO).encode() in p.read_bytes()]
