@@ -1,5 +1,5 @@
 # Find the SDK sources the firmware is built from, or stop with ONE message saying how to get them.
-# Mirrors cmx_gen/sdk.py (`cmx-gen sdk` reports the same things from Python).
+# Mirrors cmx_gen/device/sdk.py (`cmx-gen sdk` reports the same things from Python).
 
 set(EXECUTORCH_ROOT "$ENV{EXECUTORCH_ROOT}" CACHE PATH "ExecuTorch source checkout (git clone of pytorch/executorch)")
 set(CMSIS_NN_PATH "$ENV{CMSIS_NN_PATH}" CACHE PATH "CMSIS-NN source checkout (ARM-software/CMSIS-NN)")

@@ -131,7 +131,7 @@ struct Measured {
 };
 
 #if (defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS) || (defined(CMX_TRACE) && CMX_TRACE)
-/* `cmx-gen: <tag> <i> <offset> <hex>` lines of 32 bytes each, parsed by cmx_gen.runners.base. */
+/* `cmx-gen: <tag> <i> <offset> <hex>` lines of 32 bytes each, parsed by cmx_gen.device.runners.base. */
 void print_hex(const char* tag, size_t i, const uint8_t* bytes, size_t nbytes) {
   static const char digits[] = "0123456789abcdef";
   for (size_t at = 0; at < nbytes; at += 32) {
@@ -148,7 +148,7 @@ void print_hex(const char* tag, size_t i, const uint8_t* bytes, size_t nbytes) {
 
 #if defined(CMX_DUMP_OUTPUTS) && CMX_DUMP_OUTPUTS
 /* -D CMX_DUMP_OUTPUTS=ON: after the result line, every output's bytes in memory (dim) order,
- * for cmx_gen.runners.base.parse_outputs to compare element by element with the reference. */
+ * for cmx_gen.device.runners.base.parse_outputs to compare element by element with the reference. */
 void dump_outputs(cmx_model* m) {
   for (size_t i = 0; i < cmx_num_outputs(m); ++i) {
     cmx_tensor out;

@@ -20,7 +20,7 @@ set(CMAKE_SIZE ${_prefix}size CACHE FILEPATH "")
 {%- elif cookiecutter.board.gcc_flags is defined %}
 {%- set cpu_flags = cookiecutter.board.gcc_flags | join(" ") %}
 {%- else %}
-{#- Same rules as cmx_gen.boards.Core.gcc_flags (used when the context does not carry them). #}
+{#- Same rules as cmx_gen.fit.boards.Core.gcc_flags (used when the context does not carry them). #}
 {%- set cpu = core.name %}
 {%- if core.name in ["cortex-m55", "cortex-m85", "cortex-m52"] %}
 {%- if not core.mve %}{% set cpu = cpu ~ "+nomve" %}{% elif core.mve == "int" %}{% set cpu = cpu ~ "+nomve.fp" %}{% endif %}
