@@ -30,6 +30,7 @@ def _git(*args: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+@cache  # where this process's cmx-gen came from does not change: ask pip and git once, not per render
 def pip_requirement() -> str:
     """A pip requirement for this cmx-gen: git+URL@commit where pip installed it from a repository
     (pipx install git+URL) or it runs from a clone with a remote; else cmx-gen==version, which the
