@@ -8,12 +8,12 @@ applied rewrite is named in report.json (`rewrites`) and in the printed report.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
 
 from cmx_gen.lower import one_d
+from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import module_path, source_line
 
 aten = torch.ops.aten
@@ -22,20 +22,6 @@ aten = torch.ops.aten
 # the crop goes after them (a crop commutes with an elementwise op), so the fusion still happens.
 _FUSED_ACTIVATIONS = {aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default,
                       aten.clamp.default, aten.clamp_.default}
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """One rewrite applied: where (the node, module and user's line) and what it did."""
-
-    node: str
-    op: str  # the op as the user wrote it ("aten::conv_transpose2d")
-    module: str
-    source: str
-    what: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _pair(value: Any, default: int) -> list[int]:
@@ -98,7 +84,8 @@ REWRITES = (_transpose_conv_crop,)
 
 def apply(module: torch.fx.GraphModule) -> list[Rewrite]:
     """Rewrite `module` (the exported float model) in place; the rewrites applied, in graph order."""
-    applied = [Rewrite(*layer) for layer in one_d.lift(module)]
+    applied = [Rewrite(node=node, op=op, module=where, source=line, what=what)
+               for node, op, where, line, what in one_d.lift(module)]
     for node in list(module.graph.nodes):
         if node.op != "call_function":
             continue

@@ -15,33 +15,15 @@ that lose the most.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 import torch
 
+from cmx_gen.lower.facts import LayerError
 from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
 
 _QUANTIZE = "quantize_per_tensor"
 _BOUNDARY_OPS = ("cortex_m::quantize_per_tensor", "cortex_m::dequantize_per_tensor")
-
-
-@dataclass(frozen=True)
-class LayerError:
-    """One operator of the program: its error against the float model, or why it has none."""
-
-    index: int  # position among the program's operator calls
-    node: str
-    op: str
-    module: str
-    source: str
-    kind: str  # "compared", "exact" (no error at all), "float" (runs in float), "quant_boundary", "no_float_counterpart"
-    sqnr_db: float | None = None  # 10 log10(sum float^2 / sum (float - int8)^2); None unless compared and inexact
-    max_abs_err: float | None = None
-    sqnr_drop_db: float | None = None  # what this layer loses: its input's SQNR minus its own
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _root(node: torch.fx.Node) -> str | None:

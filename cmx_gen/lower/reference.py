@@ -9,44 +9,27 @@ own Python reference is run beside it; the report gives their distance, op by op
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from cmx_gen.lower.facts import OpDiff
 from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
 from cmx_gen.lower.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
 
 
-@dataclass
-class OpDiff:
-    """Where ExecuTorch's Python op and the host model of its C kernel disagree (same inputs)."""
+class _KernelExactInterpreter(torch.fx.Interpreter):
+    """Runs a lowered program once with the host models of the C kernels (kernel_models.MODELS) in
+    place of ExecuTorch's Python ops, and notes where the two disagree on the same inputs."""
 
-    index: int  # position among the program's operator calls, in execution order
-    node: str
-    op: str  # "cortex_m::quantized_avg_pool2d"
-    module: str  # the PyTorch module path the node came from ("features.3", or the class for functional ops)
-    max_lsb: int
-    elements: int  # elements that differ
-    numel: int
-    source: str = ""  # the user's line that made the node
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-class KernelExactInterpreter(torch.fx.Interpreter):
-    """Runs a lowered program with the host models of the C kernels (kernel_models.MODELS) in place
-    of ExecuTorch's Python ops, and records where the two disagree on the same inputs."""
-
-    def __init__(self, module: torch.fx.GraphModule, isa: str = "") -> None:
+    def __init__(self, module: torch.fx.GraphModule, isa: str, compare_python: bool, record: bool) -> None:
         super().__init__(module)
         self.isa = isa  # the target's CMSIS-NN ISA: some kernels round differently with MVE
-        self.compare_python = True  # False: the kernel-exact result only (a data set's many samples)
+        self.compare_python = compare_python
         self.diffs: dict[str, OpDiff] = {}
         self.python_missing: set[str] = set()  # ops ExecuTorch's Python reference cannot run
-        # When a dict: every operator call's result by node name (the on-target trace's reference).
-        self.record: dict[str, Any] | None = None
+        self.record: dict[str, Any] | None = {} if record else None
         # Indexed like the program's instructions: operator calls, not scratch allocations.
         calls = [n for n in module.graph.nodes if n.op == "call_function" and hasattr(n.target, "_schema")]
         self._calls = {n: i for i, n in enumerate(calls)}
@@ -75,30 +58,54 @@ class KernelExactInterpreter(torch.fx.Interpreter):
         python = node.target(*args, **kwargs)
         delta = (exact.to(torch.int32) - python.to(torch.int32)).abs()
         if delta.numel() and int(delta.max()):
-            old = self.diffs.get(node.name)
             self.diffs[node.name] = OpDiff(
                 index=self._calls[node], node=node.name, op=name, module=module_path(node),
-                max_lsb=max(int(delta.max()), old.max_lsb if old else 0),
-                elements=max(int((delta > 0).sum()), old.elements if old else 0), numel=delta.numel(),
+                max_lsb=int(delta.max()), elements=int((delta > 0).sum()), numel=delta.numel(),
                 source=source_line(node),
             )
         return exact
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReferenceRuns:
-    """Outputs of one input under both references, and the ops where they part."""
+    """One input through the lowered program under both references, and the ops where they part."""
 
     kernel_exact: tuple[torch.Tensor, ...]  # what the firmware is specified to compute
     python: tuple[torch.Tensor, ...] | None  # ExecuTorch's Python ops throughout; None if one cannot run
+    diffs: dict[str, OpDiff] = field(default_factory=dict)  # by node, in the order they were met
+    python_missing: frozenset[str] = frozenset()  # ops ExecuTorch's Python reference cannot run
+    values: dict[str, Any] = field(default_factory=dict)  # with record=True: every op's result, by node
 
 
-def run_references(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...],
-                   interpreter: KernelExactInterpreter) -> ReferenceRuns:
+def run_references(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...], isa: str,
+                   record: bool = False) -> ReferenceRuns:
+    """`inputs` through the kernel-exact host models and through ExecuTorch's Python ops."""
     from cmx_gen.model.source import call, fresh
 
+    interpreter = _KernelExactInterpreter(program, isa, compare_python=True, record=record)
     with torch.no_grad():
         exact = interpreter.run(*fresh(inputs))
     exact = (exact,) if isinstance(exact, torch.Tensor) else tuple(exact)
     python = None if interpreter.python_missing else call(program, inputs)
-    return ReferenceRuns(kernel_exact=exact, python=python)
+    return ReferenceRuns(kernel_exact=exact, python=python, diffs=dict(interpreter.diffs),
+                         python_missing=frozenset(interpreter.python_missing), values=interpreter.record or {})
+
+
+def kernel_exact(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...], isa: str) -> tuple[torch.Tensor, ...]:
+    """The kernel-exact outputs alone (a data set's many samples: ExecuTorch's Python ops are not run)."""
+    from cmx_gen.model.source import fresh
+
+    with torch.no_grad():
+        out = _KernelExactInterpreter(program, isa, compare_python=False, record=False).run(*fresh(inputs))
+    return (out,) if isinstance(out, torch.Tensor) else tuple(out)
+
+
+def merge_diffs(*runs: dict[str, OpDiff]) -> dict[str, OpDiff]:
+    """Where the references parted over several runs: per node, the worst LSB and the most elements."""
+    merged: dict[str, OpDiff] = {}
+    for diffs in runs:
+        for name, diff in diffs.items():
+            old = merged.get(name)
+            merged[name] = diff if old is None else diff.model_copy(update={
+                "max_lsb": max(diff.max_lsb, old.max_lsb), "elements": max(diff.elements, old.elements)})
+    return merged

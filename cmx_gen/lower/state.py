@@ -1,35 +1,37 @@
-"""What the lowering steps hand each other: the target, the options, and a frozen `Lowering`
-that each step returns anew with what it made (steps/, in the order of lowering.STEPS)."""
+"""What the lowering steps hand each other. Each step (steps/, in the order of lowering.STEPS) is a
+function whose parameters name the records it reads and whose return type is the record it makes:
+`Given` is what `lower()` was handed, every other record is made by exactly one step and never
+changed after. lowering.check_order refuses, at import, an order in which a step would read a record
+no earlier step made."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+import typing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
 from cmx_gen.common.errors import TargetError
 from cmx_gen.common.noise import quiet_third_party
 from cmx_gen.common.targets import TARGETS, canonical_core
-from cmx_gen.lower.exact_rewrites import Rewrite
+from cmx_gen.lower.facts import DelegatedLayer, LayerError, LowerOptions, OpDiff, Rewrite, Schedule, Target
 from cmx_gen.lower.int8_io import IoQuant
-from cmx_gen.lower.layer_error import LayerError
+from cmx_gen.lower.reference import ReferenceRuns
 from cmx_gen.model.export import Exported
 from cmx_gen.model.source import Inputs
+
+if TYPE_CHECKING:  # executorch loads slowly: only the steps that use it import it
+    from executorch.backends.cortex_m.target_config import CortexMTargetConfig
+    from executorch.exir import EdgeProgramManager, ExecutorchProgramManager
+    from torch.export import ExportedProgram
+
+__all__ = ["LowerOptions", "Target"]
 
 Outputs = tuple[torch.Tensor, ...]
 
 
-@dataclass(frozen=True)
-class Target:
-    core: str  # canonical name (common/targets.canonical_core)
-    isa: str  # "MVE" | "DSP" | "SCALAR"
-
-    def to_dict(self) -> dict[str, str]:
-        return {"core": self.core, "isa": self.isa}
-
-
-def target_config(core: str) -> Any:
+def target_config(core: str) -> CortexMTargetConfig:
     """executorch's CortexMTargetConfig for a `cortex-mXX` name (one-line error otherwise)."""
     quiet_third_party()
     from executorch.backends.cortex_m.target_config import CortexMTargetConfig
@@ -44,63 +46,123 @@ def resolve_target(core: str) -> Target:
 
 
 @dataclass(frozen=True)
-class LowerOptions:
-    """Lowering choices beyond the target; every field is part of the cache key and the report."""
-
-    # Parts of the model left in float on portable kernels: a module path (`features.3`), a
-    # line of the model file (`model.py:15`), or a node name of the exported graph (`bmm_1`).
-    keep_fp32: tuple[str, ...] = ()
-    # "int8": the program takes and returns int8 tensors, no quantize/dequantize at its edges (int8_io.py).
-    io: str = "float"
-    # True: cmx-gen's CMSIS-NN backend runs the int8 subgraphs from a plan (lower/delegate/);
-    # False: every operator on its own kernel, as before the backend (for comparison, a way out).
-    delegate: bool = True
-    # What the backend's schedule favours: "fast", "balanced" or "min" RAM (lower/delegate/costs.py).
-    memory: str = "balanced"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"keep_fp32": list(self.keep_fp32), "io": self.io, "delegate": self.delegate, "memory": self.memory}
-
-
-@dataclass(frozen=True)
-class Lowering:
-    """A lowering under way. The first fields are given; each step fills in the ones it makes by
-    returning a new Lowering (exir's passes still edit their graph in place, as upstream's do)."""
+class Given:
+    """What lower() was handed."""
 
     exported: Exported
     target: Target
-    config: Any  # CortexMTargetConfig
+    config: CortexMTargetConfig
     options: LowerOptions
     evaluate: tuple[Inputs, ...] = ()  # `run --data` samples (float, logical shape)
-    graph: Any = None  # rewrite: the float GraphModule quantization starts from
-    rewrites: tuple[Rewrite, ...] = ()
-    float_graph: Any = None  # quantize: the float graph, for the per-layer error
-    quantized: Any = None  # quantize: the converted (Q/DQ) graph
-    scales: dict[str, tuple[float, int]] = field(default_factory=dict)  # quantize: (scale, zero point) per node
-    edge: Any = None  # to_edge: the EdgeProgramManager
-    lowered: Any = None  # cortex_m_passes: the ExportedProgram on cortex_m ops
-    io: IoQuant | None = None  # --io int8: the I/O quantization the caller applies
-    program_inputs: Inputs = ()  # what the program takes (int8 with --io int8)
-    runnable: Any = None  # reference: the lowered program as a GraphModule
-    exact: Any = None  # reference: the KernelExactInterpreter over it
-    runs: Any = None  # reference: reference.ReferenceRuns on the sample input
-    node_values: dict[str, Any] = field(default_factory=dict)  # every op's result on the sample input
-    calibration_outputs: tuple[tuple[Outputs, Outputs], ...] = ()  # (float, kernel-exact) per error sample
-    calibration_references: tuple[tuple[Outputs, Outputs | None], ...] = ()  # (kernel-exact, Python)
-    layers: tuple[LayerError, ...] = ()
-    evaluated: tuple[tuple[Inputs, Outputs, Outputs], ...] = ()
-    edge_program: Any = None  # delegate: the EdgeProgramManager to serialize (after to_backend)
-    delegated: tuple[dict[str, Any], ...] = ()  # delegate: each layer the backend runs (backend.delegated_layers)
-    schedules: tuple[dict[str, Any], ...] = ()  # delegate: each call's memory schedule (backend.delegate_schedules)
-    pte: bytes = b""
-    program: Any = None  # serialize: the ExecutorchProgramManager
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """rewrite: the float graph quantization starts from, and the exact rewrites applied to it."""
+
+    graph: torch.fx.GraphModule
+    rewrites: tuple[Rewrite, ...]
+
+
+@dataclass(frozen=True)
+class Quantized:
+    """quantize: the converted (Q/DQ) graph and the (scale, zero point) of every quantized float node."""
+
+    graph: torch.fx.GraphModule
+    scales: dict[str, tuple[float, int]]
+
+
+@dataclass(frozen=True)
+class Edge:
+    """to_edge: the edge program; with --io int8, the I/O quantization the caller applies."""
+
+    manager: EdgeProgramManager
+    io: IoQuant | None
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """cortex_m_passes: the program on cortex_m ops, and what it takes (int8 with --io int8)."""
+
+    program: ExportedProgram
+    io: IoQuant | None
+    inputs: Inputs
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """cleanup: a copy of the lowered program without what the runtime would trip on."""
+
+    program: ExportedProgram
+
+
+@dataclass(frozen=True)
+class Checked:
+    """check_target: the program, once nothing in it is beyond the target's kernels."""
+
+    program: ExportedProgram
+
+
+@dataclass(frozen=True)
+class Referenced:
+    """reference: the checked program as a GraphModule, and its host run on the sample input
+    (both references' outputs, every op's result, where the references part)."""
+
+    runnable: torch.fx.GraphModule
+    runs: ReferenceRuns
+
+
+@dataclass(frozen=True)
+class Errors:
+    """error: the program against the float model on the error samples."""
+
+    calibration_outputs: tuple[tuple[Outputs, Outputs], ...]  # (float model, kernel-exact) per sample
+    calibration_references: tuple[tuple[Outputs, Outputs | None], ...]  # (kernel-exact, Python) per sample
+    layers: tuple[LayerError, ...]
+    diffs: tuple[OpDiff, ...]  # where the references parted on these samples
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """evaluate: per `run --data` sample, (what the program takes, its kernel-exact outputs, the float model's)."""
+
+    samples: tuple[tuple[Inputs, Outputs, Outputs], ...]
+
+
+@dataclass(frozen=True)
+class Delegated:
+    """delegate: the edge program to serialize (after to_backend, when the backend is on), the layers
+    cmx-gen's backend runs and each delegate call's memory schedule."""
+
+    manager: EdgeProgramManager
+    layers: tuple[DelegatedLayer, ...]
+    schedules: tuple[Schedule, ...]
+
+
+@dataclass(frozen=True)
+class Serialized:
+    """serialize: the .pte bytes, and the graph node each instruction runs (instructions.py)."""
+
+    pte: bytes
+    program: ExecutorchProgramManager
+    instruction_names: dict[int, dict[str, str]]
 
 
 @dataclass(frozen=True)
 class Step:
-    """One lowering step: its name (its key in the report's timings_s), what it does, and the
-    progress line it shows while it runs (None: quick, silent)."""
+    """One lowering step: its name (its key in the report's timings_s), the function, and the progress
+    line it shows while it runs (None: quick, silent; called with the step's own arguments)."""
 
     name: str
-    run: Callable[[Lowering], Lowering]
-    says: Callable[[Lowering], str] | None = None
+    run: Callable[..., Any]
+    says: Callable[..., str] | None = None
+
+    @property
+    def reads(self) -> tuple[type, ...]:
+        """The record types the step takes, from its parameters' annotations."""
+        hints = typing.get_type_hints(self.run)
+        return tuple(hints[name] for name in self.run.__code__.co_varnames[:self.run.__code__.co_argcount])
+
+    @property
+    def makes(self) -> type:
+        return typing.get_type_hints(self.run)["return"]

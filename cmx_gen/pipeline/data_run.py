@@ -197,6 +197,7 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
 
     from cmx_gen.app import project as project_mod
     from cmx_gen.lower.lowering import LowerOptions, lower
+    from cmx_gen.lower.state import Evaluated
     from cmx_gen.model.export import export
 
     project = project_mod.load(app.path)
@@ -214,7 +215,7 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
         raise RunError("the model lowers to another program than the app's model/model.pte: the app is older than "
                        "the model (or the lowering is not reproducible here)",
                        f"run `cmx-gen regen {app.path}` and `cmx-gen build {app.path}`, then --data again")
-    return lowered.evaluated
+    return list(lowered.get(Evaluated).samples)
 
 
 def _sample_bytes(fed: Any, specs: list[TensorSpec]) -> bytes:

@@ -217,6 +217,7 @@ def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
 def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" = None) -> Artifacts:
     """Lower an exported model for `core` and assemble its report and reference."""
     from cmx_gen.lower.lowering import LowerOptions, lower
+    from cmx_gen.lower.state import Delegated, Errors, Lowered, Referenced, Rewritten, Serialized
     from cmx_gen.program import instructions
     from cmx_gen.program.pte import analyse
     from cmx_gen.program.reference_check import compare_references, quantization_error, reference_arrays
@@ -228,22 +229,23 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
     model["graph_sha256"] = exported.graph_sha256
     with _collect_backend_warnings() as warnings:
         lowered = lower(exported, core, options)
+    io, delegated = lowered.get(Lowered).io, lowered.get(Delegated)
+    names, values = lowered.get(Serialized).instruction_names, lowered.get(Referenced).runs.values
     info = analyse(lowered.pte)
-    if lowered.io:  # int8 I/O: the quantization the caller applies is not in the program any more
-        info = replace(info, inputs=_with_io_quant(info.inputs, lowered.io.inputs),
-                       outputs=_with_io_quant(info.outputs, lowered.io.outputs))
+    if io:  # int8 I/O: the quantization the caller applies is not in the program any more
+        info = replace(info, inputs=_with_io_quant(info.inputs, io.inputs), outputs=_with_io_quant(info.outputs, io.outputs))
     calibration = {
         "source": source.calibration_source,
         "samples": len(source.calibration),
         "random": source.random_calibration,
     }
-    traced = instructions.trace_arrays(info.instructions, lowered.instruction_names, lowered.node_values)
-    rows = instructions.describe(info.instructions, lowered.instruction_names, set(traced))
+    traced = instructions.trace_arrays(info.instructions, names, values)
+    rows = instructions.describe(info.instructions, names, set(traced))
     reference = reference_arrays(lowered)
     reference.update({f"{instructions.TRACE_PREFIX}{index}": data for index, data in traced.items()})
-    traced_layers = instructions.layer_trace_arrays(lowered.delegated, lowered.node_values)
+    traced_layers = instructions.layer_trace_arrays(delegated.layers, values)
     reference.update({f"{instructions.LAYER_TRACE_PREFIX}{debug}": data for debug, data in traced_layers.items()})
-    delegated = [{**layer, "traced": layer["debug"] in traced_layers} for layer in lowered.delegated]
+    layers = [layer.model_copy(update={"traced": layer.debug in traced_layers}).to_dict() for layer in delegated.layers]
     report = report_mod.build_report(
         info,
         lowered.target.to_dict(),
@@ -253,8 +255,8 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
         reference=compare_references(lowered, [output_step(spec) for spec in info.outputs]),
         warnings=sorted(set(warnings)),
         timings=lowered.timings,
-        extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.rewrites],
-               "layers": [layer.to_dict() for layer in lowered.layers], "instructions": rows,
-               "delegated_layers": delegated, "schedules": list(lowered.schedules)},
+        extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.get(Rewritten).rewrites],
+               "layers": [layer.to_dict() for layer in lowered.get(Errors).layers], "instructions": rows,
+               "delegated_layers": layers, "schedules": [s.to_dict() for s in delegated.schedules]},
     )
     return Artifacts(lowered.pte, report, reference)

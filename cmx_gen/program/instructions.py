@@ -8,11 +8,12 @@ bytes the on-target trace compares each output with (the kernel-exact interprete
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
+from cmx_gen.lower.facts import DelegatedLayer
 from cmx_gen.program.pte import OutputPlace, PlanRow
 
 TRACE_PREFIX = "trace_"  # reference.npz key of instruction i's expected output bytes: trace_<i>
@@ -64,14 +65,14 @@ def trace_arrays(rows: list[PlanRow], named: dict[int, dict[str, str]], values: 
     return arrays
 
 
-def layer_trace_arrays(layers: list[dict[str, Any]], values: dict[str, Any]) -> dict[int, np.ndarray]:
+def layer_trace_arrays(layers: Sequence[DelegatedLayer], values: dict[str, Any]) -> dict[int, np.ndarray]:
     """Each delegated layer's expected output bytes (cmx-gen's backend streams them in the trace
     image), by debug id: the kernel-exact value in the layout the layer writes it."""
     arrays: dict[int, np.ndarray] = {}
     for layer in layers:
-        place = OutputPlace(mem_id=0, offset=0, nbytes=layer["nbytes"], dtype=layer["dtype"], shape=layer["shape"],
-                            dim_order=layer["dim_order"])
-        data = memory_bytes(values[layer["node"]], place) if layer["node"] in values else None
+        place = OutputPlace(mem_id=0, offset=0, nbytes=layer.nbytes, dtype=layer.dtype, shape=layer.shape,
+                            dim_order=layer.dim_order)
+        data = memory_bytes(values[layer.node], place) if layer.node in values else None
         if data is not None:
-            arrays[layer["debug"]] = data
+            arrays[layer.debug] = data
     return arrays

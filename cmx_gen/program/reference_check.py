@@ -25,18 +25,21 @@ def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> d
             worst = max(worst, round(diff / scale) if scale else int(diff > 0))
         return worst
 
+    from cmx_gen.lower.state import Errors, Referenced
+
+    runs, errors = lowered.get(Referenced).runs, lowered.get(Errors)
     ops = sorted(lowered.op_diffs, key=lambda d: d.index)
-    if lowered.python_outputs is None:
+    if runs.python is None:
         return {
             "checked_against": "cmsis-nn",
             "description": "bit-exact host models of the CMSIS-NN C kernels; ExecuTorch's Python reference cannot run "
-                           f"this program ({', '.join(sorted(lowered.python_missing))} has no integer kernel in torch)",
+                           f"this program ({', '.join(sorted(runs.python_missing))} has no integer kernel in torch)",
             "python_reference_max_lsb": None,
             "python_reference_max_lsb_calibration": None,
             "ops": [d.to_dict() for d in ops],
         }
-    sample = lsb(lowered.reference_outputs, lowered.python_outputs)
-    everywhere = max([sample, *(lsb(k, p) for k, p in lowered.calibration_references if p is not None)])
+    sample = lsb(runs.kernel_exact, runs.python)
+    everywhere = max([sample, *(lsb(k, p) for k, p in errors.calibration_references if p is not None)])
     return {
         "checked_against": "cmsis-nn",
         "description": "ExecuTorch's Python cortex_m ops, with bit-exact host models of the CMSIS-NN C kernels "
@@ -53,8 +56,10 @@ def _logical(tensor: torch.Tensor) -> np.ndarray:
 
 
 def reference_arrays(lowered: "LoweredModel") -> dict[str, np.ndarray]:
-    arrays = {f"input_{i}": _logical(x) for i, x in enumerate(lowered.sample_inputs)}
-    arrays.update({f"output_{i}": _logical(y) for i, y in enumerate(lowered.reference_outputs)})
+    from cmx_gen.lower.state import Lowered, Referenced
+
+    arrays = {f"input_{i}": _logical(x) for i, x in enumerate(lowered.get(Lowered).inputs)}
+    arrays.update({f"output_{i}": _logical(y) for i, y in enumerate(lowered.get(Referenced).runs.kernel_exact)})
     return arrays
 
 
@@ -68,12 +73,16 @@ def quantization_error(lowered: "LoweredModel") -> dict[str, Any]:
     For a classifier (one [N, K] output) also the top-1 agreement between float and INT8 over
     the calibration set.
     """
+    from cmx_gen.lower.int8_io import dequantize_outputs
+    from cmx_gen.lower.state import Errors, Lowered, Referenced
+
+    io, float_outputs = lowered.get(Lowered).io, lowered.given.exported.float_outputs
+    calibration = lowered.get(Errors).calibration_outputs
+
     def real(outputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:  # --io int8 outputs, dequantized
-        from cmx_gen.lower.int8_io import dequantize_outputs
+        return dequantize_outputs(outputs, io) if io else outputs
 
-        return dequantize_outputs(outputs, lowered.io) if lowered.io else outputs
-
-    pairs = [(f, real(q)) for f, q in [(lowered.float_outputs, lowered.reference_outputs), *lowered.calibration_outputs]]
+    pairs = [(f, real(q)) for f, q in [(float_outputs, lowered.get(Referenced).runs.kernel_exact), *calibration]]
     max_abs = 0.0
     for float_out, int8_out in pairs:
         for f, q in zip(float_out, int8_out):
@@ -84,7 +93,7 @@ def quantization_error(lowered: "LoweredModel") -> dict[str, Any]:
         "samples": len(pairs),
         "top1_agreement": None,
     }
-    if _is_classifier(lowered.float_outputs) and lowered.calibration_outputs:
+    if _is_classifier(float_outputs) and calibration:
         agree = sum(int(torch.equal(f[0].argmax(dim=-1), q[0].argmax(dim=-1))) for f, q in pairs[1:])
-        result["top1_agreement"] = round(agree / len(lowered.calibration_outputs), 4)
+        result["top1_agreement"] = round(agree / len(calibration), 4)
     return result

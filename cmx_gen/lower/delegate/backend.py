@@ -14,6 +14,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from cmx_gen.lower.facts import DelegatedLayer, Schedule
 from cmx_gen.lower.delegate import layers
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
 from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_delegate_call
@@ -90,7 +91,7 @@ def _mark_final_outputs(nodes: set[torch.fx.Node], graph: torch.fx.Graph) -> Non
             node.meta[FINAL_OUTPUT] = True
 
 
-def delegated_layers(program: Any) -> list[dict[str, Any]]:
+def delegated_layers(program: Any) -> list[DelegatedLayer]:
     """Each layer the backend runs, in plan order per delegate: the delegate's position, the debug
     id the layer reports as (its profile and trace key), the node, op, plan kind, module and line."""
     from cmx_gen.lower.delegate.plan import read_layers
@@ -98,7 +99,7 @@ def delegated_layers(program: Any) -> list[dict[str, Any]]:
 
     module = program.graph_module
     calls = [n for n in module.graph.nodes if is_delegate_call(n)]
-    out: list[dict[str, Any]] = []
+    out: list[DelegatedLayer] = []
     for position, call in enumerate(calls):
         lowered = getattr(module, call.args[0].target)
         compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not is_alloc(n)]
@@ -106,15 +107,15 @@ def delegated_layers(program: Any) -> list[dict[str, Any]]:
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             val = node.meta["val"]
-            out.append({"delegate": position, "debug": int(handle) if isinstance(handle, int) else index,
-                        "op": op_name(node), "kind": kinds[index], "node": node.name, "module": module_path(node),
-                        "source": source_line(node), "shape": [int(s) for s in val.shape],
-                        "dim_order": [int(d) for d in val.dim_order()], "dtype": str(val.dtype).removeprefix("torch."),
-                        "nbytes": int(val.numel()) * val.element_size()})
+            out.append(DelegatedLayer(
+                delegate=position, debug=int(handle) if isinstance(handle, int) else index, op=op_name(node),
+                kind=kinds[index], node=node.name, module=module_path(node), source=source_line(node),
+                shape=[int(s) for s in val.shape], dim_order=[int(d) for d in val.dim_order()],
+                dtype=str(val.dtype).removeprefix("torch."), nbytes=int(val.numel()) * val.element_size()))
     return out
 
 
-def delegate_schedules(program: Any) -> list[dict[str, Any]]:
+def delegate_schedules(program: Any) -> list[Schedule]:
     """Each delegate call's memory schedule (schedule.Schedule.summary), in execution order."""
     from cmx_gen.common.targets import cores
     from cmx_gen.lower.delegate.schedule import schedule
@@ -126,5 +127,5 @@ def delegate_schedules(program: Any) -> list[dict[str, Any]]:
         specs = {spec.key: spec.value.decode() for spec in lowered.compile_specs}
         isa = str(cores()[specs["core"]]["isa"])
         made = schedule(lowered.original_module, isa, specs.get("memory", DEFAULT_GOAL))
-        out.append({"delegate": position, "goal": specs.get("memory", DEFAULT_GOAL), **made.summary()})
+        out.append(Schedule(delegate=position, goal=specs.get("memory", DEFAULT_GOAL), **made.summary()))
     return out

@@ -4,12 +4,12 @@ data/target_limits.yaml), before anything is run or written."""
 from __future__ import annotations
 
 from cmx_gen.lower import target_checks
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower.state import Checked, Cleaned, Step
 
 
-def run(state: Lowering) -> Lowering:
-    target_checks.check(state.lowered.graph_module)
-    return state
+def run(cleaned: Cleaned) -> Checked:
+    target_checks.check(cleaned.program.graph_module)
+    return Checked(program=cleaned.program)
 
 
 STEP = Step("check_target", run)

@@ -1,16 +1,20 @@
 """What the cortex_m passes leave for the runtime to trip on: constants no operator reads
-(dead_constants.py), and float `linear`, which has no portable kernel (fp32_linear.py)."""
+(dead_constants.py), and float `linear`, which has no portable kernel (fp32_linear.py), both
+removed from a copy of the lowered program."""
 
 from __future__ import annotations
 
+import copy
+
 from cmx_gen.lower import dead_constants, fp32_linear
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower.state import Cleaned, Lowered, Step
 
 
-def run(state: Lowering) -> Lowering:
-    dead_constants.drop(state.lowered)
-    fp32_linear.decompose(state.lowered)
-    return state
+def run(lowered: Lowered) -> Cleaned:
+    program = copy.deepcopy(lowered.program)
+    dead_constants.drop(program)
+    fp32_linear.decompose(program)
+    return Cleaned(program=program)
 
 
 STEP = Step("cleanup", run)

@@ -4,21 +4,22 @@ was only requantized is returned as the int8 it was (int8_io.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+import copy
 
 from cmx_gen.common.errors import ExportError
 from cmx_gen.lower import conv_choice, int8_io
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower.state import Edge, Given, Lowered, Step
 from cmx_gen.lower.steps.failures import lowering_error
 
 
-def run(state: Lowering) -> Lowering:
+def run(given: Given, edge: Edge) -> Lowered:
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 
-    io = state.io
+    io = edge.io
+    program = copy.deepcopy(edge.manager.exported_program())  # the passes transform the graph they are given
     try:
         with conv_choice.one_channel_convs_as_conv():
-            lowered = CortexMPassManager(state.edge.exported_program(), target_config=state.config).transform()
+            lowered = CortexMPassManager(program, target_config=given.config).transform()
         if io:
             io = int8_io.drop_output_requantize(lowered, io)
     except ExportError:
@@ -26,8 +27,9 @@ def run(state: Lowering) -> Lowering:
     except Exception as exc:
         raise lowering_error(exc) from exc
     # --io int8: the program is fed what the caller's quantization of the float inputs gives.
-    inputs = int8_io.quantize_inputs(state.exported.inputs, io) if io else state.exported.inputs
-    return replace(state, lowered=lowered, io=io, program_inputs=inputs)
+    inputs = int8_io.quantize_inputs(given.exported.inputs, io) if io else given.exported.inputs
+    return Lowered(program=lowered, io=io, inputs=inputs)
 
 
-STEP = Step("cortex_m_passes", run, lambda state: f"lowering to cortex_m (CMSIS-NN) kernels for {state.target.core} ({state.target.isa})")
+STEP = Step("cortex_m_passes", run,
+            lambda given, _: f"lowering to cortex_m (CMSIS-NN) kernels for {given.target.core} ({given.target.isa})")

@@ -5,42 +5,40 @@ today's per-operator one."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower.state import Checked, Delegated, Given, Step
 from cmx_gen.model.export import export_error
 
 
-def run(state: Lowering) -> Lowering:
+def run(given: Given, checked: Checked) -> Delegated:
     from executorch.backends.cortex_m.edge_compile_config import cortex_m_edge_compile_config
     from executorch.exir import EdgeProgramManager
 
-    manager = EdgeProgramManager(state.lowered, compile_config=cortex_m_edge_compile_config())
-    if not state.options.delegate:
-        _refuse_wrong_one_by_n(state)
-        return replace(state, edge_program=manager)
+    manager = EdgeProgramManager(checked.program, compile_config=cortex_m_edge_compile_config())
+    if not given.options.delegate:
+        _refuse_wrong_one_by_n(given, checked)
+        return Delegated(manager=manager, layers=(), schedules=())
     from cmx_gen.lower.delegate.backend import CmxPartitioner, delegate_schedules, delegated_layers
 
     try:
-        manager = manager.to_backend(CmxPartitioner(state.target.core, state.options.memory))
+        manager = manager.to_backend(CmxPartitioner(given.target.core, given.options.memory))
     except Exception as exc:
         raise export_error("delegation", exc) from exc
     program = manager.exported_program()
-    return replace(state, edge_program=manager, delegated=tuple(delegated_layers(program)),
-                   schedules=tuple(delegate_schedules(program)))
+    return Delegated(manager=manager, layers=tuple(delegated_layers(program)),
+                     schedules=tuple(delegate_schedules(program)))
 
 
-def _refuse_wrong_one_by_n(state: Lowering) -> None:
+def _refuse_wrong_one_by_n(given: Given, checked: Checked) -> None:
     """Without the backend, the cortex_m kernel calls CMSIS-NN's wrapper, whose 1xN MVE path gets some
     strided, padded convolutions of height 1 wrong (kernel_choice.conv_kind): refuse, naming the way out."""
     from cmx_gen.lower.delegate.kernel_choice import conv_kind
     from cmx_gen.lower.fx_nodes import source_line
 
-    if state.target.isa != "MVE":
+    if given.target.isa != "MVE":
         return
-    for node in state.lowered.graph_module.graph.nodes:
-        if node.op == "call_function" and conv_kind(node, state.target.isa) == "conv_general":
+    for node in checked.program.graph_module.graph.nodes:
+        if node.op == "call_function" and conv_kind(node, given.target.isa) == "conv_general":
             where = source_line(node)
             raise ExportError(
                 f"the program would compute wrong results on the target: cortex_m::quantized_conv2d at node "
@@ -49,5 +47,5 @@ def _refuse_wrong_one_by_n(state: Lowering) -> None:
                 "drop --no-delegate (delegate = false): cmx-gen's backend calls arm_convolve_s8 for it")
 
 
-STEP = Step("delegate", run, lambda state: "planning the int8 subgraphs for cmx-gen's CMSIS-NN backend"
-            if state.options.delegate else "keeping every operator on its own kernel (delegate = false)")
+STEP = Step("delegate", run, lambda given, _: "planning the int8 subgraphs for cmx-gen's CMSIS-NN backend"
+            if given.options.delegate else "keeping every operator on its own kernel (delegate = false)")

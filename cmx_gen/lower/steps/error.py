@@ -4,11 +4,9 @@ calibration set (the Python reference kernels take ~0.6 s a sample for DS-CNN), 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from cmx_gen.lower import int8_io, layer_error
-from cmx_gen.lower.reference import run_references
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower.reference import merge_diffs, run_references
+from cmx_gen.lower.state import Errors, Given, Lowered, Quantized, Referenced, Rewritten, Step
 from cmx_gen.model.export import export_error
 from cmx_gen.model.source import Inputs, call
 
@@ -20,24 +18,23 @@ def subset(calibration: tuple[Inputs, ...]) -> tuple[Inputs, ...]:
     return calibration[::step][:ERROR_SAMPLES]
 
 
-def run(state: Lowering) -> Lowering:
-    exact, io = state.exact, state.io
-    module = state.exported.source.module
-    outputs, references, per_layer = [], [], []
+def run(given: Given, rewritten: Rewritten, quantized: Quantized, lowered: Lowered, referenced: Referenced) -> Errors:
+    io, module, isa = lowered.io, given.exported.source.module, given.target.isa
+    outputs, references, per_layer, diffs = [], [], [], []
     try:
-        for sample in subset(state.exported.calibration):
-            exact.record = {}
-            runs = run_references(state.runnable, int8_io.quantize_inputs(sample, io) if io else sample, exact)
-            per_layer.append((sample, exact.record))
-            exact.record = None
+        for sample in subset(given.exported.calibration):
+            runs = run_references(referenced.runnable, int8_io.quantize_inputs(sample, io) if io else sample, isa,
+                                  record=True)
+            per_layer.append((sample, runs.values))
+            diffs.append(runs.diffs)
             outputs.append((call(module, sample), runs.kernel_exact))
             references.append((runs.kernel_exact, runs.python))
     except Exception as exc:
         raise export_error("running the lowered program on calibration data", exc) from exc
-    layers = layer_error.layer_errors(state.float_graph, state.scales, state.runnable, per_layer)
-    return replace(state, calibration_outputs=tuple(outputs), calibration_references=tuple(references),
-                   layers=tuple(layers))
+    layers = layer_error.layer_errors(rewritten.graph, quantized.scales, referenced.runnable, per_layer)
+    return Errors(calibration_outputs=tuple(outputs), calibration_references=tuple(references),
+                  layers=tuple(layers), diffs=tuple(merge_diffs(*diffs).values()))
 
 
-STEP = Step("error", run,
-            lambda state: f"per-layer error against the float model on {len(subset(state.exported.calibration))} samples")
+STEP = Step("error", run, lambda given, *_: (
+    f"per-layer error against the float model on {len(subset(given.exported.calibration))} samples"))

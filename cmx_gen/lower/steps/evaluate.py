@@ -3,14 +3,13 @@ the target's answers can be compared with the host's sample by sample (pipeline/
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import torch
 
 from cmx_gen.common import progress
 from cmx_gen.lower import int8_io
-from cmx_gen.lower.state import Lowering, Step
-from cmx_gen.model.source import Inputs, call, fresh
+from cmx_gen.lower.reference import kernel_exact
+from cmx_gen.lower.state import Evaluated, Given, Lowered, Referenced, Step
+from cmx_gen.model.source import Inputs, call
 
 
 def _like(sample: Inputs, example: Inputs) -> Inputs:
@@ -20,19 +19,16 @@ def _like(sample: Inputs, example: Inputs) -> Inputs:
                  else x.contiguous() for x, e in zip(sample, example))
 
 
-def run(state: Lowering) -> Lowering:
-    exact, io, module = state.exact, state.io, state.exported.source.module
+def run(given: Given, lowered: Lowered, referenced: Referenced) -> Evaluated:
+    io, module = lowered.io, given.exported.source.module
     evaluated = []
-    exact.compare_python = False
-    for index, sample in enumerate(state.evaluate):
-        sample = _like(sample, state.exported.inputs)
+    for index, sample in enumerate(given.evaluate):
+        sample = _like(sample, given.exported.inputs)
         fed = int8_io.quantize_inputs(sample, io) if io else sample
-        with torch.no_grad():
-            out = exact.run(*fresh(fed))
-        evaluated.append((fed, (out,) if isinstance(out, torch.Tensor) else tuple(out), call(module, sample)))
-        if (index + 1) % 50 == 0 or index + 1 == len(state.evaluate):
-            progress.say(f"host reference: {index + 1}/{len(state.evaluate)} samples")
-    return replace(state, evaluated=tuple(evaluated))
+        evaluated.append((fed, kernel_exact(referenced.runnable, fed, given.target.isa), call(module, sample)))
+        if (index + 1) % 50 == 0 or index + 1 == len(given.evaluate):
+            progress.say(f"host reference: {index + 1}/{len(given.evaluate)} samples")
+    return Evaluated(samples=tuple(evaluated))
 
 
 STEP = Step("evaluate", run)

@@ -5,28 +5,23 @@ op's result is kept as the on-target trace's reference."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower.reference import KernelExactInterpreter, run_references
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower.reference import run_references
+from cmx_gen.lower.state import Checked, Given, Lowered, Referenced, Step
 from cmx_gen.model.export import first_line
 
 
-def run(state: Lowering) -> Lowering:
-    runnable = state.lowered.module()
-    exact = KernelExactInterpreter(runnable, state.target.isa)
-    exact.record = {}
+def run(given: Given, lowered: Lowered, checked: Checked) -> Referenced:
+    runnable = checked.program.module()
     try:
-        runs = run_references(runnable, state.program_inputs, exact)
+        runs = run_references(runnable, lowered.inputs, given.target.isa, record=True)
     except Exception as exc:
         raise ExportError(
             f"the lowered program does not run: {type(exc).__name__}: {first_line(exc)} "
             "(an op was left on int8 data without a cortex_m kernel)",
             "place activations directly after a conv/linear layer, or replace the op named above; --debug shows where",
         ) from exc
-    node_values, exact.record = exact.record, None
-    return replace(state, runnable=runnable, exact=exact, runs=runs, node_values=node_values)
+    return Referenced(runnable=runnable, runs=runs)
 
 
 STEP = Step("reference", run)

@@ -3,20 +3,18 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import torch
 
 from cmx_gen.lower import exact_rewrites
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower.state import Given, Rewritten, Step
 
 
-def run(state: Lowering) -> Lowering:
-    graph = state.exported.program.module(check_guards=False)
+def run(given: Given) -> Rewritten:
+    graph = given.exported.program.module(check_guards=False)  # a new GraphModule: rewritten in place
     rewrites = exact_rewrites.apply(graph)
     if rewrites:
-        graph = torch.export.export(graph, state.exported.inputs).module(check_guards=False)
-    return replace(state, graph=graph, rewrites=tuple(rewrites))
+        graph = torch.export.export(graph, given.exported.inputs).module(check_guards=False)
+    return Rewritten(graph=graph, rewrites=tuple(rewrites))
 
 
 STEP = Step("rewrite", run)

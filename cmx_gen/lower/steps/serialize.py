@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from cmx_gen.lower.state import Lowering, Step
+from cmx_gen.lower import instructions
+from cmx_gen.lower.state import Delegated, Serialized, Step
 from cmx_gen.model.export import export_error
 
 
-def run(state: Lowering) -> Lowering:
+def run(delegated: Delegated) -> Serialized:
     from executorch.exir import ExecutorchBackendConfig
 
     from cmx_gen.lower.delegate import work_input
@@ -17,11 +16,12 @@ def run(state: Lowering) -> Lowering:
     try:
         # the delegates' working memory joins the memory plan (a no-op without delegates)
         config = ExecutorchBackendConfig(memory_planning_pass=work_input.planning_pass())
-        program = state.edge_program.to_executorch(config)
+        program = delegated.manager.to_executorch(config)
         pte = program.buffer
     except Exception as exc:
         raise export_error("serialization (to_executorch)", exc) from exc
-    return replace(state, program=program, pte=pte)
+    names = instructions.node_names(program.exported_program().graph_module)
+    return Serialized(pte=pte, program=program, instruction_names=names)
 
 
 STEP = Step("serialize", run)

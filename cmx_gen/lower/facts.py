@@ -1,0 +1,107 @@
+"""What lowering finds out and the report shows, typed once (common/record.Record): the target, the
+options, the exact rewrites, each layer's error, where the two host references part, the layers
+cmx-gen's backend runs and each delegate call's memory schedule. No torch here: the report reads
+these without loading the lowering."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from cmx_gen.common.record import Record
+
+Isa = Literal["MVE", "DSP", "SCALAR"]
+Io = Literal["float", "int8"]
+MemoryGoal = Literal["fast", "balanced", "min"]
+LayerKind = Literal["compared", "exact", "float", "quant_boundary", "no_float_counterpart"]
+
+
+class Target(Record):
+    core: str = ""  # canonical name (common/targets.canonical_core); "unknown" for a .pte without --target
+    isa: str  # Isa, or "unknown"
+
+
+class LowerOptions(Record):
+    """Lowering choices beyond the target; every field is part of the cache key and the report."""
+
+    # Parts of the model left in float on portable kernels: a module path (`features.3`), a
+    # line of the model file (`model.py:15`), or a node name of the exported graph (`bmm_1`).
+    keep_fp32: tuple[str, ...] = ()
+    # "int8": the program takes and returns int8 tensors, no quantize/dequantize at its edges (int8_io.py).
+    io: Io = "float"
+    # True: cmx-gen's CMSIS-NN backend runs the int8 subgraphs from a plan (lower/delegate/);
+    # False: every operator on its own kernel, as before the backend (for comparison, a way out).
+    delegate: bool = True
+    # What the backend's schedule favours: "fast", "balanced" or "min" RAM (lower/delegate/costs.py).
+    memory: MemoryGoal = "balanced"
+
+
+class Rewrite(Record):
+    """One exact rewrite applied (exact_rewrites.py): where (the node, module and user's line) and what it did."""
+
+    node: str = ""
+    op: str  # the op as the user wrote it ("aten::conv_transpose2d")
+    module: str = ""
+    source: str = ""
+    what: str
+
+
+class LayerError(Record):
+    """One operator of the program: its error against the float model, or why it has none (layer_error.py)."""
+
+    index: int  # position among the program's operator calls
+    node: str
+    op: str
+    module: str = ""
+    source: str = ""
+    kind: LayerKind  # "exact": no error at all; "float": runs in float
+    sqnr_db: float | None = None  # 10 log10(sum float^2 / sum (float - int8)^2); None unless compared and inexact
+    max_abs_err: float | None = None
+    sqnr_drop_db: float | None = None  # what this layer loses: its input's SQNR minus its own
+
+
+class OpDiff(Record):
+    """Where ExecuTorch's Python op and the host model of its C kernel disagree on the same inputs (reference.py)."""
+
+    index: int  # position among the program's operator calls, in execution order
+    node: str = ""
+    op: str  # "cortex_m::quantized_avg_pool2d"
+    module: str = ""  # the PyTorch module path the node came from ("features.3", or the class for functional ops)
+    max_lsb: int
+    elements: int  # elements that differ
+    numel: int
+    source: str = ""  # the user's line that made the node
+
+
+class DelegatedLayer(Record):
+    """A layer cmx-gen's CMSIS-NN backend runs (lower/delegate/backend.delegated_layers)."""
+
+    delegate: int  # which delegate call of the program, in execution order
+    debug: int  # the id the layer reports as in the profile (`cmx-gen: prof_layer <debug> <count>`)
+    op: str  # the cortex_m operator it replaces
+    kind: str = ""  # its plan layer kind (lower/delegate/plan.py OPS): what the runtime calls for it
+    node: str = ""
+    module: str = ""
+    source: str = ""
+    shape: list[int] = []  # its output, as it lies in the working memory
+    dim_order: list[int] = []
+    dtype: str = "int8"
+    nbytes: int = 0
+    traced: bool = False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
+
+
+class Schedule(Record):
+    """One delegate call's working memory (lower/delegate/schedule.py): what it takes, what layer-by-
+    layer execution would take, that execution's floor, and where the peak sits."""
+
+    delegate: int
+    goal: str = "balanced"  # the memory goal it was made for (lower/delegate/costs.py)
+    work_bytes: int
+    layer_by_layer_bytes: int
+    floor_bytes: int  # the largest inputs + output of one layer: layer-by-layer's least
+    floor_at: str = ""
+    peak_bytes: int = 0  # the most bytes in use at one layer
+    peak_at: str = ""
+    written_over_input: int = 0  # layers whose output shares bytes with their input
+    inputs_in_work: int = 0  # delegate inputs placed inside the working memory
+    outputs_in_work: int = 0  # delegate outputs placed inside the working memory
+    extra_instructions: int | None = 0  # estimated, against the fastest kernels (data/kernel_costs.yaml); None: not measured
