@@ -37,7 +37,6 @@ from cmx_gen.device import result_line
 from cmx_gen.fit.boards import Board
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.artifacts import Artifacts
-from cmx_gen.program.report import Report
 
 BACKUP_DIR = f"{STATE_DIR}/backup"
 PTE_SECTION = ".cmx_model"
@@ -295,9 +294,8 @@ def _for_app(artifacts: Artifacts, model: str) -> Artifacts:
     named by file and class only (a cached lowering may come from a run that used another path;
     cmx.toml holds the path)."""
     file_part, _, attr = model.rpartition(":") if ":" in model else (model, "", "")
-    report = {k: v for k, v in artifacts.report.to_dict().items() if k != "timings_s"}
-    report["model"] = {**report.get("model", {}), "source": Path(file_part).name + (f":{attr}" if attr else "")}
-    return Artifacts(artifacts.pte, Report.of(report), artifacts.reference)
+    report = artifacts.report.for_app(Path(file_part).name + (f":{attr}" if attr else ""))
+    return Artifacts(artifacts.pte, report, artifacts.reference)
 
 
 def check_destination(app: Path, force: bool = False) -> None:

@@ -7,20 +7,31 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
+from typing_extensions import Self
 
 
-class Record(BaseModel):
+class SparseRecord(BaseModel):
     """Frozen; keys are only ever added (docs/report.md), so an older cmx-gen reads a newer report's
-    parts with their extra keys kept. Every field counts as given, defaults too: a part is written
-    whole, as a dataclass's asdict would (only the report's own top level leaves out what a program
-    does not have, report.Report)."""
+    parts with their extra keys kept. `to_dict()` writes the fields that were given, in the order
+    they are declared: a part a program does not have is left out, not written as its default."""
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
-    @model_validator(mode="after")
-    def _all_given(self) -> "Record":
-        self.__pydantic_fields_set__.update(type(self).model_fields)
-        return self
-
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def without(self, *fields: str) -> Self:
+        """A copy with `fields` back to their defaults and left out of to_dict()."""
+        defaults = {name: type(self).model_fields[name].get_default(call_default_factory=True) for name in fields}
+        copy = self.model_copy(update=defaults)
+        object.__setattr__(copy, "__pydantic_fields_set__", copy.__pydantic_fields_set__ - set(fields))
+        return copy
+
+
+class Record(SparseRecord):
+    """A fact written whole: every field, defaults too (as a dataclass's asdict would)."""
+
+    @model_validator(mode="after")
+    def _all_given(self) -> Self:
+        self.__pydantic_fields_set__.update(type(self).model_fields)
+        return self

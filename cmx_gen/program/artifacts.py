@@ -10,18 +10,20 @@ import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.model import bundle
 from cmx_gen.program import report as report_mod
-from cmx_gen.program.report import Report
+from cmx_gen.lower.facts import LowerOptions, Target
+from cmx_gen.program.pte import ProgramInfo, Quant, TensorSpec
+from cmx_gen.program.report import Calibration, ModelFacts, ReferenceCheck, Report
 from cmx_gen.program.report_text import markdown
 
 if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
-    from cmx_gen.lower.lowering import LowerOptions
+    from cmx_gen.lower.int8_io import QParams
     from cmx_gen.model.export import Exported
     from cmx_gen.model.source import ModelSource
 
@@ -97,15 +99,15 @@ def _collect_backend_warnings() -> Iterator[list[str]]:
         generic.setLevel(saved[1])
 
 
-def output_step(spec: Any) -> float:
+def output_step(spec: TensorSpec) -> float:
     """One LSB of an output in its own unit: the scale of a float output behind a dequantize, 1 for
     an integer output (--io int8), 0 when unknown."""
     if spec.dtype.startswith(("int", "uint")):
         return 1.0
-    return float((spec.quant or {}).get("scale") or 0.0)
+    return float((spec.quant.scale if spec.quant else None) or 0.0)
 
 
-def generated_inputs(specs: list[Any]) -> dict[str, np.ndarray]:
+def generated_inputs(specs: list[TensorSpec]) -> dict[str, np.ndarray]:
     """A seeded input for a program that comes without one: uniform [-1, 1) floats, or integers over
     the dtype's range, in the logical shape."""
     rng = np.random.default_rng(0)
@@ -121,7 +123,7 @@ def generated_inputs(specs: list[Any]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _given_inputs(given: list[np.ndarray], specs: list[Any]) -> dict[str, np.ndarray]:
+def _given_inputs(given: list[np.ndarray], specs: list[TensorSpec]) -> dict[str, np.ndarray]:
     """--input's arrays as the program's inputs: one per input, of its shape, in its dtype."""
     if len(given) != len(specs):
         raise ModelSourceError(f"--input holds {len(given)} arrays, the program takes {len(specs)} inputs",
@@ -135,8 +137,8 @@ def _given_inputs(given: list[np.ndarray], specs: list[Any]) -> dict[str, np.nda
     return arrays
 
 
-def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
-                    given: list[np.ndarray] | None) -> tuple[dict[str, np.ndarray], str, dict[str, Any]]:
+def _plan_reference(pte: bytes, info: ProgramInfo, isa: str, where: str,
+                    given: list[np.ndarray] | None) -> tuple[dict[str, np.ndarray], str, ReferenceCheck]:
     """A .pte's reference: its own plan run on the host on the given (--input) or a generated input
     (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
     none, and the app says RAN."""
@@ -152,28 +154,29 @@ def _plan_reference(pte: bytes, info: Any, isa: str, where: str,
         outputs = plan_reference.reference(pte, [reference[f"input_{i}"] for i in range(len(info.inputs))], isa)
     except plan_reference.NoHostModel as exc:
         note = f"analysed a .pte lowered elsewhere: {where}no reference outputs (the app runs and says so)"
-        return reference, note, {
-            "checked_against": "none",
-            "description": f"no host model computes {exc}, so this .pte has no reference: the firmware runs "
-                           f"it on its {'--input' if given is not None else 'generated input'} and reports RAN"}
+        return reference, note, ReferenceCheck(
+            checked_against="none",
+            description=f"no host model computes {exc}, so this .pte has no reference: the firmware runs "
+                        f"it on its {'--input' if given is not None else 'generated input'} and reports RAN")
     reference.update({f"output_{i}": y for i, y in enumerate(outputs)})
     note = f"a .pte lowered elsewhere: {where}reference outputs computed on the host from the program's own plan"
     float_program = not info.delegates and not any(op.name.startswith("cortex_m::") for op in info.operators)
     how = ("a float program: its operators computed by torch in float32 on the host, which the target's float "
            "kernels may round differently (max_abs_err then says by how much)" if float_program else
            "with bit-exact host models of the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)")
-    return reference, note, {
-        "checked_against": "cmsis-nn",
-        "description": "the program's own plan run on the host on its check input ("
-                       f"{'--input' if given is not None else 'generated'}), {how}"}
+    return reference, note, ReferenceCheck(
+        checked_against="cmsis-nn",
+        description="the program's own plan run on the host on its check input ("
+                    f"{'--input' if given is not None else 'generated'}), {how}")
 
 
-def _with_io_quant(specs: list[Any], quants: list[Any]) -> list[Any]:
+def _with_io_quant(specs: list[TensorSpec], quants: list[QParams]) -> list[TensorSpec]:
     """The program's I/O specs with the quantization the caller applies (--io int8), where there is one."""
-    return [replace(spec, quant=quants[i].to_dict()) if i < len(quants) else spec for i, spec in enumerate(specs)]
+    return [spec.model_copy(update={"quant": Quant(scale=quants[i].scale, zero_point=quants[i].zero_point, at="io")})
+            if i < len(quants) else spec for i, spec in enumerate(specs)]
 
 
-def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = None) -> Artifacts:
+def produce(source: "ModelSource", core: str, options: LowerOptions | None = None) -> Artifacts:
     """Lower (or, for a `.pte`, only analyse) and assemble the report; not cached (cache.produce is)."""
     from cmx_gen.model.export import export
 
@@ -182,8 +185,11 @@ def produce(source: "ModelSource", core: str, options: "LowerOptions | None" = N
     return lower_model(export(source), core, options)
 
 
-def _model_facts(source: "ModelSource") -> dict[str, Any]:
-    return {"source": source.spec, "kind": source.kind, "content_sha256": source.content_hash}
+def _model_facts(source: "ModelSource", graph_sha256: str | None = None) -> ModelFacts:
+    """The model's source and hashes; a lowered model's exported graph's too (the files' hash cannot
+    tell two models of one file apart)."""
+    facts = ModelFacts(source=source.spec, kind=source.kind, content_sha256=source.content_hash)
+    return facts if graph_sha256 is None else facts.model_copy(update={"graph_sha256": graph_sha256})
 
 
 def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
@@ -197,26 +203,26 @@ def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
     info = analyse(source.pte)
     # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
     # the user's --target (create: the board's core) is taken at its word, else it stays unknown.
-    target = resolve_target(core).to_dict() if core else {"core": "unknown", "isa": "unknown"}
+    target = resolve_target(core) if core else Target(core="unknown", isa="unknown")
     where = "target as given; " if core else "target ISA not known (pass --target); "
     if source.kind == "bpte":
         found = source.bundle
         reference = {f"input_{i}": x for i, x in enumerate(found.inputs)}
         reference.update({f"output_{i}": y for i, y in enumerate(found.outputs)})
         note = f"a bundled program lowered elsewhere: {where}checked against the bundle's expected outputs"
-        checked = {"checked_against": "bundle", "tolerance": found.tolerance(),
-                   "description": "the bundle's expected outputs: bit-exact where integer, else within BundleIO's "
-                                  f"atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|"}
+        checked = ReferenceCheck(checked_against="bundle", tolerance=found.tolerance(),
+                                 description="the bundle's expected outputs: bit-exact where integer, else within "
+                                             f"BundleIO's atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|")
     else:
-        reference, note, checked = _plan_reference(source.pte, info, target["isa"], where, source.given_inputs)
-    report = report_mod.build_report(info, target, model, reference=checked, extra={
-        "instructions": instructions.describe(info.instructions, {}), "note": note})
+        reference, note, checked = _plan_reference(source.pte, info, target.isa, where, source.given_inputs)
+    report = report_mod.build_report(info, target, model, reference=checked,
+                                     instructions=instructions.describe(info.instructions, {}), note=note)
     return Artifacts(source.pte, report, reference)
 
 
-def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" = None) -> Artifacts:
+def lower_model(exported: "Exported", core: str, options: LowerOptions | None = None) -> Artifacts:
     """Lower an exported model for `core` and assemble its report and reference."""
-    from cmx_gen.lower.lowering import LowerOptions, lower
+    from cmx_gen.lower.lowering import lower
     from cmx_gen.lower.state import Delegated, Errors, Lowered, Referenced, Rewritten, Serialized
     from cmx_gen.program import instructions
     from cmx_gen.program.pte import analyse
@@ -224,9 +230,7 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
 
     options = options or LowerOptions()
     source = exported.source
-    model = _model_facts(source)
-    # The files' hash cannot tell two models of one file apart; the exported graph's can.
-    model["graph_sha256"] = exported.graph_sha256
+    model = _model_facts(source, exported.graph_sha256)
     with _collect_backend_warnings() as warnings:
         lowered = lower(exported, core, options)
     io, delegated = lowered.get(Lowered).io, lowered.get(Delegated)
@@ -234,29 +238,19 @@ def lower_model(exported: "Exported", core: str, options: "LowerOptions | None" 
     info = analyse(lowered.pte)
     if io:  # int8 I/O: the quantization the caller applies is not in the program any more
         info = replace(info, inputs=_with_io_quant(info.inputs, io.inputs), outputs=_with_io_quant(info.outputs, io.outputs))
-    calibration = {
-        "source": source.calibration_source,
-        "samples": len(source.calibration),
-        "random": source.random_calibration,
-    }
+    calibration = Calibration(source=source.calibration_source, samples=len(source.calibration),
+                              random=source.random_calibration)
     traced = instructions.trace_arrays(info.instructions, names, values)
     rows = instructions.describe(info.instructions, names, set(traced))
     reference = reference_arrays(lowered)
     reference.update({f"{instructions.TRACE_PREFIX}{index}": data for index, data in traced.items()})
     traced_layers = instructions.layer_trace_arrays(delegated.layers, values)
     reference.update({f"{instructions.LAYER_TRACE_PREFIX}{debug}": data for debug, data in traced_layers.items()})
-    layers = [layer.model_copy(update={"traced": layer.debug in traced_layers}).to_dict() for layer in delegated.layers]
+    layers = [layer.model_copy(update={"traced": layer.debug in traced_layers}) for layer in delegated.layers]
     report = report_mod.build_report(
-        info,
-        lowered.target.to_dict(),
-        model,
-        calibration=calibration,
-        quantization_error=quantization_error(lowered),
+        info, lowered.target, model, calibration=calibration, quantization_error=quantization_error(lowered),
         reference=compare_references(lowered, [output_step(spec) for spec in info.outputs]),
-        warnings=sorted(set(warnings)),
-        timings=lowered.timings,
-        extra={"lowering_options": options.to_dict(), "rewrites": [r.to_dict() for r in lowered.get(Rewritten).rewrites],
-               "layers": [layer.to_dict() for layer in lowered.get(Errors).layers], "instructions": rows,
-               "delegated_layers": layers, "schedules": [s.to_dict() for s in delegated.schedules]},
-    )
+        warnings=sorted(set(warnings)), timings=lowered.timings, lowering_options=options,
+        rewrites=list(lowered.get(Rewritten).rewrites), layers=list(lowered.get(Errors).layers), instructions=rows,
+        delegated_layers=layers, schedules=list(delegated.schedules))
     return Artifacts(lowered.pte, report, reference)

@@ -15,6 +15,7 @@ import torch
 
 from cmx_gen.lower.facts import DelegatedLayer
 from cmx_gen.program.pte import OutputPlace, PlanRow
+from cmx_gen.program.report import Instruction
 
 TRACE_PREFIX = "trace_"  # reference.npz key of instruction i's expected output bytes: trace_<i>
 LAYER_TRACE_PREFIX = "trace_layer_"  # ... of the backend layer with debug id d: trace_layer_<d>
@@ -27,17 +28,17 @@ def names_of(row: PlanRow, named: dict[int, dict[str, str]]) -> dict[str, str]:
     return names if names and names["op"] == row.op.split(".")[0] else {}
 
 
-def describe(rows: list[PlanRow], named: dict[int, dict[str, str]], traced: set[int] | None = None) -> list[dict[str, Any]]:
+def describe(rows: list[PlanRow], named: dict[int, dict[str, str]], traced: set[int] | None = None) -> list[Instruction]:
     """report.json `instructions`: the program's rows with node, module and source; with `traced`,
     each output says whether the host holds its expected bytes."""
     described = []
     for row in rows:
         names = names_of(row, named)
-        output = row.output.to_dict() if row.output else None
+        output = row.output
         if output is not None and traced is not None:
-            output["reference"] = row.index in traced
-        described.append({"index": row.index, "op": row.op, "node": names.get("node", ""),
-                          "module": names.get("module", ""), "source": names.get("source", ""), "output": output})
+            output = output.model_copy(update={"reference": row.index in traced})
+        described.append(Instruction(index=row.index, op=row.op, node=names.get("node", ""),
+                                     module=names.get("module", ""), source=names.get("source", ""), output=output))
     return described
 
 

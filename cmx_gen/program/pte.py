@@ -15,8 +15,11 @@ from typing import Any
 
 import yaml
 
+from pydantic import Field
+
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.common.record import Record
 from cmx_gen.program import method_pool
 from cmx_gen.program.method_pool import AllocatorNeeds
 
@@ -40,31 +43,40 @@ def classify(op_name: str) -> str:
     return "fallback"
 
 
-@dataclass(frozen=True)
-class TensorSpec:
+class Quant(Record):
+    """How a float I/O tensor maps to int8: `real = scale * (q - zero_point)`; `at` "boundary" (the
+    program's own quantize/dequantize) or "io" (the caller's, --io int8)."""
+
+    scale: float | None = None
+    zero_point: int | None = 0
+    at: str | None = None
+
+
+class TensorSpec(Record):
+    """One input or output of the program."""
+
     shape: list[int]
     dtype: str
     dim_order: list[int]
-    quant: dict[str, float | int] | None = None
+    quant: Quant | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"shape": self.shape, "dtype": self.dtype, "dim_order": self.dim_order, "quant": self.quant}
+    @property
+    def numel(self) -> int:
+        count = 1
+        for dim in self.shape:
+            count *= int(dim)
+        return count
 
 
-@dataclass(frozen=True)
-class OperatorUse:
+class Operator(Record):
     """One operator of the program: how many calls it makes and its class (data/op_classes.yaml)."""
 
     name: str
     count: int
-    class_: str  # cmsis_nn | quant_boundary | data_movement | fallback
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "count": self.count, "class": self.class_}
+    class_: str = Field(alias="class")  # cmsis_nn | quant_boundary | data_movement | fallback
 
 
-@dataclass(frozen=True)
-class OutputPlace:
+class OutputPlace(Record):
     """Where an instruction's output tensor lives in planned memory, and its layout."""
 
     mem_id: int
@@ -73,10 +85,7 @@ class OutputPlace:
     dtype: str
     shape: list[int]
     dim_order: list[int]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"mem_id": self.mem_id, "offset": self.offset, "nbytes": self.nbytes, "dtype": self.dtype,
-                "shape": self.shape, "dim_order": self.dim_order}
+    reference: bool = False  # the host holds its expected bytes (model/trace_reference.bin)
 
 
 @dataclass(frozen=True)
@@ -95,7 +104,7 @@ class ProgramInfo:
     pte_bytes: int
     sha256: str
     constant_bytes: int
-    operators: list[OperatorUse]  # in first-use order
+    operators: list[Operator]  # in first-use order
     inputs: list[TensorSpec]
     outputs: list[TensorSpec]
     planned_buffer_sizes: list[int]  # one per mem_id >= 1 (mem_id 0 is reserved by executorch)
@@ -242,7 +251,7 @@ def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input
             continue
         if (is_input and args[0] == index) or (not is_input and args[-1] == index):
             scale, zero_point = _scalar(plan.values[args[1]]), _scalar(plan.values[args[2]])
-            quant = {"scale": scale, "zero_point": zero_point, "at": "boundary"}
+            quant = Quant(scale=scale, zero_point=zero_point, at="boundary")
             break
     return TensorSpec(shape=list(tensor.sizes), dtype=dtype, dim_order=list(tensor.dim_order), quant=quant)
 
@@ -306,7 +315,7 @@ def analyse(data: bytes) -> ProgramInfo:
     layers = [f"cmx::{kind}" for kind, _ in planned_layers]
     names = [n for n, _ in calls] + layers
     counts = Counter(names)
-    operators = [OperatorUse(name, counts[name], classify(name)) for name in dict.fromkeys(names)]
+    operators = [Operator(name=name, count=counts[name], class_=classify(name)) for name in dict.fromkeys(names)]
     planned = [int(size) for size in plan.non_const_buffer_sizes[1:]]
     try:
         needs = method_pool.allocator_needs(plan)

@@ -4,18 +4,19 @@ model, all from one LoweredModel."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from cmx_gen.lower.kernel_models import MODELS
+from cmx_gen.program.report import QuantizationError, ReferenceCheck
 
 if TYPE_CHECKING:
     from cmx_gen.lower.lowering import LoweredModel
 
 
-def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> dict[str, Any]:
+def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> ReferenceCheck:
     """report.json's `reference`: which reference the firmware is checked against, how far
     ExecuTorch's Python reference is from it at the outputs (LSB of each output), and by op."""
     def lsb(a: tuple[torch.Tensor, ...], b: tuple[torch.Tensor, ...]) -> int:
@@ -30,24 +31,18 @@ def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> d
     runs, errors = lowered.get(Referenced).runs, lowered.get(Errors)
     ops = sorted(lowered.op_diffs, key=lambda d: d.index)
     if runs.python is None:
-        return {
-            "checked_against": "cmsis-nn",
-            "description": "bit-exact host models of the CMSIS-NN C kernels; ExecuTorch's Python reference cannot run "
-                           f"this program ({', '.join(sorted(runs.python_missing))} has no integer kernel in torch)",
-            "python_reference_max_lsb": None,
-            "python_reference_max_lsb_calibration": None,
-            "ops": [d.to_dict() for d in ops],
-        }
+        return ReferenceCheck(
+            checked_against="cmsis-nn",
+            description="bit-exact host models of the CMSIS-NN C kernels; ExecuTorch's Python reference cannot run "
+                        f"this program ({', '.join(sorted(runs.python_missing))} has no integer kernel in torch)",
+            python_reference_max_lsb=None, python_reference_max_lsb_calibration=None, ops=ops)
     sample = lsb(runs.kernel_exact, runs.python)
     everywhere = max([sample, *(lsb(k, p) for k, p in errors.calibration_references if p is not None)])
-    return {
-        "checked_against": "cmsis-nn",
-        "description": "ExecuTorch's Python cortex_m ops, with bit-exact host models of the CMSIS-NN C kernels "
-                       f"for {', '.join(sorted(MODELS))}",
-        "python_reference_max_lsb": sample,
-        "python_reference_max_lsb_calibration": everywhere,
-        "ops": [d.to_dict() for d in ops],
-    }
+    return ReferenceCheck(
+        checked_against="cmsis-nn",
+        description="ExecuTorch's Python cortex_m ops, with bit-exact host models of the CMSIS-NN C kernels "
+                    f"for {', '.join(sorted(MODELS))}",
+        python_reference_max_lsb=sample, python_reference_max_lsb_calibration=everywhere, ops=ops)
 
 
 def _logical(tensor: torch.Tensor) -> np.ndarray:
@@ -67,7 +62,7 @@ def _is_classifier(outputs: tuple[torch.Tensor, ...]) -> bool:
     return len(outputs) == 1 and outputs[0].dim() == 2 and outputs[0].shape[1] > 1
 
 
-def quantization_error(lowered: "LoweredModel") -> dict[str, Any]:
+def quantization_error(lowered: "LoweredModel") -> QuantizationError:
     """Max abs error (float vs INT8 program) on the sample input and over the calibration set.
 
     For a classifier (one [N, K] output) also the top-1 agreement between float and INT8 over
@@ -87,13 +82,11 @@ def quantization_error(lowered: "LoweredModel") -> dict[str, Any]:
     for float_out, int8_out in pairs:
         for f, q in zip(float_out, int8_out):
             max_abs = max(max_abs, float((f.float() - q.float()).abs().max()))
-    result: dict[str, Any] = {
-        "max_abs_err": round(max_abs, 6),
-        "sample_max_abs_err": round(max(float((f.float() - q.float()).abs().max()) for f, q in zip(*pairs[0])), 6),
-        "samples": len(pairs),
-        "top1_agreement": None,
-    }
+    top1 = None
     if _is_classifier(float_outputs) and calibration:
         agree = sum(int(torch.equal(f[0].argmax(dim=-1), q[0].argmax(dim=-1))) for f, q in pairs[1:])
-        result["top1_agreement"] = round(agree / len(calibration), 4)
-    return result
+        top1 = round(agree / len(calibration), 4)
+    return QuantizationError(
+        max_abs_err=round(max_abs, 6),
+        sample_max_abs_err=round(max(float((f.float() - q.float()).abs().max()) for f, q in zip(*pairs[0])), 6),
+        samples=len(pairs), top1_agreement=top1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cmx_gen.common.format import size
 from cmx_gen.lower.delegate.plan import kernel_from, kernel_label
-from cmx_gen.program.report import Layer, OpDiff, Report, Rewrite, Schedule, TensorSpec
+from cmx_gen.program.report import LayerError, OpDiff, Report, Rewrite, Schedule, TensorSpec
 
 CLASS_LABELS = {
     "cmsis_nn": "CMSIS-NN",
@@ -88,7 +88,7 @@ def table(report: Report) -> str:
     return "\n".join(lines)
 
 
-def worst_layers(report: Report, count: int = 5) -> list[Layer]:
+def worst_layers(report: Report, count: int = 5) -> list[LayerError]:
     """The `count` layers that lose the most SQNR, worst first (the inputs' quantization has no
     input to lose against: report.json has its SQNR)."""
     ranked = [layer for layer in report.layers if layer.sqnr_drop_db is not None]
@@ -100,7 +100,7 @@ def _where(module: str, source: str | None) -> str:
     return f"{module}, {source}" if source else module
 
 
-def describe_layer(layer: Layer) -> str:
+def describe_layer(layer: LayerError) -> str:
     """`loses 4.2 dB, 23.9 dB after it, max 0.79  op #9 cortex_m::quantized_conv2d (blocks.3, model.py:59 ...)`."""
     return (f"loses {layer.sqnr_drop_db:4.1f} dB, {layer.sqnr_db:5.1f} dB after it, max {layer.max_abs_err:.3g}  "
             f"op #{layer.index} {layer.op} ({_where(layer.module, layer.source)})")
