@@ -24,7 +24,7 @@ from cmx_gen.common.goals import MEMORY_GOALS  # noqa: E402
 from cmx_gen.common.noise import quiet_third_party  # noqa: E402
 from cmx_gen.lower.lowering import LowerOptions  # noqa: E402
 from cmx_gen.model import source as model_source  # noqa: E402
-from cmx_gen.program import cache  # noqa: E402
+from cmx_gen.pipeline.lower import produce  # noqa: E402
 
 SAMPLES = ["ds_cnn", "mobilenet_v1_025", "resnet8", "autoencoder"]  # the MLPerf Tiny four
 CORES = ["cortex-m4", "cortex-m55"]
@@ -47,7 +47,7 @@ def main() -> None:
                                    random_calibration=project.random_calibration)
         for core in args.cores:
             for goal in args.goals:
-                result, _ = cache.produce(source, core, options=LowerOptions(io=args.io, memory=goal))
+                result, _ = produce(source, core, LowerOptions(io=args.io, memory=goal))
                 report = result.report
                 for s in report.schedules:
                     extra = "unknown" if s.extra_instructions is None else f"{s.extra_instructions:+,}"

@@ -17,7 +17,7 @@ import sys
 import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -28,6 +28,8 @@ from cmx_gen.common.noise import quiet_torch
 quiet_torch()
 
 Inputs = tuple[torch.Tensor, ...]
+# A model to lower (a Python module, an exported program) or a program lowered elsewhere (a .pte, a bundled .bpte).
+SourceKind = Literal["python", "pt2", "pte", "bpte"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class ModelSource:
     Frozen: export (export.py) returns a new object with what it makes."""
 
     spec: str
-    kind: str  # "python" | "pt2" | "pte" | "bpte"
+    kind: SourceKind
     module: torch.nn.Module | None = None
     example_inputs: Inputs | None = None
     calibration: list[Inputs] = field(default_factory=list)
@@ -46,6 +48,11 @@ class ModelSource:
     bundle: Any = None  # bundle.Bundle of a .bpte: its program, test inputs and expected outputs
     given_inputs: list[np.ndarray] | None = None  # a .pte's check input (--input), else a generated one
     content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
+
+    @property
+    def is_program(self) -> bool:
+        """A program lowered elsewhere: analysed, never lowered (the .pte holds no model to export)."""
+        return self.pte is not None
 
     @property
     def spec_identity(self) -> str:

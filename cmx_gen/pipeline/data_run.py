@@ -203,7 +203,7 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
     project = project_mod.load(app.path)
     source = model_source.load(project.model, input_shape=project.input_shape, calibration=project.calibration,
                                random_calibration=project.random_calibration)
-    if source.kind in ("pte", "bpte"):
+    if source.is_program:
         raise RunError(f"--data needs the model the app was made from; this app was made from a .{source.kind}",
                        "give the model source in cmx.toml")
     samples = [tuple(torch.from_numpy(x) for x in sample) for sample in data.samples]

@@ -21,7 +21,7 @@ from cmx_gen.fit import memory
 from cmx_gen.fit.boards import Board, load_board
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model import source as model_source
-from cmx_gen.program import cache
+from cmx_gen.pipeline.lower import produce
 from cmx_gen.program.artifacts import Artifacts
 from cmx_gen.program.report import check_strict
 
@@ -68,7 +68,7 @@ def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate
         given_input=entry.given_input,
     )
     options = LowerOptions(keep_fp32=tuple(entry.keep_fp32), io=entry.io, delegate=delegate, memory=memory)
-    result, hit = cache.produce(source, core, use_cache=use_cache, options=options)
+    result, hit = produce(source, core, options, use_cache=use_cache)
     if hit:
         progress.say(f"lowering {entry.model_name()} for {core}: unchanged, reused the cached program")
     if strict:

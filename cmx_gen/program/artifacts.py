@@ -176,15 +176,6 @@ def _with_io_quant(specs: list[TensorSpec], quants: list[QParams]) -> list[Tenso
             if i < len(quants) else spec for i, spec in enumerate(specs)]
 
 
-def produce(source: "ModelSource", core: str, options: LowerOptions | None = None) -> Artifacts:
-    """Lower (or, for a `.pte`, only analyse) and assemble the report; not cached (cache.produce is)."""
-    from cmx_gen.model.export import export
-
-    if source.kind in ("pte", "bpte"):
-        return analyse_pte(source, core)
-    return lower_model(export(source), core, options)
-
-
 def _model_facts(source: "ModelSource", graph_sha256: str | None = None) -> ModelFacts:
     """The model's source and hashes; a lowered model's exported graph's too (the files' hash cannot
     tell two models of one file apart)."""

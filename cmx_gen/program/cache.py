@@ -21,8 +21,7 @@ from cmx_gen import __version__
 from cmx_gen.common.memo import code_fingerprint
 from cmx_gen.common.paths import cache_root
 from cmx_gen.lower.lowering import LowerOptions
-from cmx_gen.model.export import Exported, export
-from cmx_gen.model.source import ModelSource
+from cmx_gen.model.export import Exported
 from cmx_gen.program import artifacts
 
 
@@ -48,23 +47,18 @@ def key(exported: Exported, core: str, options: LowerOptions = LowerOptions()) -
     return digest.hexdigest()[:32]
 
 
-def produce(source: ModelSource, core: str, use_cache: bool = True,
-            options: LowerOptions = LowerOptions()) -> tuple[artifacts.Artifacts, bool]:
-    """Lower `source` for `core`, or read the cached result. Returns (artifacts, from_cache)."""
-    if source.kind in ("pte", "bpte"):
-        return artifacts.analyse_pte(source, core), False
-    exported = export(source)
-    if not use_cache:
-        return artifacts.lower_model(exported, core, options), False
+def lookup(exported: Exported, core: str, options: LowerOptions) -> tuple[Path, artifacts.Artifacts | None]:
+    """The cache entry for this lowering, and what it holds (None: nothing yet)."""
     entry = cache_dir() / key(exported, core, options)
-    if (entry / artifacts.REPORT_JSON).is_file():
-        return artifacts.read(entry), True
-    result = artifacts.lower_model(exported, core, options)
+    return entry, artifacts.read(entry) if (entry / artifacts.REPORT_JSON).is_file() else None
+
+
+def store(entry: Path, result: artifacts.Artifacts) -> None:
+    """Keep a lowering under its key; atomic: a concurrent run never sees half an entry."""
     entry.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=entry.parent))
     result.write(staging)
     try:
-        staging.rename(entry)  # atomic: a concurrent run never sees half an entry
-    except OSError:
+        staging.rename(entry)
+    except OSError:  # another run stored it first
         shutil.rmtree(staging, ignore_errors=True)
-    return result, False

@@ -99,13 +99,13 @@ def test_one_app_holds_each_model_and_one_kernel_library(two_app):
 
 def test_shared_arena_is_the_largest_model_and_separate_the_sum():
     board = load_board("mps3-an547")
-    from cmx_gen.program import cache
+    from cmx_gen.pipeline.lower import produce
     from cmx_gen.model import source as model_source
 
     reports = {}
     for name in ("ConvNet", "Pooled", "Plain"):
         source = model_source.load(f"{SMALL}:{name}")
-        reports[name] = cache.produce(source, board.core.lower_target)[0].report
+        reports[name] = produce(source, board.core.lower_target).artifacts.report
     singles = {name: plan(report, board) for name, report in reports.items()}
     shared = plan_several(reports, board, "shared")
     separate = plan_several(reports, board, "separate")
@@ -127,12 +127,12 @@ def test_shared_arena_is_the_largest_model_and_separate_the_sum():
 def test_sharing_the_arena_fits_where_separate_arenas_are_refused_with_the_shortfall():
     """Five 56 KiB-activation models on an nRF52840 (256 KiB RAM): one after another they need one
     arena; at the same time five, which do not fit, and the refusal names region and bytes."""
-    from cmx_gen.program import cache
+    from cmx_gen.pipeline.lower import produce
     from cmx_gen.model import source as model_source
 
     board = load_board("nrf52840dk")
     source = model_source.load(f"{SMALL}:WideConv", input_shape="1,3,40,40", random_calibration=True)
-    report = cache.produce(source, board.core.lower_target)[0].report
+    report = produce(source, board.core.lower_target).artifacts.report
     reports = {f"m{i}": report for i in range(5)}
     shared = plan_several(reports, board, "shared")
     assert sum(shared.planned_buffer_sizes) == sum(plan(report, board).planned_buffer_sizes)

@@ -66,13 +66,13 @@ def lowered_report(args: argparse.Namespace) -> Report:
     """The report to check: read it, or lower the model for the board's core first."""
     if not is_model_source(args.model):
         return load_report(args.model)
-    from cmx_gen.program import cache
+    from cmx_gen.pipeline.lower import produce
 
     board = load_board(args.board)
     source = load_source(args)
     goals = goals_to_try(args.memory) if args.memory else (None,)
     for goal in goals:  # fit: the first goal whose program fits, else the last one's refusal
-        result, _ = cache.produce(source, board.core.lower_target, options=lower_options(args, goal))
+        result, _ = produce(source, board.core.lower_target, lower_options(args, goal))
         if goal == goals[-1]:
             break
         try:

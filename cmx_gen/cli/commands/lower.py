@@ -22,15 +22,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cmx_gen.program import artifacts
     from cmx_gen.lower.lowering import resolve_target
+    from cmx_gen.pipeline.lower import produce
     from cmx_gen.program.report_text import table
 
     if args.target:
         resolve_target(args.target)  # fail on a bad target before the slow steps
     source = load_source(args)
-    core = canonical_core(args.target) if args.target else ("" if source.kind == "pte" else "cortex-m55")
-    result = artifacts.produce(source, core, lower_options(args))
+    core = canonical_core(args.target) if args.target else ("" if source.is_program else "cortex-m55")
+    result, _ = produce(source, core, lower_options(args), use_cache=False)
     out_dir = Path(args.output)
     written = result.write(out_dir)
     print(table(result.report))

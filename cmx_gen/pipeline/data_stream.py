@@ -1,0 +1,70 @@
+"""`cmx-gen run --data`: a data set streamed through the user's application on the target (through
+semihosting, or frames on its UART under QEMU), every sample's outputs compared with the host
+reference (data_run.py: the samples, the host side, the comparison)."""
+
+from __future__ import annotations
+
+import shlex
+import tempfile
+from pathlib import Path
+
+from cmx_gen.app.folder import AppFolder
+from cmx_gen.app.kinds import kind_of
+from cmx_gen.common import progress
+from cmx_gen.common.errors import RunError
+from cmx_gen.device import app_run, result_line
+from cmx_gen.pipeline import data_run
+from cmx_gen.pipeline.application import application_image
+from cmx_gen.pipeline.run_outcome import Outcome, RunOptions
+
+
+def run_data(app: AppFolder, options: RunOptions) -> Outcome:
+    """Stream the data set through the application; compare every sample with the host reference."""
+    assert options.data is not None
+    if not kind_of(app).host_samples:
+        raise RunError(f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
+                       f"this is a {kind_of(app).name} app",
+                       "create a bare-metal app of the same model for the data run (the program is the same)")
+    several = app.model_names()
+    if several:
+        raise RunError(f"--data streams one model's samples; {app.path} has {len(several)} models",
+                       "create a one-model app of the model to check on the data set (the program is the same)")
+    report = app.report()
+    data = data_run.load(options.data, options.labels, report)
+    progress.say(f"data {data.where}: {len(data.samples)} sample(s)" + (", labelled" if data.labels is not None else ""))
+    image, runner = application_image(app, options)
+    if options.dry_run:
+        return Outcome((shlex.join(runner.command(image, "cmx-input=<samples.bin>")),), 0)
+    host = data_run.host_references(app, data)
+    bar = progress.Bar("target", len(data.samples))
+
+    def count(line: str) -> None:  # the bar moves with each call on a host sample
+        call = result_line.call_re().search(line)
+        if call and call.group(2) == "host":
+            bar.update(1)
+
+    if data_run.uses_semihosting(image.parent):  # a host file the firmware reads through semihosting
+        with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
+            stream = Path(tmp) / "samples.bin"
+            stream.write_bytes(data_run.stream_bytes(host, report.inputs))
+            output, code = runner.run_app(image, f"cmx-input={stream}", on_line=count)
+    else:  # a stand-alone image (CMX_SEMIHOSTING=OFF): frames on its UART
+        output, code = runner.run_app(image, on_line=count, console_input=data_run.console_frames(host, report.inputs))
+    bar.close()
+    run = app_run.parse(output, code)
+    calls = [c for c in run.calls if c.source == "host"]
+    result = data_run.check([c.outputs for c in calls], host, report, data.labels)
+    lines = [f"app        {image}: {len(calls)}/{len(data.samples)} sample(s) from {data.where}",
+             f"bit-exact  {result.bit_exact}/{result.samples} outputs equal the host reference"
+             + ("" if result.first_differing is None else
+                f"; max error {result.max_lsb:g} LSB, first at sample {result.first_differing}")]
+    if result.target_accuracy is not None:
+        lines.append(f"accuracy   target {result.target_accuracy:.4f}  host int8 {result.host_int8_accuracy:.4f}  "
+                     f"host float {result.host_float_accuracy:.4f}")
+    stats = run.stats(0) if calls else None
+    if stats:
+        lines.append(f"{calls[0].counter:<10} min {stats[0]:,}  median {stats[1]:,.0f}  max {stats[2]:,} per inference")
+    if run.error:
+        lines.append(f"stopped    {run.error}")
+    complete = len(calls) == len(data.samples) and run.error is None
+    return Outcome(tuple(lines), 0 if complete and result.bit_exact == result.samples else 1)

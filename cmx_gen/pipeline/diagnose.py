@@ -1,0 +1,82 @@
+"""`cmx-gen run --profile / --trace`: build APP/build-<kind> with the diagnostic on (a CMake option of a
+bare-metal app, a Kconfig option of a Zephyr app, so the default image never carries its code), run it,
+and say what it found (docs/profile.md)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from cmx_gen.app.folder import AppFolder
+from cmx_gen.app.kinds import kind_of
+from cmx_gen.common.errors import RunError
+from cmx_gen.device.runners import Result
+from cmx_gen.pipeline.run_outcome import Outcome, RunOptions, image_and_runner, record
+from cmx_gen.program.report import Instruction
+
+DIAGNOSTICS = ("profile", "trace")
+
+
+def diagnose(app: AppFolder, options: RunOptions) -> Outcome:
+    """Build and run each diagnostic image asked for; the worst status."""
+    from cmx_gen.common import progress
+    from cmx_gen.fit.memory import check_diagnostic_fit
+
+    several = app.model_names()
+    if several:
+        raise RunError(f"the profile and trace images are for an app of one model; {app.path} has {len(several)}",
+                       "create a one-model app of the model to profile (same program)")
+    instructions = app.report().instructions
+    placement = app.placement()
+    lines: list[str] = []
+    status = 0
+    for diagnostic in (d for d in DIAGNOSTICS if getattr(options, d)):
+        check_diagnostic_fit(placement, diagnostic, len(instructions))
+        build_dir = app.path.resolve() / f"build-{diagnostic}"
+        if options.dry_run:
+            command = kind_of(app).diagnostic_build_command(app, build_dir, diagnostic)
+            if command:
+                lines.append(shlex.join(command))
+        else:
+            progress.say(f"building the {diagnostic} image in {build_dir}")
+            kind_of(app).build(app, build_dir, diagnostic=diagnostic)
+        image, runner = image_and_runner(app, options, build_dir.name)
+        if options.dry_run:
+            lines.append(shlex.join(runner.command(image)))
+            continue
+        found = _profile if diagnostic == "profile" else _trace
+        outcome = found(app, runner.run(image), options, instructions)
+        lines += outcome.lines
+        status = max(status, outcome.status)
+    return Outcome(tuple(lines), status)
+
+
+def _profile(app: AppFolder, result: Result, options: RunOptions, instructions: list[Instruction]) -> Outcome:
+    """The profile table; its rows kept beside the image for the HTML page (and --json)."""
+    from cmx_gen.app import html_report
+    from cmx_gen.device import profile
+
+    prof = profile.parse(result, instructions, app.report().delegated_layers)
+    lines = [result.line, profile.table(prof)]
+    text = json.dumps(prof.to_dict(), indent=2) + "\n"
+    (app.path / "build-profile" / html_report.PROFILE_JSON).write_text(text)
+    if result.line:
+        html_report.record_result(app.path, "profile", result.line)
+    lines.append(f"report     {html_report.write(app.path)}")
+    if options.json:
+        options.json.write_text(text)
+        lines.append(f"json       {options.json}")
+    return Outcome(tuple(lines), 0 if result.passed else 1)
+
+
+def _trace(app: AppFolder, result: Result, options: RunOptions, instructions: list[Instruction]) -> Outcome:
+    """The first operator (or backend layer) whose output differs from the host's, and the next few."""
+    from cmx_gen.device import trace
+
+    layers = app.report().delegated_layers
+    differences, compared = trace.compare(instructions, trace.read_reference(app.path), result.output, layers)
+    lines = [result.line, trace.summary(differences, compared, sum(layer.traced for layer in layers))]
+    if result.line:
+        record(app, "trace", result.line)
+    lines += [f"           then {later.describe()}" for later in differences[1:4]]
+    return Outcome(tuple(lines), 0 if result.passed and not differences else 1)

@@ -1,0 +1,46 @@
+"""`cmx-gen run APP`: run a built app and say what it found, as lines for the command to print and an
+exit status (0 PASS, 1 FAIL: the firmware's verdict or a trace difference; errors: 2 and more).
+
+The check image under QEMU, an Arm FVP or Zephyr's `west build -t run`, or on a board through its serial
+console; the diagnostic images (diagnose.py); the user's application (application.py) and a data set
+through it (data_stream.py)."""
+
+from __future__ import annotations
+
+import shlex
+
+from cmx_gen.app.folder import AppFolder
+from cmx_gen.common.errors import RunError
+from cmx_gen.pipeline.application import run_application
+from cmx_gen.pipeline.data_stream import run_data
+from cmx_gen.pipeline.diagnose import diagnose
+from cmx_gen.pipeline.run_outcome import Outcome, RunOptions, image_and_runner, verdict
+
+__all__ = ["Outcome", "RunOptions", "run"]
+
+
+def run(app: AppFolder, options: RunOptions) -> Outcome:
+    """Run what `options` asks for on `app`."""
+    if options.json and not options.profile:
+        raise RunError("--json writes the profile", "add --profile")
+    if options.serial:
+        if options.profile or options.trace:
+            raise RunError("--serial reads the image already on the board",
+                           "run --profile / --trace under QEMU or the FVP, or flash a build-profile image first")
+        from cmx_gen.common.progress import say
+        from cmx_gen.device.runners.serial import SerialConsole
+
+        say(f"waiting for the result line on {options.serial} at {options.baud} baud: reset the board if it already ran")
+        return verdict(app, SerialConsole(options.serial, options.baud, options.timeout).run())
+    if options.profile or options.trace:
+        return diagnose(app, options)
+    if options.labels and not options.data:
+        raise RunError("--labels goes with --data", "add --data FILE")
+    if options.data:
+        return run_data(app, options)
+    if options.user_app:
+        return run_application(app, options)
+    image, runner = image_and_runner(app, options, "build")
+    if options.dry_run:
+        return Outcome((shlex.join(runner.command(image)),), 0)
+    return verdict(app, runner.run(image))
