@@ -60,7 +60,7 @@ def main() -> None:
         for model in args.model:
             for board in args.board:
                 app = Path(tmp) / f"{model}-{board}"
-                generate(project_mod.Project(model=MODELS[model], board=board, rtos="baremetal", output=str(app)), app)
+                generate(project_mod.Project.single(model=MODELS[model], board=board, rtos="baremetal", output=str(app)), app)
                 built = build.build(app, jobs=2)
                 runner = QemuRunner(load_board(board), timeout=600)
                 check = runner.run(built.elf)

@@ -55,7 +55,7 @@ def main() -> None:
 
 def row(tmp: Path, name: str, board_id: str, jobs: int) -> None:
     cache = tmp / "runtime-cache"
-    project = project_mod.Project(model=MODELS[name], board=board_id, rtos="baremetal")
+    project = project_mod.Project.single(model=MODELS[name], board=board_id, rtos="baremetal")
     first, second = tmp / "first", tmp / "second"
     generate(dataclasses.replace(project, output=str(first)), first)
     clean = build.build(first, clean=True, jobs=jobs, runtime_cache=cache)

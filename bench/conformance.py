@@ -168,12 +168,12 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
     app = folder / "app"
     outcome = Outcome(case.id, board_id, "LOWER", extra={"upstream_xfail": case.upstream_xfail} if case.upstream_xfail else {})
     if case.model:
-        project = project_mod.Project(model=case.model, board=board_id, rtos="baremetal", output=str(app),
+        project = project_mod.Project.single(model=case.model, board=board_id, rtos="baremetal", output=str(app),
                                       input_shape=case.input_shape, random_calibration=True)
     else:
         model_file = folder / "case.py"
         model_file.write_text(CASE_FILE.format(suite=SUITE, module=case.module, table=case.table, name=case.name))
-        project = project_mod.Project(model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app))
+        project = project_mod.Project.single(model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app))
     try:
         done = generate(project, app)
     except FitError as exc:

@@ -43,8 +43,9 @@ def main() -> None:
           f"{'floor_B':>8} {'peak at':<22} {'extra_instr':>11}")
     for name in args.samples:
         project = project_mod.load(ROOT / "samples" / name / "cmx.toml")
-        source = model_source.load(project.model, input_shape=project.input_shape, calibration=project.calibration,
-                                   random_calibration=project.random_calibration)
+        (model,) = project.models
+        source = model_source.load(model.source, input_shape=model.input_shape, calibration=model.calibration,
+                                   random_calibration=model.random_calibration)
         for core in args.cores:
             for goal in args.goals:
                 result, _ = produce(source, core, LowerOptions(io=args.io, memory=goal))

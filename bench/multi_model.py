@@ -82,7 +82,7 @@ def main() -> int:
     for board in args.boards.split(","):
         with tempfile.TemporaryDirectory(prefix="cmx-multi-") as tmp:
             base = Path(tmp)
-            singles = {name: measure(project_mod.Project(model=source, board=board, output=str(base / name)),
+            singles = {name: measure(project_mod.Project.single(model=source, board=board, output=str(base / name)),
                                      base / name) for name, source in MODELS.items()}
             entries = [ModelEntry(source, name) for name, source in MODELS.items()]
             shared = measure(project_mod.Project(models=entries, board=board, output=str(base / "shared")), base / "shared")

@@ -39,7 +39,7 @@ def main() -> None:
     for isa, board in BOARDS.items():
         with tempfile.TemporaryDirectory() as tmp:
             app = Path(tmp) / "app"
-            done = generate(project_mod.Project(model=DIGITS, board=board, rtos="baremetal", output=str(app)), app)
+            done = generate(project_mod.Project.single(model=DIGITS, board=board, rtos="baremetal", output=str(app)), app)
             region = done.placement.code_region
             full = build.build(app, app / "build-full", jobs=2, shared=False)
             # the same app with an empty kernel set: no kernel, no CMSIS-NN, an empty registration

@@ -9,6 +9,7 @@ Apps go to a temporary folder (or --work DIR).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -54,7 +55,7 @@ def main() -> None:
     for sample in args.samples:
         base = project_mod.load(ROOT / "samples" / sample / project_mod.FILE_NAME)
         for board in args.boards:
-            project = project_mod.Project(**{**base.__dict__, "board": board, "rtos": "baremetal"})
+            project = dataclasses.replace(base, board=board, rtos="baremetal")
             app = work / f"{sample}-{board}"
             done = generate(project, app)
             report, placement = done.artifacts.report, done.placement

@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import tomli_w
 
@@ -41,7 +41,8 @@ from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
 
 FILE_NAME = "cmx.toml"
-IO_KINDS = ("float", "int8")  # the model's inputs/outputs (cmx_gen/lower/int8_io.py)
+Io = Literal["float", "int8"]  # the model's inputs/outputs (cmx_gen/lower/int8_io.py)
+IO_KINDS: tuple[str, ...] = get_args(Io)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class ModelEntry:
     random_calibration: bool = False
     given_input: str | None = None  # a .pte's check input
     keep_fp32: tuple[str, ...] = ()
-    io: str = "float"  # "int8": the program takes and returns int8 (int8_io.py)
+    io: Io = "float"  # "int8": the program takes and returns int8 (int8_io.py)
 
     def model_name(self) -> str:
         """The model's name: given, else from its file (`samples/digits/model.py` -> `digits`), so
@@ -68,34 +69,34 @@ class ModelEntry:
         return clean or "cmx_app"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Project:
-    """The project: one model (the fields up to `io`, as `[model]` writes them) or several
-    (`models`, from `[[model]]` tables), one board and app kind."""
+    """The project: its models (one, from `[model]`, or several, from `[[model]]` tables), in the order
+    the firmware runs them, one board and app kind, and the options all its models share."""
 
-    model: str = ""  # model spec with an absolute (or cwd-relative) path
+    models: tuple[ModelEntry, ...]
     board: str = ""
     rtos: str = "baremetal"
     output: str | None = None
-    input_shape: str | None = None
-    calibration: str | None = None
-    random_calibration: bool = False
-    given_input: str | None = None  # a .pte's check input ([model] input)
     strict: bool = False
     name: str | None = None
-    keep_fp32: list[str] = field(default_factory=list)
-    io: str = "float"  # "int8": the program takes and returns int8 (int8_io.py)
-    models: list[ModelEntry] = field(default_factory=list)  # several models: [[model]] tables
     separate_arenas: bool = False  # several models: each keeps its own planned and temp pools
     delegate: bool = True  # cmx-gen's CMSIS-NN backend runs the int8 subgraphs (False: per operator)
     memory: str = DEFAULT_MEMORY_GOAL  # what the backend's schedule favours (common/goals.py)
 
-    def entries(self) -> list[ModelEntry]:
-        """The project's models, in the order the firmware runs them."""
-        if self.models:
-            return list(self.models)
-        return [ModelEntry(self.model, self.name, self.input_shape, self.calibration, self.random_calibration,
-                           self.given_input, tuple(self.keep_fp32), self.io)]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "models", tuple(self.models))  # a list given is kept as a tuple
+
+    @classmethod
+    def single(cls, model: str, *, input_shape: str | None = None, calibration: str | None = None,
+               random_calibration: bool = False, given_input: str | None = None, keep_fp32: tuple[str, ...] = (),
+               io: Io = "float", **shared: Any) -> Project:
+        """A project of one model: the model's options, then the project's (`shared`); the model takes
+        the project's name."""
+        entry = ModelEntry(source=model, name=shared.get("name"), input_shape=input_shape, calibration=calibration,
+                           random_calibration=random_calibration, given_input=given_input,
+                           keep_fp32=tuple(keep_fp32), io=io)
+        return cls(models=(entry,), **shared)
 
     @property
     def several(self) -> bool:
@@ -106,7 +107,7 @@ class Project:
         """CMake/Zephyr project name: from the model(s), so two renders of one project are identical."""
         if self.name:
             return self.name
-        return "_".join(entry.model_name() for entry in self.entries())
+        return "_".join(entry.model_name() for entry in self.models)
 
 
 def _split(value: str) -> tuple[str, str]:
@@ -129,10 +130,10 @@ def _relative(base: Path, value: str | None) -> str | None:
     return os.path.relpath(Path(file_part).resolve(), base.resolve()) + attr
 
 
-def _check_io(path: Path, where: str, io: str) -> str:
-    if io not in IO_KINDS:
-        raise ModelSourceError(f"{path}: {where} io = {io!r} is not known", f"use one of {', '.join(IO_KINDS)}")
-    return io
+def _check_io(path: Path, where: str, io: Any) -> Io:
+    if io == "float" or io == "int8":
+        return io  # type: ignore[no-any-return]
+    raise ModelSourceError(f"{path}: {where} io = {io!r} is not known", f"use one of {', '.join(IO_KINDS)}")
 
 
 def _shape(value: Any) -> str | None:
@@ -203,22 +204,19 @@ def load(path: Path) -> Project:
             raise ModelSourceError(f"{path}: no [[model]] table", 'add one: [[model]] name = "kws" source = "model.py:Net"')
         entries = _entries(path, base, model)
         if len(entries) == 1:  # one model is the one-model app, whichever form names it
-            only = entries[0]
-            return Project(model=only.source, input_shape=only.input_shape, calibration=only.calibration,
-                           random_calibration=only.random_calibration, given_input=only.given_input,
-                           keep_fp32=list(only.keep_fp32), io=only.io,
-                           **{**common, "name": common["name"] or only.name})
-        return Project(models=entries, separate_arenas=bool(options.get("separate_arenas", False)), **common)
+            name = common["name"] or entries[0].name
+            return Project(models=(replace(entries[0], name=name),), **{**common, "name": name})
+        return Project(models=tuple(entries), separate_arenas=bool(options.get("separate_arenas", False)), **common)
     if "source" not in model:
         raise ModelSourceError(f"{path}: [model] source is missing", 'add e.g. source = "model.py:Net"')
     calibration = data.get("calibration", {})
-    return Project(
-        model=_resolve(base, model["source"]) or "",
+    return Project.single(
+        _resolve(base, model["source"]) or "",
         input_shape=_shape(model.get("input_shape")),
         calibration=_resolve(base, calibration.get("file")),
         given_input=_resolve(base, model.get("input")),
         random_calibration=bool(calibration.get("random", False)),
-        keep_fp32=[str(p) for p in options.get("keep_fp32", [])],
+        keep_fp32=tuple(str(p) for p in options.get("keep_fp32", [])),
         io=_check_io(path, "[options]", options.get("io", "float")),
         **common,
     )
@@ -245,27 +243,28 @@ def dumps(project: Project, base: Path) -> str:
     """The cmx.toml text for `project`, with paths relative to `base` (the folder it goes in)."""
     header = "# cmx-gen project file: `cmx-gen regen .` redoes the app from it. Paths are relative to this file.\n"
     if project.several:  # [[model]] tables written out, one block each (tomli_w would inline them)
-        tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.entries())
+        tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.models)
         rest = {"target": {"board": project.board, "rtos": project.rtos}, "output": {"dir": "."},
                 "options": {"strict": project.strict, "name": project.app_name(),
                             "separate_arenas": project.separate_arenas, **_backend_options(project)}}
         return header + tables + tomli_w.dumps(rest)
-    data: dict[str, Any] = {"model": {"source": _relative(base, project.model)}}
-    if project.input_shape:
-        data["model"]["input_shape"] = [int(d) for d in project.input_shape.replace("x", ",").split(",")]
-    if project.given_input:
-        data["model"]["input"] = _relative(base, project.given_input)
-    calibration: dict[str, Any] = {"random": project.random_calibration}
-    if project.calibration:
-        calibration["file"] = _relative(base, project.calibration)
+    (model,) = project.models
+    data: dict[str, Any] = {"model": {"source": _relative(base, model.source)}}
+    if model.input_shape:
+        data["model"]["input_shape"] = [int(d) for d in model.input_shape.replace("x", ",").split(",")]
+    if model.given_input:
+        data["model"]["input"] = _relative(base, model.given_input)
+    calibration: dict[str, Any] = {"random": model.random_calibration}
+    if model.calibration:
+        calibration["file"] = _relative(base, model.calibration)
     data["calibration"] = calibration
     data["target"] = {"board": project.board, "rtos": project.rtos}
     data["output"] = {"dir": "."}
     data["options"] = {"strict": project.strict, "name": project.app_name()}
-    if project.keep_fp32:
-        data["options"]["keep_fp32"] = list(project.keep_fp32)
-    if project.io != "float":
-        data["options"]["io"] = project.io
+    if model.keep_fp32:
+        data["options"]["keep_fp32"] = list(model.keep_fp32)
+    if model.io != "float":
+        data["options"]["io"] = model.io
     data["options"].update(_backend_options(project))
     return header + tomli_w.dumps(data)
 

@@ -116,7 +116,7 @@ def handle_names(project: project_mod.Project) -> list[str]:
     was), each model's own in an app of several."""
     if not project.several:
         return [project.app_name()]
-    return [entry.model_name() for entry in project.entries()]
+    return [entry.model_name() for entry in project.models]
 
 
 def context(project: project_mod.Project, models: dict[str, Artifacts], board: Board,
@@ -336,7 +336,7 @@ def render_app(
         )
     spec = TemplateSpec.load(template_dir)
     models = {name: _for_app(a, entry.source)
-              for name, a, entry in zip(handle_names(project), lowered, project.entries(), strict=True)}
+              for name, a, entry in zip(handle_names(project), lowered, project.models, strict=True)}
     ctx = context(project, models, board, placement)
     app.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:

@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 MODEL_HELP = "path/model.py:Name, model.pt2 (torch.export.save), or model.pte"
 
 
-def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL", help: str = MODEL_HELP) -> None:
-    """Model-source options shared by `lower`, `check` and `create`."""
-    parser.add_argument("model", metavar=metavar, help=help)
+def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL", help: str = MODEL_HELP,
+                        nargs: str | None = None) -> None:
+    """Model-source options shared by `lower`, `check` and `create` (`nargs="*"`: create's several or none)."""
+    parser.add_argument("model", metavar=metavar, help=help, nargs=nargs)
     parser.add_argument("--input-shape", help="example input shape, e.g. 1,1,49,10 (else example_inputs() from the file)")
     parser.add_argument("--input", metavar="FILE",
                         help="a .pte's check input (.npz, one array per input, or .npy); else a generated one")

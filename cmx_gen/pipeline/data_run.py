@@ -201,15 +201,16 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
     from cmx_gen.model.export import export
 
     project = project_mod.load(app.path)
-    source = model_source.load(project.model, input_shape=project.input_shape, calibration=project.calibration,
-                               random_calibration=project.random_calibration)
+    (model,) = project.models  # a data run is one model's (data_stream refuses an app of several)
+    source = model_source.load(model.source, input_shape=model.input_shape, calibration=model.calibration,
+                               random_calibration=model.random_calibration)
     if source.is_program:
         raise RunError(f"--data needs the model the app was made from; this app was made from a .{source.kind}",
                        "give the model source in cmx.toml")
     samples = [tuple(torch.from_numpy(x) for x in sample) for sample in data.samples]
-    options = LowerOptions(keep_fp32=tuple(project.keep_fp32), io=project.io, delegate=project.delegate,
+    options = LowerOptions(keep_fp32=model.keep_fp32, io=model.io, delegate=project.delegate,
                            memory=app.report().lowering_options.memory)
-    with progress.step(f"host reference of {len(samples)} sample(s) (lowering {project.model} again)"):
+    with progress.step(f"host reference of {len(samples)} sample(s) (lowering {model.source} again)"):
         lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)
     if lowered.pte != (app.path / "model" / "model.pte").read_bytes():
         raise RunError("the model lowers to another program than the app's model/model.pte: the app is older than "

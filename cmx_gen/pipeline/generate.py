@@ -80,7 +80,7 @@ def _place(project: Project, results: list[Artifacts], board: Board) -> memory.P
     """Where the program(s) go on the board, or FitError."""
     if project.several:
         layout = "separate" if project.separate_arenas else "shared"
-        return memory.plan_several({e.model_name(): r.report for e, r in zip(project.entries(), results)},
+        return memory.plan_several({e.model_name(): r.report for e, r in zip(project.models, results)},
                                    board, layout)
     return memory.plan(results[0].report, board)
 
@@ -96,7 +96,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     goals = goals_to_try(project.memory)
     for goal in goals:
         lowered = [_lower(entry, core, use_cache, project.strict, project.delegate, goal)
-                   for entry in project.entries()]
+                   for entry in project.models]
         results = [result for result, _ in lowered]
         try:
             placement = _place(project, results, board)
@@ -113,4 +113,4 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         rendered = render_app(project, results if project.several else results[0], board, placement, app, force=force)
     page = None if project.several else html_report.write(app)
     return Generated(board, results[0], all(hit for _, hit in lowered), placement, rendered, page,
-                     models={e.model_name(): r for e, r in zip(project.entries(), results)})
+                     models={e.model_name(): r for e, r in zip(project.models, results)})

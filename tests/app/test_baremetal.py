@@ -55,7 +55,7 @@ def apps(tmp_path_factory):
     try:
         for board in BOARDS:
             app = tmp_path_factory.mktemp(board) / "app"
-            project = project_mod.Project(model=str(DIGITS), board=board, rtos="baremetal", output=str(app))
+            project = project_mod.Project.single(model=str(DIGITS), board=board, rtos="baremetal", output=str(app))
             generate(project, app)
             out[board] = app
     finally:
@@ -361,7 +361,7 @@ def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
     placement = plan(big_fallback_report(575 * 1024), board)
     assert placement.code_region == "isram"
     app = tmp_path / "app"
-    project = project_mod.Project(model=str(DIGITS), board=board.id, rtos="baremetal", output=str(app))
+    project = project_mod.Project.single(model=str(DIGITS), board=board.id, rtos="baremetal", output=str(app))
     done = generate(project, app)
     render_app(project, done.artifacts, board, placement, app, force=True)
     stub = tmp_path / "stub.c"

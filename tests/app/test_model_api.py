@@ -25,7 +25,7 @@ C_FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 @pytest.fixture(scope="module")
 def digits_app(tmp_path_factory) -> Path:
     app = tmp_path_factory.mktemp("api") / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
     return app
 
 
@@ -121,7 +121,7 @@ class DigitsCNN(DigitsCNN):  # noqa: F811  (the test's weight change)
 
 def test_zephyr_app_has_the_api_and_a_user_main(tmp_path):
     app = tmp_path / "zapp"
-    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="zephyr", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="zephyr", output=str(app)), app)
     main = (app / "src/main.c").read_text()
     assert "cmx_invoke(" in main and "cmx_model_digits" in main and "CONFIG_CMX_APP_ITERATIONS" in main
     cmake = (app / "CMakeLists.txt").read_text()

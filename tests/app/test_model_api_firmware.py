@@ -31,7 +31,7 @@ DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 def _build(model: Path, board: str, folder: Path) -> tuple[Path, build.BuildResult]:
     app = folder / "app"
-    generate(project_mod.Project(model=str(model), board=board, rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(model), board=board, rtos="baremetal", output=str(app)), app)
     return app, build.build(app, jobs=2)
 
 
@@ -100,7 +100,7 @@ def test_data_set_over_the_uart_of_a_stand_alone_image(tmp_path, capsys):
     """An image without semihosting (a board's, CMX_SEMIHOSTING=OFF) reads the samples as CMX1
     frames on its UART: QEMU's stdio here, as a host's serial port would send them."""
     app = tmp_path / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
     build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
     full = tmp_path / "test.npz"
     subprocess.run([sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(full)],
@@ -118,7 +118,7 @@ def test_the_applications_own_lines_show_under_run_app(tmp_path, capsys):
     """A main.c that prints lines of its own through cmx_app_puts sees them under `run --app`, after
     the model's call lines, and the page's "Last result" says the line is the application's (issue 36)."""
     app = tmp_path / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
     main_c = app / "user" / "main.c"
     text = main_c.read_text()
     done = "\tcmx_app_print_done(call);"

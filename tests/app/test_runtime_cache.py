@@ -44,7 +44,7 @@ def compiled_sources(result: build.BuildResult) -> list[str]:
 
 @pytest.fixture
 def project():
-    return project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal")
+    return project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal")
 
 
 def test_a_second_app_links_the_first_ones_library(tmp_path, project):

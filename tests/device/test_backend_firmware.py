@@ -26,7 +26,7 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 
 def _app(tmp_path, board: str, delegate: bool = True):
     app = tmp_path / "app"
-    generate(project_mod.Project(model=str(DIGITS), board=board, output=str(app), delegate=delegate), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board=board, output=str(app), delegate=delegate), app)
     return app
 
 

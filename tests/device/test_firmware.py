@@ -26,7 +26,7 @@ DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 def create_build_run(model: Path, board_id: str, folder: Path, **project):
     app = folder / "app"
-    generate(project_mod.Project(model=str(model), board=board_id, rtos="baremetal", output=str(app), **project), app)
+    generate(project_mod.Project.single(model=str(model), board=board_id, rtos="baremetal", output=str(app), **project), app)
     built = build.build(app, jobs=2)
     result = QemuRunner(load_board(board_id), timeout=300).run(built.elf)
     return app, built, result
@@ -159,7 +159,7 @@ def test_cli_build_and_run_follow_pass(tmp_path, capsys):
 def test_stand_alone_uart_image_passes(tmp_path, board):
     """The "board" preset's settings: result line on the UART, no semihosting anywhere in the image."""
     app = tmp_path / "app"
-    generate(project_mod.Project(model=str(DIGITS), board=board, rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board=board, rtos="baremetal", output=str(app)), app)
     built = build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
     result = QemuRunner(load_board(board), timeout=300).run(built.elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-2000:]
@@ -196,7 +196,7 @@ def test_uart_image_passes_through_a_serial_port(tmp_path, capsys):
     from conftest import run_serial_fed_by_qemu
 
     app = tmp_path / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app)), app)
     built = build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
     code = run_serial_fed_by_qemu(app, built.elf, "mps2-an386", timeout=120)
     out = capsys.readouterr().out

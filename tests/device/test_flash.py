@@ -72,7 +72,7 @@ def test_every_board_gets_a_working_command_or_a_one_line_refusal(board):
 
 def test_cli_dry_run_prints_the_commands(tmp_path, capsys):
     app = tmp_path / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="nucleo-h743zi", rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="nucleo-h743zi", rtos="baremetal", output=str(app)), app)
     assert run_cli("flash", app, "--dry-run") == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].endswith(f"load --no-wait --target stm32h743xx --format elf '{app.resolve()}/build/<app>.elf'"), out
@@ -130,7 +130,7 @@ def uart_image(tmp_path_factory):
     """The digits app's UART-only image for MPS2 AN386 with a stub runner (the real one needs the SDK)."""
     folder = tmp_path_factory.mktemp("uart")
     app = folder / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app)), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app)), app)
     stub = folder / "stub.c"
     stub.write_text(RESULT_STUB)
     elf = link_with_stub(app, "mps2-an386", stub, folder / "alone.elf", "-DCMX_CONSOLE_UART=1", "-DCMX_SEMIHOSTING=0")

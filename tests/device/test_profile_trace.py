@@ -31,7 +31,7 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 def app(tmp_path_factory):
     """The per-operator program (delegate = false): one instruction per operator."""
     folder = tmp_path_factory.mktemp("digits") / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder),
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder),
                                  delegate=False), folder)
     return folder
 
@@ -39,7 +39,7 @@ def app(tmp_path_factory):
 @pytest.fixture(scope="module")
 def delegated_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("digits-delegated") / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder)), folder)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder)), folder)
     return folder
 
 
@@ -81,7 +81,7 @@ def test_delegated_program_profiles_and_traces_layer_by_layer(delegated_app):
 @pytest.fixture(scope="module")
 def zephyr_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("digits-zephyr") / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps2-an521", rtos="zephyr", output=str(folder)), folder)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an521", rtos="zephyr", output=str(folder)), folder)
     return folder
 
 

@@ -26,7 +26,7 @@ DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 def make_app(model: Path, board: str, folder: Path, delegate: bool = True) -> Path:
     app = folder / "app"
-    generate(project_mod.Project(model=str(model), board=board, rtos="baremetal", output=str(app), delegate=delegate),
+    generate(project_mod.Project.single(model=str(model), board=board, rtos="baremetal", output=str(app), delegate=delegate),
              app)
     return app
 

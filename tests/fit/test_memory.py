@@ -235,7 +235,7 @@ def test_flash_estimate_within_15_percent_of_the_linked_app(tmp_path, monkeypatc
 
     monkeypatch.setenv("CMX_GEN_CACHE", str(tmp_path / "cache"))
     app = tmp_path / "app"
-    done = generate(project.Project(model=str(DIGITS), board=board_id, rtos="baremetal", output=str(app)), app)
+    done = generate(project.Project.single(model=str(DIGITS), board=board_id, rtos="baremetal", output=str(app)), app)
     placement = done.placement
     built = build.build(app, jobs=2)
     boot = placement.code_region

@@ -155,7 +155,7 @@ def test_delegate_option_in_cmx_toml(tmp_path):
     (tmp_path / "cmx.toml").write_text(base + "[options]\ndelegate = false\n")
     off = project_mod.load(tmp_path / "cmx.toml")
     assert off.delegate is False and "delegate = false" in project_mod.dumps(off, tmp_path)
-    default = project_mod.Project(model=off.model, board=off.board)
+    default = project_mod.Project(models=off.models, board=off.board)
     assert "delegate" not in project_mod.dumps(default, tmp_path), "the default is not written: projects read as before"
     (tmp_path / "cmx.toml").write_text(base + '[options]\ndelegate = "no"\n')
     with pytest.raises(ModelSourceError, match="delegate = 'no' is not true or false"):

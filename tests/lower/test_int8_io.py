@@ -58,7 +58,7 @@ def test_reference_input_is_the_float_input_quantized(lowered_dir):
 
 def test_app_header_exports_the_io_quantization(tmp_path):
     app = tmp_path / "app"
-    generate(project_mod.Project(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app), io="int8"), app)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app), io="int8"), app)
     header = (app / "model" / "cmx_model.h").read_text()
     assert "#define CMX_IO_INT8 1" in header
     assert "#define CMX_INPUT_0_ZERO_POINT -128" in header and "#define CMX_OUTPUT_0_SCALE " in header
@@ -68,7 +68,7 @@ def test_app_header_exports_the_io_quantization(tmp_path):
     assert project_mod.load(app / "cmx.toml").io == "int8"
     # a float-I/O app says so and gives the boundary's parameters for reference
     plain = tmp_path / "plain"
-    generate(project_mod.Project(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(plain)), plain)
+    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(plain)), plain)
     header = (plain / "model" / "cmx_model.h").read_text()
     assert "#define CMX_IO_INT8 0" in header and "#define CMX_INPUT_0_SCALE " in header
 

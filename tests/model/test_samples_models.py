@@ -276,8 +276,9 @@ def test_sample_project_file(name):
     assert not Path(config["output"]["dir"]).is_absolute()
     assert config["options"]["strict"] is True
     loaded = project.load(folder / "cmx.toml")  # the loader `create --config` uses
-    assert loaded.model == f"{folder / 'model.py'}:{SAMPLES[name][0]}"
-    assert loaded.strict and not loaded.random_calibration and loaded.calibration is None
+    (model,) = loaded.models
+    assert model.source == f"{folder / 'model.py'}:{SAMPLES[name][0]}"
+    assert loaded.strict and not model.random_calibration and model.calibration is None
     assert loaded.output == str(folder / "build" / "app")
     assert boards.load_board(loaded.board).id == loaded.board
     readme = (folder / "README.md").read_text()

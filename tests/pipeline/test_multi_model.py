@@ -34,11 +34,11 @@ def test_project_file_reads_and_writes_model_tables(tmp_path):
     path = project_file(tmp_path, {"conv": f"{SMALL}:ConvNet", "res": f"{SMALL}:Pooled"}, separate=True)
     project = project_mod.load(path)
     assert project.several and project.separate_arenas
-    assert [e.model_name() for e in project.entries()] == ["conv", "res"]
+    assert [e.model_name() for e in project.models] == ["conv", "res"]
     again = tmp_path / "again"
     again.mkdir()
     (again / "cmx.toml").write_text(project_mod.dumps(project, again))
-    assert project_mod.load(again / "cmx.toml").entries() == project.entries()
+    assert project_mod.load(again / "cmx.toml").models == project.models
 
 
 @pytest.mark.parametrize("tables, says", [
@@ -94,7 +94,7 @@ def test_one_app_holds_each_model_and_one_kernel_library(two_app):
     layers = re.search(r"set\(CMX_BACKEND_LAYERS (.*)\)", ops).group(1)
     assert '"fully_connected"' in layers and '"max_pool"' in layers  # conv's linear, both models' max pool
     toml = project_mod.load(two_app)
-    assert [e.model_name() for e in toml.entries()] == ["conv", "res"] and not toml.separate_arenas
+    assert [e.model_name() for e in toml.models] == ["conv", "res"] and not toml.separate_arenas
 
 
 def test_shared_arena_is_the_largest_model_and_separate_the_sum():

@@ -84,7 +84,7 @@ def test_digits_and_ds_cnn_in_one_image(tmp_path, board):
     singles = {}
     for name in ("digits", "kws"):
         one = tmp_path / name / "app"
-        generate(project_mod.Project(model=str(SAMPLES[name]), board=board, output=str(one)), one)
+        generate(project_mod.Project.single(model=str(SAMPLES[name]), board=board, output=str(one)), one)
         singles[name] = build.build(one, jobs=2).text_bytes
     assert built.text_bytes < sum(singles.values()), (built.text_bytes, singles)
 

@@ -103,7 +103,7 @@ def _zephyr_app_for(model: str, shape: str, board_id: str, app: Path):
     from cmx_gen.app.project import Project
 
     small = ROOT / "tests" / "toy_models" / "small.py"
-    project = Project(model=f"{small}:{model}", board=board_id, rtos="zephyr", input_shape=shape, random_calibration=True)
+    project = Project.single(model=f"{small}:{model}", board=board_id, rtos="zephyr", input_shape=shape, random_calibration=True)
     return generate(project, app)
 
 
