@@ -93,7 +93,7 @@ class AppFolder:
         Python reference is from the checked one."""
         from cmx_gen.program.report_text import reference_note
 
-        names = self.model_names() or [None]
+        names: list[str | None] = [*self.model_names()] or [None]
         notes = []
         for name in names:
             if (self.model_dir(name) / "report.json").is_file():

@@ -111,10 +111,11 @@ def sqnr_svg(report: Report, width: int = 760, height: int = 220) -> str:
     if not points:
         return ""
     worst = {layer.index for layer in worst_layers(report, 3)}
-    low, high = min(p.sqnr_db for p in points), max(p.sqnr_db for p in points)
+    values = [p.sqnr_db for p in points if p.sqnr_db is not None]
+    low, high = min(values), max(values)
     low, high = min(low, high - 1.0) - 2.0, high + 2.0
     pad, step = 40, (width - 60) / max(len(points) - 1, 1)
-    xy = [(pad + i * step, height - 24 - (p.sqnr_db - low) / (high - low) * (height - 44)) for i, p in enumerate(points)]
+    xy = [(pad + i * step, height - 24 - (v - low) / (high - low) * (height - 44)) for i, v in enumerate(values)]
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
     dots = "".join(
         f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{6 if p.index in worst else 4}" '

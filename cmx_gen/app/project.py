@@ -32,7 +32,7 @@ import os
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import tomli_w
 
@@ -132,7 +132,7 @@ def _relative(base: Path, value: str | None) -> str | None:
 
 def _check_io(path: Path, where: str, io: Any) -> Io:
     if io == "float" or io == "int8":
-        return io  # type: ignore[no-any-return]
+        return cast(Io, io)
     raise ModelSourceError(f"{path}: {where} io = {io!r} is not known", f"use one of {', '.join(IO_KINDS)}")
 
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 
-def to_layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
+def to_layout(array: NDArray[Any], dim_order: Sequence[int] | None) -> NDArray[Any]:
     """The array in the program's memory order (dim_order), as the runtime sees the buffer."""
     array = np.asarray(array)
     order = list(dim_order or range(array.ndim))
@@ -18,7 +21,7 @@ def to_layout(array: np.ndarray, dim_order: Sequence[int] | None) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(array, order))
 
 
-def from_layout(flat: np.ndarray, shape: Sequence[int], dim_order: Sequence[int] | None) -> np.ndarray:
+def from_layout(flat: NDArray[Any], shape: Sequence[int], dim_order: Sequence[int] | None) -> NDArray[Any]:
     """to_layout's inverse: elements in memory (dim) order back in the logical shape."""
     order = list(dim_order or range(len(shape)))
     if len(order) != len(shape):

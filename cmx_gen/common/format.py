@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 
 def size(n: float) -> str:
     """`1,856 B`, `18.2 KiB`, `2.00 MiB`: bytes below 10 KiB, KiB below 1 MiB."""
@@ -18,7 +20,7 @@ def size_label(n: float) -> str:
     return f"{n:,.0f} B" if n < 10_000 else f"{n / 1024:,.1f} KiB" if n < 10 * 2**20 else f"{n / 2**20:,.1f} MiB"
 
 
-def table(rows: list[tuple[str, ...]], right: set[int] = frozenset()) -> str:
+def table(rows: Sequence[tuple[str, ...]], right: Collection[int] = frozenset()) -> str:
     """Plain aligned columns (first row = header); the columns in `right` right-aligned, the last
     column not padded."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

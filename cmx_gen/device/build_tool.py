@@ -41,7 +41,7 @@ def error_summary(lines: list[str]) -> str:
     header alone says only where), else the compiler/linker error lines, else the last lines."""
     for i in range(len(lines) - 1, -1, -1):
         if lines[i].startswith("CMake Error"):
-            message = []
+            message: list[str] = []
             for line in lines[i + 1:]:
                 if line.strip() and not line.startswith(" "):
                     break

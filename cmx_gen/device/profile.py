@@ -43,7 +43,7 @@ class Profile:
     def backend_overhead(self) -> float | None:
         """Mean counts per backend layer outside its kernel call (the profiling hooks included)."""
         layers = [row for row in self.rows if row.kernel is not None]
-        return sum(row.count - row.kernel for row in layers) / len(layers) if layers else None
+        return sum(row.count - (row.kernel or 0) for row in layers) / len(layers) if layers else None
 
     @property
     def summed(self) -> int:

@@ -105,7 +105,8 @@ def _flatbuffers_version(root: Path) -> str | None:
         return None
     text = base.read_text(errors="replace")
     parts = [re.search(rf"#define FLATBUFFERS_VERSION_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "REVISION")]
-    return ".".join(m.group(1) for m in parts) if all(parts) else None
+    found = [m.group(1) for m in parts if m]
+    return ".".join(found) if len(found) == len(parts) else None
 
 
 def pinned_cmsis_nn(executorch_root: Path | None) -> str:

@@ -28,8 +28,8 @@ def decompose(program: Any) -> int:
             continue
         fake = x_val.fake_mode
 
-        def add(target: Any, args: tuple, example: Any) -> torch.fx.Node:
-            new = graph.call_function(target, args)
+        def add(target: Any, args: tuple[Any, ...], example: Any) -> torch.fx.Node:
+            new: torch.fx.Node = graph.call_function(target, args)
             with fake:
                 new.meta["val"] = target(*example)
             new.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import torch
+
+
+def fx_args(node: torch.fx.Node) -> tuple[Any, ...]:
+    """A node's arguments as values: an exported graph's are nodes, numbers, lists of them, or None,
+    which the operator's schema decides and the type system cannot see."""
+    return tuple(node.args)
 
 
 def op_name(node: torch.fx.Node) -> str:

@@ -38,7 +38,7 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _qparams(args: tuple) -> QParams:
+def _qparams(args: tuple[Any, ...]) -> QParams:
     scale, zero_point, qmin, qmax = args[0], args[1], args[2], args[3]
     return QParams(float(scale), int(zero_point), int(qmin), int(qmax))
 
@@ -116,7 +116,8 @@ def drop_output_requantize(program: Any, io: IoQuant) -> IoQuant:
 def quantize(tensor: torch.Tensor, q: QParams) -> torch.Tensor:
     """What the caller feeds: quantized_decomposed.quantize_per_tensor's arithmetic, kept in the
     tensor's memory format (channels-last inputs stay channels-last)."""
-    out = torch.ops.quantized_decomposed.quantize_per_tensor(tensor, q.scale, q.zero_point, q.qmin, q.qmax, torch.int8)
+    out: torch.Tensor = torch.ops.quantized_decomposed.quantize_per_tensor(tensor, q.scale, q.zero_point, q.qmin, q.qmax,
+                                                                           torch.int8)
     return out.contiguous(memory_format=torch.channels_last) if tensor.dim() == 4 and \
         tensor.is_contiguous(memory_format=torch.channels_last) and not tensor.is_contiguous() else out
 

@@ -19,13 +19,14 @@ M55, M4, M33 and M3).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 import torch
 
 
-def _pair(value: Sequence[int] | int) -> tuple[int, int]:
+def _pair(value: Any) -> tuple[int, int]:
     values = [int(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
     return (values[0], values[-1])
 
@@ -90,11 +91,11 @@ _Q31_MIN, _Q31_MAX = -(1 << 31), (1 << 31) - 1
 _ACCUM_BITS = 12
 
 
-def _wrap(x: np.ndarray) -> np.ndarray:
+def _wrap(x: NDArray[Any]) -> NDArray[Any]:
     return ((x + (1 << 31)) % (1 << 32)) - (1 << 31)
 
 
-def _mul_sat(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
+def _mul_sat(a: NDArray[Any] | int, b: NDArray[Any] | int) -> NDArray[Any]:
     """arm_nn_doubling_high_mult: round half away from zero, then C's truncating / 2^31."""
     a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
     nudge = np.where((a < 0) ^ (b < 0), 1 - (1 << 30), 1 << 30)
@@ -103,7 +104,7 @@ def _mul_sat(a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
     return np.where((a == b) & (a == _Q31_MIN), _Q31_MAX, result)
 
 
-def _div_pow2(x: np.ndarray, exponent: int) -> np.ndarray:
+def _div_pow2(x: NDArray[Any], exponent: int) -> NDArray[Any]:
     """arm_nn_divide_by_power_of_two: arithmetic shift, rounding midpoints away from zero."""
     mask = (1 << exponent) - 1
     result = x >> exponent
@@ -111,14 +112,14 @@ def _div_pow2(x: np.ndarray, exponent: int) -> np.ndarray:
     return result + ((x & mask) > threshold)
 
 
-def _mul_pow2(x: np.ndarray, exponent: int) -> np.ndarray:
+def _mul_pow2(x: NDArray[Any], exponent: int) -> NDArray[Any]:
     threshold = (1 << (31 - exponent)) - 1
     result = _wrap(x << exponent)
     result = np.where(x > threshold, _Q31_MAX, result)
     return np.where(x < -threshold, _Q31_MIN, result)
 
 
-def _exp_on_negative_values(val: np.ndarray) -> np.ndarray:
+def _exp_on_negative_values(val: NDArray[Any]) -> NDArray[Any]:
     shift = 24
     val_mod_minus_quarter = (val & ((1 << shift) - 1)) - (1 << shift)
     remainder = val_mod_minus_quarter - val
@@ -132,7 +133,7 @@ def _exp_on_negative_values(val: np.ndarray) -> np.ndarray:
     return np.where(val == 0, _Q31_MAX, result)
 
 
-def _one_over_one_plus_x(val: np.ndarray) -> np.ndarray:
+def _one_over_one_plus_x(val: NDArray[Any]) -> NDArray[Any]:
     total = val + _Q31_MAX
     half = np.where(total >= 0, (total + 1) // 2, -((-(total - 1)) // 2))  # C: (sum +- 1) / 2, truncating
     x = _wrap(1515870810 + _mul_sat(half, -1010580540))
@@ -162,7 +163,7 @@ def softmax_s8(
         exps = _exp_on_negative_values(_mul_sat(_wrap(diff * mask), int(input_multiplier)))
         total = int(_div_pow2(exps, _ACCUM_BITS)[valid].sum())
         headroom = 32 - total.bit_length() if total > 0 else 32
-        scale = _one_over_one_plus_x(np.asarray(_wrap(np.int64((total << headroom) if total > 0 else 0) - (1 << 31))))
+        scale = _one_over_one_plus_x(np.asarray(_wrap(np.asarray(np.int64((total << headroom) if total > 0 else 0) - (1 << 31)))))
         res = _div_pow2(_mul_sat(scale, exps), _ACCUM_BITS - headroom + 23) - 128
         out[r] = np.where(valid, np.clip(res, -128, 127), -128)
     return torch.from_numpy(out.astype(np.int8)).reshape(input.shape).contiguous(

@@ -15,7 +15,7 @@ that lose the most.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import torch
 
@@ -63,7 +63,7 @@ def output_scales(converted: torch.fx.GraphModule) -> dict[str, tuple[float, int
 class _Recorder(torch.fx.Interpreter):
     def __init__(self, module: torch.fx.GraphModule, keep: set[str]) -> None:
         super().__init__(module)
-        self.keep, self.values = keep, {}
+        self.keep, self.values = keep, cast(dict[str, Any], {})
 
     def run_node(self, node: torch.fx.Node) -> Any:
         result = super().run_node(node)
@@ -80,8 +80,8 @@ def layer_errors(float_graph: torch.fx.GraphModule, scales: dict[str, tuple[floa
     calls = [n for n in program.graph.nodes if op_name(n)]
     roots = {n.name: _root(n) for n in calls}
     float_nodes = {n.name: n for n in float_graph.graph.nodes}
-    made_from, quantized = set(roots.values()), set(scales)
-    pairs = {n.name: _counterpart(float_nodes, roots[n.name], made_from, quantized) for n in calls if roots[n.name]}
+    made_from, quantized = {root for root in roots.values() if root}, set(scales)
+    pairs = {n.name: _counterpart(float_nodes, root, made_from, quantized) for n in calls if (root := roots[n.name])}
     signal = {name: 0.0 for name in pairs}
     noise = dict(signal)
     worst = dict(signal)

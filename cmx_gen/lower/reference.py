@@ -10,7 +10,7 @@ own Python reference is run beside it; the report gives their distance, op by op
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, cast
 
 import torch
 
@@ -55,7 +55,7 @@ class _KernelExactInterpreter(torch.fx.Interpreter):
         exact = MODELS[name](*args, **kwargs, **({"isa": self.isa} if name in ISA_DEPENDENT else {}))
         if not self.compare_python:
             return exact
-        python = node.target(*args, **kwargs)
+        python = cast(Callable[..., torch.Tensor], node.target)(*args, **kwargs)
         delta = (exact.to(torch.int32) - python.to(torch.int32)).abs()
         if delta.numel() and int(delta.max()):
             self.diffs[node.name] = OpDiff(

@@ -165,4 +165,5 @@ class Step:
 
     @property
     def makes(self) -> type:
-        return typing.get_type_hints(self.run)["return"]
+        made: type = typing.get_type_hints(self.run)["return"]
+        return made

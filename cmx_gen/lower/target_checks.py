@@ -13,12 +13,13 @@ import yaml
 
 from cmx_gen.common.errors import ExportError
 from cmx_gen.common.paths import DATA_DIR
-from cmx_gen.lower.fx_nodes import op_name, source_line
+from cmx_gen.lower.fx_nodes import fx_args, op_name, source_line
 
 
 @functools.lru_cache(maxsize=1)
 def rules() -> list[dict[str, Any]]:
-    return yaml.safe_load((DATA_DIR / "target_limits.yaml").read_text())["rules"]
+    found: list[dict[str, Any]] = yaml.safe_load((DATA_DIR / "target_limits.yaml").read_text())["rules"]
+    return found
 
 
 def _tensors(node: torch.fx.Node) -> list[torch.Tensor]:
@@ -50,10 +51,10 @@ def same_dim_order(node: torch.fx.Node) -> str | None:
 def slices_whole_rows(node: torch.fx.Node) -> str | None:
     """compute_slice copies `trailing` bytes per leading index of the logical shape: right only when
     the dims before the sliced one come first in memory, in order (any layout, for dim 0)."""
-    value = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    value = fx_args(node)[0].meta.get("val") if fx_args(node) and isinstance(fx_args(node)[0], torch.fx.Node) else None
     if not isinstance(value, torch.Tensor) or not value.dim():
         return None
-    dim = int(node.args[1]) % value.dim() if len(node.args) > 1 else 0
+    dim = int(fx_args(node)[1]) % value.dim() if len(fx_args(node)) > 1 else 0
     order = _dim_order(value)
     if order[:order.index(dim)] != tuple(range(dim)):
         return f"it slices dim {dim} of a tensor {list(value.shape)} in dim order {list(order)}"
@@ -62,7 +63,7 @@ def slices_whole_rows(node: torch.fx.Node) -> str | None:
 
 def _operands(node: torch.fx.Node) -> list[torch.Tensor]:
     """The first two tensor arguments of an elementwise op."""
-    values = [a.meta.get("val") for a in node.args if isinstance(a, torch.fx.Node)]
+    values = [a.meta.get("val") for a in fx_args(node) if isinstance(a, torch.fx.Node)]
     return [t for t in values if isinstance(t, torch.Tensor)][:2]
 
 
@@ -84,14 +85,14 @@ def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
 
 
 def rank_3_or_4(node: torch.fx.Node) -> str | None:
-    value = node.args[0].meta.get("val") if node.args and isinstance(node.args[0], torch.fx.Node) else None
+    value = fx_args(node)[0].meta.get("val") if fx_args(node) and isinstance(fx_args(node)[0], torch.fx.Node) else None
     if isinstance(value, torch.Tensor) and value.dim() not in (3, 4):
         return f"its input {list(value.shape)} is {value.dim()}-D"
     return None
 
 
 def no_padding_with_stride(node: torch.fx.Node) -> str | None:
-    stride, padding = (node.args[3], node.args[4]) if len(node.args) > 4 else ([1], [0])
+    stride, padding = (fx_args(node)[3], fx_args(node)[4]) if len(fx_args(node)) > 4 else ([1], [0])
     if any(int(s) > 1 for s in stride) and any(int(p) for p in padding):
         return f"stride {list(stride)} with padding {list(padding)}"
     return None

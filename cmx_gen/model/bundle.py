@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from cmx_gen.common.dim_order import from_layout
 from cmx_gen.common.errors import ModelSourceError
@@ -27,8 +30,8 @@ _DTYPES = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.int64, 6: np
 @dataclass(frozen=True)
 class Bundle:
     pte: bytes
-    inputs: list[np.ndarray]  # logical (PyTorch) shape
-    outputs: list[np.ndarray]
+    inputs: list[NDArray[Any]]  # logical (PyTorch) shape
+    outputs: list[NDArray[Any]]
 
     def tolerance(self) -> float:
         """The largest difference BundleIO's check accepts on any output element: atol + rtol x |expected|."""
@@ -36,7 +39,7 @@ class Bundle:
         return ATOL + RTOL * max(floats) if floats else 0.0
 
 
-def _logical(tensor: object, where: str) -> np.ndarray:
+def _logical(tensor: object, where: str) -> NDArray[Any]:
     dtype = _DTYPES.get(int(tensor.scalar_type))  # type: ignore[attr-defined]
     if dtype is None:
         raise ModelSourceError(f"{where} has dtype code {tensor.scalar_type}, which cmx-gen cannot compare",  # type: ignore[attr-defined]

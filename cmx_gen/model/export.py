@@ -30,11 +30,18 @@ class Exported:
     `program` takes them; `float_outputs` are the float model's on `inputs`."""
 
     source: ModelSource
-    program: Any  # torch.export.ExportedProgram
+    program: torch.export.ExportedProgram
     inputs: Inputs
     calibration: tuple[Inputs, ...]
     float_outputs: tuple[torch.Tensor, ...]
     graph_sha256: str  # the graph's code, signature, weights, buffers and constants (graph_fingerprint)
+
+    @property
+    def module(self) -> torch.nn.Module:
+        """The float model (export() takes only sources that have one)."""
+        if self.source.module is None:
+            raise TypeError(f"{self.source.spec} has no module to lower")
+        return self.source.module
 
 
 def export(source: ModelSource) -> Exported:

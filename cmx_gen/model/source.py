@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import NDArray
 import torch
 
 from cmx_gen.common.errors import ModelSourceError
@@ -46,7 +47,7 @@ class ModelSource:
     random_calibration: bool = False
     pte: bytes | None = None
     bundle: Any = None  # bundle.Bundle of a .bpte: its program, test inputs and expected outputs
-    given_inputs: list[np.ndarray] | None = None  # a .pte's check input (--input), else a generated one
+    given_inputs: list[NDArray[Any]] | None = None  # a .pte's check input (--input), else a generated one
     content_hash: str = ""  # hash of the model's files (reported; the cache keys the exported graph)
 
     @property
@@ -313,7 +314,7 @@ def _check_calibration_shapes(samples: list[Inputs], example: Inputs, where: str
             )
 
 
-def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> torch.Tensor:
+def _sample_tensor(array: NDArray[Any], expected: torch.Tensor, where: str) -> torch.Tensor:
     shape = tuple(expected.shape)
     if tuple(array.shape) == shape[1:] and shape[0] == 1:
         array = array.reshape(shape)
@@ -325,7 +326,7 @@ def _sample_tensor(array: np.ndarray, expected: torch.Tensor, where: str) -> tor
     return torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype)
 
 
-def _read_arrays(path: Path, what: str = "calibration file") -> list[np.ndarray]:
+def _read_arrays(path: Path, what: str = "calibration file") -> list[NDArray[Any]]:
     """The arrays of a .npy or .npz, refusing pickles (loading one runs code) and broken files in one line."""
     if not path.is_file():
         raise ModelSourceError(f"{what} {path} not found", "check the path")

@@ -34,10 +34,10 @@ def run_application(app: AppFolder, options: RunOptions) -> Outcome:
     output, code = runner.run_app(image)
     run = app_run.parse(output, code)
     lines = [f"app        {image}: {len(run.calls)} call(s)"]
-    names = app.model_names()
+    names: list[str | None] = [*app.model_names()] or [None]
     all_same = True
     compared = False
-    for name in names or [None]:
+    for name in names:
         if name is not None:
             lines.append(f"model      {name}")
         one = run.of_model(name) if name is not None else run

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from typing import TYPE_CHECKING, Any
 
@@ -36,12 +37,12 @@ class DataError(RunError):
 
 @dataclass(frozen=True)
 class DataSet:
-    samples: list[tuple[np.ndarray, ...]]  # per sample, one float array per input, logical shape
-    labels: np.ndarray | None
+    samples: list[tuple[NDArray[Any], ...]]  # per sample, one float array per input, logical shape
+    labels: NDArray[Any] | None
     where: str
 
 
-def _read(path: Path) -> dict[str, np.ndarray]:
+def _read(path: Path) -> dict[str, NDArray[Any]]:
     try:
         if path.suffix == ".npy":
             return {path.stem: np.load(path, allow_pickle=False)}
@@ -52,7 +53,7 @@ def _read(path: Path) -> dict[str, np.ndarray]:
                         "write it with np.savez(path, input=array, labels=labels) from numeric arrays") from exc
 
 
-def _sample(array: np.ndarray, spec: TensorSpec, where: str) -> np.ndarray:
+def _sample(array: NDArray[Any], spec: TensorSpec, where: str) -> NDArray[Any]:
     want = tuple(spec.shape)
     shape = tuple(array.shape)
     if shape == want[1:] and want and want[0] == 1:
@@ -73,7 +74,7 @@ def load(path: Path, labels: Path | None, report: Report) -> DataSet:
     specs = report.inputs
     if not path.exists():
         raise DataError(f"data {path} not found", "give an .npz, an .npy or a folder of .npy files")
-    found_labels: np.ndarray | None = None
+    found_labels: NDArray[Any] | None = None
     if path.is_dir():
         files = sorted(path.glob("*.npy"))
         if not files:
@@ -81,7 +82,8 @@ def load(path: Path, labels: Path | None, report: Report) -> DataSet:
         if len(specs) != 1:
             raise DataError(f"a folder of .npy feeds one-input models; this one takes {len(specs)}",
                             "use an .npz with one array per input")
-        samples = [(_sample(np.load(f, allow_pickle=False), specs[0], f"sample {f.name}"),) for f in files]
+        samples: list[tuple[NDArray[Any], ...]] = [(_sample(np.load(f, allow_pickle=False), specs[0], f"sample {f.name}"),)
+                                                   for f in files]
     elif path.suffix in (".npz", ".npy"):
         arrays = _read(path)
         label_key = next((k for k in LABEL_KEYS if k in arrays), None)
@@ -111,7 +113,7 @@ def load(path: Path, labels: Path | None, report: Report) -> DataSet:
     return DataSet(samples, found_labels, str(path))
 
 
-def layout(array: np.ndarray, spec: TensorSpec) -> bytes:
+def layout(array: NDArray[Any], spec: TensorSpec) -> bytes:
     """The bytes the firmware's buffer holds: the program's dtype, in its dim order (as the app's
     reference data is laid out, model_files)."""
     return to_layout(array, spec.dim_order).tobytes()
@@ -138,8 +140,8 @@ class Comparison:
     host_float_accuracy: float | None
 
 
-def compare(target: list[dict[int, bytes]], host: list[list[np.ndarray]], floats: list[list[np.ndarray]],
-            specs: list[TensorSpec], steps: list[float], labels: np.ndarray | None) -> Comparison:
+def compare(target: list[dict[int, bytes]], host: list[list[NDArray[Any]]], floats: list[list[NDArray[Any]]],
+            specs: list[TensorSpec], steps: list[float], labels: NDArray[Any] | None) -> Comparison:
     """`target[i]`: the output bytes the firmware printed for sample i; `host[i]` the kernel-exact
     outputs (logical shape); `floats[i]` the float model's; `steps` each output's LSB (0: raw units)."""
     exact = 0
@@ -162,7 +164,7 @@ def compare(target: list[dict[int, bytes]], host: list[list[np.ndarray]], floats
         if not same and first is None:
             first = i
 
-    def accuracy(outputs: list[np.ndarray]) -> float | None:
+    def accuracy(outputs: list[NDArray[Any]]) -> float | None:
         if labels is None or not outputs:
             return None
         return float(np.mean([int(np.argmax(o)) == int(y) for o, y in zip(outputs, labels)]))
@@ -182,7 +184,7 @@ def compare(target: list[dict[int, bytes]], host: list[list[np.ndarray]], floats
     )
 
 
-def np_array(tensor: object) -> np.ndarray:
+def np_array(tensor: object) -> NDArray[Any]:
     return np.ascontiguousarray(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
 
 
@@ -246,7 +248,7 @@ def uses_semihosting(build_dir: Path) -> bool:
     return "CMX_SEMIHOSTING:BOOL=OFF" not in text
 
 
-def check(target: list[dict[int, bytes]], host: list, report: Report, labels: np.ndarray | None) -> Comparison:
+def check(target: list[dict[int, bytes]], host: list, report: Report, labels: NDArray[Any] | None) -> Comparison:
     """compare() of the firmware's output bytes per sample against host_references()."""
     return compare(target, [[np_array(y) for y in exact] for _, exact, _ in host],
                    [[np_array(y) for y in floats] for _, _, floats in host], report.outputs,

@@ -9,6 +9,7 @@ import shlex
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from cmx_gen.app import html_report
 from cmx_gen.app.kinds import app_kind
@@ -79,7 +80,7 @@ def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate
 def _place(project: Project, results: list[Artifacts], board: Board) -> memory.Placement:
     """Where the program(s) go on the board, or FitError."""
     if project.several:
-        layout = "separate" if project.separate_arenas else "shared"
+        layout: Literal["shared", "separate"] = "separate" if project.separate_arenas else "shared"
         return memory.plan_several({e.model_name(): r.report for e, r in zip(project.models, results)},
                                    board, layout)
     return memory.plan(results[0].report, board)

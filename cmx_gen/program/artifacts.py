@@ -10,9 +10,10 @@ import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import Any, Iterator, TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.model import bundle
@@ -34,7 +35,7 @@ PTE, REPORT_JSON, REPORT_MD, REFERENCE = "model.pte", "report.json", "report.md"
 class Artifacts:
     pte: bytes
     report: Report
-    reference: dict[str, np.ndarray]  # empty for an analysed-only .pte
+    reference: dict[str, NDArray[Any]]  # empty for an analysed-only .pte
 
     def write(self, out_dir: Path) -> list[Path]:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -56,14 +57,14 @@ def read(out_dir: Path) -> Artifacts:
     return Artifacts((out_dir / PTE).read_bytes(), report_mod.load_json(out_dir / REPORT_JSON), reference)
 
 
-def write_reference(path: Path, arrays: dict[str, np.ndarray]) -> None:
+def write_reference(path: Path, arrays: dict[str, NDArray[Any]]) -> None:
     """reference.npz (docs/report.md). np.savez with a fixed zip timestamp would still embed one;
     arrays are written sorted for stable bytes."""
     with path.open("wb") as handle:
         np.savez(handle, **dict(sorted(arrays.items())))
 
 
-def load_reference(path: Path) -> dict[str, np.ndarray]:
+def load_reference(path: Path) -> dict[str, NDArray[Any]]:
     with np.load(path) as npz:
         return {key: npz[key] for key in npz.files}
 
@@ -107,7 +108,7 @@ def output_step(spec: TensorSpec) -> float:
     return float((spec.quant.scale if spec.quant else None) or 0.0)
 
 
-def generated_inputs(specs: list[TensorSpec]) -> dict[str, np.ndarray]:
+def generated_inputs(specs: list[TensorSpec]) -> dict[str, NDArray[Any]]:
     """A seeded input for a program that comes without one: uniform [-1, 1) floats, or integers over
     the dtype's range, in the logical shape."""
     rng = np.random.default_rng(0)
@@ -123,7 +124,7 @@ def generated_inputs(specs: list[TensorSpec]) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _given_inputs(given: list[np.ndarray], specs: list[TensorSpec]) -> dict[str, np.ndarray]:
+def _given_inputs(given: list[NDArray[Any]], specs: list[TensorSpec]) -> dict[str, NDArray[Any]]:
     """--input's arrays as the program's inputs: one per input, of its shape, in its dtype."""
     if len(given) != len(specs):
         raise ModelSourceError(f"--input holds {len(given)} arrays, the program takes {len(specs)} inputs",
@@ -138,7 +139,7 @@ def _given_inputs(given: list[np.ndarray], specs: list[TensorSpec]) -> dict[str,
 
 
 def _plan_reference(pte: bytes, info: ProgramInfo, isa: str, where: str,
-                    given: list[np.ndarray] | None) -> tuple[dict[str, np.ndarray], str, ReferenceCheck]:
+                    given: list[NDArray[Any]] | None) -> tuple[dict[str, NDArray[Any]], str, ReferenceCheck]:
     """A .pte's reference: its own plan run on the host on the given (--input) or a generated input
     (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
     none, and the app says RAN."""

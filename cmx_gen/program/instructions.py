@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 import torch
 
 from cmx_gen.lower.facts import DelegatedLayer
@@ -42,7 +43,7 @@ def describe(rows: list[PlanRow], named: dict[int, dict[str, str]], traced: set[
     return described
 
 
-def memory_bytes(value: torch.Tensor, output: OutputPlace) -> np.ndarray | None:
+def memory_bytes(value: torch.Tensor, output: OutputPlace) -> NDArray[Any] | None:
     """The bytes the target holds for `value` in the output's dim order, or None if the host value
     is not that tensor (shape or dtype differ)."""
     if not isinstance(value, torch.Tensor) or list(value.shape) != output.shape:
@@ -53,9 +54,9 @@ def memory_bytes(value: torch.Tensor, output: OutputPlace) -> np.ndarray | None:
     return np.frombuffer(array.tobytes(), dtype=np.uint8).copy()
 
 
-def trace_arrays(rows: list[PlanRow], named: dict[int, dict[str, str]], values: dict[str, Any]) -> dict[int, np.ndarray]:
+def trace_arrays(rows: list[PlanRow], named: dict[int, dict[str, str]], values: dict[str, Any]) -> dict[int, NDArray[Any]]:
     """Instruction i's expected output bytes for the sample input, by index (reference.npz trace_<i>)."""
-    arrays: dict[int, np.ndarray] = {}
+    arrays: dict[int, NDArray[Any]] = {}
     for row in rows:
         node = names_of(row, named).get("node", "")
         if row.output is None or node not in values:
@@ -66,10 +67,10 @@ def trace_arrays(rows: list[PlanRow], named: dict[int, dict[str, str]], values: 
     return arrays
 
 
-def layer_trace_arrays(layers: Sequence[DelegatedLayer], values: dict[str, Any]) -> dict[int, np.ndarray]:
+def layer_trace_arrays(layers: Sequence[DelegatedLayer], values: dict[str, Any]) -> dict[int, NDArray[Any]]:
     """Each delegated layer's expected output bytes (cmx-gen's backend streams them in the trace
     image), by debug id: the kernel-exact value in the layout the layer writes it."""
-    arrays: dict[int, np.ndarray] = {}
+    arrays: dict[int, NDArray[Any]] = {}
     for layer in layers:
         place = OutputPlace(mem_id=0, offset=0, nbytes=layer.nbytes, dtype=layer.dtype, shape=layer.shape,
                             dim_order=layer.dim_order)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 import torch
 
 from cmx_gen.common.dim_order import from_layout, to_layout
@@ -183,7 +184,7 @@ class PlanRunner:
             return self._load(val)
         return values.get(index)
 
-    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def run(self, inputs: Sequence[NDArray[Any]]) -> list[NDArray[Any]]:
         """The plan's outputs (logical NumPy arrays) for `inputs` (logical NumPy arrays)."""
         self.memory = [bytearray(int(size)) for size in self.plan.non_const_buffer_sizes]
         values: dict[int, Any] = {i: self._initial(i) for i in range(len(self.plan.values))}
@@ -219,7 +220,7 @@ class PlanRunner:
         return [self._read(values, i).contiguous().numpy() for i in self.plan.outputs]
 
 
-def reference(pte: bytes, inputs: Sequence[np.ndarray], isa: str) -> list[np.ndarray]:
+def reference(pte: bytes, inputs: Sequence[NDArray[Any]], isa: str) -> list[NDArray[Any]]:
     """The program's outputs for `inputs`, computed on the host as the firmware computes them;
     NoHostModel when a call has no host model."""
     return PlanRunner(pte, isa).run(inputs)

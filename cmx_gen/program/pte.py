@@ -160,7 +160,8 @@ def operator_names(data: bytes) -> list[str]:
     def names() -> list[str]:
         return [_op_name(op) for plan in read(data).execution_plan for op in plan.operators]
 
-    return memo_json("ops", (hashlib.sha256(data).hexdigest(),), names)
+    found: list[str] = memo_json("ops", (hashlib.sha256(data).hexdigest(),), names)
+    return found
 
 
 def delegate_plans(program: Any) -> list[bytes]:
@@ -189,7 +190,8 @@ def backend_layers(data: bytes) -> list[str]:
     def kinds() -> list[str]:
         return [kind for blob in delegate_plans(read(data)) for kind, _ in _plan_layers(blob)]
 
-    return memo_json("backend_layers", (hashlib.sha256(data).hexdigest(),), kinds)
+    found: list[str] = memo_json("backend_layers", (hashlib.sha256(data).hexdigest(),), kinds)
+    return found
 
 
 def allocator_needs(data: bytes) -> AllocatorNeeds:
@@ -234,7 +236,8 @@ def _scalar(value: Any) -> float | int | None:
     val = value.val
     for attr in ("double_val", "int_val"):
         if hasattr(val, attr):
-            return getattr(val, attr)
+            found: float | int = getattr(val, attr)
+            return found
     return None
 
 
@@ -270,7 +273,7 @@ def _instructions(plan: Any) -> list[PlanRow]:
             tensor = _tensor(plan.values[args.args[-1]]) if args.args else None
             info = tensor.allocation_info if tensor is not None else None
             output = None
-            if info is not None and info.memory_id > 0:
+            if tensor is not None and info is not None and info.memory_id > 0:
                 output = OutputPlace(
                     mem_id=int(info.memory_id),
                     offset=int(info.memory_offset_low) | (int(info.memory_offset_high) << 32),

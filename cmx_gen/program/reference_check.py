@@ -4,9 +4,9 @@ model, all from one LoweredModel."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, TYPE_CHECKING
 
-import numpy as np
+from numpy.typing import NDArray
 import torch
 
 from cmx_gen.lower.kernel_models import MODELS
@@ -45,12 +45,12 @@ def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> R
         python_reference_max_lsb=sample, python_reference_max_lsb_calibration=everywhere, ops=ops)
 
 
-def _logical(tensor: torch.Tensor) -> np.ndarray:
+def _logical(tensor: torch.Tensor) -> NDArray[Any]:
     """Contiguous NCHW numpy array: the firmware re-lays it out by the program's dim_order."""
     return tensor.detach().contiguous().cpu().numpy()
 
 
-def reference_arrays(lowered: "LoweredModel") -> dict[str, np.ndarray]:
+def reference_arrays(lowered: "LoweredModel") -> dict[str, NDArray[Any]]:
     from cmx_gen.lower.state import Lowered, Referenced
 
     arrays = {f"input_{i}": _logical(x) for i, x in enumerate(lowered.get(Lowered).inputs)}

@@ -60,7 +60,8 @@ def _constant(plan: bytes, offset: int, count: int, dtype: Any, shape: Sequence[
 def _op(name: str) -> Callable[..., Any]:
     import executorch.backends.cortex_m.passes.cortex_m_pass_manager  # noqa: F401 (registers the ops)
 
-    return getattr(torch.ops.cortex_m, name).default
+    op: Callable[..., Any] = getattr(torch.ops.cortex_m, name).default
+    return op
 
 
 def _dims(f: dict[str, int], name: str) -> tuple[int, int, int, int]:
@@ -109,7 +110,7 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     args = [x, weight, bias, [g.row_stride, g.stride], [g.row_pad, g.pad], [1, g.dilation], f["input_offset"],
             f["output_offset"], mults, shifts, f["act_min"], f["act_max"], torch.empty(0, dtype=torch.int8)]
     out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), out.shape
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), getattr(out, "shape", out)
     _store(memory, f["output"], out, nchw=True)
 
 
@@ -181,7 +182,7 @@ def _pool(plan: bytes, f: dict[str, int], memory: Memory, isa: str, average: boo
         name = "cortex_m::quantized_max_pool2d"
         args = [x, [kh, kw], stride, padding, [1, 1], ceil_mode, 0, 0, f["act_min"], f["act_max"]]
     out = compute(name, _op(name.split("::")[1]), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (n, c, oh, ow), (name, tuple(out.shape))
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (n, c, oh, ow), (name, getattr(out, "shape", out))
     _store(memory, f["output"], out, nchw=True)
 
 

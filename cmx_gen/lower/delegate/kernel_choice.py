@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate import own_kernels
-from cmx_gen.lower.fx_nodes import op_name
+from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 
 SMALL_KERNELS = "cmx_small_kernels"  # node meta set by schedule.py: run the DSP cores' own kernel on any core
@@ -47,8 +47,8 @@ def node_val(node: Any) -> Any:
 
 
 def _planned_scratch(node: torch.fx.Node) -> int:
-    alloc = node.args[-1]
-    return int(alloc.args[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
+    alloc = fx_args(node)[-1]
+    return int(fx_args(alloc)[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
 
 
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
@@ -66,7 +66,7 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
 
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
-    x, weight, _, stride, padding, dilation = node.args[:6]
+    x, weight, _, stride, padding, dilation = fx_args(node)[:6]
     return own_kernels.row_geometry(node_val(x), node_val(weight), node_val(node), stride, padding, dilation)
 
 
@@ -84,7 +84,7 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     "depthwise_conv" (CMSIS-NN's wrapper)."""
     if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
         return ""
-    x, weight, _, _stride, _padding, dilation, ch_mult = node.args[:7]
+    x, weight, _, _stride, _padding, dilation, ch_mult = fx_args(node)[:7]
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     one_to_one = int(ch_mult) == 1 and int(node_val(x).shape[1]) == int(node_val(node).shape[1])
     if (isa == "DSP" or small_kernel(node)) and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
@@ -101,7 +101,7 @@ def conv_kind(node: torch.fx.Node, isa: str) -> str:
         return ""
     if (isa == "DSP" or small_kernel(node)) and _row_geometry(node) is not None:
         return "conv_row"
-    x, weight, _, stride, padding, dilation = node.args[:6]
+    x, weight, _, stride, padding, dilation = fx_args(node)[:6]
     _, c, h, width = (int(v) for v in node_val(x).shape)
     _, kh, kw, kc = (int(v) for v in node_val(weight).shape)
     out_w = int(node_val(node).shape[3])
@@ -151,7 +151,7 @@ def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: i
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:
     """arm_convolve_s8_get_buffer_size on any ISA (the larger of MVE's and DSP's: a plan is
     checked against its core, and both are a few hundred bytes)."""
-    x, weight = node.args[:2]
+    x, weight = fx_args(node)[:2]
     cols = int(node_val(x).shape[1]) * int(node_val(weight).shape[1]) * int(node_val(weight).shape[2])
     mve = 4 * ((cols + 15) // 16) * 16
     dsp = 2 * (cols + (-cols % 4)) * 2

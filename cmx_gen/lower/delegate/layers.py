@@ -21,7 +21,7 @@ from cmx_gen.lower.delegate import own_kernels
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
-from cmx_gen.lower.fx_nodes import op_name
+from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,12 @@ def _dims(val: Any) -> tuple[int, int, int, int]:
     return n, h, w, c
 
 
+def _shape4(val: Any) -> tuple[int, int, int, int]:
+    """A 4-D tensor's shape as it is (a weight already laid out as the kernel reads it)."""
+    a, b, c, d = (int(s) for s in val.shape)
+    return a, b, c, d
+
+
 def _dims_fields(name: str, dims: tuple[int, int, int, int]) -> dict[str, int]:
     return {f"{name}_{d}": v for d, v in zip("nhwc", dims)}
 
@@ -61,14 +67,14 @@ def byte_identical_view(node: torch.fx.Node) -> bool:
         order = [d for d in val.dim_order() if int(val.shape[d]) != 1]
         return order == sorted(order)
 
-    src, out = _val(node.args[0]), _val(node)
+    src, out = _val(fx_args(node)[0]), _val(node)
     return src is not None and out is not None and memory_is_logical(src) and memory_is_logical(out)
 
 
 def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
     """(batches, rows, cols) when a layout copy moves memory [batches][rows][cols] to
     [batches][cols][rows] (NCHW <-> NHWC and the like), else None."""
-    src, out = _val(node.args[0]), _val(node)
+    src, out = _val(fx_args(node)[0]), _val(node)
     if src is None or out is None or tuple(src.shape) != tuple(out.shape):
         return None
     size = [int(s) for s in src.shape]
@@ -89,11 +95,11 @@ def _channel_broadcast(a: Any, b: Any) -> bool:
     """cortex_m_ops_common.h is_channel_broadcast."""
     if a.dim() != b.dim() or a.dim() != 4 or a.shape[1] != b.shape[1]:
         return False
-    return a.numel() == a.shape[1] or b.numel() == b.shape[1]
+    return bool(a.numel() == a.shape[1] or b.numel() == b.shape[1])
 
 
 def _binary_ok(node: torch.fx.Node, first: int, second: int) -> bool:
-    a, b, out = _val(node.args[first]), _val(node.args[second]), _val(node)
+    a, b, out = _val(fx_args(node)[first]), _val(fx_args(node)[second]), _val(node)
     if a is None or b is None:
         return False
     return _channel_broadcast(a, b) or (tuple(a.shape) == tuple(b.shape) == tuple(out.shape))
@@ -105,24 +111,24 @@ def supports(node: torch.fx.Node) -> bool:
     if name not in BUILDERS or not _is_int8(node):
         return False
     if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
-        return _is_int8(node.args[0]) and byte_identical_view(node)
+        return _is_int8(fx_args(node)[0]) and byte_identical_view(node)
     if name == "dim_order_ops::_clone_dim_order":
-        return _is_int8(node.args[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
+        return _is_int8(fx_args(node)[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
     if name == "cortex_m::quantized_add":
         return _binary_ok(node, 0, 4)
     if name == "cortex_m::quantized_mul":
         return _binary_ok(node, 0, 2)
     if name == "cortex_m::softmax":
-        dim = int(node.args[1])
+        dim = int(fx_args(node)[1])
         return dim in (-1, _val(node).dim() - 1)
     if name in ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d", "cortex_m::quantized_avg_pool2d",
                 "cortex_m::quantized_max_pool2d"):
-        return _val(node.args[0]).dim() == 4
+        return bool(_val(fx_args(node)[0]).dim() == 4)
     return True
 
 
 def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    x, weight, bias, stride, padding, dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
+    x, weight, bias, stride, padding, dilation, in_off, out_off, mult, shift, act_min, act_max, _ = fx_args(node)
     w = _val(weight)
     kind = conv_kind(node, emit.isa)
     if kind == "conv_row":
@@ -136,7 +142,7 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1], "dilation_h": dilation[0],
         "act_min": act_min, "act_max": act_max,
         **_dims_fields("input", _dims(_val(x))),
-        **_dims_fields("filter", tuple(int(s) for s in w.shape)),  # OHWI already
+        **_dims_fields("filter", _shape4(w)),  # OHWI already
         **_dims_fields("bias", (1, 1, 1, int(_val(node).shape[1]))),
         **_dims_fields("output", _dims(_val(node))),
     }, node=node.name)
@@ -144,7 +150,7 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx_conv_row_s8: the same arguments, its weights laid out as it reads them."""
-    x, weight, bias, _stride, _padding, _dilation, in_off, out_off, mult, shift, act_min, act_max, _ = node.args
+    x, weight, bias, _stride, _padding, _dilation, in_off, out_off, mult, shift, act_min, act_max, _ = fx_args(node)
     geometry, chunk = row_plan(node)
     filter_ohwi = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(geometry.out_ch, -1)
     weights = own_kernels.row_weights(filter_ohwi, geometry)
@@ -159,7 +165,7 @@ def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     (x, weight, bias, stride, padding, dilation, mult_ch, in_off, out_off, mult, shift, act_min, act_max,
-     _) = node.args
+     _) = fx_args(node)
     w = _val(weight)
     out_c = int(_val(node).shape[1])
     return Layer(depthwise_kind(node, emit.isa), {
@@ -178,7 +184,7 @@ def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 
 def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    x, weight, bias, kernel_sum, in_off, w_off, out_off, mults, shifts, act_max, act_min = node.args
+    x, weight, bias, kernel_sum, in_off, w_off, out_off, mults, shifts, act_max, act_min = fx_args(node)
     xv, out = _val(x), _val(node)
     in_feat, out_feat = int(xv.shape[-1]), int(out.shape[-1])
     batches = 1
@@ -207,7 +213,7 @@ def _broadcast(a: torch.fx.Node, b: torch.fx.Node, out: torch.fx.Node) -> tuple[
 
 
 def _add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    a, zp1, m1, s1, b, zp2, m2, s2, out_zp, out_m, out_s, act_min, act_max = node.args
+    a, zp1, m1, s1, b, zp2, m2, s2, out_zp, out_m, out_s, act_min, act_max = fx_args(node)
     swap, block = _broadcast(a, b, node)
     first, second = ((b, zp2, m2, s2), (a, zp1, m1, s1)) if swap else ((a, zp1, m1, s1), (b, zp2, m2, s2))
     return Layer("add", {
@@ -220,7 +226,7 @@ def _add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 
 def _mul(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    a, zp1, b, zp2, out_zp, out_m, out_s = node.args
+    a, zp1, b, zp2, out_zp, out_m, out_s = fx_args(node)
     swap, block = _broadcast(a, b, node)
     (first, fz), (second, sz) = ((b, zp2), (a, zp1)) if swap else ((a, zp1), (b, zp2))
     return Layer("mul", {
@@ -242,20 +248,20 @@ def _pool_fields(x: Any, node: torch.fx.Node, kernel: Any, stride: Any, padding:
 
 
 def _avg_pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    x, kernel, stride, padding = node.args[:4]
+    x, kernel, stride, padding = fx_args(node)[:4]
     return Layer("avg_pool", {"input": emit.operand(x), "output": emit.operand(node), "scratch": scratch,
                               "scratch_bytes": scratch_bytes(node, emit.isa),
                               **_pool_fields(x, node, kernel, stride, padding, -128, 127)}, node=node.name)
 
 
 def _max_pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    x, kernel, stride, padding, _dilation, _ceil, _in_zp, _out_zp, act_min, act_max = node.args
+    x, kernel, stride, padding, _dilation, _ceil, _in_zp, _out_zp, act_min, act_max = fx_args(node)
     return Layer("max_pool", {"input": emit.operand(x), "output": emit.operand(node),
                               **_pool_fields(x, node, kernel, stride, padding, act_min, act_max)}, node=node.name)
 
 
 def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    x, _dim, _in_zp, _out_zp, mult, shift, diff_min = node.args
+    x, _dim, _in_zp, _out_zp, mult, shift, diff_min = fx_args(node)
     val = _val(x)
     row = int(val.shape[-1])
     return Layer("softmax", {"input": emit.operand(x), "output": emit.operand(node), "rows": int(val.numel()) // row,
@@ -264,7 +270,7 @@ def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 
 def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    return Layer("copy", {"input": emit.operand(node.args[0]), "output": emit.operand(node),
+    return Layer("copy", {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node),
                           "nbytes": int(_val(node).numel())}, node=node.name)
 
 
@@ -274,7 +280,7 @@ def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     if shape is None:
         return _copy(node, emit, scratch)
     batches, rows, cols = shape
-    return Layer("transpose", {"input": emit.operand(node.args[0]), "output": emit.operand(node), "batches": batches,
+    return Layer("transpose", {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node), "batches": batches,
                                "rows": rows, "cols": cols}, node=node.name)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, node_val, row_plan
-from cmx_gen.lower.fx_nodes import op_name
+from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 CH_IN_BLOCK_MVE = 124  # arm_depthwise_conv_s8_opt's channel block with MVE: more channels, channel-outer
 MVE_ROWS = 4  # arm_nn_mat_mult_nt_t_s8 (MVE) and arm_convolve_s8 (MVE) take four positions at a time
@@ -86,7 +86,7 @@ def _whole(out: Any) -> Walk:
 
 
 def _conv_walk(node: torch.fx.Node, isa: str) -> Walk:
-    x, weight, _, stride, padding, dilation = node.args[:6]
+    x, weight, _, stride, padding, dilation = fx_args(node)[:6]
     xv, wv, out = node_val(x), node_val(weight), node_val(node)
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
@@ -109,7 +109,7 @@ def _conv_walk(node: torch.fx.Node, isa: str) -> Walk:
 
 
 def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
-    x, _, _, stride, padding, dilation, ch_mult = node.args[:7]
+    x, _, _, stride, padding, dilation, ch_mult = fx_args(node)[:7]
     xv, out = node_val(x), node_val(node)
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
@@ -124,7 +124,7 @@ def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
 
 
 def _pool_walk(node: torch.fx.Node) -> Walk:
-    x, _, stride, padding = node.args[:4]
+    x, _, stride, padding = fx_args(node)[:4]
     xv, out = node_val(x), node_val(node)
     n, c, oh, ow = (int(s) for s in out.shape)
     return Walk(flat_blocks(n * oh * ow, 1), c, image_reads(xv.shape, out.shape, stride, padding), copy_in=False)
@@ -136,7 +136,7 @@ def _elementwise_walk(node: torch.fx.Node) -> Walk:
 
 
 def _softmax_walk(node: torch.fx.Node) -> Walk:
-    val = node_val(node.args[0])
+    val = node_val(fx_args(node)[0])
     row = int(val.shape[-1])
     rows = int(val.numel()) // row
     return Walk(flat_blocks(rows, 1), row, tuple(r * row for r in range(rows)), copy_in=False)
@@ -147,9 +147,9 @@ def shareable_inputs(node: torch.fx.Node) -> list[torch.fx.Node]:
     operand is read again for every block: never)."""
     name = op_name(node)
     if name in ("cortex_m::quantized_add", "cortex_m::quantized_mul"):
-        a, b = (node.args[0], node.args[4]) if name == "cortex_m::quantized_add" else (node.args[0], node.args[2])
+        a, b = (fx_args(node)[0], fx_args(node)[4]) if name == "cortex_m::quantized_add" else (fx_args(node)[0], fx_args(node)[2])
         return [v for v in (a, b) if isinstance(v, torch.fx.Node) and node_val(v).numel() == node_val(node).numel()]
-    first = node.args[0] if node.args else None
+    first = fx_args(node)[0] if fx_args(node) else None
     return [first] if isinstance(first, torch.fx.Node) else []
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
 ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller
@@ -54,7 +55,7 @@ class RowGeometry:
         return self.rows * self.kernel * self.in_ch
 
     @property
-    def weight_dtype(self) -> np.dtype:
+    def weight_dtype(self) -> np.dtype[Any]:
         """What a weight is stored as: int16 when wide (little-endian, as the core reads it), else int8."""
         return np.dtype("<i2") if self.wide else np.dtype(np.int8)
 
@@ -106,14 +107,14 @@ def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilat
     return None
 
 
-def _field_order(geometry: RowGeometry) -> np.ndarray:
+def _field_order(geometry: RowGeometry) -> NDArray[Any]:
     """For each value of a widened field, its index in a CMSIS-NN filter row [rows][kernel][in_ch]:
     cmx_conv_row_s8 widens a 2-D chunk column by column (kernel column, kernel row, channel)."""
     index = np.arange(geometry.cols).reshape(geometry.rows, geometry.kernel, geometry.in_ch)
     return index.transpose(1, 0, 2).reshape(-1)
 
 
-def row_weights(filter_ohwi: np.ndarray, geometry: RowGeometry) -> bytes:
+def row_weights(filter_ohwi: NDArray[Any], geometry: RowGeometry) -> bytes:
     """A CMSIS-NN filter [out_ch][rows * kernel * in_ch] as cmx_conv_row_s8 reads it: the field in
     widened order, each run (the field, or each tap's channels when dilated) padded with zeros to
     four, groups of four in ROW_ORDER (wide: int16 values in order), the rows of each channel pair
@@ -131,7 +132,7 @@ def row_weights(filter_ohwi: np.ndarray, geometry: RowGeometry) -> bytes:
     return np.ascontiguousarray(interleaved).tobytes() + grouped[2 * pairs:].tobytes()
 
 
-def row_filter(blob: bytes, geometry: RowGeometry) -> np.ndarray:
+def row_filter(blob: bytes, geometry: RowGeometry) -> NDArray[Any]:
     """row_weights read back: the CMSIS-NN filter [out_ch][rows * kernel * in_ch]."""
     out_ch, row_bytes, runs = geometry.out_ch, geometry.row_bytes, geometry.runs
     groups, pairs = row_bytes // 4, out_ch // 2
@@ -162,7 +163,7 @@ def _fc_width(cols: int, isa: str) -> int:
     return -(-cols // FC_GROUP[isa]) * FC_GROUP[isa]
 
 
-def fc_weights(filter_rc: np.ndarray, isa: str) -> bytes:
+def fc_weights(filter_rc: NDArray[Any], isa: str) -> bytes:
     """A fully connected filter [rows][cols] as cmx_fully_connected_s8 reads it on `isa`: each row
     padded with zeros to a multiple of G = FC_GROUP columns, rows in blocks of four, each G columns of
     a block's rows side by side (one pointer feeds the block), the last rows % 4 rows as they are."""
@@ -175,7 +176,7 @@ def fc_weights(filter_rc: np.ndarray, isa: str) -> bytes:
     return np.ascontiguousarray(head).tobytes() + padded[blocks * 4:].tobytes()
 
 
-def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> np.ndarray:
+def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> NDArray[Any]:
     """fc_weights read back: the filter [rows][cols]."""
     group = FC_GROUP[isa]
     width = _fc_width(cols, isa)
@@ -183,4 +184,5 @@ def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> np.ndarray:
     data = np.frombuffer(blob, dtype=np.int8, count=rows * width)
     head = data[: blocks * 4 * width].reshape(blocks, width // group, 4, group).transpose(0, 2, 1, 3)
     padded = np.concatenate([head.reshape(blocks * 4, width), data[blocks * 4 * width:].reshape(-1, width)])
-    return padded[:, :cols]
+    result: NDArray[Any] = padded[:, :cols]
+    return result

@@ -92,7 +92,8 @@ FIELDS["conv_row"] = ("input", "output", "weight", "bias", "multipliers", "shift
 def layer_calls() -> dict[str, dict[str, Any]]:
     """kind -> {calls: the function the runtime calls, from: CMSIS-NN, cmx-gen or libc}
     (data/backend_layers.yaml)."""
-    return yaml.safe_load((DATA_DIR / "backend_layers.yaml").read_text())
+    layers: dict[str, dict[str, Any]] = yaml.safe_load((DATA_DIR / "backend_layers.yaml").read_text())
+    return layers
 
 
 def kernel_from(kind: str) -> str:

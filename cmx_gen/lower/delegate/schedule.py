@@ -30,7 +30,7 @@ def is_alloc(node: torch.fx.Node) -> bool:
 
 def _nbytes(node: torch.fx.Node) -> int:
     val = node.meta["val"]
-    return int(val.numel()) * val.element_size()
+    return int(val.numel()) * int(val.element_size())
 
 
 def _dies_at_call(node: torch.fx.Node) -> bool:

@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from cmx_gen.lower.fx_nodes import fx_args
+
 from cmx_gen.lower.delegate.plan import read_header, read_io_offsets
 from cmx_gen.lower.delegate.preprocess import is_delegate_call
 
@@ -49,7 +51,7 @@ def _io_into_work(module: Any, call: torch.fx.Node, alloc: torch.fx.Node, inputs
     from executorch.exir.tensor import TensorSpec
 
     output = next(n for n in module.graph.nodes if n.op == "output")
-    results = {int(n.args[1]): n for n in call.users if n.op == "call_function" and len(n.args) > 1}
+    results = {int(fx_args(n)[1]): n for n in call.users if n.op == "call_function" and len(n.args) > 1}
     pairs = [(arg, offset, set(arg.users) == {call} and arg not in output.all_input_nodes)
              for arg, offset in zip(call.args[1:], inputs) if isinstance(arg, torch.fx.Node)]
     pairs += [(results[i], offset, set(results[i].users) == {output}) for i, offset in enumerate(outputs)
@@ -66,7 +68,7 @@ def planning_pass() -> Any:
     """ExecuTorch's default memory planning, with the work buffers added first."""
     from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
 
-    class WorkMemoryPlanning(MemoryPlanningPass):  # type: ignore[misc]
+    class WorkMemoryPlanning(MemoryPlanningPass):
         def run(self, graph_module: Any, graph_signature: Any = None) -> Any:
             add(graph_module)
             return super().run(graph_module, graph_signature)

@@ -19,7 +19,7 @@ def subset(calibration: tuple[Inputs, ...]) -> tuple[Inputs, ...]:
 
 
 def run(given: Given, rewritten: Rewritten, quantized: Quantized, lowered: Lowered, referenced: Referenced) -> Errors:
-    io, module, isa = lowered.io, given.exported.source.module, given.target.isa
+    io, module, isa = lowered.io, given.exported.module, given.target.isa
     outputs, references, per_layer, diffs = [], [], [], []
     try:
         for sample in subset(given.exported.calibration):

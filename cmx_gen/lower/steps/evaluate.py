@@ -20,7 +20,7 @@ def _like(sample: Inputs, example: Inputs) -> Inputs:
 
 
 def run(given: Given, lowered: Lowered, referenced: Referenced) -> Evaluated:
-    io, module = lowered.io, given.exported.source.module
+    io, module = lowered.io, given.exported.module
     evaluated = []
     for index, sample in enumerate(given.evaluate):
         sample = _like(sample, given.exported.inputs)

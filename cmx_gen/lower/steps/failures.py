@@ -14,7 +14,8 @@ _FAILED_NODE = re.compile(r"While executing %(\w+)")
 
 
 def lowering_error(exc: Exception) -> ExportError:
-    chain, cause = [], exc
+    chain: list[BaseException] = []
+    cause: BaseException | None = exc
     while cause is not None and len(chain) < 8:
         chain.append(cause)
         cause = cause.__cause__ or cause.__context__

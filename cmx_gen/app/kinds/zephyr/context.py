@@ -234,8 +234,7 @@ def template_context(board: Board, placement: Placement, report: Report) -> dict
             except RenderError:
                 extra = None  # the placement does not map onto the QEMU target's memory
             # One CMakeLists/linker snippet serves both targets: only when the layout is the same.
-            same = extra is not None and all(extra[k] == main[k] for k in ("pte", "arena"))
-            if same and not extra["added_nodes"]:
+            if extra is not None and all(extra[k] == main[k] for k in ("pte", "arena")) and not extra["added_nodes"]:
                 targets.append(extra)
                 qemu_target = extra
 

@@ -4,6 +4,7 @@ boards alike; there is no `west flash` runner for FVPs). Needs the user's west w
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from cmx_gen.device.runners.base import Result, Runner
 from cmx_gen.fit.boards import Board
@@ -30,11 +31,13 @@ class WestRunner(Runner):
         require_workspace(self.cwd or build_dir.parent)
         return super().run(build_dir)
 
-    def run_app(self, build_dir: Path, args: str = "", on_line=None):  # type: ignore[no-untyped-def]
+    def run_app(self, elf: Path, args: str = "", on_line: Callable[[str], None] | None = None,
+                console_input: bytes | None = None) -> tuple[str, int | None]:
+        """`elf`: the application's build folder (`west build -t run` runs it)."""
         from cmx_gen.app.kinds.zephyr.build import require_workspace
 
-        require_workspace(self.cwd or build_dir.parent)
-        return super().run_app(build_dir, args, on_line)
+        require_workspace(self.cwd or elf.parent)
+        return super().run_app(elf, args, on_line, console_input)
 
     def install_hint(self) -> str:
         return "pip install west (cmx-gen's set-up installs it in .venv), inside the app's west workspace"

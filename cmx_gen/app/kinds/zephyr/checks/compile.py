@@ -114,8 +114,8 @@ def check_compile(app: Path) -> CheckResult:
             result.checked.append(what)
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode:
-                first = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:300])
-                result.fail(what, f"does not compile: {first.replace(str(app) + '/', '')}")
+                error = next((ln for ln in proc.stderr.splitlines() if "error" in ln), proc.stderr.strip()[:300])
+                result.fail(what, f"does not compile: {error.replace(str(app) + '/', '')}")
     result.note = "not compiled: the Zephyr platform layer (needs Zephyr headers)" + fallback_note
     return result
 
