@@ -12,8 +12,10 @@ setup(
     packages=find_packages(include=["cmx_gen", "cmx_gen.*"]) + [f"cmx_gen._share.{name}" for name in SHARED],
     package_dir={f"cmx_gen._share.{name}": name for name in SHARED},
     # "**/*" skips dot-folders: the apps' .github/workflows/ templates are named on their own
-    package_data={"cmx_gen": ["data/**/*"],
-                  **{f"cmx_gen._share.{name}": ["**/*", "**/.github/workflows/*"] for name in SHARED}},
+    package_data={
+        "cmx_gen": ["data/**/*"],
+        **{f"cmx_gen._share.{name}": ["**/*", "**/.github/workflows/*"] for name in SHARED},
+    },
     exclude_package_data={"": LEFT_OUT},
     include_package_data=False,
 )

@@ -52,15 +52,21 @@ def main() -> None:
     parser.add_argument("--data", action="store_true", help="also stream the digits test split (M55 boards)")
     args = parser.parse_args()
     if not os.environ.get("EXECUTORCH_ROOT"):
-        print("bench/app_data.py: EXECUTORCH_ROOT is not set (ExecuTorch and CMSIS-NN sources, see `cmx-gen sdk`): "
-              "nothing measured")
+        print(
+            "bench/app_data.py: EXECUTORCH_ROOT is not set (ExecuTorch and CMSIS-NN sources, see `cmx-gen sdk`): "
+            "nothing measured"
+        )
         return
-    print(f"{'model':<8} {'board':<12} {'check':>10} {'call 1':>10} {'calls 2..10':>22} {'spread':>7} {'pools':>6} call0")
+    print(
+        f"{'model':<8} {'board':<12} {'check':>10} {'call 1':>10} {'calls 2..10':>22} {'spread':>7} {'pools':>6} call0"
+    )
     with tempfile.TemporaryDirectory(prefix="cmx-bench-app-") as tmp:
         for model in args.model:
             for board in args.board:
                 app = Path(tmp) / f"{model}-{board}"
-                generate(project_mod.Project.single(model=MODELS[model], board=board, rtos="baremetal", output=str(app)), app)
+                generate(
+                    project_mod.Project.single(model=MODELS[model], board=board, rtos="baremetal", output=str(app)), app
+                )
                 built = build.build(app, jobs=2)
                 runner = QemuRunner(load_board(board), timeout=600)
                 check = runner.run(built.elf)
@@ -69,9 +75,11 @@ def main() -> None:
                 reference = (app / "model" / "reference_output_0.bin").read_bytes()
                 same = bool(run.calls) and run.calls[0].outputs.get(0) == reference
                 lo, _, hi = run.stats(1) or (0, 0, 0)
-                print(f"{model:<8} {board:<12} {check.count[1]:>10,} {run.calls[0].count:>10,} "
-                      f"{f'{lo:,}..{hi:,}':>22} {run.spread() or 0:>6.2f}% "
-                      f"{'flat' if not run.pools_move_after(0) else 'MOVED':>6} {'equal' if same else 'DIFFERS'}")
+                print(
+                    f"{model:<8} {board:<12} {check.count[1]:>10,} {run.calls[0].count:>10,} "
+                    f"{f'{lo:,}..{hi:,}':>22} {run.spread() or 0:>6.2f}% "
+                    f"{'flat' if not run.pools_move_after(0) else 'MOVED':>6} {'equal' if same else 'DIFFERS'}"
+                )
                 if args.data and model == "digits" and load_board(board).core.isa == "MVE":
                     data = data_run.load(digits_test_split(Path(tmp)), None, AppFolder(app).report())
                     started = time.monotonic()
@@ -85,9 +93,11 @@ def main() -> None:
                     target_s = time.monotonic() - started
                     calls = [c for c in app_run.parse(output, code).calls if c.source == "host"]
                     result = data_run.check([c.outputs for c in calls], host, report, data.labels)
-                    print(f"  data: {result.bit_exact}/{result.samples} bit-exact; accuracy target "
-                          f"{result.target_accuracy:.4f}, host int8 {result.host_int8_accuracy:.4f}, host float "
-                          f"{result.host_float_accuracy:.4f}; host reference {host_s:.1f} s, target run {target_s:.1f} s")
+                    print(
+                        f"  data: {result.bit_exact}/{result.samples} bit-exact; accuracy target "
+                        f"{result.target_accuracy:.4f}, host int8 {result.host_int8_accuracy:.4f}, host float "
+                        f"{result.host_float_accuracy:.4f}; host reference {host_s:.1f} s, target run {target_s:.1f} s"
+                    )
 
 
 if __name__ == "__main__":

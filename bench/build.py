@@ -45,8 +45,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="parallel compile jobs")
     args = parser.parse_args()
     progress.set_quiet(True)
-    print(f"{'model':<7} {'board':<11} {'clean_s':>7} {'warm_s':>6} {'relink_s':>8} {'steps':>5} "
-          f"{'text':>7} {'small':>7} {'instr':>10}  result")
+    print(
+        f"{'model':<7} {'board':<11} {'clean_s':>7} {'warm_s':>6} {'relink_s':>8} {'steps':>5} "
+        f"{'text':>7} {'small':>7} {'instr':>10}  result"
+    )
     for name in args.model or ["digits", "ds_cnn"]:
         for board_id in args.board or ["mps3-an547", "mps2-an386"]:
             with tempfile.TemporaryDirectory() as tmp:
@@ -68,9 +70,12 @@ def row(tmp: Path, name: str, board_id: str, jobs: int) -> None:
     relink = build.build(second, jobs=jobs, runtime_cache=cache)
     small = build.build(first, first / "build-small", jobs=jobs, runtime_cache=cache, defines=["CMX_ET_LOG=OFF"])
     kind, count = result.count or ("instr", 0)
-    print(f"{name:<7} {board_id:<11} {clean.seconds:>7.1f} {warm.seconds:>6.1f} {relink.seconds:>8.1f} "
-          f"{relink.compiled:>5} {clean.text_bytes:>7} {small.text_bytes:>7} {count:>10}  "
-          f"{'PASS' if result.passed else 'FAIL'} max_abs_err={result.fields.get('max_abs_err')}", flush=True)
+    print(
+        f"{name:<7} {board_id:<11} {clean.seconds:>7.1f} {warm.seconds:>6.1f} {relink.seconds:>8.1f} "
+        f"{relink.compiled:>5} {clean.text_bytes:>7} {small.text_bytes:>7} {count:>10}  "
+        f"{'PASS' if result.passed else 'FAIL'} max_abs_err={result.fields.get('max_abs_err')}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -133,8 +133,10 @@ def discover(ops: list[str] | None) -> list[Case]:
             if isinstance(value, dict) and value and all(isinstance(v, McuTestCase) for v in value.values()):
                 cases += [Case(info.name, table, name, xfails.get(name, "")) for name in value]
     if not ops or "conv1d_models" in ops:
-        cases += [Case("test_conv1d_models", "cmx", name, model=f"{OWN_MODELS}:{name}", input_shape=shape)
-                  for name, shape in OWN_CASES]
+        cases += [
+            Case("test_conv1d_models", "cmx", name, model=f"{OWN_MODELS}:{name}", input_shape=shape)
+            for name, shape in OWN_CASES
+        ]
     return cases
 
 
@@ -142,8 +144,10 @@ def _upstream_xfails(module: object) -> dict[str, str]:
     """Upstream's expected failures (`xfails_implementation`, `xfail_cases_dialect`, ...): case ->
     reason, implementation xfails first (they are about running the op, as we do)."""
     found: dict[str, str] = {}
-    tables = sorted((k for k in vars(module) if "xfail" in k and isinstance(getattr(module, k), dict)),
-                    key=lambda k: "impl" not in k)
+    tables = sorted(
+        (k for k in vars(module) if "xfail" in k and isinstance(getattr(module, k), dict)),
+        key=lambda k: "impl" not in k,
+    )
     for table in tables:
         for name, value in getattr(module, table).items():
             reason = value[0] if isinstance(value, tuple) else value
@@ -166,14 +170,24 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     app = folder / "app"
-    outcome = Outcome(case.id, board_id, "LOWER", extra={"upstream_xfail": case.upstream_xfail} if case.upstream_xfail else {})
+    outcome = Outcome(
+        case.id, board_id, "LOWER", extra={"upstream_xfail": case.upstream_xfail} if case.upstream_xfail else {}
+    )
     if case.model:
-        project = project_mod.Project.single(model=case.model, board=board_id, rtos="baremetal", output=str(app),
-                                      input_shape=case.input_shape, random_calibration=True)
+        project = project_mod.Project.single(
+            model=case.model,
+            board=board_id,
+            rtos="baremetal",
+            output=str(app),
+            input_shape=case.input_shape,
+            random_calibration=True,
+        )
     else:
         model_file = folder / "case.py"
         model_file.write_text(CASE_FILE.format(suite=SUITE, module=case.module, table=case.table, name=case.name))
-        project = project_mod.Project.single(model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app))
+        project = project_mod.Project.single(
+            model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app)
+        )
     try:
         done = generate(project, app)
     except FitError as exc:
@@ -205,8 +219,11 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
         outcome.status = "PASS"
     elif "error=" in result.line:
         # ExecuTorch's own log says which check stopped it (the runner keeps ET_LOG on by default).
-        checks = [line.split("] ", 1)[-1] for line in result.output.splitlines()
-                  if line.startswith("[et E]") and ("Check failed" in line or "Expected" in line)]
+        checks = [
+            line.split("] ", 1)[-1]
+            for line in result.output.splitlines()
+            if line.startswith("[et E]") and ("Check failed" in line or "Expected" in line)
+        ]
         outcome.status = "RUN"
         outcome.detail = result.fields.get("error", "") + (f" ({'; '.join(checks[:3])[:300]})" if checks else "")
     else:
@@ -270,7 +287,9 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
         f"Measured {datetime.date.today().isoformat()} with `bench/conformance.py`: every `McuTestCase` in the",
         f"executorch wheel's `{SUITE}` became a model that went through `create`, `build` and `run` on",
         "QEMU. PASS is bit-exact against the CMSIS-NN reference (docs/report.md, `reference`); `ref+N` counts the",
-        "PASSes where ExecuTorch's Python reference is N LSB away. SDK: " + (sdk or "as recorded in results.json") + ".",
+        "PASSes where ExecuTorch's Python reference is N LSB away. SDK: "
+        + (sdk or "as recorded in results.json")
+        + ".",
         *([f"cmx-gen: {measured_at}."] if measured_at else []),
         "`conv1d_models` are cmx-gen's own cases (`OWN_CASES`: the 1-D models of its tests), where upstream's",
         "suite has no 1-D case that runs.",
@@ -281,8 +300,15 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
         "Statuses: PASS, FAIL (ran, output differs), RUN (the firmware stopped with an error), BUILD, FIT (refused:",
         "does not fit), LOWER (refused at lowering, with cmx-gen's one-line reason).",
         "",
-        *([f"Not run this time: {', '.join(CORES[b] for b in CORES if b not in boards)}; this page's git history "
-           "holds their last run.", ""] if len(boards) < len(CORES) else []),
+        *(
+            [
+                f"Not run this time: {', '.join(CORES[b] for b in CORES if b not in boards)}; this page's git history "
+                "holds their last run.",
+                "",
+            ]
+            if len(boards) < len(CORES)
+            else []
+        ),
         "| op | " + " | ".join(CORES[b] for b in boards) + " |",
         "| --- | " + " | ".join("---" for _ in boards) + " |",
     ]
@@ -297,16 +323,22 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
             text = ", ".join(f"{k} {v}" for k, v in sorted(count.items(), key=lambda kv: kv[0] != "PASS"))
             cells.append(text + (f" ({ref} of them ref+)" if ref else ""))
         lines.append(f"| {op} | " + " | ".join(cells) + " |")
-    lines += ["", "## Cases that are not a plain PASS", "",
-              "| case | " + " | ".join(CORES[b] for b in boards) + " | detail |",
-              "| --- | " + " | ".join("---" for _ in boards) + " | --- |"]
+    lines += [
+        "",
+        "## Cases that are not a plain PASS",
+        "",
+        "| case | " + " | ".join(CORES[b] for b in boards) + " | detail |",
+        "| --- | " + " | ".join("---" for _ in boards) + " | --- |",
+    ]
     for case in cases:
         rows = [by.get((b, case)) for b in boards]
         if all(r and r["status"] == "PASS" and not r["ref_lsb"] for r in rows):
             continue
         cells = [(r["status"] + (f" ref+{r['ref_lsb']}" if r["ref_lsb"] else "")) if r else "-" for r in rows]
         details = []
-        upstream = next((r["extra"]["upstream_xfail"] for r in rows if r and r.get("extra", {}).get("upstream_xfail")), "")
+        upstream = next(
+            (r["extra"]["upstream_xfail"] for r in rows if r and r.get("extra", {}).get("upstream_xfail")), ""
+        )
         if upstream:
             details.append(f"upstream marks it xfail ({upstream})")
         for r in rows:
@@ -412,10 +444,17 @@ def main() -> int:
             print("conformance: EXECUTORCH_ROOT and CMSIS_NN_PATH must be set (see `cmx-gen sdk`)", file=sys.stderr)
             return 2
         if shutil.which("ccache") is None:
-            print("conformance: ccache not found: every case compiles the runtime again (apt-get install ccache)",
-                  file=sys.stderr)
-        env = dict(os.environ, CCACHE_BASEDIR=str(work), CCACHE_DIR=str(work / "ccache"), CCACHE_NOHASHDIR="1",
-                   CCACHE_SLOPPINESS="file_macro,time_macros")
+            print(
+                "conformance: ccache not found: every case compiles the runtime again (apt-get install ccache)",
+                file=sys.stderr,
+            )
+        env = dict(
+            os.environ,
+            CCACHE_BASEDIR=str(work),
+            CCACHE_DIR=str(work / "ccache"),
+            CCACHE_NOHASHDIR="1",
+            CCACHE_SLOPPINESS="file_macro,time_macros",
+        )
         fingerprint = hashlib.sha256((code_fingerprint() + sdk_fingerprint()).encode()).hexdigest()[:16]
         cases = discover(args.ops)
         print(f"# {len(cases)} cases x {len(args.boards)} boards; work in {work}", flush=True)
@@ -428,9 +467,14 @@ def main() -> int:
                 outcome.fingerprint = fingerprint
                 results[key] = asdict(outcome)
                 store.write_text(json.dumps(results, indent=1, sort_keys=True))
-                print(f"{board:<11} {case.id:<60} {outcome.status:<5} {outcome.seconds:>5.1f}s "
-                      f"{outcome.detail[:120] or outcome.line}", flush=True)
-    write_page(Path(args.doc), results, sdk_fingerprint() if os.environ.get("EXECUTORCH_ROOT") else "", args.measured_at)
+                print(
+                    f"{board:<11} {case.id:<60} {outcome.status:<5} {outcome.seconds:>5.1f}s "
+                    f"{outcome.detail[:120] or outcome.line}",
+                    flush=True,
+                )
+    write_page(
+        Path(args.doc), results, sdk_fingerprint() if os.environ.get("EXECUTORCH_ROOT") else "", args.measured_at
+    )
     counts: dict[str, int] = {}
     for value in results.values():
         counts[value["status"]] = counts.get(value["status"], 0) + 1

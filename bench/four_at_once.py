@@ -36,9 +36,13 @@ def one_app(name: str, args: list[str], folder: Path, env: dict[str, str]) -> su
     app = folder / name
     cmx = f"{sys.executable} -m cmx_gen"
     model = [str(ROOT / args[0]), *args[1:]]
-    script = (f"{cmx} create {' '.join(map(shlex.quote, model))} --board mps3-an547 --rtos baremetal "
-              f"-o {shlex.quote(str(app))} && {cmx} build {shlex.quote(str(app))} && {cmx} run {shlex.quote(str(app))}")
-    return subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    script = (
+        f"{cmx} create {' '.join(map(shlex.quote, model))} --board mps3-an547 --rtos baremetal "
+        f"-o {shlex.quote(str(app))} && {cmx} build {shlex.quote(str(app))} && {cmx} run {shlex.quote(str(app))}"
+    )
+    return subprocess.Popen(
+        ["bash", "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def main() -> int:
@@ -61,8 +65,14 @@ def main() -> int:
         passes = 0
         for name, job in jobs.items():
             out, _ = job.communicate()
-            line = next((text for text in out.splitlines() if text.startswith("cmx-gen: ")
-                         and ("PASS" in text or "FAIL" in text)), (out.strip().splitlines() or ["?"])[-1])
+            line = next(
+                (
+                    text
+                    for text in out.splitlines()
+                    if text.startswith("cmx-gen: ") and ("PASS" in text or "FAIL" in text)
+                ),
+                (out.strip().splitlines() or ["?"])[-1],
+            )
             ok = job.returncode == 0 and line.startswith("cmx-gen: PASS")
             passes += ok
             print(f"{round_name:<10} {name:<12} {'ok  ' if ok else 'BAD '} {line[:150]}", flush=True)
@@ -70,8 +80,11 @@ def main() -> int:
         for entry in bad:
             print(f"{round_name:<10} bad cache entry: {entry}", flush=True)
         entries = len(lowering_entries(cache))
-        print(f"# {round_name}: {passes}/{len(jobs)} PASS, {len(bad)} bad cache entries "
-              f"({entries} lowering entries), {time.monotonic() - started:.0f} s", flush=True)
+        print(
+            f"# {round_name}: {passes}/{len(jobs)} PASS, {len(bad)} bad cache entries "
+            f"({entries} lowering entries), {time.monotonic() - started:.0f} s",
+            flush=True,
+        )
         failed += (len(jobs) - passes) + len(bad)
     return 1 if failed else 0
 

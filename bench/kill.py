@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 from cmx_gen.app import html_report, txn as app_txn  # noqa: E402
 from cmx_gen.program import artifacts  # noqa: E402
 
-MODEL = '''import torch
+MODEL = """import torch
 import torch.nn as nn
 
 SEED = {seed}
@@ -56,7 +56,7 @@ class Tiny(nn.Module):
 
     def forward(self, x):
         return self.fc(torch.relu(self.conv(x)).flatten(1))
-'''
+"""
 CREATE_ARGS = ["--input-shape", "1,2,4,4", "--random-calibration", "--board", "mps3-an547", "--rtos", "baremetal"]
 
 
@@ -71,8 +71,9 @@ def run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
 def killed_run(command: list[str], env: dict[str, str], delay: float) -> bool:
     """Start `command`, SIGKILL its process group after `delay` s; True if it was killed, False if
     it finished first."""
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         process.wait(timeout=delay)
         return False
@@ -100,8 +101,11 @@ def app_state(app: Path) -> str | None:
         assert (app / rel).is_file(), f"{rel} is missing"
         if entry["owner"] == "generated":
             assert sha(app / rel) == entry["sha256"], f"{rel} is not what the manifest records"
-    on_disk = {p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file()
-               and p.relative_to(app).parts[0] not in (app_txn.STATE_DIR, "build", html_report.PAGE)}
+    on_disk = {
+        p.relative_to(app).as_posix()
+        for p in app.rglob("*")
+        if p.is_file() and p.relative_to(app).parts[0] not in (app_txn.STATE_DIR, "build", html_report.PAGE)
+    }
     assert on_disk <= set(manifest), f"files outside the manifest: {sorted(on_disk - set(manifest))[:3]}"
     report = json.loads((app / "model" / "report.json").read_text())
     assert sha(app / "model" / "model.pte") == report["pte"]["sha256"], "model.pte is not the report's program"
@@ -112,7 +116,9 @@ def lowering_entries(cache: Path) -> list[Path]:
     """The entries cache.produce would serve: a key folder with its report (staging folders have none
     until they are renamed into place whole)."""
     folder = cache / "lower"
-    return [e for e in folder.iterdir() if e.is_dir() and (e / artifacts.REPORT_JSON).is_file()] if folder.is_dir() else []
+    return (
+        [e for e in folder.iterdir() if e.is_dir() and (e / artifacts.REPORT_JSON).is_file()] if folder.is_dir() else []
+    )
 
 
 def bad_cache_entries(cache: Path) -> list[str]:
@@ -160,8 +166,10 @@ def main() -> int:
     model.write_text(MODEL.format(seed=seed))
     app, user_file = work / "app", work / "app" / "user" / "main.c"
     durations: dict[str, float] = {}
-    for kind, command in [("create", cmx("create", f"{model}:Tiny", *CREATE_ARGS, "-o", str(app))),
-                          ("build", cmx("build", str(app)))][: 2 if firmware else 1]:
+    for kind, command in [
+        ("create", cmx("create", f"{model}:Tiny", *CREATE_ARGS, "-o", str(app))),
+        ("build", cmx("build", str(app))),
+    ][: 2 if firmware else 1]:
         started = time.monotonic()
         done = run(command, env)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -176,8 +184,18 @@ def main() -> int:
         durations["build"] = time.monotonic() - started
     print("# uninterrupted: " + ", ".join(f"{k} {v:.1f} s" for k, v in durations.items()), flush=True)
 
-    counts = {"trials": 0, "killed": 0, "finished_first": 0, "old_after_kill": 0, "new_after_kill": 0,
-              "corrupt_apps": 0, "user_files_changed": 0, "bad_cache_entries": 0, "reruns_failed": 0, "passes": 0}
+    counts = {
+        "trials": 0,
+        "killed": 0,
+        "finished_first": 0,
+        "old_after_kill": 0,
+        "new_after_kill": 0,
+        "corrupt_apps": 0,
+        "user_files_changed": 0,
+        "bad_cache_entries": 0,
+        "reruns_failed": 0,
+        "passes": 0,
+    }
     for trial in range(args.trials):
         kind = rng.choice(kinds)
         delay = rng.uniform(0.0, durations[kind])
@@ -236,11 +254,16 @@ def main() -> int:
         if user_file.read_bytes() != user_bytes:
             counts["user_files_changed"] += 1
             problems.append("user/main.c changed by the re-run")
-        print(f"trial {trial:>3} {kind:<6} kill at {delay:5.1f} s {'killed' if killed else 'finished':<8} "
-              f"{'; '.join(problems) or 'ok'}", flush=True)
+        print(
+            f"trial {trial:>3} {kind:<6} kill at {delay:5.1f} s {'killed' if killed else 'finished':<8} "
+            f"{'; '.join(problems) or 'ok'}",
+            flush=True,
+        )
     counts["lowering_entries_checked"] = len(lowering_entries(cache))
     print("# " + ", ".join(f"{k} {v}" for k, v in counts.items()), flush=True)
-    broken = counts["corrupt_apps"] + counts["user_files_changed"] + counts["bad_cache_entries"] + counts["reruns_failed"]
+    broken = (
+        counts["corrupt_apps"] + counts["user_files_changed"] + counts["bad_cache_entries"] + counts["reruns_failed"]
+    )
     return 1 if broken else 0
 
 

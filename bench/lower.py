@@ -27,7 +27,8 @@ def lower_once(spec: str, target: str) -> tuple[float, float, int]:
         start = time.monotonic()
         child = subprocess.Popen(
             [sys.executable, "-m", "cmx_gen", "lower", spec, "--target", target, "-o", out],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         _, status, usage = os.wait4(child.pid, 0)  # this child's own peak RSS
         wall = time.monotonic() - start

@@ -39,21 +39,30 @@ def main() -> None:
     args = parser.parse_args()
     quiet_third_party()
     progress.set_quiet(True)
-    print(f"{'sample':<17} {'core':<11} {'goal':<9} {'planned_B':>9} {'work_B':>7} {'layerwise_B':>11} "
-          f"{'floor_B':>8} {'peak at':<22} {'extra_instr':>11}")
+    print(
+        f"{'sample':<17} {'core':<11} {'goal':<9} {'planned_B':>9} {'work_B':>7} {'layerwise_B':>11} "
+        f"{'floor_B':>8} {'peak at':<22} {'extra_instr':>11}"
+    )
     for name in args.samples:
         project = project_mod.load(ROOT / "samples" / name / "cmx.toml")
         (model,) = project.models
-        source = model_source.load(model.source, input_shape=model.input_shape, calibration=model.calibration,
-                                   random_calibration=model.random_calibration)
+        source = model_source.load(
+            model.source,
+            input_shape=model.input_shape,
+            calibration=model.calibration,
+            random_calibration=model.random_calibration,
+        )
         for core in args.cores:
             for goal in args.goals:
                 result, _ = produce(source, core, LowerOptions(io=args.io, memory=goal))
                 report = result.report
                 for s in report.schedules:
                     extra = "unknown" if s.extra_instructions is None else f"{s.extra_instructions:+,}"
-                    print(f"{name:<17} {core:<11} {goal:<9} {report.memory.planned_bytes:>9,} {s.work_bytes:>7,} "
-                          f"{s.layer_by_layer_bytes:>11,} {s.floor_bytes:>8,} {s.peak_at:<22} {extra:>11}", flush=True)
+                    print(
+                        f"{name:<17} {core:<11} {goal:<9} {report.memory.planned_bytes:>9,} {s.work_bytes:>7,} "
+                        f"{s.layer_by_layer_bytes:>11,} {s.floor_bytes:>8,} {s.peak_at:<22} {extra:>11}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

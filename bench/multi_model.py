@@ -60,14 +60,20 @@ def measure(project: project_mod.Project, folder: Path) -> Measured:
     result = QemuRunner(load_board(project.board), timeout=600).run(built.elf)
     if not result.passed:
         raise SystemExit(f"{app}: {result.line}")
-    return Measured(text=sizes.get(".text", 0), programs=sizes.get(".cmx_model", 0) + sizes.get(".cmx_reference", 0),
-                    arena=sizes.get(".cmx_arena", 0), static=sizes.get(".data", 0) + sizes.get(".bss", 0),
-                    instr=result.count[1] if result.count else 0)
+    return Measured(
+        text=sizes.get(".text", 0),
+        programs=sizes.get(".cmx_model", 0) + sizes.get(".cmx_reference", 0),
+        arena=sizes.get(".cmx_arena", 0),
+        static=sizes.get(".data", 0) + sizes.get(".bss", 0),
+        instr=result.count[1] if result.count else 0,
+    )
 
 
 def row(name: str, m: Measured) -> str:
-    return (f"  {name:<22} {m.text:>9,} {m.programs:>9,} {m.flash:>9,} {m.arena:>9,} {m.static:>7,} {m.ram:>9,} "
-            f"{m.instr:>11,}")
+    return (
+        f"  {name:<22} {m.text:>9,} {m.programs:>9,} {m.flash:>9,} {m.arena:>9,} {m.static:>7,} {m.ram:>9,} "
+        f"{m.instr:>11,}"
+    )
 
 
 def main() -> int:
@@ -82,24 +88,39 @@ def main() -> int:
     for board in args.boards.split(","):
         with tempfile.TemporaryDirectory(prefix="cmx-multi-") as tmp:
             base = Path(tmp)
-            singles = {name: measure(project_mod.Project.single(model=source, board=board, output=str(base / name)),
-                                     base / name) for name, source in MODELS.items()}
+            singles = {
+                name: measure(
+                    project_mod.Project.single(model=source, board=board, output=str(base / name)), base / name
+                )
+                for name, source in MODELS.items()
+            }
             entries = [ModelEntry(source, name) for name, source in MODELS.items()]
-            shared = measure(project_mod.Project(models=entries, board=board, output=str(base / "shared")), base / "shared")
-            separate = measure(project_mod.Project(models=entries, board=board, separate_arenas=True,
-                                                   output=str(base / "separate")), base / "separate")
-        two = Measured(*(sum(getattr(m, f) for m in singles.values()) for f in ("text", "programs", "arena", "static", "instr")))
+            shared = measure(
+                project_mod.Project(models=entries, board=board, output=str(base / "shared")), base / "shared"
+            )
+            separate = measure(
+                project_mod.Project(models=entries, board=board, separate_arenas=True, output=str(base / "separate")),
+                base / "separate",
+            )
+        two = Measured(
+            *(sum(getattr(m, f) for m in singles.values()) for f in ("text", "programs", "arena", "static", "instr"))
+        )
         print(f"{board} ({load_board(board).core.name}): bytes; instr = QEMU instructions per inference of every model")
-        print(f"  {'build':<22} {'.text':>9} {'programs':>9} {'flash':>9} {'arenas':>9} {'static':>7} {'RAM':>9} {'instr':>11}")
+        print(
+            f"  {'build':<22} {'.text':>9} {'programs':>9} {'flash':>9} {'arenas':>9} {'static':>7} {'RAM':>9} {'instr':>11}"
+        )
         for name, m in singles.items():
             print(row(f"{name} alone", m))
         print(row("two apps (sum)", two))
         print(row("one image, shared", shared))
         print(row("one image, separate", separate))
-        print(f"  one image (shared) saves {two.text - shared.text:,} B of .text "
-              f"({100 * (two.text - shared.text) / two.text:.1f} %), {two.flash - shared.flash:,} B of flash and "
-              f"{two.ram - shared.ram:,} B of RAM against the two apps; separate arenas cost "
-              f"{separate.arena - shared.arena:,} B more RAM than shared", flush=True)
+        print(
+            f"  one image (shared) saves {two.text - shared.text:,} B of .text "
+            f"({100 * (two.text - shared.text) / two.text:.1f} %), {two.flash - shared.flash:,} B of flash and "
+            f"{two.ram - shared.ram:,} B of RAM against the two apps; separate arenas cost "
+            f"{separate.arena - shared.arena:,} B more RAM than shared",
+            flush=True,
+        )
     return 0
 
 

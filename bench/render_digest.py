@@ -30,8 +30,11 @@ BOARDS = {"baremetal": ["mps3-an547", "mps2-an386"], "zephyr": ["mps3-an547", "n
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", nargs="*", default=SAMPLES)
-    parser.add_argument("--all-boards", action="store_true",
-                        help="every board of the database (Zephyr: every board with Zephyr layout data)")
+    parser.add_argument(
+        "--all-boards",
+        action="store_true",
+        help="every board of the database (Zephyr: every board with Zephyr layout data)",
+    )
     args = parser.parse_args()
     progress.set_quiet(True)
     boards = BOARDS
@@ -39,8 +42,10 @@ def main() -> None:
         from cmx_gen.fit.boards import load_boards, zephyr_boards
 
         every = load_boards()
-        boards = {"baremetal": [b.id for b in every],
-                  "zephyr": [b.id for b in every if b.zephyr and b.zephyr.file_name in zephyr_boards()]}
+        boards = {
+            "baremetal": [b.id for b in every],
+            "zephyr": [b.id for b in every if b.zephyr and b.zephyr.file_name in zephyr_boards()],
+        }
     with tempfile.TemporaryDirectory() as tmp:
         for sample in args.samples:
             base = project_mod.load(ROOT / "samples" / sample / "cmx.toml")

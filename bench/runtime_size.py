@@ -39,17 +39,28 @@ def main() -> None:
     for isa, board in BOARDS.items():
         with tempfile.TemporaryDirectory() as tmp:
             app = Path(tmp) / "app"
-            done = generate(project_mod.Project.single(model=DIGITS, board=board, rtos="baremetal", output=str(app)), app)
+            done = generate(
+                project_mod.Project.single(model=DIGITS, board=board, rtos="baremetal", output=str(app)), app
+            )
             region = done.placement.code_region
             full = build.build(app, app / "build-full", jobs=2, shared=False)
             # the same app with an empty kernel set: no kernel, no CMSIS-NN, an empty registration
             ops = app / "model" / "cmx_ops.cmake"
-            ops.write_text(re.sub(r'set\((CMX_CORTEX_M_OPS|CMX_PORTABLE_OPS|CMX_PORTABLE_KERNELS|CMX_PRIM_OPS|'
-                                  r'CMX_REGISTERED_OPS) [^)]*\)', r"set(\1 )", ops.read_text()))
+            ops.write_text(
+                re.sub(
+                    r"set\((CMX_CORTEX_M_OPS|CMX_PORTABLE_OPS|CMX_PORTABLE_KERNELS|CMX_PRIM_OPS|"
+                    r"CMX_REGISTERED_OPS) [^)]*\)",
+                    r"set(\1 )",
+                    ops.read_text(),
+                )
+            )
             (app / "model" / "cmx_kernels.cpp").write_text('extern "C" int cmx_register_kernels(void) { return 0; }\n')
             bare = build.build(app, app / "build-bare", jobs=2, shared=False)
-            print(f"{isa}: runtime.code {code_bytes(bare, region)}  (digits app: {code_bytes(full, region)} "
-                  f"on {board}, .text {full.text_bytes})", flush=True)
+            print(
+                f"{isa}: runtime.code {code_bytes(bare, region)}  (digits app: {code_bytes(full, region)} "
+                f"on {board}, .text {full.text_bytes})",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

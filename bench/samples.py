@@ -51,7 +51,9 @@ def main() -> None:
     if firmware:
         header += f" {'text_B':>7} {'build_s':>7} {'instr':>10}  result"
     print(header)
-    print(f"# apps in {work}; firmware {'built and run' if firmware else 'not built: EXECUTORCH_ROOT/CMSIS_NN_PATH not set'}")
+    print(
+        f"# apps in {work}; firmware {'built and run' if firmware else 'not built: EXECUTORCH_ROOT/CMSIS_NN_PATH not set'}"
+    )
     for sample in args.samples:
         base = project_mod.load(ROOT / "samples" / sample / project_mod.FILE_NAME)
         for board in args.boards:
@@ -59,8 +61,10 @@ def main() -> None:
             app = work / f"{sample}-{board}"
             done = generate(project, app)
             report, placement = done.artifacts.report, done.placement
-            line = (f"{sample:<17} {board:<11} {report.target.core:<10} {report.pte.bytes:>8} "
-                    f"{report.memory.planned_bytes:>9} {placement.method_pool_bytes:>8} {placement.temp_pool_bytes:>6}")
+            line = (
+                f"{sample:<17} {board:<11} {report.target.core:<10} {report.pte.bytes:>8} "
+                f"{report.memory.planned_bytes:>9} {placement.method_pool_bytes:>8} {placement.temp_pool_bytes:>6}"
+            )
             if firmware:
                 from cmx_gen.app.folder import AppFolder
                 from cmx_gen.app.kinds import kind_of
@@ -70,7 +74,9 @@ def main() -> None:
                 folder = AppFolder(app)
                 result = kind_of(folder).runner(folder, 300).run(built.elf)
                 counter = result.count
-                line += f" {built.text_bytes:>7} {built.seconds:>7.1f} {counter[1] if counter else '-':>10}  {result.line}"
+                line += (
+                    f" {built.text_bytes:>7} {built.seconds:>7.1f} {counter[1] if counter else '-':>10}  {result.line}"
+                )
             print(line, flush=True)
     first = work / f"{args.samples[0]}-{args.boards[0]}"
     print(f"# cached regen of {first.name}: {regen_seconds(first):.2f} s")

@@ -75,6 +75,7 @@ def kernels(report: dict) -> list[str]:
 
 # ----------------------------------------------------------- firmware pieces without the SDK
 
+
 def cpu_flags(board_id: str) -> list[str]:
     return load_board(board_id).core.gcc_flags + ["-mthumb"]
 
@@ -87,12 +88,28 @@ def link_with_stub(app: Path, board: str, stub: Path, elf: Path, *defines: str) 
     """Link the app's startup, platform layer, the check's main() and embedded program with a stub
     cmx_run(), using the generated linker script (the runner and ExecuTorch need the SDK; these
     parts do not)."""
-    cmd = ["arm-none-eabi-gcc", *cpu_flags(board), "-Os", "-ffunction-sections", "-fdata-sections",
-           "--specs=nano.specs", "--specs=nosys.specs", "-nostartfiles", "-Wl,--gc-sections", *defines,
-           f"-I{app / 'cmx/runner'}", f"-I{app / 'model'}", f"-T{app / 'linker.ld'}",
-           str(stub), str(app / "platform/startup.c"), str(app / "platform/platform.c"),
-           str(app / "cmx/runner/cmx_check_main.c"), str(app / "model/model_pte.S"),
-           "-o", str(elf)]
+    cmd = [
+        "arm-none-eabi-gcc",
+        *cpu_flags(board),
+        "-Os",
+        "-ffunction-sections",
+        "-fdata-sections",
+        "--specs=nano.specs",
+        "--specs=nosys.specs",
+        "-nostartfiles",
+        "-Wl,--gc-sections",
+        *defines,
+        f"-I{app / 'cmx/runner'}",
+        f"-I{app / 'model'}",
+        f"-T{app / 'linker.ld'}",
+        str(stub),
+        str(app / "platform/startup.c"),
+        str(app / "platform/platform.c"),
+        str(app / "cmx/runner/cmx_check_main.c"),
+        str(app / "model/model_pte.S"),
+        "-o",
+        str(elf),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=app / "model")
     assert done.returncode == 0, done.stderr[-3000:]
     return elf
@@ -113,8 +130,10 @@ RESULT_STUB = (
 # Tests that build and run firmware: they need the SDK and QEMU, and say so when skipped.
 FIRMWARE = [
     pytest.mark.firmware,
-    pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT"),
-                       reason="firmware tests need EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run"),
+    pytest.mark.skipif(
+        not os.environ.get("EXECUTORCH_ROOT"),
+        reason="firmware tests need EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run",
+    ),
     pytest.mark.skipif(shutil.which("qemu-system-arm") is None, reason="qemu-system-arm is not installed: not run"),
 ]
 
@@ -127,11 +146,16 @@ def run_serial_fed_by_qemu(app: Path, elf: Path, board_id: str, timeout: float =
     master, slave = pty.openpty()
     tty.setraw(slave)
     codes: list[int] = []
-    reader = threading.Thread(target=lambda: codes.append(run_cli("run", app, "--serial", os.ttyname(slave),
-                                                                   "--timeout", str(timeout))))
+    reader = threading.Thread(
+        target=lambda: codes.append(run_cli("run", app, "--serial", os.ttyname(slave), "--timeout", str(timeout)))
+    )
     reader.start()
-    qemu = subprocess.Popen(QemuRunner(load_board(board_id)).command(elf), stdin=subprocess.DEVNULL,
-                            stdout=master, stderr=subprocess.DEVNULL)
+    qemu = subprocess.Popen(
+        QemuRunner(load_board(board_id)).command(elf),
+        stdin=subprocess.DEVNULL,
+        stdout=master,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         reader.join(timeout=timeout + 30)
     finally:

@@ -15,14 +15,19 @@ def make_report(**kwargs) -> Report:
     return Report.of(report_data(**kwargs))
 
 
-def report_data(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,), method=8 * KiB, temp=256, ops=None,
-                **extra) -> dict:
-    ops = ops if ops is not None else [
-        {"name": "cortex_m::quantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
-        {"name": "cortex_m::quantized_conv2d.out", "count": 2, "class": "cmsis_nn"},
-        {"name": "cortex_m::quantized_linear.out", "count": 1, "class": "cmsis_nn"},
-        {"name": "cortex_m::dequantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
-    ]
+def report_data(
+    isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,), method=8 * KiB, temp=256, ops=None, **extra
+) -> dict:
+    ops = (
+        ops
+        if ops is not None
+        else [
+            {"name": "cortex_m::quantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
+            {"name": "cortex_m::quantized_conv2d.out", "count": 2, "class": "cmsis_nn"},
+            {"name": "cortex_m::quantized_linear.out", "count": 1, "class": "cmsis_nn"},
+            {"name": "cortex_m::dequantize_per_tensor.out", "count": 1, "class": "quant_boundary"},
+        ]
+    )
     return {
         "schema": "cmx-gen/report/1",
         "executorch_version": "1.5.1",
@@ -30,8 +35,13 @@ def report_data(isa="MVE", core="cortex-m55", pte=60 * KiB, planned=(16 * KiB,),
         "pte": {"bytes": pte, "constant_bytes": pte - 4 * KiB, "sha256": "0" * 64},
         "operators": ops,
         "fallbacks": [],
-        "memory": {"planned_buffer_sizes": list(planned), "planned_bytes": sum(planned), "scratch_bytes": 0,
-                   "method_allocator_bytes": method, "temp_allocator_bytes": temp},
+        "memory": {
+            "planned_buffer_sizes": list(planned),
+            "planned_bytes": sum(planned),
+            "scratch_bytes": 0,
+            "method_allocator_bytes": method,
+            "temp_allocator_bytes": temp,
+        },
         **extra,
     }
 

@@ -43,7 +43,12 @@ def import_graph() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 deps.update(a.name for a in node.names if a.name in paths)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("cmx_gen") and not node.level:
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("cmx_gen")
+                and not node.level
+            ):
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"
                     deps.add(full if full in paths else node.module)
@@ -52,13 +57,19 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def _layer(module: str) -> int:
-    best = max((prefix for layer in LAYERS for prefix in layer if module == prefix or module.startswith(prefix + ".")), key=len)
+    best = max(
+        (prefix for layer in LAYERS for prefix in layer if module == prefix or module.startswith(prefix + ".")), key=len
+    )
     return next(i for i, layer in enumerate(LAYERS) if best in layer)
 
 
 def layer_violations(graph: dict[str, set[str]]) -> list[str]:
-    return sorted(f"{a} imports {b}: {LAYERS[_layer(a)][0]} sits below {LAYERS[_layer(b)][0]}"
-                  for a, deps in graph.items() for b in deps if _layer(b) < _layer(a))
+    return sorted(
+        f"{a} imports {b}: {LAYERS[_layer(a)][0]} sits below {LAYERS[_layer(b)][0]}"
+        for a, deps in graph.items()
+        for b in deps
+        if _layer(b) < _layer(a)
+    )
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[str]:
@@ -112,7 +123,9 @@ def _circle(graph: dict[str, set[str]], component: set[str]) -> list[str]:
 
 
 def test_every_module_belongs_to_a_layer():
-    assert [m for m in import_graph() if not any(m == p or m.startswith(p + ".") for layer in LAYERS for p in layer)] == []
+    assert [
+        m for m in import_graph() if not any(m == p or m.startswith(p + ".") for layer in LAYERS for p in layer)
+    ] == []
 
 
 def test_no_module_imports_a_layer_above_its_own():
@@ -125,15 +138,22 @@ def test_no_import_circles():
 
 def test_the_import_checks_name_the_pair():
     """The checks above can fail, and say where: a made-up upward import and a circle."""
-    graph = {"cmx_gen.lower.a": {"cmx_gen.app.render"}, "cmx_gen.app.render": set(),
-             "cmx_gen.fit.x": {"cmx_gen.fit.y"}, "cmx_gen.fit.y": {"cmx_gen.fit.x"}}
-    assert layer_violations(graph) == ["cmx_gen.lower.a imports cmx_gen.app.render: cmx_gen.lower sits below cmx_gen.app"]
+    graph = {
+        "cmx_gen.lower.a": {"cmx_gen.app.render"},
+        "cmx_gen.app.render": set(),
+        "cmx_gen.fit.x": {"cmx_gen.fit.y"},
+        "cmx_gen.fit.y": {"cmx_gen.fit.x"},
+    }
+    assert layer_violations(graph) == [
+        "cmx_gen.lower.a imports cmx_gen.app.render: cmx_gen.lower sits below cmx_gen.app"
+    ]
     assert import_cycles(graph) == ["cmx_gen.fit.x -> cmx_gen.fit.y -> cmx_gen.fit.x"]
 
 
 def test_only_program_py_deserializes_a_pte():
-    readers = sorted(p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py")
-                     if "deserialize_pte_binary" in p.read_text())
+    readers = sorted(
+        p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py") if "deserialize_pte_binary" in p.read_text()
+    )
     assert readers == ["cmx_gen/program/pte.py"], readers
 
 
@@ -192,11 +212,23 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
 
     template = tmp_path / "template"
     (template / "{{cookiecutter.app_dir}}").mkdir(parents=True)
-    (template / "cookiecutter.json").write_text(json.dumps(
-        {"app_name": "x", "app_dir": "app", "board": {}, "placement": {}, "model": {}, "cmx_version": "0", "summary": ""}))
+    (template / "cookiecutter.json").write_text(
+        json.dumps(
+            {
+                "app_name": "x",
+                "app_dir": "app",
+                "board": {},
+                "placement": {},
+                "model": {},
+                "cmx_version": "0",
+                "summary": "",
+            }
+        )
+    )
     (template / "cmx_template.yaml").write_text("shared: []\nuser_owned: []\n")
     (template / "{{cookiecutter.app_dir}}" / "summary.txt").write_text(
-        "{{ cookiecutter.app_name }} on {{ cookiecutter.board.id }}: {{ cookiecutter.summary }}\n")
+        "{{ cookiecutter.app_name }} on {{ cookiecutter.board.id }}: {{ cookiecutter.summary }}\n"
+    )
 
     class SummaryApp(AppKind):
         name = "summary"
@@ -240,10 +272,21 @@ def test_outputs_render_once_per_item_and_under_their_condition(tmp_path):
 
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.j2").write_text("{{ t.name }} of {{ cookiecutter.app_name }}\n")
-    outputs = [TemplateOutput.model_validate({"template": "t.j2", "to": "boards/{{ t.name }}.conf",
-                                              "for_each": "cookiecutter.targets", "as": "t", "when": "t.keep"})]
-    cookie = {"app_name": "demo", "targets": [{"name": "a", "keep": True}, {"name": "b", "keep": False},
-                                              {"name": "c", "keep": True}]}
+    outputs = [
+        TemplateOutput.model_validate(
+            {
+                "template": "t.j2",
+                "to": "boards/{{ t.name }}.conf",
+                "for_each": "cookiecutter.targets",
+                "as": "t",
+                "when": "t.keep",
+            }
+        )
+    ]
+    cookie = {
+        "app_name": "demo",
+        "targets": [{"name": "a", "keep": True}, {"name": "b", "keep": False}, {"name": "c", "keep": True}],
+    }
     stage = tmp_path / "stage"
     _render_outputs(tmp_path, outputs, cookie, stage)
     assert sorted(p.name for p in (stage / "boards").iterdir()) == ["a.conf", "c.conf"]
@@ -263,13 +306,17 @@ def test_the_runner_prints_the_result_line_defined_in_data():
     prefix, spec = result_line.prefix(), result_line.spec()
     verdict = re.search(r'line\.s\(pass && pools_ok \? "([^"]+)" : "([^"]+)"\)\.s\(" ([a-z_]+)="\)', runner)
     assert verdict and verdict.groups() == (f"{prefix}PASS", f"{prefix}FAIL", spec["fields"][0]["key"])
-    pools = runner[runner.index("void print_pools("):runner.index("void print_model(")]
+    pools = runner[runner.index("void print_pools(") : runner.index("void print_model(")]
     printed = re.findall(r'\.s\(" ([a-z_]+)="\)|(cmx_platform_counter_name)', pools)
     keys = ["<counter>" if counter else key for key, counter in printed]
     # every field after the verdict's in print_pools, but those printed after them: a bundle's
     # tolerance, then in an app of several models the model's name or the summary's model count
     after = ["tol", "model", "models"]
-    expected = ["<counter>" if "keys" in field else field["key"] for field in spec["fields"][1:] if field.get("key") not in after]
+    expected = [
+        "<counter>" if "keys" in field else field["key"]
+        for field in spec["fields"][1:]
+        if field.get("key") not in after
+    ]
     assert keys == expected and [field.get("key") for field in spec["fields"][-3:]] == after
     assert 'line.s(" tol=")' in runner and '.s(" model=")' in runner and 'line.s(" models=")' in runner
     assert f'"{prefix}RAN reference=none"' in runner and "RAN" in spec["verdicts"]
@@ -294,7 +341,9 @@ def test_lowering_is_an_ordered_list_of_small_steps():
 
     names = [step.name for step in STEPS]
     assert len(set(names)) == len(names)
-    assert names.index("quantize") < names.index("cortex_m_passes") < names.index("reference") < names.index("serialize")
+    assert (
+        names.index("quantize") < names.index("cortex_m_passes") < names.index("reference") < names.index("serialize")
+    )
     for path in (PACKAGE / "lower" / "steps").glob("*.py"):
         assert len(path.read_text().splitlines()) < 80, path.name
 
@@ -311,13 +360,28 @@ def test_nothing_outside_the_kinds_branches_on_a_kind():
     import re
 
     branch = re.compile(r"""[!=]=\s*["'](zephyr|baremetal)["']|["'](zephyr|baremetal)["']\s*[!=]=""")
-    found = [f"{p.relative_to(ROOT)}:{n}" for p in PACKAGE.rglob("*.py") if "kinds" not in p.parts
-             for n, line in enumerate(p.read_text().splitlines(), 1) if branch.search(line)]
+    found = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in PACKAGE.rglob("*.py")
+        if "kinds" not in p.parts
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if branch.search(line)
+    ]
     assert found == []
 
 
 def test_no_module_is_over_400_lines():
     """A module that outgrows 400 lines holds more than one concern: split it (issue 35)."""
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 400}
+    long = {
+        str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400
+    }
     assert long == {}, f"split these modules: {long}"
+
+
+def test_commands_are_thin():
+    """A command parses its arguments, calls one library function and prints (issue 35): no command
+    module over 120 lines; the work is in pipeline/ and below."""
+    long = {
+        p.name: n for p in (PACKAGE / "cli" / "commands").glob("*.py") if (n := len(p.read_text().splitlines())) > 120
+    }
+    assert long == {}, f"move the work of these commands into pipeline/: {long}"

@@ -39,18 +39,41 @@ def _tracked_copy(dest: Path) -> Path:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("installed")
     source = _tracked_copy(root / "src")
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation",
-                            "-q", "-w", str(root / "dist")], capture_output=True, text=True)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(source),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(root / "dist"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert built.returncode == 0, built.stderr[-3000:]
     wheel = next((root / "dist").glob("cmx_gen-*.whl"))
     env_dir = root / "venv"
     venv.EnvBuilder(with_pip=False).create(env_dir)
     python = env_dir / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "cmx_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q",
-                           str(wheel)], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     work = root / "work"
     work.mkdir()
@@ -60,24 +83,36 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _run(installed: dict[str, Path], *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["CMX_GEN_CACHE"] = str(installed["root"] / "cache")
-    return subprocess.run([str(installed["cli"]), *args], cwd=installed["work"], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [str(installed["cli"]), *args], cwd=installed["work"], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_the_wheel_holds_what_the_tool_reads(installed: dict[str, Path]) -> None:
-    where = subprocess.run([str(installed["python"]), "-c", "import cmx_gen, cmx_gen.common.paths as p; "
-                            "print(cmx_gen.__file__); print(p.TEMPLATES_DIR); print(p.KERNELS_DIR)"],
-                           cwd=installed["work"], capture_output=True, text=True, check=True).stdout.split()
+    where = subprocess.run(
+        [
+            str(installed["python"]),
+            "-c",
+            "import cmx_gen, cmx_gen.common.paths as p; "
+            "print(cmx_gen.__file__); print(p.TEMPLATES_DIR); print(p.KERNELS_DIR)",
+        ],
+        cwd=installed["work"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert all(Path(w).is_relative_to(installed["site"]) for w in where), where
     for folder in ("templates", "boards", "kernels", "samples"):
-        tracked = subprocess.run(["git", "-C", str(REPO), "ls-files", folder], capture_output=True, text=True,
-                                 check=True).stdout.split()
+        tracked = subprocess.run(
+            ["git", "-C", str(REPO), "ls-files", folder], capture_output=True, text=True, check=True
+        ).stdout.split()
         shipped = installed["site"] / "cmx_gen" / "_share"
         missing = [t for t in tracked if not (shipped / t).is_file() and not Path(t).name.startswith(".")]
         assert not missing, f"not in the wheel: {missing[:5]}"
     # Every module and data file of the package (a folder without __init__.py is left out by the build).
-    package = subprocess.run(["git", "-C", str(REPO), "ls-files", "cmx_gen"], capture_output=True, text=True,
-                             check=True).stdout.split()
+    package = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "cmx_gen"], capture_output=True, text=True, check=True
+    ).stdout.split()
     missing = [t for t in package if not (installed["site"] / t).is_file()]
     assert not missing, f"not in the wheel: {missing[:5]}"
 
@@ -98,8 +133,9 @@ def test_boards_and_create_from_an_installed_copy(installed: dict[str, Path]) ->
     assert (app / "cmx/kernels/CMakeLists.txt").is_file() and (app / "user/main.c").is_file()
     assert (app / ".github/workflows/cmx-app.yml").is_file(), "the app's CI workflow (a dot-folder in the wheel)"
     # The app stands alone: nothing in it points back into the clone the wheel was built from.
-    pointing_back = [str(p.relative_to(app)) for p in app.rglob("*") if p.is_file()
-                     and str(REPO).encode() in p.read_bytes()]
+    pointing_back = [
+        str(p.relative_to(app)) for p in app.rglob("*") if p.is_file() and str(REPO).encode() in p.read_bytes()
+    ]
     assert not pointing_back, pointing_back
 
 

@@ -20,8 +20,12 @@ def _ruff(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def _mypy(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), *args],
-                          cwd=cwd, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+    )
 
 
 def _scratch(tmp_path: Path, name: str, text: str) -> Path:

@@ -43,8 +43,11 @@ def assert_all_checks_pass(results, label: str) -> None:
             continue
         assert r.status == "pass", f"{label} {r.name}: {r.status} {r.note} {[str(f) for f in r.findings]}"
     if schema is None:
-        pytest.skip("Twister's schema not found (../shared/zephyr, $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA): "
-                    "the other offline checks passed, the Twister schema check did not run")
+        pytest.skip(
+            "Twister's schema not found (../shared/zephyr, $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA): "
+            "the other offline checks passed, the Twister schema check did not run"
+        )
+
 
 DIGITS = ROOT / "samples" / "digits" / "model.py"
 
@@ -94,7 +97,9 @@ def _sdk_defines() -> list[str]:
     return found.cmake_defines()
 
 
-def configure_and_compile(app: Path, board_id: str, tmp_path: Path, defines: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
+def configure_and_compile(
+    app: Path, board_id: str, tmp_path: Path, defines: list[str]
+) -> tuple[subprocess.CompletedProcess, set[str]]:
     """Configure the Zephyr app against the stand-in and compile `app` and `cmx_kernels`: the
     configure run and the names of the objects compiled (`cmx_api.cpp`, `model_pte.S`, ...)."""
     board = boards.load_board(board_id)
@@ -104,7 +109,13 @@ def configure_and_compile(app: Path, board_id: str, tmp_path: Path, defines: lis
     flags = [f for f in board.core.gcc_flags if not f.startswith("-mcpu=")]
     build = tmp_path / "build"
     cmd = [
-        "cmake", "-G", "Ninja", "-S", str(app), "-B", str(build),
+        "cmake",
+        "-G",
+        "Ninja",
+        "-S",
+        str(app),
+        "-B",
+        str(build),
         f"-DZephyr_DIR={ZEPHYR_DATA / 'cmake_stub'}",
         f"-DCMX_STUB_CPU={board.core.name if board.core.name != 'cortex-m85' else 'cortex-m55'}",
         f"-DCMX_STUB_FLAGS={';'.join(flags)}",
@@ -116,8 +127,11 @@ def configure_and_compile(app: Path, board_id: str, tmp_path: Path, defines: lis
     assert "not compiled (needs Zephyr headers)" in conf.stdout
     assert "linker snippets: ;RODATA:linker/cmx_model_pte.ld" in conf.stdout
 
-    done = subprocess.run(["nice", "cmake", "--build", str(build), "-j", "2", "--target", "app", "cmx_kernels"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["nice", "cmake", "--build", str(build), "-j", "2", "--target", "app", "cmx_kernels"],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     return conf, {p.relative_to(build).as_posix() for p in build.rglob("*.obj")}
 

@@ -50,19 +50,24 @@ LTO = False  # --lto: both stacks link-time optimised (peers.yaml `lto`)
 DOWNLOADS = "tensorflow/lite/micro/tools/make/downloads"
 THIRD_PARTY = ["flatbuffers", "gemmlowp", "ruy", "kissfft", "cmsis", "cmsis/Cortex_DFP", "pigweed"]
 # What TFLM's download scripts apply after unpacking (flatbuffers_download.sh, kissfft_download.sh).
-PATCHES = {"flatbuffers": "tensorflow/lite/micro/tools/make/flatbuffers.patch",
-           "kissfft": "third_party/kissfft/kissfft.patch"}
+PATCHES = {
+    "flatbuffers": "tensorflow/lite/micro/tools/make/flatbuffers.patch",
+    "kissfft": "third_party/kissfft/kissfft.patch",
+}
 
 
 # --- sources ------------------------------------------------------------------------------------
 
+
 def missing_sources() -> list[str]:
     """What is not there, one line each with where it is looked for."""
     missing = []
-    for var, probe in [("TFLM_ROOT", "tensorflow/lite/micro/micro_interpreter.h"),
-                       ("MLPERF_TINY_ROOT", CONFIG["models"]["kws"]["tflite"]),
-                       ("EXECUTORCH_ROOT", "runtime/executor/method.h"),
-                       ("CMSIS_NN_PATH", "Include/arm_nnfunctions.h")]:
+    for var, probe in [
+        ("TFLM_ROOT", "tensorflow/lite/micro/micro_interpreter.h"),
+        ("MLPERF_TINY_ROOT", CONFIG["models"]["kws"]["tflite"]),
+        ("EXECUTORCH_ROOT", "runtime/executor/method.h"),
+        ("CMSIS_NN_PATH", "Include/arm_nnfunctions.h"),
+    ]:
         value = os.environ.get(var)
         if not value:
             missing.append(f"{var} is not set")
@@ -95,8 +100,13 @@ def commit(path: str | Path) -> str:
 
 def source_commits() -> dict[str, str]:
     tflm = Path(os.environ["TFLM_ROOT"])
-    commits = {"cmx-gen": commit(ROOT), "TFLM": commit(tflm), "MLPerf Tiny": commit(os.environ["MLPERF_TINY_ROOT"]),
-               "ExecuTorch": commit(os.environ["EXECUTORCH_ROOT"]), "CMSIS-NN": commit(os.environ["CMSIS_NN_PATH"])}
+    commits = {
+        "cmx-gen": commit(ROOT),
+        "TFLM": commit(tflm),
+        "MLPerf Tiny": commit(os.environ["MLPERF_TINY_ROOT"]),
+        "ExecuTorch": commit(os.environ["EXECUTORCH_ROOT"]),
+        "CMSIS-NN": commit(os.environ["CMSIS_NN_PATH"]),
+    }
     for name in THIRD_PARTY:
         if (tflm / DOWNLOADS / name / ".git").exists():
             commits[f"TFLM {name}"] = commit(tflm / DOWNLOADS / name)
@@ -110,6 +120,7 @@ def tool_versions() -> dict[str, str]:
 
 
 # --- the .tflite's operators ----------------------------------------------------------------------
+
 
 def tflite_operators(model: bytes) -> list[int]:
     """The builtin operator codes the model's operators use (a flatbuffer read by hand: Model.
@@ -135,8 +146,12 @@ def tflite_operators(model: bytes) -> list[int]:
     codes = []
     for code in tables(root, 1):
         deprecated, builtin = field(code, 0), field(code, 3)
-        codes.append(max(struct.unpack_from("<b", model, deprecated)[0] if deprecated else 0,
-                         struct.unpack_from("<i", model, builtin)[0] if builtin else 0))
+        codes.append(
+            max(
+                struct.unpack_from("<b", model, deprecated)[0] if deprecated else 0,
+                struct.unpack_from("<i", model, builtin)[0] if builtin else 0,
+            )
+        )
     used = set()
     for subgraph in tables(root, 2):
         for op in tables(subgraph, 3):
@@ -146,6 +161,7 @@ def tflite_operators(model: bytes) -> list[int]:
 
 
 # --- measuring an image ---------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Sizes:
@@ -158,9 +174,10 @@ class Sizes:
 def sizes(elf: Path) -> Sizes:
     sections = {s.name: s.size for s in elf_sections(elf)}
     memory_map = elf.with_suffix(".map").read_text()
-    memory_map = memory_map[memory_map.find("Linker script and memory map"):]
-    rodata = sum(int(m.group(2), 16) for m in re.finditer(
-        r"^ (\.rodata\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s", memory_map, re.M))
+    memory_map = memory_map[memory_map.find("Linker script and memory map") :]
+    rodata = sum(
+        int(m.group(2), 16) for m in re.finditer(r"^ (\.rodata\S*)\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s", memory_map, re.M)
+    )
     code = sections.get(".text", 0) + sections.get(".ARM.exidx", 0) + sections.get(".vectors", 0) - rodata
     static = sum(sections.get(name, 0) for name in (".data", ".bss", ".heap"))
     return Sizes(code, rodata, sections.get(".cmx_model", 0), static)
@@ -213,27 +230,44 @@ def say(message: str) -> None:
 
 # --- TFLM -----------------------------------------------------------------------------------------
 
+
 def tflm_library(board_id: str, work: Path) -> tuple[Path, float]:
     """TFLM's microlite library for the board's core, built clean by TFLM's Makefile."""
     board = CONFIG["boards"][board_id]
     gendir = work / f"tflm-lib-{board_id}"
     shutil.rmtree(gendir, ignore_errors=True)
-    settings = {**CONFIG["tflm_make"], **(CONFIG["lto"]["tflm_make"] if LTO else {}), "TARGET_ARCH": board["tflm_arch"],
-                "TARGET_TOOLCHAIN_ROOT": str(Path(shutil.which("arm-none-eabi-gcc") or "").parent) + "/",
-                "CMSIS_NN_PATH": os.environ["CMSIS_NN_PATH"], "GENDIR": f"{gendir}/"}
+    settings = {
+        **CONFIG["tflm_make"],
+        **(CONFIG["lto"]["tflm_make"] if LTO else {}),
+        "TARGET_ARCH": board["tflm_arch"],
+        "TARGET_TOOLCHAIN_ROOT": str(Path(shutil.which("arm-none-eabi-gcc") or "").parent) + "/",
+        "CMSIS_NN_PATH": os.environ["CMSIS_NN_PATH"],
+        "GENDIR": f"{gendir}/",
+    }
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}  # its scripts' python
     say(f"TFLM library for {board_id} ({board['tflm_arch']}): make microlite, {os.cpu_count()} jobs")
-    seconds = timed(["make", "-f", "tensorflow/lite/micro/tools/make/Makefile", f"-j{os.cpu_count()}",
-                     *(f"{k}={v}" for k, v in settings.items()), "microlite"],
-                    work / f"tflm-lib-{board_id}.log", cwd=Path(os.environ["TFLM_ROOT"]), env=env)
+    seconds = timed(
+        [
+            "make",
+            "-f",
+            "tensorflow/lite/micro/tools/make/Makefile",
+            f"-j{os.cpu_count()}",
+            *(f"{k}={v}" for k, v in settings.items()),
+            "microlite",
+        ],
+        work / f"tflm-lib-{board_id}.log",
+        cwd=Path(os.environ["TFLM_ROOT"]),
+        env=env,
+    )
     libs = list(gendir.glob("**/libtensorflow-microlite.a"))
     if not libs:
         sys.exit(f"peers: TFLM's make left no libtensorflow-microlite.a in {gendir}")
     return libs[0], seconds
 
 
-def tflm_image(key: str, board_id: str, work: Path, library: Path, cmx_app: Path,
-               profile: bool = False) -> tuple[Path, float]:
+def tflm_image(
+    key: str, board_id: str, work: Path, library: Path, cmx_app: Path, profile: bool = False
+) -> tuple[Path, float]:
     """The TFLM image of one model for one board, configured and built clean; its ELF and seconds."""
     tflite = Path(os.environ["MLPERF_TINY_ROOT"]) / CONFIG["models"][key]["tflite"]
     ops = [CONFIG["resolver"][code] for code in tflite_operators(tflite.read_bytes())]
@@ -241,14 +275,29 @@ def tflm_image(key: str, board_id: str, work: Path, library: Path, cmx_app: Path
     build = work / name
     shutil.rmtree(build, ignore_errors=True)
     log = work / f"{name}.log"
-    seconds = timed(["cmake", "-S", str(HERE / "tflm"), "-B", str(build), "-G", "Ninja",
-                     f"-DTFLM_ROOT={os.environ['TFLM_ROOT']}", f"-DTFLM_LIB={library}",
-                     f"-DTFLM_CPU_FLAGS={CONFIG['boards'][board_id]['tflm_cpu_flags']}",
-                     f"-DTFLM_DEFINES={CONFIG['tflm_defines']}", f"-DCMX_APP={cmx_app}",
-                     f"-DTFLM_MODEL={tflite}", f"-DTFLM_OPS={';'.join(ops)}", f"-DTFLM_CALLS={CONFIG['calls']}",
-                     f"-DTFLM_ARENA_BYTES={CONFIG['tflm_arena_bytes']}", f"-DTFLM_PROFILE={'ON' if profile else 'OFF'}",
-                     f"-DTFLM_LTO={'ON' if LTO else 'OFF'}"],
-                    log)
+    seconds = timed(
+        [
+            "cmake",
+            "-S",
+            str(HERE / "tflm"),
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            f"-DTFLM_ROOT={os.environ['TFLM_ROOT']}",
+            f"-DTFLM_LIB={library}",
+            f"-DTFLM_CPU_FLAGS={CONFIG['boards'][board_id]['tflm_cpu_flags']}",
+            f"-DTFLM_DEFINES={CONFIG['tflm_defines']}",
+            f"-DCMX_APP={cmx_app}",
+            f"-DTFLM_MODEL={tflite}",
+            f"-DTFLM_OPS={';'.join(ops)}",
+            f"-DTFLM_CALLS={CONFIG['calls']}",
+            f"-DTFLM_ARENA_BYTES={CONFIG['tflm_arena_bytes']}",
+            f"-DTFLM_PROFILE={'ON' if profile else 'OFF'}",
+            f"-DTFLM_LTO={'ON' if LTO else 'OFF'}",
+        ],
+        log,
+    )
     seconds += timed(["cmake", "--build", str(build)], log)
     return build / "tflm_peer.elf", seconds
 
@@ -260,12 +309,21 @@ def tflm_row(key: str, board_id: str, work: Path, library: Path, library_seconds
     done = re.search(r"^tflm: done calls=\d+ arena=(\d+)/\d+ stack=(\d+)/\d+", output, re.M)
     if not done or len(counts) != CONFIG["calls"]:
         sys.exit(f"peers: the TFLM image for {key} on {board_id} did not finish: {output.strip()[-300:]!r}")
-    return Row("TFLM", key, board_id, *median_and_spread(counts), sizes(elf), int(done.group(1)), int(done.group(2)),
-               library_seconds + seconds)
+    return Row(
+        "TFLM",
+        key,
+        board_id,
+        *median_and_spread(counts),
+        sizes(elf),
+        int(done.group(1)),
+        int(done.group(2)),
+        library_seconds + seconds,
+    )
 
 
-def tflm_profile(key: str, board_id: str, work: Path, library: Path,
-                 cmx_app: Path) -> tuple[list[tuple[str, int]], dict[str, int]]:
+def tflm_profile(
+    key: str, board_id: str, work: Path, library: Path, cmx_app: Path
+) -> tuple[list[tuple[str, int]], dict[str, int]]:
     """(operator, count) of the last call, from TFLM's profiler hook around each operator; and the
     arena's persistent allocations by kind (RecordingMicroAllocator)."""
     elf, _ = tflm_image(key, board_id, work, library, cmx_app, profile=True)
@@ -284,15 +342,18 @@ def arena_parts(app: Path, ours: Row, peer: Row, peer_memory: dict[str, int]) ->
     needs = program.allocator_needs((app / "model" / "model.pte").read_bytes())
     persistent = sum(peer_memory.values())
     method_parts = ", ".join(f"{name} {cell(size)}" for name, size in needs.parts)
-    return (f"  arena, TFLM {cell(peer.arena)}: activations and scratch {cell(peer.arena - persistent)} "
-            f"(arena_used_bytes - persistent); persistent {cell(persistent)} = "
-            + ", ".join(f"{name} {cell(size)}" for name, size in peer_memory.items() if size) +
-            f"\n  arena, cmx-gen {cell(ours.arena)} as allocated: planned {cell(memory['planned_bytes'])} "
-            f"(of it kernel scratch {cell(memory['scratch_bytes'])}); method pool {cell(needs.method_bytes)} = {method_parts}"
-            f"; its margin and the temp pool {cell(ours.arena - memory['planned_bytes'] - needs.method_bytes)}")
+    return (
+        f"  arena, TFLM {cell(peer.arena)}: activations and scratch {cell(peer.arena - persistent)} "
+        f"(arena_used_bytes - persistent); persistent {cell(persistent)} = "
+        + ", ".join(f"{name} {cell(size)}" for name, size in peer_memory.items() if size)
+        + f"\n  arena, cmx-gen {cell(ours.arena)} as allocated: planned {cell(memory['planned_bytes'])} "
+        f"(of it kernel scratch {cell(memory['scratch_bytes'])}); method pool {cell(needs.method_bytes)} = {method_parts}"
+        f"; its margin and the temp pool {cell(ours.arena - memory['planned_bytes'] - needs.method_bytes)}"
+    )
 
 
 # --- cmx-gen --------------------------------------------------------------------------------------
+
 
 def cmx_row(key: str, board_id: str, work: Path) -> tuple[Row, Path]:
     """The sample through the CLI as a user runs it; the kernel library built clean (empty cache)."""
@@ -302,54 +363,92 @@ def cmx_row(key: str, board_id: str, work: Path) -> tuple[Row, Path]:
     # lowering is cached across runs; the runtime build is not
     shutil.rmtree(Path(env["CMX_GEN_CACHE"]) / "runtime", ignore_errors=True)
     log = work / f"cmx-{key}-{board_id}.log"
-    timed([*cli, "create", "--config", str(ROOT / "samples" / model["sample"] / "cmx.toml"), "--board", board_id,
-           "--rtos", "baremetal", "--io", "int8", "-o", str(app), "--force"], log, env=env)
-    seconds = timed([*cli, "build", str(app), "--clean", *lto, "-D", f"CMX_APP_ITERATIONS={CONFIG['calls']}"],
-                    log, env=env)
+    timed(
+        [
+            *cli,
+            "create",
+            "--config",
+            str(ROOT / "samples" / model["sample"] / "cmx.toml"),
+            "--board",
+            board_id,
+            "--rtos",
+            "baremetal",
+            "--io",
+            "int8",
+            "-o",
+            str(app),
+            "--force",
+        ],
+        log,
+        env=env,
+    )
+    seconds = timed(
+        [*cli, "build", str(app), "--clean", *lto, "-D", f"CMX_APP_ITERATIONS={CONFIG['calls']}"], log, env=env
+    )
     elf = find_elf(app / "build", user_app=True)
     run = app_run.parse(run_image(board_id, elf))
     if run.error or len(run.calls) != CONFIG["calls"] or run.stack is None:
         sys.exit(f"peers: the cmx-gen app {app} did not finish: {run.output.strip()[-300:]!r}")
     arena = sum(allocated for _, allocated in run.calls[-1].pools.values())
-    return Row("cmx-gen", key, board_id, *median_and_spread(run.counts()), sizes(elf), arena, run.stack[0],
-               seconds), app
+    return Row(
+        "cmx-gen", key, board_id, *median_and_spread(run.counts()), sizes(elf), arena, run.stack[0], seconds
+    ), app
 
 
 def cmx_profile(app: Path, work: Path, board_id: str) -> list[tuple[str, int]]:
     """(operator, count) from `cmx-gen run APP --profile` (ExecuTorch's EventTracer hooks)."""
     cli, env, lto = cmx_cli(work, board_id)
     # Configure the profile image with the table's LTO setting first; `run --profile` keeps it.
-    timed([*cli, "build", str(app), "--build-dir", str(app / "build-profile"), "--clean", "-D", "CMX_PROFILE=ON",
-           *lto], work / f"{app.name}-profile.log", env=env)
+    timed(
+        [*cli, "build", str(app), "--build-dir", str(app / "build-profile"), "--clean", "-D", "CMX_PROFILE=ON", *lto],
+        work / f"{app.name}-profile.log",
+        env=env,
+    )
     done = subprocess.run([*cli, "run", str(app), "--profile"], env=env, capture_output=True, text=True)
-    rows = re.finditer(r"^\s*\d+\s+(?:cortex_m|aten|quantized_decomposed)::(\S+?)(?:\.out)?\s+.*?\s([\d,]+)\s+[\d.]+%",
-                       done.stdout, re.M)
+    rows = re.finditer(
+        r"^\s*\d+\s+(?:cortex_m|aten|quantized_decomposed)::(\S+?)(?:\.out)?\s+.*?\s([\d,]+)\s+[\d.]+%",
+        done.stdout,
+        re.M,
+    )
     return [(m.group(1), int(m.group(2).replace(",", ""))) for m in rows]
 
 
-def profiles_side_by_side(key: str, board: str, ours: list[tuple[str, int]], peer: list[tuple[str, int]],
-                          row_ours: Row, row_peer: Row) -> str:
+def profiles_side_by_side(
+    key: str, board: str, ours: list[tuple[str, int]], peer: list[tuple[str, int]], row_ours: Row, row_peer: Row
+) -> str:
     """Both stacks' operators in order, their counts, and what the inference spends outside them."""
-    lines = [f"{key} on {board}: per operator (the profiled image's own counts; the inference totals are the table's)",
-             f"  {'#':>3}  {'TFLM':<22} {'instr':>10}    {'cmx-gen':<28} {'instr':>10}"]
+    lines = [
+        f"{key} on {board}: per operator (the profiled image's own counts; the inference totals are the table's)",
+        f"  {'#':>3}  {'TFLM':<22} {'instr':>10}    {'cmx-gen':<28} {'instr':>10}",
+    ]
     for i in range(max(len(ours), len(peer))):
         left = peer[i] if i < len(peer) else ("", 0)
         right = ours[i] if i < len(ours) else ("", 0)
-        lines.append(f"  {i:>3}  {left[0]:<22} {cell(left[1]) if left[0] else '':>10}    "
-                     f"{right[0]:<28} {cell(right[1]) if right[0] else '':>10}")
+        lines.append(
+            f"  {i:>3}  {left[0]:<22} {cell(left[1]) if left[0] else '':>10}    "
+            f"{right[0]:<28} {cell(right[1]) if right[0] else '':>10}"
+        )
     peer_sum, our_sum = sum(c for _, c in peer), sum(c for _, c in ours)
     lines.append(f"  sum  {'':<22} {cell(peer_sum):>10}    {'':<28} {cell(our_sum):>10}")
-    lines.append(f"  outside the operators (inference - sum): TFLM {cell(row_peer.instructions - peer_sum)}, "
-                 f"cmx-gen {cell(row_ours.instructions - our_sum)}")
+    lines.append(
+        f"  outside the operators (inference - sum): TFLM {cell(row_peer.instructions - peer_sum)}, "
+        f"cmx-gen {cell(row_ours.instructions - our_sum)}"
+    )
     return "\n".join(lines)
 
 
 # --- the table ------------------------------------------------------------------------------------
 
-COLUMNS = [("instr/inference", lambda r: r.instructions), ("code B", lambda r: r.sizes.code),
-           (".rodata B", lambda r: r.sizes.rodata), ("model B", lambda r: r.sizes.model),
-           ("arena B", lambda r: r.arena), ("static B", lambda r: r.sizes.static),
-           ("stack B", lambda r: r.stack_used), ("build s", lambda r: r.build_seconds)]
+COLUMNS = [
+    ("instr/inference", lambda r: r.instructions),
+    ("code B", lambda r: r.sizes.code),
+    (".rodata B", lambda r: r.sizes.rodata),
+    ("model B", lambda r: r.sizes.model),
+    ("arena B", lambda r: r.arena),
+    ("static B", lambda r: r.sizes.static),
+    ("stack B", lambda r: r.stack_used),
+    ("build s", lambda r: r.build_seconds),
+]
 
 
 def cell(value: float) -> str:
@@ -366,7 +465,9 @@ def table(rows: list[Row], markdown: bool) -> str:
     for r in rows:
         values = [cell(get(r)) for _, get in COLUMNS]
         if markdown:
-            lines.append(f"| {CONFIG['models'][r.model]['title']} | {r.board} | {r.stack} | " + " | ".join(values) + " |")
+            lines.append(
+                f"| {CONFIG['models'][r.model]['title']} | {r.board} | {r.stack} | " + " | ".join(values) + " |"
+            )
         else:
             lines.append(f"{r.model:<5} {r.board:<11} {r.stack:<8}" + "".join(f" {v:>15}" for v in values))
     return "\n".join(lines)
@@ -382,9 +483,11 @@ def ratios(rows: list[Row]) -> str:
             continue
         flash = lambda r: r.sizes.code + r.sizes.rodata + r.sizes.model  # noqa: E731
         ram = lambda r: r.arena + r.sizes.static + r.stack_used  # noqa: E731
-        out.append(f"{key:<5} {board:<11} instructions {ours.instructions / peer.instructions:6.1%}   "
-                   f"flash {flash(ours):,} / {flash(peer):,} = {flash(ours) / flash(peer):6.1%}   "
-                   f"RAM {ram(ours):,} / {ram(peer):,} = {ram(ours) / ram(peer):6.1%}")
+        out.append(
+            f"{key:<5} {board:<11} instructions {ours.instructions / peer.instructions:6.1%}   "
+            f"flash {flash(ours):,} / {flash(peer):,} = {flash(ours) / flash(peer):6.1%}   "
+            f"RAM {ram(ours):,} / {ram(peer):,} = {ram(ours) / ram(peer):6.1%}"
+        )
     return "\n".join(out)
 
 
@@ -394,9 +497,14 @@ def main() -> None:
     parser.add_argument("--boards", nargs="+", default=list(CONFIG["boards"]), choices=list(CONFIG["boards"]))
     parser.add_argument("--work", help="folder for builds and logs (default: a new temporary folder)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (docs/performance.md)")
-    parser.add_argument("--lto", action="store_true", help="link-time optimisation on both sides (default: off on both)")
-    parser.add_argument("--profile", action="store_true",
-                        help="also build both stacks' profiling images and print instructions per operator")
+    parser.add_argument(
+        "--lto", action="store_true", help="link-time optimisation on both sides (default: off on both)"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also build both stacks' profiling images and print instructions per operator",
+    )
     args = parser.parse_args()
     global LTO
     LTO = args.lto
@@ -422,10 +530,15 @@ def main() -> None:
             if args.profile:
                 say(f"{key} on {board}: profiles")
                 peer_ops, peer_memory = tflm_profile(key, board, work, library, app)
-                profiles.append(profiles_side_by_side(key, board, cmx_profile(app, work, board), peer_ops, ours, peer)
-                                + "\n" + arena_parts(app, ours, peer, peer_memory))
-    print(f"bench/peers {date.today()}: LTO {'on' if LTO else 'off'} on both sides; {CONFIG['calls']} calls per "
-          f"image, the first a warm-up; instructions = median of the rest (QEMU -icount shift=0)")
+                profiles.append(
+                    profiles_side_by_side(key, board, cmx_profile(app, work, board), peer_ops, ours, peer)
+                    + "\n"
+                    + arena_parts(app, ours, peer, peer_memory)
+                )
+    print(
+        f"bench/peers {date.today()}: LTO {'on' if LTO else 'off'} on both sides; {CONFIG['calls']} calls per "
+        f"image, the first a warm-up; instructions = median of the rest (QEMU -icount shift=0)"
+    )
     for name, value in commits.items():
         print(f"  {name}: {value}")
     print(table(rows, args.markdown))

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Operators of kernels/prim_ops/register_prim_ops.cpp (built selectively, not by the codegen).
-PRIM_OP_PREFIXES = ("executorch_prim::", "aten::sym_size", "aten::sym_numel", "aten::sym_stride", "aten::_local_scalar_dense")
+PRIM_OP_PREFIXES = (
+    "executorch_prim::",
+    "aten::sym_size",
+    "aten::sym_numel",
+    "aten::sym_stride",
+    "aten::_local_scalar_dense",
+)
 
 
 @dataclass(frozen=True)
@@ -90,8 +96,14 @@ def split_ops(op_names: list[str]) -> KernelSet:
             portable[_base_name(op)] = kernel
         registered.append(op)
     names = tuple(sorted(portable))
-    return KernelSet(tuple(sorted(cortex_m)), names, tuple(portable[n] for n in names), tuple(prim), tuple(registered),
-                     tuple(sorted(optimized)))
+    return KernelSet(
+        tuple(sorted(cortex_m)),
+        names,
+        tuple(portable[n] for n in names),
+        tuple(prim),
+        tuple(registered),
+        tuple(sorted(optimized)),
+    )
 
 
 def _functions_yaml(ops: tuple[str, ...]) -> Path:
@@ -178,25 +190,35 @@ def _from_optimized(op: str) -> bool:
 
 
 def optimized_kernels(op_names: list[str]) -> tuple[str, ...]:
-    """"aten::linear.out=torch::executor::opt_linear_out" for each op taken from the optimized library:
+    """ "aten::linear.out=torch::executor::opt_linear_out" for each op taken from the optimized library:
     what the registration depends on beyond the op names (a cache key part)."""
-    return tuple(f"{op}={optimized_entries()[op]['kernels'][0]['kernel_name']}"
-                 for op in sorted(set(op_names)) if _from_optimized(op))
+    return tuple(
+        f"{op}={optimized_entries()[op]['kernels'][0]['kernel_name']}"
+        for op in sorted(set(op_names))
+        if _from_optimized(op)
+    )
 
 
 def _missing_kernels(missing: list[str]) -> tuple[str, str]:
     """The problem and the fix when the libraries cmx-gen links have no kernel for some operators: an
     aten operator is a float program's (the int8 ones run on cortex_m/CMSIS-NN kernels)."""
     names = ", ".join(missing)
-    quantize = ("give cmx-gen the model itself (path/model.py:Class or a .pt2) so that it quantizes it to int8, "
-                "or export the .pte quantized (upstream's aot_arm_compiler --quantize)")
+    quantize = (
+        "give cmx-gen the model itself (path/model.py:Class or a .pt2) so that it quantizes it to int8, "
+        "or export the .pte quantized (upstream's aot_arm_compiler --quantize)"
+    )
     if all(op.startswith("aten::") for op in missing):
-        where = ("neither portable, cortex_m nor the optimized library of the SDK at EXECUTORCH_ROOT has one"
-                 if optimized_yaml() else "no portable or cortex_m kernel; set EXECUTORCH_ROOT to ExecuTorch's "
-                 "sources (`cmx-gen sdk`) and cmx-gen links the optimized library's where it has one")
+        where = (
+            "neither portable, cortex_m nor the optimized library of the SDK at EXECUTORCH_ROOT has one"
+            if optimized_yaml()
+            else "no portable or cortex_m kernel; set EXECUTORCH_ROOT to ExecuTorch's "
+            "sources (`cmx-gen sdk`) and cmx-gen links the optimized library's where it has one"
+        )
         return f"float operator(s) {names} of an unquantized program: {where}", quantize
-    return (f"no kernel in this executorch for operator(s) {names}",
-            "lower the model with the cmx-gen/executorch version that renders the app")
+    return (
+        f"no kernel in this executorch for operator(s) {names}",
+        "lower the model with the cmx-gen/executorch version that renders the app",
+    )
 
 
 def registration_source(op_names: list[str], backend: bool = False) -> str:
@@ -224,9 +246,7 @@ def registration_source(op_names: list[str], backend: bool = False) -> str:
                 for key, meta in combined.kernel_index.get_kernels(f).items():
                     sig = ExecutorchCppSignature.from_native_function(f)
                     name = meta.kernel.split("::")[-1]
-                    decls.setdefault(meta.cpp_namespace, []).append(
-                        sig.decl(name=name, include_context=True) + ";"
-                    )
+                    decls.setdefault(meta.cpp_namespace, []).append(sig.decl(name=name, include_context=True) + ";")
                     bodies.append(unbox((f, (key, meta))).strip("\n"))
                     found.add(f"{f.namespace}::{f.func.name}")
         missing = [op for op in ops if op not in found]

@@ -1,11 +1,11 @@
 """An app folder made by `cmx-gen create`: its layout in one place, and its kind from cmx.toml.
 
-    cmx.toml                  the project (board, rtos, model, options): `regen` redoes the app from it
-    model/report.json         the lowering report (docs/report.md)
-    model/placement.json      where everything goes on the board
-    model/<name>/             an app of several models: each model's report, program and reference
-    build/*.elf               the bare-metal image (`cmx-gen build`); build/zephyr/zephyr.elf for Zephyr
-    build-profile/, build-trace/   the diagnostic images (`cmx-gen run --profile / --trace`)
+cmx.toml                  the project (board, rtos, model, options): `regen` redoes the app from it
+model/report.json         the lowering report (docs/report.md)
+model/placement.json      where everything goes on the board
+model/<name>/             an app of several models: each model's report, program and reference
+build/*.elf               the bare-metal image (`cmx-gen build`); build/zephyr/zephyr.elf for Zephyr
+build-profile/, build-trace/   the diagnostic images (`cmx-gen run --profile / --trace`)
 """
 
 from __future__ import annotations
@@ -39,8 +39,10 @@ class AppFolder:
         project = self.path / project_mod.FILE_NAME
         if not project.is_file():
             what = "does not exist" if not self.path.exists() else f"has no {project_mod.FILE_NAME}"
-            raise AppError(f"{self.path} {what}: it is not an app `cmx-gen create` made",
-                           "pass the folder given to `cmx-gen create ... -o APP`")
+            raise AppError(
+                f"{self.path} {what}: it is not an app `cmx-gen create` made",
+                "pass the folder given to `cmx-gen create ... -o APP`",
+            )
         return project_mod.load(project).rtos
 
     def board(self) -> Board:
@@ -53,8 +55,10 @@ class AppFolder:
         project = self.path / project_mod.FILE_NAME
         if project.is_file():
             return load_board(project_mod.load(project).board)
-        raise RunError(f"{self.path} does not say which board it is for (no model/placement.json or cmx.toml)",
-                       "pass an app folder made by `cmx-gen create`")
+        raise RunError(
+            f"{self.path} does not say which board it is for (no model/placement.json or cmx.toml)",
+            "pass an app folder made by `cmx-gen create`",
+        )
 
     def model_names(self) -> list[str]:
         """An app of several models: their names, in the order they run (model/placement.json);
@@ -74,8 +78,10 @@ class AppFolder:
 
         names = self.model_names()
         if names and name is None:
-            raise AppError(f"{self.path} holds {len(names)} models ({', '.join(names)}) and this step takes one",
-                           "make a one-model app of the model you want to look at (the program is the same)")
+            raise AppError(
+                f"{self.path} holds {len(names)} models ({', '.join(names)}) and this step takes one",
+                "make a one-model app of the model you want to look at (the program is the same)",
+            )
         return load_json(self.model_dir(name) / "report.json")
 
     def placement(self) -> "Placement":
@@ -85,8 +91,10 @@ class AppFolder:
 
     def reference_outputs(self, name: str | None = None) -> dict[int, bytes]:
         """The check's expected output bytes by output index (model[/<name>]/reference_output_<i>.bin)."""
-        return {int(p.stem.rsplit("_", 1)[1]): p.read_bytes()
-                for p in sorted(self.model_dir(name).glob("reference_output_*.bin"))}
+        return {
+            int(p.stem.rsplit("_", 1)[1]): p.read_bytes()
+            for p in sorted(self.model_dir(name).glob("reference_output_*.bin"))
+        }
 
     def verdict(self, line: str, model_lines: list[str] | None = None) -> list[str]:
         """The result line (each model's first in an app of several), then how far ExecuTorch's

@@ -27,10 +27,13 @@ from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, schedule_l
 PAGE = "report.html"
 PROFILE_JSON = "profile.json"  # written beside the profile image by `run --profile`
 LAST_RESULT = "last_result.txt"  # build/: the last `run`'s kind and result line (record_result)
-RUN_KINDS = {"check": "the check image", "profile": "the profile image", "trace": "the trace image",
-             "app": "your application"}
-_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-           "#bab0ac"]
+RUN_KINDS = {
+    "check": "the check image",
+    "profile": "the profile image",
+    "trace": "the trace image",
+    "app": "your application",
+}
+_COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"]
 
 
 @dataclass(frozen=True)
@@ -70,22 +73,31 @@ def memory_svg(placement: Placement, width: int = 760) -> str:
     legend: dict[str, str] = {}
     for row, use in enumerate(regions):
         y = row * (bar + gap) + 18
-        rows.append(f'<text x="0" y="{y - 4}" class="lbl">{_esc(use.region)} — {size_label(use.used)} of '
-                    f'{size_label(use.size)} ({use.percent:.1f} %)</text>')
+        rows.append(
+            f'<text x="0" y="{y - 4}" class="lbl">{_esc(use.region)} — {size_label(use.used)} of '
+            f"{size_label(use.size)} ({use.percent:.1f} %)</text>"
+        )
         x = 0.0
         scale = (width - label) / use.size if use.size else 0
         for name, nbytes in use.items.items():
             color = legend.setdefault(name, _COLORS[len(legend) % len(_COLORS)])
             w = max(nbytes * scale, 1.0)
-            rows.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
-                        f'<title>{_esc(use.region)}: {_esc(name)} {size_label(nbytes)} ({nbytes:,} B)</title></rect>')
+            rows.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
+                f"<title>{_esc(use.region)}: {_esc(name)} {size_label(nbytes)} ({nbytes:,} B)</title></rect>"
+            )
             x += w
-        rows.append(f'<rect x="{x:.1f}" y="{y}" width="{max(width - label - x, 0):.1f}" height="{bar}" fill="#e8e8e8">'
-                    f'<title>{_esc(use.region)}: free {size_label(use.free)}</title></rect>')
+        rows.append(
+            f'<rect x="{x:.1f}" y="{y}" width="{max(width - label - x, 0):.1f}" height="{bar}" fill="#e8e8e8">'
+            f"<title>{_esc(use.region)}: free {size_label(use.free)}</title></rect>"
+        )
     height = len(regions) * (bar + gap) + 10
     keys = "".join(f'<span class="key"><i style="background:{c}"></i>{_esc(n)}</span>' for n, c in legend.items())
-    return (f'<svg id="memory-map" width="{width}" height="{height}" role="img" aria-label="memory map">'
-            + "".join(rows) + f"</svg><div class=\"legend\">{keys}</div>")
+    return (
+        f'<svg id="memory-map" width="{width}" height="{height}" role="img" aria-label="memory map">'
+        + "".join(rows)
+        + f'</svg><div class="legend">{keys}</div>'
+    )
 
 
 def bars_svg(rows: list[tuple[str, float, str]], unit: str, element_id: str, width: int = 760) -> str:
@@ -97,12 +109,17 @@ def bars_svg(rows: list[tuple[str, float, str]], unit: str, element_id: str, wid
     for i, (name, value, hover) in enumerate(rows):
         y = i * (bar + 4)
         w = max((width - label - 90) * value / top, 1.0)
-        parts.append(f'<text x="{label - 6}" y="{y + 12}" class="lbl" text-anchor="end">{_esc(name[:48])}</text>'
-                     f'<rect x="{label}" y="{y}" width="{w:.1f}" height="{bar}" fill="{_COLORS[0]}">'
-                     f'<title>{_esc(hover)}</title></rect>'
-                     f'<text x="{label + w + 4:.1f}" y="{y + 12}" class="lbl">{value:,.0f} {unit}</text>')
-    return (f'<svg id="{element_id}" width="{width}" height="{len(rows) * (bar + 4) + 4}" role="img">'
-            + "".join(parts) + "</svg>")
+        parts.append(
+            f'<text x="{label - 6}" y="{y + 12}" class="lbl" text-anchor="end">{_esc(name[:48])}</text>'
+            f'<rect x="{label}" y="{y}" width="{w:.1f}" height="{bar}" fill="{_COLORS[0]}">'
+            f"<title>{_esc(hover)}</title></rect>"
+            f'<text x="{label + w + 4:.1f}" y="{y + 12}" class="lbl">{value:,.0f} {unit}</text>'
+        )
+    return (
+        f'<svg id="{element_id}" width="{width}" height="{len(rows) * (bar + 4) + 4}" role="img">'
+        + "".join(parts)
+        + "</svg>"
+    )
 
 
 def sqnr_svg(report: Report, width: int = 760, height: int = 220) -> str:
@@ -120,32 +137,66 @@ def sqnr_svg(report: Report, width: int = 760, height: int = 220) -> str:
     dots = "".join(
         f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{6 if p.index in worst else 4}" '
         f'fill="{"#e15759" if p.index in worst else _COLORS[0]}"><title>{_esc(describe_layer(p) if p.sqnr_drop_db is not None else f"op #{p.index} {p.op} ({p.module}): {p.sqnr_db} dB")}</title></circle>'
-        for (x, y), p in zip(xy, points))
-    axis = (f'<text x="0" y="14" class="lbl">{high:.0f} dB</text>'
-            f'<text x="0" y="{height - 24}" class="lbl">{low:.0f} dB</text>'
-            f'<text x="{pad}" y="{height - 4}" class="lbl">input</text>'
-            f'<text x="{width - 20}" y="{height - 4}" class="lbl" text-anchor="end">output</text>')
-    return (f'<svg id="sqnr-chart" width="{width}" height="{height}" role="img" aria-label="SQNR by layer">'
-            f'{axis}<polyline points="{line}" fill="none" stroke="{_COLORS[0]}" stroke-width="2"/>{dots}</svg>')
+        for (x, y), p in zip(xy, points)
+    )
+    axis = (
+        f'<text x="0" y="14" class="lbl">{high:.0f} dB</text>'
+        f'<text x="0" y="{height - 24}" class="lbl">{low:.0f} dB</text>'
+        f'<text x="{pad}" y="{height - 4}" class="lbl">input</text>'
+        f'<text x="{width - 20}" y="{height - 4}" class="lbl" text-anchor="end">output</text>'
+    )
+    return (
+        f'<svg id="sqnr-chart" width="{width}" height="{height}" role="img" aria-label="SQNR by layer">'
+        f'{axis}<polyline points="{line}" fill="none" stroke="{_COLORS[0]}" stroke-width="2"/>{dots}</svg>'
+    )
 
 
 def render(data: PageData) -> str:
     """The page's HTML."""
     report = data.report
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(DATA_DIR), autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(DATA_DIR), autoescape=True, undefined=jinja2.StrictUndefined
+    )
     profile = data.profile
-    profile_svg = bars_svg([(f"#{r['index']} {r['op']} ({r['module']})", r["count"],
-                             f"{r['op']} {r['module']} {r['source']}: {r['count']:,} ({r['share']:.1f} %)")
-                            for r in profile["rows"]], profile["counter"], "profile-chart") if profile else ""
-    kinds_svg = bars_svg([(k["kind"], k["count"], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]],
-                         profile["counter"], "profile-kinds") if profile else ""
+    profile_svg = (
+        bars_svg(
+            [
+                (
+                    f"#{r['index']} {r['op']} ({r['module']})",
+                    r["count"],
+                    f"{r['op']} {r['module']} {r['source']}: {r['count']:,} ({r['share']:.1f} %)",
+                )
+                for r in profile["rows"]
+            ],
+            profile["counter"],
+            "profile-chart",
+        )
+        if profile
+        else ""
+    )
+    kinds_svg = (
+        bars_svg(
+            [(k["kind"], k["count"], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]],
+            profile["counter"],
+            "profile-kinds",
+        )
+        if profile
+        else ""
+    )
     return env.get_template("report.html.j2").render(
-        report=report, labels=CLASS_LABELS, placement=data.placement, result_line=data.result_line,
+        report=report,
+        labels=CLASS_LABELS,
+        placement=data.placement,
+        result_line=data.result_line,
         result_run=RUN_KINDS[data.result_run],
         memory_svg=memory_svg(data.placement) if data.placement else "",
-        profile=profile, profile_svg=profile_svg, kinds_svg=kinds_svg,
-        sqnr_svg=sqnr_svg(report), worst=[describe_layer(layer) for layer in worst_layers(report)],
-        size=size_label, schedules=[schedule_line(s) for s in report.schedules],
+        profile=profile,
+        profile_svg=profile_svg,
+        kinds_svg=kinds_svg,
+        sqnr_svg=sqnr_svg(report),
+        worst=[describe_layer(layer) for layer in worst_layers(report)],
+        size=size_label,
+        schedules=[schedule_line(s) for s in report.schedules],
     )
 
 
@@ -156,8 +207,10 @@ def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
     model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
     placement = model / "placement.json"
     if (folder / "model" / "placement.json").is_file() and not (folder / "model" / "report.json").is_file():
-        raise AppError(f"{folder} holds several models and the page shows one model",
-                       "open a one-model app of the model, or `cmx-gen lower MODEL -o DIR` and `cmx-gen report DIR`")
+        raise AppError(
+            f"{folder} holds several models and the page shows one model",
+            "open a one-model app of the model, or `cmx-gen lower MODEL -o DIR` and `cmx-gen report DIR`",
+        )
     profile = folder / profile_dir / PROFILE_JSON
     line, run = _last_result(folder / "build" / LAST_RESULT)
     return PageData(

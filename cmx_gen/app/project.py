@@ -88,14 +88,30 @@ class Project:
         object.__setattr__(self, "models", tuple(self.models))  # a list given is kept as a tuple
 
     @classmethod
-    def single(cls, model: str, *, input_shape: str | None = None, calibration: str | None = None,
-               random_calibration: bool = False, given_input: str | None = None, keep_fp32: tuple[str, ...] = (),
-               io: Io = "float", **shared: Any) -> Project:
+    def single(
+        cls,
+        model: str,
+        *,
+        input_shape: str | None = None,
+        calibration: str | None = None,
+        random_calibration: bool = False,
+        given_input: str | None = None,
+        keep_fp32: tuple[str, ...] = (),
+        io: Io = "float",
+        **shared: Any,
+    ) -> Project:
         """A project of one model: the model's options, then the project's (`shared`); the model takes
         the project's name."""
-        entry = ModelEntry(source=model, name=shared.get("name"), input_shape=input_shape, calibration=calibration,
-                           random_calibration=random_calibration, given_input=given_input,
-                           keep_fp32=tuple(keep_fp32), io=io)
+        entry = ModelEntry(
+            source=model,
+            name=shared.get("name"),
+            input_shape=input_shape,
+            calibration=calibration,
+            random_calibration=random_calibration,
+            given_input=given_input,
+            keep_fp32=tuple(keep_fp32),
+            io=io,
+        )
         return cls(models=(entry,), **shared)
 
     @property
@@ -149,31 +165,40 @@ def _entries(path: Path, base: Path, tables: list[Any]) -> list[ModelEntry]:
     entries: list[ModelEntry] = []
     for i, table in enumerate(tables, 1):
         if not isinstance(table, dict):
-            raise ModelSourceError(f"{path}: [[model]] #{i} is not a table", 'write it as [[model]] name = "kws" source = "..."')
+            raise ModelSourceError(
+                f"{path}: [[model]] #{i} is not a table", 'write it as [[model]] name = "kws" source = "..."'
+            )
         unknown = sorted(set(table) - set(MODEL_KEYS))
         if unknown:
-            raise ModelSourceError(f"{path}: [[model]] #{i} has unknown key(s) {', '.join(unknown)}",
-                                   f"use only {', '.join(MODEL_KEYS)}")
+            raise ModelSourceError(
+                f"{path}: [[model]] #{i} has unknown key(s) {', '.join(unknown)}", f"use only {', '.join(MODEL_KEYS)}"
+            )
         for key in ("name", "source"):
             if key not in table:
-                raise ModelSourceError(f"{path}: [[model]] #{i} has no {key}",
-                                       'give every model a name and a source, e.g. name = "kws" source = "kws.py:Net"')
+                raise ModelSourceError(
+                    f"{path}: [[model]] #{i} has no {key}",
+                    'give every model a name and a source, e.g. name = "kws" source = "kws.py:Net"',
+                )
         name = str(table["name"])
         if not name.isidentifier() or not name.isascii():
-            raise ModelSourceError(f"{path}: [[model]] name {name!r} is not a C identifier",
-                                   "use letters, digits and _ (it names the handle cmx_model_<name>)")
+            raise ModelSourceError(
+                f"{path}: [[model]] name {name!r} is not a C identifier",
+                "use letters, digits and _ (it names the handle cmx_model_<name>)",
+            )
         if any(e.name == name for e in entries):
             raise ModelSourceError(f"{path}: two [[model]] tables are named {name!r}", "give each model its own name")
-        entries.append(ModelEntry(
-            source=_resolve(base, str(table["source"])) or "",
-            name=name,
-            input_shape=_shape(table.get("input_shape")),
-            calibration=_resolve(base, table.get("calibration")),
-            random_calibration=bool(table.get("random_calibration", False)),
-            given_input=_resolve(base, table.get("input")),
-            keep_fp32=tuple(str(p) for p in table.get("keep_fp32", [])),
-            io=_check_io(path, f"[[model]] {name!r}", table.get("io", "float")),
-        ))
+        entries.append(
+            ModelEntry(
+                source=_resolve(base, str(table["source"])) or "",
+                name=name,
+                input_shape=_shape(table.get("input_shape")),
+                calibration=_resolve(base, table.get("calibration")),
+                random_calibration=bool(table.get("random_calibration", False)),
+                given_input=_resolve(base, table.get("input")),
+                keep_fp32=tuple(str(p) for p in table.get("keep_fp32", [])),
+                io=_check_io(path, f"[[model]] {name!r}", table.get("io", "float")),
+            )
+        )
     return entries
 
 
@@ -182,8 +207,11 @@ def load(path: Path) -> Project:
     if path.is_dir():
         path = path / FILE_NAME
     if not path.is_file():
-        raise ModelSourceError(f"{path} not found", samples.hint_for_missing(path)
-                               or "give the project file (cmx.toml) or an app folder created by cmx-gen create")
+        raise ModelSourceError(
+            f"{path} not found",
+            samples.hint_for_missing(path)
+            or "give the project file (cmx.toml) or an app folder created by cmx-gen create",
+        )
     try:
         data: dict[str, Any] = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as exc:
@@ -192,16 +220,25 @@ def load(path: Path) -> Project:
     model = data.get("model", {})
     target = data.get("target", {})
     if "board" not in target:
-        raise ModelSourceError(f"{path}: [target] board is missing", 'add e.g. board = "mps3-an547" (see cmx-gen boards)')
+        raise ModelSourceError(
+            f"{path}: [target] board is missing", 'add e.g. board = "mps3-an547" (see cmx-gen boards)'
+        )
     rtos = target.get("rtos", "baremetal")
     options = data.get("options", {})
-    common = dict(board=target["board"], rtos=rtos, output=_resolve(base, data.get("output", {}).get("dir")),
-                  strict=bool(options.get("strict", False)), name=options.get("name"),
-                  delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)),
-                  memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)))
+    common = dict(
+        board=target["board"],
+        rtos=rtos,
+        output=_resolve(base, data.get("output", {}).get("dir")),
+        strict=bool(options.get("strict", False)),
+        name=options.get("name"),
+        delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)),
+        memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)),
+    )
     if isinstance(model, list):  # [[model]] tables: one or several models
         if not model:
-            raise ModelSourceError(f"{path}: no [[model]] table", 'add one: [[model]] name = "kws" source = "model.py:Net"')
+            raise ModelSourceError(
+                f"{path}: no [[model]] table", 'add one: [[model]] name = "kws" source = "model.py:Net"'
+            )
         entries = _entries(path, base, model)
         if len(entries) == 1:  # one model is the one-model app, whichever form names it
             name = common["name"] or entries[0].name
@@ -244,9 +281,16 @@ def dumps(project: Project, base: Path) -> str:
     header = "# cmx-gen project file: `cmx-gen regen .` redoes the app from it. Paths are relative to this file.\n"
     if project.several:  # [[model]] tables written out, one block each (tomli_w would inline them)
         tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.models)
-        rest = {"target": {"board": project.board, "rtos": project.rtos}, "output": {"dir": "."},
-                "options": {"strict": project.strict, "name": project.app_name(),
-                            "separate_arenas": project.separate_arenas, **_backend_options(project)}}
+        rest = {
+            "target": {"board": project.board, "rtos": project.rtos},
+            "output": {"dir": "."},
+            "options": {
+                "strict": project.strict,
+                "name": project.app_name(),
+                "separate_arenas": project.separate_arenas,
+                **_backend_options(project),
+            },
+        }
         return header + tables + tomli_w.dumps(rest)
     (model,) = project.models
     data: dict[str, Any] = {"model": {"source": _relative(base, model.source)}}
@@ -271,19 +315,25 @@ def dumps(project: Project, base: Path) -> str:
 
 def _backend_options(project: Project) -> dict[str, Any]:
     """`delegate = false` and `memory` when set; defaults are not written, so default projects read as before."""
-    return {**({} if project.delegate else {"delegate": False}),
-            **({} if project.memory == DEFAULT_MEMORY_GOAL else {"memory": project.memory})}
+    return {
+        **({} if project.delegate else {"delegate": False}),
+        **({} if project.memory == DEFAULT_MEMORY_GOAL else {"memory": project.memory}),
+    }
 
 
 def _check_memory(path: Path, value: Any) -> str:
     goals = (*MEMORY_GOALS, FIT)
     if value not in goals:
-        raise ModelSourceError(f"{path}: [options] memory = {value!r} is not a memory goal",
-                               f"write memory = one of {', '.join(repr(g) for g in goals)}")
+        raise ModelSourceError(
+            f"{path}: [options] memory = {value!r} is not a memory goal",
+            f"write memory = one of {', '.join(repr(g) for g in goals)}",
+        )
     return str(value)
 
 
 def _check_bool(path: Path, where: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise ModelSourceError(f"{path}: {where} = {value!r} is not true or false", f"write {where.split()[-1]} = false")
+        raise ModelSourceError(
+            f"{path}: {where} = {value!r} is not true or false", f"write {where.split()[-1]} = false"
+        )
     return value

@@ -119,8 +119,9 @@ def handle_names(project: project_mod.Project) -> list[str]:
     return [entry.model_name() for entry in project.models]
 
 
-def context(project: project_mod.Project, models: dict[str, Artifacts], board: Board,
-            placement: Placement) -> dict[str, Any]:
+def context(
+    project: project_mod.Project, models: dict[str, Artifacts], board: Board, placement: Placement
+) -> dict[str, Any]:
     """The cookiecutter context every template sees as `cookiecutter.*`, plus what the app kind
     adds for its own template (the Zephyr app: `zephyr`, its board target(s), devicetree and Kconfig
     values, app/kinds/zephyr/context.py). `models`: each model's lowering, by handle name."""
@@ -148,34 +149,58 @@ def context(project: project_mod.Project, models: dict[str, Artifacts], board: B
 def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Placement) -> None:
     """APP/model/: one model's files and the app-wide ones in one folder, or, for several models,
     each model's in model/<name>/ and the ones they share (handles, kernels, arena) in model/."""
+
     def report_json(folder: Path, artifacts: Artifacts) -> None:
         (folder / "report.json").write_text(json.dumps(artifacts.report.to_dict(), indent=2) + "\n")
 
     if len(models) == 1:
-        (name, artifacts), = models.items()
-        model_files.write_model_files(model_dir, artifacts.pte, artifacts.report, artifacts.reference, placement,
-                                      PTE_SECTION, name)
+        ((name, artifacts),) = models.items()
+        model_files.write_model_files(
+            model_dir, artifacts.pte, artifacts.report, artifacts.reference, placement, PTE_SECTION, name
+        )
         report_json(model_dir, artifacts)
         return
-    shared = (sum(placement.planned_buffer_sizes), placement.temp_pool_bytes) if placement.arena_layout == "shared" else None
+    shared = (
+        (sum(placement.planned_buffer_sizes), placement.temp_pool_bytes) if placement.arena_layout == "shared" else None
+    )
     pools = {p.name: p for p in placement.models}
     for name, artifacts in models.items():
         own = model_files.Pools(pools[name].method_pool_bytes, pools[name].temp_pool_bytes, shared=shared is not None)
-        model_files.write_files(model_dir / name, model_files.model_files(
-            artifacts.pte, artifacts.report, artifacts.reference, own, PTE_SECTION, name, model_files.Symbols.of(name)))
+        model_files.write_files(
+            model_dir / name,
+            model_files.model_files(
+                artifacts.pte,
+                artifacts.report,
+                artifacts.reference,
+                own,
+                PTE_SECTION,
+                name,
+                model_files.Symbols.of(name),
+            ),
+        )
         report_json(model_dir / name, artifacts)
     first = next(iter(models.values()))
-    model_files.write_files(model_dir, shared_files.app_files({n: a.pte for n, a in models.items()}, first.report,
-                                                             list(models), shared))
+    model_files.write_files(
+        model_dir, shared_files.app_files({n: a.pte for n, a in models.items()}, first.report, list(models), shared)
+    )
 
 
-def _stage(template_dir: Path, ctx: dict[str, Any], spec: TemplateSpec, models: dict[str, Artifacts],
-           placement: Placement, project_text: str, tmp: Path) -> Path:
+def _stage(
+    template_dir: Path,
+    ctx: dict[str, Any],
+    spec: TemplateSpec,
+    models: dict[str, Artifacts],
+    placement: Placement,
+    project_text: str,
+    tmp: Path,
+) -> Path:
     from cookiecutter.generate import generate_files
 
     defaults = json.loads((template_dir / "cookiecutter.json").read_text())
     cookie = {**defaults, **ctx}
-    generate_files(repo_dir=str(template_dir), context={"cookiecutter": cookie}, output_dir=str(tmp), overwrite_if_exists=True)
+    generate_files(
+        repo_dir=str(template_dir), context={"cookiecutter": cookie}, output_dir=str(tmp), overwrite_if_exists=True
+    )
     stage = tmp / ctx["app_dir"]
     _render_outputs(template_dir, spec.outputs, cookie, stage)
     for item in spec.shared:
@@ -284,8 +309,12 @@ def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> Ren
         rel: {"sha256": _sha(path.read_bytes()), "owner": "user" if spec.is_user_owned(rel) else "generated"}
         for rel, path in staged.items()
     }
-    app_txn.commit(app, [(rel, source) for rel, source, _ in plan], result.removed,
-                   json.dumps({"cmx_gen_version": __version__, "files": manifest}, indent=1, sort_keys=True) + "\n")
+    app_txn.commit(
+        app,
+        [(rel, source) for rel, source, _ in plan],
+        result.removed,
+        json.dumps({"cmx_gen_version": __version__, "files": manifest}, indent=1, sort_keys=True) + "\n",
+    )
     return result
 
 
@@ -317,7 +346,11 @@ def check_destination(app: Path, force: bool = False) -> None:
 
 
 def render_app(
-    project: project_mod.Project, artifacts: Artifacts | list[Artifacts], board: Board, placement: Placement, app: Path,
+    project: project_mod.Project,
+    artifacts: Artifacts | list[Artifacts],
+    board: Board,
+    placement: Placement,
+    app: Path,
     force: bool = False,
 ) -> RenderResult:
     """Render the `project.rtos` template into `app` (created if missing); `artifacts`: the lowering
@@ -326,8 +359,10 @@ def render_app(
     kind.check_board(board)  # generate() asked before lowering; a direct caller is asked here
     template_dir = kind.template_dir()
     if not (template_dir / "cookiecutter.json").is_file():
-        raise RenderError(f"no template for app kind {project.rtos!r} in {template_dir}",
-                          "give the kind a cookiecutter template (cookiecutter.json, cmx_template.yaml)")
+        raise RenderError(
+            f"no template for app kind {project.rtos!r} in {template_dir}",
+            "give the kind a cookiecutter template (cookiecutter.json, cmx_template.yaml)",
+        )
     lowered = artifacts if isinstance(artifacts, list) else [artifacts]
     if any(not a.reference for a in lowered):
         raise RenderError(
@@ -335,8 +370,10 @@ def render_app(
             "give the model source (.py or .pt2) instead of the .pte",
         )
     spec = TemplateSpec.load(template_dir)
-    models = {name: _for_app(a, entry.source)
-              for name, a, entry in zip(handle_names(project), lowered, project.models, strict=True)}
+    models = {
+        name: _for_app(a, entry.source)
+        for name, a, entry in zip(handle_names(project), lowered, project.models, strict=True)
+    }
     ctx = context(project, models, board, placement)
     app.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:

@@ -19,7 +19,20 @@ from cmx_gen.common.errors import CmxError
 from cmx_gen.common.noise import quiet_third_party
 
 # Order is the order of `cmx-gen --help`.
-COMMANDS = ["lower", "check", "boards", "samples", "create", "regen", "build", "run", "flash", "validate", "report", "sdk"]
+COMMANDS = [
+    "lower",
+    "check",
+    "boards",
+    "samples",
+    "create",
+    "regen",
+    "build",
+    "run",
+    "flash",
+    "validate",
+    "report",
+    "sdk",
+]
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -84,13 +97,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         where = f" {exc.filename}" if exc.filename else ""
-        print(f"cmx-gen: error: cannot use{where}: {exc.strerror or exc} "
-              "(fix: check the path and its permissions)", file=sys.stderr)
+        print(
+            f"cmx-gen: error: cannot use{where}: {exc.strerror or exc} (fix: check the path and its permissions)",
+            file=sys.stderr,
+        )
         return 2
     except Exception as exc:  # a bug of cmx-gen's: still one line, the traceback on request
         if args.debug:
             traceback.print_exc()
         message = (str(exc).strip().splitlines() or [""])[0]
-        print(f"cmx-gen: internal error: {type(exc).__name__}: {message} "
-              "(fix: run again with --debug and report the traceback)", file=sys.stderr)
+        print(
+            f"cmx-gen: internal error: {type(exc).__name__}: {message} "
+            "(fix: run again with --debug and report the traceback)",
+            file=sys.stderr,
+        )
         return 1

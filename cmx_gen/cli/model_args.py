@@ -17,32 +17,55 @@ if TYPE_CHECKING:
 MODEL_HELP = "path/model.py:Name, model.pt2 (torch.export.save), or model.pte"
 
 
-def add_model_arguments(parser: argparse.ArgumentParser, metavar: str = "MODEL", help: str = MODEL_HELP,
-                        nargs: str | None = None) -> None:
+def add_model_arguments(
+    parser: argparse.ArgumentParser, metavar: str = "MODEL", help: str = MODEL_HELP, nargs: str | None = None
+) -> None:
     """Model-source options shared by `lower`, `check` and `create` (`nargs="*"`: create's several or none)."""
     parser.add_argument("model", metavar=metavar, help=help, nargs=nargs)
-    parser.add_argument("--input-shape", help="example input shape, e.g. 1,1,49,10 (else example_inputs() from the file)")
-    parser.add_argument("--input", metavar="FILE",
-                        help="a .pte's check input (.npz, one array per input, or .npy); else a generated one")
+    parser.add_argument(
+        "--input-shape", help="example input shape, e.g. 1,1,49,10 (else example_inputs() from the file)"
+    )
+    parser.add_argument(
+        "--input",
+        metavar="FILE",
+        help="a .pte's check input (.npz, one array per input, or .npy); else a generated one",
+    )
     parser.add_argument("--calibration", help="calibration data: .npz (one array per input), .npy, or a folder of .npy")
     parser.add_argument(
-        "--random-calibration", action="store_true", help="calibrate on random data (poor INT8 accuracy; the report says so)"
+        "--random-calibration",
+        action="store_true",
+        help="calibrate on random data (poor INT8 accuracy; the report says so)",
     )
     parser.add_argument(
-        "--keep-fp32", action="append", metavar="PART",
+        "--keep-fp32",
+        action="append",
+        metavar="PART",
         help="leave a part in float on portable kernels: a module path (features.3), a model-file line (model.py:15) "
-             "or an exported node name; repeatable",
+        "or an exported node name; repeatable",
     )
-    parser.add_argument("--io", choices=IO_KINDS, default=None,
-                        help="int8: the program takes and returns int8 tensors, no quantize/dequantize at its edges "
-                             "(the scale and zero point are in report.json and cmx_model.h); default float")
-    parser.add_argument("--no-delegate", dest="delegate", action="store_false", default=None,
-                        help="run every operator on its own cortex_m/portable kernel instead of cmx-gen's CMSIS-NN "
-                             "backend (for comparison, or as a way out); cmx.toml: [options] delegate = false")
-    parser.add_argument("--memory", choices=(*MEMORY_GOALS, FIT), default=None,
-                        help="what the backend's schedule favours: fast, balanced (default: the least RAM within 5 %% "
-                             "more instructions), min (the least RAM), or fit (the first of them that fits the board); "
-                             "cmx.toml: [options] memory")
+    parser.add_argument(
+        "--io",
+        choices=IO_KINDS,
+        default=None,
+        help="int8: the program takes and returns int8 tensors, no quantize/dequantize at its edges "
+        "(the scale and zero point are in report.json and cmx_model.h); default float",
+    )
+    parser.add_argument(
+        "--no-delegate",
+        dest="delegate",
+        action="store_false",
+        default=None,
+        help="run every operator on its own cortex_m/portable kernel instead of cmx-gen's CMSIS-NN "
+        "backend (for comparison, or as a way out); cmx.toml: [options] delegate = false",
+    )
+    parser.add_argument(
+        "--memory",
+        choices=(*MEMORY_GOALS, FIT),
+        default=None,
+        help="what the backend's schedule favours: fast, balanced (default: the least RAM within 5 %% "
+        "more instructions), min (the least RAM), or fit (the first of them that fits the board); "
+        "cmx.toml: [options] memory",
+    )
 
 
 def lower_options(args: argparse.Namespace, memory: str | None = None) -> "LowerOptions":
@@ -51,16 +74,22 @@ def lower_options(args: argparse.Namespace, memory: str | None = None) -> "Lower
 
     goal = memory or args.memory or DEFAULT_MEMORY_GOAL
     if goal == FIT:
-        raise ModelSourceError("--memory fit needs a board to fit", "use it with create or check --board; "
-                               "lower takes fast, balanced or min")
-    return LowerOptions(keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float", delegate=args.delegate is not False,
-                        memory=goal)
+        raise ModelSourceError(
+            "--memory fit needs a board to fit",
+            "use it with create or check --board; lower takes fast, balanced or min",
+        )
+    return LowerOptions(
+        keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float", delegate=args.delegate is not False, memory=goal
+    )
 
 
 def load_source(args: argparse.Namespace) -> "ModelSource":
     from cmx_gen.model import source as model_source
 
     return model_source.load(
-        args.model, input_shape=args.input_shape, calibration=args.calibration,
-        random_calibration=args.random_calibration, given_input=args.input,
+        args.model,
+        input_shape=args.input_shape,
+        calibration=args.calibration,
+        random_calibration=args.random_calibration,
+        given_input=args.input,
     )

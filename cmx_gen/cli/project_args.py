@@ -32,22 +32,32 @@ def project_from_args(args: argparse.Namespace) -> Project:
     def pick(value: Any, attr: str, default: Any) -> Any:
         return value if value is not None else (getattr(base, attr) if base else default)
 
-    shared = dict(board=board, output=output, rtos=pick(args.rtos, "rtos", "baremetal"),
-                  strict=pick(args.strict, "strict", False), name=pick(name, "name", None),
-                  delegate=pick(args.delegate, "delegate", True), memory=pick(args.memory, "memory", DEFAULT_MEMORY_GOAL))
+    shared = dict(
+        board=board,
+        output=output,
+        rtos=pick(args.rtos, "rtos", "baremetal"),
+        strict=pick(args.strict, "strict", False),
+        name=pick(name, "name", None),
+        delegate=pick(args.delegate, "delegate", True),
+        memory=pick(args.memory, "memory", DEFAULT_MEMORY_GOAL),
+    )
     if several:
         models = _several(args, given) if given else base.models  # type: ignore[union-attr]
-        return Project(models=tuple(models), separate_arenas=pick(args.separate_arenas, "separate_arenas", False),
-                       **shared)
+        return Project(
+            models=tuple(models), separate_arenas=pick(args.separate_arenas, "separate_arenas", False), **shared
+        )
     model = one or ModelEntry(source=given[0])
     model = replace(
-        model, source=given[0] if given else model.source, name=shared["name"],
+        model,
+        source=given[0] if given else model.source,
+        name=shared["name"],
         input_shape=args.input_shape if args.input_shape is not None else model.input_shape,
         calibration=args.calibration if args.calibration is not None else model.calibration,
         given_input=args.input if args.input is not None else model.given_input,
         random_calibration=args.random_calibration or model.random_calibration,
         keep_fp32=tuple(args.keep_fp32) if args.keep_fp32 else model.keep_fp32,
-        io=args.io if args.io is not None else model.io)
+        io=args.io if args.io is not None else model.io,
+    )
     return Project(models=(model,), **shared)
 
 
@@ -55,14 +65,18 @@ def _several(args: argparse.Namespace, given: list[str]) -> list[ModelEntry]:
     """`NAME=MODEL NAME=MODEL ...`: one entry each, named (the handle cmx_model_<NAME>)."""
     per_model = [o for o in PER_MODEL_OPTIONS if getattr(args, o)]
     if per_model:
-        raise ModelSourceError(f"--{per_model[0].replace('_', '-')} is a per-model option and {len(given)} models are given",
-                               "write a cmx.toml with one [[model]] table per model (docs/api.md) and pass --config")
+        raise ModelSourceError(
+            f"--{per_model[0].replace('_', '-')} is a per-model option and {len(given)} models are given",
+            "write a cmx.toml with one [[model]] table per model (docs/api.md) and pass --config",
+        )
     entries: list[ModelEntry] = []
     for spec in given:
         name, sep, source = spec.partition("=")
         if not sep or not name.isidentifier() or not source:
-            raise ModelSourceError(f"{spec!r}: several models are given as NAME=MODEL",
-                                   "e.g. cmx-gen create kws=kws/model.py:DSCNN digits=digits/model.py:DigitsCNN --board ...")
+            raise ModelSourceError(
+                f"{spec!r}: several models are given as NAME=MODEL",
+                "e.g. cmx-gen create kws=kws/model.py:DSCNN digits=digits/model.py:DigitsCNN --board ...",
+            )
         if any(e.name == name for e in entries):
             raise ModelSourceError(f"two models are named {name!r}", "give each model its own NAME")
         entries.append(ModelEntry(source=source, name=name))

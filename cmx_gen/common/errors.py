@@ -61,8 +61,15 @@ class FitError(CmxError):
 
     exit_code = 3
 
-    def __init__(self, problem: str, hint: str = "", board_id: str = "", shortfalls: list[Shortfall] | None = None,
-                 fits_on: list[str] | None = None, uses: list | None = None) -> None:
+    def __init__(
+        self,
+        problem: str,
+        hint: str = "",
+        board_id: str = "",
+        shortfalls: list[Shortfall] | None = None,
+        fits_on: list[str] | None = None,
+        uses: list | None = None,
+    ) -> None:
         super().__init__(problem, hint)
         self.board_id = board_id
         self.shortfalls = shortfalls or []

@@ -16,8 +16,14 @@ def quiet_torch() -> None:
     """torch logs tracebacks (fake-tensor meta failures, a corrupt .pt2) before it raises; cmx-gen
     turns the exception into one line, and --debug shows the trace. Call after `import torch`:
     torch._logging sets its loggers' levels on import."""
-    for name in ("torch", "torch._subclasses.fake_tensor", "torch.fx.experimental.symbolic_shapes",
-                 "torch._dynamo", "torch.export", "torch._export"):
+    for name in (
+        "torch",
+        "torch._subclasses.fake_tensor",
+        "torch.fx.experimental.symbolic_shapes",
+        "torch._dynamo",
+        "torch.export",
+        "torch._export",
+    ):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 

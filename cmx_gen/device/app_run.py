@@ -44,8 +44,9 @@ class AppRun:
 
     def of_model(self, name: str) -> "AppRun":
         """The calls of one model of an app of several (how the run ended is the whole run's)."""
-        return AppRun([c for c in self.calls if c.model == name], self.done, self.error, self.exit_code, self.output,
-                      self.stack)
+        return AppRun(
+            [c for c in self.calls if c.model == name], self.done, self.error, self.exit_code, self.output, self.stack
+        )
 
     def counts(self, first: int = 0) -> list[int]:
         return [c.count for c in self.calls[first:]]
@@ -62,7 +63,7 @@ class AppRun:
         if len(self.calls) <= call:
             return []
         base = self.calls[call].pools
-        return sorted({name for c in self.calls[call + 1:] for name in POOLS if c.pools.get(name) != base.get(name)})
+        return sorted({name for c in self.calls[call + 1 :] for name in POOLS if c.pools.get(name) != base.get(name)})
 
     def stats(self, first: int = 0) -> tuple[int, float, int] | None:
         """min, median, max of the counts from call `first` on."""
@@ -88,7 +89,9 @@ def parse(output: str, exit_code: int | None = None) -> AppRun:
                 used, _, allocated = fields.get(name, "0/0").partition("/")
                 pools[name] = (int(used), int(allocated or 0))
             shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in (*POOLS, "instr", "cycles"))
-            calls.append(Call(int(m.group(1)), m.group(2), counter, int(fields.get(counter, 0)), pools, shown, {}, model))
+            calls.append(
+                Call(int(m.group(1)), m.group(2), counter, int(fields.get(counter, 0)), pools, shown, {}, model)
+            )
             continue
         m = hex_re.search(line)
         if m and calls:
@@ -104,7 +107,7 @@ def parse(output: str, exit_code: int | None = None) -> AppRun:
                 s = re.search(r" stack=(\d+)/(\d+)", line)
                 stack = (int(s.group(1)), int(s.group(2))) if s else None
             else:
-                error = line[m.start():].strip()
+                error = line[m.start() :].strip()
             continue
         if line.strip() and not line.startswith("cmx-gen: "):
             own.append(line.rstrip())

@@ -16,8 +16,12 @@ def stream(cmd: list[str], cwd: Path, log: Path, label: str, env: dict[str, str]
     steps = 0
     last_decile = -1
     tail: list[str] = []
-    with open(log, "a") as out, subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                                  text=True, errors="replace", env=env) as proc:
+    with (
+        open(log, "a") as out,
+        subprocess.Popen(
+            cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace", env=env
+        ) as proc,
+    ):
         assert proc.stdout is not None
         for line in proc.stdout:
             out.write(line)
@@ -42,7 +46,7 @@ def error_summary(lines: list[str]) -> str:
     for i in range(len(lines) - 1, -1, -1):
         if lines[i].startswith("CMake Error"):
             message: list[str] = []
-            for line in lines[i + 1:]:
+            for line in lines[i + 1 :]:
                 if line.strip() and not line.startswith(" "):
                     break
                 if not line.strip() and message:

@@ -83,14 +83,22 @@ class Flasher:
 
 
 _KNOWN_FAILURES = [
-    (r"No (available|connected) debug probes|No probe|no debug probe|Unable to find a matching probe|"
-     r"No ST-LINK detected|No J-Link|no devices? (were )?found",
-     "no debug probe found", "connect the board's debug USB port (`pyocd list` shows probes), or pass --probe UID"),
-    (r"Access denied|insufficient permissions|LIBUSB_ERROR_ACCESS|Permission denied",
-     "the debug probe cannot be opened: USB permission denied",
-     "install the probe's udev rules (pyOCD: udev/*.rules from its repository) or run as a user with access"),
-    (r"Target type .* not recognized|not a (recognized|known) target|unknown target",
-     "pyOCD does not know this target", "install its CMSIS pack: `pyocd pack install TARGET`"),
+    (
+        r"No (available|connected) debug probes|No probe|no debug probe|Unable to find a matching probe|"
+        r"No ST-LINK detected|No J-Link|no devices? (were )?found",
+        "no debug probe found",
+        "connect the board's debug USB port (`pyocd list` shows probes), or pass --probe UID",
+    ),
+    (
+        r"Access denied|insufficient permissions|LIBUSB_ERROR_ACCESS|Permission denied",
+        "the debug probe cannot be opened: USB permission denied",
+        "install the probe's udev rules (pyOCD: udev/*.rules from its repository) or run as a user with access",
+    ),
+    (
+        r"Target type .* not recognized|not a (recognized|known) target|unknown target",
+        "pyOCD does not know this target",
+        "install its CMSIS pack: `pyocd pack install TARGET`",
+    ),
 ]
 
 
@@ -104,18 +112,31 @@ class PyOcdFlasher(Flasher):
 
     def commands(self) -> list[list[str]]:
         probe = ["--uid", self.config.probe] if self.config.probe else []
-        load = [executable("pyocd"), "load", "--no-wait", "--target", self.target, *probe, "--format", "elf",
-                str(self.config.image)]
+        load = [
+            executable("pyocd"),
+            "load",
+            "--no-wait",
+            "--target",
+            self.target,
+            *probe,
+            "--format",
+            "elf",
+            str(self.config.image),
+        ]
         # --no-wait: no probe is an error, not a wait for ever; pyocd load resets the core after
         # programming, so the image starts at once.
-        return ([[executable("pyocd"), "pack", "install", self.target]] if not target_known(self.target) else []) + [load]
+        return ([[executable("pyocd"), "pack", "install", self.target]] if not target_known(self.target) else []) + [
+            load
+        ]
 
     def check(self) -> None:
         if shutil.which(executable("pyocd")) is None:
             raise FlashError("pyocd not found", self.install_hint())
         if not target_known(self.target):
-            raise FlashError(f"pyOCD has no target {self.target!r} installed (it comes in a CMSIS pack)",
-                             f"run `pyocd pack install {self.target}` once (downloads the pack), then flash again")
+            raise FlashError(
+                f"pyOCD has no target {self.target!r} installed (it comes in a CMSIS pack)",
+                f"run `pyocd pack install {self.target}` once (downloads the pack), then flash again",
+            )
 
     def install_hint(self) -> str:
         return "pip install pyocd (cmx-gen's set-up installs it in .venv)"
@@ -149,10 +170,16 @@ class VendorFlasher(Flasher):
     def commands(self) -> list[list[str]]:
         elf = self.config.image
         hexfile = elf.with_suffix(".hex")
-        values = {"elf": str(elf), "hex": str(hexfile), "device": self.config.board.flash.device or "",  # type: ignore[union-attr]
-                  "probe": self.config.probe or ""}
+        values = {
+            "elf": str(elf),
+            "hex": str(hexfile),
+            "device": self.config.board.flash.device or "",  # type: ignore[union-attr]
+            "probe": self.config.probe or "",
+        }
         probe_args = [a.format(**values) for a in self.spec.get("probe", [])] if self.config.probe else []
-        commands = [["arm-none-eabi-objcopy", "-O", "ihex", str(elf), str(hexfile)]] if self.spec.get("image") == "hex" else []
+        commands = (
+            [["arm-none-eabi-objcopy", "-O", "ihex", str(elf), str(hexfile)]] if self.spec.get("image") == "hex" else []
+        )
         for template in self.spec["commands"]:
             command: list[str] = []
             for arg in template:
@@ -162,8 +189,11 @@ class VendorFlasher(Flasher):
 
     def check(self) -> None:
         if shutil.which(self.spec["tool"]) is None:
-            raise FlashError(f"{self.spec['tool']} not found (pyOCD has no target for {self.config.board.name}, "
-                             f"so it flashes with {self.name})", self.install_hint())
+            raise FlashError(
+                f"{self.spec['tool']} not found (pyOCD has no target for {self.config.board.name}, "
+                f"so it flashes with {self.name})",
+                self.install_hint(),
+            )
 
     def install_hint(self) -> str:
         return f"install {self.spec['install']}"
@@ -173,9 +203,11 @@ def require_runner(board: Board) -> None:
     """A board without a flash runner runs only in a simulator: said in one line, for every app kind."""
     if board.flash is None:
         where = "an Arm FVP" if board.fvp and not board.qemu else "QEMU or an Arm FVP"
-        raise FlashError(f"board {board.id} has no flash runner: in cmx-gen it runs under {where}",
-                         "use `cmx-gen run APP` (MPS2/MPS3 FPGA boards load images from their USB drive: "
-                         "copy build/*.elf's binary and list it in images.txt)")
+        raise FlashError(
+            f"board {board.id} has no flash runner: in cmx-gen it runs under {where}",
+            "use `cmx-gen run APP` (MPS2/MPS3 FPGA boards load images from their USB drive: "
+            "copy build/*.elf's binary and list it in images.txt)",
+        )
 
 
 def plan(config: FlashConfig) -> Flasher:
@@ -185,12 +217,16 @@ def plan(config: FlashConfig) -> Flasher:
     require_runner(board)
     assert board.flash is not None
     if board.flash.baremetal_boot:
-        raise FlashError(f"the bare-metal image does not boot on {board.id}: {board.flash.baremetal_boot}",
-                         "create the Zephyr app for it (--rtos zephyr) and flash that")
+        raise FlashError(
+            f"the bare-metal image does not boot on {board.id}: {board.flash.baremetal_boot}",
+            "create the Zephyr app for it (--rtos zephyr) and flash that",
+        )
     if board.flash.pyocd_target:
         return PyOcdFlasher(config)
     if board.flash.runner in vendor_runners():
         return VendorFlasher(config)
-    raise FlashError(f"pyOCD has no target for {board.id} and cmx-gen has no command for its runner {board.flash.runner!r}",
-                     "create the Zephyr app (--rtos zephyr) and `cmx-gen flash` it (west flash), or add the runner "
-                     "to cmx_gen/data/flash_runners.yaml")
+    raise FlashError(
+        f"pyOCD has no target for {board.id} and cmx-gen has no command for its runner {board.flash.runner!r}",
+        "create the Zephyr app (--rtos zephyr) and `cmx-gen flash` it (west flash), or add the runner "
+        "to cmx_gen/data/flash_runners.yaml",
+    )

@@ -18,7 +18,6 @@ from cmx_gen.lower.delegate.plan import kernel_label
 from cmx_gen.program.report import DelegatedLayer, Instruction
 
 
-
 @dataclass
 class Row:
     index: int
@@ -55,8 +54,9 @@ class Profile:
         for row in self.rows:
             kind = row.calls or op_kind(row.op)
             kinds[kind] = kinds.get(kind, 0) + row.count
-        return sorted(((k, c, 100.0 * c / self.total if self.total else 0.0) for k, c in kinds.items()),
-                      key=lambda item: -item[1])
+        return sorted(
+            ((k, c, 100.0 * c / self.total if self.total else 0.0) for k, c in kinds.items()), key=lambda item: -item[1]
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -80,16 +80,20 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
     keeps what the backend spends around them, so the rows still add up to the inference."""
     counts = {int(m.group(1)): int(m.group(2)) for m in result_line.diagnostic_re("prof").finditer(result.output)}
     if not counts:
-        raise RunError("the firmware printed no profile (no `cmx-gen: prof` lines)",
-                       "rebuild the profile image: delete APP/build-profile and run `cmx-gen run APP --profile` again")
+        raise RunError(
+            "the firmware printed no profile (no `cmx-gen: prof` lines)",
+            "rebuild the profile image: delete APP/build-profile and run `cmx-gen run APP --profile` again",
+        )
     counted = result.count
     if counted is None:
         raise RunError("the result line has no instr= or cycles= figure", "the platform layer has no counter")
     counter, total = counted
-    layer_counts = {int(m.group(1)): int(m.group(2))
-                    for m in result_line.diagnostic_re("prof_layer").finditer(result.output)}
-    kernel_counts = {int(m.group(1)): int(m.group(2))
-                     for m in result_line.diagnostic_re("prof_kernel").finditer(result.output)}
+    layer_counts = {
+        int(m.group(1)): int(m.group(2)) for m in result_line.diagnostic_re("prof_layer").finditer(result.output)
+    }
+    kernel_counts = {
+        int(m.group(1)): int(m.group(2)) for m in result_line.diagnostic_re("prof_kernel").finditer(result.output)
+    }
     share = lambda count: 100.0 * count / total if total else 0.0  # noqa: E731
     rows = []
     calls = 0
@@ -104,9 +108,18 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
         rows.append(Row(index=row.index, op=op, module=row.module, source=row.source, count=count, share=share(count)))
         for layer in inside:
             n = layer_counts.get(layer.debug, 0)
-            rows.append(Row(index=row.index, op=f"cmx {layer.op}", module=layer.module, source=layer.source, count=n,
-                            share=share(n), kernel=kernel_counts.get(layer.debug),
-                            calls=kernel_label(layer.kind) if layer.kind else ""))
+            rows.append(
+                Row(
+                    index=row.index,
+                    op=f"cmx {layer.op}",
+                    module=layer.module,
+                    source=layer.source,
+                    count=n,
+                    share=share(n),
+                    kernel=kernel_counts.get(layer.debug),
+                    calls=kernel_label(layer.kind) if layer.kind else "",
+                )
+            )
     return Profile(counter=counter, total=total, rows=rows)
 
 
@@ -115,19 +128,27 @@ def table(profile: Profile) -> str:
     op_width = max([len(r.op) for r in profile.rows] + [8])
     mod_width = max([len(r.module) for r in profile.rows] + [6])
     calls_width = max([len(r.calls) for r in profile.rows] + [6])
-    lines = [f"{'#':>3}  {'operator':<{op_width}}  {'module':<{mod_width}}  {'kernel':<{calls_width}}  "
-             f"{profile.counter:>11}  {'share':>6}  line"]
+    lines = [
+        f"{'#':>3}  {'operator':<{op_width}}  {'module':<{mod_width}}  {'kernel':<{calls_width}}  "
+        f"{profile.counter:>11}  {'share':>6}  line"
+    ]
     for r in profile.rows:
         line = r.source.split(" ", 1)[0]  # model.py:17 (the code is in report.json)
-        lines.append(f"{r.index:>3}  {r.op:<{op_width}}  {r.module:<{mod_width}}  {r.calls:<{calls_width}}  "
-                     f"{r.count:>11,}  {r.share:>5.1f}%  {line}")
+        lines.append(
+            f"{r.index:>3}  {r.op:<{op_width}}  {r.module:<{mod_width}}  {r.calls:<{calls_width}}  "
+            f"{r.count:>11,}  {r.share:>5.1f}%  {line}"
+        )
     gap = 100.0 * profile.summed / profile.total if profile.total else 0.0
-    lines.append(f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {'':<{calls_width}}  "
-                 f"{profile.summed:>11,}  {gap:>5.1f}%"
-                 f"  of {profile.total:,} {profile.counter} for the whole inference (result line)")
+    lines.append(
+        f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {'':<{calls_width}}  "
+        f"{profile.summed:>11,}  {gap:>5.1f}%"
+        f"  of {profile.total:,} {profile.counter} for the whole inference (result line)"
+    )
     lines.append("by kind    " + ", ".join(f"{k} {s:.1f} %" for k, _, s in profile.by_kind()))
     overhead = profile.backend_overhead()
     if overhead is not None:
-        lines.append(f"backend    {overhead:,.0f} {profile.counter} per layer around its kernel call "
-                     "(the profiling hooks included: an upper bound)")
+        lines.append(
+            f"backend    {overhead:,.0f} {profile.counter} per layer around its kernel call "
+            "(the profiling hooks included: an upper bound)"
+        )
     return "\n".join(lines)

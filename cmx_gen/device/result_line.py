@@ -109,6 +109,11 @@ def example(kind: str) -> Any:
 
 def template_context() -> dict[str, str]:
     """`cookiecutter.result_line` for the app templates (sample.yaml)."""
-    return {"pass": twister_pass(), "record": twister_record(), "profile": twister_diagnostic("prof"),
-            "app_done": twister_app_done(), "model_pass": twister_model_pass("NAME"),
-            "summary_pass": twister_summary_pass()}
+    return {
+        "pass": twister_pass(),
+        "record": twister_record(),
+        "profile": twister_diagnostic("prof"),
+        "app_done": twister_app_done(),
+        "model_pass": twister_model_pass("NAME"),
+        "summary_pass": twister_summary_pass(),
+    }

@@ -149,7 +149,9 @@ def find(env: dict[str, str] | None = None) -> Sdk:
                 f"(git -C {sdk.executorch_root} submodule update --init third-party/flatbuffers)"
             )
         elif not sdk.flatbuffers_version.startswith("24."):
-            sdk.problems.append(f"third-party/flatbuffers is {sdk.flatbuffers_version}, the program schema needs 24.x ({FLATBUFFERS_TAG})")
+            sdk.problems.append(
+                f"third-party/flatbuffers is {sdk.flatbuffers_version}, the program schema needs 24.x ({FLATBUFFERS_TAG})"
+            )
         if sdk.executorch_version and sdk.pip_version:
             src_mm = ".".join(sdk.executorch_version.split(".")[:2])
             pip_mm = ".".join(re.split(r"[+]", sdk.pip_version)[0].split(".")[:2])
@@ -169,7 +171,9 @@ def find(env: dict[str, str] | None = None) -> Sdk:
         sdk.cmsis_nn_path = Path(nn).resolve()
         sdk.cmsis_nn_commit = _run(["git", "rev-parse", "HEAD"], cwd=sdk.cmsis_nn_path)
         if sdk.cmsis_nn_commit and not sdk.cmsis_nn_commit.startswith(sdk.cmsis_nn_pinned[:12]):
-            sdk.warnings.append(f"CMSIS-NN is at {sdk.cmsis_nn_commit[:12]}, ExecuTorch pins {sdk.cmsis_nn_pinned[:12]}")
+            sdk.warnings.append(
+                f"CMSIS-NN is at {sdk.cmsis_nn_commit[:12]}, ExecuTorch pins {sdk.cmsis_nn_pinned[:12]}"
+            )
 
     flatc = env.get("FLATC_EXECUTABLE") or _wheel_flatc() or shutil.which("flatc")
     if flatc and Path(flatc).is_file():
@@ -177,7 +181,9 @@ def find(env: dict[str, str] | None = None) -> Sdk:
         out = _run([str(flatc), "--version"]) or ""
         sdk.flatc_version = out.split()[-1] if out else None
         if sdk.flatc_version and not sdk.flatc_version.startswith("24."):
-            sdk.warnings.append(f"flatc is {sdk.flatc_version}; program_generated.h needs flatc 24.x ({FLATBUFFERS_TAG})")
+            sdk.warnings.append(
+                f"flatc is {sdk.flatc_version}; program_generated.h needs flatc 24.x ({FLATBUFFERS_TAG})"
+            )
     else:
         sdk.problems.append("flatc not found (it ships in the executorch wheel: executorch/data/bin/flatc)")
     return sdk
@@ -195,8 +201,9 @@ def clone(dest: Path, version: str | None = None) -> Sdk:
     """Clone the pinned sources into DEST (needs network): executorch vX, its flatbuffers, CMSIS-NN."""
     version = version or (pip_executorch_version() or "").split("+")[0]
     if not version:
-        raise SdkError("cannot tell which ExecuTorch to clone: the executorch wheel is not installed",
-                       "pass --version X.Y.Z")
+        raise SdkError(
+            "cannot tell which ExecuTorch to clone: the executorch wheel is not installed", "pass --version X.Y.Z"
+        )
     if shutil.which("git") is None:
         raise SdkError("git is not installed", "install git, or download the sources by hand (see `cmx-gen sdk`)")
     dest = dest.expanduser().resolve()
@@ -207,8 +214,10 @@ def clone(dest: Path, version: str | None = None) -> Sdk:
         try:
             subprocess.run(["git", *args], cwd=cwd, check=True)
         except subprocess.CalledProcessError as exc:
-            raise SdkError(f"`git {' '.join(args)}` failed (exit {exc.returncode})",
-                           "check the network / proxy, then run `cmx-gen sdk --clone` again") from exc
+            raise SdkError(
+                f"`git {' '.join(args)}` failed (exit {exc.returncode})",
+                "check the network / proxy, then run `cmx-gen sdk --clone` again",
+            ) from exc
 
     if not (et / "version.txt").is_file():
         git("clone", "--depth", "1", "--branch", f"v{version}", EXECUTORCH_GIT, str(et))
@@ -243,5 +252,7 @@ def describe(sdk: Sdk) -> list[str]:
         lines.append(f"{tool:<19} {path or '-'}  {version[0] if version else ''}".rstrip())
     lines += [f"warning: {w}" for w in sdk.warnings]
     lines += [f"missing: {p}" for p in sdk.problems]
-    lines.append("status: ready to build firmware" if sdk.ok else f"status: incomplete; fix: {fix_hint(sdk.pip_version)}")
+    lines.append(
+        "status: ready to build firmware" if sdk.ok else f"status: incomplete; fix: {fix_hint(sdk.pip_version)}"
+    )
     return lines

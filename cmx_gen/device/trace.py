@@ -17,6 +17,7 @@ from cmx_gen.common.errors import RunError
 from cmx_gen.device.runners.base import parse_hex_lines
 from cmx_gen.program.report import DelegatedLayer, Instruction
 
+
 @dataclass
 class Difference:
     index: int
@@ -43,8 +44,9 @@ def device_outputs(output: str) -> dict[int, bytes]:
     return parse_hex_lines(output, "trace")
 
 
-def expected_outputs(instructions: list[Instruction], reference: bytes,
-                     layers: list[DelegatedLayer] | None = None) -> tuple[dict[int, bytes], dict[int, bytes]]:
+def expected_outputs(
+    instructions: list[Instruction], reference: bytes, layers: list[DelegatedLayer] | None = None
+) -> tuple[dict[int, bytes], dict[int, bytes]]:
     """Split trace_reference.bin by the traced instructions' sizes, then the traced backend
     layers' (by debug id), in order."""
     expected: dict[int, bytes] = {}
@@ -52,16 +54,18 @@ def expected_outputs(instructions: list[Instruction], reference: bytes,
     for row in instructions:
         if row.traced:
             assert row.output is not None
-            expected[row.index] = reference[at:at + row.output.nbytes]
+            expected[row.index] = reference[at : at + row.output.nbytes]
             at += row.output.nbytes
     expected_layers: dict[int, bytes] = {}
     for layer in layers or ():
         if layer.traced:
-            expected_layers[layer.debug] = reference[at:at + layer.nbytes]
+            expected_layers[layer.debug] = reference[at : at + layer.nbytes]
             at += layer.nbytes
     if at != len(reference):
-        raise RunError(f"trace_reference.bin holds {len(reference)} bytes, report.json's instructions {at}",
-                       "regenerate the app with `cmx-gen regen APP`")
+        raise RunError(
+            f"trace_reference.bin holds {len(reference)} bytes, report.json's instructions {at}",
+            "regenerate the app with `cmx-gen regen APP`",
+        )
     return expected, expected_layers
 
 
@@ -78,8 +82,9 @@ def _difference(common: dict, dtype: np.dtype, want_bytes: bytes, got_bytes: byt
     return None
 
 
-def compare(instructions: list[Instruction], reference: bytes, output: str,
-            layers: list[DelegatedLayer] | None = None) -> tuple[list[Difference], int]:
+def compare(
+    instructions: list[Instruction], reference: bytes, output: str, layers: list[DelegatedLayer] | None = None
+) -> tuple[list[Difference], int]:
     """(differences in execution order, number of outputs compared). A delegate call of cmx-gen's
     backend is compared layer by layer (`trace_layer` lines), in the order the layers ran."""
     expected, expected_layers = expected_outputs(instructions, reference, layers)
@@ -91,8 +96,9 @@ def compare(instructions: list[Instruction], reference: bytes, output: str,
         if row.op == "<DelegateCall>":
             for layer in (layer for layer in layers or () if layer.delegate == calls and layer.traced):
                 common = dict(index=row.index, op=f"cmx {layer.op}", module=layer.module, source=layer.source)
-                found = _difference(common, np.dtype(layer.dtype), expected_layers[layer.debug],
-                                    device_layers.get(layer.debug))
+                found = _difference(
+                    common, np.dtype(layer.dtype), expected_layers[layer.debug], device_layers.get(layer.debug)
+                )
                 if found:
                     differences.append(found)
             calls += 1
@@ -111,8 +117,10 @@ def summary(differences: list[Difference], compared: int, layers: int = 0) -> st
     are layers inside cmx-gen's backend."""
     if not differences:
         if layers:
-            return (f"trace: all {compared} traced outputs ({compared - layers} instructions, {layers} backend layers) "
-                    "match the host bit for bit")
+            return (
+                f"trace: all {compared} traced outputs ({compared - layers} instructions, {layers} backend layers) "
+                "match the host bit for bit"
+            )
         return f"trace: all {compared} traced instructions match the host bit for bit"
     first = differences[0]
     more = f"; {len(differences) - 1} later instruction(s) differ too" if len(differences) > 1 else ""

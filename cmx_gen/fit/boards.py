@@ -219,8 +219,9 @@ class Board(_Strict):
         for region in self.memory:
             if region.name == name:
                 return region
-        raise BoardError(f"board {self.id} has no memory region {name!r}",
-                         f"use one of: {', '.join(r.name for r in self.memory)}")
+        raise BoardError(
+            f"board {self.id} has no memory region {name!r}", f"use one of: {', '.join(r.name for r in self.memory)}"
+        )
 
     @property
     def runs_in_qemu(self) -> bool:
@@ -251,8 +252,9 @@ def load_board_file(path: str | Path) -> Board:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise BoardError(f"board file {path}{where} is not valid YAML: {getattr(exc, 'problem', exc)}",
-                         "fix the YAML syntax") from exc
+        raise BoardError(
+            f"board file {path}{where} is not valid YAML: {getattr(exc, 'problem', exc)}", "fix the YAML syntax"
+        ) from exc
     if not isinstance(data, dict):
         raise BoardError(f"board file {path} must be a YAML mapping", "see docs/boards.md for the format")
     try:
@@ -262,16 +264,21 @@ def load_board_file(path: str | Path) -> Board:
         for err in exc.errors():
             msg = err["msg"].removeprefix("Value error, ")
             problems.append(f"field {_loc(err['loc'])}: {msg}")
-        raise BoardError(f"board file {path}: " + "; ".join(problems),
-                         "fix the field(s) named; the schema is in docs/boards.md") from exc
+        raise BoardError(
+            f"board file {path}: " + "; ".join(problems), "fix the field(s) named; the schema is in docs/boards.md"
+        ) from exc
     if board.id != path.stem:
-        raise BoardError(f"board file {path}: field id: {board.id!r} does not match the file name {path.stem!r}",
-                         f"rename the file to {board.id}.yaml or set id: {path.stem}")
+        raise BoardError(
+            f"board file {path}: field id: {board.id!r} does not match the file name {path.stem!r}",
+            f"rename the file to {board.id}.yaml or set id: {path.stem}",
+        )
     problems = zephyr_layout_problems(board)
     if problems:
-        raise BoardError(f"board file {path}: " + "; ".join(problems),
-                         f"fix the field(s) named, or the board's entry in {ZEPHYR_LAYOUT_FILE.relative_to(ROOT)} "
-                         "(labels from the board's DTS); a board without a Zephyr app drops `zephyr:`")
+        raise BoardError(
+            f"board file {path}: " + "; ".join(problems),
+            f"fix the field(s) named, or the board's entry in {ZEPHYR_LAYOUT_FILE.relative_to(ROOT)} "
+            "(labels from the board's DTS); a board without a Zephyr app drops `zephyr:`",
+        )
     return board
 
 
@@ -302,8 +309,10 @@ def zephyr_layout_problems(board: Board) -> list[str]:
     nodes = info.get("nodes") or {}
     for i, region in enumerate(board.memory):
         if region.dt_node and region.dt_node not in nodes:
-            problems.append(f"field memory[{i}].dt_node: {target} has no devicetree node &{region.dt_node} "
-                            f"(it has: {', '.join(nodes) or 'none'})")
+            problems.append(
+                f"field memory[{i}].dt_node: {target} has no devicetree node &{region.dt_node} "
+                f"(it has: {', '.join(nodes) or 'none'})"
+            )
     cpu = "CPU_" + board.core.name.upper().replace("-", "_")
     selects = info.get("soc_selects") or []
     if selects and cpu not in selects:

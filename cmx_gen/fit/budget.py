@@ -18,6 +18,7 @@ from cmx_gen.program.report import Report
 ALIGN = 16  # pools are 16-byte aligned in the firmware (CMSIS-NN / MVE loads)
 KERNEL_SIZES_FILE = DATA_DIR / "kernel_sizes.yaml"
 
+
 def _align(n: int) -> int:
     return (int(n) + ALIGN - 1) // ALIGN * ALIGN
 
@@ -191,10 +192,14 @@ def budget_several(reports: dict[str, Report], layout: ArenaLayout) -> tuple[Bud
     singles = {name: budget(report) for name, report in reports.items()}
     isas = {b.isa for b in singles.values()}
     if len(isas) != 1:
-        raise TargetError(f"the models were lowered for different ISAs ({', '.join(sorted(isas))})",
-                          "lower every model of one image for the board's core")
-    pools = [ModelPools(name, b.method_pool_bytes, b.planned_buffer_sizes, b.temp_pool_bytes, b.pte_bytes)
-             for name, b in singles.items()]
+        raise TargetError(
+            f"the models were lowered for different ISAs ({', '.join(sorted(isas))})",
+            "lower every model of one image for the board's core",
+        )
+    pools = [
+        ModelPools(name, b.method_pool_bytes, b.planned_buffer_sizes, b.temp_pool_bytes, b.pte_bytes)
+        for name, b in singles.items()
+    ]
     planned, temp = arena_pools(pools, layout)
     first = next(iter(singles.values()))
     isa = first.isa

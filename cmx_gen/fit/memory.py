@@ -89,10 +89,12 @@ class Placement:
 
     def decisions(self) -> list[str]:
         """One sentence per placement decision, for people."""
-        pte = (f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: read in place, no copy"
-               if self.pte_in_place else
-               f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: loaded there at load time "
-               f"(does not fit {self.code_region})")
+        pte = (
+            f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: read in place, no copy"
+            if self.pte_in_place
+            else f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: loaded there at load time "
+            f"(does not fit {self.code_region})"
+        )
         kernels = len(self.code_items) - 1
         return [
             f"code ({size(self.code_bytes)}: runtime + {kernels} kernel(s)"
@@ -108,14 +110,22 @@ class Placement:
         if not self.models:
             return []
         other = "separate" if self.arena_layout == "shared" else "shared"
-        rows = [f"  {p.name}: method pool {p.method_pool_bytes:,} + planned {p.planned_bytes:,} + temp "
-                f"{p.temp_pool_bytes:,}, program {size(p.pte_bytes)}" for p in self.models]
-        why = ("models run one after another: planned buffers and temp pool are the largest model's"
-               if self.arena_layout == "shared" else
-               "models may run at the same time: each keeps its own planned buffers and temp pool")
+        rows = [
+            f"  {p.name}: method pool {p.method_pool_bytes:,} + planned {p.planned_bytes:,} + temp "
+            f"{p.temp_pool_bytes:,}, program {size(p.pte_bytes)}"
+            for p in self.models
+        ]
+        why = (
+            "models run one after another: planned buffers and temp pool are the largest model's"
+            if self.arena_layout == "shared"
+            else "models may run at the same time: each keeps its own planned buffers and temp pool"
+        )
         delta = self.other_layout_arena_bytes - self.arena_bytes
-        return [f"arena layout: {self.arena_layout} ({why}); {other} would be "
-                f"{size(self.other_layout_arena_bytes)} ({'+' if delta >= 0 else '-'}{abs(delta):,} B)", *rows]
+        return [
+            f"arena layout: {self.arena_layout} ({why}); {other} would be "
+            f"{size(self.other_layout_arena_bytes)} ({'+' if delta >= 0 else '-'}{abs(delta):,} B)",
+            *rows,
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -146,8 +156,9 @@ def usage_table(uses: list[RegionUse]) -> str:
     for u in uses:
         contents = ", ".join(f"{k} {size(v)}" for k, v in u.items.items()) or "-"
         flag = "  ** OVER **" if u.free < 0 else ""
-        rows.append((u.region, u.kind, f"0x{u.base:08x}", size(u.used), size(u.size), f"{u.percent:.1f}",
-                     contents + flag))
+        rows.append(
+            (u.region, u.kind, f"0x{u.base:08x}", size(u.used), size(u.size), f"{u.percent:.1f}", contents + flag)
+        )
     return table(rows, right={3, 4, 5})
 
 
@@ -170,8 +181,7 @@ def _uses(board: Board, b: Budget, code: MemoryRegion, pte: MemoryRegion, arena:
     items[board.ram_region][".data/.bss"] = b.static_ram_bytes
     items[board.ram_region]["stack"] = b.stack_bytes
     items[board.ram_region]["heap"] = b.heap_bytes
-    return [RegionUse(r.name, r.kind, sum(items[r.name].values()), r.size, items[r.name], r.base)
-            for r in board.memory]
+    return [RegionUse(r.name, r.kind, sum(items[r.name].values()), r.size, items[r.name], r.base) for r in board.memory]
 
 
 # Where code runs best once it has left the boot region: tightly coupled or on-chip RAM, then
@@ -199,13 +209,23 @@ def _search(board: Board, b: Budget) -> tuple[Placement | None, list[RegionUse]]
         short = sum(max(0, -u.free) for u in uses)
         if short == 0:
             return Placement(
-                board_id=board.id, pte_region=pte.name,
+                board_id=board.id,
+                pte_region=pte.name,
                 pte_in_place=pte.name == board.boot_region or pte.kind == "flash",
-                code_region=code.name, data_region=board.ram_region, arena_region=arena.name,
-                stack_bytes=b.stack_bytes, heap_bytes=b.heap_bytes, method_pool_bytes=b.method_pool_bytes,
-                planned_buffer_sizes=b.planned_buffer_sizes, temp_pool_bytes=b.temp_pool_bytes,
-                uses=uses, isa=b.isa, pte_bytes=b.pte_bytes, code_bytes=b.code_bytes,
-                code_estimated=b.code_estimated, code_items={c.name: c.bytes for c in b.code},
+                code_region=code.name,
+                data_region=board.ram_region,
+                arena_region=arena.name,
+                stack_bytes=b.stack_bytes,
+                heap_bytes=b.heap_bytes,
+                method_pool_bytes=b.method_pool_bytes,
+                planned_buffer_sizes=b.planned_buffer_sizes,
+                temp_pool_bytes=b.temp_pool_bytes,
+                uses=uses,
+                isa=b.isa,
+                pte_bytes=b.pte_bytes,
+                code_bytes=b.code_bytes,
+                code_estimated=b.code_estimated,
+                code_items={c.name: c.bytes for c in b.code},
                 static_ram_bytes=b.static_ram_bytes,
             ), uses
         if best_miss is None or short < best_miss[0]:
@@ -215,8 +235,9 @@ def _search(board: Board, b: Budget) -> tuple[Placement | None, list[RegionUse]]
 
 
 def _shortfall(use: RegionUse) -> Shortfall:
-    return Shortfall(region=use.region, kind=use.kind, size=use.size, need=use.used, short_bytes=-use.free,
-                     items=dict(use.items))
+    return Shortfall(
+        region=use.region, kind=use.kind, size=use.size, need=use.used, short_bytes=-use.free, items=dict(use.items)
+    )
 
 
 def check_diagnostic_fit(placement: Placement, kind: str, instructions: int) -> None:
@@ -224,15 +245,21 @@ def check_diagnostic_fit(placement: Placement, kind: str, instructions: int) -> 
     (kernel_sizes.yaml `diagnostics`), naming the bytes; the trace itself streams, it needs no buffer."""
     extra = kernel_sizes()["diagnostics"][kind]
     free = {use.region: use.free for use in placement.uses}
-    needs = [(placement.code_region, int(extra["code"]), "code"),
-             (placement.data_region, int(extra["ram_per_instruction"]) * instructions,
-              f"counters ({instructions} instructions x {extra['ram_per_instruction']} B)")]
+    needs = [
+        (placement.code_region, int(extra["code"]), "code"),
+        (
+            placement.data_region,
+            int(extra["ram_per_instruction"]) * instructions,
+            f"counters ({instructions} instructions x {extra['ram_per_instruction']} B)",
+        ),
+    ]
     for region, need, what in needs:
         if need > free.get(region, 0):
             raise FitError(
                 f"the {kind} image needs {size(need)} more {what} in {region}, which has {size(free.get(region, 0))} free",
                 "run it on a board with more memory (same core), or use the other diagnostic (--trace streams, "
-                "it needs no buffer)")
+                "it needs no buffer)",
+            )
 
 
 def check_isa(report: Report, board: Board) -> None:
@@ -251,8 +278,11 @@ def check_isa(report: Report, board: Board) -> None:
 def fits_on(report: Report, exclude: str = "") -> list[str]:
     """Ids of boards in the database with the program's ISA where it fits."""
     b = budget(report)
-    return [board.id for board in load_boards()
-            if board.id != exclude and board.core.isa == b.isa and _search(board, b)[0] is not None]
+    return [
+        board.id
+        for board in load_boards()
+        if board.id != exclude and board.core.isa == b.isa and _search(board, b)[0] is not None
+    ]
 
 
 def plan(report: Report, board: Board) -> Placement:
@@ -266,13 +296,22 @@ def plan(report: Report, board: Board) -> Placement:
     detail = "; ".join(
         f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)} "
         f"[{', '.join(f'{k} {size(v)}' for k, v in u.items.items())}]: short by {-u.free:,} bytes"
-        for u in short)
+        for u in short
+    )
     others = fits_on(report, exclude=board.id)
-    hint = (f"it fits on: {', '.join(others)}" if others else
-            f"no {b.isa} board in the database fits it; shrink the model or add a board (docs/boards.md)")
-    raise FitError(f"the model does not fit {board.id}: {detail}", hint, board_id=board.id,
-                   shortfalls=[_shortfall(u) for u in short],
-                   fits_on=others, uses=closest)
+    hint = (
+        f"it fits on: {', '.join(others)}"
+        if others
+        else f"no {b.isa} board in the database fits it; shrink the model or add a board (docs/boards.md)"
+    )
+    raise FitError(
+        f"the model does not fit {board.id}: {detail}",
+        hint,
+        board_id=board.id,
+        shortfalls=[_shortfall(u) for u in short],
+        fits_on=others,
+        uses=closest,
+    )
 
 
 def plan_several(reports: dict[str, Report], board: Board, layout: ArenaLayout = "shared") -> Placement:
@@ -286,11 +325,21 @@ def plan_several(reports: dict[str, Report], board: Board, layout: ArenaLayout =
     other = sum(other_planned) + b.method_pool_bytes + other_temp
     if placement is None:
         short = [u for u in closest if u.free < 0]
-        detail = "; ".join(f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)}: short by "
-                           f"{-u.free:,} bytes" for u in short)
-        hint = ("models that run one after another can share their arena: drop separate_arenas"
-                if layout == "separate" and other < b.arena_bytes else
-                "take a model out of the image, shrink one, or pick a board with more memory")
-        raise FitError(f"the {len(reports)} models ({layout} arenas) do not fit {board.id}: {detail}", hint,
-                       board_id=board.id, shortfalls=[_shortfall(u) for u in short], fits_on=[], uses=closest)
+        detail = "; ".join(
+            f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)}: short by {-u.free:,} bytes"
+            for u in short
+        )
+        hint = (
+            "models that run one after another can share their arena: drop separate_arenas"
+            if layout == "separate" and other < b.arena_bytes
+            else "take a model out of the image, shrink one, or pick a board with more memory"
+        )
+        raise FitError(
+            f"the {len(reports)} models ({layout} arenas) do not fit {board.id}: {detail}",
+            hint,
+            board_id=board.id,
+            shortfalls=[_shortfall(u) for u in short],
+            fits_on=[],
+            uses=closest,
+        )
     return replace(placement, models=pools, arena_layout=layout, other_layout_arena_bytes=other)

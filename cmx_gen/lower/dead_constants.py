@@ -22,10 +22,14 @@ def drop(program: Any) -> int:
     graph = program.graph_module.graph
     placeholders = {node.name: node for node in graph.nodes if node.op == "placeholder"}
     mutated = {spec.target for spec in program.graph_signature.output_specs if spec.kind == OutputKind.BUFFER_MUTATION}
-    dead = [spec for spec in program.graph_signature.input_specs
-            if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
-            and spec.target not in mutated
-            and spec.arg.name in placeholders and not placeholders[spec.arg.name].users]
+    dead = [
+        spec
+        for spec in program.graph_signature.input_specs
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+        and spec.target not in mutated
+        and spec.arg.name in placeholders
+        and not placeholders[spec.arg.name].users
+    ]
     if not dead:
         return 0
     signature = copy.deepcopy(program.graph_signature)

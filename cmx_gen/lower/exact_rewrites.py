@@ -20,8 +20,14 @@ aten = torch.ops.aten
 
 # Elementwise ops between a convolution and its crop that the quantizer fuses into the convolution:
 # the crop goes after them (a crop commutes with an elementwise op), so the fusion still happens.
-_FUSED_ACTIVATIONS = {aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default,
-                      aten.clamp.default, aten.clamp_.default}
+_FUSED_ACTIVATIONS = {
+    aten.relu.default,
+    aten.relu_.default,
+    aten.hardtanh.default,
+    aten.hardtanh_.default,
+    aten.clamp.default,
+    aten.clamp_.default,
+}
 
 
 def _pair(value: Any, default: int) -> list[int]:
@@ -71,11 +77,16 @@ def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite 
     for user in users:
         user.replace_input_with(last, result)
     for new in (flat, rows, cropped, result):
-        new.meta.update({k: v for k, v in last.meta.items() if k in ("nn_module_stack", "stack_trace", "source_fn_stack")})
+        new.meta.update(
+            {k: v for k, v in last.meta.items() if k in ("nn_module_stack", "stack_trace", "source_fn_stack")}
+        )
     return Rewrite(
-        node=node.name, op="aten::conv_transpose2d", module=module_path(node), source=source_line(node),
+        node=node.name,
+        op="aten::conv_transpose2d",
+        module=module_path(node),
+        source=source_line(node),
         what=f"stride {stride} with padding {padding}: computed with padding 0 on CMSIS-NN, then cropped "
-             f"{padding[0]} row(s) and {padding[1]} column(s) from each side (exact)",
+        f"{padding[0]} row(s) and {padding[1]} column(s) from each side (exact)",
     )
 
 
@@ -84,8 +95,10 @@ REWRITES = (_transpose_conv_crop,)
 
 def apply(module: torch.fx.GraphModule) -> list[Rewrite]:
     """Rewrite `module` (the exported float model) in place; the rewrites applied, in graph order."""
-    applied = [Rewrite(node=node, op=op, module=where, source=line, what=what)
-               for node, op, where, line, what in one_d.lift(module)]
+    applied = [
+        Rewrite(node=node, op=op, module=where, source=line, what=what)
+        for node, op, where, line, what in one_d.lift(module)
+    ]
     for node in list(module.graph.nodes):
         if node.op != "call_function":
             continue

@@ -86,7 +86,9 @@ class DelegatedLayer(Record):
     dim_order: list[int] = []
     dtype: str = "int8"
     nbytes: int = 0
-    traced: bool = False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
+    traced: bool = (
+        False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
+    )
 
 
 class Schedule(Record):
@@ -104,4 +106,6 @@ class Schedule(Record):
     written_over_input: int = 0  # layers whose output shares bytes with their input
     inputs_in_work: int = 0  # delegate inputs placed inside the working memory
     outputs_in_work: int = 0  # delegate outputs placed inside the working memory
-    extra_instructions: int | None = 0  # estimated, against the fastest kernels (data/kernel_costs.yaml); None: not measured
+    extra_instructions: int | None = (
+        0  # estimated, against the fastest kernels (data/kernel_costs.yaml); None: not measured
+    )

@@ -13,6 +13,7 @@ import torch
 
 from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
 
+
 def node_names(graph_module: torch.fx.GraphModule) -> dict[int, dict[str, str]]:
     """{instruction index: {node, module, source, op}} from the graph to_executorch emitted.
 
@@ -24,5 +25,7 @@ def node_names(graph_module: torch.fx.GraphModule) -> dict[int, dict[str, str]]:
         handle = node.meta.get("debug_handle")
         name = op_name(node)
         if isinstance(handle, int) and name:
-            named.setdefault(handle, {"node": node.name, "module": module_path(node), "source": source_line(node), "op": name})
+            named.setdefault(
+                handle, {"node": node.name, "module": module_path(node), "source": source_line(node), "op": name}
+            )
     return named

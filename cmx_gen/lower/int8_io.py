@@ -17,6 +17,7 @@ import torch
 
 from cmx_gen.common.errors import ExportError
 
+
 @dataclass(frozen=True)
 class QParams:
     scale: float
@@ -55,9 +56,10 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
         try:
             inputs.append(_qparams(quantize_input(edge_program, i)))
         except (ValueError, AssertionError) as exc:
-            raise ExportError(f"--io int8: input {i} cannot be int8: it is not quantized as it enters the model "
-                              f"({_first_line(exc)})",
-                              "every input must go straight into quantized ops (drop --io int8 for float inputs)") from exc
+            raise ExportError(
+                f"--io int8: input {i} cannot be int8: it is not quantized as it enters the model ({_first_line(exc)})",
+                "every input must go straight into quantized ops (drop --io int8 for float inputs)",
+            ) from exc
     from torch.export.graph_signature import OutputKind, TensorArgument
 
     user_specs = [spec for spec in edge_program.graph_signature.output_specs if spec.kind == OutputKind.USER_OUTPUT]
@@ -68,9 +70,11 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
             from cmx_gen.lower.fx_nodes import op_name
 
             producer = edge_program.graph.output_node().args[0][i]
-            raise ExportError(f"--io int8: output {i} cannot be int8: it is not dequantized from an int8 result "
-                              f"(it comes from {op_name(producer) or producer})",
-                              "every output must come from a quantized op (drop --io int8 for float outputs)") from exc
+            raise ExportError(
+                f"--io int8: output {i} cannot be int8: it is not dequantized from an int8 result "
+                f"(it comes from {op_name(producer) or producer})",
+                "every output must come from a quantized op (drop --io int8 for float outputs)",
+            ) from exc
         # quantize_output rewires the graph's output only: the signature must name the new node too.
         user_specs[i].arg = TensorArgument(name=edge_program.graph.output_node().args[0][i].name)
     return IoQuant(inputs, outputs)
@@ -79,8 +83,10 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
 def _is_op(node: Any, name: str) -> bool:
     """`node` calls the op `name` in any namespace (`quantize_per_tensor` is not `dequantize_per_tensor`)."""
     target = getattr(node, "target", None)
-    return getattr(node, "op", "") == "call_function" and \
-        re.search(rf"(^|[.:]){name}([.]|$)", str(getattr(target, "__name__", target))) is not None
+    return (
+        getattr(node, "op", "") == "call_function"
+        and re.search(rf"(^|[.:]){name}([.]|$)", str(getattr(target, "__name__", target))) is not None
+    )
 
 
 def drop_output_requantize(program: Any, io: IoQuant) -> IoQuant:
@@ -96,7 +102,7 @@ def drop_output_requantize(program: Any, io: IoQuant) -> IoQuant:
     values = list(output.args[0])
     user_specs = [spec for spec in program.graph_signature.output_specs if spec.kind == OutputKind.USER_OUTPUT]
     outputs = list(io.outputs)
-    for i, node in enumerate(values[:len(outputs)]):
+    for i, node in enumerate(values[: len(outputs)]):
         if not (_is_op(node, "quantize_per_tensor") and len(node.users) == 1):
             continue
         dequantize = node.args[0]
@@ -116,10 +122,14 @@ def drop_output_requantize(program: Any, io: IoQuant) -> IoQuant:
 def quantize(tensor: torch.Tensor, q: QParams) -> torch.Tensor:
     """What the caller feeds: quantized_decomposed.quantize_per_tensor's arithmetic, kept in the
     tensor's memory format (channels-last inputs stay channels-last)."""
-    out: torch.Tensor = torch.ops.quantized_decomposed.quantize_per_tensor(tensor, q.scale, q.zero_point, q.qmin, q.qmax,
-                                                                           torch.int8)
-    return out.contiguous(memory_format=torch.channels_last) if tensor.dim() == 4 and \
-        tensor.is_contiguous(memory_format=torch.channels_last) and not tensor.is_contiguous() else out
+    out: torch.Tensor = torch.ops.quantized_decomposed.quantize_per_tensor(
+        tensor, q.scale, q.zero_point, q.qmin, q.qmax, torch.int8
+    )
+    return (
+        out.contiguous(memory_format=torch.channels_last)
+        if tensor.dim() == 4 and tensor.is_contiguous(memory_format=torch.channels_last) and not tensor.is_contiguous()
+        else out
+    )
 
 
 def dequantize(tensor: torch.Tensor, q: QParams) -> torch.Tensor:

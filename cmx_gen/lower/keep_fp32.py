@@ -15,6 +15,7 @@ import torch
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.lower.fx_nodes import user_frame
 
+
 def selects(node: torch.fx.Node, pattern: str) -> bool:
     """Does `--keep-fp32 pattern` name this node (see LowerOptions.keep_fp32)?"""
     if node.name == pattern:

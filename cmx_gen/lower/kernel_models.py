@@ -163,12 +163,20 @@ def softmax_s8(
         exps = _exp_on_negative_values(_mul_sat(_wrap(diff * mask), int(input_multiplier)))
         total = int(_div_pow2(exps, _ACCUM_BITS)[valid].sum())
         headroom = 32 - total.bit_length() if total > 0 else 32
-        scale = _one_over_one_plus_x(np.asarray(_wrap(np.asarray(np.int64((total << headroom) if total > 0 else 0) - (1 << 31)))))
+        scale = _one_over_one_plus_x(
+            np.asarray(_wrap(np.asarray(np.int64((total << headroom) if total > 0 else 0) - (1 << 31))))
+        )
         res = _div_pow2(_mul_sat(scale, exps), _ACCUM_BITS - headroom + 23) - 128
         out[r] = np.where(valid, np.clip(res, -128, 127), -128)
-    return torch.from_numpy(out.astype(np.int8)).reshape(input.shape).contiguous(
-        memory_format=torch.channels_last if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last)
-        else torch.contiguous_format)
+    return (
+        torch.from_numpy(out.astype(np.int8))
+        .reshape(input.shape)
+        .contiguous(
+            memory_format=torch.channels_last
+            if input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last)
+            else torch.contiguous_format
+        )
+    )
 
 
 # --- arm_convolve_wrapper_s8 (quantized_conv2d) ----------------------------------------------------
@@ -196,10 +204,17 @@ def conv2d_s8(
     w = weight.to(torch.float64).permute(0, 3, 1, 2).contiguous()  # OHWI -> OIHW
     b = bias.to(torch.float64) if bias is not None else None
     groups = input.shape[1] // weight.shape[3]
-    acc = torch.nn.functional.conv2d(x, w, b, stride=tuple(stride), padding=tuple(padding),
-                                     dilation=tuple(dilation), groups=groups).round().to(torch.int64)
-    channels = [requantize_cmsis(acc[:, c], int(requantize_multipliers[c]), int(requantize_shifts[c]))
-                for c in range(acc.shape[1])]
+    acc = (
+        torch.nn.functional.conv2d(
+            x, w, b, stride=tuple(stride), padding=tuple(padding), dilation=tuple(dilation), groups=groups
+        )
+        .round()
+        .to(torch.int64)
+    )
+    channels = [
+        requantize_cmsis(acc[:, c], int(requantize_multipliers[c]), int(requantize_shifts[c]))
+        for c in range(acc.shape[1])
+    ]
     result = torch.stack(channels, dim=1) + int(output_offset)
     return result.clamp(activation_min, activation_max).to(torch.int8).contiguous(memory_format=torch.channels_last)
 
@@ -257,8 +272,9 @@ FALLBACKS: dict[str, Callable[..., torch.Tensor]] = {
 }
 
 
-def compute(name: str, function: Callable[..., object], args: Sequence[object], kwargs: dict[str, object],
-            isa: str) -> object:
+def compute(
+    name: str, function: Callable[..., object], args: Sequence[object], kwargs: dict[str, object], isa: str
+) -> object:
     """One cortex_m call on the host as the firmware computes it: the C kernel's model where the
     Python op rounds differently (MODELS), else the Python op, else the model where torch cannot run
     the case (FALLBACKS). The one dispatch the plan reference and the backend's host run share."""
@@ -271,4 +287,3 @@ def compute(name: str, function: Callable[..., object], args: Sequence[object], 
         if name not in FALLBACKS:
             raise
         return FALLBACKS[name](*args, **kwargs)
-

@@ -72,9 +72,12 @@ class _Recorder(torch.fx.Interpreter):
         return result
 
 
-def layer_errors(float_graph: torch.fx.GraphModule, scales: dict[str, tuple[float, int]],
-                 program: torch.fx.GraphModule, samples: Sequence[tuple[tuple[torch.Tensor, ...], dict[str, Any]]],
-                 ) -> list[LayerError]:
+def layer_errors(
+    float_graph: torch.fx.GraphModule,
+    scales: dict[str, tuple[float, int]],
+    program: torch.fx.GraphModule,
+    samples: Sequence[tuple[tuple[torch.Tensor, ...], dict[str, Any]]],
+) -> list[LayerError]:
     """`samples`: per calibration sample, (the float model's inputs, every lowered op's int8 result by
     node name). One float pass per sample; the int8 results come from the reference runs."""
     calls = [n for n in program.graph.nodes if op_name(n)]
@@ -95,12 +98,18 @@ def layer_errors(float_graph: torch.fx.GraphModule, scales: dict[str, tuple[floa
             f, q, qp = recorder.values.get(float_name), int8_values.get(name), scales.get(float_name)
             if isinstance(q, torch.Tensor) and q.is_floating_point():
                 floats.add(name)
-            if f is None or not isinstance(q, torch.Tensor) or qp is None or q.dtype != torch.int8 or q.shape != f.shape:
+            if (
+                f is None
+                or not isinstance(q, torch.Tensor)
+                or qp is None
+                or q.dtype != torch.int8
+                or q.shape != f.shape
+            ):
                 continue
             real = (q.to(torch.float64) - qp[1]) * qp[0]
             diff = f.to(torch.float64) - real
             signal[name] += float((f.to(torch.float64) ** 2).sum())
-            noise[name] += float((diff ** 2).sum())
+            noise[name] += float((diff**2).sum())
             worst[name] = max(worst[name], float(diff.abs().max()) if diff.numel() else 0.0)
             compared.add(name)
     rows: list[LayerError] = []
@@ -112,8 +121,15 @@ def layer_errors(float_graph: torch.fx.GraphModule, scales: dict[str, tuple[floa
             rows.append(LayerError(**common, kind="exact", max_abs_err=0.0))
         elif name in compared:
             sqnr = round(10 * math.log10(signal[name] / noise[name]), 2) if signal[name] else None
-            rows.append(LayerError(**common, kind="compared", sqnr_db=sqnr, max_abs_err=round(worst[name], 6),
-                                   sqnr_drop_db=_drop(node, sqnr, by_name)))
+            rows.append(
+                LayerError(
+                    **common,
+                    kind="compared",
+                    sqnr_db=sqnr,
+                    max_abs_err=round(worst[name], 6),
+                    sqnr_drop_db=_drop(node, sqnr, by_name),
+                )
+            )
         else:
             kind = "quant_boundary" if op in _BOUNDARY_OPS else "float" if name in floats else "no_float_counterpart"
             rows.append(LayerError(**common, kind=kind))
@@ -129,5 +145,3 @@ def _drop(node: torch.fx.Node, sqnr: float | None, by_name: dict[str, LayerError
     inputs = [by_name[a.name] for a in node.all_input_nodes if a.name in by_name]
     known = [r.sqnr_db for r in inputs if r.kind == "compared" and r.sqnr_db is not None]
     return round(min(known) - sqnr, 2) if known else None
-
-

@@ -22,15 +22,46 @@ from cmx_gen.common.noise import quiet_executorch
 from cmx_gen.common.targets import canonical_core
 from cmx_gen.lower.facts import OpDiff
 from cmx_gen.lower.reference import merge_diffs
-from cmx_gen.lower.state import (Errors, Given, LowerOptions, Referenced, Serialized, Step, Target, resolve_target,
-                                 target_config)
-from cmx_gen.lower.steps import (check_target, cleanup, cortex_m_passes, delegate, error, evaluate, quantize, reference,
-                                 rewrite, serialize, to_edge)
+from cmx_gen.lower.state import (
+    Errors,
+    Given,
+    LowerOptions,
+    Referenced,
+    Serialized,
+    Step,
+    Target,
+    resolve_target,
+    target_config,
+)
+from cmx_gen.lower.steps import (
+    check_target,
+    cleanup,
+    cortex_m_passes,
+    delegate,
+    error,
+    evaluate,
+    quantize,
+    reference,
+    rewrite,
+    serialize,
+    to_edge,
+)
 from cmx_gen.model.export import Exported
 from cmx_gen.model.source import Inputs
 
-STEPS: list[Step] = [rewrite.STEP, quantize.STEP, to_edge.STEP, cortex_m_passes.STEP, cleanup.STEP, check_target.STEP,
-                     reference.STEP, error.STEP, evaluate.STEP, delegate.STEP, serialize.STEP]
+STEPS: list[Step] = [
+    rewrite.STEP,
+    quantize.STEP,
+    to_edge.STEP,
+    cortex_m_passes.STEP,
+    cleanup.STEP,
+    check_target.STEP,
+    reference.STEP,
+    error.STEP,
+    evaluate.STEP,
+    delegate.STEP,
+    serialize.STEP,
+]
 
 __all__ = ["STEPS", "LoweredModel", "LowerOptions", "Target", "check_order", "lower", "resolve_target", "target_config"]
 
@@ -44,11 +75,15 @@ def check_order(steps: Sequence[Step]) -> None:
     for step in steps:
         missing = [kind.__name__ for kind in step.reads if kind not in made]
         if missing:
-            raise RuntimeError(f"lowering step {step.name!r} reads {', '.join(missing)}, which no earlier step makes: "
-                               "put the step that makes it first in lowering.STEPS")
+            raise RuntimeError(
+                f"lowering step {step.name!r} reads {', '.join(missing)}, which no earlier step makes: "
+                "put the step that makes it first in lowering.STEPS"
+            )
         if step.makes in made:
-            raise RuntimeError(f"lowering step {step.name!r} makes {step.makes.__name__} again: "
-                               "give each step a record type of its own (lower/state.py)")
+            raise RuntimeError(
+                f"lowering step {step.name!r} makes {step.makes.__name__} again: "
+                "give each step a record type of its own (lower/state.py)"
+            )
         made.add(step.makes)
 
 
@@ -81,8 +116,9 @@ class LoweredModel:
         return tuple(merge_diffs(self.get(Referenced).runs.diffs, {d.node: d for d in self.get(Errors).diffs}).values())
 
 
-def lower(exported: Exported, core: str, options: LowerOptions = LowerOptions(),
-          evaluate: Sequence[Inputs] = ()) -> LoweredModel:
+def lower(
+    exported: Exported, core: str, options: LowerOptions = LowerOptions(), evaluate: Sequence[Inputs] = ()
+) -> LoweredModel:
     """Quantize with the calibration set and lower for one core; compute reference outputs.
     `evaluate`: more samples (float, logical shape) to run through the program and the float model
     (`cmx-gen run --data`): their outputs come back in the `Evaluated` record."""
@@ -91,9 +127,15 @@ def lower(exported: Exported, core: str, options: LowerOptions = LowerOptions(),
     import executorch.backends.cortex_m.passes.cortex_m_pass_manager  # noqa: F401
     import executorch.exir  # noqa: F401
     import torchao.quantization.pt2e.quantize_pt2e  # noqa: F401
+
     quiet_executorch()
-    given = Given(exported=exported, target=Target(core=canonical_core(core), isa=config.backend.name),
-                  config=config, options=options, evaluate=tuple(evaluate))
+    given = Given(
+        exported=exported,
+        target=Target(core=canonical_core(core), isa=config.backend.name),
+        config=config,
+        options=options,
+        evaluate=tuple(evaluate),
+    )
     records: dict[type, object] = {Given: given}
     timings: dict[str, float] = {}
     for step in STEPS:

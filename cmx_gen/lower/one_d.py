@@ -23,11 +23,30 @@ aten = torch.ops.aten
 # Ops that work on dim 1 of a tensor of any rank (elementwise, or per channel): they follow a lifted
 # input into 4-D as they are.
 _ANY_RANK = {
-    aten.relu.default, aten.relu_.default, aten.hardtanh.default, aten.hardtanh_.default, aten.clamp.default,
-    aten.clamp_.default, aten.sigmoid.default, aten.tanh.default, aten.hardswish.default, aten.hardswish_.default,
-    aten.hardsigmoid.default, aten.leaky_relu.default, aten.leaky_relu_.default, aten.gelu.default,
-    aten.silu.default, aten.silu_.default, aten.relu6.default, aten.batch_norm.default, aten.add.Tensor,
-    aten.add_.Tensor, aten.mul.Tensor, aten.mul_.Tensor, aten.sub.Tensor, aten.dropout.default,
+    aten.relu.default,
+    aten.relu_.default,
+    aten.hardtanh.default,
+    aten.hardtanh_.default,
+    aten.clamp.default,
+    aten.clamp_.default,
+    aten.sigmoid.default,
+    aten.tanh.default,
+    aten.hardswish.default,
+    aten.hardswish_.default,
+    aten.hardsigmoid.default,
+    aten.leaky_relu.default,
+    aten.leaky_relu_.default,
+    aten.gelu.default,
+    aten.silu.default,
+    aten.silu_.default,
+    aten.relu6.default,
+    aten.batch_norm.default,
+    aten.add.Tensor,
+    aten.add_.Tensor,
+    aten.mul.Tensor,
+    aten.mul_.Tensor,
+    aten.sub.Tensor,
+    aten.dropout.default,
 }
 
 
@@ -89,8 +108,13 @@ class Lift:
             self.weights.add(node)
         return node
 
-    def replace(self, node: torch.fx.Node, target: Callable[..., Any], args: tuple[Any, ...],
-                kwargs: dict[str, Any] | None = None) -> None:
+    def replace(
+        self,
+        node: torch.fx.Node,
+        target: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
         """`node` (3-D) computed as `target(*args)` in 4-D instead; later 1-D layers read the 4-D result."""
         with self.graph.inserting_before(node):
             wide = self.graph.call_function(target, args, kwargs or {})
@@ -110,8 +134,9 @@ class Lift:
             flat = wide
             if int(_val(node).shape[-1]) != 1:  # a length-1 result is the same bytes in either layout
                 with self.graph.inserting_after(wide):
-                    flat = self.graph.call_function(aten.clone.default, (wide,),
-                                                    {"memory_format": torch.contiguous_format})
+                    flat = self.graph.call_function(
+                        aten.clone.default, (wide,), {"memory_format": torch.contiguous_format}
+                    )
                 flat.meta.update(_meta(node))
             with self.graph.inserting_after(flat):
                 narrow = self.graph.call_function(aten.squeeze.dims, (flat, [2]))
@@ -152,16 +177,29 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
         if node.target in _CONV1D and _is_3d(args[0]) and _own_parameter(args[1]):
             x, weight = args[0], args[1]
             bias = args[2] if len(args) > 2 else None
-            stride, padding, dilation = (args[3] if len(args) > 3 else 1), (args[4] if len(args) > 4 else 0), \
-                (args[5] if len(args) > 5 else 1)
+            stride, padding, dilation = (
+                (args[3] if len(args) > 3 else 1),
+                (args[4] if len(args) > 4 else 0),
+                (args[5] if len(args) > 5 else 1),
+            )
             groups = int(args[6]) if len(args) > 6 else 1
             if isinstance(padding, str):
                 pad: Any = padding
             else:
                 pad = [0, _one(padding, 0)]
-            state.replace(node, aten.conv2d.padding if isinstance(pad, str) else aten.conv2d.default,
-                          (state.to_4d(x, node), state.weight_4d(weight), bias, [1, _one(stride, 1)], pad,
-                           [1, _one(dilation, 1)], groups))
+            state.replace(
+                node,
+                aten.conv2d.padding if isinstance(pad, str) else aten.conv2d.default,
+                (
+                    state.to_4d(x, node),
+                    state.weight_4d(weight),
+                    bias,
+                    [1, _one(stride, 1)],
+                    pad,
+                    [1, _one(dilation, 1)],
+                    groups,
+                ),
+            )
             record(node, "aten::conv1d", "computed as a 2-D convolution of height 1 over [N, C, 1, L] (exact)")
         elif node.target in (aten.max_pool1d.default, aten.avg_pool1d.default) and _is_3d(args[0]):
             kernel = _one(args[1], 1)
@@ -171,14 +209,16 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
             if node.target is aten.max_pool1d.default:
                 dilation = _one(args[4], 1) if len(args) > 4 else 1
                 ceil = bool(args[5]) if len(args) > 5 else False
-                state.replace(node, aten.max_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding],
-                                                              [1, dilation], ceil))
+                state.replace(
+                    node, aten.max_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], [1, dilation], ceil)
+                )
                 record(node, "aten::max_pool1d", "computed as a 2-D max pool of height 1 (exact)")
             else:
                 ceil = bool(args[4]) if len(args) > 4 else False
                 include_pad = bool(args[5]) if len(args) > 5 else True
-                state.replace(node, aten.avg_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], ceil,
-                                                              include_pad))
+                state.replace(
+                    node, aten.avg_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], ceil, include_pad)
+                )
                 record(node, "aten::avg_pool1d", "computed as a 2-D average pool of height 1 (exact)")
         elif node.target in _ANY_RANK and any(a in state.twin for a in args if isinstance(a, torch.fx.Node)):
             state.replace(node, node.target, tuple(_lift_operand(state, a, node) for a in args), dict(node.kwargs))
@@ -189,8 +229,9 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
 def _own_parameter(weight: Any) -> bool:
     """A weight the lift can make 4-D where it is kept: a parameter only Conv1d layers read (any
     other weight, a computed one, leaves that Conv1d as it is: in float, and the report says so)."""
-    return isinstance(weight, torch.fx.Node) and weight.op == "get_attr" and all(
-        u.target in _CONV1D for u in weight.users)
+    return (
+        isinstance(weight, torch.fx.Node) and weight.op == "get_attr" and all(u.target in _CONV1D for u in weight.users)
+    )
 
 
 def _lift_operand(state: Lift, arg: Any, node: torch.fx.Node) -> Any:

@@ -59,8 +59,13 @@ class _KernelExactInterpreter(torch.fx.Interpreter):
         delta = (exact.to(torch.int32) - python.to(torch.int32)).abs()
         if delta.numel() and int(delta.max()):
             self.diffs[node.name] = OpDiff(
-                index=self._calls[node], node=node.name, op=name, module=module_path(node),
-                max_lsb=int(delta.max()), elements=int((delta > 0).sum()), numel=delta.numel(),
+                index=self._calls[node],
+                node=node.name,
+                op=name,
+                module=module_path(node),
+                max_lsb=int(delta.max()),
+                elements=int((delta > 0).sum()),
+                numel=delta.numel(),
                 source=source_line(node),
             )
         return exact
@@ -77,8 +82,9 @@ class ReferenceRuns:
     values: dict[str, Any] = field(default_factory=dict)  # with record=True: every op's result, by node
 
 
-def run_references(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...], isa: str,
-                   record: bool = False) -> ReferenceRuns:
+def run_references(
+    program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...], isa: str, record: bool = False
+) -> ReferenceRuns:
     """`inputs` through the kernel-exact host models and through ExecuTorch's Python ops."""
     from cmx_gen.model.source import call, fresh
 
@@ -87,8 +93,13 @@ def run_references(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ..
         exact = interpreter.run(*fresh(inputs))
     exact = (exact,) if isinstance(exact, torch.Tensor) else tuple(exact)
     python = None if interpreter.python_missing else call(program, inputs)
-    return ReferenceRuns(kernel_exact=exact, python=python, diffs=dict(interpreter.diffs),
-                         python_missing=frozenset(interpreter.python_missing), values=interpreter.record or {})
+    return ReferenceRuns(
+        kernel_exact=exact,
+        python=python,
+        diffs=dict(interpreter.diffs),
+        python_missing=frozenset(interpreter.python_missing),
+        values=interpreter.record or {},
+    )
 
 
 def kernel_exact(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...], isa: str) -> tuple[torch.Tensor, ...]:
@@ -106,6 +117,11 @@ def merge_diffs(*runs: dict[str, OpDiff]) -> dict[str, OpDiff]:
     for diffs in runs:
         for name, diff in diffs.items():
             old = merged.get(name)
-            merged[name] = diff if old is None else diff.model_copy(update={
-                "max_lsb": max(diff.max_lsb, old.max_lsb), "elements": max(diff.elements, old.elements)})
+            merged[name] = (
+                diff
+                if old is None
+                else diff.model_copy(
+                    update={"max_lsb": max(diff.max_lsb, old.max_lsb), "elements": max(diff.elements, old.elements)}
+                )
+            )
     return merged

@@ -161,7 +161,7 @@ class Step:
     def reads(self) -> tuple[type, ...]:
         """The record types the step takes, from its parameters' annotations."""
         hints = typing.get_type_hints(self.run)
-        return tuple(hints[name] for name in self.run.__code__.co_varnames[:self.run.__code__.co_argcount])
+        return tuple(hints[name] for name in self.run.__code__.co_varnames[: self.run.__code__.co_argcount])
 
     @property
     def makes(self) -> type:

@@ -56,7 +56,7 @@ def slices_whole_rows(node: torch.fx.Node) -> str | None:
         return None
     dim = int(fx_args(node)[1]) % value.dim() if len(fx_args(node)) > 1 else 0
     order = _dim_order(value)
-    if order[:order.index(dim)] != tuple(range(dim)):
+    if order[: order.index(dim)] != tuple(range(dim)):
         return f"it slices dim {dim} of a tensor {list(value.shape)} in dim order {list(order)}"
     return None
 
@@ -79,8 +79,13 @@ def same_shape_or_channel_broadcast(node: torch.fx.Node) -> str | None:
     if problem is None:
         return None
     big, small = sorted(_operands(node), key=lambda t: t.numel(), reverse=True)
-    channel = (big.dim() == 4 and small.dim() == 4 and small.shape[1] == big.shape[1]
-               and small.numel() == big.shape[1] and _dim_order(big) == (0, 2, 3, 1))
+    channel = (
+        big.dim() == 4
+        and small.dim() == 4
+        and small.shape[1] == big.shape[1]
+        and small.numel() == big.shape[1]
+        and _dim_order(big) == (0, 2, 3, 1)
+    )
     return None if channel else problem
 
 
@@ -128,6 +133,10 @@ def check(program: torch.fx.GraphModule) -> None:
                 raise ExportError(
                     f"the program would {effect} on the target: {name} at node {node.name}"
                     f"{f' ({where})' if where else ''}: {problem}; {rule['why']}",
-                    rule["fix"] + (f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and
-                                   name.startswith("cortex_m::") else ""),
+                    rule["fix"]
+                    + (
+                        f", or leave it in float with --keep-fp32 {where.split()[0]}"
+                        if where and name.startswith("cortex_m::")
+                        else ""
+                    ),
                 )

@@ -42,8 +42,10 @@ class Bundle:
 def _logical(tensor: object, where: str) -> NDArray[Any]:
     dtype = _DTYPES.get(int(tensor.scalar_type))  # type: ignore[attr-defined]
     if dtype is None:
-        raise ModelSourceError(f"{where} has dtype code {tensor.scalar_type}, which cmx-gen cannot compare",  # type: ignore[attr-defined]
-                               "bundle float or integer tensors")
+        raise ModelSourceError(
+            f"{where} has dtype code {tensor.scalar_type}, which cmx-gen cannot compare",  # type: ignore[attr-defined]
+            "bundle float or integer tensors",
+        )
     sizes = [int(s) for s in tensor.sizes]  # type: ignore[attr-defined]
     order = [int(d) for d in tensor.dim_order]  # type: ignore[attr-defined]
     return from_layout(np.frombuffer(bytes(tensor.data), dtype=dtype), sizes, order)  # type: ignore[attr-defined]
@@ -56,9 +58,10 @@ def read(data: bytes, where: str) -> Bundle:
     try:
         bundled = deserialize_from_flatbuffer_to_bundled_program(data)
     except Exception as exc:  # flatc's JSON round trip raises whatever it meets
-        raise ModelSourceError(f"{where} is not a bundled program (.bpte): {type(exc).__name__}",
-                               "write it with executorch.devtools.bundled_program.serialize."
-                               "serialize_from_bundled_program_to_flatbuffer") from exc
+        raise ModelSourceError(
+            f"{where} is not a bundled program (.bpte): {type(exc).__name__}",
+            "write it with executorch.devtools.bundled_program.serialize.serialize_from_bundled_program_to_flatbuffer",
+        ) from exc
     suite = next((s for s in bundled.method_test_suites if s.method_name == "forward"), None)
     if suite is None or not suite.test_cases:
         raise ModelSourceError(f"{where} has no test case for `forward`", "bundle at least one MethodTestCase")

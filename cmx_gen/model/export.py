@@ -54,8 +54,14 @@ def export(source: ModelSource) -> Exported:
     inputs, calibration = input_layout.lay_out(program, source.example_inputs, tuple(source.calibration))
     if [x.stride() for x in inputs] != [x.stride() for x in source.example_inputs]:
         program = _export(source.module, inputs)
-    return Exported(source=source, program=program, inputs=inputs, calibration=calibration,
-                    float_outputs=float_outputs, graph_sha256=graph_fingerprint(program))
+    return Exported(
+        source=source,
+        program=program,
+        inputs=inputs,
+        calibration=calibration,
+        float_outputs=float_outputs,
+        graph_sha256=graph_fingerprint(program),
+    )
 
 
 def graph_fingerprint(program: Any) -> str:
@@ -102,18 +108,29 @@ def _export(module: torch.nn.Module, inputs: Inputs) -> Any:
 
 
 _EXPORT_HINTS = [
-    (re.compile(r"data.dependent|GuardOnDataDependent|could not guard", re.I),
-     "forward branches on tensor values: replace Python if/while on tensors with torch.where/torch.cond"),
-    (re.compile(r"\.item\(\)|tolist|numpy", re.I), "forward converts tensors to Python values: keep everything a tensor"),
-    (re.compile(r"not supported|Unsupported", re.I), "forward uses something torch.export cannot trace: see the cause above"),
-    (re.compile(r"size mismatch|shape|Expected .* dim", re.I), "the example inputs do not match what forward expects: check --input-shape"),
+    (
+        re.compile(r"data.dependent|GuardOnDataDependent|could not guard", re.I),
+        "forward branches on tensor values: replace Python if/while on tensors with torch.where/torch.cond",
+    ),
+    (
+        re.compile(r"\.item\(\)|tolist|numpy", re.I),
+        "forward converts tensors to Python values: keep everything a tensor",
+    ),
+    (
+        re.compile(r"not supported|Unsupported", re.I),
+        "forward uses something torch.export cannot trace: see the cause above",
+    ),
+    (
+        re.compile(r"size mismatch|shape|Expected .* dim", re.I),
+        "the example inputs do not match what forward expects: check --input-shape",
+    ),
 ]
 
 _STAGE_HINTS = {
     "torch.export": "make forward traceable by torch.export (tensor-only inputs and outputs, no data-dependent Python control flow)",
     "quantization": "check the calibration data (finite values shaped like the inputs) and that forward runs on it",
     "delegation": "lower with delegate = false ([options] in cmx.toml, or --no-delegate) to run every operator on "
-                  "its own kernel, and report the model",
+    "its own kernel, and report the model",
 }
 
 
@@ -133,7 +150,9 @@ def export_error(stage: str, exc: Exception, where: str = "") -> ExportError:
         if pattern.search(text):
             hint = candidate
             break
-    return ExportError(f"{stage} failed: {type(exc).__name__}: {first_line(exc)}", hint + "; --debug shows the full trace")
+    return ExportError(
+        f"{stage} failed: {type(exc).__name__}: {first_line(exc)}", hint + "; --debug shows the full trace"
+    )
 
 
 def _last_user_line(graph_dump: str) -> str:

@@ -29,7 +29,9 @@ def spatial_inputs(program: Any) -> set[int]:
         if node.op != "placeholder" or node.name not in names:
             continue
         value = node.meta.get("val")
-        kinds = ("conv",) if isinstance(value, torch.Tensor) and value.dim() == 4 and value.shape[1] == 1 else SPATIAL_OPS
+        kinds = (
+            ("conv",) if isinstance(value, torch.Tensor) and value.dim() == 4 and value.shape[1] == 1 else SPATIAL_OPS
+        )
         if any(user.op == "call_function" and any(k in str(user.target) for k in kinds) for user in node.users):
             found.add(names.index(node.name))
     return found

@@ -14,7 +14,6 @@ import hashlib
 import importlib.util
 import re
 import sys
-import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -25,10 +24,11 @@ import torch
 
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.noise import quiet_torch
+from cmx_gen.model.calibration import Inputs as Inputs
+from cmx_gen.model.calibration import check_calibration_shapes, check_finite, load_calibration, read_arrays
 
 quiet_torch()
 
-Inputs = tuple[torch.Tensor, ...]
 # A model to lower (a Python module, an exported program) or a program lowered elsewhere (a .pte, a bundled .bpte).
 SourceKind = Literal["python", "pt2", "pte", "bpte"]
 
@@ -132,7 +132,8 @@ def _import_file(path: Path) -> Any:
         spec.loader.exec_module(module)
     except Exception as exc:  # the user's code: any error is theirs to fix
         raise ModelSourceError(
-            f"importing {path} failed: {type(exc).__name__}: {exc}", "fix the error in the model file (run with --debug for the trace)"
+            f"importing {path} failed: {type(exc).__name__}: {exc}",
+            "fix the error in the model file (run with --debug for the trace)",
         ) from exc
     finally:
         sys.path.remove(str(path.parent))
@@ -167,7 +168,9 @@ def _build_module(obj: Any, name: str, path: Path) -> torch.nn.Module:
             "the class must construct with no arguments (or name a factory function that does)",
         ) from exc
     if not isinstance(module, torch.nn.Module):
-        raise ModelSourceError(f"{path.name}:{name}() returned {type(module).__name__}, not an nn.Module", "return the model")
+        raise ModelSourceError(
+            f"{path.name}:{name}() returned {type(module).__name__}, not an nn.Module", "return the model"
+        )
     return module.eval()
 
 
@@ -175,13 +178,16 @@ def _load_python(spec: str) -> ModelSource:
     file_part, _, name = spec.rpartition(":")
     path = Path(file_part)
     if not path.is_file():
-        raise ModelSourceError(f"model file {path} not found", "check the path before ':' (form: path/model.py:ClassName)")
+        raise ModelSourceError(
+            f"model file {path} not found", "check the path before ':' (form: path/model.py:ClassName)"
+        )
     if not name:
         raise ModelSourceError(f"no model name in {spec!r}", "use path/model.py:ClassName")
     user = _import_file(path)
     if not hasattr(user, name):
         found = sorted(
-            attr for attr, value in vars(user).items()
+            attr
+            for attr, value in vars(user).items()
             if isinstance(value, type) and issubclass(value, torch.nn.Module) and value.__module__ == user.__name__
         )
         raise ModelSourceError(
@@ -199,8 +205,15 @@ def _load_python(spec: str) -> ModelSource:
         samples = list(_call_hook(user, "calibration_data", path))
         calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
         calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
-    return ModelSource(spec=spec, kind="python", module=module, content_hash=content_hash, example_inputs=example,
-                       calibration=calibration, calibration_source=calibration_source)
+    return ModelSource(
+        spec=spec,
+        kind="python",
+        module=module,
+        content_hash=content_hash,
+        example_inputs=example,
+        calibration=calibration,
+        calibration_source=calibration_source,
+    )
 
 
 def _call_hook(user: Any, name: str, path: Path) -> Any:
@@ -209,7 +222,8 @@ def _call_hook(user: Any, name: str, path: Path) -> Any:
         return getattr(user, name)()
     except Exception as exc:
         raise ModelSourceError(
-            f"{path.name}:{name}() failed: {type(exc).__name__}: {exc}", f"fix {name}() in {path} (--debug shows the trace)"
+            f"{path.name}:{name}() failed: {type(exc).__name__}: {exc}",
+            f"fix {name}() in {path} (--debug shows the trace)",
         ) from exc
 
 
@@ -223,8 +237,13 @@ def _load_pt2(path: Path) -> ModelSource:
         ) from exc
     args = getattr(program, "example_inputs", None)
     example = _as_inputs(tuple(args[0]), f"{path.name} example inputs") if args and args[0] else None
-    return ModelSource(spec=str(path), kind="pt2", module=program.module(check_guards=False),
-                       content_hash=_hash_files(path), example_inputs=example)
+    return ModelSource(
+        spec=str(path),
+        kind="pt2",
+        module=program.module(check_guards=False),
+        content_hash=_hash_files(path),
+        example_inputs=example,
+    )
 
 
 def load(
@@ -238,15 +257,18 @@ def load(
     """Load a model source and settle its example inputs and calibration set."""
     path = Path(spec)
     if given_input and not spec.endswith(".pte"):
-        raise ModelSourceError(f"--input is for a .pte, whose check has no input of its own; {path.name} is not one",
-                               "drop --input: the check runs example_inputs() (or the bundle's test case)")
+        raise ModelSourceError(
+            f"--input is for a .pte, whose check has no input of its own; {path.name} is not one",
+            "drop --input: the check runs example_inputs() (or the bundle's test case)",
+        )
     if spec.endswith(".pte"):
         if not path.is_file():
             raise ModelSourceError(f"{path} not found", "check the path to the .pte")
         data = path.read_bytes()
-        given = _read_arrays(Path(given_input), "--input") if given_input else None
-        return ModelSource(spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest(),
-                           given_inputs=given)
+        given = read_arrays(Path(given_input), "--input") if given_input else None
+        return ModelSource(
+            spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest(), given_inputs=given
+        )
     if spec.endswith(".bpte"):
         from cmx_gen.model import bundle
 
@@ -254,8 +276,9 @@ def load(
             raise ModelSourceError(f"{path} not found", "check the path to the .bpte")
         data = path.read_bytes()
         found = bundle.read(data, path.name)
-        return ModelSource(spec=spec, kind="bpte", pte=found.pte, bundle=found,
-                           content_hash=hashlib.sha256(data).hexdigest())
+        return ModelSource(
+            spec=spec, kind="bpte", pte=found.pte, bundle=found, content_hash=hashlib.sha256(data).hexdigest()
+        )
     if spec.endswith(".pt2"):
         if not path.is_file():
             raise ModelSourceError(f"{path} not found", "check the path to the .pt2")
@@ -267,7 +290,7 @@ def load(
     else:
         raise ModelSourceError(
             f"cannot tell what kind of model {spec!r} is",
-            "give path/model.py:ClassName, a .pt2 file, a .pte or a .bpte file"
+            "give path/model.py:ClassName, a .pt2 file, a .pte or a .bpte file",
         )
 
     example = source.example_inputs
@@ -283,15 +306,27 @@ def load(
     check_finite([example], "example input")
     if calibration:
         samples = load_calibration(Path(calibration), example)
-        source = replace(source, example_inputs=example, calibration=samples, random_calibration=False,
-                         calibration_source=f"{calibration} ({len(samples)} samples)")
+        source = replace(
+            source,
+            example_inputs=example,
+            calibration=samples,
+            random_calibration=False,
+            calibration_source=f"{calibration} ({len(samples)} samples)",
+        )
     elif random_calibration:
         generator = torch.Generator().manual_seed(1)
-        samples = [tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in example) for _ in range(random_samples)]
-        source = replace(source, example_inputs=example, calibration=samples, random_calibration=True,
-                         calibration_source=f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)")
+        samples = [
+            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in example) for _ in range(random_samples)
+        ]
+        source = replace(
+            source,
+            example_inputs=example,
+            calibration=samples,
+            random_calibration=True,
+            calibration_source=f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)",
+        )
     elif source.calibration:
-        _check_calibration_shapes(source.calibration, example, source.calibration_source)
+        check_calibration_shapes(source.calibration, example, source.calibration_source)
         source = replace(source, example_inputs=example)
     else:
         raise ModelSourceError(
@@ -301,87 +336,6 @@ def load(
         )
     check_finite(source.calibration, f"calibration data {source.calibration_source}")
     return source
-
-
-def _check_calibration_shapes(samples: list[Inputs], example: Inputs, where: str) -> None:
-    want = [tuple(x.shape) for x in example]
-    for index, sample in enumerate(samples):
-        got = [tuple(x.shape) for x in sample]
-        if got != want:
-            raise ModelSourceError(
-                f"calibration sample {index} from {where} has shape {got}, the model input is {want}",
-                "make calibration_data() match the inputs (or drop --input-shape), or pass --calibration",
-            )
-
-
-def _sample_tensor(array: NDArray[Any], expected: torch.Tensor, where: str) -> torch.Tensor:
-    shape = tuple(expected.shape)
-    if tuple(array.shape) == shape[1:] and shape[0] == 1:
-        array = array.reshape(shape)
-    if tuple(array.shape) != shape:
-        raise ModelSourceError(
-            f"calibration sample {where} has shape {tuple(array.shape)}, the model input is {shape}",
-            "give samples shaped like the model input (a leading sample axis is allowed in .npz/.npy)",
-        )
-    return torch.from_numpy(np.ascontiguousarray(array)).to(expected.dtype)
-
-
-def _read_arrays(path: Path, what: str = "calibration file") -> list[NDArray[Any]]:
-    """The arrays of a .npy or .npz, refusing pickles (loading one runs code) and broken files in one line."""
-    if not path.is_file():
-        raise ModelSourceError(f"{what} {path} not found", "check the path")
-    try:
-        if path.suffix == ".npy":
-            return [np.load(path, allow_pickle=False)]
-        with np.load(path, allow_pickle=False) as npz:
-            return [npz[key] for key in npz.files]
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
-        kind = "a zip of .npy arrays" if path.suffix == ".npz" else "a NumPy array file"
-        raise ModelSourceError(
-            f"{what} {path} is not {kind}: {type(exc).__name__}: {exc}",
-            f"write it with np.{'savez(path, input=array)' if path.suffix == '.npz' else 'save(path, array)'} "
-            "from numeric arrays (no pickled objects)",
-        ) from exc
-
-
-def check_finite(samples: list[Inputs], where: str) -> None:
-    """NaN or Inf in a sample makes every observer's range infinite: name the sample instead."""
-    for index, sample in enumerate(samples):
-        for position, tensor in enumerate(sample):
-            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
-                bad = int((~torch.isfinite(tensor)).sum())
-                raise ModelSourceError(
-                    f"{where} sample {index} (input {position}) has {bad} NaN/Inf value(s)",
-                    "clean or drop those samples: calibration needs finite data",
-                )
-
-
-def load_calibration(path: Path, example_inputs: Inputs) -> list[Inputs]:
-    """Read `.npz` (one array per input, samples on axis 0), `.npy` (one input) or a folder of `.npy`."""
-    if not path.exists():
-        raise ModelSourceError(f"calibration data {path} not found", "check the --calibration path")
-    if path.is_dir():
-        files = sorted(path.glob("*.npy"))
-        if not files:
-            raise ModelSourceError(f"{path} holds no .npy files", "put one .npy file per calibration sample there")
-        if len(example_inputs) != 1:
-            raise ModelSourceError("a folder of .npy calibrates one-input models only", "use an .npz with one array per input")
-        return [(_sample_tensor(_read_arrays(f)[0], example_inputs[0], f.name),) for f in files]
-    if path.suffix not in (".npy", ".npz"):
-        raise ModelSourceError(f"cannot read calibration file {path}", "use .npz, .npy or a folder of .npy files")
-    arrays = _read_arrays(path)
-    if len(arrays) != len(example_inputs):
-        raise ModelSourceError(
-            f"{path.name} holds {len(arrays)} arrays, the model takes {len(example_inputs)} inputs",
-            "store one array per model input, samples along axis 0",
-        )
-    count = {len(a) for a in arrays}
-    if len(count) != 1:
-        raise ModelSourceError(f"arrays in {path.name} hold different sample counts {sorted(count)}", "give every input the same number of samples")
-    samples: list[Inputs] = []
-    for index in range(count.pop()):
-        samples.append(tuple(_sample_tensor(a[index], x, f"{index} of {path.name}") for a, x in zip(arrays, example_inputs)))
-    return samples
 
 
 def fresh(inputs: Inputs) -> Inputs:
@@ -397,4 +351,3 @@ def call(module: torch.nn.Module, inputs: Inputs) -> tuple[torch.Tensor, ...]:
     if isinstance(out, torch.Tensor):
         return (out,)
     return tuple(out)
-

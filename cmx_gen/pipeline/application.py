@@ -21,8 +21,10 @@ def application_image(app: AppFolder, options: RunOptions) -> tuple[Path, Runner
     kind = kind_of(app)
     image = kind.app_image(app)
     if image is None and not options.dry_run:
-        raise RunError(f"no application image in {app.path / 'build'} ({kind.name} app)",
-                       f"run `cmx-gen build {app.path}` first (it builds the check and your application)")
+        raise RunError(
+            f"no application image in {app.path / 'build'} ({kind.name} app)",
+            f"run `cmx-gen build {app.path}` first (it builds the check and your application)",
+        )
     return image or app.path / "build" / "<app>_app.elf", kind.runner(app, options.timeout, options.runner)
 
 
@@ -49,11 +51,17 @@ def run_application(app: AppFolder, options: RunOptions) -> Outcome:
         all_same = same and all_same
     lines += [f"app says   {line}" for line in run.own[:OWN_LINES]]  # its own lines (cmx_app_puts), after the model's
     if len(run.own) > OWN_LINES:
-        lines.append(f"app says   ... and {len(run.own) - OWN_LINES} more line(s): `cmx-gen run {app.path} --app "
-                     "--dry-run` gives the command that shows them all")
-    verdict = ("nothing compared (no reference outputs)" if not compared or not run.calls
-               else "call 0 equals the check's reference bytes" if all_same
-               else "call 0 DIFFERS from the check's reference bytes")
+        lines.append(
+            f"app says   ... and {len(run.own) - OWN_LINES} more line(s): `cmx-gen run {app.path} --app "
+            "--dry-run` gives the command that shows them all"
+        )
+    verdict = (
+        "nothing compared (no reference outputs)"
+        if not compared or not run.calls
+        else "call 0 equals the check's reference bytes"
+        if all_same
+        else "call 0 DIFFERS from the check's reference bytes"
+    )
     ended = run.error or ("its done line" if run.done is not None else f"no done line (exit {run.exit_code})")
     record(app, "app", f"{len(run.calls)} call(s); {verdict}; ended: {ended}")
     return Outcome(tuple(lines), 0 if run.error is None and run.done is not None and all_same else 1)
@@ -66,8 +74,10 @@ def _first_call_matches(run: app_run.AppRun, reference: dict[int, bytes]) -> tup
     if run.calls and not reference:
         return same, ["output     no reference outputs (a program made elsewhere): nothing compared"]
     if run.calls:
-        return same, [f"output     call 0 {'equals' if same else 'DIFFERS from'} the check's reference bytes "
-                      f"({sum(len(d) for d in reference.values())} B)"]
+        return same, [
+            f"output     call 0 {'equals' if same else 'DIFFERS from'} the check's reference bytes "
+            f"({sum(len(d) for d in reference.values())} B)"
+        ]
     return same, []
 
 
@@ -80,11 +90,15 @@ def application_summary(run: app_run.AppRun) -> list[str]:
         stats = run.stats(1)
         if stats:
             spread = run.spread()
-            lines.append(f"calls 2..{len(run.calls)} {first.counter} min {stats[0]:,} median {stats[1]:,.0f} max {stats[2]:,}"
-                         + (f" (spread {spread:.2f} %)" if spread is not None else ""))
+            lines.append(
+                f"calls 2..{len(run.calls)} {first.counter} min {stats[0]:,} median {stats[1]:,.0f} max {stats[2]:,}"
+                + (f" (spread {spread:.2f} %)" if spread is not None else "")
+            )
         moved = run.pools_move_after(0)
         pools = " ".join(f"{name}={u}/{a}" for name, (u, a) in first.pools.items())
-        lines.append(f"pools      {pools}: " + (f"{', '.join(moved)} moved after call 1" if moved else "flat after call 1"))
+        lines.append(
+            f"pools      {pools}: " + (f"{', '.join(moved)} moved after call 1" if moved else "flat after call 1")
+        )
     if run.stack:
         lines.append(f"stack      {run.stack[0]:,} of {run.stack[1]:,} B at most, over every call")
     if run.error:

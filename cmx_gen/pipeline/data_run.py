@@ -49,8 +49,10 @@ def _read(path: Path) -> dict[str, NDArray[Any]]:
         with np.load(path, allow_pickle=False) as npz:
             return {key: npz[key] for key in npz.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-        raise DataError(f"{path} is not a NumPy .npz/.npy file: {type(exc).__name__}: {exc}",
-                        "write it with np.savez(path, input=array, labels=labels) from numeric arrays") from exc
+        raise DataError(
+            f"{path} is not a NumPy .npz/.npy file: {type(exc).__name__}: {exc}",
+            "write it with np.savez(path, input=array, labels=labels) from numeric arrays",
+        ) from exc
 
 
 def _sample(array: NDArray[Any], spec: TensorSpec, where: str) -> NDArray[Any]:
@@ -59,9 +61,11 @@ def _sample(array: NDArray[Any], spec: TensorSpec, where: str) -> NDArray[Any]:
     if shape == want[1:] and want and want[0] == 1:
         array = array.reshape(want)
     if tuple(array.shape) != want or array.dtype.kind not in "fiub":
-        raise DataError(f"{where} has shape {shape} and dtype {array.dtype}, the model input is {want} "
-                        f"(or {want[1:]}) of real numbers",
-                        "give samples shaped like the model input, samples along axis 0 of each array")
+        raise DataError(
+            f"{where} has shape {shape} and dtype {array.dtype}, the model input is {want} "
+            f"(or {want[1:]}) of real numbers",
+            "give samples shaped like the model input, samples along axis 0 of each array",
+        )
     if not np.isfinite(array).all():
         raise DataError(f"{where} has NaN/Inf values", "clean or drop that sample")
     return np.ascontiguousarray(array, dtype=np.float32)
@@ -80,25 +84,37 @@ def load(path: Path, labels: Path | None, report: Report) -> DataSet:
         if not files:
             raise DataError(f"{path} holds no .npy files", "put one .npy file per sample there, or give an .npz")
         if len(specs) != 1:
-            raise DataError(f"a folder of .npy feeds one-input models; this one takes {len(specs)}",
-                            "use an .npz with one array per input")
-        samples: list[tuple[NDArray[Any], ...]] = [(_sample(np.load(f, allow_pickle=False), specs[0], f"sample {f.name}"),)
-                                                   for f in files]
+            raise DataError(
+                f"a folder of .npy feeds one-input models; this one takes {len(specs)}",
+                "use an .npz with one array per input",
+            )
+        samples: list[tuple[NDArray[Any], ...]] = [
+            (_sample(np.load(f, allow_pickle=False), specs[0], f"sample {f.name}"),) for f in files
+        ]
     elif path.suffix in (".npz", ".npy"):
         arrays = _read(path)
         label_key = next((k for k in LABEL_KEYS if k in arrays), None)
         if label_key:
             found_labels = arrays.pop(label_key)
         if len(arrays) != len(specs):
-            raise DataError(f"{path.name} holds {len(arrays)} input array(s) ({', '.join(arrays)}), the model takes "
-                            f"{len(specs)}", "store one array per model input, samples along axis 0 (labels as `labels`)")
+            raise DataError(
+                f"{path.name} holds {len(arrays)} input array(s) ({', '.join(arrays)}), the model takes {len(specs)}",
+                "store one array per model input, samples along axis 0 (labels as `labels`)",
+            )
         columns = list(arrays.values())
         counts = {len(a) for a in columns}
         if len(counts) != 1:
-            raise DataError(f"the arrays of {path.name} hold different sample counts {sorted(counts)}",
-                            "give every input the same number of samples")
-        samples = [tuple(_sample(a[i], spec, f"sample {i} of {path.name} (input {k})")
-                         for k, (a, spec) in enumerate(zip(columns, specs))) for i in range(counts.pop())]
+            raise DataError(
+                f"the arrays of {path.name} hold different sample counts {sorted(counts)}",
+                "give every input the same number of samples",
+            )
+        samples = [
+            tuple(
+                _sample(a[i], spec, f"sample {i} of {path.name} (input {k})")
+                for k, (a, spec) in enumerate(zip(columns, specs))
+            )
+            for i in range(counts.pop())
+        ]
     else:
         raise DataError(f"cannot read data {path}", "use .npz, .npy or a folder of .npy files")
     if labels is not None:
@@ -106,8 +122,10 @@ def load(path: Path, labels: Path | None, report: Report) -> DataSet:
     if found_labels is not None:
         found_labels = np.asarray(found_labels).reshape(-1)
         if len(found_labels) != len(samples) or found_labels.dtype.kind not in "iu":
-            raise DataError(f"labels: {len(found_labels)} {found_labels.dtype} value(s) for {len(samples)} sample(s)",
-                            "give one integer class index per sample")
+            raise DataError(
+                f"labels: {len(found_labels)} {found_labels.dtype} value(s) for {len(samples)} sample(s)",
+                "give one integer class index per sample",
+            )
     if not samples:
         raise DataError(f"{path} holds no samples", "give at least one sample")
     return DataSet(samples, found_labels, str(path))
@@ -140,8 +158,14 @@ class Comparison:
     host_float_accuracy: float | None
 
 
-def compare(target: list[dict[int, bytes]], host: list[list[NDArray[Any]]], floats: list[list[NDArray[Any]]],
-            specs: list[TensorSpec], steps: list[float], labels: NDArray[Any] | None) -> Comparison:
+def compare(
+    target: list[dict[int, bytes]],
+    host: list[list[NDArray[Any]]],
+    floats: list[list[NDArray[Any]]],
+    specs: list[TensorSpec],
+    steps: list[float],
+    labels: NDArray[Any] | None,
+) -> Comparison:
     """`target[i]`: the output bytes the firmware printed for sample i; `host[i]` the kernel-exact
     outputs (logical shape); `floats[i]` the float model's; `steps` each output's LSB (0: raw units)."""
     exact = 0
@@ -177,7 +201,10 @@ def compare(target: list[dict[int, bytes]], host: list[list[NDArray[Any]]], floa
             continue
         target_first.append(from_layout(np.frombuffer(raw, dtype=want[0].dtype), want[0].shape, specs[0].dim_order))
     return Comparison(
-        samples=len(host), bit_exact=exact, max_lsb=worst, first_differing=first,
+        samples=len(host),
+        bit_exact=exact,
+        max_lsb=worst,
+        first_differing=first,
         target_accuracy=accuracy(target_first),
         host_int8_accuracy=accuracy([h[0] for h in host]),
         host_float_accuracy=accuracy([f[0] for f in floats]),
@@ -204,20 +231,29 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
 
     project = project_mod.load(app.path)
     (model,) = project.models  # a data run is one model's (data_stream refuses an app of several)
-    source = model_source.load(model.source, input_shape=model.input_shape, calibration=model.calibration,
-                               random_calibration=model.random_calibration)
+    source = model_source.load(
+        model.source,
+        input_shape=model.input_shape,
+        calibration=model.calibration,
+        random_calibration=model.random_calibration,
+    )
     if source.is_program:
-        raise RunError(f"--data needs the model the app was made from; this app was made from a .{source.kind}",
-                       "give the model source in cmx.toml")
+        raise RunError(
+            f"--data needs the model the app was made from; this app was made from a .{source.kind}",
+            "give the model source in cmx.toml",
+        )
     samples = [tuple(torch.from_numpy(x) for x in sample) for sample in data.samples]
-    options = LowerOptions(keep_fp32=model.keep_fp32, io=model.io, delegate=project.delegate,
-                           memory=app.report().lowering_options.memory)
+    options = LowerOptions(
+        keep_fp32=model.keep_fp32, io=model.io, delegate=project.delegate, memory=app.report().lowering_options.memory
+    )
     with progress.step(f"host reference of {len(samples)} sample(s) (lowering {model.source} again)"):
         lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)
     if lowered.pte != (app.path / "model" / "model.pte").read_bytes():
-        raise RunError("the model lowers to another program than the app's model/model.pte: the app is older than "
-                       "the model (or the lowering is not reproducible here)",
-                       f"run `cmx-gen regen {app.path}` and `cmx-gen build {app.path}`, then --data again")
+        raise RunError(
+            "the model lowers to another program than the app's model/model.pte: the app is older than "
+            "the model (or the lowering is not reproducible here)",
+            f"run `cmx-gen regen {app.path}` and `cmx-gen build {app.path}`, then --data again",
+        )
     return list(lowered.get(Evaluated).samples)
 
 
@@ -250,6 +286,11 @@ def uses_semihosting(build_dir: Path) -> bool:
 
 def check(target: list[dict[int, bytes]], host: list, report: Report, labels: NDArray[Any] | None) -> Comparison:
     """compare() of the firmware's output bytes per sample against host_references()."""
-    return compare(target, [[np_array(y) for y in exact] for _, exact, _ in host],
-                   [[np_array(y) for y in floats] for _, _, floats in host], report.outputs,
-                   [lsb(spec) for spec in report.outputs], labels)
+    return compare(
+        target,
+        [[np_array(y) for y in exact] for _, exact, _ in host],
+        [[np_array(y) for y in floats] for _, _, floats in host],
+        report.outputs,
+        [lsb(spec) for spec in report.outputs],
+        labels,
+    )

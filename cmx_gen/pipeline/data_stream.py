@@ -22,16 +22,22 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
     """Stream the data set through the application; compare every sample with the host reference."""
     assert options.data is not None
     if not kind_of(app).host_samples:
-        raise RunError(f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
-                       f"this is a {kind_of(app).name} app",
-                       "create a bare-metal app of the same model for the data run (the program is the same)")
+        raise RunError(
+            f"--data sends samples to bare-metal apps (semihosting, or their UART under QEMU); "
+            f"this is a {kind_of(app).name} app",
+            "create a bare-metal app of the same model for the data run (the program is the same)",
+        )
     several = app.model_names()
     if several:
-        raise RunError(f"--data streams one model's samples; {app.path} has {len(several)} models",
-                       "create a one-model app of the model to check on the data set (the program is the same)")
+        raise RunError(
+            f"--data streams one model's samples; {app.path} has {len(several)} models",
+            "create a one-model app of the model to check on the data set (the program is the same)",
+        )
     report = app.report()
     data = data_run.load(options.data, options.labels, report)
-    progress.say(f"data {data.where}: {len(data.samples)} sample(s)" + (", labelled" if data.labels is not None else ""))
+    progress.say(
+        f"data {data.where}: {len(data.samples)} sample(s)" + (", labelled" if data.labels is not None else "")
+    )
     image, runner = application_image(app, options)
     if options.dry_run:
         return Outcome((shlex.join(runner.command(image, "cmx-input=<samples.bin>")),), 0)
@@ -54,13 +60,20 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
     run = app_run.parse(output, code)
     calls = [c for c in run.calls if c.source == "host"]
     result = data_run.check([c.outputs for c in calls], host, report, data.labels)
-    lines = [f"app        {image}: {len(calls)}/{len(data.samples)} sample(s) from {data.where}",
-             f"bit-exact  {result.bit_exact}/{result.samples} outputs equal the host reference"
-             + ("" if result.first_differing is None else
-                f"; max error {result.max_lsb:g} LSB, first at sample {result.first_differing}")]
+    lines = [
+        f"app        {image}: {len(calls)}/{len(data.samples)} sample(s) from {data.where}",
+        f"bit-exact  {result.bit_exact}/{result.samples} outputs equal the host reference"
+        + (
+            ""
+            if result.first_differing is None
+            else f"; max error {result.max_lsb:g} LSB, first at sample {result.first_differing}"
+        ),
+    ]
     if result.target_accuracy is not None:
-        lines.append(f"accuracy   target {result.target_accuracy:.4f}  host int8 {result.host_int8_accuracy:.4f}  "
-                     f"host float {result.host_float_accuracy:.4f}")
+        lines.append(
+            f"accuracy   target {result.target_accuracy:.4f}  host int8 {result.host_int8_accuracy:.4f}  "
+            f"host float {result.host_float_accuracy:.4f}"
+        )
     stats = run.stats(0) if calls else None
     if stats:
         lines.append(f"{calls[0].counter:<10} min {stats[0]:,}  median {stats[1]:,.0f}  max {stats[2]:,} per inference")

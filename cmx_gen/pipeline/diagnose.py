@@ -24,8 +24,10 @@ def diagnose(app: AppFolder, options: RunOptions) -> Outcome:
 
     several = app.model_names()
     if several:
-        raise RunError(f"the profile and trace images are for an app of one model; {app.path} has {len(several)}",
-                       "create a one-model app of the model to profile (same program)")
+        raise RunError(
+            f"the profile and trace images are for an app of one model; {app.path} has {len(several)}",
+            "create a one-model app of the model to profile (same program)",
+        )
     instructions = app.report().instructions
     placement = app.placement()
     lines: list[str] = []

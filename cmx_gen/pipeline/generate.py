@@ -41,11 +41,19 @@ class Generated:
         """What `create` and `regen` print: the lowering table(s), the placement, what was written."""
         from cmx_gen.program.report_text import table
 
-        tables = ([f"model      {name}\n{table(a.report)}" for name, a in self.models.items()]
-                  if len(self.models) > 1 else [table(self.artifacts.report)])
-        lines = ["\n\n".join(tables), "",
-                 f"board      {self.board.id} ({self.board.name}, {self.board.core.name}, {self.board.core.isa})",
-                 self.placement.to_text(), "", f"app        {app}: {self.render.summary()}"]
+        tables = (
+            [f"model      {name}\n{table(a.report)}" for name, a in self.models.items()]
+            if len(self.models) > 1
+            else [table(self.artifacts.report)]
+        )
+        lines = [
+            "\n\n".join(tables),
+            "",
+            f"board      {self.board.id} ({self.board.name}, {self.board.core.name}, {self.board.core.isa})",
+            self.placement.to_text(),
+            "",
+            f"app        {app}: {self.render.summary()}",
+        ]
         if self.page:
             lines.append(f"report     {self.page}  (cmx-gen report {shlex.quote(str(app))} --open)")
         if self.render.backed_up:
@@ -53,13 +61,16 @@ class Generated:
         quoted = shlex.quote(str(app))
         lines.append(f"next       cmx-gen build {quoted} && cmx-gen run {quoted} && cmx-gen run {quoted} --app")
         if self.render.app_dir.joinpath("linker.ld").is_file() and not (self.board.qemu or self.board.fvp):
-            lines.append("note       the bare-metal console is semihosting: on this board it prints only with a debugger "
-                         "attached (see the app's README)")
+            lines.append(
+                "note       the bare-metal console is semihosting: on this board it prints only with a debugger "
+                "attached (see the app's README)"
+            )
         return "\n".join(lines)
 
 
-def _lower(entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate: bool,
-           memory: str) -> tuple[Artifacts, bool]:
+def _lower(
+    entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate: bool, memory: str
+) -> tuple[Artifacts, bool]:
     """One model, lowered for `core` (cached on everything that decides its program)."""
     source = model_source.load(
         entry.source,
@@ -81,8 +92,7 @@ def _place(project: Project, results: list[Artifacts], board: Board) -> memory.P
     """Where the program(s) go on the board, or FitError."""
     if project.several:
         layout: Literal["shared", "separate"] = "separate" if project.separate_arenas else "shared"
-        return memory.plan_several({e.model_name(): r.report for e, r in zip(project.models, results)},
-                                   board, layout)
+        return memory.plan_several({e.model_name(): r.report for e, r in zip(project.models, results)}, board, layout)
     return memory.plan(results[0].report, board)
 
 
@@ -96,16 +106,17 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     core = board.core.lower_target
     goals = goals_to_try(project.memory)
     for goal in goals:
-        lowered = [_lower(entry, core, use_cache, project.strict, project.delegate, goal)
-                   for entry in project.models]
+        lowered = [_lower(entry, core, use_cache, project.strict, project.delegate, goal) for entry in project.models]
         results = [result for result, _ in lowered]
         try:
             placement = _place(project, results, board)
         except FitError as exc:
             if goal == goals[-1]:
                 raise
-            progress.say(f"memory = fit: the {goal!r} schedule does not fit {board.id} ({exc.problem}); "
-                         f"trying {goals[goals.index(goal) + 1]!r}")
+            progress.say(
+                f"memory = fit: the {goal!r} schedule does not fit {board.id} ({exc.problem}); "
+                f"trying {goals[goals.index(goal) + 1]!r}"
+            )
             continue
         if len(goals) > 1:
             progress.say(f"memory = fit: took the {goal!r} schedule, the first that fits {board.id}")
@@ -113,5 +124,12 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     with progress.step(f"rendering the {project.rtos} app into {app}"):
         rendered = render_app(project, results if project.several else results[0], board, placement, app, force=force)
     page = None if project.several else html_report.write(app)
-    return Generated(board, results[0], all(hit for _, hit in lowered), placement, rendered, page,
-                     models={e.model_name(): r for e, r in zip(project.models, results)})
+    return Generated(
+        board,
+        results[0],
+        all(hit for _, hit in lowered),
+        placement,
+        rendered,
+        page,
+        models={e.model_name(): r for e, r in zip(project.models, results)},
+    )

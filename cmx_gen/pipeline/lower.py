@@ -16,8 +16,7 @@ class Produced(NamedTuple):
     from_cache: bool  # served from the lowering cache: nothing was lowered
 
 
-def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions(),
-            use_cache: bool = True) -> Produced:
+def produce(source: ModelSource, core: str, options: LowerOptions = LowerOptions(), use_cache: bool = True) -> Produced:
     """`source`'s program for `core`, its report and reference (cached on everything that decides the
     program, program/cache.py). `core` may be "" for a .pte: its ISA then stays unknown."""
     from cmx_gen.model.export import export

@@ -25,12 +25,16 @@ def run(app: AppFolder, options: RunOptions) -> Outcome:
         raise RunError("--json writes the profile", "add --profile")
     if options.serial:
         if options.profile or options.trace:
-            raise RunError("--serial reads the image already on the board",
-                           "run --profile / --trace under QEMU or the FVP, or flash a build-profile image first")
+            raise RunError(
+                "--serial reads the image already on the board",
+                "run --profile / --trace under QEMU or the FVP, or flash a build-profile image first",
+            )
         from cmx_gen.common.progress import say
         from cmx_gen.device.runners.serial import SerialConsole
 
-        say(f"waiting for the result line on {options.serial} at {options.baud} baud: reset the board if it already ran")
+        say(
+            f"waiting for the result line on {options.serial} at {options.baud} baud: reset the board if it already ran"
+        )
         return verdict(app, SerialConsole(options.serial, options.baud, options.timeout).run())
     if options.profile or options.trace:
         return diagnose(app, options)

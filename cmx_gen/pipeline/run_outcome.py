@@ -41,7 +41,9 @@ def verdict(app: AppFolder, result: Result) -> Outcome:
     line is kept for the HTML report, which is written again with it."""
     if result.line:
         record(app, "check", result.line)
-    return Outcome(tuple(app.verdict(result.line, result.model_lines)), 0 if result.passed or result.verdict == "RAN" else 1)
+    return Outcome(
+        tuple(app.verdict(result.line, result.model_lines)), 0 if result.passed or result.verdict == "RAN" else 1
+    )
 
 
 def record(app: AppFolder, run: str, line: str) -> None:

@@ -127,19 +127,24 @@ def generated_inputs(specs: list[TensorSpec]) -> dict[str, NDArray[Any]]:
 def _given_inputs(given: list[NDArray[Any]], specs: list[TensorSpec]) -> dict[str, NDArray[Any]]:
     """--input's arrays as the program's inputs: one per input, of its shape, in its dtype."""
     if len(given) != len(specs):
-        raise ModelSourceError(f"--input holds {len(given)} arrays, the program takes {len(specs)} inputs",
-                               "store one array per program input (np.savez(path, a, b))")
+        raise ModelSourceError(
+            f"--input holds {len(given)} arrays, the program takes {len(specs)} inputs",
+            "store one array per program input (np.savez(path, a, b))",
+        )
     arrays = {}
     for i, (array, spec) in enumerate(zip(given, specs)):
         if list(array.shape) != list(spec.shape):
-            raise ModelSourceError(f"--input array {i} has shape {list(array.shape)}, the program's input {i} is "
-                                   f"{list(spec.shape)}", "give arrays in the program's input shapes (logical, NCHW)")
+            raise ModelSourceError(
+                f"--input array {i} has shape {list(array.shape)}, the program's input {i} is {list(spec.shape)}",
+                "give arrays in the program's input shapes (logical, NCHW)",
+            )
         arrays[f"input_{i}"] = array.astype(np.dtype(spec.dtype))
     return arrays
 
 
-def _plan_reference(pte: bytes, info: ProgramInfo, isa: str, where: str,
-                    given: list[NDArray[Any]] | None) -> tuple[dict[str, NDArray[Any]], str, ReferenceCheck]:
+def _plan_reference(
+    pte: bytes, info: ProgramInfo, isa: str, where: str, given: list[NDArray[Any]] | None
+) -> tuple[dict[str, NDArray[Any]], str, ReferenceCheck]:
     """A .pte's reference: its own plan run on the host on the given (--input) or a generated input
     (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
     none, and the app says RAN."""
@@ -155,26 +160,43 @@ def _plan_reference(pte: bytes, info: ProgramInfo, isa: str, where: str,
         outputs = plan_reference.reference(pte, [reference[f"input_{i}"] for i in range(len(info.inputs))], isa)
     except plan_reference.NoHostModel as exc:
         note = f"analysed a .pte lowered elsewhere: {where}no reference outputs (the app runs and says so)"
-        return reference, note, ReferenceCheck(
-            checked_against="none",
-            description=f"no host model computes {exc}, so this .pte has no reference: the firmware runs "
-                        f"it on its {'--input' if given is not None else 'generated input'} and reports RAN")
+        return (
+            reference,
+            note,
+            ReferenceCheck(
+                checked_against="none",
+                description=f"no host model computes {exc}, so this .pte has no reference: the firmware runs "
+                f"it on its {'--input' if given is not None else 'generated input'} and reports RAN",
+            ),
+        )
     reference.update({f"output_{i}": y for i, y in enumerate(outputs)})
     note = f"a .pte lowered elsewhere: {where}reference outputs computed on the host from the program's own plan"
     float_program = not info.delegates and not any(op.name.startswith("cortex_m::") for op in info.operators)
-    how = ("a float program: its operators computed by torch in float32 on the host, which the target's float "
-           "kernels may round differently (max_abs_err then says by how much)" if float_program else
-           "with bit-exact host models of the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)")
-    return reference, note, ReferenceCheck(
-        checked_against="cmsis-nn",
-        description="the program's own plan run on the host on its check input ("
-                    f"{'--input' if given is not None else 'generated'}), {how}")
+    how = (
+        "a float program: its operators computed by torch in float32 on the host, which the target's float "
+        "kernels may round differently (max_abs_err then says by how much)"
+        if float_program
+        else "with bit-exact host models of the CMSIS-NN C kernels (ExecuTorch's Python ops where they agree)"
+    )
+    return (
+        reference,
+        note,
+        ReferenceCheck(
+            checked_against="cmsis-nn",
+            description="the program's own plan run on the host on its check input ("
+            f"{'--input' if given is not None else 'generated'}), {how}",
+        ),
+    )
 
 
 def _with_io_quant(specs: list[TensorSpec], quants: list[QParams]) -> list[TensorSpec]:
     """The program's I/O specs with the quantization the caller applies (--io int8), where there is one."""
-    return [spec.model_copy(update={"quant": Quant(scale=quants[i].scale, zero_point=quants[i].zero_point, at="io")})
-            if i < len(quants) else spec for i, spec in enumerate(specs)]
+    return [
+        spec.model_copy(update={"quant": Quant(scale=quants[i].scale, zero_point=quants[i].zero_point, at="io")})
+        if i < len(quants)
+        else spec
+        for i, spec in enumerate(specs)
+    ]
 
 
 def _model_facts(source: "ModelSource", graph_sha256: str | None = None) -> ModelFacts:
@@ -202,13 +224,17 @@ def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
         reference = {f"input_{i}": x for i, x in enumerate(found.inputs)}
         reference.update({f"output_{i}": y for i, y in enumerate(found.outputs)})
         note = f"a bundled program lowered elsewhere: {where}checked against the bundle's expected outputs"
-        checked = ReferenceCheck(checked_against="bundle", tolerance=found.tolerance(),
-                                 description="the bundle's expected outputs: bit-exact where integer, else within "
-                                             f"BundleIO's atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|")
+        checked = ReferenceCheck(
+            checked_against="bundle",
+            tolerance=found.tolerance(),
+            description="the bundle's expected outputs: bit-exact where integer, else within "
+            f"BundleIO's atol {bundle.ATOL} + rtol {bundle.RTOL} x |expected|",
+        )
     else:
         reference, note, checked = _plan_reference(source.pte, info, target.isa, where, source.given_inputs)
-    report = report_mod.build_report(info, target, model, reference=checked,
-                                     instructions=instructions.describe(info.instructions, {}), note=note)
+    report = report_mod.build_report(
+        info, target, model, reference=checked, instructions=instructions.describe(info.instructions, {}), note=note
+    )
     return Artifacts(source.pte, report, reference)
 
 
@@ -229,9 +255,12 @@ def lower_model(exported: "Exported", core: str, options: LowerOptions | None = 
     names, values = lowered.get(Serialized).instruction_names, lowered.get(Referenced).runs.values
     info = analyse(lowered.pte)
     if io:  # int8 I/O: the quantization the caller applies is not in the program any more
-        info = replace(info, inputs=_with_io_quant(info.inputs, io.inputs), outputs=_with_io_quant(info.outputs, io.outputs))
-    calibration = Calibration(source=source.calibration_source, samples=len(source.calibration),
-                              random=source.random_calibration)
+        info = replace(
+            info, inputs=_with_io_quant(info.inputs, io.inputs), outputs=_with_io_quant(info.outputs, io.outputs)
+        )
+    calibration = Calibration(
+        source=source.calibration_source, samples=len(source.calibration), random=source.random_calibration
+    )
     traced = instructions.trace_arrays(info.instructions, names, values)
     rows = instructions.describe(info.instructions, names, set(traced))
     reference = reference_arrays(lowered)
@@ -240,9 +269,19 @@ def lower_model(exported: "Exported", core: str, options: LowerOptions | None = 
     reference.update({f"{instructions.LAYER_TRACE_PREFIX}{debug}": data for debug, data in traced_layers.items()})
     layers = [layer.model_copy(update={"traced": layer.debug in traced_layers}) for layer in delegated.layers]
     report = report_mod.build_report(
-        info, lowered.target, model, calibration=calibration, quantization_error=quantization_error(lowered),
+        info,
+        lowered.target,
+        model,
+        calibration=calibration,
+        quantization_error=quantization_error(lowered),
         reference=compare_references(lowered, [output_step(spec) for spec in info.outputs]),
-        warnings=sorted(set(warnings)), timings=lowered.timings, lowering_options=options,
-        rewrites=list(lowered.get(Rewritten).rewrites), layers=list(lowered.get(Errors).layers), instructions=rows,
-        delegated_layers=layers, schedules=list(delegated.schedules))
+        warnings=sorted(set(warnings)),
+        timings=lowered.timings,
+        lowering_options=options,
+        rewrites=list(lowered.get(Rewritten).rewrites),
+        layers=list(lowered.get(Errors).layers),
+        instructions=rows,
+        delegated_layers=layers,
+        schedules=list(delegated.schedules),
+    )
     return Artifacts(lowered.pte, report, reference)

@@ -36,8 +36,16 @@ def key(exported: Exported, core: str, options: LowerOptions = LowerOptions()) -
 
     source = exported.source
     digest = hashlib.sha256(code_fingerprint().encode())
-    parts = (source.spec_identity, exported.graph_sha256, core, json.dumps(options.to_dict(), sort_keys=True),
-             version("executorch"), version("torch"), __version__, source.calibration_source)
+    parts = (
+        source.spec_identity,
+        exported.graph_sha256,
+        core,
+        json.dumps(options.to_dict(), sort_keys=True),
+        version("executorch"),
+        version("torch"),
+        __version__,
+        source.calibration_source,
+    )
     for part in parts:
         digest.update(str(part).encode() + b"\0")
     for sample in [source.example_inputs or (), *source.calibration]:

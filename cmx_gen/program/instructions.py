@@ -29,7 +29,9 @@ def names_of(row: PlanRow, named: dict[int, dict[str, str]]) -> dict[str, str]:
     return names if names and names["op"] == row.op.split(".")[0] else {}
 
 
-def describe(rows: list[PlanRow], named: dict[int, dict[str, str]], traced: set[int] | None = None) -> list[Instruction]:
+def describe(
+    rows: list[PlanRow], named: dict[int, dict[str, str]], traced: set[int] | None = None
+) -> list[Instruction]:
     """report.json `instructions`: the program's rows with node, module and source; with `traced`,
     each output says whether the host holds its expected bytes."""
     described = []
@@ -38,8 +40,16 @@ def describe(rows: list[PlanRow], named: dict[int, dict[str, str]], traced: set[
         output = row.output
         if output is not None and traced is not None:
             output = output.model_copy(update={"reference": row.index in traced})
-        described.append(Instruction(index=row.index, op=row.op, node=names.get("node", ""),
-                                     module=names.get("module", ""), source=names.get("source", ""), output=output))
+        described.append(
+            Instruction(
+                index=row.index,
+                op=row.op,
+                node=names.get("node", ""),
+                module=names.get("module", ""),
+                source=names.get("source", ""),
+                output=output,
+            )
+        )
     return described
 
 
@@ -54,7 +64,9 @@ def memory_bytes(value: torch.Tensor, output: OutputPlace) -> NDArray[Any] | Non
     return np.frombuffer(array.tobytes(), dtype=np.uint8).copy()
 
 
-def trace_arrays(rows: list[PlanRow], named: dict[int, dict[str, str]], values: dict[str, Any]) -> dict[int, NDArray[Any]]:
+def trace_arrays(
+    rows: list[PlanRow], named: dict[int, dict[str, str]], values: dict[str, Any]
+) -> dict[int, NDArray[Any]]:
     """Instruction i's expected output bytes for the sample input, by index (reference.npz trace_<i>)."""
     arrays: dict[int, NDArray[Any]] = {}
     for row in rows:
@@ -72,8 +84,9 @@ def layer_trace_arrays(layers: Sequence[DelegatedLayer], values: dict[str, Any])
     image), by debug id: the kernel-exact value in the layout the layer writes it."""
     arrays: dict[int, NDArray[Any]] = {}
     for layer in layers:
-        place = OutputPlace(mem_id=0, offset=0, nbytes=layer.nbytes, dtype=layer.dtype, shape=layer.shape,
-                            dim_order=layer.dim_order)
+        place = OutputPlace(
+            mem_id=0, offset=0, nbytes=layer.nbytes, dtype=layer.dtype, shape=layer.shape, dim_order=layer.dim_order
+        )
         data = memory_bytes(values[layer.node], place) if layer.node in values else None
         if data is not None:
             arrays[layer.debug] = data

@@ -75,8 +75,9 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
 
     foreign = sorted({d.id for d in plan.delegates if d.id != CMX_BACKEND})
     if foreign:
-        raise NotImplementedError(f"programs delegated to {', '.join(foreign)}: its init allocates memory cmx-gen "
-                                  "cannot count")
+        raise NotImplementedError(
+            f"programs delegated to {', '.join(foreign)}: its init allocates memory cmx-gen cannot count"
+        )
     bump = _Bump()
     values = plan.values
     bump.list(EVALUE, len(values))
@@ -134,5 +135,6 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
     # temp pool is at least n_args * (sizeof(TensorMeta) + kTensorDimensionLimit) bytes;
     # otherwise it takes them from the method allocator, for good.
     temp_pool = max_args * (TENSOR_META[0] + TENSOR_DIMENSION_LIMIT)
-    return AllocatorNeeds(method_bytes=bump.cur, temp_used_bytes=temp_used, temp_pool_bytes=temp_pool,
-                          parts=tuple(bump.parts.items()))
+    return AllocatorNeeds(
+        method_bytes=bump.cur, temp_used_bytes=temp_used, temp_pool_bytes=temp_pool, parts=tuple(bump.parts.items())
+    )

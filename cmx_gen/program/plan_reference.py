@@ -26,8 +26,16 @@ from cmx_gen.lower.kernel_models import compute
 from cmx_gen.program.pte import forward_plan, read
 
 # ExecuTorch ScalarType codes -> torch dtypes (what a cortex_m program holds).
-_DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 6: torch.float32,
-           7: torch.float64, 11: torch.bool}
+_DTYPES = {
+    0: torch.uint8,
+    1: torch.int8,
+    2: torch.int16,
+    3: torch.int32,
+    4: torch.int64,
+    6: torch.float32,
+    7: torch.float64,
+    11: torch.bool,
+}
 
 
 DELEGATE = "<DelegateCall>"  # a call into cmx-gen's backend in PlanRunner.calls (its plan in place of a function)
@@ -127,7 +135,7 @@ class PlanRunner:
             dtype, sizes, _ = self._spec(tensor)
             buffer, offset = self._where(tensor)
             nbytes = int(np.prod(sizes)) * torch.empty(0, dtype=dtype).element_size()
-            views.append(memoryview(buffer)[offset: offset + nbytes])
+            views.append(memoryview(buffer)[offset : offset + nbytes])
         try:
             host_run.run(plan, views, self.isa)
         except Exception as exc:
@@ -159,8 +167,9 @@ class PlanRunner:
     def _from_bytes(self, buffer: Any, tensor: Any, offset: int) -> torch.Tensor:
         """`tensor` read from `buffer` at `offset`, laid out in memory by its dim order."""
         dtype, sizes, order = self._spec(tensor)
-        flat = np.frombuffer(buffer, dtype=torch.empty(0, dtype=dtype).numpy().dtype, count=int(np.prod(sizes)),
-                             offset=offset)
+        flat = np.frombuffer(
+            buffer, dtype=torch.empty(0, dtype=dtype).numpy().dtype, count=int(np.prod(sizes)), offset=offset
+        )
         return _in_memory_format(torch.from_numpy(from_layout(flat, sizes, order).copy()), order)
 
     def _load(self, tensor: Any) -> torch.Tensor:
@@ -172,7 +181,7 @@ class PlanRunner:
         dtype, sizes, order = self._spec(tensor)
         buffer, offset = self._where(tensor)
         data = to_layout(value.detach().to(dtype).reshape(sizes).contiguous().numpy(), order).tobytes()
-        buffer[offset:offset + len(data)] = data
+        buffer[offset : offset + len(data)] = data
 
     def _read(self, values: dict[int, Any], index: int) -> Any:
         """An argument's value; a list of values (ints, tensors) is stored as their indices."""
@@ -196,7 +205,7 @@ class PlanRunner:
                 continue
             # The plan passes the out variant's arguments: the functional ones, then its outs and returns.
             schema = function._schema
-            outs = args[len(schema.arguments):]
+            outs = args[len(schema.arguments) :]
             positional, keywords = [], {}
             for argument, index in zip(schema.arguments, args):
                 value = self._read(values, index)
@@ -213,7 +222,11 @@ class PlanRunner:
             results = list(result) if isinstance(result, (tuple, list)) else [result]
             for position, out in enumerate(outs):
                 value, spec = results[position % len(results)], self.plan.values[out].val
-                if isinstance(value, torch.Tensor) and type(spec).__name__ == "Tensor" and spec.allocation_info is not None:
+                if (
+                    isinstance(value, torch.Tensor)
+                    and type(spec).__name__ == "Tensor"
+                    and spec.allocation_info is not None
+                ):
                     self._store(spec, value)
                 else:
                     values[out] = value

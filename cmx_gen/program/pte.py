@@ -24,7 +24,17 @@ from cmx_gen.program import method_pool
 from cmx_gen.program.method_pool import AllocatorNeeds
 
 # executorch ScalarType codes -> numpy-style names (schema/scalar_type.fbs).
-SCALAR_TYPES = {0: "uint8", 1: "int8", 2: "int16", 3: "int32", 4: "int64", 5: "float16", 6: "float32", 7: "float64", 11: "bool"}
+SCALAR_TYPES = {
+    0: "uint8",
+    1: "int8",
+    2: "int16",
+    3: "int32",
+    4: "int64",
+    5: "float16",
+    6: "float32",
+    7: "float64",
+    11: "bool",
+}
 SCALAR_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1}
 
 
@@ -135,12 +145,14 @@ def read(data: bytes) -> Any:
     try:
         pte = deserialize_pte_binary(data)
     except Exception as exc:
-        raise ModelSourceError(f"not a readable .pte ({type(exc).__name__}: {exc})", "give a .pte written by ExecuTorch 1.x") from exc
+        raise ModelSourceError(
+            f"not a readable .pte ({type(exc).__name__}: {exc})", "give a .pte written by ExecuTorch 1.x"
+        ) from exc
     return pte.program if hasattr(pte, "program") else pte
 
 
 def _op_name(op: Any) -> str:
-    """"ns::name.overload" of a plan operator, as the runtime looks it up."""
+    """ "ns::name.overload" of a plan operator, as the runtime looks it up."""
     return f"{op.name}.{op.overload}" if op.overload else op.name
 
 
@@ -170,8 +182,10 @@ def delegate_plans(program: Any) -> list[bytes]:
     for delegate in forward_plan(program).delegates:
         ref = delegate.processed
         if int(ref.location) != 0:  # DataLocation.INLINE: where to_executorch puts cmx-gen's plans
-            raise ModelSourceError(f"delegate {delegate.id} keeps its data in a segment",
-                                   "lower the model with cmx-gen, whose plans are inline")
+            raise ModelSourceError(
+                f"delegate {delegate.id} keeps its data in a segment",
+                "lower the model with cmx-gen, whose plans are inline",
+            )
         blobs.append(bytes(program.backend_delegate_data[ref.index].data))
     return blobs
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> ReferenceCheck:
     """report.json's `reference`: which reference the firmware is checked against, how far
     ExecuTorch's Python reference is from it at the outputs (LSB of each output), and by op."""
+
     def lsb(a: tuple[torch.Tensor, ...], b: tuple[torch.Tensor, ...]) -> int:
         worst = 0
         for x, y, scale in zip(a, b, output_scales or [0.0] * len(a)):
@@ -34,15 +35,21 @@ def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> R
         return ReferenceCheck(
             checked_against="cmsis-nn",
             description="bit-exact host models of the CMSIS-NN C kernels; ExecuTorch's Python reference cannot run "
-                        f"this program ({', '.join(sorted(runs.python_missing))} has no integer kernel in torch)",
-            python_reference_max_lsb=None, python_reference_max_lsb_calibration=None, ops=ops)
+            f"this program ({', '.join(sorted(runs.python_missing))} has no integer kernel in torch)",
+            python_reference_max_lsb=None,
+            python_reference_max_lsb_calibration=None,
+            ops=ops,
+        )
     sample = lsb(runs.kernel_exact, runs.python)
     everywhere = max([sample, *(lsb(k, p) for k, p in errors.calibration_references if p is not None)])
     return ReferenceCheck(
         checked_against="cmsis-nn",
         description="ExecuTorch's Python cortex_m ops, with bit-exact host models of the CMSIS-NN C kernels "
-                    f"for {', '.join(sorted(MODELS))}",
-        python_reference_max_lsb=sample, python_reference_max_lsb_calibration=everywhere, ops=ops)
+        f"for {', '.join(sorted(MODELS))}",
+        python_reference_max_lsb=sample,
+        python_reference_max_lsb_calibration=everywhere,
+        ops=ops,
+    )
 
 
 def _logical(tensor: torch.Tensor) -> NDArray[Any]:
@@ -89,4 +96,6 @@ def quantization_error(lowered: "LoweredModel") -> QuantizationError:
     return QuantizationError(
         max_abs_err=round(max_abs, 6),
         sample_max_abs_err=round(max(float((f.float() - q.float()).abs().max()) for f, q in zip(*pairs[0])), 6),
-        samples=len(pairs), top1_agreement=top1)
+        samples=len(pairs),
+        top1_agreement=top1,
+    )

@@ -18,8 +18,24 @@ from cmx_gen.program.pte import Operator, OutputPlace, ProgramInfo, Quant, Tenso
 SCHEMA = "cmx-gen/report/1"
 
 # The parts other stages make, held here as they are (one type per fact): listed for the readers.
-__all__ = ["DelegatedLayer", "LayerError", "LowerOptions", "OpDiff", "Operator", "OutputPlace", "Quant", "Rewrite",
-           "Schedule", "Target", "TensorSpec", "Report", "build_report", "load_json", "write_json", "check_strict"]
+__all__ = [
+    "DelegatedLayer",
+    "LayerError",
+    "LowerOptions",
+    "OpDiff",
+    "Operator",
+    "OutputPlace",
+    "Quant",
+    "Rewrite",
+    "Schedule",
+    "Target",
+    "TensorSpec",
+    "Report",
+    "build_report",
+    "load_json",
+    "write_json",
+    "check_strict",
+]
 
 
 def executorch_version() -> str:
@@ -28,25 +44,49 @@ def executorch_version() -> str:
     return version("executorch")
 
 
-def build_report(info: ProgramInfo, target: Target, model: ModelFacts, *, reference: ReferenceCheck,
-                 calibration: Calibration | None = None, quantization_error: QuantizationError | None = None,
-                 warnings: list[str] | None = None, timings: dict[str, float] | None = None,
-                 **lowered: Any) -> Report:
+def build_report(
+    info: ProgramInfo,
+    target: Target,
+    model: ModelFacts,
+    *,
+    reference: ReferenceCheck,
+    calibration: Calibration | None = None,
+    quantization_error: QuantizationError | None = None,
+    warnings: list[str] | None = None,
+    timings: dict[str, float] | None = None,
+    **lowered: Any,
+) -> Report:
     """The report of a program from its parts. `lowered`: the parts only a lowered model has
     (lowering_options, rewrites, layers, instructions, delegated_layers, schedules) and `note`; a
     part not given is left out of report.json, not written as its default. Keys are documented in
     docs/report.md; add, never rename."""
     return Report(
-        schema_=SCHEMA, cmx_gen_version=__version__, executorch_version=executorch_version(), model=model,
-        target=target, pte=Pte(bytes=info.pte_bytes, constant_bytes=info.constant_bytes, sha256=info.sha256),
-        operators=info.operators, fallbacks=info.fallbacks, inputs=info.inputs, outputs=info.outputs,
-        memory=Memory(planned_buffer_sizes=info.planned_buffer_sizes, planned_bytes=info.planned_bytes,
-                      scratch_bytes=info.scratch_bytes, method_allocator_bytes=info.method_allocator_bytes,
-                      method_allocator_is_estimate=False, temp_allocator_bytes=info.temp_allocator_bytes),
+        schema_=SCHEMA,
+        cmx_gen_version=__version__,
+        executorch_version=executorch_version(),
+        model=model,
+        target=target,
+        pte=Pte(bytes=info.pte_bytes, constant_bytes=info.constant_bytes, sha256=info.sha256),
+        operators=info.operators,
+        fallbacks=info.fallbacks,
+        inputs=info.inputs,
+        outputs=info.outputs,
+        memory=Memory(
+            planned_buffer_sizes=info.planned_buffer_sizes,
+            planned_bytes=info.planned_bytes,
+            scratch_bytes=info.scratch_bytes,
+            method_allocator_bytes=info.method_allocator_bytes,
+            method_allocator_is_estimate=False,
+            temp_allocator_bytes=info.temp_allocator_bytes,
+        ),
         program=Program(values=info.num_values, instructions=info.num_instructions, delegates=info.delegates),
-        calibration=calibration, quantization_error=quantization_error, reference=reference,
-        lowering_warnings=warnings or [], timings_s={k: round(v, 3) for k, v in (timings or {}).items()},
-        **lowered)
+        calibration=calibration,
+        quantization_error=quantization_error,
+        reference=reference,
+        lowering_warnings=warnings or [],
+        timings_s={k: round(v, 3) for k, v in (timings or {}).items()},
+        **lowered,
+    )
 
 
 def check_strict(report: Report) -> None:
@@ -179,8 +219,10 @@ class Report(SparseRecord):
         else a one-line error."""
         found = data.get("schema") if isinstance(data, dict) else None
         if found != SCHEMA:
-            raise ModelSourceError(f"{where} is not a cmx-gen lowering report (schema {found!r}, expected {SCHEMA!r})",
-                                   "pass the report.json written by `cmx-gen lower -o DIR`")
+            raise ModelSourceError(
+                f"{where} is not a cmx-gen lowering report (schema {found!r}, expected {SCHEMA!r})",
+                "pass the report.json written by `cmx-gen lower -o DIR`",
+            )
         try:
             return cls.model_validate(data)
         except ValidationError as exc:

@@ -27,15 +27,27 @@ def _spec_line(spec: TensorSpec) -> str:
 def schedule_line(s: Schedule) -> str:
     """One delegate call's memory schedule in a line: what it takes against layer-by-layer."""
     n, k = s.written_over_input, s.inputs_in_work
-    shared = [f"{n} layer{'s' if n > 1 else ''} write{'' if n > 1 else 's'} over {'their' if n > 1 else 'its'} input"] if n else []
+    shared = (
+        [f"{n} layer{'s' if n > 1 else ''} write{'' if n > 1 else 's'} over {'their' if n > 1 else 'its'} input"]
+        if n
+        else []
+    )
     shared += [f"{k} input{'s' if k > 1 else ''} in the working memory"] if k else []
     m = s.outputs_in_work
     shared += [f"{m} output{'s' if m > 1 else ''} in the working memory"] if m else []
-    extra = ("no extra instructions" if s.extra_instructions == 0 else "extra instructions not measured"
-             if s.extra_instructions is None else f"about {s.extra_instructions:+,} instructions")
-    return (f"delegate {s.delegate} ({s.goal}): working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"
-            f" its floor {size(s.floor_bytes)} at {s.floor_at}); peak {size(s.peak_bytes)} at {s.peak_at}"
-            + "".join(f"; {x}" for x in shared) + f"; {extra}")
+    extra = (
+        "no extra instructions"
+        if s.extra_instructions == 0
+        else "extra instructions not measured"
+        if s.extra_instructions is None
+        else f"about {s.extra_instructions:+,} instructions"
+    )
+    return (
+        f"delegate {s.delegate} ({s.goal}): working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"
+        f" its floor {size(s.floor_bytes)} at {s.floor_at}); peak {size(s.peak_bytes)} at {s.peak_at}"
+        + "".join(f"; {x}" for x in shared)
+        + f"; {extra}"
+    )
 
 
 def table(report: Report) -> str:
@@ -66,7 +78,11 @@ def table(report: Report) -> str:
     total = sum(op.count for op in compute)
     lines.append("")
     own = any(op.name.startswith("cmx::") and kernel_from(op.name[5:]) == "cmx-gen" for op in compute)
-    lines.append(f"compute    {accelerated}/{total} nodes on CMSIS-NN" + (" or cmx-gen's kernels" if own else "") + (f"; fallbacks: {', '.join(report.fallbacks)}" if report.fallbacks else ""))
+    lines.append(
+        f"compute    {accelerated}/{total} nodes on CMSIS-NN"
+        + (" or cmx-gen's kernels" if own else "")
+        + (f"; fallbacks: {', '.join(report.fallbacks)}" if report.fallbacks else "")
+    )
     qe = report.quantization_error
     if qe:
         text = f"int8 error max |float - int8| = {qe.max_abs_err:.4g} over {qe.samples} inputs"
@@ -102,8 +118,10 @@ def _where(module: str, source: str | None) -> str:
 
 def describe_layer(layer: LayerError) -> str:
     """`loses 4.2 dB, 23.9 dB after it, max 0.79  op #9 cortex_m::quantized_conv2d (blocks.3, model.py:59 ...)`."""
-    return (f"loses {layer.sqnr_drop_db:4.1f} dB, {layer.sqnr_db:5.1f} dB after it, max {layer.max_abs_err:.3g}  "
-            f"op #{layer.index} {layer.op} ({_where(layer.module, layer.source)})")
+    return (
+        f"loses {layer.sqnr_drop_db:4.1f} dB, {layer.sqnr_db:5.1f} dB after it, max {layer.max_abs_err:.3g}  "
+        f"op #{layer.index} {layer.op} ({_where(layer.module, layer.source)})"
+    )
 
 
 def describe_rewrite(rewrite: Rewrite) -> str:
@@ -131,9 +149,11 @@ def reference_note(report: Report) -> str | None:
     ops = [describe_op_diff(op) for op in ref.ops]
     first = f"first at {ops[0]}" if ops else "at no single op"
     more = f" (+{len(ops) - 1} more op(s) in report.json)" if len(ops) > 1 else ""
-    return (f"ExecuTorch's Python reference differs from the CMSIS-NN kernels by {ref.python_reference_max_lsb} LSB "
-            f"at the output ({ref.python_reference_max_lsb_calibration} LSB over the calibration inputs), "
-            f"{first}{more}; PASS means bit-exact against the CMSIS-NN kernels")
+    return (
+        f"ExecuTorch's Python reference differs from the CMSIS-NN kernels by {ref.python_reference_max_lsb} LSB "
+        f"at the output ({ref.python_reference_max_lsb_calibration} LSB over the calibration inputs), "
+        f"{first}{more}; PASS means bit-exact against the CMSIS-NN kernels"
+    )
 
 
 def markdown(report: Report) -> str:
@@ -161,22 +181,38 @@ def markdown(report: Report) -> str:
     if qe or cal:
         out += ["", "## Quantization", ""]
     if cal:
-        out.append(f"- calibration: {cal.source}" + (" — **random data: INT8 accuracy is not representative**" if cal.random else ""))
+        out.append(
+            f"- calibration: {cal.source}"
+            + (" — **random data: INT8 accuracy is not representative**" if cal.random else "")
+        )
     if qe:
         out.append(f"- max abs error float vs INT8: {qe.max_abs_err} over {qe.samples} inputs")
         if qe.top1_agreement is not None:
             out.append(f"- top-1 agreement float vs INT8: {qe.top1_agreement * 100:.1f} %")
     ref = report.reference
     if ref:
-        out += ["", "## Reference", "",
-                f"- the firmware is checked bit-exact against: {ref.description}",
-                (f"- ExecuTorch's Python reference differs from it by {ref.python_reference_max_lsb} LSB at the output "
-                 f"({ref.python_reference_max_lsb_calibration} LSB over the calibration inputs)"
-                 if ref.python_reference_max_lsb is not None else "- ExecuTorch's Python reference cannot run it")]
+        out += [
+            "",
+            "## Reference",
+            "",
+            f"- the firmware is checked bit-exact against: {ref.description}",
+            (
+                f"- ExecuTorch's Python reference differs from it by {ref.python_reference_max_lsb} LSB at the output "
+                f"({ref.python_reference_max_lsb_calibration} LSB over the calibration inputs)"
+                if ref.python_reference_max_lsb is not None
+                else "- ExecuTorch's Python reference cannot run it"
+            ),
+        ]
         out += [f"- {describe_op_diff(op)}" for op in ref.ops]
     if report.rewrites:
-        out += ["", "## Exact rewrites", "", "Rewritten before quantizing, so that they stay on CMSIS-NN; the reference "
-                "is computed from the rewritten program, so PASS stays bit-exact:", ""]
+        out += [
+            "",
+            "## Exact rewrites",
+            "",
+            "Rewritten before quantizing, so that they stay on CMSIS-NN; the reference "
+            "is computed from the rewritten program, so PASS stays bit-exact:",
+            "",
+        ]
         out += [f"- {describe_rewrite(r)}" for r in report.rewrites]
     if report.fallbacks:
         out += ["", "## Fallbacks", "", "These compute ops run on portable (unaccelerated) kernels:", ""]

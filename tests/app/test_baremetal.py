@@ -71,22 +71,48 @@ def apps(tmp_path_factory):
 def test_app_sources_compile_against_wheel_headers(apps, board):
     app = apps[board]
     inc = wheel_include()
-    common = cpu_flags(board) + ["-fsyntax-only", "-Wall", "-Wextra", "-Werror", f"-I{app / 'cmx/runner'}",
-                                 f"-I{app / 'cmx/api'}", f"-I{app / 'cmx/app'}", f"-I{app / 'model'}"]
-    cxx = common + ["-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wno-unused-parameter", "-DC10_USING_CUSTOM_GENERATED_MACROS",
-                    '-DCMX_ARENA_SECTION=".cmx_arena"', f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
+    common = cpu_flags(board) + [
+        "-fsyntax-only",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        f"-I{app / 'cmx/runner'}",
+        f"-I{app / 'cmx/api'}",
+        f"-I{app / 'cmx/app'}",
+        f"-I{app / 'model'}",
+    ]
+    cxx = common + [
+        "-std=c++17",
+        "-fno-exceptions",
+        "-fno-rtti",
+        "-Wno-unused-parameter",
+        "-DC10_USING_CUSTOM_GENERATED_MACROS",
+        '-DCMX_ARENA_SECTION=".cmx_arena"',
+        f"-I{inc}",
+        f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
+    ]
     # the runner also as the profile and trace images compile it (CMX_PROFILE / CMX_TRACE + the hooks)
-    for source, extra in [("cmx/runner/cmx_runner.cpp", []), ("model/cmx_kernels.cpp", []),
-                          ("cmx/api/cmx_api.cpp", []), ("cmx/api/cmx_model_instance.cpp", []),
-                          ("cmx/runner/cmx_runner.cpp", ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"]),
-                          ("cmx/runner/cmx_runner.cpp", ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"])]:
+    for source, extra in [
+        ("cmx/runner/cmx_runner.cpp", []),
+        ("model/cmx_kernels.cpp", []),
+        ("cmx/api/cmx_api.cpp", []),
+        ("cmx/api/cmx_model_instance.cpp", []),
+        ("cmx/runner/cmx_runner.cpp", ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"]),
+        ("cmx/runner/cmx_runner.cpp", ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"]),
+    ]:
         done = subprocess.run(["arm-none-eabi-g++", *cxx, *extra, str(app / source)], capture_output=True, text=True)
         # ExecuTorch's own headers are not -Wextra clean: only our files must be warning-free.
         ours = [l for l in done.stderr.splitlines() if str(app) in l and ("error" in l or "warning" in l)]
         assert done.returncode == 0 or not ours, f"{source}:\n{done.stderr[-3000:]}"
         assert not ours, "\n".join(ours)
-    for source in ["platform/startup.c", "platform/platform.c", "model/cmx_model_io.c", "user/main.c",
-                   "cmx/app/cmx_app.c", "cmx/runner/cmx_check_main.c"]:
+    for source in [
+        "platform/startup.c",
+        "platform/platform.c",
+        "model/cmx_model_io.c",
+        "user/main.c",
+        "cmx/app/cmx_app.c",
+        "cmx/runner/cmx_check_main.c",
+    ]:
         done = subprocess.run(["arm-none-eabi-gcc", *common, str(app / source)], capture_output=True, text=True)
         assert done.returncode == 0, f"{source}:\n{done.stderr[-3000:]}"
 
@@ -99,7 +125,7 @@ def test_linker_script_places_every_section_where_the_placement_says(apps, board
     stub = tmp_path / "stub.c"
     stub.write_text(
         '#include "cmx_platform.h"\n'
-        "static volatile unsigned char pool[4096] __attribute__((section(\".cmx_arena\"), aligned(16)));\n"
+        'static volatile unsigned char pool[4096] __attribute__((section(".cmx_arena"), aligned(16)));\n'
         "extern const unsigned char cmx_model_pte[];\n"
         "int cmx_run(void) { cmx_platform_init(); pool[0] = cmx_model_pte[4]; return pool[0] == 'E' ? 0 : 1; }\n"
     )
@@ -127,8 +153,9 @@ def test_cmake_configure_without_sdk_stops_with_the_fix(apps, tmp_path):
         pytest.skip("cmake or arm-none-eabi-gcc is not installed")
     app = apps["mps3-an547"]
     env = {k: v for k, v in os.environ.items() if k not in ("EXECUTORCH_ROOT", "CMSIS_NN_PATH")}
-    done = subprocess.run(["cmake", "-S", str(app), "-B", str(tmp_path / "b"), "-G", "Ninja"],
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        ["cmake", "-S", str(app), "-B", str(tmp_path / "b"), "-G", "Ninja"], capture_output=True, text=True, env=env
+    )
     assert done.returncode != 0
     assert "cmx-gen: the ExecuTorch/CMSIS-NN SDK is missing" in done.stderr
     assert "EXECUTORCH_ROOT" in done.stderr and "cmx-gen sdk --clone" in done.stderr
@@ -161,12 +188,17 @@ def test_model_files_match_the_program(apps):
     method = int(re.search(r"CMX_METHOD_POOL_BYTES (\d+)u", header).group(1))
     assert needs.method_bytes <= method <= needs.method_bytes * 1.05, "method pool: never short, at most 5 % over"
     parts = dict(needs.parts)
-    assert sum(parts.values()) == needs.method_bytes and {"values", "tensors", "instructions"} <= set(parts) <= {"values", "tensors", "lists", "instructions"}
+    assert sum(parts.values()) == needs.method_bytes and {"values", "tensors", "instructions"} <= set(parts) <= {
+        "values",
+        "tensors",
+        "lists",
+        "instructions",
+    }
     planned = re.search(r"CMX_PLANNED_BUFFER_SIZES \{([^}]*)\}", header).group(1)
     assert [int(x.strip().rstrip("u")) for x in planned.split(",")] == report["memory"]["planned_buffer_sizes"]
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     kset = codegen.split_ops(operator_names(pte))
-    assert kset.cortex_m and f'set(CMX_CORTEX_M_OPS {" ".join(chr(34) + o + chr(34) for o in kset.cortex_m)})' in ops
+    assert kset.cortex_m and f"set(CMX_CORTEX_M_OPS {' '.join(chr(34) + o + chr(34) for o in kset.cortex_m)})" in ops
     assert f"Kernels: {kset.kernel_count}." in (app / "model" / "cmx_kernels.cpp").read_text()
     asm = (app / "model" / "model_pte.S").read_text()
     assert ".balign 16" in asm and '.incbin "model.pte"' in asm and "cmx_model_pte_end" in asm
@@ -215,7 +247,8 @@ def test_a_float_programs_operator_links_the_optimized_librarys_kernel(monkeypat
     (sdk / "kernels" / "optimized").mkdir(parents=True)
     (sdk / "kernels" / "optimized" / "optimized.yaml").write_text(
         "- op: linear.out\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::opt_linear_out\n"
-        "- op: add.out\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::opt_add_out\n")
+        "- op: add.out\n  kernels:\n    - arg_meta: null\n      kernel_name: torch::executor::opt_add_out\n"
+    )
     monkeypatch.setenv("EXECUTORCH_ROOT", str(sdk))
     kset = codegen.split_ops(["aten::linear.out", "aten::add.out"])
     assert kset.optimized == ("linear",) and kset.portable == ("add",), "portable's own kernel wins where it has one"
@@ -278,10 +311,25 @@ def test_runner_defines_the_pal_hooks_only_without_a_platform_pal(apps, tmp_path
     app = apps["mps3-an547"]
     inc = wheel_include()
     obj = tmp_path / "runner.o"
-    cmd = ["arm-none-eabi-g++", *cpu_flags("mps3-an547"), "-c", "-std=c++17", "-fno-exceptions", "-fno-rtti",
-           "-DC10_USING_CUSTOM_GENERATED_MACROS", '-DCMX_ARENA_SECTION=".cmx_arena"', f"-I{app / 'cmx/runner'}",
-           f"-I{app / 'cmx/api'}", f"-I{app / 'model'}", f"-I{inc}", f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
-           *(["-DCMX_PAL_PROVIDED=1"] if pal_provided else []), str(app / "cmx/runner/cmx_runner.cpp"), "-o", str(obj)]
+    cmd = [
+        "arm-none-eabi-g++",
+        *cpu_flags("mps3-an547"),
+        "-c",
+        "-std=c++17",
+        "-fno-exceptions",
+        "-fno-rtti",
+        "-DC10_USING_CUSTOM_GENERATED_MACROS",
+        '-DCMX_ARENA_SECTION=".cmx_arena"',
+        f"-I{app / 'cmx/runner'}",
+        f"-I{app / 'cmx/api'}",
+        f"-I{app / 'model'}",
+        f"-I{inc}",
+        f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
+        *(["-DCMX_PAL_PROVIDED=1"] if pal_provided else []),
+        str(app / "cmx/runner/cmx_runner.cpp"),
+        "-o",
+        str(obj),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     symbols = subprocess.run(["arm-none-eabi-nm", "--defined-only", str(obj)], capture_output=True, text=True).stdout
@@ -290,7 +338,6 @@ def test_runner_defines_the_pal_hooks_only_without_a_platform_pal(apps, tmp_path
 
 
 # ----------------------------------------------------------------- console on the board's UART
-
 
 
 @needs_gcc
@@ -318,8 +365,18 @@ def test_uart_console_runs_stand_alone_on_qemu(apps, board, tmp_path):
 def test_uart_console_is_refused_where_the_board_has_none(apps):
     app = apps["nucleo-h743zi"]
     assert load_board("nucleo-h743zi").uart is None
-    done = subprocess.run(["arm-none-eabi-gcc", *cpu_flags("nucleo-h743zi"), "-fsyntax-only", "-DCMX_CONSOLE_UART=1",
-                           f"-I{app / 'cmx/runner'}", str(app / "platform/platform.c")], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            "arm-none-eabi-gcc",
+            *cpu_flags("nucleo-h743zi"),
+            "-fsyntax-only",
+            "-DCMX_CONSOLE_UART=1",
+            f"-I{app / 'cmx/runner'}",
+            str(app / "platform/platform.c"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode != 0 and "nucleo-h743zi has no UART cmx-gen drives" in done.stderr
     cmake = (app / "CMakeLists.txt").read_text()
     assert "CMX_CONSOLE=uart: nucleo-h743zi has no UART" in cmake
@@ -328,12 +385,22 @@ def test_uart_console_is_refused_where_the_board_has_none(apps):
 
 
 def test_build_errors_quote_the_cmake_message():
-    log = ["-- Configuring incomplete", "CMake Error at CMakeLists.txt:40 (message):",
-           "  CMX_CONSOLE=uart: nucleo-h743zi has no UART cmx-gen drives; use", "  semihosting", "",
-           "-- Configuring incomplete, errors occurred!"]
-    assert build_tool.error_summary(log) == ("CMake Error at CMakeLists.txt:40 (message): CMX_CONSOLE=uart: "
-                                        "nucleo-h743zi has no UART cmx-gen drives; use semihosting")
-    assert build_tool.error_summary(["[3/9] Building C", "foo.c:1:1: error: bad", "ninja: build stopped"]) == "foo.c:1:1: error: bad"
+    log = [
+        "-- Configuring incomplete",
+        "CMake Error at CMakeLists.txt:40 (message):",
+        "  CMX_CONSOLE=uart: nucleo-h743zi has no UART cmx-gen drives; use",
+        "  semihosting",
+        "",
+        "-- Configuring incomplete, errors occurred!",
+    ]
+    assert build_tool.error_summary(log) == (
+        "CMake Error at CMakeLists.txt:40 (message): CMX_CONSOLE=uart: "
+        "nucleo-h743zi has no UART cmx-gen drives; use semihosting"
+    )
+    assert (
+        build_tool.error_summary(["[3/9] Building C", "foo.c:1:1: error: bad", "ninja: build stopped"])
+        == "foo.c:1:1: error: bad"
+    )
 
 
 def test_runner_gives_up_at_its_timeout_with_the_last_output(tmp_path):
@@ -368,8 +435,11 @@ def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
     stub.write_text(RESULT_STUB)
     elf = link_with_stub(app, "mps3-an547", stub, tmp_path / "far.elf")
     regions, sections = build.memory_use(elf, app / "linker.ld")
-    where = {s.name: next(r.name.lower() for r in regions if r.contains(s.vma)) for s in sections
-             if "ALLOC" in s.flags and s.size}
+    where = {
+        s.name: next(r.name.lower() for r in regions if r.contains(s.vma))
+        for s in sections
+        if "ALLOC" in s.flags and s.size
+    }
     assert where[".vectors"] == "itcm" and where[".text"] == "isram"
     result = QemuRunner(board, timeout=60).run(elf)
     assert result.passed and result.exit_code == 0, result.output

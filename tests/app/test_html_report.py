@@ -18,20 +18,38 @@ import pytest
 from conftest import FIRMWARE, ROOT, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (scripts/setup.sh installs it): not run")
-MODELS = {"digits": ROOT / "samples" / "digits" / "model.py:DigitsCNN", "ds_cnn": ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"}
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium not installed (scripts/setup.sh installs it): not run"
+)
+MODELS = {
+    "digits": ROOT / "samples" / "digits" / "model.py:DigitsCNN",
+    "ds_cnn": ROOT / "samples" / "ds_cnn" / "model.py:DSCNN",
+}
 ELEMENTS = ["result-line", "memory-map", "schedules", "operators", "profile-chart", "sqnr-chart", "worst-layers"]
 
 
 def browse(page: Path, tmp_path: Path) -> tuple[str, str]:
     """(the DOM Chromium built, what it logged) for a page loaded with the network off."""
-    flags = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-             "--proxy-server=127.0.0.1:9", "--window-size=900,1400"]
+    flags = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--proxy-server=127.0.0.1:9",
+        "--window-size=900,1400",
+    ]
     dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
-    shot = subprocess.run([*flags, f"--screenshot={tmp_path / 'page.png'}", page.as_uri()],
-                          capture_output=True, text=True, timeout=120)
+    shot = subprocess.run(
+        [*flags, f"--screenshot={tmp_path / 'page.png'}", page.as_uri()], capture_output=True, text=True, timeout=120
+    )
     assert dom.returncode == 0 and shot.returncode == 0, dom.stderr[-2000:] + shot.stderr[-2000:]
     assert (tmp_path / "page.png").stat().st_size > 10_000, "the screenshot is empty"
     return dom.stdout, dom.stderr + shot.stderr
@@ -46,7 +64,7 @@ def check_page(page: Path, tmp_path: Path, profiled: bool) -> str:
     assert not console, console
     for element in ELEMENTS:
         assert f'id="{element}"' in dom, f"{element} missing from the rendered page"
-    assert ("<svg id=\"profile-chart\"" in dom) == profiled
+    assert ('<svg id="profile-chart"' in dom) == profiled
     return dom
 
 
@@ -57,7 +75,7 @@ def test_the_report_of_a_new_app_renders_in_chromium(name, tmp_path, capsys):
     assert run_cli("create", MODELS[name], "--board", "mps3-an547", "-o", app) == 0
     assert f"report     {app / 'report.html'}" in capsys.readouterr().out
     dom = check_page(app / "report.html", tmp_path, profiled=False)
-    assert "No run yet" in dom and "<svg id=\"memory-map\"" in dom and "<svg id=\"sqnr-chart\"" in dom
+    assert "No run yet" in dom and '<svg id="memory-map"' in dom and '<svg id="sqnr-chart"' in dom
     assert "Memory schedule, delegate 0 (balanced): working memory" in dom
 
 
@@ -71,5 +89,5 @@ def test_the_report_with_a_run_and_a_profile_renders_in_chromium(name, tmp_path,
     assert run_cli("run", app, "--profile") == 0
     assert f"report     {app / 'report.html'}" in capsys.readouterr().out
     dom = check_page(app / "report.html", tmp_path, profiled=True)
-    assert "cmx-gen: PASS max_abs_err=0" in dom and "<svg id=\"profile-kinds\"" in dom
+    assert "cmx-gen: PASS max_abs_err=0" in dom and '<svg id="profile-kinds"' in dom
     assert "(from the profile image)" in dom, "the page says which run its last result is from (issue 36)"

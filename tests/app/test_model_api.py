@@ -43,8 +43,11 @@ def _c_compilers() -> list[list[str]]:
 
 def _compile_c(source: Path, includes: list[Path], out: Path) -> None:
     for cc in _c_compilers():
-        done = subprocess.run([*cc, *C_FLAGS, *(f"-I{i}" for i in includes), "-c", str(source), "-o", str(out)],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [*cc, *C_FLAGS, *(f"-I{i}" for i in includes), "-c", str(source), "-o", str(out)],
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 0, f"{cc[0]}: {done.stderr[-2000:]}"
 
 
@@ -55,9 +58,11 @@ def test_header_is_plain_c11_without_executorch(digits_app, tmp_path):
         text = (digits_app / header).read_text()
         assert not re.search(r"#\s*include\s*[<\"][^>\"]*executorch|executorch::|torch::", text), header
     user = tmp_path / "user.c"
-    user.write_text('#include "cmx.h"\n#include "cmx_app.h"\n#include "cmx_models.h"\n'
-                    "int probe(void) { cmx_tensor t; cmx_stats s; (void)s;\n"
-                    "  return cmx_input(&cmx_model_digits, 0, &t) == CMX_OK && t.dtype == CMX_DTYPE_FLOAT32; }\n")
+    user.write_text(
+        '#include "cmx.h"\n#include "cmx_app.h"\n#include "cmx_models.h"\n'
+        "int probe(void) { cmx_tensor t; cmx_stats s; (void)s;\n"
+        "  return cmx_input(&cmx_model_digits, 0, &t) == CMX_OK && t.dtype == CMX_DTYPE_FLOAT32; }\n"
+    )
     _compile_c(user, [digits_app / "cmx/api", digits_app / "cmx/app", digits_app / "model"], tmp_path / "user.o")
 
 
@@ -94,8 +99,9 @@ def yaml_load(path: Path) -> dict:
 
 def test_regen_after_a_model_change_keeps_the_application(tmp_path):
     """New weights regenerate model/; user/ (edited here) and the handle's name stay as they were."""
-    shutil.copytree(ROOT / "samples" / "digits", tmp_path / "digits",
-                    ignore=shutil.ignore_patterns("build", "__pycache__"))
+    shutil.copytree(
+        ROOT / "samples" / "digits", tmp_path / "digits", ignore=shutil.ignore_patterns("build", "__pycache__")
+    )
     config = tmp_path / "digits" / "cmx.toml"
     assert run_cli("create", "--config", config) == 0
     app = tmp_path / "digits" / "build" / "app"
@@ -105,7 +111,9 @@ def test_regen_after_a_model_change_keeps_the_application(tmp_path):
     before = {p: (app / p).read_bytes() for p in kept}
     pte = (app / "model" / "model.pte").read_bytes()
     model = tmp_path / "digits" / "model.py"
-    model.write_text(model.read_text() + """
+    model.write_text(
+        model.read_text()
+        + """
 
 class DigitsCNN(DigitsCNN):  # noqa: F811  (the test's weight change)
     def __init__(self) -> None:
@@ -113,7 +121,8 @@ class DigitsCNN(DigitsCNN):  # noqa: F811  (the test's weight change)
         with torch.no_grad():
             for p in self.parameters():
                 p.mul_(1.25)
-""")
+"""
+    )
     assert run_cli("regen", app) == 0
     assert (app / "model" / "model.pte").read_bytes() != pte, "the new weights must give a new program"
     assert {p: (app / p).read_bytes() for p in kept} == before, "regen touched the application or renamed the handle"
@@ -144,4 +153,8 @@ def test_bad_data_is_one_line(digits_app, tmp_path, capsys):
     np.savez(data, input=np.zeros((3, 1, 7, 8), np.float32))
     assert run_cli("run", digits_app, "--data", data) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "sample 0 of bad.npz" in err[0] and "[1, 1, 8, 8]" in err[0].replace("(", "[").replace(")", "]"), err
+    assert (
+        len(err) == 1
+        and "sample 0 of bad.npz" in err[0]
+        and "[1, 1, 8, 8]" in err[0].replace("(", "[").replace(")", "]")
+    ), err

@@ -85,8 +85,12 @@ def test_data_set_through_the_application_bit_exact(tmp_path, capsys):
     target accuracy = host int8 accuracy."""
     app, _ = _build(DIGITS, "mps3-an547", tmp_path)
     data = tmp_path / "test.npz"
-    subprocess.run([sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(data)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(data)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     capsys.readouterr()
     assert run_cli("run", app, "--data", data) == 0
     out = capsys.readouterr().out
@@ -103,8 +107,12 @@ def test_data_set_over_the_uart_of_a_stand_alone_image(tmp_path, capsys):
     generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
     build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
     full = tmp_path / "test.npz"
-    subprocess.run([sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(full)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(full)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     import numpy as np
 
     with np.load(full) as split:
@@ -123,8 +131,10 @@ def test_the_applications_own_lines_show_under_run_app(tmp_path, capsys):
     text = main_c.read_text()
     done = "\tcmx_app_print_done(call);"
     assert done in text
-    own = "\tfor (int i = 0; i < 100; ++i) {\n\t\tchar line[32];\n\t\tsnprintf(line, sizeof line, \"my line %d\", i);\n" \
-          "\t\tcmx_app_puts(line);\n\t}\n"
+    own = (
+        '\tfor (int i = 0; i < 100; ++i) {\n\t\tchar line[32];\n\t\tsnprintf(line, sizeof line, "my line %d", i);\n'
+        "\t\tcmx_app_puts(line);\n\t}\n"
+    )
     main_c.write_text("#include <stdio.h>\n" + text.replace(done, own + done))
     assert run_cli("build", app) == 0
     capsys.readouterr()
@@ -134,6 +144,8 @@ def test_the_applications_own_lines_show_under_run_app(tmp_path, capsys):
     assert shown == [f"app says   my line {i}" for i in range(100)], out[-3000:]
     assert out.index("call 0") < out.index("app says   my line 0")
     page = (app / "report.html").read_text()
-    assert "10 call(s); call 0 equals the check&#39;s reference bytes" in page or \
-        "10 call(s); call 0 equals the check's reference bytes" in page
+    assert (
+        "10 call(s); call 0 equals the check&#39;s reference bytes" in page
+        or "10 call(s); call 0 equals the check's reference bytes" in page
+    )
     assert "(from your application)" in page

@@ -23,8 +23,13 @@ pytestmark = FIRMWARE
 def test_upstreams_float_linear_program_runs_on_qemu_m55(tmp_path: Path, capsys) -> None:
     script = Path(os.environ["EXECUTORCH_ROOT"]) / "backends" / "arm" / "scripts" / "aot_arm_compiler.py"
     pte = tmp_path / "qlinear_f32.pte"
-    made = subprocess.run([sys.executable, str(script), "-m", "qlinear", "--target", "cortex-m55", "--output", str(pte)],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    made = subprocess.run(
+        [sys.executable, str(script), "-m", "qlinear", "--target", "cortex-m55", "--output", str(pte)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert made.returncode == 0 and pte.is_file(), made.stderr[-3000:]
     assert "aten::linear.out" in operator_names(pte.read_bytes()), "upstream's float flow keeps aten::linear"
 

@@ -152,9 +152,12 @@ def test_an_update_killed_at_any_rename_leaves_the_old_app_or_the_new_one(tmp_pa
         seen.add(state)
         files = new_files if state == "new" else old_files
         for rel in files[:-1]:
-            assert (app / rel).read_text() == f"{rel} {state}\n", f"kill at rename {kill_at}: {rel} is not the {state} app's"
-        assert sorted(p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file() and ".cmx-gen" not in p.parts) \
-            == sorted(files)
+            assert (app / rel).read_text() == f"{rel} {state}\n", (
+                f"kill at rename {kill_at}: {rel} is not the {state} app's"
+            )
+        assert sorted(
+            p.relative_to(app).as_posix() for p in app.rglob("*") if p.is_file() and ".cmx-gen" not in p.parts
+        ) == sorted(files)
         assert (app / "user" / "main.c").read_text() == "my edits\n"
         assert render.sync(new, app, spec).summary().startswith("0 created" if state == "new" else "1 created")
     assert seen == {"old", "new"}

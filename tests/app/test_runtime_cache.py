@@ -22,8 +22,10 @@ from cmx_gen.pipeline.generate import generate
 
 pytestmark = [
     pytest.mark.firmware,
-    pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT"),
-                       reason="needs EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run"),
+    pytest.mark.skipif(
+        not os.environ.get("EXECUTORCH_ROOT"),
+        reason="needs EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources): not run",
+    ),
 ]
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
@@ -31,7 +33,9 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 
 def origin(result: build.BuildResult) -> str:
     """What the kernels package said about its library: compiled here / shared build <key>."""
-    return re.search(r"cmx-gen kernels: .*registry: \d+; (.*)", (result.build_dir / "cmx-build.log").read_text()).group(1)
+    return re.search(r"cmx-gen kernels: .*registry: \d+; (.*)", (result.build_dir / "cmx-build.log").read_text()).group(
+        1
+    )
 
 
 def key(result: build.BuildResult) -> str:

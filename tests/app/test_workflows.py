@@ -26,8 +26,11 @@ def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def apps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("workflow_apps")
-    made = {"baremetal": ("--board", "mps3-an547"), "zephyr": ("--rtos", "zephyr", "--board", "mps3-an547"),
-            "baremetal-board": ("--board", "rpi-pico2")}
+    made = {
+        "baremetal": ("--board", "mps3-an547"),
+        "zephyr": ("--rtos", "zephyr", "--board", "mps3-an547"),
+        "baremetal-board": ("--board", "rpi-pico2"),
+    }
     for name, extra in made.items():
         assert run_cli("create", "--config", DIGITS, *extra, "-o", root / name) == 0
     return {name: root / name for name in made}
@@ -82,6 +85,8 @@ def test_cmx_gens_own_workflows_pass_actionlint_and_pin_as_the_apps() -> None:
     assert ".github/workflows/ci.yml" in readme and "cmx-app.yml" in readme
     # The README's two commands are what the first job runs.
     runs = [s.get("run", "") for s in yaml.safe_load(files[0].read_text())["jobs"]["readme"]["steps"]]
-    for command in ("./scripts/setup.sh && .venv/bin/cmx-gen create --config samples/digits/cmx.toml",
-                    "./scripts/setup.sh && .venv/bin/python -m pytest"):
+    for command in (
+        "./scripts/setup.sh && .venv/bin/cmx-gen create --config samples/digits/cmx.toml",
+        "./scripts/setup.sh && .venv/bin/python -m pytest",
+    ):
         assert command in readme and command in runs

@@ -24,32 +24,73 @@ def one_line(capsys) -> str:
 
 def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_path, capsys):
     where, attention = second_bmm_line(), SMALL
-    assert run_cli("lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration",
-                   "-o", tmp_path / "a") == 2
+    assert (
+        run_cli(
+            "lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration", "-o", tmp_path / "a"
+        )
+        == 2
+    )
     line = one_line(capsys)
     assert f"cortex_m pass ReplaceScalarWithTensorArgPass failed at node aten_bmm_default_1 (from {where})" in line
     assert f"--keep-fp32 {where}" in line
     assert "torch.export" not in line, "the model exports fine: the hint must not blame export"
 
     out = tmp_path / "b"
-    assert run_cli("lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration",
-                   "--keep-fp32", where, "-o", out) == 0
+    assert (
+        run_cli(
+            "lower",
+            f"{attention}:Attention",
+            "--input-shape",
+            "1,8,16",
+            "--random-calibration",
+            "--keep-fp32",
+            where,
+            "-o",
+            out,
+        )
+        == 0
+    )
     report = __import__("json").loads((out / "report.json").read_text())
-    assert report["lowering_options"] == {"keep_fp32": [where], "io": "float", "delegate": True,
-                                            "memory": "balanced"}
+    assert report["lowering_options"] == {"keep_fp32": [where], "io": "float", "delegate": True, "memory": "balanced"}
     assert "aten::bmm.out" in report["fallbacks"]
     assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"
     assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}
-    assert run_cli("create", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration",
-                   "--keep-fp32", where, "--board", "mps3-an547", "-o", tmp_path / "app") == 0
+    assert (
+        run_cli(
+            "create",
+            f"{attention}:Attention",
+            "--input-shape",
+            "1,8,16",
+            "--random-calibration",
+            "--keep-fp32",
+            where,
+            "--board",
+            "mps3-an547",
+            "-o",
+            tmp_path / "app",
+        )
+        == 0
+    )
     from cmx_gen.app import project as project_mod
 
     assert project_mod.load(tmp_path / "app").keep_fp32 == [where], "regen keeps the option"
 
 
 def test_keep_fp32_naming_nothing(tmp_path, capsys):
-    assert run_cli("lower", f"{SMALL}:Attention", "--input-shape", "1,8,16", "--random-calibration",
-                   "--keep-fp32", "nothere", "-o", tmp_path) == 2
+    assert (
+        run_cli(
+            "lower",
+            f"{SMALL}:Attention",
+            "--input-shape",
+            "1,8,16",
+            "--random-calibration",
+            "--keep-fp32",
+            "nothere",
+            "-o",
+            tmp_path,
+        )
+        == 2
+    )
     line = one_line(capsys)
     assert "--keep-fp32 nothere names no part of the model" in line and "k, out, q, v" in line  # module paths
 
@@ -62,8 +103,12 @@ def test_npz_that_is_not_a_zip(tmp_path, capsys):
 
 
 def test_huge_input_shape(tmp_path, capsys):
-    assert run_cli("lower", f"{SMALL}:ConvNet", "--input-shape", "1,3,100000,100000", "--random-calibration",
-                   "-o", tmp_path) == 2
+    assert (
+        run_cli(
+            "lower", f"{SMALL}:ConvNet", "--input-shape", "1,3,100000,100000", "--random-calibration", "-o", tmp_path
+        )
+        == 2
+    )
     assert "is 30,000,000,000 elements" in one_line(capsys)
 
 
@@ -96,7 +141,9 @@ def test_corrupt_pt2(tmp_path, capsys, damage):
 
 
 def test_data_dependent_forward_has_no_graph_dump(tmp_path, capsys):
-    assert run_cli("lower", f"{SMALL}:DataDependent", "--input-shape", "1,4", "--random-calibration", "-o", tmp_path) == 2
+    assert (
+        run_cli("lower", f"{SMALL}:DataDependent", "--input-shape", "1,4", "--random-calibration", "-o", tmp_path) == 2
+    )
     line = one_line(capsys)
     assert "torch.export at small.py:" in line and "`if x.sum() > 0:`" in line and "torch.where" in line
 
@@ -155,8 +202,12 @@ def test_a_pte_makes_an_app_with_a_host_reference(lowered_dir, tmp_path, capsys)
 def test_program_the_target_would_stop_is_refused_before_build(tmp_path, capsys):
     """A portable kernel on a 1-channel channels-last tensor stops with execute:0x12 on target
     (ExecuTorch serializes the dim order [0, 2, 1, 3]): refused at lowering, naming op, line, rule."""
-    assert run_cli("lower", f"{SMALL}:OneChannelFallback", "--input-shape", "1,3,8,8", "--random-calibration",
-                   "-o", tmp_path) == 2
+    assert (
+        run_cli(
+            "lower", f"{SMALL}:OneChannelFallback", "--input-shape", "1,3,8,8", "--random-calibration", "-o", tmp_path
+        )
+        == 2
+    )
     line = one_line(capsys)
     assert "would stop (execute error 0x12) on the target: aten::max_pool2d_with_indices" in line
     assert "dim order [0, 2, 1, 3]" in line and "small.py:" in line
@@ -164,8 +215,10 @@ def test_program_the_target_would_stop_is_refused_before_build(tmp_path, capsys)
 
 def test_one_channel_input_to_a_pool_stays_nchw(tmp_path):
     """Only a convolution needs a 1-channel input channels-last; a pool gets the user's layout."""
-    assert run_cli("lower", f"{SMALL}:OneChannelPool", "--input-shape", "1,1,6,6", "--random-calibration",
-                   "-o", tmp_path) == 0
+    assert (
+        run_cli("lower", f"{SMALL}:OneChannelPool", "--input-shape", "1,1,6,6", "--random-calibration", "-o", tmp_path)
+        == 0
+    )
     report = __import__("json").loads((tmp_path / "report.json").read_text())
     assert report["inputs"][0]["dim_order"] == [0, 1, 2, 3]
 
@@ -190,8 +243,10 @@ def test_program_the_target_would_compute_wrongly_is_rewritten_or_refused(tmp_pa
 
 
 def test_a_slice_the_portable_kernel_would_refuse_is_refused_before_build(tmp_path, capsys):
-    assert run_cli("lower", f"{SMALL}:CropAfterConv", "--input-shape", "1,4,8,8", "--random-calibration",
-                   "-o", tmp_path) == 2
+    assert (
+        run_cli("lower", f"{SMALL}:CropAfterConv", "--input-shape", "1,4,8,8", "--random-calibration", "-o", tmp_path)
+        == 2
+    )
     line = one_line(capsys)
     assert "would stop (execute error 0x12) on the target: aten::slice_copy" in line
     assert "dim orders [[0, 1, 2, 3], [0, 2, 3, 1]]" in line and "fix: crop a contiguous copy" in line

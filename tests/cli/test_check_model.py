@@ -13,7 +13,9 @@ def test_check_lowers_a_model_for_the_boards_core(capsys):
 
 
 def test_check_refuses_a_model_too_big_for_flash(capsys):
-    code = run_cli("check", f"{SMALL}:BigLinear", "--input-shape", "1,1024", "--random-calibration", "--board", "nrf52840dk")
+    code = run_cli(
+        "check", f"{SMALL}:BigLinear", "--input-shape", "1,1024", "--random-calibration", "--board", "nrf52840dk"
+    )
     assert code == 3
     err = capsys.readouterr().err
     assert "flash0" in err and "short" in err

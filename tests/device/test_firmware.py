@@ -26,7 +26,9 @@ DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 def create_build_run(model: Path, board_id: str, folder: Path, **project):
     app = folder / "app"
-    generate(project_mod.Project.single(model=str(model), board=board_id, rtos="baremetal", output=str(app), **project), app)
+    generate(
+        project_mod.Project.single(model=str(model), board=board_id, rtos="baremetal", output=str(app), **project), app
+    )
     built = build.build(app, jobs=2)
     result = QemuRunner(load_board(board_id), timeout=300).run(built.elf)
     return app, built, result
@@ -74,8 +76,13 @@ def test_ds_cnn_pass_bit_exact_on_qemu(tmp_path, board):
 def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsys):
     """Its avg_pool2d rounds one LSB apart in ExecuTorch's Python op: the firmware is checked
     bit-exact against the C kernel's arithmetic, and `run` says by how much and where the two part."""
-    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / "small.py:Residual", board, tmp_path,
-                                          input_shape="1,3,16,16", random_calibration=True)
+    app, built, result = create_build_run(
+        ROOT / "tests" / "toy_models" / "small.py:Residual",
+        board,
+        tmp_path,
+        input_shape="1,3,16,16",
+        random_calibration=True,
+    )
     check_pass(app, built, result)
     capsys.readouterr()
     assert run_cli("run", app) == 0
@@ -88,19 +95,31 @@ def test_residual_net_passes_against_the_cmsis_nn_kernels(tmp_path, board, capsy
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
 def test_one_input_channel_conv_runs_as_a_convolution(tmp_path, board):
     """CMSIS-NN's convolution, not its depthwise kernel with a channel multiplier (conv_choice.py): bit-exact."""
-    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / "small.py:OneChannelIn", board, tmp_path,
-                                          input_shape="1,1,20,12", random_calibration=True)
+    app, built, result = create_build_run(
+        ROOT / "tests" / "toy_models" / "small.py:OneChannelIn",
+        board,
+        tmp_path,
+        input_shape="1,1,20,12",
+        random_calibration=True,
+    )
     check_pass(app, built, result)
     report = read_report(app / "model")
     convs = [layer["op"] for layer in report["delegated_layers"] if "conv" in layer["op"]]
     assert convs == ["cortex_m::quantized_conv2d"] * 2, "both run CMSIS-NN's convolution inside cmx-gen's backend"
 
 
-@pytest.mark.parametrize("name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16"), ("OneChannelPool", "1,1,6,6")])
+@pytest.mark.parametrize(
+    "name, shape", [("EltwiseNet", "1,32"), ("Unsupported", "1,16"), ("OneChannelPool", "1,1,6,6")]
+)
 def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, shape):
     """add/mul/minimum/softmax on CMSIS-NN; cumsum and a dilated max pool on portable kernels."""
-    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / f"small.py:{name}", "mps3-an547", tmp_path,
-                                          input_shape=shape, random_calibration=True)
+    app, built, result = create_build_run(
+        ROOT / "tests" / "toy_models" / f"small.py:{name}",
+        "mps3-an547",
+        tmp_path,
+        input_shape=shape,
+        random_calibration=True,
+    )
     check_pass(app, built, result)
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     if name == "Unsupported":
@@ -108,7 +127,7 @@ def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, sha
     elif name == "OneChannelPool":  # upstream's maxpool_dilation: stopped with execute:0x12 before
         assert 'set(CMX_PORTABLE_OPS "max_pool2d_with_indices")' in ops
     else:
-        assert 'set(CMX_PORTABLE_OPS )' in ops
+        assert "set(CMX_PORTABLE_OPS )" in ops
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
@@ -116,8 +135,13 @@ def test_elementwise_ops_and_a_portable_fallback_pass_on_m55(tmp_path, name, sha
 def test_strided_padded_transpose_conv_is_rewritten_exactly(tmp_path, board, name):
     """ConvTranspose2d(k=4 or 3, stride=2, padding=1) +- ReLU: was refused (CMSIS-NN places the padding
     elsewhere); now computed with padding 0 on CMSIS-NN and cropped, bit-exact on the target."""
-    app, built, result = create_build_run(ROOT / "tests" / "toy_models" / f"small.py:{name}", board, tmp_path,
-                                          input_shape="1,4,5,5", random_calibration=True)
+    app, built, result = create_build_run(
+        ROOT / "tests" / "toy_models" / f"small.py:{name}",
+        board,
+        tmp_path,
+        input_shape="1,4,5,5",
+        random_calibration=True,
+    )
     check_pass(app, built, result)
     report = __import__("json").loads((app / "model" / "report.json").read_text())
     assert [r["op"] for r in report["rewrites"]] == ["aten::conv_transpose2d"]
@@ -172,8 +196,14 @@ def test_attention_with_keep_fp32_passes_on_m55(tmp_path):
     its float linear becomes portable addmm (ExecuTorch has no portable linear) and the app runs."""
     from conftest import SMALL, second_bmm_line
 
-    app, built, result = create_build_run(f"{SMALL}:Attention", "mps3-an547", tmp_path, input_shape="1,8,16",
-                                          random_calibration=True, keep_fp32=[second_bmm_line()])
+    app, built, result = create_build_run(
+        f"{SMALL}:Attention",
+        "mps3-an547",
+        tmp_path,
+        input_shape="1,8,16",
+        random_calibration=True,
+        keep_fp32=[second_bmm_line()],
+    )
     check_pass(app, built, result, text_limit=None)
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     assert "addmm" in ops and "bmm" in ops

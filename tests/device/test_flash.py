@@ -25,13 +25,19 @@ from cmx_gen.fit.boards import load_boards
 from cmx_gen.pipeline.generate import generate
 
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
-needs_qemu_gcc = pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-                                    reason="qemu-system-arm and arm-none-eabi-gcc are needed")
+needs_qemu_gcc = pytest.mark.skipif(
+    shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+    reason="qemu-system-arm and arm-none-eabi-gcc are needed",
+)
 
 
 def config(board, zephyr=False, probe=None) -> flash.FlashConfig:
-    return flash.FlashConfig(board=board, app=Path("/apps/x"), image=Path("/apps/x/build") if zephyr else Path("/apps/x/build/x.elf"),
-                             probe=probe)
+    return flash.FlashConfig(
+        board=board,
+        app=Path("/apps/x"),
+        image=Path("/apps/x/build") if zephyr else Path("/apps/x/build/x.elf"),
+        probe=probe,
+    )
 
 
 def plan(config: flash.FlashConfig, zephyr: bool = False) -> flash.Flasher:
@@ -59,8 +65,17 @@ def test_every_board_gets_a_working_command_or_a_one_line_refusal(board):
             assert last[1:] == ["flash", "-d", "/apps/x/build", "-r", board.flash.runner, "--dev-id", "0669FF"]
         elif board.flash.pyocd_target:
             target = board.flash.pyocd_target
-            assert last[1:] == ["load", "--no-wait", "--target", target, "--uid", "0669FF", "--format", "elf",
-                                "/apps/x/build/x.elf"]
+            assert last[1:] == [
+                "load",
+                "--no-wait",
+                "--target",
+                target,
+                "--uid",
+                "0669FF",
+                "--format",
+                "elf",
+                "/apps/x/build/x.elf",
+            ]
             # pyOCD knows the part, or the plan installs its CMSIS pack first
             assert target in TARGET or commands[0][1:] == ["pack", "install", target], commands
         else:
@@ -72,7 +87,9 @@ def test_every_board_gets_a_working_command_or_a_one_line_refusal(board):
 
 def test_cli_dry_run_prints_the_commands(tmp_path, capsys):
     app = tmp_path / "app"
-    generate(project_mod.Project.single(model=str(DIGITS), board="nucleo-h743zi", rtos="baremetal", output=str(app)), app)
+    generate(
+        project_mod.Project.single(model=str(DIGITS), board="nucleo-h743zi", rtos="baremetal", output=str(app)), app
+    )
     assert run_cli("flash", app, "--dry-run") == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].endswith(f"load --no-wait --target stm32h743xx --format elf '{app.resolve()}/build/<app>.elf'"), out
@@ -86,7 +103,9 @@ def test_boards_without_a_runner_or_a_bootable_bare_metal_image_are_refused(caps
     boards = {b.id: b for b in load_boards()}
     with pytest.raises(FlashError) as info:
         plan(config(boards["mps3-an547"]))
-    assert "mps3-an547 has no flash runner" in info.value.one_line() and "use `cmx-gen run APP`" in info.value.one_line()
+    assert (
+        "mps3-an547 has no flash runner" in info.value.one_line() and "use `cmx-gen run APP`" in info.value.one_line()
+    )
     with pytest.raises(FlashError, match=r"does not boot on rpi-pico2: the RP2350 boot ROM .*IMAGE_DEF"):
         plan(config(boards["rpi-pico2"]))
     assert isinstance(plan(config(boards["rpi-pico2"], zephyr=True), zephyr=True), WestFlasher)
@@ -100,7 +119,9 @@ def test_pyocd_without_a_probe_says_so(tmp_path):
     flasher = flash.plan(flash.FlashConfig(board=boards["nucleo-h743zi"], app=tmp_path, image=elf))
     with pytest.raises(FlashError) as info:
         flasher.flash()
-    assert info.value.one_line().startswith("no debug probe found (fix: connect the board's debug USB port"), info.value.one_line()
+    assert info.value.one_line().startswith("no debug probe found (fix: connect the board's debug USB port"), (
+        info.value.one_line()
+    )
 
 
 def test_a_pack_target_that_is_not_installed_is_refused_before_anything_runs(tmp_path):
@@ -119,11 +140,14 @@ def test_a_missing_vendor_tool_names_what_to_install(tmp_path):
         pytest.skip("STM32_Programmer_CLI is installed here: the missing-tool path cannot be shown")
     with pytest.raises(FlashError) as info:
         flasher.flash()
-    assert info.value.one_line().startswith("STM32_Programmer_CLI not found (pyOCD has no target for ST STM32H747I-DISCO")
+    assert info.value.one_line().startswith(
+        "STM32_Programmer_CLI not found (pyOCD has no target for ST STM32H747I-DISCO"
+    )
     assert "(fix: install STM32CubeProgrammer (st.com) with its bin/ folder on PATH)" in info.value.one_line()
 
 
 # ------------------------------------------------------------------------------- serial console
+
 
 @pytest.fixture(scope="module")
 def uart_image(tmp_path_factory):
@@ -172,14 +196,16 @@ def test_a_port_without_permission_is_one_line(uart_image, tmp_path):
         if shutil.which("setpriv") is None:
             pytest.skip("running as root without setpriv: cannot take away CAP_DAC_OVERRIDE")
         prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--"]
-    done = subprocess.run([*prefix, sys.executable, "-m", "cmx_gen", "run", str(app), "--serial", port],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "cmx_gen", "run", str(app), "--serial", port], capture_output=True, text=True
+    )
     os.close(master)
     os.close(slave)
     errors = [line for line in done.stderr.splitlines() if line.startswith("cmx-gen: error:")]
     assert done.returncode == 2 and errors == [
         f"cmx-gen: error: cannot open {port}: permission denied (fix: add your user to the port's group "
-        "(Debian/Ubuntu: sudo usermod -aG dialout $USER, then log in again))"], done.stderr
+        "(Debian/Ubuntu: sudo usermod -aG dialout $USER, then log in again))"
+    ], done.stderr
 
 
 def test_a_missing_port_is_one_line(uart_image, capsys):

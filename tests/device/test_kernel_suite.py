@@ -25,12 +25,27 @@ KERNELS = ("conv_row", "conv_row_2d", "depthwise_3x3", "transpose", "fully_conne
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an505", "mps3-an547"])
 def test_own_kernels_equal_cmsis_nn_on_the_target(tmp_path, board):
     app = tmp_path / "app"  # any app for the board: the suite takes its toolchain, platform layer and linker script
-    generate(project_mod.Project.single(model=f"{SMALL}:ConvNet", board=board, output=str(app), random_calibration=True), app)
+    generate(
+        project_mod.Project.single(model=f"{SMALL}:ConvNet", board=board, output=str(app), random_calibration=True), app
+    )
     build = tmp_path / "suite"
-    subprocess.run(["cmake", "-S", str(ROOT / "kernels" / "tests"), "-B", str(build), "-G", "Ninja",
-                    f"-DCMX_APP_DIR={app}", f"-DCMAKE_TOOLCHAIN_FILE={app / 'cmake' / 'arm-none-eabi.cmake'}",
-                    f"-DCMSIS_NN_PATH={os.environ['CMSIS_NN_PATH']}", "-DCMAKE_BUILD_TYPE=MinSizeRel"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            "cmake",
+            "-S",
+            str(ROOT / "kernels" / "tests"),
+            "-B",
+            str(build),
+            "-G",
+            "Ninja",
+            f"-DCMX_APP_DIR={app}",
+            f"-DCMAKE_TOOLCHAIN_FILE={app / 'cmake' / 'arm-none-eabi.cmake'}",
+            f"-DCMSIS_NN_PATH={os.environ['CMSIS_NN_PATH']}",
+            "-DCMAKE_BUILD_TYPE=MinSizeRel",
+        ],
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(["cmake", "--build", str(build)], check=True, capture_output=True)
     run = QemuRunner(load_board(board), timeout=600)
     done = subprocess.run(run.command(build / "cmx_kernel_suite.elf"), capture_output=True, text=True, timeout=600)

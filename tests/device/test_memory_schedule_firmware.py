@@ -43,7 +43,14 @@ def test_fit_takes_min_on_a_small_board_and_passes(tmp_path):
     next(r for r in board["memory"] if r["name"] == "dtcm")["size"] = 14 * 1024
     path = tmp_path / "small-an547.yaml"
     path.write_text(yaml.safe_dump(board))
-    app, built, result = create_build_run(SMALL.with_name("small.py:ConvNet"), str(path), tmp_path, io="int8",
-                                          memory="fit", input_shape="1,3,8,8", random_calibration=True)
+    app, built, result = create_build_run(
+        SMALL.with_name("small.py:ConvNet"),
+        str(path),
+        tmp_path,
+        io="int8",
+        memory="fit",
+        input_shape="1,3,8,8",
+        random_calibration=True,
+    )
     check_pass(app, built, result)
     assert read_report(app / "model")["lowering_options"]["memory"] == "min"

@@ -15,12 +15,17 @@ from cmx_gen.pipeline.generate import generate
 
 pytestmark = FIRMWARE
 
+
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
 @pytest.mark.parametrize("name, shape", [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101")])
 def test_1d_models_pass_bit_exact_on_cmsis_nn(tmp_path, board, name, shape):
     app = tmp_path / "app"
-    generate(project_mod.Project.single(model=f"{SMALL}:{name}", board=board, output=str(app), input_shape=shape,
-                                 random_calibration=True), app)
+    generate(
+        project_mod.Project.single(
+            model=f"{SMALL}:{name}", board=board, output=str(app), input_shape=shape, random_calibration=True
+        ),
+        app,
+    )
     built = build.build(app, jobs=2)
     result = QemuRunner(load_board(board), timeout=300).run(built.elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
@@ -37,8 +42,16 @@ def test_wav2letter_passes_on_m55(tmp_path):
     """Upstream's wav2letter layer list (at 1/16 width; lower/test_one_d.py has the full-size
     lowering): convolutions and ReLUs on CMSIS-NN, the log_softmax in float, bit-exact on MVE."""
     app = tmp_path / "app"
-    generate(project_mod.Project.single(model=f"{SMALL}:Wav2LetterSmall", board="mps3-an547", output=str(app),
-                                 input_shape="1,1,700", random_calibration=True), app)
+    generate(
+        project_mod.Project.single(
+            model=f"{SMALL}:Wav2LetterSmall",
+            board="mps3-an547",
+            output=str(app),
+            input_shape="1,1,700",
+            random_calibration=True,
+        ),
+        app,
+    )
     result = QemuRunner(load_board("mps3-an547"), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
     print(f"\nmps3-an547 Wav2LetterSmall: {result.line}")

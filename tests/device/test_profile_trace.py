@@ -31,15 +31,21 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 def app(tmp_path_factory):
     """The per-operator program (delegate = false): one instruction per operator."""
     folder = tmp_path_factory.mktemp("digits") / "app"
-    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder),
-                                 delegate=False), folder)
+    generate(
+        project_mod.Project.single(
+            model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder), delegate=False
+        ),
+        folder,
+    )
     return folder
 
 
 @pytest.fixture(scope="module")
 def delegated_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("digits-delegated") / "app"
-    generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder)), folder)
+    generate(
+        project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(folder)), folder
+    )
     return folder
 
 
@@ -47,10 +53,21 @@ def test_delegated_program_profiles_and_traces_layer_by_layer(delegated_app):
     """What the backend's layers print in the profile and trace images, parsed against the report."""
     data = load_json(delegated_app / "model" / "report.json")
     rows, layers = data.instructions, data.delegated_layers
-    assert [r.op for r in rows] == ["cortex_m::quantize_per_tensor.out", "<DelegateCall>",
-                                    "cortex_m::dequantize_per_tensor.out"]
-    assert [layer.module for layer in layers] == ["conv1", "conv2", "DigitsCNN", "conv3", "DigitsCNN", "conv4",
-                                                  "DigitsCNN", "fc"]
+    assert [r.op for r in rows] == [
+        "cortex_m::quantize_per_tensor.out",
+        "<DelegateCall>",
+        "cortex_m::dequantize_per_tensor.out",
+    ]
+    assert [layer.module for layer in layers] == [
+        "conv1",
+        "conv2",
+        "DigitsCNN",
+        "conv3",
+        "DigitsCNN",
+        "conv4",
+        "DigitsCNN",
+        "fc",
+    ]
     assert all(layer.traced for layer in layers)
     blob = (delegated_app / "model" / "trace_reference.bin").read_bytes()
     assert len(blob) == sum(r.output.nbytes for r in rows if r.traced) + sum(layer.nbytes for layer in layers)
@@ -62,7 +79,7 @@ def test_delegated_program_profiles_and_traces_layer_by_layer(delegated_app):
         if debug == layers[3].debug:
             payload = bytes([payload[0] ^ 1]) + payload[1:]
         for at in range(0, len(payload), 32):
-            console.append(f"cmx-gen: trace_layer {debug} {at} {payload[at:at + 32].hex()}")
+            console.append(f"cmx-gen: trace_layer {debug} {at} {payload[at : at + 32].hex()}")
     differences, compared = trace.compare(rows, blob, "\n".join(console), layers)
     assert compared == 2 + len(layers)
     assert differences[0].op == "cmx cortex_m::quantized_conv2d" and differences[0].module == "conv3"
@@ -73,15 +90,20 @@ def test_delegated_program_profiles_and_traces_layer_by_layer(delegated_app):
     result = parse_result_line(line + "\n".join(prof_lines))
     result.output = line + "\n".join(prof_lines)
     prof = profile.parse(result, rows, layers)
-    assert [r.op for r in prof.rows][:3] == ["cortex_m::quantize_per_tensor.out", "cmx backend (loop)",
-                                            "cmx cortex_m::quantized_conv2d"]
+    assert [r.op for r in prof.rows][:3] == [
+        "cortex_m::quantize_per_tensor.out",
+        "cmx backend (loop)",
+        "cmx cortex_m::quantized_conv2d",
+    ]
     assert prof.rows[1].count == 900 - 100 * len(layers) and prof.summed == 920
 
 
 @pytest.fixture(scope="module")
 def zephyr_app(tmp_path_factory):
     folder = tmp_path_factory.mktemp("digits-zephyr") / "app"
-    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an521", rtos="zephyr", output=str(folder)), folder)
+    generate(
+        project_mod.Project.single(model=str(DIGITS), board="mps2-an521", rtos="zephyr", output=str(folder)), folder
+    )
     return folder
 
 
@@ -98,8 +120,16 @@ def test_every_instruction_is_named_and_located(app):
     rows = report(app)["instructions"]
     assert len(rows) == report(app)["program"]["instructions"] == 9
     assert [r["op"].split("::")[1].split(".")[0] for r in rows] == [
-        "quantize_per_tensor", "quantized_conv2d", "quantized_conv2d", "quantized_max_pool2d",
-        "quantized_conv2d", "quantized_max_pool2d", "quantized_conv2d", "quantized_linear", "dequantize_per_tensor"]
+        "quantize_per_tensor",
+        "quantized_conv2d",
+        "quantized_conv2d",
+        "quantized_max_pool2d",
+        "quantized_conv2d",
+        "quantized_max_pool2d",
+        "quantized_conv2d",
+        "quantized_linear",
+        "dequantize_per_tensor",
+    ]
     # module paths from nn_module_stack; functional calls name the class and the line
     assert [r["module"] for r in rows[1:8]] == ["conv1", "conv2", "DigitsCNN", "conv3", "DigitsCNN", "conv4", "fc"]
     assert rows[3]["source"].startswith("model.py:40 ") and "max_pool2d" in rows[3]["source"]
@@ -128,7 +158,9 @@ def test_trace_reference_is_each_output_in_the_programs_dim_order(app):
     assert f"{{{first.mem_id}u, {first.offset}u, {first.nbytes}u}}" in header
 
 
-def firmware_console(rows: list[Instruction], blob: bytes, corrupt: int | None = None, stop_after: int | None = None) -> str:
+def firmware_console(
+    rows: list[Instruction], blob: bytes, corrupt: int | None = None, stop_after: int | None = None
+) -> str:
     """What a CMX_TRACE image prints (cmx_runner.cpp print_hex), for the expected bytes."""
     lines = []
     for index, data in trace.expected_outputs(rows, blob)[0].items():
@@ -138,7 +170,7 @@ def firmware_console(rows: list[Instruction], blob: bytes, corrupt: int | None =
         if index == corrupt:
             data[5] = (data[5] + 3) % 256
         for at in range(0, len(data), 32):
-            lines.append(f"cmx-gen: trace {index} {at} {bytes(data[at:at + 32]).hex()}")
+            lines.append(f"cmx-gen: trace {index} {at} {bytes(data[at : at + 32]).hex()}")
     return "\n".join(lines + ["cmx-gen: PASS max_abs_err=0 instr=278718 method=1/2 planned=1/1 temp=1/2"])
 
 
@@ -152,7 +184,8 @@ def test_trace_names_the_first_instruction_that_differs(app):
     (first,) = differences
     assert (first.index, first.module, first.unit, first.elements, first.max_err) == (4, "conv3", "LSB", 1, 3.0)
     assert trace.summary(differences, 9).startswith(
-        "trace: first difference at instruction #4 cortex_m::quantized_conv2d.out (conv3, model.py:41 ")
+        "trace: first difference at instruction #4 cortex_m::quantized_conv2d.out (conv3, model.py:41 "
+    )
     differences, _ = trace.compare(rows, blob, firmware_console(rows, blob, stop_after=6))
     assert [d.index for d in differences] == [7, 8] and differences[0].missing
     assert "printed no output" in differences[0].describe()
@@ -161,8 +194,9 @@ def test_trace_names_the_first_instruction_that_differs(app):
 def test_profile_rows_are_named_and_grouped(app):
     rows = typed_rows(app)
     counts = [875, 28344, 47562, 4813, 25906, 2937, 4157, 1562, 969]
-    output = "cmx-gen: PASS max_abs_err=0 instr=117812 method=6156/6352 planned=1856/1856 temp=212/448\n" + \
-        "\n".join(f"cmx-gen: prof {i} {c}" for i, c in enumerate(counts))
+    output = "cmx-gen: PASS max_abs_err=0 instr=117812 method=6156/6352 planned=1856/1856 temp=212/448\n" + "\n".join(
+        f"cmx-gen: prof {i} {c}" for i, c in enumerate(counts)
+    )
     result = parse_result_line(output)
     result.output = output
     prof = profile.parse(result, rows)
@@ -180,9 +214,13 @@ def test_profile_rows_are_named_and_grouped(app):
 def test_a_board_without_room_for_the_profile_is_refused(app):
     placement = AppFolder(app).placement()
     memory.check_diagnostic_fit(placement, "profile", 9)
-    full = dataclasses.replace(placement.use(placement.data_region), used=placement.use(placement.data_region).size - 40)
+    full = dataclasses.replace(
+        placement.use(placement.data_region), used=placement.use(placement.data_region).size - 40
+    )
     placement = dataclasses.replace(placement, uses=[full if u.region == full.region else u for u in placement.uses])
-    with pytest.raises(FitError, match=r"profile image needs 72 B more counters \(9 instructions x 8 B\) in dtcm, which has 40 B free"):
+    with pytest.raises(
+        FitError, match=r"profile image needs 72 B more counters \(9 instructions x 8 B\) in dtcm, which has 40 B free"
+    ):
         memory.check_diagnostic_fit(placement, "profile", 9)
     memory.check_diagnostic_fit(placement, "trace", 9)  # streams: no buffer
 
@@ -223,4 +261,3 @@ def test_trace_reference_survives_a_regen_unchanged(app):
     before = (app / "model" / "trace_reference.bin").read_bytes()
     generate(project_mod.load(app / "cmx.toml"), app)
     assert (app / "model" / "trace_reference.bin").read_bytes() == before
-

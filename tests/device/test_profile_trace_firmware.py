@@ -26,8 +26,10 @@ DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 def make_app(model: Path, board: str, folder: Path, delegate: bool = True) -> Path:
     app = folder / "app"
-    generate(project_mod.Project.single(model=str(model), board=board, rtos="baremetal", output=str(app), delegate=delegate),
-             app)
+    generate(
+        project_mod.Project.single(model=str(model), board=board, rtos="baremetal", output=str(app), delegate=delegate),
+        app,
+    )
     return app
 
 
@@ -51,8 +53,10 @@ def test_profile_rows_add_up_to_the_inference(tmp_path, capsys, model, board):
     # both models spend most in convolutions; a backend layer's kind is the function it calls
     assert "conv" in kinds[0] and kinds[0].endswith(("(CMSIS-NN)", "(cmx-gen)")), kinds
     assert "sum" in out and "by kind" in out and "conv" in out
-    print(f"\n{model.name} {board}: sum {profile['sum']} of {profile['total']} instr "
-          f"({100 * profile['sum'] / profile['total']:.2f} %)\n{out}")
+    print(
+        f"\n{model.name} {board}: sum {profile['sum']} of {profile['total']} instr "
+        f"({100 * profile['sum'] / profile['total']:.2f} %)\n{out}"
+    )
 
 
 def _constant_offset(pte: bytes, instruction: int) -> tuple[int, int]:
@@ -103,7 +107,9 @@ def test_trace_names_the_backend_layer_a_corrupted_weight_breaks(tmp_path, capsy
     layers = report["delegated_layers"]
     assert run_cli("run", app, "--trace") == 0
     out = capsys.readouterr().out
-    assert f"trace: all {2 + len(layers)} traced outputs (2 instructions, {len(layers)} backend layers) match" in out, out
+    assert f"trace: all {2 + len(layers)} traced outputs (2 instructions, {len(layers)} backend layers) match" in out, (
+        out
+    )
     assert layers[1]["module"] == "conv2" and layers[1]["op"] == "cortex_m::quantized_conv2d"
     pte = bytearray((app / "model" / "model.pte").read_bytes())
     blob = pte_mod.delegate_plans(pte_mod.read(bytes(pte)))[0]
@@ -124,10 +130,14 @@ def test_default_image_carries_no_tracer(tmp_path):
     """Profiling off: no EventTracer hook or tracer code in the image (the figures are in the note)."""
     app = make_app(DIGITS, "mps3-an547", tmp_path)
     default = build.build(app, jobs=2)
-    symbols = subprocess.run(["arm-none-eabi-nm", "-C", str(default.elf)], capture_output=True, text=True, check=True).stdout
+    symbols = subprocess.run(
+        ["arm-none-eabi-nm", "-C", str(default.elf)], capture_output=True, text=True, check=True
+    ).stdout
     assert "CmxTracer" not in symbols
     profiled = build.build(app, app / "build-profile", jobs=2, defines=["CMX_PROFILE=ON"])
-    symbols = subprocess.run(["arm-none-eabi-nm", "-C", str(profiled.elf)], capture_output=True, text=True, check=True).stdout
+    symbols = subprocess.run(
+        ["arm-none-eabi-nm", "-C", str(profiled.elf)], capture_output=True, text=True, check=True
+    ).stdout
     assert "CmxTracer" in symbols
     # The hooks and the tracer cost code only in the profile image (with cmx-gen's backend: its layer events
     # and the runner's per-layer table, 2,500 B on digits M55).

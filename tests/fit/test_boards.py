@@ -13,9 +13,23 @@ from cmx_gen.common.paths import BOARDS_DIR
 from cmx_gen.fit.boards import BOARD_PATH_ENV, board_ids, load_board, load_board_file, load_boards
 
 CONTRACT_IDS = [
-    "mps3-an547", "corstone300-fvp", "corstone320-fvp", "mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505",
-    "mps2-an521", "nucleo-h743zi", "stm32h747i-disco", "nrf5340dk-cpuapp", "nrf52840dk", "rpi-pico2",
-    "frdm-mcxn947", "mimxrt1170-evk", "alif-e8-hp", "nucleo-n657x0-q",
+    "mps3-an547",
+    "corstone300-fvp",
+    "corstone320-fvp",
+    "mps2-an385",
+    "mps2-an386",
+    "mps2-an500",
+    "mps2-an505",
+    "mps2-an521",
+    "nucleo-h743zi",
+    "stm32h747i-disco",
+    "nrf5340dk-cpuapp",
+    "nrf52840dk",
+    "rpi-pico2",
+    "frdm-mcxn947",
+    "mimxrt1170-evk",
+    "alif-e8-hp",
+    "nucleo-n657x0-q",
 ]
 
 GOOD = """\
@@ -78,7 +92,13 @@ def test_qemu_boards_match_zephyr_targets():
     assert an547.zephyr.target == "mps3/corstone300/an547" and an547.zephyr.file_name == "mps3_corstone300_an547"
     assert load_board("mps2-an505").zephyr is None  # no Zephyr board: bare-metal only
     assert {b.id for b in load_boards() if b.runs_in_qemu} == {
-        "mps3-an547", "mps2-an385", "mps2-an386", "mps2-an500", "mps2-an505", "mps2-an521"}
+        "mps3-an547",
+        "mps2-an385",
+        "mps2-an386",
+        "mps2-an500",
+        "mps2-an505",
+        "mps2-an521",
+    }
 
 
 def test_good_file_loads_and_fills_zephyr_file_name(tmp_path):
@@ -108,8 +128,14 @@ def test_negative_size_and_missing_field(tmp_path):
 
 def test_unknown_key_is_refused(tmp_path):
     with pytest.raises(BoardError, match=r"field memory\[0\]\.exectuable: Extra inputs are not permitted"):
-        load_board_file(write(tmp_path, GOOD.format(id="my-board").replace("executable: true, loadable: true",
-                                                                            "exectuable: true, executable: true, loadable: true")))
+        load_board_file(
+            write(
+                tmp_path,
+                GOOD.format(id="my-board").replace(
+                    "executable: true, loadable: true", "exectuable: true, executable: true, loadable: true"
+                ),
+            )
+        )
 
 
 def test_cross_field_checks(tmp_path):
@@ -122,8 +148,9 @@ def test_cross_field_checks(tmp_path):
     mve_m4 = GOOD.format(id="my-board").replace("dsp: true,", "dsp: true, mve: float,")
     with pytest.raises(BoardError, match="cortex-m4 has no MVE"):
         load_board_file(write(tmp_path, mve_m4))
-    bad_name = GOOD.format(id="my-board").replace("zephyr: {target: my_board/my_soc}",
-                                                  "zephyr: {target: my_board/my_soc, file_name: my_board}")
+    bad_name = GOOD.format(id="my-board").replace(
+        "zephyr: {target: my_board/my_soc}", "zephyr: {target: my_board/my_soc, file_name: my_board}"
+    )
     with pytest.raises(BoardError, match="file_name must be 'my_board_my_soc'"):
         load_board_file(write(tmp_path, bad_name))
 
@@ -139,9 +166,15 @@ def test_uart_consoles_are_the_cmsdk_boards():
     """The bare-metal UART console exists where the UART needs no clock/pin set-up: MPS2/MPS3 and
     the Corstone-300 FVP (its secure alias on TrustZone cores, where the app runs secure)."""
     with_uart = {b.id: b.uart.base for b in load_boards() if b.uart}
-    assert with_uart == {"mps2-an385": 0x40004000, "mps2-an386": 0x40004000, "mps2-an500": 0x40004000,
-                         "mps2-an505": 0x50200000, "mps2-an521": 0x50200000, "mps3-an547": 0x59303000,
-                         "corstone300-fvp": 0x59303000}
+    assert with_uart == {
+        "mps2-an385": 0x40004000,
+        "mps2-an386": 0x40004000,
+        "mps2-an500": 0x40004000,
+        "mps2-an505": 0x50200000,
+        "mps2-an521": 0x50200000,
+        "mps3-an547": 0x59303000,
+        "corstone300-fvp": 0x59303000,
+    }
 
 
 def test_yaml_syntax_error_names_line(tmp_path):
@@ -224,12 +257,18 @@ def test_board_files_are_checked_against_the_zephyr_layout_data_when_loaded(tmp_
     the SoC's core) when it is loaded, not when a Zephyr app is rendered for it."""
     an386 = (BOARDS_DIR / "mps2-an386.yaml").read_text()
     typo = an386.replace("dt_node: sram0}", "dt_node: sram1}")
-    with pytest.raises(BoardError, match=r"field memory\[1\]\.dt_node: mps2/an386 has no devicetree node &sram1 "
-                                         r"\(it has: flash0, sram0\)"):
+    with pytest.raises(
+        BoardError,
+        match=r"field memory\[1\]\.dt_node: mps2/an386 has no devicetree node &sram1 "
+        r"\(it has: flash0, sram0\)",
+    ):
         load_board_file(write(tmp_path, typo, "mps2-an386"))
     m7 = an386.replace("name: cortex-m4 ", "name: cortex-m7 ")
-    with pytest.raises(BoardError, match=r"field core.name: cortex-m7 is not the core of Zephyr's mps2/an386 "
-                                         r"\(CPU_CORTEX_M4\)"):
+    with pytest.raises(
+        BoardError,
+        match=r"field core.name: cortex-m7 is not the core of Zephyr's mps2/an386 "
+        r"\(CPU_CORTEX_M4\)",
+    ):
         load_board_file(write(tmp_path, m7, "mps2-an386"))
     other = an386.replace("target: mps2/an386", "target: mps2/an385")
     with pytest.raises(BoardError, match="field core.name: cortex-m4 is not the core of Zephyr's mps2/an385"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cmx_gen.cli import main as cli
-from cmx_gen.cli.commands.check import check_report
+from cmx_gen.pipeline.check import check_report
 from cmx_gen.common.errors import FitError, ModelSourceError, Shortfall, TargetError
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.budget import METHOD_POOL_MARGIN, budget, kernel_sizes
@@ -42,8 +42,11 @@ def test_budget_counts_each_kernel_once_and_defaults_unknown_ops():
     b = budget(make_report(ops=ops))
     table = SIZES["isa"]["MVE"]
     assert [c.name for c in b.code] == ["runtime", "cortex_m::quantized_conv2d", "aten::never_heard_of"]
-    assert b.code_bytes == (table["runtime"]["code"] + table["ops"]["cortex_m::quantized_conv2d"]["code"]
-                            + table["defaults"]["fallback"]["code"])
+    assert b.code_bytes == (
+        table["runtime"]["code"]
+        + table["ops"]["cortex_m::quantized_conv2d"]["code"]
+        + table["defaults"]["fallback"]["code"]
+    )
     assert b.code[2].source == "default:fallback"
     assert b.code_estimated  # an unknown op costs an estimated class default
 
@@ -109,8 +112,16 @@ def test_no_fit_anywhere_is_refused_with_the_shortfall():
         plan(report, board)
     err = info.value
     assert err.exit_code == 3
-    assert err.shortfalls == [Shortfall(region="sram0", kind="sram", size=256 * KiB, need=need,
-                                        short_bytes=need - 256 * KiB, items=err.shortfalls[0].items)]
+    assert err.shortfalls == [
+        Shortfall(
+            region="sram0",
+            kind="sram",
+            size=256 * KiB,
+            need=need,
+            short_bytes=need - 256 * KiB,
+            items=err.shortfalls[0].items,
+        )
+    ]
     assert f"short by {need - 256 * KiB:,} bytes" in err.problem and "'sram0'" in err.problem
     # Lists DSP boards from the database where it fits, never boards with another ISA.
     assert "nucleo-h743zi" in err.fits_on and "mps2-an386" in err.fits_on
@@ -126,13 +137,16 @@ def test_too_big_for_every_board():
     assert "region 'ddr'" in info.value.problem
 
 
-@pytest.mark.parametrize("isa,core,board_id", [
-    ("MVE", "cortex-m55", "nucleo-h743zi"),   # Helium program on a DSP core
-    ("DSP", "cortex-m4", "mps3-an547"),       # DSP program on an M55: corrupts memory upstream
-    ("SCALAR", "cortex-m3", "mps2-an386"),    # exact match required
-    ("DSP", "cortex-m33", "mps2-an385"),
-    ("DSP", "cortex-m33", "mps2-an521"),      # AN521 CPU0: Cortex-M33 without DSP/FPU (NOCP fault in QEMU)
-])
+@pytest.mark.parametrize(
+    "isa,core,board_id",
+    [
+        ("MVE", "cortex-m55", "nucleo-h743zi"),  # Helium program on a DSP core
+        ("DSP", "cortex-m4", "mps3-an547"),  # DSP program on an M55: corrupts memory upstream
+        ("SCALAR", "cortex-m3", "mps2-an386"),  # exact match required
+        ("DSP", "cortex-m33", "mps2-an385"),
+        ("DSP", "cortex-m33", "mps2-an521"),  # AN521 CPU0: Cortex-M33 without DSP/FPU (NOCP fault in QEMU)
+    ],
+)
 def test_isa_mismatch_is_refused(isa, core, board_id):
     with pytest.raises(TargetError) as info:
         plan(make_report(isa=isa, core=core), load_board(board_id))
@@ -161,8 +175,20 @@ def test_placement_dict_and_text():
     p = check_report(make_report(pte=3 * MiB), "corstone300-fvp")
     d = json.loads(json.dumps(p.to_dict()))
     assert Placement.from_dict(d) == p, "an app's placement.json reads back as the placement it was made from"
-    for key in ("board_id", "pte_region", "pte_in_place", "code_region", "data_region", "arena_region", "stack_bytes",
-                "heap_bytes", "method_pool_bytes", "planned_buffer_sizes", "temp_pool_bytes", "uses"):
+    for key in (
+        "board_id",
+        "pte_region",
+        "pte_in_place",
+        "code_region",
+        "data_region",
+        "arena_region",
+        "stack_bytes",
+        "heap_bytes",
+        "method_pool_bytes",
+        "planned_buffer_sizes",
+        "temp_pool_bytes",
+        "uses",
+    ):
         assert key in d
     assert {u["region"] for u in d["uses"]} == {"itcm", "dtcm", "isram", "sram", "ddr"}
     assert all(u["used"] <= u["size"] for u in d["uses"])
@@ -225,8 +251,10 @@ def test_real_lowered_model_fits_corstone300(lowered_dir):
 
 
 @pytest.mark.firmware
-@pytest.mark.skipif(not os.environ.get("EXECUTORCH_ROOT") or not os.environ.get("CMSIS_NN_PATH"),
-                    reason="needs EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources) to link an app: not run")
+@pytest.mark.skipif(
+    not os.environ.get("EXECUTORCH_ROOT") or not os.environ.get("CMSIS_NN_PATH"),
+    reason="needs EXECUTORCH_ROOT and CMSIS_NN_PATH (ExecuTorch + CMSIS-NN sources) to link an app: not run",
+)
 @pytest.mark.parametrize("board_id", ["mps3-an547", "mps2-an386"])
 def test_flash_estimate_within_15_percent_of_the_linked_app(tmp_path, monkeypatch, board_id):
     from cmx_gen.app import project
@@ -251,7 +279,8 @@ def test_reference_data_is_placed_with_the_program():
     """The firmware embeds the reference input and expected output beside the .pte."""
     report = make_report(
         inputs=[{"shape": [1, 3, 96, 96], "dtype": "float32", "dim_order": [0, 2, 3, 1], "quant": None}],
-        outputs=[{"shape": [1, 2], "dtype": "float32", "dim_order": [0, 1], "quant": None}])
+        outputs=[{"shape": [1, 2], "dtype": "float32", "dim_order": [0, 1], "quant": None}],
+    )
     assert budget(report).reference_bytes == 3 * 96 * 96 * 4 + 16
     placement = plan(report, load_board("mps3-an547"))
     assert placement.use(placement.pte_region).items["reference data"] == 3 * 96 * 96 * 4 + 16

@@ -79,7 +79,7 @@ def test_packed_plan_reads_back_and_rebases_constants():
     blob = plan_mod.Plan("cortex-m4", (layer, conv), b"\1" * 32, n_inputs=1, n_outputs=1, work_bytes=64).pack()
     head = plan_mod.read_header(blob)
     assert head["magic"] == plan_mod.MAGIC and head["core"] == "cortex-m4" and head["plan_bytes"] == len(blob)
-    assert head["data_offset"] % 16 == 0 and blob[head["data_offset"]:] == b"\1" * 32
+    assert head["data_offset"] % 16 == 0 and blob[head["data_offset"] :] == b"\1" * 32
     (kind0, f0), (kind1, f1) = plan_mod.read_layers(blob)
     assert (kind0, f0["debug"], f0["nbytes"]) == ("copy", 7, 10)
     assert kind1 == "conv" and f1["weight"] == head["data_offset"] and f1["bias"] == head["data_offset"] + 16

@@ -28,7 +28,9 @@ def test_program_takes_and_returns_int8_without_boundary_ops(lowered_dir):
     assert spec_in["quant"]["scale"] == pytest.approx(floating["inputs"][0]["quant"]["scale"])
     assert spec_out["quant"]["zero_point"] == floating["outputs"][0]["quant"]["zero_point"]
     # the INT8 error against the float model is measured on the dequantized outputs: unchanged
-    assert int8["quantization_error"]["max_abs_err"] == pytest.approx(floating["quantization_error"]["max_abs_err"], abs=1e-6)
+    assert int8["quantization_error"]["max_abs_err"] == pytest.approx(
+        floating["quantization_error"]["max_abs_err"], abs=1e-6
+    )
     assert int8["pte"]["bytes"] < floating["pte"]["bytes"]
 
 
@@ -58,7 +60,10 @@ def test_reference_input_is_the_float_input_quantized(lowered_dir):
 
 def test_app_header_exports_the_io_quantization(tmp_path):
     app = tmp_path / "app"
-    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app), io="int8"), app)
+    generate(
+        project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(app), io="int8"),
+        app,
+    )
     header = (app / "model" / "cmx_model.h").read_text()
     assert "#define CMX_IO_INT8 1" in header
     assert "#define CMX_INPUT_0_ZERO_POINT -128" in header and "#define CMX_OUTPUT_0_SCALE " in header
@@ -68,14 +73,25 @@ def test_app_header_exports_the_io_quantization(tmp_path):
     assert project_mod.load(app / "cmx.toml").io == "int8"
     # a float-I/O app says so and gives the boundary's parameters for reference
     plain = tmp_path / "plain"
-    generate(project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(plain)), plain)
+    generate(
+        project_mod.Project.single(model=str(DIGITS), board="mps2-an386", rtos="baremetal", output=str(plain)), plain
+    )
     header = (plain / "model" / "cmx_model.h").read_text()
     assert "#define CMX_IO_INT8 0" in header and "#define CMX_INPUT_0_SCALE " in header
 
 
 def test_an_index_output_cannot_be_int8(tmp_path, capsys):
-    code = run_cli("lower", f"{SMALL}:ArgmaxHead", "--input-shape", "1,16", "--random-calibration", "--io", "int8",
-                   "-o", tmp_path / "out")
+    code = run_cli(
+        "lower",
+        f"{SMALL}:ArgmaxHead",
+        "--input-shape",
+        "1,16",
+        "--random-calibration",
+        "--io",
+        "int8",
+        "-o",
+        tmp_path / "out",
+    )
     err = capsys.readouterr().err
     assert code == 2 and "--io int8: output 0 cannot be int8: it is not dequantized" in err, err
     errors = [line for line in err.splitlines() if line.startswith("cmx-gen: error:")]
@@ -83,6 +99,8 @@ def test_an_index_output_cannot_be_int8(tmp_path, capsys):
 
 
 def test_project_file_io_must_be_known(tmp_path, capsys):
-    (tmp_path / "cmx.toml").write_text('[model]\nsource = "m.py:N"\n[target]\nboard = "mps3-an547"\n[options]\nio = "int4"\n')
+    (tmp_path / "cmx.toml").write_text(
+        '[model]\nsource = "m.py:N"\n[target]\nboard = "mps3-an547"\n[options]\nio = "int4"\n'
+    )
     assert run_cli("create", "--config", tmp_path / "cmx.toml", "-o", tmp_path / "app") == 2
     assert "io = 'int4' is not known" in capsys.readouterr().err

@@ -8,8 +8,23 @@ import pytest
 from conftest import ROOT, kernels, read_report, run_cli
 
 EXPECTED_KEYS = {
-    "schema", "cmx_gen_version", "executorch_version", "model", "target", "pte", "operators", "fallbacks",
-    "inputs", "outputs", "memory", "program", "calibration", "quantization_error", "reference", "lowering_warnings", "timings_s",
+    "schema",
+    "cmx_gen_version",
+    "executorch_version",
+    "model",
+    "target",
+    "pte",
+    "operators",
+    "fallbacks",
+    "inputs",
+    "outputs",
+    "memory",
+    "program",
+    "calibration",
+    "quantization_error",
+    "reference",
+    "lowering_warnings",
+    "timings_s",
 }
 
 
@@ -21,7 +36,13 @@ def test_convnet_lowers_every_compute_op_to_cmsis_nn(lowered_dir):
     report = read_report(lowered_dir("ConvNet"))
     ops = op_classes(report)
     ran = kernels(report)
-    for op in ("quantized_conv2d", "quantized_depthwise_conv2d", "quantized_max_pool2d", "quantized_avg_pool2d", "quantized_linear"):
+    for op in (
+        "quantized_conv2d",
+        "quantized_depthwise_conv2d",
+        "quantized_max_pool2d",
+        "quantized_avg_pool2d",
+        "quantized_linear",
+    ):
         assert f"cortex_m::{op}" in ran, ran
     assert {layer["op"] for layer in report["delegated_layers"]} <= set(ran)
     assert ops["cmx::conv"] == ops["cmx::fully_connected"] == "cmsis_nn"
@@ -43,8 +64,11 @@ def test_every_constant_is_read_by_an_operator(lowered_dir):
     for value in list(read):  # lists (int[] / Tensor[]) name the values they hold
         items = getattr(plan.values[value].val, "items", None)
         read |= set(items or [])
-    constants = [i for i, v in enumerate(plan.values)
-                 if getattr(v.val, "data_buffer_idx", 0) and getattr(v.val, "allocation_info", None) is None]
+    constants = [
+        i
+        for i, v in enumerate(plan.values)
+        if getattr(v.val, "data_buffer_idx", 0) and getattr(v.val, "allocation_info", None) is None
+    ]
     assert constants and not [i for i in constants if i not in read]
 
 
@@ -116,8 +140,14 @@ def test_unsupported_op_is_reported_as_fallback_and_fails_strict(lowered_dir, tm
     assert report["fallbacks"] == ["aten::cumsum.out"]
     assert "cortex_m::quantized_linear" in kernels(report)
     code = run_cli(
-        "lower", f"{ROOT}/tests/toy_models/small.py:Unsupported", "--input-shape", "1,16", "--random-calibration",
-        "--strict", "-o", tmp_path,
+        "lower",
+        f"{ROOT}/tests/toy_models/small.py:Unsupported",
+        "--input-shape",
+        "1,16",
+        "--random-calibration",
+        "--strict",
+        "-o",
+        tmp_path,
     )
     assert code == 4
     err = capsys.readouterr().err
@@ -139,7 +169,15 @@ def test_scratch_depends_on_isa(lowered_dir):
 
 
 def test_stdout_table_lists_ops(tmp_path, capsys):
-    code = run_cli("lower", f"{ROOT}/tests/toy_models/small.py:EltwiseNet", "--input-shape", "1,32", "--random-calibration", "-o", tmp_path)
+    code = run_cli(
+        "lower",
+        f"{ROOT}/tests/toy_models/small.py:EltwiseNet",
+        "--input-shape",
+        "1,32",
+        "--random-calibration",
+        "-o",
+        tmp_path,
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "cmx::add " in out and "cmx backend: arm_elementwise_add_s8 (CMSIS-NN)" in out

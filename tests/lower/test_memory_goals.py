@@ -52,8 +52,19 @@ def _small_board(tmp_path: Path, dtcm_bytes: int) -> Path:
 
 def test_fit_takes_the_first_goal_that_fits_and_says_so(tmp_path, capsys):
     board = _small_board(tmp_path, 14 * 1024)
-    args = ("create", f"{SMALL}:ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8",
-            "--board", board, "--rtos", "baremetal")
+    args = (
+        "create",
+        f"{SMALL}:ConvNet",
+        "--input-shape",
+        "1,3,8,8",
+        "--random-calibration",
+        "--io",
+        "int8",
+        "--board",
+        board,
+        "--rtos",
+        "baremetal",
+    )
     assert run_cli(*args, "-o", tmp_path / "refused") == 3, "balanced needs the 4,464-byte scratch: does not fit"
     assert "does not fit" in capsys.readouterr().err
     assert run_cli(*args, "--memory", "fit", "-o", tmp_path / "app") == 0
@@ -68,8 +79,10 @@ def test_fit_takes_the_first_goal_that_fits_and_says_so(tmp_path, capsys):
 @pytest.mark.parametrize("value", ["tiny", 3])
 def test_unknown_goal_in_cmx_toml_is_one_line_exit_2(tmp_path, capsys, value):
     (tmp_path / "cmx.toml").write_text(
-        f'[model]\nsource = "{SMALL}:ConvNet"\n[target]\nboard = "mps3-an547"\n[options]\nmemory = {value!r}\n'
-        .replace("'", '"'))
+        f'[model]\nsource = "{SMALL}:ConvNet"\n[target]\nboard = "mps3-an547"\n[options]\nmemory = {value!r}\n'.replace(
+            "'", '"'
+        )
+    )
     assert run_cli("create", "--config", tmp_path / "cmx.toml", "-o", tmp_path / "app") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is not a memory goal" in err[0] and "'min'" in err[0]
@@ -77,8 +90,17 @@ def test_unknown_goal_in_cmx_toml_is_one_line_exit_2(tmp_path, capsys, value):
 
 def test_check_with_fit_finds_the_goal_that_fits_and_lower_refuses_fit(tmp_path, capsys):
     board = _small_board(tmp_path, 14 * 1024)
-    args = ("check", f"{SMALL}:ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8",
-            "--board", board)
+    args = (
+        "check",
+        f"{SMALL}:ConvNet",
+        "--input-shape",
+        "1,3,8,8",
+        "--random-calibration",
+        "--io",
+        "int8",
+        "--board",
+        board,
+    )
     assert run_cli(*args) == 3
     capsys.readouterr()
     assert run_cli(*args, "--memory", "fit") == 0

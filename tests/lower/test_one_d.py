@@ -69,8 +69,10 @@ def test_a_1xn_convolution_cmsis_nn_gets_wrong_calls_arm_convolve_s8():
     from cmx_gen.lower.delegate.kernel_choice import _one_by_n_mve_reads
 
     def exact(width, kernel, stride, pad, out):
-        return [[p * stride - pad + k if 0 <= p * stride - pad + k < width else None for k in range(kernel)]
-                for p in range(out)]
+        return [
+            [p * stride - pad + k if 0 <= p * stride - pad + k < width else None for k in range(kernel)]
+            for p in range(out)
+        ]
 
     assert _one_by_n_mve_reads(101, 9, 2, 4, 51) != exact(101, 9, 2, 4, 51)  # the right edge: "?"
     assert _one_by_n_mve_reads(96, 3, 2, 1, 48) == [[]]  # refused: ARM_CMSIS_NN_FAILURE

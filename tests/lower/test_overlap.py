@@ -41,7 +41,7 @@ def _clean_walk(walk: Walk, geo: dict[str, int], gap: int) -> bool:
 
     def write(p: int, channels: slice | None = None) -> None:
         lo, hi = (p * oc, (p + 1) * oc) if channels is None else (p * oc + channels.start, p * oc + channels.stop)
-        written[base - gap + lo: base - gap + hi] = True
+        written[base - gap + lo : base - gap + hi] = True
 
     for start, end in walk.blocks:
         positions = range(start, end)
@@ -77,9 +77,13 @@ def _random_layer(rng: random.Random) -> tuple[Walk, dict[str, int]]:
     geo = {"c": c, "h": h, "w": w, "k": k, "s": s, "pad": pad, "ow": ow}
     reads = image_reads((1, c, h, w), (1, oc, oh, ow), (s, s), (pad, pad))
     block = rng.choice([1, 2, 4, 6])
-    blocks = {"copy_in_flat": flat_blocks(oh * ow, block), "copy_in_rows": row_blocks(oh, ow, block),
-              "direct_flat": flat_blocks(oh * ow, block), "direct_rows": row_blocks(oh, ow, block),
-              "depthwise": flat_blocks(oh * ow, 1)}[kind]
+    blocks = {
+        "copy_in_flat": flat_blocks(oh * ow, block),
+        "copy_in_rows": row_blocks(oh, ow, block),
+        "direct_flat": flat_blocks(oh * ow, block),
+        "direct_rows": row_blocks(oh, ow, block),
+        "depthwise": flat_blocks(oh * ow, 1),
+    }[kind]
     return Walk(blocks, oc, reads, copy_in=kind.startswith("copy_in"), step=4 if kind == "depthwise" else 0), geo
 
 

@@ -83,10 +83,15 @@ def test_a_chunk_fits_cmsis_nn_scratch_or_the_budget():
 
 
 def test_dsp_plans_run_own_kernels_and_mve_plans_do_not(lowered_dir):
-    m4 = pte.backend_layers((lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration",
-                                         target="cortex-m4") / "model.pte").read_bytes())
-    m55 = pte.backend_layers((lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration")
-                              / "model.pte").read_bytes())
+    m4 = pte.backend_layers(
+        (
+            lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration", target="cortex-m4")
+            / "model.pte"
+        ).read_bytes()
+    )
+    m55 = pte.backend_layers(
+        (lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration") / "model.pte").read_bytes()
+    )
     assert m4.count("conv_row") == 2 and "conv" not in m4, m4
     assert m55.count("conv") == 2 and "conv_row" not in m55, m55
     # the two layout changes run inside the plan: one delegate call for the whole int8 program

@@ -94,8 +94,20 @@ def test_twin_models_in_one_file_get_their_own_programs(tmp_path, capsys):
     apps = {}
     for name in ("Plain", "Pooled"):
         apps[name] = tmp_path / name
-        assert run_cli("create", f"{SMALL}:{name}", "--input-shape", "1,3,8,8", "--random-calibration",
-                       "--board", "mps3-an547", "-o", apps[name]) == 0
+        assert (
+            run_cli(
+                "create",
+                f"{SMALL}:{name}",
+                "--input-shape",
+                "1,3,8,8",
+                "--random-calibration",
+                "--board",
+                "mps3-an547",
+                "-o",
+                apps[name],
+            )
+            == 0
+        )
         assert "reused the cached program" not in capsys.readouterr().err
     reports = {n: json.loads((a / "model" / "report.json").read_text()) for n, a in apps.items()}
     assert reports["Plain"]["outputs"][0]["shape"] == [1, 8, 8, 8]
@@ -104,8 +116,20 @@ def test_twin_models_in_one_file_get_their_own_programs(tmp_path, capsys):
     assert reports["Plain"]["model"]["graph_sha256"] != reports["Pooled"]["model"]["graph_sha256"]
     assert (apps["Plain"] / "model" / "model.pte").read_bytes() != (apps["Pooled"] / "model" / "model.pte").read_bytes()
     # and the cache still serves a true repeat
-    assert run_cli("create", f"{SMALL}:Pooled", "--input-shape", "1,3,8,8", "--random-calibration",
-                   "--board", "mps3-an547", "-o", apps["Pooled"]) == 0
+    assert (
+        run_cli(
+            "create",
+            f"{SMALL}:Pooled",
+            "--input-shape",
+            "1,3,8,8",
+            "--random-calibration",
+            "--board",
+            "mps3-an547",
+            "-o",
+            apps["Pooled"],
+        )
+        == 0
+    )
     assert "reused the cached program" in capsys.readouterr().err
 
 
@@ -179,9 +203,14 @@ def test_mve_quantize_rounds_the_exact_product_in_blocks_of_16():
     assert torch.equal(dsp, python), "without MVE the kernel rounds as ExecuTorch's Python op does"
 
 
-CASES = [("ConvNet", ()), ("Residual", ("--input-shape", "1,3,16,16")), ("Pooled", ()),
-         ("UpsamplerK4Relu", ("--input-shape", "1,4,5,5")),
-         ("EltwiseNet", ("--input-shape", "1,32")), ("EltwiseNet", ("--input-shape", "1,32", "--io", "int8"))]
+CASES = [
+    ("ConvNet", ()),
+    ("Residual", ("--input-shape", "1,3,16,16")),
+    ("Pooled", ()),
+    ("UpsamplerK4Relu", ("--input-shape", "1,4,5,5")),
+    ("EltwiseNet", ("--input-shape", "1,32")),
+    ("EltwiseNet", ("--input-shape", "1,32", "--io", "int8")),
+]
 
 
 @pytest.mark.parametrize("delegate", [True, False], ids=["delegated", "per-operator"])

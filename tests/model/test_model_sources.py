@@ -45,7 +45,9 @@ def test_npy_folder_calibration_and_shape_mismatch(tmp_path, capsys):
     assert read_report(out)["calibration"]["samples"] == 4
 
     np.save(tmp_path / "bad.npy", np.zeros((4, 1, 17), dtype=np.float32))
-    code = run_cli("lower", f"{SMALL}:Unsupported", "--input-shape", "1,16", "--calibration", tmp_path / "bad.npy", "-o", out)
+    code = run_cli(
+        "lower", f"{SMALL}:Unsupported", "--input-shape", "1,16", "--calibration", tmp_path / "bad.npy", "-o", out
+    )
     assert code == 2
     line = error_line(capsys)
     assert "shape (1, 17)" in line and "(1, 16)" in line and "fix:" in line
@@ -86,8 +88,14 @@ def test_pte_is_analysed_only(lowered_dir, tmp_path):
         (["lower", f"{SMALL}:NoSuchNet", "--random-calibration"], "has no attribute 'NoSuchNet'"),
         (["lower", f"{SMALL}:ConvNet", "--target", "cortex-m99"], "unknown target 'cortex-m99'"),
         (["lower", f"{SMALL}:DataDependent", "--random-calibration"], "torch.export at small.py:"),
-        (["lower", f"{SMALL}:Unsupported", "--input-shape", "1,16"], "calibration sample 0 from small.py:calibration_data()"),
-        (["lower", f"{SMALL}:AddThenHardswish", "--input-shape", "1,32", "--random-calibration"], "the lowered program does not run"),
+        (
+            ["lower", f"{SMALL}:Unsupported", "--input-shape", "1,16"],
+            "calibration sample 0 from small.py:calibration_data()",
+        ),
+        (
+            ["lower", f"{SMALL}:AddThenHardswish", "--input-shape", "1,32", "--random-calibration"],
+            "the lowered program does not run",
+        ),
         (["lower", f"{SMALL}:ConvNet", "--input-shape", "1,x"], "is not a shape"),
         (["lower", f"{SMALL}:ConvNet", "--calibration", "nowhere.npz"], "calibration data nowhere.npz not found"),
     ],

@@ -35,69 +35,94 @@ BOARDS_DIR = ROOT / "boards"
 SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
     # cmx::<kind>: layers of cmx-gen's CMSIS-NN backend (one delegate each); the reshape before the
     # linear layer is a copy inside it
-    "digits": ("DigitsCNN", (1, 10), {
-        "cortex_m::quantize_per_tensor.out": 1,
-        "cortex_m::dequantize_per_tensor.out": 1,
-        "cmx::conv": 4,  # conv1 has one input channel: a convolution (conv_choice.py)
-        "cmx::max_pool": 2,
-        "cmx::copy": 1,
-        "cmx::fully_connected": 1,
-    }),
-    "ds_cnn": ("DSCNN", (1, 12), {
-        "cortex_m::quantize_per_tensor.out": 2,
-        "cortex_m::dequantize_per_tensor.out": 2,
-        "cmx::conv": 5,
-        "cmx::depthwise_conv": 4,
-        "cmx::avg_pool": 1,
-        "cmx::copy": 1,
-        "cmx::fully_connected": 1,
-        "cmx::softmax": 1,
-    }),
-    "mobilenet_v1_025": ("MobileNetV1025", (1, 2), {
-        "cortex_m::quantize_per_tensor.out": 2,
-        "cortex_m::dequantize_per_tensor.out": 2,
-        "cmx::conv": 14,
-        "cmx::depthwise_conv": 13,
-        "cmx::avg_pool": 1,
-        "cmx::copy": 1,
-        "cmx::fully_connected": 1,
-        "cmx::softmax": 1,
-    }),
-    "resnet8": ("ResNet8", (1, 10), {
-        "cortex_m::quantize_per_tensor.out": 2,
-        "cortex_m::dequantize_per_tensor.out": 2,
-        "cmx::conv": 9,
-        "cmx::add": 3,
-        "cmx::avg_pool": 1,
-        "cmx::copy": 1,
-        "cmx::fully_connected": 1,
-        "cmx::softmax": 1,
-    }),
-    "tc_resnet8": ("TCResNet8", (1, 12), {  # Conv1d lifted to 2-D (lower/one_d.py): one NCL -> NLC copy in
-        "cortex_m::quantize_per_tensor.out": 2,
-        "cortex_m::dequantize_per_tensor.out": 2,
-        "cmx::transpose": 1,
-        "cortex_m::pad.out": 1,
-        "cmx::conv": 7,
-        "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (kernel_choice.conv_kind)
-        "cmx::add": 3,
-        "cmx::avg_pool": 1,
-        "cmx::copy": 3,
-        "cmx::fully_connected": 1,
-        "cmx::softmax": 1,
-    }),
-    "autoencoder": ("AutoEncoder", (1, 640), {
-        "cortex_m::quantize_per_tensor.out": 1,
-        "cortex_m::dequantize_per_tensor.out": 1,
-        "cmx::fully_connected": 10,
-    }),
+    "digits": (
+        "DigitsCNN",
+        (1, 10),
+        {
+            "cortex_m::quantize_per_tensor.out": 1,
+            "cortex_m::dequantize_per_tensor.out": 1,
+            "cmx::conv": 4,  # conv1 has one input channel: a convolution (conv_choice.py)
+            "cmx::max_pool": 2,
+            "cmx::copy": 1,
+            "cmx::fully_connected": 1,
+        },
+    ),
+    "ds_cnn": (
+        "DSCNN",
+        (1, 12),
+        {
+            "cortex_m::quantize_per_tensor.out": 2,
+            "cortex_m::dequantize_per_tensor.out": 2,
+            "cmx::conv": 5,
+            "cmx::depthwise_conv": 4,
+            "cmx::avg_pool": 1,
+            "cmx::copy": 1,
+            "cmx::fully_connected": 1,
+            "cmx::softmax": 1,
+        },
+    ),
+    "mobilenet_v1_025": (
+        "MobileNetV1025",
+        (1, 2),
+        {
+            "cortex_m::quantize_per_tensor.out": 2,
+            "cortex_m::dequantize_per_tensor.out": 2,
+            "cmx::conv": 14,
+            "cmx::depthwise_conv": 13,
+            "cmx::avg_pool": 1,
+            "cmx::copy": 1,
+            "cmx::fully_connected": 1,
+            "cmx::softmax": 1,
+        },
+    ),
+    "resnet8": (
+        "ResNet8",
+        (1, 10),
+        {
+            "cortex_m::quantize_per_tensor.out": 2,
+            "cortex_m::dequantize_per_tensor.out": 2,
+            "cmx::conv": 9,
+            "cmx::add": 3,
+            "cmx::avg_pool": 1,
+            "cmx::copy": 1,
+            "cmx::fully_connected": 1,
+            "cmx::softmax": 1,
+        },
+    ),
+    "tc_resnet8": (
+        "TCResNet8",
+        (1, 12),
+        {  # Conv1d lifted to 2-D (lower/one_d.py): one NCL -> NLC copy in
+            "cortex_m::quantize_per_tensor.out": 2,
+            "cortex_m::dequantize_per_tensor.out": 2,
+            "cmx::transpose": 1,
+            "cortex_m::pad.out": 1,
+            "cmx::conv": 7,
+            "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (kernel_choice.conv_kind)
+            "cmx::add": 3,
+            "cmx::avg_pool": 1,
+            "cmx::copy": 3,
+            "cmx::fully_connected": 1,
+            "cmx::softmax": 1,
+        },
+    ),
+    "autoencoder": (
+        "AutoEncoder",
+        (1, 640),
+        {
+            "cortex_m::quantize_per_tensor.out": 1,
+            "cortex_m::dequantize_per_tensor.out": 1,
+            "cmx::fully_connected": 10,
+        },
+    ),
 }
 # On a DSP core the plan runs cmx-gen's kernels: cmx_conv_row_s8 for every convolution of one group
 # (the 10x4 first layer too), cmx_depthwise_3x3_s8 for 3x3 depthwise layers (own_kernels.py,
 # kernel_choice.depthwise_kind); 0: none left. Fully connected layers run cmx_fully_connected_s8 on both
 # cores (the counts above).
 DSP_KINDS: dict[str, dict[str, int]] = {
-    "ds_cnn": {"cmx::conv": 0, "cmx::conv_row": 5, "cmx::depthwise_conv": 0, "cmx::depthwise_3x3": 4}}
+    "ds_cnn": {"cmx::conv": 0, "cmx::conv_row": 5, "cmx::depthwise_conv": 0, "cmx::depthwise_3x3": 4}
+}
 ALLOWED_CLASSES = {"cmsis_nn", "quant_boundary", "data_movement"}
 # name -> (largest max|float - int8| relative to the float output's magnitude, least top-1 agreement)
 # over the example input and the calibration set. Measured (cortex-m55): digits 0.025/100 %,
@@ -116,6 +141,8 @@ SLOW = {"mobilenet_v1_025"}  # > 30 s to lower + run its reference on the calibr
 
 def params(names=SAMPLES):
     return [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in names]
+
+
 LOWERING_SECONDS: dict[str, float] = {}
 
 
@@ -233,7 +260,9 @@ def test_digits_int8_accuracy_on_test_split():
     run = lowered_program.module()
     x, y = evaluate.evaluation_data()
     with torch.no_grad():
-        preds = torch.stack([run(x[i : i + 1].to(memory_format=torch.channels_last))[0].argmax() for i in range(len(x))])
+        preds = torch.stack(
+            [run(x[i : i + 1].to(memory_format=torch.channels_last))[0].argmax() for i in range(len(x))]
+        )
     assert (preds == y).float().mean().item() > 0.95
     assert len(pte) < 64 * 1024
 
@@ -246,11 +275,16 @@ def test_digits_training_is_reproducible(tmp_path):
     for run in ("a", "b"):  # one file name: torch.save names the archive's folder after it
         out = tmp_path / run / "digits.pt"
         out.parent.mkdir()
-        subprocess.run([sys.executable, str(SAMPLES_DIR / "digits" / "train.py"), "--out", str(out)],
-                       check=True, capture_output=True, timeout=300)
+        subprocess.run(
+            [sys.executable, str(SAMPLES_DIR / "digits" / "train.py"), "--out", str(out)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         runs.append(out)
-    assert hashlib.sha256(runs[0].read_bytes()).digest() == hashlib.sha256(runs[1].read_bytes()).digest(), \
+    assert hashlib.sha256(runs[0].read_bytes()).digest() == hashlib.sha256(runs[1].read_bytes()).digest(), (
         "two trainings on one machine must give the same bytes"
+    )
     committed = SAMPLES_DIR / "digits" / "digits.pt"
     assert committed.stat().st_size < 64 * 1024
     digits = import_sample("digits")

@@ -20,11 +20,14 @@ from cmx_gen.pipeline.generate import generate
 from cmx_gen.program.report import load_json
 from toy_models.weighted import weighted_model
 
+
 def project_file(folder: Path, models: dict[str, str], rtos: str = "baremetal", separate: bool = False) -> Path:
     """A cmx.toml with one [[model]] table per model."""
     tables = "".join(f'[[model]]\nname = "{name}"\nsource = "{source}"\n\n' for name, source in models.items())
-    text = (tables + f'[target]\nboard = "mps3-an547"\nrtos = "{rtos}"\n\n[output]\ndir = "app"\n\n'
-            f"[options]\nseparate_arenas = {str(separate).lower()}\n")
+    text = (
+        tables + f'[target]\nboard = "mps3-an547"\nrtos = "{rtos}"\n\n[output]\ndir = "app"\n\n'
+        f"[options]\nseparate_arenas = {str(separate).lower()}\n"
+    )
     path = folder / "cmx.toml"
     path.write_text(text)
     return path
@@ -41,12 +44,18 @@ def test_project_file_reads_and_writes_model_tables(tmp_path):
     assert project_mod.load(again / "cmx.toml").models == project.models
 
 
-@pytest.mark.parametrize("tables, says", [
-    ('[[model]]\nsource = "m.py:A"\n[[model]]\nname = "b"\nsource = "m.py:B"\n', "has no name"),
-    ('[[model]]\nname = "a"\nsource = "m.py:A"\n[[model]]\nname = "a"\nsource = "m.py:B"\n', "two [[model]] tables are named 'a'"),
-    ('[[model]]\nname = "a"\nsource = "m.py:A"\nsoruce = "x"\n', "unknown key(s) soruce"),
-    ('[[model]]\nname = "a-b"\nsource = "m.py:A"\n', "is not a C identifier"),
-])
+@pytest.mark.parametrize(
+    "tables, says",
+    [
+        ('[[model]]\nsource = "m.py:A"\n[[model]]\nname = "b"\nsource = "m.py:B"\n', "has no name"),
+        (
+            '[[model]]\nname = "a"\nsource = "m.py:A"\n[[model]]\nname = "a"\nsource = "m.py:B"\n',
+            "two [[model]] tables are named 'a'",
+        ),
+        ('[[model]]\nname = "a"\nsource = "m.py:A"\nsoruce = "x"\n', "unknown key(s) soruce"),
+        ('[[model]]\nname = "a-b"\nsource = "m.py:A"\n', "is not a C identifier"),
+    ],
+)
 def test_bad_model_tables_are_one_line(tmp_path, capsys, tables, says):
     (tmp_path / "cmx.toml").write_text(tables + '[target]\nboard = "mps3-an547"\n')
     assert run_cli("create", "--config", tmp_path / "cmx.toml", "-o", tmp_path / "app") == 2
@@ -55,8 +64,17 @@ def test_bad_model_tables_are_one_line(tmp_path, capsys, tables, says):
 
 
 def test_per_model_option_with_several_models_is_refused(tmp_path, capsys):
-    code = run_cli("create", f"a={SMALL}:ConvNet", f"b={SMALL}:Pooled", "--io", "int8",
-                   "--board", "mps3-an547", "-o", tmp_path / "app")
+    code = run_cli(
+        "create",
+        f"a={SMALL}:ConvNet",
+        f"b={SMALL}:Pooled",
+        "--io",
+        "int8",
+        "--board",
+        "mps3-an547",
+        "-o",
+        tmp_path / "app",
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "--io is a per-model option" in err and "[[model]]" in err
@@ -66,8 +84,7 @@ def test_per_model_option_with_several_models_is_refused(tmp_path, capsys):
 def two_app(tmp_path_factory):
     """conv + res from the command line: NAME=MODEL each."""
     app = tmp_path_factory.mktemp("two") / "app"
-    assert run_cli("create", f"conv={SMALL}:ConvNet", f"res={SMALL}:Pooled", "--board", "mps3-an547",
-                   "-o", app) == 0
+    assert run_cli("create", f"conv={SMALL}:ConvNet", f"res={SMALL}:Pooled", "--board", "mps3-an547", "-o", app) == 0
     return app
 
 
@@ -159,7 +176,11 @@ def test_regen_after_one_model_changed_touches_only_its_files(tmp_path):
     assert changed and all(rel.startswith("model/second/") or rel == "model/placement.json" for rel in changed), changed
     assert any(rel == "model/second/model.pte" for rel in changed)
     after = {p.relative_to(app).as_posix(): p.read_bytes() for p in app.rglob("*") if p.is_file()}
-    unchanged = [rel for rel in before if rel.startswith("model/first/") or rel in ("model/cmx_kernels.cpp", "model/cmx_models.h")]
+    unchanged = [
+        rel
+        for rel in before
+        if rel.startswith("model/first/") or rel in ("model/cmx_kernels.cpp", "model/cmx_models.h")
+    ]
     assert unchanged and all(before[rel] == after[rel] for rel in unchanged)
     assert after["user/main.c"].endswith(b"/* my product code */\n")
 
@@ -169,8 +190,8 @@ def test_regen_after_one_model_changed_touches_only_its_files(tmp_path):
     assert run_cli("create", "--config", app.parent / "cmx.toml") == 0
     assert (app / "model" / "third" / "model.pte").is_file()
     text = (app / "cmx.toml").read_text()
-    start = text.index("[[model]]\nname = \"third\"")
-    (app / "cmx.toml").write_text(text[:start] + text[text.index("[target]"):])
+    start = text.index('[[model]]\nname = "third"')
+    (app / "cmx.toml").write_text(text[:start] + text[text.index("[target]") :])
     done = generate(project_mod.load(app), app)
     assert not (app / "model" / "third").exists() or not any((app / "model" / "third").iterdir())
     assert any(rel.startswith("model/third/") for rel in done.render.removed)
@@ -186,8 +207,20 @@ def test_zephyr_app_of_two_models_passes_the_offline_checks(tmp_path, capsys):
     import yaml
 
     app = tmp_path / "app"
-    assert run_cli("create", f"conv={SMALL}:ConvNet", f"pool={SMALL}:Pooled", "--board", "mps3-an547",
-                   "--rtos", "zephyr", "-o", app) == 0
+    assert (
+        run_cli(
+            "create",
+            f"conv={SMALL}:ConvNet",
+            f"pool={SMALL}:Pooled",
+            "--board",
+            "mps3-an547",
+            "--rtos",
+            "zephyr",
+            "-o",
+            app,
+        )
+        == 0
+    )
     sample = yaml.safe_load((app / "sample.yaml").read_text())
     regex = sample["common"]["harness_config"]["regex"]
     assert sample["common"]["harness_config"]["type"] == "multi_line" and len(regex) == 3

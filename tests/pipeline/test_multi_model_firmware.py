@@ -28,15 +28,18 @@ from cmx_gen.program.report import load_json
 
 pytestmark = FIRMWARE
 
-SAMPLES = {"digits": ROOT / "samples" / "digits" / "model.py:DigitsCNN",
-           "kws": ROOT / "samples" / "ds_cnn" / "model.py:DSCNN",
-           "anomaly": ROOT / "samples" / "autoencoder" / "model.py:AutoEncoder"}
+SAMPLES = {
+    "digits": ROOT / "samples" / "digits" / "model.py:DigitsCNN",
+    "kws": ROOT / "samples" / "ds_cnn" / "model.py:DSCNN",
+    "anomaly": ROOT / "samples" / "autoencoder" / "model.py:AutoEncoder",
+}
 
 
 def _app(folder: Path, board: str, names: list[str], separate: bool = False) -> Path:
     app = folder / "app"
-    project = project_mod.Project(models=[ModelEntry(str(SAMPLES[n]), n) for n in names], board=board,
-                                  output=str(app), separate_arenas=separate)
+    project = project_mod.Project(
+        models=[ModelEntry(str(SAMPLES[n]), n) for n in names], board=board, output=str(app), separate_arenas=separate
+    )
     generate(project, app)
     return app
 
@@ -77,7 +80,10 @@ def test_digits_and_ds_cnn_in_one_image(tmp_path, board):
     # the shared planned arena is the largest model's, to the byte; each model keeps its method pool
     symbols = _symbols(built.elf)
     assert symbols["cmx_shared_planned_pool"] == max(_planned(app, "digits"), _planned(app, "kws"))
-    assert result.pool("planned") == (max(lines[n].pool("planned")[0] for n in lines), symbols["cmx_shared_planned_pool"])
+    assert result.pool("planned") == (
+        max(lines[n].pool("planned")[0] for n in lines),
+        symbols["cmx_shared_planned_pool"],
+    )
     assert result.pool("method")[1] == sum(lines[n].pool("method")[1] for n in lines)
 
     # one runtime and each kernel once: less code than the two one-model apps
@@ -169,7 +175,8 @@ def test_a_model_keeps_its_state_while_another_runs(tmp_path, separate):
     (app / "user" / "main.c").write_text(STATE_MAIN)
     build.build(app, jobs=2)
     output, code = QemuRunner(load_board("mps3-an547"), timeout=600).run_app(
-        build.find_elf(app / "build", user_app=True))
+        build.find_elf(app / "build", user_app=True)
+    )
     expected = "state after_b=ok kept=1 again=1" if separate else "state after_b=arena_reused kept=0 again=1"
     assert expected in output and code == 0, output[-2000:]
 
@@ -178,8 +185,9 @@ def test_a_retrained_model_rebuilds_only_its_files(tmp_path):
     first = weighted_model(tmp_path / "first", seed=1)
     second = weighted_model(tmp_path / "second", seed=2)
     app = tmp_path / "app"
-    project = project_mod.Project(models=[ModelEntry(first, "first"), ModelEntry(second, "second")],
-                                  board="mps3-an547", output=str(app))
+    project = project_mod.Project(
+        models=[ModelEntry(first, "first"), ModelEntry(second, "second")], board="mps3-an547", output=str(app)
+    )
     generate(project, app)
     build.build(app, jobs=2)
     weighted_model(tmp_path / "second", seed=3)  # retrained
@@ -199,17 +207,27 @@ def test_zephyr_app_of_two_models_configures_and_compiles(tmp_path, image):
     from zephyr_helpers import configure_and_compile, object_names
 
     app = tmp_path / "app"
-    generate(project_mod.Project(models=[ModelEntry(str(SAMPLES["digits"]), "digits"),
-                                         ModelEntry(str(SAMPLES["kws"]), "kws")],
-                                 board="mps3-an547", rtos="zephyr", output=str(app)), app)
+    generate(
+        project_mod.Project(
+            models=[ModelEntry(str(SAMPLES["digits"]), "digits"), ModelEntry(str(SAMPLES["kws"]), "kws")],
+            board="mps3-an547",
+            rtos="zephyr",
+            output=str(app),
+        ),
+        app,
+    )
     prj = app / "prj.conf"
-    prj.write_text(prj.read_text().replace("CONFIG_EXECUTORCH=y", "CONFIG_EXECUTORCH=n")
-                   + ("CONFIG_CMX_CHECK=y\n" if image == "check" else ""))
+    prj.write_text(
+        prj.read_text().replace("CONFIG_EXECUTORCH=y", "CONFIG_EXECUTORCH=n")
+        + ("CONFIG_CMX_CHECK=y\n" if image == "check" else "")
+    )
     found = sdk.find()
     assert found.ok, found.problems
     _, paths = configure_and_compile(app, "mps3-an547", tmp_path, found.cmake_defines())
     for name in ("digits", "kws"):
-        assert any(f"cmx_model_{name}.dir/" in p and p.endswith("cmx_model_instance.cpp.obj") for p in paths), sorted(paths)
+        assert any(f"cmx_model_{name}.dir/" in p and p.endswith("cmx_model_instance.cpp.obj") for p in paths), sorted(
+            paths
+        )
         assert any(p.endswith(f"model/{name}/model_pte.S.obj") for p in paths), sorted(paths)
     names = object_names(paths)
     assert "cmx_shared_pools.c" in names and "cmx_api.cpp" in names

@@ -34,7 +34,9 @@ def test_sample_renders_both_app_kinds_that_pass_offline_checks(name, tmp_path):
 
     zephyr = generate(sample_project(name, "zephyr"), tmp_path / "zephyr")
     assert zephyr.from_cache, "the Zephyr app reuses the lowering of the bare-metal app (same core)"
-    programs = sorted(p.relative_to(tmp_path / "baremetal") for p in (tmp_path / "baremetal" / "model").rglob("model.pte"))
+    programs = sorted(
+        p.relative_to(tmp_path / "baremetal") for p in (tmp_path / "baremetal" / "model").rglob("model.pte")
+    )
     assert len(programs) == max(1, len(bare.models))  # kws_digits: model/kws/, model/digits/
     for pte in programs:
         assert (tmp_path / "zephyr" / pte).read_bytes() == (tmp_path / "baremetal" / pte).read_bytes()

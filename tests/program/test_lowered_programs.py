@@ -97,12 +97,16 @@ def test_pte_passes_bit_exact_against_its_plan_run_on_the_host(upstream_programs
         sys.path.pop(0)
     app = tmp_path / "pte app"
     np.save(tmp_path / "wrong.npy", np.zeros((1, 8, 8), np.float32))
-    assert run_cli("create", upstream_programs[0], "--board", "mps3-an547", "--input", tmp_path / "wrong.npy",
-                   "-o", app) == 2
+    assert (
+        run_cli("create", upstream_programs[0], "--board", "mps3-an547", "--input", tmp_path / "wrong.npy", "-o", app)
+        == 2
+    )
     assert "--input array 0 has shape [1, 8, 8], the program's input 0 is [1, 1, 8, 8]" in capsys.readouterr().err
     np.save(tmp_path / "digit.npy", example_inputs()[0].numpy())
-    assert run_cli("create", upstream_programs[0], "--board", "mps3-an547", "--input", tmp_path / "digit.npy",
-                   "-o", app) == 0
+    assert (
+        run_cli("create", upstream_programs[0], "--board", "mps3-an547", "--input", tmp_path / "digit.npy", "-o", app)
+        == 0
+    )
     assert (app / "cmx.toml").read_text().count('input = "') == 1
     assert "reference  the program's own plan run on the host" in capsys.readouterr().out
     out = build_and_run(app, capsys)

@@ -87,7 +87,9 @@ def example_inputs():
 
 def calibration_data():
     g = torch.Generator().manual_seed(1)
-    return [((torch.rand(1, 3, 8, 8, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last),) for _ in range(8)]
+    return [
+        ((torch.rand(1, 3, 8, 8, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last),) for _ in range(8)
+    ]
 
 
 class BigLinear(nn.Module):
@@ -275,7 +277,11 @@ class ThreeConvs(nn.Module):
     def __init__(self):
         super().__init__()
         torch.manual_seed(0)
-        self.first, self.middle, self.last = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        self.first, self.middle, self.last = (
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.Conv2d(8, 8, 3, padding=1),
+            nn.Conv2d(8, 8, 3, padding=1),
+        )
         if self.outliers:
             with torch.no_grad():
                 self.middle.weight[:, 0, 0, 0] = 60 * self.middle.weight.abs().amax(dim=(1, 2, 3))
@@ -375,9 +381,14 @@ class Wav2Letter(nn.Module):
         acoustic = [nn.Conv1d(width, width, 48, stride=2, padding=23), nn.ReLU(inplace=True)]
         for _ in range(7):
             acoustic += [nn.Conv1d(width, width, 7, stride=1, padding=3), nn.ReLU(inplace=True)]
-        acoustic += [nn.Conv1d(width, wide, 32, stride=1, padding=16), nn.ReLU(inplace=True),
-                     nn.Conv1d(wide, wide, 1, stride=1, padding=0), nn.ReLU(inplace=True),
-                     nn.Conv1d(wide, num_classes, 1, stride=1, padding=0), nn.ReLU(inplace=True)]
+        acoustic += [
+            nn.Conv1d(width, wide, 32, stride=1, padding=16),
+            nn.ReLU(inplace=True),
+            nn.Conv1d(wide, wide, 1, stride=1, padding=0),
+            nn.ReLU(inplace=True),
+            nn.Conv1d(wide, num_classes, 1, stride=1, padding=0),
+            nn.ReLU(inplace=True),
+        ]
         waveform = [nn.Conv1d(num_features, width, 250, stride=160, padding=45), nn.ReLU(inplace=True)]
         self.acoustic_model = nn.Sequential(nn.Sequential(*waveform), nn.Sequential(*acoustic))
 

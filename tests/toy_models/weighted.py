@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 
-WEIGHTED = textwrap.dedent('''
+WEIGHTED = textwrap.dedent("""
     from pathlib import Path
     import torch
     from torch import nn
@@ -31,7 +31,7 @@ WEIGHTED = textwrap.dedent('''
         g = torch.Generator().manual_seed(1)
         return [((torch.rand(1, 3, 8, 8, generator=g) * 2 - 1).contiguous(memory_format=torch.channels_last),)
                 for _ in range(8)]
-''')
+""")
 
 
 def weighted_model(folder: Path, seed: int) -> str:
@@ -42,7 +42,9 @@ def weighted_model(folder: Path, seed: int) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.py").write_text(WEIGHTED)
     torch.manual_seed(seed)
-    state = {**{f"conv.{k}": v for k, v in nn.Conv2d(3, 8, 3, padding=1).state_dict().items()},
-             **{f"fc.{k}": v for k, v in nn.Linear(8 * 4 * 4, 4).state_dict().items()}}
+    state = {
+        **{f"conv.{k}": v for k, v in nn.Conv2d(3, 8, 3, padding=1).state_dict().items()},
+        **{f"fc.{k}": v for k, v in nn.Linear(8 * 4 * 4, 4).state_dict().items()},
+    }
     torch.save(state, folder / "weights.pt")
     return f"{folder / 'model.py'}:Net"

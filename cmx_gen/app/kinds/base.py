@@ -60,8 +60,15 @@ class AppKind:
         the templates see them; the typed objects beside it)."""
         return {}
 
-    def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
-              defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
+    def build(
+        self,
+        app: "AppFolder",
+        build_dir: Path | None = None,
+        clean: bool = False,
+        jobs: int | None = None,
+        defines: list[str] | None = None,
+        diagnostic: str | None = None,
+    ) -> Built:
         raise CmxError(f"{self.name} apps are not built by cmx-gen", "build it with its own tools")
 
     def diagnostic_build_command(self, app: "AppFolder", build_dir: Path, diagnostic: str) -> list[str] | None:

@@ -16,13 +16,20 @@ from cmx_gen.common.errors import FlashError
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("flash", help="flash a built app onto its board (pyOCD / vendor tool / west flash)")
     parser.add_argument("app", help="app folder (built with `cmx-gen build`)")
-    parser.add_argument("--probe", metavar="UID", help="the debug probe's serial number (`pyocd list`), when several are connected")
+    parser.add_argument(
+        "--probe", metavar="UID", help="the debug probe's serial number (`pyocd list`), when several are connected"
+    )
     parser.add_argument("--elf", help="bare metal: the ELF to flash (default: APP/build/*.elf)")
-    parser.add_argument("--app", dest="user_app", action="store_true",
-                        help="flash your application (bare metal APP/build/<name>_app.elf, Zephyr APP/build-app) "
-                             "instead of the check")
+    parser.add_argument(
+        "--app",
+        dest="user_app",
+        action="store_true",
+        help="flash your application (bare metal APP/build/<name>_app.elf, Zephyr APP/build-app) instead of the check",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the commands and exit")
-    parser.add_argument("--serial", metavar="PORT", help="then read the result line from the board's console, e.g. /dev/ttyACM0")
+    parser.add_argument(
+        "--serial", metavar="PORT", help="then read the result line from the board's console, e.g. /dev/ttyACM0"
+    )
     parser.add_argument("--baud", type=int, default=115200, help="console baud rate (default 115200)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the result line (default 60)")
     parser.set_defaults(func=run)
@@ -36,16 +43,26 @@ def run(args: argparse.Namespace) -> int:
     app = AppFolder(Path(args.app))
     kind, board = kind_of(app), app.board()
     if args.user_app and args.serial:
-        raise FlashError("--serial reads the check's result line; your application prints a line per call",
-                         "flash with --app, then watch its console with any terminal (115200 8N1)")
-    built = Path(args.elf) if args.elf and kind.image_is_file else (kind.app_image(app) if args.user_app else kind.image(app))
-    image = built.resolve() if built else app.path.resolve() / "build" / ("<app>_app.elf" if args.user_app else "<app>.elf")
+        raise FlashError(
+            "--serial reads the check's result line; your application prints a line per call",
+            "flash with --app, then watch its console with any terminal (115200 8N1)",
+        )
+    built = (
+        Path(args.elf)
+        if args.elf and kind.image_is_file
+        else (kind.app_image(app) if args.user_app else kind.image(app))
+    )
+    image = (
+        built.resolve() if built else app.path.resolve() / "build" / ("<app>_app.elf" if args.user_app else "<app>.elf")
+    )
     flasher = kind.flasher(flash.FlashConfig(board=board, app=app.path, image=image, probe=args.probe))
     # A bare-metal image prints through semihosting unless the board has a UART it drives itself.
     semihosting_only = kind.console(board) == "semihosting"
     if args.serial and semihosting_only:
-        raise FlashError(f"the bare-metal image prints through semihosting on {board.id}, not on a serial port",
-                         "create the Zephyr app (--rtos zephyr), which prints on the board's console UART")
+        raise FlashError(
+            f"the bare-metal image prints through semihosting on {board.id}, not on a serial port",
+            "create the Zephyr app (--rtos zephyr), which prints on the board's console UART",
+        )
     if args.dry_run:
         for command in flasher.commands():
             print(shlex.join(command))
@@ -56,8 +73,10 @@ def run(args: argparse.Namespace) -> int:
         flasher.flash()
         print(f"flashed    {image} with {flasher.name}")
         if semihosting_only:
-            print("note       its console is semihosting: attach a debugger with semihosting on "
-                  "(e.g. pyocd gdbserver --semihosting) or it stops at its first print")
+            print(
+                "note       its console is semihosting: attach a debugger with semihosting on "
+                "(e.g. pyocd gdbserver --semihosting) or it stops at its first print"
+            )
         return 0
     from cmx_gen.device.runners.serial import SerialConsole
 

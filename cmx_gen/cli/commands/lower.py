@@ -14,8 +14,11 @@ from cmx_gen.program.report import check_strict
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("lower", help="quantize and lower a model, report what it costs on a Cortex-M")
     add_model_arguments(parser)
-    parser.add_argument("--target", metavar="CORE",
-                        help=f"one of {', '.join(TARGETS)} (default cortex-m55; for a .pte, the core it was lowered for)")
+    parser.add_argument(
+        "--target",
+        metavar="CORE",
+        help=f"one of {', '.join(TARGETS)} (default cortex-m55; for a .pte, the core it was lowered for)",
+    )
     parser.add_argument("-o", "--output", default="cmx-out", help="output folder (default: cmx-out)")
     parser.add_argument("--strict", action="store_true", help="fail when any compute op falls back to portable kernels")
     parser.set_defaults(func=run)

@@ -23,12 +23,17 @@ def run(args: argparse.Namespace) -> int:
     app = AppFolder(Path(args.folder))
     folder = app.path
     if app.model_names():
-        raise AppError(f"{folder} holds {len(app.model_names())} models ({', '.join(app.model_names())}) and the page "
-                       "shows one model", f"cmx-gen report {folder / 'model' / app.model_names()[0]}: one model's "
-                       "report, without the app's memory map and last run")
+        raise AppError(
+            f"{folder} holds {len(app.model_names())} models ({', '.join(app.model_names())}) and the page "
+            "shows one model",
+            f"cmx-gen report {folder / 'model' / app.model_names()[0]}: one model's "
+            "report, without the app's memory map and last run",
+        )
     if not (folder / "report.json").is_file() and not (folder / "model" / "report.json").is_file():
-        raise AppError(f"{folder} holds no report.json: it is neither an app nor a lowering folder",
-                       "pass the folder given to `cmx-gen create -o` or `cmx-gen lower -o`")
+        raise AppError(
+            f"{folder} holds no report.json: it is neither an app nor a lowering folder",
+            "pass the folder given to `cmx-gen create -o` or `cmx-gen lower -o`",
+        )
     page = html_report.write(folder, Path(args.output) if args.output else None)
     print(f"report     {page} ({page.stat().st_size:,} B)")
     if args.open:

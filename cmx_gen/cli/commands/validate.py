@@ -32,8 +32,10 @@ def run(args: argparse.Namespace) -> int:
     kind = kind_of(app)
     checks = kind.checks()
     if not checks:
-        raise ValidationError(f"{args.app} is a {kind.name} app, which has no offline checks: its build is the check",
-                              f"build and run it: cmx-gen build {args.app} && cmx-gen run {args.app}")
+        raise ValidationError(
+            f"{args.app} is a {kind.name} app, which has no offline checks: its build is the check",
+            f"build and run it: cmx-gen build {args.app} && cmx-gen run {args.app}",
+        )
     unknown = [name for name in args.only or [] if name not in checks]
     if unknown:
         raise ValidationError(f"{kind.name} apps have no check {unknown[0]!r}", f"use one of {', '.join(checks)}")

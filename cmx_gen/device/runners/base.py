@@ -107,14 +107,21 @@ class Runner:
         output, exit_code = self._run_until(cmd, result_line.result_re())
         result = parse_result_line(output)
         if result is None:
-            raise RunError(f"the firmware printed no result line (exit {exit_code}); output: {output.strip()[-300:]!r}",
-                           "rebuild with `cmx-gen build APP --clean`; a hang or fault before main() prints nothing")
+            raise RunError(
+                f"the firmware printed no result line (exit {exit_code}); output: {output.strip()[-300:]!r}",
+                "rebuild with `cmx-gen build APP --clean`; a hang or fault before main() prints nothing",
+            )
         result.exit_code = exit_code
         result.output = output
         return result
 
-    def run_app(self, elf: Path, args: str = "", on_line: Callable[[str], None] | None = None,
-                console_input: bytes | None = None) -> tuple[str, int | None]:
+    def run_app(
+        self,
+        elf: Path,
+        args: str = "",
+        on_line: Callable[[str], None] | None = None,
+        console_input: bytes | None = None,
+    ) -> tuple[str, int | None]:
         """Run the user's application image until it exits or prints its `done` line; the console
         output and the exit code (None when it was stopped). `on_line` sees each line as it comes;
         `console_input` goes to the image's console (its UART on QEMU's stdio), as a host sends it."""
@@ -123,14 +130,26 @@ class Runner:
             raise RunError(f"{cmd[0]} not found on PATH", self.install_hint())
         return self._run_until(cmd, result_line.app_end_re(), on_line, console_input)
 
-    def _run_until(self, cmd: list[str], stop: re.Pattern[str], on_line: Callable[[str], None] | None = None,
-                   console_input: bytes | None = None) -> tuple[str, int | None]:
+    def _run_until(
+        self,
+        cmd: list[str],
+        stop: re.Pattern[str],
+        on_line: Callable[[str], None] | None = None,
+        console_input: bytes | None = None,
+    ) -> tuple[str, int | None]:
         """Run `cmd` until it exits, or until `settle_seconds` after it printed a line matching
         `stop` (then it is stopped and the exit code is None); a run that reaches `timeout` is an error."""
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if console_input is None else subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, errors="replace", cwd=self.cwd)
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL if console_input is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+            cwd=self.cwd,
+        )
         if console_input is not None:
+
             def feed() -> None:  # the pipe holds 64 KiB: QEMU's UART takes the rest as the firmware reads
                 try:
                     proc.stdin.buffer.write(console_input)  # type: ignore[union-attr]
@@ -172,8 +191,10 @@ class Runner:
             reader.join(timeout=5)
         output = "".join(lines)
         if timed_out:
-            raise RunError(f"{self.name} did not finish within {self.timeout:.0f} s; last output: {output.strip()[-200:]!r}",
-                           "raise --timeout, or check the firmware with `--dry-run` and a debugger")
+            raise RunError(
+                f"{self.name} did not finish within {self.timeout:.0f} s; last output: {output.strip()[-200:]!r}",
+                "raise --timeout, or check the firmware with `--dry-run` and a debugger",
+            )
         return output, None if stopped else proc.returncode
 
     def install_hint(self) -> str:

@@ -28,7 +28,9 @@ class FvpRunner(Runner):
 
     def command(self, elf: Path, args: str = "") -> list[str]:
         if self.board.fvp is None:
-            raise RunError(f"board {self.board.id} has no FVP model", "run it under QEMU (--runner qemu) or on the board")
+            raise RunError(
+                f"board {self.board.id} has no FVP model", "run it under QEMU (--runner qemu) or on the board"
+            )
         model = self.board.fvp.model
         # Parameter paths as in executorch backends/arm/scripts/run_fvp.sh; the MPS2 models
         # enable semihosting by default.
@@ -41,5 +43,7 @@ class FvpRunner(Runner):
         return [model, *self.board.fvp.flags, *semihosting, "--simlimit", str(int(self.timeout)), "-a", str(elf)]
 
     def install_hint(self) -> str:
-        return (f"install the Arm FVP {self.executable} (developer.arm.com, Fixed Virtual Platforms) "
-                "and put its binary on PATH")
+        return (
+            f"install the Arm FVP {self.executable} (developer.arm.com, Fixed Virtual Platforms) "
+            "and put its binary on PATH"
+        )

@@ -26,15 +26,26 @@ class QemuRunner(Runner):
 
     def command(self, elf: Path, args: str = "") -> list[str]:
         if self.board.qemu is None:
-            raise RunError(f"board {self.board.id} has no QEMU machine", "run it on the FVP (--runner fvp) or the board")
+            raise RunError(
+                f"board {self.board.id} has no QEMU machine", "run it on the FVP (--runner fvp) or the board"
+            )
         return [
             self.executable,
-            "-M", self.board.qemu.machine,
-            "-cpu", self.board.qemu.cpu,
-            "-nographic", "-monitor", "none", "-serial", "stdio",
-            "-semihosting-config", "enable=on,target=native",
-            "-icount", "shift=0",
-            "-kernel", str(elf),
+            "-M",
+            self.board.qemu.machine,
+            "-cpu",
+            self.board.qemu.cpu,
+            "-nographic",
+            "-monitor",
+            "none",
+            "-serial",
+            "stdio",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-icount",
+            "shift=0",
+            "-kernel",
+            str(elf),
             *(["-append", args] if args else []),  # the semihosting command line (SYS_GET_CMDLINE)
         ]
 

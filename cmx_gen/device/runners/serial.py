@@ -58,10 +58,11 @@ class SerialConsole:
                 break
         result = parse_result_line(text)
         if result is None:
-            raise RunError(f"no cmx-gen result line on {self.port} within {self.timeout:.0f} s; "
-                           f"read: {text.strip()[-200:]!r}",
-                           f"check the baud rate ({self.baud}) and that the image prints on this UART "
-                           "(bare metal: -D CMX_CONSOLE=uart; Zephyr: its console), then reset the board")
+            raise RunError(
+                f"no cmx-gen result line on {self.port} within {self.timeout:.0f} s; read: {text.strip()[-200:]!r}",
+                f"check the baud rate ({self.baud}) and that the image prints on this UART "
+                "(bare metal: -D CMX_CONSOLE=uart; Zephyr: its console), then reset the board",
+            )
         result.output = text
         return result
 
@@ -73,10 +74,16 @@ class SerialConsole:
 def _open_error(port: str, exc: Exception) -> RunError:
     code = getattr(exc, "errno", None)
     if code == errno.EACCES:
-        return RunError(f"cannot open {port}: permission denied",
-                        "add your user to the port's group (Debian/Ubuntu: sudo usermod -aG dialout $USER, then log in again)")
+        return RunError(
+            f"cannot open {port}: permission denied",
+            "add your user to the port's group (Debian/Ubuntu: sudo usermod -aG dialout $USER, then log in again)",
+        )
     if code == errno.ENOENT:
-        return RunError(f"cannot open {port}: no such port", "plug the board in; `ls /dev/ttyACM* /dev/ttyUSB*` lists its console")
+        return RunError(
+            f"cannot open {port}: no such port", "plug the board in; `ls /dev/ttyACM* /dev/ttyUSB*` lists its console"
+        )
     if code == errno.EBUSY:
-        return RunError(f"cannot open {port}: it is in use", "close the other terminal program (screen, minicom, picocom) first")
+        return RunError(
+            f"cannot open {port}: it is in use", "close the other terminal program (screen, minicom, picocom) first"
+        )
     return RunError(f"cannot open {port}: {exc}", "check the port name and that the board is connected")

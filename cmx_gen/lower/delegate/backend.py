@@ -52,8 +52,9 @@ class CmxPartitioner(Partitioner):
         self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()), *goal])
 
     def partition(self, exported_program: Any) -> PartitionResult:
-        partitioner = CapabilityBasedPartitioner(exported_program.graph_module, _Supported(),
-                                                 allows_single_node_partition=True)
+        partitioner = CapabilityBasedPartitioner(
+            exported_program.graph_module, _Supported(), allows_single_node_partition=True
+        )
         tags: dict[str, DelegationSpec] = {}
         for partition in partitioner.propose_partitions():
             if not any(not is_alloc(node) for node in partition.nodes):
@@ -73,8 +74,14 @@ def _mark_dying_inputs(nodes: set[torch.fx.Node]) -> None:
     schedule may put them in the working memory and write over them): on each reader, the
     positions of such arguments (schedule.DYING_ARGS)."""
     for node in nodes:
-        dying = tuple(k for k, arg in enumerate(node.args) if isinstance(arg, torch.fx.Node) and arg not in nodes
-                      and arg.op != "get_attr" and all(user in nodes for user in arg.users))
+        dying = tuple(
+            k
+            for k, arg in enumerate(node.args)
+            if isinstance(arg, torch.fx.Node)
+            and arg not in nodes
+            and arg.op != "get_attr"
+            and all(user in nodes for user in arg.users)
+        )
         if dying:
             node.meta[DYING_ARGS] = dying
 
@@ -107,11 +114,21 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             val = node.meta["val"]
-            out.append(DelegatedLayer(
-                delegate=position, debug=int(handle) if isinstance(handle, int) else index, op=op_name(node),
-                kind=kinds[index], node=node.name, module=module_path(node), source=source_line(node),
-                shape=[int(s) for s in val.shape], dim_order=[int(d) for d in val.dim_order()],
-                dtype=str(val.dtype).removeprefix("torch."), nbytes=int(val.numel()) * val.element_size()))
+            out.append(
+                DelegatedLayer(
+                    delegate=position,
+                    debug=int(handle) if isinstance(handle, int) else index,
+                    op=op_name(node),
+                    kind=kinds[index],
+                    node=node.name,
+                    module=module_path(node),
+                    source=source_line(node),
+                    shape=[int(s) for s in val.shape],
+                    dim_order=[int(d) for d in val.dim_order()],
+                    dtype=str(val.dtype).removeprefix("torch."),
+                    nbytes=int(val.numel()) * val.element_size(),
+                )
+            )
     return out
 
 

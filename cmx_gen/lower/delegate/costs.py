@@ -69,8 +69,9 @@ def extra_instructions(chosen: set[torch.fx.Node], isa: str) -> int | None:
     return round(extra) if math.isfinite(extra) else None
 
 
-def choose_small(candidates: list[torch.fx.Node], work_bytes: Callable[[set[torch.fx.Node]], int], isa: str,
-                 goal: str, compute: Any) -> set[torch.fx.Node]:
+def choose_small(
+    candidates: list[torch.fx.Node], work_bytes: Callable[[set[torch.fx.Node]], int], isa: str, goal: str, compute: Any
+) -> set[torch.fx.Node]:
     """The layers to run on the small kernels: all that lower the working memory (min), kept only
     while they do, then (balanced) the dearest given back until within BALANCED_SLACK."""
     if goal == "fast" or not candidates:

@@ -32,7 +32,7 @@ class Memory:
 
     def view(self, operand: int, nbytes: int) -> memoryview:
         if operand >= 0:
-            return self.args[self.work][operand: operand + nbytes]
+            return self.args[self.work][operand : operand + nbytes]
         return self.args[-1 - operand][:nbytes]
 
 
@@ -82,12 +82,39 @@ def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: b
     scratch = torch.empty(0, dtype=torch.int8)
     if depthwise:
         name = "cortex_m::quantized_depthwise_conv2d"
-        args: list[Any] = [x, weight, bias, stride, padding, dilation, f["ch_mult"], f["input_offset"],
-                           f["output_offset"], mults, shifts, f["act_min"], f["act_max"], scratch]
+        args: list[Any] = [
+            x,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            f["ch_mult"],
+            f["input_offset"],
+            f["output_offset"],
+            mults,
+            shifts,
+            f["act_min"],
+            f["act_max"],
+            scratch,
+        ]
     else:
         name = "cortex_m::quantized_conv2d"
-        args = [x, weight, bias, stride, padding, dilation, f["input_offset"], f["output_offset"], mults, shifts,
-                f["act_min"], f["act_max"], scratch]
+        args = [
+            x,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            f["input_offset"],
+            f["output_offset"],
+            mults,
+            shifts,
+            f["act_min"],
+            f["act_max"],
+            scratch,
+        ]
     out = compute(name, _op(name.split("::")[1]), args, {}, isa)
     assert isinstance(out, torch.Tensor) and tuple(out.shape) == (on, oc, oh, ow), (name, out)
     _store(memory, f["output"], out, nchw=True)
@@ -102,15 +129,30 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
         raise ValueError(f"conv_row layer: row_bytes {f['row_bytes']}, its geometry lays out {geometry.row_bytes}")
     g = geometry
     x = _nhwc(memory, f["input"], 1, g.in_rows, g.in_positions, g.in_ch)
-    filt = row_filter(plan[f["weight"]:], g).reshape(g.out_ch, g.rows, g.kernel, g.in_ch)
+    filt = row_filter(plan[f["weight"] :], g).reshape(g.out_ch, g.rows, g.kernel, g.in_ch)
     weight = torch.from_numpy(filt.copy())
     bias = _constant(plan, f["bias"], g.out_ch, np.int32, (g.out_ch,))
     mults = _constant(plan, f["multipliers"], g.out_ch, np.int32, (g.out_ch,))
     shifts = _constant(plan, f["shifts"], g.out_ch, np.int32, (g.out_ch,))
-    args = [x, weight, bias, [g.row_stride, g.stride], [g.row_pad, g.pad], [1, g.dilation], f["input_offset"],
-            f["output_offset"], mults, shifts, f["act_min"], f["act_max"], torch.empty(0, dtype=torch.int8)]
+    args = [
+        x,
+        weight,
+        bias,
+        [g.row_stride, g.stride],
+        [g.row_pad, g.pad],
+        [1, g.dilation],
+        f["input_offset"],
+        f["output_offset"],
+        mults,
+        shifts,
+        f["act_min"],
+        f["act_max"],
+        torch.empty(0, dtype=torch.int8),
+    ]
     out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), getattr(out, "shape", out)
+    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), getattr(
+        out, "shape", out
+    )
     _store(memory, f["output"], out, nchw=True)
 
 
@@ -118,15 +160,29 @@ def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool 
     """arm_fully_connected_s8, or cmx_fully_connected_s8 (own) with its weights read back from its layout."""
     batches, features = f["input_n"], f["input_c"]
     outputs = f["output_c"]
-    x = torch.from_numpy(np.frombuffer(memory.view(f["input"], batches * features), dtype=np.int8)
-                         .reshape(batches, features).copy())
-    weight = (torch.from_numpy(fc_filter(plan[f["weight"]:], outputs, features, isa).copy()) if own
-              else _constant(plan, f["weight"], outputs * features, np.int8, (outputs, features)))
+    x = torch.from_numpy(
+        np.frombuffer(memory.view(f["input"], batches * features), dtype=np.int8).reshape(batches, features).copy()
+    )
+    weight = (
+        torch.from_numpy(fc_filter(plan[f["weight"] :], outputs, features, isa).copy())
+        if own
+        else _constant(plan, f["weight"], outputs * features, np.int8, (outputs, features))
+    )
     bias = _constant(plan, f["bias"], outputs, np.int32, (outputs,))
     kernel_sum = _constant(plan, f["kernel_sum"], outputs, np.int32, (outputs,))
-    args = [x, weight, bias, kernel_sum, f["input_offset"], f["filter_offset"], f["output_offset"],
-            [f["multiplier"]], [f["shift"]],
-            f["act_max"], f["act_min"]]
+    args = [
+        x,
+        weight,
+        bias,
+        kernel_sum,
+        f["input_offset"],
+        f["filter_offset"],
+        f["output_offset"],
+        [f["multiplier"]],
+        [f["shift"]],
+        f["act_max"],
+        f["act_min"],
+    ]
     out = compute("cortex_m::quantized_linear", _op("quantized_linear"), args, {}, isa)
     assert isinstance(out, torch.Tensor)
     _store(memory, f["output"], out, nchw=False)
@@ -150,9 +206,21 @@ def _store_elementwise(memory: Memory, f: dict[str, int], out: torch.Tensor) -> 
 
 def _add(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     a, b = _elementwise(f, memory)
-    args = [a, -f["input1_offset"], f["input1_multiplier"], f["input1_shift"], b, -f["input2_offset"],
-            f["input2_multiplier"], f["input2_shift"], f["output_offset"], f["output_multiplier"], f["output_shift"],
-            f["act_min"], f["act_max"]]
+    args = [
+        a,
+        -f["input1_offset"],
+        f["input1_multiplier"],
+        f["input1_shift"],
+        b,
+        -f["input2_offset"],
+        f["input2_multiplier"],
+        f["input2_shift"],
+        f["output_offset"],
+        f["output_multiplier"],
+        f["output_shift"],
+        f["act_min"],
+        f["act_max"],
+    ]
     out = compute("cortex_m::quantized_add", _op("quantized_add"), args, {}, isa)
     assert isinstance(out, torch.Tensor)
     _store_elementwise(memory, f, out)
@@ -160,8 +228,15 @@ def _add(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
 
 def _mul(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     a, b = _elementwise(f, memory)
-    args = [a, -f["input1_offset"], b, -f["input2_offset"], f["output_offset"], f["output_multiplier"],
-            f["output_shift"]]
+    args = [
+        a,
+        -f["input1_offset"],
+        b,
+        -f["input2_offset"],
+        f["output_offset"],
+        f["output_multiplier"],
+        f["output_shift"],
+    ]
     out = compute("cortex_m::quantized_mul", _op("quantized_mul"), args, {}, isa)
     assert isinstance(out, torch.Tensor)
     _store_elementwise(memory, f, out)
@@ -228,8 +303,10 @@ def run(plan: bytes, args: Sequence[memoryview], isa: str) -> None:
     byte views in the runtime's layout), in place, as the runtime's execute does."""
     head = read_header(plan)
     if len(args) != int(head["n_inputs"]) + 1 + int(head["n_outputs"]):
-        raise ValueError(f"the plan takes {head['n_inputs']} inputs and {head['n_outputs']} outputs, "
-                         f"the call passes {len(args)} arguments")
+        raise ValueError(
+            f"the plan takes {head['n_inputs']} inputs and {head['n_outputs']} outputs, "
+            f"the call passes {len(args)} arguments"
+        )
     memory = Memory(args, int(head["n_inputs"]))
     for kind, fields in read_layers(plan):
         RUN[kind](plan, fields, memory, isa)

@@ -45,7 +45,6 @@ def node_val(node: Any) -> Any:
     return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
 
 
-
 def _planned_scratch(node: torch.fx.Node) -> int:
     alloc = fx_args(node)[-1]
     return int(fx_args(alloc)[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
@@ -79,7 +78,7 @@ def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
 
 
 def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
-    """"depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) on a DSP core (or where small_kernel) for a
+    """ "depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) on a DSP core (or where small_kernel) for a
     3x3 depthwise layer with one output channel per input channel and no dilation; else
     "depthwise_conv" (CMSIS-NN's wrapper)."""
     if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
@@ -93,7 +92,7 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
 
 
 def conv_kind(node: torch.fx.Node, isa: str) -> str:
-    """"conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core (or where small_kernel) where it applies (own_kernels.py);
+    """ "conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core (or where small_kernel) where it applies (own_kernels.py);
     else "conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
     path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
     arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
@@ -109,8 +108,10 @@ def conv_kind(node: torch.fx.Node, isa: str) -> str:
     one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
     if one_by_one or not one_by_n:
         return "conv"
-    exact = [[p * stride[1] - padding[1] + k if 0 <= p * stride[1] - padding[1] + k < width else None
-              for k in range(kw)] for p in range(out_w)]
+    exact = [
+        [p * stride[1] - padding[1] + k if 0 <= p * stride[1] - padding[1] + k < width else None for k in range(kw)]
+        for p in range(out_w)
+    ]
     reads = _one_by_n_mve_reads(width, kw, stride[1], padding[1], out_w)
     return "conv" if reads is None or reads == exact else "conv_general"
 
@@ -137,15 +138,20 @@ def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: i
 
     def from_buffer(buffer: list[Any], count: int) -> list[list[Any]]:
         """`count` output columns read from an im2col buffer, a stride apart ("?" past its end)."""
-        return [[buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
-                for r in range(count)]
+        return [
+            [buffer[r * stride + k] if r * stride + k < len(buffer) else "?" for k in range(kernel)]
+            for r in range(count)
+        ]
 
     start = stride * left - pad
     first = stride * (left + middle) - pad
-    return (from_buffer([None] * pad + [column(i) for i in range(kernel)], left)
-            + [[column(start + r * stride + k) for k in range(kernel)] for r in range(middle)]
-            + from_buffer([column(first + i) for i in range(kernel - 1)] + [None] * (right if asym else pad),
-                          out_w - left - middle))
+    return (
+        from_buffer([None] * pad + [column(i) for i in range(kernel)], left)
+        + [[column(start + r * stride + k) for k in range(kernel)] for r in range(middle)]
+        + from_buffer(
+            [column(first + i) for i in range(kernel - 1)] + [None] * (right if asym else pad), out_w - left - middle
+        )
+    )
 
 
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:

@@ -9,9 +9,8 @@ construction. Where the core has one, a layer runs a kernel of cmx-gen's own ins
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -20,75 +19,9 @@ import torch
 from cmx_gen.lower.delegate import own_kernels
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
+from cmx_gen.lower.delegate.emit import Emit, byte_identical_view, dims, dims_fields, is_int8, shape4, transpose_shape
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
-
-
-@dataclass(frozen=True)
-class Emit:
-    """How a builder refers to what the plan holds: a value node's operand (an offset in the working
-    memory or a delegate argument), a graph constant's offset in the plan data (NONE for None) and
-    its bytes, bytes laid out here (an own kernel's weights), and the core's CMSIS-NN code path."""
-
-    operand: Callable[[torch.fx.Node], int]
-    constant: Callable[[Any], int]
-    constant_bytes: Callable[[torch.fx.Node], bytes]
-    data: Callable[[bytes], int]
-    isa: str
-
-
-
-
-def _is_int8(node: Any) -> bool:
-    val = _val(node)
-    return isinstance(val, torch.Tensor) and val.dtype == torch.int8
-
-
-def _dims(val: Any) -> tuple[int, int, int, int]:
-    """cmsis_nn_dims {n, h, w, c} of a logical NCHW tensor, as the wrappers read them."""
-    n, c, h, w = (int(s) for s in val.shape)
-    return n, h, w, c
-
-
-def _shape4(val: Any) -> tuple[int, int, int, int]:
-    """A 4-D tensor's shape as it is (a weight already laid out as the kernel reads it)."""
-    a, b, c, d = (int(s) for s in val.shape)
-    return a, b, c, d
-
-
-def _dims_fields(name: str, dims: tuple[int, int, int, int]) -> dict[str, int]:
-    return {f"{name}_{d}": v for d, v in zip("nhwc", dims)}
-
-
-def byte_identical_view(node: torch.fx.Node) -> bool:
-    """A reshape whose output holds the input's bytes in the same order: a plain copy."""
-
-    def memory_is_logical(val: Any) -> bool:
-        order = [d for d in val.dim_order() if int(val.shape[d]) != 1]
-        return order == sorted(order)
-
-    src, out = _val(fx_args(node)[0]), _val(node)
-    return src is not None and out is not None and memory_is_logical(src) and memory_is_logical(out)
-
-
-def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
-    """(batches, rows, cols) when a layout copy moves memory [batches][rows][cols] to
-    [batches][cols][rows] (NCHW <-> NHWC and the like), else None."""
-    src, out = _val(fx_args(node)[0]), _val(node)
-    if src is None or out is None or tuple(src.shape) != tuple(out.shape):
-        return None
-    size = [int(s) for s in src.shape]
-    before = [d for d in src.dim_order() if size[d] != 1]
-    after = [d for d in out.dim_order() if size[d] != 1]
-    batch = 0
-    while batch < len(before) and before[batch] == after[batch]:
-        batch += 1
-    rest_in, rest_out = before[batch:], after[batch:]
-    for split in range(1, len(rest_in)):
-        if rest_out == rest_in[split:] + rest_in[:split]:
-            return (math.prod(size[d] for d in before[:batch]), math.prod(size[d] for d in rest_in[:split]),
-                    math.prod(size[d] for d in rest_in[split:]))
-    return None
 
 
 def _channel_broadcast(a: Any, b: Any) -> bool:
@@ -108,12 +41,12 @@ def _binary_ok(node: torch.fx.Node, first: int, second: int) -> bool:
 def supports(node: torch.fx.Node) -> bool:
     """Whether the backend runs this node exactly as today's kernel does (else it stays outside)."""
     name = op_name(node)
-    if name not in BUILDERS or not _is_int8(node):
+    if name not in BUILDERS or not is_int8(node):
         return False
     if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
-        return _is_int8(fx_args(node)[0]) and byte_identical_view(node)
+        return is_int8(fx_args(node)[0]) and byte_identical_view(node)
     if name == "dim_order_ops::_clone_dim_order":
-        return _is_int8(fx_args(node)[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
+        return is_int8(fx_args(node)[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
     if name == "cortex_m::quantized_add":
         return _binary_ok(node, 0, 4)
     if name == "cortex_m::quantized_mul":
@@ -121,8 +54,12 @@ def supports(node: torch.fx.Node) -> bool:
     if name == "cortex_m::softmax":
         dim = int(fx_args(node)[1])
         return dim in (-1, _val(node).dim() - 1)
-    if name in ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d", "cortex_m::quantized_avg_pool2d",
-                "cortex_m::quantized_max_pool2d"):
+    if name in (
+        "cortex_m::quantized_conv2d",
+        "cortex_m::quantized_depthwise_conv2d",
+        "cortex_m::quantized_avg_pool2d",
+        "cortex_m::quantized_max_pool2d",
+    ):
         return bool(_val(fx_args(node)[0]).dim() == 4)
     return True
 
@@ -133,19 +70,34 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     kind = conv_kind(node, emit.isa)
     if kind == "conv_row":
         return _conv_row(node, emit, scratch)
-    return Layer(kind, {
-        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight),
-        "bias": emit.constant(bias),
-        "multipliers": emit.constant(mult), "shifts": emit.constant(shift), "scratch": scratch,
-        "scratch_bytes": scratch_bytes(node, emit.isa),
-        "input_offset": in_off, "output_offset": out_off, "stride_w": stride[1], "stride_h": stride[0],
-        "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1], "dilation_h": dilation[0],
-        "act_min": act_min, "act_max": act_max,
-        **_dims_fields("input", _dims(_val(x))),
-        **_dims_fields("filter", _shape4(w)),  # OHWI already
-        **_dims_fields("bias", (1, 1, 1, int(_val(node).shape[1]))),
-        **_dims_fields("output", _dims(_val(node))),
-    }, node=node.name)
+    return Layer(
+        kind,
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "weight": emit.constant(weight),
+            "bias": emit.constant(bias),
+            "multipliers": emit.constant(mult),
+            "shifts": emit.constant(shift),
+            "scratch": scratch,
+            "scratch_bytes": scratch_bytes(node, emit.isa),
+            "input_offset": in_off,
+            "output_offset": out_off,
+            "stride_w": stride[1],
+            "stride_h": stride[0],
+            "pad_w": padding[1],
+            "pad_h": padding[0],
+            "dilation_w": dilation[1],
+            "dilation_h": dilation[0],
+            "act_min": act_min,
+            "act_max": act_max,
+            **dims_fields("input", dims(_val(x))),
+            **dims_fields("filter", shape4(w)),  # OHWI already
+            **dims_fields("bias", (1, 1, 1, int(_val(node).shape[1]))),
+            **dims_fields("output", dims(_val(node))),
+        },
+        node=node.name,
+    )
 
 
 def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
@@ -154,33 +106,64 @@ def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     geometry, chunk = row_plan(node)
     filter_ohwi = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(geometry.out_ch, -1)
     weights = own_kernels.row_weights(filter_ohwi, geometry)
-    return Layer("conv_row", {
-        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.data(weights),
-        "bias": emit.constant(bias), "multipliers": emit.constant(mult), "shifts": emit.constant(shift),
-        "scratch": scratch, "scratch_bytes": geometry.scratch_bytes(chunk),
-        **asdict(geometry), "row_bytes": geometry.row_bytes, "chunk": chunk,
-        "input_offset": in_off, "output_offset": out_off, "act_min": act_min, "act_max": act_max,
-    }, node=node.name)
+    return Layer(
+        "conv_row",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "weight": emit.data(weights),
+            "bias": emit.constant(bias),
+            "multipliers": emit.constant(mult),
+            "shifts": emit.constant(shift),
+            "scratch": scratch,
+            "scratch_bytes": geometry.scratch_bytes(chunk),
+            **asdict(geometry),
+            "row_bytes": geometry.row_bytes,
+            "chunk": chunk,
+            "input_offset": in_off,
+            "output_offset": out_off,
+            "act_min": act_min,
+            "act_max": act_max,
+        },
+        node=node.name,
+    )
 
 
 def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    (x, weight, bias, stride, padding, dilation, mult_ch, in_off, out_off, mult, shift, act_min, act_max,
-     _) = fx_args(node)
+    (x, weight, bias, stride, padding, dilation, mult_ch, in_off, out_off, mult, shift, act_min, act_max, _) = fx_args(
+        node
+    )
     w = _val(weight)
     out_c = int(_val(node).shape[1])
-    return Layer(depthwise_kind(node, emit.isa), {
-        "input": emit.operand(x), "output": emit.operand(node), "weight": emit.constant(weight),
-        "bias": emit.constant(bias),
-        "multipliers": emit.constant(mult), "shifts": emit.constant(shift), "scratch": scratch,
-        "scratch_bytes": scratch_bytes(node, emit.isa),
-        "input_offset": in_off, "output_offset": out_off, "ch_mult": mult_ch, "stride_w": stride[1],
-        "stride_h": stride[0], "pad_w": padding[1], "pad_h": padding[0], "dilation_w": dilation[1],
-        "dilation_h": dilation[0], "act_min": act_min, "act_max": act_max,
-        **_dims_fields("input", _dims(_val(x))),
-        **_dims_fields("filter", (1, int(w.shape[1]), int(w.shape[2]), out_c)),
-        **_dims_fields("bias", (1, 1, 1, out_c)),
-        **_dims_fields("output", _dims(_val(node))),
-    }, node=node.name)
+    return Layer(
+        depthwise_kind(node, emit.isa),
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "weight": emit.constant(weight),
+            "bias": emit.constant(bias),
+            "multipliers": emit.constant(mult),
+            "shifts": emit.constant(shift),
+            "scratch": scratch,
+            "scratch_bytes": scratch_bytes(node, emit.isa),
+            "input_offset": in_off,
+            "output_offset": out_off,
+            "ch_mult": mult_ch,
+            "stride_w": stride[1],
+            "stride_h": stride[0],
+            "pad_w": padding[1],
+            "pad_h": padding[0],
+            "dilation_w": dilation[1],
+            "dilation_h": dilation[0],
+            "act_min": act_min,
+            "act_max": act_max,
+            **dims_fields("input", dims(_val(x))),
+            **dims_fields("filter", (1, int(w.shape[1]), int(w.shape[2]), out_c)),
+            **dims_fields("bias", (1, 1, 1, out_c)),
+            **dims_fields("output", dims(_val(node))),
+        },
+        node=node.name,
+    )
 
 
 def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
@@ -192,16 +175,28 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         batches *= int(s)
     own = own_kernels.fc_applies(in_feat, int(w_off), emit.isa)  # cmx_fully_connected_s8, its weights laid out
     filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat) if own else None
-    return Layer("fully_connected" if own else "linear", {
-        "input": emit.operand(x), "output": emit.operand(node),
-        "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)) if filt is not None else emit.constant(weight),
-        "bias": emit.constant(bias),
-        "kernel_sum": emit.constant(kernel_sum), "multiplier": int(mults[0]), "shift": int(shifts[0]),
-        "input_offset": in_off, "filter_offset": w_off, "output_offset": out_off, "act_min": act_min,
-        "act_max": act_max,
-        **_dims_fields("input", (batches, 1, 1, in_feat)), **_dims_fields("filter", (in_feat, 1, 1, out_feat)),
-        **_dims_fields("bias", (1, 1, 1, out_feat)), **_dims_fields("output", (batches, 1, 1, out_feat)),
-    }, node=node.name)
+    return Layer(
+        "fully_connected" if own else "linear",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)) if filt is not None else emit.constant(weight),
+            "bias": emit.constant(bias),
+            "kernel_sum": emit.constant(kernel_sum),
+            "multiplier": int(mults[0]),
+            "shift": int(shifts[0]),
+            "input_offset": in_off,
+            "filter_offset": w_off,
+            "output_offset": out_off,
+            "act_min": act_min,
+            "act_max": act_max,
+            **dims_fields("input", (batches, 1, 1, in_feat)),
+            **dims_fields("filter", (in_feat, 1, 1, out_feat)),
+            **dims_fields("bias", (1, 1, 1, out_feat)),
+            **dims_fields("output", (batches, 1, 1, out_feat)),
+        },
+        node=node.name,
+    )
 
 
 def _broadcast(a: torch.fx.Node, b: torch.fx.Node, out: torch.fx.Node) -> tuple[bool, int]:
@@ -216,62 +211,126 @@ def _add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     a, zp1, m1, s1, b, zp2, m2, s2, out_zp, out_m, out_s, act_min, act_max = fx_args(node)
     swap, block = _broadcast(a, b, node)
     first, second = ((b, zp2, m2, s2), (a, zp1, m1, s1)) if swap else ((a, zp1, m1, s1), (b, zp2, m2, s2))
-    return Layer("add", {
-        "input1": emit.operand(first[0]), "input2": emit.operand(second[0]), "output": emit.operand(node),
-        "input1_offset": -first[1], "input1_multiplier": first[2], "input1_shift": first[3],
-        "input2_offset": -second[1], "input2_multiplier": second[2], "input2_shift": second[3],
-        "left_shift": 20, "output_offset": out_zp, "output_multiplier": out_m, "output_shift": out_s,
-        "act_min": act_min, "act_max": act_max, "block": block, "count": int(_val(node).numel()),
-    }, node=node.name)
+    return Layer(
+        "add",
+        {
+            "input1": emit.operand(first[0]),
+            "input2": emit.operand(second[0]),
+            "output": emit.operand(node),
+            "input1_offset": -first[1],
+            "input1_multiplier": first[2],
+            "input1_shift": first[3],
+            "input2_offset": -second[1],
+            "input2_multiplier": second[2],
+            "input2_shift": second[3],
+            "left_shift": 20,
+            "output_offset": out_zp,
+            "output_multiplier": out_m,
+            "output_shift": out_s,
+            "act_min": act_min,
+            "act_max": act_max,
+            "block": block,
+            "count": int(_val(node).numel()),
+        },
+        node=node.name,
+    )
 
 
 def _mul(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     a, zp1, b, zp2, out_zp, out_m, out_s = fx_args(node)
     swap, block = _broadcast(a, b, node)
     (first, fz), (second, sz) = ((b, zp2), (a, zp1)) if swap else ((a, zp1), (b, zp2))
-    return Layer("mul", {
-        "input1": emit.operand(first), "input2": emit.operand(second), "output": emit.operand(node),
-        "input1_offset": -fz,
-        "input2_offset": -sz, "output_offset": out_zp, "output_multiplier": out_m, "output_shift": out_s,
-        "act_min": -128, "act_max": 127, "block": block, "count": int(_val(node).numel()),
-    }, node=node.name)
+    return Layer(
+        "mul",
+        {
+            "input1": emit.operand(first),
+            "input2": emit.operand(second),
+            "output": emit.operand(node),
+            "input1_offset": -fz,
+            "input2_offset": -sz,
+            "output_offset": out_zp,
+            "output_multiplier": out_m,
+            "output_shift": out_s,
+            "act_min": -128,
+            "act_max": 127,
+            "block": block,
+            "count": int(_val(node).numel()),
+        },
+        node=node.name,
+    )
 
 
-def _pool_fields(x: Any, node: torch.fx.Node, kernel: Any, stride: Any, padding: Any, act_min: int,
-                 act_max: int) -> dict[str, int]:
-    n, h, w, c = _dims(_val(x))
+def _pool_fields(
+    x: Any, node: torch.fx.Node, kernel: Any, stride: Any, padding: Any, act_min: int, act_max: int
+) -> dict[str, int]:
+    n, h, w, c = dims(_val(x))
     out = _val(node)
-    return {"stride_w": stride[1], "stride_h": stride[0], "pad_w": padding[1], "pad_h": padding[0],
-            "act_min": act_min, "act_max": act_max, **_dims_fields("input", (n, h, w, c)),
-            **_dims_fields("filter", (1, int(kernel[0]), int(kernel[1]), 1)),
-            **_dims_fields("output", (n, int(out.shape[2]), int(out.shape[3]), c))}
+    return {
+        "stride_w": stride[1],
+        "stride_h": stride[0],
+        "pad_w": padding[1],
+        "pad_h": padding[0],
+        "act_min": act_min,
+        "act_max": act_max,
+        **dims_fields("input", (n, h, w, c)),
+        **dims_fields("filter", (1, int(kernel[0]), int(kernel[1]), 1)),
+        **dims_fields("output", (n, int(out.shape[2]), int(out.shape[3]), c)),
+    }
 
 
 def _avg_pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, kernel, stride, padding = fx_args(node)[:4]
-    return Layer("avg_pool", {"input": emit.operand(x), "output": emit.operand(node), "scratch": scratch,
-                              "scratch_bytes": scratch_bytes(node, emit.isa),
-                              **_pool_fields(x, node, kernel, stride, padding, -128, 127)}, node=node.name)
+    return Layer(
+        "avg_pool",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "scratch": scratch,
+            "scratch_bytes": scratch_bytes(node, emit.isa),
+            **_pool_fields(x, node, kernel, stride, padding, -128, 127),
+        },
+        node=node.name,
+    )
 
 
 def _max_pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, kernel, stride, padding, _dilation, _ceil, _in_zp, _out_zp, act_min, act_max = fx_args(node)
-    return Layer("max_pool", {"input": emit.operand(x), "output": emit.operand(node),
-                              **_pool_fields(x, node, kernel, stride, padding, act_min, act_max)}, node=node.name)
+    return Layer(
+        "max_pool",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            **_pool_fields(x, node, kernel, stride, padding, act_min, act_max),
+        },
+        node=node.name,
+    )
 
 
 def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, _dim, _in_zp, _out_zp, mult, shift, diff_min = fx_args(node)
     val = _val(x)
     row = int(val.shape[-1])
-    return Layer("softmax", {"input": emit.operand(x), "output": emit.operand(node), "rows": int(val.numel()) // row,
-                             "row_size": row, "multiplier": mult, "shift": shift, "diff_min": diff_min},
-                 node=node.name)
+    return Layer(
+        "softmax",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "rows": int(val.numel()) // row,
+            "row_size": row,
+            "multiplier": mult,
+            "shift": shift,
+            "diff_min": diff_min,
+        },
+        node=node.name,
+    )
 
 
 def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    return Layer("copy", {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node),
-                          "nbytes": int(_val(node).numel())}, node=node.name)
+    return Layer(
+        "copy",
+        {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node), "nbytes": int(_val(node).numel())},
+        node=node.name,
+    )
 
 
 def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
@@ -280,8 +339,17 @@ def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     if shape is None:
         return _copy(node, emit, scratch)
     batches, rows, cols = shape
-    return Layer("transpose", {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node), "batches": batches,
-                               "rows": rows, "cols": cols}, node=node.name)
+    return Layer(
+        "transpose",
+        {
+            "input": emit.operand(fx_args(node)[0]),
+            "output": emit.operand(node),
+            "batches": batches,
+            "rows": rows,
+            "cols": cols,
+        },
+        node=node.name,
+    )
 
 
 Builder = Callable[[torch.fx.Node, Emit, int], Layer]

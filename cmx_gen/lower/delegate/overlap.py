@@ -63,7 +63,9 @@ def flat_blocks(positions: int, block: int) -> tuple[tuple[int, int], ...]:
 
 
 def row_blocks(rows: int, width: int, block: int) -> tuple[tuple[int, int], ...]:
-    return tuple((r * width + s, r * width + min(s + block, width)) for r in range(rows) for s in range(0, width, block))
+    return tuple(
+        (r * width + s, r * width + min(s + block, width)) for r in range(rows) for s in range(0, width, block)
+    )
 
 
 def image_reads(x_shape: Any, out_shape: Any, stride: Any, padding: Any) -> tuple[int, ...]:
@@ -147,7 +149,11 @@ def shareable_inputs(node: torch.fx.Node) -> list[torch.fx.Node]:
     operand is read again for every block: never)."""
     name = op_name(node)
     if name in ("cortex_m::quantized_add", "cortex_m::quantized_mul"):
-        a, b = (fx_args(node)[0], fx_args(node)[4]) if name == "cortex_m::quantized_add" else (fx_args(node)[0], fx_args(node)[2])
+        a, b = (
+            (fx_args(node)[0], fx_args(node)[4])
+            if name == "cortex_m::quantized_add"
+            else (fx_args(node)[0], fx_args(node)[2])
+        )
         return [v for v in (a, b) if isinstance(v, torch.fx.Node) and node_val(v).numel() == node_val(node).numel()]
     first = fx_args(node)[0] if fx_args(node) else None
     return [first] if isinstance(first, torch.fx.Node) else []

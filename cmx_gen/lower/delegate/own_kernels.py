@@ -102,8 +102,9 @@ def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilat
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
         return RowGeometry(n * oh * ow, n * h * w, c, oc, 1, 1, 0, wide=wide)
     if n == 1 and list(dilation) == [1, 1]:
-        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), 1, kh, oh, h, int(stride[0]),
-                           int(padding[0]), wide)
+        return RowGeometry(
+            ow, w, c, oc, kw, int(stride[1]), int(padding[1]), 1, kh, oh, h, int(stride[0]), int(padding[0]), wide
+        )
     return None
 
 
@@ -129,7 +130,7 @@ def row_weights(filter_ohwi: NDArray[Any], geometry: RowGeometry) -> bytes:
         grouped = grouped[:, :, ROW_ORDER]
     pairs = oc // 2
     interleaved = grouped[: 2 * pairs].reshape(pairs, 2, row_bytes // 4, 4).transpose(0, 2, 1, 3)
-    return np.ascontiguousarray(interleaved).tobytes() + grouped[2 * pairs:].tobytes()
+    return np.ascontiguousarray(interleaved).tobytes() + grouped[2 * pairs :].tobytes()
 
 
 def row_filter(blob: bytes, geometry: RowGeometry) -> NDArray[Any]:
@@ -138,8 +139,9 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> NDArray[Any]:
     groups, pairs = row_bytes // 4, out_ch // 2
     data = np.frombuffer(blob, dtype=geometry.weight_dtype, count=out_ch * row_bytes)
     paired = data[: pairs * 2 * row_bytes].reshape(pairs, groups, 2, 4).transpose(0, 2, 1, 3)
-    grouped = np.concatenate([paired.reshape(2 * pairs, groups, 4),
-                              data[pairs * 2 * row_bytes:].reshape(out_ch - 2 * pairs, groups, 4)])
+    grouped = np.concatenate(
+        [paired.reshape(2 * pairs, groups, 4), data[pairs * 2 * row_bytes :].reshape(out_ch - 2 * pairs, groups, 4)]
+    )
     if not geometry.wide:
         grouped = grouped[:, :, ROW_ORDER]  # ROW_ORDER is its own inverse
     padded = grouped.reshape(out_ch, runs, row_bytes // runs)
@@ -173,7 +175,7 @@ def fc_weights(filter_rc: NDArray[Any], isa: str) -> bytes:
     padded[:, :cols] = filter_rc
     blocks = rows // 4
     head = padded[: blocks * 4].reshape(blocks, 4, padded.shape[1] // group, group).transpose(0, 2, 1, 3)
-    return np.ascontiguousarray(head).tobytes() + padded[blocks * 4:].tobytes()
+    return np.ascontiguousarray(head).tobytes() + padded[blocks * 4 :].tobytes()
 
 
 def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> NDArray[Any]:
@@ -183,6 +185,6 @@ def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> NDArray[Any]:
     blocks = rows // 4
     data = np.frombuffer(blob, dtype=np.int8, count=rows * width)
     head = data[: blocks * 4 * width].reshape(blocks, width // group, 4, group).transpose(0, 2, 1, 3)
-    padded = np.concatenate([head.reshape(blocks * 4, width), data[blocks * 4 * width:].reshape(-1, width)])
+    padded = np.concatenate([head.reshape(blocks * 4, width), data[blocks * 4 * width :].reshape(-1, width)])
     result: NDArray[Any] = padded[:, :cols]
     return result

@@ -35,22 +35,75 @@ CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
 # Layer kinds: the `op` word of each record.
-OPS = {"conv": 1, "depthwise_conv": 2, "linear": 3, "add": 4, "avg_pool": 5, "max_pool": 6, "softmax": 7,
-       "copy": 8, "mul": 9, "conv_general": 10, "conv_row": 11,
-       "transpose": 12, "depthwise_3x3": 13, "fully_connected": 14}
+OPS = {
+    "conv": 1,
+    "depthwise_conv": 2,
+    "linear": 3,
+    "add": 4,
+    "avg_pool": 5,
+    "max_pool": 6,
+    "softmax": 7,
+    "copy": 8,
+    "mul": 9,
+    "conv_general": 10,
+    "conv_row": 11,
+    "transpose": 12,
+    "depthwise_3x3": 13,
+    "fully_connected": 14,
+}
 
 # Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
 # spelled as its fields in CMSIS-NN's order).
-CONV_PARAMS = ("input_offset", "output_offset", "stride_w", "stride_h", "pad_w", "pad_h", "dilation_w",
-               "dilation_h", "act_min", "act_max")
-DW_PARAMS = ("input_offset", "output_offset", "ch_mult", "stride_w", "stride_h", "pad_w", "pad_h", "dilation_w",
-             "dilation_h", "act_min", "act_max")
+CONV_PARAMS = (
+    "input_offset",
+    "output_offset",
+    "stride_w",
+    "stride_h",
+    "pad_w",
+    "pad_h",
+    "dilation_w",
+    "dilation_h",
+    "act_min",
+    "act_max",
+)
+DW_PARAMS = (
+    "input_offset",
+    "output_offset",
+    "ch_mult",
+    "stride_w",
+    "stride_h",
+    "pad_w",
+    "pad_h",
+    "dilation_w",
+    "dilation_h",
+    "act_min",
+    "act_max",
+)
 POOL_PARAMS = ("stride_w", "stride_h", "pad_w", "pad_h", "act_min", "act_max")
 FC_PARAMS = ("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
 # cmx_conv_row_params (kernels/nn/cmx_nn.h)
-ROW_PARAMS = ("positions", "in_positions", "in_ch", "out_ch", "kernel", "stride", "pad", "dilation", "rows",
-              "out_rows", "in_rows", "row_stride", "row_pad", "wide", "row_bytes", "chunk", "input_offset",
-              "output_offset", "act_min", "act_max")
+ROW_PARAMS = (
+    "positions",
+    "in_positions",
+    "in_ch",
+    "out_ch",
+    "kernel",
+    "stride",
+    "pad",
+    "dilation",
+    "rows",
+    "out_rows",
+    "in_rows",
+    "row_stride",
+    "row_pad",
+    "wide",
+    "row_bytes",
+    "chunk",
+    "input_offset",
+    "output_offset",
+    "act_min",
+    "act_max",
+)
 
 
 def _dims(name: str) -> tuple[str, ...]:
@@ -60,17 +113,54 @@ def _dims(name: str) -> tuple[str, ...]:
 _CONV_TAIL = _dims("input") + _dims("filter") + _dims("bias") + _dims("output")
 FIELDS: dict[str, tuple[str, ...]] = {
     "conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
-    + CONV_PARAMS + _CONV_TAIL,
+    + CONV_PARAMS
+    + _CONV_TAIL,
     "depthwise_conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
-    + DW_PARAMS + _CONV_TAIL,
-    "linear": ("input", "output", "weight", "bias", "kernel_sum", "multiplier", "shift") + FC_PARAMS
-    + _dims("input") + _dims("filter") + _dims("bias") + _dims("output"),
-    "add": ("input1", "input2", "output", "input1_offset", "input1_multiplier", "input1_shift", "input2_offset",
-            "input2_multiplier", "input2_shift", "left_shift", "output_offset", "output_multiplier", "output_shift",
-            "act_min", "act_max", "block", "count"),
-    "mul": ("input1", "input2", "output", "input1_offset", "input2_offset", "output_offset", "output_multiplier",
-            "output_shift", "act_min", "act_max", "block", "count"),
-    "avg_pool": ("input", "output", "scratch", "scratch_bytes") + POOL_PARAMS + _dims("input") + _dims("filter")
+    + DW_PARAMS
+    + _CONV_TAIL,
+    "linear": ("input", "output", "weight", "bias", "kernel_sum", "multiplier", "shift")
+    + FC_PARAMS
+    + _dims("input")
+    + _dims("filter")
+    + _dims("bias")
+    + _dims("output"),
+    "add": (
+        "input1",
+        "input2",
+        "output",
+        "input1_offset",
+        "input1_multiplier",
+        "input1_shift",
+        "input2_offset",
+        "input2_multiplier",
+        "input2_shift",
+        "left_shift",
+        "output_offset",
+        "output_multiplier",
+        "output_shift",
+        "act_min",
+        "act_max",
+        "block",
+        "count",
+    ),
+    "mul": (
+        "input1",
+        "input2",
+        "output",
+        "input1_offset",
+        "input2_offset",
+        "output_offset",
+        "output_multiplier",
+        "output_shift",
+        "act_min",
+        "act_max",
+        "block",
+        "count",
+    ),
+    "avg_pool": ("input", "output", "scratch", "scratch_bytes")
+    + POOL_PARAMS
+    + _dims("input")
+    + _dims("filter")
     + _dims("output"),
     "max_pool": ("input", "output") + POOL_PARAMS + _dims("input") + _dims("filter") + _dims("output"),
     "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
@@ -84,8 +174,16 @@ FIELDS["depthwise_3x3"] = FIELDS["depthwise_conv"]
 # cmx-gen's cmx_fully_connected_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, its weights laid out.
 FIELDS["fully_connected"] = FIELDS["linear"]
 # cmx-gen's own kernel, cmx_conv_row_s8 (kernels/nn/), on the DSP cores: its weights laid out as it reads them.
-FIELDS["conv_row"] = ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch",
-                      "scratch_bytes") + ROW_PARAMS
+FIELDS["conv_row"] = (
+    "input",
+    "output",
+    "weight",
+    "bias",
+    "multipliers",
+    "shifts",
+    "scratch",
+    "scratch_bytes",
+) + ROW_PARAMS
 
 
 @cache
@@ -106,8 +204,18 @@ def kernel_label(kind: str) -> str:
     return f"{layer_calls().get(kind, {}).get('calls', kind)} ({kernel_from(kind)})"
 
 
-HEADER = ("magic", "version", "core", "n_layers", "n_inputs", "n_outputs", "work_bytes", "layers_offset",
-          "data_offset", "plan_bytes")
+HEADER = (
+    "magic",
+    "version",
+    "core",
+    "n_layers",
+    "n_inputs",
+    "n_outputs",
+    "work_bytes",
+    "layers_offset",
+    "data_offset",
+    "plan_bytes",
+)
 
 
 @dataclass(frozen=True)
@@ -156,8 +264,20 @@ class Plan:
         rebased = b"".join(_rebase(layer, data_offset).pack() for layer in self.layers)
         total = data_offset + len(self.data)
         core = self.core.encode()[: CORE_BYTES - 1].ljust(CORE_BYTES, b"\0")
-        head = struct.pack("<2I", MAGIC, VERSION) + core + struct.pack(
-            "<7I", len(self.layers), self.n_inputs, self.n_outputs, self.work_bytes, layers_offset, data_offset, total)
+        head = (
+            struct.pack("<2I", MAGIC, VERSION)
+            + core
+            + struct.pack(
+                "<7I",
+                len(self.layers),
+                self.n_inputs,
+                self.n_outputs,
+                self.work_bytes,
+                layers_offset,
+                data_offset,
+                total,
+            )
+        )
         out = head + io + rebased
         return out + b"\0" * (data_offset - len(out)) + self.data
 
@@ -166,8 +286,10 @@ CONSTANT_FIELDS = frozenset({"weight", "bias", "multipliers", "shifts", "kernel_
 
 
 def _rebase(layer: Layer, data_offset: int) -> Layer:
-    fields = {name: (value + data_offset if name in CONSTANT_FIELDS and value != NONE else value)
-              for name, value in layer.fields.items()}
+    fields = {
+        name: (value + data_offset if name in CONSTANT_FIELDS and value != NONE else value)
+        for name, value in layer.fields.items()
+    }
     return Layer(layer.op, fields, layer.debug, layer.node)
 
 

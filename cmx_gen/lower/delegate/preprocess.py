@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate import layers as layer_builders
+from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
 from cmx_gen.lower.delegate.schedule import schedule
@@ -74,9 +75,16 @@ def build_plan(program: Any, core: str, goal: str = DEFAULT_GOAL) -> Plan:
     for node in plan_of.compute:
         scratch_key = f"{node.name}:scratch"
         scratch = work.offsets.get(scratch_key, NONE)
-        emit = layer_builders.Emit(operand, constant, constant_bytes, add_data, isa)
+        emit = Emit(operand, constant, constant_bytes, add_data, isa)
         layer = layer_builders.BUILDERS[op_name(node)](node, emit, scratch)
         handle = node.meta.get("debug_handle")
         built.append(Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name))
-    return Plan(core=core, layers=tuple(built), data=bytes(data), n_inputs=len(plan_of.inputs),
-                n_outputs=len(plan_of.outputs), work_bytes=work.nbytes, io_offsets=plan_of.io_offsets)
+    return Plan(
+        core=core,
+        layers=tuple(built),
+        data=bytes(data),
+        n_inputs=len(plan_of.inputs),
+        n_outputs=len(plan_of.outputs),
+        work_bytes=work.nbytes,
+        io_offsets=plan_of.io_offsets,
+    )

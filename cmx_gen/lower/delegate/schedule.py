@@ -36,7 +36,8 @@ def _nbytes(node: torch.fx.Node) -> int:
 def _dies_at_call(node: torch.fx.Node) -> bool:
     """The partitioner marked every read of this subgraph input as its last in the program."""
     return bool(node.users) and all(
-        any(user.args[k] is node for k in user.meta.get(DYING_ARGS, ()) if k < len(user.args)) for user in node.users)
+        any(user.args[k] is node for k in user.meta.get(DYING_ARGS, ()) if k < len(user.args)) for user in node.users
+    )
 
 
 def _first_largest(values: Any) -> tuple[int, str]:
@@ -67,9 +68,16 @@ class Schedule:
 
     def floor(self) -> tuple[int, str]:
         """Layer-by-layer execution's least memory: the largest inputs + output of one layer."""
+
         def need(node: torch.fx.Node) -> int:
-            reads = {a for a in node.all_input_nodes if "val" in a.meta and a.op != "get_attr" and not is_alloc(a)
-                     and (a.op != "placeholder" or a in self.inputs)}
+            reads = {
+                a
+                for a in node.all_input_nodes
+                if "val" in a.meta
+                and a.op != "get_attr"
+                and not is_alloc(a)
+                and (a.op != "placeholder" or a in self.inputs)
+            }
             return sum(_nbytes(a) for a in reads) + _nbytes(node)
 
         return _first_largest((need(node), node) for node in self.compute)
@@ -79,8 +87,11 @@ class Schedule:
         return _first_largest((self._in_use(i), node) for i, node in enumerate(self.compute))
 
     def _in_use(self, i: int) -> int:
-        spans = sorted((self.work.offsets[b.key], self.work.offsets[b.key] + b.nbytes)
-                       for b in self.buffers if b.first <= i <= b.last and b.nbytes)
+        spans = sorted(
+            (self.work.offsets[b.key], self.work.offsets[b.key] + b.nbytes)
+            for b in self.buffers
+            if b.first <= i <= b.last and b.nbytes
+        )
         used, end = 0, 0
         for lo, hi in spans:
             used += max(0, hi - max(lo, end))
@@ -90,33 +101,50 @@ class Schedule:
     def summary(self) -> dict[str, Any]:
         floor, floor_at = self.floor()
         peak, peak_at = self.peak()
-        return {"work_bytes": self.work.nbytes, "layer_by_layer_bytes": self.work.layer_by_layer,
-                "floor_bytes": floor, "floor_at": floor_at, "peak_bytes": peak, "peak_at": peak_at,
-                "written_over_input": len(self.work.shared),
-                "inputs_in_work": sum(1 for o in self.io_offsets[:len(self.inputs)] if o >= 0),
-                "outputs_in_work": sum(1 for o in self.io_offsets[len(self.inputs):] if o >= 0),
-                "extra_instructions": self.extra_instructions}
+        return {
+            "work_bytes": self.work.nbytes,
+            "layer_by_layer_bytes": self.work.layer_by_layer,
+            "floor_bytes": floor,
+            "floor_at": floor_at,
+            "peak_bytes": peak,
+            "peak_at": peak_at,
+            "written_over_input": len(self.work.shared),
+            "inputs_in_work": sum(1 for o in self.io_offsets[: len(self.inputs)] if o >= 0),
+            "outputs_in_work": sum(1 for o in self.io_offsets[len(self.inputs) :] if o >= 0),
+            "extra_instructions": self.extra_instructions,
+        }
 
 
-def _place(compute: tuple[torch.fx.Node, ...], inputs: tuple[torch.fx.Node, ...],
-           outputs: tuple[torch.fx.Node, ...], isa: str) -> tuple[tuple[Buffer, ...], WorkPlan, tuple[int, ...]]:
+def _place(
+    compute: tuple[torch.fx.Node, ...], inputs: tuple[torch.fx.Node, ...], outputs: tuple[torch.fx.Node, ...], isa: str
+) -> tuple[tuple[Buffer, ...], WorkPlan, tuple[int, ...]]:
     """The buffers of the subgraph as its kernels (chosen now, kernel_choice.py) need them, placed."""
     index = {n: i for i, n in enumerate(compute)}
     in_work = {n for n in inputs if _dies_at_call(n) and n not in outputs}
     in_work |= {n for n in outputs if n.meta.get(FINAL_OUTPUT) and n in index and outputs.count(n) == 1}
     apart = (set(inputs) | set(outputs)) - in_work
-    buffers = [Buffer(n.name, _nbytes(n), -1, max(index[u] for u in n.users if u in index)) for n in inputs
-               if n in in_work]
+    buffers = [
+        Buffer(n.name, _nbytes(n), -1, max(index[u] for u in n.users if u in index)) for n in inputs if n in in_work
+    ]
     for node in compute:
         if node not in apart:
             users = [index[u] for u in node.users if u in index] + ([len(compute)] if node in outputs else [])
             shares = tuple(x.name for x in overlap.shareable_inputs(node) if x not in apart)
-            buffers.append(Buffer(node.name, _nbytes(node), index[node], max(users, default=index[node]), shares,
-                                  overlap.lead(node, isa) if shares else 0))
+            buffers.append(
+                Buffer(
+                    node.name,
+                    _nbytes(node),
+                    index[node],
+                    max(users, default=index[node]),
+                    shares,
+                    overlap.lead(node, isa) if shares else 0,
+                )
+            )
         scratch = node.args[-1] if node.args else None
         if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
-            buffers.append(Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node],
-                                  index[node]))
+            buffers.append(
+                Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node], index[node])
+            )
     work = place(buffers)
     return tuple(buffers), work, tuple(work.offsets[n.name] if n in in_work else -1 for n in (*inputs, *outputs))
 
@@ -126,7 +154,10 @@ def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
     if isa != "MVE":
         return False
     with kernel_choice.kernels_as(node, small=True):
-        return kernel_choice.conv_kind(node, isa) == "conv_row" or kernel_choice.depthwise_kind(node, isa) == "depthwise_3x3"
+        return (
+            kernel_choice.conv_kind(node, isa) == "conv_row"
+            or kernel_choice.depthwise_kind(node, isa) == "depthwise_3x3"
+        )
 
 
 def schedule(program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL) -> Schedule:

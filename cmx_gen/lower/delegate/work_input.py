@@ -42,8 +42,9 @@ def add(module: Any) -> dict[str, int]:
     return sizes
 
 
-def _io_into_work(module: Any, call: torch.fx.Node, alloc: torch.fx.Node, inputs: list[int],
-                  outputs: list[int]) -> None:
+def _io_into_work(
+    module: Any, call: torch.fx.Node, alloc: torch.fx.Node, inputs: list[int], outputs: list[int]
+) -> None:
     """Places each input and output the plan put in its working memory there (ExecuTorch's
     storage_base: the planner keeps the working memory's bytes from the input's first write to the
     output's last read). An input read again after the call, or an output read by more than the
@@ -52,10 +53,14 @@ def _io_into_work(module: Any, call: torch.fx.Node, alloc: torch.fx.Node, inputs
 
     output = next(n for n in module.graph.nodes if n.op == "output")
     results = {int(fx_args(n)[1]): n for n in call.users if n.op == "call_function" and len(n.args) > 1}
-    pairs = [(arg, offset, set(arg.users) == {call} and arg not in output.all_input_nodes)
-             for arg, offset in zip(call.args[1:], inputs) if isinstance(arg, torch.fx.Node)]
-    pairs += [(results[i], offset, set(results[i].users) == {output}) for i, offset in enumerate(outputs)
-              if i in results]
+    pairs = [
+        (arg, offset, set(arg.users) == {call} and arg not in output.all_input_nodes)
+        for arg, offset in zip(call.args[1:], inputs)
+        if isinstance(arg, torch.fx.Node)
+    ]
+    pairs += [
+        (results[i], offset, set(results[i].users) == {output}) for i, offset in enumerate(outputs) if i in results
+    ]
     for node, offset, dies in pairs:
         spec = node.meta.get("spec")
         if offset < 0 or not dies or not isinstance(spec, TensorSpec) or spec.const or spec.storage_base is not None:

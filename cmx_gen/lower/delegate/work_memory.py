@@ -108,17 +108,26 @@ def overlapped(buffers: list[Buffer], downward: bool, lookahead: int) -> tuple[d
     return {**offsets, **dict.fromkeys(empty, 0)}, tuple(shared)
 
 
-def _spot(buf: Buffer, live: list[tuple[Buffer, int]], span: tuple[int, int], below: int,
-          downward: bool) -> tuple[int, set[int]]:
+def _spot(
+    buf: Buffer, live: list[tuple[Buffer, int]], span: tuple[int, int], below: int, downward: bool
+) -> tuple[int, set[int]]:
     """Where `buf` goes among what is `live` (the memory spans `span` so far), and the spots that
     write it over a dying input. A spot costs the span after it, counting the room `below` that the
     chain written over it will walk down into (below the spot if free now, else as if the span had
     to grow by it)."""
     lo, hi = span
-    over = {at - _align_up(max(buf.lead, min(0, buf.nbytes - other.nbytes)))
-            for other, at in live if _writes_over(buf, other)}
-    spots = {lo, hi, *(at + b.nbytes for b, at in live), *(at + b.nbytes + below for b, at in live),
-             *(at - buf.nbytes for _, at in live)}
+    over = {
+        at - _align_up(max(buf.lead, min(0, buf.nbytes - other.nbytes)))
+        for other, at in live
+        if _writes_over(buf, other)
+    }
+    spots = {
+        lo,
+        hi,
+        *(at + b.nbytes for b, at in live),
+        *(at + b.nbytes + below for b, at in live),
+        *(at - buf.nbytes for _, at in live),
+    }
     spots = {s - s % ALIGN for s in spots} | {_align_up(s) for s in spots} | over
     ahead = Buffer(buf.key, buf.nbytes + below, buf.first, buf.last, buf.shares, buf.lead - below)
 

@@ -31,5 +31,8 @@ def run(given: Given, edge: Edge) -> Lowered:
     return Lowered(program=lowered, io=io, inputs=inputs)
 
 
-STEP = Step("cortex_m_passes", run,
-            lambda given, _: f"lowering to cortex_m (CMSIS-NN) kernels for {given.target.core} ({given.target.isa})")
+STEP = Step(
+    "cortex_m_passes",
+    run,
+    lambda given, _: f"lowering to cortex_m (CMSIS-NN) kernels for {given.target.core} ({given.target.isa})",
+)

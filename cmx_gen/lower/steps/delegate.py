@@ -25,8 +25,9 @@ def run(given: Given, checked: Checked) -> Delegated:
     except Exception as exc:
         raise export_error("delegation", exc) from exc
     program = manager.exported_program()
-    return Delegated(manager=manager, layers=tuple(delegated_layers(program)),
-                     schedules=tuple(delegate_schedules(program)))
+    return Delegated(
+        manager=manager, layers=tuple(delegated_layers(program)), schedules=tuple(delegate_schedules(program))
+    )
 
 
 def _refuse_wrong_one_by_n(given: Given, checked: Checked) -> None:
@@ -44,8 +45,16 @@ def _refuse_wrong_one_by_n(given: Given, checked: Checked) -> None:
                 f"the program would compute wrong results on the target: cortex_m::quantized_conv2d at node "
                 f"{node.name}{f' ({where})' if where else ''}: CMSIS-NN's 1xN convolution for MVE lays out its "
                 "padding only as SAME's split and reads the wrong columns for this stride and padding",
-                "drop --no-delegate (delegate = false): cmx-gen's backend calls arm_convolve_s8 for it")
+                "drop --no-delegate (delegate = false): cmx-gen's backend calls arm_convolve_s8 for it",
+            )
 
 
-STEP = Step("delegate", run, lambda given, _: "planning the int8 subgraphs for cmx-gen's CMSIS-NN backend"
-            if given.options.delegate else "keeping every operator on its own kernel (delegate = false)")
+STEP = Step(
+    "delegate",
+    run,
+    lambda given, _: (
+        "planning the int8 subgraphs for cmx-gen's CMSIS-NN backend"
+        if given.options.delegate
+        else "keeping every operator on its own kernel (delegate = false)"
+    ),
+)

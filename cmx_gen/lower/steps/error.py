@@ -23,8 +23,9 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, lowered: Lower
     outputs, references, per_layer, diffs = [], [], [], []
     try:
         for sample in subset(given.exported.calibration):
-            runs = run_references(referenced.runnable, int8_io.quantize_inputs(sample, io) if io else sample, isa,
-                                  record=True)
+            runs = run_references(
+                referenced.runnable, int8_io.quantize_inputs(sample, io) if io else sample, isa, record=True
+            )
             per_layer.append((sample, runs.values))
             diffs.append(runs.diffs)
             outputs.append((call(module, sample), runs.kernel_exact))
@@ -32,9 +33,16 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, lowered: Lower
     except Exception as exc:
         raise export_error("running the lowered program on calibration data", exc) from exc
     layers = layer_error.layer_errors(rewritten.graph, quantized.scales, referenced.runnable, per_layer)
-    return Errors(calibration_outputs=tuple(outputs), calibration_references=tuple(references),
-                  layers=tuple(layers), diffs=tuple(merge_diffs(*diffs).values()))
+    return Errors(
+        calibration_outputs=tuple(outputs),
+        calibration_references=tuple(references),
+        layers=tuple(layers),
+        diffs=tuple(merge_diffs(*diffs).values()),
+    )
 
 
-STEP = Step("error", run, lambda given, *_: (
-    f"per-layer error against the float model on {len(subset(given.exported.calibration))} samples"))
+STEP = Step(
+    "error",
+    run,
+    lambda given, *_: f"per-layer error against the float model on {len(subset(given.exported.calibration))} samples",
+)

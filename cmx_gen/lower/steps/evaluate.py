@@ -14,9 +14,12 @@ from cmx_gen.model.source import Inputs, call
 
 def _like(sample: Inputs, example: Inputs) -> Inputs:
     """A sample in the memory format the lowering gave the example inputs (channels-last where spatial)."""
-    return tuple(x.contiguous(memory_format=torch.channels_last)
-                 if e.dim() == 4 and e.is_contiguous(memory_format=torch.channels_last) and not e.is_contiguous()
-                 else x.contiguous() for x, e in zip(sample, example))
+    return tuple(
+        x.contiguous(memory_format=torch.channels_last)
+        if e.dim() == 4 and e.is_contiguous(memory_format=torch.channels_last) and not e.is_contiguous()
+        else x.contiguous()
+        for x, e in zip(sample, example)
+    )
 
 
 def run(given: Given, lowered: Lowered, referenced: Referenced) -> Evaluated:

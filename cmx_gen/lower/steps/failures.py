@@ -32,7 +32,10 @@ def lowering_error(exc: Exception) -> ExportError:
         where += f" (from {line})"
     return ExportError(
         f"executorch's cortex_m pass {pass_name.group(1)} failed{where}: {type(root).__name__}: {first_line(root)}",
-        (f"leave that part in float on portable kernels with --keep-fp32 {line}" if line else
-         "leave that part in float on portable kernels with --keep-fp32 MODULE_PATH")
+        (
+            f"leave that part in float on portable kernels with --keep-fp32 {line}"
+            if line
+            else "leave that part in float on portable kernels with --keep-fp32 MODULE_PATH"
+        )
         + " (the rest stays on CMSIS-NN); --debug shows the full trace",
     )

@@ -23,14 +23,28 @@ class BareMetalApp(AppKind):
     description = "CMake project: startup, linker script, semihosting or UART console"
     host_samples = True  # semihosting, or its UART under QEMU
 
-    def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
-              defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
+    def build(
+        self,
+        app: "AppFolder",
+        build_dir: Path | None = None,
+        clean: bool = False,
+        jobs: int | None = None,
+        defines: list[str] | None = None,
+        diagnostic: str | None = None,
+    ) -> Built:
         from cmx_gen.app.kinds.baremetal import build
 
         extra = [f"{DIAGNOSTIC_OPTIONS[diagnostic]}=ON"] if diagnostic else []
         result = build.build(app.path, build_dir, clean, jobs, defines=[*(defines or []), *extra] or None)
-        return Built(result.elf, [f"elf        {result.elf}", f"build      {result.seconds:.1f} s, {result.compiled} step(s)",
-                                  f".text      {result.text_bytes:,} bytes", result.table()])
+        return Built(
+            result.elf,
+            [
+                f"elf        {result.elf}",
+                f"build      {result.seconds:.1f} s, {result.compiled} step(s)",
+                f".text      {result.text_bytes:,} bytes",
+                result.table(),
+            ],
+        )
 
     def console(self, board: "Board") -> Console:
         return "uart" if board.uart is not None else "semihosting"
@@ -51,8 +65,10 @@ class BareMetalApp(AppKind):
         for cls in RUNNERS.values():
             if cls.available_for(board):
                 return cls(board, timeout)
-        raise RunError(f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
-                       "flash it (`cmx-gen flash APP`) and read its console with `cmx-gen run APP --serial PORT`")
+        raise RunError(
+            f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
+            "flash it (`cmx-gen flash APP`) and read its console with `cmx-gen run APP --serial PORT`",
+        )
 
 
 def _elf(app: "AppFolder", build_dir: str, user_app: bool = False) -> Path | None:

@@ -65,7 +65,9 @@ class BuildResult:
             if not r.used:
                 continue
             parts = ", ".join(f"{n} {b:,}" for n, b in sorted(r.sections.items(), key=lambda kv: -kv[1]))
-            lines.append(f"{r.name.lower():<10} {r.used:>10,} {r.length:>10,} {100 * r.used / r.length:>5.1f}%  {parts}")
+            lines.append(
+                f"{r.name.lower():<10} {r.used:>10,} {r.length:>10,} {100 * r.used / r.length:>5.1f}%  {parts}"
+            )
         return "\n".join(lines)
 
 
@@ -76,7 +78,10 @@ def linker_regions(linker_script: Path) -> list[Region]:
     if not block:
         raise BuildError(f"{linker_script} has no MEMORY block", "regenerate the app with `cmx-gen regen`")
     regions = []
-    for m in re.finditer(r"(\w+)\s*\([^)]*\)\s*:\s*ORIGIN\s*=\s*(0x[0-9a-fA-F]+|\d+)\s*,\s*LENGTH\s*=\s*(0x[0-9a-fA-F]+|\d+)", block.group(1)):
+    for m in re.finditer(
+        r"(\w+)\s*\([^)]*\)\s*:\s*ORIGIN\s*=\s*(0x[0-9a-fA-F]+|\d+)\s*,\s*LENGTH\s*=\s*(0x[0-9a-fA-F]+|\d+)",
+        block.group(1),
+    ):
         regions.append(Region(m.group(1), int(m.group(2), 0), int(m.group(3), 0)))
     return regions
 
@@ -129,9 +134,16 @@ def runtime_cache_dir() -> Path:
     return cache_root() / "runtime"
 
 
-def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
-          env: dict[str, str] | None = None, defines: list[str] | None = None,
-          runtime_cache: Path | None = None, shared: bool = True) -> BuildResult:
+def build(
+    app: Path,
+    build_dir: Path | None = None,
+    clean: bool = False,
+    jobs: int | None = None,
+    env: dict[str, str] | None = None,
+    defines: list[str] | None = None,
+    runtime_cache: Path | None = None,
+    shared: bool = True,
+) -> BuildResult:
     """Configure (first time, with clean=True, or when `defines` are given) and build APP;
     return the ELF and its memory use. `defines`: extra NAME=VALUE cache entries (e.g. CMX_ET_LOG=OFF).
     The kernel library comes from the shared runtime cache (`runtime_cache`, default
@@ -139,9 +151,11 @@ def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: i
     compiles it in this app only."""
     app = Path(app).resolve()
     if not (app / "CMakeLists.txt").is_file() or not (app / TOOLCHAIN).is_file():
-        raise BuildError(f"{app} is not a generated bare-metal app (no CMakeLists.txt / {TOOLCHAIN})",
-                         "create one with `cmx-gen create MODEL --board ID --rtos baremetal -o APP`; "
-                         "Zephyr apps build with `west build`")
+        raise BuildError(
+            f"{app} is not a generated bare-metal app (no CMakeLists.txt / {TOOLCHAIN})",
+            "create one with `cmx-gen create MODEL --board ID --rtos baremetal -o APP`; "
+            "Zephyr apps build with `west build`",
+        )
     for tool in ("cmake", "ninja", "arm-none-eabi-gcc"):
         if shutil.which(tool) is None:
             raise BuildError(f"{tool} not found on PATH", "install CMake >= 3.20, Ninja and the Arm GNU toolchain")
@@ -163,9 +177,20 @@ def build(app: Path, build_dir: Path | None = None, clean: bool = False, jobs: i
     if defines or not (build_dir / "CMakeCache.txt").is_file():
         progress.say(f"configuring {app.name} (CMake, Ninja)")
         shared_lib = [f"-DCMX_RUNTIME_CACHE={runtime_cache or ''}"]
-        cmd = ["cmake", "-S", str(app), "-B", str(build_dir), "-G", "Ninja",
-               f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}", "-DCMAKE_BUILD_TYPE=MinSizeRel", *sdk.cmake_defines(),
-               *shared_lib, *(f"-D{d}" for d in defines or [])]
+        cmd = [
+            "cmake",
+            "-S",
+            str(app),
+            "-B",
+            str(build_dir),
+            "-G",
+            "Ninja",
+            f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}",
+            "-DCMAKE_BUILD_TYPE=MinSizeRel",
+            *sdk.cmake_defines(),
+            *shared_lib,
+            *(f"-D{d}" for d in defines or []),
+        ]
         stream(cmd, app, log, "configure", environment)
     cmd = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
     try:

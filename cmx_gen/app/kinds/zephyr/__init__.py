@@ -41,29 +41,40 @@ class ZephyrApp(AppKind):
         from cmx_gen.common.errors import RenderError
 
         if board.zephyr is None:
-            raise RenderError(f"board {board.id} has no Zephyr board target in the cmx-gen board database",
-                              "use --rtos baremetal for it, or add zephyr: target: to its board file")
+            raise RenderError(
+                f"board {board.id} has no Zephyr board target in the cmx-gen board database",
+                "use --rtos baremetal for it, or add zephyr: target: to its board file",
+            )
         if zephyr_layout(board) is None:
             raise RenderError(
                 f"no Zephyr layout data for board target '{board.zephyr.file_name}' ({board.id}): cmx-gen cannot map "
                 "its memory onto Zephyr's devicetree",
-                "add an entry for it to cmx_gen/data/zephyr/boards.yaml (labels from the board's DTS), or use --rtos baremetal")
+                "add an entry for it to cmx_gen/data/zephyr/boards.yaml (labels from the board's DTS), or use --rtos baremetal",
+            )
 
     def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
         from cmx_gen.app.kinds.zephyr import context
 
         return {"zephyr": context.template_context(board, placement, report)}
 
-    def build(self, app: "AppFolder", build_dir: Path | None = None, clean: bool = False, jobs: int | None = None,
-              defines: list[str] | None = None, diagnostic: str | None = None) -> Built:
+    def build(
+        self,
+        app: "AppFolder",
+        build_dir: Path | None = None,
+        clean: bool = False,
+        jobs: int | None = None,
+        defines: list[str] | None = None,
+        diagnostic: str | None = None,
+    ) -> Built:
         from cmx_gen.app.kinds.zephyr import build as zephyr_build
 
         extra = [f"-D{d}" for d in defines or []]
         elf = zephyr_build.build(app.path, app.board(), build_dir, clean, extra=extra + _config(diagnostic))
         lines = [f"elf        {elf} (the check)"]
         if build_dir is None and diagnostic is None:
-            user = zephyr_build.build(app.path, app.board(), app.path.resolve() / APP_BUILD_DIR, clean,
-                                      extra=[*extra, "-DCONFIG_CMX_CHECK=n"])
+            user = zephyr_build.build(
+                app.path, app.board(), app.path.resolve() / APP_BUILD_DIR, clean, extra=[*extra, "-DCONFIG_CMX_CHECK=n"]
+            )
             lines.append(f"elf        {user} (your application, src/main.c)")
         return Built(elf.parent.parent, lines)
 

@@ -25,7 +25,16 @@ def west() -> str:
 def build_command(app: Path, board: Board, build_dir: Path, extra: list[str] | None = None) -> list[str]:
     """`west build`; `extra` goes to CMake after `--` (e.g. -DCONFIG_CMX_PROFILE=y)."""
     assert board.zephyr is not None
-    return [west(), "build", "-b", board.zephyr.target, "-d", str(build_dir), str(app), *(["--", *extra] if extra else [])]
+    return [
+        west(),
+        "build",
+        "-b",
+        board.zephyr.target,
+        "-d",
+        str(build_dir),
+        str(app),
+        *(["--", *extra] if extra else []),
+    ]
 
 
 def run_command(build_dir: Path) -> list[str]:
@@ -49,8 +58,9 @@ def require_workspace(app: Path) -> None:
         )
 
 
-def build(app: Path, board: Board, build_dir: Path | None = None, clean: bool = False,
-          extra: list[str] | None = None) -> Path:
+def build(
+    app: Path, board: Board, build_dir: Path | None = None, clean: bool = False, extra: list[str] | None = None
+) -> Path:
     """`west build` the app; returns zephyr.elf."""
     require_workspace(app)
     app = app.resolve()  # west runs with cwd=app: relative paths would point inside it twice

@@ -162,8 +162,7 @@ def _target_files(board: Board, placement: Placement, file_name: str) -> dict[st
         region = _region(board, pte_region)
         if not region.loadable:
             raise RenderError(
-                f"placement puts the program in region '{pte_region}', which cannot be loaded "
-                "at flash/load time",
+                f"placement puts the program in region '{pte_region}', which cannot be loaded at flash/load time",
                 "place the program in flash or a loadable region",
             )
         pte = {"where": "region", "region": layout.linker_region(pte_region)}
@@ -183,11 +182,15 @@ def _target_files(board: Board, placement: Placement, file_name: str) -> dict[st
     core = board.core
     dsp_symbol = cores()[core.name].get("zephyr_dsp")
     if core.dsp and dsp_symbol and dsp_symbol not in selects:
-        isa_note = (f"Zephyr's SoC Kconfig selects no {dsp_symbol} here: Zephyr compiles for "
-                    f"{core.name}+nodsp, so CMSIS-NN runs its C path, not the DSP one")
+        isa_note = (
+            f"Zephyr's SoC Kconfig selects no {dsp_symbol} here: Zephyr compiles for "
+            f"{core.name}+nodsp, so CMSIS-NN runs its C path, not the DSP one"
+        )
     elif core.mve and "ARMV8_1_M_MVEI" not in selects:
-        isa_note = ("Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "
-                    "MVE, so CMSIS-NN does not use Helium")
+        isa_note = (
+            "Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "
+            "MVE, so CMSIS-NN does not use Helium"
+        )
     return {
         "target": info["target"],
         "file_name": file_name,

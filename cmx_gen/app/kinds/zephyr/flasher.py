@@ -14,7 +14,9 @@ class WestFlasher(Flasher):
     def commands(self) -> list[list[str]]:
         assert self.config.board.flash is not None
         probe = ["--dev-id", self.config.probe] if self.config.probe else []
-        return [[executable("west"), "flash", "-d", str(self.config.image), "-r", self.config.board.flash.runner, *probe]]
+        return [
+            [executable("west"), "flash", "-d", str(self.config.image), "-r", self.config.board.flash.runner, *probe]
+        ]
 
     def check(self) -> None:
         from cmx_gen.app.kinds.zephyr.build import require_workspace

@@ -31,8 +31,13 @@ class WestRunner(Runner):
         require_workspace(self.cwd or build_dir.parent)
         return super().run(build_dir)
 
-    def run_app(self, elf: Path, args: str = "", on_line: Callable[[str], None] | None = None,
-                console_input: bytes | None = None) -> tuple[str, int | None]:
+    def run_app(
+        self,
+        elf: Path,
+        args: str = "",
+        on_line: Callable[[str], None] | None = None,
+        console_input: bytes | None = None,
+    ) -> tuple[str, int | None]:
         """`elf`: the application's build folder (`west build -t run` runs it)."""
         from cmx_gen.app.kinds.zephyr.build import require_workspace
 

@@ -7,7 +7,14 @@ import shutil
 
 import pytest
 
-from cmx_gen.app.kinds.zephyr.checks import check_compile, check_devicetree, check_kconfig, check_twister, check_west, twister_schema_path
+from cmx_gen.app.kinds.zephyr.checks import (
+    check_compile,
+    check_devicetree,
+    check_kconfig,
+    check_twister,
+    check_west,
+    twister_schema_path,
+)
 from cmx_gen.cli import main as cli
 from zephyr_helpers import digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
@@ -44,8 +51,10 @@ def test_kconfig_value_that_does_not_stick(an521):
     with (an521 / "boards/mps2_an521_cpu0.conf").open("a") as f:
         f.write("CONFIG_FPU=y\n")
     msgs = messages(check_kconfig(an521))
-    assert any("CONFIG_FPU was assigned 'y' but gets 'n'" in m and "CPU_HAS_FPU" in m
-               and "boards/mps2_an521_cpu0.conf" in m for m in msgs), msgs
+    assert any(
+        "CONFIG_FPU was assigned 'y' but gets 'n'" in m and "CPU_HAS_FPU" in m and "boards/mps2_an521_cpu0.conf" in m
+        for m in msgs
+    ), msgs
 
 
 def test_missing_cpp_breaks_executorch_select(app):
@@ -58,7 +67,8 @@ def test_missing_cpp_breaks_executorch_select(app):
 
 def test_broken_overlay_label(app):
     (app / "boards/mps3_corstone300_fvp.overlay").write_text(
-        "/ {\n\tchosen {\n\t\tzephyr,sram = &no_such_ram;\n\t};\n};\n")
+        "/ {\n\tchosen {\n\t\tzephyr,sram = &no_such_ram;\n\t};\n};\n"
+    )
     msgs = messages(check_devicetree(app))
     assert any(m.startswith("boards/mps3_corstone300_fvp.overlay:") and "no_such_ram" in m for m in msgs), msgs
 
@@ -66,20 +76,24 @@ def test_broken_overlay_label(app):
 def test_overlay_region_overlap(app):
     (app / "boards/mps3_corstone300_fvp.overlay").write_text(
         '/ {\n\tbad: memory@31100000 {\n\t\tcompatible = "zephyr,memory-region";\n'
-        '\t\treg = <0x31100000 0x1000>;\n\t\tzephyr,memory-region = "BAD";\n\t};\n};\n')
+        '\t\treg = <0x31100000 0x1000>;\n\t\tzephyr,memory-region = "BAD";\n\t};\n};\n'
+    )
     msgs = messages(check_devicetree(app))
     assert any("overlaps" in m and "ISRAM" in m and "BAD" in m for m in msgs), msgs
 
 
 def test_linker_snippet_names_unknown_region(app):
     (app / "linker/cmx_model_pte.ld").write_text(
-        "SECTION_DATA_PROLOGUE(cmx_model_pte,,)\n{\n\tKEEP(*(.cmx_model_pte))\n} GROUP_DATA_LINK_IN(NO_SUCH, NO_SUCH)\n")
+        "SECTION_DATA_PROLOGUE(cmx_model_pte,,)\n{\n\tKEEP(*(.cmx_model_pte))\n} GROUP_DATA_LINK_IN(NO_SUCH, NO_SUCH)\n"
+    )
     msgs = messages(check_devicetree(app))
     assert any(m.startswith("linker/cmx_model_pte.ld:") and "NO_SUCH" in m for m in msgs), msgs
 
 
-@pytest.mark.skipif(twister_schema_path() is None,
-                    reason="Twister's schema not found (../shared/zephyr, $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA): not run")
+@pytest.mark.skipif(
+    twister_schema_path() is None,
+    reason="Twister's schema not found (../shared/zephyr, $ZEPHYR_BASE or $CMX_TWISTER_SCHEMA): not run",
+)
 def test_broken_sample_yaml(app):
     text = (app / "sample.yaml").read_text()
     (app / "sample.yaml").write_text(text.replace("  harness: console", "  harness: console\n  harnes_config: {}"))
@@ -145,13 +159,16 @@ def test_promptless_symbol_assigned(app):
 def test_overlay_region_without_size(app):
     (app / "boards/mps3_corstone300_fvp.overlay").write_text(
         '/ {\n\tcmx_ddr: memory@70000000 {\n\t\tcompatible = "zephyr,memory-region";\n'
-        '\t\treg = <0x70000000>;\n\t\tzephyr,memory-region = "CMX_DDR";\n\t};\n};\n')
+        '\t\treg = <0x70000000>;\n\t\tzephyr,memory-region = "CMX_DDR";\n\t};\n};\n'
+    )
     msgs = messages(check_devicetree(app))
     assert any("CMX_DDR must be <address size> pairs" in m for m in msgs), msgs
 
 
 def test_cli_says_a_bare_metal_app_has_no_offline_checks(tmp_path, capsys):
     """validate asks the app's kind (cmx.toml) for its checks; the bare-metal kind has none."""
-    (tmp_path / "cmx.toml").write_text('[model]\nsource = "m.py:N"\n[target]\nboard = "mps3-an547"\nrtos = "baremetal"\n')
+    (tmp_path / "cmx.toml").write_text(
+        '[model]\nsource = "m.py:N"\n[target]\nboard = "mps3-an547"\nrtos = "baremetal"\n'
+    )
     assert cli.main(["validate", str(tmp_path)]) == 2
     assert "is a baremetal app, which has no offline checks" in capsys.readouterr().err

@@ -34,9 +34,21 @@ def test_every_offline_check_passes(zephyr_app, board_id):
 @pytest.mark.parametrize("board_id", BOARDS)
 def test_app_layout(zephyr_app, board_id):
     app = zephyr_app(board_id)
-    for rel in ("CMakeLists.txt", "prj.conf", "Kconfig", "sample.yaml", "west.yml", "README.md", "src/main.c",
-                "cmx/runner/cmx_runner.cpp", "cmx/platform_zephyr/cmx_platform_zephyr.c", "cmx/kernels/CMakeLists.txt",
-                "model/model.pte", "model/model_pte.S", "linker/cmx_model_pte.ld"):
+    for rel in (
+        "CMakeLists.txt",
+        "prj.conf",
+        "Kconfig",
+        "sample.yaml",
+        "west.yml",
+        "README.md",
+        "src/main.c",
+        "cmx/runner/cmx_runner.cpp",
+        "cmx/platform_zephyr/cmx_platform_zephyr.c",
+        "cmx/kernels/CMakeLists.txt",
+        "model/model.pte",
+        "model/model_pte.S",
+        "linker/cmx_model_pte.ld",
+    ):
         assert (app / rel).is_file(), rel
     cmake = (app / "CMakeLists.txt").read_text()
     assert "find_package(Zephyr" in cmake and "add_subdirectory(cmx/kernels" in cmake
@@ -58,7 +70,10 @@ def test_pool_defaults_come_from_the_plan(zephyr_app, digits_lowered):
     method = int(header.split("#define CMX_METHOD_POOL_BYTES ")[1].split("u")[0])
     temp = int(header.split("#define CMX_TEMP_POOL_BYTES ")[1].split("u")[0])
     kconfig = (app / "Kconfig").read_text()
-    assert f"EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE\n\tint \"ExecuTorch method allocator pool (bytes)\"\n\tdefault {method}\n" in kconfig
+    assert (
+        f'EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE\n\tint "ExecuTorch method allocator pool (bytes)"\n\tdefault {method}\n'
+        in kconfig
+    )
     assert f"default {temp}\n" in kconfig
 
 
@@ -81,7 +96,10 @@ def test_twister_scenarios(zephyr_app):
     assert app_name.endswith(".app") and app["extra_configs"] == ["CONFIG_CMX_APP_ITERATIONS=10"]
     assert app["harness_config"]["regex"] == ["^cmx-gen: done calls=[0-9]+"]
     # The profile scenario: the check with CONFIG_CMX_PROFILE=y, its rows in the Twister log.
-    assert profile_name.endswith(".profile") and profile["extra_configs"] == ["CONFIG_CMX_CHECK=y", "CONFIG_CMX_PROFILE=y"]
+    assert profile_name.endswith(".profile") and profile["extra_configs"] == [
+        "CONFIG_CMX_CHECK=y",
+        "CONFIG_CMX_PROFILE=y",
+    ]
     assert profile["platform_allow"] == ["mps2/an521/cpu0"] and profile["harness_config"]["type"] == "multi_line"
     fvp = yaml.safe_load((zephyr_app("corstone300-fvp") / "sample.yaml").read_text())
     assert list(fvp["tests"]) == ["cmx_gen.digits.fvp", "cmx_gen.digits.app", "cmx_gen.digits.profile"]
@@ -103,7 +121,9 @@ def _zephyr_app_for(model: str, shape: str, board_id: str, app: Path):
     from cmx_gen.app.project import Project
 
     small = ROOT / "tests" / "toy_models" / "small.py"
-    project = Project.single(model=f"{small}:{model}", board=board_id, rtos="zephyr", input_shape=shape, random_calibration=True)
+    project = Project.single(
+        model=f"{small}:{model}", board=board_id, rtos="zephyr", input_shape=shape, random_calibration=True
+    )
     return generate(project, app)
 
 
@@ -139,7 +159,12 @@ def test_west_extension_runs_the_cli(zephyr_app, tmp_path):
     zephyr.mkdir()
     (zephyr / "west.yml").write_text("manifest:\n  projects: []\n")
     git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
-    for cmd in (["init", "-q"], ["add", "west.yml"], ["commit", "-qm", "stub"], ["update-ref", "refs/heads/manifest-rev", "HEAD"]):
+    for cmd in (
+        ["init", "-q"],
+        ["add", "west.yml"],
+        ["commit", "-qm", "stub"],
+        ["update-ref", "refs/heads/manifest-rev", "HEAD"],
+    ):
         subprocess.run(git + cmd, cwd=zephyr, check=True, capture_output=True)
     env = {**os.environ, "PATH": f"{Path(os.sys.executable).parent}:{os.environ['PATH']}"}
     proc = subprocess.run([west, "cmx-gen", "--version"], cwd=ws, env=env, capture_output=True, text=True, timeout=300)
@@ -181,12 +206,17 @@ def test_boards_without_layout_data_are_refused_before_lowering(tmp_path, capsys
     Zephyr app for it is refused at once, before the model is even read."""
     missing = [b for b in boards.load_boards() if b.zephyr and b.id not in _zephyr_boards_with_layout()]
     assert "alif-e8-hp" in [b.id for b in missing]
-    code = cli.main(["create", "no_such_model.py:Net", "--board", "alif-e8-hp", "--rtos", "zephyr",
-                     "-o", str(tmp_path / "app")])
+    code = cli.main(
+        ["create", "no_such_model.py:Net", "--board", "alif-e8-hp", "--rtos", "zephyr", "-o", str(tmp_path / "app")]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "no Zephyr layout data for board target 'ensemble_e8_dk_ae822fa0e5597ls0_rtss_hp'" in err
     assert not (tmp_path / "app").exists()
     # mps2-an505 has no Zephyr board at all
-    assert cli.main(["create", "no_such_model.py:Net", "--board", "mps2-an505", "--rtos", "zephyr",
-                     "-o", str(tmp_path / "app")]) == 2
+    assert (
+        cli.main(
+            ["create", "no_such_model.py:Net", "--board", "mps2-an505", "--rtos", "zephyr", "-o", str(tmp_path / "app")]
+        )
+        == 2
+    )
     assert "board mps2-an505 has no Zephyr board target" in capsys.readouterr().err

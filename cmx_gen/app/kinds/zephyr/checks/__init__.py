@@ -57,5 +57,17 @@ def validate_app(app: Path, only: list[str] | None = None) -> list[CheckResult]:
     return [CHECKS[name](app) for name in (only or list(CHECKS))]
 
 
-__all__ = ["CHECKS", "NOT_CHECKED", "CheckResult", "Finding", "check_compile", "check_devicetree", "check_kconfig",
-           "check_twister", "check_west", "twister_schema_path", "validate_app", "write_autoconf"]
+__all__ = [
+    "CHECKS",
+    "NOT_CHECKED",
+    "CheckResult",
+    "Finding",
+    "check_compile",
+    "check_devicetree",
+    "check_kconfig",
+    "check_twister",
+    "check_west",
+    "twister_schema_path",
+    "validate_app",
+    "write_autoconf",
+]

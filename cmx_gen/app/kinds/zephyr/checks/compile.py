@@ -56,8 +56,15 @@ def check_compile(app: Path) -> CheckResult:
     api_dir, app_dir = app / "cmx" / "api", app / "cmx" / "app"
     model_dir = app / "model"
     defines = ["-DC10_USING_CUSTOM_GENERATED_MACROS", "-DET_LOG_ENABLED=1"]
-    includes = [f"-I{app / 'src'}", f"-I{api_dir}", f"-I{app_dir}", f"-I{runner_dir}", f"-I{model_dir}", f"-I{inc}",
-                f"-I{inc / 'executorch/runtime/core/portable_type/c10'}"]
+    includes = [
+        f"-I{app / 'src'}",
+        f"-I{api_dir}",
+        f"-I{app_dir}",
+        f"-I{runner_dir}",
+        f"-I{model_dir}",
+        f"-I{inc}",
+        f"-I{inc / 'executorch/runtime/core/portable_type/c10'}",
+    ]
     # Kconfig pool sizes as Zephyr's autoconf.h gives them to src/cmx_model.h
     kconf = (app / "Kconfig").read_text() if (app / "Kconfig").is_file() else ""
     pools = []
@@ -72,42 +79,133 @@ def check_compile(app: Path) -> CheckResult:
     jobs: list[tuple[str, list[str]]] = []  # (what is checked, command)
     # The runner as the default image, and as the profile and trace images (CONFIG_CMX_PROFILE /
     # CONFIG_CMX_TRACE, which compile the EventTracer hooks in).
-    variants = {"": [], " (CONFIG_CMX_PROFILE)": ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"],
-                " (CONFIG_CMX_TRACE)": ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"]}
+    variants = {
+        "": [],
+        " (CONFIG_CMX_PROFILE)": ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"],
+        " (CONFIG_CMX_TRACE)": ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"],
+    }
     names = model_names(app)
     if names:  # an app of several models has no profile or trace image; each model has its folder
         variants = {"": []}
     model_dirs = [model_dir / name for name in names] or [model_dir]
     for src in sorted(runner_dir.glob("*.cpp")) if runner_dir.is_dir() else []:
         for label, variant in variants.items():
-            jobs.append((rel(app, src) + label, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
-                               *arch, *defines, *variant, *pools, *includes, str(src)]))
+            jobs.append(
+                (
+                    rel(app, src) + label,
+                    [
+                        gxx,
+                        "-fsyntax-only",
+                        "-std=c++17",
+                        "-fno-exceptions",
+                        "-fno-rtti",
+                        "-Werror",
+                        *arch,
+                        *defines,
+                        *variant,
+                        *pools,
+                        *includes,
+                        str(src),
+                    ],
+                )
+            )
     for src in sorted(api_dir.glob("*.cpp")) if api_dir.is_dir() else []:  # the model API, each model's handle
         for folder in model_dirs if src.name == "cmx_model_instance.cpp" and names else [None]:
             first = [f"-I{folder}"] if folder else []
             label = rel(app, src) + (f" ({folder.name})" if folder else "")
-            jobs.append((label, [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Werror",
-                                 *arch, *defines, *(pools if not folder else []), *first, *includes, str(src)]))
+            jobs.append(
+                (
+                    label,
+                    [
+                        gxx,
+                        "-fsyntax-only",
+                        "-std=c++17",
+                        "-fno-exceptions",
+                        "-fno-rtti",
+                        "-Werror",
+                        *arch,
+                        *defines,
+                        *(pools if not folder else []),
+                        *first,
+                        *includes,
+                        str(src),
+                    ],
+                )
+            )
     # The application image: the user's main and its helpers are plain C over cmx.h (no Zephyr header).
     iterations = re.search(r"config CMX_APP_ITERATIONS\b.*?default (\d+)", kconf, re.S)
     for src in [app / "src" / "main.c", app_dir / "cmx_app.c"]:
         if src.is_file():
-            jobs.append((rel(app, src), [gcc, "-fsyntax-only", "-std=c11", "-Wall", "-Werror", *arch,
-                                          f"-DCONFIG_CMX_APP_ITERATIONS={iterations.group(1) if iterations else 10}",
-                                          f"-I{api_dir}", f"-I{app_dir}", f"-I{runner_dir}", f"-I{model_dir}", str(src)]))
+            jobs.append(
+                (
+                    rel(app, src),
+                    [
+                        gcc,
+                        "-fsyntax-only",
+                        "-std=c11",
+                        "-Wall",
+                        "-Werror",
+                        *arch,
+                        f"-DCONFIG_CMX_APP_ITERATIONS={iterations.group(1) if iterations else 10}",
+                        f"-I{api_dir}",
+                        f"-I{app_dir}",
+                        f"-I{runner_dir}",
+                        f"-I{model_dir}",
+                        str(src),
+                    ],
+                )
+            )
     if (model_dir / "cmx_kernels.cpp").is_file():
-        jobs.append((rel(app, model_dir / "cmx_kernels.cpp"),
-                     [gxx, "-fsyntax-only", "-std=c++17", "-fno-exceptions", "-fno-rtti", *arch, *defines,
-                      *includes, str(model_dir / "cmx_kernels.cpp")]))
+        jobs.append(
+            (
+                rel(app, model_dir / "cmx_kernels.cpp"),
+                [
+                    gxx,
+                    "-fsyntax-only",
+                    "-std=c++17",
+                    "-fno-exceptions",
+                    "-fno-rtti",
+                    *arch,
+                    *defines,
+                    *includes,
+                    str(model_dir / "cmx_kernels.cpp"),
+                ],
+            )
+        )
     c_sources = [folder / "cmx_model_io.c" for folder in model_dirs] + [model_dir / "cmx_shared_pools.c"]
     for src in (src for src in c_sources if src.is_file()):
-        jobs.append((rel(app, src), [gcc, "-fsyntax-only", "-std=c11", "-Werror", *arch, f"-I{src.parent}",
-                                      f"-I{model_dir}", f"-I{api_dir}", str(src)]))
+        jobs.append(
+            (
+                rel(app, src),
+                [
+                    gcc,
+                    "-fsyntax-only",
+                    "-std=c11",
+                    "-Werror",
+                    *arch,
+                    f"-I{src.parent}",
+                    f"-I{model_dir}",
+                    f"-I{api_dir}",
+                    str(src),
+                ],
+            )
+        )
     with tempfile.TemporaryDirectory(prefix="cmx-cc-") as tmp:
         for folder in (folder for folder in model_dirs if (folder / "model_pte.S").is_file()):
-            jobs.append((rel(app, folder / "model_pte.S"),
-                         [gcc, "-c", *arch, f"-I{folder}", str(folder / "model_pte.S"),
-                          "-o", str(Path(tmp) / f"{folder.name}_model_pte.o")]))
+            jobs.append(
+                (
+                    rel(app, folder / "model_pte.S"),
+                    [
+                        gcc,
+                        "-c",
+                        *arch,
+                        f"-I{folder}",
+                        str(folder / "model_pte.S"),
+                        "-o",
+                        str(Path(tmp) / f"{folder.name}_model_pte.o"),
+                    ],
+                )
+            )
         if not jobs:
             result.fail("cmx/runner", "no runner or model sources to compile (was the app rendered completely?)")
         for what, cmd in jobs:
@@ -121,6 +219,10 @@ def check_compile(app: Path) -> CheckResult:
 
 
 def _gcc_knows_cpu(gcc: str, cpu: str) -> bool:
-    proc = subprocess.run([gcc, f"-mcpu={cpu}", "-mthumb", "-E", "-x", "c", "-", "-o", os.devnull],
-                          input="", capture_output=True, text=True)
+    proc = subprocess.run(
+        [gcc, f"-mcpu={cpu}", "-mthumb", "-E", "-x", "c", "-", "-o", os.devnull],
+        input="",
+        capture_output=True,
+        text=True,
+    )
     return proc.returncode == 0

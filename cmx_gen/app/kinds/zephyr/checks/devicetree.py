@@ -27,8 +27,19 @@ def _preprocess(sources: list[Path], include: list[Path], out: Path) -> str | No
         return "no C preprocessor (arm-none-eabi-cpp or cpp) to run over the devicetree"
     combined = out.with_suffix(".dts.in")
     combined.write_text("".join(f'#include "{s}"\n' for s in sources))
-    cmd = [cpp, "-x", "assembler-with-cpp", "-nostdinc", "-undef", "-D__DTS__", "-E",
-           *[f"-I{p}" for p in include], str(combined), "-o", str(out)]
+    cmd = [
+        cpp,
+        "-x",
+        "assembler-with-cpp",
+        "-nostdinc",
+        "-undef",
+        "-D__DTS__",
+        "-E",
+        *[f"-I{p}" for p in include],
+        str(combined),
+        "-o",
+        str(out),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     return proc.stderr.strip() if proc.returncode else None
 
@@ -81,8 +92,11 @@ def check_devicetree(app: Path) -> CheckResult:
                 if region in ("RAMABLE_REGION", "ROMABLE_REGION"):
                     continue
                 if region not in region_names:
-                    result.fail(name, f"memory region {region} is not defined by the board devicetree "
-                                      "or the app overlay (no zephyr,memory-region node of that name)")
+                    result.fail(
+                        name,
+                        f"memory region {region} is not defined by the board devicetree "
+                        "or the app overlay (no zephyr,memory-region node of that name)",
+                    )
     return result
 
 
@@ -103,8 +117,11 @@ def _check_memory_nodes(dt, name: str, result: CheckResult, region_names: set[st
             continue
         cells = node.props["reg"].to_nums()
         if len(cells) < 2 or len(cells) % 2:
-            result.fail(name, f"{node.path}: reg of memory region {region} must be <address size> pairs "
-                              f"(#address-cells = #size-cells = 1), got {len(cells)} cell(s)")
+            result.fail(
+                name,
+                f"{node.path}: reg of memory region {region} must be <address size> pairs "
+                f"(#address-cells = #size-cells = 1), got {len(cells)} cell(s)",
+            )
             continue
         base, size = cells[0], cells[1]
         region_names.add(region)
@@ -115,7 +132,7 @@ def _check_memory_nodes(dt, name: str, result: CheckResult, region_names: set[st
             result.fail(name, f"{path}: memory region name {region} is also used by {seen[region]}")
         seen[region] = path
     for i, (r1, b1, s1, p1) in enumerate(regions):
-        for r2, b2, s2, p2 in regions[i + 1:]:
+        for r2, b2, s2, p2 in regions[i + 1 :]:
             if b1 < b2 + s2 and b2 < b1 + s1:
                 result.fail(name, f"{p1} ({r1} {b1:#x}+{s1:#x}) overlaps {p2} ({r2} {b2:#x}+{s2:#x})")
     chosen = dt.get_node("/chosen") if dt.has_node("/chosen") else None

@@ -19,7 +19,7 @@ from cmx_gen.fit.boards import zephyr_boards
 def _stub_tree(root: Path, soc_selects: list[str]) -> None:
     """Write Kconfig.zephyr (+ the curated upstream files) under `root`."""
     data = yaml.safe_load((ZEPHYR_DATA / "kconfig.yaml").read_text())
-    lines = ['# cmx-gen stub of Zephyr\'s Kconfig tree: only the symbols cmx-gen uses\n']
+    lines = ["# cmx-gen stub of Zephyr's Kconfig tree: only the symbols cmx-gen uses\n"]
     for i, entry in enumerate(data["files"]):
         repo, _, upstream = entry["source"].partition(":")
         rel = Path("stub") / repo / upstream
@@ -31,8 +31,9 @@ def _stub_tree(root: Path, soc_selects: list[str]) -> None:
     (root / "Kconfig.zephyr").write_text("".join(lines))
 
 
-def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], result: CheckResult,
-                 autoconf: Path | None = None) -> None:
+def _kconfig_one(
+    app: Path, conf_files: list[Path], soc_selects: list[str], result: CheckResult, autoconf: Path | None = None
+) -> None:
     import kconfiglib
 
     with tempfile.TemporaryDirectory(prefix="cmx-kconfig-") as tmp:
@@ -64,10 +65,13 @@ def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], resu
             where = rel(app, Path(m.group(1))) + f":{m.group(2)}" if m else "Kconfig"
             if "undefined symbol" in text:
                 sym = re.search(r"undefined symbol (\w+)", text)
-                result.fail(where, f"CONFIG_{sym.group(1) if sym else '?'} is undefined: not a symbol of "
-                                   "Zephyr, ExecuTorch or the app Kconfig that cmx-gen knows (Zephyr aborts "
-                                   "on undefined symbols; if it is a real Zephyr symbol, add its definition "
-                                   "to cmx_gen/data/zephyr/kconfig.yaml)")
+                result.fail(
+                    where,
+                    f"CONFIG_{sym.group(1) if sym else '?'} is undefined: not a symbol of "
+                    "Zephyr, ExecuTorch or the app Kconfig that cmx-gen knows (Zephyr aborts "
+                    "on undefined symbols; if it is a real Zephyr symbol, add its definition "
+                    "to cmx_gen/data/zephyr/kconfig.yaml)",
+                )
             else:
                 result.fail(where, f"Kconfig warning (Zephyr aborts on any): {text}")
         # Zephyr's kconfig.py: a symbol assigned in a .conf file must have a prompt, and the
@@ -77,8 +81,11 @@ def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], resu
                 continue
             if not any(node.prompt for node in sym.nodes):
                 src = ", ".join(rel(app, c) for c in conf_files)
-                result.fail(src, f"CONFIG_{sym.name} is assigned but has no prompt: it is set by the SoC/board "
-                                 "or selected by other symbols, not by .conf files (Zephyr aborts on this)")
+                result.fail(
+                    src,
+                    f"CONFIG_{sym.name} is assigned but has no prompt: it is set by the SoC/board "
+                    "or selected by other symbols, not by .conf files (Zephyr aborts on this)",
+                )
                 continue
             user = sym.user_value
             if sym.type in (kconfiglib.BOOL, kconfiglib.TRISTATE):
@@ -86,13 +93,18 @@ def _kconfig_one(app: Path, conf_files: list[Path], soc_selects: list[str], resu
             if str(user) != sym.str_value:
                 deps = kconfiglib.expr_str(sym.direct_dep)
                 src = ", ".join(rel(app, c) for c in conf_files)
-                result.fail(src, f"CONFIG_{sym.name} was assigned {user!r} but gets {sym.str_value!r}: "
-                                 f"unsatisfied dependencies ({deps}) (Zephyr aborts on this)")
+                result.fail(
+                    src,
+                    f"CONFIG_{sym.name} was assigned {user!r} but gets {sym.str_value!r}: "
+                    f"unsatisfied dependencies ({deps}) (Zephyr aborts on this)",
+                )
         for choice in kconf.unique_choices:
             if choice.user_selection is not None and choice.selection is not choice.user_selection:
-                result.fail(", ".join(rel(app, c) for c in conf_files),
-                            f"CONFIG_{choice.user_selection.name} was selected but the choice "
-                            f"gives {choice.selection.name if choice.selection else 'nothing'}")
+                result.fail(
+                    ", ".join(rel(app, c) for c in conf_files),
+                    f"CONFIG_{choice.user_selection.name} was selected but the choice "
+                    f"gives {choice.selection.name if choice.selection else 'nothing'}",
+                )
 
 
 def write_autoconf(app: Path, board_file_name: str, out: Path) -> CheckResult:
@@ -114,8 +126,10 @@ def check_kconfig(app: Path) -> CheckResult:
             result.fail(rel(app, path), "missing")
     if result.status == "fail":
         return result
-    if not (app / "Kconfig").read_text().lstrip().startswith(("source \"Kconfig.zephyr\"", "#")) or \
-            'source "Kconfig.zephyr"' not in (app / "Kconfig").read_text():
+    if (
+        not (app / "Kconfig").read_text().lstrip().startswith(('source "Kconfig.zephyr"', "#"))
+        or 'source "Kconfig.zephyr"' not in (app / "Kconfig").read_text()
+    ):
         result.fail("Kconfig", 'an app Kconfig must source "Kconfig.zephyr" (else Zephyr\'s symbols vanish)')
     boards = zephyr_boards()
     confs = board_files(app, ".conf")
@@ -137,8 +151,11 @@ def check_kconfig(app: Path) -> CheckResult:
                 info = boards.get(conf.stem)
                 if not isinstance(info, dict):
                     if not variant:
-                        result.fail(rel(app, conf), f"no Zephyr board data for '{conf.stem}' in "
-                                    "cmx_gen/data/zephyr/boards.yaml (cannot tell which Kconfig its SoC allows)")
+                        result.fail(
+                            rel(app, conf),
+                            f"no Zephyr board data for '{conf.stem}' in "
+                            "cmx_gen/data/zephyr/boards.yaml (cannot tell which Kconfig its SoC allows)",
+                        )
                     continue
                 _kconfig_one(app, [prj, conf, *variant], list(info.get("soc_selects", [])), result)
     return result
@@ -150,5 +167,8 @@ def _scenario_configs(app: Path) -> dict[str, list[str]]:
         tests = (yaml.safe_load((app / "sample.yaml").read_text()) or {}).get("tests") or {}
     except (OSError, yaml.YAMLError):
         return {}  # the twister check reports an unreadable sample.yaml
-    return {name: [str(line) for line in spec["extra_configs"]]
-            for name, spec in tests.items() if isinstance(spec, dict) and spec.get("extra_configs")}
+    return {
+        name: [str(line) for line in spec["extra_configs"]]
+        for name, spec in tests.items()
+        if isinstance(spec, dict) and spec.get("extra_configs")
+    }

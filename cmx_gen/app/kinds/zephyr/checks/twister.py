@@ -38,8 +38,9 @@ def check_twister(app: Path) -> CheckResult:
     schema = twister_schema_path()
     if schema is None:
         result.status = "skipped"
-        result.note = ("Twister schema not found (set ZEPHYR_BASE or CMX_TWISTER_SCHEMA); "
-                       "only cmx-gen's own rules were checked")
+        result.note = (
+            "Twister schema not found (set ZEPHYR_BASE or CMX_TWISTER_SCHEMA); only cmx-gen's own rules were checked"
+        )
     else:
         import logging
 
@@ -83,14 +84,23 @@ def check_twister(app: Path) -> CheckResult:
                     result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
             if len(patterns) == len(regex) and regex:
                 extra = " ".join(str(line) for line in spec.get("extra_configs") or [])
-                passing, failing = console(result_line.example("pass"), extra, models), console(result_line.example("fail"), extra, models)
+                passing, failing = (
+                    console(result_line.example("pass"), extra, models),
+                    console(result_line.example("fail"), extra, models),
+                )
                 if not _harness_passes(cfg, patterns, passing):
                     missing = next((p.pattern for p in patterns if not any(p.search(ln) for ln in passing)), regex[-1])
-                    result.fail(name, f"scenario '{scenario}': regex {missing!r} does not match the cmx-gen PASS line "
-                                      "or what follows it in this scenario's image")
+                    result.fail(
+                        name,
+                        f"scenario '{scenario}': regex {missing!r} does not match the cmx-gen PASS line "
+                        "or what follows it in this scenario's image",
+                    )
                 if _harness_passes(cfg, patterns, failing):
-                    result.fail(name, f"scenario '{scenario}': regex {regex[0]!r} also matches a FAIL line "
-                                      "(the harness would pass a failing run)")
+                    result.fail(
+                        name,
+                        f"scenario '{scenario}': regex {regex[0]!r} also matches a FAIL line "
+                        "(the harness would pass a failing run)",
+                    )
             for rx in (cfg.get("record") or {}).get("regex") or []:
                 try:
                     if not re.compile(rx).search(result_line.example("pass")):
@@ -98,7 +108,6 @@ def check_twister(app: Path) -> CheckResult:
                 except re.error as exc:
                     result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not compile: {exc}")
     return result
-
 
 
 def _merged_lists(common: dict, spec: dict) -> dict:
@@ -112,11 +121,17 @@ def console(line: str, extra_configs: str, models: list[str] | None = None) -> l
     the application image (no CONFIG_CMX_CHECK=y) prints its calls and its done line when it runs
     through, the FAIL line when it stops on an error."""
     if "CONFIG_CMX_CHECK=y" not in extra_configs:
-        return [result_line.example("call"), result_line.example("done")] if line == result_line.example("pass") else [line]
+        return (
+            [result_line.example("call"), result_line.example("done")]
+            if line == result_line.example("pass")
+            else [line]
+        )
     if models and line == result_line.example("pass"):
         return result_line.several_example(models)
     if models:  # the first model fails: its line, the others', a failing summary
-        return [f"{line} model={models[0]}"] + result_line.several_example(models)[1:-1] + [f"{line} models={len(models)}"]
+        return (
+            [f"{line} model={models[0]}"] + result_line.several_example(models)[1:-1] + [f"{line} models={len(models)}"]
+        )
     lines = [line]
     if "CONFIG_CMX_PROFILE=y" in extra_configs:
         lines += result_line.example("prof")

@@ -1,0 +1,82 @@
+"""What the layer builders (layers.py) write with: how a builder refers to what the plan holds
+(Emit), CMSIS-NN's dims fields from a tensor, and which layout copies are plain copies or transposes."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.delegate.kernel_choice import node_val as _val
+from cmx_gen.lower.fx_nodes import fx_args
+
+
+@dataclass(frozen=True)
+class Emit:
+    """How a builder refers to what the plan holds: a value node's operand (an offset in the working
+    memory or a delegate argument), a graph constant's offset in the plan data (NONE for None) and
+    its bytes, bytes laid out here (an own kernel's weights), and the core's CMSIS-NN code path."""
+
+    operand: Callable[[torch.fx.Node], int]
+    constant: Callable[[Any], int]
+    constant_bytes: Callable[[torch.fx.Node], bytes]
+    data: Callable[[bytes], int]
+    isa: str
+
+
+def is_int8(node: Any) -> bool:
+    val = _val(node)
+    return isinstance(val, torch.Tensor) and val.dtype == torch.int8
+
+
+def dims(val: Any) -> tuple[int, int, int, int]:
+    """cmsis_nn_dims {n, h, w, c} of a logical NCHW tensor, as the wrappers read them."""
+    n, c, h, w = (int(s) for s in val.shape)
+    return n, h, w, c
+
+
+def shape4(val: Any) -> tuple[int, int, int, int]:
+    """A 4-D tensor's shape as it is (a weight already laid out as the kernel reads it)."""
+    a, b, c, d = (int(s) for s in val.shape)
+    return a, b, c, d
+
+
+def dims_fields(name: str, dims: tuple[int, int, int, int]) -> dict[str, int]:
+    return {f"{name}_{d}": v for d, v in zip("nhwc", dims)}
+
+
+def byte_identical_view(node: torch.fx.Node) -> bool:
+    """A reshape whose output holds the input's bytes in the same order: a plain copy."""
+
+    def memory_is_logical(val: Any) -> bool:
+        order = [d for d in val.dim_order() if int(val.shape[d]) != 1]
+        return order == sorted(order)
+
+    src, out = _val(fx_args(node)[0]), _val(node)
+    return src is not None and out is not None and memory_is_logical(src) and memory_is_logical(out)
+
+
+def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
+    """(batches, rows, cols) when a layout copy moves memory [batches][rows][cols] to
+    [batches][cols][rows] (NCHW <-> NHWC and the like), else None."""
+    src, out = _val(fx_args(node)[0]), _val(node)
+    if src is None or out is None or tuple(src.shape) != tuple(out.shape):
+        return None
+    size = [int(s) for s in src.shape]
+    before = [d for d in src.dim_order() if size[d] != 1]
+    after = [d for d in out.dim_order() if size[d] != 1]
+    batch = 0
+    while batch < len(before) and before[batch] == after[batch]:
+        batch += 1
+    rest_in, rest_out = before[batch:], after[batch:]
+    for split in range(1, len(rest_in)):
+        if rest_out == rest_in[split:] + rest_in[:split]:
+            return (
+                math.prod(size[d] for d in before[:batch]),
+                math.prod(size[d] for d in rest_in[:split]),
+                math.prod(size[d] for d in rest_in[split:]),
+            )
+    return None
