@@ -4,7 +4,7 @@ fact as report.json holds it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from typing_extensions import Self
@@ -35,3 +35,11 @@ class Record(SparseRecord):
     def _all_given(self) -> Self:
         self.__pydantic_fields_set__.update(type(self).model_fields)
         return self
+
+
+class ReportPart(Record):
+    """A lowering step's record that report.json holds as it is, under `key` (a field of
+    program/report.Report of this type): a step that reports something makes one of these, and
+    nothing between the step and the report has to pass it on."""
+
+    key: ClassVar[str]

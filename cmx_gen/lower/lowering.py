@@ -19,6 +19,7 @@ from typing import TypeVar, cast
 
 from cmx_gen.common import progress
 from cmx_gen.common.noise import quiet_executorch
+from cmx_gen.common.record import ReportPart
 from cmx_gen.common.targets import canonical_core
 from cmx_gen.lower.facts import OpDiff
 from cmx_gen.lower.reference import merge_diffs
@@ -101,6 +102,10 @@ class LoweredModel:
     def get(self, kind: type[R]) -> R:
         """The record of type `kind` (state.py), made by the one step that makes it."""
         return cast(R, self.records[kind])
+
+    def report_parts(self) -> dict[str, ReportPart]:
+        """The records that report.json holds as they are (common/record.ReportPart), by their key."""
+        return {record.key: record for record in self.records.values() if isinstance(record, ReportPart)}
 
     @property
     def pte(self) -> bytes:
