@@ -10,25 +10,27 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-import torch
-
 from cmx_gen.common.errors import TargetError
 from cmx_gen.common.noise import quiet_third_party
 from cmx_gen.common.targets import TARGETS, canonical_core
 from cmx_gen.lower.facts import DelegatedLayer, LayerError, LowerOptions, OpDiff, Rewrite, Schedule, Target
-from cmx_gen.lower.int8_io import IoQuant
-from cmx_gen.lower.reference import ReferenceRuns
-from cmx_gen.model.export import Exported
-from cmx_gen.model.source import Inputs
 
-if TYPE_CHECKING:  # executorch loads slowly: only the steps that use it import it
+# The records' field types are only annotations: this module loads neither torch nor executorch, so a
+# step's record that the report holds (common/record.ReportPart) can live in its step's module.
+if TYPE_CHECKING:
+    import torch
     from executorch.backends.cortex_m.target_config import CortexMTargetConfig
     from executorch.exir import EdgeProgramManager, ExecutorchProgramManager
     from torch.export import ExportedProgram
 
-__all__ = ["LowerOptions", "Target"]
+    from cmx_gen.lower.int8_io import IoQuant
+    from cmx_gen.lower.reference import ReferenceRuns
+    from cmx_gen.model.export import Exported
+    from cmx_gen.model.source import Inputs
 
-Outputs = tuple[torch.Tensor, ...]
+    Outputs = tuple[torch.Tensor, ...]
+
+__all__ = ["LowerOptions", "Target"]
 
 
 def target_config(core: str) -> CortexMTargetConfig:
