@@ -28,7 +28,7 @@ def render_zephyr_app(lowered: Path, board_id: str, out_dir: Path, app_name: str
     placement = memory.plan(art.report, board)
     proj = project.Project.single(model=str(lowered / "model.pte"), board=board_id, rtos="zephyr", name=app_name)
     app = out_dir / app_name
-    render.render_app(proj, art, board, placement, app)
+    render.render_app(proj, [art], board, placement, app)
     return app
 
 

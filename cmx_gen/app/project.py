@@ -32,16 +32,16 @@ import os
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, cast, get_args
 
 import tomli_w
 
 from cmx_gen.app import samples
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
+from cmx_gen.lower.facts import Io
 
 FILE_NAME = "cmx.toml"
-Io = Literal["float", "int8"]  # the model's inputs/outputs (cmx_gen/lower/int8_io.py)
 IO_KINDS: tuple[str, ...] = get_args(Io)
 
 

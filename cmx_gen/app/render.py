@@ -22,6 +22,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
@@ -347,14 +348,14 @@ def check_destination(app: Path, force: bool = False) -> None:
 
 def render_app(
     project: project_mod.Project,
-    artifacts: Artifacts | list[Artifacts],
+    artifacts: Sequence[Artifacts],
     board: Board,
     placement: Placement,
     app: Path,
     force: bool = False,
 ) -> RenderResult:
     """Render the `project.rtos` template into `app` (created if missing); `artifacts`: the lowering
-    of each of the project's models, in its order (one, or a list)."""
+    of each of the project's models, in its order."""
     kind = app_kind(project.rtos)
     kind.check_board(board)  # generate() asked before lowering; a direct caller is asked here
     template_dir = kind.template_dir()
@@ -363,7 +364,7 @@ def render_app(
             f"no template for app kind {project.rtos!r} in {template_dir}",
             "give the kind a cookiecutter template (cookiecutter.json, cmx_template.yaml)",
         )
-    lowered = artifacts if isinstance(artifacts, list) else [artifacts]
+    lowered = list(artifacts)
     if any(not a.reference for a in lowered):
         raise RenderError(
             "the app needs reference outputs to check itself, and an analysed .pte has none",

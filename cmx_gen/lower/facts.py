@@ -10,7 +10,7 @@ from typing import Literal
 from cmx_gen.common.record import Record
 
 Isa = Literal["MVE", "DSP", "SCALAR"]
-Io = Literal["float", "int8"]
+Io = Literal["float", "int8"]  # the program's inputs and outputs (int8: --io int8, int8_io.py)
 MemoryGoal = Literal["fast", "balanced", "min"]
 LayerKind = Literal["compared", "exact", "float", "quant_boundary", "no_float_counterpart"]
 

@@ -277,13 +277,6 @@ def console_frames(host: list, specs: list[TensorSpec]) -> bytes:
     return b"".join(FRAME_MAGIC + len(f).to_bytes(4, "little") + f for f in frames) + FRAME_MAGIC + bytes(4)
 
 
-def uses_semihosting(build_dir: Path) -> bool:
-    """Whether the bare-metal image in `build_dir` was built with semihosting (CMakeCache.txt)."""
-    cache = build_dir / "CMakeCache.txt"
-    text = cache.read_text(errors="replace") if cache.is_file() else ""
-    return "CMX_SEMIHOSTING:BOOL=OFF" not in text
-
-
 def check(target: list[dict[int, bytes]], host: list, report: Report, labels: NDArray[Any] | None) -> Comparison:
     """compare() of the firmware's output bytes per sample against host_references()."""
     return compare(

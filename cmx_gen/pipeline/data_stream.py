@@ -49,7 +49,7 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
         if call and call.group(2) == "host":
             bar.update(1)
 
-    if data_run.uses_semihosting(image.parent):  # a host file the firmware reads through semihosting
+    if kind_of(app).streams_by_semihosting(image):  # a host file the firmware reads through semihosting
         with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
             stream = Path(tmp) / "samples.bin"
             stream.write_bytes(data_run.stream_bytes(host, report.inputs))

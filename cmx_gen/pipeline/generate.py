@@ -36,6 +36,7 @@ class Generated:
     render: RenderResult
     page: Path | None = None  # the HTML report (html_report.py)
     models: dict[str, Artifacts] = field(default_factory=dict)  # every model's lowering, by name
+    rtos: str = "baremetal"  # the app's kind
 
     def summary(self, app: Path) -> str:
         """What `create` and `regen` print: the lowering table(s), the placement, what was written."""
@@ -60,11 +61,7 @@ class Generated:
             lines.append("backups    " + ", ".join(self.render.backed_up))
         quoted = shlex.quote(str(app))
         lines.append(f"next       cmx-gen build {quoted} && cmx-gen run {quoted} && cmx-gen run {quoted} --app")
-        if self.render.app_dir.joinpath("linker.ld").is_file() and not (self.board.qemu or self.board.fvp):
-            lines.append(
-                "note       the bare-metal console is semihosting: on this board it prints only with a debugger "
-                "attached (see the app's README)"
-            )
+        lines += app_kind(self.rtos).created_notes(self.board)
         return "\n".join(lines)
 
 
@@ -122,7 +119,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
             progress.say(f"memory = fit: took the {goal!r} schedule, the first that fits {board.id}")
         break
     with progress.step(f"rendering the {project.rtos} app into {app}"):
-        rendered = render_app(project, results if project.several else results[0], board, placement, app, force=force)
+        rendered = render_app(project, results, board, placement, app, force=force)
     page = None if project.several else html_report.write(app)
     return Generated(
         board,
@@ -132,4 +129,5 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         rendered,
         page,
         models={e.model_name(): r for e, r in zip(project.models, results)},
+        rtos=project.rtos,
     )

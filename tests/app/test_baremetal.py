@@ -430,7 +430,7 @@ def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
     app = tmp_path / "app"
     project = project_mod.Project.single(model=str(DIGITS), board=board.id, rtos="baremetal", output=str(app))
     done = generate(project, app)
-    render_app(project, done.artifacts, board, placement, app, force=True)
+    render_app(project, [done.artifacts], board, placement, app, force=True)
     stub = tmp_path / "stub.c"
     stub.write_text(RESULT_STUB)
     elf = link_with_stub(app, "mps3-an547", stub, tmp_path / "far.elf")

@@ -49,6 +49,15 @@ class AppKind:
         """Where its firmware prints on this board (`run --serial` needs a UART)."""
         return "uart"
 
+    def created_notes(self, board: "Board") -> list[str]:
+        """What `create` adds to its summary about this kind of app on this board."""
+        return []
+
+    def streams_by_semihosting(self, image: Path) -> bool:
+        """`run --data`: whether this built image reads the samples from a host file (semihosting);
+        else they go to its console as frames."""
+        return False
+
     def template_dir(self) -> Path:
         return TEMPLATES_DIR / self.template
 

@@ -23,6 +23,20 @@ class BareMetalApp(AppKind):
     description = "CMake project: startup, linker script, semihosting or UART console"
     host_samples = True  # semihosting, or its UART under QEMU
 
+    def created_notes(self, board: "Board") -> list[str]:
+        if board.qemu or board.fvp:
+            return []
+        return [
+            "note       the bare-metal console is semihosting: on this board it prints only with a debugger "
+            "attached (see the app's README)"
+        ]
+
+    def streams_by_semihosting(self, image: Path) -> bool:
+        """Unless the image was configured with -D CMX_SEMIHOSTING=OFF (its build folder's CMakeCache.txt)."""
+        cache = image.parent / "CMakeCache.txt"
+        text = cache.read_text(errors="replace") if cache.is_file() else ""
+        return "CMX_SEMIHOSTING:BOOL=OFF" not in text
+
     def build(
         self,
         app: "AppFolder",
