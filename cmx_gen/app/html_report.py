@@ -17,7 +17,6 @@ from typing import Any
 
 import jinja2
 
-from cmx_gen.common.errors import AppError
 from cmx_gen.common.format import size_label
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.fit.memory import Placement
@@ -37,12 +36,21 @@ _COLORS = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b
 
 
 @dataclass(frozen=True)
-class PageData:
-    """What one page shows; everything but the report is optional."""
+class ModelPage:
+    """One model's part of the page: its report and, once `run --profile` made one, its profile."""
 
     report: Report
-    placement: Placement | None = None
+    name: str | None = None  # in an app of several models
     profile: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class PageData:
+    """What one page shows: each model's part (one, or one per model of the app), the placement and
+    the last result."""
+
+    models: tuple[ModelPage, ...]
+    placement: Placement | None = None
     result_line: str | None = None
     result_run: str = "check"  # a RUN_KINDS key: which run the line is from
 
@@ -122,7 +130,7 @@ def bars_svg(rows: list[tuple[str, float, str]], unit: str, element_id: str, wid
     )
 
 
-def sqnr_svg(report: Report, width: int = 760, height: int = 220) -> str:
+def sqnr_svg(report: Report, width: int = 760, height: int = 220, element_id: str = "sqnr-chart") -> str:
     """SQNR after each compared layer along the network's depth; the layers that lose the most in red."""
     points = [layer for layer in report.layers if layer.sqnr_db is not None]
     if not points:
@@ -146,77 +154,83 @@ def sqnr_svg(report: Report, width: int = 760, height: int = 220) -> str:
         f'<text x="{width - 20}" y="{height - 4}" class="lbl" text-anchor="end">output</text>'
     )
     return (
-        f'<svg id="sqnr-chart" width="{width}" height="{height}" role="img" aria-label="SQNR by layer">'
+        f'<svg id="{element_id}" width="{width}" height="{height}" role="img" aria-label="SQNR by layer">'
         f'{axis}<polyline points="{line}" fill="none" stroke="{_COLORS[0]}" stroke-width="2"/>{dots}</svg>'
     )
 
 
+def _model_part(model: ModelPage, several: bool) -> dict[str, Any]:
+    """What report_model.html.j2 shows of one model (`suffix` keeps element ids unique on a page of several)."""
+    report, profile = model.report, model.profile
+    suffix = f"-{model.name}" if several else ""
+    profile_svg = kinds_svg = ""
+    if profile:
+        rows = [
+            (
+                f"#{r['index']} {r['op']} ({r['module']})",
+                r["count"],
+                f"{r['op']} {r['module']} {r['source']}: {r['count']:,} ({r['share']:.1f} %)",
+            )
+            for r in profile["rows"]
+        ]
+        kinds = [(k["kind"], k["count"], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]]
+        profile_svg = bars_svg(rows, profile["counter"], f"profile-chart{suffix}")
+        kinds_svg = bars_svg(kinds, profile["counter"], f"profile-kinds{suffix}")
+    return {
+        "name": model.name,
+        "suffix": suffix,
+        "report": report,
+        "profile": profile,
+        "profile_svg": profile_svg,
+        "kinds_svg": kinds_svg,
+        "sqnr_svg": sqnr_svg(report, element_id=f"sqnr-chart{suffix}"),
+        "worst": [describe_layer(layer) for layer in worst_layers(report)],
+        "schedules": [schedule_line(s) for s in report.schedules],
+    }
+
+
 def render(data: PageData) -> str:
     """The page's HTML."""
-    report = data.report
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(DATA_DIR), autoescape=True, undefined=jinja2.StrictUndefined
     )
-    profile = data.profile
-    profile_svg = (
-        bars_svg(
-            [
-                (
-                    f"#{r['index']} {r['op']} ({r['module']})",
-                    r["count"],
-                    f"{r['op']} {r['module']} {r['source']}: {r['count']:,} ({r['share']:.1f} %)",
-                )
-                for r in profile["rows"]
-            ],
-            profile["counter"],
-            "profile-chart",
-        )
-        if profile
-        else ""
-    )
-    kinds_svg = (
-        bars_svg(
-            [(k["kind"], k["count"], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]],
-            profile["counter"],
-            "profile-kinds",
-        )
-        if profile
-        else ""
-    )
+    several = len(data.models) > 1
     return env.get_template("report.html.j2").render(
-        report=report,
+        title=", ".join(m.name or "" for m in data.models) if several else data.models[0].report.source,
+        one=not several,
+        models=[_model_part(m, several) for m in data.models],
         labels=CLASS_LABELS,
         placement=data.placement,
         result_line=data.result_line,
         result_run=RUN_KINDS[data.result_run],
         memory_svg=memory_svg(data.placement) if data.placement else "",
-        profile=profile,
-        profile_svg=profile_svg,
-        kinds_svg=kinds_svg,
-        sqnr_svg=sqnr_svg(report),
-        worst=[describe_layer(layer) for layer in worst_layers(report)],
         size=size_label,
-        schedules=[schedule_line(s) for s in report.schedules],
     )
 
 
 def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
-    """An app folder (model/report.json, placement, the last runs) or a `lower -o` folder."""
+    """An app folder (model/report.json or, for several models, model/<name>/report.json; the
+    placement; the last runs) or a `lower -o` folder."""
     from cmx_gen.program.report import load_json
 
-    model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
-    placement = model / "placement.json"
-    if (folder / "model" / "placement.json").is_file() and not (folder / "model" / "report.json").is_file():
-        raise AppError(
-            f"{folder} holds several models and the page shows one model",
-            "open a one-model app of the model, or `cmx-gen lower MODEL -o DIR` and `cmx-gen report DIR`",
-        )
+    placement = folder / "model" / "placement.json"
+    if not placement.is_file():
+        placement = folder / "placement.json"
+    names = [m["name"] for m in json.loads(placement.read_text()).get("models", [])] if placement.is_file() else []
     profile = folder / profile_dir / PROFILE_JSON
+    if names:
+        models = tuple(ModelPage(load_json(folder / "model" / name / "report.json"), name) for name in names)
+    else:
+        model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
+        models = (
+            ModelPage(
+                load_json(model / "report.json"), None, json.loads(profile.read_text()) if profile.is_file() else None
+            ),
+        )
     line, run = _last_result(folder / "build" / LAST_RESULT)
     return PageData(
-        report=load_json(model / "report.json"),
+        models=models,
         placement=Placement.from_dict(json.loads(placement.read_text())) if placement.is_file() else None,
-        profile=json.loads(profile.read_text()) if profile.is_file() else None,
         result_line=line,
         result_run=run,
     )

@@ -120,7 +120,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         break
     with progress.step(f"rendering the {project.rtos} app into {app}"):
         rendered = render_app(project, results, board, placement, app, force=force)
-    page = None if project.several else html_report.write(app)
+    page = html_report.write(app)
     return Generated(
         board,
         results[0],

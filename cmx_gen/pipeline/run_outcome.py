@@ -51,8 +51,7 @@ def record(app: AppFolder, run: str, line: str) -> None:
     from cmx_gen.app import html_report
 
     html_report.record_result(app.path, run, line)
-    if not app.model_names():  # the page is one model's (an app of several has none yet)
-        html_report.write(app.path)
+    html_report.write(app.path)
 
 
 def image_and_runner(app: AppFolder, options: RunOptions, build_dir: str) -> tuple[Path, Runner]:

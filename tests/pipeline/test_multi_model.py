@@ -234,10 +234,18 @@ def test_zephyr_app_of_two_models_passes_the_offline_checks(tmp_path, capsys):
     assert "FAIL" not in out and "cmx_model_instance.cpp (conv)" in out and "model/pool/model_pte.S" in out
 
 
-def test_the_html_page_is_one_models(two_app, tmp_path, capsys):
-    """The page shows one model: the app of several says so and names a folder that has one."""
-    assert run_cli("report", two_app) == 2
-    err = capsys.readouterr().err
-    assert "holds 2 models (conv, res)" in err and "model/conv" in err
+def test_the_html_page_has_a_section_per_model(two_app, tmp_path, capsys):
+    """The page of an app of several models: the app's memory map and last run once, then each model's
+    facts, operators and per-layer error in a section of its own (element ids kept unique)."""
+    page = two_app / "report.html"
+    assert page.is_file(), "create writes the page for an app of several models too"
+    assert run_cli("report", two_app, "-o", tmp_path / "two.html") == 0
+    text = (tmp_path / "two.html").read_text()
+    assert 'id="memory-map"' in text and text.count('id="result-line"') == 1
+    for name in ("conv", "res"):
+        assert f'<h2 id="model-{name}">Model <code>{name}</code></h2>' in text
+        assert f'id="operators-{name}"' in text and f'id="worst-layers-{name}"' in text
+    ids = re.findall(r'id="([^"]+)"', text)
+    assert len(ids) == len(set(ids)), "element ids repeat"
     assert run_cli("report", two_app / "model" / "res", "-o", tmp_path / "res.html") == 0
     assert "<svg" in (tmp_path / "res.html").read_text()

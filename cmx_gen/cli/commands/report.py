@@ -22,14 +22,8 @@ def run(args: argparse.Namespace) -> int:
 
     app = AppFolder(Path(args.folder))
     folder = app.path
-    if app.model_names():
-        raise AppError(
-            f"{folder} holds {len(app.model_names())} models ({', '.join(app.model_names())}) and the page "
-            "shows one model",
-            f"cmx-gen report {folder / 'model' / app.model_names()[0]}: one model's "
-            "report, without the app's memory map and last run",
-        )
-    if not (folder / "report.json").is_file() and not (folder / "model" / "report.json").is_file():
+    has_report = (folder / "report.json").is_file() or (folder / "model" / "report.json").is_file()
+    if not has_report and not app.model_names():
         raise AppError(
             f"{folder} holds no report.json: it is neither an app nor a lowering folder",
             "pass the folder given to `cmx-gen create -o` or `cmx-gen lower -o`",
