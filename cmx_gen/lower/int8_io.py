@@ -25,9 +25,6 @@ class QParams:
     qmin: int
     qmax: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"scale": self.scale, "zero_point": self.zero_point, "at": "io"}
-
 
 @dataclass
 class IoQuant:

@@ -63,7 +63,7 @@ def output_scales(converted: torch.fx.GraphModule) -> dict[str, tuple[float, int
 class _Recorder(torch.fx.Interpreter):
     def __init__(self, module: torch.fx.GraphModule, keep: set[str]) -> None:
         super().__init__(module)
-        self.keep, self.values = keep, cast(dict[str, Any], {})
+        self.keep, self.values = keep, cast(dict[str, torch.Tensor], {})
 
     def run_node(self, node: torch.fx.Node) -> Any:
         result = super().run_node(node)
@@ -76,7 +76,7 @@ def layer_errors(
     float_graph: torch.fx.GraphModule,
     scales: dict[str, tuple[float, int]],
     program: torch.fx.GraphModule,
-    samples: Sequence[tuple[tuple[torch.Tensor, ...], dict[str, Any]]],
+    samples: Sequence[tuple[tuple[torch.Tensor, ...], dict[str, object]]],
 ) -> list[LayerError]:
     """`samples`: per calibration sample, (the float model's inputs, every lowered op's int8 result by
     node name). One float pass per sample; the int8 results come from the reference runs."""

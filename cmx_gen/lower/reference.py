@@ -29,7 +29,7 @@ class _KernelExactInterpreter(torch.fx.Interpreter):
         self.compare_python = compare_python
         self.diffs: dict[str, OpDiff] = {}
         self.python_missing: set[str] = set()  # ops ExecuTorch's Python reference cannot run
-        self.record: dict[str, Any] | None = {} if record else None
+        self.record: dict[str, object] | None = {} if record else None
         # Indexed like the program's instructions: operator calls, not scratch allocations.
         calls = [n for n in module.graph.nodes if n.op == "call_function" and hasattr(n.target, "_schema")]
         self._calls = {n: i for i, n in enumerate(calls)}
@@ -79,7 +79,8 @@ class ReferenceRuns:
     python: tuple[torch.Tensor, ...] | None  # ExecuTorch's Python ops throughout; None if one cannot run
     diffs: dict[str, OpDiff] = field(default_factory=dict)  # by node, in the order they were met
     python_missing: frozenset[str] = frozenset()  # ops ExecuTorch's Python reference cannot run
-    values: dict[str, Any] = field(default_factory=dict)  # with record=True: every op's result, by node
+    # with record=True: every op's result, by node (a tensor, or a tuple of them for an op of several outputs)
+    values: dict[str, object] = field(default_factory=dict)
 
 
 def run_references(

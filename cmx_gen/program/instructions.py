@@ -53,7 +53,7 @@ def describe(
     return described
 
 
-def memory_bytes(value: torch.Tensor, output: OutputPlace) -> NDArray[Any] | None:
+def memory_bytes(value: object, output: OutputPlace) -> NDArray[Any] | None:
     """The bytes the target holds for `value` in the output's dim order, or None if the host value
     is not that tensor (shape or dtype differ)."""
     if not isinstance(value, torch.Tensor) or list(value.shape) != output.shape:
@@ -65,7 +65,7 @@ def memory_bytes(value: torch.Tensor, output: OutputPlace) -> NDArray[Any] | Non
 
 
 def trace_arrays(
-    rows: list[PlanRow], named: dict[int, dict[str, str]], values: dict[str, Any]
+    rows: list[PlanRow], named: dict[int, dict[str, str]], values: dict[str, object]
 ) -> dict[int, NDArray[Any]]:
     """Instruction i's expected output bytes for the sample input, by index (reference.npz trace_<i>)."""
     arrays: dict[int, NDArray[Any]] = {}
@@ -79,7 +79,7 @@ def trace_arrays(
     return arrays
 
 
-def layer_trace_arrays(layers: Sequence[DelegatedLayer], values: dict[str, Any]) -> dict[int, NDArray[Any]]:
+def layer_trace_arrays(layers: Sequence[DelegatedLayer], values: dict[str, object]) -> dict[int, NDArray[Any]]:
     """Each delegated layer's expected output bytes (cmx-gen's backend streams them in the trace
     image), by debug id: the kernel-exact value in the layout the layer writes it."""
     arrays: dict[int, NDArray[Any]] = {}

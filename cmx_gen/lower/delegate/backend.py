@@ -144,5 +144,5 @@ def delegate_schedules(program: Any) -> list[Schedule]:
         specs = {spec.key: spec.value.decode() for spec in lowered.compile_specs}
         isa = str(cores()[specs["core"]]["isa"])
         made = schedule(lowered.original_module, isa, specs.get("memory", DEFAULT_GOAL))
-        out.append(Schedule(delegate=position, goal=specs.get("memory", DEFAULT_GOAL), **made.summary()))
+        out.append(made.summary(position, specs.get("memory", DEFAULT_GOAL)))
     return out

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL
+from cmx_gen.lower import facts
 from cmx_gen.lower.delegate import costs, kernel_choice, overlap
 from cmx_gen.lower.delegate.work_memory import Buffer, WorkPlan, place
 from cmx_gen.lower.fx_nodes import module_path
@@ -98,21 +99,24 @@ class Schedule:
             end = max(end, hi)
         return used
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, delegate: int, goal: str) -> facts.Schedule:
+        """What the report says of this schedule, as delegate call `delegate` made for `goal`."""
         floor, floor_at = self.floor()
         peak, peak_at = self.peak()
-        return {
-            "work_bytes": self.work.nbytes,
-            "layer_by_layer_bytes": self.work.layer_by_layer,
-            "floor_bytes": floor,
-            "floor_at": floor_at,
-            "peak_bytes": peak,
-            "peak_at": peak_at,
-            "written_over_input": len(self.work.shared),
-            "inputs_in_work": sum(1 for o in self.io_offsets[: len(self.inputs)] if o >= 0),
-            "outputs_in_work": sum(1 for o in self.io_offsets[len(self.inputs) :] if o >= 0),
-            "extra_instructions": self.extra_instructions,
-        }
+        return facts.Schedule(
+            delegate=delegate,
+            goal=goal,
+            work_bytes=self.work.nbytes,
+            layer_by_layer_bytes=self.work.layer_by_layer,
+            floor_bytes=floor,
+            floor_at=floor_at,
+            peak_bytes=peak,
+            peak_at=peak_at,
+            written_over_input=len(self.work.shared),
+            inputs_in_work=sum(1 for o in self.io_offsets[: len(self.inputs)] if o >= 0),
+            outputs_in_work=sum(1 for o in self.io_offsets[len(self.inputs) :] if o >= 0),
+            extra_instructions=self.extra_instructions,
+        )
 
 
 def _place(
