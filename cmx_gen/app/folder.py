@@ -6,6 +6,7 @@ model/placement.json      where everything goes on the board
 model/<name>/             an app of several models: each model's report, program and reference
 build/*.elf               the bare-metal image (`cmx-gen build`); build/zephyr/zephyr.elf for Zephyr
 build-profile/, build-trace/   the diagnostic images (`cmx-gen run --profile / --trace`)
+build-models/<name>/      an app of several models: a one-model app of each, for those images and `run --data`
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import TYPE_CHECKING
 from cmx_gen.app import txn as app_txn
 from cmx_gen.common.errors import AppError, RunError
 from cmx_gen.fit.boards import Board, load_board
+
+MODEL_APPS = "build-models"  # an app of several models: each model's one-model app (pipeline/one_model.py)
 
 if TYPE_CHECKING:
     from cmx_gen.fit.memory import Placement

@@ -17,6 +17,7 @@ from typing import Any
 
 import jinja2
 
+from cmx_gen.app.folder import MODEL_APPS
 from cmx_gen.common.format import size_label
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.fit.memory import Placement
@@ -208,6 +209,10 @@ def render(data: PageData) -> str:
     )
 
 
+def _json(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
     """An app folder (model/report.json or, for several models, model/<name>/report.json; the
     placement; the last runs) or a `lower -o` folder."""
@@ -217,16 +222,18 @@ def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
     if not placement.is_file():
         placement = folder / "placement.json"
     names = [m["name"] for m in json.loads(placement.read_text()).get("models", [])] if placement.is_file() else []
-    profile = folder / profile_dir / PROFILE_JSON
-    if names:
-        models = tuple(ModelPage(load_json(folder / "model" / name / "report.json"), name) for name in names)
+    if names:  # each model's profile from its one-model app (pipeline/one_model.py: build-models/<name>/)
+        models = tuple(
+            ModelPage(
+                load_json(folder / "model" / name / "report.json"),
+                name,
+                _json(folder / MODEL_APPS / name / profile_dir / PROFILE_JSON),
+            )
+            for name in names
+        )
     else:
         model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
-        models = (
-            ModelPage(
-                load_json(model / "report.json"), None, json.loads(profile.read_text()) if profile.is_file() else None
-            ),
-        )
+        models = (ModelPage(load_json(model / "report.json"), None, _json(folder / profile_dir / PROFILE_JSON)),)
     line, run = _last_result(folder / "build" / LAST_RESULT)
     return PageData(
         models=models,

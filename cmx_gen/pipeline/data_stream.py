@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from cmx_gen.app.folder import AppFolder
@@ -28,11 +29,22 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
             "create a bare-metal app of the same model for the data run (the program is the same)",
         )
     several = app.model_names()
-    if several:
-        raise RunError(
-            f"--data streams one model's samples; {app.path} has {len(several)} models",
-            "create a one-model app of the model to check on the data set (the program is the same)",
-        )
+    if several:  # the data set is one model's: through a one-model app of it (one_model.py), built here
+        if options.model is None:
+            raise RunError(
+                f"--data streams one model's samples and {app.path} has {len(several)} models ({', '.join(several)})",
+                f"name the model the data set is for: --model {several[0]}",
+            )
+        from cmx_gen.pipeline.one_model import one_model_app
+
+        one = one_model_app(app, options.model)
+        if not options.dry_run:
+            progress.say(f"building the one-model app of {options.model} in {one.path}")
+            kind_of(one).build(one)
+        outcome = run_data(one, replace(options, model=None))
+        return Outcome((f"model      {options.model} (its one-model app: {one.path})", *outcome.lines), outcome.status)
+    if options.model is not None:
+        raise RunError(f"--model picks a model of an app of several; {app.path} has one", "drop --model")
     report = app.report()
     data = data_run.load(options.data, options.labels, report)
     progress.say(

@@ -9,7 +9,6 @@ import shlex
 
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
-from cmx_gen.common.errors import RunError
 from cmx_gen.device.runners import Result
 from cmx_gen.pipeline.run_outcome import Outcome, RunOptions, image_and_runner, record
 from cmx_gen.program.report import Instruction
@@ -22,12 +21,14 @@ def diagnose(app: AppFolder, options: RunOptions) -> Outcome:
     from cmx_gen.common import progress
     from cmx_gen.fit.memory import check_diagnostic_fit
 
-    several = app.model_names()
-    if several:
-        raise RunError(
-            f"the profile and trace images are for an app of one model; {app.path} has {len(several)}",
-            "create a one-model app of the model to profile (same program)",
-        )
+    if app.model_names():  # each model's image, from a one-model app of it (one_model.py)
+        from cmx_gen.app import html_report
+        from cmx_gen.pipeline.one_model import each_model
+
+        outcome = each_model(app, lambda one: diagnose(one, options))
+        if not options.dry_run:
+            html_report.write(app.path)  # the page of the app of several, with each model's profile
+        return outcome
     instructions = app.report().instructions
     placement = app.placement()
     lines: list[str] = []

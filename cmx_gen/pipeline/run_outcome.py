@@ -28,6 +28,7 @@ class RunOptions:
     user_app: bool = False
     data: Path | None = None
     labels: Path | None = None
+    model: str | None = None  # --data on an app of several models: which model the data set is for
 
 
 @dataclass(frozen=True)

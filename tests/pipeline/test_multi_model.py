@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import SMALL, run_cli
@@ -249,3 +250,16 @@ def test_the_html_page_has_a_section_per_model(two_app, tmp_path, capsys):
     assert len(ids) == len(set(ids)), "element ids repeat"
     assert run_cli("report", two_app / "model" / "res", "-o", tmp_path / "res.html") == 0
     assert "<svg" in (tmp_path / "res.html").read_text()
+
+
+def test_a_data_run_on_an_app_of_several_names_the_model(two_app, tmp_path, capsys):
+    """--data on an app of several models needs --model (the data set is one model's); a model the app
+    does not hold is named. Each one line, exit 2."""
+    data = tmp_path / "x.npz"
+    np.savez(data, input=np.zeros((2, 3, 8, 8), np.float32))
+    capsys.readouterr()
+    assert run_cli("run", two_app, "--data", data) == 2
+    err = capsys.readouterr().err
+    assert "has 2 models (conv, res)" in err and "--model conv" in err
+    assert run_cli("run", two_app, "--data", data, "--model", "nope") == 2
+    assert "has no model 'nope'" in capsys.readouterr().err

@@ -232,3 +232,44 @@ def test_zephyr_app_of_two_models_configures_and_compiles(tmp_path, image):
     names = object_names(paths)
     assert "cmx_shared_pools.c" in names and "cmx_api.cpp" in names
     assert ({"cmx_runner.cpp"} if image == "check" else {"main.c", "cmx_app.c"}) <= names
+
+
+def test_profile_trace_and_data_run_one_model_at_a_time(tmp_path, capsys):
+    """run --profile / --trace on an app of several models: one run per model, each from a one-model
+    app of it (build-models/<name>/, the same program); the app's page shows each model's profile.
+    run --data --model NAME streams a data set through that model's one-model app, bit-exact."""
+    import sys
+
+    from conftest import run_cli
+
+    app = _app(tmp_path / "two", "mps3-an547", ["digits", "anomaly"])
+    capsys.readouterr()
+    assert run_cli("run", app, "--profile", "--trace") == 0
+    out = capsys.readouterr().out
+    for name in ("digits", "anomaly"):
+        assert f"model      {name} (its one-model app: {app / 'build-models' / name})" in out, out
+        one = app / "build-models" / name
+        assert (one / "build-profile" / "profile.json").is_file()
+        assert (
+            load_json(one / "model" / "report.json").pte.sha256
+            == load_json(app / "model" / name / "report.json").pte.sha256
+        ), "the one-model app runs the same program"
+    assert out.count("trace: all") == 2, out
+    page = (app / "report.html").read_text()
+    assert 'id="profile-chart-digits"' in page and 'id="profile-chart-anomaly"' in page
+
+    data = tmp_path / "test.npz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(data)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    import numpy as np
+
+    with np.load(data) as split:
+        np.savez(tmp_path / "some.npz", input=split["input"][:16], labels=split["labels"][:16])
+    capsys.readouterr()
+    assert run_cli("run", app, "--data", tmp_path / "some.npz", "--model", "digits") == 0
+    out = capsys.readouterr().out
+    assert "model      digits (its one-model app:" in out and "bit-exact  16/16 outputs equal the host reference" in out

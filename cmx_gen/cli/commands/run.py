@@ -56,6 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "folder of .npy) through your application: bit-exact count, accuracy, counts per call",
     )
     parser.add_argument("--labels", metavar="FILE", help="with --data: one integer class per sample (.npy)")
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="with --data on an app of several models: the model the data set is for (run through a one-model "
+        "app of it, APP/build-models/NAME)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -77,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         user_app=args.user_app,
         data=optional(args.data),
         labels=optional(args.labels),
+        model=args.model,
     )
     outcome = run(AppFolder(Path(args.app)), options)
     for line in outcome.lines:
