@@ -39,7 +39,8 @@ def main() -> None:
     progress.set_quiet(True)
     boards = BOARDS
     if args.all_boards:
-        from cmx_gen.fit.boards import load_boards, zephyr_boards
+        from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
+        from cmx_gen.fit.boards import load_boards
 
         every = load_boards()
         boards = {

@@ -7,7 +7,6 @@ load time with the file, the field path and the problem, instead of later as a w
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 from pathlib import Path
 from typing import Literal
@@ -16,14 +15,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cmx_gen.common.errors import BoardError
-from cmx_gen.common.paths import BOARDS_DIR, DATA_DIR, ROOT
+from cmx_gen.common.paths import BOARDS_DIR
 from cmx_gen.common.targets import TARGETS, cores, isa_target, optional
 
 RegionKind = Literal["flash", "itcm", "dtcm", "sram", "ddr"]
 Isa = Literal["MVE", "DSP", "SCALAR"]
 
-# Zephyr's view of each board target (devicetree labels, SoC Kconfig selects): see the file's header.
-ZEPHYR_LAYOUT_FILE = DATA_DIR / "zephyr" / "boards.yaml"
 
 # Extra board folders searched before the built-in one (os.pathsep separated), so a user can keep
 # private boards outside the checkout.
@@ -272,53 +269,7 @@ def load_board_file(path: str | Path) -> Board:
             f"board file {path}: field id: {board.id!r} does not match the file name {path.stem!r}",
             f"rename the file to {board.id}.yaml or set id: {path.stem}",
         )
-    problems = zephyr_layout_problems(board)
-    if problems:
-        raise BoardError(
-            f"board file {path}: " + "; ".join(problems),
-            f"fix the field(s) named, or the board's entry in {ZEPHYR_LAYOUT_FILE.relative_to(ROOT)} "
-            "(labels from the board's DTS); a board without a Zephyr app drops `zephyr:`",
-        )
     return board
-
-
-@functools.lru_cache(maxsize=1)
-def zephyr_boards() -> dict:
-    """cmx_gen/data/zephyr/boards.yaml, parsed once."""
-    return yaml.safe_load(ZEPHYR_LAYOUT_FILE.read_text())
-
-
-def zephyr_layout(board: Board) -> dict | None:
-    """The layout data entry of the board's Zephyr target, None without a target or data for it."""
-    info = zephyr_boards().get(board.zephyr.file_name) if board.zephyr else None
-    return info if isinstance(info, dict) and "target" in info else None
-
-
-def zephyr_layout_problems(board: Board) -> list[str]:
-    """How a board file disagrees with the Zephyr layout data of its `zephyr.target`: checked when
-    the board is loaded, so a Zephyr app is never the first to find out. A target without layout data
-    is not checked here: the board still serves bare-metal apps, and the Zephyr app kind refuses it
-    before lowering (app/kinds/zephyr.ZephyrApp.check_board)."""
-    info = zephyr_layout(board)
-    if board.zephyr is None or info is None:
-        return []
-    target, file_name = board.zephyr.target, board.zephyr.file_name
-    problems = []
-    if info["target"] != target:
-        problems.append(f"field zephyr.target: the layout data for {file_name} is for {info['target']!r}")
-    nodes = info.get("nodes") or {}
-    for i, region in enumerate(board.memory):
-        if region.dt_node and region.dt_node not in nodes:
-            problems.append(
-                f"field memory[{i}].dt_node: {target} has no devicetree node &{region.dt_node} "
-                f"(it has: {', '.join(nodes) or 'none'})"
-            )
-    cpu = "CPU_" + board.core.name.upper().replace("-", "_")
-    selects = info.get("soc_selects") or []
-    if selects and cpu not in selects:
-        zephyr_cpu = next((s for s in selects if s.startswith("CPU_CORTEX_")), "another core")
-        problems.append(f"field core.name: {board.core.name} is not the core of Zephyr's {target} ({zephyr_cpu})")
-    return problems
 
 
 def _board_files() -> dict[str, Path]:

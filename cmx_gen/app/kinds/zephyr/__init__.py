@@ -37,8 +37,9 @@ class ZephyrApp(AppKind):
     image_is_file = False  # west flashes and runs a build folder
 
     def check_board(self, board: "Board") -> None:
-        from cmx_gen.fit.boards import zephyr_layout
-        from cmx_gen.common.errors import RenderError
+        from cmx_gen.app.kinds.zephyr.layout import LAYOUT_FILE, zephyr_layout, zephyr_layout_problems
+        from cmx_gen.common.errors import BoardError, RenderError
+        from cmx_gen.common.paths import ROOT
 
         if board.zephyr is None:
             raise RenderError(
@@ -50,6 +51,13 @@ class ZephyrApp(AppKind):
                 f"no Zephyr layout data for board target '{board.zephyr.file_name}' ({board.id}): cmx-gen cannot map "
                 "its memory onto Zephyr's devicetree",
                 "add an entry for it to cmx_gen/data/zephyr/boards.yaml (labels from the board's DTS), or use --rtos baremetal",
+            )
+        problems = zephyr_layout_problems(board)
+        if problems:
+            raise BoardError(
+                f"board {board.id}: " + "; ".join(problems),
+                f"fix the field(s) named in its board file, or the board's entry in {LAYOUT_FILE.relative_to(ROOT)} "
+                "(labels from the board's DTS); a board without a Zephyr app drops `zephyr:`",
             )
 
     def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:

@@ -15,7 +15,8 @@ from typing import Any
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.common.targets import cores
-from cmx_gen.fit.boards import Board, MemoryRegion, zephyr_boards
+from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
+from cmx_gen.fit.boards import Board, MemoryRegion
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
 

@@ -189,7 +189,7 @@ def test_pte_section_matches_render():
 
 
 def _zephyr_boards_with_layout() -> list[str]:
-    from cmx_gen.fit.boards import zephyr_boards
+    from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
 
     known = zephyr_boards()
     return [b.id for b in boards.load_boards() if b.zephyr and b.zephyr.file_name in known]

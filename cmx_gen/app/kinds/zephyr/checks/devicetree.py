@@ -14,7 +14,7 @@ from devicetree import dtlib
 
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, board_files, rel
 from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
-from cmx_gen.fit.boards import zephyr_boards
+from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
 
 
 _LINK_IN = re.compile(r"GROUP_(?:DATA_|NOLOAD_)?LINK_IN\(\s*(\w+)(?:\s*,\s*(\w+))?\s*\)")

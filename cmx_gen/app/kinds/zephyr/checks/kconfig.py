@@ -13,7 +13,7 @@ import yaml
 
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, board_files, rel
 from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
-from cmx_gen.fit.boards import zephyr_boards
+from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
 
 
 def _stub_tree(root: Path, soc_selects: list[str]) -> None:
