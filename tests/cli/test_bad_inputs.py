@@ -73,7 +73,7 @@ def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_
     )
     from cmx_gen.app import project as project_mod
 
-    assert project_mod.load(tmp_path / "app").keep_fp32 == [where], "regen keeps the option"
+    assert project_mod.load(tmp_path / "app").models[0].keep_fp32 == (where,), "regen keeps the option"
 
 
 def test_keep_fp32_naming_nothing(tmp_path, capsys):

@@ -70,7 +70,7 @@ def test_app_header_exports_the_io_quantization(tmp_path):
     io = (app / "model" / "cmx_model_io.c").read_text()
     assert "{cmx_output_0, 10u, 10u, 1, 0.0f, 0}" in io, "int8 outputs are compared in integer steps (scale 0)"
     assert 'io = "int8"' in (app / "cmx.toml").read_text()
-    assert project_mod.load(app / "cmx.toml").io == "int8"
+    assert project_mod.load(app / "cmx.toml").models[0].io == "int8"
     # a float-I/O app says so and gives the boundary's parameters for reference
     plain = tmp_path / "plain"
     generate(
