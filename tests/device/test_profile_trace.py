@@ -252,9 +252,9 @@ def test_a_broken_scenario_config_is_caught(zephyr_app, tmp_path):
 def test_node_names_ignore_a_folded_node_whose_handle_collides():
     rows = [PlanRow(0, "cortex_m::quantized_linear.out")]
     named = {0: {"node": "view", "module": "m", "source": "", "op": "aten::view_copy"}}
-    assert instructions.describe(rows, named)[0]["node"] == ""
+    assert instructions.describe(rows, named)[0].node == ""
     named = {0: {"node": "linear", "module": "fc", "source": "m.py:3", "op": "cortex_m::quantized_linear"}}
-    assert instructions.describe(rows, named)[0]["module"] == "fc"
+    assert instructions.describe(rows, named)[0].module == "fc"
 
 
 def test_trace_reference_survives_a_regen_unchanged(app):
