@@ -24,3 +24,27 @@ def test_a_step_moved_before_what_it_reads_is_named():
 def test_two_steps_making_one_record_are_refused():
     with pytest.raises(RuntimeError, match="'rewrite' makes Rewritten again"):
         check_order([*STEPS, STEPS[0]])
+
+
+def test_no_record_of_the_lowering_has_an_any_field():
+    """The records the steps hand each other, and the facts the report holds, are typed: a field typed
+    Any (an untyped join between stages) fails here (issue 35)."""
+    import dataclasses
+    import re
+
+    from cmx_gen.common.record import SparseRecord
+    from cmx_gen.lower import facts, state
+
+    records = [
+        obj
+        for module in (state, facts)
+        for obj in vars(module).values()
+        if isinstance(obj, type)
+        and obj.__module__ == module.__name__
+        and obj is not state.Step
+        and (dataclasses.is_dataclass(obj) or issubclass(obj, SparseRecord))
+    ]
+    assert len(records) >= 19, [r.__name__ for r in records]
+    for record in records:
+        for name, annotation in record.__annotations__.items():
+            assert not re.search(r"\bAny\b", str(annotation)), f"{record.__name__}.{name}: {annotation}"
