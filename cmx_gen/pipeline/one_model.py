@@ -23,8 +23,10 @@ def one_model_app(app: AppFolder, name: str) -> AppFolder:
     if name not in entries:
         raise RunError(f"{app.path} has no model {name!r}", f"name one of: {', '.join(entries)}")
     folder = app.path / MODEL_APPS / name
-    one = replace(project, models=(replace(entries[name], name=name),), name=name, output=str(folder))
-    generate(replace(one, separate_arenas=False), folder)
+    one = replace(
+        project, models=(replace(entries[name], name=name),), name=name, output=str(folder), separate_arenas=False
+    )
+    generate(one, folder)
     return AppFolder(folder)
 
 

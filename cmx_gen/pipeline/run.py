@@ -40,6 +40,8 @@ def run(app: AppFolder, options: RunOptions) -> Outcome:
         return diagnose(app, options)
     if options.labels and not options.data:
         raise RunError("--labels goes with --data", "add --data FILE")
+    if options.model and not options.data:
+        raise RunError("--model names the model a data set is for", "add --data FILE")
     if options.data:
         return run_data(app, options)
     if options.user_app:
