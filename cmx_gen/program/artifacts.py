@@ -283,6 +283,6 @@ def lower_model(exported: "Exported", core: str, options: LowerOptions | None = 
         instructions=rows,
         delegated_layers=layers,
         schedules=list(delegated.schedules),
-        **lowered.report_parts(),
+        parts=lowered.report_parts(),
     )
     return Artifacts(lowered.pte, report, reference)

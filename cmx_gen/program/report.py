@@ -4,6 +4,7 @@ a `Report`. How it reads for people (the stdout table, report.md) is report_text
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,7 +12,7 @@ from cmx_gen import __version__
 from pydantic import Field, ValidationError
 
 from cmx_gen.common.errors import ModelSourceError, StrictError
-from cmx_gen.common.record import Record, SparseRecord
+from cmx_gen.common.record import Record, ReportPart, SparseRecord
 from cmx_gen.lower.facts import DelegatedLayer, LayerError, LowerOptions, OpDiff, Rewrite, Schedule, Target
 from cmx_gen.program.pte import Operator, OutputPlace, ProgramInfo, Quant, TensorSpec
 
@@ -54,12 +55,28 @@ def build_report(
     quantization_error: QuantizationError | None = None,
     warnings: list[str] | None = None,
     timings: dict[str, float] | None = None,
-    **lowered: Any,
+    lowering_options: LowerOptions | None = None,
+    rewrites: list[Rewrite] | None = None,
+    layers: list[LayerError] | None = None,
+    instructions: list[Instruction] | None = None,
+    delegated_layers: list[DelegatedLayer] | None = None,
+    schedules: list[Schedule] | None = None,
+    note: str | None = None,
+    parts: Mapping[str, ReportPart] | None = None,
 ) -> Report:
-    """The report of a program from its parts. `lowered`: the parts only a lowered model has
-    (lowering_options, rewrites, layers, instructions, delegated_layers, schedules) and `note`; a
-    part not given is left out of report.json, not written as its default. Keys are documented in
-    docs/report.md; add, never rename."""
+    """The report of a program from its parts. The parts only a lowered model has (lowering_options ...
+    schedules) and `note` are left out of report.json when not given, not written as their defaults;
+    `parts`: the steps' ReportParts by key (fields of Report). Keys are documented in docs/report.md;
+    add, never rename."""
+    given = {
+        "lowering_options": lowering_options,
+        "rewrites": rewrites,
+        "layers": layers,
+        "instructions": instructions,
+        "delegated_layers": delegated_layers,
+        "schedules": schedules,
+        "note": note,
+    }
     return Report(
         schema_=SCHEMA,
         cmx_gen_version=__version__,
@@ -85,7 +102,8 @@ def build_report(
         reference=reference,
         lowering_warnings=warnings or [],
         timings_s={k: round(v, 3) for k, v in (timings or {}).items()},
-        **lowered,
+        **{key: part for key, part in given.items() if part is not None},
+        **(parts or {}),
     )
 
 
