@@ -118,7 +118,7 @@ class LoweredModel:
     @property
     def op_diffs(self) -> tuple[OpDiff, ...]:
         """Where the two host references part, over the sample input and the error samples."""
-        return tuple(merge_diffs(self.get(Referenced).runs.diffs, {d.node: d for d in self.get(Errors).diffs}).values())
+        return tuple(merge_diffs(self.get(Referenced).runs.diffs, self.get(Errors).diffs).values())
 
 
 def lower(

@@ -87,12 +87,10 @@ def run_references(
     program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...], isa: str, record: bool = False
 ) -> ReferenceRuns:
     """`inputs` through the kernel-exact host models and through ExecuTorch's Python ops."""
-    from cmx_gen.model.source import call, fresh
+    from cmx_gen.model.source import call
 
     interpreter = _KernelExactInterpreter(program, isa, compare_python=True, record=record)
-    with torch.no_grad():
-        exact = interpreter.run(*fresh(inputs))
-    exact = (exact,) if isinstance(exact, torch.Tensor) else tuple(exact)
+    exact = _outputs(interpreter, inputs)
     python = None if interpreter.python_missing else call(program, inputs)
     return ReferenceRuns(
         kernel_exact=exact,
@@ -105,10 +103,15 @@ def run_references(
 
 def kernel_exact(program: torch.fx.GraphModule, inputs: tuple[torch.Tensor, ...], isa: str) -> tuple[torch.Tensor, ...]:
     """The kernel-exact outputs alone (a data set's many samples: ExecuTorch's Python ops are not run)."""
+    return _outputs(_KernelExactInterpreter(program, isa, compare_python=False, record=False), inputs)
+
+
+def _outputs(interpreter: _KernelExactInterpreter, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    """One run of `interpreter` on fresh copies of `inputs`, its outputs as a tuple."""
     from cmx_gen.model.source import fresh
 
     with torch.no_grad():
-        out = _KernelExactInterpreter(program, isa, compare_python=False, record=False).run(*fresh(inputs))
+        out = interpreter.run(*fresh(inputs))
     return (out,) if isinstance(out, torch.Tensor) else tuple(out)
 
 

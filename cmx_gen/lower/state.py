@@ -121,7 +121,7 @@ class Errors:
     calibration_outputs: tuple[tuple[Outputs, Outputs], ...]  # (float model, kernel-exact) per sample
     calibration_references: tuple[tuple[Outputs, Outputs | None], ...]  # (kernel-exact, Python) per sample
     layers: tuple[LayerError, ...]
-    diffs: tuple[OpDiff, ...]  # where the references parted on these samples
+    diffs: dict[str, OpDiff]  # where the references parted on these samples, by node
 
 
 @dataclass(frozen=True)

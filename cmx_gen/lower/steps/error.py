@@ -37,7 +37,7 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, lowered: Lower
         calibration_outputs=tuple(outputs),
         calibration_references=tuple(references),
         layers=tuple(layers),
-        diffs=tuple(merge_diffs(*diffs).values()),
+        diffs=merge_diffs(*diffs),
     )
 
 
