@@ -51,6 +51,26 @@ def lowered_dir(tmp_path_factory):
     return get
 
 
+def digits_split(folder: Path, count: int | None = None) -> Path:
+    """The digits sample's test split as a `run --data` file in `folder` (its first `count` samples)."""
+    import sys
+
+    import numpy as np
+
+    full = folder / "test.npz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(full)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    if count is None:
+        return full
+    with np.load(full) as split:
+        np.savez(folder / "some.npz", input=split["input"][:count], labels=split["labels"][:count])
+    return folder / "some.npz"
+
+
 def read_report(folder: Path) -> dict:
     return json.loads((folder / "report.json").read_text())
 

@@ -9,13 +9,11 @@ Without them every test here is skipped and says why.
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import FIRMWARE, ROOT, run_cli
+from conftest import FIRMWARE, ROOT, digits_split, run_cli
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
 from cmx_gen.device import app_run
@@ -84,13 +82,7 @@ def test_data_set_through_the_application_bit_exact(tmp_path, capsys):
     """The digits test split (360 images) on M55: every output bit-exact with the host reference,
     target accuracy = host int8 accuracy."""
     app, _ = _build(DIGITS, "mps3-an547", tmp_path)
-    data = tmp_path / "test.npz"
-    subprocess.run(
-        [sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(data)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    data = digits_split(tmp_path)
     capsys.readouterr()
     assert run_cli("run", app, "--data", data) == 0
     out = capsys.readouterr().out
@@ -106,19 +98,9 @@ def test_data_set_over_the_uart_of_a_stand_alone_image(tmp_path, capsys):
     app = tmp_path / "app"
     generate(project_mod.Project.single(model=str(DIGITS), board="mps3-an547", rtos="baremetal", output=str(app)), app)
     build.build(app, jobs=2, defines=["CMX_CONSOLE=uart", "CMX_SEMIHOSTING=OFF"])
-    full = tmp_path / "test.npz"
-    subprocess.run(
-        [sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(full)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    import numpy as np
-
-    with np.load(full) as split:
-        np.savez(tmp_path / "some.npz", input=split["input"][:24], labels=split["labels"][:24])
+    some = digits_split(tmp_path, 24)
     capsys.readouterr()
-    assert run_cli("run", app, "--data", tmp_path / "some.npz") == 0
+    assert run_cli("run", app, "--data", some) == 0
     assert "bit-exact  24/24 outputs equal the host reference" in capsys.readouterr().out
 
 

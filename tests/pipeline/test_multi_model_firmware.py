@@ -238,9 +238,7 @@ def test_profile_trace_and_data_run_one_model_at_a_time(tmp_path, capsys):
     """run --profile / --trace on an app of several models: one run per model, each from a one-model
     app of it (build-models/<name>/, the same program); the app's page shows each model's profile.
     run --data --model NAME streams a data set through that model's one-model app, bit-exact."""
-    import sys
-
-    from conftest import run_cli
+    from conftest import digits_split, run_cli
 
     app = _app(tmp_path / "two", "mps3-an547", ["digits", "anomaly"])
     capsys.readouterr()
@@ -258,18 +256,8 @@ def test_profile_trace_and_data_run_one_model_at_a_time(tmp_path, capsys):
     page = (app / "report.html").read_text()
     assert 'id="profile-chart-digits"' in page and 'id="profile-chart-anomaly"' in page
 
-    data = tmp_path / "test.npz"
-    subprocess.run(
-        [sys.executable, str(ROOT / "samples" / "digits" / "test_split.py"), "--out", str(data)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    import numpy as np
-
-    with np.load(data) as split:
-        np.savez(tmp_path / "some.npz", input=split["input"][:16], labels=split["labels"][:16])
+    some = digits_split(tmp_path, 16)
     capsys.readouterr()
-    assert run_cli("run", app, "--data", tmp_path / "some.npz", "--model", "digits") == 0
+    assert run_cli("run", app, "--data", some, "--model", "digits") == 0
     out = capsys.readouterr().out
     assert "model      digits (its one-model app:" in out and "bit-exact  16/16 outputs equal the host reference" in out
