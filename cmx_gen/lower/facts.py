@@ -35,6 +35,31 @@ class LowerOptions(Record):
     memory: MemoryGoal = "balanced"
 
 
+FloatWhy = Literal["island", "keep_fp32", "no_int8_kernel"]
+
+
+class FloatIsland(Record):
+    """A node cmx-gen left in float by itself (float_islands.py): a step could not take it to int8, so
+    the model was lowered again with it in float instead of being refused (`--strict` refuses)."""
+
+    part: str  # what --keep-fp32 would be given: a node of the exported graph (`bmm_1`) or a line (`model.py:15`)
+    op: str = ""  # "aten::bmm" (a node's)
+    source: str = ""  # the user's line that made it
+    reason: str  # one line: which step failed on it and how
+
+
+class FloatPart(Record):
+    """A connected part of the program that computes in float on portable kernels, and why
+    (float_islands.float_parts): quantize/dequantize sit at its edges."""
+
+    nodes: list[str]  # the program's nodes, in program order
+    ops: list[str]  # their operators, each once ("aten::bmm")
+    module: str = ""  # of its first node
+    source: str = ""  # the user's line of its first node
+    why: FloatWhy  # island: cmx-gen's own choice; keep_fp32: the user's; no_int8_kernel: no cortex_m kernel
+    reason: str  # one line
+
+
 class Rewrite(Record):
     """One exact rewrite applied (exact_rewrites.py): where (the node, module and user's line) and what it did."""
 

@@ -45,3 +45,14 @@ def source_line(node: torch.fx.Node) -> str:
     """`model.py:17 x = F.avg_pool2d(x, 4)`: the user's line that made the node."""
     frame = user_frame(node)
     return f"{Path(frame[0]).name}:{frame[1]} {frame[2]}" if frame else ""
+
+
+def origins(node: torch.fx.Node) -> list[str]:
+    """The names of the nodes `node` was made from, through every pass and export on the way, the
+    first graph's last (its `from_node` provenance; [] for a node made without one)."""
+    names: list[str] = []
+    source = (node.meta.get("from_node") or [None])[-1]
+    while source is not None:
+        names.append(source.name)
+        source = (source.from_node or [None])[-1]
+    return names

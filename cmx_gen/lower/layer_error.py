@@ -20,7 +20,7 @@ from typing import Any, Sequence, cast
 import torch
 
 from cmx_gen.lower.facts import LayerError
-from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
+from cmx_gen.lower.fx_nodes import module_path, op_name, origins, source_line
 
 _QUANTIZE = "quantize_per_tensor"
 _BOUNDARY_OPS = ("cortex_m::quantize_per_tensor", "cortex_m::dequantize_per_tensor")
@@ -28,12 +28,8 @@ _BOUNDARY_OPS = ("cortex_m::quantize_per_tensor", "cortex_m::dequantize_per_tens
 
 def _root(node: torch.fx.Node) -> str | None:
     """The name of the float graph node a lowered node was made from."""
-    source = (node.meta.get("from_node") or [None])[-1]
-    name = None
-    while source is not None:
-        name = source.name
-        source = (source.from_node or [None])[-1]
-    return name
+    names = origins(node)
+    return names[-1] if names else None
 
 
 def _counterpart(nodes: dict[str, torch.fx.Node], name: str, roots: set[str], quantized: set[str]) -> str:

@@ -2,9 +2,12 @@
 of steps (STEPS, like CortexMPassManager.pass_list), each one module under steps/:
 
 rewrite -> quantize (CortexMQuantizer, calibrate) -> to_edge (cortex_m_edge_compile_config) ->
-cortex_m_passes (CortexMPassManager for the target's ISA) -> cleanup -> check_target ->
+cortex_m_passes (CortexMPassManager for the target's ISA) -> cleanup -> check_target -> float_parts ->
 reference (the kernel-exact host run) -> error (against the float model) -> evaluate -> delegate
 (cmx-gen's CMSIS-NN backend takes the int8 subgraphs) -> serialize.
+
+A step that cannot take a node to int8 raises float_islands.NeedsFloat: lower() leaves that node in
+float and runs the steps again (at most MAX_ISLANDS times), instead of refusing the model.
 
 The scratch buffers CortexMPassManager plans depend on the ISA (a pte lowered for DSP cores
 corrupts memory on an M55 and the reverse fails), so the target is recorded in every output.
@@ -21,7 +24,8 @@ from cmx_gen.common import progress
 from cmx_gen.common.noise import quiet_executorch
 from cmx_gen.common.record import ReportPart
 from cmx_gen.common.targets import canonical_core
-from cmx_gen.lower.facts import OpDiff
+from cmx_gen.lower.facts import FloatIsland, OpDiff
+from cmx_gen.lower.float_islands import MAX_ISLANDS, NeedsFloat
 from cmx_gen.lower.reference import merge_diffs
 from cmx_gen.lower.state import (
     Errors,
@@ -41,6 +45,7 @@ from cmx_gen.lower.steps import (
     delegate,
     error,
     evaluate,
+    float_parts,
     quantize,
     reference,
     rewrite,
@@ -57,6 +62,7 @@ STEPS: list[Step] = [
     cortex_m_passes.STEP,
     cleanup.STEP,
     check_target.STEP,
+    float_parts.STEP,
     reference.STEP,
     error.STEP,
     evaluate.STEP,
@@ -134,15 +140,27 @@ def lower(
     import torchao.quantization.pt2e.quantize_pt2e  # noqa: F401
 
     quiet_executorch()
-    given = Given(
-        exported=exported,
-        target=Target(core=canonical_core(core), isa=config.backend.name),
-        config=config,
-        options=options,
-        evaluate=tuple(evaluate),
-    )
-    records: dict[type, object] = {Given: given}
+    target = Target(core=canonical_core(core), isa=config.backend.name)
+    islands: tuple[FloatIsland, ...] = ()
     timings: dict[str, float] = {}
+    while True:
+        given = Given(
+            exported=exported, target=target, config=config, options=options, evaluate=tuple(evaluate), islands=islands
+        )
+        try:
+            return _run_steps(given, timings)
+        except NeedsFloat as need:
+            if need.island.part in {i.part for i in islands} or len(islands) >= MAX_ISLANDS:
+                raise
+            islands += (need.island,)
+            island = need.island
+            where = f" ({island.source})" if island.source and island.part != island.source.split()[0] else ""
+            progress.say(f"{island.part}{where} stays in float: {island.reason}; lowering again")
+
+
+def _run_steps(given: Given, timings: dict[str, float]) -> LoweredModel:
+    """STEPS in order; each step's seconds are added to `timings` (a try that made an island too)."""
+    records: dict[type, object] = {Given: given}
     for step in STEPS:
         started = time.monotonic()
         args = [records[kind] for kind in step.reads]
@@ -152,5 +170,5 @@ def lower(
             with progress.step(step.says(*args)):
                 made = step.run(*args)
         records = {**records, type(made): made}
-        timings[step.name] = time.monotonic() - started
-    return LoweredModel(given=given, records=records, timings=timings)
+        timings[step.name] = timings.get(step.name, 0.0) + time.monotonic() - started
+    return LoweredModel(given=given, records=records, timings=dict(timings))

@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING, Any, Callable
 from cmx_gen.common.errors import TargetError
 from cmx_gen.common.noise import quiet_third_party
 from cmx_gen.common.targets import TARGETS, canonical_core
-from cmx_gen.lower.facts import DelegatedLayer, LayerError, LowerOptions, OpDiff, Rewrite, Schedule, Target
+from cmx_gen.lower.facts import (
+    DelegatedLayer,
+    FloatIsland,
+    FloatPart,
+    LayerError,
+    LowerOptions,
+    OpDiff,
+    Rewrite,
+    Schedule,
+    Target,
+)
 
 # The records' field types are only annotations: this module loads neither torch nor executorch, so a
 # step's record that the report holds (common/record.ReportPart) can live in its step's module.
@@ -56,6 +66,8 @@ class Given:
     config: CortexMTargetConfig
     options: LowerOptions
     evaluate: tuple[Inputs, ...] = ()  # `run --data` samples (float, logical shape)
+    # Nodes an earlier try could not take to int8, left in float this time (float_islands.py).
+    islands: tuple[FloatIsland, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,13 @@ class Checked:
     """check_target: the program, once nothing in it is beyond the target's kernels."""
 
     program: ExportedProgram
+
+
+@dataclass(frozen=True)
+class Floats:
+    """float_parts: the parts of the checked program that compute in float, and why each does."""
+
+    parts: tuple[FloatPart, ...]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import yaml
 
 from cmx_gen.common.errors import ExportError
 from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.float_islands import NeedsFloat, island_of
 from cmx_gen.lower.fx_nodes import fx_args, op_name, source_line
 
 
@@ -117,8 +118,9 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
 }
 
 
-def check(program: torch.fx.GraphModule) -> None:
-    """Raise ExportError at the first node a target kernel would refuse."""
+def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None = None) -> None:
+    """Raise ExportError at the first node a target kernel would refuse: a NeedsFloat when it is a
+    cortex_m kernel's node made from a node of `exported` (float_islands.py: it can stay in float)."""
     for node in program.graph.nodes:
         name = op_name(node)
         if not name:
@@ -130,13 +132,14 @@ def check(program: torch.fx.GraphModule) -> None:
             if problem:
                 where = source_line(node)
                 effect = EFFECTS[rule["effect"]]
-                raise ExportError(
+                error = (
                     f"the program would {effect} on the target: {name} at node {node.name}"
-                    f"{f' ({where})' if where else ''}: {problem}; {rule['why']}",
-                    rule["fix"]
-                    + (
-                        f", or leave it in float with --keep-fp32 {where.split()[0]}"
-                        if where and name.startswith("cortex_m::")
-                        else ""
-                    ),
+                    f"{f' ({where})' if where else ''}: {problem}; {rule['why']}"
                 )
+                in_float = name.startswith("cortex_m::")
+                hint = rule["fix"] + (
+                    f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and in_float else ""
+                )
+                reason = f"{name} would {effect} on it: {problem}"
+                island = island_of(node, exported, reason) if in_float and exported is not None else None
+                raise NeedsFloat(error, hint, island) if island else ExportError(error, hint)

@@ -241,7 +241,7 @@ def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
 def lower_model(exported: "Exported", core: str, options: LowerOptions | None = None) -> Artifacts:
     """Lower an exported model for `core` and assemble its report and reference."""
     from cmx_gen.lower.lowering import lower
-    from cmx_gen.lower.state import Delegated, Errors, Lowered, Referenced, Rewritten, Serialized
+    from cmx_gen.lower.state import Delegated, Errors, Floats, Lowered, Referenced, Rewritten, Serialized
     from cmx_gen.program import instructions
     from cmx_gen.program.pte import analyse
     from cmx_gen.program.reference_check import compare_references, quantization_error, reference_arrays
@@ -279,6 +279,7 @@ def lower_model(exported: "Exported", core: str, options: LowerOptions | None = 
         timings=lowered.timings,
         lowering_options=options,
         rewrites=list(lowered.get(Rewritten).rewrites),
+        float_parts=list(lowered.get(Floats).parts),
         layers=list(lowered.get(Errors).layers),
         instructions=rows,
         delegated_layers=layers,

@@ -6,19 +6,16 @@ same way as one cmx-gen lowered.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
-import yaml
 
 from pydantic import Field
 
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.common.op_classes import classify
 from cmx_gen.common.record import Record
 from cmx_gen.program import method_pool
 from cmx_gen.program.method_pool import AllocatorNeeds
@@ -36,21 +33,6 @@ SCALAR_TYPES = {
     11: "bool",
 }
 SCALAR_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1}
-
-
-@lru_cache(maxsize=1)
-def _op_rules() -> list[tuple[str, str]]:
-    data = yaml.safe_load((DATA_DIR / "op_classes.yaml").read_text())
-    return [(rule["match"], rule["class"]) for rule in data["rules"]]
-
-
-def classify(op_name: str) -> str:
-    """Class of an operator (`namespace::name`, overload stripped) per data/op_classes.yaml."""
-    base = op_name.split(".")[0]
-    for pattern, klass in _op_rules():
-        if fnmatch.fnmatchcase(base, pattern):
-            return klass
-    return "fallback"
 
 
 class Quant(Record):

@@ -13,7 +13,16 @@ from pydantic import Field, ValidationError
 
 from cmx_gen.common.errors import ModelSourceError, StrictError
 from cmx_gen.common.record import Record, ReportPart, SparseRecord
-from cmx_gen.lower.facts import DelegatedLayer, LayerError, LowerOptions, OpDiff, Rewrite, Schedule, Target
+from cmx_gen.lower.facts import (
+    DelegatedLayer,
+    FloatPart,
+    LayerError,
+    LowerOptions,
+    OpDiff,
+    Rewrite,
+    Schedule,
+    Target,
+)
 from cmx_gen.program.pte import Operator, OutputPlace, ProgramInfo, Quant, TensorSpec
 
 SCHEMA = "cmx-gen/report/1"
@@ -21,6 +30,7 @@ SCHEMA = "cmx-gen/report/1"
 # The parts other stages make, held here as they are (one type per fact): listed for the readers.
 __all__ = [
     "DelegatedLayer",
+    "FloatPart",
     "LayerError",
     "LowerOptions",
     "OpDiff",
@@ -57,6 +67,7 @@ def build_report(
     timings: dict[str, float] | None = None,
     lowering_options: LowerOptions | None = None,
     rewrites: list[Rewrite] | None = None,
+    float_parts: list[FloatPart] | None = None,
     layers: list[LayerError] | None = None,
     instructions: list[Instruction] | None = None,
     delegated_layers: list[DelegatedLayer] | None = None,
@@ -71,6 +82,7 @@ def build_report(
     given = {
         "lowering_options": lowering_options,
         "rewrites": rewrites,
+        "float_parts": float_parts,
         "layers": layers,
         "instructions": instructions,
         "delegated_layers": delegated_layers,
@@ -108,8 +120,18 @@ def build_report(
 
 
 def check_strict(report: Report) -> None:
-    """--strict / `strict = true`: refuse a program with portable compute fallbacks, naming them."""
+    """--strict / `strict = true`: refuse a program with portable compute fallbacks, naming them, and
+    the float islands cmx-gen made with the failure each one avoided."""
     fallbacks = report.fallbacks
+    islands = [part for part in report.float_parts if part.why == "island"]
+    if islands:
+        first = islands[0]
+        raise StrictError(
+            f"{', '.join(first.ops)}{f' ({first.source})' if first.source else ''} was {first.reason}"
+            + (f" (and {len(islands) - 1} more)" if len(islands) > 1 else ""),
+            "drop --strict / strict = true to let cmx-gen keep it in float, or rewrite that layer with ops "
+            "the cortex_m backend lowers",
+        )
     if fallbacks:
         raise StrictError(
             f"{len(fallbacks)} compute op(s) fell back to portable kernels: {', '.join(fallbacks)}",
@@ -225,6 +247,7 @@ class Report(SparseRecord):
     timings_s: dict[str, float] = {}  # seconds per lowering step (lower/lowering.STEPS); apps do not keep it
     lowering_options: LowerOptions = LowerOptions()
     rewrites: list[Rewrite] = []  # in graph order
+    float_parts: list[FloatPart] = []  # what computes in float and why (float_islands.py), program order
     layers: list[LayerError] = []  # per-layer error against the float model (layer_error.py), program order
     instructions: list[Instruction] = []
     delegated_layers: list[DelegatedLayer] = []  # what cmx-gen's backend runs, in order

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cmx_gen.common.format import size
 from cmx_gen.lower.delegate.plan import kernel_from, kernel_label
-from cmx_gen.program.report import LayerError, OpDiff, Report, Rewrite, Schedule, TensorSpec
+from cmx_gen.program.report import FloatPart, LayerError, OpDiff, Report, Rewrite, Schedule, TensorSpec
 
 CLASS_LABELS = {
     "cmsis_nn": "CMSIS-NN",
@@ -94,6 +94,8 @@ def table(report: Report) -> str:
         lines.append(f"calibrated {cal.source}" + ("  ** RANDOM: accuracy not representative **" if cal.random else ""))
     for rewrite in report.rewrites:
         lines.append(f"rewrite    {describe_rewrite(rewrite)}")
+    for part in report.float_parts:
+        lines.append(f"float      {describe_float_part(part)}")
     worst = worst_layers(report)
     if worst:
         lines.append("worst layers (SQNR against the float model, calibration inputs; what each layer loses):")
@@ -127,6 +129,12 @@ def describe_layer(layer: LayerError) -> str:
 def describe_rewrite(rewrite: Rewrite) -> str:
     """`aten::conv_transpose2d (up, model.py:9 ...): stride [2, 2] with padding [1, 1]: ...`."""
     return f"{rewrite.op} ({_where(rewrite.module, rewrite.source)}): {rewrite.what}"
+
+
+def describe_float_part(part: FloatPart) -> str:
+    """`aten::bmm (Attention, model.py:13 ...), 1 node: left in float by cmx-gen: executorch's ...`."""
+    count = f"{len(part.nodes)} node{'s' if len(part.nodes) != 1 else ''}"
+    return f"{', '.join(part.ops)} ({_where(part.module, part.source)}), {count}: {part.reason}"
 
 
 def describe_op_diff(op: OpDiff) -> str:
@@ -214,6 +222,16 @@ def markdown(report: Report) -> str:
             "",
         ]
         out += [f"- {describe_rewrite(r)}" for r in report.rewrites]
+    if report.float_parts:
+        out += [
+            "",
+            "## Float parts",
+            "",
+            "These parts compute in float on portable kernels, with quantize/dequantize at their edges; "
+            "the reference runs them the same way, so PASS stays bit-exact:",
+            "",
+        ]
+        out += [f"- {describe_float_part(part)}" for part in report.float_parts]
     if report.fallbacks:
         out += ["", "## Fallbacks", "", "These compute ops run on portable (unaccelerated) kernels:", ""]
         out += [f"- `{name}`" for name in report.fallbacks]

@@ -14,7 +14,8 @@ from conftest import SMALL, run_cli, second_bmm_line
 
 def one_line(capsys) -> str:
     err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if not line.startswith("cmx-gen: ") or "error" in line]
+    errors = ("cmx-gen: error", "cmx-gen: internal error")
+    lines = [line for line in err.splitlines() if not line.startswith("cmx-gen: ") or line.startswith(errors)]
     assert len(lines) == 1, f"expected one error line, got:\n{err}"
     (line,) = lines
     assert line.startswith("cmx-gen: error: ") and "(fix: " in line and "internal error" not in line
@@ -22,18 +23,29 @@ def one_line(capsys) -> str:
     return line
 
 
-def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_path, capsys):
+def test_failing_cortex_m_pass_makes_a_float_island_strict_refuses_it_and_keep_fp32_works(tmp_path, capsys):
+    """Upstream's ReplaceScalarWithTensorArgPass fails on the attention's second bmm: cmx-gen leaves
+    that bmm in float and lowers the rest as usual, naming the island, the pass and the user's line
+    in the output, report.json and report.md; --strict refuses it with the same facts."""
     where, attention = second_bmm_line(), SMALL
-    assert (
-        run_cli(
-            "lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration", "-o", tmp_path / "a"
-        )
-        == 2
-    )
-    line = one_line(capsys)
-    assert f"cortex_m pass ReplaceScalarWithTensorArgPass failed at node aten_bmm_default_1 (from {where})" in line
-    assert f"--keep-fp32 {where}" in line
-    assert "torch.export" not in line, "the model exports fine: the hint must not blame export"
+    args = ("lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration")
+    assert run_cli(*args, "-o", tmp_path / "a") == 0
+    captured = capsys.readouterr()
+    assert f"bmm_1 ({where} " in captured.err and "stays in float" in captured.err
+    island_line = next(line for line in captured.out.splitlines() if "left in float by cmx-gen" in line)
+    assert island_line.startswith("float      aten::bmm (Attention, " + where)
+    assert "cortex_m pass ReplaceScalarWithTensorArgPass failed on it: RuntimeError" in island_line
+    report = __import__("json").loads((tmp_path / "a" / "report.json").read_text())
+    (island,) = [part for part in report["float_parts"] if part["why"] == "island"]
+    assert island["ops"] == ["aten::bmm"] and island["source"].startswith(where)
+    assert "aten::bmm.out" in report["fallbacks"]
+    assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}, "the first bmm: int8"
+    assert "## Float parts" in (tmp_path / "a" / "report.md").read_text()
+
+    assert run_cli(*args, "--strict", "-o", tmp_path / "strict") == 4  # StrictError's exit status
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("cmx-gen: error")]
+    assert f"aten::bmm ({where} " in line and "was left in float by cmx-gen" in line
+    assert "ReplaceScalarWithTensorArgPass failed on it" in line and "drop --strict" in line
 
     out = tmp_path / "b"
     assert (
@@ -55,6 +67,8 @@ def test_failing_cortex_m_pass_names_pass_node_and_line_and_keep_fp32_works(tmp_
     assert "aten::bmm.out" in report["fallbacks"]
     assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"
     assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}
+    kept = [part for part in report["float_parts"] if part["why"] != "no_int8_kernel"]
+    assert kept and all(part["why"] == "keep_fp32" and part["reason"] == f"--keep-fp32 {where}" for part in kept)
     assert (
         run_cli(
             "create",
@@ -223,9 +237,10 @@ def test_one_channel_input_to_a_pool_stays_nchw(tmp_path):
     assert report["inputs"][0]["dim_order"] == [0, 1, 2, 3]
 
 
-def test_program_the_target_would_compute_wrongly_is_rewritten_or_refused(tmp_path, capsys, monkeypatch):
+def test_program_the_target_would_compute_wrongly_is_rewritten_or_kept_in_float(tmp_path, capsys, monkeypatch):
     """ConvTranspose2d(stride 2, padding 1) is rewritten exactly and named in the report; the target
-    check behind it still refuses the program the rewrite did not reach (here: turned off)."""
+    check behind it keeps in float what the rewrite did not reach (here: turned off), and --strict
+    refuses that."""
     from cmx_gen.lower import exact_rewrites
 
     args = ("lower", f"{SMALL}:StridedPaddedTransposeConv", "--input-shape", "1,4,4,4", "--random-calibration")
@@ -236,10 +251,15 @@ def test_program_the_target_would_compute_wrongly_is_rewritten_or_refused(tmp_pa
     assert report["rewrites"][0]["what"].startswith("stride [2, 2] with padding [1, 1]")
 
     monkeypatch.setattr(exact_rewrites, "REWRITES", ())
-    assert run_cli(*args, "-o", tmp_path / "refused") == 2
-    line = one_line(capsys)
-    assert "would compute wrong results on the target: cortex_m::quantized_transpose_conv2d" in line
-    assert "stride [2, 2] with padding [1, 1]" in line and "--keep-fp32 small.py:" in line
+    assert run_cli(*args, "-o", tmp_path / "island") == 0
+    report = __import__("json").loads((tmp_path / "island" / "report.json").read_text())
+    (island,) = [part for part in report["float_parts"] if part["why"] == "island"]
+    assert "cortex_m::quantized_transpose_conv2d would compute wrong results on it" in island["reason"]
+    assert "stride [2, 2] with padding [1, 1]" in island["reason"] and island["source"].startswith("small.py:")
+    capsys.readouterr()
+    assert run_cli(*args, "--strict", "-o", tmp_path / "refused") == 4
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("cmx-gen: error")]
+    assert "was left in float by cmx-gen" in line and "cortex_m::quantized_transpose_conv2d would compute wrong" in line
 
 
 def test_a_slice_the_portable_kernel_would_refuse_is_refused_before_build(tmp_path, capsys):

@@ -12,6 +12,7 @@ import pytest
 
 from conftest import FIRMWARE, ROOT, read_report, run_cli
 from cmx_gen.app import project as project_mod
+from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds.baremetal import build
 from cmx_gen.device.runners import QemuRunner
 from cmx_gen.fit.boards import load_board
@@ -207,6 +208,30 @@ def test_attention_with_keep_fp32_passes_on_m55(tmp_path):
     check_pass(app, built, result, text_limit=None)
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     assert "addmm" in ops and "bmm" in ops
+
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_attention_with_a_float_island_passes(tmp_path, board, capsys):
+    """Issue 34: without --keep-fp32, the bmm upstream's pass fails on becomes a float island on its
+    own (float_islands.py): the app builds and runs bit-exact, and create's output, report.json and
+    the HTML page name the island, the pass and the user's line."""
+    from conftest import SMALL, second_bmm_line
+
+    app = tmp_path / "app"
+    args = ("--input-shape", "1,8,16", "--random-calibration", "--board", board, "-o", app)
+    assert run_cli("create", f"{SMALL}:Attention", *args) == 0
+    out = capsys.readouterr().out
+    assert f"float      aten::bmm (Attention, {second_bmm_line()} " in out and "left in float by cmx-gen" in out
+    islands = [p for p in AppFolder(app).report().float_parts if p.why == "island"]
+    assert [p.ops for p in islands] == [["aten::bmm"]] and "ReplaceScalarWithTensorArgPass" in islands[0].reason
+    page = (app / "report.html").read_text()
+    assert 'id="float-parts"' in page and "ReplaceScalarWithTensorArgPass failed on it" in page
+    built = build.build(app, jobs=2)
+    result = QemuRunner(load_board(board), timeout=300).run(built.elf)
+    check_pass(app, built, result, text_limit=None)
+    ops = (app / "model" / "cmx_ops.cmake").read_text()
+    assert "bmm" in ops, "the island's float bmm is on a portable kernel"
+    print(f"\n{board} (attention, bmm island): {result.line}")
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])

@@ -1,18 +1,41 @@
 """ExecuTorch's CortexMPassManager for the target's ISA: the graph onto CMSIS-NN kernels. One-input-
 channel convolutions stay regular convolutions (conv_choice.py); with `--io int8`, an output that
-was only requantized is returned as the int8 it was (int8_io.py)."""
+was only requantized is returned as the int8 it was (int8_io.py). A pass that fails on a node makes
+that node a float island (failures.py, float_islands.py)."""
 
 from __future__ import annotations
 
 import copy
+import functools
+
+import torch
 
 from cmx_gen.common.errors import ExportError
 from cmx_gen.lower import conv_choice, int8_io
-from cmx_gen.lower.state import Edge, Given, Lowered, Step
+from cmx_gen.lower.state import Edge, Given, Lowered, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
 
 
-def run(given: Given, edge: Edge) -> Lowered:
+def _failed_node(given: Given, edge: Edge, pass_name: str, node_name: str) -> torch.fx.Node | None:
+    """The node `pass_name` failed on, in the graph it was given: the passes before it run again on a
+    fresh copy (only when one failed, so a program that lowers is made exactly as before)."""
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
+
+    passes = CortexMPassManager(None, target_config=given.config).passes
+    names = [p.__name__ for p in passes]
+    if pass_name not in names:
+        return None
+    program = copy.deepcopy(edge.manager.exported_program())
+    before = passes[: names.index(pass_name)]
+    try:
+        with conv_choice.one_channel_convs_as_conv():
+            program = CortexMPassManager(program, passes=before, target_config=given.config).transform()
+    except Exception:
+        return None
+    return next((n for n in program.graph.nodes if n.name == node_name), None)
+
+
+def run(given: Given, rewritten: Rewritten, edge: Edge) -> Lowered:
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 
     io = edge.io
@@ -25,7 +48,7 @@ def run(given: Given, edge: Edge) -> Lowered:
     except ExportError:
         raise
     except Exception as exc:
-        raise lowering_error(exc) from exc
+        raise lowering_error(exc, functools.partial(_failed_node, given, edge), rewritten.graph) from exc
     # --io int8: the program is fed what the caller's quantization of the float inputs gives.
     inputs = int8_io.quantize_inputs(given.exported.inputs, io) if io else given.exported.inputs
     return Lowered(program=lowered, io=io, inputs=inputs)
@@ -34,5 +57,5 @@ def run(given: Given, edge: Edge) -> Lowered:
 STEP = Step(
     "cortex_m_passes",
     run,
-    lambda given, _: f"lowering to cortex_m (CMSIS-NN) kernels for {given.target.core} ({given.target.isa})",
+    lambda given, *_: f"lowering to cortex_m (CMSIS-NN) kernels for {given.target.core} ({given.target.isa})",
 )

@@ -1,4 +1,5 @@
-"""Quantize with the calibration set: CortexMQuantizer (less the --keep-fp32 parts, keep_fp32.py),
+"""Quantize with the calibration set: CortexMQuantizer (less the --keep-fp32 parts, keep_fp32.py, and
+the float islands of an earlier try, float_islands.py),
 prepare_pt2e, one forward per sample, convert_pt2e. The rewritten float graph stays as it was, for the
 per-layer error."""
 
@@ -16,7 +17,8 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     graph = copy.deepcopy(rewritten.graph)  # prepare_pt2e edits the graph it is given
-    quantizer = keep_fp32.quantizer(given.options.keep_fp32, graph)
+    kept = given.options.keep_fp32 + tuple(island.part for island in given.islands)
+    quantizer = keep_fp32.quantizer(kept, graph)
     try:
         prepared = prepare_pt2e(graph, quantizer)
         for sample in given.exported.calibration:
