@@ -15,6 +15,11 @@ set(CMX_NN_minimum BasicMathFunctions)
 set(CMX_NN_pad PadFunctions)
 set(CMX_NN_softmax SoftmaxFunctions)
 set(CMX_NN_transpose TransposeFunctions)
+# cmx::quantized_lstm (cmx-gen's backend only): arm_lstm_unidirectional_s8 and its int16 helpers,
+# which the s8-only filter of CMakeLists.txt would drop (CMX_NN_KEEP_<layer>).
+set(CMX_NN_lstm LSTMFunctions ActivationFunctions BasicMathFunctions)
+set(CMX_NN_KEEP_lstm arm_nn_activation_s16.c arm_elementwise_mul_s16.c arm_elementwise_mul_acc_s16.c
+    arm_elementwise_mul_s16_s8.c)
 # *_nhwc variants (executorch >= 1.5.1) call the same CMSIS-NN functions.
 foreach(_op quantized_conv2d quantized_depthwise_conv2d quantized_transpose_conv2d quantized_avg_pool2d)
   set(CMX_NN_${_op}_nhwc ${CMX_NN_${_op}})
@@ -31,6 +36,7 @@ set(CMX_NN_LAYER_mul quantized_mul)
 set(CMX_NN_LAYER_avg_pool quantized_avg_pool2d)
 set(CMX_NN_LAYER_max_pool quantized_max_pool2d)
 set(CMX_NN_LAYER_softmax softmax)
+set(CMX_NN_LAYER_lstm lstm)
 # ... and the layer kinds that run cmx-gen's own kernel (nn/<file>), which needs CMSIS-NN's headers only.
 set(CMX_OWN_LAYER_conv_row cmx_conv_row_s8.c)
 set(CMX_OWN_LAYER_transpose cmx_transpose_s8.c)

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import one_d
+from cmx_gen.lower import lstm_graph, one_d
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import module_path, source_line
 
@@ -90,7 +90,7 @@ def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite 
     )
 
 
-REWRITES = (_transpose_conv_crop,)
+REWRITES = (_transpose_conv_crop, lstm_graph.as_own_op)
 
 
 def apply(module: torch.fx.GraphModule) -> list[Rewrite]:

@@ -57,6 +57,22 @@ inline const T* constant_at(const uint8_t* plan, int32_t offset) {
   return offset >= 0 ? reinterpret_cast<const T*>(plan + offset) : nullptr;
 }
 
+#ifdef CMX_BACKEND_LSTM
+inline cmsis_nn_lstm_gate lstm_gate(const uint8_t* plan, const int32_t* g) {
+  /* one gate's nine words (cmx_layer_lstm): multipliers and shifts, weight and bias offsets */
+  return cmsis_nn_lstm_gate{g[0],
+                            g[1],
+                            constant_at<int8_t>(plan, g[2]),
+                            constant_at<int32_t>(plan, g[3]),
+                            g[4],
+                            g[5],
+                            constant_at<int8_t>(plan, g[6]),
+                            constant_at<int32_t>(plan, g[7]),
+                            nullptr,
+                            static_cast<arm_nn_activation_type>(g[8])};
+}
+#endif
+
 bool compiled_in(int32_t op) {
   switch (op) {
 #ifdef CMX_BACKEND_CONV
@@ -98,6 +114,9 @@ bool compiled_in(int32_t op) {
     case CMX_OP_COPY: return true;
 #ifdef CMX_BACKEND_TRANSPOSE
     case CMX_OP_TRANSPOSE: return true;
+#endif
+#ifdef CMX_BACKEND_LSTM
+    case CMX_OP_LSTM: return true;
 #endif
     default: return false;
   }
@@ -404,6 +423,38 @@ class CmxCmsisNNBackend final : public BackendInterface {
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
           CMX_KERNEL(cmx_transpose_s8(tensor_at(l->input, work, io), out, l->batches, l->rows, l->cols));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_LSTM
+        case CMX_OP_LSTM: {
+          auto* l = reinterpret_cast<const cmx_layer_lstm*>(head);
+          const cmsis_nn_lstm_params params{l->time_major,
+                                            l->batch_size,
+                                            l->time_steps,
+                                            l->input_size,
+                                            l->hidden_size,
+                                            l->input_offset,
+                                            l->forget_to_cell_multiplier,
+                                            l->forget_to_cell_shift,
+                                            l->input_to_cell_multiplier,
+                                            l->input_to_cell_shift,
+                                            l->cell_clip,
+                                            l->cell_scale_power,
+                                            l->output_multiplier,
+                                            l->output_shift,
+                                            l->output_offset,
+                                            lstm_gate(plan, &l->forget_input_multiplier),
+                                            lstm_gate(plan, &l->input_input_multiplier),
+                                            lstm_gate(plan, &l->cell_input_multiplier),
+                                            lstm_gate(plan, &l->output_input_multiplier)};
+          auto* cell = reinterpret_cast<int16_t*>(work + l->scratch);
+          const size_t state = (size_t)l->batch_size * l->hidden_size;
+          cmsis_nn_lstm_context buffers{cell + state, cell + 2 * state, cell};  // temp1, temp2, cell_state
+          buffers.hidden_state = nullptr;  // zero initial state
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
+          CMX_KERNEL(status = arm_lstm_unidirectional_s8(tensor_at(l->input, work, io), out, &params, &buffers));
           break;
         }
 #endif

@@ -16,7 +16,7 @@
 #include "cmx_nn.h"
 
 #define CMX_PLAN_MAGIC 0x50584D43u /* "CMXP" */
-#define CMX_PLAN_VERSION 5u
+#define CMX_PLAN_VERSION 6u
 #define CMX_PLAN_CORE_BYTES 16
 
 enum cmx_plan_op {
@@ -34,6 +34,7 @@ enum cmx_plan_op {
   CMX_OP_TRANSPOSE = 12,
   CMX_OP_DEPTHWISE_3X3 = 13,
   CMX_OP_FULLY_CONNECTED = 14,
+  CMX_OP_LSTM = 15,
 };
 
 typedef struct {
@@ -134,6 +135,20 @@ typedef struct {
   int32_t input, output, nbytes;
 } cmx_layer_copy;
 
+/* arm_lstm_unidirectional_s8: cmsis_nn_lstm_params without its pointers (each gate's weights and
+ * effective biases are plan constants; the runtime builds the struct); scratch holds the int16 cell
+ * state and the two int16 gate buffers, batch_size * hidden_size each. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, scratch;
+  int32_t time_major, batch_size, time_steps, input_size, hidden_size, input_offset;
+  int32_t forget_to_cell_multiplier, forget_to_cell_shift, input_to_cell_multiplier, input_to_cell_shift;
+  int32_t cell_clip, cell_scale_power, output_multiplier, output_shift, output_offset;
+  int32_t forget_input_multiplier, forget_input_shift, forget_input_weights, forget_input_bias, forget_hidden_multiplier, forget_hidden_shift, forget_hidden_weights, forget_hidden_bias, forget_activation;
+  int32_t input_input_multiplier, input_input_shift, input_input_weights, input_input_bias, input_hidden_multiplier, input_hidden_shift, input_hidden_weights, input_hidden_bias, input_activation;
+  int32_t cell_input_multiplier, cell_input_shift, cell_input_weights, cell_input_bias, cell_hidden_multiplier, cell_hidden_shift, cell_hidden_weights, cell_hidden_bias, cell_activation;
+  int32_t output_input_multiplier, output_input_shift, output_input_weights, output_input_bias, output_hidden_multiplier, output_hidden_shift, output_hidden_weights, output_hidden_bias, output_activation;
+} cmx_layer_lstm;
 /* A layout change (a _clone_dim_order between dim orders): cmx_transpose_s8. */
 typedef struct {
   cmx_layer_head head;

@@ -401,3 +401,18 @@ class Wav2LetterSmall(Wav2Letter):
 
     def __init__(self):
         super().__init__(num_classes=32, width=16, wide=128)
+
+
+class LstmKws(nn.Module):
+    """Issue 34's LSTM keyword spotter: 49 steps of 10 features, one LSTM layer of 32, a linear layer
+    to 12 classes on the last step."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.lstm = nn.LSTM(10, 32, batch_first=True)
+        self.fc = nn.Linear(32, 12)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])

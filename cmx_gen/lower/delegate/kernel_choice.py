@@ -50,9 +50,21 @@ def _planned_scratch(node: torch.fx.Node) -> int:
     return int(fx_args(alloc)[0][0][0]) if isinstance(alloc, torch.fx.Node) else 0
 
 
+def own_scratch(node: torch.fx.Node) -> int:
+    """The scratch of a layer no cortex_m pass planned one for: an LSTM's int16 cell state and its two
+    int16 gate buffers (arm_lstm_unidirectional_s8's cmsis_nn_lstm_context), batch x hidden each."""
+    if op_name(node) != "cmx::quantized_lstm":
+        return 0
+    shape = node_val(node).shape
+    batch = int(shape[0]) if fx_args(node)[5] else int(shape[1])
+    return 3 * 2 * batch * int(shape[-1])
+
+
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     """The scratch size of this call: what the cortex_m passes planned for the wrapper (its alloc
     node), arm_convolve_s8's own where the plan calls that directly, or cmx_conv_row_s8's."""
+    if own_scratch(node):
+        return own_scratch(node)
     if depthwise_kind(node, isa) == "depthwise_3x3":
         return 0  # cmx_depthwise_3x3_s8 needs none
     kind = conv_kind(node, isa)

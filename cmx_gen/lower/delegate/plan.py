@@ -30,7 +30,7 @@ import yaml
 from cmx_gen.common.paths import DATA_DIR
 
 MAGIC = 0x50584D43  # "CMXP"
-VERSION = 5  # bump with every change of the layout below or of what a field means
+VERSION = 6  # bump with every change of the layout below or of what a field means
 CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
@@ -50,6 +50,7 @@ OPS = {
     "transpose": 12,
     "depthwise_3x3": 13,
     "fully_connected": 14,
+    "lstm": 15,
 }
 
 # Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
@@ -104,6 +105,39 @@ ROW_PARAMS = (
     "act_min",
     "act_max",
 )
+
+
+# arm_lstm_unidirectional_s8's cmsis_nn_lstm_params less its pointers: each gate's weights and
+# effective biases are plan constants (cmx_layer_lstm in cmx_plan.h; the runtime builds the struct).
+LSTM_GATES = ("forget", "input", "cell", "output")
+LSTM_GATE_FIELDS = (
+    "input_multiplier",
+    "input_shift",
+    "input_weights",
+    "input_bias",
+    "hidden_multiplier",
+    "hidden_shift",
+    "hidden_weights",
+    "hidden_bias",
+    "activation",
+)
+LSTM_PARAMS = (
+    "time_major",
+    "batch_size",
+    "time_steps",
+    "input_size",
+    "hidden_size",
+    "input_offset",
+    "forget_to_cell_multiplier",
+    "forget_to_cell_shift",
+    "input_to_cell_multiplier",
+    "input_to_cell_shift",
+    "cell_clip",
+    "cell_scale_power",
+    "output_multiplier",
+    "output_shift",
+    "output_offset",
+) + tuple(f"{gate}_{field}" for gate in LSTM_GATES for field in LSTM_GATE_FIELDS)
 
 
 def _dims(name: str) -> tuple[str, ...]:
@@ -166,6 +200,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
     "copy": ("input", "output", "nbytes"),
     "transpose": ("input", "output", "batches", "rows", "cols"),
+    "lstm": ("input", "output", "scratch") + LSTM_PARAMS,
 }
 # arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
 FIELDS["conv_general"] = FIELDS["conv"]
@@ -282,7 +317,14 @@ class Plan:
         return out + b"\0" * (data_offset - len(out)) + self.data
 
 
-CONSTANT_FIELDS = frozenset({"weight", "bias", "multipliers", "shifts", "kernel_sum"})
+CONSTANT_FIELDS = frozenset(
+    {"weight", "bias", "multipliers", "shifts", "kernel_sum"}
+    | {
+        f"{gate}_{field}"
+        for gate in LSTM_GATES
+        for field in ("input_weights", "input_bias", "hidden_weights", "hidden_bias")
+    }
+)
 
 
 def _rebase(layer: Layer, data_offset: int) -> Layer:

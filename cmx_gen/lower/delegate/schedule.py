@@ -145,7 +145,7 @@ def _place(
                 )
             )
         scratch = node.args[-1] if node.args else None
-        if isinstance(scratch, torch.fx.Node) and is_alloc(scratch):
+        if (isinstance(scratch, torch.fx.Node) and is_alloc(scratch)) or kernel_choice.own_scratch(node):
             buffers.append(
                 Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node], index[node])
             )

@@ -11,8 +11,8 @@ import functools
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower import conv_choice, int8_io
-from cmx_gen.lower.state import Edge, Given, Lowered, Rewritten, Step
+from cmx_gen.lower import conv_choice, int8_io, lstm_graph
+from cmx_gen.lower.state import Edge, Given, Lowered, Quantized, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
 
 
@@ -35,7 +35,7 @@ def _failed_node(given: Given, edge: Edge, pass_name: str, node_name: str) -> to
     return next((n for n in program.graph.nodes if n.name == node_name), None)
 
 
-def run(given: Given, rewritten: Rewritten, edge: Edge) -> Lowered:
+def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) -> Lowered:
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
 
     io = edge.io
@@ -43,6 +43,7 @@ def run(given: Given, rewritten: Rewritten, edge: Edge) -> Lowered:
     try:
         with conv_choice.one_channel_convs_as_conv():
             lowered = CortexMPassManager(program, target_config=given.config).transform()
+        lstm_graph.to_int8(lowered, quantized.lstm_cells)
         if io:
             io = int8_io.drop_output_requantize(lowered, io)
     except ExportError:

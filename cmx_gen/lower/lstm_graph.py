@@ -1,0 +1,206 @@
+"""The LSTM's way through the graphs (lstm.py says why): `aten.lstm` rewritten into one `cmx::lstm`
+per layer before quantizing (`as_own_op`, an exact rewrite), annotated so that its input and output
+are observed int8 tensors (`annotate`), the cell state's range measured on the calibration set
+(`cell_ranges`), and after the cortex_m passes `dq -> cmx::lstm -> q` replaced by
+`cmx::quantized_lstm` on the int8 tensors (`to_int8`)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+
+from cmx_gen.lower import kernel_models, lstm
+from cmx_gen.lower.facts import Rewrite
+from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line
+
+
+@torch.library.custom_op("cmx::lstm", mutates_args=())
+def float_lstm(
+    x: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor | None,
+    b_hh: torch.Tensor | None,
+    batch_first: bool,
+) -> torch.Tensor:
+    """One LSTM layer, zero initial state: every step's hidden state (PyTorch's own float LSTM)."""
+    y, _ = _run(x, w_ih, w_hh, b_ih, b_hh, batch_first)
+    return y
+
+
+@float_lstm.register_fake
+def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool) -> torch.Tensor:
+    return x.new_empty((*x.shape[:-1], w_hh.shape[1]))
+
+
+@torch.library.custom_op("cmx::quantized_lstm", mutates_args=())
+def quantized_lstm(
+    x: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor | None,
+    b_hh: torch.Tensor | None,
+    batch_first: bool,
+    input_scale: float,
+    input_zero_point: int,
+    output_scale: float,
+    output_zero_point: int,
+    cell_power: int,
+) -> torch.Tensor:
+    """arm_lstm_unidirectional_s8 on the host, bit for bit (kernel_models.lstm_s8)."""
+    quant = lstm.quantize(
+        (w_ih, w_hh, b_ih, b_hh), (input_scale, input_zero_point), (output_scale, output_zero_point), cell_power
+    )
+    return torch.from_numpy(kernel_models.lstm_s8(x.numpy(), quant, batch_first))
+
+
+@quantized_lstm.register_fake
+def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> torch.Tensor:
+    return x.new_empty((*x.shape[:-1], w_hh.shape[1]), dtype=torch.int8)
+
+
+def _run(
+    x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool
+) -> tuple[torch.Tensor, float]:
+    """PyTorch's LSTM equations step by step: the outputs and the largest |cell state|."""
+    seq = x if batch_first else x.transpose(0, 1)
+    hidden = w_hh.shape[1]
+    h = seq.new_zeros(seq.shape[0], hidden)
+    c = seq.new_zeros(seq.shape[0], hidden)
+    outs, peak = [], 0.0
+    for t in range(seq.shape[1]):
+        gates = seq[:, t] @ w_ih.T + h @ w_hh.T
+        if b_ih is not None:
+            gates = gates + b_ih
+        if b_hh is not None:
+            gates = gates + b_hh
+        i, f, g, o = gates.chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        peak = max(peak, float(c.abs().max()) if c.numel() else 0.0)
+        outs.append(h)
+    y = torch.stack(outs, dim=1)
+    return (y if batch_first else y.transpose(0, 1)).contiguous(), peak
+
+
+def _is_zeros(node: Any) -> bool:
+    return isinstance(node, torch.fx.Node) and node.target in (
+        torch.ops.aten.zeros.default,
+        torch.ops.aten.zeros_like.default,
+    )
+
+
+def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    """`aten.lstm` (unidirectional, no projection, zero initial state, its final states unused) into
+    one `cmx::lstm` per layer; anything else stays as it is (it runs in float)."""
+    if node.target != torch.ops.aten.lstm.input:
+        return None
+    x, state, params, has_biases, layers, _dropout, _train, bidirectional, batch_first = fx_args(node)
+    per_layer, layers = (4 if has_biases else 2), int(str(layers))
+    users = {int(str(u.args[1])): u for u in node.users if u.target is operator.getitem}
+    if (
+        bidirectional
+        or len(params) != per_layer * layers
+        or not all(_is_zeros(s) for s in state)
+        or any(users[i].users for i in (1, 2) if i in users)
+        or 0 not in users
+    ):
+        return None
+    y = x
+    with graph.inserting_before(node):
+        for layer in range(layers):
+            weights = list(params[layer * per_layer : (layer + 1) * per_layer])
+            biases = weights[2:] if has_biases else [None, None]
+            y = graph.call_function(torch.ops.cmx.lstm.default, (y, weights[0], weights[1], *biases, bool(batch_first)))
+            y.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node")})
+    users[0].replace_all_uses_with(y)
+    for user in users.values():
+        graph.erase_node(user)
+    graph.erase_node(node)
+    return Rewrite(
+        node=node.name,
+        op="aten::lstm",
+        module=module_path(node),
+        source=source_line(node),
+        what=f"{layers} layer(s) as cmx::lstm: int8 on arm_lstm_unidirectional_s8 in cmx-gen's backend",
+    )
+
+
+def cell_ranges(graph: torch.fx.GraphModule, samples: Any) -> dict[str, float]:
+    """The largest |cell state| of each cmx::lstm node of the float graph over the calibration samples."""
+    peaks: dict[str, float] = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n: torch.fx.Node) -> Any:
+            if n.op == "call_function" and n.target == torch.ops.cmx.lstm.default:
+                args = self.fetch_args_kwargs_from_env(n)[0]
+                y, peak = _run(*args)
+                peaks[n.name] = max(peaks.get(n.name, 0.0), peak)
+                return y
+            return super().run_node(n)
+
+    if any(n.target == torch.ops.cmx.lstm.default for n in graph.graph.nodes):
+        with torch.no_grad():
+            for sample in samples:
+                Recorder(graph).run(*sample)
+    return peaks
+
+
+def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) -> None:
+    """Observe each cmx::lstm's input and output as int8 per-tensor activations (after the cortex_m
+    annotators, which leave it alone): convert_pt2e then puts quantize/dequantize around it."""
+    from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
+
+    for node in graph.graph.nodes:
+        if node.op == "call_function" and node.target == torch.ops.cmx.lstm.default and node.name not in skip:
+            x = fx_args(node)[0]
+            node.meta["quantization_annotation"] = QuantizationAnnotation(
+                input_qspec_map={x: INT8_ACTIVATION_PER_TENSOR_QSPEC},
+                output_qspec=INT8_ACTIVATION_PER_TENSOR_QSPEC,
+                _annotated=True,
+            )
+
+
+def _qparams(node: Any) -> tuple[float, int] | None:
+    if isinstance(node, torch.fx.Node) and op_name(node).split("::")[-1] in (
+        "dequantize_per_tensor",
+        "quantize_per_tensor",
+    ):
+        args = fx_args(node)
+        return float(args[1]), int(args[2])
+    return None
+
+
+def to_int8(program: Any, cells: dict[str, float]) -> None:
+    """Replace each `dequantize -> cmx::lstm -> quantize` of the lowered program (edited in place) by
+    `cmx::quantized_lstm` on the int8 tensors; an LSTM without them stays in float."""
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        if op_name(node) != "cmx::lstm":
+            continue
+        x, w_ih, w_hh, b_ih, b_hh, batch_first = fx_args(node)
+        if len(node.users) != 1:
+            continue
+        quantize = next(iter(node.users))
+        x_q, h_q = _qparams(x), _qparams(quantize)
+        if x_q is None or h_q is None or op_name(quantize).split("::")[-1] != "quantize_per_tensor":
+            continue
+        peak = next((cells[name] for name in origins(node) if name in cells), None)
+        if peak is None:
+            continue
+        with graph.inserting_before(quantize):
+            int8 = graph.call_function(
+                torch.ops.cmx.quantized_lstm.default,
+                (fx_args(x)[0], w_ih, w_hh, b_ih, b_hh, batch_first, *x_q, *h_q, lstm.cell_power(peak)),
+            )
+        int8.meta = {**node.meta, "val": quantize.meta["val"]}
+        quantize.replace_all_uses_with(int8)
+        graph.erase_node(quantize)
+        graph.erase_node(node)
+        if not x.users:
+            graph.erase_node(x)
+    graph.lint()
+    program.graph_module.recompile()
