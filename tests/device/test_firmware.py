@@ -235,6 +235,23 @@ def test_attention_with_a_float_island_passes(tmp_path, board, capsys):
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_lstm_keyword_spotter_runs_as_one_int8_call(tmp_path, board):
+    """Issue 34: the 49-step LSTM keyword spotter on arm_lstm_unidirectional_s8, bit-exact, at least
+    20x fewer instructions than its float fallback (39.1 M on the M55), both pools within 8 KB."""
+    from conftest import SMALL
+
+    app, built, result = create_build_run(
+        f"{SMALL}:LstmKws", board, tmp_path, input_shape="1,49,10", random_calibration=True
+    )
+    check_pass(app, built, result)
+    report = AppFolder(app).report()
+    assert [layer.op for layer in report.delegated_layers].count("cmx::quantized_lstm") == 1
+    assert result.count[1] <= 39_100_000 // 20, result.line
+    assert result.pool("method")[0] <= 8 * 1024 and result.pool("planned")[0] <= 8 * 1024, result.line
+    print(f"\n{board} (LSTM 49 x 10 -> 32 -> 12): {result.line}")
+
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
 def test_int8_io_digits_passes_bit_exact(tmp_path, board):
     """--io int8: int8 in, int8 out, no quantize/dequantize kernels; checked in integer steps."""
     app, built, result = create_build_run(DIGITS, board, tmp_path, io="int8")

@@ -1,0 +1,103 @@
+"""The int8 LSTM (issue 34): aten.lstm becomes one cmx::quantized_lstm per layer on
+arm_lstm_unidirectional_s8, its host model is the kernel's arithmetic, and its int8 answers agree
+with the float model's."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from cmx_gen.lower import kernel_models, lstm
+from cmx_gen.lower.lowering import LowerOptions, lower
+from cmx_gen.lower.state import Delegated, Evaluated, Rewritten
+from cmx_gen.model.export import export
+from cmx_gen.model.source import ModelSource
+
+
+class Kws(nn.Module):
+    def __init__(self, batch_first: bool = True, layers: int = 1) -> None:
+        super().__init__()
+        torch.manual_seed(1)
+        self.batch_first = batch_first
+        self.lstm = nn.LSTM(10, 32, num_layers=layers, batch_first=batch_first)
+        self.fc = nn.Linear(32, 12)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1] if self.batch_first else y[-1])
+
+
+def _sequences(count: int, shape: tuple[int, ...], seed: int) -> tuple[tuple[torch.Tensor], ...]:
+    """Keyword-spotter-like inputs: smooth random feature tracks, not white noise."""
+    g = torch.Generator().manual_seed(seed)
+    walk = torch.randn((count, *shape), generator=g).cumsum(dim=-2 if len(shape) == 3 else 0) * 0.3
+    return tuple((x.clamp(-3, 3),) for x in walk)
+
+
+def _lowered(model: nn.Module, shape: tuple[int, ...], evaluate: int = 0) -> object:
+    calibration = _sequences(32, shape, seed=2)
+    source = ModelSource(
+        spec="test_lstm.py:Kws",
+        kind="python",
+        module=model.eval(),
+        example_inputs=calibration[0],
+        calibration=list(calibration),
+        calibration_source="smooth random tracks",
+    )
+    return lower(export(source), "cortex-m55", LowerOptions(), evaluate=_sequences(evaluate, shape, seed=3))
+
+
+def test_sigmoid_table_is_cmsis_nn_s():
+    """kernel_models derives the table; CMSIS-NN's own (arm_nntables.c) is the one the target runs."""
+    root = os.environ.get("CMSIS_NN_PATH")
+    if not root:
+        pytest.skip("CMSIS_NN_PATH is not set: CMSIS-NN's sigmoid_table_uint16 was not compared")
+    text = (Path(root) / "Source" / "NNSupportFunctions" / "arm_nntables.c").read_text()
+    body = text[text.index("sigmoid_table_uint16[256] = {") :]
+    table = [int(v) for v in re.findall(r"\d+", body[body.index("{") + 1 : body.index("}")])]
+    assert table == kernel_models.SIGMOID_TABLE.tolist()
+
+
+def test_activation_s16_follows_the_float_functions():
+    x = np.arange(-32768, 32768, 7)
+    sigmoid = kernel_models.activation_s16(x, 0, "sigmoid") / 32768.0
+    tanh = kernel_models.activation_s16(x, 0, "tanh") / 32768.0
+    assert np.abs(sigmoid - 1 / (1 + np.exp(-x / 4096.0))).max() < 2e-4
+    assert np.abs(tanh - np.tanh(x / 4096.0)).max() < 2e-4
+    assert kernel_models.activation_s16(np.array([32767]), 0, "tanh")[0] == 32767
+
+
+def test_lstm_keyword_spotter_is_one_int8_call_and_agrees_with_float():
+    lowered = _lowered(Kws(), (1, 49, 10), evaluate=200)
+    rewrites = lowered.get(Rewritten).rewrites
+    assert [r.op for r in rewrites] == ["aten::lstm"] and "arm_lstm_unidirectional_s8" in rewrites[0].what
+    layers = lowered.get(Delegated).layers
+    assert [layer.op for layer in layers].count("cmx::quantized_lstm") == 1, "all 49 steps in one int8 call"
+    samples = lowered.get(Evaluated).samples
+    agree = sum(int(f.argmax() == q.argmax()) for _, (q,), (f,) in samples)
+    print(f"\ntop-1 agreement of the int8 LSTM with float: {agree}/{len(samples)}")
+    assert len(samples) == 200 and agree >= 198
+
+
+@pytest.mark.parametrize("batch_first, layers", [(False, 1), (True, 2)])
+def test_time_major_and_stacked_lstms_lower_to_one_call_per_layer(batch_first, layers):
+    shape = (1, 8, 10) if batch_first else (8, 1, 10)
+    lowered = _lowered(Kws(batch_first, layers), shape)
+    assert [layer.op for layer in lowered.get(Delegated).layers].count("cmx::quantized_lstm") == layers
+
+
+def test_quantize_folds_the_zero_points_into_the_effective_biases():
+    torch.manual_seed(0)
+    w_ih, w_hh, b_ih, b_hh = torch.randn(16, 3), torch.randn(16, 4), torch.randn(16), torch.randn(16)
+    quant = lstm.quantize((w_ih, w_hh, b_ih, b_hh), (0.02, 5), (0.01, -3), -11)
+    gate = quant.gates["forget"]
+    assert gate.input_weights.shape == (4, 3) and gate.hidden_weights.shape == (4, 4)
+    assert (gate.hidden_effective_bias == 3 * gate.hidden_weights.astype(np.int64).sum(axis=1)).all()
+    assert quant.input_offset == -5 and quant.output_offset == -3 and quant.cell_scale_power == -11
+    assert [g.activation for g in quant.gates.values()] == ["sigmoid", "sigmoid", "tanh", "sigmoid"]
