@@ -18,6 +18,9 @@ set(CMX_NN_transpose TransposeFunctions)
 # cmx::quantized_lstm (cmx-gen's backend only): arm_lstm_unidirectional_s8 and its int16 helpers,
 # which the s8-only filter of CMakeLists.txt would drop (CMX_NN_KEEP_<layer>).
 set(CMX_NN_lstm LSTMFunctions ActivationFunctions BasicMathFunctions)
+# cmx::quantized_gru (cmx-gen's cmx_gru_s8) calls the same gate blocks.
+set(CMX_NN_gru ActivationFunctions)
+set(CMX_NN_KEEP_gru arm_nn_activation_s16.c)
 set(CMX_NN_KEEP_lstm arm_nn_activation_s16.c arm_elementwise_mul_s16.c arm_elementwise_mul_acc_s16.c
     arm_elementwise_mul_s16_s8.c)
 # *_nhwc variants (executorch >= 1.5.1) call the same CMSIS-NN functions.
@@ -37,11 +40,13 @@ set(CMX_NN_LAYER_avg_pool quantized_avg_pool2d)
 set(CMX_NN_LAYER_max_pool quantized_max_pool2d)
 set(CMX_NN_LAYER_softmax softmax)
 set(CMX_NN_LAYER_lstm lstm)
+set(CMX_NN_LAYER_gru gru)
 # ... and the layer kinds that run cmx-gen's own kernel (nn/<file>), which needs CMSIS-NN's headers only.
 set(CMX_OWN_LAYER_conv_row cmx_conv_row_s8.c)
 set(CMX_OWN_LAYER_transpose cmx_transpose_s8.c)
 set(CMX_OWN_LAYER_depthwise_3x3 cmx_depthwise_3x3_s8.c)
 set(CMX_OWN_LAYER_fully_connected cmx_fully_connected_s8.c)
+set(CMX_OWN_LAYER_gru cmx_gru_s8.c)
 
 # cmx_cmsis_nn_folders(<out-var> "<cortex_m op base names>")
 function(cmx_cmsis_nn_folders out ops)

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import lstm_graph, one_d
+from cmx_gen.lower import keep_fp32, one_d, recurrent_graph
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import module_path, source_line
 
@@ -90,11 +90,12 @@ def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite 
     )
 
 
-REWRITES = (_transpose_conv_crop, lstm_graph.as_own_op)
+REWRITES = (_transpose_conv_crop, recurrent_graph.as_own_op)
 
 
-def apply(module: torch.fx.GraphModule) -> list[Rewrite]:
-    """Rewrite `module` (the exported float model) in place; the rewrites applied, in graph order."""
+def apply(module: torch.fx.GraphModule, keep: tuple[str, ...] = ()) -> list[Rewrite]:
+    """Rewrite `module` (the exported float model) in place; the rewrites applied, in graph order.
+    `keep`: the --keep-fp32 parts (and float islands), whose recurrent layers stay PyTorch's own float ops."""
     applied = [
         Rewrite(node=node, op=op, module=where, source=line, what=what)
         for node, op, where, line, what in one_d.lift(module)
@@ -102,7 +103,10 @@ def apply(module: torch.fx.GraphModule) -> list[Rewrite]:
     for node in list(module.graph.nodes):
         if node.op != "call_function":
             continue
+        kept = any(keep_fp32.selects(node, pattern) for pattern in keep)
         for rewrite in REWRITES:
+            if kept and rewrite is recurrent_graph.as_own_op:
+                continue
             done = rewrite(module.graph, node)
             if done:
                 applied.append(done)

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.lower import lstm_graph
+from cmx_gen.lower import recurrent_graph
 from cmx_gen.lower.fx_nodes import user_frame
 
 
@@ -32,7 +32,7 @@ def selects(node: torch.fx.Node, pattern: str) -> bool:
 
 def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
     """CortexMQuantizer, leaving the nodes `keep_fp32` names unquantized (portable fp32 kernels), and
-    observing the cmx::lstm nodes' inputs and outputs (lstm_graph.annotate).
+    observing the cmx::lstm nodes' inputs and outputs (recurrent_graph.annotate).
 
     The nodes are marked "annotated, not quantized" after the cortex_m annotators ran (before, the
     composable quantizer refuses the change), so their neighbours quantize at the edge instead."""
@@ -52,7 +52,7 @@ def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
         def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
             keep = [n for n in model.graph.nodes if n.op == "call_function" and any(selects(n, p) for p in keep_fp32)]
             model = super().annotate(model)
-            lstm_graph.annotate(model, skip=frozenset(n.name for n in keep))
+            recurrent_graph.annotate(model, skip=frozenset(n.name for n in keep))
             for node in keep:
                 mark_node_as_annotated(node, {}, None, False)
             return model

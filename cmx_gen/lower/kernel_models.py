@@ -349,6 +349,46 @@ def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool) -> NDArray[np.in
     return out.astype(np.int8)
 
 
+# --- cmx_gru_s8 (kernels/nn/cmx_gru_s8.c, cmx-gen's own, from CMSIS-NN's LSTM building blocks) -------
+def _product_s16(
+    x: NDArray[Any], weights: NDArray[Any], bias: NDArray[Any], mult: int, shift: int
+) -> NDArray[np.int64]:
+    """arm_nn_vec_mat_mul_result_acc_s8_s16 into a zeroed int16 row."""
+    acc = bias.astype(np.int64) + weights.astype(np.int64) @ x
+    return np.clip(_requantize(acc, mult, shift), -32768, 32767)
+
+
+def gru_s8(x: NDArray[np.int8], quant: Any, batch_first: bool) -> NDArray[np.int8]:
+    """cmx_gru_s8 with zero initial state: x [batch, time, input] (batch_first) or [time, batch, input]
+    to the hidden state of every step, int8, in the same layout. `quant`: gru.GruQuant."""
+    seq = np.asarray(x, dtype=np.int64)
+    seq = seq if batch_first else seq.transpose(1, 0, 2)
+    g = quant.gates
+    out = np.zeros(seq.shape[:2] + (quant.hidden_size,), dtype=np.int64)
+    for b in range(seq.shape[0]):
+        h = np.full(quant.hidden_size, quant.output_offset, dtype=np.int64)  # a zero hidden state
+        for t in range(seq.shape[1]):
+            step = seq[b, t]
+            reset, update = _gate(step, h, g["reset"]), _gate(step, h, g["update"])
+            n = g["candidate"]
+            from_input = _product_s16(step, n.input_weights, n.input_effective_bias, n.input_multiplier, n.input_shift)
+            from_hidden = _product_s16(
+                h, n.hidden_weights, n.hidden_effective_bias, n.hidden_multiplier, n.hidden_shift
+            )
+            gated = _requantize(reset * from_hidden, quant.reset_multiplier, quant.reset_shift)
+            candidate = activation_s16(np.clip(from_input + gated, -32768, 32767), 0, "tanh")
+            h_q15 = np.clip(
+                _requantize(h + quant.hidden_offset, quant.hidden_q15_multiplier, quant.hidden_q15_shift), -32768, 32767
+            )
+            mixed = (32768 - update) * candidate + update * h_q15
+            h = np.clip(
+                _requantize(mixed, quant.output_multiplier, quant.output_shift) + quant.output_offset, -128, 127
+            )
+            out[b, t] = h
+    out = out if batch_first else out.transpose(1, 0, 2)
+    return out.astype(np.int8)
+
+
 # Op name (schema name of the functional cortex_m op) -> host model of its C kernel.
 MODELS: dict[str, Callable[..., torch.Tensor]] = {
     "cortex_m::quantized_avg_pool2d": avg_pool2d_s8,

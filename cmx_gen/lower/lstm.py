@@ -77,7 +77,7 @@ def multiplier(scale: float) -> tuple[int, int]:
     return fixed, shift
 
 
-def _symmetric(w: NDArray[Any]) -> tuple[NDArray[np.int8], float]:
+def symmetric(w: NDArray[Any]) -> tuple[NDArray[np.int8], float]:
     scale = float(np.abs(w).max()) / 127.0 or 1.0
     return np.clip(np.round(w / scale), -127, 127).astype(np.int8), scale
 
@@ -98,8 +98,8 @@ def quantize(
     gates = {}
     for name in GATES:
         rows = slice(TORCH_ROW[name] * hidden, (TORCH_ROW[name] + 1) * hidden)
-        wx, sx = _symmetric(w_ih[rows])
-        wh, sh = _symmetric(w_hh[rows])
+        wx, sx = symmetric(w_ih[rows])
+        wh, sh = symmetric(w_hh[rows])
         b = np.round(bias[rows] / (x_scale * sx)).astype(np.int64)
         in_mult, in_shift = multiplier(x_scale * sx / 2.0**GATE_POWER)
         h_mult, h_shift = multiplier(h_scale * sh / 2.0**GATE_POWER)

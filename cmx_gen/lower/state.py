@@ -84,7 +84,7 @@ class Quantized:
 
     graph: torch.fx.GraphModule
     scales: dict[str, tuple[float, int]]
-    lstm_cells: dict[str, float]  # the largest |cell state| of each cmx::lstm node, by name (lstm_graph.py)
+    lstm_cells: dict[str, float]  # the largest |cell state| of each cmx::lstm node, by name (recurrent_graph.py)
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,14 @@ inline cmsis_nn_lstm_gate lstm_gate(const uint8_t* plan, const int32_t* g) {
 }
 #endif
 
+#ifdef CMX_BACKEND_GRU
+inline cmx_gru_gate gru_gate(const uint8_t* plan, const int32_t* g) {
+  /* one gate's eight words (cmx_layer_gru) */
+  return cmx_gru_gate{g[0], g[1], constant_at<int8_t>(plan, g[2]), constant_at<int32_t>(plan, g[3]),
+                      g[4], g[5], constant_at<int8_t>(plan, g[6]), constant_at<int32_t>(plan, g[7])};
+}
+#endif
+
 bool compiled_in(int32_t op) {
   switch (op) {
 #ifdef CMX_BACKEND_CONV
@@ -117,6 +125,9 @@ bool compiled_in(int32_t op) {
 #endif
 #ifdef CMX_BACKEND_LSTM
     case CMX_OP_LSTM: return true;
+#endif
+#ifdef CMX_BACKEND_GRU
+    case CMX_OP_GRU: return true;
 #endif
     default: return false;
   }
@@ -455,6 +466,31 @@ class CmxCmsisNNBackend final : public BackendInterface {
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
           CMX_KERNEL(status = arm_lstm_unidirectional_s8(tensor_at(l->input, work, io), out, &params, &buffers));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_GRU
+        case CMX_OP_GRU: {
+          auto* l = reinterpret_cast<const cmx_layer_gru*>(head);
+          const cmx_gru_params params{l->time_major,
+                                      l->batch_size,
+                                      l->time_steps,
+                                      l->input_size,
+                                      l->hidden_size,
+                                      l->hidden_offset,
+                                      l->output_offset,
+                                      l->reset_multiplier,
+                                      l->reset_shift,
+                                      l->hidden_q15_multiplier,
+                                      l->hidden_q15_shift,
+                                      l->output_multiplier,
+                                      l->output_shift,
+                                      gru_gate(plan, &l->reset_input_multiplier),
+                                      gru_gate(plan, &l->update_input_multiplier),
+                                      gru_gate(plan, &l->candidate_input_multiplier)};
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
+          CMX_KERNEL(status = cmx_gru_s8(tensor_at(l->input, work, io), out, &params, work + l->scratch));
           break;
         }
 #endif

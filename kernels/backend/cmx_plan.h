@@ -35,6 +35,7 @@ enum cmx_plan_op {
   CMX_OP_DEPTHWISE_3X3 = 13,
   CMX_OP_FULLY_CONNECTED = 14,
   CMX_OP_LSTM = 15,
+  CMX_OP_GRU = 16,
 };
 
 typedef struct {
@@ -149,6 +150,17 @@ typedef struct {
   int32_t cell_input_multiplier, cell_input_shift, cell_input_weights, cell_input_bias, cell_hidden_multiplier, cell_hidden_shift, cell_hidden_weights, cell_hidden_bias, cell_activation;
   int32_t output_input_multiplier, output_input_shift, output_input_weights, output_input_bias, output_hidden_multiplier, output_hidden_shift, output_hidden_weights, output_hidden_bias, output_activation;
 } cmx_layer_lstm;
+/* cmx_gru_s8 (kernels/nn/): cmx_gru_params without its pointers (each gate's weights and effective
+ * biases are plan constants); scratch: 4 * hidden_size int16 and hidden_size int8. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, scratch;
+  int32_t time_major, batch_size, time_steps, input_size, hidden_size, hidden_offset, output_offset;
+  int32_t reset_multiplier, reset_shift, hidden_q15_multiplier, hidden_q15_shift, output_multiplier, output_shift;
+  int32_t reset_input_multiplier, reset_input_shift, reset_input_weights, reset_input_bias, reset_hidden_multiplier, reset_hidden_shift, reset_hidden_weights, reset_hidden_bias;
+  int32_t update_input_multiplier, update_input_shift, update_input_weights, update_input_bias, update_hidden_multiplier, update_hidden_shift, update_hidden_weights, update_hidden_bias;
+  int32_t candidate_input_multiplier, candidate_input_shift, candidate_input_weights, candidate_input_bias, candidate_hidden_multiplier, candidate_hidden_shift, candidate_hidden_weights, candidate_hidden_bias;
+} cmx_layer_gru;
 /* A layout change (a _clone_dim_order between dim orders): cmx_transpose_s8. */
 typedef struct {
   cmx_layer_head head;

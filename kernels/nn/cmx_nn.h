@@ -102,6 +102,33 @@ void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* fi
 /* output[b][c][r] = input[b][r][c]: int8 [batches][rows][cols] -> [batches][cols][rows]. */
 void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows, int32_t cols);
 
+
+/* A GRU layer with zero initial state (PyTorch's equations; cmx_gen/lower/gru.py has the
+ * quantization, kernel_models.gru_s8 the same arithmetic on the host): CMSIS-NN has no GRU, so
+ * it is built from CMSIS-NN's LSTM blocks, arm_nn_vec_mat_mul_result_acc_s8_s16 for the gates'
+ * int16 Q3.12 pre-activations and arm_nn_activation_s16 for sigmoid and tanh. Input [batch][time]
+ * [input_size] (time_major: [time][batch]); output the int8 hidden state of every step, the same
+ * layout. scratch: 4 * hidden_size int16 and hidden_size int8. */
+typedef struct {
+  int32_t input_multiplier, input_shift;
+  const int8_t* input_weights;  /* [hidden][input] */
+  const int32_t* input_bias;    /* effective: bias + input offset times the row sums */
+  int32_t hidden_multiplier, hidden_shift;
+  const int8_t* hidden_weights; /* [hidden][hidden] */
+  const int32_t* hidden_bias;   /* effective: (candidate: its bias) - hidden zero point times the row sums */
+} cmx_gru_gate;
+
+typedef struct {
+  int32_t time_major, batch_size, time_steps, input_size, hidden_size;
+  int32_t hidden_offset, output_offset;
+  int32_t reset_multiplier, reset_shift;         /* r (Q0.15) x hidden part (Q3.12) -> Q3.12 */
+  int32_t hidden_q15_multiplier, hidden_q15_shift; /* int8 hidden state -> Q0.15 */
+  int32_t output_multiplier, output_shift;       /* (32768 - z) n + z h (Q0.30) -> int8 */
+  cmx_gru_gate reset, update, candidate;
+} cmx_gru_params;
+
+arm_cmsis_nn_status cmx_gru_s8(const int8_t* input, int8_t* output, const cmx_gru_params* params, void* scratch);
+
 #ifdef __cplusplus
 }
 #endif

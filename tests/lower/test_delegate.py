@@ -160,3 +160,12 @@ def test_delegate_option_in_cmx_toml(tmp_path):
     (tmp_path / "cmx.toml").write_text(base + '[options]\ndelegate = "no"\n')
     with pytest.raises(ModelSourceError, match="delegate = 'no' is not true or false"):
         project_mod.load(tmp_path / "cmx.toml")
+
+
+def test_every_constant_of_a_record_is_rebased():
+    """A field naming plan data (weights, biases, sums) must be in CONSTANT_FIELDS, else the runtime
+    reads it from the wrong place (the GRU's gates did, until this test)."""
+    for kind, fields in plan_mod.FIELDS.items():
+        for name in fields:
+            if name.endswith(("weights", "_bias", "weight", "multipliers", "shifts", "kernel_sum")) or name == "bias":
+                assert name in plan_mod.CONSTANT_FIELDS, f"{kind}.{name} is plan data but is not rebased"

@@ -416,3 +416,17 @@ class LstmKws(nn.Module):
     def forward(self, x):
         y, _ = self.lstm(x)
         return self.fc(y[:, -1])
+
+
+class GruKws(nn.Module):
+    """LstmKws with a GRU of the same shape."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.gru = nn.GRU(10, 32, batch_first=True)
+        self.fc = nn.Linear(32, 12)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return self.fc(y[:, -1])

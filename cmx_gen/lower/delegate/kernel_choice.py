@@ -52,12 +52,17 @@ def _planned_scratch(node: torch.fx.Node) -> int:
 
 def own_scratch(node: torch.fx.Node) -> int:
     """The scratch of a layer no cortex_m pass planned one for: an LSTM's int16 cell state and its two
-    int16 gate buffers (arm_lstm_unidirectional_s8's cmsis_nn_lstm_context), batch x hidden each."""
-    if op_name(node) != "cmx::quantized_lstm":
+    int16 gate buffers (arm_lstm_unidirectional_s8's cmsis_nn_lstm_context), batch x hidden each; a
+    GRU's four int16 gate rows and its int8 zero state (cmx_gru_s8)."""
+    name = op_name(node)
+    if name not in ("cmx::quantized_lstm", "cmx::quantized_gru"):
         return 0
     shape = node_val(node).shape
+    hidden = int(shape[-1])
+    if name == "cmx::quantized_gru":
+        return (4 * 2 * hidden + hidden + 3) // 4 * 4
     batch = int(shape[0]) if fx_args(node)[5] else int(shape[1])
-    return 3 * 2 * batch * int(shape[-1])
+    return 3 * 2 * batch * hidden
 
 
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:

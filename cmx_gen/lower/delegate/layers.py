@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower import lstm
+from cmx_gen.lower import gru, lstm
 from cmx_gen.lower.delegate import own_kernels
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
@@ -370,17 +370,8 @@ def _lstm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp, cell_power = fx_args(node)
     weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
     quant = lstm.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)), int(cell_power))  # type: ignore[arg-type]
-    shape = tuple(int(d) for d in _val(x).shape)
-    batch, steps = (shape[0], shape[1]) if batch_first else (shape[1], shape[0])
     fields = {
-        "input": emit.operand(x),
-        "output": emit.operand(node),
-        "scratch": scratch,
-        "time_major": 0 if batch_first else 1,
-        "batch_size": batch,
-        "time_steps": steps,
-        "input_size": quant.input_size,
-        "hidden_size": quant.hidden_size,
+        **_sequence(node, emit, scratch, batch_first, quant),
         **{
             name: getattr(quant, name)
             for name in (
@@ -398,23 +389,54 @@ def _lstm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         },
     }
     for name, gate in quant.gates.items():
-        fields.update(
-            {
-                f"{name}_input_multiplier": gate.input_multiplier,
-                f"{name}_input_shift": gate.input_shift,
-                f"{name}_input_weights": emit.data(gate.input_weights.tobytes()),
-                f"{name}_input_bias": emit.data(gate.input_effective_bias.astype("<i4").tobytes()),
-                f"{name}_hidden_multiplier": gate.hidden_multiplier,
-                f"{name}_hidden_shift": gate.hidden_shift,
-                f"{name}_hidden_weights": emit.data(gate.hidden_weights.tobytes()),
-                f"{name}_hidden_bias": emit.data(gate.hidden_effective_bias.astype("<i4").tobytes()),
-                f"{name}_activation": LSTM_ACTIVATIONS[gate.activation],
-            }
-        )
+        fields.update(_gate_fields(name, gate, emit))
+        fields[f"{name}_activation"] = LSTM_ACTIVATIONS[gate.activation]
     return Layer("lstm", fields, node=node.name)
 
 
 LSTM_ACTIVATIONS = {"sigmoid": 0, "tanh": 1}  # arm_nn_activation_type
+
+
+def _gate_fields(name: str, gate: lstm.Gate, emit: Emit) -> dict[str, int]:
+    """A recurrent gate's words: its multipliers and shifts, its weights and effective biases as plan data."""
+    return {
+        f"{name}_input_multiplier": gate.input_multiplier,
+        f"{name}_input_shift": gate.input_shift,
+        f"{name}_input_weights": emit.data(gate.input_weights.tobytes()),
+        f"{name}_input_bias": emit.data(gate.input_effective_bias.astype("<i4").tobytes()),
+        f"{name}_hidden_multiplier": gate.hidden_multiplier,
+        f"{name}_hidden_shift": gate.hidden_shift,
+        f"{name}_hidden_weights": emit.data(gate.hidden_weights.tobytes()),
+        f"{name}_hidden_bias": emit.data(gate.hidden_effective_bias.astype("<i4").tobytes()),
+    }
+
+
+def _sequence(node: torch.fx.Node, emit: Emit, scratch: int, batch_first: Any, quant: Any) -> dict[str, int]:
+    """The words every recurrent layer starts with: operands and the sizes of the call."""
+    shape = tuple(int(d) for d in _val(fx_args(node)[0]).shape)
+    batch, steps = (shape[0], shape[1]) if batch_first else (shape[1], shape[0])
+    return {
+        "input": emit.operand(fx_args(node)[0]),
+        "output": emit.operand(node),
+        "scratch": scratch,
+        "time_major": 0 if batch_first else 1,
+        "batch_size": batch,
+        "time_steps": steps,
+        "input_size": quant.input_size,
+        "hidden_size": quant.hidden_size,
+    }
+
+
+def _gru(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_gru on cmx_gru_s8, its arguments from gru.quantize as the host implementation's."""
+    x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp = fx_args(node)
+    weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
+    quant = gru.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)))  # type: ignore[arg-type]
+    fields = {**_sequence(node, emit, scratch, batch_first, quant), **gru.fields(quant)}
+    for name, gate in quant.gates.items():
+        fields.update(_gate_fields(name, gate, emit))
+    return Layer("gru", fields, node=node.name)
+
 
 BUILDERS: dict[str, Builder] = {
     "cortex_m::quantized_conv2d": _conv,
@@ -430,4 +452,5 @@ BUILDERS: dict[str, Builder] = {
     "aten::unsqueeze_copy": _copy,
     "dim_order_ops::_clone_dim_order": _layout,
     "cmx::quantized_lstm": _lstm,
+    "cmx::quantized_gru": _gru,
 }

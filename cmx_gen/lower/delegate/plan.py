@@ -51,6 +51,7 @@ OPS = {
     "depthwise_3x3": 13,
     "fully_connected": 14,
     "lstm": 15,
+    "gru": 16,
 }
 
 # Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
@@ -140,6 +141,25 @@ LSTM_PARAMS = (
 ) + tuple(f"{gate}_{field}" for gate in LSTM_GATES for field in LSTM_GATE_FIELDS)
 
 
+# cmx_gru_params (kernels/nn/cmx_nn.h) less its pointers, as cmx_layer_gru holds it.
+GRU_GATES = ("reset", "update", "candidate")
+GRU_PARAMS = (
+    "time_major",
+    "batch_size",
+    "time_steps",
+    "input_size",
+    "hidden_size",
+    "hidden_offset",
+    "output_offset",
+    "reset_multiplier",
+    "reset_shift",
+    "hidden_q15_multiplier",
+    "hidden_q15_shift",
+    "output_multiplier",
+    "output_shift",
+) + tuple(f"{gate}_{field}" for gate in GRU_GATES for field in LSTM_GATE_FIELDS[:-1])
+
+
 def _dims(name: str) -> tuple[str, ...]:
     return tuple(f"{name}_{d}" for d in "nhwc")
 
@@ -201,6 +221,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "copy": ("input", "output", "nbytes"),
     "transpose": ("input", "output", "batches", "rows", "cols"),
     "lstm": ("input", "output", "scratch") + LSTM_PARAMS,
+    "gru": ("input", "output", "scratch") + GRU_PARAMS,
 }
 # arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
 FIELDS["conv_general"] = FIELDS["conv"]
@@ -321,7 +342,7 @@ CONSTANT_FIELDS = frozenset(
     {"weight", "bias", "multipliers", "shifts", "kernel_sum"}
     | {
         f"{gate}_{field}"
-        for gate in LSTM_GATES
+        for gate in LSTM_GATES + GRU_GATES
         for field in ("input_weights", "input_bias", "hidden_weights", "hidden_bias")
     }
 )

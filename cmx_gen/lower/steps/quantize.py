@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 
-from cmx_gen.lower import keep_fp32, layer_error, lstm_graph
+from cmx_gen.lower import keep_fp32, layer_error, recurrent_graph
 from cmx_gen.lower.state import Given, Quantized, Rewritten, Step
 from cmx_gen.model.export import export_error
 from cmx_gen.model.source import fresh
@@ -25,7 +25,7 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
             prepared(*fresh(sample))
         quantized = convert_pt2e(prepared)
         scales = layer_error.output_scales(quantized)
-        cells = lstm_graph.cell_ranges(rewritten.graph, [fresh(sample) for sample in given.exported.calibration])
+        cells = recurrent_graph.cell_ranges(rewritten.graph, [fresh(sample) for sample in given.exported.calibration])
     except Exception as exc:
         raise export_error("quantization", exc) from exc
     return Quantized(graph=quantized, scales=scales, lstm_cells=cells)

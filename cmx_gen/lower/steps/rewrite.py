@@ -11,7 +11,8 @@ from cmx_gen.lower.state import Given, Rewritten, Step
 
 def run(given: Given) -> Rewritten:
     graph = given.exported.program.module(check_guards=False)  # a new GraphModule: rewritten in place
-    rewrites = exact_rewrites.apply(graph)
+    keep = given.options.keep_fp32 + tuple(island.part for island in given.islands)
+    rewrites = exact_rewrites.apply(graph, keep)
     if rewrites:
         graph = torch.export.export(graph, given.exported.inputs).module(check_guards=False)
     return Rewritten(graph=graph, rewrites=tuple(rewrites))

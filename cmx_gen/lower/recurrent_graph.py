@@ -1,8 +1,9 @@
-"""The LSTM's way through the graphs (lstm.py says why): `aten.lstm` rewritten into one `cmx::lstm`
-per layer before quantizing (`as_own_op`, an exact rewrite), annotated so that its input and output
-are observed int8 tensors (`annotate`), the cell state's range measured on the calibration set
-(`cell_ranges`), and after the cortex_m passes `dq -> cmx::lstm -> q` replaced by
-`cmx::quantized_lstm` on the int8 tensors (`to_int8`)."""
+"""The recurrent layers' way through the graphs (lstm.py and gru.py say why): `aten.lstm` and
+`aten.gru` rewritten into one `cmx::lstm` / `cmx::gru` per layer before quantizing (`as_own_op`, an
+exact rewrite), annotated so that their inputs and outputs are observed int8 tensors (`annotate`),
+the LSTM cell state's range measured on the calibration set (`cell_ranges`), and after the cortex_m
+passes `dq -> cmx::lstm -> q` replaced by `cmx::quantized_lstm` on the int8 tensors, the GRU's
+likewise (`to_int8`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import kernel_models, lstm
+from cmx_gen.lower import gru, kernel_models, lstm
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line
 
@@ -61,6 +62,57 @@ def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> to
     return x.new_empty((*x.shape[:-1], w_hh.shape[1]), dtype=torch.int8)
 
 
+@torch.library.custom_op("cmx::gru", mutates_args=())
+def float_gru(
+    x: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor | None,
+    b_hh: torch.Tensor | None,
+    batch_first: bool,
+) -> torch.Tensor:
+    """One GRU layer, zero initial state: every step's hidden state (PyTorch's own float GRU)."""
+    params = [w for w in (w_ih, w_hh, b_ih, b_hh) if w is not None]
+    batch = x.shape[0] if batch_first else x.shape[1]
+    h0 = x.new_zeros(1, batch, w_hh.shape[1])
+    y, _ = torch.ops.aten.gru.input(x, h0, params, b_ih is not None, 1, 0.0, False, False, batch_first)
+    return y.contiguous()
+
+
+@float_gru.register_fake
+def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool) -> torch.Tensor:
+    return x.new_empty((*x.shape[:-1], w_hh.shape[1]))
+
+
+@torch.library.custom_op("cmx::quantized_gru", mutates_args=())
+def quantized_gru(
+    x: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor | None,
+    b_hh: torch.Tensor | None,
+    batch_first: bool,
+    input_scale: float,
+    input_zero_point: int,
+    output_scale: float,
+    output_zero_point: int,
+) -> torch.Tensor:
+    """cmx_gru_s8 on the host, bit for bit (kernel_models.gru_s8)."""
+    quant = gru.quantize((w_ih, w_hh, b_ih, b_hh), (input_scale, input_zero_point), (output_scale, output_zero_point))
+    return torch.from_numpy(kernel_models.gru_s8(x.numpy(), quant, batch_first))
+
+
+@quantized_gru.register_fake
+def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> torch.Tensor:
+    return x.new_empty((*x.shape[:-1], w_hh.shape[1]), dtype=torch.int8)
+
+
+# The float op each PyTorch recurrent layer becomes, and the int8 op that replaces it.
+OWN_OPS = {torch.ops.aten.lstm.input: "lstm", torch.ops.aten.gru.input: "gru"}
+FLOAT_OPS = (torch.ops.cmx.lstm.default, torch.ops.cmx.gru.default)
+KERNELS = {"lstm": "CMSIS-NN's arm_lstm_unidirectional_s8", "gru": "cmx-gen's cmx_gru_s8"}
+
+
 def _run(
     x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool
 ) -> tuple[torch.Tensor, float]:
@@ -93,27 +145,31 @@ def _is_zeros(node: Any) -> bool:
 
 
 def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
-    """`aten.lstm` (unidirectional, no projection, zero initial state, its final states unused) into
-    one `cmx::lstm` per layer; anything else stays as it is (it runs in float)."""
-    if node.target != torch.ops.aten.lstm.input:
+    """`aten.lstm` / `aten.gru` (unidirectional, no projection, zero initial state, the final states
+    unused) into one `cmx::lstm` / `cmx::gru` per layer; anything else stays as it is (in float)."""
+    kind = OWN_OPS.get(node.target)  # type: ignore[call-overload]
+    if kind is None:
         return None
     x, state, params, has_biases, layers, _dropout, _train, bidirectional, batch_first = fx_args(node)
     per_layer, layers = (4 if has_biases else 2), int(str(layers))
     users = {int(str(u.args[1])): u for u in node.users if u.target is operator.getitem}
+    states = list(state) if isinstance(state, (list, tuple)) else [state]
+    finals = [i for i in users if i > 0]
     if (
         bidirectional
         or len(params) != per_layer * layers
-        or not all(_is_zeros(s) for s in state)
-        or any(users[i].users for i in (1, 2) if i in users)
+        or not all(_is_zeros(s) for s in states)
+        or any(users[i].users for i in finals)
         or 0 not in users
     ):
         return None
     y = x
+    target = torch.ops.cmx.lstm.default if kind == "lstm" else torch.ops.cmx.gru.default
     with graph.inserting_before(node):
         for layer in range(layers):
             weights = list(params[layer * per_layer : (layer + 1) * per_layer])
             biases = weights[2:] if has_biases else [None, None]
-            y = graph.call_function(torch.ops.cmx.lstm.default, (y, weights[0], weights[1], *biases, bool(batch_first)))
+            y = graph.call_function(target, (y, weights[0], weights[1], *biases, bool(batch_first)))
             y.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node")})
     users[0].replace_all_uses_with(y)
     for user in users.values():
@@ -121,10 +177,10 @@ def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     graph.erase_node(node)
     return Rewrite(
         node=node.name,
-        op="aten::lstm",
+        op=f"aten::{kind}",
         module=module_path(node),
         source=source_line(node),
-        what=f"{layers} layer(s) as cmx::lstm: int8 on arm_lstm_unidirectional_s8 in cmx-gen's backend",
+        what=f"{layers} layer(s) as cmx::{kind}: int8 on {KERNELS[kind]} in cmx-gen's backend",
     )
 
 
@@ -155,7 +211,7 @@ def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) ->
     from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
 
     for node in graph.graph.nodes:
-        if node.op == "call_function" and node.target == torch.ops.cmx.lstm.default and node.name not in skip:
+        if node.op == "call_function" and node.target in FLOAT_OPS and node.name not in skip:
             x = fx_args(node)[0]
             node.meta["quantization_annotation"] = QuantizationAnnotation(
                 input_qspec_map={x: INT8_ACTIVATION_PER_TENSOR_QSPEC},
@@ -175,27 +231,28 @@ def _qparams(node: Any) -> tuple[float, int] | None:
 
 
 def to_int8(program: Any, cells: dict[str, float]) -> None:
-    """Replace each `dequantize -> cmx::lstm -> quantize` of the lowered program (edited in place) by
-    `cmx::quantized_lstm` on the int8 tensors; an LSTM without them stays in float."""
+    """Replace each `dequantize -> cmx::lstm / cmx::gru -> quantize` of the lowered program (edited in
+    place) by `cmx::quantized_lstm` / `cmx::quantized_gru` on the int8 tensors; one without them stays
+    in float."""
     graph = program.graph_module.graph
     for node in list(graph.nodes):
-        if op_name(node) != "cmx::lstm":
+        kind = op_name(node).removeprefix("cmx::")
+        if kind not in ("lstm", "gru") or len(node.users) != 1:
             continue
         x, w_ih, w_hh, b_ih, b_hh, batch_first = fx_args(node)
-        if len(node.users) != 1:
-            continue
         quantize = next(iter(node.users))
         x_q, h_q = _qparams(x), _qparams(quantize)
         if x_q is None or h_q is None or op_name(quantize).split("::")[-1] != "quantize_per_tensor":
             continue
-        peak = next((cells[name] for name in origins(node) if name in cells), None)
-        if peak is None:
-            continue
+        extra: tuple[int, ...] = ()
+        if kind == "lstm":
+            peak = next((cells[name] for name in origins(node) if name in cells), None)
+            if peak is None:
+                continue
+            extra = (lstm.cell_power(peak),)
+        target = torch.ops.cmx.quantized_lstm.default if kind == "lstm" else torch.ops.cmx.quantized_gru.default
         with graph.inserting_before(quantize):
-            int8 = graph.call_function(
-                torch.ops.cmx.quantized_lstm.default,
-                (fx_args(x)[0], w_ih, w_hh, b_ih, b_hh, batch_first, *x_q, *h_q, lstm.cell_power(peak)),
-            )
+            int8 = graph.call_function(target, (fx_args(x)[0], w_ih, w_hh, b_ih, b_hh, batch_first, *x_q, *h_q, *extra))
         int8.meta = {**node.meta, "val": quantize.meta["val"]}
         quantize.replace_all_uses_with(int8)
         graph.erase_node(quantize)

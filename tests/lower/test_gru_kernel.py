@@ -1,0 +1,79 @@
+"""cmx_gru_s8 (kernels/nn/) against its host model (kernel_models.gru_s8), byte for byte, over 200
+random GRUs: sizes, batch- and time-major layouts, zero points and weight ranges. Compiled for the
+build machine with CMSIS-NN's plain C path (kernels/tests/gru_host.c); the target's DSP and MVE
+paths of the same CMSIS-NN blocks are held by the firmware tests' PASS. Needs CMSIS_NN_PATH and cc."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import ROOT
+from cmx_gen.lower import gru, kernel_models
+
+CASES = 200
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory) -> Path:
+    nn = os.environ.get("CMSIS_NN_PATH")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not nn or not cc:
+        pytest.skip("cmx_gru_s8 was not compiled: needs CMSIS_NN_PATH and a host C compiler")
+    out = tmp_path_factory.mktemp("gru") / "gru_host"
+    sources = [
+        ROOT / "kernels" / "tests" / "gru_host.c",
+        ROOT / "kernels" / "nn" / "cmx_gru_s8.c",
+        Path(nn) / "Source" / "NNSupportFunctions" / "arm_nn_vec_mat_mul_result_acc_s8_s16.c",
+        Path(nn) / "Source" / "ActivationFunctions" / "arm_nn_activation_s16.c",
+        Path(nn) / "Source" / "NNSupportFunctions" / "arm_nntables.c",
+    ]
+    includes = [f"-I{ROOT / 'kernels' / 'nn'}", f"-I{Path(nn) / 'Include'}"]
+    subprocess.run([cc, "-O1", *includes, *map(str, sources), "-o", str(out)], check=True, capture_output=True)
+    return out
+
+
+def _case(rng: np.random.Generator) -> tuple[bytes, np.ndarray, gru.GruQuant, bool]:
+    inputs, hidden, steps, batch = (
+        int(rng.integers(1, 24)),
+        int(rng.integers(1, 40)),
+        int(rng.integers(1, 12)),
+        int(rng.integers(1, 4)),
+    )
+    spread = float(rng.choice([0.05, 0.3, 1.5]))
+    w = [
+        torch.from_numpy(rng.normal(0, spread, shape))
+        for shape in ((3 * hidden, inputs), (3 * hidden, hidden), (3 * hidden,), (3 * hidden,))
+    ]
+    x_q = (float(rng.uniform(0.002, 0.05)), int(rng.integers(-128, 128)))
+    h_q = (float(rng.uniform(0.004, 0.02)), int(rng.integers(-20, 21)))
+    quant = gru.quantize((w[0], w[1], w[2], w[3]), x_q, h_q)
+    batch_first = bool(rng.integers(0, 2))
+    x = rng.integers(-128, 128, (batch, steps, inputs) if batch_first else (steps, batch, inputs)).astype(np.int8)
+    words = struct.pack("<5i", 0 if batch_first else 1, batch, steps, inputs, hidden)
+    words += struct.pack("<8i", *gru.fields(quant).values())
+    for name in gru.GATES:
+        g = quant.gates[name]
+        words += struct.pack("<2i", g.input_multiplier, g.input_shift) + g.input_weights.tobytes()
+        words += g.input_effective_bias.astype("<i4").tobytes()
+        words += struct.pack("<2i", g.hidden_multiplier, g.hidden_shift) + g.hidden_weights.tobytes()
+        words += g.hidden_effective_bias.astype("<i4").tobytes()
+    return words + x.tobytes(), x, quant, batch_first
+
+
+def test_cmx_gru_s8_equals_its_host_model(harness, tmp_path):
+    rng = np.random.default_rng(34)
+    for index in range(CASES):
+        blob, x, quant, batch_first = _case(rng)
+        case = tmp_path / "case.bin"
+        case.write_bytes(blob)
+        got = subprocess.run([str(harness), str(case)], check=True, capture_output=True).stdout
+        want = kernel_models.gru_s8(x, quant, batch_first)
+        assert got == want.tobytes(), f"case {index}: shape {x.shape}, batch_first={batch_first}"
