@@ -41,12 +41,17 @@ set(CMX_NN_LAYER_max_pool quantized_max_pool2d)
 set(CMX_NN_LAYER_softmax softmax)
 set(CMX_NN_LAYER_lstm lstm)
 set(CMX_NN_LAYER_gru gru)
+set(CMX_NN_LAYER_bmm quantized_batch_matmul)
 # ... and the layer kinds that run cmx-gen's own kernel (nn/<file>), which needs CMSIS-NN's headers only.
 set(CMX_OWN_LAYER_conv_row cmx_conv_row_s8.c)
 set(CMX_OWN_LAYER_transpose cmx_transpose_s8.c)
 set(CMX_OWN_LAYER_depthwise_3x3 cmx_depthwise_3x3_s8.c)
 set(CMX_OWN_LAYER_fully_connected cmx_fully_connected_s8.c)
 set(CMX_OWN_LAYER_gru cmx_gru_s8.c)
+set(CMX_OWN_LAYER_layer_norm cmx_layer_norm_s8.c)
+set(CMX_OWN_LAYER_mean cmx_mean_s8.c)
+set(CMX_OWN_LAYER_lut cmx_lut_s8.c)
+set(CMX_OWN_LAYER_bmm cmx_transpose_s8.c)  # its operand b transposed for arm_batch_matmul_s8
 
 # cmx_cmsis_nn_folders(<out-var> "<cortex_m op base names>")
 function(cmx_cmsis_nn_folders out ops)

@@ -56,3 +56,14 @@ def origins(node: torch.fx.Node) -> list[str]:
         names.append(source.name)
         source = (source.from_node or [None])[-1]
     return names
+
+
+def constant_tensor(program: Any, node: torch.fx.Node) -> torch.Tensor | None:
+    """The value of a parameter, buffer or lifted constant placeholder of `program`; None for anything else."""
+    from torch._export.utils import get_buffer, get_lifted_tensor_constant, get_param
+
+    for getter in (get_param, get_buffer, get_lifted_tensor_constant):
+        value = getter(program, node)
+        if value is not None:
+            return value
+    return None

@@ -101,7 +101,7 @@ def quantize(
 
 
 def fields(quant: Any) -> dict[str, int]:
-    """The scalar words of cmx_gru_params, by the plan's names (plan.GRU_PARAMS)."""
+    """The scalar words of cmx_gru_params, by the plan's names (plan_fields.GRU_PARAMS)."""
     names = (
         "hidden_offset",
         "output_offset",

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.lower import recurrent_graph
+from cmx_gen.lower import own_ops, recurrent_graph
 from cmx_gen.lower.fx_nodes import user_frame
 
 
@@ -52,7 +52,9 @@ def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
         def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
             keep = [n for n in model.graph.nodes if n.op == "call_function" and any(selects(n, p) for p in keep_fp32)]
             model = super().annotate(model)
-            recurrent_graph.annotate(model, skip=frozenset(n.name for n in keep))
+            kept = frozenset(n.name for n in keep)
+            recurrent_graph.annotate(model, skip=kept)
+            own_ops.annotate(model, skip=kept)
             for node in keep:
                 mark_node_as_annotated(node, {}, None, False)
             return model

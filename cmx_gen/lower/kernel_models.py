@@ -119,6 +119,14 @@ def _mul_pow2(x: NDArray[Any], exponent: int) -> NDArray[Any]:
     return np.where(x < -threshold, _Q31_MIN, result)
 
 
+def requantize(value: NDArray[Any], mult: int, shift: int) -> NDArray[np.int64]:
+    """arm_nn_requantize (int32 wrap on the left shift, as the C multiply does)."""
+    shifted = _wrap(np.asarray(value, dtype=np.int64) << max(shift, 0))
+    high = (shifted * int(mult) + (1 << 30)) >> 31
+    result: NDArray[np.int64] = _div_pow2(high, max(-shift, 0)) if shift < 0 else high
+    return result
+
+
 def _exp_on_negative_values(val: NDArray[Any]) -> NDArray[Any]:
     shift = 24
     val_mod_minus_quarter = (val & ((1 << shift) - 1)) - (1 << shift)
@@ -253,140 +261,6 @@ def quantize_per_tensor_s8(
         n, c, h, w = input.shape
         return out.reshape(n, h, w, c).permute(0, 3, 1, 2)
     return out.reshape(input.shape)
-
-
-# --- arm_lstm_unidirectional_s8 (Source/LSTMFunctions/, NNSupportFunctions/arm_nn_lstm_*) ----------
-def _sigmoid_table() -> NDArray[np.int64]:
-    """sigmoid_table_uint16 (arm_nntables.c): sigmoid(i / 24) in 0.16 fixed point, each entry moved by
-    half the interpolation's error at the middle of its segment; the last entry is the top of the
-    range. tests/lower/test_lstm.py compares it with the SDK's table when CMSIS_NN_PATH is set."""
-    x = np.arange(257, dtype=np.float64) / 24.0
-    at = 65536.0 / (1.0 + np.exp(-x))
-    middle = 65536.0 / (1.0 + np.exp(-(x[:-1] + 0.5 / 24.0)))
-    table: NDArray[np.int64] = np.floor(at[:-1] - ((at[1:] + at[:-1]) / 2.0 - middle) / 2.0 + 0.5).astype(np.int64)
-    table[-1] = 65535
-    return table
-
-
-SIGMOID_TABLE = _sigmoid_table()
-
-
-def activation_s16(x: NDArray[Any], left_shift: int, kind: str) -> NDArray[np.int64]:
-    """arm_nn_activation_s16: sigmoid or tanh of int16 values in Q3.12 (after `left_shift`) to Q0.15,
-    by the interpolated table, in the C code's uint32 arithmetic."""
-    sigmoid = kind == "sigmoid"
-    abs_shift = 9 if sigmoid else 8
-    saturated = (0x7FFF << 10) if sigmoid else (0xFFFF << 8)
-    mult = 3 if left_shift < 0 else 3 << left_shift
-    abs_left = -left_shift if left_shift < 0 else 0
-    rounding = 1 << (abs_left - 1) if abs_left > 0 else 0
-    data = (np.asarray(x, dtype=np.int64) * mult + rounding) >> abs_left
-    magnitude = np.abs(data)
-    high = magnitude >> abs_shift
-    index = np.minimum(high, 254)
-    low_value, high_value = SIGMOID_TABLE[index], SIGMOID_TABLE[index + 1]
-    frac = magnitude & (0x1FF if sigmoid else 0xFF)
-    result = np.where(high >= 255, saturated, (low_value << abs_shift) + frac * (high_value - low_value))
-    if sigmoid:
-        result = np.where(data >= 0, result + (1 << 9), (1 << 25) - result + (1 << 9) - 1) >> 10
-    else:
-        result = np.where(data >= 0, result - (1 << 23) + (1 << 7), -result + (1 << 23) + (1 << 7) - 1)
-        result = (result & 0xFFFFFFFF) >> 8
-    int16: NDArray[np.int64] = ((result & 0xFFFF) ^ 0x8000) - 0x8000  # (int16_t)result
-    return int16
-
-
-def _requantize(value: NDArray[Any], mult: int, shift: int) -> NDArray[np.int64]:
-    """arm_nn_requantize (int32 wrap on the left shift, as the C multiply does)."""
-    shifted = _wrap(np.asarray(value, dtype=np.int64) << max(shift, 0))
-    high = (shifted * int(mult) + (1 << 30)) >> 31
-    return _div_pow2(high, max(-shift, 0)) if shift < 0 else high
-
-
-def _gate(x: NDArray[Any], h: NDArray[Any] | None, gate: Any) -> NDArray[np.int64]:
-    """arm_nn_lstm_calculate_gate_s8_s16: int16 pre-activation (input, then hidden part added with
-    saturation), then the gate's activation."""
-    acc = gate.input_effective_bias.astype(np.int64) + gate.input_weights.astype(np.int64) @ x
-    out = np.clip(_requantize(acc, gate.input_multiplier, gate.input_shift), -32768, 32767)
-    if h is not None:
-        acc = gate.hidden_effective_bias.astype(np.int64) + gate.hidden_weights.astype(np.int64) @ h
-        out = np.clip(out + _requantize(acc, gate.hidden_multiplier, gate.hidden_shift), -32768, 32767)
-    return activation_s16(out, 0, gate.activation)
-
-
-def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool) -> NDArray[np.int8]:
-    """arm_lstm_unidirectional_s8 with zero initial state: x [batch, time, input] (batch_first) or
-    [time, batch, input] to the hidden state of every step, int8, in the same layout. `quant`:
-    lstm.LstmQuant."""
-    seq = np.asarray(x, dtype=np.int64)
-    seq = seq if batch_first else seq.transpose(1, 0, 2)
-    g = quant.gates
-    out = np.zeros(seq.shape[:2] + (quant.hidden_size,), dtype=np.int64)
-    for b in range(seq.shape[0]):
-        cell = np.zeros(quant.hidden_size, dtype=np.int64)
-        h: NDArray[Any] | None = None
-        for t in range(seq.shape[1]):
-            step = seq[b, t]
-            forget = _gate(step, h, g["forget"])
-            cell = np.clip(
-                _requantize(forget * cell, quant.forget_to_cell_multiplier, quant.forget_to_cell_shift), -32768, 32767
-            )
-            update = _gate(step, h, g["input"]) * _gate(step, h, g["cell"])
-            cell = np.clip(
-                cell + _requantize(update, quant.input_to_cell_multiplier, quant.input_to_cell_shift),
-                -quant.cell_clip,
-                quant.cell_clip,
-            )
-            output = _gate(step, h, g["output"])
-            squashed = activation_s16(cell, quant.cell_scale_power + 12, "tanh")
-            h = np.clip(
-                _requantize(output * squashed, quant.output_multiplier, quant.output_shift) + quant.output_offset,
-                -128,
-                127,
-            )
-            out[b, t] = h
-    out = out if batch_first else out.transpose(1, 0, 2)
-    return out.astype(np.int8)
-
-
-# --- cmx_gru_s8 (kernels/nn/cmx_gru_s8.c, cmx-gen's own, from CMSIS-NN's LSTM building blocks) -------
-def _product_s16(
-    x: NDArray[Any], weights: NDArray[Any], bias: NDArray[Any], mult: int, shift: int
-) -> NDArray[np.int64]:
-    """arm_nn_vec_mat_mul_result_acc_s8_s16 into a zeroed int16 row."""
-    acc = bias.astype(np.int64) + weights.astype(np.int64) @ x
-    return np.clip(_requantize(acc, mult, shift), -32768, 32767)
-
-
-def gru_s8(x: NDArray[np.int8], quant: Any, batch_first: bool) -> NDArray[np.int8]:
-    """cmx_gru_s8 with zero initial state: x [batch, time, input] (batch_first) or [time, batch, input]
-    to the hidden state of every step, int8, in the same layout. `quant`: gru.GruQuant."""
-    seq = np.asarray(x, dtype=np.int64)
-    seq = seq if batch_first else seq.transpose(1, 0, 2)
-    g = quant.gates
-    out = np.zeros(seq.shape[:2] + (quant.hidden_size,), dtype=np.int64)
-    for b in range(seq.shape[0]):
-        h = np.full(quant.hidden_size, quant.output_offset, dtype=np.int64)  # a zero hidden state
-        for t in range(seq.shape[1]):
-            step = seq[b, t]
-            reset, update = _gate(step, h, g["reset"]), _gate(step, h, g["update"])
-            n = g["candidate"]
-            from_input = _product_s16(step, n.input_weights, n.input_effective_bias, n.input_multiplier, n.input_shift)
-            from_hidden = _product_s16(
-                h, n.hidden_weights, n.hidden_effective_bias, n.hidden_multiplier, n.hidden_shift
-            )
-            gated = _requantize(reset * from_hidden, quant.reset_multiplier, quant.reset_shift)
-            candidate = activation_s16(np.clip(from_input + gated, -32768, 32767), 0, "tanh")
-            h_q15 = np.clip(
-                _requantize(h + quant.hidden_offset, quant.hidden_q15_multiplier, quant.hidden_q15_shift), -32768, 32767
-            )
-            mixed = (32768 - update) * candidate + update * h_q15
-            h = np.clip(
-                _requantize(mixed, quant.output_multiplier, quant.output_shift) + quant.output_offset, -128, 127
-            )
-            out[b, t] = h
-    out = out if batch_first else out.transpose(1, 0, 2)
-    return out.astype(np.int8)
 
 
 # Op name (schema name of the functional cortex_m op) -> host model of its C kernel.

@@ -5,7 +5,7 @@ per time step. cmx-gen rewrites it first into `cmx::lstm` (one float op per laye
 computation: rewrite step), measures its ranges on the calibration set (`ranges`), and after the
 cortex_m passes puts `cmx::quantized_lstm` in its place (int8 in, int8 out, quantize/dequantize at
 its edges: `to_int8`). The delegate runs that node with `arm_lstm_unidirectional_s8`; its Python
-implementation is the kernel's bit-exact model (kernel_models.lstm_s8), so the check stays bit-exact.
+implementation is the kernel's bit-exact model (layer_models.lstm_s8), so the check stays bit-exact.
 
 How the quantization differs from PyTorch's float LSTM (TFLite's integer LSTM, which CMSIS-NN
 implements): int8 input and hidden state (per-tensor, from the calibration ranges), int8 weights per

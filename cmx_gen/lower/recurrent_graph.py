@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import gru, kernel_models, lstm
+from cmx_gen.lower import gru, layer_models, lstm
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line
 
@@ -50,11 +50,11 @@ def quantized_lstm(
     output_zero_point: int,
     cell_power: int,
 ) -> torch.Tensor:
-    """arm_lstm_unidirectional_s8 on the host, bit for bit (kernel_models.lstm_s8)."""
+    """arm_lstm_unidirectional_s8 on the host, bit for bit (layer_models.lstm_s8)."""
     quant = lstm.quantize(
         (w_ih, w_hh, b_ih, b_hh), (input_scale, input_zero_point), (output_scale, output_zero_point), cell_power
     )
-    return torch.from_numpy(kernel_models.lstm_s8(x.numpy(), quant, batch_first))
+    return torch.from_numpy(layer_models.lstm_s8(x.numpy(), quant, batch_first))
 
 
 @quantized_lstm.register_fake
@@ -76,7 +76,8 @@ def float_gru(
     batch = x.shape[0] if batch_first else x.shape[1]
     h0 = x.new_zeros(1, batch, w_hh.shape[1])
     y, _ = torch.ops.aten.gru.input(x, h0, params, b_ih is not None, 1, 0.0, False, False, batch_first)
-    return y.contiguous()
+    out: torch.Tensor = y.contiguous()
+    return out
 
 
 @float_gru.register_fake
@@ -97,9 +98,9 @@ def quantized_gru(
     output_scale: float,
     output_zero_point: int,
 ) -> torch.Tensor:
-    """cmx_gru_s8 on the host, bit for bit (kernel_models.gru_s8)."""
+    """cmx_gru_s8 on the host, bit for bit (layer_models.gru_s8)."""
     quant = gru.quantize((w_ih, w_hh, b_ih, b_hh), (input_scale, input_zero_point), (output_scale, output_zero_point))
-    return torch.from_numpy(kernel_models.gru_s8(x.numpy(), quant, batch_first))
+    return torch.from_numpy(layer_models.gru_s8(x.numpy(), quant, batch_first))
 
 
 @quantized_gru.register_fake

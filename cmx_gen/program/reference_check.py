@@ -40,12 +40,17 @@ def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> R
             python_reference_max_lsb_calibration=None,
             ops=ops,
         )
+    from cmx_gen.lower.fx_nodes import op_name
+    from cmx_gen.lower.state import Checked
+
+    own = sorted({name for n in lowered.get(Checked).program.graph.nodes if (name := op_name(n)).startswith("cmx::")})
     sample = lsb(runs.kernel_exact, runs.python)
     everywhere = max([sample, *(lsb(k, p) for k, p in errors.calibration_references if p is not None)])
     return ReferenceCheck(
         checked_against="cmsis-nn",
         description="ExecuTorch's Python cortex_m ops, with bit-exact host models of the CMSIS-NN C kernels "
-        f"for {', '.join(sorted(MODELS))}",
+        f"for {', '.join(sorted(MODELS))}"
+        + (f"; cmx-gen's own {', '.join(own)} run their kernels' models (kernel_models.py)" if own else ""),
         python_reference_max_lsb=sample,
         python_reference_max_lsb_calibration=everywhere,
         ops=ops,

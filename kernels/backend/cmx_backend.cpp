@@ -129,6 +129,18 @@ bool compiled_in(int32_t op) {
 #ifdef CMX_BACKEND_GRU
     case CMX_OP_GRU: return true;
 #endif
+#ifdef CMX_BACKEND_LAYER_NORM
+    case CMX_OP_LAYER_NORM: return true;
+#endif
+#ifdef CMX_BACKEND_MEAN
+    case CMX_OP_MEAN: return true;
+#endif
+#ifdef CMX_BACKEND_LUT
+    case CMX_OP_LUT: return true;
+#endif
+#ifdef CMX_BACKEND_BMM
+    case CMX_OP_BMM: return true;
+#endif
     default: return false;
   }
 }
@@ -491,6 +503,60 @@ class CmxCmsisNNBackend final : public BackendInterface {
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
           CMX_KERNEL(status = cmx_gru_s8(tensor_at(l->input, work, io), out, &params, work + l->scratch));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_LAYER_NORM
+        case CMX_OP_LAYER_NORM: {
+          auto* l = reinterpret_cast<const cmx_layer_layer_norm*>(head);
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->rows * l->channels);
+          const int64_t eps = (int64_t)(((uint64_t)(uint32_t)l->eps_hi << 32) | (uint32_t)l->eps_lo);
+          CMX_KERNEL(cmx_layer_norm_s8(tensor_at(l->input, work, io), out, l->rows, l->channels, l->input_offset,
+                                       l->output_offset, eps, constant_at<int32_t>(plan, l->gains),
+                                       constant_at<int32_t>(plan, l->biases)));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_MEAN
+        case CMX_OP_MEAN: {
+          auto* l = reinterpret_cast<const cmx_layer_mean*>(head);
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->outer * l->inner);
+          CMX_KERNEL(cmx_mean_s8(tensor_at(l->input, work, io), out, l->outer, l->count, l->inner, l->multiplier,
+                                 l->shift, l->input_offset, l->output_offset));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_LUT
+        case CMX_OP_LUT: {
+          auto* l = reinterpret_cast<const cmx_layer_lut*>(head);
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->count);
+          CMX_KERNEL(cmx_lut_s8(tensor_at(l->input, work, io), out, l->count, constant_at<int8_t>(plan, l->table)));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_BMM
+        case CMX_OP_BMM: {
+          auto* l = reinterpret_cast<const cmx_layer_bmm*>(head);
+          const int8_t* rhs = tensor_at(l->input2, work, io);
+          int8_t* scratch = reinterpret_cast<int8_t*>(work + l->scratch);
+          const size_t rhs_bytes = l->transposed ? 0 : ((size_t)l->batches * l->inner * l->cols + 3u) & ~(size_t)3u;
+          if (!l->transposed) {
+            cmx_transpose_s8(rhs, scratch, l->batches, l->inner, l->cols);
+            rhs = scratch;
+          }
+          cmsis_nn_context ctx{scratch + rhs_bytes, (int32_t)(4 * l->cols)};
+          const cmsis_nn_bmm_params params{false, false, {l->input1_offset, l->input2_offset, l->output_offset, {-128, 127}}};
+          const cmsis_nn_per_tensor_quant_params quant{l->multiplier, l->shift};
+          const cmsis_nn_dims lhs_dims{1, l->batches, l->rows, l->inner};
+          const cmsis_nn_dims rhs_dims{1, l->batches, l->cols, l->inner};
+          const cmsis_nn_dims out_dims{1, l->batches, l->rows, l->cols};
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
+          CMX_KERNEL(status = arm_batch_matmul_s8(&ctx, &params, &quant, &lhs_dims, tensor_at(l->input1, work, io),
+                                                  &rhs_dims, rhs, &out_dims, out));
           break;
         }
 #endif

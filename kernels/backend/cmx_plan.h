@@ -36,6 +36,10 @@ enum cmx_plan_op {
   CMX_OP_FULLY_CONNECTED = 14,
   CMX_OP_LSTM = 15,
   CMX_OP_GRU = 16,
+  CMX_OP_LAYER_NORM = 17,
+  CMX_OP_MEAN = 18,
+  CMX_OP_LUT = 19,
+  CMX_OP_BMM = 20,
 };
 
 typedef struct {
@@ -161,6 +165,33 @@ typedef struct {
   int32_t update_input_multiplier, update_input_shift, update_input_weights, update_input_bias, update_hidden_multiplier, update_hidden_shift, update_hidden_weights, update_hidden_bias;
   int32_t candidate_input_multiplier, candidate_input_shift, candidate_input_weights, candidate_input_bias, candidate_hidden_multiplier, candidate_hidden_shift, candidate_hidden_weights, candidate_hidden_bias;
 } cmx_layer_gru;
+/* cmx_layer_norm_s8 (kernels/nn/): LayerNorm over the last dimension; eps: the 64-bit epsilon term. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, rows, channels, input_offset, output_offset, eps_lo, eps_hi, gains, biases;
+} cmx_layer_layer_norm;
+
+/* cmx_mean_s8 (kernels/nn/): a mean over the middle of [outer][count][inner]. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, outer, count, inner, multiplier, shift, input_offset, output_offset;
+} cmx_layer_mean;
+
+/* cmx_lut_s8 (kernels/nn/): an element-wise operator as a 256-entry table. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, count, table;
+} cmx_layer_lut;
+
+/* arm_batch_matmul_s8: input1 [batches][rows][inner] times input2 [batches][inner][cols] (or, when
+ * transposed, [batches][cols][inner]); scratch: input2 transposed unless it is, then the MVE kernel's
+ * cols int32 sums. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input1, input2, output, scratch, batches, rows, inner, cols, transposed;
+  int32_t input1_offset, input2_offset, output_offset, multiplier, shift;
+} cmx_layer_bmm;
+
 /* A layout change (a _clone_dim_order between dim orders): cmx_transpose_s8. */
 typedef struct {
   cmx_layer_head head;

@@ -129,6 +129,22 @@ typedef struct {
 
 arm_cmsis_nn_status cmx_gru_s8(const int8_t* input, int8_t* output, const cmx_gru_params* params, void* scratch);
 
+
+/* LayerNorm over the last dimension of [rows][channels] int8, in integers (kernel_models.layer_norm_s8
+ * is the same arithmetic): d = x + input_offset, S1 and S2 its sum and sum of squares,
+ * R = isqrt((C S2 - S1^2 + eps) << 16), y = round((256 (C d - S1) gain / R + bias) / 2^16) + output_offset,
+ * gain and bias per channel in 2^-16 output steps. */
+void cmx_layer_norm_s8(const int8_t* input, int8_t* output, int32_t rows, int32_t channels, int32_t input_offset,
+                       int32_t output_offset, int64_t eps, const int32_t* gains, const int32_t* biases);
+
+/* The mean over the middle dimension of [outer][count][inner] int8: int32 sums (input offset added),
+ * arm_nn_requantize, output offset. */
+void cmx_mean_s8(const int8_t* input, int8_t* output, int32_t outer, int32_t count, int32_t inner,
+                 int32_t multiplier, int32_t shift, int32_t input_offset, int32_t output_offset);
+
+/* output[i] = table[input[i] + 128]: an element-wise operator the plan tabulated. */
+void cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,12 +23,30 @@ def one_line(capsys) -> str:
     return line
 
 
-def test_failing_cortex_m_pass_makes_a_float_island_strict_refuses_it_and_keep_fp32_works(tmp_path, capsys):
+def without_own_bmm(monkeypatch) -> None:
+    """Attention's bmm on upstream's cortex_m path again, where ReplaceScalarWithTensorArgPass fails
+    on the second one (cmx-gen's own cmx::bmm, own_ops.py, now takes every bmm)."""
+    from cmx_gen.lower import exact_rewrites, own_ops
+
+    kept = tuple(r for r in exact_rewrites.REWRITES if r is not own_ops.as_own_op)
+    monkeypatch.setattr(exact_rewrites, "REWRITES", kept)
+
+
+def test_failing_cortex_m_pass_makes_a_float_island_strict_refuses_it_and_keep_fp32_works(
+    tmp_path, capsys, monkeypatch
+):
     """Upstream's ReplaceScalarWithTensorArgPass fails on the attention's second bmm: cmx-gen leaves
     that bmm in float and lowers the rest as usual, naming the island, the pass and the user's line
     in the output, report.json and report.md; --strict refuses it with the same facts."""
     where, attention = second_bmm_line(), SMALL
     args = ("lower", f"{attention}:Attention", "--input-shape", "1,8,16", "--random-calibration")
+    assert run_cli(*args, "-o", tmp_path / "own") == 0
+    report = __import__("json").loads((tmp_path / "own" / "report.json").read_text())
+    assert report["float_parts"] == [] and report["fallbacks"] == [], "cmx-gen's own bmm: all int8"
+    assert [op["name"] for op in report["operators"]].count("cmx::bmm") == 1, "both bmms in one delegate kind"
+    capsys.readouterr()
+
+    without_own_bmm(monkeypatch)
     assert run_cli(*args, "-o", tmp_path / "a") == 0
     captured = capsys.readouterr()
     assert f"bmm_1 ({where} " in captured.err and "stays in float" in captured.err

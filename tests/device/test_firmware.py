@@ -211,14 +211,19 @@ def test_attention_with_keep_fp32_passes_on_m55(tmp_path):
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
-def test_attention_with_a_float_island_passes(tmp_path, board, capsys):
-    """Issue 34: without --keep-fp32, the bmm upstream's pass fails on becomes a float island on its
-    own (float_islands.py): the app builds and runs bit-exact, and create's output, report.json and
-    the HTML page name the island, the pass and the user's line."""
+def test_attention_with_a_float_island_passes(tmp_path, board, capsys, monkeypatch):
+    """Issue 34: with the bmm on upstream's cortex_m path (cmx-gen's own cmx::bmm turned off), the
+    bmm upstream's pass fails on becomes a float island on its own (float_islands.py): the app builds
+    and runs bit-exact, and create's output, report.json and the HTML page name the island, the pass
+    and the user's line."""
     from conftest import SMALL, second_bmm_line
+    from cmx_gen.lower import exact_rewrites, own_ops
 
+    monkeypatch.setattr(
+        exact_rewrites, "REWRITES", tuple(r for r in exact_rewrites.REWRITES if r is not own_ops.as_own_op)
+    )
     app = tmp_path / "app"
-    args = ("--input-shape", "1,8,16", "--random-calibration", "--board", board, "-o", app)
+    args = ("--input-shape", "1,8,16", "--random-calibration", "--board", board, "--no-cache", "-o", app)
     assert run_cli("create", f"{SMALL}:Attention", *args) == 0
     out = capsys.readouterr().out
     assert f"float      aten::bmm (Attention, {second_bmm_line()} " in out and "left in float by cmx-gen" in out
@@ -232,6 +237,25 @@ def test_attention_with_a_float_island_passes(tmp_path, board, capsys):
     ops = (app / "model" / "cmx_ops.cmake").read_text()
     assert "bmm" in ops, "the island's float bmm is on a portable kernel"
     print(f"\n{board} (attention, bmm island): {result.line}")
+
+
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+@pytest.mark.parametrize("model, shape", [("Attention", "1,8,16"), ("EncoderBlock", "1,16,32")])
+def test_attention_and_encoder_run_all_int8(tmp_path, board, model, shape):
+    """Issue 34: bmm on arm_batch_matmul_s8, the attention's scale as a table, LayerNorm and the mean
+    on cmx-gen's kernels: nothing computes in float but the input's quantize and the output's
+    dequantize, and the run is bit-exact."""
+    from conftest import SMALL
+
+    app, built, result = create_build_run(
+        f"{SMALL}:{model}", board, tmp_path, input_shape=shape, random_calibration=True
+    )
+    check_pass(app, built, result)
+    report = AppFolder(app).report()
+    assert report.float_parts == [] and report.fallbacks == []
+    boundaries = {op.name: op.count for op in report.operators if op.class_ == "quant_boundary"}
+    assert boundaries == {"cortex_m::quantize_per_tensor.out": 1, "cortex_m::dequantize_per_tensor.out": 1}
+    print(f"\n{board} ({model}, all int8): {result.line}")
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])

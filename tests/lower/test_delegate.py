@@ -11,18 +11,19 @@ import pytest
 
 from conftest import ROOT, read_report
 from cmx_gen.lower.delegate import plan as plan_mod
+from cmx_gen.lower.delegate import plan_fields
 from cmx_gen.lower.delegate.work_memory import Buffer, place
 from cmx_gen.program import pte
 
 HEADER_H = ROOT / "kernels" / "backend" / "cmx_plan.h"
 # CMSIS-NN structs as their int32 words (arm_nn_types.h), spelled as plan.py spells them.
 EXPANSIONS = {
-    "cmsis_nn_conv_params": plan_mod.CONV_PARAMS,
-    "cmsis_nn_dw_conv_params": plan_mod.DW_PARAMS,
-    "cmsis_nn_pool_params": plan_mod.POOL_PARAMS,
-    "cmsis_nn_fc_params": plan_mod.FC_PARAMS,
+    "cmsis_nn_conv_params": plan_fields.CONV_PARAMS,
+    "cmsis_nn_dw_conv_params": plan_fields.DW_PARAMS,
+    "cmsis_nn_pool_params": plan_fields.POOL_PARAMS,
+    "cmsis_nn_fc_params": plan_fields.FC_PARAMS,
     "cmsis_nn_per_tensor_quant_params": ("multiplier", "shift"),
-    "cmx_conv_row_params": plan_mod.ROW_PARAMS,
+    "cmx_conv_row_params": plan_fields.ROW_PARAMS,
 }
 NN_H = ROOT / "kernels" / "nn" / "cmx_nn.h"
 
@@ -62,7 +63,7 @@ def test_c_and_python_plan_layouts_agree():
     assert f"0x{plan_mod.MAGIC:08X}u" in text and f"CMX_PLAN_VERSION {plan_mod.VERSION}u" in text
     assert f"CMX_PLAN_CORE_BYTES {plan_mod.CORE_BYTES}" in text
     body = re.search(r"typedef struct \{([^}]*)\} cmx_conv_row_params;", NN_H.read_text())
-    assert body and re.findall(r"int32_t (\w+);", body.group(1)) == list(plan_mod.ROW_PARAMS)
+    assert body and re.findall(r"int32_t (\w+);", body.group(1)) == list(plan_fields.ROW_PARAMS)
 
 
 def test_every_layer_kind_names_what_it_calls():
@@ -167,5 +168,6 @@ def test_every_constant_of_a_record_is_rebased():
     reads it from the wrong place (the GRU's gates did, until this test)."""
     for kind, fields in plan_mod.FIELDS.items():
         for name in fields:
-            if name.endswith(("weights", "_bias", "weight", "multipliers", "shifts", "kernel_sum")) or name == "bias":
+            data = ("weights", "_bias", "weight", "multipliers", "shifts", "kernel_sum", "gains", "biases", "table")
+            if name.endswith(data) or name == "bias":
                 assert name in plan_mod.CONSTANT_FIELDS, f"{kind}.{name} is plan data but is not rebased"

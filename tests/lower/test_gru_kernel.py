@@ -1,4 +1,4 @@
-"""cmx_gru_s8 (kernels/nn/) against its host model (kernel_models.gru_s8), byte for byte, over 200
+"""cmx_gru_s8 (kernels/nn/) against its host model (layer_models.gru_s8), byte for byte, over 200
 random GRUs: sizes, batch- and time-major layouts, zero points and weight ranges. Compiled for the
 build machine with CMSIS-NN's plain C path (kernels/tests/gru_host.c); the target's DSP and MVE
 paths of the same CMSIS-NN blocks are held by the firmware tests' PASS. Needs CMSIS_NN_PATH and cc."""
@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from cmx_gen.lower import gru, kernel_models
+from cmx_gen.lower import gru, layer_models
 
 CASES = 200
 
@@ -75,5 +75,5 @@ def test_cmx_gru_s8_equals_its_host_model(harness, tmp_path):
         case = tmp_path / "case.bin"
         case.write_bytes(blob)
         got = subprocess.run([str(harness), str(case)], check=True, capture_output=True).stdout
-        want = kernel_models.gru_s8(x, quant, batch_first)
+        want = layer_models.gru_s8(x, quant, batch_first)
         assert got == want.tobytes(), f"case {index}: shape {x.shape}, batch_first={batch_first}"

@@ -199,8 +199,9 @@ class OneChannelPool(nn.Module):
 
 
 class Attention(nn.Module):
-    """q/k/v linears, bmm, a scalar mul, softmax, bmm, linear: executorch 1.5.1's
-    ReplaceScalarWithTensorArgPass fails on the second bmm (int32 vs int8)."""
+    """q/k/v linears, bmm, a scalar mul, softmax, bmm, linear: on upstream's cortex_m path executorch
+    1.5.1's ReplaceScalarWithTensorArgPass fails on the second bmm (int32 vs int8); cmx-gen's own
+    cmx::bmm takes both (own_ops.py)."""
 
     def __init__(self):
         super().__init__()
@@ -430,3 +431,29 @@ class GruKws(nn.Module):
     def forward(self, x):
         y, _ = self.gru(x)
         return self.fc(y[:, -1])
+
+
+class EncoderBlock(nn.Module):
+    """Issue 34's pre-norm encoder block: LayerNorm, 2-head self-attention written with bmm, a GELU
+    MLP, residuals, then the mean over the sequence and a linear classifier. Input [1, 16, 32]."""
+
+    def __init__(self, dim: int = 32, heads: int = 2):
+        super().__init__()
+        torch.manual_seed(0)
+        self.heads, self.dim = heads, dim
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.fc1, self.fc2 = nn.Linear(dim, 2 * dim), nn.Linear(2 * dim, dim)
+        self.act = nn.GELU()
+        self.head = nn.Linear(dim, 4)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.heads
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
+        q, k, v = (y.reshape(b, t, h, d // h).transpose(1, 2).reshape(b * h, t, d // h) for y in (q, k, v))
+        att = torch.softmax(torch.bmm(q, k.transpose(1, 2)) * (d // h) ** -0.5, dim=-1)
+        y = torch.bmm(att, v).reshape(b, h, t, d // h).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        x = x + self.fc2(self.act(self.fc1(self.norm2(x))))
+        return self.head(x.mean(dim=1))

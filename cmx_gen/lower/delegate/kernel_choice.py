@@ -53,8 +53,13 @@ def _planned_scratch(node: torch.fx.Node) -> int:
 def own_scratch(node: torch.fx.Node) -> int:
     """The scratch of a layer no cortex_m pass planned one for: an LSTM's int16 cell state and its two
     int16 gate buffers (arm_lstm_unidirectional_s8's cmsis_nn_lstm_context), batch x hidden each; a
-    GRU's four int16 gate rows and its int8 zero state (cmx_gru_s8)."""
+    GRU's four int16 gate rows and its int8 zero state (cmx_gru_s8); a batch matmul's transposed b and
+    column sums."""
     name = op_name(node)
+    if name == "cmx::quantized_bmm":  # b transposed (unless it is), then the MVE kernel's column sums
+        batches, _, inner = (int(d) for d in node_val(fx_args(node)[0]).shape)
+        cols = int(node_val(node).shape[2])
+        return (0 if fx_args(node)[4] else (batches * inner * cols + 3) // 4 * 4) + 4 * cols
     if name not in ("cmx::quantized_lstm", "cmx::quantized_gru"):
         return 0
     shape = node_val(node).shape

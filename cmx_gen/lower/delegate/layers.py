@@ -16,8 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower import gru, lstm
-from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.lower.delegate import own_kernels, own_layers
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.emit import Emit, byte_identical_view, dims, dims_fields, is_int8, shape4, transpose_shape
@@ -356,89 +355,8 @@ def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 Builder = Callable[[torch.fx.Node, Emit, int], Layer]
 
 
-def _float_constant(node: Any, emit: Emit) -> torch.Tensor | None:
-    """A float32 weight of the subgraph as a tensor (its bytes, read in the shape of its value)."""
-    if node is None:
-        return None
-    raw = np.frombuffer(emit.constant_bytes(node), dtype=np.float32)
-    return torch.from_numpy(raw.copy()).reshape(tuple(_val(node).shape))
-
-
-def _lstm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    """cmx::quantized_lstm: its int8 arguments come from the float weights by lstm.quantize, the
-    function the node's host implementation calls, so the plan and the reference cannot differ."""
-    x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp, cell_power = fx_args(node)
-    weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
-    quant = lstm.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)), int(cell_power))  # type: ignore[arg-type]
-    fields = {
-        **_sequence(node, emit, scratch, batch_first, quant),
-        **{
-            name: getattr(quant, name)
-            for name in (
-                "input_offset",
-                "forget_to_cell_multiplier",
-                "forget_to_cell_shift",
-                "input_to_cell_multiplier",
-                "input_to_cell_shift",
-                "cell_clip",
-                "cell_scale_power",
-                "output_multiplier",
-                "output_shift",
-                "output_offset",
-            )
-        },
-    }
-    for name, gate in quant.gates.items():
-        fields.update(_gate_fields(name, gate, emit))
-        fields[f"{name}_activation"] = LSTM_ACTIVATIONS[gate.activation]
-    return Layer("lstm", fields, node=node.name)
-
-
-LSTM_ACTIVATIONS = {"sigmoid": 0, "tanh": 1}  # arm_nn_activation_type
-
-
-def _gate_fields(name: str, gate: lstm.Gate, emit: Emit) -> dict[str, int]:
-    """A recurrent gate's words: its multipliers and shifts, its weights and effective biases as plan data."""
-    return {
-        f"{name}_input_multiplier": gate.input_multiplier,
-        f"{name}_input_shift": gate.input_shift,
-        f"{name}_input_weights": emit.data(gate.input_weights.tobytes()),
-        f"{name}_input_bias": emit.data(gate.input_effective_bias.astype("<i4").tobytes()),
-        f"{name}_hidden_multiplier": gate.hidden_multiplier,
-        f"{name}_hidden_shift": gate.hidden_shift,
-        f"{name}_hidden_weights": emit.data(gate.hidden_weights.tobytes()),
-        f"{name}_hidden_bias": emit.data(gate.hidden_effective_bias.astype("<i4").tobytes()),
-    }
-
-
-def _sequence(node: torch.fx.Node, emit: Emit, scratch: int, batch_first: Any, quant: Any) -> dict[str, int]:
-    """The words every recurrent layer starts with: operands and the sizes of the call."""
-    shape = tuple(int(d) for d in _val(fx_args(node)[0]).shape)
-    batch, steps = (shape[0], shape[1]) if batch_first else (shape[1], shape[0])
-    return {
-        "input": emit.operand(fx_args(node)[0]),
-        "output": emit.operand(node),
-        "scratch": scratch,
-        "time_major": 0 if batch_first else 1,
-        "batch_size": batch,
-        "time_steps": steps,
-        "input_size": quant.input_size,
-        "hidden_size": quant.hidden_size,
-    }
-
-
-def _gru(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    """cmx::quantized_gru on cmx_gru_s8, its arguments from gru.quantize as the host implementation's."""
-    x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp = fx_args(node)
-    weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
-    quant = gru.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)))  # type: ignore[arg-type]
-    fields = {**_sequence(node, emit, scratch, batch_first, quant), **gru.fields(quant)}
-    for name, gate in quant.gates.items():
-        fields.update(_gate_fields(name, gate, emit))
-    return Layer("gru", fields, node=node.name)
-
-
 BUILDERS: dict[str, Builder] = {
+    **own_layers.BUILDERS,
     "cortex_m::quantized_conv2d": _conv,
     "cortex_m::quantized_depthwise_conv2d": _depthwise,
     "cortex_m::quantized_linear": _linear,
@@ -451,6 +369,4 @@ BUILDERS: dict[str, Builder] = {
     "aten::squeeze_copy": _copy,
     "aten::unsqueeze_copy": _copy,
     "dim_order_ops::_clone_dim_order": _layout,
-    "cmx::quantized_lstm": _lstm,
-    "cmx::quantized_gru": _gru,
 }

@@ -29,6 +29,13 @@ import yaml
 
 from cmx_gen.common.paths import DATA_DIR
 
+# Every record's fields after op, size, debug (plan_fields.py), by layer kind.
+from cmx_gen.lower.delegate.plan_fields import (
+    FIELDS,
+    GRU_GATES,
+    LSTM_GATES,
+)
+
 MAGIC = 0x50584D43  # "CMXP"
 VERSION = 6  # bump with every change of the layout below or of what a field means
 CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
@@ -52,194 +59,11 @@ OPS = {
     "fully_connected": 14,
     "lstm": 15,
     "gru": 16,
+    "layer_norm": 17,
+    "mean": 18,
+    "lut": 19,
+    "bmm": 20,
 }
-
-# Every record's fields after op, size, debug (names as in cmx_plan.h; a CMSIS-NN struct is
-# spelled as its fields in CMSIS-NN's order).
-CONV_PARAMS = (
-    "input_offset",
-    "output_offset",
-    "stride_w",
-    "stride_h",
-    "pad_w",
-    "pad_h",
-    "dilation_w",
-    "dilation_h",
-    "act_min",
-    "act_max",
-)
-DW_PARAMS = (
-    "input_offset",
-    "output_offset",
-    "ch_mult",
-    "stride_w",
-    "stride_h",
-    "pad_w",
-    "pad_h",
-    "dilation_w",
-    "dilation_h",
-    "act_min",
-    "act_max",
-)
-POOL_PARAMS = ("stride_w", "stride_h", "pad_w", "pad_h", "act_min", "act_max")
-FC_PARAMS = ("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
-# cmx_conv_row_params (kernels/nn/cmx_nn.h)
-ROW_PARAMS = (
-    "positions",
-    "in_positions",
-    "in_ch",
-    "out_ch",
-    "kernel",
-    "stride",
-    "pad",
-    "dilation",
-    "rows",
-    "out_rows",
-    "in_rows",
-    "row_stride",
-    "row_pad",
-    "wide",
-    "row_bytes",
-    "chunk",
-    "input_offset",
-    "output_offset",
-    "act_min",
-    "act_max",
-)
-
-
-# arm_lstm_unidirectional_s8's cmsis_nn_lstm_params less its pointers: each gate's weights and
-# effective biases are plan constants (cmx_layer_lstm in cmx_plan.h; the runtime builds the struct).
-LSTM_GATES = ("forget", "input", "cell", "output")
-LSTM_GATE_FIELDS = (
-    "input_multiplier",
-    "input_shift",
-    "input_weights",
-    "input_bias",
-    "hidden_multiplier",
-    "hidden_shift",
-    "hidden_weights",
-    "hidden_bias",
-    "activation",
-)
-LSTM_PARAMS = (
-    "time_major",
-    "batch_size",
-    "time_steps",
-    "input_size",
-    "hidden_size",
-    "input_offset",
-    "forget_to_cell_multiplier",
-    "forget_to_cell_shift",
-    "input_to_cell_multiplier",
-    "input_to_cell_shift",
-    "cell_clip",
-    "cell_scale_power",
-    "output_multiplier",
-    "output_shift",
-    "output_offset",
-) + tuple(f"{gate}_{field}" for gate in LSTM_GATES for field in LSTM_GATE_FIELDS)
-
-
-# cmx_gru_params (kernels/nn/cmx_nn.h) less its pointers, as cmx_layer_gru holds it.
-GRU_GATES = ("reset", "update", "candidate")
-GRU_PARAMS = (
-    "time_major",
-    "batch_size",
-    "time_steps",
-    "input_size",
-    "hidden_size",
-    "hidden_offset",
-    "output_offset",
-    "reset_multiplier",
-    "reset_shift",
-    "hidden_q15_multiplier",
-    "hidden_q15_shift",
-    "output_multiplier",
-    "output_shift",
-) + tuple(f"{gate}_{field}" for gate in GRU_GATES for field in LSTM_GATE_FIELDS[:-1])
-
-
-def _dims(name: str) -> tuple[str, ...]:
-    return tuple(f"{name}_{d}" for d in "nhwc")
-
-
-_CONV_TAIL = _dims("input") + _dims("filter") + _dims("bias") + _dims("output")
-FIELDS: dict[str, tuple[str, ...]] = {
-    "conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
-    + CONV_PARAMS
-    + _CONV_TAIL,
-    "depthwise_conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
-    + DW_PARAMS
-    + _CONV_TAIL,
-    "linear": ("input", "output", "weight", "bias", "kernel_sum", "multiplier", "shift")
-    + FC_PARAMS
-    + _dims("input")
-    + _dims("filter")
-    + _dims("bias")
-    + _dims("output"),
-    "add": (
-        "input1",
-        "input2",
-        "output",
-        "input1_offset",
-        "input1_multiplier",
-        "input1_shift",
-        "input2_offset",
-        "input2_multiplier",
-        "input2_shift",
-        "left_shift",
-        "output_offset",
-        "output_multiplier",
-        "output_shift",
-        "act_min",
-        "act_max",
-        "block",
-        "count",
-    ),
-    "mul": (
-        "input1",
-        "input2",
-        "output",
-        "input1_offset",
-        "input2_offset",
-        "output_offset",
-        "output_multiplier",
-        "output_shift",
-        "act_min",
-        "act_max",
-        "block",
-        "count",
-    ),
-    "avg_pool": ("input", "output", "scratch", "scratch_bytes")
-    + POOL_PARAMS
-    + _dims("input")
-    + _dims("filter")
-    + _dims("output"),
-    "max_pool": ("input", "output") + POOL_PARAMS + _dims("input") + _dims("filter") + _dims("output"),
-    "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
-    "copy": ("input", "output", "nbytes"),
-    "transpose": ("input", "output", "batches", "rows", "cols"),
-    "lstm": ("input", "output", "scratch") + LSTM_PARAMS,
-    "gru": ("input", "output", "scratch") + GRU_PARAMS,
-}
-# arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
-FIELDS["conv_general"] = FIELDS["conv"]
-# cmx-gen's cmx_depthwise_3x3_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, no scratch.
-FIELDS["depthwise_3x3"] = FIELDS["depthwise_conv"]
-# cmx-gen's cmx_fully_connected_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, its weights laid out.
-FIELDS["fully_connected"] = FIELDS["linear"]
-# cmx-gen's own kernel, cmx_conv_row_s8 (kernels/nn/), on the DSP cores: its weights laid out as it reads them.
-FIELDS["conv_row"] = (
-    "input",
-    "output",
-    "weight",
-    "bias",
-    "multipliers",
-    "shifts",
-    "scratch",
-    "scratch_bytes",
-) + ROW_PARAMS
 
 
 @cache
@@ -339,7 +163,7 @@ class Plan:
 
 
 CONSTANT_FIELDS = frozenset(
-    {"weight", "bias", "multipliers", "shifts", "kernel_sum"}
+    {"weight", "bias", "multipliers", "shifts", "kernel_sum", "gains", "biases", "table"}
     | {
         f"{gate}_{field}"
         for gate in LSTM_GATES + GRU_GATES

@@ -14,23 +14,13 @@ from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
 from cmx_gen.lower.delegate.schedule import schedule
 from cmx_gen.common.targets import cores
-from cmx_gen.lower.fx_nodes import op_name
+from cmx_gen.lower.fx_nodes import constant_tensor, op_name
 
 BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it
 
 
 def is_delegate_call(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and getattr(node.target, "__name__", "") == "executorch_call_delegate"
-
-
-def _constant_tensor(program: Any, node: torch.fx.Node) -> torch.Tensor | None:
-    from torch._export.utils import get_buffer, get_lifted_tensor_constant, get_param
-
-    for getter in (get_param, get_buffer, get_lifted_tensor_constant):
-        value = getter(program, node)
-        if value is not None:
-            return value
-    return None
 
 
 def memory_bytes(tensor: torch.Tensor) -> bytes:
@@ -50,7 +40,7 @@ def build_plan(program: Any, core: str, goal: str = DEFAULT_GOAL) -> Plan:
     constants: dict[torch.fx.Node, int] = {}
 
     def constant_bytes(node: torch.fx.Node) -> bytes:
-        tensor = _constant_tensor(program, node)
+        tensor = constant_tensor(program, node)
         if tensor is None:
             raise ValueError(f"{node.name} is not a constant of the subgraph")
         return memory_bytes(tensor)

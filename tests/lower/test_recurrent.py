@@ -1,6 +1,6 @@
-"""The int8 LSTM (issue 34): aten.lstm becomes one cmx::quantized_lstm per layer on
-arm_lstm_unidirectional_s8, its host model is the kernel's arithmetic, and its int8 answers agree
-with the float model's."""
+"""The int8 recurrent layers (issue 34): aten.lstm becomes one cmx::quantized_lstm per layer on
+arm_lstm_unidirectional_s8, aten.gru one cmx::quantized_gru on cmx_gru_s8; their host models are
+the kernels' arithmetic, and their int8 answers agree with the float model's."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from cmx_gen.lower import kernel_models, lstm
+from cmx_gen.lower import layer_models, lstm
 from cmx_gen.lower.lowering import LowerOptions, lower
 from cmx_gen.lower.state import Delegated, Evaluated, Rewritten
 from cmx_gen.model.export import export
@@ -21,11 +21,11 @@ from cmx_gen.model.source import ModelSource
 
 
 class Kws(nn.Module):
-    def __init__(self, batch_first: bool = True, layers: int = 1) -> None:
+    def __init__(self, batch_first: bool = True, layers: int = 1, cell: type[nn.Module] = nn.LSTM) -> None:
         super().__init__()
         torch.manual_seed(1)
         self.batch_first = batch_first
-        self.lstm = nn.LSTM(10, 32, num_layers=layers, batch_first=batch_first)
+        self.lstm = cell(10, 32, num_layers=layers, batch_first=batch_first)
         self.fc = nn.Linear(32, 12)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -61,35 +61,38 @@ def test_sigmoid_table_is_cmsis_nn_s():
     text = (Path(root) / "Source" / "NNSupportFunctions" / "arm_nntables.c").read_text()
     body = text[text.index("sigmoid_table_uint16[256] = {") :]
     table = [int(v) for v in re.findall(r"\d+", body[body.index("{") + 1 : body.index("}")])]
-    assert table == kernel_models.SIGMOID_TABLE.tolist()
+    assert table == layer_models.SIGMOID_TABLE.tolist()
 
 
 def test_activation_s16_follows_the_float_functions():
     x = np.arange(-32768, 32768, 7)
-    sigmoid = kernel_models.activation_s16(x, 0, "sigmoid") / 32768.0
-    tanh = kernel_models.activation_s16(x, 0, "tanh") / 32768.0
+    sigmoid = layer_models.activation_s16(x, 0, "sigmoid") / 32768.0
+    tanh = layer_models.activation_s16(x, 0, "tanh") / 32768.0
     assert np.abs(sigmoid - 1 / (1 + np.exp(-x / 4096.0))).max() < 2e-4
     assert np.abs(tanh - np.tanh(x / 4096.0)).max() < 2e-4
-    assert kernel_models.activation_s16(np.array([32767]), 0, "tanh")[0] == 32767
+    assert layer_models.activation_s16(np.array([32767]), 0, "tanh")[0] == 32767
 
 
-def test_lstm_keyword_spotter_is_one_int8_call_and_agrees_with_float():
-    lowered = _lowered(Kws(), (1, 49, 10), evaluate=200)
+@pytest.mark.parametrize("cell, kernel", [(nn.LSTM, "arm_lstm_unidirectional_s8"), (nn.GRU, "cmx_gru_s8")])
+def test_keyword_spotter_is_one_int8_call_and_agrees_with_float(cell, kernel):
+    kind = cell.__name__.lower()
+    lowered = _lowered(Kws(cell=cell), (1, 49, 10), evaluate=200)
     rewrites = lowered.get(Rewritten).rewrites
-    assert [r.op for r in rewrites] == ["aten::lstm"] and "arm_lstm_unidirectional_s8" in rewrites[0].what
+    assert [r.op for r in rewrites] == [f"aten::{kind}"] and kernel in rewrites[0].what
     layers = lowered.get(Delegated).layers
-    assert [layer.op for layer in layers].count("cmx::quantized_lstm") == 1, "all 49 steps in one int8 call"
+    assert [layer.op for layer in layers].count(f"cmx::quantized_{kind}") == 1, "all 49 steps in one int8 call"
     samples = lowered.get(Evaluated).samples
     agree = sum(int(f.argmax() == q.argmax()) for _, (q,), (f,) in samples)
-    print(f"\ntop-1 agreement of the int8 LSTM with float: {agree}/{len(samples)}")
+    print(f"\ntop-1 agreement of the int8 {cell.__name__} with float: {agree}/{len(samples)}")
     assert len(samples) == 200 and agree >= 198
 
 
-@pytest.mark.parametrize("batch_first, layers", [(False, 1), (True, 2)])
-def test_time_major_and_stacked_lstms_lower_to_one_call_per_layer(batch_first, layers):
+@pytest.mark.parametrize("batch_first, layers, cell", [(False, 1, nn.LSTM), (True, 2, nn.LSTM), (False, 2, nn.GRU)])
+def test_time_major_and_stacked_layers_lower_to_one_call_per_layer(batch_first, layers, cell):
     shape = (1, 8, 10) if batch_first else (8, 1, 10)
-    lowered = _lowered(Kws(batch_first, layers), shape)
-    assert [layer.op for layer in lowered.get(Delegated).layers].count("cmx::quantized_lstm") == layers
+    lowered = _lowered(Kws(batch_first, layers, cell), shape)
+    kind = cell.__name__.lower()
+    assert [layer.op for layer in lowered.get(Delegated).layers].count(f"cmx::quantized_{kind}") == layers
 
 
 def test_quantize_folds_the_zero_points_into_the_effective_biases():

@@ -1,0 +1,188 @@
+"""Plan layers for cmx-gen's own int8 ops (issue 34): the recurrent layers (cmx::quantized_lstm on
+arm_lstm_unidirectional_s8, cmx::quantized_gru on cmx_gru_s8), cmx::quantized_bmm on
+arm_batch_matmul_s8, and cmx_layer_norm_s8, cmx_mean_s8 and cmx_lut_s8. Each builder computes its
+integers with the function the op's host implementation calls (lstm.quantize, gru.quantize,
+own_ops.layer_norm_args), so the plan and the reference cannot differ."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from cmx_gen.lower import gru, lstm, own_ops
+from cmx_gen.lower.delegate.emit import Emit
+from cmx_gen.lower.delegate.kernel_choice import node_val as _val
+from cmx_gen.lower.delegate.plan import Layer
+from cmx_gen.lower.fx_nodes import fx_args
+
+
+def _float_constant(node: Any, emit: Emit) -> torch.Tensor | None:
+    """A float32 weight of the subgraph as a tensor (its bytes, read in the shape of its value)."""
+    if node is None:
+        return None
+    raw = np.frombuffer(emit.constant_bytes(node), dtype=np.float32)
+    return torch.from_numpy(raw.copy()).reshape(tuple(_val(node).shape))
+
+
+def _lstm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_lstm: its int8 arguments come from the float weights by lstm.quantize, the
+    function the node's host implementation calls, so the plan and the reference cannot differ."""
+    x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp, cell_power = fx_args(node)
+    weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
+    quant = lstm.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)), int(cell_power))  # type: ignore[arg-type]
+    fields = {
+        **_sequence(node, emit, scratch, batch_first, quant),
+        **{
+            name: getattr(quant, name)
+            for name in (
+                "input_offset",
+                "forget_to_cell_multiplier",
+                "forget_to_cell_shift",
+                "input_to_cell_multiplier",
+                "input_to_cell_shift",
+                "cell_clip",
+                "cell_scale_power",
+                "output_multiplier",
+                "output_shift",
+                "output_offset",
+            )
+        },
+    }
+    for name, gate in quant.gates.items():
+        fields.update(_gate_fields(name, gate, emit))
+        fields[f"{name}_activation"] = LSTM_ACTIVATIONS[gate.activation]
+    return Layer("lstm", fields, node=node.name)
+
+
+LSTM_ACTIVATIONS = {"sigmoid": 0, "tanh": 1}  # arm_nn_activation_type
+
+
+def _layer_norm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_layer_norm on cmx_layer_norm_s8, its integers from own_ops.layer_norm_args."""
+    x, weight, bias, eps, x_scale, x_zp, y_scale, y_zp = fx_args(node)
+    shape = _val(x).shape
+    channels = int(shape[-1])
+    gamma, beta = _float_constant(weight, emit), _float_constant(bias, emit)
+    in_off, out_off, eps_term, gains, biases = own_ops.layer_norm_args(
+        channels,
+        gamma,
+        beta,
+        float(eps),
+        (float(x_scale), int(x_zp)),
+        (float(y_scale), int(y_zp)),
+    )
+    return Layer(
+        "layer_norm",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "rows": int(_val(x).numel()) // channels,
+            "channels": channels,
+            "input_offset": in_off,
+            "output_offset": out_off,
+            "eps_lo": (eps_term & 0xFFFFFFFF) - ((eps_term & 0x80000000) << 1),  # the low word, as a signed int32
+            "eps_hi": eps_term >> 32,
+            "gains": emit.data(gains.astype("<i4").tobytes()),
+            "biases": emit.data(biases.astype("<i4").tobytes()),
+        },
+        node=node.name,
+    )
+
+
+def _mean(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    x, outer, count, inner, mult, shift, in_off, out_off, _shape = fx_args(node)
+    names = ("outer", "count", "inner", "multiplier", "shift", "input_offset", "output_offset")
+    values = (outer, count, inner, mult, shift, in_off, out_off)
+    fields = {"input": emit.operand(x), "output": emit.operand(node), **{n: int(str(v)) for n, v in zip(names, values)}}
+    return Layer("mean", fields, node=node.name)
+
+
+def _bmm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_bmm on arm_batch_matmul_s8 (the arguments of upstream's cortex_m wrapper)."""
+    a, a_off, b, b_off, transposed, out_off, mult, shift = fx_args(node)
+    batches, rows, inner = (int(d) for d in _val(a).shape)
+    cols = int(_val(node).shape[2])
+    fields = {
+        "input1": emit.operand(a),
+        "input2": emit.operand(b),
+        "output": emit.operand(node),
+        "scratch": scratch,
+        "batches": batches,
+        "rows": rows,
+        "inner": inner,
+        "cols": cols,
+        "transposed": int(bool(transposed)),
+        **{
+            n: int(str(v))
+            for n, v in zip(
+                ("input1_offset", "input2_offset", "output_offset", "multiplier", "shift"),
+                (a_off, b_off, out_off, mult, shift),
+            )
+        },
+    }
+    return Layer("bmm", fields, node=node.name)
+
+
+def _lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    x, table = fx_args(node)
+    fields = {
+        "input": emit.operand(x),
+        "output": emit.operand(node),
+        "count": int(_val(x).numel()),
+        "table": emit.data(np.asarray(table, dtype=np.int8).tobytes()),
+    }
+    return Layer("lut", fields, node=node.name)
+
+
+def _gate_fields(name: str, gate: lstm.Gate, emit: Emit) -> dict[str, int]:
+    """A recurrent gate's words: its multipliers and shifts, its weights and effective biases as plan data."""
+    return {
+        f"{name}_input_multiplier": gate.input_multiplier,
+        f"{name}_input_shift": gate.input_shift,
+        f"{name}_input_weights": emit.data(gate.input_weights.tobytes()),
+        f"{name}_input_bias": emit.data(gate.input_effective_bias.astype("<i4").tobytes()),
+        f"{name}_hidden_multiplier": gate.hidden_multiplier,
+        f"{name}_hidden_shift": gate.hidden_shift,
+        f"{name}_hidden_weights": emit.data(gate.hidden_weights.tobytes()),
+        f"{name}_hidden_bias": emit.data(gate.hidden_effective_bias.astype("<i4").tobytes()),
+    }
+
+
+def _sequence(node: torch.fx.Node, emit: Emit, scratch: int, batch_first: Any, quant: Any) -> dict[str, int]:
+    """The words every recurrent layer starts with: operands and the sizes of the call."""
+    shape = tuple(int(d) for d in _val(fx_args(node)[0]).shape)
+    batch, steps = (shape[0], shape[1]) if batch_first else (shape[1], shape[0])
+    return {
+        "input": emit.operand(fx_args(node)[0]),
+        "output": emit.operand(node),
+        "scratch": scratch,
+        "time_major": 0 if batch_first else 1,
+        "batch_size": batch,
+        "time_steps": steps,
+        "input_size": quant.input_size,
+        "hidden_size": quant.hidden_size,
+    }
+
+
+def _gru(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_gru on cmx_gru_s8, its arguments from gru.quantize as the host implementation's."""
+    x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp = fx_args(node)
+    weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
+    quant = gru.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)))  # type: ignore[arg-type]
+    fields = {**_sequence(node, emit, scratch, batch_first, quant), **gru.fields(quant)}
+    for name, gate in quant.gates.items():
+        fields.update(_gate_fields(name, gate, emit))
+    return Layer("gru", fields, node=node.name)
+
+
+BUILDERS: dict[str, Callable[[torch.fx.Node, Emit, int], Layer]] = {
+    "cmx::quantized_lstm": _lstm,
+    "cmx::quantized_gru": _gru,
+    "cmx::quantized_layer_norm": _layer_norm,
+    "cmx::quantized_mean": _mean,
+    "cmx::quantized_lut": _lut,
+    "cmx::quantized_bmm": _bmm,
+}

@@ -1,0 +1,377 @@
+"""Int8 layers of cmx-gen's own for what the cortex_m backend leaves in float (issue 34): LayerNorm,
+a mean over some dimensions, and any element-wise float operator between a dequantize and a
+quantize (a scalar multiply, exp, ...) as a 256-entry table.
+
+Their way through the graphs, like the recurrent layers' (recurrent_graph.py): `aten.layer_norm`
+becomes `cmx::layer_norm` (the same float computation) before quantizing; `annotate` observes the
+inputs and outputs of LayerNorm and mean nodes no cortex_m annotator took; after the cortex_m passes
+`to_int8` replaces `dequantize -> op -> quantize` by `cmx::quantized_layer_norm`,
+`cmx::quantized_mean` or `cmx::quantized_lut` on the int8 tensors. Each one's host implementation
+is its C kernel's arithmetic (kernel_models.py), in integers, so the check stays bit-exact.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+import torch
+import yaml
+
+from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower import layer_models
+from cmx_gen.lower.facts import Rewrite
+from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
+
+NORM_GAIN_BITS = 16  # LayerNorm's per-channel gain and bias, in output LSB times 2^16
+
+
+@torch.library.custom_op("cmx::layer_norm", mutates_args=())
+def float_layer_norm(
+    x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float
+) -> torch.Tensor:
+    """LayerNorm over the last dimension (PyTorch's own)."""
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+
+
+@float_layer_norm.register_fake
+def _(x: torch.Tensor, weight: Any, bias: Any, eps: float) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("cmx::quantized_layer_norm", mutates_args=())
+def quantized_layer_norm(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    eps: float,
+    input_scale: float,
+    input_zero_point: int,
+    output_scale: float,
+    output_zero_point: int,
+) -> torch.Tensor:
+    """cmx_layer_norm_s8 on the host, bit for bit (layer_models.layer_norm_s8)."""
+    norm = layer_norm_args(
+        x.shape[-1], weight, bias, eps, (input_scale, input_zero_point), (output_scale, output_zero_point)
+    )
+    return torch.from_numpy(layer_models.layer_norm_s8(x.numpy(), *norm)).reshape(x.shape)
+
+
+@quantized_layer_norm.register_fake
+def _(x: torch.Tensor, *rest: Any) -> torch.Tensor:
+    return torch.empty_like(x, dtype=torch.int8)
+
+
+@torch.library.custom_op("cmx::bmm", mutates_args=())
+def float_bmm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """torch.bmm, as one op of cmx-gen's so that upstream's passes leave it to cmx-gen."""
+    return torch.bmm(a, b)
+
+
+@float_bmm.register_fake
+def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.new_empty((a.shape[0], a.shape[1], b.shape[2]))
+
+
+@torch.library.custom_op("cmx::quantized_bmm", mutates_args=())
+def quantized_bmm(
+    a: torch.Tensor,
+    a_offset: int,
+    b: torch.Tensor,
+    b_offset: int,
+    b_transposed: bool,
+    output_offset: int,
+    multiplier: int,
+    shift: int,
+) -> torch.Tensor:
+    """arm_batch_matmul_s8 on the host (layer_models.bmm_s8); b is [batch][inner][cols], or
+    [batch][cols][inner] when b_transposed."""
+    rhs = b.numpy() if b_transposed else b.numpy().transpose(0, 2, 1)
+    return torch.from_numpy(layer_models.bmm_s8(a.numpy(), a_offset, rhs, b_offset, output_offset, multiplier, shift))
+
+
+@quantized_bmm.register_fake
+def _(a: torch.Tensor, a_offset: int, b: torch.Tensor, b_offset: int, b_transposed: bool, *rest: Any) -> torch.Tensor:
+    return a.new_empty((a.shape[0], a.shape[1], b.shape[1] if b_transposed else b.shape[2]), dtype=torch.int8)
+
+
+@torch.library.custom_op("cmx::quantized_mean", mutates_args=())
+def quantized_mean(
+    x: torch.Tensor,
+    outer: int,
+    count: int,
+    inner: int,
+    multiplier: int,
+    shift: int,
+    input_offset: int,
+    output_offset: int,
+    shape: list[int],
+) -> torch.Tensor:
+    """cmx_mean_s8 on the host (layer_models.mean_s8): x read as [outer][count][inner], summed over count."""
+    return torch.from_numpy(
+        layer_models.mean_s8(x.numpy(), outer, count, inner, multiplier, shift, input_offset, output_offset)
+    ).reshape(shape)
+
+
+@quantized_mean.register_fake
+def _(
+    x: torch.Tensor, outer: int, count: int, inner: int, m: int, s: int, i: int, o: int, shape: list[int]
+) -> torch.Tensor:
+    return x.new_empty(shape, dtype=torch.int8)
+
+
+@torch.library.custom_op("cmx::quantized_lut", mutates_args=())
+def quantized_lut(x: torch.Tensor, table: list[int]) -> torch.Tensor:
+    """cmx_lut_s8 on the host: each int8 value looked up in the 256-entry table (index value + 128)."""
+    return torch.tensor(table, dtype=torch.int8)[x.to(torch.int64) + 128]
+
+
+@quantized_lut.register_fake
+def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
+    return torch.empty_like(x, dtype=torch.int8)
+
+
+def layer_norm_args(
+    channels: int, weight: Any, bias: Any, eps: float, x_q: tuple[float, int], y_q: tuple[float, int]
+) -> tuple[int, int, int, NDArray[np.int64], NDArray[np.int64]]:
+    """cmx_layer_norm_s8's integers: input offset, output offset, the variance's epsilon term
+    (C^2 eps / s_in^2), and each channel's gain (gamma / s_out) and bias (beta / s_out) in 2^-16 LSB."""
+    (x_scale, x_zp), (y_scale, y_zp) = x_q, y_q
+    gamma = np.ones(channels) if weight is None else weight.detach().to(torch.float64).numpy().reshape(-1)
+    beta = np.zeros(channels) if bias is None else bias.detach().to(torch.float64).numpy().reshape(-1)
+    unit = float(1 << NORM_GAIN_BITS) / y_scale
+    gains = np.clip(np.round(gamma * unit), -(2**31), 2**31 - 1).astype(np.int64)
+    biases = np.clip(np.round(beta * unit), -(2**31), 2**31 - 1).astype(np.int64)
+    eps_term = int(round(channels * channels * eps / (x_scale * x_scale)))
+    return -x_zp, y_zp, eps_term, gains, biases
+
+
+def mean_multiplier(count: int, x_q: tuple[float, int], y_q: tuple[float, int]) -> tuple[int, int]:
+    """(multiplier, shift) that takes a sum of `count` input steps to output steps."""
+    from cmx_gen.lower.lstm import multiplier
+
+    return multiplier(x_q[0] / (count * y_q[0]))
+
+
+def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    """`aten.layer_norm` over the last dimension into `cmx::layer_norm`, `aten.bmm` into `cmx::bmm`
+    (int8 after the cortex_m passes)."""
+    if node.target == torch.ops.aten.bmm.default:
+        return _own_bmm(graph, node)
+    if node.target != torch.ops.aten.layer_norm.default:
+        return None
+    args = fx_args(node)
+    x, shape = args[0], args[1]
+    weight = args[2] if len(args) > 2 else None
+    bias = args[3] if len(args) > 3 else None
+    eps = float(str(args[4])) if len(args) > 4 else 1e-5
+    if len(list(shape)) != 1:
+        return None
+    with graph.inserting_before(node):
+        own = graph.call_function(torch.ops.cmx.layer_norm.default, (x, weight, bias, eps))
+    own.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node", "val")})
+    node.replace_all_uses_with(own)
+    graph.erase_node(node)
+    return Rewrite(
+        node=node.name,
+        op="aten::layer_norm",
+        module=module_path(node),
+        source=source_line(node),
+        what="as cmx::layer_norm: int8 on cmx-gen's cmx_layer_norm_s8 in cmx-gen's backend",
+    )
+
+
+def _own_bmm(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite:
+    with graph.inserting_before(node):
+        own = graph.call_function(torch.ops.cmx.bmm.default, tuple(fx_args(node)[:2]))
+    own.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node", "val")})
+    node.replace_all_uses_with(own)
+    graph.erase_node(node)
+    return Rewrite(
+        node=node.name,
+        op="aten::bmm",
+        module=module_path(node),
+        source=source_line(node),
+        what="as cmx::bmm: int8 on CMSIS-NN's arm_batch_matmul_s8 in cmx-gen's backend",
+    )
+
+
+def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) -> None:
+    """Observe the input and output of each LayerNorm and mean no annotator took, as int8 per-tensor."""
+    from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
+
+    targets = (torch.ops.cmx.layer_norm.default, torch.ops.aten.mean.dim, torch.ops.cmx.bmm.default)
+    for node in graph.graph.nodes:
+        if node.op != "call_function" or node.target not in targets or node.name in skip:
+            continue
+        if node.meta.get("quantization_annotation") is not None:
+            continue
+        inputs = fx_args(node)[:2] if node.target == torch.ops.cmx.bmm.default else fx_args(node)[:1]
+        node.meta["quantization_annotation"] = QuantizationAnnotation(
+            input_qspec_map={x: _input_spec(x, INT8_ACTIVATION_PER_TENSOR_QSPEC) for x in inputs},
+            output_qspec=INT8_ACTIVATION_PER_TENSOR_QSPEC,
+            _annotated=True,
+        )
+
+
+def _input_spec(x: Any, default: Any) -> Any:
+    """An input produced by an annotated op is read at that op's output scale (no requantize in
+    between: softmax's fixed 1/256 reaches the attention's second bmm as it is)."""
+    from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
+
+    producer = x.meta.get("quantization_annotation") if isinstance(x, torch.fx.Node) else None
+    if producer is not None and producer.output_qspec is not None:
+        return SharedQuantizationSpec(x)
+    return default
+
+
+@cache
+def lut_ops() -> frozenset[str]:
+    return frozenset(yaml.safe_load((DATA_DIR / "lut_ops.yaml").read_text())["ops"])
+
+
+def _qparams(node: Any, kind: str) -> tuple[float, int] | None:
+    if isinstance(node, torch.fx.Node) and op_name(node).split("::")[-1] == kind:
+        args = fx_args(node)
+        if len(args) > 5 and args[5] == torch.int8:
+            return float(args[1]), int(args[2])
+    return None
+
+
+def _scalar(program: Any, arg: Any) -> Any:
+    """A scalar argument as it is, a one-element constant as a tensor; None for anything else."""
+    if not isinstance(arg, torch.fx.Node):
+        return arg
+    value = constant_tensor(program, arg) if arg.op == "placeholder" else None
+    return value.reshape(()) if value is not None and value.numel() == 1 else None
+
+
+def _table(node: torch.fx.Node, program: Any, x_q: tuple[float, int], y_q: tuple[float, int]) -> list[int] | None:
+    """The operator applied to the 256 values its input can take, quantized: None if it is not element-wise."""
+    args = list(fx_args(node))
+    others = [_scalar(program, a) for a in args[1:]]
+    if any(o is None and a is not None for o, a in zip(others, args[1:])):
+        return None
+    values = (torch.arange(-128, 128, dtype=torch.float32) - x_q[1]) * x_q[0]
+    with torch.no_grad():
+        out = node.target(values, *others, **dict(node.kwargs))  # type: ignore[operator]
+    if not isinstance(out, torch.Tensor) or out.shape != values.shape:
+        return None
+    q = torch.clamp(torch.round(out.to(torch.float64) / y_q[0]) + y_q[1], -128, 127)
+    return [int(v) for v in q.to(torch.int64)]
+
+
+def to_int8(program: Any) -> None:
+    """Replace `dequantize -> op -> quantize` (LayerNorm, mean, a table-able element-wise op) in the
+    lowered program, edited in place, by cmx-gen's int8 op; anything else stays as it is."""
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        name = op_name(node)
+        if not name or len(node.users) != 1 or not fx_args(node):
+            continue
+        dq, q = fx_args(node)[0], next(iter(node.users))
+        x_q, y_q = _qparams(dq, "dequantize_per_tensor"), _qparams(q, "quantize_per_tensor")
+        if x_q is None or y_q is None:
+            continue
+        if name == "cmx::bmm":
+            made = _int8_bmm(graph, node, x_q, y_q, q)
+        else:
+            made = _int8_call(graph, node, name, program, fx_args(dq)[0], x_q, y_q, q)
+        if made is None:
+            continue
+        made.meta = {**node.meta, "val": q.meta["val"]}
+        q.replace_all_uses_with(made)
+        graph.erase_node(q)
+        inputs = [a for a in fx_args(node) if isinstance(a, torch.fx.Node)]
+        graph.erase_node(node)
+        _drop_unused(graph, inputs)
+    graph.lint()
+    program.graph_module.recompile()
+
+
+def _int8_call(
+    graph: torch.fx.Graph,
+    node: torch.fx.Node,
+    name: str,
+    program: Any,
+    xq: Any,
+    x_q: tuple[float, int],
+    y_q: tuple[float, int],
+    before: torch.fx.Node,
+) -> torch.fx.Node | None:
+    args = fx_args(node)
+    with graph.inserting_before(before):
+        if name == "cmx::layer_norm":
+            _, weight, bias, eps = args
+            return graph.call_function(torch.ops.cmx.quantized_layer_norm.default, (xq, weight, bias, eps, *x_q, *y_q))
+        if name == "aten::mean":
+            shape = [int(s) for s in node.args[0].meta["val"].shape]  # type: ignore[union-attr]
+            dims = sorted(
+                int(d) % len(shape) for d in (args[1] if len(args) > 1 and args[1] is not None else range(len(shape)))
+            )
+            if dims != list(range(dims[0], dims[-1] + 1)):
+                return None
+            outer, count = math.prod(shape[: dims[0]]), math.prod(shape[dims[0] : dims[-1] + 1])
+            inner = math.prod(shape[dims[-1] + 1 :])
+            out_shape = [int(s) for s in before.meta["val"].shape]
+            mult, shift = mean_multiplier(count, x_q, y_q)
+            return graph.call_function(
+                torch.ops.cmx.quantized_mean.default, (xq, outer, count, inner, mult, shift, -x_q[1], y_q[1], out_shape)
+            )
+        if name.split(".")[0] in lut_ops():
+            table = _table(node, program, x_q, y_q)
+            if table is None or tuple(before.meta["val"].shape) != tuple(node.args[0].meta["val"].shape):  # type: ignore[union-attr]
+                return None
+            return graph.call_function(torch.ops.cmx.quantized_lut.default, (xq, table))
+    return None
+
+
+def _drop_unused(graph: torch.fx.Graph, nodes: list[torch.fx.Node]) -> None:
+    """Erase the dequantizes (and the layout copies before them) nothing reads any more."""
+    for node in nodes:
+        if node.op == "call_function" and not node.users:
+            upstream = [a for a in node.all_input_nodes]
+            graph.erase_node(node)
+            _drop_unused(graph, [a for a in upstream if op_name(a) in _TRANSPOSES])
+
+
+_TRANSPOSES = ("aten::permute_copy", "aten::transpose_copy", "cortex_m::transpose")
+
+
+def _swaps_last_two(node: Any) -> bool:
+    """A copy of a 3-D int8 tensor with its last two dimensions swapped."""
+    if not isinstance(node, torch.fx.Node) or op_name(node) not in _TRANSPOSES:
+        return False
+    args = fx_args(node)
+    perm = [int(str(p)) % 3 for p in args[1]] if op_name(node) != "aten::transpose_copy" else None
+    if perm is None:
+        swap = sorted(int(str(d)) % 3 for d in args[1:3])
+        return swap == [1, 2] and node.meta["val"].dim() == 3
+    return perm == [0, 2, 1] and node.meta["val"].dim() == 3
+
+
+def _int8_bmm(
+    graph: torch.fx.Graph, node: torch.fx.Node, a_q: tuple[float, int], y_q: tuple[float, int], before: torch.fx.Node
+) -> torch.fx.Node | None:
+    """cmx::quantized_bmm for `dequantize(a) @ dequantize(b) -> quantize`; b taken before a transpose
+    of its last two dimensions when it has one (arm_batch_matmul_s8 reads b transposed)."""
+    from cmx_gen.lower.lstm import multiplier
+
+    dq_a, dq_b = fx_args(node)[:2]
+    b_q = _qparams(dq_b, "dequantize_per_tensor")
+    if b_q is None:
+        return None
+    b = fx_args(dq_b)[0]
+    transposed = _swaps_last_two(b) and len(b.users) == 1
+    if transposed:
+        b = fx_args(b)[0]
+    mult, shift = multiplier(a_q[0] * b_q[0] / y_q[0])
+    with graph.inserting_before(before):
+        return graph.call_function(
+            torch.ops.cmx.quantized_bmm.default,
+            (fx_args(dq_a)[0], -a_q[1], b, -b_q[1], transposed, y_q[1], mult, shift),
+        )
