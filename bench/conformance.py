@@ -96,11 +96,19 @@ class Case:
         return f"{self.op}/{self.table}/{self.name}"
 
 
-# cmx-gen's own cases, where upstream's suite has none that runs: its one conv1d case feeds three
-# channels to Conv1d(1, 1, 1), and its wav2letter case needs torchaudio. The 1-D models of the tests
-# (tests/toy_models/small.py), as op "conv1d_models".
+# cmx-gen's own cases (models of its tests, tests/toy_models/small.py), by the op row they make,
+# where upstream's suite has none that runs: its one conv1d case feeds three channels to
+# Conv1d(1, 1, 1) and its wav2letter case needs torchaudio; its one LSTM case is float; it has no
+# GRU, attention, LayerNorm or table case (issue 34).
 OWN_MODELS = ROOT / "tests" / "toy_models" / "small.py"
-OWN_CASES = [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101"), ("Wav2LetterSmall", "1,1,700")]
+OWN_CASES = {
+    "conv1d_models": [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101"), ("Wav2LetterSmall", "1,1,700")],
+    "lstm_models": [("LstmKws", "1,49,10"), ("LstmTimeMajor", "8,1,12")],
+    "gru_models": [("GruKws", "1,49,10"), ("GruSequence", "1,10,8")],
+    "attention_models": [("Attention", "1,8,16"), ("EncoderBlock", "1,16,32")],
+    "norm_models": [("NormMean", "1,12,24")],
+    "table_models": [("TableOps", "1,4,16")],
+}
 
 
 @dataclass
@@ -132,11 +140,12 @@ def discover(ops: list[str] | None) -> list[Case]:
         for table, value in vars(module).items():
             if isinstance(value, dict) and value and all(isinstance(v, McuTestCase) for v in value.values()):
                 cases += [Case(info.name, table, name, xfails.get(name, "")) for name in value]
-    if not ops or "conv1d_models" in ops:
-        cases += [
-            Case("test_conv1d_models", "cmx", name, model=f"{OWN_MODELS}:{name}", input_shape=shape)
-            for name, shape in OWN_CASES
-        ]
+    for group, own in OWN_CASES.items():
+        if not ops or group in ops:
+            cases += [
+                Case(f"test_{group}", "cmx", name, model=f"{OWN_MODELS}:{name}", input_shape=shape)
+                for name, shape in own
+            ]
     return cases
 
 
@@ -291,8 +300,9 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
         + (sdk or "as recorded in results.json")
         + ".",
         *([f"cmx-gen: {measured_at}."] if measured_at else []),
-        "`conv1d_models` are cmx-gen's own cases (`OWN_CASES`: the 1-D models of its tests), where upstream's",
-        "suite has no 1-D case that runs.",
+        "`*_models` rows are cmx-gen's own cases (`OWN_CASES`: models of its tests), where upstream's",
+        "suite has no case that runs them: 1-D models, int8 LSTM and GRU, bmm attention and an encoder block,",
+        "LayerNorm with a mean, element-wise ops as tables.",
         "",
         f"{len(results)} runs, {sum(v['seconds'] for v in results.values()) / 60:.0f} min of create+build+run on 2 cores"
         " (ccache shares the runtime objects across cases).",

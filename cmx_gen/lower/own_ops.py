@@ -250,23 +250,65 @@ def _scalar(program: Any, arg: Any) -> Any:
     return value.reshape(()) if value is not None and value.numel() == 1 else None
 
 
-def _table(node: torch.fx.Node, program: Any, x_q: tuple[float, int], y_q: tuple[float, int]) -> list[int] | None:
-    """The operator applied to the 256 values its input can take, quantized: None if it is not element-wise."""
+def _apply(node: torch.fx.Node, program: Any, values: torch.Tensor) -> torch.Tensor | None:
+    """An element-wise op on `values` (its other arguments scalars or one-element constants); None if it
+    is not one."""
+    if op_name(node).split(".")[0] not in lut_ops():
+        return None
     args = list(fx_args(node))
     others = [_scalar(program, a) for a in args[1:]]
     if any(o is None and a is not None for o, a in zip(others, args[1:])):
         return None
-    values = (torch.arange(-128, 128, dtype=torch.float32) - x_q[1]) * x_q[0]
     with torch.no_grad():
         out = node.target(values, *others, **dict(node.kwargs))  # type: ignore[operator]
-    if not isinstance(out, torch.Tensor) or out.shape != values.shape:
+    return out if isinstance(out, torch.Tensor) and out.shape == values.shape else None
+
+
+def _table(
+    chain: list[torch.fx.Node], program: Any, x_q: tuple[float, int], y_q: tuple[float, int]
+) -> list[int] | None:
+    """The chain of element-wise ops applied to the 256 values its int8 input can take, then quantized
+    as the quantize after it does; None if one of them is not element-wise."""
+    values: torch.Tensor | None = (torch.arange(-128, 128, dtype=torch.float32) - x_q[1]) * x_q[0]
+    for node in chain:
+        values = _apply(node, program, values) if values is not None else None
+    if values is None:
         return None
-    q = torch.clamp(torch.round(out.to(torch.float64) / y_q[0]) + y_q[1], -128, 127)
+    q = torch.clamp(torch.round(values.to(torch.float64) / y_q[0]) + y_q[1], -128, 127)
     return [int(v) for v in q.to(torch.int64)]
 
 
+def _tables(program: Any) -> None:
+    """Each run of element-wise float ops from a dequantize to a quantize (one user each) as one
+    cmx::quantized_lut."""
+    graph = program.graph_module.graph
+    for q in list(graph.nodes):
+        y_q = _qparams(q, "quantize_per_tensor")
+        if y_q is None:
+            continue
+        chain: list[torch.fx.Node] = []
+        node = fx_args(q)[0]
+        while isinstance(node, torch.fx.Node) and op_name(node).split(".")[0] in lut_ops() and len(node.users) == 1:
+            chain.insert(0, node)
+            node = fx_args(node)[0]
+        x_q = _qparams(node, "dequantize_per_tensor")
+        if not chain or x_q is None or tuple(q.meta["val"].shape) != tuple(node.meta["val"].shape):
+            continue
+        table = _table(chain, program, x_q, y_q)
+        if table is None:
+            continue
+        with graph.inserting_before(q):
+            made = graph.call_function(torch.ops.cmx.quantized_lut.default, (fx_args(node)[0], table))
+        made.meta = {**chain[-1].meta, "val": q.meta["val"]}
+        q.replace_all_uses_with(made)
+        graph.erase_node(q)
+        for op in reversed(chain):
+            graph.erase_node(op)
+        _drop_unused(graph, [node])
+
+
 def to_int8(program: Any) -> None:
-    """Replace `dequantize -> op -> quantize` (LayerNorm, mean, a table-able element-wise op) in the
+    """Replace `dequantize -> op -> quantize` (LayerNorm, mean, bmm; a run of element-wise ops) in the
     lowered program, edited in place, by cmx-gen's int8 op; anything else stays as it is."""
     graph = program.graph_module.graph
     for node in list(graph.nodes):
@@ -289,6 +331,7 @@ def to_int8(program: Any) -> None:
         inputs = [a for a in fx_args(node) if isinstance(a, torch.fx.Node)]
         graph.erase_node(node)
         _drop_unused(graph, inputs)
+    _tables(program)
     graph.lint()
     program.graph_module.recompile()
 
@@ -322,11 +365,6 @@ def _int8_call(
             return graph.call_function(
                 torch.ops.cmx.quantized_mean.default, (xq, outer, count, inner, mult, shift, -x_q[1], y_q[1], out_shape)
             )
-        if name.split(".")[0] in lut_ops():
-            table = _table(node, program, x_q, y_q)
-            if table is None or tuple(before.meta["val"].shape) != tuple(node.args[0].meta["val"].shape):  # type: ignore[union-attr]
-                return None
-            return graph.call_function(torch.ops.cmx.quantized_lut.default, (xq, table))
     return None
 
 

@@ -457,3 +457,55 @@ class EncoderBlock(nn.Module):
         x = x + self.proj(y)
         x = x + self.fc2(self.act(self.fc1(self.norm2(x))))
         return self.head(x.mean(dim=1))
+
+
+class LstmTimeMajor(nn.Module):
+    """Two stacked LSTM layers, time-major input [time, batch, features], the last step classified."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(1)
+        self.lstm = nn.LSTM(12, 24, num_layers=2)
+        self.fc = nn.Linear(24, 6)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.fc(y[-1])
+
+
+class GruSequence(nn.Module):
+    """A GRU without biases whose every step's output is returned (a sequence tagger's body)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.gru = nn.GRU(8, 20, batch_first=True, bias=False)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return y
+
+
+class NormMean(nn.Module):
+    """LayerNorm, a linear layer, LayerNorm without affine, then the mean over the sequence."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.norm, self.fc, self.plain = nn.LayerNorm(24), nn.Linear(24, 24), nn.LayerNorm(24, elementwise_affine=False)
+
+    def forward(self, x):
+        return self.plain(self.fc(self.norm(x))).mean(dim=1)
+
+
+class TableOps(nn.Module):
+    """Element-wise float ops between int8 layers, each run as a 256-entry table."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(4)
+        self.a, self.b = nn.Linear(16, 16), nn.Linear(16, 8)
+
+    def forward(self, x):
+        y = torch.exp(self.a(x) * -0.5)
+        return self.b(y - 0.25)
