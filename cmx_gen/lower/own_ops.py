@@ -1,30 +1,26 @@
-"""Int8 layers of cmx-gen's own for what the cortex_m backend leaves in float (issue 34): LayerNorm,
-a mean over some dimensions, and any element-wise float operator between a dequantize and a
-quantize (a scalar multiply, exp, ...) as a 256-entry table.
+"""Int8 layers of cmx-gen's own for what the cortex_m backend leaves in float (issue 34): bmm,
+LayerNorm and a mean over some dimensions (element-wise ops as tables: tables.py).
 
 Their way through the graphs, like the recurrent layers' (recurrent_graph.py): `aten.layer_norm`
 becomes `cmx::layer_norm` (the same float computation) before quantizing; `annotate` observes the
 inputs and outputs of LayerNorm and mean nodes no cortex_m annotator took; after the cortex_m passes
 `to_int8` replaces `dequantize -> op -> quantize` by `cmx::quantized_layer_norm`,
-`cmx::quantized_mean` or `cmx::quantized_lut` on the int8 tensors. Each one's host implementation
+`cmx::quantized_mean` or `cmx::quantized_bmm` on the int8 tensors. Each one's host implementation
 is its C kernel's arithmetic (kernel_models.py), in integers, so the check stays bit-exact.
 """
 
 from __future__ import annotations
 
 import math
-from functools import cache
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 import torch
-import yaml
 
-from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.lower import layer_models
 from cmx_gen.lower.facts import Rewrite
-from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
+from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, source_line
 
 NORM_GAIN_BITS = 16  # LayerNorm's per-channel gain and bias, in output LSB times 2^16
 
@@ -123,17 +119,6 @@ def _(
     return x.new_empty(shape, dtype=torch.int8)
 
 
-@torch.library.custom_op("cmx::quantized_lut", mutates_args=())
-def quantized_lut(x: torch.Tensor, table: list[int]) -> torch.Tensor:
-    """cmx_lut_s8 on the host: each int8 value looked up in the 256-entry table (index value + 128)."""
-    return torch.tensor(table, dtype=torch.int8)[x.to(torch.int64) + 128]
-
-
-@quantized_lut.register_fake
-def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
-    return torch.empty_like(x, dtype=torch.int8)
-
-
 def layer_norm_args(
     channels: int, weight: Any, bias: Any, eps: float, x_q: tuple[float, int], y_q: tuple[float, int]
 ) -> tuple[int, int, int, NDArray[np.int64], NDArray[np.int64]]:
@@ -229,82 +214,12 @@ def _input_spec(x: Any, default: Any) -> Any:
     return default
 
 
-@cache
-def lut_ops() -> frozenset[str]:
-    return frozenset(yaml.safe_load((DATA_DIR / "lut_ops.yaml").read_text())["ops"])
-
-
-def _qparams(node: Any, kind: str) -> tuple[float, int] | None:
+def qparams_of(node: Any, kind: str) -> tuple[float, int] | None:
     if isinstance(node, torch.fx.Node) and op_name(node).split("::")[-1] == kind:
         args = fx_args(node)
         if len(args) > 5 and args[5] == torch.int8:
             return float(args[1]), int(args[2])
     return None
-
-
-def _scalar(program: Any, arg: Any) -> Any:
-    """A scalar argument as it is, a one-element constant as a tensor; None for anything else."""
-    if not isinstance(arg, torch.fx.Node):
-        return arg
-    value = constant_tensor(program, arg) if arg.op == "placeholder" else None
-    return value.reshape(()) if value is not None and value.numel() == 1 else None
-
-
-def _apply(node: torch.fx.Node, program: Any, values: torch.Tensor) -> torch.Tensor | None:
-    """An element-wise op on `values` (its other arguments scalars or one-element constants); None if it
-    is not one."""
-    if op_name(node).split(".")[0] not in lut_ops():
-        return None
-    args = list(fx_args(node))
-    others = [_scalar(program, a) for a in args[1:]]
-    if any(o is None and a is not None for o, a in zip(others, args[1:])):
-        return None
-    with torch.no_grad():
-        out = node.target(values, *others, **dict(node.kwargs))  # type: ignore[operator]
-    return out if isinstance(out, torch.Tensor) and out.shape == values.shape else None
-
-
-def _table(
-    chain: list[torch.fx.Node], program: Any, x_q: tuple[float, int], y_q: tuple[float, int]
-) -> list[int] | None:
-    """The chain of element-wise ops applied to the 256 values its int8 input can take, then quantized
-    as the quantize after it does; None if one of them is not element-wise."""
-    values: torch.Tensor | None = (torch.arange(-128, 128, dtype=torch.float32) - x_q[1]) * x_q[0]
-    for node in chain:
-        values = _apply(node, program, values) if values is not None else None
-    if values is None:
-        return None
-    q = torch.clamp(torch.round(values.to(torch.float64) / y_q[0]) + y_q[1], -128, 127)
-    return [int(v) for v in q.to(torch.int64)]
-
-
-def _tables(program: Any) -> None:
-    """Each run of element-wise float ops from a dequantize to a quantize (one user each) as one
-    cmx::quantized_lut."""
-    graph = program.graph_module.graph
-    for q in list(graph.nodes):
-        y_q = _qparams(q, "quantize_per_tensor")
-        if y_q is None:
-            continue
-        chain: list[torch.fx.Node] = []
-        node = fx_args(q)[0]
-        while isinstance(node, torch.fx.Node) and op_name(node).split(".")[0] in lut_ops() and len(node.users) == 1:
-            chain.insert(0, node)
-            node = fx_args(node)[0]
-        x_q = _qparams(node, "dequantize_per_tensor")
-        if not chain or x_q is None or tuple(q.meta["val"].shape) != tuple(node.meta["val"].shape):
-            continue
-        table = _table(chain, program, x_q, y_q)
-        if table is None:
-            continue
-        with graph.inserting_before(q):
-            made = graph.call_function(torch.ops.cmx.quantized_lut.default, (fx_args(node)[0], table))
-        made.meta = {**chain[-1].meta, "val": q.meta["val"]}
-        q.replace_all_uses_with(made)
-        graph.erase_node(q)
-        for op in reversed(chain):
-            graph.erase_node(op)
-        _drop_unused(graph, [node])
 
 
 def to_int8(program: Any) -> None:
@@ -316,7 +231,7 @@ def to_int8(program: Any) -> None:
         if not name or len(node.users) != 1 or not fx_args(node):
             continue
         dq, q = fx_args(node)[0], next(iter(node.users))
-        x_q, y_q = _qparams(dq, "dequantize_per_tensor"), _qparams(q, "quantize_per_tensor")
+        x_q, y_q = qparams_of(dq, "dequantize_per_tensor"), qparams_of(q, "quantize_per_tensor")
         if x_q is None or y_q is None:
             continue
         if name == "cmx::bmm":
@@ -330,8 +245,7 @@ def to_int8(program: Any) -> None:
         graph.erase_node(q)
         inputs = [a for a in fx_args(node) if isinstance(a, torch.fx.Node)]
         graph.erase_node(node)
-        _drop_unused(graph, inputs)
-    _tables(program)
+        drop_unused(graph, inputs)
     graph.lint()
     program.graph_module.recompile()
 
@@ -368,13 +282,13 @@ def _int8_call(
     return None
 
 
-def _drop_unused(graph: torch.fx.Graph, nodes: list[torch.fx.Node]) -> None:
+def drop_unused(graph: torch.fx.Graph, nodes: list[torch.fx.Node]) -> None:
     """Erase the dequantizes (and the layout copies before them) nothing reads any more."""
     for node in nodes:
         if node.op == "call_function" and not node.users:
             upstream = [a for a in node.all_input_nodes]
             graph.erase_node(node)
-            _drop_unused(graph, [a for a in upstream if op_name(a) in _TRANSPOSES])
+            drop_unused(graph, [a for a in upstream if op_name(a) in _TRANSPOSES])
 
 
 _TRANSPOSES = ("aten::permute_copy", "aten::transpose_copy", "cortex_m::transpose")
@@ -400,7 +314,7 @@ def _int8_bmm(
     from cmx_gen.lower.lstm import multiplier
 
     dq_a, dq_b = fx_args(node)[:2]
-    b_q = _qparams(dq_b, "dequantize_per_tensor")
+    b_q = qparams_of(dq_b, "dequantize_per_tensor")
     if b_q is None:
         return None
     b = fx_args(dq_b)[0]

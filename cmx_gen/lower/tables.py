@@ -1,0 +1,101 @@
+"""Element-wise float operators between int8 layers as one 256-entry table each run (issue 34):
+a run of operators from a dequantize to a quantize whose other arguments are scalars (the attention's
+scale, exp, a subtraction; data/lut_ops.yaml) is applied to the 256 values its input can take and
+quantized as the quantize after it does, and `cmx::quantized_lut` on the int8 tensors takes its
+place. The firmware (cmx_lut_s8) and the host reference read the same table, so PASS is exact by
+construction."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import torch
+import yaml
+
+from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
+from cmx_gen.lower.own_ops import drop_unused, qparams_of
+
+
+@torch.library.custom_op("cmx::quantized_lut", mutates_args=())
+def quantized_lut(x: torch.Tensor, table: list[int]) -> torch.Tensor:
+    """cmx_lut_s8 on the host: each int8 value looked up in the 256-entry table (index value + 128)."""
+    return torch.tensor(table, dtype=torch.int8)[x.to(torch.int64) + 128]
+
+
+@quantized_lut.register_fake
+def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
+    return torch.empty_like(x, dtype=torch.int8)
+
+
+@cache
+def lut_ops() -> frozenset[str]:
+    return frozenset(yaml.safe_load((DATA_DIR / "lut_ops.yaml").read_text())["ops"])
+
+
+def _scalar(program: Any, arg: Any) -> Any:
+    """A scalar argument as it is, a one-element constant as a tensor; None for anything else."""
+    if not isinstance(arg, torch.fx.Node):
+        return arg
+    value = constant_tensor(program, arg) if arg.op == "placeholder" else None
+    return value.reshape(()) if value is not None and value.numel() == 1 else None
+
+
+def _apply(node: torch.fx.Node, program: Any, values: torch.Tensor) -> torch.Tensor | None:
+    """An element-wise op on `values` (its other arguments scalars or one-element constants); None if it
+    is not one."""
+    if op_name(node).split(".")[0] not in lut_ops():
+        return None
+    args = list(fx_args(node))
+    others = [_scalar(program, a) for a in args[1:]]
+    if any(o is None and a is not None for o, a in zip(others, args[1:])):
+        return None
+    with torch.no_grad():
+        out = node.target(values, *others, **dict(node.kwargs))  # type: ignore[operator]
+    return out if isinstance(out, torch.Tensor) and out.shape == values.shape else None
+
+
+def _table(
+    chain: list[torch.fx.Node], program: Any, x_q: tuple[float, int], y_q: tuple[float, int]
+) -> list[int] | None:
+    """The chain of element-wise ops applied to the 256 values its int8 input can take, then quantized
+    as the quantize after it does; None if one of them is not element-wise."""
+    values: torch.Tensor | None = (torch.arange(-128, 128, dtype=torch.float32) - x_q[1]) * x_q[0]
+    for node in chain:
+        values = _apply(node, program, values) if values is not None else None
+    if values is None:
+        return None
+    q = torch.clamp(torch.round(values.to(torch.float64) / y_q[0]) + y_q[1], -128, 127)
+    return [int(v) for v in q.to(torch.int64)]
+
+
+def to_int8(program: Any) -> None:
+    """Each run of element-wise float ops from a dequantize to a quantize (one user each) as one
+    cmx::quantized_lut."""
+    graph = program.graph_module.graph
+    for q in list(graph.nodes):
+        y_q = qparams_of(q, "quantize_per_tensor")
+        if y_q is None:
+            continue
+        chain: list[torch.fx.Node] = []
+        node = fx_args(q)[0]
+        while isinstance(node, torch.fx.Node) and op_name(node).split(".")[0] in lut_ops() and len(node.users) == 1:
+            chain.insert(0, node)
+            node = fx_args(node)[0]
+        x_q = qparams_of(node, "dequantize_per_tensor")
+        if not chain or x_q is None or tuple(q.meta["val"].shape) != tuple(node.meta["val"].shape):
+            continue
+        table = _table(chain, program, x_q, y_q)
+        if table is None:
+            continue
+        with graph.inserting_before(q):
+            made = graph.call_function(torch.ops.cmx.quantized_lut.default, (fx_args(node)[0], table))
+        made.meta = {**chain[-1].meta, "val": q.meta["val"]}
+        q.replace_all_uses_with(made)
+        graph.erase_node(q)
+        for op in reversed(chain):
+            graph.erase_node(op)
+        drop_unused(graph, [node])
+    graph.lint()
+    program.graph_module.recompile()
