@@ -1,0 +1,76 @@
+"""cmx_layer_norm_s8 and cmx_mean_s8 (kernels/nn/) against their host models (layer_models.py), byte
+for byte, over 200 random cases each: row counts, channel counts, offsets, epsilons, gains, biases,
+requantization. Compiled for the build machine (kernels/tests/own_host.c; integer C, so the target
+computes the same); the firmware tests' PASS holds them on QEMU. Needs CMSIS_NN_PATH (headers) and cc."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import ROOT
+from cmx_gen.lower import layer_models, own_ops
+
+CASES = 200
+
+
+@pytest.fixture(scope="module")
+def harness(tmp_path_factory) -> Path:
+    nn = os.environ.get("CMSIS_NN_PATH")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not nn or not cc:
+        pytest.skip("cmx-gen's kernels were not compiled: needs CMSIS_NN_PATH and a host C compiler")
+    out = tmp_path_factory.mktemp("own") / "own_host"
+    sources = [ROOT / "kernels" / "tests" / "own_host.c"] + [
+        ROOT / "kernels" / "nn" / name for name in ("cmx_layer_norm_s8.c", "cmx_mean_s8.c")
+    ]
+    includes = [f"-I{ROOT / 'kernels' / 'nn'}", f"-I{Path(nn) / 'Include'}"]
+    subprocess.run([cc, "-O1", *includes, *map(str, sources), "-o", str(out)], check=True, capture_output=True)
+    return out
+
+
+def _run(harness: Path, folder: Path, blob: bytes) -> bytes:
+    case = folder / "case.bin"
+    case.write_bytes(blob)
+    return subprocess.run([str(harness), str(case)], check=True, capture_output=True).stdout
+
+
+def test_layer_norm_equals_its_host_model(harness, tmp_path):
+    rng = np.random.default_rng(341)
+    for index in range(CASES):
+        rows, channels = int(rng.integers(1, 9)), int(rng.choice([1, 2, 3, 7, 16, 24, 64, 200, 768]))
+        gamma = torch.from_numpy(rng.normal(1, float(rng.choice([0.01, 0.5, 3])), channels))
+        beta = torch.from_numpy(rng.normal(0, 0.5, channels))
+        x_q = (float(rng.uniform(0.002, 0.2)), int(rng.integers(-128, 128)))
+        y_q = (float(rng.uniform(0.005, 0.1)), int(rng.integers(-30, 31)))
+        eps = float(rng.choice([0.0, 1e-5, 1e-3, 0.1]))
+        in_off, out_off, eps_term, gains, biases = own_ops.layer_norm_args(channels, gamma, beta, eps, x_q, y_q)
+        x = rng.integers(-128, 128, (rows, channels)).astype(np.int8)
+        if index % 10 == 0:
+            x[:] = x[0, 0]  # a constant row: no variance
+        blob = struct.pack("<5i", ord("L"), rows, channels, in_off, out_off)
+        blob += struct.pack("<Q", eps_term) + gains.astype("<i4").tobytes() + biases.astype("<i4").tobytes()
+        got = _run(harness, tmp_path, blob + x.tobytes())
+        want = layer_models.layer_norm_s8(x, in_off, out_off, eps_term, gains, biases)
+        assert got == want.tobytes(), f"case {index}: {rows} x {channels}, eps {eps}"
+
+
+def test_mean_equals_its_host_model(harness, tmp_path):
+    rng = np.random.default_rng(342)
+    for index in range(CASES):
+        outer, count, inner = (int(rng.integers(1, 6)), int(rng.integers(1, 100)), int(rng.integers(1, 20)))
+        x_q = (float(rng.uniform(0.002, 0.2)), int(rng.integers(-128, 128)))
+        y_q = (float(rng.uniform(0.002, 0.2)), int(rng.integers(-128, 128)))
+        mult, shift = own_ops.mean_multiplier(count, x_q, y_q)
+        x = rng.integers(-128, 128, (outer, count, inner)).astype(np.int8)
+        blob = struct.pack("<8i", ord("M"), outer, count, inner, mult, shift, -x_q[1], y_q[1]) + x.tobytes()
+        got = _run(harness, tmp_path, blob)
+        want = layer_models.mean_s8(x, outer, count, inner, mult, shift, -x_q[1], y_q[1])
+        assert got == want.tobytes(), f"case {index}: {outer} x {count} x {inner}"
