@@ -94,9 +94,10 @@ REWRITES = (_transpose_conv_crop, recurrent_graph.as_own_op, own_ops.as_own_op)
 OWN_OPS = (recurrent_graph.as_own_op, own_ops.as_own_op)  # not for --keep-fp32 parts
 
 
-def apply(module: torch.fx.GraphModule, keep: tuple[str, ...] = ()) -> list[Rewrite]:
+def apply(module: torch.fx.GraphModule, keep: tuple[str, ...] = (), own: bool = True) -> list[Rewrite]:
     """Rewrite `module` (the exported float model) in place; the rewrites applied, in graph order.
-    `keep`: the --keep-fp32 parts (and float islands), whose recurrent layers stay PyTorch's own float ops."""
+    `keep`: the --keep-fp32 parts (and float islands), whose recurrent layers stay PyTorch's own float ops;
+    `own` False (--no-delegate: only cmx-gen's backend runs cmx-gen's ops): none become cmx-gen's."""
     applied = [
         Rewrite(node=node, op=op, module=where, source=line, what=what)
         for node, op, where, line, what in one_d.lift(module)
@@ -106,7 +107,7 @@ def apply(module: torch.fx.GraphModule, keep: tuple[str, ...] = ()) -> list[Rewr
             continue
         kept = any(keep_fp32.selects(node, pattern) for pattern in keep)
         for rewrite in REWRITES:
-            if kept and rewrite in OWN_OPS:
+            if (kept or not own) and rewrite in OWN_OPS:
                 continue
             done = rewrite(module.graph, node)
             if done:

@@ -104,3 +104,18 @@ def test_quantize_folds_the_zero_points_into_the_effective_biases():
     assert (gate.hidden_effective_bias == 3 * gate.hidden_weights.astype(np.int64).sum(axis=1)).all()
     assert quant.input_offset == -5 and quant.output_offset == -3 and quant.cell_scale_power == -11
     assert [g.activation for g in quant.gates.values()] == ["sigmoid", "sigmoid", "tanh", "sigmoid"]
+
+
+def test_without_the_backend_the_lstm_stays_pytorchs_float_one():
+    """--no-delegate: cmx-gen's int8 ops run in its backend only, so the LSTM is lowered as before
+    (float on portable kernels), named as a float part."""
+    calibration = _sequences(8, (1, 6, 10), seed=2)
+    source = ModelSource(
+        spec="t", kind="python", module=Kws().eval(), example_inputs=calibration[0], calibration=list(calibration)
+    )
+    from cmx_gen.lower.state import Floats
+
+    lowered = lower(export(source), "cortex-m55", LowerOptions(delegate=False))
+    assert lowered.get(Rewritten).rewrites == ()
+    (part,) = lowered.get(Floats).parts
+    assert part.why == "no_int8_kernel" and part.module == "lstm"

@@ -43,9 +43,10 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
     try:
         with conv_choice.one_channel_convs_as_conv():
             lowered = CortexMPassManager(program, target_config=given.config).transform()
-        recurrent_graph.to_int8(lowered, quantized.lstm_cells)
-        own_ops.to_int8(lowered)
-        tables.to_int8(lowered)
+        if given.options.delegate:  # cmx-gen's int8 ops run in its backend only
+            recurrent_graph.to_int8(lowered, quantized.lstm_cells)
+            own_ops.to_int8(lowered)
+            tables.to_int8(lowered)
         if io:
             io = int8_io.drop_output_requantize(lowered, io)
     except ExportError:
