@@ -15,6 +15,7 @@ float: an island cmx-gen chose, a part the user kept with --keep-fp32, or an op 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import torch
 
@@ -138,3 +139,22 @@ def _why(
             return "keep_fp32", f"--keep-fp32 {pattern}"
     ops = ", ".join(dict.fromkeys(op_name(n) for n in nodes))
     return "no_int8_kernel", f"the cortex_m backend has no int8 kernel for {ops}"
+
+
+# cmx-gen's own float ops (recurrent_graph.py, own_ops.py), which only their int8 form can run
+OWN_FLOAT_OPS = ("cmx::lstm", "cmx::gru", "cmx::bmm", "cmx::layer_norm")
+
+
+def leftover(program: Any, exported: torch.fx.GraphModule) -> None:
+    """A float op of cmx-gen's that found no int8 form (no quantize/dequantize around it) cannot be
+    serialized: it raises NeedsFloat for its user's line, so the next try leaves PyTorch's own op there."""
+    for node in program.graph_module.graph.nodes:
+        if op_name(node) in OWN_FLOAT_OPS:
+            line = source_line(node).split(" ")[0]
+            reason = f"{op_name(node)} found no int8 form here (its inputs or output are not int8)"
+            island = island_at(line, exported, reason) if line else None
+            if island is None:
+                raise ExportError(
+                    f"{op_name(node)} at node {node.name} has no int8 form", "leave it in float with --keep-fp32"
+                )
+            raise NeedsFloat(f"{op_name(node)} at {line} has no int8 form", "", island)

@@ -145,7 +145,8 @@ def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     """`aten.layer_norm` over the last dimension into `cmx::layer_norm`, `aten.bmm` into `cmx::bmm`
     (int8 after the cortex_m passes)."""
     if node.target == torch.ops.aten.bmm.default:
-        return _own_bmm(graph, node)
+        activations = not any(_from_constant(a) for a in fx_args(node)[:2])
+        return _own_bmm(graph, node) if activations else None  # a constant operand: upstream's path takes it
     if node.target != torch.ops.aten.layer_norm.default:
         return None
     args = fx_args(node)
@@ -167,6 +168,13 @@ def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
         source=source_line(node),
         what="as cmx::layer_norm: int8 on cmx-gen's cmx_layer_norm_s8 in cmx-gen's backend",
     )
+
+
+def _from_constant(node: Any) -> bool:
+    """A value made from a parameter or constant alone (through views and transposes)."""
+    while isinstance(node, torch.fx.Node) and node.op == "call_function" and len(node.all_input_nodes) == 1:
+        node = node.all_input_nodes[0]
+    return isinstance(node, torch.fx.Node) and node.op == "get_attr"
 
 
 def _own_bmm(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite:
