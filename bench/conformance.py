@@ -414,23 +414,22 @@ ramp input hits such values); it PASSes now, with `ref+1` naming `quantize_per_t
   DDR) with the vector table left in the boot region.
 
 **Upstream's, refused before build with the reason** (each is a rule in `data/target_limits.yaml`,
-so the program never reaches the board; `--keep-fp32 FILE:LINE` or the workaround in the message
-gets a model that runs):
-- `conv_transpose` with stride > 1, padding p and output_padding > p (no case here: the cortex_m
-  quantizer leaves those in float). With output_padding <= p cmx-gen rewrites it (above).
+so the program never reaches the board). A rule on a cortex_m kernel no longer refuses: the layer
+stays in float on portable kernels (a float island, named in the report) and the rest is lowered as
+usual; `--strict` refuses it. What is still refused is a rule on a portable kernel:
 - 3-D convolution (`conv3d`): the portable convolution takes 3-D/4-D tensors only.
-- `add`/`mul`/`div` broadcasts other than per-channel: the C kernels require equal shapes
-  (upstream marks these xfail). With the inputs in the user's layout the broadcast cases are now
-  lowered to float portable ops and PASS; the rule stays for programs that reach the kernel.
 
 **Upstream's, refused at lowering with cmx-gen's one-line reason:**
-- `lstm_quantizable`: executorch's `AtenToCortexMPass` fails on the LSTM's activation
-  (`quantized_activation`); the line names the pass, node and model line.
-- `maxpool_2x2_indices`: `RemoveGetItemPass` does not support returning the pooling indices.
+- `maxpool_2x2_indices`: `RemoveGetItemPass` does not support returning the pooling indices (the
+  failure names no node, so there is no part to leave in float).
 - `conv1d`: upstream's case is broken (a 1-channel conv fed a 3-channel input); cmx-gen says the
   model fails on its own example inputs.
 - `tensor_scalar` / `scalar_tensor` (`add`, `mul`): a Python float as a model input; the firmware
   feeds tensors, so cmx-gen asks for a constant in forward or a tensor input.
+
+`lstm_quantizable` was refused until issue 34 (executorch's `AtenToCortexMPass` failed on the LSTM's
+activation): the LSTM is now one int8 `arm_lstm_unidirectional_s8` call in cmx-gen's backend, and a pass
+failing on a node leaves that node in float instead of refusing the model.
 """
 
 
