@@ -20,7 +20,7 @@ import torch
 
 from cmx_gen.lower import layer_models
 from cmx_gen.lower.facts import Rewrite
-from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, source_line
+from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
 
 NORM_GAIN_BITS = 16  # LayerNorm's per-channel gain and bias, in output LSB times 2^16
 
@@ -222,12 +222,24 @@ def _input_spec(x: Any, default: Any) -> Any:
     return default
 
 
-def qparams_of(node: Any, kind: str) -> tuple[float, int] | None:
-    if isinstance(node, torch.fx.Node) and op_name(node).split("::")[-1] == kind:
-        args = fx_args(node)
-        if len(args) > 5 and args[5] == torch.int8:
-            return float(args[1]), int(args[2])
-    return None
+def qparams_of(node: Any, kind: str, program: Any = None, plain: bool = False) -> tuple[float, int] | None:
+    """(scale, zero point) of an int8 `quantize_per_tensor`/`dequantize_per_tensor` node; None for
+    anything else, for a dequantize of a constant (cmx-gen's layers take activations only), and with
+    `plain` for a tensor whose memory is not in its logical order (channels-last: the kernels walk
+    rows of the last dimension)."""
+    if not (isinstance(node, torch.fx.Node) and op_name(node).split("::")[-1] == kind):
+        return None
+    args = fx_args(node)
+    if len(args) <= 5 or args[5] != torch.int8:
+        return None
+    source = args[0]
+    if kind == "dequantize_per_tensor" and isinstance(source, torch.fx.Node) and source.op == "placeholder":
+        if program is not None and constant_tensor(program, source) is not None:
+            return None
+    val = node.meta.get("val")
+    if plain and (val is None or list(val.dim_order()) != list(range(val.dim()))):
+        return None
+    return float(args[1]), int(args[2])
 
 
 def to_int8(program: Any) -> None:
@@ -239,11 +251,12 @@ def to_int8(program: Any) -> None:
         if not name or len(node.users) != 1 or not fx_args(node):
             continue
         dq, q = fx_args(node)[0], next(iter(node.users))
-        x_q, y_q = qparams_of(dq, "dequantize_per_tensor"), qparams_of(q, "quantize_per_tensor")
+        x_q = qparams_of(dq, "dequantize_per_tensor", program, plain=True)
+        y_q = qparams_of(q, "quantize_per_tensor", program, plain=True)
         if x_q is None or y_q is None:
             continue
         if name == "cmx::bmm":
-            made = _int8_bmm(graph, node, x_q, y_q, q)
+            made = _int8_bmm(graph, node, x_q, y_q, q, program)
         else:
             made = _int8_call(graph, node, name, program, fx_args(dq)[0], x_q, y_q, q)
         if made is None:
@@ -315,14 +328,19 @@ def _swaps_last_two(node: Any) -> bool:
 
 
 def _int8_bmm(
-    graph: torch.fx.Graph, node: torch.fx.Node, a_q: tuple[float, int], y_q: tuple[float, int], before: torch.fx.Node
+    graph: torch.fx.Graph,
+    node: torch.fx.Node,
+    a_q: tuple[float, int],
+    y_q: tuple[float, int],
+    before: torch.fx.Node,
+    program: Any,
 ) -> torch.fx.Node | None:
     """cmx::quantized_bmm for `dequantize(a) @ dequantize(b) -> quantize`; b taken before a transpose
     of its last two dimensions when it has one (arm_batch_matmul_s8 reads b transposed)."""
     from cmx_gen.lower.lstm import multiplier
 
     dq_a, dq_b = fx_args(node)[:2]
-    b_q = qparams_of(dq_b, "dequantize_per_tensor")
+    b_q = qparams_of(dq_b, "dequantize_per_tensor", program, plain=True)
     if b_q is None:
         return None
     b = fx_args(dq_b)[0]

@@ -14,6 +14,7 @@ import torch
 
 from cmx_gen.lower import gru, layer_models, lstm
 from cmx_gen.lower.facts import Rewrite
+from cmx_gen.lower.own_ops import qparams_of
 from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line
 
 
@@ -221,16 +222,6 @@ def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) ->
             )
 
 
-def _qparams(node: Any) -> tuple[float, int] | None:
-    if isinstance(node, torch.fx.Node) and op_name(node).split("::")[-1] in (
-        "dequantize_per_tensor",
-        "quantize_per_tensor",
-    ):
-        args = fx_args(node)
-        return float(args[1]), int(args[2])
-    return None
-
-
 def to_int8(program: Any, cells: dict[str, float]) -> None:
     """Replace each `dequantize -> cmx::lstm / cmx::gru -> quantize` of the lowered program (edited in
     place) by `cmx::quantized_lstm` / `cmx::quantized_gru` on the int8 tensors; one without them stays
@@ -242,8 +233,9 @@ def to_int8(program: Any, cells: dict[str, float]) -> None:
             continue
         x, w_ih, w_hh, b_ih, b_hh, batch_first = fx_args(node)
         quantize = next(iter(node.users))
-        x_q, h_q = _qparams(x), _qparams(quantize)
-        if x_q is None or h_q is None or op_name(quantize).split("::")[-1] != "quantize_per_tensor":
+        x_q = qparams_of(x, "dequantize_per_tensor", program, plain=True)
+        h_q = qparams_of(quantize, "quantize_per_tensor", program, plain=True)
+        if x_q is None or h_q is None:
             continue
         extra: tuple[int, ...] = ()
         if kind == "lstm":

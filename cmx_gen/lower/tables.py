@@ -83,7 +83,7 @@ def to_int8(program: Any) -> None:
         while isinstance(node, torch.fx.Node) and op_name(node).split(".")[0] in lut_ops() and len(node.users) == 1:
             chain.insert(0, node)
             node = fx_args(node)[0]
-        x_q = qparams_of(node, "dequantize_per_tensor")
+        x_q = qparams_of(node, "dequantize_per_tensor", program)
         if not chain or x_q is None or tuple(q.meta["val"].shape) != tuple(node.meta["val"].shape):
             continue
         table = _table(chain, program, x_q, y_q)
