@@ -243,8 +243,8 @@ def qparams_of(node: Any, kind: str, program: Any = None, plain: bool = False) -
 
 
 def to_int8(program: Any) -> None:
-    """Replace `dequantize -> op -> quantize` (LayerNorm, mean, bmm; a run of element-wise ops) in the
-    lowered program, edited in place, by cmx-gen's int8 op; anything else stays as it is."""
+    """Replace `dequantize -> op -> quantize` (LayerNorm, mean, bmm) in the lowered program, edited in
+    place, by cmx-gen's int8 op; anything else stays as it is (element-wise runs: tables.py)."""
     graph = program.graph_module.graph
     for node in list(graph.nodes):
         name = op_name(node)
