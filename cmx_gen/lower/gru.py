@@ -15,12 +15,11 @@ state is zero: the kernel starts from a row of the hidden zero point.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 
-from cmx_gen.lower.lstm import GATE_POWER, Q15_POWER, Gate, multiplier, symmetric
+from cmx_gen.lower.lstm import Q15_POWER, Gate, multiplier, quantize_gate
 
 GATES = ("reset", "update", "candidate")  # cmx_gru_params' order
 TORCH_ROW = {"reset": 0, "update": 1, "candidate": 2}  # PyTorch's weight rows: r, z, n
@@ -57,31 +56,20 @@ def quantize(
     zero = np.zeros(3 * hidden)
     b_i = zero if b_ih is None else b_ih
     b_h = zero if b_hh is None else b_hh
-    (x_scale, x_zp), (h_scale, h_zp) = x_qparams, h_qparams
-    gates = {}
-    for name in GATES:
-        rows = slice(TORCH_ROW[name] * hidden, (TORCH_ROW[name] + 1) * hidden)
-        wx, sx = symmetric(w_ih[rows])
-        wh, sh = symmetric(w_hh[rows])
-        input_bias = b_i[rows] + (0.0 if name == "candidate" else b_h[rows])
-        hidden_bias = np.round(b_h[rows] / (h_scale * sh)) if name == "candidate" else np.zeros(hidden)
-        in_mult, in_shift = multiplier(x_scale * sx / 2.0**GATE_POWER)
-        h_mult, h_shift = multiplier(h_scale * sh / 2.0**GATE_POWER)
-        gates[name] = Gate(
-            input_multiplier=in_mult,
-            input_shift=in_shift,
-            input_weights=wx,
-            input_effective_bias=(
-                np.round(input_bias / (x_scale * sx)).astype(np.int64) - x_zp * wx.astype(np.int64).sum(axis=1)
-            ).astype(np.int32),
-            hidden_multiplier=h_mult,
-            hidden_shift=h_shift,
-            hidden_weights=wh,
-            hidden_effective_bias=(hidden_bias.astype(np.int64) - h_zp * wh.astype(np.int64).sum(axis=1)).astype(
-                np.int32
-            ),
-            activation="tanh" if name == "candidate" else "sigmoid",
+    h_scale, h_zp = h_qparams
+    rows = {name: slice(TORCH_ROW[name] * hidden, (TORCH_ROW[name] + 1) * hidden) for name in GATES}
+    gates = {
+        name: quantize_gate(
+            w_ih[r],
+            w_hh[r],
+            b_i[r] + (0.0 if name == "candidate" else b_h[r]),
+            b_h[r] if name == "candidate" else np.zeros(hidden),
+            x_qparams,
+            h_qparams,
+            "tanh" if name == "candidate" else "sigmoid",
         )
+        for name, r in rows.items()
+    }
     r_mult, r_shift = multiplier(2.0**Q15_POWER)
     q_mult, q_shift = multiplier(h_scale / 2.0**Q15_POWER)
     o_mult, o_shift = multiplier(2.0 ** (2 * Q15_POWER) / h_scale)
@@ -98,18 +86,3 @@ def quantize(
         output_shift=o_shift,
         gates=gates,
     )
-
-
-def fields(quant: Any) -> dict[str, int]:
-    """The scalar words of cmx_gru_params, by the plan's names (plan_fields.GRU_PARAMS)."""
-    names = (
-        "hidden_offset",
-        "output_offset",
-        "reset_multiplier",
-        "reset_shift",
-        "hidden_q15_multiplier",
-        "hidden_q15_shift",
-        "output_multiplier",
-        "output_shift",
-    )
-    return {name: int(getattr(quant, name)) for name in names}

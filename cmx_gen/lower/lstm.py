@@ -82,6 +82,38 @@ def symmetric(w: NDArray[Any]) -> tuple[NDArray[np.int8], float]:
     return np.clip(np.round(w / scale), -127, 127).astype(np.int8), scale
 
 
+def quantize_gate(
+    w_x: NDArray[Any],
+    w_h: NDArray[Any],
+    input_bias: NDArray[Any],
+    hidden_bias: NDArray[Any],
+    x_qparams: tuple[float, int],
+    h_qparams: tuple[float, int],
+    activation: str,
+) -> Gate:
+    """One gate of an LSTM or GRU: int8 weights (symmetric, per tensor), Q3.12 multipliers, and the
+    zero points folded into the effective biases; `input_bias` is added at the input part's scale,
+    `hidden_bias` at the hidden part's (the GRU candidate's, which r multiplies; else zeros)."""
+    (x_scale, x_zp), (h_scale, h_zp) = x_qparams, h_qparams
+    wx, sx = symmetric(w_x)
+    wh, sh = symmetric(w_h)
+    in_mult, in_shift = multiplier(x_scale * sx / 2.0**GATE_POWER)
+    h_mult, h_shift = multiplier(h_scale * sh / 2.0**GATE_POWER)
+    input_sum = np.round(input_bias / (x_scale * sx)).astype(np.int64) - x_zp * wx.astype(np.int64).sum(axis=1)
+    hidden_sum = np.round(hidden_bias / (h_scale * sh)).astype(np.int64) - h_zp * wh.astype(np.int64).sum(axis=1)
+    return Gate(
+        input_multiplier=in_mult,
+        input_shift=in_shift,
+        input_weights=wx,
+        input_effective_bias=input_sum.astype(np.int32),
+        hidden_multiplier=h_mult,
+        hidden_shift=h_shift,
+        hidden_weights=wh,
+        hidden_effective_bias=hidden_sum.astype(np.int32),
+        activation=activation,
+    )
+
+
 def quantize(
     weights: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None],
     x_qparams: tuple[float, int],
@@ -94,26 +126,14 @@ def quantize(
     assert w_ih is not None and w_hh is not None
     hidden = w_hh.shape[1]
     bias = (b_ih if b_ih is not None else 0.0) + (b_hh if b_hh is not None else 0.0) + np.zeros(4 * hidden)
-    (x_scale, x_zp), (h_scale, h_zp) = x_qparams, h_qparams
-    gates = {}
-    for name in GATES:
-        rows = slice(TORCH_ROW[name] * hidden, (TORCH_ROW[name] + 1) * hidden)
-        wx, sx = symmetric(w_ih[rows])
-        wh, sh = symmetric(w_hh[rows])
-        b = np.round(bias[rows] / (x_scale * sx)).astype(np.int64)
-        in_mult, in_shift = multiplier(x_scale * sx / 2.0**GATE_POWER)
-        h_mult, h_shift = multiplier(h_scale * sh / 2.0**GATE_POWER)
-        gates[name] = Gate(
-            input_multiplier=in_mult,
-            input_shift=in_shift,
-            input_weights=wx,
-            input_effective_bias=(b - x_zp * wx.astype(np.int64).sum(axis=1)).astype(np.int32),
-            hidden_multiplier=h_mult,
-            hidden_shift=h_shift,
-            hidden_weights=wh,
-            hidden_effective_bias=(-h_zp * wh.astype(np.int64).sum(axis=1)).astype(np.int32),
-            activation="tanh" if name == "cell" else "sigmoid",
+    x_zp, (h_scale, h_zp) = x_qparams[1], h_qparams
+    rows = {name: slice(TORCH_ROW[name] * hidden, (TORCH_ROW[name] + 1) * hidden) for name in GATES}
+    gates = {
+        name: quantize_gate(
+            w_ih[r], w_hh[r], bias[r], np.zeros(hidden), x_qparams, h_qparams, "tanh" if name == "cell" else "sigmoid"
         )
+        for name, r in rows.items()
+    }
     f_mult, f_shift = multiplier(2.0**Q15_POWER)
     i_mult, i_shift = multiplier(2.0 ** (2 * Q15_POWER - cell_power))
     o_mult, o_shift = multiplier(2.0 ** (2 * Q15_POWER) / h_scale)

@@ -17,6 +17,7 @@ import torch
 
 from conftest import ROOT
 from cmx_gen.lower import gru, layer_models
+from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS
 
 CASES = 200
 
@@ -58,7 +59,7 @@ def _case(rng: np.random.Generator) -> tuple[bytes, np.ndarray, gru.GruQuant, bo
     batch_first = bool(rng.integers(0, 2))
     x = rng.integers(-128, 128, (batch, steps, inputs) if batch_first else (steps, batch, inputs)).astype(np.int8)
     words = struct.pack("<5i", 0 if batch_first else 1, batch, steps, inputs, hidden)
-    words += struct.pack("<8i", *gru.fields(quant).values())
+    words += struct.pack("<8i", *(getattr(quant, name) for name in GRU_SCALARS))
     for name in gru.GATES:
         g = quant.gates[name]
         words += struct.pack("<2i", g.input_multiplier, g.input_shift) + g.input_weights.tobytes()

@@ -16,6 +16,7 @@ from cmx_gen.lower import gru, lstm, own_ops
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
+from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS, LSTM_SCALARS
 from cmx_gen.lower.fx_nodes import fx_args
 
 
@@ -33,24 +34,7 @@ def _lstm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp, cell_power = fx_args(node)
     weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
     quant = lstm.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)), int(cell_power))  # type: ignore[arg-type]
-    fields = {
-        **_sequence(node, emit, scratch, batch_first, quant),
-        **{
-            name: getattr(quant, name)
-            for name in (
-                "input_offset",
-                "forget_to_cell_multiplier",
-                "forget_to_cell_shift",
-                "input_to_cell_multiplier",
-                "input_to_cell_shift",
-                "cell_clip",
-                "cell_scale_power",
-                "output_multiplier",
-                "output_shift",
-                "output_offset",
-            )
-        },
-    }
+    fields = _sequence(node, emit, scratch, batch_first, quant, LSTM_SCALARS)
     for name, gate in quant.gates.items():
         fields.update(_gate_fields(name, gate, emit))
         fields[f"{name}_activation"] = LSTM_ACTIVATIONS[gate.activation]
@@ -151,8 +135,11 @@ def _gate_fields(name: str, gate: lstm.Gate, emit: Emit) -> dict[str, int]:
     }
 
 
-def _sequence(node: torch.fx.Node, emit: Emit, scratch: int, batch_first: Any, quant: Any) -> dict[str, int]:
-    """The words every recurrent layer starts with: operands and the sizes of the call."""
+def _sequence(
+    node: torch.fx.Node, emit: Emit, scratch: int, batch_first: Any, quant: Any, scalars: tuple[str, ...]
+) -> dict[str, int]:
+    """The words every recurrent layer starts with: operands, the sizes of the call, and the layer's
+    `scalars` (plan_fields.LSTM_SCALARS, GRU_SCALARS) as its quantization holds them."""
     shape = tuple(int(d) for d in _val(fx_args(node)[0]).shape)
     batch, steps = (shape[0], shape[1]) if batch_first else (shape[1], shape[0])
     return {
@@ -164,6 +151,7 @@ def _sequence(node: torch.fx.Node, emit: Emit, scratch: int, batch_first: Any, q
         "time_steps": steps,
         "input_size": quant.input_size,
         "hidden_size": quant.hidden_size,
+        **{name: int(getattr(quant, name)) for name in scalars},
     }
 
 
@@ -172,7 +160,7 @@ def _gru(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp = fx_args(node)
     weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
     quant = gru.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)))  # type: ignore[arg-type]
-    fields = {**_sequence(node, emit, scratch, batch_first, quant), **gru.fields(quant)}
+    fields = _sequence(node, emit, scratch, batch_first, quant, GRU_SCALARS)
     for name, gate in quant.gates.items():
         fields.update(_gate_fields(name, gate, emit))
     return Layer("gru", fields, node=node.name)

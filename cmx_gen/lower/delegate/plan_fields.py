@@ -70,12 +70,9 @@ LSTM_GATE_FIELDS = (
     "hidden_bias",
     "activation",
 )
-LSTM_PARAMS = (
-    "time_major",
-    "batch_size",
-    "time_steps",
-    "input_size",
-    "hidden_size",
+SEQUENCE = ("time_major", "batch_size", "time_steps", "input_size", "hidden_size")  # every recurrent record's
+# the LstmQuant values a record holds as they are (the rest of cmsis_nn_lstm_params)
+LSTM_SCALARS = (
     "input_offset",
     "forget_to_cell_multiplier",
     "forget_to_cell_shift",
@@ -86,17 +83,13 @@ LSTM_PARAMS = (
     "output_multiplier",
     "output_shift",
     "output_offset",
-) + tuple(f"{gate}_{field}" for gate in LSTM_GATES for field in LSTM_GATE_FIELDS)
+)
+LSTM_PARAMS = SEQUENCE + LSTM_SCALARS + tuple(f"{gate}_{field}" for gate in LSTM_GATES for field in LSTM_GATE_FIELDS)
 
 
 # cmx_gru_params (kernels/nn/cmx_nn.h) less its pointers, as cmx_layer_gru holds it.
 GRU_GATES = ("reset", "update", "candidate")
-GRU_PARAMS = (
-    "time_major",
-    "batch_size",
-    "time_steps",
-    "input_size",
-    "hidden_size",
+GRU_SCALARS = (  # the GruQuant values a record holds as they are
     "hidden_offset",
     "output_offset",
     "reset_multiplier",
@@ -105,7 +98,8 @@ GRU_PARAMS = (
     "hidden_q15_shift",
     "output_multiplier",
     "output_shift",
-) + tuple(f"{gate}_{field}" for gate in GRU_GATES for field in LSTM_GATE_FIELDS[:-1])
+)
+GRU_PARAMS = SEQUENCE + GRU_SCALARS + tuple(f"{gate}_{field}" for gate in GRU_GATES for field in LSTM_GATE_FIELDS[:-1])
 
 
 def _dims(name: str) -> tuple[str, ...]:
