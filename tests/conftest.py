@@ -185,3 +185,18 @@ def run_serial_fed_by_qemu(app: Path, elf: Path, board_id: str, timeout: float =
         os.close(slave)
     assert codes, "the serial reader did not finish"
     return codes[0]
+
+
+def host_binary(tmp_path_factory, name: str, sources: list[str], needs: str) -> Path:
+    """cmx-gen kernels and their harness under kernels/tests/ compiled for the build machine (paths
+    relative to the repo, or to CMSIS-NN's Source/ when they start with "nn:"); skipped, saying `needs`,
+    without CMSIS_NN_PATH or a C compiler."""
+    nn = os.environ.get("CMSIS_NN_PATH")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not nn or not cc:
+        pytest.skip(f"{needs} was not compiled: needs CMSIS_NN_PATH and a host C compiler")
+    out = tmp_path_factory.mktemp(name) / name
+    files = [str(Path(nn) / "Source" / s[3:]) if s.startswith("nn:") else str(ROOT / s) for s in sources]
+    includes = [f"-I{ROOT / 'kernels' / 'nn'}", f"-I{Path(nn) / 'Include'}"]
+    subprocess.run([cc, "-O1", *includes, *files, "-o", str(out)], check=True, capture_output=True)
+    return out

@@ -146,7 +146,11 @@ def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     (int8 after the cortex_m passes)."""
     if node.target == torch.ops.aten.bmm.default:
         activations = not any(_from_constant(a) for a in fx_args(node)[:2])
-        return _own_bmm(graph, node) if activations else None  # a constant operand: upstream's path takes it
+        if not activations:  # a constant operand: upstream's path takes it
+            return None
+        return _replace(
+            graph, node, torch.ops.cmx.bmm.default, tuple(fx_args(node)[:2]), "CMSIS-NN's arm_batch_matmul_s8"
+        )
     if node.target != torch.ops.aten.layer_norm.default:
         return None
     args = fx_args(node)
@@ -156,17 +160,8 @@ def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     eps = float(str(args[4])) if len(args) > 4 else 1e-5
     if len(list(shape)) != 1:
         return None
-    with graph.inserting_before(node):
-        own = graph.call_function(torch.ops.cmx.layer_norm.default, (x, weight, bias, eps))
-    own.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node", "val")})
-    node.replace_all_uses_with(own)
-    graph.erase_node(node)
-    return Rewrite(
-        node=node.name,
-        op="aten::layer_norm",
-        module=module_path(node),
-        source=source_line(node),
-        what="as cmx::layer_norm: int8 on cmx-gen's cmx_layer_norm_s8 in cmx-gen's backend",
+    return _replace(
+        graph, node, torch.ops.cmx.layer_norm.default, (x, weight, bias, eps), "cmx-gen's cmx_layer_norm_s8"
     )
 
 
@@ -177,18 +172,21 @@ def _from_constant(node: Any) -> bool:
     return isinstance(node, torch.fx.Node) and node.op == "get_attr"
 
 
-def _own_bmm(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite:
+def _replace(graph: torch.fx.Graph, node: torch.fx.Node, target: Any, args: tuple[Any, ...], kernel: str) -> Rewrite:
+    """`node` replaced by a call of cmx-gen's float op `target` (the same value, provenance and user's
+    line), named as the rewrite."""
     with graph.inserting_before(node):
-        own = graph.call_function(torch.ops.cmx.bmm.default, tuple(fx_args(node)[:2]))
+        own = graph.call_function(target, args)
     own.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node", "val")})
     node.replace_all_uses_with(own)
     graph.erase_node(node)
+    kind = op_name(node).removeprefix("aten::")
     return Rewrite(
         node=node.name,
-        op="aten::bmm",
+        op=f"aten::{kind}",
         module=module_path(node),
         source=source_line(node),
-        what="as cmx::bmm: int8 on CMSIS-NN's arm_batch_matmul_s8 in cmx-gen's backend",
+        what=f"as cmx::{kind}: int8 on {kernel} in cmx-gen's backend",
     )
 
 

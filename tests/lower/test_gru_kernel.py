@@ -5,8 +5,6 @@ paths of the same CMSIS-NN blocks are held by the firmware tests' PASS. Needs CM
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -15,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import host_binary
 from cmx_gen.lower import gru, layer_models
 from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS
 
@@ -24,21 +22,14 @@ CASES = 200
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory) -> Path:
-    nn = os.environ.get("CMSIS_NN_PATH")
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not nn or not cc:
-        pytest.skip("cmx_gru_s8 was not compiled: needs CMSIS_NN_PATH and a host C compiler")
-    out = tmp_path_factory.mktemp("gru") / "gru_host"
     sources = [
-        ROOT / "kernels" / "tests" / "gru_host.c",
-        ROOT / "kernels" / "nn" / "cmx_gru_s8.c",
-        Path(nn) / "Source" / "NNSupportFunctions" / "arm_nn_vec_mat_mul_result_acc_s8_s16.c",
-        Path(nn) / "Source" / "ActivationFunctions" / "arm_nn_activation_s16.c",
-        Path(nn) / "Source" / "NNSupportFunctions" / "arm_nntables.c",
+        "kernels/tests/gru_host.c",
+        "kernels/nn/cmx_gru_s8.c",
+        "nn:NNSupportFunctions/arm_nn_vec_mat_mul_result_acc_s8_s16.c",
+        "nn:ActivationFunctions/arm_nn_activation_s16.c",
+        "nn:NNSupportFunctions/arm_nntables.c",
     ]
-    includes = [f"-I{ROOT / 'kernels' / 'nn'}", f"-I{Path(nn) / 'Include'}"]
-    subprocess.run([cc, "-O1", *includes, *map(str, sources), "-o", str(out)], check=True, capture_output=True)
-    return out
+    return host_binary(tmp_path_factory, "gru_host", sources, "cmx_gru_s8")
 
 
 def _case(rng: np.random.Generator) -> tuple[bytes, np.ndarray, gru.GruQuant, bool]:

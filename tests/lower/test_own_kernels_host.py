@@ -5,8 +5,6 @@ computes the same); the firmware tests' PASS holds them on QEMU. Needs CMSIS_NN_
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -15,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT
+from conftest import host_binary
 from cmx_gen.lower import layer_models, own_ops
 
 CASES = 200
@@ -23,17 +21,8 @@ CASES = 200
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory) -> Path:
-    nn = os.environ.get("CMSIS_NN_PATH")
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not nn or not cc:
-        pytest.skip("cmx-gen's kernels were not compiled: needs CMSIS_NN_PATH and a host C compiler")
-    out = tmp_path_factory.mktemp("own") / "own_host"
-    sources = [ROOT / "kernels" / "tests" / "own_host.c"] + [
-        ROOT / "kernels" / "nn" / name for name in ("cmx_layer_norm_s8.c", "cmx_mean_s8.c")
-    ]
-    includes = [f"-I{ROOT / 'kernels' / 'nn'}", f"-I{Path(nn) / 'Include'}"]
-    subprocess.run([cc, "-O1", *includes, *map(str, sources), "-o", str(out)], check=True, capture_output=True)
-    return out
+    sources = ["kernels/tests/own_host.c", "kernels/nn/cmx_layer_norm_s8.c", "kernels/nn/cmx_mean_s8.c"]
+    return host_binary(tmp_path_factory, "own_host", sources, "cmx-gen's kernels")
 
 
 def _run(harness: Path, folder: Path, blob: bytes) -> bytes:
