@@ -73,8 +73,9 @@ def own_scratch(node: torch.fx.Node) -> int:
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     """The scratch size of this call: what the cortex_m passes planned for the wrapper (its alloc
     node), arm_convolve_s8's own where the plan calls that directly, or cmx_conv_row_s8's."""
-    if own_scratch(node):
-        return own_scratch(node)
+    own = own_scratch(node)
+    if own:
+        return own
     if depthwise_kind(node, isa) == "depthwise_3x3":
         return 0  # cmx_depthwise_3x3_s8 needs none
     kind = conv_kind(node, isa)
