@@ -134,3 +134,7 @@ class Schedule(Record):
     extra_instructions: int | None = (
         0  # estimated, against the fastest kernels (data/kernel_costs.yaml); None: not measured
     )
+    patch_layers: int = 0  # the first layers run patch by patch (lower/delegate/patches.py); 0: none
+    patch_until: str = ""  # the last of them: its output is assembled patch by patch
+    patch_grid: str = ""  # rows x columns of patches over that output
+    patch_extra_macs: int = 0  # MACs the halos compute again

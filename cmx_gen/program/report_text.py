@@ -42,6 +42,11 @@ def schedule_line(s: Schedule) -> str:
         if s.extra_instructions is None
         else f"about {s.extra_instructions:+,} instructions"
     )
+    if s.patch_layers:
+        shared += [
+            f"the first {s.patch_layers} layers patch by patch ({s.patch_grid} patches of {s.patch_until},"
+            f" {s.patch_extra_macs:,} MACs again)"
+        ]
     return (
         f"delegate {s.delegate} ({s.goal}): working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"
         f" its floor {size(s.floor_bytes)} at {s.floor_at}); peak {size(s.peak_bytes)} at {s.peak_at}"

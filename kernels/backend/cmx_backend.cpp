@@ -120,6 +120,7 @@ bool compiled_in(int32_t op) {
     case CMX_OP_SOFTMAX: return true;
 #endif
     case CMX_OP_COPY: return true;
+    case CMX_OP_COPY_REGION: return true;
 #ifdef CMX_BACKEND_TRANSPOSE
     case CMX_OP_TRANSPOSE: return true;
 #endif
@@ -438,6 +439,16 @@ class CmxCmsisNNBackend final : public BackendInterface {
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->nbytes);
           CMX_KERNEL(memcpy(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes)));
+          break;
+        }
+        case CMX_OP_COPY_REGION: {
+          auto* l = reinterpret_cast<const cmx_layer_copy_region*>(head);
+          out = tensor_at(l->output, work, io) + l->output_at;
+          const int8_t* in = tensor_at(l->input, work, io) + l->input_at;
+          CMX_OUT_BYTES((size_t)l->rows * l->row_bytes);
+          CMX_KERNEL(for (int32_t r = 0; r < l->rows; ++r) memcpy(out + r * l->output_stride,
+                                                                   in + r * l->input_stride,
+                                                                   static_cast<size_t>(l->row_bytes)));
           break;
         }
 #ifdef CMX_BACKEND_TRANSPOSE

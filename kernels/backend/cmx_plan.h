@@ -40,6 +40,7 @@ enum cmx_plan_op {
   CMX_OP_MEAN = 18,
   CMX_OP_LUT = 19,
   CMX_OP_BMM = 20,
+  CMX_OP_COPY_REGION = 21,
 };
 
 typedef struct {
@@ -139,6 +140,15 @@ typedef struct {
   cmx_layer_head head;
   int32_t input, output, nbytes;
 } cmx_layer_copy;
+
+/* A box of an NHWC image moved between two row strides: `rows` runs of `row_bytes`, from
+ * `input_at` bytes into the input, `input_stride` apart, to `output_at` bytes into the output,
+ * `output_stride` apart (patch-based execution gathers each patch's input and scatters its output
+ * with it; cmx_gen/lower/delegate/patches.py). */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, input_at, output, output_at, rows, row_bytes, input_stride, output_stride;
+} cmx_layer_copy_region;
 
 /* arm_lstm_unidirectional_s8: cmsis_nn_lstm_params without its pointers (each gate's weights and
  * effective biases are plan constants; the runtime builds the struct); scratch holds the int16 cell

@@ -53,6 +53,14 @@ def instructions(node: torch.fx.Node, isa: str) -> float:
     return float(rate) * macs(node) if rate is not None else math.inf
 
 
+def per_mac_of(layers: Any, isa: str) -> float:
+    """Instructions per MAC of these layers on their chosen kernels, on average (infinite when
+    none is measured on this ISA)."""
+    measured = [(instructions(n, isa), macs(n)) for n in layers if macs(n)]
+    measured = [(i, m) for i, m in measured if math.isfinite(i)]
+    return sum(i for i, _ in measured) / sum(m for _, m in measured) if measured else math.inf
+
+
 def _extra(node: torch.fx.Node, isa: str) -> float:
     """What running this layer on the small kernel costs more than on the fast one (the node's
     choice is left as it was)."""

@@ -68,11 +68,26 @@ def _dims(f: dict[str, int], name: str) -> tuple[int, int, int, int]:
     return f[f"{name}_n"], f[f"{name}_h"], f[f"{name}_w"], f[f"{name}_c"]
 
 
+def _border(x: torch.Tensor, f: dict[str, int], out_hw: tuple[int, int], kernel: tuple[int, int]) -> torch.Tensor:
+    """The input with the padding CMSIS-NN reads below and right of it beyond `pad_h`/`pad_w`:
+    its kernels pad `pad` before the first row and column and wherever a tap falls past the last
+    (a patch's box, patches.py, is padded on one side only). The padding is the zero point: its
+    taps add nothing, as CMSIS-NN skips them."""
+    extra = [
+        (o - 1) * f[f"stride_{d}"] + (k - 1) * f[f"dilation_{d}"] + 1 - f[f"pad_{d}"] - size
+        for d, o, k, size in (("h", out_hw[0], kernel[0], x.shape[2]), ("w", out_hw[1], kernel[1], x.shape[3]))
+    ]
+    bottom, right = (max(0, e - f[f"pad_{d}"]) for e, d in zip(extra, "hw"))
+    if not bottom and not right:
+        return x
+    return torch.nn.functional.pad(x, (0, right, 0, bottom), value=-f["input_offset"])
+
+
 def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: bool) -> None:
     n, h, w, c = _dims(f, "input")
     fn, fh, fw, fc = _dims(f, "filter")
     on, oh, ow, oc = _dims(f, "output")
-    x = _nhwc(memory, f["input"], n, h, w, c)
+    x = _border(_nhwc(memory, f["input"], n, h, w, c), f, (oh, ow), (fh, fw))
     weight = _constant(plan, f["weight"], fn * fh * fw * fc, np.int8, (fn, fh, fw, fc))
     bias = _constant(plan, f["bias"], oc, np.int32, (oc,))
     mults = _constant(plan, f["multipliers"], oc, np.int32, (oc,))
@@ -116,8 +131,8 @@ def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: b
             scratch,
         ]
     out = compute(name, _op(name.split("::")[1]), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (on, oc, oh, ow), (name, out)
-    _store(memory, f["output"], out, nchw=True)
+    assert isinstance(out, torch.Tensor) and out.shape[2] >= oh and out.shape[3] >= ow, (name, out)
+    _store(memory, f["output"], out[:, :, :oh, :ow], nchw=True)
 
 
 def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
@@ -274,6 +289,18 @@ def _copy(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     memory.view(f["output"], f["nbytes"])[:] = bytes(memory.view(f["input"], f["nbytes"]))
 
 
+def _copy_region(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    rows, run = f["rows"], f["row_bytes"]
+    if not rows:
+        return
+    src = memory.view(f["input"], f["input_at"] + (rows - 1) * f["input_stride"] + run)[f["input_at"] :]
+    dst = memory.view(f["output"], f["output_at"] + (rows - 1) * f["output_stride"] + run)[f["output_at"] :]
+    for r in range(rows):
+        dst[r * f["output_stride"] : r * f["output_stride"] + run] = bytes(
+            src[r * f["input_stride"] : r * f["input_stride"] + run]
+        )
+
+
 def _transpose(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     b, r, c = f["batches"], f["rows"], f["cols"]
     data = np.frombuffer(memory.view(f["input"], b * r * c), dtype=np.int8).reshape(b, r, c)
@@ -294,6 +321,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "max_pool": lambda p, f, m, isa: _pool(p, f, m, isa, average=False),
     "softmax": _softmax,
     "copy": _copy,
+    "copy_region": _copy_region,
     "transpose": _transpose,
 }
 

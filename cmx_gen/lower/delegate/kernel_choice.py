@@ -17,6 +17,7 @@ from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 
 SMALL_KERNELS = "cmx_small_kernels"  # node meta set by schedule.py: run the DSP cores' own kernel on any core
+PATCHED = "cmx_patched"  # node meta set by schedule.py: the layer runs patch by patch (patches.py)
 
 
 def small_kernel(node: torch.fx.Node) -> bool:
@@ -121,13 +122,15 @@ def conv_kind(node: torch.fx.Node, isa: str) -> str:
     arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
     if op_name(node) != "cortex_m::quantized_conv2d":
         return ""
-    if (isa == "DSP" or small_kernel(node)) and _row_geometry(node) is not None:
-        return "conv_row"
     x, weight, _, stride, padding, dilation = fx_args(node)[:6]
     _, c, h, width = (int(v) for v in node_val(x).shape)
     _, kh, kw, kc = (int(v) for v in node_val(weight).shape)
-    out_w = int(node_val(node).shape[3])
     one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
+    if node.meta.get(PATCHED):  # a patch's box may be one row: keep off the wrapper's 1xN path
+        return "conv" if one_by_one else "conv_general"
+    if (isa == "DSP" or small_kernel(node)) and _row_geometry(node) is not None:
+        return "conv_row"
+    out_w = int(node_val(node).shape[3])
     one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
     if one_by_one or not one_by_n:
         return "conv"

@@ -63,6 +63,7 @@ OPS = {
     "mean": 18,
     "lut": 19,
     "bmm": 20,
+    "copy_region": 21,
 }
 
 

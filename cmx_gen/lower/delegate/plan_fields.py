@@ -161,6 +161,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "max_pool": ("input", "output") + POOL_PARAMS + _dims("input") + _dims("filter") + _dims("output"),
     "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
     "copy": ("input", "output", "nbytes"),
+    "copy_region": ("input", "input_at", "output", "output_at", "rows", "row_bytes", "input_stride", "output_stride"),
     "transpose": ("input", "output", "batches", "rows", "cols"),
     "lstm": ("input", "output", "scratch") + LSTM_PARAMS,
     "gru": ("input", "output", "scratch") + GRU_PARAMS,

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate import layers as layer_builders
+from cmx_gen.lower.delegate import patch_plan
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
@@ -62,13 +63,23 @@ def build_plan(program: Any, core: str, goal: str = DEFAULT_GOAL) -> Plan:
         return -1 - args[node] if node in args else work.offsets[node.name]
 
     built: list[Layer] = []
-    for node in plan_of.compute:
-        scratch_key = f"{node.name}:scratch"
-        scratch = work.offsets.get(scratch_key, NONE)
-        emit = Emit(operand, constant, constant_bytes, add_data, isa)
-        layer = layer_builders.BUILDERS[op_name(node)](node, emit, scratch)
+
+    def whole(node: torch.fx.Node) -> Layer:
+        """The node's record over its whole tensors (a patched stage's records start from it)."""
+        scratch = work.offsets.get(f"{node.name}:scratch", NONE)
+        layer = layer_builders.BUILDERS[op_name(node)](
+            node, Emit(operand, constant, constant_bytes, add_data, isa), scratch
+        )
         handle = node.meta.get("debug_handle")
-        built.append(Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name))
+        return Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name)
+
+    stage = plan_of.stage
+    for node in plan_of.compute:
+        if stage and node in stage.layers:
+            if node is stage.layers[0]:
+                built.extend(patch_plan.records(stage, whole, work.offsets, operand))
+            continue
+        built.append(whole(node))
     return Plan(
         core=core,
         layers=tuple(built),

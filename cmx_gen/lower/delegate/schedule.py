@@ -11,17 +11,21 @@ over an input and the last ones write an output over what is dead.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
+from collections.abc import Iterable
 from typing import Any
 
 import torch
 
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL
 from cmx_gen.lower import facts
-from cmx_gen.lower.delegate import costs, kernel_choice, overlap
+from cmx_gen.lower.delegate import costs, kernel_choice, overlap, patch_plan, patches
+from cmx_gen.lower.delegate.patches import Stage
 from cmx_gen.lower.delegate.work_memory import Buffer, WorkPlan, place
 from cmx_gen.lower.fx_nodes import module_path
 
 DYING_ARGS = "cmx_dying_args"  # node meta: positions in node.args of inputs from outside that die at the call
+STAGES_PLACED = 4  # patched stages placed in full (overlap included) after a layer-by-layer ranking
 FINAL_OUTPUT = "cmx_final_output"  # node meta: a program output nothing runs after (it may live in the working memory)
 
 
@@ -59,6 +63,7 @@ class Schedule:
     work: WorkPlan
     io_offsets: tuple[int, ...]  # each input's, then output's, offset in the working memory; -1 where apart
     extra_instructions: int | None = 0  # estimated (costs.py), against the fastest kernels; None: not known
+    stage: Stage | None = None  # the first layers, run patch by patch (patches.py)
 
     def args(self) -> dict[torch.fx.Node, int]:
         """Delegate argument index of each input and output (args[len(inputs)] is the working memory)."""
@@ -116,22 +121,48 @@ class Schedule:
             inputs_in_work=sum(1 for o in self.io_offsets[: len(self.inputs)] if o >= 0),
             outputs_in_work=sum(1 for o in self.io_offsets[len(self.inputs) :] if o >= 0),
             extra_instructions=self.extra_instructions,
+            **(
+                {
+                    "patch_layers": len(self.stage.layers),
+                    "patch_until": module_path(self.stage.output) or self.stage.output.name,
+                    "patch_grid": f"{self.stage.grid[0]}x{self.stage.grid[1]}",
+                    "patch_extra_macs": self.stage.extra_macs(),
+                }
+                if self.stage
+                else {}
+            ),
         )
 
 
 def _place(
-    compute: tuple[torch.fx.Node, ...], inputs: tuple[torch.fx.Node, ...], outputs: tuple[torch.fx.Node, ...], isa: str
+    compute: tuple[torch.fx.Node, ...],
+    inputs: tuple[torch.fx.Node, ...],
+    outputs: tuple[torch.fx.Node, ...],
+    isa: str,
+    stage: Stage | None = None,
+    overlap_too: bool = True,
 ) -> tuple[tuple[Buffer, ...], WorkPlan, tuple[int, ...]]:
-    """The buffers of the subgraph as its kernels (chosen now, kernel_choice.py) need them, placed."""
+    """The buffers of the subgraph as its kernels (chosen now, kernel_choice.py) need them, placed;
+    a patched stage's layers (patches.py) hold one patch each, its image lives through the stage
+    and its output from the first patch on."""
     index = {n: i for i, n in enumerate(compute)}
     in_work = {n for n in inputs if _dies_at_call(n) and n not in outputs}
     in_work |= {n for n in outputs if n.meta.get(FINAL_OUTPUT) and n in index and outputs.count(n) == 1}
     apart = (set(inputs) | set(outputs)) - in_work
-    buffers = [
-        Buffer(n.name, _nbytes(n), -1, max(index[u] for u in n.users if u in index)) for n in inputs if n in in_work
-    ]
+    staged = set(stage.layers) if stage else set()
+
+    def last_read(n: torch.fx.Node) -> int:
+        last = max(index[u] for u in n.users if u in index)
+        return max(last, len(staged) - 1) if stage and n is stage.image else last
+
+    buffers = [Buffer(n.name, _nbytes(n), -1, last_read(n)) for n in inputs if n in in_work]
+    if stage:
+        buffers += patch_plan.buffers(stage, index)
     for node in compute:
-        if node not in apart:
+        if stage and node is stage.output:
+            users = [index[u] for u in node.users if u in index]
+            buffers.append(Buffer(node.name, _nbytes(node), 0, max(users)))
+        elif node not in apart and node not in staged:
             users = [index[u] for u in node.users if u in index] + ([len(compute)] if node in outputs else [])
             shares = tuple(x.name for x in overlap.shareable_inputs(node) if x not in apart)
             buffers.append(
@@ -149,7 +180,7 @@ def _place(
             buffers.append(
                 Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node], index[node])
             )
-    work = place(buffers)
+    work = place(buffers, overlap_too)
     return tuple(buffers), work, tuple(work.offsets[n.name] if n in in_work else -1 for n in (*inputs, *outputs))
 
 
@@ -189,6 +220,45 @@ def schedule(program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL) -> Schedul
 
     chosen = costs.choose_small(candidates, work_bytes, isa, goal, compute)
     choose(chosen)
-    buffers, work, offsets = _place(compute, inputs, outputs, isa)
+    stage = _patched_stage(compute, inputs, outputs, isa) if goal == "min" else None
+    buffers, work, offsets = _place(compute, inputs, outputs, isa, stage)
     extra = costs.extra_instructions(chosen, isa)
-    return Schedule(compute, inputs, outputs, buffers, work, offsets, extra)
+    if stage and extra is not None:  # the halos again, at the stage's rate (its copies not counted)
+        again = stage.extra_macs() * costs.per_mac_of(stage.layers, isa)
+        extra = extra + round(again) if math.isfinite(again) else None
+    return Schedule(compute, inputs, outputs, buffers, work, offsets, extra, stage)
+
+
+def _mark(nodes: Iterable[torch.fx.Node], patched: set[torch.fx.Node]) -> None:
+    for node in nodes:
+        node.meta[kernel_choice.PATCHED] = node in patched
+
+
+def _patched_stage(
+    compute: tuple[torch.fx.Node, ...], inputs: tuple[torch.fx.Node, ...], outputs: tuple[torch.fx.Node, ...], isa: str
+) -> Stage | None:
+    """The patched stage (split point and grid) that takes the least working memory, fewer MACs
+    again on a tie; None where none takes less than running every layer whole. Candidates are
+    ranked by layer-by-layer placement, the best few placed in full."""
+    _mark(compute, set())
+    whole = _place(compute, inputs, outputs, isa)[1].nbytes
+    ranked: list[tuple[int, int, int, Stage]] = []
+    for length, image in patches.prefixes(compute, inputs, outputs):
+        for grid in patches.GRIDS:
+            stage = patches.plan_stage(compute, length, image, grid)
+            if stage is None:
+                continue
+            _mark(stage.layers, set(stage.layers))
+            rough = _place(compute, inputs, outputs, isa, stage, overlap_too=False)[1].nbytes
+            ranked.append((rough, stage.extra_macs(), len(ranked), stage))
+            _mark(compute, set())
+    best: tuple[int, int, Stage] | None = None
+    for _, extra, _, stage in sorted(ranked, key=lambda r: r[:3])[:STAGES_PLACED]:
+        _mark(stage.layers, set(stage.layers))
+        nbytes = _place(compute, inputs, outputs, isa, stage)[1].nbytes
+        _mark(compute, set())
+        if nbytes < whole and (best is None or (nbytes, extra) < best[:2]):
+            best = (nbytes, extra, stage)
+    if best:
+        _mark(best[2].layers, set(best[2].layers))
+    return best[2] if best else None
