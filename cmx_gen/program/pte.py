@@ -309,9 +309,14 @@ def analyse(data: bytes) -> ProgramInfo:
     program = read(data)
     plan = forward_plan(program)
     calls = _kernel_calls(plan)
-    # what cmx-gen's backend runs counts as operators too, one row per layer kind ("cmx::conv")
+    # what cmx-gen's backend runs counts as operators too, one row per layer kind ("cmx::conv"), a
+    # layer once however many records run it (a patched stage's, lower/delegate/patch_plan.py)
     planned_layers = [layer for blob in delegate_plans(program) for layer in _plan_layers(blob)]
-    layers = [f"cmx::{kind}" for kind, _ in planned_layers]
+    layers = [
+        f"cmx::{kind}"
+        for at, blob in enumerate(delegate_plans(program))
+        for (_, _, kind) in dict.fromkeys((at, f["debug"], kind) for kind, f in _plan_layers(blob))
+    ]
     names = [n for n, _ in calls] + layers
     counts = Counter(names)
     operators = [Operator(name=name, count=counts[name], class_=classify(name)) for name in dict.fromkeys(names)]

@@ -54,3 +54,22 @@ def test_fit_takes_min_on_a_small_board_and_passes(tmp_path):
     )
     check_pass(app, built, result)
     assert read_report(app / "model")["lowering_options"]["memory"] == "min"
+
+
+MOBILENET_V2_SMALL = ROOT / "samples" / "mobilenet_v2" / "model.py:MobileNetV2Small"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_patch_based_mobilenet_v2_passes_bit_exact(tmp_path, board):
+    """memory = "min" runs MobileNetV2's first blocks patch by patch (lower/delegate/patches.py):
+    the firmware's result equals the host reference, which runs the layers whole."""
+    app, built, result = create_build_run(
+        MOBILENET_V2_SMALL, board, tmp_path, io="int8", memory="min", input_shape="1,3,96,96", random_calibration=True
+    )
+    check_pass(app, built, result)
+    schedule = read_report(app / "model")["schedules"][0]
+    assert schedule["patch_layers"] >= 4 and schedule["patch_grid"], schedule
+    used, _ = result.pool("planned")
+    assert used <= 48 * 1024, f"planned {used} B; the layers run whole take 112.5 KiB on the M55 (balanced)"
+    print(f"\n{board} (min): {result.line}; {schedule['patch_layers']} layers in {schedule['patch_grid']} patches")

@@ -110,16 +110,20 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
     for position, call in enumerate(calls):
         lowered = getattr(module, call.args[0].target)
         compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not is_alloc(n)]
-        kinds = [kind for kind, _ in read_layers(lowered.processed_bytes)]  # one plan layer per node, in order
+        kinds: dict[int, str] = {}  # a layer's kind by its debug id (a patched stage has many records per layer)
+        for kind, fields in read_layers(lowered.processed_bytes):
+            if kind != "copy_region":
+                kinds.setdefault(fields["debug"], kind)
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
+            debug = int(handle) if isinstance(handle, int) else index
             val = node.meta["val"]
             out.append(
                 DelegatedLayer(
                     delegate=position,
-                    debug=int(handle) if isinstance(handle, int) else index,
+                    debug=debug,
                     op=op_name(node),
-                    kind=kinds[index],
+                    kind=kinds[debug],
                     node=node.name,
                     module=module_path(node),
                     source=source_line(node),

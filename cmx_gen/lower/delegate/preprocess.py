@@ -30,11 +30,13 @@ def memory_bytes(tensor: torch.Tensor) -> bytes:
     return tensor.detach().permute(order).contiguous().numpy().tobytes() if order else tensor.numpy().tobytes()
 
 
-def build_plan(program: Any, core: str, goal: str = DEFAULT_GOAL) -> Plan:
+def build_plan(
+    program: Any, core: str, goal: str = DEFAULT_GOAL, patch: tuple[int, tuple[int, int]] | None = None
+) -> Plan:
     """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports) for a
-    memory goal (costs.py)."""
+    memory goal (costs.py); `patch` forces a patched stage (schedule.schedule)."""
     isa = str(cores()[core]["isa"])
-    plan_of = schedule(program, isa, goal)
+    plan_of = schedule(program, isa, goal, patch)
     args, work = plan_of.args(), plan_of.work
 
     data = bytearray()
@@ -71,7 +73,8 @@ def build_plan(program: Any, core: str, goal: str = DEFAULT_GOAL) -> Plan:
             node, Emit(operand, constant, constant_bytes, add_data, isa), scratch
         )
         handle = node.meta.get("debug_handle")
-        return Layer(layer.op, layer.fields, int(handle) if isinstance(handle, int) else len(built), node.name)
+        debug = int(handle) if isinstance(handle, int) else plan_of.compute.index(node)  # as delegated_layers reads it
+        return Layer(layer.op, layer.fields, debug, node.name)
 
     stage = plan_of.stage
     for node in plan_of.compute:

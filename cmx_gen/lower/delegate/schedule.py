@@ -195,13 +195,16 @@ def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
         )
 
 
-def schedule(program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL) -> Schedule:
+def schedule(
+    program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL, patch: tuple[int, tuple[int, int]] | None = None
+) -> Schedule:
     """The schedule of a subgraph (an ExportedProgram the partitioner cut) for a memory goal
     (costs.py): every goal writes layers over their inputs where the kernels allow (it costs
     nothing); `min` and `balanced` may also run layers of a Helium core on cmx-gen's DSP kernels,
     which need no scratch and write closer behind their reads, `balanced` only within
-    costs.BALANCED_SLACK more instructions. The choice is left on the nodes (kernel_choice.SMALL_KERNELS)
-    for the plan's layers."""
+    costs.BALANCED_SLACK more instructions; `min` also runs the first layers patch by patch where
+    that takes less (patches.py). The choice is left on the nodes (kernel_choice.SMALL_KERNELS,
+    PATCHED) for the plan's layers. `patch` (layers, grid) forces a patched stage (tests)."""
     graph = program.graph_module.graph
     user_inputs = list(program.graph_signature.user_inputs)
     inputs = tuple(n for n in graph.nodes if n.op == "placeholder" and n.name in user_inputs)
@@ -221,6 +224,8 @@ def schedule(program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL) -> Schedul
     chosen = costs.choose_small(candidates, work_bytes, isa, goal, compute)
     choose(chosen)
     stage = _patched_stage(compute, inputs, outputs, isa) if goal == "min" else None
+    if patch:
+        stage = _forced_stage(compute, inputs, outputs, *patch)
     buffers, work, offsets = _place(compute, inputs, outputs, isa, stage)
     extra = costs.extra_instructions(chosen, isa)
     if stage and extra is not None:  # the halos again, at the stage's rate (its copies not counted)
@@ -232,6 +237,21 @@ def schedule(program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL) -> Schedul
 def _mark(nodes: Iterable[torch.fx.Node], patched: set[torch.fx.Node]) -> None:
     for node in nodes:
         node.meta[kernel_choice.PATCHED] = node in patched
+
+
+def _forced_stage(
+    compute: tuple[torch.fx.Node, ...],
+    inputs: tuple[torch.fx.Node, ...],
+    outputs: tuple[torch.fx.Node, ...],
+    length: int,
+    grid: tuple[int, int],
+) -> Stage:
+    images = dict(patches.prefixes(compute, inputs, outputs))
+    stage = patches.plan_stage(compute, length, images[length], grid) if length in images else None
+    if stage is None:
+        raise ValueError(f"the first {length} layers cannot run over {grid[0]}x{grid[1]} patches")
+    _mark(compute, set(stage.layers))
+    return stage
 
 
 def _patched_stage(
