@@ -217,15 +217,21 @@ def schedule(
         for node in candidates:
             node.meta[kernel_choice.SMALL_KERNELS] = node in small
 
+    # min: the stage first (the small kernels worth having depend on where the peak then is), the
+    # kernels for it, then the stage again for those kernels
+    choose(set())
+    stage = _forced_stage(compute, inputs, outputs, *patch) if patch else None
+    if goal == "min" and not patch:
+        stage = _patched_stage(compute, inputs, outputs, isa)
+
     def work_bytes(small: set[torch.fx.Node]) -> int:
         choose(small)
-        return _place(compute, inputs, outputs, isa)[1].nbytes
+        return _place(compute, inputs, outputs, isa, stage)[1].nbytes
 
     chosen = costs.choose_small(candidates, work_bytes, isa, goal, compute)
     choose(chosen)
-    stage = _patched_stage(compute, inputs, outputs, isa) if goal == "min" else None
-    if patch:
-        stage = _forced_stage(compute, inputs, outputs, *patch)
+    if goal == "min" and not patch:
+        stage = _patched_stage(compute, inputs, outputs, isa)
     buffers, work, offsets = _place(compute, inputs, outputs, isa, stage)
     extra = costs.extra_instructions(chosen, isa)
     if stage and extra is not None:  # the halos again, at the stage's rate (its copies not counted)
