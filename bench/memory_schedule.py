@@ -5,7 +5,7 @@ placement's floor, the peak layer, and the instructions a goal is estimated to a
 No firmware needed: these are the lowering's own figures, which the firmware's `planned=` equals
 (docs/performance.md has the QEMU runs). Lowerings are cached like `create`'s.
 
-Run: .venv/bin/python bench/memory_schedule.py [--samples ds_cnn resnet8] [--cores cortex-m4 cortex-m55]
+Run: .venv/bin/python bench/memory_schedule.py [--samples ds_cnn resnet8 mobilenet_v2:MobileNetV2] [--cores cortex-m4 cortex-m55]
                                                [--goals fast balanced min] [--io int8]
 """
 
@@ -30,6 +30,22 @@ SAMPLES = ["ds_cnn", "mobilenet_v1_025", "resnet8", "autoencoder"]  # the MLPerf
 CORES = ["cortex-m4", "cortex-m55"]
 
 
+def _source(name: str) -> model_source.ModelSource:
+    """A sample by its folder (its cmx.toml), or `folder:Class` for a class of its model.py with
+    its own example input and calibration (mobilenet_v2:MobileNetV2, which has no cmx.toml)."""
+    folder, _, cls = name.partition(":")
+    if cls:
+        return model_source.load(f"{ROOT / 'samples' / folder / 'model.py'}:{cls}")
+    project = project_mod.load(ROOT / "samples" / name / "cmx.toml")
+    (model,) = project.models
+    return model_source.load(
+        model.source,
+        input_shape=model.input_shape,
+        calibration=model.calibration,
+        random_calibration=model.random_calibration,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--samples", nargs="+", default=SAMPLES)
@@ -44,14 +60,7 @@ def main() -> None:
         f"{'floor_B':>8} {'peak at':<22} {'extra_instr':>11}"
     )
     for name in args.samples:
-        project = project_mod.load(ROOT / "samples" / name / "cmx.toml")
-        (model,) = project.models
-        source = model_source.load(
-            model.source,
-            input_shape=model.input_shape,
-            calibration=model.calibration,
-            random_calibration=model.random_calibration,
-        )
+        source = _source(name)
         for core in args.cores:
             for goal in args.goals:
                 result, _ = produce(source, core, LowerOptions(io=args.io, memory=goal))
@@ -60,7 +69,12 @@ def main() -> None:
                     extra = "unknown" if s.extra_instructions is None else f"{s.extra_instructions:+,}"
                     print(
                         f"{name:<17} {core:<11} {goal:<9} {report.memory.planned_bytes:>9,} {s.work_bytes:>7,} "
-                        f"{s.layer_by_layer_bytes:>11,} {s.floor_bytes:>8,} {s.peak_at:<22} {extra:>11}",
+                        f"{s.layer_by_layer_bytes:>11,} {s.floor_bytes:>8,} {s.peak_at:<22} {extra:>11}"
+                        + (
+                            f"  patches: {s.patch_layers} layers, {s.patch_grid} of {s.patch_until}"
+                            if s.patch_layers
+                            else ""
+                        ),
                         flush=True,
                     )
 
