@@ -114,6 +114,7 @@ class DelegatedLayer(Record):
     traced: bool = (
         False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
     )
+    patched: bool = False  # run patch by patch (lower/delegate/patches.py): the trace sees only patches of it
 
 
 class Schedule(Record):

@@ -4,6 +4,7 @@ runtime half is kernels/backend/cmx_backend.cpp, registered under the same name.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import torch
@@ -111,9 +112,11 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
         lowered = getattr(module, call.args[0].target)
         compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not is_alloc(n)]
         kinds: dict[int, str] = {}  # a layer's kind by its debug id (a patched stage has many records per layer)
+        records: Counter[int] = Counter()
         for kind, fields in read_layers(lowered.processed_bytes):
             if kind != "copy_region":
                 kinds.setdefault(fields["debug"], kind)
+                records[fields["debug"]] += 1
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             debug = int(handle) if isinstance(handle, int) else index
@@ -124,6 +127,7 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
                     debug=debug,
                     op=op_name(node),
                     kind=kinds[debug],
+                    patched=records[debug] > 1,
                     node=node.name,
                     module=module_path(node),
                     source=source_line(node),
