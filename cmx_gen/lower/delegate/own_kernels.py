@@ -86,17 +86,20 @@ class RowGeometry:
         return best
 
 
-def row_geometry(x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any) -> RowGeometry | None:
+def row_geometry(
+    x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any, narrow: bool = False
+) -> RowGeometry | None:
     """The row reading of a cortex_m::quantized_conv2d (logical NCHW input/output, OHWI weight
     values), or None when its fields are not runs of the input: a 1x1 convolution reads a batch as
-    one row of N * H * W positions; a 1-D or 2-D one pads each image's edges, so only a batch of one."""
+    one row of N * H * W positions; a 1-D or 2-D one pads each image's edges, so only a batch of one.
+    `narrow`: int8 weights however many positions (no second copy of them in flash)."""
     n, c, h, w = (int(v) for v in x.shape)
     oc, kh, kw, kc = (int(v) for v in weight.shape)
     _, _, oh, ow = (int(v) for v in out.shape)
     if c != kc:
         return None
     d = int(dilation[1])
-    wide = int(d == 1 and n * oh * ow >= ROW_WIDE_MIN_POSITIONS)
+    wide = int(d == 1 and n * oh * ow >= ROW_WIDE_MIN_POSITIONS and not narrow)
     if n == 1 and h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
         return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d, wide=wide)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
