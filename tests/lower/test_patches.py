@@ -65,7 +65,7 @@ def test_a_patch_reads_what_the_whole_layer_reads(seed):
                 for o in range(lo, hi):
                     # the kernel's view: local output o - lo reads local input (o - lo) * s - pad + k * dil
                     local = [
-                        start + i if 0 <= (i := (o - lo) * win.stride[d] - pads[d] + t * win.dilation[d]) < n else -1
+                        start + q if 0 <= (q := (o - lo) * win.stride[d] - pads[d] + t * win.dilation[d]) < n else -1
                         for t in range(win.kernel[d])
                     ]
                     assert local == _reads_brute(win, o, d, size[d]), (win, box, d, o)
