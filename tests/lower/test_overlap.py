@@ -13,8 +13,10 @@ import random
 
 import numpy as np
 import pytest
+import torch
 
-from cmx_gen.lower.delegate.overlap import Walk, flat_blocks, image_reads, row_blocks
+from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.lower.delegate.overlap import Walk, conv_row_blocks, flat_blocks, image_reads, row_blocks
 from cmx_gen.lower.delegate.work_memory import ALIGN, Buffer, place
 
 
@@ -141,3 +143,39 @@ def test_a_chain_of_in_place_layers_needs_one_tensor_and_its_leads() -> None:
     assert work.nbytes == 8000 + 4 * 448
     assert set(work.shared) == {f"t{i}" for i in range(1, 9)}
     assert place(buffers, overlap=False).nbytes == 16000
+
+
+def _kernel_1x1_clean(c: int, oc: int, positions: int, chunk: int, gap: int) -> bool:
+    """cmx_conv_row_s8 on a 1x1 layer, as its C loop runs (kernels/nn/cmx_conv_row_s8.c): each
+    chunk of positions is widened (read) and then its outputs written, output `gap` bytes below
+    the input; True if no read saw a written byte."""
+    base = max(gap, 0)
+    written = np.zeros(base + positions * max(c, oc) + abs(gap) + 8, dtype=bool)
+    for x0 in range(0, positions, chunk):
+        n = min(chunk, positions - x0)
+        if written[base + x0 * c : base + (x0 + n) * c].any():
+            return False
+        written[base - gap + x0 * oc : base - gap + (x0 + n) * oc] = True
+    return True
+
+
+def test_a_1x1_conv_row_lead_follows_the_kernels_chunks_across_image_rows() -> None:
+    """A 1x1 layer is one row of H * W positions to cmx_conv_row_s8: its chunks cross image rows.
+    MobileNetV2's expansions (16 -> 96 channels over 12 x 12) broke on the M4 when the lead was
+    taken from per-image-row blocks (287 of 13,824 values wrong)."""
+    rng = random.Random(37)
+    stale = 0
+    for _ in range(300):
+        h, w, c, oc = rng.randint(1, 12), rng.randint(1, 12), rng.randint(1, 24), rng.randint(1, 96)
+        chunk = rng.randrange(2, 42, 2)
+        geometry = own_kernels.row_geometry(
+            torch.empty(1, c, h, w), torch.empty(oc, 1, 1, c), torch.empty(1, oc, h, w), (1, 1), (0, 0), (1, 1)
+        )
+        assert geometry is not None and geometry.positions == h * w
+        reads = image_reads((1, c, h, w), (1, oc, h, w), (1, 1), (0, 0))
+        lead = Walk(conv_row_blocks(geometry, chunk), oc, reads, copy_in=True).lead()
+        gap = -(-max(lead, -h * w * c) // ALIGN) * ALIGN
+        assert _kernel_1x1_clean(c, oc, h * w, chunk, gap), (h, w, c, oc, chunk, lead)
+        old = Walk(row_blocks(h, w, chunk), oc, reads, copy_in=True).lead()
+        stale += not _kernel_1x1_clean(c, oc, h * w, chunk, max(old, -h * w * c))
+    assert stale > 10, "per-image-row blocks must be shown to fail on some of these layers"

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, node_val, row_plan
+from cmx_gen.lower.delegate.own_kernels import RowGeometry
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 CH_IN_BLOCK_MVE = 124  # arm_depthwise_conv_s8_opt's channel block with MVE: more channels, channel-outer
@@ -68,6 +69,13 @@ def row_blocks(rows: int, width: int, block: int) -> tuple[tuple[int, int], ...]
     )
 
 
+def conv_row_blocks(geometry: RowGeometry, chunk: int) -> tuple[tuple[int, int], ...]:
+    """cmx_conv_row_s8's blocks, as its loop takes them: each output row's positions `chunk` at a
+    time. A 1x1 layer is one row of N * H * W positions (own_kernels.row_geometry), so its chunks
+    run across the image's rows: per-image-row blocks would undercount how far its writes lead."""
+    return row_blocks(geometry.out_rows, geometry.positions, chunk)
+
+
 def image_reads(x_shape: Any, out_shape: Any, stride: Any, padding: Any) -> tuple[int, ...]:
     """first_read of a convolution or pooling window walking an NHWC image (logical NCHW shapes)
     in raster order."""
@@ -94,8 +102,7 @@ def _conv_walk(node: torch.fx.Node, isa: str) -> Walk:
     reads = image_reads(xv.shape, out.shape, stride, padding)
     kind = conv_kind(node, isa)
     if kind == "conv_row":
-        _, chunk = row_plan(node)
-        return Walk(row_blocks(n * oh, ow, chunk), oc, reads, copy_in=True)
+        return Walk(conv_row_blocks(*row_plan(node)), oc, reads, copy_in=True)
     c, kc = int(xv.shape[1]), int(wv.shape[3])
     kh, kw = int(wv.shape[1]), int(wv.shape[2])
     if c != kc:  # grouped: arm_convolve_s8 walks the groups outermost
