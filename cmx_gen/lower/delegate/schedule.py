@@ -203,8 +203,9 @@ def schedule(
     nothing); `min` and `balanced` may also run layers of a Helium core on cmx-gen's DSP kernels,
     which need no scratch and write closer behind their reads, `balanced` only within
     costs.BALANCED_SLACK more instructions; `min` also runs the first layers patch by patch where
-    that takes less (patches.py) and keeps cmx_conv_row_s8's weights int8 (flash). The choice is left on the nodes (kernel_choice.SMALL_KERNELS,
-    PATCHED) for the plan's layers. `patch` (layers, grid) forces a patched stage (tests)."""
+    that takes less (patches.py) and keeps cmx_conv_row_s8's weights int8 (flash). The choices are
+    left on the nodes (kernel_choice.SMALL_KERNELS, PATCHED, NARROW_WEIGHTS) for the plan's layers.
+    `patch` (layers, grid) forces a patched stage (tests)."""
     graph = program.graph_module.graph
     user_inputs = list(program.graph_signature.user_inputs)
     inputs = tuple(n for n in graph.nodes if n.op == "placeholder" and n.name in user_inputs)
@@ -220,6 +221,7 @@ def schedule(
     # min: the stage first (the small kernels worth having depend on where the peak then is), the
     # kernels for it, then the stage again for those kernels
     choose(set())
+    _mark(compute, set())  # no layer patched but the stage chosen below (a graph scheduled before keeps none)
     for node in compute:  # min: the least flash too (cmx_conv_row_s8's int16 weights are a second copy)
         node.meta[kernel_choice.NARROW_WEIGHTS] = goal == "min"
     stage = _forced_stage(compute, inputs, outputs, *patch) if patch else None
