@@ -168,8 +168,8 @@ def prefixes(
     constants = {n for n in compute[0].graph.nodes if n.op in ("placeholder", "get_attr") and n not in inputs}
     made: set[torch.fx.Node] = set()
     for k, node in enumerate(compute, start=1):
-        if not _patchable(node):
-            break
+        if not _patchable(node) or (op_name(node) in ELEMENTWISE and len(tensor_inputs(node, constants)) != 2):
+            break  # (an add of a constant image: its patches would need boxes of the constant)
         made.add(node)
         reads = {x for n in compute[:k] for x in tensor_inputs(n, constants)}
         outside = reads - made
