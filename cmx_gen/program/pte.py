@@ -311,11 +311,12 @@ def analyse(data: bytes) -> ProgramInfo:
     calls = _kernel_calls(plan)
     # what cmx-gen's backend runs counts as operators too, one row per layer kind ("cmx::conv"), a
     # layer once however many records run it (a patched stage's, lower/delegate/patch_plan.py)
-    planned_layers = [layer for blob in delegate_plans(program) for layer in _plan_layers(blob)]
+    per_plan = [_plan_layers(blob) for blob in delegate_plans(program)]
+    planned_layers = [layer for layers_of in per_plan for layer in layers_of]
     layers = [
         f"cmx::{kind}"
-        for at, blob in enumerate(delegate_plans(program))
-        for (_, _, kind) in dict.fromkeys((at, f["debug"], kind) for kind, f in _plan_layers(blob))
+        for at, layers_of in enumerate(per_plan)
+        for (_, _, kind) in dict.fromkeys((at, f["debug"], kind) for kind, f in layers_of)
     ]
     names = [n for n, _ in calls] + layers
     counts = Counter(names)

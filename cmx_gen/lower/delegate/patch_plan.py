@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import torch
 
-from cmx_gen.lower.delegate.patches import Box, Stage, channels, tensor_inputs, window
+from cmx_gen.lower.delegate.patches import Box, Stage, channels, hw, tensor_inputs, window
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.delegate.work_memory import Buffer
 
@@ -31,18 +31,15 @@ def gather_key(node: torch.fx.Node, k: int) -> str:
     return f"{node.name}:in{k}"
 
 
-def _constants(stage: Stage) -> set[torch.fx.Node]:
-    return {n for n in stage.output.graph.nodes if n.op in ("placeholder", "get_attr") and n is not stage.image}
-
-
 def gathered(stage: Stage) -> dict[tuple[torch.fx.Node, int], torch.fx.Node]:
     """(layer, input position) -> the input, where the layer reads a box gathered by copy_region."""
     out = {}
     for node in stage.layers:
-        for k, source in enumerate(tensor_inputs(node, _constants(stage))):
+        for k, source in enumerate(tensor_inputs(node, (stage.image,))):
             if source is stage.image or any(
-                (stage.needs(p, node, source).w0, stage.needs(p, node, source).w1) != (b[source].w0, b[source].w1)
+                (need.w0, need.w1) != (b[source].w0, b[source].w1)
                 for p, b in enumerate(stage.boxes)
+                for need in (stage.needs(p, node, source),)
             ):
                 out[(node, k)] = source
     return out
@@ -59,9 +56,7 @@ def buffers(stage: Stage, index: dict[torch.fx.Node, int]) -> list[Buffer]:
         else:
             out.append(Buffer(node.name, stage.largest(node), at, max(index[u] for u in node.users)))
     for (node, k), source in gathered(stage).items():
-        size = max(
-            stage.needs(p, node, source).rows * stage.needs(p, node, source).cols for p in range(len(stage.boxes))
-        )
+        size = max(need.rows * need.cols for p in range(len(stage.boxes)) for need in (stage.needs(p, node, source),))
         out.append(Buffer(gather_key(node, k), size * channels(source), index[node], index[node]))
     return out
 
@@ -95,7 +90,6 @@ def records(
     """Every patch's records, patch after patch. `whole(node)` is the layer's record over its whole
     image (its constants, quantization and kernel); `operand` places the image and the output."""
     copies = gathered(stage)
-    constants = _constants(stage)
     made = {node: whole(node) for node in stage.layers}
     out: list[Layer] = []
     for p, boxes in enumerate(stage.boxes):
@@ -103,11 +97,10 @@ def records(
             layer = made[node]
             box = boxes[node]
             inputs = []
-            for k, source in enumerate(tensor_inputs(node, constants)):
+            for k, source in enumerate(tensor_inputs(node, (stage.image,))):
                 need = stage.needs(p, node, source)
                 if source is stage.image:
-                    h, w = (int(d) for d in source.meta["val"].shape[2:])
-                    held = (operand(source), Box(0, h, 0, w))
+                    held = (operand(source), Box.whole(source))
                 else:
                     held = (offsets[source.name], boxes[source])
                 if (node, k) in copies:
@@ -119,10 +112,8 @@ def records(
             target = offsets[patch_key(node)] if node is stage.output else offsets[node.name]
             out.append(Layer(layer.op, _fields(node, layer, box, inputs, target), layer.debug, node.name))
             if node is stage.output:
-                h, w = (int(d) for d in node.meta["val"].shape[2:])
-                out.append(
-                    _copy(layer.debug, node.name, (target, box), (operand(node), Box(0, h, 0, w)), box, channels(node))
-                )
+                whole_output = (operand(node), Box.whole(node))
+                out.append(_copy(layer.debug, node.name, (target, box), whole_output, box, channels(node)))
     return out
 
 
@@ -136,8 +127,7 @@ def _fields(node: torch.fx.Node, layer: Layer, box: Box, inputs: list[int], targ
         return fields
     if layer.op not in WINDOW_KINDS:
         raise ValueError(f"{node.name}: a {layer.op} record cannot run patch by patch")
-    source = node.all_input_nodes[0]
-    read = win.reads(box, (int(source.meta["val"].shape[2]), int(source.meta["val"].shape[3])))
+    read = win.reads(box, hw(node.all_input_nodes[0]))
     pad_h, pad_w = win.pads(box)
     fields.update(
         input=inputs[0],

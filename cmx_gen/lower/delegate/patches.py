@@ -15,6 +15,7 @@ convolutions, depthwise convolutions and same-shape adds over batch-1 images (no
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import torch
@@ -44,13 +45,19 @@ class Box:
     def cols(self) -> int:
         return self.w1 - self.w0
 
+    @classmethod
+    def whole(cls, node: torch.fx.Node) -> Box:
+        """All of a node's image."""
+        h, w = hw(node)
+        return cls(0, h, 0, w)
+
     def union(self, other: Box | None) -> Box:
         if other is None:
             return self
         return Box(min(self.h0, other.h0), max(self.h1, other.h1), min(self.w0, other.w0), max(self.w1, other.w1))
 
 
-def _hw(node: torch.fx.Node) -> tuple[int, int]:
+def hw(node: torch.fx.Node) -> tuple[int, int]:
     shape = node_val(node).shape
     return int(shape[2]), int(shape[3])
 
@@ -98,12 +105,15 @@ def window(node: torch.fx.Node) -> Window | None:
     )
 
 
-def tensor_inputs(node: torch.fx.Node, constants: set[torch.fx.Node]) -> list[torch.fx.Node]:
-    """The node's image inputs, in argument order (weights, biases and scratch left out)."""
+def tensor_inputs(node: torch.fx.Node, images: Collection[torch.fx.Node]) -> list[torch.fx.Node]:
+    """The node's image inputs, in argument order: weights, biases, scratch and an add's constant
+    operand (a parameter or buffer: a placeholder or attribute not among the subgraph's `images`)
+    left out."""
     if op_name(node) in WINDOWED:
         return [fx_args(node)[0]]
-    args = fx_args(node)
-    return [args[0], args[4]] if args[4] not in constants else [args[0]]
+    a, b = fx_args(node)[0], fx_args(node)[4]
+    constant = b.op in ("placeholder", "get_attr") and b not in images
+    return [a] if constant else [a, b]
 
 
 def _patchable(node: torch.fx.Node) -> bool:
@@ -133,7 +143,7 @@ class Stage:
         """The box of `source` that `node` reads in this patch (its receptive field of its own box)."""
         box = self.boxes[patch][node]
         win = window(node)
-        return win.reads(box, _hw(source)) if win else box
+        return win.reads(box, hw(source)) if win else box
 
     def largest(self, node: torch.fx.Node) -> int:
         """Bytes of the node's largest patch box (the image's: of its largest box read)."""
@@ -147,7 +157,7 @@ class Stage:
             if win is None:
                 continue
             per_position = _macs_per_position(node, win)
-            h, w = _hw(node)
+            h, w = hw(node)
             total += per_position * (sum(b[node].rows * b[node].cols for b in self.boxes) - h * w)
         return total
 
@@ -165,13 +175,14 @@ def prefixes(
     """(length, image) of each prefix of the layers that can be a stage: every layer patchable, one
     subgraph input read (by nothing after it) and one tensor handed on, the prefix's last layer."""
     found: list[tuple[int, torch.fx.Node]] = []
-    constants = {n for n in compute[0].graph.nodes if n.op in ("placeholder", "get_attr") and n not in inputs}
     made: set[torch.fx.Node] = set()
+    reads: set[torch.fx.Node] = set()
     for k, node in enumerate(compute, start=1):
-        if not _patchable(node) or (op_name(node) in ELEMENTWISE and len(tensor_inputs(node, constants)) != 2):
+        sources = tensor_inputs(node, inputs) if _patchable(node) else []
+        if not sources or (op_name(node) in ELEMENTWISE and len(sources) != 2):
             break  # (an add of a constant image: its patches would need boxes of the constant)
         made.add(node)
-        reads = {x for n in compute[:k] for x in tensor_inputs(n, constants)}
+        reads.update(sources)
         outside = reads - made
         if len(outside) != 1:
             continue
@@ -193,10 +204,9 @@ def plan_stage(
     """The stage of the first `length` layers over `grid`; None where the grid is finer than the output."""
     layers = compute[:length]
     output = layers[-1]
-    height, width = _hw(output)
+    height, width = hw(output)
     if grid[0] > height or grid[1] > width:
         return None
-    constants = {n for n in output.graph.nodes if n.op in ("placeholder", "get_attr") and n is not image}
     rows, cols = _edges(height, grid[0]), _edges(width, grid[1])
     boxes = []
     for i in range(grid[0]):
@@ -206,8 +216,8 @@ def plan_stage(
                 if node not in need:
                     return None  # a layer the stage's output does not read: not a chain to patch
                 win = window(node)
-                for source in tensor_inputs(node, constants):
-                    read = win.reads(need[node], _hw(source)) if win else need[node]
+                for source in tensor_inputs(node, (image,)):
+                    read = win.reads(need[node], hw(source)) if win else need[node]
                     need[source] = read.union(need.get(source))
             boxes.append(need)
     return Stage(layers, image, output, grid, tuple(boxes))
