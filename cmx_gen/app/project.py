@@ -16,6 +16,8 @@ options win); `create` writes one into the app, pointing back at the model, so t
                                                 cmx-gen's CMSIS-NN backend, see --no-delegate)
                    memory = "min"              (optional: fast | balanced (default) | min | fit, what the
                                                 backend's memory schedule favours, see --memory)
+                   input_memory = "caller"     (optional: pool (default) | caller, where the inputs
+                                                live, see --input-memory)
 
 Several models in one firmware: one `[[model]]` table per model instead of `[model]`, each with
 its own options (`name` is required: it names the model's API handle `cmx_model_<name>`):
@@ -38,7 +40,7 @@ import tomli_w
 
 from cmx_gen.app import samples
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
+from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, FIT, INPUT_MEMORIES, MEMORY_GOALS
 from cmx_gen.lower.facts import Io
 
 FILE_NAME = "cmx.toml"
@@ -83,6 +85,7 @@ class Project:
     separate_arenas: bool = False  # several models: each keeps its own planned and temp pools
     delegate: bool = True  # cmx-gen's CMSIS-NN backend runs the int8 subgraphs (False: per operator)
     memory: str = DEFAULT_MEMORY_GOAL  # what the backend's schedule favours (common/goals.py)
+    input_memory: str = DEFAULT_INPUT_MEMORY  # where the programs' inputs live (common/goals.py)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(self.models))  # a list given is kept as a tuple
@@ -233,6 +236,9 @@ def load(path: Path) -> Project:
         name=options.get("name"),
         delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)),
         memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)),
+        input_memory=_check_choice(
+            path, "input_memory", options.get("input_memory", DEFAULT_INPUT_MEMORY), INPUT_MEMORIES, "where inputs live"
+        ),
     )
     if isinstance(model, list):  # [[model]] tables: one or several models
         if not model:
@@ -314,19 +320,24 @@ def dumps(project: Project, base: Path) -> str:
 
 
 def _backend_options(project: Project) -> dict[str, Any]:
-    """`delegate = false` and `memory` when set; defaults are not written, so default projects read as before."""
+    """`delegate = false`, `memory` and `input_memory` when set; defaults are not written, so default
+    projects read as before."""
     return {
         **({} if project.delegate else {"delegate": False}),
         **({} if project.memory == DEFAULT_MEMORY_GOAL else {"memory": project.memory}),
+        **({} if project.input_memory == DEFAULT_INPUT_MEMORY else {"input_memory": project.input_memory}),
     }
 
 
 def _check_memory(path: Path, value: Any) -> str:
-    goals = (*MEMORY_GOALS, FIT)
-    if value not in goals:
+    return _check_choice(path, "memory", value, (*MEMORY_GOALS, FIT), "a memory goal")
+
+
+def _check_choice(path: Path, key: str, value: Any, choices: tuple[str, ...], what: str) -> str:
+    if value not in choices:
         raise ModelSourceError(
-            f"{path}: [options] memory = {value!r} is not a memory goal",
-            f"write memory = one of {', '.join(repr(g) for g in goals)}",
+            f"{path}: [options] {key} = {value!r} is not {what}",
+            f"write {key} = one of {', '.join(repr(c) for c in choices)}",
         )
     return str(value)
 

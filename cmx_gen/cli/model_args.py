@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from cmx_gen.app.project import IO_KINDS
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, FIT, MEMORY_GOALS
+from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, FIT, INPUT_MEMORIES, MEMORY_GOALS
 
 if TYPE_CHECKING:
     from cmx_gen.lower.lowering import LowerOptions
@@ -66,6 +66,15 @@ def add_model_arguments(
         "more instructions), min (the least RAM), or fit (the first of them that fits the board); "
         "cmx.toml: [options] memory",
     )
+    parser.add_argument(
+        "--input-memory",
+        choices=INPUT_MEMORIES,
+        default=None,
+        help="where the program's inputs live: pool (default: planned with the activations; write them "
+        "through cmx_input) or caller (your own buffer, a camera frame or a constant in flash, read in "
+        "place and never written: cmx_input_bind; the pool shrinks by the inputs' bytes); "
+        "cmx.toml: [options] input_memory",
+    )
 
 
 def lower_options(args: argparse.Namespace, memory: str | None = None) -> "LowerOptions":
@@ -79,7 +88,11 @@ def lower_options(args: argparse.Namespace, memory: str | None = None) -> "Lower
             "use it with create or check --board; lower takes fast, balanced or min",
         )
     return LowerOptions(
-        keep_fp32=tuple(args.keep_fp32 or ()), io=args.io or "float", delegate=args.delegate is not False, memory=goal
+        keep_fp32=tuple(args.keep_fp32 or ()),
+        io=args.io or "float",
+        delegate=args.delegate is not False,
+        memory=goal,
+        input_memory=args.input_memory or DEFAULT_INPUT_MEMORY,
     )
 
 

@@ -6,6 +6,12 @@ MEMORY_GOALS = ("fast", "balanced", "min")
 DEFAULT_MEMORY_GOAL = "balanced"
 FIT = "fit"  # not a goal of its own: the first of MEMORY_GOALS whose program fits
 
+# Where a program's inputs live (`[options] input_memory`, `--input-memory`): "pool", in the planned
+# pool (the caller writes into them); "caller", in the caller's own buffers (a camera frame, a
+# constant in flash), which the program reads where they are and never writes (cmx_input_bind).
+INPUT_MEMORIES = ("pool", "caller")
+DEFAULT_INPUT_MEMORY = "pool"
+
 
 def goals_to_try(memory: str) -> tuple[str, ...]:
     """The goals a project's `memory` setting lowers with, in order: all of them for `fit`."""

@@ -12,6 +12,7 @@ from cmx_gen.common.record import Record
 Isa = Literal["MVE", "DSP", "SCALAR"]
 Io = Literal["float", "int8"]  # the program's inputs and outputs (int8: --io int8, int8_io.py)
 MemoryGoal = Literal["fast", "balanced", "min"]
+InputMemory = Literal["pool", "caller"]
 LayerKind = Literal["compared", "exact", "float", "quant_boundary", "no_float_counterpart"]
 
 
@@ -33,6 +34,9 @@ class LowerOptions(Record):
     delegate: bool = True
     # What the backend's schedule favours: "fast", "balanced" or "min" RAM (lower/delegate/costs.py).
     memory: MemoryGoal = "balanced"
+    # Where the program's inputs live: "pool" (planned with the activations) or "caller" (the
+    # caller's buffers: not in the plan, read in place; common/goals.INPUT_MEMORIES).
+    input_memory: InputMemory = "pool"
 
 
 FloatWhy = Literal["island", "keep_fp32", "no_int8_kernel"]

@@ -243,8 +243,13 @@ def host_references(app: "AppFolder", data: DataSet) -> list:
             "give the model source in cmx.toml",
         )
     samples = [tuple(torch.from_numpy(x) for x in sample) for sample in data.samples]
+    made = app.report().lowering_options
     options = LowerOptions(
-        keep_fp32=model.keep_fp32, io=model.io, delegate=project.delegate, memory=app.report().lowering_options.memory
+        keep_fp32=model.keep_fp32,
+        io=model.io,
+        delegate=project.delegate,
+        memory=made.memory,
+        input_memory=made.input_memory,
     )
     with progress.step(f"host reference of {len(samples)} sample(s) (lowering {model.source} again)"):
         lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)

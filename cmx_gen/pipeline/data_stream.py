@@ -46,6 +46,12 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
     if options.model is not None:
         raise RunError(f"--model picks a model of an app of several; {app.path} has one", "drop --model")
     report = app.report()
+    if report.memory.caller_input_bytes:
+        raise RunError(
+            f"--data writes each sample into the model's planned input buffers; {app.path}'s model reads its "
+            'inputs from the caller\'s buffers (input_memory = "caller")',
+            'for the data run, make an app with input_memory = "pool" (the default) of the same model',
+        )
     data = data_run.load(options.data, options.labels, report)
     progress.say(
         f"data {data.where}: {len(data.samples)} sample(s)" + (", labelled" if data.labels is not None else "")

@@ -65,9 +65,7 @@ class Generated:
         return "\n".join(lines)
 
 
-def _lower(
-    entry: ModelEntry, core: str, use_cache: bool, strict: bool, delegate: bool, memory: str
-) -> tuple[Artifacts, bool]:
+def _lower(entry: ModelEntry, project: Project, core: str, use_cache: bool, memory: str) -> tuple[Artifacts, bool]:
     """One model, lowered for `core` (cached on everything that decides its program)."""
     source = model_source.load(
         entry.source,
@@ -76,11 +74,17 @@ def _lower(
         random_calibration=entry.random_calibration,
         given_input=entry.given_input,
     )
-    options = LowerOptions(keep_fp32=tuple(entry.keep_fp32), io=entry.io, delegate=delegate, memory=memory)
+    options = LowerOptions(
+        keep_fp32=tuple(entry.keep_fp32),
+        io=entry.io,
+        delegate=project.delegate,
+        memory=memory,
+        input_memory=project.input_memory,
+    )
     result, hit = produce(source, core, options, use_cache=use_cache)
     if hit:
         progress.say(f"lowering {entry.model_name()} for {core}: unchanged, reused the cached program")
-    if strict:
+    if project.strict:
         check_strict(result.report)
     return result, hit
 
@@ -103,7 +107,7 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     core = board.core.lower_target
     goals = goals_to_try(project.memory)
     for goal in goals:
-        lowered = [_lower(entry, core, use_cache, project.strict, project.delegate, goal) for entry in project.models]
+        lowered = [_lower(entry, project, core, use_cache, goal) for entry in project.models]
         results = [result for result, _ in lowered]
         try:
             placement = _place(project, results, board)

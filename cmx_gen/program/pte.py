@@ -51,6 +51,9 @@ class TensorSpec(Record):
     dtype: str
     dim_order: list[int]
     quant: Quant | None = None
+    # An input the program does not plan (input_memory = "caller"): the caller's buffer, read in
+    # place (cmx_input_bind), not in the planned pool.
+    caller_buffer: bool = False
 
     @property
     def numel(self) -> int:
@@ -58,6 +61,11 @@ class TensorSpec(Record):
         for dim in self.shape:
             count *= int(dim)
         return count
+
+    @property
+    def nbytes(self) -> int:
+        sizes = {name: SCALAR_BYTES[code] for code, name in SCALAR_TYPES.items()}
+        return self.numel * sizes.get(self.dtype, 0)
 
 
 class Operator(Record):
@@ -117,6 +125,11 @@ class ProgramInfo:
     @property
     def planned_bytes(self) -> int:
         return sum(self.planned_buffer_sizes)
+
+    @property
+    def caller_input_bytes(self) -> int:
+        """The inputs the caller keeps in its own buffers (not in the planned pool)."""
+        return sum(spec.nbytes for spec in self.inputs if spec.caller_buffer)
 
 
 def read(data: bytes) -> Any:
@@ -252,7 +265,13 @@ def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input
             scale, zero_point = _scalar(plan.values[args[1]]), _scalar(plan.values[args[2]])
             quant = Quant(scale=scale, zero_point=zero_point, at="boundary")
             break
-    return TensorSpec(shape=list(tensor.sizes), dtype=dtype, dim_order=list(tensor.dim_order), quant=quant)
+    return TensorSpec(
+        shape=list(tensor.sizes),
+        dtype=dtype,
+        dim_order=list(tensor.dim_order),
+        quant=quant,
+        caller_buffer=is_input and tensor.allocation_info is None,
+    )
 
 
 def _instructions(plan: Any) -> list[PlanRow]:

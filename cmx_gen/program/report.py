@@ -104,6 +104,7 @@ def build_report(
             planned_buffer_sizes=info.planned_buffer_sizes,
             planned_bytes=info.planned_bytes,
             scratch_bytes=info.scratch_bytes,
+            caller_input_bytes=info.caller_input_bytes,
             method_allocator_bytes=info.method_allocator_bytes,
             method_allocator_is_estimate=False,
             temp_allocator_bytes=info.temp_allocator_bytes,
@@ -153,6 +154,7 @@ class Memory(Record):
     planned_buffer_sizes: list[int]
     planned_bytes: int = 0
     scratch_bytes: int = 0
+    caller_input_bytes: int = 0  # inputs in the caller's buffers (input_memory = "caller"), not planned
     method_allocator_bytes: int
     method_allocator_is_estimate: bool = False
     temp_allocator_bytes: int

@@ -177,7 +177,12 @@ def markdown(report: Report) -> str:
         "",
         f"- target: **{report.target.core}** ({report.target.isa}), executorch {report.executorch_version}, cmx-gen {report.cmx_gen_version}",
         f"- `.pte`: {report.pte.bytes:,} bytes, of which constants {report.pte.constant_bytes:,}",
-        f"- planned buffers: {mem.planned_buffer_sizes} = {mem.planned_bytes:,} bytes (largest CMSIS-NN scratch {mem.scratch_bytes:,})",
+        f"- planned buffers: {mem.planned_buffer_sizes} = {mem.planned_bytes:,} bytes (largest CMSIS-NN scratch {mem.scratch_bytes:,})"
+        + (
+            f"; the inputs, {mem.caller_input_bytes:,} bytes, stay in the caller's buffers (input_memory = caller)"
+            if mem.caller_input_bytes
+            else ""
+        ),
         f"- method allocator: {mem.method_allocator_bytes:,} bytes (exact for 32-bit Arm); temp allocator: {mem.temp_allocator_bytes:,} bytes",
         *(f"- memory schedule, {schedule_line(s)}" for s in report.schedules),
         "",

@@ -73,3 +73,53 @@ def test_patch_based_mobilenet_v2_passes_bit_exact(tmp_path, board):
     used, _ = result.pool("planned")
     assert used <= 48 * 1024, f"planned {used} B; the layers run whole take 112.5 KiB on the M55 (balanced)"
     print(f"\n{board} (min): {result.line}; {schedule['patch_layers']} layers in {schedule['patch_grid']} patches")
+
+
+@pytest.mark.slow
+def test_caller_inputs_are_read_in_place_and_pass_bit_exact(tmp_path):
+    """input_memory = "caller": the image is not planned; the check binds its reference input where it
+    lies in flash (cmx_input_bind), the patches read it there, and the pool holds the rest."""
+    app, built, result = create_build_run(
+        MOBILENET_V2_SMALL,
+        "mps3-an547",
+        tmp_path,
+        io="int8",
+        memory="min",
+        input_memory="caller",
+        input_shape="1,3,96,96",
+        random_calibration=True,
+    )
+    check_pass(app, built, result)
+    report = read_report(app / "model")
+    assert report["inputs"][0]["caller_buffer"] and report["memory"]["caller_input_bytes"] == 96 * 96 * 3
+    used, _ = result.pool("planned")
+    assert used <= 48 * 1024 - 96 * 96 * 3, f"planned {used} B: the image must have left the pool"
+    print(f"\nmps3-an547 (min, caller's input): {result.line}")
+
+
+@pytest.mark.slow
+def test_mobilenet_v2_224_passes_in_256_kb(tmp_path):
+    """Issue 32: MobileNetV2-224 (torchvision's layers) on a Corstone-300 whose only RAM is a 256 KB
+    DTCM: `min` patches its first blocks, the image stays where the caller keeps it (flash here),
+    and the firmware's result is bit-exact."""
+    board = yaml.safe_load((BOARDS_DIR / "mps3-an547.yaml").read_text())
+    board["id"] = "an547-256k"
+    regions = {r["name"]: r for r in board["memory"]}
+    flash = {**regions["isram"], "name": "flash", "kind": "flash", "dma": False}
+    ram = {**regions["dtcm"], "size": 256 * 1024}
+    board["memory"] = [regions["itcm"], flash, ram]
+    path = tmp_path / "an547-256k.yaml"
+    path.write_text(yaml.safe_dump(board))
+    app, built, result = create_build_run(
+        ROOT / "samples" / "mobilenet_v2" / "model.py:MobileNetV2",
+        str(path),
+        tmp_path,
+        io="int8",
+        memory="min",
+        input_memory="caller",
+        random_calibration=True,
+    )
+    check_pass(app, built, result, text_limit=None)
+    used, _ = result.pool("planned")
+    assert used <= 256 * 1024
+    print(f"\nan547-256k (min, caller's input): {result.line}")

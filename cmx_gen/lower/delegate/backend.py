@@ -47,8 +47,11 @@ class CmxPartitioner(Partitioner):
     """Tags every maximal int8 subgraph the backend runs exactly; the rest stays on cortex_m and
     portable kernels."""
 
-    def __init__(self, core: str, memory: str = DEFAULT_GOAL) -> None:
+    def __init__(self, core: str, memory: str = DEFAULT_GOAL, caller_inputs: bool = False) -> None:
+        """`caller_inputs`: the program's inputs stay in the caller's buffers (input_memory =
+        "caller"), so no plan may put them in its working memory or write over them."""
         super().__init__()
+        self.caller_inputs = caller_inputs
         goal = [] if memory == DEFAULT_GOAL else [CompileSpec("memory", memory.encode())]  # the method loads each spec
         self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()), *goal])
 
@@ -57,23 +60,25 @@ class CmxPartitioner(Partitioner):
             exported_program.graph_module, _Supported(), allows_single_node_partition=True
         )
         tags: dict[str, DelegationSpec] = {}
+        kept = set(exported_program.graph_signature.user_inputs) if self.caller_inputs else set()
         for partition in partitioner.propose_partitions():
             if not any(not is_alloc(node) for node in partition.nodes):
                 continue
             tag = f"cmx_{partition.id}"
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
-            _mark_dying_inputs(set(partition.nodes))
+            _mark_dying_inputs(set(partition.nodes), kept)
             _mark_final_outputs(set(partition.nodes), exported_program.graph_module.graph)
             tags[tag] = self.delegation_spec
         tag_constant_data(exported_program)
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
 
 
-def _mark_dying_inputs(nodes: set[torch.fx.Node]) -> None:
+def _mark_dying_inputs(nodes: set[torch.fx.Node], kept: set[str]) -> None:
     """Tells preprocess which of a subgraph's inputs no one reads after the delegate call (so its
     schedule may put them in the working memory and write over them): on each reader, the
-    positions of such arguments (schedule.DYING_ARGS)."""
+    positions of such arguments (schedule.DYING_ARGS). `kept`: program inputs that never die
+    (the caller's buffers)."""
     for node in nodes:
         dying = tuple(
             k
@@ -81,6 +86,7 @@ def _mark_dying_inputs(nodes: set[torch.fx.Node]) -> None:
             if isinstance(arg, torch.fx.Node)
             and arg not in nodes
             and arg.op != "get_attr"
+            and arg.name not in kept
             and all(user in nodes for user in arg.users)
         )
         if dying:

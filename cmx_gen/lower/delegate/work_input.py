@@ -69,8 +69,9 @@ def _io_into_work(
         spec.storage_base_offset = offset
 
 
-def planning_pass() -> Any:
-    """ExecuTorch's default memory planning, with the work buffers added first."""
+def planning_pass(alloc_graph_input: bool = True) -> Any:
+    """ExecuTorch's default memory planning, with the work buffers added first; `alloc_graph_input`
+    False leaves the program's inputs out of the plan (the caller's buffers)."""
     from executorch.exir.passes.memory_planning_pass import MemoryPlanningPass
 
     class WorkMemoryPlanning(MemoryPlanningPass):
@@ -78,4 +79,4 @@ def planning_pass() -> Any:
             add(graph_module)
             return super().run(graph_module, graph_signature)
 
-    return WorkMemoryPlanning()
+    return WorkMemoryPlanning(alloc_graph_input=alloc_graph_input)

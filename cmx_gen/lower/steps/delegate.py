@@ -21,7 +21,11 @@ def run(given: Given, checked: Checked) -> Delegated:
     from cmx_gen.lower.delegate.backend import CmxPartitioner, delegate_schedules, delegated_layers
 
     try:
-        manager = manager.to_backend(CmxPartitioner(given.target.core, given.options.memory))
+        manager = manager.to_backend(
+            CmxPartitioner(
+                given.target.core, given.options.memory, caller_inputs=given.options.input_memory == "caller"
+            )
+        )
     except Exception as exc:
         raise export_error("delegation", exc) from exc
     program = manager.exported_program()

@@ -4,18 +4,20 @@
 from __future__ import annotations
 
 from cmx_gen.lower import instructions
-from cmx_gen.lower.state import Delegated, Serialized, Step
+from cmx_gen.lower.state import Delegated, Given, Serialized, Step
 from cmx_gen.model.export import export_error
 
 
-def run(delegated: Delegated) -> Serialized:
+def run(given: Given, delegated: Delegated) -> Serialized:
     from executorch.exir import ExecutorchBackendConfig
 
     from cmx_gen.lower.delegate import work_input
 
     try:
-        # the delegates' working memory joins the memory plan (a no-op without delegates)
-        config = ExecutorchBackendConfig(memory_planning_pass=work_input.planning_pass())
+        # the delegates' working memory joins the memory plan (a no-op without delegates); inputs the
+        # caller keeps (input_memory = "caller") are not planned: the runtime shares their data
+        planning = work_input.planning_pass(alloc_graph_input=given.options.input_memory == "pool")
+        config = ExecutorchBackendConfig(memory_planning_pass=planning)
         program = delegated.manager.to_executorch(config)
         pte = program.buffer
     except Exception as exc:

@@ -48,8 +48,11 @@ typedef enum {
   CMX_E_ARGUMENT = 13,        /* a NULL handle or pointer */
   CMX_E_ARENA_REUSED = 14,    /* models share one arena and another model ran since this one: its
                                * outputs are gone (read them before calling another model) */
-  CMX_E_PLAN = 15             /* a cmx-gen backend plan made for another core or by another cmx-gen
+  CMX_E_PLAN = 15,            /* a cmx-gen backend plan made for another core or by another cmx-gen
                                * version: refused at init, never run (regenerate and rebuild the app) */
+  CMX_E_CALLER_INPUT = 16     /* an input the model reads from the caller's buffer (input_memory =
+                               * "caller"): cmx_invoke() before cmx_input_bind() gave it one, or
+                               * cmx_input_set_f32() asked to write it (quantize into your buffer) */
 } cmx_status;
 
 /* Element types. The numbers are ExecuTorch's ScalarType codes, so they match the program. */
@@ -68,7 +71,8 @@ typedef enum {
 #define CMX_MAX_DIMS 8
 
 /* One input or output. `data` points into the model's planned buffers: valid after cmx_init() and
- * the same address for every call. Its bytes are in memory order: `shape` is the logical
+ * the same address for every call; for an input with `caller_buffer` set (input_memory =
+ * "caller"), it is the caller's buffer cmx_input_bind() gave, NULL until then. Its bytes are in memory order: `shape` is the logical
  * (PyTorch) shape, `dim_order` the order the dimensions are laid out in memory, outermost first
  * ({0,2,3,1} = channels-last, NHWC). `scale` > 0 when the values are quantized:
  * real = scale * (q - zero_point) (int8 I/O, `--io int8`); 0 for float I/O. */
@@ -82,6 +86,7 @@ typedef struct {
   uint8_t dim_order[CMX_MAX_DIMS];
   float scale;
   int32_t zero_point;
+  uint8_t caller_buffer; /* 1: an input read where the caller keeps it (cmx_input_bind), not planned */
 } cmx_tensor;
 
 /* Memory, in bytes: each pool's high-water mark and size. The marks stop moving after the first
@@ -112,9 +117,17 @@ size_t cmx_num_outputs(const cmx_model* model);
 cmx_status cmx_input(const cmx_model* model, size_t index, cmx_tensor* tensor);
 cmx_status cmx_output(const cmx_model* model, size_t index, cmx_tensor* tensor);
 
+/* Give input `index` its bytes (`nbytes`, in memory order). An input the model reads from the
+ * caller's buffer (`caller_buffer`, input_memory = "caller": no planned bytes) is read where `data`
+ * is, during every cmx_invoke() until the next bind, and never written: `data` may be a camera
+ * frame, a DMA buffer or a constant in flash, and must stay valid. A planned input gets the bytes
+ * copied into its buffer. So one call feeds a model either way. */
+cmx_status cmx_input_bind(cmx_model* model, size_t index, const void* data, size_t nbytes);
+
 /* Float convenience, `count` values in memory order. A float32 tensor is copied; an int8 tensor
  * with a scale (`--io int8`) is quantized (round half to even, saturated) or dequantized with the
- * model's scale and zero point. */
+ * model's scale and zero point. A caller's-buffer input takes no values here (CMX_E_CALLER_INPUT):
+ * the model never writes your buffer; quantize into it and bind it. */
 cmx_status cmx_input_set_f32(cmx_model* model, size_t index, const float* values, size_t count);
 cmx_status cmx_output_get_f32(const cmx_model* model, size_t index, float* values, size_t count);
 

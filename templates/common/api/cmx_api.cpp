@@ -70,6 +70,7 @@ cmx_status describe(const cmx_model* model, size_t index, bool input, cmx_tensor
   }
   memset(out, 0, sizeof(*out));
   out->data = const_cast<void*>(t->const_data_ptr());
+  out->caller_buffer = input && index < 32 && ((model->state->caller_inputs >> index) & 1u);
   out->nbytes = t->nbytes();
   out->numel = static_cast<size_t>(t->numel());
   out->dtype = static_cast<cmx_dtype>(t->scalar_type());
@@ -144,11 +145,17 @@ cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
   }
 
   /* Zero-copy I/O: the caller writes into the planned input buffers and reads the planned output
-   * buffers. The runtime wants each input "set" once; setting it to itself marks it. */
+   * buffers. The runtime wants each input "set" once; setting it to itself marks it. An input the
+   * program does not plan (input_memory = "caller") is set when cmx_input_bind() gives its buffer. */
+  s.caller_inputs = 0;
   for (size_t i = 0; i < model->num_inputs; ++i) {
     Result<executorch::runtime::TensorInfo> info = meta->input_tensor_meta(i);
     if (!info.ok()) return failed(model, CMX_E_UNPLANNED_IO, info.error());
-    if (!info->is_memory_planned()) return failed(model, CMX_E_UNPLANNED_IO, Error::NotSupported);
+    if (!info->is_memory_planned()) {
+      if (i >= 32) return failed(model, CMX_E_UNPLANNED_IO, Error::NotSupported);
+      s.caller_inputs |= 1u << i;
+      continue;
+    }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     EValue self = m->get_input(i);
@@ -156,6 +163,7 @@ cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
     Error err = m->set_input(self, i);
     if (err != Error::Ok) return failed(model, CMX_E_UNPLANNED_IO, err);
   }
+  s.unbound = s.caller_inputs;
   for (size_t i = 0; i < model->num_outputs; ++i) {
     Result<executorch::runtime::TensorInfo> info = meta->output_tensor_meta(i);
     if (!info.ok() || !info->is_memory_planned()) return failed(model, CMX_E_UNPLANNED_IO, Error::NotSupported);
@@ -175,6 +183,7 @@ cmx_status cmx_init(cmx_model* model) { return cmx::init(model, nullptr); }
 cmx_status cmx_invoke(cmx_model* model) {
   if (!model) return CMX_E_ARGUMENT;
   if (!ready(model)) return CMX_E_NOT_INITIALIZED;
+  if (model->state->unbound) return CMX_E_CALLER_INPUT;
   claim_arena(model);
   Error err = model->state->method.get()->execute();
   if (err != Error::Ok) return failed(model, CMX_E_EXECUTE, err);
@@ -193,11 +202,36 @@ cmx_status cmx_output(const cmx_model* model, size_t index, cmx_tensor* tensor) 
   return describe(model, index, false, tensor);
 }
 
+cmx_status cmx_input_bind(cmx_model* model, size_t index, const void* data, size_t nbytes) {
+  cmx_tensor t;
+  cmx_status st = cmx_input(model, index, &t);
+  if (st != CMX_OK) return st;
+  if (!data) return CMX_E_ARGUMENT;
+  if (nbytes != t.nbytes) return CMX_E_SIZE;
+  if (!t.caller_buffer) {
+    memcpy(t.data, data, nbytes);
+    return CMX_OK;
+  }
+  /* The method's input tensor takes the caller's address (ExecuTorch shares, never copies, the
+   * data of an unplanned input); the program only reads it. */
+  Method* m = model->state->method.get();
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  EValue self = m->get_input(index);
+#pragma GCC diagnostic pop
+  self.toTensor().unsafeGetTensorImpl()->set_data(const_cast<void*>(data));
+  Error err = m->set_input(self, index);
+  if (err != Error::Ok) return failed(model, CMX_E_CALLER_INPUT, err);
+  model->state->unbound &= ~(1u << index);
+  return CMX_OK;
+}
+
 cmx_status cmx_input_set_f32(cmx_model* model, size_t index, const float* values, size_t count) {
   cmx_tensor t;
   cmx_status st = cmx_input(model, index, &t);
   if (st != CMX_OK) return st;
   if (!values) return CMX_E_ARGUMENT;
+  if (t.caller_buffer) return CMX_E_CALLER_INPUT;
   if (count != t.numel) return CMX_E_SIZE;
   if (t.dtype == CMX_DTYPE_FLOAT32) {
     memcpy(t.data, values, count * sizeof(float));
@@ -272,6 +306,7 @@ const char* cmx_status_name(cmx_status status) {
     case CMX_E_ARGUMENT: return "argument";
     case CMX_E_ARENA_REUSED: return "arena_reused";
     case CMX_E_PLAN: return "plan";
+    case CMX_E_CALLER_INPUT: return "caller_input";
   }
   return "unknown";
 }

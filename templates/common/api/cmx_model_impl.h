@@ -65,6 +65,8 @@ struct ModelState {
   uint32_t detail;  /* ExecuTorch Error of the last failure */
   uint32_t invocations;
   size_t planned_used;  /* what the program's plan needs of the planned buffers, summed at init */
+  uint32_t caller_inputs;  /* bit i: input i is read from the caller's buffer (not planned) */
+  uint32_t unbound;        /* bit i: such an input cmx_input_bind() has not given a buffer yet */
   Slot<executorch::extension::BufferDataLoader> loader;
   Slot<executorch::runtime::Program> program;
   Slot<CountingAllocator> method_allocator;

@@ -77,13 +77,15 @@ cmx_app_input cmx_app_default_input(cmx_model* model) {
   for (size_t i = 0; i < cmx_num_inputs(model); ++i) {
     cmx_tensor in;
     if (cmx_input(model, i, &in) != CMX_OK) return CMX_APP_INPUT_END;
-    int got = (source == CMX_APP_INPUT_HOST && cmx_platform_read) ? cmx_platform_read(in.data, (uint32_t)in.nbytes) : 0;
+    /* an input in the caller's buffer has no room here to read the host's bytes into */
+    const int host = source == CMX_APP_INPUT_HOST && cmx_platform_read && !in.caller_buffer;
+    int got = host ? cmx_platform_read(in.data, (uint32_t)in.nbytes) : 0;
     if (got < 0) return CMX_APP_INPUT_END;
     if (got == 0) {
       const void* ref;
       size_t nbytes;
       if (cmx_reference_input(model, i, &ref, &nbytes) != CMX_OK || nbytes != in.nbytes) return CMX_APP_INPUT_END;
-      memcpy(in.data, ref, nbytes);
+      if (cmx_input_bind(model, i, ref, nbytes) != CMX_OK) return CMX_APP_INPUT_END;
       source = CMX_APP_INPUT_REFERENCE;
     }
   }

@@ -395,13 +395,15 @@ Checked check(cmx_model* mp) {
   Checked c;
   Measured& m = c.m;
   cmx_model& model = *mp;
-  /* Write the reference inputs into the model's planned input buffers (zero-copy API). */
+  /* Give the model its reference inputs: copied into the planned input buffers, or read where they
+   * are in flash by a model that takes the caller's buffers (input_memory = "caller"). */
   for (size_t i = 0; i < model.num_inputs; ++i) {
     cmx_tensor in;
     cmx_status st = cmx_input(&model, i, &in);
     if (st != CMX_OK) return c.status = fail(&model, st, m), c;
     if (in.nbytes != model.reference_inputs[i].nbytes) return c.status = fail("input_size", static_cast<uint32_t>(i), m, &model), c;
-    memcpy(in.data, model.reference_inputs[i].data, in.nbytes);
+    st = cmx_input_bind(&model, i, model.reference_inputs[i].data, in.nbytes);
+    if (st != CMX_OK) return c.status = fail(&model, st, m), c;
   }
 
   uint64_t start = cmx_platform_counter();
