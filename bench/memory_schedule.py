@@ -6,7 +6,7 @@ No firmware needed: these are the lowering's own figures, which the firmware's `
 (docs/performance.md has the QEMU runs). Lowerings are cached like `create`'s.
 
 Run: .venv/bin/python bench/memory_schedule.py [--samples ds_cnn resnet8 mobilenet_v2:MobileNetV2] [--cores cortex-m4 cortex-m55]
-                                               [--goals fast balanced min] [--io int8]
+                                               [--goals fast balanced min] [--io int8] [--input-memory caller]
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.common import progress  # noqa: E402
-from cmx_gen.common.goals import MEMORY_GOALS  # noqa: E402
+from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, INPUT_MEMORIES, MEMORY_GOALS  # noqa: E402
 from cmx_gen.common.noise import quiet_third_party  # noqa: E402
 from cmx_gen.lower.lowering import LowerOptions  # noqa: E402
 from cmx_gen.model import source as model_source  # noqa: E402
@@ -52,6 +52,7 @@ def main() -> None:
     parser.add_argument("--cores", nargs="+", default=CORES)
     parser.add_argument("--goals", nargs="+", default=["balanced", "min"], choices=MEMORY_GOALS)
     parser.add_argument("--io", default="int8", choices=project_mod.IO_KINDS)
+    parser.add_argument("--input-memory", default=DEFAULT_INPUT_MEMORY, choices=INPUT_MEMORIES)
     args = parser.parse_args()
     quiet_third_party()
     progress.set_quiet(True)
@@ -63,7 +64,7 @@ def main() -> None:
         source = _source(name)
         for core in args.cores:
             for goal in args.goals:
-                result, _ = produce(source, core, LowerOptions(io=args.io, memory=goal))
+                result, _ = produce(source, core, LowerOptions(io=args.io, memory=goal, input_memory=args.input_memory))
                 report = result.report
                 for s in report.schedules:
                     extra = "unknown" if s.extra_instructions is None else f"{s.extra_instructions:+,}"

@@ -93,7 +93,8 @@ def test_caller_inputs_are_read_in_place_and_pass_bit_exact(tmp_path):
     report = read_report(app / "model")
     assert report["inputs"][0]["caller_buffer"] and report["memory"]["caller_input_bytes"] == 96 * 96 * 3
     used, _ = result.pool("planned")
-    assert used <= 48 * 1024 - 96 * 96 * 3, f"planned {used} B: the image must have left the pool"
+    # the image in the pool: 39,264 B (the test above); without it a coarser grid fits in less
+    assert used <= 36 * 1024 and report["schedules"][0]["inputs_in_work"] == 0, f"planned {used} B"
     print(f"\nmps3-an547 (min, caller's input): {result.line}")
 
 

@@ -108,3 +108,28 @@ def test_check_with_fit_finds_the_goal_that_fits_and_lower_refuses_fit(tmp_path,
     assert run_cli("lower", f"{SMALL}:ConvNet", "--memory", "fit", "-o", tmp_path / "x") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--memory fit needs a board" in err[0]
+
+
+def test_caller_inputs_stay_out_of_the_plan(lowered_dir):
+    """input_memory = "caller": the input is not planned (ExecuTorch's alloc_graph_input off) and no
+    delegate plan puts it in its working memory or writes over it."""
+    pool = read_report(lowered_dir(*CONV_NET, "--memory", "min"))
+    caller = read_report(lowered_dir(*CONV_NET, "--memory", "min", "--input-memory", "caller"))
+    assert caller["lowering_options"]["input_memory"] == "caller"
+    assert caller["inputs"][0]["caller_buffer"] and not pool["inputs"][0]["caller_buffer"]
+    assert caller["memory"]["caller_input_bytes"] == 3 * 8 * 8 and pool["memory"]["caller_input_bytes"] == 0
+    assert pool["schedules"][0]["inputs_in_work"] == 1 and caller["schedules"][0]["inputs_in_work"] == 0
+    assert caller["memory"]["planned_bytes"] <= pool["memory"]["planned_bytes"]
+
+
+def test_create_keeps_input_memory_in_cmx_toml_and_refuses_an_unknown_one(tmp_path, capsys):
+    args = ("create", f"{SMALL}:ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8")
+    assert run_cli(*args, "--board", "mps3-an547", "--input-memory", "caller", "-o", tmp_path / "app") == 0
+    assert 'input_memory = "caller"' in (tmp_path / "app" / "cmx.toml").read_text()
+    assert read_report(tmp_path / "app" / "model")["memory"]["caller_input_bytes"] == 192
+    capsys.readouterr()
+    toml = (tmp_path / "app" / "cmx.toml").read_text().replace('input_memory = "caller"', 'input_memory = "flash"')
+    (tmp_path / "app" / "cmx.toml").write_text(toml)
+    assert run_cli("regen", tmp_path / "app") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "input_memory = 'flash' is not where inputs live" in err[0] and "'caller'" in err[0]
