@@ -27,9 +27,11 @@ DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 DS_CNN = ROOT / "samples" / "ds_cnn" / "model.py:DSCNN"
 
 
-def _build(model: Path, board: str, folder: Path) -> tuple[Path, build.BuildResult]:
+def _build(model: Path, board: str, folder: Path, **project) -> tuple[Path, build.BuildResult]:
     app = folder / "app"
-    generate(project_mod.Project.single(model=str(model), board=board, rtos="baremetal", output=str(app)), app)
+    generate(
+        project_mod.Project.single(model=str(model), board=board, rtos="baremetal", output=str(app), **project), app
+    )
     return app, build.build(app, jobs=2)
 
 
@@ -76,6 +78,20 @@ def test_ds_cnn_application_on_m4(tmp_path):
     app, _ = _build(DS_CNN, "mps2-an386", tmp_path)
     run = _check_app_run(app, "mps2-an386")
     print(f"\nDS-CNN M4: {run.counts()}")
+
+
+def test_an_application_whose_input_is_the_callers_buffer(tmp_path, capsys):
+    """input_memory = "caller": the check and the application bind the reference input where it lies
+    in flash (cmx_input_bind) and both equal the host reference; --data, which writes samples into
+    planned input buffers, is refused in one line."""
+    app, built = _build(DIGITS, "mps3-an547", tmp_path, input_memory="caller")
+    check = QemuRunner(load_board("mps3-an547"), timeout=300).run(built.elf)
+    assert check.passed and check.fields["max_abs_err"] == "0", check.output[-2000:]
+    _check_app_run(app, "mps3-an547")
+    capsys.readouterr()
+    assert run_cli("run", app, "--data", digits_split(tmp_path, 4)) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "caller's buffers" in err[0], err
 
 
 def test_data_set_through_the_application_bit_exact(tmp_path, capsys):
