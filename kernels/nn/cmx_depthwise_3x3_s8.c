@@ -44,6 +44,75 @@ static inline __attribute__((always_inline)) acc4 tap4(acc4 a, uint32_t x, uint3
   return a;
 }
 
+#if defined(ARM_MATH_MVEI)
+#include <arm_mve.h>
+
+/* Helium: eight channels a tap in int16 lanes. One widening load of the input (offset added) and one
+ * of the weights, then VMULLB/VMULLT: the even channels' products into one int32x4 accumulator, the
+ * odd channels' into another (7 instructions for 8 MACs; CMSIS-NN's MVE kernel first copies every
+ * 3 x 3 x C field). The requantization is CMSIS-NN's own (arm_requantize_mve_32x4) on each half,
+ * and VMOVNB/VMOVNT put the halves back in channel order for one narrowing store. */
+typedef struct {
+  int32x4_t even, odd;
+} acc8;
+
+static inline __attribute__((always_inline)) acc8 tap8(acc8 a, const int8_t* x, const int8_t* w, int16_t offset) {
+  const int16x8_t xv = vaddq_n_s16(vldrbq_s16(x), offset), wv = vldrbq_s16(w);
+  a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
+  a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
+  return a;
+}
+
+/* arm_requantize_mve_32x4 where every shift is a right shift (`fast`: its left shift is 0): the
+ * doubling high multiply, then the rounding divide by a power of two. */
+static inline __attribute__((always_inline)) int32x4_t requantize4(int32x4_t acc, int32x4_t mult, int32x4_t shift,
+                                                                   const int fast) {
+  if (!fast) return arm_requantize_mve_32x4(acc, mult, shift);
+  const int32x4_t v = vqrdmulhq_s32(acc, mult);
+  return vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, shift), 31)), shift);
+}
+
+/* Channels [0, ch & ~7) of one output pixel whose window rows [0, rows) and columns [0, cols) from
+ * `x0` lie inside the input (`w0`: their weights). The per-channel constants come de-interleaved
+ * by VLD2 (even channels, odd channels); the result is narrowed with saturation to int16, the
+ * output offset added with saturation and clamped there: the same bytes as clamping in int32, as
+ * the activation range lies inside int8. */
+static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
+                                                         const int32_t* shift, const int32_t* bias, int32_t ch,
+                                                         int32_t row, const int8_t* x0, const int8_t* w0,
+                                                         int32_t rows, int32_t cols, int8_t* out, const int fast) {
+  const int16_t offset = (int16_t)p->input_offset;
+  const int16x8_t lo = vdupq_n_s16((int16_t)p->activation.min), hi = vdupq_n_s16((int16_t)p->activation.max);
+  const int32_t w_row = 3 * ch;
+  const int32_t blocks = ch >> 3;
+  for (int32_t k = 0; k < blocks; ++k, x0 += 8, w0 += 8, mult += 8, shift += 8, out += 8) {
+    acc8 a;
+    if (bias) {
+      const int32x4x2_t b = vld2q_s32(bias + 8 * k);
+      a.even = b.val[0];
+      a.odd = b.val[1];
+    } else {
+      a.even = a.odd = vdupq_n_s32(0);
+    }
+    /* a loop over the rows, not unrolled: unrolled, GCC loads all nine taps ahead and spills them */
+    const int8_t* x = x0;
+    const int8_t* w = w0;
+#pragma GCC unroll 1
+    for (int32_t ky = 0; ky < rows; ++ky, x += row, w += w_row) {
+      a = tap8(a, x, w, offset);
+      if (cols > 1) a = tap8(a, x + ch, w + ch, offset);
+      if (cols > 2) a = tap8(a, x + 2 * ch, w + 2 * ch, offset);
+    }
+    const int32x4x2_t m = vld2q_s32(mult), s = vld2q_s32(shift);
+    const int32x4_t even = requantize4(a.even, m.val[0], s.val[0], fast);
+    const int32x4_t odd = requantize4(a.odd, m.val[1], s.val[1], fast);
+    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), even), odd);
+    v = vqaddq_n_s16(v, (int16_t)p->output_offset);
+    vstrbq_s16(out, vminq_s16(vmaxq_s16(v, lo), hi));
+  }
+}
+#endif
+
 static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
                                                        const int32_t* shift, const cmsis_nn_dims* in_d,
                                                        const int8_t* input, const int8_t* filter, const int32_t* bias,
@@ -63,6 +132,13 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
       const int inside = ky0 == 0 && ky1 == 3 && kx0 == 0 && kx1 == 3;
       const int32_t cols = kx1 - kx0;
       int32_t c = 0;
+#if defined(ARM_MATH_MVEI)
+      if (cols > 0 && ky1 > ky0) {
+        pixel8(p, mult, shift, bias, ch, row, input + ((iy + ky0) * in_w + ix + kx0) * ch,
+               filter + (ky0 * 3 + kx0) * ch, ky1 - ky0, cols, out, fast);
+        c = ch & ~7;
+      }
+#endif
       for (; c < ch4; c += 4) {
         acc4 a = {0, 0, 0, 0};
         if (bias) a = (acc4){bias[c], bias[c + 1], bias[c + 2], bias[c + 3]};

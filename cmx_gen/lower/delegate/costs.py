@@ -41,6 +41,8 @@ def macs(node: torch.fx.Node) -> int:
 def _kind(node: torch.fx.Node, isa: str) -> str:
     kind = kernel_choice.conv_kind(node, isa) or kernel_choice.depthwise_kind(node, isa)
     weight = node_val(node.args[1])
+    if kind == "depthwise_3x3" and isa == "MVE" and kernel_choice.helium_depthwise(node):
+        return "depthwise_3x3_helium"
     return "conv_1x1" if kind == "conv" and int(weight.shape[1]) == int(weight.shape[2]) == 1 else kind
 
 

@@ -103,18 +103,28 @@ def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
     return geometry, geometry.chunk(_planned_scratch(node))
 
 
+HELIUM_CHANNELS = 8  # cmx_depthwise_3x3_s8's Helium path: eight channels a step
+
+
 def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
-    """ "depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) on a DSP core (or where small_kernel) for a
-    3x3 depthwise layer with one output channel per input channel and no dilation; else
-    "depthwise_conv" (CMSIS-NN's wrapper)."""
+    """ "depthwise_3x3" (cmx-gen's cmx_depthwise_3x3_s8) for a 3x3 depthwise layer with one output
+    channel per input channel and no dilation: on a DSP core, on a Helium core where its Helium path
+    takes every channel (helium_depthwise: faster than CMSIS-NN's, no scratch), or where
+    small_kernel; else "depthwise_conv" (CMSIS-NN's wrapper)."""
     if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
         return ""
     x, weight, _, _stride, _padding, dilation, ch_mult = fx_args(node)[:7]
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     one_to_one = int(ch_mult) == 1 and int(node_val(x).shape[1]) == int(node_val(node).shape[1])
-    if (isa == "DSP" or small_kernel(node)) and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
+    own = isa == "DSP" or small_kernel(node) or (isa == "MVE" and helium_depthwise(node))
+    if own and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
         return "depthwise_3x3"
     return "depthwise_conv"
+
+
+def helium_depthwise(node: torch.fx.Node) -> bool:
+    """cmx_depthwise_3x3_s8 on a Helium core runs every channel of this layer on its Helium path."""
+    return int(node_val(node).shape[1]) % HELIUM_CHANNELS == 0
 
 
 def conv_kind(node: torch.fx.Node, isa: str) -> str:

@@ -24,14 +24,14 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate.kernel_choice import conv_kind, depthwise_kind, node_val, row_plan
+from cmx_gen.lower.delegate.kernel_choice import HELIUM_CHANNELS, conv_kind, depthwise_kind, node_val, row_plan
 from cmx_gen.lower.delegate.own_kernels import RowGeometry
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 CH_IN_BLOCK_MVE = 124  # arm_depthwise_conv_s8_opt's channel block with MVE: more channels, channel-outer
 MVE_ROWS = 4  # arm_nn_mat_mult_nt_t_s8 (MVE) and arm_convolve_s8 (MVE) take four positions at a time
 DSP_COLUMNS = 2  # arm_convolve_s8 (DSP) fills two im2col columns before it multiplies
-DEPTHWISE_3X3_STEP = 4  # cmx_depthwise_3x3_s8 finishes four channels of a pixel at a time
+DEPTHWISE_3X3_STEP = 4  # cmx_depthwise_3x3_s8 finishes four channels of a pixel at a time (DSP code)
 ELEMENT_BLOCK = 16  # arm_elementwise_add_s8 / _mul_s8: four (DSP) or sixteen (MVE) elements at a time
 
 
@@ -88,6 +88,11 @@ def image_reads(x_shape: Any, out_shape: Any, stride: Any, padding: Any) -> tupl
             for ox in range(ow):
                 xx = min(max(ox * int(stride[1]) - int(padding[1]), 0), w - 1)
                 reads.append(((b * h + y) * w + xx) * c)
+    # the first byte any position >= p reads: where padding clamps a window to the image's first
+    # row or column, a later position reads from lower than an earlier one (3x3, padding 1: output
+    # rows 0 and 1 both start at input row 0)
+    for p in range(len(reads) - 2, -1, -1):
+        reads[p] = min(reads[p], reads[p + 1])
     return tuple(reads)
 
 
@@ -122,8 +127,9 @@ def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
     xv, out = node_val(x), node_val(node)
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
-    if depthwise_kind(node, isa) == "depthwise_3x3":  # cmx_depthwise_3x3_s8: four channels at a time
-        return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=False, step=DEPTHWISE_3X3_STEP)
+    if depthwise_kind(node, isa) == "depthwise_3x3":  # cmx_depthwise_3x3_s8: four (Helium: eight) channels a step
+        step = HELIUM_CHANNELS if isa == "MVE" and oc >= HELIUM_CHANNELS else DEPTHWISE_3X3_STEP
+        return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=False, step=step)
     c = int(xv.shape[1])
     if isa == "MVE" and c == 1 and oc > 8:  # arm_depthwise_conv_to_conv_s8
         return _whole(out)
