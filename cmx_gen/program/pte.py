@@ -33,6 +33,7 @@ SCALAR_TYPES = {
     11: "bool",
 }
 SCALAR_BYTES = {0: 1, 1: 1, 2: 2, 3: 4, 4: 8, 5: 2, 6: 4, 7: 8, 11: 1}
+DTYPE_BYTES = {name: SCALAR_BYTES[code] for code, name in SCALAR_TYPES.items()}
 
 
 class Quant(Record):
@@ -64,8 +65,7 @@ class TensorSpec(Record):
 
     @property
     def nbytes(self) -> int:
-        sizes = {name: SCALAR_BYTES[code] for code, name in SCALAR_TYPES.items()}
-        return self.numel * sizes.get(self.dtype, 0)
+        return self.numel * DTYPE_BYTES.get(self.dtype, 0)
 
 
 class Operator(Record):
