@@ -81,7 +81,13 @@ def test_failing_cortex_m_pass_makes_a_float_island_strict_refuses_it_and_keep_f
         == 0
     )
     report = __import__("json").loads((out / "report.json").read_text())
-    assert report["lowering_options"] == {"keep_fp32": [where], "io": "float", "delegate": True, "memory": "balanced"}
+    assert report["lowering_options"] == {
+        "keep_fp32": [where],
+        "io": "float",
+        "delegate": True,
+        "memory": "balanced",
+        "input_memory": "pool",
+    }
     assert "aten::bmm.out" in report["fallbacks"]
     assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"
     assert "cortex_m::quantized_batch_matmul.out" in {op["name"] for op in report["operators"]}

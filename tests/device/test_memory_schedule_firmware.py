@@ -44,7 +44,7 @@ def test_fit_takes_min_on_a_small_board_and_passes(tmp_path):
     path = tmp_path / "small-an547.yaml"
     path.write_text(yaml.safe_dump(board))
     app, built, result = create_build_run(
-        SMALL.with_name("small.py:ConvNet"),
+        SMALL.with_name("small.py:ConvNet12"),
         str(path),
         tmp_path,
         io="int8",

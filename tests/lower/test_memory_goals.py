@@ -13,7 +13,7 @@ import yaml
 from conftest import SMALL, read_report, run_cli
 from cmx_gen.common.paths import BOARDS_DIR
 
-CONV_NET = ("ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8")
+CONV_NET = ("ConvNet12", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8")
 
 
 def _kinds(report: dict) -> list[str]:
@@ -54,7 +54,7 @@ def test_fit_takes_the_first_goal_that_fits_and_says_so(tmp_path, capsys):
     board = _small_board(tmp_path, 14 * 1024)
     args = (
         "create",
-        f"{SMALL}:ConvNet",
+        f"{SMALL}:ConvNet12",
         "--input-shape",
         "1,3,8,8",
         "--random-calibration",
@@ -92,7 +92,7 @@ def test_check_with_fit_finds_the_goal_that_fits_and_lower_refuses_fit(tmp_path,
     board = _small_board(tmp_path, 14 * 1024)
     args = (
         "check",
-        f"{SMALL}:ConvNet",
+        f"{SMALL}:ConvNet12",
         "--input-shape",
         "1,3,8,8",
         "--random-calibration",
