@@ -13,8 +13,10 @@ import tty
 from pathlib import Path
 
 import pytest
+import yaml
 
 from cmx_gen.cli import main as cli
+from cmx_gen.common.paths import BOARDS_DIR
 from cmx_gen.fit.boards import load_board
 
 # The tests get a lowering cache of their own: they neither read nor fill the user's.
@@ -69,6 +71,19 @@ def digits_split(folder: Path, count: int | None = None) -> Path:
     with np.load(full) as split:
         np.savez(folder / "some.npz", input=split["input"][:count], labels=split["labels"][:count])
     return folder / "some.npz"
+
+
+def an547_with_dtcm(folder: Path, board_id: str, dtcm_bytes: int, isram_as_flash: bool = False) -> Path:
+    """mps3-an547 with its ITCM for code and a DTCM of `dtcm_bytes` as its only RAM (and its 4 MB ISRAM
+    declared as flash, for a model too large for the ITCM), written to `folder` as `board_id`.yaml."""
+    board = yaml.safe_load((BOARDS_DIR / "mps3-an547.yaml").read_text())
+    regions = {r["name"]: r for r in board["memory"]}
+    flash = [{**regions["isram"], "name": "flash", "kind": "flash", "dma": False}] if isram_as_flash else []
+    board["id"] = board_id
+    board["memory"] = [regions["itcm"], *flash, {**regions["dtcm"], "size": dtcm_bytes}]
+    path = folder / f"{board_id}.yaml"
+    path.write_text(yaml.safe_dump(board))
+    return path
 
 
 def read_report(folder: Path) -> dict:

@@ -40,7 +40,7 @@ def project_from_args(args: argparse.Namespace) -> Project:
         name=pick(name, "name", None),
         delegate=pick(args.delegate, "delegate", True),
         memory=pick(args.memory, "memory", DEFAULT_MEMORY_GOAL),
-        input_memory=pick(getattr(args, "input_memory", None), "input_memory", DEFAULT_INPUT_MEMORY),
+        input_memory=pick(args.input_memory, "input_memory", DEFAULT_INPUT_MEMORY),
     )
     if several:
         models = _several(args, given) if given else base.models  # type: ignore[union-attr]

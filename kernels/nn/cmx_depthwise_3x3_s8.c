@@ -64,7 +64,8 @@ static inline __attribute__((always_inline)) acc8 tap8(acc8 a, const int8_t* x, 
 }
 
 /* arm_requantize_mve_32x4 where every shift is a right shift (`fast`: its left shift is 0): the
- * doubling high multiply, then the rounding divide by a power of two. */
+ * doubling high multiply, then arm_divide_by_power_of_two_mve_32x4 written out with the shift as
+ * it comes (called with the shift negated, GCC 12 keeps the double negation and a larger frame). */
 static inline __attribute__((always_inline)) int32x4_t requantize4(int32x4_t acc, int32x4_t mult, int32x4_t shift,
                                                                    const int fast) {
   if (!fast) return arm_requantize_mve_32x4(acc, mult, shift);

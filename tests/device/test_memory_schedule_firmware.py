@@ -8,10 +8,8 @@ without them."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
-from conftest import FIRMWARE, ROOT, SMALL, read_report
-from cmx_gen.common.paths import BOARDS_DIR
+from conftest import FIRMWARE, ROOT, SMALL, an547_with_dtcm, read_report
 from test_firmware import check_pass, create_build_run
 
 pytestmark = FIRMWARE
@@ -37,12 +35,7 @@ def test_ds_cnn_in_10_kb_passes_bit_exact(tmp_path, board, memory):
 
 def test_fit_takes_min_on_a_small_board_and_passes(tmp_path):
     """A 14 KB DTCM: the balanced schedule is refused (CMSIS-NN's depthwise scratch), min fits and runs."""
-    board = yaml.safe_load((BOARDS_DIR / "mps3-an547.yaml").read_text())
-    board["id"] = "small-an547"
-    board["memory"] = [r for r in board["memory"] if r["name"] in ("itcm", "dtcm")]
-    next(r for r in board["memory"] if r["name"] == "dtcm")["size"] = 14 * 1024
-    path = tmp_path / "small-an547.yaml"
-    path.write_text(yaml.safe_dump(board))
+    path = an547_with_dtcm(tmp_path, "small-an547", 14 * 1024)
     app, built, result = create_build_run(
         SMALL.with_name("small.py:ConvNet12"),
         str(path),
@@ -103,14 +96,7 @@ def test_mobilenet_v2_224_passes_in_256_kb(tmp_path):
     """Issue 32: MobileNetV2-224 (torchvision's layers) on a Corstone-300 whose only RAM is a 256 KB
     DTCM: `min` patches its first blocks, the image stays where the caller keeps it (flash here),
     and the firmware's result is bit-exact."""
-    board = yaml.safe_load((BOARDS_DIR / "mps3-an547.yaml").read_text())
-    board["id"] = "an547-256k"
-    regions = {r["name"]: r for r in board["memory"]}
-    flash = {**regions["isram"], "name": "flash", "kind": "flash", "dma": False}
-    ram = {**regions["dtcm"], "size": 256 * 1024}
-    board["memory"] = [regions["itcm"], flash, ram]
-    path = tmp_path / "an547-256k.yaml"
-    path.write_text(yaml.safe_dump(board))
+    path = an547_with_dtcm(tmp_path, "an547-256k", 256 * 1024, isram_as_flash=True)
     app, built, result = create_build_run(
         ROOT / "samples" / "mobilenet_v2" / "model.py:MobileNetV2",
         str(path),

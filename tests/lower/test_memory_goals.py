@@ -5,13 +5,10 @@ network for the M55, where CMSIS-NN's depthwise kernel takes a 4,464-byte scratc
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-import yaml
 
-from conftest import SMALL, read_report, run_cli
-from cmx_gen.common.paths import BOARDS_DIR
+from conftest import SMALL, an547_with_dtcm, read_report, run_cli
 
 CONV_NET = ("ConvNet12", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8")
 
@@ -39,19 +36,8 @@ def test_fast_and_balanced_keep_cmsis_nn_kernels_on_m55(lowered_dir):
     assert all(s["extra_instructions"] == 0 for s in balanced["schedules"])
 
 
-def _small_board(tmp_path: Path, dtcm_bytes: int) -> Path:
-    """mps3-an547 with only its ITCM for code and a DTCM of `dtcm_bytes` for RAM."""
-    board = yaml.safe_load((BOARDS_DIR / "mps3-an547.yaml").read_text())
-    board["id"] = "small-an547"
-    board["memory"] = [r for r in board["memory"] if r["name"] in ("itcm", "dtcm")]
-    next(r for r in board["memory"] if r["name"] == "dtcm")["size"] = dtcm_bytes
-    path = tmp_path / "small-an547.yaml"
-    path.write_text(yaml.safe_dump(board))
-    return path
-
-
 def test_fit_takes_the_first_goal_that_fits_and_says_so(tmp_path, capsys):
-    board = _small_board(tmp_path, 14 * 1024)
+    board = an547_with_dtcm(tmp_path, "small-an547", 14 * 1024)
     args = (
         "create",
         f"{SMALL}:ConvNet12",
@@ -89,7 +75,7 @@ def test_unknown_goal_in_cmx_toml_is_one_line_exit_2(tmp_path, capsys, value):
 
 
 def test_check_with_fit_finds_the_goal_that_fits_and_lower_refuses_fit(tmp_path, capsys):
-    board = _small_board(tmp_path, 14 * 1024)
+    board = an547_with_dtcm(tmp_path, "small-an547", 14 * 1024)
     args = (
         "check",
         f"{SMALL}:ConvNet12",

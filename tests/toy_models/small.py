@@ -12,12 +12,12 @@ def _x(*shape):
 class ConvNet(nn.Module):
     """conv, depthwise conv, relu, max pool, avg pool, linear."""
 
-    def __init__(self):
+    def __init__(self, channels: int = 8):
         super().__init__()
         torch.manual_seed(0)
-        self.conv = nn.Conv2d(3, 8, 3, padding=1)
-        self.dw = nn.Conv2d(8, 8, 3, padding=1, groups=8)
-        self.pw = nn.Conv2d(8, 16, 1)
+        self.conv = nn.Conv2d(3, channels, 3, padding=1)
+        self.dw = nn.Conv2d(channels, channels, 3, padding=1, groups=channels)
+        self.pw = nn.Conv2d(channels, 16, 1)
         self.maxpool = nn.MaxPool2d(2)
         self.avgpool = nn.AvgPool2d(2)
         self.fc = nn.Linear(16 * 2 * 2, 10)
@@ -37,11 +37,7 @@ class ConvNet12(ConvNet):
     goals trade against the DSP kernel."""
 
     def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.conv = nn.Conv2d(3, 12, 3, padding=1)
-        self.dw = nn.Conv2d(12, 12, 3, padding=1, groups=12)
-        self.pw = nn.Conv2d(12, 16, 1)
+        super().__init__(channels=12)
 
 
 class EltwiseNet(nn.Module):
