@@ -95,6 +95,9 @@ bool compiled_in(int32_t op) {
 #ifdef CMX_BACKEND_FULLY_CONNECTED
     case CMX_OP_FULLY_CONNECTED: return true;
 #endif
+#ifdef CMX_BACKEND_POINTWISE
+    case CMX_OP_POINTWISE: return true;
+#endif
 #ifdef CMX_BACKEND_DEPTHWISE_3X3
     case CMX_OP_DEPTHWISE_3X3: return true;
 #endif
@@ -317,6 +320,19 @@ class CmxCmsisNNBackend final : public BackendInterface {
                                               constant_at<int32_t>(plan, l->bias), constant_at<int32_t>(plan, l->multipliers),
                                               constant_at<int32_t>(plan, l->shifts),
                                               reinterpret_cast<int16_t*>(work + l->scratch), out));
+          break;
+        }
+#endif
+#ifdef CMX_BACKEND_POINTWISE
+        case CMX_OP_POINTWISE: {
+          auto* l = reinterpret_cast<const cmx_layer_pointwise*>(head);
+          cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                              const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+          out = tensor_at(l->output, work, io);
+          CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+          CMX_KERNEL(status = cmx_pointwise_s8(&l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                               &l->filter_dims, constant_at<int8_t>(plan, l->weight),
+                                               constant_at<int32_t>(plan, l->kernel_sum), &l->output_dims, out));
           break;
         }
 #endif

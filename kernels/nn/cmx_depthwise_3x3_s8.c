@@ -63,16 +63,6 @@ static inline __attribute__((always_inline)) acc8 tap8(acc8 a, const int8_t* x, 
   return a;
 }
 
-/* arm_requantize_mve_32x4 where every shift is a right shift (`fast`: its left shift is 0): the
- * doubling high multiply, then arm_divide_by_power_of_two_mve_32x4 written out with the shift as
- * it comes (called with the shift negated, GCC 12 keeps the double negation and a larger frame). */
-static inline __attribute__((always_inline)) int32x4_t requantize4(int32x4_t acc, int32x4_t mult, int32x4_t shift,
-                                                                   const int fast) {
-  if (!fast) return arm_requantize_mve_32x4(acc, mult, shift);
-  const int32x4_t v = vqrdmulhq_s32(acc, mult);
-  return vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, shift), 31)), shift);
-}
-
 /* Channels [0, ch & ~7) of one output pixel whose window rows [0, rows) and columns [0, cols) from
  * `x0` lie inside the input (`w0`: their weights). The per-channel constants come de-interleaved
  * by VLD2 (even channels, odd channels); the result is narrowed with saturation to int16, the
@@ -105,8 +95,8 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
       if (cols > 2) a = tap8(a, x + 2 * ch, w + 2 * ch, offset);
     }
     const int32x4x2_t m = vld2q_s32(mult), s = vld2q_s32(shift);
-    const int32x4_t even = requantize4(a.even, m.val[0], s.val[0], fast);
-    const int32x4_t odd = requantize4(a.odd, m.val[1], s.val[1], fast);
+    const int32x4_t even = cmx_requantize_mve(a.even, m.val[0], s.val[0], fast);
+    const int32x4_t odd = cmx_requantize_mve(a.odd, m.val[1], s.val[1], fast);
     int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), even), odd);
     v = vqaddq_n_s16(v, (int16_t)p->output_offset);
     vstrbq_s16(out, vminq_s16(vmaxq_s16(v, lo), hi));

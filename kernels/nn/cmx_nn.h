@@ -99,6 +99,17 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
  * plan does the same in Python, cmx_gen/lower/delegate/own_kernels.py). */
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
 
+/* A 1x1 convolution, stride 1, no padding, one group (filter [out_ch][1][1][in_ch]): the result of
+ * arm_convolve_wrapper_s8 for it, on Helium only (ARM_CMSIS_NN_NO_IMPL_ERROR elsewhere; the DSP
+ * cores run cmx_conv_row_s8). weights: the filter in cmx_fully_connected_s8_weights' Helium layout
+ * (rows = output channels, cols = input channels); kernel_sum: per output channel, bias + input
+ * offset x the sum of its weights (arm_vector_sum_s8's sums). No scratch. ARM_CMSIS_NN_ARG_ERROR
+ * for any other shape. */
+arm_cmsis_nn_status cmx_pointwise_s8(const cmsis_nn_conv_params* params, const cmsis_nn_per_channel_quant_params* quant,
+                                     const cmsis_nn_dims* input_dims, const int8_t* input,
+                                     const cmsis_nn_dims* filter_dims, const int8_t* weights, const int32_t* kernel_sum,
+                                     const cmsis_nn_dims* output_dims, int8_t* output);
+
 /* output[b][c][r] = input[b][r][c]: int8 [batches][rows][cols] -> [batches][cols][rows]. */
 void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows, int32_t cols);
 

@@ -53,3 +53,18 @@ static inline int cmx_all_right_shifts(const int32_t* multiplier, const int32_t*
   for (int32_t c = 0; c < channels; ++c) fast &= shift[c] <= -1 && multiplier[c] > 0;
   return fast;
 }
+
+#if defined(ARM_MATH_MVEI)
+#include <arm_mve.h>
+
+/* arm_requantize_mve_32x4, per lane; `fast` where every shift is a right shift (its left shift is
+ * 0): the doubling high multiply, then arm_divide_by_power_of_two_mve_32x4 written out with the
+ * shift as it comes (called with the shift negated, GCC 12 keeps the double negation and a larger
+ * frame). */
+static inline __attribute__((always_inline)) int32x4_t cmx_requantize_mve(int32x4_t acc, int32x4_t mult,
+                                                                          int32x4_t shift, const int fast) {
+  if (!fast) return arm_requantize_mve_32x4(acc, mult, shift);
+  const int32x4_t v = vqrdmulhq_s32(acc, mult);
+  return vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, shift), 31)), shift);
+}
+#endif

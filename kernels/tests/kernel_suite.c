@@ -444,6 +444,68 @@ static void fc_suite(tally* t) {
   }
 }
 
+#if defined(ARM_MATH_MVEI)
+/* cmx_pointwise_s8 against arm_convolve_wrapper_s8 (the plan's call for a 1x1 convolution
+ * otherwise), over positions x in_ch -> out_ch, its kernel sums from arm_vector_sum_s8. */
+static void pointwise_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t h, int32_t w, int slow, int no_bias,
+                           int full_range, const char* name) {
+  const int32_t count = h * w;
+  if (count * in_ch > MAX_IN || count * out_ch > MAX_OUT || out_ch * ((in_ch + 15) & ~15) > MAX_W ||
+      out_ch > MAX_CH) {
+    return;
+  }
+  for (int32_t i = 0; i < count * in_ch; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < out_ch * in_ch; ++i) filter[i] = (int8_t)rnd();
+  fill_quant(out_ch, slow);
+  cmsis_nn_conv_params cp;
+  cp.input_offset = between(-127, 128);
+  cp.output_offset = between(-128, 127);
+  cp.stride.w = cp.stride.h = 1;
+  cp.padding.w = cp.padding.h = 0;
+  cp.dilation.w = cp.dilation.h = 1;
+  cp.activation = random_activation(full_range);
+  const cmsis_nn_dims in_d = {1, h, w, in_ch}, f_d = {out_ch, 1, 1, in_ch}, b_d = {1, 1, 1, out_ch};
+  const cmsis_nn_dims o_d = {1, h, w, out_ch};
+  const int32_t need = arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
+  if (need > MAX_SCRATCH) return;
+  const int32_t* b = no_bias ? NULL : bias;
+  arm_vector_sum_s8(kernel_sum, in_ch, out_ch, filter, cp.input_offset, 0, b);
+  cmx_fully_connected_s8_weights(out_ch, in_ch, filter, row_weights);
+  const cmsis_nn_per_channel_quant_params q = {mult, shift};
+  const int32_t n = count * out_ch;
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  cmsis_nn_context ctx = {scratch, need};
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 = arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_pointwise_s8(&cp, &q, &in_d, input, &f_d, row_weights, kernel_sum, &o_d, out_cmx);
+  uint64_t t2 = cmx_platform_counter();
+  const int equal =
+      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, "pointwise", name, t1 - t0, t2 - t1, n * in_ch, equal)) {
+    int32_t at = 0;
+    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s in%d out%d %dx%d status %d/%d byte %d: %d vs %d", name,
+             (int)in_ch, (int)out_ch, (int)h, (int)w, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
+             at < n ? out_cmx[at] : 0);
+  }
+}
+
+static void pointwise_suite(tally* t) {
+  pointwise_case(t, 64, 64, 25, 5, 0, 0, 1, "DS-CNN pointwise 64 -> 64 over 25 x 5");
+  pointwise_case(t, 8, 16, 24, 24, 0, 0, 1, "MobileNet pointwise 8 -> 16 over 24 x 24");
+  pointwise_case(t, 32, 64, 12, 12, 0, 0, 1, "MobileNet pointwise 32 -> 64 over 12 x 12");
+  pointwise_case(t, 37, 9, 5, 3, 1, 1, 0, "37 inputs (a predicated last group), 9 outputs, slow, no bias");
+  pointwise_case(t, 1, 1, 1, 1, 0, 0, 0, "1 x 1 x 1");
+  pointwise_case(t, 3, 5, 7, 1, 0, 0, 0, "three inputs, five outputs, one column");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    pointwise_case(t, between(1, 96), between(1, MAX_CH), between(1, 12), between(1, 12), rnd() % 5 == 0,
+                   rnd() % 7 == 0, 0, "random");
+  }
+}
+#endif
+
 /* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
@@ -464,11 +526,18 @@ int main(void) {
   depthwise_suite(&depthwise);
   transpose_suite(&transpose);
   fc_suite(&fc);
+#if defined(ARM_MATH_MVEI)
+  tally pointwise = {0};
+  pointwise_suite(&pointwise);
+#endif
   int failed = report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
   failed |= report("depthwise_3x3", &depthwise);
   failed |= report("transpose", &transpose);
   failed |= report("fully_connected", &fc);
+#if defined(ARM_MATH_MVEI)
+  failed |= report("pointwise", &pointwise);
+#endif
   cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");
   cmx_platform_exit(failed);
   return failed;

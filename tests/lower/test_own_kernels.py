@@ -108,6 +108,39 @@ def test_a_plan_with_own_kernels_is_the_lowering_reference(lowered_dir, target, 
     assert np.array_equal(got[0], reference["output_0"])
 
 
+def test_helium_plans_run_pointwise_layers_on_cmx_pointwise_and_equal_the_reference(lowered_dir):
+    """ConvNet's 1x1 convolution on the M55 runs cmx_pointwise_s8, its 3x3 one CMSIS-NN's; the plan,
+    run from its bytes (the filter read back from its layout, the bias from its kernel sums), is the
+    lowering's reference."""
+    from cmx_gen.program import plan_reference
+
+    out = lowered_dir("ConvNet", "--random-calibration")
+    data = (out / "model.pte").read_bytes()
+    kinds = pte.backend_layers(data)
+    assert "pointwise" in kinds and "conv" in kinds, kinds
+    m4 = pte.backend_layers(
+        (lowered_dir("ConvNet", "--random-calibration", target="cortex-m4") / "model.pte").read_bytes()
+    )
+    assert "pointwise" not in m4, m4
+    reference = np.load(out / "reference.npz")
+    got = plan_reference.reference(data, [reference["input_0"]], "MVE")
+    assert np.array_equal(got[0], reference["output_0"])
+
+
+def test_kernel_sums_wrap_as_int32_and_give_the_bias_back():
+    rng = np.random.default_rng(7)
+    filt = rng.integers(-128, 128, size=(9, 37), dtype=np.int8)
+    bias = rng.integers(-(1 << 31), 1 << 31, size=9, dtype=np.int64).astype(np.int32)
+    for offset in (-127, 0, 5, 128):
+        sums = own_kernels.kernel_sums(filt, bias, offset)
+        expect = (filt.astype(np.int64).sum(axis=1) * offset + bias).astype(np.int32)  # numpy wraps int64 -> int32
+        assert sums.dtype == np.dtype("<i4") and np.array_equal(sums, expect)
+        assert np.array_equal(own_kernels.bias_from_sums(sums, filt, offset), bias)
+    assert np.array_equal(
+        own_kernels.kernel_sums(filt, None, 3), (filt.astype(np.int64).sum(axis=1) * 3).astype(np.int32)
+    )
+
+
 def test_fc_weights_read_back_and_are_laid_out_as_the_kernel_reads_them():
     rng = np.random.default_rng(5)
     for isa in ("DSP", "MVE"):

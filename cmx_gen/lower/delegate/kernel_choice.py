@@ -86,6 +86,8 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     if kind == "conv_row":
         geometry, chunk = row_plan(node)
         return geometry.scratch_bytes(chunk)
+    if kind == "pointwise":
+        return 0  # cmx_pointwise_s8 needs none
     return _planned_scratch(node)
 
 
@@ -129,7 +131,7 @@ def helium_depthwise(node: torch.fx.Node) -> bool:
 
 def conv_kind(node: torch.fx.Node, isa: str) -> str:
     """ "conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core (or where small_kernel) where it applies (own_kernels.py);
-    else "conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
+    "pointwise" (cmx_pointwise_s8) for a 1x1 convolution of stride 1 on a Helium core; else "conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
     path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
     arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
     if op_name(node) != "cortex_m::quantized_conv2d":
@@ -142,6 +144,8 @@ def conv_kind(node: torch.fx.Node, isa: str) -> str:
         return "conv" if one_by_one else "conv_general"
     if (isa == "DSP" or small_kernel(node)) and _row_geometry(node) is not None:
         return "conv_row"
+    if isa == "MVE" and one_by_one and list(stride) == [1, 1]:
+        return "pointwise"
     out_w = int(node_val(node).shape[3])
     one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
     if one_by_one or not one_by_n:

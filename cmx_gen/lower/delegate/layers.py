@@ -70,6 +70,8 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     kind = conv_kind(node, emit.isa)
     if kind == "conv_row":
         return _conv_row(node, emit, scratch)
+    if kind == "pointwise":
+        return _pointwise(node, emit)
     return Layer(
         kind,
         {
@@ -94,6 +96,42 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
             **dims_fields("input", dims(_val(x))),
             **dims_fields("filter", shape4(w)),  # OHWI already
             **dims_fields("bias", (1, 1, 1, int(_val(node).shape[1]))),
+            **dims_fields("output", dims(_val(node))),
+        },
+        node=node.name,
+    )
+
+
+def _pointwise(node: torch.fx.Node, emit: Emit) -> Layer:
+    """cmx_pointwise_s8: a 1x1 convolution's arguments, its filter in cmx_fully_connected_s8's Helium
+    layout and its kernel sums in place of the bias."""
+    x, weight, bias, _, _, _, in_off, out_off, mult, shift, act_min, act_max, _ = fx_args(node)
+    out_c, in_c = int(_val(node).shape[1]), int(_val(x).shape[1])
+    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_c, in_c)
+    bias_values = np.frombuffer(emit.constant_bytes(bias), dtype="<i4") if bias is not None else None
+    sums = own_kernels.kernel_sums(filt, bias_values, int(in_off))
+    return Layer(
+        "pointwise",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)),
+            "kernel_sum": emit.data(sums.tobytes()),
+            "multipliers": emit.constant(mult),
+            "shifts": emit.constant(shift),
+            "input_offset": in_off,
+            "output_offset": out_off,
+            "stride_w": 1,
+            "stride_h": 1,
+            "pad_w": 0,
+            "pad_h": 0,
+            "dilation_w": 1,
+            "dilation_h": 1,
+            "act_min": act_min,
+            "act_max": act_max,
+            **dims_fields("input", dims(_val(x))),
+            **dims_fields("filter", shape4(_val(weight))),
+            **dims_fields("bias", (1, 1, 1, out_c)),
             **dims_fields("output", dims(_val(node))),
         },
         node=node.name,

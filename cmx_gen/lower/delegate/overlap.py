@@ -108,6 +108,8 @@ def _conv_walk(node: torch.fx.Node, isa: str) -> Walk:
     kind = conv_kind(node, isa)
     if kind == "conv_row":
         return Walk(conv_row_blocks(*row_plan(node)), oc, reads, copy_in=True)
+    if kind == "pointwise":  # cmx_pointwise_s8: a position's outputs while its input is still read
+        return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=False)
     c, kc = int(xv.shape[1]), int(wv.shape[3])
     kh, kw = int(wv.shape[1]), int(wv.shape[2])
     if c != kc:  # grouped: arm_convolve_s8 walks the groups outermost

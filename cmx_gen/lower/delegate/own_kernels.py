@@ -191,3 +191,20 @@ def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> NDArray[Any]:
     padded = np.concatenate([head.reshape(blocks * 4, width), data[blocks * 4 * width :].reshape(-1, width)])
     result: NDArray[Any] = padded[:, :cols]
     return result
+
+
+def kernel_sums(filter_rc: NDArray[Any], bias: NDArray[Any] | None, input_offset: int) -> NDArray[Any]:
+    """Per row, bias + input offset x the row's sum, as int32 with its wraparound (CMSIS-NN's
+    arm_vector_sum_s8): where cmx_pointwise_s8's accumulators start."""
+    sums = filter_rc.astype(np.int64).sum(axis=1) * int(input_offset)
+    if bias is not None:
+        sums = sums + bias.astype(np.int64)
+    wrapped: NDArray[Any] = ((sums + (1 << 31)) % (1 << 32) - (1 << 31)).astype("<i4")
+    return wrapped
+
+
+def bias_from_sums(sums: NDArray[Any], filter_rc: NDArray[Any], input_offset: int) -> NDArray[Any]:
+    """kernel_sums read back: the bias (zeros where the layer had none: the same outputs)."""
+    bias = sums.astype(np.int64) - filter_rc.astype(np.int64).sum(axis=1) * int(input_offset)
+    wrapped: NDArray[Any] = ((bias + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    return wrapped

@@ -64,6 +64,7 @@ OPS = {
     "lut": 19,
     "bmm": 20,
     "copy_region": 21,
+    "pointwise": 22,
 }
 
 
