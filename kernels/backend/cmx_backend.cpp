@@ -95,8 +95,8 @@ bool compiled_in(int32_t op) {
 #ifdef CMX_BACKEND_FULLY_CONNECTED
     case CMX_OP_FULLY_CONNECTED: return true;
 #endif
-#ifdef CMX_BACKEND_POINTWISE
-    case CMX_OP_POINTWISE: return true;
+#ifdef CMX_BACKEND_CONV_HELIUM
+    case CMX_OP_CONV_HELIUM: return true;
 #endif
 #ifdef CMX_BACKEND_DEPTHWISE_3X3
     case CMX_OP_DEPTHWISE_3X3: return true;
@@ -170,6 +170,12 @@ bool scratch_ok(const cmx_layer_head* head) {
     case CMX_OP_CONV_ROW: {
       auto* l = reinterpret_cast<const cmx_layer_conv_row*>(head);
       return cmx_conv_row_s8_scratch_bytes(&l->params) <= l->scratch_bytes;
+    }
+#endif
+#ifdef CMX_BACKEND_CONV_HELIUM
+    case CMX_OP_CONV_HELIUM: {
+      auto* l = reinterpret_cast<const cmx_layer_conv_helium*>(head);
+      return cmx_conv_helium_s8_scratch_bytes(&l->params, &l->input_dims, &l->filter_dims) <= l->scratch_bytes;
     }
 #endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
@@ -323,16 +329,15 @@ class CmxCmsisNNBackend final : public BackendInterface {
           break;
         }
 #endif
-#ifdef CMX_BACKEND_POINTWISE
-        case CMX_OP_POINTWISE: {
-          auto* l = reinterpret_cast<const cmx_layer_pointwise*>(head);
-          cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                              const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+#ifdef CMX_BACKEND_CONV_HELIUM
+        case CMX_OP_CONV_HELIUM: {
+          auto* l = reinterpret_cast<const cmx_layer_conv_helium*>(head);
+          cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-          CMX_KERNEL(status = cmx_pointwise_s8(&l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
-                                               &l->filter_dims, constant_at<int8_t>(plan, l->weight),
-                                               constant_at<int32_t>(plan, l->kernel_sum), &l->output_dims, out));
+          CMX_KERNEL(status = cmx_conv_helium_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io),
+                                                 &l->filter_dims, constant_at<int8_t>(plan, l->weight),
+                                                 constant_at<int32_t>(plan, l->constants), &l->output_dims, out));
           break;
         }
 #endif

@@ -41,7 +41,7 @@ enum cmx_plan_op {
   CMX_OP_LUT = 19,
   CMX_OP_BMM = 20,
   CMX_OP_COPY_REGION = 21,
-  CMX_OP_POINTWISE = 22,
+  CMX_OP_CONV_HELIUM = 22,
 };
 
 typedef struct {
@@ -73,15 +73,14 @@ typedef struct {
 /* arm_convolve_s8 itself, for a convolution its wrapper would send to a path that refuses it. */
 typedef cmx_layer_conv cmx_layer_conv_general;
 
-/* cmx_pointwise_s8 (kernels/nn/): a 1x1 convolution of stride 1 on a Helium core, weight in
- * cmx_fully_connected_s8's layout, kernel_sum (bias + input offset x each channel's weight sum) for
- * the bias, no scratch. */
+/* cmx_conv_helium_s8 (kernels/nn/): a convolution of one group on a Helium core, weight in
+ * cmx_fully_connected_s8's layout, constants (kernel sums, multipliers, shifts) in its own. */
 typedef struct {
   cmx_layer_head head;
-  int32_t input, output, weight, kernel_sum, multipliers, shifts;
+  int32_t input, output, weight, constants, scratch, scratch_bytes;
   cmsis_nn_conv_params params;
   cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
-} cmx_layer_pointwise;
+} cmx_layer_conv_helium;
 
 /* cmx_conv_row_s8 (kernels/nn/), a convolution of one group on a DSP core; weight in its layout. */
 typedef struct {

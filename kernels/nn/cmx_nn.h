@@ -99,16 +99,27 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
  * plan does the same in Python, cmx_gen/lower/delegate/own_kernels.py). */
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
 
-/* A 1x1 convolution, stride 1, no padding, one group (filter [out_ch][1][1][in_ch]): the result of
- * arm_convolve_wrapper_s8 for it, on Helium only (ARM_CMSIS_NN_NO_IMPL_ERROR elsewhere; the DSP
- * cores run cmx_conv_row_s8). weights: the filter in cmx_fully_connected_s8_weights' Helium layout
- * (rows = output channels, cols = input channels); kernel_sum: per output channel, bias + input
- * offset x the sum of its weights (arm_vector_sum_s8's sums). No scratch. ARM_CMSIS_NN_ARG_ERROR
- * for any other shape. */
-arm_cmsis_nn_status cmx_pointwise_s8(const cmsis_nn_conv_params* params, const cmsis_nn_per_channel_quant_params* quant,
-                                     const cmsis_nn_dims* input_dims, const int8_t* input,
-                                     const cmsis_nn_dims* filter_dims, const int8_t* weights, const int32_t* kernel_sum,
-                                     const cmsis_nn_dims* output_dims, int8_t* output);
+/* A convolution of one group (filter [out_ch][kh][kw][in_ch]; any stride, padding and dilation): the
+ * result of arm_convolve_wrapper_s8 for it (per-channel quantization), on Helium only
+ * (ARM_CMSIS_NN_NO_IMPL_ERROR elsewhere; the DSP cores run cmx_conv_row_s8). weights: the filter as
+ * [out_ch][kh * kw * in_ch] in cmx_fully_connected_s8_weights' Helium layout; constants: per output
+ * channel its kernel sum (bias + input offset x the sum of its weights, arm_vector_sum_s8's), its
+ * multiplier and its shift, laid out by cmx_conv_helium_s8_constants. ctx:
+ * cmx_conv_helium_s8_scratch_bytes bytes (none for a 1x1 convolution of stride 1 without padding).
+ * ARM_CMSIS_NN_ARG_ERROR for a grouped one. */
+int32_t cmx_conv_helium_s8_scratch_bytes(const cmsis_nn_conv_params* params, const cmsis_nn_dims* input_dims,
+                                         const cmsis_nn_dims* filter_dims);
+arm_cmsis_nn_status cmx_conv_helium_s8(const cmsis_nn_context* ctx, const cmsis_nn_conv_params* params,
+                                       const cmsis_nn_dims* input_dims, const int8_t* input,
+                                       const cmsis_nn_dims* filter_dims, const int8_t* weights,
+                                       const int32_t* constants, const cmsis_nn_dims* output_dims, int8_t* output);
+
+/* The channel constants as cmx_conv_helium_s8 reads them: per block of four channels their four kernel
+ * sums, four multipliers, four shifts; then each of the last rows % 4 channels' sum, multiplier and
+ * shift (3 x rows words). For tests (cmx-gen's plan does the same in Python,
+ * cmx_gen/lower/delegate/own_kernels.py). */
+void cmx_conv_helium_s8_constants(int32_t rows, const int32_t* kernel_sum, const int32_t* multiplier,
+                                  const int32_t* shift, int32_t* out);
 
 /* output[b][c][r] = input[b][r][c]: int8 [batches][rows][cols] -> [batches][cols][rows]. */
 void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows, int32_t cols);

@@ -445,63 +445,87 @@ static void fc_suite(tally* t) {
 }
 
 #if defined(ARM_MATH_MVEI)
-/* cmx_pointwise_s8 against arm_convolve_wrapper_s8 (the plan's call for a 1x1 convolution
- * otherwise), over positions x in_ch -> out_ch, its kernel sums from arm_vector_sum_s8. */
-static void pointwise_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t h, int32_t w, int slow, int no_bias,
-                           int full_range, const char* name) {
-  const int32_t count = h * w;
-  if (count * in_ch > MAX_IN || count * out_ch > MAX_OUT || out_ch * ((in_ch + 15) & ~15) > MAX_W ||
-      out_ch > MAX_CH) {
-    return;
-  }
-  for (int32_t i = 0; i < count * in_ch; ++i) input[i] = (int8_t)rnd();
-  for (int32_t i = 0; i < out_ch * in_ch; ++i) filter[i] = (int8_t)rnd();
+/* cmx_conv_helium_s8 against CMSIS-NN: arm_convolve_wrapper_s8 for a 1x1 convolution of stride 1
+ * without padding (its 1x1 path, the plan's call otherwise), arm_convolve_s8 for any other (the
+ * wrapper's MVE 1xN path misreads some strided ones: kernel_choice.py conv_kind); its kernel sums
+ * from arm_vector_sum_s8. */
+static int32_t helium_constants[3 * MAX_CH];
+static void conv_helium_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, int32_t in_w, int32_t kh,
+                             int32_t kw, int32_t stride_h, int32_t stride_w, int32_t pad_h, int32_t pad_w,
+                             int32_t dilation, int slow, int no_bias, int full_range, const char* name) {
+  const int32_t span_h = (kh - 1) * dilation + 1, span_w = (kw - 1) * dilation + 1;
+  if (in_h + 2 * pad_h < span_h || in_w + 2 * pad_w < span_w) return;
+  const int32_t out_h = (in_h + 2 * pad_h - span_h) / stride_h + 1, out_w = (in_w + 2 * pad_w - span_w) / stride_w + 1;
+  const int32_t cols = kh * kw * in_ch, n = out_h * out_w * out_ch;
+  if (in_h * in_w * in_ch > MAX_IN || n > MAX_OUT || out_ch * ((cols + 15) & ~15) > MAX_W || out_ch > MAX_CH) return;
+  for (int32_t i = 0; i < in_h * in_w * in_ch; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < out_ch * cols; ++i) filter[i] = (int8_t)rnd();
   fill_quant(out_ch, slow);
   cmsis_nn_conv_params cp;
   cp.input_offset = between(-127, 128);
   cp.output_offset = between(-128, 127);
-  cp.stride.w = cp.stride.h = 1;
-  cp.padding.w = cp.padding.h = 0;
-  cp.dilation.w = cp.dilation.h = 1;
+  cp.stride.w = stride_w;
+  cp.stride.h = stride_h;
+  cp.padding.w = pad_w;
+  cp.padding.h = pad_h;
+  cp.dilation.w = cp.dilation.h = dilation;
   cp.activation = random_activation(full_range);
-  const cmsis_nn_dims in_d = {1, h, w, in_ch}, f_d = {out_ch, 1, 1, in_ch}, b_d = {1, 1, 1, out_ch};
-  const cmsis_nn_dims o_d = {1, h, w, out_ch};
-  const int32_t need = arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d);
-  if (need > MAX_SCRATCH) return;
+  const cmsis_nn_dims in_d = {1, in_h, in_w, in_ch}, f_d = {out_ch, kh, kw, in_ch}, b_d = {1, 1, 1, out_ch};
+  const cmsis_nn_dims o_d = {1, out_h, out_w, out_ch};
+  const int one_by_one = kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && pad_h == 0 && pad_w == 0;
+  const int32_t need = one_by_one ? arm_convolve_wrapper_s8_get_buffer_size(&cp, &in_d, &f_d, &o_d)
+                                  : arm_convolve_s8_get_buffer_size(&in_d, &f_d);
+  const int32_t own = cmx_conv_helium_s8_scratch_bytes(&cp, &in_d, &f_d);
+  if (need > MAX_SCRATCH || own > MAX_SCRATCH) return;
   const int32_t* b = no_bias ? NULL : bias;
-  arm_vector_sum_s8(kernel_sum, in_ch, out_ch, filter, cp.input_offset, 0, b);
-  cmx_fully_connected_s8_weights(out_ch, in_ch, filter, row_weights);
+  arm_vector_sum_s8(kernel_sum, cols, out_ch, filter, cp.input_offset, 0, b);
+  cmx_conv_helium_s8_constants(out_ch, kernel_sum, mult, shift, helium_constants);
+  cmx_fully_connected_s8_weights(out_ch, cols, filter, row_weights);
   const cmsis_nn_per_channel_quant_params q = {mult, shift};
-  const int32_t n = count * out_ch;
   memset(out_cmsis, 0x55, (size_t)n);
   memset(out_cmx, 0x66, (size_t)n);
-  cmsis_nn_context ctx = {scratch, need};
+  cmsis_nn_context ctx = {scratch, need}, own_ctx = {scratch, own};
   uint64_t t0 = cmx_platform_counter();
-  arm_cmsis_nn_status s1 = arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  arm_cmsis_nn_status s1 =
+      one_by_one ? arm_convolve_wrapper_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis)
+                 : arm_convolve_s8(&ctx, &cp, &q, &in_d, input, &f_d, filter, &b_d, b, NULL, &o_d, out_cmsis);
   uint64_t t1 = cmx_platform_counter();
-  arm_cmsis_nn_status s2 = cmx_pointwise_s8(&cp, &q, &in_d, input, &f_d, row_weights, kernel_sum, &o_d, out_cmx);
+  arm_cmsis_nn_status s2 =
+      cmx_conv_helium_s8(&own_ctx, &cp, &in_d, input, &f_d, row_weights, helium_constants, &o_d, out_cmx);
   uint64_t t2 = cmx_platform_counter();
   const int equal =
       s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  if (record(t, "pointwise", name, t1 - t0, t2 - t1, n * in_ch, equal)) {
+  if (record(t, "conv_helium", name, t1 - t0, t2 - t1, n * cols, equal)) {
     int32_t at = 0;
     while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
-    snprintf(t->first_failure, sizeof(t->first_failure), "%s in%d out%d %dx%d status %d/%d byte %d: %d vs %d", name,
-             (int)in_ch, (int)out_ch, (int)h, (int)w, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
+    snprintf(t->first_failure, sizeof(t->first_failure),
+             "%s in%d out%d %dx%d k%dx%d s%d,%d p%d,%d d%d status %d/%d byte %d: %d vs %d", name, (int)in_ch,
+             (int)out_ch, (int)in_h, (int)in_w, (int)kh, (int)kw, (int)stride_h, (int)stride_w, (int)pad_h,
+             (int)pad_w, (int)dilation, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
              at < n ? out_cmx[at] : 0);
   }
 }
 
-static void pointwise_suite(tally* t) {
-  pointwise_case(t, 64, 64, 25, 5, 0, 0, 1, "DS-CNN pointwise 64 -> 64 over 25 x 5");
-  pointwise_case(t, 8, 16, 24, 24, 0, 0, 1, "MobileNet pointwise 8 -> 16 over 24 x 24");
-  pointwise_case(t, 32, 64, 12, 12, 0, 0, 1, "MobileNet pointwise 32 -> 64 over 12 x 12");
-  pointwise_case(t, 37, 9, 5, 3, 1, 1, 0, "37 inputs (a predicated last group), 9 outputs, slow, no bias");
-  pointwise_case(t, 1, 1, 1, 1, 0, 0, 0, "1 x 1 x 1");
-  pointwise_case(t, 3, 5, 7, 1, 0, 0, 0, "three inputs, five outputs, one column");
+static void conv_helium_suite(tally* t) {
+  conv_helium_case(t, 64, 64, 25, 5, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, "DS-CNN pointwise 64 -> 64 over 25 x 5");
+  conv_helium_case(t, 8, 16, 24, 24, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, "MobileNet pointwise 8 -> 16 over 24 x 24");
+  conv_helium_case(t, 32, 64, 12, 12, 1, 1, 1, 1, 0, 0, 1, 0, 0, 1, "MobileNet pointwise 32 -> 64 over 12 x 12");
+  conv_helium_case(t, 1, 64, 49, 10, 10, 4, 2, 2, 4, 1, 1, 0, 0, 1, "DS-CNN first layer: 10x4 stride 2 over 49x10x1");
+  conv_helium_case(t, 3, 16, 32, 32, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, "ResNet first layer: 3x3 over 32x32x3");
+  conv_helium_case(t, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, "ResNet 3x3 16 -> 16 over 16x16");
+  conv_helium_case(t, 16, 32, 16, 16, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, "ResNet 3x3 stride 2, 16 -> 32");
+  conv_helium_case(t, 3, 8, 48, 48, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, "MobileNet stem 3x3 stride 2 over 48x48x3");
+  conv_helium_case(t, 37, 9, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, "1x1, 37 inputs (a predicated last group), 9 outputs");
+  conv_helium_case(t, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, "1 x 1 x 1");
+  conv_helium_case(t, 5, 7, 4, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, "padding on every side wider than the input");
+  conv_helium_case(t, 6, 5, 11, 13, 3, 3, 1, 2, 2, 2, 2, 0, 0, 0, "dilation 2, stride 1 x 2, padding 2");
+  conv_helium_case(t, 16, 16, 1, 60, 1, 3, 1, 1, 0, 1, 1, 0, 0, 1, "1-D: one row, k3, padding 1");
+  conv_helium_case(t, 4, 8, 1, 21, 1, 6, 1, 2, 0, 2, 1, 0, 0, 0, "1-D: strided 1 x 6 with padding");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
-    pointwise_case(t, between(1, 96), between(1, MAX_CH), between(1, 12), between(1, 12), rnd() % 5 == 0,
-                   rnd() % 7 == 0, 0, "random");
+    const int32_t kh = between(1, 5), kw = between(1, 5), dilation = rnd() % 5 == 0 ? 2 : 1;
+    const int32_t pad_h = between(0, kh - 1), pad_w = between(0, kw - 1);
+    conv_helium_case(t, between(1, 48), between(1, MAX_CH), between(1, 14), between(1, 14), kh, kw, between(1, 3),
+                     between(1, 3), pad_h, pad_w, dilation, rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
   }
 }
 #endif
@@ -527,8 +551,8 @@ int main(void) {
   transpose_suite(&transpose);
   fc_suite(&fc);
 #if defined(ARM_MATH_MVEI)
-  tally pointwise = {0};
-  pointwise_suite(&pointwise);
+  tally conv_helium = {0};
+  conv_helium_suite(&conv_helium);
 #endif
   int failed = report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -536,7 +560,7 @@ int main(void) {
   failed |= report("transpose", &transpose);
   failed |= report("fully_connected", &fc);
 #if defined(ARM_MATH_MVEI)
-  failed |= report("pointwise", &pointwise);
+  failed |= report("conv_helium", &conv_helium);
 #endif
   cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");
   cmx_platform_exit(failed);

@@ -20,7 +20,7 @@ from cmx_gen.pipeline.generate import generate
 
 pytestmark = FIRMWARE
 KERNELS = ("conv_row", "conv_row_2d", "depthwise_3x3", "transpose", "fully_connected")
-HELIUM_KERNELS = ("pointwise",)  # Helium only: the DSP cores run cmx_conv_row_s8 for these layers
+HELIUM_KERNELS = ("conv_helium",)  # Helium only: the DSP cores run cmx_conv_row_s8 for these layers
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps2-an505", "mps3-an547"])

@@ -122,12 +122,14 @@ def test_convnet_runs_delegated_and_per_operator(lowered_dir):
     assert {d.id for d in pte.forward_plan(program).delegates} == {"CmxCmsisNNBackend"}
     assert not pte.forward_plan(pte.read(base)).delegates
     kinds = pte.backend_layers(data)
-    assert "conv" in kinds and not any(op.startswith("cortex_m::quantized_conv2d") for op in pte.operator_names(data))
+    assert "conv_helium" in kinds and not any(
+        op.startswith("cortex_m::quantized_conv2d") for op in pte.operator_names(data)
+    )
     head = plan_mod.read_header(pte.delegate_plans(program)[0])
     assert head["core"] == "cortex-m55" and head["version"] == plan_mod.VERSION
     report, base_report = read_report(delegated), read_report(per_op)
     assert report["lowering_options"]["delegate"] is True and base_report["lowering_options"]["delegate"] is False
-    assert any(op["name"] == "cmx::conv" and op["class"] == "cmsis_nn" for op in report["operators"])
+    assert any(op["name"] == "cmx::conv_helium" and op["class"] == "cmsis_nn" for op in report["operators"])
     assert report["memory"]["method_allocator_bytes"] < base_report["memory"]["method_allocator_bytes"]
     # the host reference is the same program either way: the delegate may not change a bit
     import numpy as np

@@ -45,7 +45,7 @@ def test_convnet_lowers_every_compute_op_to_cmsis_nn(lowered_dir):
     ):
         assert f"cortex_m::{op}" in ran, ran
     assert {layer["op"] for layer in report["delegated_layers"]} <= set(ran)
-    assert ops["cmx::conv"] == ops["cmx::fully_connected"] == "cmsis_nn"
+    assert ops["cmx::conv_helium"] == ops["cmx::fully_connected"] == "cmsis_nn"
     assert report["fallbacks"] == []
     assert not any("addmm" in name for name in ops), "linear must not stay on fp32 addmm"
     assert ops["cortex_m::quantize_per_tensor.out"] == "quant_boundary"
@@ -108,7 +108,7 @@ def test_report_has_documented_keys_and_consistent_sizes(lowered_dir):
     assert spec["dim_order"] == [0, 2, 3, 1], "inputs are channels-last"
     assert spec["quant"]["scale"] > 0
     md = (folder / "report.md").read_text()
-    assert "cmx::conv" in md and "CMSIS-NN" in md
+    assert "cmx::conv_helium" in md and "CMSIS-NN" in md
 
 
 def test_reference_outputs_match_float_model_within_quantization_error(lowered_dir):

@@ -93,7 +93,7 @@ def test_dsp_plans_run_own_kernels_and_mve_plans_do_not(lowered_dir):
         (lowered_dir("Conv1dNet", "--input-shape", "1,8,64", "--random-calibration") / "model.pte").read_bytes()
     )
     assert m4.count("conv_row") == 2 and "conv" not in m4, m4
-    assert m55.count("conv") == 2 and "conv_row" not in m55, m55
+    assert m55.count("conv_helium") == 2 and "conv_row" not in m55, m55
     # the two layout changes run inside the plan: one delegate call for the whole int8 program
     assert m4.count("transpose") == 2 and m55.count("transpose") == 2
 
@@ -108,23 +108,36 @@ def test_a_plan_with_own_kernels_is_the_lowering_reference(lowered_dir, target, 
     assert np.array_equal(got[0], reference["output_0"])
 
 
-def test_helium_plans_run_pointwise_layers_on_cmx_pointwise_and_equal_the_reference(lowered_dir):
-    """ConvNet's 1x1 convolution on the M55 runs cmx_pointwise_s8, its 3x3 one CMSIS-NN's; the plan,
-    run from its bytes (the filter read back from its layout, the bias from its kernel sums), is the
-    lowering's reference."""
+@pytest.mark.parametrize("model", ["ConvNet", "Conv1dNet"])
+def test_helium_plans_run_convolutions_on_cmx_conv_helium_and_equal_the_reference(lowered_dir, model):
+    """On the M55 every convolution of ConvNet (3x3 with padding, 1x1) and Conv1dNet (1-D, k5 and k3)
+    runs cmx_conv_helium_s8, on the M4 none does; the plan, run from its bytes (the filter read back
+    from its layout, the multipliers, shifts and bias from its constants), is the lowering's reference."""
     from cmx_gen.program import plan_reference
 
-    out = lowered_dir("ConvNet", "--random-calibration")
+    args = ("--input-shape", "1,8,64") if model == "Conv1dNet" else ()
+    out = lowered_dir(model, *args, "--random-calibration")
     data = (out / "model.pte").read_bytes()
     kinds = pte.backend_layers(data)
-    assert "pointwise" in kinds and "conv" in kinds, kinds
+    assert kinds.count("conv_helium") == 2 and "conv" not in kinds, kinds
     m4 = pte.backend_layers(
-        (lowered_dir("ConvNet", "--random-calibration", target="cortex-m4") / "model.pte").read_bytes()
+        (lowered_dir(model, *args, "--random-calibration", target="cortex-m4") / "model.pte").read_bytes()
     )
-    assert "pointwise" not in m4, m4
+    assert "conv_helium" not in m4, m4
     reference = np.load(out / "reference.npz")
     got = plan_reference.reference(data, [reference["input_0"]], "MVE")
     assert np.array_equal(got[0], reference["output_0"])
+
+
+def test_helium_constants_read_back_and_are_laid_out_as_the_kernel_reads_them():
+    for rows in (1, 4, 7, 64):
+        sums, mults, shifts = (np.arange(rows, dtype=np.int32) + base for base in (1000, 2000, 3000))
+        blob = own_kernels.helium_constants(sums, mults, shifts)
+        assert len(blob) == 12 * rows
+        back = own_kernels.helium_constants_read(blob, rows)
+        assert all(np.array_equal(a, b) for a, b in zip(back, (sums, mults, shifts)))
+    words = list(np.frombuffer(own_kernels.helium_constants(*(np.arange(5) + b for b in (0, 10, 20))), dtype="<i4"))
+    assert words == [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 4, 14, 24]  # a block of four, then row 4 alone
 
 
 def test_kernel_sums_wrap_as_int32_and_give_the_bias_back():

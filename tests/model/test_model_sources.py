@@ -67,7 +67,7 @@ def test_pte_is_analysed_only(lowered_dir, tmp_path):
     assert run_cli("lower", pte, "-o", out) == 0
     report = read_report(out)
     assert report["model"]["kind"] == "pte"
-    assert "cmx::conv" in {op["name"] for op in report["operators"]}  # the plan's layers are read from the .pte
+    assert "cmx::conv_helium" in {op["name"] for op in report["operators"]}  # the plan's layers are read from the .pte
     # without its core, the input's quantization (MVE rounds on the exact product) has no host model:
     # only the generated input an app runs it on (issue 22); with it, the plan run gives the outputs
     with np.load(out / "reference.npz") as ref:

@@ -41,7 +41,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         {
             "cortex_m::quantize_per_tensor.out": 1,
             "cortex_m::dequantize_per_tensor.out": 1,
-            "cmx::conv": 4,  # conv1 has one input channel: a convolution (conv_choice.py)
+            "cmx::conv_helium": 4,  # every convolution: cmx_conv_helium_s8 (kernel_choice.conv_kind)
             "cmx::max_pool": 2,
             "cmx::copy": 1,
             "cmx::fully_connected": 1,
@@ -53,7 +53,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         {
             "cortex_m::quantize_per_tensor.out": 2,
             "cortex_m::dequantize_per_tensor.out": 2,
-            "cmx::conv": 5,
+            "cmx::conv_helium": 5,
             "cmx::depthwise_3x3": 4,
             "cmx::avg_pool": 1,
             "cmx::copy": 1,
@@ -67,7 +67,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         {
             "cortex_m::quantize_per_tensor.out": 2,
             "cortex_m::dequantize_per_tensor.out": 2,
-            "cmx::conv": 14,
+            "cmx::conv_helium": 14,
             "cmx::depthwise_3x3": 13,
             "cmx::avg_pool": 1,
             "cmx::copy": 1,
@@ -81,7 +81,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
         {
             "cortex_m::quantize_per_tensor.out": 2,
             "cortex_m::dequantize_per_tensor.out": 2,
-            "cmx::conv": 9,
+            "cmx::conv_helium": 9,
             "cmx::add": 3,
             "cmx::avg_pool": 1,
             "cmx::copy": 1,
@@ -97,8 +97,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
             "cortex_m::dequantize_per_tensor.out": 2,
             "cmx::transpose": 1,
             "cortex_m::pad.out": 1,
-            "cmx::conv": 7,
-            "cmx::conv_general": 3,  # each block's strided 9-tap conv: arm_convolve_s8 (kernel_choice.conv_kind)
+            "cmx::conv_helium": 10,  # the strided 9-tap ones too (CMSIS-NN's wrapper would misread them)
             "cmx::add": 3,
             "cmx::avg_pool": 1,
             "cmx::copy": 3,
@@ -117,10 +116,10 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
     ),
 }
 # On a DSP core the plan runs cmx-gen's kernels: cmx_conv_row_s8 for every convolution of one group
-# (the 10x4 first layer too; own_kernels.py); 0: none left. 3x3 depthwise layers of 8k channels run
+# (the 10x4 first layer too; own_kernels.py), on the M55 cmx_conv_helium_s8; 0: none left. 3x3 depthwise layers of 8k channels run
 # cmx_depthwise_3x3_s8 on both cores (on the M55 its Helium path: kernel_choice.depthwise_kind). Fully connected layers run cmx_fully_connected_s8 on both
 # cores (the counts above).
-DSP_KINDS: dict[str, dict[str, int]] = {"ds_cnn": {"cmx::conv": 0, "cmx::conv_row": 5}}
+DSP_KINDS: dict[str, dict[str, int]] = {"ds_cnn": {"cmx::conv_helium": 0, "cmx::conv_row": 5}}
 ALLOWED_CLASSES = {"cmsis_nn", "quant_boundary", "data_movement"}
 # name -> (largest max|float - int8| relative to the float output's magnitude, least top-1 agreement)
 # over the example input and the calibration set. Measured (cortex-m55): digits 0.025/100 %,

@@ -43,7 +43,10 @@ def _kind(node: torch.fx.Node, isa: str) -> str:
     weight = node_val(node.args[1])
     if kind == "depthwise_3x3" and isa == "MVE" and kernel_choice.helium_depthwise(node):
         return "depthwise_3x3_helium"
-    return "conv_1x1" if kind == "conv" and int(weight.shape[1]) == int(weight.shape[2]) == 1 else kind
+    one_by_one = int(weight.shape[1]) == int(weight.shape[2]) == 1
+    if kind in ("conv", "conv_helium") and one_by_one:
+        return f"{kind}_1x1" if kind == "conv_helium" else "conv_1x1"
+    return kind
 
 
 def instructions(node: torch.fx.Node, isa: str) -> float:

@@ -17,7 +17,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from cmx_gen.lower.delegate.own_kernels import RowGeometry, bias_from_sums, fc_filter, row_filter
+from cmx_gen.lower.delegate.own_kernels import (
+    RowGeometry,
+    bias_from_sums,
+    fc_filter,
+    helium_constants_read,
+    row_filter,
+)
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute
 
@@ -171,34 +177,33 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _store(memory, f["output"], out, nchw=True)
 
 
-def _pointwise(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
-    """cmx_pointwise_s8 as the 1x1 convolution it computes: its filter read back from its layout, its
-    bias from its kernel sums."""
+def _conv_helium(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_conv_helium_s8 as the convolution it computes: its filter read back from its layout, its
+    multipliers and shifts from its constants, its bias from their kernel sums."""
     n, h, w, c = _dims(f, "input")
-    oc = f["output_c"]
-    x = _nhwc(memory, f["input"], n, h, w, c)
-    filt = fc_filter(plan[f["weight"] :], oc, c, isa)
-    sums = _constant(plan, f["kernel_sum"], oc, np.int32, (oc,))
-    assert sums is not None
-    bias = torch.from_numpy(bias_from_sums(sums.numpy(), filt, f["input_offset"]))
+    _, kh, kw, _ = _dims(f, "filter")
+    _, oh, ow, oc = _dims(f, "output")
+    x = _border(_nhwc(memory, f["input"], n, h, w, c), f, (oh, ow), (kh, kw))
+    filt = fc_filter(plan[f["weight"] :], oc, kh * kw * c, isa)
+    sums, mults, shifts = helium_constants_read(plan[f["constants"] :], oc)
     args = [
         x,
-        torch.from_numpy(filt.reshape(oc, 1, 1, c).copy()),
-        bias,
-        [1, 1],
-        [0, 0],
-        [1, 1],
+        torch.from_numpy(filt.reshape(oc, kh, kw, c).copy()),
+        torch.from_numpy(bias_from_sums(sums, filt, f["input_offset"])),
+        [f["stride_h"], f["stride_w"]],
+        [f["pad_h"], f["pad_w"]],
+        [f["dilation_h"], f["dilation_w"]],
         f["input_offset"],
         f["output_offset"],
-        _constant(plan, f["multipliers"], oc, np.int32, (oc,)),
-        _constant(plan, f["shifts"], oc, np.int32, (oc,)),
+        torch.from_numpy(mults),
+        torch.from_numpy(shifts),
         f["act_min"],
         f["act_max"],
         torch.empty(0, dtype=torch.int8),
     ]
     out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (n, oc, h, w), getattr(out, "shape", out)
-    _store(memory, f["output"], out, nchw=True)
+    assert isinstance(out, torch.Tensor) and out.shape[2] >= oh and out.shape[3] >= ow, getattr(out, "shape", out)
+    _store(memory, f["output"], out[:, :, :oh, :ow], nchw=True)
 
 
 def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool = False) -> None:
@@ -341,7 +346,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
     "conv_general": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
     "conv_row": _conv_row,
-    "pointwise": _pointwise,
+    "conv_helium": _conv_helium,
     "depthwise_conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
     "depthwise_3x3": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
     "linear": _linear,

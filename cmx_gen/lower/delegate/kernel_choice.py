@@ -86,8 +86,8 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     if kind == "conv_row":
         geometry, chunk = row_plan(node)
         return geometry.scratch_bytes(chunk)
-    if kind == "pointwise":
-        return 0  # cmx_pointwise_s8 needs none
+    if kind == "conv_helium":
+        return _helium_scratch(node)
     return _planned_scratch(node)
 
 
@@ -130,32 +130,42 @@ def helium_depthwise(node: torch.fx.Node) -> bool:
 
 
 def conv_kind(node: torch.fx.Node, isa: str) -> str:
-    """ "conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core (or where small_kernel) where it applies (own_kernels.py);
-    "pointwise" (cmx_pointwise_s8) for a 1x1 convolution of stride 1 on a Helium core; else "conv" (arm_convolve_wrapper_s8) unless the wrapper would send this convolution to its 1xN
-    path and that path, with MVE, refuses it or reads the wrong input: "conv_general" then calls
-    arm_convolve_s8, which computes any padding (_one_by_n_mve_reads says why)."""
+    """ "conv_row" (cmx-gen's cmx_conv_row_s8) on a DSP core (or where small_kernel) where it applies
+    (own_kernels.py); "conv_helium" (cmx_conv_helium_s8) for one of one group and dilation 1 on a
+    Helium core; else "conv" (arm_convolve_wrapper_s8), or "conv_general" (arm_convolve_s8, which
+    computes any padding) where the wrapper's 1xN path would misread it (wrapper_misreads)."""
     if op_name(node) != "cortex_m::quantized_conv2d":
         return ""
     x, weight, _, stride, padding, dilation = fx_args(node)[:6]
-    _, c, h, width = (int(v) for v in node_val(x).shape)
-    _, kh, kw, kc = (int(v) for v in node_val(weight).shape)
+    c, kc = int(node_val(x).shape[1]), int(node_val(weight).shape[3])
+    kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
     if node.meta.get(PATCHED):  # a patch's box may be one row: keep off the wrapper's 1xN path
         return "conv" if one_by_one else "conv_general"
     if (isa == "DSP" or small_kernel(node)) and _row_geometry(node) is not None:
         return "conv_row"
-    if isa == "MVE" and one_by_one and list(stride) == [1, 1]:
-        return "pointwise"
-    out_w = int(node_val(node).shape[3])
+    if isa == "MVE" and c == kc and list(dilation) == [1, 1]:
+        return "conv_helium"
+    return "conv_general" if wrapper_misreads(node) else "conv"
+
+
+def wrapper_misreads(node: torch.fx.Node) -> bool:
+    """arm_convolve_wrapper_s8 would send this convolution to its 1xN path and that path, with MVE,
+    refuses it or reads the wrong input (_one_by_n_mve_reads says why)."""
+    x, weight, _, stride, padding, dilation = fx_args(node)[:6]
+    _, c, h, width = (int(v) for v in node_val(x).shape)
+    _, kh, kw, kc = (int(v) for v in node_val(weight).shape)
+    one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
     one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0 and c == kc
     if one_by_one or not one_by_n:
-        return "conv"
+        return False
+    out_w = int(node_val(node).shape[3])
     exact = [
         [p * stride[1] - padding[1] + k if 0 <= p * stride[1] - padding[1] + k < width else None for k in range(kw)]
         for p in range(out_w)
     ]
     reads = _one_by_n_mve_reads(width, kw, stride[1], padding[1], out_w)
-    return "conv" if reads is None or reads == exact else "conv_general"
+    return reads is not None and reads != exact
 
 
 def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: int) -> list[list[Any]] | None:
@@ -194,6 +204,16 @@ def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: i
             [column(first + i) for i in range(kernel - 1)] + [None] * (right if asym else pad), out_w - left - middle
         )
     )
+
+
+def _helium_scratch(node: torch.fx.Node) -> int:
+    """cmx_conv_helium_s8_scratch_bytes: one position's field (kernel rows x columns x channels, to
+    a multiple of 4), none for a 1x1 convolution of stride 1 without padding (read in place)."""
+    x, weight, _, stride, padding = fx_args(node)[:5]
+    _, kh, kw, c = (int(v) for v in node_val(weight).shape)
+    if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:
+        return 0
+    return (kh * kw * c + 3) // 4 * 4
 
 
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:

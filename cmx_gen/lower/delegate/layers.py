@@ -70,8 +70,8 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     kind = conv_kind(node, emit.isa)
     if kind == "conv_row":
         return _conv_row(node, emit, scratch)
-    if kind == "pointwise":
-        return _pointwise(node, emit)
+    if kind == "conv_helium":
+        return _conv_helium(node, emit, scratch)
     return Layer(
         kind,
         {
@@ -102,35 +102,44 @@ def _conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     )
 
 
-def _pointwise(node: torch.fx.Node, emit: Emit) -> Layer:
-    """cmx_pointwise_s8: a 1x1 convolution's arguments, its filter in cmx_fully_connected_s8's Helium
-    layout and its kernel sums in place of the bias."""
-    x, weight, bias, _, _, _, in_off, out_off, mult, shift, act_min, act_max, _ = fx_args(node)
-    out_c, in_c = int(_val(node).shape[1]), int(_val(x).shape[1])
-    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_c, in_c)
+def _int32s(value: Any, emit: Emit) -> np.ndarray[Any, Any]:
+    """An int32 argument's values: a graph constant's bytes, or the list the node holds."""
+    if isinstance(value, torch.fx.Node):
+        return np.frombuffer(emit.constant_bytes(value), dtype="<i4")
+    return np.asarray([int(v) for v in value], dtype="<i4")
+
+
+def _conv_helium(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx_conv_helium_s8: a convolution's arguments, its filter [out][kh * kw * in] in
+    cmx_fully_connected_s8's Helium layout, its kernel sums, multipliers and shifts as it reads them."""
+    x, weight, bias, stride, padding, dilation, in_off, out_off, mult, shift, act_min, act_max, _ = fx_args(node)
+    w = _val(weight)
+    out_c = int(_val(node).shape[1])
+    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_c, -1)
     bias_values = np.frombuffer(emit.constant_bytes(bias), dtype="<i4") if bias is not None else None
     sums = own_kernels.kernel_sums(filt, bias_values, int(in_off))
+    constants = own_kernels.helium_constants(sums, _int32s(mult, emit), _int32s(shift, emit))
     return Layer(
-        "pointwise",
+        "conv_helium",
         {
             "input": emit.operand(x),
             "output": emit.operand(node),
             "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)),
-            "kernel_sum": emit.data(sums.tobytes()),
-            "multipliers": emit.constant(mult),
-            "shifts": emit.constant(shift),
+            "constants": emit.data(constants),
+            "scratch": scratch,
+            "scratch_bytes": scratch_bytes(node, emit.isa),
             "input_offset": in_off,
             "output_offset": out_off,
-            "stride_w": 1,
-            "stride_h": 1,
-            "pad_w": 0,
-            "pad_h": 0,
-            "dilation_w": 1,
-            "dilation_h": 1,
+            "stride_w": stride[1],
+            "stride_h": stride[0],
+            "pad_w": padding[1],
+            "pad_h": padding[0],
+            "dilation_w": dilation[1],
+            "dilation_h": dilation[0],
             "act_min": act_min,
             "act_max": act_max,
             **dims_fields("input", dims(_val(x))),
-            **dims_fields("filter", shape4(_val(weight))),
+            **dims_fields("filter", shape4(w)),
             **dims_fields("bias", (1, 1, 1, out_c)),
             **dims_fields("output", dims(_val(node))),
         },

@@ -195,7 +195,7 @@ def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> NDArray[Any]:
 
 def kernel_sums(filter_rc: NDArray[Any], bias: NDArray[Any] | None, input_offset: int) -> NDArray[Any]:
     """Per row, bias + input offset x the row's sum, as int32 with its wraparound (CMSIS-NN's
-    arm_vector_sum_s8): where cmx_pointwise_s8's accumulators start."""
+    arm_vector_sum_s8): where cmx_conv_helium_s8's accumulators start."""
     sums = filter_rc.astype(np.int64).sum(axis=1) * int(input_offset)
     if bias is not None:
         sums = sums + bias.astype(np.int64)
@@ -208,3 +208,22 @@ def bias_from_sums(sums: NDArray[Any], filter_rc: NDArray[Any], input_offset: in
     bias = sums.astype(np.int64) - filter_rc.astype(np.int64).sum(axis=1) * int(input_offset)
     wrapped: NDArray[Any] = ((bias + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
     return wrapped
+
+
+def helium_constants(sums: NDArray[Any], mults: NDArray[Any], shifts: NDArray[Any]) -> bytes:
+    """The channel constants as cmx_conv_helium_s8 reads them (cmx_conv_helium_s8_constants): per
+    block of four channels four kernel sums, four multipliers, four shifts; then each of the last
+    rows % 4 channels' sum, multiplier and shift. One pointer walks them."""
+    table = np.stack([np.asarray(v, dtype="<i4") for v in (sums, mults, shifts)])  # [3][rows]
+    blocks = table.shape[1] // 4
+    head = table[:, : blocks * 4].reshape(3, blocks, 4).transpose(1, 0, 2)
+    return np.ascontiguousarray(head).tobytes() + np.ascontiguousarray(table[:, blocks * 4 :].T).tobytes()
+
+
+def helium_constants_read(blob: bytes, rows: int) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
+    """helium_constants read back: (sums, multipliers, shifts)."""
+    words = np.frombuffer(blob, dtype="<i4", count=3 * rows)
+    blocks = rows // 4
+    head = words[: 12 * blocks].reshape(blocks, 3, 4).transpose(1, 0, 2).reshape(3, 4 * blocks)
+    table = np.concatenate([head, words[12 * blocks :].reshape(-1, 3).T], axis=1)
+    return table[0].copy(), table[1].copy(), table[2].copy()

@@ -64,7 +64,7 @@ OPS = {
     "lut": 19,
     "bmm": 20,
     "copy_region": 21,
-    "pointwise": 22,
+    "conv_helium": 22,
 }
 
 
@@ -165,7 +165,7 @@ class Plan:
 
 
 CONSTANT_FIELDS = frozenset(
-    {"weight", "bias", "multipliers", "shifts", "kernel_sum", "gains", "biases", "table"}
+    {"weight", "bias", "multipliers", "shifts", "kernel_sum", "constants", "gains", "biases", "table"}
     | {
         f"{gate}_{field}"
         for gate in LSTM_GATES + GRU_GATES

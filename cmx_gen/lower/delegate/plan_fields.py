@@ -204,10 +204,11 @@ FIELDS["conv_general"] = FIELDS["conv"]
 FIELDS["depthwise_3x3"] = FIELDS["depthwise_conv"]
 # cmx-gen's cmx_fully_connected_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, its weights laid out.
 FIELDS["fully_connected"] = FIELDS["linear"]
-# cmx-gen's cmx_pointwise_s8 (kernels/nn/) on Helium: a 1x1 convolution's arguments, its weights laid out
-# as cmx_fully_connected_s8's and its kernel sums (bias + input offset x each channel's weight sum)
-# for the bias; no scratch.
-FIELDS["pointwise"] = ("input", "output", "weight", "kernel_sum", "multipliers", "shifts") + CONV_PARAMS + _CONV_TAIL
+# cmx-gen's cmx_conv_helium_s8 (kernels/nn/) on Helium: a convolution's arguments, its weights laid out as
+# cmx_fully_connected_s8's and its channel constants (kernel sums, multipliers, shifts) as it reads them.
+FIELDS["conv_helium"] = (
+    ("input", "output", "weight", "constants", "scratch", "scratch_bytes") + CONV_PARAMS + _CONV_TAIL
+)
 # cmx-gen's own kernel, cmx_conv_row_s8 (kernels/nn/), on the DSP cores: its weights laid out as it reads them.
 FIELDS["conv_row"] = (
     "input",

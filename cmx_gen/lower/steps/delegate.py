@@ -37,19 +37,19 @@ def run(given: Given, checked: Checked) -> Delegated:
 def _refuse_wrong_one_by_n(given: Given, checked: Checked) -> None:
     """Without the backend, the cortex_m kernel calls CMSIS-NN's wrapper, whose 1xN MVE path gets some
     strided, padded convolutions of height 1 wrong (kernel_choice.conv_kind): refuse, naming the way out."""
-    from cmx_gen.lower.delegate.kernel_choice import conv_kind
-    from cmx_gen.lower.fx_nodes import source_line
+    from cmx_gen.lower.delegate.kernel_choice import wrapper_misreads
+    from cmx_gen.lower.fx_nodes import op_name, source_line
 
     if given.target.isa != "MVE":
         return
     for node in checked.program.graph_module.graph.nodes:
-        if node.op == "call_function" and conv_kind(node, given.target.isa) == "conv_general":
+        if node.op == "call_function" and op_name(node) == "cortex_m::quantized_conv2d" and wrapper_misreads(node):
             where = source_line(node)
             raise ExportError(
                 f"the program would compute wrong results on the target: cortex_m::quantized_conv2d at node "
                 f"{node.name}{f' ({where})' if where else ''}: CMSIS-NN's 1xN convolution for MVE lays out its "
                 "padding only as SAME's split and reads the wrong columns for this stride and padding",
-                "drop --no-delegate (delegate = false): cmx-gen's backend calls arm_convolve_s8 for it",
+                "drop --no-delegate (delegate = false): cmx-gen's backend runs it on a kernel that reads it right",
             )
 
 

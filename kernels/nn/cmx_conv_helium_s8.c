@@ -1,0 +1,232 @@
+/* cmx_conv_helium_s8: a convolution of one group (any kernel, stride, padding and dilation), NHWC
+ * int8, per-channel quantization, on Helium (M55). Replaces arm_convolve_wrapper_s8 there (the DSP
+ * cores run cmx_conv_row_s8).
+ *
+ * CMSIS-NN's MVE path (arm_nn_mat_mult_nt_t_s8, after an im2col of four positions for any kernel
+ * but 1x1) takes four positions against one output channel: four row pointers and a weight pointer,
+ * and it sums the channel's weights again (VADDVA) in every group of 16 columns for every four
+ * positions, then requantizes and scatters four bytes a channel apart. Here one position against
+ * four output channels: the plan lays the four channels' 16 columns side by side
+ * (cmx_fully_connected_s8_weights' layout, each row padded with zeros to 16), so one pointer with
+ * post-increment feeds the four VMLADAVAs; the weight sums and the input offset are in the plan's
+ * kernel sums (bias + input offset x the channel's weight sum, CMSIS-NN's arm_vector_sum_s8), where
+ * the accumulators start; the four outputs are requantized as one vector with their channels'
+ * multipliers and shifts (CMSIS-NN's arm_requantize_mve_32x4) and stored as four contiguous bytes.
+ * A 1x1 convolution of stride 1 without padding reads each position's input in place; any other
+ * copies the position's field into the scratch first (kernel rows of kernel_w x C contiguous bytes,
+ * by predicated 16-byte moves), a tap outside the input as the input's zero point (-input_offset),
+ * whose products with the offset added are 0, as CMSIS-NN skips or zero-fills them. The same int32
+ * sums and the same requantization: the same bytes.
+ *
+ * The output may share the input's bytes: a 1x1 position's outputs are written after the channels
+ * before them, while its input is still read for the channels after, so the output must end below
+ * the position's input; a copied field is read from the scratch (cmx_gen/lower/delegate/overlap.py:
+ * one position a block, direct or copy-in). */
+#include "arm_nnfunctions.h"
+#include "arm_nnsupportfunctions.h"
+#include "cmx_nn.h"
+#include "cmx_requantize.h"
+
+/* A 1x1 convolution of stride 1 without padding: each position's input is its field, read in place. */
+static int in_place(const cmsis_nn_conv_params* p, const cmsis_nn_dims* f_d) {
+  return f_d->h == 1 && f_d->w == 1 && p->stride.h == 1 && p->stride.w == 1 && p->padding.h == 0 &&
+         p->padding.w == 0;
+}
+
+#if defined(ARM_MATH_MVEI)
+/* The layer's output constants, in registers for the whole call. */
+typedef struct {
+  int32x4_t offset, lo, hi;
+} out_range;
+
+/* Four output channels of one position: their accumulators start at their kernel sums (sums[0..3]); `cols`
+ * inputs, 16 a step, the last step tail-predicated by the loop (WLSTP/LETP, as CMSIS-NN's
+ * arm_nn_mat_mult_nt_t_s8): predicated lanes load zeros and add nothing. w: the four rows' laid-out
+ * weights (16 columns of each row in turn, each row padded to 16). Inline assembly for the loop:
+ * with intrinsics GCC 12 re-derives the weight pointer every step and spills a counter around it
+ * (11 instructions a step and 2 more a block, against these 9). */
+static inline __attribute__((always_inline)) int32x4_t block4(const int8_t* x, const int8_t** wp, const int32_t* sums,
+                                                              int32_t cols) {
+  const int8_t* w = *wp;
+  int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2], a3 = sums[3];
+  __asm volatile(
+      "   wlstp.8         lr, %[cnt], 1f      \n"
+      "2:                                     \n"
+      "   vldrb.8         q0, [%[x]], #16     \n"
+      "   vldrb.8         q1, [%[w]], #16     \n"
+      "   vmladava.s8     %[a0], q0, q1       \n"
+      "   vldrb.8         q2, [%[w]], #16     \n"
+      "   vmladava.s8     %[a1], q0, q2       \n"
+      "   vldrb.8         q3, [%[w]], #16     \n"
+      "   vmladava.s8     %[a2], q0, q3       \n"
+      "   vldrb.8         q4, [%[w]], #16     \n"
+      "   vmladava.s8     %[a3], q0, q4       \n"
+      "   letp            lr, 2b              \n"
+      "1:                                     \n"
+      : [x] "+r"(x), [w] "+r"(w), [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3)
+      : [cnt] "r"(cols)
+      : "q0", "q1", "q2", "q3", "q4", "memory", "r14");
+  *wp = w; /* past the four rows: the next block's */
+  int32x4_t acc = vdupq_n_s32(a0);
+  acc = vsetq_lane_s32(a1, acc, 1);
+  acc = vsetq_lane_s32(a2, acc, 2);
+  return vsetq_lane_s32(a3, acc, 3);
+}
+
+/* n bytes from src to dst (n > 0), 16 at a time, the last move predicated. */
+static inline __attribute__((always_inline)) void copy_run(int8_t* dst, const int8_t* src, int32_t n) {
+  for (; n > 16; n -= 16, src += 16, dst += 16) vstrbq_s8(dst, vldrbq_s8(src));
+  const mve_pred16_t p = vctp8q((uint32_t)n);
+  vstrbq_p_s8(dst, vldrbq_z_s8(src, p), p);
+}
+
+static inline __attribute__((always_inline)) void fill_run(int8_t* dst, int8x16_t value, int32_t n) {
+  for (; n > 16; n -= 16, dst += 16) vstrbq_s8(dst, value);
+  vstrbq_p_s8(dst, value, vctp8q((uint32_t)n));
+}
+
+/* The field of output position (oy, ox) as one row of f->h x f->w x C bytes (the weights' order):
+ * each kernel row as at most three runs (taps left of the input, inside it, right of it) where the
+ * dilation is 1, else tap by tap. */
+static void field(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d, const cmsis_nn_dims* f_d,
+                  const int8_t* input, int32_t oy, int32_t ox, int8x16_t zero_point, int8_t* row) {
+  const int32_t c = in_d->c, run = f_d->w * c;
+  const int32_t iy0 = oy * p->stride.h - p->padding.h, ix0 = ox * p->stride.w - p->padding.w;
+  int32_t left = 0, right = 0; /* dilation 1: taps left and right of the input */
+  if (p->dilation.w == 1) {
+    left = ix0 < 0 ? (-ix0 < f_d->w ? -ix0 : f_d->w) : 0;
+    right = ix0 + f_d->w > in_d->w ? ix0 + f_d->w - (in_d->w > ix0 ? in_d->w : ix0) : 0;
+    if (left + right > f_d->w) right = f_d->w - left;
+  }
+  const int32_t inside = (f_d->w - left - right) * c;
+  for (int32_t ky = 0; ky < f_d->h; ++ky, row += run) {
+    const int32_t iy = iy0 + ky * p->dilation.h;
+    if (iy < 0 || iy >= in_d->h) {
+      fill_run(row, zero_point, run);
+      continue;
+    }
+    const int8_t* src = input + iy * in_d->w * c;
+    if (p->dilation.w == 1) {
+      if (left) fill_run(row, zero_point, left * c);
+      if (inside) copy_run(row + left * c, src + (ix0 + left) * c, inside);
+      if (right) fill_run(row + run - right * c, zero_point, right * c);
+      continue;
+    }
+    for (int32_t kx = 0; kx < f_d->w; ++kx) {
+      const int32_t ix = ix0 + kx * p->dilation.w;
+      if (ix < 0 || ix >= in_d->w) {
+        fill_run(row + kx * c, zero_point, c);
+      } else {
+        copy_run(row + kx * c, src + ix * c, c);
+      }
+    }
+  }
+}
+
+/* Every output channel of one position from its field `x` of `cols` bytes; k: the channel constants
+ * (cmx_conv_helium_s8_constants); `fast` as cmx_requantize_mve. */
+static inline __attribute__((always_inline)) void position(const cmsis_nn_conv_params* p, const int8_t* x,
+                                                           const int8_t* weights, const int32_t* k, int32_t cols,
+                                                           int32_t rows, const out_range r, int8_t* out,
+                                                           const int fast) {
+  const int8_t* w = weights;
+  for (const int32_t* end = k + 12 * (rows >> 2); k != end; k += 12, out += 4) {
+    int32x4_t acc = block4(x, &w, k, cols);
+    acc = cmx_requantize_mve(acc, vldrwq_s32(k + 4), vldrwq_s32(k + 8), fast);
+    vstrbq_s32(out, vminq_s32(vmaxq_s32(vaddq_s32(acc, r.offset), r.lo), r.hi));
+  }
+  const int32_t full = cols / 16, tail = cols % 16;
+  for (int32_t at = rows & 3; at > 0; --at, k += 3) { /* the last rows % 4 channels, each on its own */
+    int32_t a = k[0];
+    const int8_t* xi = x;
+    for (int32_t g = full; g > 0; --g, xi += 16, w += 16) a = vmladavaq_s8(a, vldrbq_s8(w), vldrbq_s8(xi));
+    if (tail) {
+      a = vmladavaq_s8(a, vldrbq_s8(w), vldrbq_z_s8(xi, vctp8q((uint32_t)tail)));
+      w += 16;
+    }
+    a = arm_nn_requantize(a, k[1], k[2]) + p->output_offset;
+    a = a < p->activation.min ? p->activation.min : a;
+    *out++ = (int8_t)(a > p->activation.max ? p->activation.max : a);
+  }
+}
+
+/* Every position of every batch; `fast` as cmx_requantize_mve. */
+static inline __attribute__((always_inline)) void conv(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d,
+                                                       const int8_t* input, const cmsis_nn_dims* f_d,
+                                                       const int8_t* weights, const int32_t* k,
+                                                       const cmsis_nn_dims* out_d, int8_t* output, int8_t* scratch,
+                                                       const int fast) {
+  const out_range r = {vdupq_n_s32(p->output_offset), vdupq_n_s32(p->activation.min),
+                       vdupq_n_s32(p->activation.max)};
+  const int32_t rows = out_d->c, cols = f_d->h * f_d->w * in_d->c;
+  if (in_place(p, f_d)) {
+    const int32_t count = in_d->n * in_d->h * in_d->w;
+    for (int32_t n = 0; n < count; ++n, input += cols, output += rows) {
+      position(p, input, weights, k, cols, rows, r, output, fast);
+    }
+    return;
+  }
+  const int8x16_t zero_point = vdupq_n_s8((int8_t)-p->input_offset);
+  for (int32_t b = 0; b < in_d->n; ++b, input += in_d->h * in_d->w * in_d->c) {
+    for (int32_t oy = 0; oy < out_d->h; ++oy) {
+      for (int32_t ox = 0; ox < out_d->w; ++ox, output += rows) {
+        field(p, in_d, f_d, input, oy, ox, zero_point, scratch);
+        position(p, scratch, weights, k, cols, rows, r, output, fast);
+      }
+    }
+  }
+}
+#endif
+
+int32_t cmx_conv_helium_s8_scratch_bytes(const cmsis_nn_conv_params* params, const cmsis_nn_dims* input_dims,
+                                         const cmsis_nn_dims* filter_dims) {
+  return in_place(params, filter_dims) ? 0 : (filter_dims->h * filter_dims->w * input_dims->c + 3) & ~3;
+}
+
+void cmx_conv_helium_s8_constants(int32_t rows, const int32_t* kernel_sum, const int32_t* multiplier,
+                                  const int32_t* shift, int32_t* out) {
+  const int32_t blocks = rows >> 2;
+  for (int32_t b = 0; b < blocks; ++b, out += 12) {
+    for (int32_t i = 0; i < 4; ++i) {
+      out[i] = kernel_sum[4 * b + i];
+      out[4 + i] = multiplier[4 * b + i];
+      out[8 + i] = shift[4 * b + i];
+    }
+  }
+  for (int32_t at = 4 * blocks; at < rows; ++at, out += 3) {
+    out[0] = kernel_sum[at];
+    out[1] = multiplier[at];
+    out[2] = shift[at];
+  }
+}
+
+/* Whether every channel takes cmx_requantize_mve's fast form (cmx_all_right_shifts over the layout). */
+static int all_right_shifts(const int32_t* k, int32_t rows) {
+  int fast = 1;
+  const int32_t blocks = rows >> 2;
+  for (int32_t b = 0; b < blocks; ++b, k += 12) fast &= cmx_all_right_shifts(k + 4, k + 8, 4);
+  for (int32_t at = rows & 3; at > 0; --at, k += 3) fast &= cmx_all_right_shifts(k + 1, k + 2, 1);
+  return fast;
+}
+
+arm_cmsis_nn_status cmx_conv_helium_s8(const cmsis_nn_context* ctx, const cmsis_nn_conv_params* params,
+                                       const cmsis_nn_dims* input_dims, const int8_t* input,
+                                       const cmsis_nn_dims* filter_dims, const int8_t* weights,
+                                       const int32_t* constants, const cmsis_nn_dims* output_dims, int8_t* output) {
+  if (filter_dims->c != input_dims->c || filter_dims->n != output_dims->c || input_dims->n != output_dims->n ||
+      ctx->size < cmx_conv_helium_s8_scratch_bytes(params, input_dims, filter_dims)) {
+    return ARM_CMSIS_NN_ARG_ERROR;
+  }
+#if defined(ARM_MATH_MVEI)
+  int8_t* scratch = (int8_t*)ctx->buf;
+  if (all_right_shifts(constants, output_dims->c)) {
+    conv(params, input_dims, input, filter_dims, weights, constants, output_dims, output, scratch, 1);
+  } else {
+    conv(params, input_dims, input, filter_dims, weights, constants, output_dims, output, scratch, 0);
+  }
+  return ARM_CMSIS_NN_SUCCESS;
+#else
+  (void)input, (void)weights, (void)constants, (void)output;
+  return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a Helium core */
+#endif
+}
