@@ -39,39 +39,54 @@ typedef struct {
   int32x4_t offset, lo, hi;
 } out_range;
 
-/* Four output channels of one position: their accumulators start at their kernel sums (sums[0..3]); `cols`
- * inputs, 16 a step, the last step tail-predicated by the loop (WLSTP/LETP, as CMSIS-NN's
+/* Four output channels of one position: their accumulators start at their kernel sums (sums[0..3]);
+ * `runs` runs of `cols` inputs, `stride` bytes apart (one, or a kernel row each where the field is
+ * read in place), 16 a step, the last step tail-predicated by the loop (WLSTP/LETP, as CMSIS-NN's
  * arm_nn_mat_mult_nt_t_s8): predicated lanes load zeros and add nothing. w: the four rows' laid-out
  * weights (16 columns of each row in turn, each row padded to 16). Inline assembly for the loop:
  * with intrinsics GCC 12 re-derives the weight pointer every step and spills a counter around it
  * (11 instructions a step and 2 more a block, against these 9). */
-static inline __attribute__((always_inline)) int32x4_t block4(const int8_t* x, const int8_t** wp, const int32_t* sums,
-                                                              int32_t cols) {
+#define CMX_MAC_LOOP                          \
+  "   wlstp.8         lr, %[cnt], 1f      \n" \
+  "2:                                     \n" \
+  "   vldrb.8         q0, [%[x]], #16     \n" \
+  "   vldrb.8         q1, [%[w]], #16     \n" \
+  "   vmladava.s8     %[a0], q0, q1       \n" \
+  "   vldrb.8         q2, [%[w]], #16     \n" \
+  "   vmladava.s8     %[a1], q0, q2       \n" \
+  "   vldrb.8         q3, [%[w]], #16     \n" \
+  "   vmladava.s8     %[a2], q0, q3       \n" \
+  "   vldrb.8         q4, [%[w]], #16     \n" \
+  "   vmladava.s8     %[a3], q0, q4       \n" \
+  "   letp            lr, 2b              \n" \
+  "1:                                     \n"
+
+static inline __attribute__((always_inline)) int32x4_t block4(const int8_t* x0, const int8_t** wp, const int32_t* sums,
+                                                              int32_t runs, int32_t cols, int32_t stride) {
   const int8_t* w = *wp;
-  int32_t a0 = sums[0], a1 = sums[1], a2 = sums[2], a3 = sums[3];
-  __asm volatile(
-      "   wlstp.8         lr, %[cnt], 1f      \n"
-      "2:                                     \n"
-      "   vldrb.8         q0, [%[x]], #16     \n"
-      "   vldrb.8         q1, [%[w]], #16     \n"
-      "   vmladava.s8     %[a0], q0, q1       \n"
-      "   vldrb.8         q2, [%[w]], #16     \n"
-      "   vmladava.s8     %[a1], q0, q2       \n"
-      "   vldrb.8         q3, [%[w]], #16     \n"
-      "   vmladava.s8     %[a2], q0, q3       \n"
-      "   vldrb.8         q4, [%[w]], #16     \n"
-      "   vmladava.s8     %[a3], q0, q4       \n"
-      "   letp            lr, 2b              \n"
-      "1:                                     \n"
-      : [x] "+r"(x), [w] "+r"(w), [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3)
-      : [cnt] "r"(cols)
-      : "q0", "q1", "q2", "q3", "q4", "memory", "r14");
+  const int8_t* x = x0;
+  int32_t a0, a1, a2, a3;
+  /* the sums loaded in the assembly too: GCC, loading them, moves them into the even registers */
+  __asm volatile("   ldrd            %[a0], %[a1], [%[k]]      \n"
+                 "   ldrd            %[a2], %[a3], [%[k], #8]  \n" CMX_MAC_LOOP
+                 : [x] "+r"(x), [w] "+r"(w), [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3)
+                 : [cnt] "r"(cols), [k] "r"(sums)
+                 : "q0", "q1", "q2", "q3", "q4", "memory", "r14");
+  for (int32_t run = 1; run < runs; ++run) { /* the field's further kernel rows, read in place */
+    x0 += stride;
+    x = x0;
+    __asm volatile(CMX_MAC_LOOP
+                   : [x] "+r"(x), [w] "+r"(w), [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3)
+                   : [cnt] "r"(cols)
+                   : "q0", "q1", "q2", "q3", "q4", "memory", "r14");
+  }
   *wp = w; /* past the four rows: the next block's */
   int32x4_t acc = vdupq_n_s32(a0);
   acc = vsetq_lane_s32(a1, acc, 1);
   acc = vsetq_lane_s32(a2, acc, 2);
   return vsetq_lane_s32(a3, acc, 3);
 }
+#undef CMX_MAC_LOOP
 
 /* n bytes from src to dst (n > 0), 16 at a time, the last move predicated. */
 static inline __attribute__((always_inline)) void copy_run(int8_t* dst, const int8_t* src, int32_t n) {
@@ -123,26 +138,28 @@ static void field(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d, cons
   }
 }
 
-/* Every output channel of one position from its field `x` of `cols` bytes; k: the channel constants
- * (cmx_conv_helium_s8_constants); `fast` as cmx_requantize_mve. */
+/* Every output channel of one position from its field: `runs` runs of `cols` bytes from `x`, `stride`
+ * apart; k: the channel constants (cmx_conv_helium_s8_constants); `fast` as cmx_requantize_mve. */
 static inline __attribute__((always_inline)) void position(const cmsis_nn_conv_params* p, const int8_t* x,
-                                                           const int8_t* weights, const int32_t* k, int32_t cols,
-                                                           int32_t rows, const out_range r, int8_t* out,
-                                                           const int fast) {
+                                                           const int8_t* weights, const int32_t* k, int32_t runs,
+                                                           int32_t cols, int32_t stride, int32_t rows,
+                                                           const out_range r, int8_t* out, const int fast) {
   const int8_t* w = weights;
   for (const int32_t* end = k + 12 * (rows >> 2); k != end; k += 12, out += 4) {
-    int32x4_t acc = block4(x, &w, k, cols);
+    int32x4_t acc = block4(x, &w, k, runs, cols, stride);
     acc = cmx_requantize_mve(acc, vldrwq_s32(k + 4), vldrwq_s32(k + 8), fast);
     vstrbq_s32(out, vminq_s32(vmaxq_s32(vaddq_s32(acc, r.offset), r.lo), r.hi));
   }
   const int32_t full = cols / 16, tail = cols % 16;
   for (int32_t at = rows & 3; at > 0; --at, k += 3) { /* the last rows % 4 channels, each on its own */
     int32_t a = k[0];
-    const int8_t* xi = x;
-    for (int32_t g = full; g > 0; --g, xi += 16, w += 16) a = vmladavaq_s8(a, vldrbq_s8(w), vldrbq_s8(xi));
-    if (tail) {
-      a = vmladavaq_s8(a, vldrbq_s8(w), vldrbq_z_s8(xi, vctp8q((uint32_t)tail)));
-      w += 16;
+    for (int32_t run = 0; run < runs; ++run) {
+      const int8_t* xi = x + run * stride;
+      for (int32_t g = full; g > 0; --g, xi += 16, w += 16) a = vmladavaq_s8(a, vldrbq_s8(w), vldrbq_s8(xi));
+      if (tail) {
+        a = vmladavaq_s8(a, vldrbq_s8(w), vldrbq_z_s8(xi, vctp8q((uint32_t)tail)));
+        w += 16;
+      }
     }
     a = arm_nn_requantize(a, k[1], k[2]) + p->output_offset;
     a = a < p->activation.min ? p->activation.min : a;
@@ -150,31 +167,76 @@ static inline __attribute__((always_inline)) void position(const cmsis_nn_conv_p
   }
 }
 
-/* Every position of every batch; `fast` as cmx_requantize_mve. */
-static inline __attribute__((always_inline)) void conv(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d,
-                                                       const int8_t* input, const cmsis_nn_dims* f_d,
-                                                       const int8_t* weights, const int32_t* k,
-                                                       const cmsis_nn_dims* out_d, int8_t* output, int8_t* scratch,
-                                                       const int fast) {
+/* Every position of a 1x1 convolution of stride 1 without padding, its input read in place. */
+static inline __attribute__((always_inline)) void in_place_positions(const cmsis_nn_conv_params* p,
+                                                                     const cmsis_nn_dims* in_d, const int8_t* input,
+                                                                     const int8_t* weights, const int32_t* k,
+                                                                     const cmsis_nn_dims* out_d, int8_t* output,
+                                                                     const int fast) {
+  const out_range r = {vdupq_n_s32(p->output_offset), vdupq_n_s32(p->activation.min),
+                       vdupq_n_s32(p->activation.max)};
+  const int32_t rows = out_d->c, cols = in_d->c, count = in_d->n * in_d->h * in_d->w;
+  for (int32_t n = 0; n < count; ++n, input += cols, output += rows) {
+    position(p, input, weights, k, 1, cols, 0, rows, r, output, fast);
+  }
+}
+
+/* Every position of any other convolution: a field inside the input read in place, a kernel row a
+ * run, where each row's weights are whole groups of 16 (kernel_w x C a multiple of 16: the layout
+ * has no padding between rows); any other field copied into the scratch first. */
+static inline __attribute__((always_inline)) void field_positions(const cmsis_nn_conv_params* p,
+                                                                  const cmsis_nn_dims* in_d, const int8_t* input,
+                                                                  const cmsis_nn_dims* f_d, const int8_t* weights,
+                                                                  const int32_t* k, const cmsis_nn_dims* out_d,
+                                                                  int8_t* output, int8_t* scratch, const int fast) {
   const out_range r = {vdupq_n_s32(p->output_offset), vdupq_n_s32(p->activation.min),
                        vdupq_n_s32(p->activation.max)};
   const int32_t rows = out_d->c, cols = f_d->h * f_d->w * in_d->c;
-  if (in_place(p, f_d)) {
-    const int32_t count = in_d->n * in_d->h * in_d->w;
-    for (int32_t n = 0; n < count; ++n, input += cols, output += rows) {
-      position(p, input, weights, k, cols, rows, r, output, fast);
-    }
-    return;
-  }
   const int8x16_t zero_point = vdupq_n_s8((int8_t)-p->input_offset);
+  const int32_t run = f_d->w * in_d->c, row_stride = p->dilation.h * in_d->w * in_d->c;
+  const int direct = p->dilation.w == 1 && run % 16 == 0;
+  const int32_t span_h = (f_d->h - 1) * p->dilation.h + 1;
   for (int32_t b = 0; b < in_d->n; ++b, input += in_d->h * in_d->w * in_d->c) {
     for (int32_t oy = 0; oy < out_d->h; ++oy) {
+      const int32_t iy = oy * p->stride.h - p->padding.h;
+      const int rows_inside = iy >= 0 && iy + span_h <= in_d->h;
       for (int32_t ox = 0; ox < out_d->w; ++ox, output += rows) {
-        field(p, in_d, f_d, input, oy, ox, zero_point, scratch);
-        position(p, scratch, weights, k, cols, rows, r, output, fast);
+        const int32_t ix = ox * p->stride.w - p->padding.w;
+        if (direct && rows_inside && ix >= 0 && ix + f_d->w <= in_d->w) {
+          const int8_t* x = input + (iy * in_d->w + ix) * in_d->c;
+          position(p, x, weights, k, f_d->h, run, row_stride, rows, r, output, fast);
+        } else {
+          field(p, in_d, f_d, input, oy, ox, zero_point, scratch);
+          position(p, scratch, weights, k, 1, cols, 0, rows, r, output, fast);
+        }
       }
     }
   }
+}
+
+/* Each path and requantization compiled on its own: inlined into one function, the paths' loops
+ * share one register allocation and the 1x1 path's block loop spills. */
+static __attribute__((noinline)) void in_place_fast(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d,
+                                                    const int8_t* input, const int8_t* weights, const int32_t* k,
+                                                    const cmsis_nn_dims* out_d, int8_t* output) {
+  in_place_positions(p, in_d, input, weights, k, out_d, output, 1);
+}
+static __attribute__((noinline)) void in_place_slow(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d,
+                                                    const int8_t* input, const int8_t* weights, const int32_t* k,
+                                                    const cmsis_nn_dims* out_d, int8_t* output) {
+  in_place_positions(p, in_d, input, weights, k, out_d, output, 0);
+}
+static __attribute__((noinline)) void fields_fast(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d,
+                                                  const int8_t* input, const cmsis_nn_dims* f_d, const int8_t* weights,
+                                                  const int32_t* k, const cmsis_nn_dims* out_d, int8_t* output,
+                                                  int8_t* scratch) {
+  field_positions(p, in_d, input, f_d, weights, k, out_d, output, scratch, 1);
+}
+static __attribute__((noinline)) void fields_slow(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d,
+                                                  const int8_t* input, const cmsis_nn_dims* f_d, const int8_t* weights,
+                                                  const int32_t* k, const cmsis_nn_dims* out_d, int8_t* output,
+                                                  int8_t* scratch) {
+  field_positions(p, in_d, input, f_d, weights, k, out_d, output, scratch, 0);
 }
 #endif
 
@@ -219,10 +281,12 @@ arm_cmsis_nn_status cmx_conv_helium_s8(const cmsis_nn_context* ctx, const cmsis_
   }
 #if defined(ARM_MATH_MVEI)
   int8_t* scratch = (int8_t*)ctx->buf;
-  if (all_right_shifts(constants, output_dims->c)) {
-    conv(params, input_dims, input, filter_dims, weights, constants, output_dims, output, scratch, 1);
+  const int fast = all_right_shifts(constants, output_dims->c);
+  if (in_place(params, filter_dims)) {
+    (fast ? in_place_fast : in_place_slow)(params, input_dims, input, weights, constants, output_dims, output);
   } else {
-    conv(params, input_dims, input, filter_dims, weights, constants, output_dims, output, scratch, 0);
+    (fast ? fields_fast : fields_slow)(params, input_dims, input, filter_dims, weights, constants, output_dims, output,
+                                       scratch);
   }
   return ARM_CMSIS_NN_SUCCESS;
 #else
