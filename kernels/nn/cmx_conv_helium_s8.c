@@ -12,16 +12,18 @@
  * kernel sums (bias + input offset x the channel's weight sum, CMSIS-NN's arm_vector_sum_s8), where
  * the accumulators start; the four outputs are requantized as one vector with their channels'
  * multipliers and shifts (CMSIS-NN's arm_requantize_mve_32x4) and stored as four contiguous bytes.
- * A 1x1 convolution of stride 1 without padding reads each position's input in place; any other
- * copies the position's field into the scratch first (kernel rows of kernel_w x C contiguous bytes,
- * by predicated 16-byte moves), a tap outside the input as the input's zero point (-input_offset),
- * whose products with the offset added are 0, as CMSIS-NN skips or zero-fills them. The same int32
+ * A 1x1 convolution of stride 1 without padding reads each position's input in place, and so does
+ * any other for a field inside the input where a kernel row's kernel_w x C bytes are whole groups of
+ * 16 (one loop a kernel row; ResNet's 3x3 layers); any other field is copied into the scratch first
+ * (kernel rows of kernel_w x C contiguous bytes, by predicated 16-byte moves), a tap outside the
+ * input as the input's zero point (-input_offset), whose products with the offset added are 0, as
+ * CMSIS-NN skips or zero-fills them. The same int32
  * sums and the same requantization: the same bytes.
  *
- * The output may share the input's bytes: a 1x1 position's outputs are written after the channels
- * before them, while its input is still read for the channels after, so the output must end below
- * the position's input; a copied field is read from the scratch (cmx_gen/lower/delegate/overlap.py:
- * one position a block, direct or copy-in). */
+ * The output may share the input's bytes: a position's outputs are written after the channels
+ * before them, while its input (a 1x1 position's, or a field inside the input, read in place) is
+ * still read for the channels after, so the output must end below the position's first input byte
+ * (cmx_gen/lower/delegate/overlap.py: one position a block, direct). */
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
 #include "cmx_nn.h"

@@ -24,14 +24,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate.kernel_choice import (
-    HELIUM_CHANNELS,
-    conv_kind,
-    depthwise_kind,
-    node_val,
-    row_plan,
-    scratch_bytes,
-)
+from cmx_gen.lower.delegate.kernel_choice import HELIUM_CHANNELS, conv_kind, depthwise_kind, node_val, row_plan
 from cmx_gen.lower.delegate.own_kernels import RowGeometry
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
@@ -115,8 +108,8 @@ def _conv_walk(node: torch.fx.Node, isa: str) -> Walk:
     kind = conv_kind(node, isa)
     if kind == "conv_row":
         return Walk(conv_row_blocks(*row_plan(node)), oc, reads, copy_in=True)
-    if kind == "conv_helium":  # cmx_conv_helium_s8: a position at a time, its field read in place or copied first
-        return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=scratch_bytes(node, isa) > 0)
+    if kind == "conv_helium":  # cmx_conv_helium_s8: a position at a time, a field inside the input read in place
+        return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=False)
     c, kc = int(xv.shape[1]), int(wv.shape[3])
     kh, kw = int(wv.shape[1]), int(wv.shape[2])
     if c != kc:  # grouped: arm_convolve_s8 walks the groups outermost
