@@ -100,6 +100,27 @@ static void fill_quant(int32_t out_ch, int slow) {
   }
 }
 
+/* A convolution's inputs, filter and quantization drawn for a case (in this order, so a seed gives
+ * the same cases), and its parameters: offsets, the window given, an activation range. */
+static cmsis_nn_conv_params draw_conv(int32_t in_bytes, int32_t filter_bytes, int32_t out_ch, int slow, int32_t stride_h,
+                                      int32_t stride_w, int32_t pad_h, int32_t pad_w, int32_t dilation_h,
+                                      int32_t dilation_w, int full_range) {
+  for (int32_t i = 0; i < in_bytes; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < filter_bytes; ++i) filter[i] = (int8_t)rnd();
+  fill_quant(out_ch, slow);
+  cmsis_nn_conv_params cp;
+  cp.input_offset = between(-127, 128);
+  cp.output_offset = between(-128, 127);
+  cp.stride.w = stride_w;
+  cp.stride.h = stride_h;
+  cp.padding.w = pad_w;
+  cp.padding.h = pad_h;
+  cp.dilation.w = dilation_w;
+  cp.dilation.h = dilation_h;
+  cp.activation = random_activation(full_range);
+  return cp;
+}
+
 /* What conv_pair found: whether this case is the tally's first difference, the two statuses, the
  * first differing byte. */
 typedef struct {
@@ -159,20 +180,8 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
       out_ch * kernel * in_ch > MAX_W || out_ch > MAX_CH) {
     return;
   }
-  for (int32_t i = 0; i < in_positions * in_ch; ++i) input[i] = (int8_t)rnd();
-  for (int32_t i = 0; i < out_ch * kernel * in_ch; ++i) filter[i] = (int8_t)rnd();
-  fill_quant(out_ch, slow);
-
-  cmsis_nn_conv_params cp;
-  cp.input_offset = between(-127, 128);
-  cp.output_offset = between(-128, 127);
-  cp.stride.w = stride;
-  cp.stride.h = 1;
-  cp.padding.w = pad;
-  cp.padding.h = 0;
-  cp.dilation.w = dilation;
-  cp.dilation.h = 1;
-  cp.activation = random_activation(full_range);
+  const cmsis_nn_conv_params cp =
+      draw_conv(in_positions * in_ch, out_ch * kernel * in_ch, out_ch, slow, 1, stride, 0, pad, 1, dilation, full_range);
   const cmsis_nn_dims in_d = {1, two_d_1x1 ? height : 1, length, in_ch};
   const cmsis_nn_dims f_d = {out_ch, 1, kernel, in_ch};
   const cmsis_nn_dims o_d = {1, two_d_1x1 ? height : 1, two_d_1x1 ? length : positions, out_ch};
@@ -239,18 +248,8 @@ static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, 
   const int32_t out_h = (in_h + 2 * pad_h - kh) / stride_h + 1, out_w = (in_w + 2 * pad_w - kw) / stride_w + 1;
   const int32_t n = out_h * out_w * out_ch, cols = kh * kw * in_ch;
   if (in_h * in_w * in_ch > MAX_IN || n > MAX_OUT || out_ch * cols > MAX_W || out_ch > MAX_CH) return;
-  for (int32_t i = 0; i < in_h * in_w * in_ch; ++i) input[i] = (int8_t)rnd();
-  for (int32_t i = 0; i < out_ch * cols; ++i) filter[i] = (int8_t)rnd();
-  fill_quant(out_ch, slow);
-  cmsis_nn_conv_params cp;
-  cp.input_offset = between(-127, 128);
-  cp.output_offset = between(-128, 127);
-  cp.stride.w = stride_w;
-  cp.stride.h = stride_h;
-  cp.padding.w = pad_w;
-  cp.padding.h = pad_h;
-  cp.dilation.w = cp.dilation.h = 1;
-  cp.activation = random_activation(full_range);
+  const cmsis_nn_conv_params cp = draw_conv(in_h * in_w * in_ch, out_ch * cols, out_ch, slow, stride_h, stride_w, pad_h,
+                                             pad_w, 1, 1, full_range);
   const cmsis_nn_dims in_d = {1, in_h, in_w, in_ch}, f_d = {out_ch, kh, kw, in_ch};
   const cmsis_nn_dims o_d = {1, out_h, out_w, out_ch};
   /* As the plan: the wrapper, but arm_convolve_s8 where the wrapper's 1xN path would take the layer
@@ -458,18 +457,8 @@ static void conv_helium_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in
   const int32_t out_h = (in_h + 2 * pad_h - span_h) / stride_h + 1, out_w = (in_w + 2 * pad_w - span_w) / stride_w + 1;
   const int32_t cols = kh * kw * in_ch, n = out_h * out_w * out_ch;
   if (in_h * in_w * in_ch > MAX_IN || n > MAX_OUT || out_ch * ((cols + 15) & ~15) > MAX_W || out_ch > MAX_CH) return;
-  for (int32_t i = 0; i < in_h * in_w * in_ch; ++i) input[i] = (int8_t)rnd();
-  for (int32_t i = 0; i < out_ch * cols; ++i) filter[i] = (int8_t)rnd();
-  fill_quant(out_ch, slow);
-  cmsis_nn_conv_params cp;
-  cp.input_offset = between(-127, 128);
-  cp.output_offset = between(-128, 127);
-  cp.stride.w = stride_w;
-  cp.stride.h = stride_h;
-  cp.padding.w = pad_w;
-  cp.padding.h = pad_h;
-  cp.dilation.w = cp.dilation.h = dilation;
-  cp.activation = random_activation(full_range);
+  const cmsis_nn_conv_params cp = draw_conv(in_h * in_w * in_ch, out_ch * cols, out_ch, slow, stride_h, stride_w, pad_h,
+                                             pad_w, dilation, dilation, full_range);
   const cmsis_nn_dims in_d = {1, in_h, in_w, in_ch}, f_d = {out_ch, kh, kw, in_ch}, b_d = {1, 1, 1, out_ch};
   const cmsis_nn_dims o_d = {1, out_h, out_w, out_ch};
   const int one_by_one = kh == 1 && kw == 1 && stride_h == 1 && stride_w == 1 && pad_h == 0 && pad_w == 0;

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from cmx_gen.lower.delegate import own_kernels
-from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, shape4
+from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, shape4, window_fields
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
@@ -39,16 +39,7 @@ def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
             "shifts": emit.constant(shift),
             "scratch": scratch,
             "scratch_bytes": scratch_bytes(node, emit.isa),
-            "input_offset": in_off,
-            "output_offset": out_off,
-            "stride_w": stride[1],
-            "stride_h": stride[0],
-            "pad_w": padding[1],
-            "pad_h": padding[0],
-            "dilation_w": dilation[1],
-            "dilation_h": dilation[0],
-            "act_min": act_min,
-            "act_max": act_max,
+            **window_fields(in_off, out_off, stride, padding, dilation, (act_min, act_max)),
             **dims_fields("input", dims(_val(x))),
             **dims_fields("filter", shape4(w)),  # OHWI already
             **dims_fields("bias", (1, 1, 1, int(_val(node).shape[1]))),
@@ -84,16 +75,7 @@ def _conv_helium(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
             "constants": emit.data(constants),
             "scratch": scratch,
             "scratch_bytes": scratch_bytes(node, emit.isa),
-            "input_offset": in_off,
-            "output_offset": out_off,
-            "stride_w": stride[1],
-            "stride_h": stride[0],
-            "pad_w": padding[1],
-            "pad_h": padding[0],
-            "dilation_w": dilation[1],
-            "dilation_h": dilation[0],
-            "act_min": act_min,
-            "act_max": act_max,
+            **window_fields(in_off, out_off, stride, padding, dilation, (act_min, act_max)),
             **dims_fields("input", dims(_val(x))),
             **dims_fields("filter", shape4(w)),
             **dims_fields("bias", (1, 1, 1, out_c)),

@@ -48,6 +48,25 @@ def dims_fields(name: str, dims: tuple[int, int, int, int]) -> dict[str, int]:
     return {f"{name}_{d}": v for d, v in zip("nhwc", dims)}
 
 
+def window_fields(
+    in_off: Any, out_off: Any, stride: Any, padding: Any, dilation: Any, act: tuple[Any, Any]
+) -> dict[str, Any]:
+    """A convolution's or depthwise layer's offsets, window (H, W pairs as the node holds them) and
+    activation range, as the plan records name them."""
+    return {
+        "input_offset": in_off,
+        "output_offset": out_off,
+        "stride_w": stride[1],
+        "stride_h": stride[0],
+        "pad_w": padding[1],
+        "pad_h": padding[0],
+        "dilation_w": dilation[1],
+        "dilation_h": dilation[0],
+        "act_min": act[0],
+        "act_max": act[1],
+    }
+
+
 def byte_identical_view(node: torch.fx.Node) -> bool:
     """A reshape whose output holds the input's bytes in the same order: a plain copy."""
 

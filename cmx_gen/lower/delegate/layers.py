@@ -18,7 +18,15 @@ import torch
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers
 from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
-from cmx_gen.lower.delegate.emit import Emit, byte_identical_view, dims, dims_fields, is_int8, transpose_shape
+from cmx_gen.lower.delegate.emit import (
+    Emit,
+    byte_identical_view,
+    dims,
+    dims_fields,
+    is_int8,
+    transpose_shape,
+    window_fields,
+)
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
@@ -80,17 +88,8 @@ def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
             "shifts": emit.constant(shift),
             "scratch": scratch,
             "scratch_bytes": scratch_bytes(node, emit.isa),
-            "input_offset": in_off,
-            "output_offset": out_off,
             "ch_mult": mult_ch,
-            "stride_w": stride[1],
-            "stride_h": stride[0],
-            "pad_w": padding[1],
-            "pad_h": padding[0],
-            "dilation_w": dilation[1],
-            "dilation_h": dilation[0],
-            "act_min": act_min,
-            "act_max": act_max,
+            **window_fields(in_off, out_off, stride, padding, dilation, (act_min, act_max)),
             **dims_fields("input", dims(_val(x))),
             **dims_fields("filter", (1, int(w.shape[1]), int(w.shape[2]), out_c)),
             **dims_fields("bias", (1, 1, 1, out_c)),
