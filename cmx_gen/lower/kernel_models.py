@@ -84,14 +84,15 @@ def avg_pool2d_s8(
 
 
 # --- arm_softmax_s8 (Source/SoftmaxFunctions/arm_nn_softmax_common_s8.c) -------------------------
-# Fixed-point gemmlowp-style exp and reciprocal. int64 numpy arrays hold int32 values; `_wrap`
+# Fixed-point gemmlowp-style exp and reciprocal. int64 numpy arrays hold int32 values; `wrap_int32`
 # gives C's two's-complement wrap where the C code can overflow.
 
 _Q31_MIN, _Q31_MAX = -(1 << 31), (1 << 31) - 1
 _ACCUM_BITS = 12
 
 
-def _wrap(x: NDArray[Any]) -> NDArray[Any]:
+def wrap_int32(x: NDArray[Any]) -> NDArray[Any]:
+    """C's two's-complement int32 wrap of int64 values (still int64)."""
     return ((x + (1 << 31)) % (1 << 32)) - (1 << 31)
 
 
@@ -114,14 +115,14 @@ def _div_pow2(x: NDArray[Any], exponent: int) -> NDArray[Any]:
 
 def _mul_pow2(x: NDArray[Any], exponent: int) -> NDArray[Any]:
     threshold = (1 << (31 - exponent)) - 1
-    result = _wrap(x << exponent)
+    result = wrap_int32(x << exponent)
     result = np.where(x > threshold, _Q31_MAX, result)
     return np.where(x < -threshold, _Q31_MIN, result)
 
 
 def requantize(value: NDArray[Any], mult: int, shift: int) -> NDArray[np.int64]:
     """arm_nn_requantize (int32 wrap on the left shift, as the C multiply does)."""
-    shifted = _wrap(np.asarray(value, dtype=np.int64) << max(shift, 0))
+    shifted = wrap_int32(np.asarray(value, dtype=np.int64) << max(shift, 0))
     high = (shifted * int(mult) + (1 << 30)) >> 31
     result: NDArray[np.int64] = _div_pow2(high, max(-shift, 0)) if shift < 0 else high
     return result
@@ -131,10 +132,10 @@ def _exp_on_negative_values(val: NDArray[Any]) -> NDArray[Any]:
     shift = 24
     val_mod_minus_quarter = (val & ((1 << shift) - 1)) - (1 << shift)
     remainder = val_mod_minus_quarter - val
-    x = _wrap((val_mod_minus_quarter << 5) + (1 << 28))
+    x = wrap_int32((val_mod_minus_quarter << 5) + (1 << 28))
     x2 = _mul_sat(x, x)
-    inner = _wrap(_mul_sat(_wrap(_div_pow2(_mul_sat(x2, x2), 2) + _mul_sat(x2, x)), 715827883) + x2)
-    result = _wrap(1895147668 + _mul_sat(1895147668, _wrap(x + _div_pow2(inner, 1))))
+    inner = wrap_int32(_mul_sat(wrap_int32(_div_pow2(_mul_sat(x2, x2), 2) + _mul_sat(x2, x)), 715827883) + x2)
+    result = wrap_int32(1895147668 + _mul_sat(1895147668, wrap_int32(x + _div_pow2(inner, 1))))
     for constant in (1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242):
         result = np.where((remainder & (1 << shift)) != 0, _mul_sat(result, constant), result)
         shift += 1
@@ -144,9 +145,9 @@ def _exp_on_negative_values(val: NDArray[Any]) -> NDArray[Any]:
 def _one_over_one_plus_x(val: NDArray[Any]) -> NDArray[Any]:
     total = val + _Q31_MAX
     half = np.where(total >= 0, (total + 1) // 2, -((-(total - 1)) // 2))  # C: (sum +- 1) / 2, truncating
-    x = _wrap(1515870810 + _mul_sat(half, -1010580540))
+    x = wrap_int32(1515870810 + _mul_sat(half, -1010580540))
     for _ in range(3):
-        x = _wrap(x + _mul_pow2(_mul_sat(x, _wrap((1 << 29) - _mul_sat(half, x))), 2))
+        x = wrap_int32(x + _mul_pow2(_mul_sat(x, wrap_int32((1 << 29) - _mul_sat(half, x))), 2))
     return _mul_pow2(x, 1)
 
 
@@ -168,11 +169,11 @@ def softmax_s8(
     for r, row in enumerate(rows):
         diff = row - row.max()
         valid = diff >= diff_min
-        exps = _exp_on_negative_values(_mul_sat(_wrap(diff * mask), int(input_multiplier)))
+        exps = _exp_on_negative_values(_mul_sat(wrap_int32(diff * mask), int(input_multiplier)))
         total = int(_div_pow2(exps, _ACCUM_BITS)[valid].sum())
         headroom = 32 - total.bit_length() if total > 0 else 32
         scale = _one_over_one_plus_x(
-            np.asarray(_wrap(np.asarray(np.int64((total << headroom) if total > 0 else 0) - (1 << 31))))
+            np.asarray(wrap_int32(np.asarray(np.int64((total << headroom) if total > 0 else 0) - (1 << 31))))
         )
         res = _div_pow2(_mul_sat(scale, exps), _ACCUM_BITS - headroom + 23) - 128
         out[r] = np.where(valid, np.clip(res, -128, 127), -128)

@@ -17,8 +17,8 @@
  * 16 (one loop a kernel row; ResNet's 3x3 layers); any other field is copied into the scratch first
  * (kernel rows of kernel_w x C contiguous bytes, by predicated 16-byte moves), a tap outside the
  * input as the input's zero point (-input_offset), whose products with the offset added are 0, as
- * CMSIS-NN skips or zero-fills them. The same int32
- * sums and the same requantization: the same bytes.
+ * CMSIS-NN skips or zero-fills them. The same int32 sums and the same requantization: the same
+ * bytes.
  *
  * The output may share the input's bytes: a position's outputs are written after the channels
  * before them, while its input (a 1x1 position's, or a field inside the input, read in place) is
@@ -40,6 +40,10 @@ static int in_place(const cmsis_nn_conv_params* p, const cmsis_nn_dims* f_d) {
 typedef struct {
   int32x4_t offset, lo, hi;
 } out_range;
+
+static inline __attribute__((always_inline)) out_range out_range_of(const cmsis_nn_conv_params* p) {
+  return (out_range){vdupq_n_s32(p->output_offset), vdupq_n_s32(p->activation.min), vdupq_n_s32(p->activation.max)};
+}
 
 /* Four output channels of one position: their accumulators start at their kernel sums (sums[0..3]);
  * `runs` runs of `cols` inputs, `stride` bytes apart (one, or a kernel row each where the field is
@@ -175,8 +179,7 @@ static inline __attribute__((always_inline)) void in_place_positions(const cmsis
                                                                      const int8_t* weights, const int32_t* k,
                                                                      const cmsis_nn_dims* out_d, int8_t* output,
                                                                      const int fast) {
-  const out_range r = {vdupq_n_s32(p->output_offset), vdupq_n_s32(p->activation.min),
-                       vdupq_n_s32(p->activation.max)};
+  const out_range r = out_range_of(p);
   const int32_t rows = out_d->c, cols = in_d->c, count = in_d->n * in_d->h * in_d->w;
   for (int32_t n = 0; n < count; ++n, input += cols, output += rows) {
     position(p, input, weights, k, 1, cols, 0, rows, r, output, fast);
@@ -191,8 +194,7 @@ static inline __attribute__((always_inline)) void field_positions(const cmsis_nn
                                                                   const cmsis_nn_dims* f_d, const int8_t* weights,
                                                                   const int32_t* k, const cmsis_nn_dims* out_d,
                                                                   int8_t* output, int8_t* scratch, const int fast) {
-  const out_range r = {vdupq_n_s32(p->output_offset), vdupq_n_s32(p->activation.min),
-                       vdupq_n_s32(p->activation.max)};
+  const out_range r = out_range_of(p);
   const int32_t rows = out_d->c, cols = f_d->h * f_d->w * in_d->c;
   const int8x16_t zero_point = vdupq_n_s8((int8_t)-p->input_offset);
   const int32_t run = f_d->w * in_d->c, row_stride = p->dilation.h * in_d->w * in_d->c;

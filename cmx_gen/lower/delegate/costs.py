@@ -44,9 +44,7 @@ def _kind(node: torch.fx.Node, isa: str) -> str:
     if kind == "depthwise_3x3" and isa == "MVE" and kernel_choice.helium_depthwise(node):
         return "depthwise_3x3_helium"
     one_by_one = int(weight.shape[1]) == int(weight.shape[2]) == 1
-    if kind in ("conv", "conv_helium") and one_by_one:
-        return f"{kind}_1x1" if kind == "conv_helium" else "conv_1x1"
-    return kind
+    return f"{kind}_1x1" if kind in ("conv", "conv_helium") and one_by_one else kind
 
 
 def instructions(node: torch.fx.Node, isa: str) -> float:

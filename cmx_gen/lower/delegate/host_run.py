@@ -89,56 +89,64 @@ def _border(x: torch.Tensor, f: dict[str, int], out_hw: tuple[int, int], kernel:
     return torch.nn.functional.pad(x, (0, right, 0, bottom), value=-f["input_offset"])
 
 
-def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str, depthwise: bool) -> None:
-    n, h, w, c = _dims(f, "input")
-    fn, fh, fw, fc = _dims(f, "filter")
-    on, oh, ow, oc = _dims(f, "output")
-    x = _border(_nhwc(memory, f["input"], n, h, w, c), f, (oh, ow), (fh, fw))
-    weight = _constant(plan, f["weight"], fn * fh * fw * fc, np.int8, (fn, fh, fw, fc))
-    bias = _constant(plan, f["bias"], oc, np.int32, (oc,))
-    mults = _constant(plan, f["multipliers"], oc, np.int32, (oc,))
-    shifts = _constant(plan, f["shifts"], oc, np.int32, (oc,))
-    stride, padding = [f["stride_h"], f["stride_w"]], [f["pad_h"], f["pad_w"]]
-    dilation = [f["dilation_h"], f["dilation_w"]]
-    scratch = torch.empty(0, dtype=torch.int8)
-    if depthwise:
-        name = "cortex_m::quantized_depthwise_conv2d"
-        args: list[Any] = [
-            x,
-            weight,
-            bias,
-            stride,
-            padding,
-            dilation,
-            f["ch_mult"],
-            f["input_offset"],
-            f["output_offset"],
-            mults,
-            shifts,
-            f["act_min"],
-            f["act_max"],
-            scratch,
-        ]
-    else:
-        name = "cortex_m::quantized_conv2d"
-        args = [
-            x,
-            weight,
-            bias,
-            stride,
-            padding,
-            dilation,
-            f["input_offset"],
-            f["output_offset"],
-            mults,
-            shifts,
-            f["act_min"],
-            f["act_max"],
-            scratch,
-        ]
+def _conv_call(
+    f: dict[str, int], x: torch.Tensor, weight: Any, bias: Any, quant: tuple[Any, Any], window: Any, isa: str
+) -> torch.Tensor:
+    """cortex_m::quantized_conv2d (quantized_depthwise_conv2d where the record has ch_mult) computed
+    with the record's offsets and range: quant = (multipliers, shifts), window = (stride, padding,
+    dilation) as [h, w] pairs."""
+    depthwise = "ch_mult" in f
+    name = "cortex_m::quantized_depthwise_conv2d" if depthwise else "cortex_m::quantized_conv2d"
+    args = [
+        x,
+        weight,
+        bias,
+        *window,
+        *([f["ch_mult"]] if depthwise else []),
+        f["input_offset"],
+        f["output_offset"],
+        *quant,
+        f["act_min"],
+        f["act_max"],
+        torch.empty(0, dtype=torch.int8),
+    ]
     out = compute(name, _op(name.split("::")[1]), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and out.shape[2] >= oh and out.shape[3] >= ow, (name, out)
+    assert isinstance(out, torch.Tensor), (name, out)
+    return out
+
+
+def _quant(plan: bytes, f: dict[str, int], channels: int) -> tuple[Any, Any]:
+    """A record's per-channel multipliers and shifts, read from the plan."""
+    shape = (channels,)
+    return (
+        _constant(plan, f["multipliers"], channels, np.int32, shape),
+        _constant(plan, f["shifts"], channels, np.int32, shape),
+    )
+
+
+def _record_window(f: dict[str, int]) -> tuple[list[int], list[int], list[int]]:
+    return [f["stride_h"], f["stride_w"]], [f["pad_h"], f["pad_w"]], [f["dilation_h"], f["dilation_w"]]
+
+
+def _image_conv(f: dict[str, int], memory: Memory, weight: Any, bias: Any, quant: tuple[Any, Any], isa: str) -> None:
+    """A convolution or depthwise record over its NHWC input, the padding CMSIS-NN reads below and
+    right included (_border), its output cropped to the record's."""
+    n, h, w, c = _dims(f, "input")
+    _, fh, fw, _ = _dims(f, "filter")
+    _, oh, ow, _ = _dims(f, "output")
+    x = _border(_nhwc(memory, f["input"], n, h, w, c), f, (oh, ow), (fh, fw))
+    out = _conv_call(f, x, weight, bias, quant, _record_window(f), isa)
+    assert out.shape[2] >= oh and out.shape[3] >= ow, out.shape
     _store(memory, f["output"], out[:, :, :oh, :ow], nchw=True)
+
+
+def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """CMSIS-NN's convolution or depthwise call: the record's CMSIS-NN arguments."""
+    fn, fh, fw, fc = _dims(f, "filter")
+    oc = f["output_c"]
+    weight = _constant(plan, f["weight"], fn * fh * fw * fc, np.int8, (fn, fh, fw, fc))
+    quant = _quant(plan, f, oc)
+    _image_conv(f, memory, weight, _constant(plan, f["bias"], oc, np.int32, (oc,)), quant, isa)
 
 
 def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
@@ -151,59 +159,24 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     g = geometry
     x = _nhwc(memory, f["input"], 1, g.in_rows, g.in_positions, g.in_ch)
     filt = row_filter(plan[f["weight"] :], g).reshape(g.out_ch, g.rows, g.kernel, g.in_ch)
-    weight = torch.from_numpy(filt.copy())
     bias = _constant(plan, f["bias"], g.out_ch, np.int32, (g.out_ch,))
-    mults = _constant(plan, f["multipliers"], g.out_ch, np.int32, (g.out_ch,))
-    shifts = _constant(plan, f["shifts"], g.out_ch, np.int32, (g.out_ch,))
-    args = [
-        x,
-        weight,
-        bias,
-        [g.row_stride, g.stride],
-        [g.row_pad, g.pad],
-        [1, g.dilation],
-        f["input_offset"],
-        f["output_offset"],
-        mults,
-        shifts,
-        f["act_min"],
-        f["act_max"],
-        torch.empty(0, dtype=torch.int8),
-    ]
-    out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), getattr(
-        out, "shape", out
-    )
+    quant = _quant(plan, f, g.out_ch)
+    window = ([g.row_stride, g.stride], [g.row_pad, g.pad], [1, g.dilation])
+    out = _conv_call(f, x, torch.from_numpy(filt.copy()), bias, quant, window, isa)
+    assert tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), out.shape
     _store(memory, f["output"], out, nchw=True)
 
 
 def _conv_helium(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     """cmx_conv_helium_s8 as the convolution it computes: its filter read back from its layout, its
     multipliers and shifts from its constants, its bias from their kernel sums."""
-    n, h, w, c = _dims(f, "input")
-    _, kh, kw, _ = _dims(f, "filter")
-    _, oh, ow, oc = _dims(f, "output")
-    x = _border(_nhwc(memory, f["input"], n, h, w, c), f, (oh, ow), (kh, kw))
+    _, kh, kw, c = _dims(f, "filter")
+    oc = f["output_c"]
     filt = fc_filter(plan[f["weight"] :], oc, kh * kw * c, isa)
     sums, mults, shifts = helium_constants_read(plan[f["constants"] :], oc)
-    args = [
-        x,
-        torch.from_numpy(filt.reshape(oc, kh, kw, c).copy()),
-        torch.from_numpy(bias_from_sums(sums, filt, f["input_offset"])),
-        [f["stride_h"], f["stride_w"]],
-        [f["pad_h"], f["pad_w"]],
-        [f["dilation_h"], f["dilation_w"]],
-        f["input_offset"],
-        f["output_offset"],
-        torch.from_numpy(mults),
-        torch.from_numpy(shifts),
-        f["act_min"],
-        f["act_max"],
-        torch.empty(0, dtype=torch.int8),
-    ]
-    out = compute("cortex_m::quantized_conv2d", _op("quantized_conv2d"), args, {}, isa)
-    assert isinstance(out, torch.Tensor) and out.shape[2] >= oh and out.shape[3] >= ow, getattr(out, "shape", out)
-    _store(memory, f["output"], out[:, :, :oh, :ow], nchw=True)
+    weight = torch.from_numpy(filt.reshape(oc, kh, kw, c).copy())
+    bias = torch.from_numpy(bias_from_sums(sums, filt, f["input_offset"]))
+    _image_conv(f, memory, weight, bias, (torch.from_numpy(mults), torch.from_numpy(shifts)), isa)
 
 
 def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool = False) -> None:
@@ -343,12 +316,12 @@ def _transpose(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None
 
 
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
-    "conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
-    "conv_general": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=False),
+    "conv": _conv,
+    "conv_general": _conv,
     "conv_row": _conv_row,
     "conv_helium": _conv_helium,
-    "depthwise_conv": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
-    "depthwise_3x3": lambda p, f, m, isa: _conv(p, f, m, isa, depthwise=True),
+    "depthwise_conv": _conv,
+    "depthwise_3x3": _conv,
     "linear": _linear,
     "fully_connected": lambda p, f, m, isa: _linear(p, f, m, isa, own=True),
     "add": _add,

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cmx_gen.lower.kernel_models import wrap_int32
+
 ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
 ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller
 ROW_SCRATCH_BUDGET_2D = 1024  # a 2-D position widens every kernel row: twice the room keeps chunks of 4-8
@@ -199,14 +201,14 @@ def kernel_sums(filter_rc: NDArray[Any], bias: NDArray[Any] | None, input_offset
     sums = filter_rc.astype(np.int64).sum(axis=1) * int(input_offset)
     if bias is not None:
         sums = sums + bias.astype(np.int64)
-    wrapped: NDArray[Any] = ((sums + (1 << 31)) % (1 << 32) - (1 << 31)).astype("<i4")
+    wrapped: NDArray[Any] = wrap_int32(sums).astype("<i4")
     return wrapped
 
 
 def bias_from_sums(sums: NDArray[Any], filter_rc: NDArray[Any], input_offset: int) -> NDArray[Any]:
     """kernel_sums read back: the bias (zeros where the layer had none: the same outputs)."""
     bias = sums.astype(np.int64) - filter_rc.astype(np.int64).sum(axis=1) * int(input_offset)
-    wrapped: NDArray[Any] = ((bias + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    wrapped: NDArray[Any] = wrap_int32(bias).astype(np.int32)
     return wrapped
 
 
