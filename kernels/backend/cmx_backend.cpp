@@ -178,6 +178,13 @@ bool scratch_ok(const cmx_layer_head* head) {
       return cmx_conv_helium_s8_scratch_bytes(&l->params, &l->input_dims, &l->filter_dims) <= l->scratch_bytes;
     }
 #endif
+#ifdef CMX_BACKEND_DEPTHWISE_3X3
+    case CMX_OP_DEPTHWISE_3X3: { /* none (four channels a pixel), or the planar path's plane */
+      auto* l = reinterpret_cast<const cmx_layer_depthwise_3x3*>(head);
+      return l->scratch_bytes == 0 ||
+             cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims) == l->scratch_bytes;
+    }
+#endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
     case CMX_OP_DEPTHWISE_CONV: {
       auto* l = reinterpret_cast<const cmx_layer_depthwise_conv*>(head);
@@ -348,7 +355,8 @@ class CmxCmsisNNBackend final : public BackendInterface {
                                               const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-          CMX_KERNEL(status = cmx_depthwise_3x3_s8(&l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+          cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+          CMX_KERNEL(status = cmx_depthwise_3x3_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                                    &l->filter_dims, constant_at<int8_t>(plan, l->weight),
                                                    constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
           break;

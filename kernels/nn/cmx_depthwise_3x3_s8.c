@@ -21,6 +21,8 @@
 #include "cmx_nn.h"
 #include "cmx_requantize.h"
 
+#include <string.h>
+
 typedef struct {
   int32_t a0, a1, a2, a3;
 } acc4;
@@ -170,7 +172,141 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
   }
 }
 
-arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_dw_conv_params* params,
+#define CMX_DW_BAND 8        /* output rows a band of the planar path (kernel_choice.py's DEPTHWISE_BAND) */
+#define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
+
+#define CMX_DW_PLANE_ROW 64 /* int16 values a plane row holds: a constant, so a row is an immediate offset */
+
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
+/* The planar path (stride 1, rows of CMX_DW_PLANAR_WIDTH outputs or more, the plan gives scratch:
+ * cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output reads one channel, so that channel's
+ * input rows of a band of CMX_DW_BAND output rows are copied into a plane of int16 (band + 2 rows
+ * of CMX_DW_PLANE_ROW values, padding as the input's zero point, -input_offset) and two horizontally
+ * adjacent outputs take each kernel row as two SMLADs and two SMLAxBs over three words of the plane
+ * (21 instructions for 18 MACs), the channel's nine weights in six registers; the input offset
+ * times the weights' sum joins the bias once per channel (int32 wraparound, as the sum it stands
+ * for). TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
+ * rows while later channels' rows are still to be read: the overlap walk
+ * (cmx_gen/lower/delegate/overlap.py) takes a band as one direct block. */
+static inline __attribute__((always_inline)) uint32_t word_at(const int16_t* p) {
+  uint32_t v;
+  memcpy(&v, p, 4); /* two int16 values; unaligned for odd columns (M4/M7/M33 allow it) */
+  return v;
+}
+
+/* Channel c's rows [top, top + rows) of the input, columns [-padding.w, width - padding.w), as the
+ * first `width` values of plane rows. */
+static void fill_plane(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* in_d, const int8_t* input, int32_t c,
+                       int32_t top, int32_t rows, int32_t width, int16_t* plane) {
+  const int32_t ch = in_d->c, in_w = in_d->w;
+  const int16_t zero = (int16_t)-p->input_offset;
+  const int32_t x0 = p->padding.w < width ? p->padding.w : width; /* plane column of input column 0 */
+  const int32_t inside = in_w < width - x0 ? in_w : width - x0;
+  for (int32_t r = 0; r < rows; ++r, plane += CMX_DW_PLANE_ROW) {
+    const int32_t y = top + r;
+    if (y < 0 || y >= in_d->h) {
+      for (int32_t j = 0; j < width; ++j) plane[j] = zero;
+      continue;
+    }
+    int32_t j = 0;
+    for (; j < x0; ++j) plane[j] = zero;
+    const int8_t* in = input + (y * in_w) * ch + c;
+    int16_t* to = plane + x0;
+    int32_t k = 0;
+    for (; k + 3 < inside; k += 4, in += 4 * ch, to += 4) { /* two words of two values: PKHBT, STR */
+      const uint32_t lo = (uint32_t)(uint16_t)in[0] | ((uint32_t)in[ch] << 16);
+      const uint32_t hi = (uint32_t)(uint16_t)in[2 * ch] | ((uint32_t)in[3 * ch] << 16);
+      memcpy(to, &lo, 4);
+      memcpy(to + 2, &hi, 4);
+    }
+    for (; k < inside; ++k, in += ch) *to++ = *in;
+    for (j = x0 + inside; j < width; ++j) plane[j] = zero;
+  }
+}
+
+static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
+                                                              const int32_t* shift, const cmsis_nn_dims* in_d,
+                                                              const int8_t* input, const int8_t* filter,
+                                                              const int32_t* bias, const cmsis_nn_dims* out_d,
+                                                              int8_t* output, int16_t* plane, const int fast,
+                                                              const int full) {
+  const int32_t ch = in_d->c, out_w = out_d->w, width = out_w + 3; /* the columns the outputs read */
+  const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
+  for (int32_t oy0 = 0; oy0 < out_d->h; oy0 += CMX_DW_BAND) {
+    const int32_t band = out_d->h - oy0 < CMX_DW_BAND ? out_d->h - oy0 : CMX_DW_BAND;
+    const int32_t top = oy0 - p->padding.h;
+    for (int32_t c = 0; c < ch; ++c) {
+      fill_plane(p, in_d, input, c, top, band + 2, width, plane);
+      const int8_t* f = filter + c;
+      const int32_t f0 = f[0], f1 = f[ch], f2 = f[2 * ch], f3 = f[3 * ch], f4 = f[4 * ch], f5 = f[5 * ch];
+      const int32_t f6 = f[6 * ch], f7 = f[7 * ch], f8 = f[8 * ch];
+      const uint32_t w01_0 = (uint32_t)(uint16_t)f0 | ((uint32_t)f1 << 16), w2_0 = (uint32_t)f2;
+      const uint32_t w01_1 = (uint32_t)(uint16_t)f3 | ((uint32_t)f4 << 16), w2_1 = (uint32_t)f5;
+      const uint32_t w01_2 = (uint32_t)(uint16_t)f6 | ((uint32_t)f7 << 16), w2_2 = (uint32_t)f8;
+      const int32_t sum = f0 + f1 + f2 + f3 + f4 + f5 + f6 + f7 + f8;
+      /* int32 wraparound, as CMSIS-NN's sum of (x + offset) * w */
+      const int32_t start = (int32_t)((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * (uint32_t)sum);
+      const int32_t m = mult[c], s = shift[c];
+      for (int32_t oy = 0; oy < band; ++oy) {
+        const int16_t* q0 = plane + oy * CMX_DW_PLANE_ROW;
+#define q1 (q0 + CMX_DW_PLANE_ROW)
+#define q2 (q0 + 2 * CMX_DW_PLANE_ROW)
+        int8_t* out = output + ((oy0 + oy) * out_w) * ch + c;
+        int32_t x = 0;
+        for (; x + 1 < out_w; x += 2, q0 += 2, out += 2 * ch) {
+          int32_t a0 = start, a1 = start;
+          uint32_t C = word_at(q0 + 2); /* columns x + 2, x + 3: the third tap of both outputs */
+          a0 = (int32_t)__smlad(word_at(q0), w01_0, (uint32_t)a0);
+          a1 = (int32_t)__smlad(word_at(q0 + 1), w01_0, (uint32_t)a1);
+          a0 = __smlabb((int32_t)C, (int32_t)w2_0, a0);
+          a1 = __smlatb((int32_t)C, (int32_t)w2_0, a1);
+          C = word_at(q1 + 2);
+          a0 = (int32_t)__smlad(word_at(q1), w01_1, (uint32_t)a0);
+          a1 = (int32_t)__smlad(word_at(q1 + 1), w01_1, (uint32_t)a1);
+          a0 = __smlabb((int32_t)C, (int32_t)w2_1, a0);
+          a1 = __smlatb((int32_t)C, (int32_t)w2_1, a1);
+          C = word_at(q2 + 2);
+          a0 = (int32_t)__smlad(word_at(q2), w01_2, (uint32_t)a0);
+          a1 = (int32_t)__smlad(word_at(q2 + 1), w01_2, (uint32_t)a1);
+          a0 = __smlabb((int32_t)C, (int32_t)w2_2, a0);
+          a1 = __smlatb((int32_t)C, (int32_t)w2_2, a1);
+          out[0] = cmx_finish(a0, m, s, r, fast, full);
+          out[ch] = cmx_finish(a1, m, s, r, fast, full);
+        }
+        if (x < out_w) { /* an odd last column */
+          int32_t a0 = start;
+          a0 = (int32_t)__smlad(word_at(q0), w01_0, (uint32_t)a0);
+          a0 = __smlabb((int32_t)word_at(q0 + 2), (int32_t)w2_0, a0);
+          a0 = (int32_t)__smlad(word_at(q1), w01_1, (uint32_t)a0);
+          a0 = __smlabb((int32_t)word_at(q1 + 2), (int32_t)w2_1, a0);
+          a0 = (int32_t)__smlad(word_at(q2), w01_2, (uint32_t)a0);
+          a0 = __smlabb((int32_t)word_at(q2 + 2), (int32_t)w2_2, a0);
+          out[0] = cmx_finish(a0, m, s, r, fast, full);
+        }
+#undef q1
+#undef q2
+      }
+    }
+  }
+}
+#endif
+
+int32_t cmx_depthwise_3x3_s8_scratch_bytes(const cmsis_nn_dw_conv_params* params, const cmsis_nn_dims* input_dims,
+                                           const cmsis_nn_dims* output_dims) {
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
+  if (params->stride.w != 1 || params->stride.h != 1 || output_dims->w < CMX_DW_PLANAR_WIDTH ||
+      output_dims->w + 3 > CMX_DW_PLANE_ROW || params->ch_mult != 1 || input_dims->c != output_dims->c) {
+    return 0;
+  }
+  const int32_t band = output_dims->h < CMX_DW_BAND ? output_dims->h : CMX_DW_BAND;
+  return (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
+#else
+  (void)params, (void)input_dims, (void)output_dims;
+  return 0; /* Helium runs its own path, a core without DSP the portable one: neither takes scratch */
+#endif
+}
+
+arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsis_nn_dw_conv_params* params,
                                          const cmsis_nn_per_channel_quant_params* quant, const cmsis_nn_dims* input_dims,
                                          const int8_t* input, const cmsis_nn_dims* filter_dims, const int8_t* filter,
                                          const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output) {
@@ -182,9 +318,24 @@ arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_dw_conv_params* params,
   const int full = params->activation.min == -128 && params->activation.max == 127;
   const int32_t in_batch = input_dims->h * input_dims->w * input_dims->c;
   const int32_t out_batch = output_dims->h * output_dims->w * output_dims->c;
+  const int32_t need = cmx_depthwise_3x3_s8_scratch_bytes(params, input_dims, output_dims);
+  const int planar = need > 0 && ctx && ctx->buf && ctx->size >= need && ((uintptr_t)ctx->buf & 3) == 0;
   for (int32_t n = 0; n < input_dims->n; ++n) {
     const int8_t* in = input + n * in_batch;
     int8_t* out = output + n * out_batch;
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
+    if (planar) {
+      int16_t* plane = (int16_t*)ctx->buf;
+      if (fast && full) {
+        planar_body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, plane, 1, 1);
+      } else {
+        planar_body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, plane, 0, 0);
+      }
+      continue;
+    }
+#else
+    (void)planar;
+#endif
     if (fast && full) {
       body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, 1, 1);
     } else if (fast) {

@@ -73,9 +73,14 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
 
 /* A 3x3 depthwise convolution with one output channel per input channel (ch_mult 1), any stride
- * and padding, dilation 1: arm_depthwise_conv_wrapper_s8's arguments and result (bias may be NULL;
- * no scratch). ARM_CMSIS_NN_ARG_ERROR for any other shape. */
-arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_dw_conv_params* params,
+ * and padding, dilation 1: arm_depthwise_conv_wrapper_s8's arguments and result (bias may be NULL).
+ * On a DSP core without Helium, a horizontal stride of 1 or 2 and ctx holding
+ * cmx_depthwise_3x3_s8_scratch_bytes (word-aligned), it runs its planar path (a channel's rows at a
+ * time, cmx_depthwise_3x3_s8.c); with less (ctx may be NULL), four channels a pixel.
+ * ARM_CMSIS_NN_ARG_ERROR for any other shape. */
+int32_t cmx_depthwise_3x3_s8_scratch_bytes(const cmsis_nn_dw_conv_params* params, const cmsis_nn_dims* input_dims,
+                                           const cmsis_nn_dims* output_dims);
+arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsis_nn_dw_conv_params* params,
                                          const cmsis_nn_per_channel_quant_params* quant, const cmsis_nn_dims* input_dims,
                                          const int8_t* input, const cmsis_nn_dims* filter_dims, const int8_t* filter,
                                          const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);

@@ -16,7 +16,8 @@ import pytest
 import torch
 
 from cmx_gen.lower.delegate import own_kernels
-from cmx_gen.lower.delegate.overlap import Walk, conv_row_blocks, flat_blocks, image_reads, row_blocks
+from cmx_gen.lower.delegate.kernel_choice import DEPTHWISE_BAND
+from cmx_gen.lower.delegate.overlap import Walk, band_blocks, conv_row_blocks, flat_blocks, image_reads, row_blocks
 from cmx_gen.lower.delegate.work_memory import ALIGN, Buffer, place
 
 
@@ -223,3 +224,38 @@ def test_a_conv_helium_lead_follows_its_fields_read_in_place() -> None:
         old = Walk(flat_blocks(oh * ow, 1), oc, reads, copy_in=True).lead()
         stale += not _conv_helium_clean(geo, oc, max(old, -h * w * c))
     assert stale > 10, "the copy-in walk must be shown to fail on some of these layers"
+
+
+def _planar_clean(c: int, h: int, w: int, gap: int) -> bool:
+    """cmx_depthwise_3x3_s8's planar path as its C loop runs (stride 1, padding 1), output `gap`
+    bytes below the input: for each band of output rows, for each channel, that channel's input
+    rows of the band copied into the plane (read), then its outputs of the band written."""
+    base = max(gap, 0)
+    written = np.zeros(base + 2 * h * w * c + abs(gap) + 8, dtype=bool)
+    for oy0 in range(0, h, DEPTHWISE_BAND):
+        band = min(DEPTHWISE_BAND, h - oy0)
+        rows = [y for y in range(oy0 - 1, oy0 + band + 1) if 0 <= y < h]
+        for ch in range(c):
+            reads = np.array([(y * w + x) * c + ch for y in rows for x in range(w)], dtype=np.int64)
+            if written[base + reads].any():
+                return False
+            outs = np.array([((oy0 + r) * w + x) * c + ch for r in range(band) for x in range(w)], dtype=np.int64)
+            written[base - gap + outs] = True
+    return True
+
+
+def test_a_planar_depthwise_lead_follows_its_bands() -> None:
+    """The planar path writes a band's every channel before it reads the next channel's rows of the
+    band: one direct block a band (overlap.band_blocks). The four-channel walk's lead, a pixel at a
+    time, is shown to break it."""
+    rng = random.Random(43)
+    stale = 0
+    for _ in range(200):
+        h, w, c = rng.randint(1, 20), rng.randint(8, 20), rng.choice([1, 4, 8, 12])
+        reads = image_reads((1, c, h, w), (1, c, h, w), (1, 1), (1, 1))
+        lead = Walk(band_blocks(1, h, w), c, reads, copy_in=False).lead()
+        gap = -(-max(lead, -h * w * c) // ALIGN) * ALIGN
+        assert _planar_clean(c, h, w, gap), (h, w, c, lead)
+        old = Walk(flat_blocks(h * w, 1), c, reads, copy_in=False, step=4).lead()
+        stale += not _planar_clean(c, h, w, max(old, -h * w * c))
+    assert stale > 10, "the four-channel walk must be shown to fail on some of these layers"

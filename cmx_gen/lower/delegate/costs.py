@@ -43,6 +43,8 @@ def _kind(node: torch.fx.Node, isa: str) -> str:
     weight = node_val(node.args[1])
     if kind == "depthwise_3x3" and isa == "MVE" and kernel_choice.helium_depthwise(node):
         return "depthwise_3x3_helium"
+    if kind == "depthwise_3x3" and kernel_choice.depthwise_plane_bytes(node, isa):
+        return "depthwise_3x3_planar"
     one_by_one = int(weight.shape[1]) == int(weight.shape[2]) == 1
     return f"{kind}_1x1" if kind in ("conv", "conv_helium") and one_by_one else kind
 

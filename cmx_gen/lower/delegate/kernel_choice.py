@@ -79,7 +79,7 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     if own:
         return own
     if depthwise_kind(node, isa) == "depthwise_3x3":
-        return 0  # cmx_depthwise_3x3_s8 needs none
+        return depthwise_plane_bytes(node, isa)
     kind = conv_kind(node, isa)
     if kind == "conv_general":
         return max(_planned_scratch(node), _convolve_s8_scratch(node))
@@ -122,6 +122,24 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     if own and one_to_one and kh == kw == 3 and list(dilation) == [1, 1]:
         return "depthwise_3x3"
     return "depthwise_conv"
+
+
+DEPTHWISE_BAND = 8  # cmx_depthwise_3x3_s8's planar path: output rows a band (CMX_DW_BAND)
+DEPTHWISE_PLANAR_WIDTH = 8  # ... the fewest output columns it takes (CMX_DW_PLANAR_WIDTH)
+DEPTHWISE_PLANE_ROW = 64  # ... and the int16 values of a plane row, 3 more than the most columns (CMX_DW_PLANE_ROW)
+
+
+def depthwise_plane_bytes(node: torch.fx.Node, isa: str) -> int:
+    """cmx_depthwise_3x3_s8_scratch_bytes: the plane of its planar path (a DSP core, stride 1, rows
+    of 8 to 61 outputs): a band's input rows of one channel as int16. 0 where the kernel walks four
+    channels a pixel (Helium, other shapes, or the schedule chose that walk for memory: small_kernel)."""
+    if isa != "DSP" or depthwise_kind(node, isa) != "depthwise_3x3" or small_kernel(node):
+        return 0
+    stride = fx_args(node)[3]
+    _, _, oh, ow = (int(s) for s in node_val(node).shape)
+    if list(stride) != [1, 1] or not DEPTHWISE_PLANAR_WIDTH <= ow <= DEPTHWISE_PLANE_ROW - 3:
+        return 0
+    return (min(oh, DEPTHWISE_BAND) + 2) * DEPTHWISE_PLANE_ROW * 2
 
 
 def helium_depthwise(node: torch.fx.Node) -> bool:

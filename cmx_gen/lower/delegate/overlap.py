@@ -24,7 +24,15 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate.kernel_choice import HELIUM_CHANNELS, conv_kind, depthwise_kind, node_val, row_plan
+from cmx_gen.lower.delegate.kernel_choice import (
+    DEPTHWISE_BAND,
+    HELIUM_CHANNELS,
+    conv_kind,
+    depthwise_kind,
+    depthwise_plane_bytes,
+    node_val,
+    row_plan,
+)
 from cmx_gen.lower.delegate.own_kernels import RowGeometry
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
@@ -66,6 +74,16 @@ def flat_blocks(positions: int, block: int) -> tuple[tuple[int, int], ...]:
 def row_blocks(rows: int, width: int, block: int) -> tuple[tuple[int, int], ...]:
     return tuple(
         (r * width + s, r * width + min(s + block, width)) for r in range(rows) for s in range(0, width, block)
+    )
+
+
+def band_blocks(n: int, oh: int, ow: int) -> tuple[tuple[int, int], ...]:
+    """cmx_depthwise_3x3_s8's planar path: bands of DEPTHWISE_BAND output rows of each image, a
+    band's every channel written while later channels' input rows are still to be read."""
+    return tuple(
+        ((b * oh + y) * ow, (b * oh + min(y + DEPTHWISE_BAND, oh)) * ow)
+        for b in range(n)
+        for y in range(0, oh, DEPTHWISE_BAND)
     )
 
 
@@ -129,6 +147,8 @@ def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
     xv, out = node_val(x), node_val(node)
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
+    if depthwise_plane_bytes(node, isa):  # cmx_depthwise_3x3_s8's planar path: a band's every channel, read as written
+        return Walk(band_blocks(n, oh, ow), oc, reads, copy_in=False)
     if depthwise_kind(node, isa) == "depthwise_3x3":  # cmx_depthwise_3x3_s8: four (Helium: eight) channels a step
         step = HELIUM_CHANNELS if isa == "MVE" and oc >= HELIUM_CHANNELS else DEPTHWISE_3X3_STEP
         return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=False, step=step)

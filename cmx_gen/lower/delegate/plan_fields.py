@@ -200,7 +200,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
 }
 # arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
 FIELDS["conv_general"] = FIELDS["conv"]
-# cmx-gen's cmx_depthwise_3x3_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, no scratch.
+# cmx-gen's cmx_depthwise_3x3_s8 (kernels/nn/): CMSIS-NN's arguments, scratch for its planar path (DSP cores).
 FIELDS["depthwise_3x3"] = FIELDS["depthwise_conv"]
 # cmx-gen's cmx_fully_connected_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, its weights laid out.
 FIELDS["fully_connected"] = FIELDS["linear"]

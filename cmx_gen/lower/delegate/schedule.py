@@ -176,7 +176,11 @@ def _place(
                 )
             )
         scratch = node.args[-1] if node.args else None
-        if (isinstance(scratch, torch.fx.Node) and is_alloc(scratch)) or kernel_choice.own_scratch(node):
+        if (
+            (isinstance(scratch, torch.fx.Node) and is_alloc(scratch))
+            or kernel_choice.own_scratch(node)
+            or kernel_choice.depthwise_plane_bytes(node, isa)
+        ):
             buffers.append(
                 Buffer(f"{node.name}:scratch", kernel_choice.scratch_bytes(node, isa), index[node], index[node])
             )
@@ -185,7 +189,11 @@ def _place(
 
 
 def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
-    """A layer a Helium core may run on cmx-gen's DSP kernel instead (kernel_choice.small_kernel)."""
+    """A layer a Helium core may run on cmx-gen's DSP kernel instead, or a DSP core's depthwise layer
+    on cmx_depthwise_3x3_s8's four-channel walk instead of its planar path (kernel_choice.small_kernel)."""
+    if isa == "DSP":
+        with kernel_choice.kernels_as(node, small=False):
+            return kernel_choice.depthwise_plane_bytes(node, isa) > 0
     if isa != "MVE":
         return False
     with kernel_choice.kernels_as(node, small=True):
