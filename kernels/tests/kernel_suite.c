@@ -329,7 +329,7 @@ static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int
   uint64_t t2 = cmx_platform_counter();
   const int equal =
       s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  if (record(t, "depthwise_3x3", name, t1 - t0, t2 - t1, n * 9, equal)) {
+  if (record(t, planar && plane ? "depthwise_3x3_planar" : "depthwise_3x3", name, t1 - t0, t2 - t1, n * 9, equal)) {
     int32_t at = 0;
     while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
     snprintf(t->first_failure, sizeof(t->first_failure), "%s c%d %dx%d s%d p%d status %d/%d byte %d: %d vs %d", name,
@@ -351,6 +351,19 @@ static void depthwise_suite(tally* t) {
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     depthwise_case(t, between(1, 40), between(1, 16), between(1, 16), between(1, 2), between(0, 1), rnd() % 5 == 0,
                    rnd() % 7 == 0, 0, rnd() % 4 != 0, "random");
+  }
+}
+
+/* The planar path's shapes (DSP cores: stride 1, rows of 8 to 61 outputs; elsewhere the same cases
+ * take the kernel's other paths). */
+static void depthwise_planar_suite(tally* t) {
+  depthwise_case(t, 2, 4, 61, 1, 1, 0, 0, 1, 1, "the widest row the plane takes (61 outputs)");
+  depthwise_case(t, 2, 4, 62, 1, 1, 0, 0, 1, 1, "62 outputs: the four-channel walk");
+  depthwise_case(t, 3, 11, 10, 1, 0, 1, 1, 0, 1, "8 outputs a row, no padding, a band and one row");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    const int32_t pad = between(0, 1);
+    depthwise_case(t, between(1, 24), between(1, 12), between(10 - 2 * pad, 28), 1, pad, rnd() % 5 == 0,
+                   rnd() % 7 == 0, rnd() % 3 == 0, 1, "random");
   }
 }
 
@@ -541,10 +554,11 @@ static int report(const char* kernel, const tally* t) {
 
 int main(void) {
   cmx_platform_init();
-  tally conv = {0}, conv_2d = {0}, depthwise = {0}, transpose = {0}, fc = {0};
+  tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, transpose = {0}, fc = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
+  depthwise_planar_suite(&planar);
   transpose_suite(&transpose);
   fc_suite(&fc);
 #if defined(ARM_MATH_MVEI)
@@ -554,6 +568,7 @@ int main(void) {
   int failed = report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
   failed |= report("depthwise_3x3", &depthwise);
+  failed |= report("depthwise_3x3_planar", &planar);
   failed |= report("transpose", &transpose);
   failed |= report("fully_connected", &fc);
 #if defined(ARM_MATH_MVEI)
