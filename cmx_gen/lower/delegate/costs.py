@@ -1,7 +1,8 @@
 """What a memory goal trades: the instructions a layer costs on each kernel (data/kernel_costs.yaml),
 and which layers of a Helium core a goal moves to cmx-gen's DSP kernels for RAM.
 
-Goals (`[options] memory`, `--memory`): `fast` keeps the fastest kernels; `balanced` (the default)
+Goals (`[options] memory`, `--memory`): `fast` keeps the fastest kernels (and spends flash on int16
+weights for mid-sized layers: schedule.py); `balanced` (the default)
 takes the smallest schedule within BALANCED_SLACK more instructions; `min` the smallest schedule.
 Writing a layer over its input costs no instruction, so every goal does it."""
 

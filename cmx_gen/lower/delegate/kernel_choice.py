@@ -19,6 +19,7 @@ from cmx_gen.lower.fx_nodes import fx_args, op_name
 SMALL_KERNELS = "cmx_small_kernels"  # node meta set by schedule.py: run the DSP cores' own kernel on any core
 PATCHED = "cmx_patched"  # node meta set by schedule.py: the layer runs patch by patch (patches.py)
 NARROW_WEIGHTS = "cmx_narrow_weights"  # node meta set by schedule.py (min): cmx_conv_row_s8 keeps int8 weights
+MORE_WIDE_WEIGHTS = "cmx_more_wide_weights"  # ... (fast): int16 weights for its mid-sized layers too
 
 
 def small_kernel(node: torch.fx.Node) -> bool:
@@ -93,8 +94,10 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
     x, weight, _, stride, padding, dilation = fx_args(node)[:6]
-    narrow = bool(node.meta.get(NARROW_WEIGHTS))
-    return own_kernels.row_geometry(node_val(x), node_val(weight), node_val(node), stride, padding, dilation, narrow)
+    narrow, more = bool(node.meta.get(NARROW_WEIGHTS)), bool(node.meta.get(MORE_WIDE_WEIGHTS))
+    return own_kernels.row_geometry(
+        node_val(x), node_val(weight), node_val(node), stride, padding, dilation, narrow, more
+    )
 
 
 def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:

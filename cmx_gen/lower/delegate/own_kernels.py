@@ -26,9 +26,14 @@ ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): 
 ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller
 ROW_SCRATCH_BUDGET_2D = 1024  # a 2-D position widens every kernel row: twice the room keeps chunks of 4-8
 # int16 weights (twice the flash, 14 instead of 19 instructions per 16 MACs) for a layer with at least
-# this many output positions: each extra byte of flash then saves ~30 instructions an inference. The
-# big late layers of a MobileNet (6 x 6 positions, 16-64 KB of weights) stay int8.
+# this many output positions: each extra byte of flash then saves ~30 instructions an inference. With
+# `--memory fast` also where ROW_WIDE_MID_POSITIONS reuse at most ROW_WIDE_MID_BYTES of int8 weights
+# (each byte ~11 instructions, the copy at most 16 KB: a MobileNet-0.25's 6 x 6 layers, VWW on the M4
+# -0.56 M instructions for +88 KB, which takes its flash past TFLM's). ResNet's 36-KB 8 x 8 layers and
+# a MobileNet's 3 x 3 ones (32-64 KB) stay int8.
 ROW_WIDE_MIN_POSITIONS = 100
+ROW_WIDE_MID_POSITIONS = 36
+ROW_WIDE_MID_BYTES = 16384
 ROW_MAX_CHUNK = 16
 
 
@@ -89,19 +94,24 @@ class RowGeometry:
 
 
 def row_geometry(
-    x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any, narrow: bool = False
+    x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any, narrow: bool = False, more: bool = False
 ) -> RowGeometry | None:
     """The row reading of a cortex_m::quantized_conv2d (logical NCHW input/output, OHWI weight
     values), or None when its fields are not runs of the input: a 1x1 convolution reads a batch as
     one row of N * H * W positions; a 1-D or 2-D one pads each image's edges, so only a batch of one.
-    `narrow`: int8 weights however many positions (no second copy of them in flash)."""
+    `narrow`: int8 weights however many positions (no second copy of them in flash); `more`: int16
+    weights for the mid-sized layers too (ROW_WIDE_MID_*)."""
     n, c, h, w = (int(v) for v in x.shape)
     oc, kh, kw, kc = (int(v) for v in weight.shape)
     _, _, oh, ow = (int(v) for v in out.shape)
     if c != kc:
         return None
     d = int(dilation[1])
-    wide = int(d == 1 and n * oh * ow >= ROW_WIDE_MIN_POSITIONS and not narrow)
+    positions, weight_bytes = n * oh * ow, oc * kh * kw * kc
+    reuse = positions >= ROW_WIDE_MIN_POSITIONS or (
+        more and positions >= ROW_WIDE_MID_POSITIONS and weight_bytes <= ROW_WIDE_MID_BYTES
+    )
+    wide = int(d == 1 and reuse and not narrow)
     if n == 1 and h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
         return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d, wide=wide)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too

@@ -212,7 +212,8 @@ def schedule(
     which need no scratch and write closer behind their reads, `balanced` only within
     costs.BALANCED_SLACK more instructions; `min` also runs the first layers patch by patch where
     that takes less (patches.py) and keeps cmx_conv_row_s8's weights int8 (flash). The choices are
-    left on the nodes (kernel_choice.SMALL_KERNELS, PATCHED, NARROW_WEIGHTS) for the plan's layers.
+    left on the nodes (kernel_choice.SMALL_KERNELS, PATCHED, NARROW_WEIGHTS, MORE_WIDE_WEIGHTS) for the
+    plan's layers; `fast` also widens cmx_conv_row_s8's mid-sized layers' weights (flash for speed).
     `patch` (layers, grid) forces a patched stage (tests)."""
     graph = program.graph_module.graph
     user_inputs = list(program.graph_signature.user_inputs)
@@ -232,6 +233,7 @@ def schedule(
     _mark(compute, set())  # no layer patched but the stage chosen below (a graph scheduled before keeps none)
     for node in compute:  # min: the least flash too (cmx_conv_row_s8's int16 weights are a second copy)
         node.meta[kernel_choice.NARROW_WEIGHTS] = goal == "min"
+        node.meta[kernel_choice.MORE_WIDE_WEIGHTS] = goal == "fast"  # fast: the most speed for flash too
     stage = _forced_stage(compute, inputs, outputs, *patch) if patch else None
     if goal == "min" and not patch:
         stage = _patched_stage(compute, inputs, outputs, isa)
