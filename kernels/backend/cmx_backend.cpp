@@ -179,10 +179,10 @@ bool scratch_ok(const cmx_layer_head* head) {
     }
 #endif
 #ifdef CMX_BACKEND_DEPTHWISE_3X3
-    case CMX_OP_DEPTHWISE_3X3: { /* none (four channels a pixel), or the planar path's plane */
+    case CMX_OP_DEPTHWISE_3X3: { /* none (four channels a pixel), or at least the planar path's plane */
       auto* l = reinterpret_cast<const cmx_layer_depthwise_3x3*>(head);
       return l->scratch_bytes == 0 ||
-             cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims) == l->scratch_bytes;
+             cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims) <= l->scratch_bytes;
     }
 #endif
 #ifdef CMX_BACKEND_DEPTHWISE_CONV

@@ -119,3 +119,32 @@ def test_create_keeps_input_memory_in_cmx_toml_and_refuses_an_unknown_one(tmp_pa
     assert run_cli("regen", tmp_path / "app") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "input_memory = 'flash' is not where inputs live" in err[0] and "'caller'" in err[0]
+
+
+def test_a_dsp_depthwise_layer_takes_its_plane_unless_min_gives_it_back(lowered_dir):
+    """cmx_depthwise_3x3_s8's planar path (stride 1, rows of 8 outputs or more) on a DSP core: the plan
+    gives it (8 + 2) x 64 int16 of scratch; `min` runs the four-channel walk instead, no plane, and
+    estimates what the walk costs more."""
+    args = ("ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8")
+    fast = read_report(lowered_dir(*args, "--memory", "fast", target="cortex-m4"))
+    least = read_report(lowered_dir(*args, "--memory", "min", target="cortex-m4"))
+    assert "depthwise_3x3" in _kinds(fast) and "depthwise_3x3" in _kinds(least)
+    assert fast["memory"]["scratch_bytes"] == (8 + 2) * 64 * 2
+    assert least["memory"]["scratch_bytes"] < fast["memory"]["scratch_bytes"]
+    assert least["memory"]["planned_bytes"] < fast["memory"]["planned_bytes"]
+    assert least["schedules"][0]["extra_instructions"] > 0 == fast["schedules"][0]["extra_instructions"]
+
+
+def test_fast_widens_the_mid_sized_layers_weights_only() -> None:
+    """`fast` (own_kernels.ROW_WIDE_MID_*): int16 weights for a MobileNet-0.25's 6 x 6 layers (16 KB
+    of int8 weights over 36 positions), never for ResNet's 36-KB 8 x 8 layers, never under `min`."""
+    import torch
+
+    from cmx_gen.lower.delegate.own_kernels import row_geometry
+
+    six = (torch.empty(1, 128, 6, 6), torch.empty(128, 1, 1, 128), torch.empty(1, 128, 6, 6), (1, 1), (0, 0), (1, 1))
+    resnet = (torch.empty(1, 64, 8, 8), torch.empty(64, 3, 3, 64), torch.empty(1, 64, 8, 8), (1, 1), (1, 1), (1, 1))
+    wide = [row_geometry(*layer, more=more) for layer in (six, resnet) for more in (False, True)]
+    assert [g.wide if g else None for g in wide] == [0, 1, 0, 0]
+    narrow = row_geometry(*six, narrow=True, more=True)
+    assert narrow is not None and narrow.wide == 0
