@@ -31,14 +31,7 @@ def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer(
         kind,
         {
-            "input": emit.operand(x),
-            "output": emit.operand(node),
-            "weight": emit.constant(weight),
-            "bias": emit.constant(bias),
-            "multipliers": emit.constant(mult),
-            "shifts": emit.constant(shift),
-            "scratch": scratch,
-            "scratch_bytes": scratch_bytes(node, emit.isa),
+            **cmsis_operands(node, emit, scratch, (x, weight, bias, mult, shift)),
             **window_fields(in_off, out_off, stride, padding, dilation, (act_min, act_max)),
             **dims_fields("input", dims(_val(x))),
             **dims_fields("filter", shape4(w)),  # OHWI already
@@ -47,6 +40,22 @@ def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         },
         node=node.name,
     )
+
+
+def cmsis_operands(node: torch.fx.Node, emit: Emit, scratch: int, args: tuple[Any, ...]) -> dict[str, int]:
+    """The operands of a convolution or depthwise record that passes CMSIS-NN's arguments: its
+    tensors, constants (args: input, weight, bias, multipliers, shifts) and scratch."""
+    x, weight, bias, mult, shift = args
+    return {
+        "input": emit.operand(x),
+        "output": emit.operand(node),
+        "weight": emit.constant(weight),
+        "bias": emit.constant(bias),
+        "multipliers": emit.constant(mult),
+        "shifts": emit.constant(shift),
+        "scratch": scratch,
+        "scratch_bytes": scratch_bytes(node, emit.isa),
+    }
 
 
 def _int32s(value: Any, emit: Emit) -> np.ndarray[Any, Any]:

@@ -80,14 +80,7 @@ def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer(
         depthwise_kind(node, emit.isa),
         {
-            "input": emit.operand(x),
-            "output": emit.operand(node),
-            "weight": emit.constant(weight),
-            "bias": emit.constant(bias),
-            "multipliers": emit.constant(mult),
-            "shifts": emit.constant(shift),
-            "scratch": scratch,
-            "scratch_bytes": scratch_bytes(node, emit.isa),
+            **conv_layers.cmsis_operands(node, emit, scratch, (x, weight, bias, mult, shift)),
             "ch_mult": mult_ch,
             **window_fields(in_off, out_off, stride, padding, dilation, (act_min, act_max)),
             **dims_fields("input", dims(_val(x))),
