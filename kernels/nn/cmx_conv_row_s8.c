@@ -321,7 +321,8 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
       (p->wide && ((uintptr_t)weights & 3) != 0)) {
     return ARM_CMSIS_NN_ARG_ERROR;
   }
-  const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch);
+  const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch) &&
+                   cmx_accumulators_small(bias, p->out_ch, p->row_bytes, p->input_offset);
   const int full = p->act_min == -128 && p->act_max == 127;
   const int dilated = p->dilation > 1 && p->kernel > 1;
   cmx_conv_row_params q = *p; /* what compute() reads: a position of the widened chunk is rows * in_ch values */

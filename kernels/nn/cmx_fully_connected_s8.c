@@ -153,7 +153,8 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
   return ARM_CMSIS_NN_SUCCESS;
 #elif defined(ARM_MATH_DSP)
   (void)kernel_sum;
-  const int fast = quant->shift <= -1 && quant->multiplier > 0;
+  const int fast = quant->shift <= -1 && quant->multiplier > 0 &&
+                   cmx_accumulators_small(bias, rows, cols, params->input_offset);
   const int full = params->activation.min == -128 && params->activation.max == 127;
   const cmx_out_range r = {params->output_offset, params->activation.min, params->activation.max};
   for (int32_t n = 0; n < input_dims->n; ++n, input += cols, output += rows) {

@@ -6,18 +6,15 @@
 
 #include "arm_nnsupportfunctions.h"
 
-/* arm_nn_requantize for a right shift (shift <= -1): CMSIS-NN's inline-assembly form of its
- * doubling high multiply and rounding divide, which equal the C forms for every input. */
+/* arm_nn_requantize for a right shift (shift <= -1) of an accumulator inside (-2^30, 2^30)
+ * (cmx_fast_requantize says when every one is): the doubling high multiply (acc * m + 2^30) >> 31
+ * is SMMULR's rounded high half of 2 * acc * m, one instruction where CMSIS-NN's inline-assembly
+ * form takes three; then its rounding divide. The same result for every such input. */
 static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
 #if defined(__GNUC__) && defined(__thumb2__)
-  int32_t lo, hi;
-  __asm("smull\t%0, %1, %2, %3\n\t"
-        "lsrs\t%0, %0, #31\n\t"
-        "adc\t%1, %0, %1, lsl #1"
-        : "=&r"(lo), "=&r"(hi)
-        : "r"(acc), "r"(multiplier)
-        : "cc");
-  /* hi is never INT32_MIN here (a product's high half, multiplier > 0), so no test for it */
+  int32_t hi;
+  __asm("smmulr\t%0, %1, %2" : "=r"(hi) : "r"((int32_t)((uint32_t)acc << 1)), "r"(multiplier));
+  /* |hi| < 2^30 here (|acc| < 2^30, multiplier < 2^31), so never INT32_MIN: no test for it */
   int32_t t = hi + (hi >> 31);
   int32_t r;
   __asm("asrs\t%0, %1, %2\n\t"
@@ -47,11 +44,25 @@ static inline __attribute__((always_inline)) int8_t cmx_finish(int32_t acc, int3
 }
 
 
-/* Whether every channel takes cmx_requantize_right: shift <= -1 and multiplier > 0. */
+/* Whether every channel shifts right: shift <= -1 and multiplier > 0 (cmx_requantize_mve's fast form). */
 static inline int cmx_all_right_shifts(const int32_t* multiplier, const int32_t* shift, int32_t channels) {
   int fast = 1;
   for (int32_t c = 0; c < channels; ++c) fast &= shift[c] <= -1 && multiplier[c] > 0;
   return fast;
+}
+
+/* Whether every accumulator of a layer stays inside (-2^30, 2^30) whatever the input, as
+ * cmx_requantize_right needs: a channel's bias plus `terms` products of an input value with the
+ * offset added (|x + offset| <= 128 + |offset|) and an int8 weight (|w| <= 128). */
+static inline int cmx_accumulators_small(const int32_t* bias, int32_t channels, int32_t terms, int32_t input_offset) {
+  const int64_t value = 128 + (input_offset < 0 ? -(int64_t)input_offset : (int64_t)input_offset);
+  const int64_t room = ((int64_t)1 << 30) - 1 - (int64_t)terms * value * 128;
+  if (room < 0) return 0;
+  int small = 1;
+  if (bias) {
+    for (int32_t c = 0; c < channels; ++c) small &= (bias[c] < 0 ? -(int64_t)bias[c] : (int64_t)bias[c]) <= room;
+  }
+  return small;
 }
 
 #if defined(ARM_MATH_MVEI)

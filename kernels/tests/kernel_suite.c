@@ -13,6 +13,7 @@
 #include "arm_nnfunctions.h"
 #include "cmx_nn.h"
 #include "cmx_platform.h"
+#include "cmx_requantize.h"
 
 #ifndef CMX_SUITE_SEED
 #define CMX_SUITE_SEED 0x12345678u
@@ -91,9 +92,14 @@ static int record(tally* t, const char* kernel, const char* name, uint64_t cmsis
   return !equal && !t->first_failure[0];
 }
 
+/* Non-zero: the biases of the next cases sit at the edge cmx_accumulators_small allows for this
+ * many terms at any offset (alternately +, -): accumulators near +-2^30 on the one-SMMULR path. */
+static int32_t edge_terms;
+
 static void fill_quant(int32_t out_ch, int slow) {
   for (int32_t c = 0; c < out_ch; ++c) {
     bias[c] = between(-40000, 40000);
+    if (edge_terms) bias[c] = (c & 1 ? -1 : 1) * ((1 << 30) - 1 - edge_terms * 256 * 128);
     mult[c] = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
     /* shifts as quantization makes them (-12..-1); a slow case adds 0 and left shifts */
     shift[c] = slow ? between(-6, 2) : between(-12, -1);
@@ -237,6 +243,10 @@ static void conv_row_suite(tally* t) {
     conv_row_case(t, in_ch, between(1, 40), length, kernel, stride, pad, dilation, chunk, two_d,
                   two_d ? between(1, 12) : 1, rnd() % 5 == 0, rnd() % 7 == 0, 0, dilation == 1 && rnd() % 2, "random");
   }
+  edge_terms = 8; /* a 1x1 layer of 8 input channels: 8 terms a row */
+  conv_row_case(t, 8, 16, 24, 1, 1, 0, 1, 16, 1, 24, 0, 0, 1, 0, "biases at the edge of the one-SMMULR requantization");
+  conv_row_case(t, 8, 16, 24, 1, 1, 0, 1, 16, 1, 24, 0, 0, 1, 1, "wide: biases at the edge of the one-SMMULR requantization");
+  edge_terms = 0;
 }
 
 /* One 2-D case: a kh x kw convolution (dilation 1) through CMSIS-NN (the plan's call for it
@@ -352,6 +362,9 @@ static void depthwise_suite(tally* t) {
     depthwise_case(t, between(1, 40), between(1, 16), between(1, 16), between(1, 2), between(0, 1), rnd() % 5 == 0,
                    rnd() % 7 == 0, 0, rnd() % 4 != 0, "random");
   }
+  edge_terms = 9;
+  depthwise_case(t, 16, 8, 8, 2, 1, 0, 0, 1, 1, "biases at the edge of the one-SMMULR requantization");
+  edge_terms = 0;
 }
 
 /* The planar path's shapes (DSP cores: stride 1, rows of 8 to 61 outputs; elsewhere the same cases
@@ -365,6 +378,9 @@ static void depthwise_planar_suite(tally* t) {
     depthwise_case(t, between(1, 24), between(1, 12), between(10 - 2 * pad, 28), 1, pad, rnd() % 5 == 0,
                    rnd() % 7 == 0, rnd() % 3 == 0, 1, "random");
   }
+  edge_terms = 9;
+  depthwise_case(t, 8, 12, 12, 1, 1, 0, 0, 1, 1, "biases at the edge of the one-SMMULR requantization");
+  edge_terms = 0;
 }
 
 /* cmx_transpose_s8 against arm_transpose_s8 ([1, batches, rows, cols] permuted {0, 1, 3, 2}). */
@@ -541,6 +557,52 @@ static void conv_helium_suite(tally* t) {
 #endif
 
 /* One line per kernel; 1 when any case differed. */
+/* cmx_requantize_right (SMMULR on twice the accumulator) against arm_nn_requantize, the int32
+ * results compared, over accumulators anywhere inside (-2^30, 2^30) the kernels give it
+ * (cmx_accumulators_small), every right shift and multiplier; then cmx_accumulators_small's edge:
+ * a bias at the room it leaves takes the form, one past it does not. */
+static void requantize_one(tally* t, int32_t acc, int32_t m, int32_t s, const char* name) {
+  const uint64_t t0 = cmx_platform_counter();
+  const int32_t want = arm_nn_requantize(acc, m, s);
+  const uint64_t t1 = cmx_platform_counter();
+  const int32_t got = cmx_requantize_right(acc, m, -s);
+  const uint64_t t2 = cmx_platform_counter();
+  if (record(t, "requantize", name, t1 - t0, t2 - t1, 1, want == got)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s acc %ld m %ld shift %d: %ld vs %ld", name, (long)acc,
+             (long)m, (int)s, (long)want, (long)got);
+  }
+}
+
+static void requantize_suite(tally* t) {
+  const int32_t top = (1 << 30) - 1;
+  requantize_one(t, top, 0x7FFFFFFF, -1, "the largest accumulator, multiplier and the least shift");
+  requantize_one(t, -top, 0x7FFFFFFF, -1, "the most negative accumulator");
+  requantize_one(t, -top, 0x40000000, -31, "the least multiplier, the largest shift");
+  requantize_one(t, -1, 0x40000000, -1, "minus one: a tie rounded away from zero");
+  requantize_one(t, 1, 0x40000000, -1, "one: a tie rounded away from zero");
+  requantize_one(t, -3, 0x40000000, -2, "a negative tie below a multiple");
+  for (int i = 0; i < 4 * CMX_SUITE_CASES; ++i) {
+    int32_t acc = (int32_t)(rnd() & 0x3FFFFFFFu);
+    if (i % 4 == 1) acc >>= between(0, 29); /* small accumulators too: most layers' */
+    if (rnd() & 1) acc = -acc;
+    const int32_t m = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+    requantize_one(t, acc, m, between(-31, -1), "random");
+  }
+  /* the bound: 9 terms at an offset of 128 leave 2^30 - 1 - 9 * 256 * 128 */
+  int32_t b[2] = {(1 << 30) - 1 - 9 * 256 * 128, 0};
+  const int at_room = cmx_accumulators_small(b, 2, 9, 128);
+  b[0] = -b[0];
+  const int at_minus_room = cmx_accumulators_small(b, 2, 9, -128);
+  b[1] = (1 << 30) - 9 * 256 * 128;
+  const int past_room = cmx_accumulators_small(b, 2, 9, 128);
+  const int no_room = cmx_accumulators_small(NULL, 0, 65536, 0); /* 65536 * 128 * 128 = 2^30 */
+  if (record(t, "requantize", "the accumulator bound: a bias at the room, one past it, terms past 2^30", 0, 0, 0,
+             at_room && at_minus_room && !past_room && !no_room)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "bound: %d %d %d %d", at_room, at_minus_room, past_room,
+             no_room);
+  }
+}
+
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
   snprintf(line, sizeof(line), "cmx-kernels: %s cases=%d equal=%d cmsis_%s=%s cmx_%s=%s\n", kernel, (int)t->cases,
@@ -554,18 +616,20 @@ static int report(const char* kernel, const tally* t) {
 
 int main(void) {
   cmx_platform_init();
-  tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, transpose = {0}, fc = {0};
+  tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, transpose = {0}, fc = {0}, requantize = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
   depthwise_planar_suite(&planar);
   transpose_suite(&transpose);
   fc_suite(&fc);
+  requantize_suite(&requantize); /* last: the other kernels' seeded cases as before it */
 #if defined(ARM_MATH_MVEI)
   tally conv_helium = {0};
   conv_helium_suite(&conv_helium);
 #endif
-  int failed = report("conv_row", &conv);
+  int failed = report("requantize", &requantize);
+  failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
   failed |= report("depthwise_3x3", &depthwise);
   failed |= report("depthwise_3x3_planar", &planar);

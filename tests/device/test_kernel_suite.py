@@ -19,7 +19,15 @@ from cmx_gen.fit.boards import load_board
 from cmx_gen.pipeline.generate import generate
 
 pytestmark = FIRMWARE
-KERNELS = ("conv_row", "conv_row_2d", "depthwise_3x3", "depthwise_3x3_planar", "transpose", "fully_connected")
+KERNELS = (
+    "conv_row",
+    "conv_row_2d",
+    "depthwise_3x3",
+    "depthwise_3x3_planar",
+    "transpose",
+    "fully_connected",
+    "requantize",
+)
 HELIUM_KERNELS = ("conv_helium",)  # Helium only: the DSP cores run cmx_conv_row_s8 for these layers
 
 
