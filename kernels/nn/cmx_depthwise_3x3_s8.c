@@ -18,6 +18,7 @@
  * therefore not restrict. */
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
+#include "cmx_dsp.h"
 #include "cmx_nn.h"
 #include "cmx_requantize.h"
 
@@ -175,6 +176,7 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
 #define CMX_DW_BAND 8        /* output rows a band of the planar path (kernel_choice.py's DEPTHWISE_BAND) */
 #define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
 
+#define CMX_DW_GROUPED_WIDTH 4 /* the fewest output columns the grouped path takes: on rows of 3 its band's padding costs more */
 #define CMX_DW_PLANE_ROW 64 /* int16 values a plane row holds: a constant, so a row is an immediate offset */
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
@@ -240,9 +242,11 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
       const int8_t* f = filter + c;
       const int32_t f0 = f[0], f1 = f[ch], f2 = f[2 * ch], f3 = f[3 * ch], f4 = f[4 * ch], f5 = f[5 * ch];
       const int32_t f6 = f[6 * ch], f7 = f[7 * ch], f8 = f[8 * ch];
-      const uint32_t w01_0 = (uint32_t)(uint16_t)f0 | ((uint32_t)f1 << 16), w2_0 = (uint32_t)f2;
-      const uint32_t w01_1 = (uint32_t)(uint16_t)f3 | ((uint32_t)f4 << 16), w2_1 = (uint32_t)f5;
+      const uint32_t w01_0 = (uint32_t)(uint16_t)f0 | ((uint32_t)f1 << 16);
+      const uint32_t w01_1 = (uint32_t)(uint16_t)f3 | ((uint32_t)f4 << 16);
       const uint32_t w01_2 = (uint32_t)(uint16_t)f6 | ((uint32_t)f7 << 16), w2_2 = (uint32_t)f8;
+      /* the first two rows' third weights in one register (SMLAxB takes the bottom, SMLAxT the top) */
+      const uint32_t w2_01 = (uint32_t)(uint16_t)f2 | ((uint32_t)f5 << 16);
       const int32_t sum = f0 + f1 + f2 + f3 + f4 + f5 + f6 + f7 + f8;
       /* int32 wraparound, as CMSIS-NN's sum of (x + offset) * w */
       const int32_t start = (int32_t)((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * (uint32_t)sum);
@@ -258,13 +262,13 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
           uint32_t C = word_at(q0 + 2); /* columns x + 2, x + 3: the third tap of both outputs */
           a0 = (int32_t)__smlad(word_at(q0), w01_0, (uint32_t)a0);
           a1 = (int32_t)__smlad(word_at(q0 + 1), w01_0, (uint32_t)a1);
-          a0 = __smlabb((int32_t)C, (int32_t)w2_0, a0);
-          a1 = __smlatb((int32_t)C, (int32_t)w2_0, a1);
+          a0 = __smlabb((int32_t)C, (int32_t)w2_01, a0);
+          a1 = __smlatb((int32_t)C, (int32_t)w2_01, a1);
           C = word_at(q1 + 2);
           a0 = (int32_t)__smlad(word_at(q1), w01_1, (uint32_t)a0);
           a1 = (int32_t)__smlad(word_at(q1 + 1), w01_1, (uint32_t)a1);
-          a0 = __smlabb((int32_t)C, (int32_t)w2_1, a0);
-          a1 = __smlatb((int32_t)C, (int32_t)w2_1, a1);
+          a0 = __smlabt((int32_t)C, (int32_t)w2_01, a0);
+          a1 = __smlatt((int32_t)C, (int32_t)w2_01, a1);
           C = word_at(q2 + 2);
           a0 = (int32_t)__smlad(word_at(q2), w01_2, (uint32_t)a0);
           a1 = (int32_t)__smlad(word_at(q2 + 1), w01_2, (uint32_t)a1);
@@ -276,9 +280,9 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
         if (x < out_w) { /* an odd last column */
           int32_t a0 = start;
           a0 = (int32_t)__smlad(word_at(q0), w01_0, (uint32_t)a0);
-          a0 = __smlabb((int32_t)word_at(q0 + 2), (int32_t)w2_0, a0);
+          a0 = __smlabb((int32_t)word_at(q0 + 2), (int32_t)w2_01, a0);
           a0 = (int32_t)__smlad(word_at(q1), w01_1, (uint32_t)a0);
-          a0 = __smlabb((int32_t)word_at(q1 + 2), (int32_t)w2_1, a0);
+          a0 = __smlabt((int32_t)word_at(q1 + 2), (int32_t)w2_01, a0);
           a0 = (int32_t)__smlad(word_at(q2), w01_2, (uint32_t)a0);
           a0 = __smlabb((int32_t)word_at(q2 + 2), (int32_t)w2_2, a0);
           out[0] = cmx_finish(a0, m, s, r, fast, full);
@@ -289,22 +293,166 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
     }
   }
 }
+
+/* The grouped path (the shapes the planar path does not take: any stride, narrow rows; channels a
+ * multiple of four; the plan gives scratch). For a band of CMX_DW_BAND output rows and four
+ * channels at a time, the input rows the band reads, padding included, are widened once into the
+ * scratch with the input offset added (SXTAB16: words (x0, x2), (x1, x3) a position, padding 0),
+ * the four channels' nine weights widened the same way, and every output of the band takes each
+ * tap as two LDRDs and four 16 x 16 multiply-accumulates (the walk widens each input value again
+ * for every tap that reads it: 10 instructions a tap where this takes 6). Bands and channel
+ * groups in the planar path's order: the overlap walk takes a band as one direct block. */
+static int32_t grouped_rows(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
+  const int32_t band = out_d->h < CMX_DW_BAND ? out_d->h : CMX_DW_BAND;
+  return (band - 1) * p->stride.h + 3;
+}
+
+static int32_t grouped_width(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
+  return (out_d->w - 1) * p->stride.w + 3;
+}
+
+/* Channels [c, c + 4) of input rows [top, top + rows), columns [-padding.w, width - padding.w):
+ * two words a position. */
+static void fill_group(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* in_d, const int8_t* input, int32_t c,
+                       int32_t top, int32_t rows, int32_t width, uint32_t* buf) {
+  const int32_t ch = in_d->c, in_w = in_d->w;
+  const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
+  const int32_t x0 = p->padding.w < width ? p->padding.w : width; /* position of input column 0 */
+  const int32_t inside = in_w < width - x0 ? in_w : width - x0;
+  for (int32_t r = 0; r < rows; ++r, buf += 2 * width) {
+    const int32_t y = top + r;
+    if (y < 0 || y >= in_d->h) {
+      memset(buf, 0, (size_t)width * 8);
+      continue;
+    }
+    uint32_t* to = buf;
+    for (int32_t j = 0; j < x0; ++j, to += 2) to[0] = to[1] = 0;
+    const int8_t* in = input + (y * in_w) * ch + c;
+    for (int32_t k = 0; k < inside; ++k, in += ch, to += 2) {
+      const uint32_t v = (uint32_t)arm_nn_read_s8x4(in);
+      to[0] = __sxtab16(offset2, v);
+      to[1] = SXTAB16_RORn(offset2, v, 8);
+    }
+    for (int32_t j = x0 + inside; j < width; ++j, to += 2) to[0] = to[1] = 0;
+  }
+}
+
+/* The nine taps of four channels' output at q (two words a position, rows row_bytes apart) with
+ * the group's widened weights: an LDRD of input and one of weights, four 16 x 16 multiply-
+ * accumulates a tap (GCC's allocation of the C loop spilled the row pointers and the biases). */
+static inline __attribute__((always_inline)) void nine_taps(int32_t* a0, int32_t* a1, int32_t* a2, int32_t* a3,
+                                                            const uint32_t* q, const uint32_t* w, int32_t row_bytes) {
+#if defined(__GNUC__) && defined(__thumb2__)
+  uint32_t x0, x1, w0, w1;
+  const uint32_t* row = q;
+#define CMX_TAP(xo, wo)                          \
+  "ldrd %[x0], %[x1], [%[row], #" #xo "]\n\t"    \
+  "ldrd %[w0], %[w1], [%[w], #" #wo "]\n\t"      \
+  "smlabb %[a0], %[x0], %[w0], %[a0]\n\t"        \
+  "smlatt %[a2], %[x0], %[w0], %[a2]\n\t"        \
+  "smlabb %[a1], %[x1], %[w1], %[a1]\n\t"        \
+  "smlatt %[a3], %[x1], %[w1], %[a3]\n\t"
+  __asm(CMX_TAP(0, 0) CMX_TAP(8, 8) CMX_TAP(16, 16)
+        "add %[row], %[row], %[rb]\n\t"
+        CMX_TAP(0, 24) CMX_TAP(8, 32) CMX_TAP(16, 40)
+        "add %[row], %[row], %[rb]\n\t"
+        CMX_TAP(0, 48) CMX_TAP(8, 56) CMX_TAP(16, 64)
+        : [a0] "+r"(*a0), [a1] "+r"(*a1), [a2] "+r"(*a2), [a3] "+r"(*a3), [x0] "=&r"(x0), [x1] "=&r"(x1),
+          [w0] "=&r"(w0), [w1] "=&r"(w1), [row] "+&r"(row)
+        : [w] "r"(w), [rb] "r"(row_bytes), "m"(*(const uint32_t(*)[18])w)
+        : "memory");
+#undef CMX_TAP
+#else
+  for (int32_t k = 0; k < 9; ++k) {
+    const uint32_t* x = q + (k / 3) * (row_bytes / 4) + 2 * (k % 3);
+    *a0 = __smlabb((int32_t)x[0], (int32_t)w[2 * k], *a0);
+    *a2 = __smlatt((int32_t)x[0], (int32_t)w[2 * k], *a2);
+    *a1 = __smlabb((int32_t)x[1], (int32_t)w[2 * k + 1], *a1);
+    *a3 = __smlatt((int32_t)x[1], (int32_t)w[2 * k + 1], *a3);
+  }
+#endif
+}
+
+static inline __attribute__((always_inline)) void grouped_body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
+                                                               const int32_t* shift, const cmsis_nn_dims* in_d,
+                                                               const int8_t* input, const int8_t* filter,
+                                                               const int32_t* bias, const cmsis_nn_dims* out_d,
+                                                               int8_t* output, uint32_t* buf, const int fast,
+                                                               const int full) {
+  const int32_t ch = in_d->c, out_w = out_d->w, width = grouped_width(p, out_d);
+  const int32_t step = 2 * p->stride.w, row_step = 2 * p->stride.h * width, w2 = 2 * width;
+  const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
+  uint32_t weights[18]; /* a group's nine taps: (w0, w2), (w1, w3) */
+  for (int32_t oy0 = 0; oy0 < out_d->h; oy0 += CMX_DW_BAND) {
+    const int32_t band = out_d->h - oy0 < CMX_DW_BAND ? out_d->h - oy0 : CMX_DW_BAND;
+    const int32_t top = oy0 * p->stride.h - p->padding.h;
+    for (int32_t c = 0; c < ch; c += 4) {
+      fill_group(p, in_d, input, c, top, (band - 1) * p->stride.h + 3, width, buf);
+      for (int32_t k = 0; k < 9; ++k) {
+        const uint32_t v = (uint32_t)arm_nn_read_s8x4(filter + k * ch + c);
+        weights[2 * k] = SXTB16(v);
+        weights[2 * k + 1] = SXTB16_RORn(v, 8);
+      }
+      const int32_t b0 = bias ? bias[c] : 0, b1 = bias ? bias[c + 1] : 0;
+      const int32_t b2 = bias ? bias[c + 2] : 0, b3 = bias ? bias[c + 3] : 0;
+      const uint32_t* row = buf;
+      for (int32_t oy = 0; oy < band; ++oy, row += row_step) {
+        int8_t* out = output + ((oy0 + oy) * out_w) * ch + c;
+        const uint32_t* q = row;
+        for (int32_t ox = 0; ox < out_w; ++ox, q += step, out += ch) {
+          int32_t a0 = b0, a1 = b1, a2 = b2, a3 = b3;
+          nine_taps(&a0, &a1, &a2, &a3, q, weights, w2 * 4);
+          out[0] = cmx_finish(a0, mult[c], shift[c], r, fast, full);
+          out[1] = cmx_finish(a1, mult[c + 1], shift[c + 1], r, fast, full);
+          out[2] = cmx_finish(a2, mult[c + 2], shift[c + 2], r, fast, full);
+          out[3] = cmx_finish(a3, mult[c + 3], shift[c + 3], r, fast, full);
+        }
+      }
+    }
+  }
+}
+
+/* Whether the planar path takes this shape (stride 1, rows of CMX_DW_PLANAR_WIDTH to
+ * CMX_DW_PLANE_ROW - 3 outputs); else the grouped path, where the channels come in fours. */
+static int planar_shape(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
+  return p->stride.w == 1 && p->stride.h == 1 && out_d->w >= CMX_DW_PLANAR_WIDTH && out_d->w + 3 <= CMX_DW_PLANE_ROW;
+}
 #endif
 
 int32_t cmx_depthwise_3x3_s8_scratch_bytes(const cmsis_nn_dw_conv_params* params, const cmsis_nn_dims* input_dims,
                                            const cmsis_nn_dims* output_dims) {
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
-  if (params->stride.w != 1 || params->stride.h != 1 || output_dims->w < CMX_DW_PLANAR_WIDTH ||
-      output_dims->w + 3 > CMX_DW_PLANE_ROW || params->ch_mult != 1 || input_dims->c != output_dims->c) {
-    return 0;
+  if (params->ch_mult != 1 || input_dims->c != output_dims->c) return 0;
+  if (planar_shape(params, output_dims)) {
+    const int32_t band = output_dims->h < CMX_DW_BAND ? output_dims->h : CMX_DW_BAND;
+    return (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
   }
-  const int32_t band = output_dims->h < CMX_DW_BAND ? output_dims->h : CMX_DW_BAND;
-  return (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
+  if (input_dims->c % 4 != 0 || output_dims->w < CMX_DW_GROUPED_WIDTH) return 0;
+  return grouped_rows(params, output_dims) * grouped_width(params, output_dims) * 8;
 #else
   (void)params, (void)input_dims, (void)output_dims;
   return 0; /* Helium runs its own path, a core without DSP the portable one: neither takes scratch */
 #endif
 }
+
+/* Each path and each combination of fast and full it is called with is a function of its own:
+ * GCC allocates registers per function, and the paths inlined into one measured slower (VWW's
+ * planar layers +7 %). */
+#define CMX_DW_ARGS                                                                                           \
+  const cmsis_nn_dw_conv_params *p, const int32_t *mult, const int32_t *shift, const cmsis_nn_dims *in_d,       \
+      const int8_t *input, const int8_t *filter, const int32_t *bias, const cmsis_nn_dims *out_d, int8_t *output, \
+      void *buf
+#define CMX_DW_VARIANT(name, call)                                  \
+  static __attribute__((noinline)) void name(CMX_DW_ARGS) { call; }
+CMX_DW_VARIANT(walk_fast_full, (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 1))
+CMX_DW_VARIANT(walk_fast, (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 0))
+CMX_DW_VARIANT(walk_any, (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 0, 0))
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
+CMX_DW_VARIANT(planar_fast_full, planar_body(p, mult, shift, in_d, input, filter, bias, out_d, output, buf, 1, 1))
+CMX_DW_VARIANT(planar_any, planar_body(p, mult, shift, in_d, input, filter, bias, out_d, output, buf, 0, 0))
+CMX_DW_VARIANT(grouped_fast_full, grouped_body(p, mult, shift, in_d, input, filter, bias, out_d, output, buf, 1, 1))
+CMX_DW_VARIANT(grouped_any, grouped_body(p, mult, shift, in_d, input, filter, bias, out_d, output, buf, 0, 0))
+#endif
 
 arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsis_nn_dw_conv_params* params,
                                          const cmsis_nn_per_channel_quant_params* quant, const cmsis_nn_dims* input_dims,
@@ -320,30 +468,16 @@ arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsi
   const int32_t in_batch = input_dims->h * input_dims->w * input_dims->c;
   const int32_t out_batch = output_dims->h * output_dims->w * output_dims->c;
   const int32_t need = cmx_depthwise_3x3_s8_scratch_bytes(params, input_dims, output_dims);
-  const int planar = need > 0 && ctx && ctx->buf && ctx->size >= need && ((uintptr_t)ctx->buf & 3) == 0;
-  for (int32_t n = 0; n < input_dims->n; ++n) {
-    const int8_t* in = input + n * in_batch;
-    int8_t* out = output + n * out_batch;
+  /* the plan gave the scratch: the planar or the grouped path (a band of rows at a time) */
+  const int banded = need > 0 && ctx && ctx->buf && ctx->size >= need && ((uintptr_t)ctx->buf & 3) == 0;
+  void (*run)(CMX_DW_ARGS) = fast && full ? walk_fast_full : fast ? walk_fast : walk_any;
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
-    if (planar) {
-      int16_t* plane = (int16_t*)ctx->buf;
-      if (fast && full) {
-        planar_body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, plane, 1, 1);
-      } else {
-        planar_body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, plane, 0, 0);
-      }
-      continue;
-    }
-#else
-    (void)planar;
+  if (banded && planar_shape(params, output_dims)) run = fast && full ? planar_fast_full : planar_any;
+  else if (banded) run = fast && full ? grouped_fast_full : grouped_any;
 #endif
-    if (fast && full) {
-      body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, 1, 1);
-    } else if (fast) {
-      body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, 1, 0);
-    } else {
-      body(params, quant->multiplier, quant->shift, input_dims, in, filter, bias, output_dims, out, 0, 0);
-    }
+  for (int32_t n = 0; n < input_dims->n; ++n) {
+    run(params, quant->multiplier, quant->shift, input_dims, input + n * in_batch, filter, bias, output_dims,
+        output + n * out_batch, banded ? ctx->buf : NULL);
   }
   return ARM_CMSIS_NN_SUCCESS;
 }

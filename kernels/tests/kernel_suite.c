@@ -339,7 +339,10 @@ static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int
   uint64_t t2 = cmx_platform_counter();
   const int equal =
       s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  if (record(t, planar && plane ? "depthwise_3x3_planar" : "depthwise_3x3", name, t1 - t0, t2 - t1, n * 9, equal)) {
+  /* the path the kernel took (cmx_depthwise_3x3_s8.c: planar_shape, else grouped where it asks scratch) */
+  const int planar_shape = stride == 1 && out_w >= 8 && out_w + 3 <= 64;
+  const char* path = !(planar && plane) ? "depthwise_3x3" : planar_shape ? "depthwise_3x3_planar" : "depthwise_3x3_grouped";
+  if (record(t, path, name, t1 - t0, t2 - t1, n * 9, equal)) {
     int32_t at = 0;
     while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
     snprintf(t->first_failure, sizeof(t->first_failure), "%s c%d %dx%d s%d p%d status %d/%d byte %d: %d vs %d", name,
@@ -380,6 +383,29 @@ static void depthwise_planar_suite(tally* t) {
   }
   edge_terms = 9;
   depthwise_case(t, 8, 12, 12, 1, 1, 0, 0, 1, 1, "biases at the edge of the one-SMMULR requantization");
+  edge_terms = 0;
+}
+
+/* The grouped path's shapes (DSP cores: channels a multiple of four, stride 2 or rows of 4 to 7
+ * outputs; elsewhere the same cases take the kernel's other paths). */
+static void depthwise_grouped_suite(tally* t) {
+  depthwise_case(t, 64, 6, 6, 1, 1, 0, 0, 1, 1, "MobileNet: 64 channels, 6 x 6, stride 1");
+  depthwise_case(t, 32, 16, 16, 2, 1, 0, 0, 1, 1, "MobileNet: 32 channels, 16 x 16 -> 8 x 8, stride 2");
+  depthwise_case(t, 64, 12, 12, 2, 1, 0, 0, 1, 1, "MobileNet: 64 channels, 12 x 12 -> 6 x 6, stride 2");
+  depthwise_case(t, 8, 9, 9, 2, 0, 0, 0, 1, 1, "stride 2 over an odd input, no padding");
+  depthwise_case(t, 4, 4, 4, 1, 1, 0, 0, 0, 1, "4 outputs a row: the narrowest it takes");
+  depthwise_case(t, 4, 3, 3, 1, 1, 0, 0, 0, 1, "3 outputs a row: the four-channel walk");
+  depthwise_case(t, 12, 19, 7, 1, 1, 1, 1, 0, 1, "7 outputs a row, two bands and three rows, slow, no bias");
+  depthwise_case(t, 8, 40, 9, 2, 1, 0, 0, 0, 1, "stride 2, bands of 8 and 4 rows");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    const int32_t stride = between(1, 2), pad = between(0, 1);
+    /* stride 2: any width with 4 outputs or more; stride 1: rows of 4 to 7 outputs */
+    const int32_t in_w = stride == 2 ? between(9 - 2 * pad, 24) : between(6 - 2 * pad, 9 - 2 * pad);
+    depthwise_case(t, 4 * between(1, 12), between(1, 20), in_w, stride, pad, rnd() % 5 == 0, rnd() % 7 == 0,
+                   rnd() % 3 == 0, 1, "random");
+  }
+  edge_terms = 9;
+  depthwise_case(t, 16, 6, 6, 1, 1, 0, 0, 1, 1, "biases at the edge of the one-SMMULR requantization");
   edge_terms = 0;
 }
 
@@ -616,14 +642,16 @@ static int report(const char* kernel, const tally* t) {
 
 int main(void) {
   cmx_platform_init();
-  tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, transpose = {0}, fc = {0}, requantize = {0};
+  tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, grouped = {0}, transpose = {0}, fc = {0};
+  tally requantize = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
   depthwise_planar_suite(&planar);
   transpose_suite(&transpose);
   fc_suite(&fc);
-  requantize_suite(&requantize); /* last: the other kernels' seeded cases as before it */
+  requantize_suite(&requantize);
+  depthwise_grouped_suite(&grouped); /* last two: the other kernels' seeded cases as before them */
 #if defined(ARM_MATH_MVEI)
   tally conv_helium = {0};
   conv_helium_suite(&conv_helium);
@@ -633,6 +661,7 @@ int main(void) {
   failed |= report("conv_row_2d", &conv_2d);
   failed |= report("depthwise_3x3", &depthwise);
   failed |= report("depthwise_3x3_planar", &planar);
+  failed |= report("depthwise_3x3_grouped", &grouped);
   failed |= report("transpose", &transpose);
   failed |= report("fully_connected", &fc);
 #if defined(ARM_MATH_MVEI)

@@ -24,6 +24,7 @@ KERNELS = (
     "conv_row_2d",
     "depthwise_3x3",
     "depthwise_3x3_planar",
+    "depthwise_3x3_grouped",
     "transpose",
     "fully_connected",
     "requantize",

@@ -259,3 +259,43 @@ def test_a_planar_depthwise_lead_follows_its_bands() -> None:
         old = Walk(flat_blocks(h * w, 1), c, reads, copy_in=False, step=4).lead()
         stale += not _planar_clean(c, h, w, max(old, -h * w * c))
     assert stale > 10, "the four-channel walk must be shown to fail on some of these layers"
+
+
+def _grouped_clean(c: int, h: int, w: int, s: int, pad: int, gap: int) -> bool:
+    """cmx_depthwise_3x3_s8's grouped path as its C loop runs, output `gap` bytes below the input:
+    for each band of output rows, for each four channels, those channels' input rows of the band
+    widened into the scratch (read), then their outputs of the band written."""
+    oh, ow = (h + 2 * pad - 3) // s + 1, (w + 2 * pad - 3) // s + 1
+    base = max(gap, 0)
+    written = np.zeros(base + 2 * h * w * c + abs(gap) + 8, dtype=bool)
+    for oy0 in range(0, oh, DEPTHWISE_BAND):
+        band = min(DEPTHWISE_BAND, oh - oy0)
+        top = oy0 * s - pad
+        rows = [y for y in range(top, top + (band - 1) * s + 3) if 0 <= y < h]
+        for g in range(0, c, 4):
+            chans = range(g, g + 4)
+            reads = np.array([(y * w + x) * c + ch for y in rows for x in range(w) for ch in chans], dtype=np.int64)
+            if written[base + reads].any():
+                return False
+            outs = [((oy0 + r) * ow + x) * c + ch for r in range(band) for x in range(ow) for ch in chans]
+            written[base - gap + np.array(outs, dtype=np.int64)] = True
+    return True
+
+
+def test_a_grouped_depthwise_lead_follows_its_bands() -> None:
+    """The grouped path (stride 2, or rows of 4 to 7 outputs; four channels at a time) writes a band's
+    every channel before it reads the next four channels' rows of the band: one direct block a band,
+    as the planar path (overlap.band_blocks). The four-channel walk's lead is shown to break it."""
+    rng = random.Random(44)
+    stale = 0
+    for _ in range(200):
+        s, pad, c = rng.choice([1, 2]), rng.randint(0, 1), rng.choice([4, 8, 12, 16])
+        h, w = rng.randint(3, 24), rng.randint(3, 20)
+        oh, ow = (h + 2 * pad - 3) // s + 1, (w + 2 * pad - 3) // s + 1
+        reads = image_reads((1, c, h, w), (1, c, oh, ow), (s, s), (pad, pad))
+        lead = Walk(band_blocks(1, oh, ow), c, reads, copy_in=False).lead()
+        gap = -(-max(lead, -h * w * c) // ALIGN) * ALIGN
+        assert _grouped_clean(c, h, w, s, pad, gap), (h, w, c, s, pad, lead)
+        old = Walk(flat_blocks(oh * ow, 1), c, reads, copy_in=False, step=4).lead()
+        stale += not _grouped_clean(c, h, w, s, pad, max(old, -h * w * c))
+    assert stale > 10, "the four-channel walk must be shown to fail on some of these layers"

@@ -45,7 +45,7 @@ def _kind(node: torch.fx.Node, isa: str) -> str:
     if kind == "depthwise_3x3" and isa == "MVE" and kernel_choice.helium_depthwise(node):
         return "depthwise_3x3_helium"
     if kind == "depthwise_3x3" and kernel_choice.depthwise_plane_bytes(node, isa):
-        return "depthwise_3x3_planar"
+        return "depthwise_3x3_planar" if kernel_choice.depthwise_planar_shape(node) else "depthwise_3x3_grouped"
     one_by_one = int(weight.shape[1]) == int(weight.shape[2]) == 1
     return f"{kind}_1x1" if kind in ("conv", "conv_helium") and one_by_one else kind
 

@@ -127,22 +127,37 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     return "depthwise_conv"
 
 
-DEPTHWISE_BAND = 8  # cmx_depthwise_3x3_s8's planar path: output rows a band (CMX_DW_BAND)
-DEPTHWISE_PLANAR_WIDTH = 8  # ... the fewest output columns it takes (CMX_DW_PLANAR_WIDTH)
+DEPTHWISE_BAND = 8  # cmx_depthwise_3x3_s8's planar and grouped paths: output rows a band (CMX_DW_BAND)
+DEPTHWISE_PLANAR_WIDTH = 8  # ... the fewest output columns the planar path takes (CMX_DW_PLANAR_WIDTH)
 DEPTHWISE_PLANE_ROW = 64  # ... and the int16 values of a plane row, 3 more than the most columns (CMX_DW_PLANE_ROW)
+DEPTHWISE_GROUP = 4  # the grouped path: channels a group (the channels a multiple of it)
+DEPTHWISE_GROUPED_WIDTH = 4  # ... and the fewest output columns it takes (CMX_DW_GROUPED_WIDTH)
+
+
+def depthwise_planar_shape(node: torch.fx.Node) -> bool:
+    """cmx_depthwise_3x3_s8's planar path takes this shape (stride 1, rows of 8 to 61 outputs); the
+    grouped path takes the others (planar_shape)."""
+    stride = fx_args(node)[3]
+    ow = int(node_val(node).shape[3])
+    return list(stride) == [1, 1] and DEPTHWISE_PLANAR_WIDTH <= ow <= DEPTHWISE_PLANE_ROW - 3
 
 
 def depthwise_plane_bytes(node: torch.fx.Node, isa: str) -> int:
-    """cmx_depthwise_3x3_s8_scratch_bytes: the plane of its planar path (a DSP core, stride 1, rows
-    of 8 to 61 outputs): a band's input rows of one channel as int16. 0 where the kernel walks four
-    channels a pixel (Helium, other shapes, or the schedule chose that walk for memory: small_kernel)."""
+    """cmx_depthwise_3x3_s8_scratch_bytes on a DSP core: its planar path's plane (stride 1, rows of 8
+    to 61 outputs: a band's input rows of one channel as int16), else its grouped path's band (a
+    band's input rows, padding included, of four channels as int16; channels a multiple of four, rows of 4 outputs or more).
+    0 where the kernel walks four channels a pixel (Helium, other shapes, or the schedule chose
+    that walk for memory: small_kernel)."""
     if isa != "DSP" or depthwise_kind(node, isa) != "depthwise_3x3" or small_kernel(node):
         return 0
     stride = fx_args(node)[3]
-    _, _, oh, ow = (int(s) for s in node_val(node).shape)
-    if list(stride) != [1, 1] or not DEPTHWISE_PLANAR_WIDTH <= ow <= DEPTHWISE_PLANE_ROW - 3:
+    _, oc, oh, ow = (int(s) for s in node_val(node).shape)
+    band = min(oh, DEPTHWISE_BAND)
+    if depthwise_planar_shape(node):
+        return (band + 2) * DEPTHWISE_PLANE_ROW * 2
+    if oc % DEPTHWISE_GROUP or ow < DEPTHWISE_GROUPED_WIDTH:
         return 0
-    return (min(oh, DEPTHWISE_BAND) + 2) * DEPTHWISE_PLANE_ROW * 2
+    return ((band - 1) * int(stride[0]) + 3) * ((ow - 1) * int(stride[1]) + 3) * DEPTHWISE_GROUP * 2
 
 
 def helium_depthwise(node: torch.fx.Node) -> bool:
