@@ -247,6 +247,15 @@ static void conv_row_suite(tally* t) {
   conv_row_case(t, 8, 16, 24, 1, 1, 0, 1, 16, 1, 24, 0, 0, 1, 0, "biases at the edge of the one-SMMULR requantization");
   conv_row_case(t, 8, 16, 24, 1, 1, 0, 1, 16, 1, 24, 0, 0, 1, 1, "wide: biases at the edge of the one-SMMULR requantization");
   edge_terms = 0;
+  /* 5 to 8 values a position, wide, all of int8, even channels: the kernel's positions_k8 loop */
+  conv_row_case(t, 8, 2, 7, 1, 1, 0, 1, 4, 1, 3, 0, 0, 1, 1, "wide, 8 values a position: two channels, 21 positions");
+  conv_row_case(t, 6, 24, 13, 1, 1, 0, 1, 6, 1, 1, 0, 0, 1, 1, "wide, 6 values a position (zero-padded to 8)");
+  conv_row_case(t, 4, 10, 30, 2, 2, 1, 1, 8, 0, 1, 0, 0, 1, 1, "wide, k2 over 4 channels, stride 2, padding 1");
+  for (int i = 0; i < CMX_SUITE_CASES / 5; ++i) {
+    const int32_t kernel = between(1, 2), in_ch = kernel == 1 ? between(5, 8) : between(3, 4);
+    conv_row_case(t, in_ch, 2 * between(1, 20), between(kernel, 40), kernel, between(1, 2), 0, 1, 2 * between(1, 12), 0,
+                  1, 0, 0, 1, 1, "random");
+  }
 }
 
 /* One 2-D case: a kh x kw convolution (dilation 1) through CMSIS-NN (the plan's call for it
@@ -582,7 +591,6 @@ static void conv_helium_suite(tally* t) {
 }
 #endif
 
-/* One line per kernel; 1 when any case differed. */
 /* cmx_requantize_right (SMMULR on twice the accumulator) against arm_nn_requantize, the int32
  * results compared, over accumulators anywhere inside (-2^30, 2^30) the kernels give it
  * (cmx_accumulators_small), every right shift and multiplier; then cmx_accumulators_small's edge:
@@ -629,6 +637,7 @@ static void requantize_suite(tally* t) {
   }
 }
 
+/* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
   snprintf(line, sizeof(line), "cmx-kernels: %s cases=%d equal=%d cmsis_%s=%s cmx_%s=%s\n", kernel, (int)t->cases,
