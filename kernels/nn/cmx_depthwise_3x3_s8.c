@@ -107,6 +107,44 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 }
 #endif
 
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
+#define CMX_DW_WALK_CH 64 /* the most channels whose widened weights the walk keeps on the stack (1,152 B) */
+
+/* The walk's inside pixel, four channels: the nine taps with the weights widened once per call
+ * (`w`: a group's nine taps, (w0, w2), (w1, w3) each) and the input offset times the weights' sum
+ * already in the accumulators, 7 instructions a tap where the C loop widens the weights at every
+ * pixel and spilled (12 a tap). `x` is the window's first input, rows `row` bytes apart, taps
+ * `ch` bytes apart. */
+static inline __attribute__((always_inline)) acc4 walk_taps(acc4 a, const int8_t* x, const uint32_t* w, int32_t ch,
+                                                            int32_t row) {
+  uint32_t v, v13, w02, w13;
+  const int32_t down = row - ch; /* from a row's second tap to the next row's first */
+#define CMX_WALK_TAP(load, wo)                          \
+  load                                                  \
+  "sxtb16 %[v13], %[v], ror #8\n\t"                     \
+  "sxtb16 %[v], %[v]\n\t"                               \
+  "ldrd %[w02], %[w13], [%[w], #" #wo "]\n\t"           \
+  "smlabb %[a0], %[v], %[w02], %[a0]\n\t"               \
+  "smlatt %[a2], %[v], %[w02], %[a2]\n\t"               \
+  "smlabb %[a1], %[v13], %[w13], %[a1]\n\t"             \
+  "smlatt %[a3], %[v13], %[w13], %[a3]\n\t"
+#define CMX_WALK_ROW(w0, w1, w2)                                                     \
+  CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)                                            \
+  CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)                                     \
+  "add %[x], %[x], %[ch]\n\t"                                                         \
+  CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w2)
+  __asm(CMX_WALK_ROW(0, 8, 16) "add %[x], %[x], %[down]\n\t" CMX_WALK_ROW(24, 32, 40)
+        "add %[x], %[x], %[down]\n\t" CMX_WALK_ROW(48, 56, 64)
+        : [a0] "+r"(a.a0), [a1] "+r"(a.a1), [a2] "+r"(a.a2), [a3] "+r"(a.a3), [x] "+r"(x), [v] "=&r"(v),
+          [v13] "=&r"(v13), [w02] "=&r"(w02), [w13] "=&r"(w13)
+        : [w] "r"(w), [ch] "r"(ch), [down] "r"(down)
+        : "memory");
+#undef CMX_WALK_ROW
+#undef CMX_WALK_TAP
+  return a;
+}
+#endif
+
 static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
                                                        const int32_t* shift, const cmsis_nn_dims* in_d,
                                                        const int8_t* input, const int8_t* filter, const int32_t* bias,
@@ -116,6 +154,23 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
   const int32_t row = in_w * ch, ch4 = ch & ~3;
   const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
   const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
+#if defined(CMX_DW_WALK_CH)
+  uint32_t wide[9 * 2 * (CMX_DW_WALK_CH / 4)]; /* [group][tap]: (w0, w2), (w1, w3) */
+  int32_t start[CMX_DW_WALK_CH]; /* bias + input offset x the weights' sum (int32 wraparound, as CMSIS-NN's) */
+  const int widened = ch <= CMX_DW_WALK_CH;
+  for (int32_t g = 0; widened && g < ch4 / 4; ++g) {
+    for (int32_t k = 0; k < 9; ++k) {
+      const uint32_t v = (uint32_t)arm_nn_read_s8x4(filter + k * ch + 4 * g);
+      wide[18 * g + 2 * k] = SXTB16(v);
+      wide[18 * g + 2 * k + 1] = SXTB16_RORn(v, 8);
+    }
+  }
+  for (int32_t c = 0; widened && c < ch4; ++c) {
+    uint32_t sum = 0;
+    for (int32_t k = 0; k < 9; ++k) sum += (uint32_t)(int32_t)filter[k * ch + c];
+    start[c] = (int32_t)((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * sum);
+  }
+#endif
   for (int32_t oy = 0; oy < out_d->h; ++oy) {
     const int32_t iy = oy * p->stride.h - p->padding.h;
     const int32_t ky0 = iy < 0 ? -iy : 0, ky1 = in_h - iy < 3 ? in_h - iy : 3;
@@ -136,6 +191,12 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
       for (; c < ch4; c += 4) {
         acc4 a = {0, 0, 0, 0};
         if (bias) a = (acc4){bias[c], bias[c + 1], bias[c + 2], bias[c + 3]};
+#if defined(CMX_DW_WALK_CH)
+        if (inside && widened) {
+          a = (acc4){start[c], start[c + 1], start[c + 2], start[c + 3]};
+          a = walk_taps(a, input + (iy * in_w + ix) * ch + c, wide + 18 * (c / 4), ch, row);
+        } else
+#endif
         if (inside) {
           const int8_t* x = input + (iy * in_w + ix) * ch + c;
           const int8_t* w = filter + c;

@@ -153,13 +153,13 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
   return ARM_CMSIS_NN_SUCCESS;
 #elif defined(ARM_MATH_DSP)
   (void)kernel_sum;
-  const int fast = quant->shift <= -1 && quant->multiplier > 0 &&
-                   cmx_accumulators_small(bias, rows, cols, params->input_offset);
+  const int fast = quant->shift <= -1 && quant->multiplier > 0; /* cmx_requantize_right_any: no look at the biases */
   const int full = params->activation.min == -128 && params->activation.max == 127;
   const cmx_out_range r = {params->output_offset, params->activation.min, params->activation.max};
   for (int32_t n = 0; n < input_dims->n; ++n, input += cols, output += rows) {
     if (fast && full) {
-      row(input, weights, bias, rows, cols, params->input_offset, quant->multiplier, quant->shift, r, output, 1, 1);
+      row(input, weights, bias, rows, cols, params->input_offset, quant->multiplier, quant->shift, r, output,
+          CMX_RIGHT_ANY, 1);
     } else {
       row(input, weights, bias, rows, cols, params->input_offset, quant->multiplier, quant->shift, r, output, 0, 0);
     }

@@ -28,14 +28,46 @@ static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int3
 #endif
 }
 
-/* The quantization and clamping of one output, with the layer's constants in registers. */
+/* arm_nn_requantize for a right shift (shift <= -1) of any accumulator: CMSIS-NN's inline-assembly
+ * form of its doubling high multiply (three instructions), then the same rounding divide. For a
+ * layer whose outputs are too few to pay for cmx_accumulators_small's look at every bias (a fully
+ * connected layer of one row: a bias an output). */
+static inline int32_t cmx_requantize_right_any(int32_t acc, int32_t multiplier, int32_t right_shift) {
+#if defined(__GNUC__) && defined(__thumb2__)
+  int32_t lo, hi;
+  __asm("smull\t%0, %1, %2, %3\n\t"
+        "lsrs\t%0, %0, #31\n\t"
+        "adc\t%1, %0, %1, lsl #1"
+        : "=&r"(lo), "=&r"(hi)
+        : "r"(acc), "r"(multiplier)
+        : "cc");
+  /* hi is never INT32_MIN here (a product's high half, multiplier > 0), so no test for it */
+  int32_t t = hi + (hi >> 31);
+  int32_t r;
+  __asm("asrs\t%0, %1, %2\n\t"
+        "adc\t%0, %0, #0"
+        : "=r"(r)
+        : "r"(t), "r"(right_shift)
+        : "cc");
+  return r;
+#else
+  return arm_nn_requantize(acc, multiplier, -right_shift);
+#endif
+}
+
+/* The quantization and clamping of one output, with the layer's constants in registers. fast: 1,
+ * cmx_requantize_right (every shift right, every accumulator inside +-2^30); CMX_RIGHT_ANY,
+ * cmx_requantize_right_any (every shift right); 0, arm_nn_requantize. */
+#define CMX_RIGHT_ANY 2
 typedef struct {
   int32_t offset, min, max;
 } cmx_out_range;
 
 static inline __attribute__((always_inline)) int8_t cmx_finish(int32_t acc, int32_t multiplier, int32_t shift,
                                                            cmx_out_range r, const int fast, const int full) {
-  int32_t v = fast ? cmx_requantize_right(acc, multiplier, -shift) : arm_nn_requantize(acc, multiplier, shift);
+  int32_t v = fast == CMX_RIGHT_ANY ? cmx_requantize_right_any(acc, multiplier, -shift)
+             : fast                  ? cmx_requantize_right(acc, multiplier, -shift)
+                                     : arm_nn_requantize(acc, multiplier, shift);
   v += r.offset;
   if (full) return (int8_t)__ssat(v, 8); /* the range is all of int8: one SSAT */
   v = v < r.min ? r.min : v;
@@ -58,10 +90,10 @@ static inline int cmx_accumulators_small(const int32_t* bias, int32_t channels, 
   const int64_t value = 128 + (input_offset < 0 ? -(int64_t)input_offset : (int64_t)input_offset);
   const int64_t room = ((int64_t)1 << 30) - 1 - (int64_t)terms * value * 128;
   if (room < 0) return 0;
+  /* |bias| <= room as one unsigned compare in 32 bits (room < 2^30): a scan of every channel per call */
+  const uint32_t r = (uint32_t)room;
   int small = 1;
-  if (bias) {
-    for (int32_t c = 0; c < channels; ++c) small &= (bias[c] < 0 ? -(int64_t)bias[c] : (int64_t)bias[c]) <= room;
-  }
+  for (int32_t c = 0; bias && c < channels; ++c) small &= (uint32_t)bias[c] + r <= 2 * r;
   return small;
 }
 
