@@ -523,8 +523,13 @@ arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsi
       params->dilation.h != 1 || params->dilation.w != 1) {
     return ARM_CMSIS_NN_ARG_ERROR;
   }
-  const int fast = cmx_all_right_shifts(quant->multiplier, quant->shift, output_dims->c) &&
-                   cmx_accumulators_small(bias, output_dims->c, 9, params->input_offset);
+  int fast = cmx_all_right_shifts(quant->multiplier, quant->shift, output_dims->c);
+#if defined(ARM_MATH_MVEI)
+  /* Helium's fast form needs only the right shifts; the last c % 8 channels take cmx_requantize_right */
+  if (output_dims->c % 8) fast = fast && cmx_accumulators_small(bias, output_dims->c, 9, params->input_offset);
+#else
+  fast = fast && cmx_accumulators_small(bias, output_dims->c, 9, params->input_offset);
+#endif
   const int full = params->activation.min == -128 && params->activation.max == 127;
   const int32_t in_batch = input_dims->h * input_dims->w * input_dims->c;
   const int32_t out_batch = output_dims->h * output_dims->w * output_dims->c;
