@@ -235,6 +235,7 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
 }
 
 #define CMX_DW_BAND 8        /* output rows a band of the planar path (kernel_choice.py's DEPTHWISE_BAND) */
+#define CMX_DW_GROUP_BAND 2  /* ... and of the grouped path (DEPTHWISE_GROUP_BAND): its lead is a band's rows */
 #define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
 
 #define CMX_DW_GROUPED_WIDTH 4 /* the fewest output columns the grouped path takes: on rows of 3 its band's padding costs more */
@@ -356,7 +357,7 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
 }
 
 /* The grouped path (the shapes the planar path does not take: any stride, narrow rows; channels a
- * multiple of four; the plan gives scratch). For a band of CMX_DW_BAND output rows and four
+ * multiple of four; the plan gives scratch). For a band of CMX_DW_GROUP_BAND output rows and four
  * channels at a time, the input rows the band reads, padding included, are widened once into the
  * scratch with the input offset added (SXTAB16: words (x0, x2), (x1, x3) a position, padding 0),
  * the four channels' nine weights widened the same way, and every output of the band takes each
@@ -364,7 +365,7 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
  * for every tap that reads it: 10 instructions a tap where this takes 6). Bands and channel
  * groups in the planar path's order: the overlap walk takes a band as one direct block. */
 static int32_t grouped_rows(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
-  const int32_t band = out_d->h < CMX_DW_BAND ? out_d->h : CMX_DW_BAND;
+  const int32_t band = out_d->h < CMX_DW_GROUP_BAND ? out_d->h : CMX_DW_GROUP_BAND;
   return (band - 1) * p->stride.h + 3;
 }
 
@@ -444,8 +445,8 @@ static inline __attribute__((always_inline)) void grouped_body(const cmsis_nn_dw
   const int32_t step = 2 * p->stride.w, row_step = 2 * p->stride.h * width, w2 = 2 * width;
   const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
   uint32_t weights[18]; /* a group's nine taps: (w0, w2), (w1, w3) */
-  for (int32_t oy0 = 0; oy0 < out_d->h; oy0 += CMX_DW_BAND) {
-    const int32_t band = out_d->h - oy0 < CMX_DW_BAND ? out_d->h - oy0 : CMX_DW_BAND;
+  for (int32_t oy0 = 0; oy0 < out_d->h; oy0 += CMX_DW_GROUP_BAND) {
+    const int32_t band = out_d->h - oy0 < CMX_DW_GROUP_BAND ? out_d->h - oy0 : CMX_DW_GROUP_BAND;
     const int32_t top = oy0 * p->stride.h - p->padding.h;
     for (int32_t c = 0; c < ch; c += 4) {
       fill_group(p, in_d, input, c, top, (band - 1) * p->stride.h + 3, width, buf);

@@ -404,8 +404,8 @@ static void depthwise_grouped_suite(tally* t) {
   depthwise_case(t, 8, 9, 9, 2, 0, 0, 0, 1, 1, "stride 2 over an odd input, no padding");
   depthwise_case(t, 4, 4, 4, 1, 1, 0, 0, 0, 1, "4 outputs a row: the narrowest it takes");
   depthwise_case(t, 4, 3, 3, 1, 1, 0, 0, 0, 1, "3 outputs a row: the four-channel walk");
-  depthwise_case(t, 12, 19, 7, 1, 1, 1, 1, 0, 1, "7 outputs a row, two bands and three rows, slow, no bias");
-  depthwise_case(t, 8, 40, 9, 2, 1, 0, 0, 0, 1, "stride 2, bands of 8 and 4 rows");
+  depthwise_case(t, 12, 19, 7, 1, 1, 1, 1, 0, 1, "7 outputs a row, 19 rows: bands of 2 and a last row, slow, no bias");
+  depthwise_case(t, 8, 40, 9, 2, 1, 0, 0, 0, 1, "stride 2, 20 output rows: ten bands");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int32_t stride = between(1, 2), pad = between(0, 1);
     /* stride 2: any width with 4 outputs or more; stride 1: rows of 4 to 7 outputs */

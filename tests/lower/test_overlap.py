@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from cmx_gen.lower.delegate import own_kernels
-from cmx_gen.lower.delegate.kernel_choice import DEPTHWISE_BAND
+from cmx_gen.lower.delegate.kernel_choice import DEPTHWISE_BAND, DEPTHWISE_GROUP_BAND
 from cmx_gen.lower.delegate.overlap import Walk, band_blocks, conv_row_blocks, flat_blocks, image_reads, row_blocks
 from cmx_gen.lower.delegate.work_memory import ALIGN, Buffer, place
 
@@ -268,8 +268,8 @@ def _grouped_clean(c: int, h: int, w: int, s: int, pad: int, gap: int) -> bool:
     oh, ow = (h + 2 * pad - 3) // s + 1, (w + 2 * pad - 3) // s + 1
     base = max(gap, 0)
     written = np.zeros(base + 2 * h * w * c + abs(gap) + 8, dtype=bool)
-    for oy0 in range(0, oh, DEPTHWISE_BAND):
-        band = min(DEPTHWISE_BAND, oh - oy0)
+    for oy0 in range(0, oh, DEPTHWISE_GROUP_BAND):
+        band = min(DEPTHWISE_GROUP_BAND, oh - oy0)
         top = oy0 * s - pad
         rows = [y for y in range(top, top + (band - 1) * s + 3) if 0 <= y < h]
         for g in range(0, c, 4):
@@ -293,7 +293,7 @@ def test_a_grouped_depthwise_lead_follows_its_bands() -> None:
         h, w = rng.randint(3, 24), rng.randint(3, 20)
         oh, ow = (h + 2 * pad - 3) // s + 1, (w + 2 * pad - 3) // s + 1
         reads = image_reads((1, c, h, w), (1, c, oh, ow), (s, s), (pad, pad))
-        lead = Walk(band_blocks(1, oh, ow), c, reads, copy_in=False).lead()
+        lead = Walk(band_blocks(1, oh, ow, DEPTHWISE_GROUP_BAND), c, reads, copy_in=False).lead()
         gap = -(-max(lead, -h * w * c) // ALIGN) * ALIGN
         assert _grouped_clean(c, h, w, s, pad, gap), (h, w, c, s, pad, lead)
         old = Walk(flat_blocks(oh * ow, 1), c, reads, copy_in=False, step=4).lead()

@@ -127,7 +127,8 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     return "depthwise_conv"
 
 
-DEPTHWISE_BAND = 8  # cmx_depthwise_3x3_s8's planar and grouped paths: output rows a band (CMX_DW_BAND)
+DEPTHWISE_BAND = 8  # cmx_depthwise_3x3_s8's planar path: output rows a band (CMX_DW_BAND)
+DEPTHWISE_GROUP_BAND = 2  # ... and its grouped path's (CMX_DW_GROUP_BAND)
 DEPTHWISE_PLANAR_WIDTH = 8  # ... the fewest output columns the planar path takes (CMX_DW_PLANAR_WIDTH)
 DEPTHWISE_PLANE_ROW = 64  # ... and the int16 values of a plane row, 3 more than the most columns (CMX_DW_PLANE_ROW)
 DEPTHWISE_GROUP = 4  # the grouped path: channels a group (the channels a multiple of it)
@@ -152,12 +153,18 @@ def depthwise_plane_bytes(node: torch.fx.Node, isa: str) -> int:
         return 0
     stride = fx_args(node)[3]
     _, oc, oh, ow = (int(s) for s in node_val(node).shape)
-    band = min(oh, DEPTHWISE_BAND)
     if depthwise_planar_shape(node):
-        return (band + 2) * DEPTHWISE_PLANE_ROW * 2
+        return (min(oh, DEPTHWISE_BAND) + 2) * DEPTHWISE_PLANE_ROW * 2
     if oc % DEPTHWISE_GROUP or ow < DEPTHWISE_GROUPED_WIDTH:
         return 0
+    band = min(oh, DEPTHWISE_GROUP_BAND)
     return ((band - 1) * int(stride[0]) + 3) * ((ow - 1) * int(stride[1]) + 3) * DEPTHWISE_GROUP * 2
+
+
+def depthwise_band(node: torch.fx.Node) -> int:
+    """The output rows of a band of cmx_depthwise_3x3_s8's planar or grouped path (whichever takes
+    this shape): how far its writes run ahead of its reads (overlap.band_blocks)."""
+    return DEPTHWISE_BAND if depthwise_planar_shape(node) else DEPTHWISE_GROUP_BAND
 
 
 def helium_depthwise(node: torch.fx.Node) -> bool:

@@ -29,6 +29,7 @@ from cmx_gen.lower.delegate.kernel_choice import (
     HELIUM_CHANNELS,
     conv_kind,
     depthwise_kind,
+    depthwise_band,
     depthwise_plane_bytes,
     node_val,
     row_plan,
@@ -77,14 +78,11 @@ def row_blocks(rows: int, width: int, block: int) -> tuple[tuple[int, int], ...]
     )
 
 
-def band_blocks(n: int, oh: int, ow: int) -> tuple[tuple[int, int], ...]:
-    """cmx_depthwise_3x3_s8's planar path: bands of DEPTHWISE_BAND output rows of each image, a
-    band's every channel written while later channels' input rows are still to be read."""
-    return tuple(
-        ((b * oh + y) * ow, (b * oh + min(y + DEPTHWISE_BAND, oh)) * ow)
-        for b in range(n)
-        for y in range(0, oh, DEPTHWISE_BAND)
-    )
+def band_blocks(n: int, oh: int, ow: int, band: int = DEPTHWISE_BAND) -> tuple[tuple[int, int], ...]:
+    """cmx_depthwise_3x3_s8's planar and grouped paths: bands of `band` output rows of each image
+    (kernel_choice.depthwise_band), a band's every channel written while later channels' input rows
+    are still to be read."""
+    return tuple(((b * oh + y) * ow, (b * oh + min(y + band, oh)) * ow) for b in range(n) for y in range(0, oh, band))
 
 
 def conv_row_blocks(geometry: RowGeometry, chunk: int) -> tuple[tuple[int, int], ...]:
@@ -148,7 +146,7 @@ def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
     if depthwise_plane_bytes(node, isa):  # cmx_depthwise_3x3_s8's planar path: a band's every channel, read as written
-        return Walk(band_blocks(n, oh, ow), oc, reads, copy_in=False)
+        return Walk(band_blocks(n, oh, ow, depthwise_band(node)), oc, reads, copy_in=False)
     if depthwise_kind(node, isa) == "depthwise_3x3":  # cmx_depthwise_3x3_s8: four (Helium: eight) channels a step
         step = HELIUM_CHANNELS if isa == "MVE" and oc >= HELIUM_CHANNELS else DEPTHWISE_3X3_STEP
         return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=False, step=step)
