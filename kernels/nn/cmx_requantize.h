@@ -6,16 +6,12 @@
 
 #include "arm_nnsupportfunctions.h"
 
-/* arm_nn_requantize for a right shift (shift <= -1) of an accumulator inside (-2^30, 2^30)
- * (cmx_fast_requantize says when every one is): the doubling high multiply (acc * m + 2^30) >> 31
- * is SMMULR's rounded high half of 2 * acc * m, one instruction where CMSIS-NN's inline-assembly
- * form takes three; then its rounding divide. The same result for every such input. */
-static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
 #if defined(__GNUC__) && defined(__thumb2__)
-  int32_t hi;
-  __asm("smmulr\t%0, %1, %2" : "=r"(hi) : "r"((int32_t)((uint32_t)acc << 1)), "r"(multiplier));
-  /* |hi| < 2^30 here (|acc| < 2^30, multiplier < 2^31), so never INT32_MIN: no test for it */
-  int32_t t = hi + (hi >> 31);
+/* arm_nn_divide_by_power_of_two(hi, right_shift) (right_shift >= 1; hi never INT32_MIN: a product's
+ * high half with multiplier > 0): the shift's last bit out rounds half up, after a negative value is
+ * moved down by one (ties away from zero). */
+static inline int32_t cmx_rounding_divide(int32_t hi, int32_t right_shift) {
+  const int32_t t = hi + (hi >> 31);
   int32_t r;
   __asm("asrs\t%0, %1, %2\n\t"
         "adc\t%0, %0, #0"
@@ -23,6 +19,18 @@ static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int3
         : "r"(t), "r"(right_shift)
         : "cc");
   return r;
+}
+#endif
+
+/* arm_nn_requantize for a right shift (shift <= -1) of an accumulator inside (-2^30, 2^30)
+ * (cmx_accumulators_small says when every one is): the doubling high multiply (acc * m + 2^30) >> 31
+ * is SMMULR's rounded high half of 2 * acc * m, one instruction where CMSIS-NN's inline-assembly
+ * form takes three; then its rounding divide. The same result for every such input. */
+static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
+#if defined(__GNUC__) && defined(__thumb2__)
+  int32_t hi; /* |hi| < 2^30 (|acc| < 2^30, multiplier < 2^31) */
+  __asm("smmulr\t%0, %1, %2" : "=r"(hi) : "r"((int32_t)((uint32_t)acc << 1)), "r"(multiplier));
+  return cmx_rounding_divide(hi, right_shift);
 #else
   return arm_nn_requantize(acc, multiplier, -right_shift);
 #endif
@@ -41,15 +49,7 @@ static inline int32_t cmx_requantize_right_any(int32_t acc, int32_t multiplier, 
         : "=&r"(lo), "=&r"(hi)
         : "r"(acc), "r"(multiplier)
         : "cc");
-  /* hi is never INT32_MIN here (a product's high half, multiplier > 0), so no test for it */
-  int32_t t = hi + (hi >> 31);
-  int32_t r;
-  __asm("asrs\t%0, %1, %2\n\t"
-        "adc\t%0, %0, #0"
-        : "=r"(r)
-        : "r"(t), "r"(right_shift)
-        : "cc");
-  return r;
+  return cmx_rounding_divide(hi, right_shift);
 #else
   return arm_nn_requantize(acc, multiplier, -right_shift);
 #endif
