@@ -112,7 +112,7 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 
 /* The walk's inside pixel, four channels: the nine taps with the weights widened once per call
  * (`w`: a group's nine taps, (w0, w2), (w1, w3) each) and the input offset times the weights' sum
- * already in the accumulators, 7 instructions a tap where the C loop widens the weights at every
+ * already in the accumulators, 8 instructions a tap where the C loop widens the weights at every
  * pixel and spilled (12 a tap). `x` is the window's first input, rows `row` bytes apart, taps
  * `ch` bytes apart. */
 static inline __attribute__((always_inline)) acc4 walk_taps(acc4 a, const int8_t* x, const uint32_t* w, int32_t ch,

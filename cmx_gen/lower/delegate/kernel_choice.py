@@ -146,9 +146,9 @@ def depthwise_planar_shape(node: torch.fx.Node) -> bool:
 def depthwise_plane_bytes(node: torch.fx.Node, isa: str) -> int:
     """cmx_depthwise_3x3_s8_scratch_bytes on a DSP core: its planar path's plane (stride 1, rows of 8
     to 61 outputs: a band's input rows of one channel as int16), else its grouped path's band (a
-    band's input rows, padding included, of four channels as int16; channels a multiple of four, rows of 4 outputs or more).
-    0 where the kernel walks four channels a pixel (Helium, other shapes, or the schedule chose
-    that walk for memory: small_kernel)."""
+    band's input rows, padding included, of four channels as int16; channels a multiple of four,
+    rows of 4 outputs or more). 0 where the kernel walks four channels a pixel (Helium, other
+    shapes, or the schedule chose that walk for memory: small_kernel)."""
     if isa != "DSP" or depthwise_kind(node, isa) != "depthwise_3x3" or small_kernel(node):
         return 0
     stride = fx_args(node)[3]

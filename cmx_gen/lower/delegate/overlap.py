@@ -145,7 +145,7 @@ def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
     xv, out = node_val(x), node_val(node)
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
-    if depthwise_plane_bytes(node, isa):  # cmx_depthwise_3x3_s8's planar path: a band's every channel, read as written
+    if depthwise_plane_bytes(node, isa):  # its planar or grouped path: a band's every channel, read as written
         return Walk(band_blocks(n, oh, ow, depthwise_band(node)), oc, reads, copy_in=False)
     if depthwise_kind(node, isa) == "depthwise_3x3":  # cmx_depthwise_3x3_s8: four (Helium: eight) channels a step
         step = HELIUM_CHANNELS if isa == "MVE" and oc >= HELIUM_CHANNELS else DEPTHWISE_3X3_STEP
