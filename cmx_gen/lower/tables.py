@@ -72,7 +72,8 @@ def _table(
 
 def to_int8(program: Any) -> None:
     """Each run of element-wise float ops from a dequantize to a quantize (one user each) as one
-    cmx::quantized_lut."""
+    cmx::quantized_lut; a dequantize straight into a quantize of other parameters (a requantization,
+    concat.share_quantization) too."""
     graph = program.graph_module.graph
     for q in list(graph.nodes):
         y_q = qparams_of(q, "quantize_per_tensor")
@@ -84,14 +85,16 @@ def to_int8(program: Any) -> None:
             chain.insert(0, node)
             node = fx_args(node)[0]
         x_q = qparams_of(node, "dequantize_per_tensor", program)
-        if not chain or x_q is None or tuple(q.meta["val"].shape) != tuple(node.meta["val"].shape):
+        if x_q is None or tuple(q.meta["val"].shape) != tuple(node.meta["val"].shape):
+            continue
+        if not chain and (x_q == y_q or len(node.users) != 1):  # a requantization is a table of no ops
             continue
         table = _table(chain, program, x_q, y_q)
         if table is None:
             continue
         with graph.inserting_before(q):
             made = graph.call_function(torch.ops.cmx.quantized_lut.default, (fx_args(node)[0], table))
-        made.meta = {**chain[-1].meta, "val": q.meta["val"]}
+        made.meta = {**(chain[-1] if chain else node).meta, "val": q.meta["val"]}
         q.replace_all_uses_with(made)
         graph.erase_node(q)
         for op in reversed(chain):

@@ -62,6 +62,23 @@ def slices_whole_rows(node: torch.fx.Node) -> str | None:
     return None
 
 
+def concatenates_whole_rows(node: torch.fx.Node) -> str | None:
+    """The portable cat copies `size(dim) x trailing` elements per leading index of the logical
+    shape: right only when the dims before `dim` come first in memory, in order (size-1 dims place
+    no byte and may lie anywhere)."""
+    args = fx_args(node)
+    value = node.meta.get("val")
+    if not isinstance(value, torch.Tensor) or not value.dim():
+        return None
+    dim = int(args[1]) % value.dim() if len(args) > 1 else 0
+    for tensor in [a.meta.get("val") for a in args[0] if isinstance(a, torch.fx.Node)] + [value]:
+        order = [d for d in _dim_order(tensor) if int(tensor.shape[d]) != 1 or d == dim]
+        before = order[: order.index(dim)]
+        if before != [d for d in range(dim) if int(tensor.shape[d]) != 1]:
+            return f"it concatenates dim {dim} of a tensor {list(tensor.shape)} in dim order {list(_dim_order(tensor))}"
+    return None
+
+
 def _operands(node: torch.fx.Node) -> list[torch.Tensor]:
     """The first two tensor arguments of an elementwise op."""
     values = [a.meta.get("val") for a in fx_args(node) if isinstance(a, torch.fx.Node)]
@@ -115,6 +132,7 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "no_padding_with_stride": no_padding_with_stride,
     "same_dim_order": same_dim_order,
     "slices_whole_rows": slices_whole_rows,
+    "concatenates_whole_rows": concatenates_whole_rows,
 }
 
 

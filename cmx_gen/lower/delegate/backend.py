@@ -120,9 +120,12 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
         kinds: dict[int, str] = {}  # a layer's kind by its debug id (a patched stage has many records per layer)
         records: Counter[int] = Counter()
         for kind, fields in read_layers(lowered.processed_bytes):
-            if kind != "copy_region":
-                kinds.setdefault(fields["debug"], kind)
+            if kind != "copy_region":  # a patched stage's gathers, or a concat's copies (its only records)
+                kinds[fields["debug"]] = kinds.get(fields["debug"]) or kind
                 records[fields["debug"]] += 1
+            else:
+                kinds.setdefault(fields["debug"], "")
+        kinds = {debug: kind or "copy_region" for debug, kind in kinds.items()}
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             debug = int(handle) if isinstance(handle, int) else index

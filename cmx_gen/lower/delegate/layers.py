@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from cmx_gen.lower import concat
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers
 from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
@@ -48,6 +49,8 @@ def _binary_ok(node: torch.fx.Node, first: int, second: int) -> bool:
 def supports(node: torch.fx.Node) -> bool:
     """Whether the backend runs this node exactly as today's kernel does (else it stays outside)."""
     name = op_name(node)
+    if name == "cmx::quantized_cat":
+        return is_int8(node) and concat.runs(node) is not None
     if name not in BUILDERS or not is_int8(node):
         return False
     if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
@@ -278,7 +281,25 @@ def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     )
 
 
+def _cat(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    """cmx::quantized_cat: each input's runs copied beside the others' (copy_region), in memory order."""
+    found = concat.runs(node)
+    assert found is not None, node.name
+    outer, runs, out_run = found
+    records, at = [], 0
+    for tensor, run in zip(fx_args(node)[0], runs):
+        if run:
+            fields = {"input": emit.operand(tensor), "input_at": 0, "output": emit.operand(node), "output_at": at}
+            fields.update(rows=outer, row_bytes=run, input_stride=run, output_stride=out_run)
+            records.append(Layer("copy_region", fields, node=node.name))
+        at += run
+    return tuple(records)
+
+
 Builder = Callable[[torch.fx.Node, Emit, int], Layer]
+
+# Nodes whose work is several records (a concat: one copy a part).
+SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {"cmx::quantized_cat": _cat}
 
 
 BUILDERS: dict[str, Builder] = {

@@ -30,6 +30,12 @@ def memory_bytes(tensor: torch.Tensor) -> bytes:
     return tensor.detach().permute(order).contiguous().numpy().tobytes() if order else tensor.numpy().tobytes()
 
 
+def _debug(node: torch.fx.Node, compute: Any) -> int:
+    """The debug id a node's records report as (as delegated_layers reads it)."""
+    handle = node.meta.get("debug_handle")
+    return int(handle) if isinstance(handle, int) else list(compute).index(node)
+
+
 def build_plan(
     program: Any, core: str, goal: str = DEFAULT_GOAL, patch: tuple[int, tuple[int, int]] | None = None
 ) -> Plan:
@@ -72,15 +78,18 @@ def build_plan(
         layer = layer_builders.BUILDERS[op_name(node)](
             node, Emit(operand, constant, constant_bytes, add_data, isa), scratch
         )
-        handle = node.meta.get("debug_handle")
-        debug = int(handle) if isinstance(handle, int) else plan_of.compute.index(node)  # as delegated_layers reads it
-        return Layer(layer.op, layer.fields, debug, node.name)
+        return Layer(layer.op, layer.fields, _debug(node, plan_of.compute), node.name)
 
     stage = plan_of.stage
     for node in plan_of.compute:
         if stage and node in stage.layers:
             if node is stage.layers[0]:
                 built.extend(patch_plan.records(stage, whole, work.offsets, operand))
+            continue
+        several = layer_builders.SEVERAL.get(op_name(node))
+        if several:
+            emit = Emit(operand, constant, constant_bytes, add_data, isa)
+            built.extend(Layer(r.op, r.fields, _debug(node, plan_of.compute), node.name) for r in several(node, emit))
             continue
         built.append(whole(node))
     return Plan(

@@ -1,13 +1,14 @@
 """Quantize with the calibration set: CortexMQuantizer (less the --keep-fp32 parts, keep_fp32.py, and
 the float islands of an earlier try, float_islands.py),
-prepare_pt2e, one forward per sample, convert_pt2e. The rewritten float graph stays as it was, for the
+prepare_pt2e, one forward per sample, convert_pt2e; a concat's inputs requantized to its output's
+parameters where the quantizer left them apart (concat.py). The rewritten float graph stays as it was, for the
 per-layer error."""
 
 from __future__ import annotations
 
 import copy
 
-from cmx_gen.lower import keep_fp32, layer_error, recurrent_graph
+from cmx_gen.lower import concat, keep_fp32, layer_error, recurrent_graph
 from cmx_gen.lower.state import Given, Quantized, Rewritten, Step
 from cmx_gen.model.export import export_error
 from cmx_gen.model.source import fresh
@@ -24,6 +25,7 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
         for sample in given.exported.calibration:
             prepared(*fresh(sample))
         quantized = convert_pt2e(prepared)
+        concat.share_quantization(quantized)
         scales = layer_error.output_scales(quantized)
         cells = recurrent_graph.cell_ranges(rewritten.graph, [fresh(sample) for sample in given.exported.calibration])
     except Exception as exc:

@@ -1,0 +1,109 @@
+"""`torch.cat` of int8 tensors as cmx-gen's backend runs it (issue 53's U-Net).
+
+Two things go wrong with the `aten::cat` the cortex_m lowering leaves between int8 layers:
+- ExecuTorch's portable `cat.out` copies `size(dim) x trailing` elements per leading index of the
+  *logical* shape whatever the dim order, so a channel concat of channels-last images interleaves
+  the wrong bytes on the target (the host's torch.cat is right: a FAIL at `aten::cat.out`);
+- upstream's QDQ folding keeps one set of quantization parameters for the whole concat, so a branch
+  observed apart from the others (a skip connection, the output of a float upsample) is taken at the
+  wrong scale.
+
+`share_quantization` requantizes, in the quantized float graph, each input whose (scale, zero point)
+differ from the concat's output (a quantize -> dequantize pair: a 256-entry table once lowered,
+tables.py); `to_int8` replaces the int8 concat by `cmx::quantized_cat`, which only cmx-gen's
+backend runs: one strided copy per input in the tensors' own memory order (layers.py)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.fx_nodes import fx_args, op_name
+
+CAT_OPS = ("aten::cat", "aten::concat", "aten::concatenate")
+
+
+@torch.library.custom_op("cmx::quantized_cat", mutates_args=())
+def quantized_cat(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
+    """The concat of int8 tensors of one quantization (their requantization is a table before it)."""
+    return torch.cat(tensors, dim)
+
+
+@quantized_cat.register_fake
+def _(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
+    return torch.cat([torch.empty_like(t) for t in tensors], dim)
+
+
+def _memory_order(val: torch.Tensor) -> list[int]:
+    """The dims of a tensor in memory order, those of size 1 left out (they place no byte)."""
+    return [int(d) for d in val.dim_order() if int(val.shape[d]) != 1]
+
+
+def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
+    """A concat in its tensors' memory order: (outer count, each input's run of bytes, the output's
+    run); None when an input is not an int8 tensor laid out in the output's order."""
+    tensors, dim = fx_args(node)[0], fx_args(node)[1] if len(fx_args(node)) > 1 else 0
+    out = node.meta["val"]
+    dim = int(dim) % out.dim()
+    if not all(_int8(t) for t in tensors) or any(_memory_order(t.meta["val"]) != _memory_order(out) for t in tensors):
+        return None
+    order = [int(d) for d in out.dim_order()]
+    at = order.index(dim)
+    run_of = lambda val: math.prod(int(val.shape[d]) for d in order[at:])  # noqa: E731
+    return math.prod(int(out.shape[d]) for d in order[:at]), tuple(run_of(t.meta["val"]) for t in tensors), run_of(out)
+
+
+def _int8(node: Any) -> bool:
+    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return isinstance(val, torch.Tensor) and val.dtype == torch.int8
+
+
+def share_quantization(graph: torch.fx.GraphModule) -> None:
+    """In the quantized float graph (convert_pt2e's): each concat input dequantized with other
+    parameters than the quantize after the concat is requantized to them first (dequantize ->
+    quantize -> dequantize), which changes no value the float graph computes (the quantize after the
+    concat rounds each element alike), so upstream's folding, which keeps one set of parameters for a
+    concat, folds a true one. The quantize -> dequantize pair becomes a table (tables.py)."""
+    q_ops = torch.ops.quantized_decomposed
+    for node in list(graph.graph.nodes):
+        if node.target not in (torch.ops.aten.cat.default, torch.ops.aten.concat.default) or len(node.users) != 1:
+            continue
+        after = next(iter(node.users))
+        if after.target != q_ops.quantize_per_tensor.default:
+            continue
+        out_q = tuple(after.args[1:])
+        inputs = list(node.args[0])
+        for k, x in enumerate(inputs):
+            if not isinstance(x, torch.fx.Node) or x.target != q_ops.dequantize_per_tensor.default:
+                continue
+            if tuple(x.args[1:3]) == out_q[:2]:
+                continue
+            with graph.graph.inserting_before(node):
+                q = graph.graph.call_function(q_ops.quantize_per_tensor.default, (x, *out_q))
+                dq = graph.graph.call_function(q_ops.dequantize_per_tensor.default, (q, *out_q))
+            q.meta = {**x.meta, "val": after.meta.get("val")}
+            dq.meta = dict(x.meta)
+            inputs[k] = dq
+        node.args = (inputs, *node.args[1:])
+    graph.graph.lint()
+    graph.recompile()
+
+
+def to_int8(program: Any) -> None:
+    """Each int8 concat as `cmx::quantized_cat` (its inputs share its quantization: share_quantization)."""
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        if op_name(node) not in CAT_OPS or not _int8(node):
+            continue
+        tensors, dim = fx_args(node)[0], (fx_args(node)[1] if len(fx_args(node)) > 1 else 0)
+        if runs(node) is None or any(t.op != "call_function" for t in tensors):
+            continue  # a constant (a class token) is no tensor of the working memory: the portable cat
+        with graph.inserting_before(node):
+            made = graph.call_function(torch.ops.cmx.quantized_cat.default, (list(tensors), int(dim)))
+        made.meta = dict(node.meta)
+        node.replace_all_uses_with(made)
+        graph.erase_node(node)
+    graph.lint()
+    program.graph_module.recompile()

@@ -1,0 +1,69 @@
+"""torch.cat between int8 layers (issue 53's U-Net): the backend concatenates in the tensors' memory
+order (the portable cat does not), each input requantized to the concat's parameters first."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from conftest import ROOT, read_report, run_cli
+from cmx_gen.common.noise import quiet_third_party
+from cmx_gen.lower import concat
+
+quiet_third_party()
+import torchao.quantization.pt2e.quantize_pt2e  # noqa: E402,F401  (registers quantized_decomposed)
+
+USER = ROOT / "tests" / "toy_models" / "user_models.py"
+Q = torch.ops.quantized_decomposed
+
+
+def _qdq(x: torch.Tensor, scale: float, zp: int) -> torch.Tensor:
+    return Q.dequantize_per_tensor.default(
+        Q.quantize_per_tensor.default(x, scale, zp, -128, 127, torch.int8), scale, zp, -128, 127, torch.int8
+    )
+
+
+class _TwoScales(torch.nn.Module):
+    """A converted graph whose concat inputs were observed apart: 0.05 and 0.2 in, 0.1 out."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return _qdq(torch.ops.aten.cat.default([_qdq(x, 0.05, 0), _qdq(y, 0.2, 3)], 1), 0.1, -2)
+
+
+def test_share_quantization_requantizes_only_the_inputs_of_other_parameters_and_changes_no_value():
+    graph = torch.fx.symbolic_trace(_TwoScales())
+    x, y = torch.randn(2, 3, 4) * 4, torch.randn(2, 5, 4) * 20
+    before = graph(x, y)
+    concat.share_quantization(graph)
+    cat = next(n for n in graph.graph.nodes if n.target == torch.ops.aten.cat.default)
+    params = [tuple(d.args[1:3]) for d in cat.args[0]]
+    assert params == [(0.1, -2), (0.1, -2)], "each input now dequantized at the concat's own parameters"
+    assert torch.equal(graph(x, y), before), "the quantize after the concat rounds alike: no value changes"
+
+
+def _lower(tmp_path, name: str, *extra: str) -> tuple[int, object]:
+    out = tmp_path / name
+    return run_cli("lower", f"{USER}:{name}", "--target", "cortex-m4", "-o", str(out), *extra), out
+
+
+def test_a_unet_concat_runs_on_the_backend_and_its_plan_matches_the_reference(tmp_path):
+    from cmx_gen.program import plan_reference
+
+    code, out = _lower(tmp_path, "TinyUNet")
+    assert code == 0
+    report = read_report(out)
+    kinds = {layer["op"]: layer["kind"] for layer in report["delegated_layers"]}
+    assert kinds.get("cmx::quantized_cat") == "copy_region", kinds
+    reference = np.load(out / "reference.npz")
+    inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
+    got = plan_reference.reference((out / "model.pte").read_bytes(), inputs, "DSP")
+    expected = [reference[k] for k in sorted(reference.files) if k.startswith("output_")]
+    for g, e in zip(got, expected, strict=True):
+        assert np.array_equal(g, e), f"{np.abs(g.astype(np.float64) - e).max()} apart"
+
+
+def test_a_channel_concat_on_the_portable_kernel_is_refused_in_one_line(tmp_path, capsys):
+    code, _ = _lower(tmp_path, "SkipConcat", "--no-delegate")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert "aten::cat" in err[-1] and "drop --no-delegate" in err[-1] and "Traceback" not in "\n".join(err)
