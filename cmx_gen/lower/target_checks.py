@@ -79,6 +79,19 @@ def concatenates_whole_rows(node: torch.fx.Node) -> str | None:
     return None
 
 
+def views_in_logical_order(node: torch.fx.Node) -> str | None:
+    """The portable view_copy copies the input's bytes as they lie: a reshape of a tensor whose memory
+    is not in its logical order (a channels-last image flattened) takes them in the wrong order."""
+    source = fx_args(node)[0] if fx_args(node) else None
+    value = source.meta.get("val") if isinstance(source, torch.fx.Node) else None
+    if not isinstance(value, torch.Tensor):
+        return None
+    order = [d for d in _dim_order(value) if int(value.shape[d]) != 1]
+    if order != sorted(order):
+        return f"it reshapes a tensor {list(value.shape)} in dim order {list(_dim_order(value))}"
+    return None
+
+
 def _operands(node: torch.fx.Node) -> list[torch.Tensor]:
     """The first two tensor arguments of an elementwise op."""
     values = [a.meta.get("val") for a in fx_args(node) if isinstance(a, torch.fx.Node)]
@@ -133,18 +146,27 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "same_dim_order": same_dim_order,
     "slices_whole_rows": slices_whole_rows,
     "concatenates_whole_rows": concatenates_whole_rows,
+    "views_in_logical_order": views_in_logical_order,
 }
 
 
-def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None = None) -> None:
+def check(
+    program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None = None, delegate: bool = False
+) -> None:
     """Raise ExportError at the first node a target kernel would refuse: a NeedsFloat when it is a
-    cortex_m kernel's node made from a node of `exported` (float_islands.py: it can stay in float)."""
+    cortex_m kernel's node made from a node of `exported` (float_islands.py: it can stay in float).
+    `delegate`: cmx-gen's backend will run the nodes it takes, so a rule about a portable kernel
+    (`backend_runs: true`) does not apply to them."""
+    from cmx_gen.lower.delegate import layers
+
     for node in program.graph.nodes:
         name = op_name(node)
         if not name:
             continue
         for rule in rules():
             if not any(fnmatch.fnmatchcase(name, pattern) for pattern in rule["ops"]):
+                continue
+            if rule.get("backend_runs") and delegate and layers.supports(node):
                 continue
             problem = CHECKS[rule["check"]](node)
             if problem:

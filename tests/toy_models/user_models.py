@@ -56,3 +56,37 @@ def example_inputs():
 def calibration_data(n: int = 16):
     g = torch.Generator().manual_seed(1)
     return [(torch.randn(1, 3, 16, 16, generator=g),) for _ in range(n)]
+
+
+class TinyViT(nn.Module):
+    """A patch-embedding conv, a class token and a learned position embedding (parameters used as
+    tensors), two pre-norm blocks of nn.LayerNorm, nn.MultiheadAttention(batch_first=True), GELU MLP."""
+
+    def __init__(self, dim: int = 32, heads: int = 2, depth: int = 2):
+        super().__init__()
+        torch.manual_seed(0)
+        self.patch = nn.Conv2d(3, dim, 4, stride=4)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.pos = nn.Parameter(torch.randn(1, 17, dim) * 0.02)
+        self.blocks = nn.ModuleList(
+            nn.ModuleDict(
+                {
+                    "norm1": nn.LayerNorm(dim),
+                    "attn": nn.MultiheadAttention(dim, heads, batch_first=True),
+                    "norm2": nn.LayerNorm(dim),
+                    "mlp": nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim)),
+                }
+            )
+            for _ in range(depth)
+        )
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        for block in self.blocks:
+            y = block["norm1"](x)
+            x = x + block["attn"](y, y, y, need_weights=False)[0]
+            x = x + block["mlp"](block["norm2"](x))
+        return self.head(self.norm(x[:, 0]))

@@ -35,12 +35,27 @@ assert CmxCmsisNNBackend.__name__ == BACKEND_ID
 
 
 class _Supported(OperatorSupportBase):
+    def __init__(self, constants: frozenset[str]) -> None:
+        super().__init__()
+        self.constants = constants  # the program's constant placeholders: no operand of a layer
+
     def is_node_supported(self, submodules: Any, node: torch.fx.Node) -> bool:
         if node.op != "call_function":
             return False
         if is_alloc(node):  # a CMSIS-NN scratch buffer: goes where its kernel goes
-            return bool(node.users) and all(layers.supports(user) for user in node.users)
-        return layers.supports(node)
+            return bool(node.users) and all(layers.supports(user, self.constants) for user in node.users)
+        return layers.supports(node, self.constants)
+
+
+def _constants(exported_program: Any) -> frozenset[str]:
+    signature = exported_program.graph_signature
+    return frozenset(
+        {
+            *signature.inputs_to_parameters,
+            *signature.inputs_to_buffers,
+            *getattr(signature, "inputs_to_lifted_tensor_constants", {}),
+        }
+    )
 
 
 class CmxPartitioner(Partitioner):
@@ -57,7 +72,7 @@ class CmxPartitioner(Partitioner):
 
     def partition(self, exported_program: Any) -> PartitionResult:
         partitioner = CapabilityBasedPartitioner(
-            exported_program.graph_module, _Supported(), allows_single_node_partition=True
+            exported_program.graph_module, _Supported(_constants(exported_program)), allows_single_node_partition=True
         )
         tags: dict[str, DelegationSpec] = {}
         kept = set(exported_program.graph_signature.user_inputs) if self.caller_inputs else set()

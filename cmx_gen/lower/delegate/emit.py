@@ -70,12 +70,8 @@ def window_fields(
 def byte_identical_view(node: torch.fx.Node) -> bool:
     """A reshape whose output holds the input's bytes in the same order: a plain copy."""
 
-    def memory_is_logical(val: Any) -> bool:
-        order = [d for d in val.dim_order() if int(val.shape[d]) != 1]
-        return order == sorted(order)
-
     src, out = _val(fx_args(node)[0]), _val(node)
-    return src is not None and out is not None and memory_is_logical(src) and memory_is_logical(out)
+    return src is not None and out is not None and _memory_is_logical(src) and _memory_is_logical(out)
 
 
 def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
@@ -85,8 +81,29 @@ def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
     if src is None or out is None or tuple(src.shape) != tuple(out.shape):
         return None
     size = [int(s) for s in src.shape]
+    return _rotation([d for d in src.dim_order() if size[d] != 1], [d for d in out.dim_order() if size[d] != 1], size)
+
+
+def view_transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
+    """(batches, rows, cols) when a reshape reads an input whose memory is not in its logical order
+    (a channels-last image flattened: `x.flatten(2)`) as a transpose of the input's memory into its
+    logical order, after which the reshape moves no byte; else None."""
+    src, out = _val(fx_args(node)[0]), _val(node)
+    if src is None or out is None or not _memory_is_logical(out):
+        return None
+    size = [int(s) for s in src.shape]
     before = [d for d in src.dim_order() if size[d] != 1]
-    after = [d for d in out.dim_order() if size[d] != 1]
+    return None if before == sorted(before) else _rotation(before, sorted(before), size)
+
+
+def _memory_is_logical(val: Any) -> bool:
+    order = [d for d in val.dim_order() if int(val.shape[d]) != 1]
+    return order == sorted(order)
+
+
+def _rotation(before: list[int], after: list[int], size: list[int]) -> tuple[int, int, int] | None:
+    """(batches, rows, cols) when memory in dim order `before` becomes `after` by moving
+    [batches][rows][cols] to [batches][cols][rows], else None."""
     batch = 0
     while batch < len(before) and before[batch] == after[batch]:
         batch += 1

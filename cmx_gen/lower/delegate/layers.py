@@ -26,6 +26,7 @@ from cmx_gen.lower.delegate.emit import (
     dims_fields,
     is_int8,
     transpose_shape,
+    view_transpose_shape,
     window_fields,
 )
 from cmx_gen.lower.delegate.plan import Layer
@@ -46,15 +47,36 @@ def _binary_ok(node: torch.fx.Node, first: int, second: int) -> bool:
     return _channel_broadcast(a, b) or (tuple(a.shape) == tuple(b.shape) == tuple(out.shape))
 
 
-def supports(node: torch.fx.Node) -> bool:
-    """Whether the backend runs this node exactly as today's kernel does (else it stays outside)."""
+# The arguments a layer reads as tensors of the working memory (operands), by position; every other
+# kind reads its first. A constant there (a position embedding added, a learned scale) is no tensor
+# the plan can address: such a node stays outside, on its cortex_m kernel.
+OPERANDS: dict[str, tuple[int, ...]] = {
+    "cortex_m::quantized_add": (0, 4),
+    "cortex_m::quantized_mul": (0, 2),
+    "cmx::quantized_bmm": (0, 2),
+}
+
+
+def operands(node: torch.fx.Node) -> list[Any]:
+    """The node's operand arguments (OPERANDS; a concat's every input)."""
+    args = fx_args(node)
+    if op_name(node) == "cmx::quantized_cat":
+        return list(args[0])
+    return [args[k] for k in OPERANDS.get(op_name(node), (0,)) if k < len(args)]
+
+
+def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bool:
+    """Whether the backend runs this node exactly as today's kernel does (else it stays outside).
+    `constants`: the names of the program's constant placeholders (parameters, buffers, lifted)."""
     name = op_name(node)
+    if any(isinstance(a, torch.fx.Node) and a.name in constants for a in operands(node)):
+        return False
     if name == "cmx::quantized_cat":
         return is_int8(node) and concat.runs(node) is not None
     if name not in BUILDERS or not is_int8(node):
         return False
     if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
-        return is_int8(fx_args(node)[0]) and byte_identical_view(node)
+        return is_int8(fx_args(node)[0]) and (byte_identical_view(node) or view_transpose_shape(node) is not None)
     if name == "dim_order_ops::_clone_dim_order":
         return is_int8(fx_args(node)[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
     if name == "cortex_m::quantized_add":
@@ -262,9 +284,14 @@ def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     )
 
 
-def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+def _view(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """A reshape: a copy of its bytes, or of a channels-last input a transpose into logical order."""
+    return _layout(node, emit, scratch, view_transpose_shape(node))
+
+
+def _layout(node: torch.fx.Node, emit: Emit, scratch: int, shape: tuple[int, int, int] | None = None) -> Layer:
     """A _clone_dim_order: a transpose, or a copy where both orders lay the bytes out alike."""
-    shape = transpose_shape(node)
+    shape = shape or transpose_shape(node)
     if shape is None:
         return _copy(node, emit, scratch)
     batches, rows, cols = shape
@@ -312,8 +339,8 @@ BUILDERS: dict[str, Builder] = {
     "cortex_m::quantized_avg_pool2d": _avg_pool,
     "cortex_m::quantized_max_pool2d": _max_pool,
     "cortex_m::softmax": _softmax,
-    "aten::view_copy": _copy,
-    "aten::squeeze_copy": _copy,
-    "aten::unsqueeze_copy": _copy,
+    "aten::view_copy": _view,
+    "aten::squeeze_copy": _view,
+    "aten::unsqueeze_copy": _view,
     "dim_order_ops::_clone_dim_order": _layout,
 }

@@ -5,11 +5,11 @@ float island (float_islands.py)."""
 from __future__ import annotations
 
 from cmx_gen.lower import target_checks
-from cmx_gen.lower.state import Checked, Cleaned, Rewritten, Step
+from cmx_gen.lower.state import Checked, Cleaned, Given, Rewritten, Step
 
 
-def run(rewritten: Rewritten, cleaned: Cleaned) -> Checked:
-    target_checks.check(cleaned.program.graph_module, rewritten.graph)
+def run(given: Given, rewritten: Rewritten, cleaned: Cleaned) -> Checked:
+    target_checks.check(cleaned.program.graph_module, rewritten.graph, given.options.delegate)
     return Checked(program=cleaned.program)
 
 
