@@ -1,5 +1,7 @@
-"""torch.cat between int8 layers (issue 53's U-Net): the backend concatenates in the tensors' memory
-order (the portable cat does not), each input requantized to the concat's parameters first."""
+"""Models as users write them (issue 53), lowered on the host: a U-Net's torch.cat (the backend
+concatenates in the tensors' memory order, each input requantized to the concat's parameters first;
+the portable cat does not), a ViT's flattened patch embedding and position embedding, upstream's
+silero_vad_16k."""
 
 from __future__ import annotations
 
@@ -86,3 +88,15 @@ def test_a_channel_concat_on_the_portable_kernel_is_refused_in_one_line(tmp_path
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2
     assert "aten::cat" in err[-1] and "drop --no-delegate" in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_upstreams_silero_vad_lowers_again(tmp_path):
+    """A regression of the release: its one-channel layout copy ([1, 1, 1, 640], dim order [0, 2, 1, 3])
+    was refused for the portable kernel although cmx-gen's backend runs it as a plain copy."""
+    out = tmp_path / "silero"
+    model = ROOT / "tests" / "toy_models" / "upstream_models.py:SileroVad"
+    assert run_cli("lower", str(model), "--target", "cortex-m55", "--random-calibration", "-o", str(out)) == 0
+    clones = [
+        layer for layer in read_report(out)["delegated_layers"] if layer["op"] == "dim_order_ops::_clone_dim_order"
+    ]
+    assert any(layer["shape"] == [1, 1, 1, 640] and layer["kind"] == "copy" for layer in clones), clones
