@@ -14,6 +14,7 @@ import torch
 import yaml
 
 from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.concat import CAT_OPS
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
 from cmx_gen.lower.own_ops import drop_unused, qparams_of
 
@@ -72,8 +73,8 @@ def _table(
 
 def to_int8(program: Any) -> None:
     """Each run of element-wise float ops from a dequantize to a quantize (one user each) as one
-    cmx::quantized_lut; a dequantize straight into a quantize of other parameters (a requantization,
-    concat.share_quantization) too."""
+    cmx::quantized_lut; a dequantize straight into a quantize of other parameters before a concat (a
+    requantization, concat.share_quantization) too."""
     graph = program.graph_module.graph
     for q in list(graph.nodes):
         y_q = qparams_of(q, "quantize_per_tensor")
@@ -87,8 +88,8 @@ def to_int8(program: Any) -> None:
         x_q = qparams_of(node, "dequantize_per_tensor", program)
         if x_q is None or tuple(q.meta["val"].shape) != tuple(node.meta["val"].shape):
             continue
-        if not chain and (x_q == y_q or len(node.users) != 1):  # a requantization is a table of no ops
-            continue
+        if not chain and (x_q == y_q or len(node.users) != 1 or not all(op_name(u) in CAT_OPS for u in q.users)):
+            continue  # a concat input's requantization (concat.share_quantization) is a table of no ops
         table = _table(chain, program, x_q, y_q)
         if table is None:
             continue
