@@ -51,7 +51,10 @@ def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
         return None
     order = [int(d) for d in out.dim_order()]
     at = order.index(dim)
-    run_of = lambda val: math.prod(int(val.shape[d]) for d in order[at:])  # noqa: E731
+
+    def run_of(val: torch.Tensor) -> int:
+        return math.prod(int(val.shape[d]) for d in order[at:])
+
     return math.prod(int(out.shape[d]) for d in order[:at]), tuple(run_of(t.meta["val"]) for t in tensors), run_of(out)
 
 

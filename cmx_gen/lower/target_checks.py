@@ -71,7 +71,8 @@ def concatenates_whole_rows(node: torch.fx.Node) -> str | None:
     if not isinstance(value, torch.Tensor) or not value.dim():
         return None
     dim = int(args[1]) % value.dim() if len(args) > 1 else 0
-    for tensor in [a.meta.get("val") for a in args[0] if isinstance(a, torch.fx.Node)] + [value]:
+    tensors = [a.meta.get("val") for a in args[0] if isinstance(a, torch.fx.Node)] + [value]
+    for tensor in (t for t in tensors if isinstance(t, torch.Tensor)):
         order = [d for d in _dim_order(tensor) if int(tensor.shape[d]) != 1 or d == dim]
         before = order[: order.index(dim)]
         if before != [d for d in range(dim) if int(tensor.shape[d]) != 1]:
@@ -150,9 +151,7 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
 }
 
 
-def check(
-    program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None = None, delegate: bool = False
-) -> None:
+def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None = None, delegate: bool = False) -> None:
     """Raise ExportError at the first node a target kernel would refuse: a NeedsFloat when it is a
     cortex_m kernel's node made from a node of `exported` (float_islands.py: it can stay in float).
     `delegate`: cmx-gen's backend will run the nodes it takes, so a rule about a portable kernel

@@ -73,7 +73,9 @@ def test_a_vit_with_a_position_embedding_lowers_and_its_flatten_is_a_transpose(t
     report = read_report(out)
     kinds = {(layer["op"], layer["kind"]) for layer in report["delegated_layers"]}
     assert ("aten::view_copy", "transpose") in kinds, kinds
-    assert not any(layer["op"] == "cortex_m::quantized_add" and "pos" in layer["source"] for layer in report["delegated_layers"])
+    assert not any(
+        layer["op"] == "cortex_m::quantized_add" and "pos" in layer["source"] for layer in report["delegated_layers"]
+    )
 
 
 def test_a_flatten_of_a_channels_last_image_on_the_portable_kernel_is_refused_in_one_line(tmp_path, capsys):
