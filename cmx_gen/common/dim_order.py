@@ -27,3 +27,9 @@ def from_layout(flat: NDArray[Any], shape: Sequence[int], dim_order: Sequence[in
     if len(order) != len(shape):
         order = list(range(len(shape)))
     return np.ascontiguousarray(np.transpose(flat.reshape([shape[d] for d in order]), np.argsort(order)))
+
+
+def placed_dims(tensor: Any) -> list[int]:
+    """A tensor's dims in memory order (its `dim_order()`), those of size 1 left out: they place no
+    byte, so two tensors whose placed dims agree lie alike in memory."""
+    return [int(d) for d in tensor.dim_order() if int(tensor.shape[d]) != 1]

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from cmx_gen.common.dim_order import placed_dims
+from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 CAT_OPS = ("aten::cat", "aten::concat", "aten::concatenate")
@@ -36,18 +38,13 @@ def _(tensors: list[torch.Tensor], dim: int) -> torch.Tensor:
     return torch.cat([torch.empty_like(t) for t in tensors], dim)
 
 
-def _memory_order(val: torch.Tensor) -> list[int]:
-    """The dims of a tensor in memory order, those of size 1 left out (they place no byte)."""
-    return [int(d) for d in val.dim_order() if int(val.shape[d]) != 1]
-
-
 def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
     """A concat in its tensors' memory order: (outer count, each input's run of bytes, the output's
     run); None when an input is not an int8 tensor laid out in the output's order."""
     tensors, dim = fx_args(node)[0], fx_args(node)[1] if len(fx_args(node)) > 1 else 0
     out = node.meta["val"]
     dim = int(dim) % out.dim()
-    if not all(_int8(t) for t in tensors) or any(_memory_order(t.meta["val"]) != _memory_order(out) for t in tensors):
+    if not all(is_int8(t) for t in tensors) or any(placed_dims(t.meta["val"]) != placed_dims(out) for t in tensors):
         return None
     order = [int(d) for d in out.dim_order()]
     at = order.index(dim)
@@ -56,11 +53,6 @@ def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
         return math.prod(int(val.shape[d]) for d in order[at:])
 
     return math.prod(int(out.shape[d]) for d in order[:at]), tuple(run_of(t.meta["val"]) for t in tensors), run_of(out)
-
-
-def _int8(node: Any) -> bool:
-    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
-    return isinstance(val, torch.Tensor) and val.dtype == torch.int8
 
 
 def share_quantization(graph: torch.fx.GraphModule) -> None:
@@ -86,8 +78,7 @@ def share_quantization(graph: torch.fx.GraphModule) -> None:
             with graph.graph.inserting_before(node):
                 q = graph.graph.call_function(q_ops.quantize_per_tensor.default, (x, *out_q))
                 dq = graph.graph.call_function(q_ops.dequantize_per_tensor.default, (q, *out_q))
-            q.meta = {**x.meta, "val": after.meta.get("val")}
-            dq.meta = dict(x.meta)
+            q.meta, dq.meta = dict(x.meta), dict(x.meta)  # the input's source line
             inputs[k] = dq
         node.args = (inputs, *node.args[1:])
     graph.graph.lint()
@@ -98,7 +89,7 @@ def to_int8(program: Any) -> None:
     """Each int8 concat as `cmx::quantized_cat` (its inputs share its quantization: share_quantization)."""
     graph = program.graph_module.graph
     for node in list(graph.nodes):
-        if op_name(node) not in CAT_OPS or not _int8(node):
+        if op_name(node) not in CAT_OPS or not is_int8(node):
             continue
         tensors, dim = fx_args(node)[0], (fx_args(node)[1] if len(fx_args(node)) > 1 else 0)
         if runs(node) is None or any(t.op != "call_function" for t in tensors):

@@ -13,6 +13,7 @@ import yaml
 
 from cmx_gen.common.errors import ExportError
 from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.delegate import layers
 from cmx_gen.lower.float_islands import NeedsFloat, island_of
 from cmx_gen.lower.fx_nodes import fx_args, op_name, source_line
 
@@ -156,8 +157,6 @@ def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None =
     cortex_m kernel's node made from a node of `exported` (float_islands.py: it can stay in float).
     `delegate`: cmx-gen's backend will run the nodes it takes, so a rule about a portable kernel
     (`backend_runs: true`) does not apply to them."""
-    from cmx_gen.lower.delegate import layers
-
     for node in program.graph.nodes:
         name = op_name(node)
         if not name:

@@ -132,15 +132,18 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
     for position, call in enumerate(calls):
         lowered = getattr(module, call.args[0].target)
         compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not is_alloc(n)]
-        kinds: dict[int, str] = {}  # a layer's kind by its debug id (a patched stage has many records per layer)
+        # A layer's kind by its debug id: its first record that is no copy_region (a patched stage has
+        # many records per layer and copy_region gathers between them), or copy_region (a concat's copies).
+        kinds: dict[int, str] = {}
         records: Counter[int] = Counter()
+        copies: set[int] = set()
         for kind, fields in read_layers(lowered.processed_bytes):
-            if kind != "copy_region":  # a patched stage's gathers, or a concat's copies (its only records)
-                kinds[fields["debug"]] = kinds.get(fields["debug"]) or kind
-                records[fields["debug"]] += 1
+            if kind == "copy_region":
+                copies.add(fields["debug"])
             else:
-                kinds.setdefault(fields["debug"], "")
-        kinds = {debug: kind or "copy_region" for debug, kind in kinds.items()}
+                kinds.setdefault(fields["debug"], kind)
+                records[fields["debug"]] += 1
+        kinds = {debug: "copy_region" for debug in copies} | kinds
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             debug = int(handle) if isinstance(handle, int) else index

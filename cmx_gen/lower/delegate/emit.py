@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from cmx_gen.common.dim_order import placed_dims
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.fx_nodes import fx_args
 
@@ -80,8 +81,7 @@ def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
     src, out = _val(fx_args(node)[0]), _val(node)
     if src is None or out is None or tuple(src.shape) != tuple(out.shape):
         return None
-    size = [int(s) for s in src.shape]
-    return _rotation([d for d in src.dim_order() if size[d] != 1], [d for d in out.dim_order() if size[d] != 1], size)
+    return _rotation(placed_dims(src), placed_dims(out), [int(s) for s in src.shape])
 
 
 def view_transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
@@ -91,14 +91,12 @@ def view_transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
     src, out = _val(fx_args(node)[0]), _val(node)
     if src is None or out is None or not _memory_is_logical(out):
         return None
-    size = [int(s) for s in src.shape]
-    before = [d for d in src.dim_order() if size[d] != 1]
-    return None if before == sorted(before) else _rotation(before, sorted(before), size)
+    before = placed_dims(src)
+    return None if before == sorted(before) else _rotation(before, sorted(before), [int(s) for s in src.shape])
 
 
 def _memory_is_logical(val: Any) -> bool:
-    order = [d for d in val.dim_order() if int(val.shape[d]) != 1]
-    return order == sorted(order)
+    return placed_dims(val) == sorted(placed_dims(val))
 
 
 def _rotation(before: list[int], after: list[int], size: list[int]) -> tuple[int, int, int] | None:

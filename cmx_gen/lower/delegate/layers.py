@@ -286,14 +286,18 @@ def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 def _view(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """A reshape: a copy of its bytes, or of a channels-last input a transpose into logical order."""
-    return _layout(node, emit, scratch, view_transpose_shape(node))
+    shape = view_transpose_shape(node)
+    return _copy(node, emit, scratch) if shape is None else _transpose(node, emit, shape)
 
 
-def _layout(node: torch.fx.Node, emit: Emit, scratch: int, shape: tuple[int, int, int] | None = None) -> Layer:
+def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """A _clone_dim_order: a transpose, or a copy where both orders lay the bytes out alike."""
-    shape = shape or transpose_shape(node)
-    if shape is None:
-        return _copy(node, emit, scratch)
+    shape = transpose_shape(node)
+    return _copy(node, emit, scratch) if shape is None else _transpose(node, emit, shape)
+
+
+def _transpose(node: torch.fx.Node, emit: Emit, shape: tuple[int, int, int]) -> Layer:
+    """cmx_transpose_s8: memory [batches][rows][cols] to [batches][cols][rows]."""
     batches, rows, cols = shape
     return Layer(
         "transpose",

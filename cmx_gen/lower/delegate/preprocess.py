@@ -71,13 +71,12 @@ def build_plan(
         return -1 - args[node] if node in args else work.offsets[node.name]
 
     built: list[Layer] = []
+    emit = Emit(operand, constant, constant_bytes, add_data, isa)
 
     def whole(node: torch.fx.Node) -> Layer:
         """The node's record over its whole tensors (a patched stage's records start from it)."""
         scratch = work.offsets.get(f"{node.name}:scratch", NONE)
-        layer = layer_builders.BUILDERS[op_name(node)](
-            node, Emit(operand, constant, constant_bytes, add_data, isa), scratch
-        )
+        layer = layer_builders.BUILDERS[op_name(node)](node, emit, scratch)
         return Layer(layer.op, layer.fields, _debug(node, plan_of.compute), node.name)
 
     stage = plan_of.stage
@@ -88,7 +87,6 @@ def build_plan(
             continue
         several = layer_builders.SEVERAL.get(op_name(node))
         if several:
-            emit = Emit(operand, constant, constant_bytes, add_data, isa)
             built.extend(Layer(r.op, r.fields, _debug(node, plan_of.compute), node.name) for r in several(node, emit))
             continue
         built.append(whole(node))
