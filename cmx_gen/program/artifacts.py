@@ -206,6 +206,26 @@ def _model_facts(source: "ModelSource", graph_sha256: str | None = None) -> Mode
     return facts if graph_sha256 is None else facts.model_copy(update={"graph_sha256": graph_sha256})
 
 
+def _refuse_other_isa(info: ProgramInfo, target: Target) -> None:
+    """A program whose linear layers were lowered for another ISA than the target's computes wrong
+    (an MVE program on a DSP core drops every bias) or stops (the reverse: ARG_ERROR): refused."""
+    built = info.linear_lowered_for
+    if built is None or target.isa == "unknown" or (built == "MVE") == (target.isa == "MVE"):
+        return
+    reads = (
+        "a kernel sum in place of its bias, which only the Helium kernel reads: on this core every "
+        "linear layer would lose its bias and input offset"
+        if built == "MVE"
+        else "a bias and no kernel sum, and the Helium kernel needs the kernel sum: it would stop (ARG_ERROR)"
+    )
+    raise ModelSourceError(
+        f"this program was lowered for {'an MVE core' if built == 'MVE' else 'a core without MVE'} and the "
+        f"target is {target.core} ({target.isa}): its cortex_m::quantized_linear carries {reads}",
+        f"lower it again for {target.core} (aot_arm_compiler --target={target.core}), or give cmx-gen the model "
+        "itself and it lowers for the board",
+    )
+
+
 def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
     """A program lowered elsewhere (.pte, .bpte): its facts, and a reference where one can be had."""
     from cmx_gen.lower.lowering import resolve_target
@@ -218,6 +238,7 @@ def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
     # A .pte does not say which core it was lowered for (scratch sizes depend on the ISA):
     # the user's --target (create: the board's core) is taken at its word, else it stays unknown.
     target = resolve_target(core) if core else Target(core="unknown", isa="unknown")
+    _refuse_other_isa(info, target)
     where = "target as given; " if core else "target ISA not known (pass --target); "
     if source.kind == "bpte":
         found = source.bundle

@@ -117,6 +117,10 @@ class ProgramInfo:
     # One per instruction of `forward`, in execution order (the runtime's debug handle is this
     # index): what the on-target profile and trace are keyed on.
     instructions: list[PlanRow] = field(default_factory=list)
+    # The ISA its linear layers were lowered for: upstream gives cortex_m::quantized_linear a kernel
+    # sum (bias and input offset folded in) for MVE, which only the Helium kernel reads, and a bias
+    # otherwise, which only the DSP and scalar kernels read. None: the program has no such call.
+    linear_lowered_for: str | None = None
 
     @property
     def fallbacks(self) -> list[str]:
@@ -250,6 +254,19 @@ def _scalar(value: Any) -> float | int | None:
     return None
 
 
+def _linear_lowered_for(plan: Any, calls: list[tuple[str, list[int]]]) -> str | None:
+    """'MVE' when the program's quantized_linear calls carry a kernel sum (argument 3), 'DSP or
+    SCALAR' when they carry none, None without such a call (aten_to_cortex_m_pass picks by ISA)."""
+    sums = {
+        _tensor(plan.values[args[3]]) is not None
+        for name, args in calls
+        if name.startswith("cortex_m::quantized_linear")
+    }
+    if not sums:
+        return None
+    return "MVE" if True in sums else "DSP or SCALAR"
+
+
 def _io_spec(plan: Any, index: int, calls: list[tuple[str, list[int]]], is_input: bool) -> TensorSpec:
     tensor = _tensor(plan.values[index])
     if tensor is None:
@@ -365,4 +382,5 @@ def analyse(data: bytes) -> ProgramInfo:
         num_instructions=sum(len(chain.instructions) for chain in plan.chains),
         delegates=[d.id for d in plan.delegates],
         instructions=_instructions(plan),
+        linear_lowered_for=_linear_lowered_for(plan, calls),
     )
