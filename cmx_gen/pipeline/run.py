@@ -1,5 +1,7 @@
 """`cmx-gen run APP`: run a built app and say what it found, as lines for the command to print and an
-exit status (0 PASS, 1 FAIL: the firmware's verdict or a trace difference; errors: 2 and more).
+exit status (0 PASS, 1 FAIL: the firmware's verdict or a trace difference; errors: 2 and more). A FAIL
+of the check image on a simulator is followed by the trace image's run, so it names the operator where
+the difference starts without --trace.
 
 The check image under QEMU, an Arm FVP or Zephyr's `west build -t run`, or on a board through its serial
 console; the diagnostic images (diagnose.py); the user's application (application.py) and a data set
@@ -8,9 +10,10 @@ through it (data_stream.py)."""
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 
 from cmx_gen.app.folder import AppFolder
-from cmx_gen.common.errors import RunError
+from cmx_gen.common.errors import CmxError, RunError
 from cmx_gen.pipeline.application import run_application
 from cmx_gen.pipeline.data_stream import run_data
 from cmx_gen.pipeline.diagnose import diagnose
@@ -49,4 +52,20 @@ def run(app: AppFolder, options: RunOptions) -> Outcome:
     image, runner = image_and_runner(app, options, "build")
     if options.dry_run:
         return Outcome((shlex.join(runner.command(image)),), 0)
-    return verdict(app, runner.run(image))
+    outcome = verdict(app, runner.run(image))
+    if outcome.status == 1 and options.elf is None:
+        return Outcome(outcome.lines + where_it_starts(app, options), 1)
+    return outcome
+
+
+def where_it_starts(app: AppFolder, options: RunOptions) -> tuple[str, ...]:
+    """After a FAIL on a simulator, the operator it starts at: the trace image built and run
+    (diagnose.py), its lines but the result line, which the check already printed."""
+    from cmx_gen.common.progress import say
+
+    say("FAIL: building and running the trace image to find the first operator that differs")
+    try:
+        traced = diagnose(app, replace(options, trace=True, profile=False))
+    except CmxError as exc:
+        return (f"where      not traced: {exc.one_line()}",)
+    return tuple(line for line in traced.lines if not line.startswith("cmx-gen: "))

@@ -94,6 +94,13 @@ def test_trace_names_the_operator_a_corrupted_weight_breaks(tmp_path, capsys):
     assert "cmx-gen: FAIL" in out
     assert "trace: first difference at instruction #2 cortex_m::quantized_conv2d.out (conv2, model.py:" in out, out
     print(f"\n{out}")
+    # a plain run's FAIL names it too: the trace image is run by itself
+    assert run_cli("build", app) == 0
+    capsys.readouterr()
+    assert run_cli("run", app) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("cmx-gen: FAIL max_abs_err="), out
+    assert out[1].startswith("trace: first difference at instruction #2 cortex_m::quantized_conv2d.out (conv2,"), out
 
 
 def test_trace_names_the_backend_layer_a_corrupted_weight_breaks(tmp_path, capsys):
