@@ -148,3 +148,26 @@ def test_fast_widens_the_mid_sized_layers_weights_only() -> None:
     assert [g.wide if g else None for g in wide] == [0, 1, 0, 0]
     narrow = row_geometry(*six, narrow=True, more=True)
     assert narrow is not None and narrow.wide == 0
+
+
+def test_a_float_input_lies_in_the_working_memory_of_the_call_it_feeds(lowered_dir):
+    """Float I/O: the program's float image is read only by its quantize, whose int8 image the call
+    takes in its working memory; the float image lies there too, beside it (work_input.py), not apart
+    (MobileNetV2-224 on the M55: 1,806,368 -> 1,205,264 B planned). The plan still runs bit-exact at
+    its planned offsets (test_reference.py), and the caller's input stays out of the plan."""
+    from cmx_gen.program.pte import forward_plan, read
+
+    out = lowered_dir("ConvNet12", "--input-shape", "1,3,8,8", "--random-calibration")
+    report = read_report(out)
+    work = report["schedules"][0]["work_bytes"]
+    plan = forward_plan(read((out / "model.pte").read_bytes()))
+    spans = {}
+    for index in (plan.inputs[0], *plan.outputs):
+        info = plan.values[index].val.allocation_info
+        spans[index] = (info.memory_id, info.memory_offset_low)
+    buffers = [v.val for v in plan.values if type(v.val).__name__ == "Tensor" and list(v.val.sizes) == [work]]
+    assert len(buffers) == 1, "one working memory"
+    base = buffers[0].allocation_info.memory_offset_low
+    mem_id, offset = spans[plan.inputs[0]]
+    assert base <= offset and offset + 3 * 8 * 8 * 4 <= base + work, (offset, base, work)
+    assert report["memory"]["planned_bytes"] < work + 3 * 8 * 8 * 4
