@@ -133,6 +133,18 @@ FIDELITY: dict[str, tuple[float, float | None]] = {
     "autoencoder": (0.3, None),
     "tc_resnet8": (0.2, 0.85),
 }
+# name -> the most planned memory (bytes) its cortex-m55 program may take at the default goal with float
+# I/O: a change that needs more shows here (issue 53: MobileNetV2-224 had grown by its float image).
+# Measured at the commit that laid a float input into the working memory it dies before (before it:
+# digits 1,456, ds_cnn 11,936, resnet8 45,744; the others as now).
+PLANNED_CEILING: dict[str, int] = {
+    "digits": 1_216,
+    "ds_cnn": 9_984,
+    "mobilenet_v1_025": 147_488,
+    "resnet8": 33_472,
+    "tc_resnet8": 24_256,
+    "autoencoder": 3_968,
+}
 SLOW = {"mobilenet_v1_025"}  # > 30 s to lower + run its reference on the calibration set
 
 
@@ -210,6 +222,12 @@ def test_sample_lowers_with_every_compute_op_on_cmsis_nn(name, lowered):
     assert {op.name: op.count for op in info.operators} == SAMPLES[name][2]
     assert info.pte_bytes == len(result.pte) > 0
     print(f"\n{name}: lowered in {LOWERING_SECONDS[name]:.1f} s, .pte {info.pte_bytes} bytes")
+
+
+@pytest.mark.parametrize("name", params())
+def test_sample_needs_no_more_planned_memory_than_before(name, lowered):
+    _, info = lowered(name)
+    assert info.planned_bytes <= PLANNED_CEILING[name], f"{name}: {info.planned_bytes:,} B planned"
 
 
 @pytest.mark.parametrize("name", [pytest.param("ds_cnn", marks=pytest.mark.slow), "autoencoder"])
