@@ -39,6 +39,8 @@ def run(app: AppFolder, options: RunOptions) -> Outcome:
             f"waiting for the result line on {options.serial} at {options.baud} baud: reset the board if it already ran"
         )
         return verdict(app, SerialConsole(options.serial, options.baud, options.timeout).run())
+    if options.cycles and (options.profile or options.trace or options.data or options.user_app):
+        raise RunError("--cycles runs the check image", "run --cycles on its own")
     if options.profile or options.trace:
         return diagnose(app, options)
     if options.labels and not options.data:
@@ -49,6 +51,10 @@ def run(app: AppFolder, options: RunOptions) -> Outcome:
         return run_data(app, options)
     if options.user_app:
         return run_application(app, options)
+    if options.cycles and not options.dry_run:
+        from cmx_gen.pipeline.cycles import run_cycles
+
+        return run_cycles(app, options)
     image, runner = image_and_runner(app, options, "build")
     if options.dry_run:
         return Outcome((shlex.join(runner.command(image)),), 0)

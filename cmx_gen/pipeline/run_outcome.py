@@ -24,6 +24,7 @@ class RunOptions:
     baud: int = 115200
     profile: bool = False
     trace: bool = False
+    cycles: bool = False  # the cycle estimate under QEMU (cycles.py)
     json: Path | None = None  # with profile: the rows as JSON
     user_app: bool = False
     data: Path | None = None

@@ -5,6 +5,8 @@ on a desk: `--serial PORT` reads the line from its console. `--profile` / `--tra
 the diagnostic images (docs/profile.md). `--app` runs the user's application image instead of the
 check; `--data` streams a data set through it, every sample checked against the host (data_run.py).
 
+`--cycles` estimates the inference's cycles from what QEMU ran (docs/cycles.md).
+
 Exit status: 0 PASS, 1 FAIL (the firmware's verdict, or a trace difference), 2 could not run.
 """
 
@@ -40,6 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--trace",
         action="store_true",
         help="build and run the trace image (APP/build-trace): the first operator whose output differs from the host's",
+    )
+    parser.add_argument(
+        "--cycles",
+        action="store_true",
+        help="estimate the inference's cycles under QEMU (cmx-gen's TCG plugin and the core's timing table): "
+        "cyc= on the result line, the milliseconds at the board's clock and what the estimate assumes",
     )
     parser.add_argument("--json", metavar="FILE", help="with --profile: write the profile rows as JSON")
     parser.add_argument(
@@ -79,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         baud=args.baud,
         profile=args.profile,
         trace=args.trace,
+        cycles=args.cycles,
         json=optional(args.json),
         user_app=args.user_app,
         data=optional(args.data),

@@ -20,6 +20,10 @@ class QemuRunner(Runner):
     name = "qemu"
     executable = "qemu-system-arm"
 
+    def __init__(self, board: Board, timeout: float = 120.0, cwd: Path | None = None, plugin: str = "") -> None:
+        super().__init__(board, timeout, cwd)
+        self.plugin = plugin  # a TCG plugin and its arguments, QEMU's `-plugin` value (device/cycles/)
+
     @classmethod
     def available_for(cls, board: Board) -> bool:
         return board.qemu is not None
@@ -46,7 +50,8 @@ class QemuRunner(Runner):
             "shift=0",
             "-kernel",
             str(elf),
-            *(["-append", args] if args else []),  # the semihosting command line (SYS_GET_CMDLINE)
+            *(["-append", args] if args else []),
+            *(["-plugin", self.plugin] if self.plugin else []),  # the semihosting command line (SYS_GET_CMDLINE)
         ]
 
     def install_hint(self) -> str:

@@ -1,0 +1,80 @@
+"""The image's instructions, as the Arm toolchain's objdump disassembles them: address -> mnemonic and
+operands, in address order, so a block the plugin names (its address and instruction count) can be
+read back instruction by instruction."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from cmx_gen.common.errors import RunError
+
+_LINE = re.compile(r"^\s*([0-9a-f]+):\s+([a-z][\w.]*)\s*(.*?)\s*(?:[;@].*)?$")
+_REGISTER = re.compile(r"\b(r\d{1,2}|sp|lr|pc|ip|fp|sl|sb)\b")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    address: int
+    mnemonic: str  # as objdump spells it: "ldr.w", "smlad", "bne.n", "vldrw.u32"
+    operands: str
+
+    @property
+    def registers(self) -> list[str]:
+        """The general registers it names, in order ("r3", "sp", ...)."""
+        return _REGISTER.findall(self.operands)
+
+    @property
+    def address_registers(self) -> list[str]:
+        """The registers inside its brackets (a load's or store's address)."""
+        inside = self.operands.partition("[")[2].partition("]")[0]
+        return _REGISTER.findall(inside)
+
+    @property
+    def register_list(self) -> int:
+        """How many registers its {...} list names (LDM, PUSH, VPUSH; a range "r4-r7" counts 4)."""
+        inside = self.operands.partition("{")[2].partition("}")[0]
+        count = 0
+        for part in filter(None, (p.strip() for p in inside.split(","))):
+            first, _, last = part.partition("-")
+            if last:
+                lo, hi = (int(re.sub(r"\D", "", r) or 0) for r in (first, last))
+                count += hi - lo + 1
+            else:
+                count += 1
+        return count
+
+
+def read(elf: Path) -> list[Instruction]:
+    """The executable sections' instructions, in address order (literal pools left out)."""
+    objdump = shutil.which("arm-none-eabi-objdump")
+    if objdump is None:
+        raise RunError("arm-none-eabi-objdump not found", "install the Arm GNU toolchain (arm-none-eabi-gcc)")
+    done = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(elf)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RunError(f"objdump could not read {elf}: {done.stderr.strip()[-200:]}", "rebuild the app")
+    instructions = []
+    for line in done.stdout.splitlines():
+        m = _LINE.match(line)
+        if m and not m.group(2).startswith("."):  # .word, .short: literal pools
+            instructions.append(Instruction(int(m.group(1), 16), m.group(2), m.group(3)))
+    return instructions
+
+
+class Listing:
+    """The image's instructions with a lookup by address."""
+
+    def __init__(self, elf: Path) -> None:
+        self.instructions = read(elf)
+        self.index = {ins.address: i for i, ins in enumerate(self.instructions)}
+
+    def block(self, vaddr: int, count: int) -> list[Instruction] | None:
+        """The `count` instructions from `vaddr`, or None where the image has no code there."""
+        start = self.index.get(vaddr)
+        if start is None:
+            return None
+        found = self.instructions[start : start + count]
+        return found if len(found) == count else None

@@ -1,0 +1,90 @@
+"""cmx-gen's QEMU TCG plugin (kernels/qemu_plugin/cmx_cycles.c): built on first use with the host's C
+compiler and cached by its source's hash, like the runtime; and what it writes, read back."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from cmx_gen.common.errors import RunError
+from cmx_gen.common.paths import KERNELS_DIR, cache_root
+
+SOURCE = KERNELS_DIR / "qemu_plugin" / "cmx_cycles.c"
+
+
+def build() -> Path:
+    """The plugin's shared library, compiled once per source version."""
+    text = SOURCE.read_bytes()
+    folder = cache_root() / "qemu_plugin" / hashlib.sha256(text).hexdigest()[:16]
+    library = folder / "cmx_cycles.so"
+    if library.is_file():
+        return library
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        raise RunError("--cycles builds a QEMU plugin and finds no host C compiler", "install gcc (apt install gcc)")
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / "cmx_cycles.so.partial"
+    done = subprocess.run(
+        [compiler, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-o", str(partial), str(SOURCE)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RunError(f"the QEMU cycle plugin did not compile: {done.stderr.strip()[-300:]}", "check the host's gcc")
+    partial.replace(library)
+    return library
+
+
+@dataclass(frozen=True)
+class Block:
+    """One translated block of what ran in the measured region: QEMU ends a block at a branch."""
+
+    vaddr: int
+    instructions: int
+    nbytes: int
+    runs: int
+    taken: int  # runs after which the next block was not the one that follows it in memory
+
+
+@dataclass(frozen=True)
+class Counts:
+    blocks: tuple[Block, ...]
+    accesses: dict[str, tuple[int, int]]  # region name ("" for none of them) -> (loads, stores)
+
+    @property
+    def instructions(self) -> int:
+        return sum(b.instructions * b.runs for b in self.blocks)
+
+
+def argument(library: Path, begin: int, end: int, out: Path, regions: list[tuple[int, int]]) -> str:
+    """QEMU's `-plugin` value: the measured region's edges (Thumb bit cleared), the output file and
+    the memory regions whose loads and stores are counted apart."""
+    parts = [str(library), f"begin={begin & ~1:#x}", f"end={end & ~1:#x}", f"out={out}"]
+    parts += [f"region={lo:#x}:{hi:#x}" for lo, hi in regions]
+    return ",".join(parts)
+
+
+def read(out: Path, region_names: list[str]) -> Counts:
+    """What the plugin wrote at QEMU's exit."""
+    if not out.is_file():
+        raise RunError(
+            f"the cycle plugin wrote nothing ({out})", "the image must exit by itself: run the check image, not --app"
+        )
+    blocks: list[Block] = []
+    accesses: dict[str, tuple[int, int]] = {}
+    for line in out.read_text().splitlines():
+        kind, *values = line.split()
+        if kind == "block":
+            blocks.append(Block(int(values[0], 16), *(int(v) for v in values[1:])))
+        elif kind == "memory":
+            index = int(values[0])
+            accesses[region_names[index] if index >= 0 else ""] = (int(values[1]), int(values[2]))
+    if not blocks:
+        raise RunError(
+            "the cycle plugin saw nothing run between cmx_measure_begin and cmx_measure_end",
+            "rebuild the app with this cmx-gen (`cmx-gen regen APP && cmx-gen build APP`)",
+        )
+    return Counts(tuple(blocks), accesses)

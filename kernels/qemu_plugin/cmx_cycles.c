@@ -1,0 +1,148 @@
+/*
+ * cmx_cycles: a QEMU TCG plugin that records what cmx-gen's cycle estimate prices
+ * (cmx_gen/device/cycles/), inside the measured region only.
+ *
+ *   -plugin cmx_cycles.so,begin=0x<addr>,end=0x<addr>,out=<file>[,region=0x<lo>:0x<hi>]...
+ *
+ * The region opens when the block at `begin` runs (cmx_measure_begin, called just before the
+ * inference's first counter read) and closes at the block at `end`. For each translated block it
+ * writes its address, its instruction count and byte size, how often it ran and how often the next
+ * block that ran was not the one that follows it in memory (its last instruction branched: taken);
+ * then the loads and stores into each region given (the board's memories), and those in none.
+ *
+ * Debian's QEMU 7.2 runs plugins but ships no qemu-plugin.h: the declarations below are the few of
+ * plugin API version 1 this file uses.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t qemu_plugin_id_t;
+typedef uint32_t qemu_plugin_meminfo_t;
+typedef struct qemu_info_t qemu_info_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS, QEMU_PLUGIN_CB_RW_REGS };
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                                          void *userdata);
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+                                      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw, void *userdata);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+
+__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+
+#define MAX_REGIONS 8
+
+struct block {
+  uint64_t vaddr, end; /* [vaddr, end): the block's bytes */
+  uint64_t insns, runs, taken;
+  struct block *next; /* every translation, for the report */
+};
+
+static struct block *blocks;
+static struct block *previous; /* the block that ran last inside the region */
+static uint64_t begin_at, end_at;
+static bool measuring;
+static int regions;
+static uint64_t region_lo[MAX_REGIONS], region_hi[MAX_REGIONS];
+static uint64_t loads[MAX_REGIONS + 1], stores[MAX_REGIONS + 1]; /* the last: in no region given */
+static char out_path[4096];
+
+static void block_ran(unsigned int vcpu, void *udata) {
+  struct block *b = udata;
+  (void)vcpu;
+  if (b->vaddr == end_at) measuring = false;
+  if (b->vaddr == begin_at) {
+    measuring = true;
+    previous = NULL;
+  }
+  if (!measuring) return;
+  b->runs++;
+  if (previous != NULL && previous->end != b->vaddr) previous->taken++;
+  previous = b;
+}
+
+static void memory_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
+  int i = 0;
+  (void)vcpu;
+  (void)udata;
+  if (!measuring) return;
+  while (i < regions && !(vaddr >= region_lo[i] && vaddr < region_hi[i])) i++;
+  if (qemu_plugin_mem_is_store(info)) stores[i]++;
+  else loads[i]++;
+}
+
+static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+  struct block *b = calloc(1, sizeof *b);
+  size_t n = qemu_plugin_tb_n_insns(tb);
+  (void)id;
+  if (b == NULL) return;
+  b->vaddr = b->end = qemu_plugin_tb_vaddr(tb);
+  b->insns = n;
+  for (size_t i = 0; i < n; i++) {
+    struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+    b->end += qemu_plugin_insn_size(insn);
+    qemu_plugin_register_vcpu_mem_cb(insn, memory_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+  }
+  b->next = blocks;
+  blocks = b;
+  qemu_plugin_register_vcpu_tb_exec_cb(tb, block_ran, QEMU_PLUGIN_CB_NO_REGS, b);
+}
+
+static void report(qemu_plugin_id_t id, void *udata) {
+  FILE *f = fopen(out_path, "w");
+  (void)id;
+  (void)udata;
+  if (f == NULL) return;
+  fprintf(f, "cmx-cycles 1\n");
+  for (struct block *b = blocks; b != NULL; b = b->next)
+    if (b->runs) fprintf(f, "block %llx %llu %llu %llu %llu\n", (unsigned long long)b->vaddr,
+                         (unsigned long long)b->insns, (unsigned long long)(b->end - b->vaddr),
+                         (unsigned long long)b->runs, (unsigned long long)b->taken);
+  for (int i = 0; i <= regions; i++)
+    fprintf(f, "memory %d %llu %llu\n", i < regions ? i : -1, (unsigned long long)loads[i],
+            (unsigned long long)stores[i]);
+  fclose(f);
+}
+
+__attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
+                                                               char **argv) {
+  (void)info;
+  for (int i = 0; i < argc; i++) {
+    const char *arg = argv[i];
+    if (strncmp(arg, "begin=", 6) == 0) begin_at = strtoull(arg + 6, NULL, 0);
+    else if (strncmp(arg, "end=", 4) == 0) end_at = strtoull(arg + 4, NULL, 0);
+    else if (strncmp(arg, "out=", 4) == 0) snprintf(out_path, sizeof out_path, "%s", arg + 4);
+    else if (strncmp(arg, "region=", 7) == 0 && regions < MAX_REGIONS) {
+      char *rest;
+      region_lo[regions] = strtoull(arg + 7, &rest, 0);
+      region_hi[regions] = *rest == ':' ? strtoull(rest + 1, NULL, 0) : 0;
+      regions++;
+    } else {
+      fprintf(stderr, "cmx_cycles: unknown argument %s\n", arg);
+      return -1;
+    }
+  }
+  if (!out_path[0] || !begin_at || !end_at) {
+    fprintf(stderr, "cmx_cycles: needs begin=, end= and out=\n");
+    return -1;
+  }
+  qemu_plugin_register_vcpu_tb_trans_cb(id, translated);
+  qemu_plugin_register_atexit_cb(id, report, NULL);
+  return 0;
+}

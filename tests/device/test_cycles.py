@@ -1,0 +1,168 @@
+"""The cycle estimate (`cmx-gen run --cycles`, device/cycles/), without the SDK: the timing rules on
+the Cortex-M4 TRM's own examples, the tables that borrow, and cmx-gen's QEMU plugin on a hand-written
+loop whose every block and branch is known, built with the Arm toolchain and run on QEMU mps2-an386."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cmx_gen.common.errors import RunError
+from cmx_gen.device.cycles import listing, plugin, timing
+from cmx_gen.device.cycles.listing import Instruction
+from cmx_gen.device.runners import QemuRunner
+from cmx_gen.fit.boards import load_board
+
+M4 = timing.load("cortex-m4")
+
+
+def _block(*lines: str) -> list[Instruction]:
+    found = []
+    for at, line in enumerate(lines):
+        mnemonic, _, operands = line.partition(" ")
+        found.append(Instruction(2 * at, mnemonic, operands.strip()))
+    return found
+
+
+@pytest.mark.parametrize(
+    "lines, cycles",
+    [
+        # the TRM's 3.3.2 examples ("normally three / four cycles total")
+        (("ldr r0, [r1]", "ldr r1, [r2]"), 3),
+        (("ldr r0, [r1, r2]", "str r0, [r3, #20]"), 3),
+        (("ldr r0, [r1, r2]", "str r1, [r3, r2]"), 3),
+        (("ldr r0, [r1, r5]", "ldr r1, [r2]", "ldr r2, [r3, #4]"), 4),
+        # a load whose address the load before it wrote is not pipelined
+        (("ldr r0, [r1]", "ldr r2, [r0]"), 4),
+        # a load after the data operation that makes its address stalls one cycle
+        (("adds r1, r1, #4", "ldr r0, [r1]"), 4),
+        (("ldrd r2, r3, [r0]", "ldr r4, [r1]"), 5),  # LDRD pipelines with nothing
+        (("push {r4, r5, r6, r7, lr}", "pop {r4-r7, pc}"), 12),  # 1 + N each
+        (("smlad r4, r2, r3, r4", "mla r0, r1, r2, r0", "smull r0, r1, r2, r3"), 3),  # single-cycle on the M4
+        (("bne.n 0x10",), 1),  # not taken; a taken branch adds P per the plugin's count
+    ],
+)
+def test_the_m4_rules_price_the_trms_examples(lines, cycles):
+    (low, typical, high), unpriced = timing.block_cycles(_block(*lines), M4)
+    assert typical == cycles and not unpriced
+
+
+def test_the_m3_takes_the_m4s_table_with_its_slower_multiplies():
+    m3 = timing.load("cortex-m3")
+    assert m3.borrowed == "cortex-m4" and "vldr" not in m3.classes
+    assert timing.block_cycles(_block("mla r0, r1, r2, r0", "smlal r0, r1, r2, r3"), m3)[0] == (6, 7, 9)
+    assert timing.load("cortex-m33").classes == M4.classes
+
+
+def test_a_divide_and_an_unknown_mnemonic_give_a_range_and_a_note():
+    (low, typical, high), unpriced = timing.block_cycles(_block("sdiv r0, r1, r2", "vfoo r1"), M4)
+    assert (low, typical, high) == (3, 8, 13) and unpriced == {"vfoo": 1}
+
+
+def test_a_core_without_a_table_is_one_line():
+    with pytest.raises(RunError, match="no cycle timings for cortex-m55 yet"):
+        timing.load("cortex-m55")
+
+
+LOOP = """
+    .syntax unified
+    .cpu cortex-m4
+    .thumb
+    .text
+    .word 0x20010000
+    .word reset
+    .thumb_func
+reset:
+    bl cmx_measure_begin
+    movs r0, #100
+    ldr r1, =buffer
+loop:
+    ldr r2, [r1]
+    ldr r3, [r1, #4]
+    smlad r4, r2, r3, r4
+    ldrd r2, r3, [r1, #8]
+    str r4, [r1, #16]
+    subs r0, #1
+    bne loop
+    bl cmx_measure_end
+    movs r0, #0x18
+    ldr r1, =0x20026
+    bkpt 0xab
+    b .
+    .thumb_func
+    .global cmx_measure_begin
+cmx_measure_begin:
+    bx lr
+    .thumb_func
+    .global cmx_measure_end
+cmx_measure_end:
+    nop
+    bx lr
+    .pool
+    .bss
+buffer:
+    .space 32
+"""
+
+
+@pytest.fixture(scope="module")
+def loop_elf(tmp_path_factory) -> Path:
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None or shutil.which("qemu-system-arm") is None:
+        pytest.skip("the plugin test was not run: needs arm-none-eabi-gcc and qemu-system-arm (scripts/setup.sh)")
+    folder = tmp_path_factory.mktemp("cycles")
+    (folder / "loop.S").write_text(LOOP)
+    elf = folder / "loop.elf"
+    subprocess.run(
+        [
+            gcc,
+            "-mcpu=cortex-m4",
+            "-mthumb",
+            "-nostdlib",
+            "-Wl,-Ttext=0x0",
+            "-Wl,-Tbss=0x20000000",
+            "-o",
+            str(elf),
+            str(folder / "loop.S"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return elf
+
+
+def _symbol(elf: Path, name: str) -> int:
+    out = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True).stdout
+    return next(int(line.split()[0], 16) for line in out.splitlines() if line.endswith(f" {name}"))
+
+
+def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf, tmp_path):
+    board = load_board("mps2-an386")
+    out = tmp_path / "cycles.txt"
+    regions = [(r.base, r.end) for r in board.memory]
+    spec = plugin.argument(
+        plugin.build(), _symbol(loop_elf, "cmx_measure_begin"), _symbol(loop_elf, "cmx_measure_end"), out, regions
+    )
+    command = QemuRunner(board, plugin=spec).command(loop_elf)
+    assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0
+    counts = plugin.read(out, [r.name for r in board.memory])
+    code = listing.Listing(loop_elf)
+    loop = _symbol(loop_elf, "loop")
+    body = next(b for b in counts.blocks if b.vaddr == loop)
+    assert (body.instructions, body.runs, body.taken) == (7, 99, 98)  # the 100th pass enters from above
+    entry = next(b for b in counts.blocks if b.vaddr == loop - 4)  # movs, ldr =buffer, then the loop's body
+    assert (entry.instructions, entry.runs, entry.taken) == (9, 1, 1)
+    # per pass: ldr 2, ldr 1 (pipelined), smlad 1, ldrd 3, str #imm 1, subs 1, bne 1; P = 2 when taken
+    assert timing.block_cycles(code.block(body.vaddr, body.instructions), M4)[0][1] == 10
+    # 3 loads a pass (ldrd reads two words) and 1 store into sram0; the literal pool read from flash0
+    assert counts.accesses["sram0"] == (100 * 4, 100) and counts.accesses["flash0"] == (1, 0)
+    estimate = timing.estimate(counts, code, M4, {"sram0": 1})
+    # begin's bx lr 1 + P 2; movs 1, ldr literal 2, the first pass 2 + 8 (its first ldr follows the load
+    # of its own base) + P 2; 99 passes x 10 + 98 taken x P 2; the bl to the end 1; 500 sram0 accesses
+    # x 1 wait state
+    assert estimate.cycles == tuple(1 + p + 13 + p + 990 + 98 * p + 1 + 500 for p in (1, 2, 3)) == (1605, 1705, 1805)
+    assert estimate.instructions == 1 + 9 + 99 * 7 + 1 and estimate.taken == 100
+    assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate
