@@ -8,7 +8,8 @@
  * inference's first counter read) and closes at the block at `end`. For each translated block it
  * writes its address, its instruction count and byte size, how often it ran and how often the next
  * block that ran was not the one that follows it in memory (its last instruction branched: taken);
- * then the loads and stores into each region given (the board's memories), and those in none.
+ * then the loads and stores into each region given (the board's memories), and those in none, and
+ * how often the region opened (all counts are its sum).
  *
  * Debian's QEMU 7.2 runs plugins but ships no qemu-plugin.h: the declarations below are the few of
  * plugin API version 1 this file uses.
@@ -58,6 +59,7 @@ static struct block *blocks;
 static struct block *previous; /* the block that ran last inside the region */
 static uint64_t begin_at, end_at;
 static bool measuring;
+static uint64_t opened; /* how often the region opened */
 static int regions;
 static uint64_t region_lo[MAX_REGIONS], region_hi[MAX_REGIONS];
 static uint64_t loads[MAX_REGIONS + 1], stores[MAX_REGIONS + 1]; /* the last: in no region given */
@@ -68,6 +70,7 @@ static void block_ran(unsigned int vcpu, void *udata) {
   (void)vcpu;
   if (b->vaddr == end_at) measuring = false;
   if (b->vaddr == begin_at) {
+    opened += !measuring;
     measuring = true;
     previous = NULL;
   }
@@ -109,7 +112,7 @@ static void report(qemu_plugin_id_t id, void *udata) {
   (void)id;
   (void)udata;
   if (f == NULL) return;
-  fprintf(f, "cmx-cycles 1\n");
+  fprintf(f, "cmx-cycles 1\nopened %llu\n", (unsigned long long)opened);
   for (struct block *b = blocks; b != NULL; b = b->next)
     if (b->runs) fprintf(f, "block %llx %llu %llu %llu %llu\n", (unsigned long long)b->vaddr,
                          (unsigned long long)b->insns, (unsigned long long)(b->end - b->vaddr),

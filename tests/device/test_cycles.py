@@ -164,5 +164,5 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     # of its own base) + P 2; 99 passes x 10 + 98 taken x P 2; the bl to the end 1; 500 sram0 accesses
     # x 1 wait state
     assert estimate.cycles == tuple(1 + p + 13 + p + 990 + 98 * p + 1 + 500 for p in (1, 2, 3)) == (1605, 1705, 1805)
-    assert estimate.instructions == 1 + 9 + 99 * 7 + 1 and estimate.taken == 100
+    assert estimate.instructions == 1 + 9 + 99 * 7 + 1 and estimate.taken == 100 and counts.opened == 1
     assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate

@@ -53,6 +53,7 @@ class Block:
 class Counts:
     blocks: tuple[Block, ...]
     accesses: dict[str, tuple[int, int]]  # region name ("" for none of them) -> (loads, stores)
+    opened: int = 1  # how often the region opened: every count is the sum over them
 
     @property
     def instructions(self) -> int:
@@ -75,10 +76,13 @@ def read(out: Path, region_names: list[str]) -> Counts:
         )
     blocks: list[Block] = []
     accesses: dict[str, tuple[int, int]] = {}
+    opened = 1
     for line in out.read_text().splitlines():
         kind, *values = line.split()
         if kind == "block":
             blocks.append(Block(int(values[0], 16), *(int(v) for v in values[1:])))
+        elif kind == "opened":
+            opened = int(values[0])
         elif kind == "memory":
             index = int(values[0])
             accesses[region_names[index] if index >= 0 else ""] = (int(values[1]), int(values[2]))
@@ -87,4 +91,4 @@ def read(out: Path, region_names: list[str]) -> Counts:
             "the cycle plugin saw nothing run between cmx_measure_begin and cmx_measure_end",
             "rebuild the app with this cmx-gen (`cmx-gen regen APP && cmx-gen build APP`)",
         )
-    return Counts(tuple(blocks), accesses)
+    return Counts(tuple(blocks), accesses, opened)
