@@ -85,20 +85,23 @@ class PlanRunner:
         if kind in ("Int", "Bool"):
             return val.int_val if kind == "Int" else val.bool_val
         if kind == "Double":
-            return val.double_val
+            return float(val.double_val)  # inf and nan come back from the program's JSON as strings
         if kind == "String":
             return val.string_val
         if kind == "Null":
             return None
         if kind in ("IntList", "TensorList", "OptionalTensorList"):
             return [int(i) for i in val.items]  # value indices: resolved when a call reads them
-        if kind in ("DoubleList", "BoolList"):
+        if kind == "DoubleList":
+            return [float(v) for v in val.items]
+        if kind == "BoolList":
             return list(val.items)
         raise NoHostModel(f"a value of kind {kind}")
 
-    def _calls(self) -> list[tuple[str, Any, list[int]]]:
-        """(op name, the Python callable, plan args) per kernel call; NoHostModel for anything else."""
-        calls = []
+    def _calls(self) -> list[tuple[str, Any, list[int], list[Any]]]:
+        """(op name, the Python callable, plan args, the schema arguments those args are) per kernel
+        call; NoHostModel for anything else."""
+        calls: list[tuple[str, Any, list[int], list[Any]]] = []
         for chain in self.plan.chains:
             for instruction in chain.instructions:
                 args = instruction.instr_args
@@ -106,12 +109,13 @@ class PlanRunner:
                 if kind == "FreeCall":
                     continue
                 if kind == "DelegateCall":
-                    calls.append((DELEGATE, self._delegate(int(args.delegate_index)), [int(a) for a in args.args]))
+                    calls.append((DELEGATE, self._delegate(int(args.delegate_index)), [int(a) for a in args.args], []))
                     continue
                 if not hasattr(args, "op_index"):
                     raise NoHostModel(f"a {kind} instruction")
                 op = self.plan.operators[args.op_index]
-                calls.append((op.name, self._function(op.name, op.overload), [int(a) for a in args.args]))
+                function, passed = self._function(op.name, op.overload)
+                calls.append((op.name, function, [int(a) for a in args.args], passed))
         return calls
 
     def _delegate(self, index: int) -> bytes:
@@ -142,15 +146,30 @@ class PlanRunner:
             raise NoHostModel(f"a cmx backend layer ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from exc
 
     @staticmethod
-    def _function(name: str, overload: str) -> Any:
-        """The functional overload behind an out-variant kernel (`X_out` -> `X`, `out` -> default)."""
+    def _function(name: str, overload: str) -> tuple[Any, list[Any]]:
+        """The functional overload behind an out-variant kernel, and the schema arguments the plan
+        passes (the out variant's but its outs): the overload whose arguments are those, names and
+        types (`mul.out` -> `mul.Tensor`, not `mul(Scalar a, Scalar b)`), else one that takes them
+        among others (`full_like.out` -> `full_like`, with its defaults), else by name."""
         namespace, _, op = name.partition("::")
         packet = getattr(getattr(torch.ops, namespace, None), op, None)
-        functional = "default" if overload in ("out", "") else overload.removesuffix("_out")
-        found = getattr(packet, functional, None) if packet is not None else None
+        if packet is None:
+            raise NoHostModel(f"{name}.{overload} (no Python op)")
+        out_variant = getattr(packet, overload or "default", None)
+        if out_variant is not None:
+            passed = [a for a in out_variant._schema.arguments if not a.is_out]
+            wanted = [(a.name, str(a.type)) for a in passed]
+            functional = [getattr(packet, c) for c in packet.overloads()]
+            functional = [f for f in functional if not any(a.is_out for a in f._schema.arguments)]
+            typed = [f for f in functional if [(a.name, str(a.type)) for a in f._schema.arguments] == wanted]
+            wider = [f for f in functional if set(wanted) <= {(a.name, str(a.type)) for a in f._schema.arguments}]
+            if typed or wider:
+                return (typed or wider)[0], passed
+        fallback = "default" if overload in ("out", "") else overload.removesuffix("_out")
+        found = getattr(packet, fallback, None)
         if found is None:
             raise NoHostModel(f"{name}.{overload} (no Python op)")
-        return found
+        return found, list(found._schema.arguments)
 
     @staticmethod
     def _spec(tensor: Any) -> tuple[torch.dtype, list[int], list[int]]:
@@ -199,15 +218,14 @@ class PlanRunner:
         values: dict[int, Any] = {i: self._initial(i) for i in range(len(self.plan.values))}
         for index, array in zip(self.plan.inputs, inputs):
             self._store(self.plan.values[index].val, torch.from_numpy(np.ascontiguousarray(array)))
-        for name, function, args in self.calls:
+        for name, function, args, passed in self.calls:
             if name == DELEGATE:
                 self._run_delegate(function, args)
                 continue
             # The plan passes the out variant's arguments: the functional ones, then its outs and returns.
-            schema = function._schema
-            outs = args[len(schema.arguments) :]
+            outs = args[len(passed) :]
             positional, keywords = [], {}
-            for argument, index in zip(schema.arguments, args):
+            for argument, index in zip(passed, args):
                 value = self._read(values, index)
                 if "ScalarType" in str(argument.real_type) and isinstance(value, int):  # serialized as its code
                     value = _DTYPES[value]

@@ -48,14 +48,11 @@ def _lower(tmp_path, name: str, *extra: str) -> tuple[int, object]:
     return run_cli("lower", f"{USER}:{name}", "--target", "cortex-m4", "-o", str(out), *extra), out
 
 
-def test_a_unet_concat_runs_on_the_backend_and_its_plan_matches_the_reference(tmp_path):
+def _plan_matches_the_reference(out) -> None:
+    """The .pte's plan run on the host at its planned offsets (plan_reference) gives the lowering's
+    reference bit for bit."""
     from cmx_gen.program import plan_reference
 
-    code, out = _lower(tmp_path, "TinyUNet")
-    assert code == 0
-    report = read_report(out)
-    kinds = {layer["op"]: layer["kind"] for layer in report["delegated_layers"]}
-    assert kinds.get("cmx::quantized_cat") == "copy_region", kinds
     reference = np.load(out / "reference.npz")
     inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
     got = plan_reference.reference((out / "model.pte").read_bytes(), inputs, "DSP")
@@ -64,10 +61,19 @@ def test_a_unet_concat_runs_on_the_backend_and_its_plan_matches_the_reference(tm
         assert np.array_equal(g, e), f"{np.abs(g.astype(np.float64) - e).max()} apart"
 
 
+def test_a_unet_concat_runs_on_the_backend_and_its_plan_matches_the_reference(tmp_path):
+    code, out = _lower(tmp_path, "TinyUNet")
+    assert code == 0
+    report = read_report(out)
+    kinds = {layer["op"]: layer["kind"] for layer in report["delegated_layers"]}
+    assert kinds.get("cmx::quantized_cat") == "copy_region", kinds
+    _plan_matches_the_reference(out)
+
+
 def test_a_vit_with_a_position_embedding_lowers_and_its_flatten_is_a_transpose(tmp_path):
     """A constant operand (the position embedding added) keeps its add outside the backend, where it
-    was a KeyError; the channels-last patch embedding flattened is a transpose on the backend (its
-    plan has layer_norm layers, which host_run has no model of yet: the firmware test checks it)."""
+    was a KeyError; the channels-last patch embedding flattened is a transpose on the backend. Its
+    plan (layer norms, tables, batch matmuls) runs on the host bit-exact."""
     code, out = _lower(tmp_path, "TinyViT")
     assert code == 0
     report = read_report(out)
@@ -76,6 +82,8 @@ def test_a_vit_with_a_position_embedding_lowers_and_its_flatten_is_a_transpose(t
     assert not any(
         layer["op"] == "cortex_m::quantized_add" and "pos" in layer["source"] for layer in report["delegated_layers"]
     )
+    assert {"layer_norm"} <= {kind for _, kind in kinds}, kinds
+    _plan_matches_the_reference(out)
 
 
 def test_a_flatten_of_a_channels_last_image_on_the_portable_kernel_is_refused_in_one_line(tmp_path, capsys):

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
+from numpy.typing import NDArray
 
 from cmx_gen.lower.delegate.own_kernels import (
     RowGeometry,
@@ -24,6 +25,7 @@ from cmx_gen.lower.delegate.own_kernels import (
     helium_constants_read,
     row_filter,
 )
+from cmx_gen.lower import layer_models
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute
 
@@ -315,6 +317,54 @@ def _transpose(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None
     memory.view(f["output"], b * r * c)[:] = np.ascontiguousarray(data.transpose(0, 2, 1)).tobytes()
 
 
+def _int8(memory: Memory, operand: int, count: int) -> NDArray[np.int8]:
+    return np.frombuffer(memory.view(operand, count), dtype=np.int8).copy()
+
+
+def _put(memory: Memory, operand: int, values: NDArray[Any]) -> None:
+    raw = np.ascontiguousarray(values, dtype=np.int8).tobytes()
+    memory.view(operand, len(raw))[:] = raw
+
+
+def _layer_norm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_layer_norm_s8 from the plan's integers (layer_models.layer_norm_s8, the reference's model)."""
+    rows, channels = f["rows"], f["channels"]
+    x = _int8(memory, f["input"], rows * channels).reshape(rows, channels)
+    eps_term = (f["eps_hi"] << 32) | (f["eps_lo"] & 0xFFFFFFFF)
+    gains = np.frombuffer(plan, dtype="<i4", count=channels, offset=f["gains"]).astype(np.int64)
+    biases = np.frombuffer(plan, dtype="<i4", count=channels, offset=f["biases"]).astype(np.int64)
+    _put(
+        memory,
+        f["output"],
+        layer_models.layer_norm_s8(x, f["input_offset"], f["output_offset"], eps_term, gains, biases),
+    )
+
+
+def _mean(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    outer, count, inner = f["outer"], f["count"], f["inner"]
+    x = _int8(memory, f["input"], outer * count * inner)
+    names = ("multiplier", "shift", "input_offset", "output_offset")
+    _put(memory, f["output"], layer_models.mean_s8(x, outer, count, inner, *(f[n] for n in names)))
+
+
+def _lut(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_lut_s8: each output the table's entry at its input + 128."""
+    table = np.frombuffer(plan, dtype=np.int8, count=256, offset=f["table"])
+    _put(memory, f["output"], table[_int8(memory, f["input"], f["count"]).astype(np.int64) + 128])
+
+
+def _bmm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """arm_batch_matmul_s8 (layer_models.bmm_s8) on b as [batch][cols][inner]; the transposition the
+    kernel makes in its scratch when b is [batch][inner][cols] is done here in place of it."""
+    batches, rows, inner, cols = f["batches"], f["rows"], f["inner"], f["cols"]
+    a = _int8(memory, f["input1"], batches * rows * inner).reshape(batches, rows, inner)
+    b = _int8(memory, f["input2"], batches * inner * cols)
+    b_t = b.reshape(batches, cols, inner) if f["transposed"] else b.reshape(batches, inner, cols).transpose(0, 2, 1)
+    names = ("input2_offset", "output_offset", "multiplier", "shift")
+    out = layer_models.bmm_s8(a, f["input1_offset"], b_t, *(f[n] for n in names))
+    _put(memory, f["output"], out)
+
+
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "conv": _conv,
     "conv_general": _conv,
@@ -332,6 +382,10 @@ RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "copy": _copy,
     "copy_region": _copy_region,
     "transpose": _transpose,
+    "layer_norm": _layer_norm,
+    "mean": _mean,
+    "lut": _lut,
+    "bmm": _bmm,
 }
 
 
