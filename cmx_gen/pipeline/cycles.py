@@ -40,7 +40,12 @@ def run_cycles(app: AppFolder, options: RunOptions) -> Outcome:
     result.line = f"{result.line} cyc={found.cycles[1]}"
     checked = verdict(app, result)
     at = next(i for i, line in enumerate(checked.lines) if line.endswith(f" cyc={found.cycles[1]}")) + 1
-    lines = (*checked.lines[:at], found.describe(board.core.clock_hz, _waits(board)), *checked.lines[at:])
+    lines = (
+        *checked.lines[:at],
+        found.describe(board.core.clock_hz, _waits(board)),
+        found.where(),
+        *checked.lines[at:],
+    )
     return Outcome(lines, checked.status)
 
 

@@ -165,4 +165,8 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     # x 1 wait state
     assert estimate.cycles == tuple(1 + p + 13 + p + 990 + 98 * p + 1 + 500 for p in (1, 2, 3)) == (1605, 1705, 1805)
     assert estimate.instructions == 1 + 9 + 99 * 7 + 1 and estimate.taken == 100 and counts.opened == 1
+    # by function (the symbol each block lies in): the loop's 99 passes and the bl after them (under the
+    # same label) first; wait states are not attributed
+    assert estimate.by_function[0] == ("loop", 99 * 10 + 98 * 2 + 1, 99 * 7 + 1)
+    assert estimate.where().startswith("where      loop ")
     assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate

@@ -26,6 +26,7 @@ def test_cycles_on_the_m4_are_repeatable_and_leave_instr_as_it_was(tmp_path, cap
         lines = capsys.readouterr().out.splitlines()
         assert lines[0] == f"{plain} cyc={lines[0].rsplit('cyc=', 1)[1]}", lines
         assert lines[1].startswith("cycles     ") and "ms at 25 MHz" in lines[1] and "cortex-m4 timings" in lines[1]
+        assert lines[2].startswith("where      ")
         figures.append(int(lines[0].rsplit("cyc=", 1)[1]))
     instructions = int(re.search(r"instr=(\d+)", plain).group(1))
     assert figures[0] == figures[1] and instructions < figures[0] < 3 * instructions

@@ -4,6 +4,7 @@ read back instruction by instruction."""
 
 from __future__ import annotations
 
+import bisect
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from cmx_gen.common.errors import RunError
 
+_FUNCTION = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s+([a-z][\w.]*)\s*(.*?)\s*(?:[;@].*)?$")
 _REGISTER = re.compile(r"\b(r\d{1,2}|sp|lr|pc|ip|fp|sl|sb)\b")
 
@@ -48,8 +50,9 @@ class Instruction:
         return count
 
 
-def read(elf: Path) -> list[Instruction]:
-    """The executable sections' instructions, in address order (literal pools left out)."""
+def read(elf: Path) -> tuple[list[Instruction], list[tuple[int, str]]]:
+    """The executable sections' instructions, in address order (literal pools left out), and the
+    functions (symbols) they start, in address order."""
     objdump = shutil.which("arm-none-eabi-objdump")
     if objdump is None:
         raise RunError("arm-none-eabi-objdump not found", "install the Arm GNU toolchain (arm-none-eabi-gcc)")
@@ -57,19 +60,31 @@ def read(elf: Path) -> list[Instruction]:
     if done.returncode != 0:
         raise RunError(f"objdump could not read {elf}: {done.stderr.strip()[-200:]}", "rebuild the app")
     instructions = []
+    functions = []
     for line in done.stdout.splitlines():
+        head = _FUNCTION.match(line)
+        if head:
+            functions.append((int(head.group(1), 16), head.group(2)))
+            continue
         m = _LINE.match(line)
         if m and not m.group(2).startswith("."):  # .word, .short: literal pools
             instructions.append(Instruction(int(m.group(1), 16), m.group(2), m.group(3)))
-    return instructions
+    return instructions, functions
 
 
 class Listing:
-    """The image's instructions with a lookup by address."""
+    """The image's instructions with a lookup by address, and the function each address is in."""
 
     def __init__(self, elf: Path) -> None:
-        self.instructions = read(elf)
+        self.instructions, functions = read(elf)
         self.index = {ins.address: i for i, ins in enumerate(self.instructions)}
+        self.starts = [address for address, _ in functions]
+        self.names = [name for _, name in functions]
+
+    def function(self, address: int) -> str:
+        """The name of the function `address` is in ("?" before the first)."""
+        at = bisect.bisect_right(self.starts, address) - 1
+        return self.names[at] if at >= 0 else "?"
 
     def block(self, vaddr: int, count: int) -> list[Instruction] | None:
         """The `count` instructions from `vaddr`, or None where the image has no code there."""

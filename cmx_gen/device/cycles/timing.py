@@ -180,6 +180,8 @@ class Estimate:
     unlisted_instructions: int  # ran where the image has no code (priced at the default)
     unpriced: dict[str, int]  # mnemonic -> instructions run that the table has no class for
     table: Table
+    # (function, typical cycles, instructions) where the region spent them, the most first
+    by_function: tuple[tuple[str, int, int], ...] = ()
 
     def describe(self, clock_hz: int, waits: str) -> str:
         low, typical, high = self.cycles
@@ -199,6 +201,15 @@ class Estimate:
             notes.append(f"{self.unlisted_instructions:,} instructions ran outside the image's code")
         return f"cycles     {typical:,} estimated ({low:,}-{high:,}), {where}; " + "; ".join(notes)
 
+    def where(self, count: int = 6) -> str:
+        """The functions that take the most cycles: share and cycles per instruction."""
+        total = max(self.cycles[1], 1)
+        parts = [
+            f"{name} {cycles / total:.0%} ({cycles / max(instructions, 1):.2f} cyc/instr)"
+            for name, cycles, instructions in self.by_function[:count]
+        ]
+        return "where      " + ", ".join(parts)
+
 
 def estimate(counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int]) -> Estimate:
     """The measured region's cycles: blocks x runs, taken branches x P, accesses x wait states."""
@@ -206,6 +217,8 @@ def estimate(counts: Counts, listing: Listing, table: Table, wait_states: dict[s
     unpriced: Counter[str] = Counter()
     unlisted = 0
     memo: dict[tuple[int, int], tuple[Range, Counter[str]]] = {}
+    functions: Counter[str] = Counter()
+    function_instructions: Counter[str] = Counter()
     for block in counts.blocks:
         key = (block.vaddr, block.instructions)
         if key not in memo:
@@ -218,6 +231,9 @@ def estimate(counts: Counts, listing: Listing, table: Table, wait_states: dict[s
         cost, missing = memo[key]
         for i in range(3):
             total[i] += cost[i] * block.runs + table.refill[i] * block.taken
+        name = listing.function(block.vaddr)
+        functions[name] += cost[1] * block.runs + table.refill[1] * block.taken
+        function_instructions[name] += block.instructions * block.runs
         if "" in missing:
             unlisted += block.instructions * block.runs
         else:
@@ -232,4 +248,5 @@ def estimate(counts: Counts, listing: Listing, table: Table, wait_states: dict[s
         unlisted_instructions=unlisted,
         unpriced=dict(unpriced),
         table=table,
+        by_function=tuple((name, cycles, function_instructions[name]) for name, cycles in functions.most_common()),
     )
