@@ -71,6 +71,13 @@ def _table(
     return [int(v) for v in q.to(torch.int64)]
 
 
+def requantize_table(x_q: tuple[float, int], y_q: tuple[float, int]) -> list[int]:
+    """The table of a requantization: each int8 value at x_q's parameters quantized at y_q's."""
+    table = _table([], None, x_q, y_q)
+    assert table is not None
+    return table
+
+
 def to_int8(program: Any) -> None:
     """Each run of element-wise float ops from a dequantize to a quantize (one user each) as one
     cmx::quantized_lut; a dequantize straight into a quantize of other parameters before a concat (a

@@ -1,11 +1,12 @@
 """Models as users write them (issue 53), lowered on the host: a U-Net's torch.cat (the backend
 concatenates in the tensors' memory order, each input requantized to the concat's parameters first;
-the portable cat does not), a ViT's flattened patch embedding and position embedding, upstream's
-silero_vad_16k."""
+the portable cat does not) and nn.Upsample (int8 copies on the backend), a ViT's flattened patch
+embedding and position embedding, upstream's silero_vad_16k."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from conftest import ROOT, read_report, run_cli
@@ -67,6 +68,10 @@ def test_a_unet_concat_runs_on_the_backend_and_its_plan_matches_the_reference(tm
     report = read_report(out)
     kinds = {layer["op"]: layer["kind"] for layer in report["delegated_layers"]}
     assert kinds.get("cmx::quantized_cat") == "copy_region", kinds
+    # nn.Upsample on the backend too (it was a float island that cut the call in two)
+    assert kinds.get("cmx::quantized_upsample_nearest") == "copy_region", kinds
+    ops = [row["op"] for row in report["instructions"]]
+    assert ops.count("<DelegateCall>") == 1 and not any("upsample" in op for op in ops), ops
     _plan_matches_the_reference(out)
 
 
@@ -110,3 +115,16 @@ def test_upstreams_silero_vad_lowers_again(tmp_path):
         layer for layer in read_report(out)["delegated_layers"] if layer["op"] == "dim_order_ops::_clone_dim_order"
     ]
     assert any(layer["shape"] == [1, 1, 1, 640] and layer["kind"] == "copy" for layer in clones), clones
+
+
+@pytest.mark.parametrize("size, out", [((4, 5), (8, 10)), ((3, 3), (9, 6)), ((2, 7), (2, 14)), ((3, 4), (5, 4))])
+def test_int8_nearest_upsampling_picks_what_torchs_float_one_picks(size, out):
+    """cmx::quantized_upsample_nearest against torch's float nearest upsampling of the same values, and
+    which of them the backend copies (whole repeats only: 3 -> 5 rows stays the float island)."""
+    from cmx_gen.lower import upsample
+
+    x = torch.randint(-128, 128, (1, 3, *size), dtype=torch.int8).contiguous(memory_format=torch.channels_last)
+    want = torch.nn.functional.interpolate(x.float(), size=out, mode="nearest").to(torch.int8)
+    got = torch.ops.cmx.quantized_upsample_nearest(x, list(out))
+    assert torch.equal(got, want) and got.is_contiguous(memory_format=torch.channels_last)
+    assert (upsample._factors(x.shape, got.shape) is None) == (out == (5, 4))

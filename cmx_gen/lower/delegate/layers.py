@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower import concat
+from cmx_gen.lower import concat, upsample
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers
 from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
@@ -73,6 +73,8 @@ def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bo
         return False
     if name == "cmx::quantized_cat":
         return is_int8(node) and concat.runs(node) is not None
+    if name == "cmx::quantized_upsample_nearest":
+        return upsample.geometry(node) is not None
     if name not in BUILDERS or not is_int8(node):
         return False
     if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
@@ -327,10 +329,30 @@ def _cat(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
     return tuple(records)
 
 
+def _upsample(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    """cmx::quantized_upsample_nearest of an NHWC image: for each source row, each of its sh output
+    rows and each of the sw copies of a pixel, the row's w pixels (c bytes each) written sw apart."""
+    g = upsample.geometry(node)
+    assert g is not None, node.name
+    x, records = fx_args(node)[0], []
+    out_row = g.w * g.sw * g.c
+    for row in range(g.n * g.h):
+        for dy in range(g.sh):
+            for dx in range(g.sw):
+                fields = {"input": emit.operand(x), "input_at": row * g.w * g.c, "output": emit.operand(node)}
+                fields.update(output_at=(row * g.sh + dy) * out_row + dx * g.c, rows=g.w, row_bytes=g.c)
+                fields.update(input_stride=g.c, output_stride=g.sw * g.c)
+                records.append(Layer("copy_region", fields, node=node.name))
+    return tuple(records)
+
+
 Builder = Callable[[torch.fx.Node, Emit, int], Layer]
 
-# Nodes whose work is several records (a concat: one copy a part).
-SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {"cmx::quantized_cat": _cat}
+# Nodes whose work is several records (a concat: one copy a part; an upsampling: one a row and copy).
+SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {
+    "cmx::quantized_cat": _cat,
+    "cmx::quantized_upsample_nearest": _upsample,
+}
 
 
 BUILDERS: dict[str, Builder] = {

@@ -11,7 +11,7 @@ import functools
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower import concat, conv_choice, float_islands, int8_io, own_ops, recurrent_graph, tables
+from cmx_gen.lower import concat, conv_choice, float_islands, int8_io, own_ops, recurrent_graph, tables, upsample
 from cmx_gen.lower.state import Edge, Given, Lowered, Quantized, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
 
@@ -47,6 +47,7 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
             recurrent_graph.to_int8(lowered, quantized.lstm_cells)
             own_ops.to_int8(lowered)
             tables.to_int8(lowered)
+            upsample.to_int8(lowered)
             concat.to_int8(lowered)
             float_islands.leftover(lowered, rewritten.graph)
         if io:
