@@ -67,10 +67,13 @@ def _factors(shape_in: Any, shape_out: Any) -> tuple[int, int] | None:
     if oh % h or ow % w:
         return None
     sh, sw = oh // h, ow // w
-    repeat = lambda size, k: torch.arange(size).repeat_interleave(k)  # noqa: E731
-    if not (torch.equal(_source_index(h, oh), repeat(h, sh)) and torch.equal(_source_index(w, ow), repeat(w, sw))):
+    if not (torch.equal(_source_index(h, oh), _repeat(h, sh)) and torch.equal(_source_index(w, ow), _repeat(w, sw))):
         return None
     return sh, sw
+
+
+def _repeat(size: int, times: int) -> torch.Tensor:
+    return torch.arange(size).repeat_interleave(times)
 
 
 def geometry(node: torch.fx.Node) -> Geometry | None:
@@ -103,7 +106,7 @@ def to_int8(program: Any) -> None:
     for q in list(graph.nodes):
         y_q = qparams_of(q, "quantize_per_tensor")
         up = fx_args(q)[0] if y_q is not None else None
-        if not _is_upsample(up) or len(up.users) != 1:
+        if y_q is None or not isinstance(up, torch.fx.Node) or not _is_upsample(up) or len(up.users) != 1:
             continue
         dq = fx_args(up)[0]
         x_q = qparams_of(dq, "dequantize_per_tensor", program)
