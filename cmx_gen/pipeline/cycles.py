@@ -26,7 +26,13 @@ def run_cycles(app: AppFolder, options: RunOptions) -> Outcome:
         raise RunError("--cycles measures an app of one model", "run it on a one-model app of each model")
     if board.qemu is None or options.runner not in (None, "qemu"):
         raise RunError(f"--cycles runs under QEMU and board {board.id} has no QEMU machine", "pick a QEMU board")
-    image = kind_of(app).image(app, "build")
+    kind = kind_of(app)
+    if not kind.image_is_file:
+        raise RunError(
+            f"--cycles runs one ELF under cmx-gen's QEMU runner; a {kind.name} app runs from its build folder",
+            "create a bare-metal app of the same model (--rtos baremetal) for the estimate",
+        )
+    image = kind.image(app, "build")
     if image is None:
         raise RunError(f"no firmware to run in {app.path / 'build'}", f"run `cmx-gen build {app.path}` first")
     begin, end = _edges(image)
