@@ -170,3 +170,16 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert estimate.by_function[0] == ("loop", 99 * 10 + 98 * 2 + 1, 99 * 7 + 1)
     assert estimate.where().startswith("where      loop ")
     assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate
+
+
+def test_cycles_of_a_zephyr_app_are_refused_in_one_line(tmp_path, capsys):
+    """west runs a Zephyr app from its build folder: the estimate needs the one ELF it runs itself."""
+    from conftest import SMALL, run_cli
+
+    app = tmp_path / "zephyr app"
+    args = (f"{SMALL}:ConvNet", "--input-shape", "1,3,8,8", "--random-calibration", "--board", "mps2-an386")
+    assert run_cli("create", *args, "--rtos", "zephyr", "-o", app) == 0
+    capsys.readouterr()
+    assert run_cli("run", app, "--cycles") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "a zephyr app runs from its build folder" in err[0]
