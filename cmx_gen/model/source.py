@@ -198,11 +198,12 @@ def _load_python(spec: str) -> ModelSource:
     # The model file and its sibling modules (layers it imports); weights are keyed by the state dict.
     content_hash = _hash_files(path, *sorted(p for p in path.parent.glob("*.py") if p != path))
     example = None
-    if callable(getattr(user, "example_inputs", None)):
-        example = _as_inputs(_call_hook(user, "example_inputs", path), f"{path.name}:example_inputs()")
+    hooks = _hooks(user, module)
+    if "example_inputs" in hooks:
+        example = _as_inputs(_call_hook(hooks, "example_inputs", path), f"{path.name}:example_inputs()")
     calibration, calibration_source = [], "none"
-    if callable(getattr(user, "calibration_data", None)):
-        samples = list(_call_hook(user, "calibration_data", path))
+    if "calibration_data" in hooks:
+        samples = list(_call_hook(hooks, "calibration_data", path))
         calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
         calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
     return ModelSource(
@@ -216,15 +217,43 @@ def _load_python(spec: str) -> ModelSource:
     )
 
 
-def _call_hook(user: Any, name: str, path: Path) -> Any:
-    """Call example_inputs() / calibration_data() of the user's file; their errors are theirs to fix."""
+HOOKS = ("example_inputs", "calibration_data")
+
+
+def _hooks(user: Any, module: torch.nn.Module) -> dict[str, Any]:
+    """example_inputs() / calibration_data() as the user wrote them: functions of the file, or methods
+    of the model (static, class or plain: called on the built module)."""
+    found = {}
+    for name in HOOKS:
+        for owner in (user, module):
+            hook = getattr(owner, name, None)
+            if callable(hook) and not isinstance(hook, torch.nn.Module):
+                found[name] = hook
+                break
+    return found
+
+
+def _call_hook(hooks: dict[str, Any], name: str, path: Path) -> Any:
+    """Call example_inputs() / calibration_data() of the user's file or model; their errors are theirs to fix."""
     try:
-        return getattr(user, name)()
+        return hooks[name]()
     except Exception as exc:
         raise ModelSourceError(
             f"{path.name}:{name}() failed: {type(exc).__name__}: {exc}",
             f"fix {name}() in {path} (--debug shows the trace)",
         ) from exc
+
+
+def _shape_hint(module: Any) -> str:
+    """The input shape --input-shape wants, as far as the model's first layer tells it."""
+    first = next((m for m in module.modules() if not list(m.children())), None) if module is not None else None
+    if isinstance(first, torch.nn.Conv2d):
+        return f"1,{first.in_channels},H,W (its first layer, a Conv2d, takes {first.in_channels} channels)"
+    if isinstance(first, torch.nn.Conv1d):
+        return f"1,{first.in_channels},L (its first layer, a Conv1d, takes {first.in_channels} channels)"
+    if isinstance(first, torch.nn.Linear):
+        return f"1,{first.in_features} (its first layer, a Linear, takes {first.in_features} features)"
+    return "with the shape forward() takes (e.g. 1,3,32,32 for a 32 x 32 RGB image)"
 
 
 def _load_pt2(path: Path) -> ModelSource:
@@ -300,7 +329,9 @@ def load(
         example = (torch.rand(shape, generator=generator) * 2 - 1,)
     if example is None:
         raise ModelSourceError(
-            f"no example inputs for {spec}", "define example_inputs() in the model file or pass --input-shape 1,1,49,10"
+            f"no example inputs for {spec}",
+            "define example_inputs() in the model file (or as a method of the model), or pass "
+            f"--input-shape {_shape_hint(source.module)}",
         )
 
     check_finite([example], "example input")

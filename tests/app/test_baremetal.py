@@ -443,3 +443,17 @@ def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
     assert where[".vectors"] == "itcm" and where[".text"] == "isram"
     result = QemuRunner(board, timeout=60).run(elf)
     assert result.passed and result.exit_code == 0, result.output
+
+
+def test_a_project_named_like_an_application_keeps_its_check_image(tmp_path):
+    """Issue 55: `cmx-gen create model.py:Net` in the model's own folder names the project `cmx_app`;
+    its check image `cmx_app.elf` was taken for the user's application and `build` found "no .elf".
+    The CMake cache names the project: `<name>.elf` is the check, `<name>_app.elf` the application."""
+    (tmp_path / "CMakeCache.txt").write_text("CMAKE_PROJECT_NAME:STATIC=cmx_app\n")
+    for name in ("cmx_app.elf", "cmx_app_app.elf"):
+        (tmp_path / name).write_bytes(b"\x7fELF")
+    assert build.find_elf(tmp_path).name == "cmx_app.elf"
+    assert build.find_elf(tmp_path, user_app=True).name == "cmx_app_app.elf"
+    (tmp_path / "cmx_app.elf").unlink()
+    with pytest.raises(Exception, match="no .elf"):
+        build.find_elf(tmp_path)

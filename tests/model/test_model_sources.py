@@ -155,3 +155,47 @@ def test_unwritable_output_folder_is_one_line(lowered_dir, tmp_path, capsys):
     line = error_line(capsys)
     assert line.startswith(f"cmx-gen: error: cannot use {blocker / 'out'}") and "(fix: " in line
     assert "Traceback" not in capsys.readouterr().err
+
+
+METHOD_HOOKS = """
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x).relu()
+
+    @staticmethod
+    def example_inputs():
+        return (torch.rand(1, 3, 8, 8),)
+
+    def calibration_data(self):
+        g = torch.Generator().manual_seed(0)
+        return [(torch.rand(1, 3, 8, 8, generator=g),) for _ in range(4)]
+
+
+class Bare(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(5, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+"""
+
+
+def test_example_inputs_and_calibration_as_methods_of_the_model(tmp_path, capsys):
+    """Issue 55: a static example_inputs() (and a plain calibration_data()) of the class were refused
+    ("no example inputs"); with neither, the fix names the channels the first layer takes."""
+    (tmp_path / "net.py").write_text(METHOD_HOOKS)
+    assert run_cli("lower", f"{tmp_path / 'net.py'}:Net", "-o", tmp_path / "out") == 0
+    assert read_report(tmp_path / "out")["calibration"]["samples"] == 4
+    capsys.readouterr()
+    assert run_cli("lower", f"{tmp_path / 'net.py'}:Bare", "-o", tmp_path / "bare") == 2
+    line = error_line(capsys)
+    assert "no example inputs" in line and "--input-shape 1,5,H,W" in line and "1,1,49,10" not in line

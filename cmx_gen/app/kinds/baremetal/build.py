@@ -122,11 +122,29 @@ USER_APP_SUFFIX = "_app"  # the user's application image beside the check: <name
 
 
 def find_elf(build_dir: Path, user_app: bool = False) -> Path:
-    """The check image in `build_dir` (`<name>.elf`), or the user's application (`<name>_app.elf`)."""
-    elves = sorted(e for e in build_dir.glob("*.elf") if e.stem.endswith(USER_APP_SUFFIX) == user_app)
+    """The check image in `build_dir` (`<name>.elf`), or the user's application (`<name>_app.elf`),
+    `<name>` the CMake project's (its cache says): a project whose own name ends in `_app` (a model in
+    model.py of the current folder is `cmx_app`) keeps its check image apart from the application."""
+    name = _project_name(build_dir)
+    if name is not None:
+        elf = build_dir / f"{name}{USER_APP_SUFFIX if user_app else ''}.elf"
+        elves = [elf] if elf.is_file() else []
+    else:
+        elves = sorted(e for e in build_dir.glob("*.elf") if e.stem.endswith(USER_APP_SUFFIX) == user_app)
     if not elves:
         raise BuildError(f"no .elf in {build_dir}", "the build did not link; run `cmx-gen build APP --clean`")
     return elves[0]
+
+
+def _project_name(build_dir: Path) -> str | None:
+    """CMAKE_PROJECT_NAME from the build folder's CMakeCache.txt, if it has one."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file():
+        return None
+    for line in cache.read_text(errors="replace").splitlines():
+        if line.startswith("CMAKE_PROJECT_NAME:"):
+            return line.partition("=")[2].strip() or None
+    return None
 
 
 def runtime_cache_dir() -> Path:
