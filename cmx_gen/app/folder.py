@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 class AppFolder:
     def __init__(self, path: Path) -> None:
         """Open an app; an update a killed `create`/`regen` left is finished or dropped first, so
-        that what is built and run is one whole app (app_txn.py)."""
+        that what is built and run is one whole app (app/txn.py)."""
         self.path = Path(path)
         if self.path.is_dir():
             app_txn.recover(self.path)

@@ -261,7 +261,7 @@ def _backup(app: Path, rel: str) -> str:
 
 def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> RenderResult:
     """Bring `app` up to date with `stage` without losing user edits (see module docstring), all
-    or nothing (app_txn.py)."""
+    or nothing (app/txn.py)."""
     app_txn.recover(app)
     old = _load_manifest(app)
     staged = _staged_files(stage)

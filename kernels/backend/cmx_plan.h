@@ -1,5 +1,5 @@
 /* The plan cmx-gen's CMSIS-NN backend runs: the C side of cmx_gen/lower/delegate/plan.py
- * (tests/lower/test_delegate_plan.py holds the two equal, field by field).
+ * (tests/lower/test_delegate.py holds the two equal, field by field).
  *
  * Little-endian int32 words, read in place from the program in flash. Every record starts with
  * op, size (bytes of the record) and debug (the instruction id it reports as); CMSIS-NN's own

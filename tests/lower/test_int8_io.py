@@ -1,6 +1,6 @@
 """`--io int8`: a program that takes and returns int8 tensors, with its I/O quantization exported.
 
-Real lowering and rendering; the on-target PASS is in tests/test_firmware.py (SDK)."""
+Real lowering and rendering; the on-target PASS is in tests/device/test_firmware.py (SDK)."""
 
 from __future__ import annotations
 

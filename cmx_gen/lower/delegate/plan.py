@@ -1,5 +1,5 @@
 """The plan cmx-gen's CMSIS-NN backend runs: its binary layout, one source of truth on the Python
-side (kernels/backend/cmx_plan.h is the C side; tests/lower/test_delegate_plan.py holds them equal).
+side (kernels/backend/cmx_plan.h is the C side; tests/lower/test_delegate.py holds them equal).
 
 A plan is little-endian int32 words, read in place from flash by the runtime, never copied:
 
