@@ -25,6 +25,9 @@ GATES = ("reset", "update", "candidate")  # cmx_gru_params' order
 TORCH_ROW = {"reset": 0, "update": 1, "candidate": 2}  # PyTorch's weight rows: r, z, n
 
 
+ACTIVATIONS = {"reset": "sigmoid", "update": "sigmoid", "candidate": "tanh"}  # each gate's squashing
+
+
 @dataclass(frozen=True)
 class GruQuant:
     """cmx_gru_params of one layer (kernels/nn/cmx_nn.h), but the sizes of the call."""
@@ -66,7 +69,7 @@ def quantize(
             b_h[r] if name == "candidate" else np.zeros(hidden),
             x_qparams,
             h_qparams,
-            "tanh" if name == "candidate" else "sigmoid",
+            ACTIVATIONS[name],
         )
         for name, r in rows.items()
     }

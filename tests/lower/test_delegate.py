@@ -173,3 +173,11 @@ def test_every_constant_of_a_record_is_rebased():
             data = ("weights", "_bias", "weight", "multipliers", "shifts", "kernel_sum", "gains", "biases", "table")
             if name.endswith(data) or name == "bias":
                 assert name in plan_mod.CONSTANT_FIELDS, f"{kind}.{name} is plan data but is not rebased"
+
+
+def test_every_layer_kind_runs_on_the_host():
+    """Issue 55: a .pte with any layer kind of the backend gets a bit-exact host reference (host_run),
+    not RAN for a kind the host cannot run."""
+    from cmx_gen.lower.delegate import host_run, plan
+
+    assert set(host_run.RUN) == set(plan.OPS)

@@ -15,7 +15,7 @@ from torch import nn
 
 from cmx_gen.lower import layer_models, lstm
 from cmx_gen.lower.lowering import LowerOptions, lower
-from cmx_gen.lower.state import Delegated, Evaluated, Rewritten
+from cmx_gen.lower.state import Delegated, Evaluated, Referenced, Rewritten
 from cmx_gen.model.export import export
 from cmx_gen.model.source import ModelSource
 
@@ -93,6 +93,13 @@ def test_time_major_and_stacked_layers_lower_to_one_call_per_layer(batch_first, 
     lowered = _lowered(Kws(batch_first, layers, cell), shape)
     kind = cell.__name__.lower()
     assert [layer.op for layer in lowered.get(Delegated).layers].count(f"cmx::quantized_{kind}") == layers
+    # the .pte's plan run on the host from its integers (host_run's lstm and gru) is the reference
+    from cmx_gen.program import plan_reference
+
+    inputs = [x.numpy() for x in lowered.given.exported.inputs]
+    (got,) = plan_reference.reference(lowered.pte, inputs, "MVE")
+    (want,) = lowered.get(Referenced).runs.kernel_exact
+    assert np.array_equal(got, want.numpy()), np.abs(got - want.numpy()).max()
 
 
 def test_quantize_folds_the_zero_points_into_the_effective_biases():

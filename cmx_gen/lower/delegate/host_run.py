@@ -365,6 +365,74 @@ def _bmm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _put(memory, f["output"], out)
 
 
+def _gates(plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: dict[str, str]) -> dict[str, Any]:
+    """A recurrent layer's gates read back from the plan (own_layers._gate_fields wrote them)."""
+    from cmx_gen.lower.lstm import Gate
+
+    inputs, hidden = f["input_size"], f["hidden_size"]
+
+    def weights(at: int, columns: int) -> NDArray[np.int8]:
+        return np.frombuffer(plan, dtype=np.int8, count=hidden * columns, offset=at).reshape(hidden, columns).copy()
+
+    def biases(at: int) -> NDArray[np.int32]:
+        return np.frombuffer(plan, dtype="<i4", count=hidden, offset=at).astype(np.int32)
+
+    return {
+        name: Gate(
+            input_multiplier=f[f"{name}_input_multiplier"],
+            input_shift=f[f"{name}_input_shift"],
+            input_weights=weights(f[f"{name}_input_weights"], inputs),
+            input_effective_bias=biases(f[f"{name}_input_bias"]),
+            hidden_multiplier=f[f"{name}_hidden_multiplier"],
+            hidden_shift=f[f"{name}_hidden_shift"],
+            hidden_weights=weights(f[f"{name}_hidden_weights"], hidden),
+            hidden_effective_bias=biases(f[f"{name}_hidden_bias"]),
+            activation=activations[name],
+        )
+        for name in names
+    }
+
+
+def _sequence(f: dict[str, int], memory: Memory) -> tuple[NDArray[np.int8], bool]:
+    """A recurrent layer's int8 input as it lies ([batch, time, input], or time first) and its order."""
+    shape = (f["batch_size"], f["time_steps"]) if not f["time_major"] else (f["time_steps"], f["batch_size"])
+    count = shape[0] * shape[1] * f["input_size"]
+    return _int8(memory, f["input"], count).reshape(*shape, f["input_size"]), not f["time_major"]
+
+
+def _lstm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """arm_lstm_unidirectional_s8 from the plan's integers (layer_models.lstm_s8)."""
+    from cmx_gen.lower.delegate.own_layers import LSTM_ACTIVATIONS
+    from cmx_gen.lower.delegate.plan_fields import LSTM_GATES, LSTM_SCALARS
+    from cmx_gen.lower.lstm import LstmQuant
+
+    kinds = {code: name for name, code in LSTM_ACTIVATIONS.items()}
+    activations = {gate: kinds[f[f"{gate}_activation"]] for gate in LSTM_GATES}
+    quant = LstmQuant(
+        input_size=f["input_size"],
+        hidden_size=f["hidden_size"],
+        **{name: f[name] for name in LSTM_SCALARS},
+        gates=_gates(plan, f, LSTM_GATES, activations),
+    )
+    x, batch_first = _sequence(f, memory)
+    _put(memory, f["output"], layer_models.lstm_s8(x, quant, batch_first))
+
+
+def _gru(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_gru_s8 from the plan's integers (layer_models.gru_s8)."""
+    from cmx_gen.lower.delegate.plan_fields import GRU_GATES, GRU_SCALARS
+    from cmx_gen.lower.gru import ACTIVATIONS, GruQuant
+
+    quant = GruQuant(
+        input_size=f["input_size"],
+        hidden_size=f["hidden_size"],
+        **{name: f[name] for name in GRU_SCALARS},
+        gates=_gates(plan, f, GRU_GATES, ACTIVATIONS),
+    )
+    x, batch_first = _sequence(f, memory)
+    _put(memory, f["output"], layer_models.gru_s8(x, quant, batch_first))
+
+
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "conv": _conv,
     "conv_general": _conv,
@@ -386,6 +454,8 @@ RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
     "mean": _mean,
     "lut": _lut,
     "bmm": _bmm,
+    "lstm": _lstm,
+    "gru": _gru,
 }
 
 
