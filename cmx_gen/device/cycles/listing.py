@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cmx_gen.common.errors import RunError
 
-_FUNCTION = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
+_FUNCTION = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s+([a-z][\w.]*)\s*(.*?)\s*(?:[;@].*)?$")
 _REGISTER = re.compile(r"\b(r\d{1,2}|sp|lr|pc|ip|fp|sl|sb)\b")
 
@@ -56,7 +56,7 @@ def read(elf: Path) -> tuple[list[Instruction], list[tuple[int, str]]]:
     objdump = shutil.which("arm-none-eabi-objdump")
     if objdump is None:
         raise RunError("arm-none-eabi-objdump not found", "install the Arm GNU toolchain (arm-none-eabi-gcc)")
-    done = subprocess.run([objdump, "-d", "--no-show-raw-insn", str(elf)], capture_output=True, text=True)
+    done = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", str(elf)], capture_output=True, text=True)
     if done.returncode != 0:
         raise RunError(f"objdump could not read {elf}: {done.stderr.strip()[-200:]}", "rebuild the app")
     instructions = []
@@ -64,12 +64,23 @@ def read(elf: Path) -> tuple[list[Instruction], list[tuple[int, str]]]:
     for line in done.stdout.splitlines():
         head = _FUNCTION.match(line)
         if head:
-            functions.append((int(head.group(1), 16), head.group(2)))
+            functions.append((int(head.group(1), 16), short_name(head.group(2))))
             continue
         m = _LINE.match(line)
         if m and not m.group(2).startswith("."):  # .word, .short: literal pools
             instructions.append(Instruction(int(m.group(1), 16), m.group(2), m.group(3)))
     return instructions, functions
+
+
+def short_name(name: str) -> str:
+    """A demangled C++ name without its parameter lists and clone suffixes, at most 60 characters:
+    `executorch::runtime::coordinateToIndexWithTrailingDimsMemo`, not its whole signature."""
+    previous = None
+    while previous != name:
+        previous, name = name, re.sub(r"\([^()]*\)", "", name)
+    name = re.sub(r"(::)+", "::", name.replace(" const", "")).split(" [clone")[0]
+    name = re.sub(r"\.(isra|lto_priv|constprop|part)\.\d+", "", name)
+    return name if len(name) <= 60 else "..." + name[-57:]
 
 
 class Listing:
