@@ -128,3 +128,60 @@ def test_int8_nearest_upsampling_picks_what_torchs_float_one_picks(size, out):
     got = torch.ops.cmx.quantized_upsample_nearest(x, list(out))
     assert torch.equal(got, want) and got.is_contiguous(memory_format=torch.channels_last)
     assert (upsample._factors(x.shape, got.shape) is None) == (out == (5, 4))
+
+
+def _field_positions(blob: bytes) -> list[dict[str, int]]:
+    """Each layer record's fields by their byte position in the plan (plan.py's packing: op, size,
+    debug, then the kind's FIELDS in order, 4 bytes each)."""
+    import struct
+
+    from cmx_gen.lower.delegate.plan import FIELDS, OPS, read_header
+
+    kinds = {code: name for name, code in OPS.items()}
+    at, found = int(read_header(blob)["layers_offset"]), []
+    for _ in range(int(read_header(blob)["n_layers"])):
+        op, size, _debug = struct.unpack_from("<3i", blob, at)
+        found.append({"kind": op, **{name: at + 12 + 4 * k for k, name in enumerate(FIELDS[kinds[op]])}})
+        at += size
+    return found
+
+
+def test_a_schedule_that_writes_over_a_live_tensor_fails_its_host_run(tmp_path):
+    """Issue 53: the host run of a plan executes in the planned working memory at the planned offsets,
+    so a schedule that overlaps a live tensor fails on the host, with no SDK. Made so here: the U-Net's
+    skip (the encoder's output, live until the concat) is where a middle layer now writes and its
+    consumer now reads, so the branch itself still computes right and only the skip is overwritten."""
+    import struct
+
+    from cmx_gen.lower.delegate.plan import read_layers
+    from cmx_gen.program import plan_reference, pte as pte_mod
+
+    code, out = _lower(tmp_path, "TinyUNet")
+    assert code == 0
+    data = bytearray((out / "model.pte").read_bytes())
+    blob = pte_mod.delegate_plans(pte_mod.read(bytes(data)))[0]
+    layers, positions, base = read_layers(blob), _field_positions(blob), bytes(data).index(blob)
+    skip = layers[0][1]["output"]  # the encoder's output, read again by the concat's last copy
+    reader = max(k for k, (kind, f) in enumerate(layers) if kind == "copy_region" and f["input"] == skip)
+    skip_bytes = layers[reader][1]["rows"] * layers[reader][1]["row_bytes"]
+    k = next(k for k, (kind, f) in enumerate(layers) if kind == "depthwise_conv")
+    moved = layers[k][1]["input"]
+    assert layers[k - 1][1]["output"] == moved and 0 < k - 1 < reader
+    f = layers[k][1]
+    size = f["input_n"] * f["input_h"] * f["input_w"] * f["input_c"]
+    assert size <= skip_bytes, "the moved tensor fits the skip"
+    reference = np.load(out / "reference.npz")
+    inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
+
+    def output_with(at: int) -> np.ndarray:
+        moved_plan = bytearray(data)
+        for position in (positions[k - 1]["output"], positions[k]["input"]):
+            struct.pack_into("<i", moved_plan, base + position, at)
+        (got,) = plan_reference.reference(bytes(moved_plan), inputs, "DSP")
+        return got
+
+    assert not np.array_equal(output_with(skip), reference["output_0"]), "writing over the live skip shows"
+    # the control: moved where nothing is live yet (the upsampling's output, written after both)
+    free = next(f["output"] for kind, f in layers[k + 1 :] if kind == "copy_region")
+    assert free + size <= skip or free >= skip + skip_bytes
+    assert np.array_equal(output_with(free), reference["output_0"]), "a move that overlaps nothing live is harmless"
