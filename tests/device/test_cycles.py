@@ -169,6 +169,7 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     # same label) first; wait states are not attributed
     assert estimate.by_function[0] == ("loop", 99 * 10 + 98 * 2 + 1, 99 * 7 + 1)
     assert estimate.where().startswith("where      loop ")
+    assert ("sram0", 400, 100) in estimate.accesses and "sram0 400/100" in estimate.describe(25_000_000, "")
     assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate
 
 

@@ -182,6 +182,7 @@ class Estimate:
     table: Table
     # (function, typical cycles, instructions) where the region spent them, the most first
     by_function: tuple[tuple[str, int, int], ...] = ()
+    accesses: tuple[tuple[str, int, int], ...] = ()  # (region, loads, stores) that saw any
 
     def describe(self, clock_hz: int, waits: str) -> str:
         low, typical, high = self.cycles
@@ -192,6 +193,9 @@ class Estimate:
             waits,
             f"{self.instructions:,} instructions in the measured region (instr= and the counter reads)",
         ]
+        if self.accesses:
+            each = ", ".join(f"{region or 'elsewhere'} {loads:,}/{stores:,}" for region, loads, stores in self.accesses)
+            notes.append(f"data loads/stores by region {each} (a wait state costs a cycle each)")
         if self.unpriced:
             top = ", ".join(
                 f"{name} x{count:,}" for name, count in sorted(self.unpriced.items(), key=lambda x: -x[1])[:5]
@@ -249,4 +253,7 @@ def estimate(counts: Counts, listing: Listing, table: Table, wait_states: dict[s
         unpriced=dict(unpriced),
         table=table,
         by_function=tuple((name, cycles, function_instructions[name]) for name, cycles in functions.most_common()),
+        accesses=tuple(
+            (region, loads, stores) for region, (loads, stores) in counts.accesses.items() if loads or stores
+        ),
     )
