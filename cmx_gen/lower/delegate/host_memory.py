@@ -1,0 +1,34 @@
+"""The delegate's memory as the host run of a plan sees it (host_run.py, host_own.py): its arguments
+and working memory as writable byte views, read and written at the plan's operands."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+class Memory:
+    """The delegate's arguments (inputs, the working memory, outputs) as writable byte views; an
+    operand >= 0 is an offset into the working memory, < 0 the argument -1-x (plan.py)."""
+
+    def __init__(self, args: Sequence[memoryview], work: int) -> None:
+        self.args = list(args)
+        self.work = work
+
+    def view(self, operand: int, nbytes: int) -> memoryview:
+        if operand >= 0:
+            return self.args[self.work][operand : operand + nbytes]
+        return self.args[-1 - operand][:nbytes]
+
+
+def int8(memory: Memory, operand: int, count: int) -> NDArray[np.int8]:
+    """`count` int8 values at an operand, copied out."""
+    return np.frombuffer(memory.view(operand, count), dtype=np.int8).copy()
+
+
+def put(memory: Memory, operand: int, values: NDArray[Any]) -> None:
+    """int8 values written at an operand."""
+    raw = np.ascontiguousarray(values, dtype=np.int8).tobytes()
+    memory.view(operand, len(raw))[:] = raw

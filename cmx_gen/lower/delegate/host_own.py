@@ -1,0 +1,130 @@
+"""cmx-gen's own layer kinds run on the host from their plan integers (host_run.py runs the rest):
+layer norm, mean, table, batch matmul and the recurrent layers, each with the host model the lowering's
+reference uses (layer_models.py), so a .pte given without its lowering has a bit-exact reference too."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cmx_gen.lower import layer_models
+from cmx_gen.lower.delegate.host_memory import Memory, int8, put
+
+
+def _layer_norm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_layer_norm_s8 from the plan's integers (layer_models.layer_norm_s8, the reference's model)."""
+    rows, channels = f["rows"], f["channels"]
+    x = int8(memory, f["input"], rows * channels).reshape(rows, channels)
+    eps_term = (f["eps_hi"] << 32) | (f["eps_lo"] & 0xFFFFFFFF)
+    gains = np.frombuffer(plan, dtype="<i4", count=channels, offset=f["gains"]).astype(np.int64)
+    biases = np.frombuffer(plan, dtype="<i4", count=channels, offset=f["biases"]).astype(np.int64)
+    put(
+        memory,
+        f["output"],
+        layer_models.layer_norm_s8(x, f["input_offset"], f["output_offset"], eps_term, gains, biases),
+    )
+
+
+def _mean(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    outer, count, inner = f["outer"], f["count"], f["inner"]
+    x = int8(memory, f["input"], outer * count * inner)
+    names = ("multiplier", "shift", "input_offset", "output_offset")
+    put(memory, f["output"], layer_models.mean_s8(x, outer, count, inner, *(f[n] for n in names)))
+
+
+def _lut(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_lut_s8: each output the table's entry at its input + 128."""
+    table = np.frombuffer(plan, dtype=np.int8, count=256, offset=f["table"])
+    put(memory, f["output"], table[int8(memory, f["input"], f["count"]).astype(np.int64) + 128])
+
+
+def _bmm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """arm_batch_matmul_s8 (layer_models.bmm_s8) on b as [batch][cols][inner]; the transposition the
+    kernel makes in its scratch when b is [batch][inner][cols] is done here in place of it."""
+    batches, rows, inner, cols = f["batches"], f["rows"], f["inner"], f["cols"]
+    a = int8(memory, f["input1"], batches * rows * inner).reshape(batches, rows, inner)
+    b = int8(memory, f["input2"], batches * inner * cols)
+    b_t = b.reshape(batches, cols, inner) if f["transposed"] else b.reshape(batches, inner, cols).transpose(0, 2, 1)
+    names = ("input2_offset", "output_offset", "multiplier", "shift")
+    out = layer_models.bmm_s8(a, f["input1_offset"], b_t, *(f[n] for n in names))
+    put(memory, f["output"], out)
+
+
+def _gates(plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: dict[str, str]) -> dict[str, Any]:
+    """A recurrent layer's gates read back from the plan (own_layers._gate_fields wrote them)."""
+    from cmx_gen.lower.lstm import Gate
+
+    inputs, hidden = f["input_size"], f["hidden_size"]
+
+    def weights(at: int, columns: int) -> NDArray[np.int8]:
+        return np.frombuffer(plan, dtype=np.int8, count=hidden * columns, offset=at).reshape(hidden, columns).copy()
+
+    def biases(at: int) -> NDArray[np.int32]:
+        return np.frombuffer(plan, dtype="<i4", count=hidden, offset=at).astype(np.int32)
+
+    return {
+        name: Gate(
+            input_multiplier=f[f"{name}_input_multiplier"],
+            input_shift=f[f"{name}_input_shift"],
+            input_weights=weights(f[f"{name}_input_weights"], inputs),
+            input_effective_bias=biases(f[f"{name}_input_bias"]),
+            hidden_multiplier=f[f"{name}_hidden_multiplier"],
+            hidden_shift=f[f"{name}_hidden_shift"],
+            hidden_weights=weights(f[f"{name}_hidden_weights"], hidden),
+            hidden_effective_bias=biases(f[f"{name}_hidden_bias"]),
+            activation=activations[name],
+        )
+        for name in names
+    }
+
+
+def _sequence(f: dict[str, int], memory: Memory) -> tuple[NDArray[np.int8], bool]:
+    """A recurrent layer's int8 input as it lies ([batch, time, input], or time first) and its order."""
+    shape = (f["batch_size"], f["time_steps"]) if not f["time_major"] else (f["time_steps"], f["batch_size"])
+    count = shape[0] * shape[1] * f["input_size"]
+    return int8(memory, f["input"], count).reshape(*shape, f["input_size"]), not f["time_major"]
+
+
+def _lstm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """arm_lstm_unidirectional_s8 from the plan's integers (layer_models.lstm_s8)."""
+    from cmx_gen.lower.delegate.own_layers import LSTM_ACTIVATIONS
+    from cmx_gen.lower.delegate.plan_fields import LSTM_GATES, LSTM_SCALARS
+    from cmx_gen.lower.lstm import LstmQuant
+
+    kinds = {code: name for name, code in LSTM_ACTIVATIONS.items()}
+    activations = {gate: kinds[f[f"{gate}_activation"]] for gate in LSTM_GATES}
+    quant = LstmQuant(
+        input_size=f["input_size"],
+        hidden_size=f["hidden_size"],
+        **{name: f[name] for name in LSTM_SCALARS},
+        gates=_gates(plan, f, LSTM_GATES, activations),
+    )
+    x, batch_first = _sequence(f, memory)
+    put(memory, f["output"], layer_models.lstm_s8(x, quant, batch_first))
+
+
+def _gru(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+    """cmx_gru_s8 from the plan's integers (layer_models.gru_s8)."""
+    from cmx_gen.lower.delegate.plan_fields import GRU_GATES, GRU_SCALARS
+    from cmx_gen.lower.gru import ACTIVATIONS, GruQuant
+
+    quant = GruQuant(
+        input_size=f["input_size"],
+        hidden_size=f["hidden_size"],
+        **{name: f[name] for name in GRU_SCALARS},
+        gates=_gates(plan, f, GRU_GATES, ACTIVATIONS),
+    )
+    x, batch_first = _sequence(f, memory)
+    put(memory, f["output"], layer_models.gru_s8(x, quant, batch_first))
+
+
+RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
+    "layer_norm": _layer_norm,
+    "mean": _mean,
+    "lut": _lut,
+    "bmm": _bmm,
+    "lstm": _lstm,
+    "gru": _gru,
+}
