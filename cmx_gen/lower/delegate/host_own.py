@@ -87,6 +87,21 @@ def _sequence(f: dict[str, int], memory: Memory) -> tuple[NDArray[np.int8], bool
     return int8(memory, f["input"], count).reshape(*shape, f["input_size"]), not f["time_major"]
 
 
+def _recurrent(
+    plan: bytes, f: dict[str, int], memory: Memory, quant: Any, scalars: Any, gates: Any, model: Any, acts: Any
+) -> None:
+    """A recurrent layer: its quantization (`quant`, LstmQuant or GruQuant) rebuilt from the record's
+    `scalars` and `gates`, its sequence run by the host `model` (layer_models)."""
+    made = quant(
+        input_size=f["input_size"],
+        hidden_size=f["hidden_size"],
+        **{name: f[name] for name in scalars},
+        gates=_gates(plan, f, gates, acts),
+    )
+    x, batch_first = _sequence(f, memory)
+    put(memory, f["output"], model(x, made, batch_first))
+
+
 def _lstm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     """arm_lstm_unidirectional_s8 from the plan's integers (layer_models.lstm_s8)."""
     from cmx_gen.lower.delegate.own_layers import LSTM_ACTIVATIONS
@@ -94,15 +109,8 @@ def _lstm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     from cmx_gen.lower.lstm import LstmQuant
 
     kinds = {code: name for name, code in LSTM_ACTIVATIONS.items()}
-    activations = {gate: kinds[f[f"{gate}_activation"]] for gate in LSTM_GATES}
-    quant = LstmQuant(
-        input_size=f["input_size"],
-        hidden_size=f["hidden_size"],
-        **{name: f[name] for name in LSTM_SCALARS},
-        gates=_gates(plan, f, LSTM_GATES, activations),
-    )
-    x, batch_first = _sequence(f, memory)
-    put(memory, f["output"], layer_models.lstm_s8(x, quant, batch_first))
+    acts = {gate: kinds[f[f"{gate}_activation"]] for gate in LSTM_GATES}
+    _recurrent(plan, f, memory, LstmQuant, LSTM_SCALARS, LSTM_GATES, layer_models.lstm_s8, acts)
 
 
 def _gru(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
@@ -110,14 +118,7 @@ def _gru(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     from cmx_gen.lower.delegate.plan_fields import GRU_GATES, GRU_SCALARS
     from cmx_gen.lower.gru import ACTIVATIONS, GruQuant
 
-    quant = GruQuant(
-        input_size=f["input_size"],
-        hidden_size=f["hidden_size"],
-        **{name: f[name] for name in GRU_SCALARS},
-        gates=_gates(plan, f, GRU_GATES, ACTIVATIONS),
-    )
-    x, batch_first = _sequence(f, memory)
-    put(memory, f["output"], layer_models.gru_s8(x, quant, batch_first))
+    _recurrent(plan, f, memory, GruQuant, GRU_SCALARS, GRU_GATES, layer_models.gru_s8, ACTIVATIONS)
 
 
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
