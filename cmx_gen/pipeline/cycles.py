@@ -24,7 +24,9 @@ def run_cycles(app: AppFolder, options: RunOptions) -> Outcome:
     table = timing.load(board.core.name)  # before anything slow: a core with no table is one line
     if app.model_names():
         raise RunError("--cycles measures an app of one model", "run it on a one-model app of each model")
-    if board.qemu is None or options.runner not in (None, "qemu"):
+    if options.runner not in (None, "qemu"):
+        raise RunError(f"--cycles runs under QEMU, not --runner {options.runner}", "drop --runner")
+    if board.qemu is None:
         raise RunError(f"--cycles runs under QEMU and board {board.id} has no QEMU machine", "pick a QEMU board")
     kind = kind_of(app)
     if not kind.image_is_file:
