@@ -60,6 +60,7 @@ SUITES = {  # upstream's op cases (the default), and its model cases (issue 53: 
     "models": "executorch.backends.cortex_m.test.models",
 }
 SUITE = SUITES["ops"]  # main() sets the one asked for
+NOT_RUN: list[str] = []  # case modules of the suite that could not be imported here, with why
 BOARDS = ["mps3-an547", "mps2-an386", "mps2-an505", "mps2-an385"]  # M55 (MVE), M4 (DSP), M33 (DSP), M3 (scalar)
 
 # Compile through ccache: with CCACHE_BASEDIR at the work folder, every case of a core shares the
@@ -145,6 +146,7 @@ def discover(ops: list[str] | None) -> list[Case]:
         try:
             module = importlib.import_module(f"{SUITE}.{info.name}")
         except (ImportError, pytest.skip.Exception) as exc:  # needs a package cmx-gen does not install
+            NOT_RUN.append(f"`{info.name}` ({str(exc).splitlines()[0]})")
             print(f"# {info.name}: not run, it needs a package cmx-gen does not install ({exc})", flush=True)
             continue
         xfails = _upstream_xfails(module)
@@ -301,8 +303,9 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
     ops = sorted({v["case"].split("/")[0] for v in results.values()})
     by = {(v["board"], v["case"]): v for v in results.values()}
     cases = sorted({v["case"] for v in results.values()})
+    own = SUITE == SUITES["ops"]
     lines = [
-        "# Conformance: ExecuTorch's own cortex_m op cases through cmx-gen",
+        f"# Conformance: ExecuTorch's own cortex_m {'op' if own else 'model'} cases through cmx-gen",
         "",
         f"Measured {datetime.date.today().isoformat()} with `bench/conformance.py`: every `McuTestCase` in the",
         f"executorch wheel's `{SUITE}` became a model that went through `create`, `build` and `run` on",
@@ -311,9 +314,16 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
         + (sdk or "as recorded in results.json")
         + ".",
         *([f"cmx-gen: {measured_at}."] if measured_at else []),
-        "`*_models` rows are cmx-gen's own cases (`OWN_CASES`: models of its tests), where upstream's",
-        "suite has no case that runs them: 1-D models, int8 LSTM and GRU, bmm attention and an encoder block,",
-        "LayerNorm with a mean, element-wise ops as tables.",
+        *(
+            [
+                "`*_models` rows are cmx-gen's own cases (`OWN_CASES`: models of its tests), where upstream's",
+                "suite has no case that runs them: 1-D models, int8 LSTM and GRU, bmm attention and an encoder block,",
+                "LayerNorm with a mean, element-wise ops as tables.",
+            ]
+            if own
+            else []
+        ),
+        *([f"Not run: {', '.join(NOT_RUN)}: packages cmx-gen does not install."] if NOT_RUN else []),
         "",
         f"{len(results)} runs, {sum(v['seconds'] for v in results.values()) / 60:.0f} min of create+build+run on 2 cores"
         " (ccache shares the runtime objects across cases).",
@@ -330,7 +340,7 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
             if len(boards) < len(CORES)
             else []
         ),
-        "| op | " + " | ".join(CORES[b] for b in boards) + " |",
+        f"| {'op' if own else 'model'} | " + " | ".join(CORES[b] for b in boards) + " |",
         "| --- | " + " | ".join("---" for _ in boards) + " |",
     ]
     for op in ops:
@@ -467,6 +477,7 @@ def main() -> int:
     work.mkdir(parents=True, exist_ok=True)
     store = work / "results.json"
     results: dict[str, dict] = json.loads(store.read_text()) if store.is_file() else {}
+    cases = discover(args.ops)  # with --doc-only too: the page names the case modules that could not be run
     if not args.doc_only:
         if not (os.environ.get("EXECUTORCH_ROOT") and os.environ.get("CMSIS_NN_PATH")):
             print("conformance: EXECUTORCH_ROOT and CMSIS_NN_PATH must be set (see `cmx-gen sdk`)", file=sys.stderr)
@@ -484,7 +495,6 @@ def main() -> int:
             CCACHE_SLOPPINESS="file_macro,time_macros",
         )
         fingerprint = hashlib.sha256((code_fingerprint() + sdk_fingerprint()).encode()).hexdigest()[:16]
-        cases = discover(args.ops)
         print(f"# {len(cases)} cases x {len(args.boards)} boards; work in {work}", flush=True)
         for board in args.boards:
             for case in cases:
