@@ -17,17 +17,31 @@ from cmx_gen.pipeline.generate import generate
 pytestmark = FIRMWARE
 
 USER = ROOT / "tests" / "toy_models" / "user_models.py"
+ATTENTION = ROOT / "tests" / "toy_models" / "attention_models.py"
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
-@pytest.mark.parametrize("model", ["TinyUNet", "TinyViT"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        f"{USER}:TinyUNet",
+        f"{USER}:TinyViT",
+        f"{ATTENTION}:CausalSdpa",
+        f"{ATTENTION}:MaskedSdpa",
+        f"{ATTENTION}:EncoderPostNorm",
+        f"{ATTENTION}:EncoderPreNorm",
+    ],
+    ids=lambda spec: spec.rpartition(":")[2],
+)
 def test_a_user_written_model_passes_on_the_target(tmp_path, board, model):
     """TinyUNet: nn.Upsample and a torch.cat skip of channels-last images (was FAIL max_abs_err=12 at
     aten::cat.out); TinyViT: a patch embedding flattened (was FAIL at the reshape before
-    cortex_m::transpose), a class token, a position embedding added, nn.MultiheadAttention."""
+    cortex_m::transpose), a class token, a position embedding added, nn.MultiheadAttention;
+    F.scaled_dot_product_attention causal and with a boolean mask, nn.TransformerEncoderLayer post-
+    and pre-norm (their attention core still float on portable kernels)."""
     app = tmp_path / "app"
-    generate(project_mod.Project.single(model=f"{USER}:{model}", board=board, output=str(app)), app)
+    generate(project_mod.Project.single(model=model, board=board, output=str(app)), app)
     built = build.build(app, jobs=2)
     result = QemuRunner(load_board(board), timeout=300).run(built.elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
-    print(f"\n{model} {board}: {result.line}")
+    print(f"\n{model.rpartition(':')[2]} {board}: {result.line}")
