@@ -25,23 +25,21 @@ from cmx_gen.lower.delegate.own_kernels import (
     row_filter,
 )
 from cmx_gen.lower.delegate import host_own
-from cmx_gen.lower.delegate.host_memory import Memory
+from cmx_gen.lower.delegate.host_memory import Memory, int8, put
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute
 
 
 def _nhwc(memory: Memory, operand: int, n: int, h: int, w: int, c: int) -> torch.Tensor:
     """An int8 image the runtime keeps NHWC, as the logical NCHW tensor the cortex_m ops take."""
-    flat = np.frombuffer(memory.view(operand, n * h * w * c), dtype=np.int8)
-    return torch.from_numpy(flat.reshape(n, h, w, c).copy()).permute(0, 3, 1, 2)
+    return torch.from_numpy(int8(memory, operand, n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
 
 
 def _store(memory: Memory, operand: int, value: torch.Tensor, nchw: bool) -> None:
     data = value.to(torch.int8)
     if nchw:
         data = data.permute(0, 2, 3, 1)
-    raw = data.contiguous().numpy().tobytes()
-    memory.view(operand, len(raw))[:] = raw
+    put(memory, operand, data.contiguous().numpy())
 
 
 def _constant(plan: bytes, offset: int, count: int, dtype: Any, shape: Sequence[int]) -> torch.Tensor | None:
@@ -171,9 +169,7 @@ def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool 
     """arm_fully_connected_s8, or cmx_fully_connected_s8 (own) with its weights read back from its layout."""
     batches, features = f["input_n"], f["input_c"]
     outputs = f["output_c"]
-    x = torch.from_numpy(
-        np.frombuffer(memory.view(f["input"], batches * features), dtype=np.int8).reshape(batches, features).copy()
-    )
+    x = torch.from_numpy(int8(memory, f["input"], batches * features).reshape(batches, features))
     weight = (
         torch.from_numpy(fc_filter(plan[f["weight"] :], outputs, features, isa).copy())
         if own
@@ -203,12 +199,11 @@ def _elementwise(f: dict[str, int], memory: Memory) -> tuple[torch.Tensor, torch
     """input1 (all `count` elements) and input2 (`block` of them, repeated along input1 when it is
     a channel broadcast) in shapes the cortex_m ops accept: channels last, the block as channels."""
     count, block = f["count"], f["block"]
-    a = np.frombuffer(memory.view(f["input1"], count), dtype=np.int8)
-    b = np.frombuffer(memory.view(f["input2"], block), dtype=np.int8)
+    a, b = int8(memory, f["input1"], count), int8(memory, f["input2"], block)
     if block == count:
-        return torch.from_numpy(a.copy()), torch.from_numpy(b.copy())
-    big = torch.from_numpy(a.reshape(1, count // block, 1, block).copy()).permute(0, 3, 1, 2)
-    return big, torch.from_numpy(b.copy()).reshape(1, block, 1, 1)
+        return torch.from_numpy(a), torch.from_numpy(b)
+    big = torch.from_numpy(a.reshape(1, count // block, 1, block)).permute(0, 3, 1, 2)
+    return big, torch.from_numpy(b).reshape(1, block, 1, 1)
 
 
 def _store_elementwise(memory: Memory, f: dict[str, int], out: torch.Tensor) -> None:
@@ -274,7 +269,7 @@ def _pool(plan: bytes, f: dict[str, int], memory: Memory, isa: str, average: boo
 
 def _softmax(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     rows, size = f["rows"], f["row_size"]
-    x = torch.from_numpy(np.frombuffer(memory.view(f["input"], rows * size), dtype=np.int8).reshape(rows, size).copy())
+    x = torch.from_numpy(int8(memory, f["input"], rows * size).reshape(rows, size))
     args = [x, -1, 0, -128, f["multiplier"], f["shift"], f["diff_min"]]
     out = compute("cortex_m::softmax", _op("softmax"), args, {}, isa)
     assert isinstance(out, torch.Tensor)
@@ -299,8 +294,7 @@ def _copy_region(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> No
 
 def _transpose(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     b, r, c = f["batches"], f["rows"], f["cols"]
-    data = np.frombuffer(memory.view(f["input"], b * r * c), dtype=np.int8).reshape(b, r, c)
-    memory.view(f["output"], b * r * c)[:] = np.ascontiguousarray(data.transpose(0, 2, 1)).tobytes()
+    put(memory, f["output"], int8(memory, f["input"], b * r * c).reshape(b, r, c).transpose(0, 2, 1))
 
 
 RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
