@@ -70,27 +70,28 @@ def published(pqm4: Path) -> dict[tuple[str, str], dict[str, str]]:
     return rows
 
 
-def call_return(elf: Path, function: str) -> tuple[int, int]:
+def call_return(code: listing.Listing, function: str) -> tuple[int, int]:
     """(the entry of `function` (or its `_ctx` form), the address its call in the harness's main
-    returns to)."""
-    text = subprocess.run(["arm-none-eabi-objdump", "-d", str(elf)], capture_output=True, text=True).stdout
-    main = text[text.index("<main>:") :]
-    call = re.search(rf"\tbl\t[0-9a-f]+ <((?:\w*_)?{function}(?:_ctx)?)>\n\s*([0-9a-f]+):", main)
-    entry = re.search(rf"^([0-9a-f]+) <{call.group(1)}>:", text, re.M) if call else None
-    if call is None or entry is None:
-        raise SystemExit(f"{elf.name}: no call of {function} in main")
-    return int(entry.group(1), 16), int(call.group(2), 16)
+    returns to), from the image's listing."""
+    called = re.compile(rf"<((?:\w*_)?{function}(?:_ctx)?)>$")
+    start = code.starts[code.names.index("main")]
+    end = min((at for at in code.starts if at > start), default=1 << 32)
+    for ins, after in zip(code.instructions, code.instructions[1:]):
+        found = called.search(ins.operands) if start <= ins.address < end and ins.mnemonic == "bl" else None
+        if found and found.group(1) in code.names:
+            return code.starts[code.names.index(found.group(1))], after.address
+    raise SystemExit(f"no call of {function} in main")
 
 
-def measure(elf: Path, function: str, work: Path) -> tuple[int, tuple[int, int, int]]:
+def measure(elf: Path, code: listing.Listing, function: str, work: Path) -> tuple[int, tuple[int, int, int]]:
     """(instructions, (least, typical, most) cycles) of one call of `function`."""
     board = load_board("mps2-an386")
-    begin, end = call_return(elf, function)
+    begin, end = call_return(code, function)
     out = work / f"{elf.stem}.{function}.txt"
     regions = [(r.base, r.end) for r in board.memory]
     QemuRunner(board, timeout=600, plugin=plugin.argument(plugin.build(), begin, end, out, regions)).run_app(elf)
     counts = plugin.read(out, [r.name for r in board.memory])
-    found = timing.estimate(counts, listing.Listing(elf), timing.load("cortex-m4"), {})
+    found = timing.estimate(counts, code, timing.load("cortex-m4"), {})
     low, typical, high = (c // counts.opened for c in found.cycles)
     return counts.instructions // counts.opened, (low, typical, high)
 
@@ -114,8 +115,9 @@ def main() -> int:
             subprocess.run(
                 ["make", "-C", str(pqm4), "-j2", "PLATFORM=mps2-an386", target], check=True, capture_output=True
             )
+            code = listing.Listing(pqm4 / target)  # the image disassembled once for all its operations
             for op in operations:
-                instructions, (low, typical, high) = measure(pqm4 / target, FUNCTIONS[kind][op], Path(work))
+                instructions, (low, typical, high) = measure(pqm4 / target, code, FUNCTIONS[kind][op], Path(work))
                 silicon = int(figures[(scheme, impl)][COLUMN[op]])
                 rows.append((f"{scheme} {impl}", code, op, instructions, typical, low, high, silicon))
                 print(f"  {scheme} {impl} {op}: {typical:,} estimated, {silicon:,} published", file=sys.stderr)

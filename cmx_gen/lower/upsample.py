@@ -2,12 +2,11 @@
 
 `nn.Upsample(scale_factor=2)` / `F.interpolate(mode="nearest")` has no int8 kernel upstream: it stayed a
 float island between a dequantize and a quantize, which cut the U-Net's backend call in two. Nearest
-upsampling only picks values, so it is exact on int8 at one quantization:
-- `share_quantization` (quantize step) requantizes its input to the parameters of the quantize after it
-  (a quantize -> dequantize pair before it, a table once lowered: tables.py), so no value changes;
-- `to_int8` (after upstream's passes) takes dequantize -> upsample -> quantize of one set of parameters
-  as `cmx::quantized_upsample_nearest`, which cmx-gen's backend runs as strided copies: each source row's
-  pixels (C bytes each) written sw apart into each of its sh output rows (layers.py).
+upsampling only picks values, so it is exact on int8: `to_int8` (after upstream's passes) takes
+dequantize -> upsample -> quantize as `cmx::quantized_upsample_nearest`, after a 256-entry table from the
+dequantize's parameters to the quantize's where they differ (tables.requantize_table: what the float graph
+computes for each picked value). cmx-gen's backend runs it as strided copies: each source row's pixels
+(C bytes each) written sw apart into each of its sh output rows (layers.py).
 Integer scale factors on channels-last images only; anything else stays the float island it was."""
 
 from __future__ import annotations
