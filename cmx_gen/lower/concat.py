@@ -11,7 +11,8 @@ Two things go wrong with the `aten::cat` the cortex_m lowering leaves between in
 `share_quantization` requantizes, in the quantized float graph, each input whose (scale, zero point)
 differ from the concat's output (a quantize -> dequantize pair: a 256-entry table once lowered,
 tables.py); `to_int8` replaces the int8 concat by `cmx::quantized_cat`, which only cmx-gen's
-backend runs: one strided copy per input in the tensors' own memory order (layers.py)."""
+backend runs: one strided copy per input in the tensors' own memory order (layers.py), an input in
+another order first transposed into the output's (image_layout.py)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from typing import Any
 
 import torch
 
-from cmx_gen.common.dim_order import placed_dims
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import fx_args, op_name
+from cmx_gen.lower.image_layout import CHANNELS_LAST, in_order, laid_out, placed_like, reads_nhwc
 
 CAT_OPS = ("aten::cat", "aten::concat", "aten::concatenate")
 
@@ -44,9 +45,9 @@ def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
     tensors, dim = fx_args(node)[0], fx_args(node)[1] if len(fx_args(node)) > 1 else 0
     out = node.meta["val"]
     dim = int(dim) % out.dim()
-    if not all(is_int8(t) for t in tensors) or any(placed_dims(t.meta["val"]) != placed_dims(out) for t in tensors):
-        return None
     order = [int(d) for d in out.dim_order()]
+    if not all(is_int8(t) for t in tensors) or not all(placed_like(t.meta["val"], tuple(order)) for t in tensors):
+        return None
     at = order.index(dim)
 
     def run_of(val: torch.Tensor) -> int:
@@ -92,8 +93,13 @@ def to_int8(program: Any) -> None:
         if op_name(node) not in CAT_OPS or not is_int8(node):
             continue
         tensors, dim = fx_args(node)[0], (fx_args(node)[1] if len(fx_args(node)) > 1 else 0)
-        if runs(node) is None or any(t.op != "call_function" for t in tensors):
+        if any(t.op != "call_function" for t in tensors) or not all(is_int8(t) for t in tensors):
             continue  # a constant (a class token) is no tensor of the working memory: the portable cat
+        order = _order(node)
+        node.meta["val"] = laid_out(node.meta["val"], order)
+        tensors = [in_order(t, order, node) for t in tensors]
+        node.args = (tensors, *node.args[1:])
+        assert runs(node) is not None, node.name
         with graph.inserting_before(node):
             made = graph.call_function(torch.ops.cmx.quantized_cat.default, (list(tensors), int(dim)))
         made.meta = dict(node.meta)
@@ -101,3 +107,14 @@ def to_int8(program: Any) -> None:
         graph.erase_node(node)
     graph.lint()
     program.graph_module.recompile()
+
+
+def _order(cat: torch.fx.Node) -> tuple[int, ...]:
+    """The memory order the concat writes: channels-last when a convolution or a pool reads it (an
+    image), else the order its output has. An input in another order is transposed into it first (a
+    branch that went through a reshape, an attention's tokens back to an image, is contiguous while the
+    skip beside it is channels-last)."""
+    val = cat.meta["val"]
+    if val.dim() == 4 and any(reads_nhwc(user) for user in cat.users):
+        return CHANNELS_LAST
+    return tuple(int(d) for d in val.dim_order())

@@ -7,7 +7,7 @@ dequantize -> upsample -> quantize as `cmx::quantized_upsample_nearest`, after a
 dequantize's parameters to the quantize's where they differ (tables.requantize_table: what the float graph
 computes for each picked value). cmx-gen's backend runs it as strided copies: each source row's pixels
 (C bytes each) written sw apart into each of its sh output rows (layers.py).
-Integer scale factors on channels-last images only; anything else stays the float island it was."""
+Integer scale factors on channels-last or contiguous images only; anything else stays the float island it was."""
 
 from __future__ import annotations
 
@@ -77,18 +77,32 @@ def _repeat(size: int, times: int) -> torch.Tensor:
 
 def geometry(node: torch.fx.Node) -> Geometry | None:
     """The copies of a `cmx::quantized_upsample_nearest`: None unless its int8 input and output are
-    channels-last images (their bytes NHWC) and each source row and column repeats a whole number of times."""
+    images laid out alike (channels-last, or contiguous) and each source row and column repeats a whole
+    number of times."""
     x = fx_args(node)[0]
     val, out = x.meta["val"], node.meta["val"]
     if not (is_int8(x) and is_int8(node)) or val.dim() != 4:
         return None
-    if [int(d) for d in val.dim_order()] != [0, 2, 3, 1] or [int(d) for d in out.dim_order()] != [0, 2, 3, 1]:
+    order = _layout(val)
+    if order is None or _layout(out) != order:
         return None
     factors = _factors(val.shape, out.shape)
     if factors is None:
         return None
     n, c, h, w = (int(s) for s in val.shape)
-    return Geometry(n, h, w, c, *factors)
+    # a contiguous image is n * c one-byte-pixel images
+    return Geometry(n, h, w, c, *factors) if order == CHANNELS_LAST else Geometry(n * c, h, w, 1, *factors)
+
+
+CHANNELS_LAST = (0, 2, 3, 1)
+CONTIGUOUS = (0, 1, 2, 3)
+
+
+def _layout(val: Any) -> tuple[int, ...] | None:
+    """The image's memory order when the backend copies it: channels-last (an image of a
+    convolution) or contiguous (tokens reshaped back to an image)."""
+    order = tuple(int(d) for d in val.dim_order())
+    return order if order in (CHANNELS_LAST, CONTIGUOUS) else None
 
 
 def _is_upsample(node: Any) -> bool:
@@ -109,8 +123,12 @@ def to_int8(program: Any) -> None:
             continue
         dq = fx_args(up)[0]
         x_q = qparams_of(dq, "dequantize_per_tensor", program)
-        if x_q is None or _factors(dq.meta["val"].shape, q.meta["val"].shape) is None:
-            continue
+        if (
+            x_q is None
+            or _factors(dq.meta["val"].shape, q.meta["val"].shape) is None
+            or _layout(dq.meta["val"]) is None
+        ):
+            continue  # the backend would not take it: the float island it was
         size = [int(s) for s in q.meta["val"].shape[2:]]
         x = fx_args(dq)[0]
         with graph.inserting_before(q):

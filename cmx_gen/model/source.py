@@ -221,11 +221,12 @@ HOOKS = ("example_inputs", "calibration_data")
 
 
 def _hooks(user: Any, module: torch.nn.Module) -> dict[str, Any]:
-    """example_inputs() / calibration_data() as the user wrote them: functions of the file, or methods
-    of the model (static, class or plain: called on the built module)."""
+    """example_inputs() / calibration_data() as the user wrote them: methods of the model (static,
+    class or plain: called on the built module), else functions of the file. The model's own come
+    first: a file of several models gives one its inputs that way."""
     found = {}
     for name in HOOKS:
-        for owner in (user, module):
+        for owner in (module, user):
             hook = getattr(owner, name, None)
             if callable(hook) and not isinstance(hook, torch.nn.Module):
                 found[name] = hook

@@ -26,6 +26,7 @@ ATTENTION = ROOT / "tests" / "toy_models" / "attention_models.py"
     [
         f"{USER}:TinyUNet",
         f"{USER}:TinyViT",
+        f"{USER}:AttentionDenoiser",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",
@@ -37,6 +38,8 @@ def test_a_user_written_model_passes_on_the_target(tmp_path, board, model):
     """TinyUNet: nn.Upsample and a torch.cat skip of channels-last images (was FAIL max_abs_err=12 at
     aten::cat.out); TinyViT: a patch embedding flattened (was FAIL at the reshape before
     cortex_m::transpose), a class token, a position embedding added, nn.MultiheadAttention;
+    AttentionDenoiser: trained, a ReLU skip sharing the concat's quantization (was refused: its conv
+    stayed float) and tokens reshaped back to an image before a conv (was FAIL, 235 LSB);
     F.scaled_dot_product_attention causal and with a boolean mask, nn.TransformerEncoderLayer post-
     and pre-norm (their attention core still float on portable kernels)."""
     app = tmp_path / "app"

@@ -1,7 +1,8 @@
 """ExecuTorch's CortexMPassManager for the target's ISA: the graph onto CMSIS-NN kernels. One-input-
-channel convolutions stay regular convolutions (conv_choice.py); with `--io int8`, an output that
-was only requantized is returned as the int8 it was (int8_io.py). A pass that fails on a node makes
-that node a float island (failures.py, float_islands.py)."""
+channel convolutions stay regular convolutions (conv_choice.py); a convolution's or pool's image is
+laid out channels-last first (image_layout.py); with `--io int8`, an output that was only requantized
+is returned as the int8 it was (int8_io.py). A pass that fails on a node makes that node a float
+island (failures.py, float_islands.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import functools
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower import concat, conv_choice, float_islands, int8_io, own_ops, recurrent_graph, tables, upsample
+from cmx_gen.lower import concat, conv_choice, float_islands, image_layout, int8_io, own_ops
+from cmx_gen.lower import recurrent_graph, tables, upsample
 from cmx_gen.lower.state import Edge, Given, Lowered, Quantized, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
 
@@ -50,6 +52,7 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
             upsample.to_int8(lowered)
             concat.to_int8(lowered)
             float_islands.leftover(lowered, rewritten.graph)
+        image_layout.to_channels_last(lowered)
         if io:
             io = int8_io.drop_output_requantize(lowered, io)
     except ExportError:

@@ -1,14 +1,15 @@
 """Quantize with the calibration set: CortexMQuantizer (less the --keep-fp32 parts, keep_fp32.py, and
 the float islands of an earlier try, float_islands.py),
 prepare_pt2e, one forward per sample, convert_pt2e; a concat's inputs requantized to its output's
-parameters where the quantizer left them apart (concat.py). The rewritten float graph stays as it was, for the
+parameters where the quantizer left them apart (concat.py); an activation's quantize narrowed to what it
+can produce, so upstream fuses it (activation_range.py). The rewritten float graph stays as it was, for the
 per-layer error."""
 
 from __future__ import annotations
 
 import copy
 
-from cmx_gen.lower import concat, keep_fp32, layer_error, recurrent_graph
+from cmx_gen.lower import activation_range, concat, keep_fp32, layer_error, recurrent_graph
 from cmx_gen.lower.state import Given, Quantized, Rewritten, Step
 from cmx_gen.model.export import export_error
 from cmx_gen.model.source import fresh
@@ -26,6 +27,7 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
             prepared(*fresh(sample))
         quantized = convert_pt2e(prepared)
         concat.share_quantization(quantized)
+        activation_range.narrow(quantized)
         scales = layer_error.output_scales(quantized)
         cells = recurrent_graph.cell_ranges(rewritten.graph, [fresh(sample) for sample in given.exported.calibration])
     except Exception as exc:
