@@ -22,6 +22,22 @@ def op_name(node: torch.fx.Node) -> str:
     return schema.name if schema is not None else ""
 
 
+REFERENCE_NAME = "cmx_reference_name"
+
+
+def name_for_reference(graph_module: torch.fx.GraphModule) -> None:
+    """Writes each node's name into its meta: the host reference records values by these names, and
+    to_backend and to_executorch retrace the graph, which names the nodes anew (the first expand_copy
+    left after delegation is `aten_expand_copy_default`, whichever it was before)."""
+    for node in graph_module.graph.nodes:
+        node.meta[REFERENCE_NAME] = node.name
+
+
+def reference_name(node: torch.fx.Node) -> str:
+    """The node's name as the host reference knows it (name_for_reference), whatever graph it is in now."""
+    return str(node.meta.get(REFERENCE_NAME, node.name))
+
+
 def module_path(node: torch.fx.Node) -> str:
     """The module a node came from: its nn_module_stack path (`features.3`), else the model class
     for functional calls in forward (`Residual`)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
+from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line
 
 
 def node_names(graph_module: torch.fx.GraphModule) -> dict[int, dict[str, str]]:
@@ -26,6 +26,7 @@ def node_names(graph_module: torch.fx.GraphModule) -> dict[int, dict[str, str]]:
         name = op_name(node)
         if isinstance(handle, int) and name:
             named.setdefault(
-                handle, {"node": node.name, "module": module_path(node), "source": source_line(node), "op": name}
+                handle,
+                {"node": reference_name(node), "module": module_path(node), "source": source_line(node), "op": name},
             )
     return named

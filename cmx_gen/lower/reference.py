@@ -15,7 +15,7 @@ from typing import Any, Callable, cast
 import torch
 
 from cmx_gen.lower.facts import OpDiff
-from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
+from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line
 from cmx_gen.lower.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
 
 
@@ -37,7 +37,7 @@ class _KernelExactInterpreter(torch.fx.Interpreter):
     def run_node(self, node: torch.fx.Node) -> Any:
         result = self._run_node(node)
         if self.record is not None and op_name(node):
-            self.record[node.name] = result
+            self.record[reference_name(node)] = result
         return result
 
     def _run_node(self, node: torch.fx.Node) -> Any:

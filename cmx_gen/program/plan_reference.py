@@ -98,24 +98,26 @@ class PlanRunner:
             return list(val.items)
         raise NoHostModel(f"a value of kind {kind}")
 
-    def _calls(self) -> list[tuple[str, Any, list[int], list[Any]]]:
-        """(op name, the Python callable, plan args, the schema arguments those args are) per kernel
-        call; NoHostModel for anything else."""
-        calls: list[tuple[str, Any, list[int], list[Any]]] = []
+    def _calls(self) -> list[tuple[int, str, Any, list[int], list[Any]]]:
+        """(instruction index, op name, the Python callable, plan args, the schema arguments those args
+        are) per kernel call; NoHostModel for anything else."""
+        calls: list[tuple[int, str, Any, list[int], list[Any]]] = []
         for chain in self.plan.chains:
-            for instruction in chain.instructions:
+            for index, instruction in enumerate(chain.instructions):
                 args = instruction.instr_args
                 kind = type(args).__name__
                 if kind == "FreeCall":
                     continue
                 if kind == "DelegateCall":
-                    calls.append((DELEGATE, self._delegate(int(args.delegate_index)), [int(a) for a in args.args], []))
+                    calls.append(
+                        (index, DELEGATE, self._delegate(int(args.delegate_index)), [int(a) for a in args.args], [])
+                    )
                     continue
                 if not hasattr(args, "op_index"):
                     raise NoHostModel(f"a {kind} instruction")
                 op = self.plan.operators[args.op_index]
                 function, passed = self._function(op.name, op.overload)
-                calls.append((op.name, function, [int(a) for a in args.args], passed))
+                calls.append((index, op.name, function, [int(a) for a in args.args], passed))
         return calls
 
     def _delegate(self, index: int) -> bytes:
@@ -212,13 +214,15 @@ class PlanRunner:
             return self._load(val)
         return values.get(index)
 
-    def run(self, inputs: Sequence[NDArray[Any]]) -> list[NDArray[Any]]:
-        """The plan's outputs (logical NumPy arrays) for `inputs` (logical NumPy arrays)."""
+    def run(self, inputs: Sequence[NDArray[Any]], trace: dict[int, bytes] | None = None) -> list[NDArray[Any]]:
+        """The plan's outputs (logical NumPy arrays) for `inputs` (logical NumPy arrays). `trace`: filled
+        with each operator call's output bytes, as they lie in memory, by instruction index (what the
+        trace image prints)."""
         self.memory = [bytearray(int(size)) for size in self.plan.non_const_buffer_sizes]
         values: dict[int, Any] = {i: self._initial(i) for i in range(len(self.plan.values))}
         for index, array in zip(self.plan.inputs, inputs):
             self._store(self.plan.values[index].val, torch.from_numpy(np.ascontiguousarray(array)))
-        for name, function, args, passed in self.calls:
+        for at, name, function, args, passed in self.calls:
             if name == DELEGATE:
                 self._run_delegate(function, args)
                 continue
@@ -246,6 +250,9 @@ class PlanRunner:
                     and spec.allocation_info is not None
                 ):
                     self._store(spec, value)
+                    if trace is not None and position == 0:
+                        buffer, offset = self._where(spec)
+                        trace[at] = bytes(buffer[offset : offset + int(value.numel()) * value.element_size()])
                 else:
                     values[out] = value
         return [self._read(values, i).contiguous().numpy() for i in self.plan.outputs]

@@ -124,7 +124,7 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
     """Each layer the backend runs, in plan order per delegate: the delegate's position, the debug
     id the layer reports as (its profile and trace key), the node, op, plan kind, module and line."""
     from cmx_gen.lower.delegate.plan import read_layers
-    from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
+    from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line
 
     module = program.graph_module
     calls = [n for n in module.graph.nodes if is_delegate_call(n)]
@@ -155,7 +155,7 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
                     op=op_name(node),
                     kind=kinds[debug],
                     patched=records[debug] > 1,
-                    node=node.name,
+                    node=reference_name(node),
                     module=module_path(node),
                     source=source_line(node),
                     shape=[int(s) for s in val.shape],
