@@ -191,6 +191,30 @@ def test_trace_names_the_first_instruction_that_differs(app):
     assert "printed no output" in differences[0].describe()
 
 
+def test_float_rounding_alone_is_told_apart_from_a_difference():
+    """A float output a few last places off (the target's expf in a softmax) is said to be rounding,
+    and the first difference named is the first that is not: it was the softmax's 3 ulp before a
+    convolution 235 LSB off."""
+
+    def diff(index: int, want: list[float], got: list[float], dtype: str = "float32") -> trace.Difference:
+        common = dict(index=index, op=f"op{index}", module="", source="")
+        found = trace._difference(
+            common, np.dtype(dtype), np.array(want, dtype).tobytes(), np.array(got, dtype).tobytes()
+        )
+        assert found is not None
+        return found
+
+    soft = np.float32(0.25)
+    softmax = diff(27, [soft, 0.75], [soft + 3 * np.spacing(np.float32(0.75)), 0.75])
+    conv = diff(45, [3, 4], [3, -120], "int8")
+    assert softmax.rounding and softmax.ulps == 3 and not conv.rounding
+    line = trace.summary([softmax, conv], 50)
+    assert line.startswith("trace: first difference at instruction #45 op45: max abs err 124 LSB"), line
+    assert "1 float output(s) differ by float rounding only" in line
+    assert trace.summary([softmax], 50).startswith("trace: only float rounding differs")
+    assert not diff(3, [1.0, 2.0], [1.0, 2.5]).rounding
+
+
 def test_profile_rows_are_named_and_grouped(app):
     rows = typed_rows(app)
     counts = [875, 28344, 47562, 4813, 25906, 2937, 4157, 1562, 969]
