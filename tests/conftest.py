@@ -90,6 +90,22 @@ def read_report(folder: Path) -> dict:
     return json.loads((folder / "report.json").read_text())
 
 
+def plan_matches_the_reference(out: Path) -> None:
+    """The .pte's plan run on the host at its planned offsets (plan_reference) gives the lowering's
+    reference (`cmx-gen lower -o out`) bit for bit."""
+    import numpy as np
+
+    from cmx_gen.program import plan_reference
+
+    reference = np.load(out / "reference.npz")
+    inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
+    isa = read_report(out)["target"]["isa"].upper()
+    got = plan_reference.reference((out / "model.pte").read_bytes(), inputs, isa)
+    expected = [reference[k] for k in sorted(reference.files) if k.startswith("output_")]
+    for g, e in zip(got, expected, strict=True):
+        assert np.array_equal(g, e), f"{np.abs(g.astype(np.float64) - e).max()} apart"
+
+
 def kernels(report: dict) -> list[str]:
     """The cortex_m kernels a program runs, in order, whether ExecuTorch calls them (an instruction)
     or cmx-gen's backend does (a delegated layer): `cortex_m::quantized_conv2d`, no overload."""

@@ -1,11 +1,13 @@
-"""Images read by the cortex_m convolution and pool kernels are laid out channels-last.
+"""Images read by the cortex_m convolution and pool kernels are laid out channels-last, and the two
+tensors of an element-wise add or mul as its output.
 
 CMSIS-NN reads an image as NHWC bytes, and upstream's conversion gives a convolution the tensor it was
 given, whatever its dim order. A convolution's own output is channels-last, but an image made by a
 reshape (an attention's tokens back to an image, `t.transpose(1, 2).reshape(b, c, h, w)`) is
 contiguous: the kernel read its bytes as NHWC and computed a wrong image (a FAIL on the target). Such
 an input is first laid out channels-last by a `_clone_dim_order` (an int8 transpose in cmx-gen's
-backend, the portable kernel without it)."""
+backend, the portable kernel without it). An add or mul of that image and a conv's output walked
+one's bytes in NHWC order and the other's in NCHW order (a wrong image, found by the fuzzer)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import torch
 from cmx_gen.common.dim_order import placed_dims
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
-CHANNELS_LAST = (0, 2, 3, 1)
+CHANNELS_LAST: tuple[int, ...] = (0, 2, 3, 1)
 
 NHWC_READERS = (
     "cortex_m::quantized_conv2d",
@@ -23,6 +25,14 @@ NHWC_READERS = (
     "cortex_m::quantized_avg_pool2d",
     "cortex_m::quantized_max_pool2d",
 )
+
+
+# element-wise kernels of two tensors, and which arguments those are: they walk the bytes of both as
+# they lie, so both must lie as the output does
+ELEMENTWISE_OPERANDS: dict[str, tuple[int, ...]] = {
+    "cortex_m::quantized_add": (0, 4),
+    "cortex_m::quantized_mul": (0, 2),
+}
 
 
 def reads_nhwc(node: torch.fx.Node) -> bool:
@@ -58,18 +68,35 @@ def in_order(tensor: torch.fx.Node, order: tuple[int, ...], before: torch.fx.Nod
     return made
 
 
-def to_channels_last(program: torch.export.ExportedProgram) -> None:
-    """Each NHWC reader's image input channels-last (one layout copy per tensor, shared by its readers)."""
+def lay_out(program: torch.export.ExportedProgram) -> None:
+    """Each NHWC reader's image input channels-last, and each element-wise operand of the output's
+    shape laid out as the output (one layout copy per tensor and order, shared by its readers)."""
     graph = program.graph_module.graph
-    copies: dict[torch.fx.Node, torch.fx.Node] = {}
+    copies: dict[tuple[torch.fx.Node, tuple[int, ...]], torch.fx.Node] = {}
     for node in list(graph.nodes):
-        if not reads_nhwc(node):
+        if reads_nhwc(node):
+            wanted = [(fx_args(node)[0], CHANNELS_LAST)]
+        elif op_name(node) in ELEMENTWISE_OPERANDS:
+            order = tuple(int(d) for d in node.meta["val"].dim_order())
+            wanted = [(fx_args(node)[k], order) for k in ELEMENTWISE_OPERANDS[op_name(node)]]
+        else:
             continue
-        x = fx_args(node)[0]
-        if not isinstance(x, torch.fx.Node) or x.meta["val"].dim() != 4 or placed_like(x.meta["val"], CHANNELS_LAST):
-            continue
-        if x not in copies:
-            copies[x] = in_order(x, CHANNELS_LAST, node)
-        node.replace_input_with(x, copies[x])
+        for x, order in wanted:
+            if not isinstance(x, torch.fx.Node) or not isinstance(x.meta.get("val"), torch.Tensor):
+                continue
+            val = x.meta["val"]
+            if tuple(val.shape) != _shape_for(node, val, order) or placed_like(val, order):
+                continue
+            if (x, order) not in copies:
+                copies[(x, order)] = in_order(x, order, node)
+            node.replace_input_with(x, copies[(x, order)])
     graph.lint()
     program.graph_module.recompile()
+
+
+def _shape_for(node: torch.fx.Node, val: torch.Tensor, order: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape an operand needs to be laid out in `order`: a 4-D image for an NHWC reader, the
+    output's own for an element-wise operand (a broadcast one is left as it is)."""
+    if reads_nhwc(node):
+        return tuple(val.shape) if val.dim() == 4 else ()
+    return tuple(node.meta["val"].shape)

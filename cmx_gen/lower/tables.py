@@ -3,7 +3,8 @@ a run of operators from a dequantize to a quantize whose other arguments are sca
 scale, exp, a subtraction; data/lut_ops.yaml) is applied to the 256 values its input can take and
 quantized as the quantize after it does, and `cmx::quantized_lut` on the int8 tensors takes its
 place. The firmware (cmx_lut_s8) and the host reference read the same table, so PASS is exact by
-construction."""
+construction. An activation upstream left on int8 data, its quantization folded into its meta, is a
+table too."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import yaml
 
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.lower.concat import CAT_OPS
+from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
 from cmx_gen.lower.own_ops import drop_unused, qparams_of
 
@@ -31,8 +33,17 @@ def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
 
 
 @cache
+def _lut_data() -> dict[str, list[str]]:
+    data: dict[str, list[str]] = yaml.safe_load((DATA_DIR / "lut_ops.yaml").read_text())
+    return data
+
+
 def lut_ops() -> frozenset[str]:
-    return frozenset(yaml.safe_load((DATA_DIR / "lut_ops.yaml").read_text())["ops"])
+    return frozenset(_lut_data()["ops"])
+
+
+def folded_ops() -> frozenset[str]:
+    return frozenset(_lut_data()["folded"])
 
 
 def _scalar(program: Any, arg: Any) -> Any:
@@ -108,5 +119,32 @@ def to_int8(program: Any) -> None:
         for op in reversed(chain):
             graph.erase_node(op)
         drop_unused(graph, [node])
+    _folded_to_int8(program)
     graph.lint()
     program.graph_module.recompile()
+
+
+def _folded_to_int8(program: Any) -> None:
+    """An activation left on int8 data with its quantization folded into its meta (lut_ops.yaml
+    `folded`) as a table from its input's parameters to its output's."""
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        if op_name(node).split(".")[0] not in folded_ops() or not is_int8(node) or not is_int8(fx_args(node)[0]):
+            continue
+        x_q, y_q = _folded(node, "input_qparams"), _folded(node, "output_qparams")
+        table = _table([node], program, x_q, y_q) if x_q and y_q else None
+        if table is None:
+            continue
+        with graph.inserting_before(node):
+            made = graph.call_function(torch.ops.cmx.quantized_lut.default, (fx_args(node)[0], table))
+        made.meta = dict(node.meta)
+        node.replace_all_uses_with(made)
+        graph.erase_node(node)
+
+
+def _folded(node: torch.fx.Node, key: str) -> tuple[float, int] | None:
+    """(scale, zero point) upstream's folding left in the node's meta, if per tensor."""
+    found = (node.meta.get(key) or {}).get(0)
+    if found is None or getattr(found, "per_channel", False) or not isinstance(found.scale, float):
+        return None
+    return float(found.scale), int(found.zp)

@@ -18,6 +18,7 @@ pytestmark = FIRMWARE
 
 USER = ROOT / "tests" / "toy_models" / "user_models.py"
 ATTENTION = ROOT / "tests" / "toy_models" / "attention_models.py"
+FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models.py's shrunk failures
 
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
@@ -27,6 +28,9 @@ ATTENTION = ROOT / "tests" / "toy_models" / "attention_models.py"
         f"{USER}:TinyUNet",
         f"{USER}:TinyViT",
         f"{USER}:AttentionDenoiser",
+        f"{FUZZED}:TokensTimesConv",
+        f"{FUZZED}:DilatedDepthwise",
+        f"{FUZZED}:PoolHardswish",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",

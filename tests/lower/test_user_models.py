@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT, read_report, run_cli
+from conftest import ROOT, plan_matches_the_reference, read_report, run_cli
 from cmx_gen.common.noise import quiet_third_party
 from cmx_gen.lower import concat
 
@@ -49,19 +49,6 @@ def _lower(tmp_path, name: str, *extra: str) -> tuple[int, object]:
     return run_cli("lower", f"{USER}:{name}", "--target", "cortex-m4", "-o", str(out), *extra), out
 
 
-def _plan_matches_the_reference(out) -> None:
-    """The .pte's plan run on the host at its planned offsets (plan_reference) gives the lowering's
-    reference bit for bit."""
-    from cmx_gen.program import plan_reference
-
-    reference = np.load(out / "reference.npz")
-    inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
-    got = plan_reference.reference((out / "model.pte").read_bytes(), inputs, "DSP")
-    expected = [reference[k] for k in sorted(reference.files) if k.startswith("output_")]
-    for g, e in zip(got, expected, strict=True):
-        assert np.array_equal(g, e), f"{np.abs(g.astype(np.float64) - e).max()} apart"
-
-
 def test_a_unet_concat_runs_on_the_backend_and_its_plan_matches_the_reference(tmp_path):
     code, out = _lower(tmp_path, "TinyUNet")
     assert code == 0
@@ -72,7 +59,7 @@ def test_a_unet_concat_runs_on_the_backend_and_its_plan_matches_the_reference(tm
     assert kinds.get("cmx::quantized_upsample_nearest") == "copy_region", kinds
     ops = [row["op"] for row in report["instructions"]]
     assert ops.count("<DelegateCall>") == 1 and not any("upsample" in op for op in ops), ops
-    _plan_matches_the_reference(out)
+    plan_matches_the_reference(out)
 
 
 def test_a_vit_with_a_position_embedding_lowers_and_its_flatten_is_a_transpose(tmp_path):
@@ -88,7 +75,7 @@ def test_a_vit_with_a_position_embedding_lowers_and_its_flatten_is_a_transpose(t
         layer["op"] == "cortex_m::quantized_add" and "pos" in layer["source"] for layer in report["delegated_layers"]
     )
     assert {"layer_norm"} <= {kind for _, kind in kinds}, kinds
-    _plan_matches_the_reference(out)
+    plan_matches_the_reference(out)
 
 
 def test_a_flatten_of_a_channels_last_image_on_the_portable_kernel_is_refused_in_one_line(tmp_path, capsys):
@@ -200,7 +187,7 @@ def test_a_relu_sharing_a_concats_quantization_fuses_and_tokens_made_an_image_ar
     assert not any("convolution" in op or op.startswith("aten::cat") for op in ops), ops
     kinds = {layer["op"]: layer["kind"] for layer in report["delegated_layers"]}
     assert kinds.get("cmx::quantized_cat") == "copy_region" and "dim_order_ops::_clone_dim_order" in kinds, kinds
-    _plan_matches_the_reference(out)
+    plan_matches_the_reference(out)
 
 
 def test_an_activations_quantization_is_narrowed_to_what_it_produces_and_no_value_changes():

@@ -31,6 +31,7 @@ from cmx_gen.lower.delegate.emit import (
 )
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
+from cmx_gen.lower.image_layout import ELEMENTWISE_OPERANDS
 
 
 def _channel_broadcast(a: Any, b: Any) -> bool:
@@ -50,11 +51,7 @@ def _binary_ok(node: torch.fx.Node, first: int, second: int) -> bool:
 # The arguments a layer reads as tensors of the working memory (operands), by position; every other
 # kind reads its first. A constant there (a position embedding added, a learned scale) is no tensor
 # the plan can address: such a node stays outside, on its cortex_m kernel.
-OPERANDS: dict[str, tuple[int, ...]] = {
-    "cortex_m::quantized_add": (0, 4),
-    "cortex_m::quantized_mul": (0, 2),
-    "cmx::quantized_bmm": (0, 2),
-}
+OPERANDS: dict[str, tuple[int, ...]] = {**ELEMENTWISE_OPERANDS, "cmx::quantized_bmm": (0, 2)}
 
 
 def operands(node: torch.fx.Node) -> list[Any]:

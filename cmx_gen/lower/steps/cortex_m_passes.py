@@ -1,6 +1,6 @@
 """ExecuTorch's CortexMPassManager for the target's ISA: the graph onto CMSIS-NN kernels. One-input-
 channel convolutions stay regular convolutions (conv_choice.py); a convolution's or pool's image is
-laid out channels-last first (image_layout.py); with `--io int8`, an output that was only requantized
+laid out channels-last, an add's operands as its output (image_layout.py); with `--io int8`, an output that was only requantized
 is returned as the int8 it was (int8_io.py). A pass that fails on a node makes that node a float
 island (failures.py, float_islands.py)."""
 
@@ -52,7 +52,7 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
             upsample.to_int8(lowered)
             concat.to_int8(lowered)
             float_islands.leftover(lowered, rewritten.graph)
-        image_layout.to_channels_last(lowered)
+        image_layout.lay_out(lowered)
         if io:
             io = int8_io.drop_output_requantize(lowered, io)
     except ExportError:

@@ -1,0 +1,76 @@
+"""The shrunk models of bench/fuzz_models.py's failures, each as the fuzzer wrote it (seed in the
+docstring): they stay fixed (tests/lower/test_fuzzed_models.py, tests/device/test_user_models_firmware.py)."""
+
+import torch
+from torch import nn
+
+
+def _image(*shape: int) -> tuple[torch.Tensor]:
+    return (torch.randn(*shape, generator=torch.Generator().manual_seed(0)),)
+
+
+def _images(*shape: int) -> list[tuple[torch.Tensor]]:
+    g = torch.Generator().manual_seed(1)
+    return [(torch.randn(*shape, generator=g),) for _ in range(8)]
+
+
+class TokensTimesConv(nn.Module):
+    """Seeds 111, 118 (WRONG: plan vs reference 0.39): tokens back to an image (contiguous) times a
+    conv of it (channels-last): the element-wise mul walked one in NHWC order, the other in NCHW."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Linear(3, 3)
+        self.l1 = nn.Conv2d(3, 3, 3, stride=1, padding=1, groups=3)
+
+    def forward(self, x):
+        t = x.flatten(2).transpose(1, 2)
+        t = self.l0(t)
+        x = t.transpose(1, 2).reshape(1, 3, 12, 16)
+        return x * self.l1(x)
+
+    def example_inputs(self):
+        return _image(1, 3, 12, 16)
+
+    def calibration_data(self):
+        return _images(1, 3, 12, 16)
+
+
+class DilatedDepthwise(nn.Module):
+    """Seed 2 (refused: the host model ran torch's conv on int tensors, which has no dilated kernel)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l1 = nn.Conv2d(4, 4, 3, stride=1, padding=2, dilation=2, groups=4, bias=False)
+
+    def forward(self, x):
+        return self.l1(x)
+
+    def example_inputs(self):
+        return _image(1, 4, 16, 12)
+
+    def calibration_data(self):
+        return _images(1, 4, 16, 12)
+
+
+class PoolHardswish(nn.Module):
+    """Seeds 12, 100 (refused: "hardswish_cpu" not implemented for 'Char'): a hardswish after a pool,
+    which upstream's DecomposeHardswishPass leaves on int8 data (it takes one after a conv or linear)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Conv2d(3, 6, 5, stride=1, padding=2, groups=3)
+        self.l2 = nn.AvgPool2d(2)
+        self.l3 = nn.Hardswish()
+
+    def forward(self, x):
+        return self.l3(self.l2(self.l0(x)))
+
+    def example_inputs(self):
+        return _image(1, 3, 12, 8)
+
+    def calibration_data(self):
+        return _images(1, 3, 12, 8)
