@@ -17,6 +17,7 @@ import torch
 
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import fx_args, op_name
+from cmx_gen.lower.image_layout import CHANNELS_LAST, placed_like
 
 UPSAMPLE_OPS = ("aten::upsample_nearest2d",)
 
@@ -94,15 +95,14 @@ def geometry(node: torch.fx.Node) -> Geometry | None:
     return Geometry(n, h, w, c, *factors) if order == CHANNELS_LAST else Geometry(n * c, h, w, 1, *factors)
 
 
-CHANNELS_LAST = (0, 2, 3, 1)
 CONTIGUOUS = (0, 1, 2, 3)
 
 
 def _layout(val: Any) -> tuple[int, ...] | None:
     """The image's memory order when the backend copies it: channels-last (an image of a
-    convolution) or contiguous (tokens reshaped back to an image)."""
-    order = tuple(int(d) for d in val.dim_order())
-    return order if order in (CHANNELS_LAST, CONTIGUOUS) else None
+    convolution) or contiguous (tokens reshaped back to an image), as its bytes lie (a one-channel
+    image lies alike in both, whatever dim order ExecuTorch gives it)."""
+    return next((order for order in (CHANNELS_LAST, CONTIGUOUS) if placed_like(val, order)), None)
 
 
 def _is_upsample(node: Any) -> bool:
@@ -127,6 +127,7 @@ def to_int8(program: Any) -> None:
             x_q is None
             or _factors(dq.meta["val"].shape, q.meta["val"].shape) is None
             or _layout(dq.meta["val"]) is None
+            or _layout(dq.meta["val"]) != _layout(q.meta["val"])
         ):
             continue  # the backend would not take it: the float island it was
         size = [int(s) for s in q.meta["val"].shape[2:]]

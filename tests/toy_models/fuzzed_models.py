@@ -74,3 +74,26 @@ class PoolHardswish(nn.Module):
 
     def calibration_data(self):
         return _images(1, 3, 12, 8)
+
+
+class OneChannelUpsample(nn.Module):
+    """Seed 117 (crashed: "Missing out variants: cmx::quantized_upsample_nearest"): the upsampling of a
+    one-channel image, whose input and output ExecuTorch gives different dim orders although their
+    bytes lie alike; it was made an int8 upsampling the backend then did not take."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Conv2d(3, 1, 5, stride=1, padding=4, dilation=2, groups=1, bias=True)
+        self.l1 = nn.Upsample(scale_factor=2)
+        self.l2 = nn.Linear(1, 5)
+
+    def forward(self, x):
+        x = self.l1(self.l0(x))
+        return self.l2(x.mean((2, 3)))
+
+    def example_inputs(self):
+        return _image(1, 3, 12, 12)
+
+    def calibration_data(self):
+        return _images(1, 3, 12, 12)
