@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import keep_fp32, one_d, own_ops, recurrent_graph
+from cmx_gen.lower import attention, keep_fp32, one_d, own_ops, recurrent_graph
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import module_path, source_line
 
@@ -90,8 +90,8 @@ def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite 
     )
 
 
-REWRITES = (_transpose_conv_crop, recurrent_graph.as_own_op, own_ops.as_own_op)
-OWN_OPS = (recurrent_graph.as_own_op, own_ops.as_own_op)  # not for --keep-fp32 parts
+REWRITES = (_transpose_conv_crop, recurrent_graph.as_own_op, own_ops.as_own_op, attention.sdpa_as_bmm)
+OWN_OPS = (recurrent_graph.as_own_op, own_ops.as_own_op, attention.sdpa_as_bmm)  # not for --keep-fp32 parts
 
 
 def apply(module: torch.fx.GraphModule, keep: tuple[str, ...] = (), own: bool = True) -> list[Rewrite]:

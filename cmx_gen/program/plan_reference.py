@@ -242,6 +242,8 @@ class PlanRunner:
             except Exception as exc:  # torch has no kernel for it on this dtype, or the op refuses
                 raise NoHostModel(f"{name} ({type(exc).__name__}: {str(exc).splitlines()[0][:120]})") from exc
             results = list(result) if isinstance(result, (tuple, list)) else [result]
+            if outs and type(self.plan.values[outs[0]].val).__name__ == "TensorList":
+                outs = list(values[outs[0]])  # split_with_sizes_copy.out: a planned tensor per result
             for position, out in enumerate(outs):
                 value, spec = results[position % len(results)], self.plan.values[out].val
                 if (

@@ -215,11 +215,13 @@ def test_the_traces_expected_bytes_are_what_each_instruction_writes(tmp_path):
     found by name. to_backend and to_executorch name the nodes anew (the first expand_copy left after
     delegation is `aten_expand_copy_default`, whichever it was), so the trace of a PASSing attention
     model said "first difference at aten::expand_copy" (0.6 on 1023 of 1024 elements): the value of
-    another expand. Every expected output now equals what the plan's host run writes there."""
+    another expand. Every expected output now equals what the plan's host run writes there (a causal
+    attention: its core is still float, several expand_copy nodes among them)."""
     from cmx_gen.program import plan_reference
 
-    code, out = _lower(tmp_path, "AttentionDenoiser")
-    assert code == 0
+    out = tmp_path / "causal"
+    model = ROOT / "tests" / "toy_models" / "attention_models.py:CausalSdpa"
+    assert run_cli("lower", str(model), "--target", "cortex-m4", "-o", str(out)) == 0
     reference = np.load(out / "reference.npz")
     inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
     written: dict[int, bytes] = {}
@@ -233,3 +235,22 @@ def test_the_traces_expected_bytes_are_what_each_instruction_writes(tmp_path):
     assert sum(op.startswith("aten::expand_copy") for op in (ops[i] for i in expected)) >= 2, "the expands are traced"
     differ = [ops[i] for i, data in expected.items() if data.tobytes() != written[i]]
     assert not differ, differ
+
+
+@pytest.mark.parametrize(
+    "model",
+    [f"{USER}:AttentionDenoiser", f"{USER}:TinyViT", f"{ROOT}/tests/toy_models/attention_models.py:EncoderPreNorm"],
+)
+def test_attention_without_a_mask_runs_on_int8(tmp_path, model):
+    """nn.MultiheadAttention (and TransformerEncoderLayer's) without a mask: scaled_dot_product_attention
+    as cmx::bmm, a scale table, arm_softmax_s8 and cmx::bmm in the backend; it was 21-25 portable float
+    operators (bmm, _safe_softmax's eq/logical_not/any/where) per attention. The plan matches the reference."""
+    out = tmp_path / "attention"
+    assert run_cli("lower", model, "--target", "cortex-m4", "-o", str(out)) == 0
+    report = read_report(out)
+    float_ops = [row["op"] for row in report["instructions"] if row["op"].split("::")[0] == "aten"]
+    assert not any(op.split(".")[0] in ("aten::bmm", "aten::_softmax", "aten::where", "aten::any") for op in float_ops)
+    kinds = [layer["kind"] for layer in report["delegated_layers"]]
+    assert "bmm" in kinds and "softmax" in kinds, kinds
+    assert any("scaled_dot_product_attention" in r["op"] for r in report["rewrites"])
+    plan_matches_the_reference(out)
