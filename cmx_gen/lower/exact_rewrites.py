@@ -90,7 +90,75 @@ def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite 
     )
 
 
-REWRITES = (_transpose_conv_crop, recurrent_graph.as_own_op, own_ops.as_own_op, attention.sdpa_as_bmm)
+_CONVS = {aten.conv2d.default, aten.convolution.default, aten.conv2d.padding}
+
+
+def _batch_norm_as_depthwise(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    """An inference BatchNorm2d that follows no convolution (the quantizer folds one that does, and
+    fails on this one: "KeyError: batch_norm") is a per-channel affine map: a 1x1 depthwise
+    convolution with weight gamma / sqrt(var + eps) and bias beta - mean * that."""
+    if node.target != aten.batch_norm.default or len(node.args) < 8 or node.args[5]:
+        return None
+    x, weight, bias, mean, var = node.args[:5]
+    module = graph.owning_module
+    value = node.meta.get("val")
+    if module is None or not isinstance(value, torch.Tensor) or value.dim() != 4:
+        return None
+    if isinstance(x, torch.fx.Node) and x.target in _CONVS:
+        return None
+    tensors = [_attr(module, n) for n in (weight, bias, mean, var)]
+    if tensors[2] is None or tensors[3] is None:
+        return None
+    channels = int(value.shape[1])
+    gamma = tensors[0] if tensors[0] is not None else torch.ones(channels)
+    beta = tensors[1] if tensors[1] is not None else torch.zeros(channels)
+    factor = gamma / torch.sqrt(tensors[3] + float(str(node.args[7])))
+    constants = {
+        "w": factor.reshape(channels, 1, 1, 1).detach().clone(),
+        "b": (beta - tensors[2] * factor).detach().clone(),
+    }
+    fake = value.fake_mode  # type: ignore[attr-defined]
+    attrs = []
+    for kind, tensor in constants.items():
+        name = f"{node.name}_as_depthwise_{kind}"
+        setattr(module, name, tensor)
+        with graph.inserting_before(node):
+            attr = graph.get_attr(name)
+        attr.meta["val"] = fake.from_tensor(tensor)
+        attrs.append(attr)
+    with graph.inserting_before(node):
+        conv = graph.call_function(aten.conv2d.default, (x, attrs[0], attrs[1], [1, 1], [0, 0], [1, 1], channels))
+    conv.meta.update(
+        {k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node", "val")}
+    )
+    node.replace_all_uses_with(conv)
+    graph.erase_node(node)
+    return Rewrite(
+        node=node.name,
+        op="aten::batch_norm",
+        module=module_path(node),
+        source=source_line(node),
+        what=f"after no convolution: a 1x1 depthwise convolution of {channels} channel(s) (the same affine map)",
+    )
+
+
+def _attr(module: torch.nn.Module, node: Any) -> torch.Tensor | None:
+    """The tensor a get_attr node reads (`l1.weight`: a parameter of a submodule)."""
+    if not isinstance(node, torch.fx.Node) or node.op != "get_attr":
+        return None
+    found: Any = module
+    for part in str(node.target).split("."):
+        found = getattr(found, part)
+    return found if isinstance(found, torch.Tensor) else None
+
+
+REWRITES = (
+    _batch_norm_as_depthwise,
+    _transpose_conv_crop,
+    recurrent_graph.as_own_op,
+    own_ops.as_own_op,
+    attention.sdpa_as_bmm,
+)
 OWN_OPS = (recurrent_graph.as_own_op, own_ops.as_own_op, attention.sdpa_as_bmm)  # not for --keep-fp32 parts
 
 

@@ -31,6 +31,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:TokensTimesConv",
         f"{FUZZED}:DilatedDepthwise",
         f"{FUZZED}:PoolHardswish",
+        f"{FUZZED}:StandaloneBatchNorm",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",

@@ -93,7 +93,7 @@ def test_pte_is_analysed_only(lowered_dir, tmp_path):
             "calibration sample 0 from small.py:calibration_data()",
         ),
         (
-            ["lower", f"{SMALL}:AddThenHardswish", "--input-shape", "1,32", "--random-calibration"],
+            ["lower", f"{SMALL}:AddThenHardswish", "--input-shape", "1,32", "--random-calibration", "--no-delegate"],
             "the lowered program does not run",
         ),
         (["lower", f"{SMALL}:ConvNet", "--input-shape", "1,x"], "is not a shape"),

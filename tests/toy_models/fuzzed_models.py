@@ -97,3 +97,34 @@ class OneChannelUpsample(nn.Module):
 
     def calibration_data(self):
         return _images(1, 3, 12, 12)
+
+
+class StandaloneBatchNorm(nn.Module):
+    """Seeds 1115, 1122 (refused: "quantization failed: KeyError: batch_norm"): a BatchNorm2d after no
+    convolution (here tokens back to an image), then a pool, a hardswish and a conv."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Linear(3, 3)
+        self.l1 = nn.BatchNorm2d(3)
+        with torch.no_grad():  # the statistics of a trained model, not the initial ones
+            self.l1.running_mean.uniform_(-0.5, 0.5)
+            self.l1.running_var.uniform_(0.5, 2.0)
+            self.l1.weight.uniform_(0.5, 1.5)
+            self.l1.bias.uniform_(-0.2, 0.2)
+        self.l2 = nn.MaxPool2d(2)
+        self.l3 = nn.Hardswish()
+        self.l4 = nn.Conv2d(3, 6, 3, stride=1, padding=1)
+        self.eval()
+
+    def forward(self, x):
+        t = self.l0(x.flatten(2).transpose(1, 2))
+        x = self.l1(t.transpose(1, 2).reshape(1, 3, 16, 12))
+        return self.l4(self.l3(self.l2(x)))
+
+    def example_inputs(self):
+        return _image(1, 3, 16, 12)
+
+    def calibration_data(self):
+        return _images(1, 3, 16, 12)

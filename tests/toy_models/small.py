@@ -71,7 +71,8 @@ class Unsupported(nn.Module):
 
 
 class AddThenHardswish(nn.Module):
-    """hardswish after add: executorch 1.5.1 leaves it on int8 data with no cortex_m kernel."""
+    """hardswish after add: executorch 1.5.1 leaves it on int8 data with no cortex_m kernel (cmx-gen's
+    backend runs it as a table; without the backend it is refused)."""
 
     def __init__(self):
         super().__init__()
