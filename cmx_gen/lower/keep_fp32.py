@@ -55,8 +55,36 @@ def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
             kept = frozenset(n.name for n in keep)
             recurrent_graph.annotate(model, skip=kept)
             own_ops.annotate(model, skip=kept)
+            _observe_shared_roots(model, kept)
             for node in keep:
                 mark_node_as_annotated(node, {}, None, False)
             return model
 
     return KeepFp32Quantizer()
+
+
+def _observe_shared_roots(model: torch.fx.GraphModule, kept: frozenset[str]) -> None:
+    """An op no annotator took (an upsampling, a BatchNorm the conv fold missed) whose output a pool
+    annotated as sharing (SharedQuantizationSpec of that node): prepare_pt2e looked the node up and
+    stopped ("KeyError: upsample_nearest2d"). Its output is observed as int8 per tensor instead: a float
+    island between a dequantize and a quantize, which a later step may take to int8 (upsample.py)."""
+    from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
+    from torchao.quantization.pt2e.quantizer import QuantizationAnnotation, SharedQuantizationSpec
+
+    for node in list(model.graph.nodes):
+        annotation = node.meta.get("quantization_annotation")
+        if annotation is None:
+            continue
+        specs = [*annotation.input_qspec_map.values(), annotation.output_qspec]
+        for spec in specs:
+            root = spec.edge_or_node if isinstance(spec, SharedQuantizationSpec) else None
+            if not isinstance(root, torch.fx.Node) or root.op != "call_function" or root.name in kept:
+                continue
+            found = root.meta.get("quantization_annotation")
+            if found is not None and found.output_qspec is not None:
+                continue
+            root.meta["quantization_annotation"] = QuantizationAnnotation(
+                input_qspec_map=dict(found.input_qspec_map) if found is not None else {},
+                output_qspec=INT8_ACTIVATION_PER_TENSOR_QSPEC,
+                _annotated=True,
+            )

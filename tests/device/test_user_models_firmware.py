@@ -32,6 +32,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:DilatedDepthwise",
         f"{FUZZED}:PoolHardswish",
         f"{FUZZED}:StandaloneBatchNorm",
+        f"{FUZZED}:UpsampleThenPool",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",

@@ -12,7 +12,15 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"
 
 @pytest.mark.parametrize("core", ["cortex-m55", "cortex-m4"])
 @pytest.mark.parametrize(
-    "name", ["TokensTimesConv", "DilatedDepthwise", "PoolHardswish", "OneChannelUpsample", "StandaloneBatchNorm"]
+    "name",
+    [
+        "TokensTimesConv",
+        "DilatedDepthwise",
+        "PoolHardswish",
+        "OneChannelUpsample",
+        "StandaloneBatchNorm",
+        "UpsampleThenPool",
+    ],
 )
 def test_a_fuzzed_failure_lowers_and_its_plan_matches_the_reference(tmp_path, name, core):
     out = tmp_path / name

@@ -128,3 +128,29 @@ class StandaloneBatchNorm(nn.Module):
 
     def calibration_data(self):
         return _images(1, 3, 16, 12)
+
+
+class UpsampleThenPool(nn.Module):
+    """Seed 1308 (refused: "quantization failed: KeyError: upsample_nearest2d"): a max pool shares its
+    input's quantization with an upsampling no annotator took, and prepare_pt2e looked that node up."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.BatchNorm2d(3)
+        self.l1 = nn.Upsample(scale_factor=2)
+        self.l2 = nn.MaxPool2d(2)
+        self.l3 = nn.Hardswish()
+        self.l4 = nn.Conv2d(3, 3, 3, stride=2, padding=1, groups=3)
+        self.l5 = nn.Linear(3, 5)
+        self.eval()
+
+    def forward(self, x):
+        x = self.l4(self.l3(self.l2(self.l1(self.l0(x)))))
+        return self.l5(x.mean((2, 3)))
+
+    def example_inputs(self):
+        return _image(1, 3, 12, 12)
+
+    def calibration_data(self):
+        return _images(1, 3, 12, 12)
