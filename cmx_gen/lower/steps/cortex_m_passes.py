@@ -1,7 +1,7 @@
-"""ExecuTorch's CortexMPassManager for the target's ISA: the graph onto CMSIS-NN kernels. One-input-
-channel convolutions stay regular convolutions (conv_choice.py); a convolution's or pool's image is
-laid out channels-last, an add's operands as its output (image_layout.py); with `--io int8`, an output that was only requantized
-is returned as the int8 it was (int8_io.py). A pass that fails on a node makes that node a float
+"""ExecuTorch's CortexMPassManager for the target's ISA: the graph onto CMSIS-NN kernels, then
+cmx-gen's own passes in their list (own_passes.py). One-input-channel convolutions stay regular
+convolutions (conv_choice.py); with `--io int8`, an output that was only requantized is returned as
+the int8 it was (int8_io.py). A pass that fails on a node makes that node a float
 island (failures.py, float_islands.py)."""
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ import functools
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower import concat, conv_choice, float_islands, image_layout, int8_io, own_ops
-from cmx_gen.lower import recurrent_graph, tables, upsample
+from cmx_gen.lower import conv_choice, int8_io, own_passes
 from cmx_gen.lower.state import Edge, Given, Lowered, Quantized, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
 
@@ -45,14 +44,7 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
     try:
         with conv_choice.one_channel_convs_as_conv():
             lowered = CortexMPassManager(program, target_config=given.config).transform()
-        if given.options.delegate:  # cmx-gen's int8 ops run in its backend only
-            recurrent_graph.to_int8(lowered, quantized.lstm_cells)
-            own_ops.to_int8(lowered)
-            tables.to_int8(lowered)
-            upsample.to_int8(lowered)
-            concat.to_int8(lowered)
-            float_islands.leftover(lowered, rewritten.graph)
-        image_layout.lay_out(lowered)
+        own_passes.run_all(lowered, rewritten, quantized, given.options.delegate)
         if io:
             io = int8_io.drop_output_requantize(lowered, io)
     except ExportError:

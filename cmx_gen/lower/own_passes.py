@@ -1,0 +1,38 @@
+"""cmx-gen's own graph passes, in the order they run after upstream's CortexMPassManager (a list, as
+its `pass_list` is). Each edits the lowered program in place; a pass marked `backend_only` makes ops
+only cmx-gen's backend runs, so it is skipped with `--no-delegate`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torch.export import ExportedProgram
+
+from cmx_gen.lower import concat, float_islands, image_layout, own_ops, recurrent_graph, tables, upsample
+from cmx_gen.lower.state import Quantized, Rewritten
+
+
+@dataclass(frozen=True)
+class OwnPass:
+    name: str
+    run: Callable[[ExportedProgram, Rewritten, Quantized], None]
+    backend_only: bool = True
+
+
+PASSES: tuple[OwnPass, ...] = (
+    OwnPass("recurrent layers as one int8 call", lambda p, r, q: recurrent_graph.to_int8(p, q.lstm_cells)),
+    OwnPass("LayerNorm, mean, bmm on int8", lambda p, r, q: own_ops.to_int8(p)),
+    OwnPass("element-wise runs as tables", lambda p, r, q: tables.to_int8(p)),
+    OwnPass("nearest upsampling on int8", lambda p, r, q: upsample.to_int8(p)),
+    OwnPass("concat in memory order", lambda p, r, q: concat.to_int8(p)),
+    OwnPass("float ops left on int8 named", lambda p, r, q: float_islands.leftover(p, r.graph)),
+    OwnPass("images and element-wise operands laid out", lambda p, r, q: image_layout.lay_out(p), backend_only=False),
+)
+
+
+def run_all(program: ExportedProgram, rewritten: Rewritten, quantized: Quantized, delegate: bool) -> None:
+    """PASSES in order on `program` (with `delegate` False, only those not `backend_only`)."""
+    for own in PASSES:
+        if delegate or not own.backend_only:
+            own.run(program, rewritten, quantized)
