@@ -7,7 +7,9 @@ reshape (an attention's tokens back to an image, `t.transpose(1, 2).reshape(b, c
 contiguous: the kernel read its bytes as NHWC and computed a wrong image (a FAIL on the target). Such
 an input is first laid out channels-last by a `_clone_dim_order` (an int8 transpose in cmx-gen's
 backend, the portable kernel without it). An add or mul of that image and a conv's output walked
-one's bytes in NHWC order and the other's in NCHW order (a wrong image, found by the fuzzer)."""
+one's bytes in NHWC order and the other's in NCHW order (a wrong image, found by the fuzzer); upstream's
+transpose kernel permuted a channels-last image's bytes as if they were contiguous (FAIL 212 LSB on
+QEMU, the fuzzer's seed 2002): its input and output are laid out contiguous."""
 
 from __future__ import annotations
 
@@ -33,6 +35,11 @@ ELEMENTWISE_OPERANDS: dict[str, tuple[int, ...]] = {
     "cortex_m::quantized_add": (0, 4),
     "cortex_m::quantized_mul": (0, 2),
 }
+
+
+# kernels that walk their input and output as contiguous bytes of the logical shape, whatever the dim
+# order (upstream's op_transpose.cpp calls arm_transpose_s8 on the sizes alone)
+CONTIGUOUS_ONLY = ("cortex_m::transpose",)
 
 
 def reads_nhwc(node: torch.fx.Node) -> bool:
@@ -79,6 +86,9 @@ def lay_out(program: torch.export.ExportedProgram) -> None:
         elif op_name(node) in ELEMENTWISE_OPERANDS:
             order = tuple(int(d) for d in node.meta["val"].dim_order())
             wanted = [(fx_args(node)[k], order) for k in ELEMENTWISE_OPERANDS[op_name(node)]]
+        elif op_name(node) in CONTIGUOUS_ONLY:
+            _output_contiguous(node)
+            wanted = [(fx_args(node)[0], tuple(range(node.meta["val"].dim())))]
         else:
             continue
         for x, order in wanted:
@@ -94,9 +104,33 @@ def lay_out(program: torch.export.ExportedProgram) -> None:
     program.graph_module.recompile()
 
 
+def _output_contiguous(node: torch.fx.Node) -> None:
+    """The node writes its output contiguous; its readers get it in the order they had, through a
+    layout copy after it where that order is another."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    val = node.meta["val"]
+    order = tuple(int(d) for d in val.dim_order())
+    contiguous = tuple(range(val.dim()))
+    if placed_like(val, contiguous):
+        return
+    node.meta["val"] = laid_out(val, contiguous)
+    users = list(node.users)
+    with node.graph.inserting_after(node):
+        back = node.graph.call_function(
+            exir_ops.edge.dim_order_ops._clone_dim_order.default, (node,), {"dim_order": list(order)}
+        )
+    back.meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")}
+    back.meta["val"] = val
+    for user in users:
+        user.replace_input_with(node, back)
+
+
 def _shape_for(node: torch.fx.Node, val: torch.Tensor, order: tuple[int, ...]) -> tuple[int, ...]:
     """The shape an operand needs to be laid out in `order`: a 4-D image for an NHWC reader, the
     output's own for an element-wise operand (a broadcast one is left as it is)."""
     if reads_nhwc(node):
         return tuple(val.shape) if val.dim() == 4 else ()
+    if op_name(node) in CONTIGUOUS_ONLY:
+        return tuple(val.shape)
     return tuple(node.meta["val"].shape)

@@ -33,6 +33,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:PoolHardswish",
         f"{FUZZED}:StandaloneBatchNorm",
         f"{FUZZED}:UpsampleThenPool",
+        f"{FUZZED}:PermutedImage",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",

@@ -28,3 +28,19 @@ def test_a_fuzzed_failure_lowers_and_its_plan_matches_the_reference(tmp_path, na
     plan_matches_the_reference(out)
     ops = [row["op"] for row in read_report(out)["instructions"]]
     assert not any(op.startswith("aten::hardswish") for op in ops), ops
+
+
+@pytest.mark.parametrize("core", ["cortex-m55", "cortex-m4"])
+def test_upstreams_transpose_kernel_gets_contiguous_tensors(tmp_path, core):
+    """op_transpose.cpp permutes the bytes of the logical shape whatever the dim order: a permute of a
+    channels-last image FAILed on QEMU (212 LSB) while the host, running the Python op, agreed with
+    the reference. Its input and output are laid out contiguous now."""
+    out = tmp_path / "permuted"
+    assert run_cli("lower", f"{FUZZED}:PermutedImage", "--target", core, "-o", str(out)) == 0
+    report = read_report(out)
+    rows = report["instructions"]
+    transposes = [row for row in rows if row["op"].startswith("cortex_m::transpose")]
+    assert transposes and all(row["output"]["dim_order"] == [0, 1, 2, 3] for row in transposes), rows
+    layouts = [layer for layer in report["delegated_layers"] if layer["op"] == "dim_order_ops::_clone_dim_order"]
+    assert [layer["dim_order"] for layer in layouts] == [[0, 1, 2, 3]], "the conv's image laid out contiguous first"
+    plan_matches_the_reference(out)

@@ -154,3 +154,24 @@ class UpsampleThenPool(nn.Module):
 
     def calibration_data(self):
         return _images(1, 3, 12, 12)
+
+
+class PermutedImage(nn.Module):
+    """Seed 2002 (FAIL max_abs_err=212 on QEMU M4, host PASS): a permute of a conv's channels-last
+    image; upstream's transpose kernel permutes the bytes as if they were contiguous."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Conv2d(8, 8, 1)
+        self.l1 = nn.Conv2d(12, 4, 3, padding=1)
+
+    def forward(self, x):
+        x = self.l0(x).permute(0, 2, 1, 3).permute(0, 1, 3, 2)
+        return self.l1(torch.relu(x))
+
+    def example_inputs(self):
+        return _image(1, 8, 12, 10)
+
+    def calibration_data(self):
+        return _images(1, 8, 12, 10)
