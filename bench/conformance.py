@@ -324,6 +324,11 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
             else []
         ),
         *([f"Not run: {', '.join(NOT_RUN)}: packages cmx-gen does not install."] if NOT_RUN else []),
+        *(
+            ["Random models of the layers cmx-gen takes (bench/fuzz_models.py): docs/conformance_fuzz.md."]
+            if own
+            else []
+        ),
         "",
         f"{len(results)} runs, {sum(v['seconds'] for v in results.values()) / 60:.0f} min of create+build+run on 2 cores"
         " (ccache shares the runtime objects across cases).",
