@@ -76,8 +76,9 @@ def in_order(tensor: torch.fx.Node, order: tuple[int, ...], before: torch.fx.Nod
 
 
 def lay_out(program: torch.export.ExportedProgram) -> None:
-    """Each NHWC reader's image input channels-last, and each element-wise operand of the output's
-    shape laid out as the output (one layout copy per tensor and order, shared by its readers)."""
+    """Each NHWC reader's image input channels-last, each element-wise operand of the output's shape
+    laid out as the output, a contiguous-only kernel's input and output contiguous (one layout copy
+    per tensor and order, shared by its readers)."""
     graph = program.graph_module.graph
     copies: dict[tuple[torch.fx.Node, tuple[int, ...]], torch.fx.Node] = {}
     for node in list(graph.nodes):
