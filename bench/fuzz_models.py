@@ -74,7 +74,7 @@ def check(path: Path, core: str) -> Verdict:
 
 def _reason(message: str) -> str:
     """A refusal's reason without the model's own names and numbers, to count alike ones together."""
-    text = re.sub(r"\(fuzzed\.py:\d+ [^)]*\)|\[[\d, ]+\]|\b\d+(\.\d+)?\b|l\d+", "#", message)
+    text = re.sub(r"\((fuzz_\d+|shrink)\.py:[^)]*\)|\[[\d, ]+\]|\b\d+(\.\d+)?\b|l\d+", "#", message)
     return text[:140]
 
 
