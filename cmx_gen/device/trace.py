@@ -133,13 +133,18 @@ def summary(differences: list[Difference], compared: int, layers: int = 0) -> st
                 "match the host bit for bit"
             )
         return f"trace: all {compared} traced instructions match the host bit for bit"
-    first = next((d for d in differences if not d.rounding), differences[0])
-    rounded = differences.index(first) if not first.rounding else len(differences)
+    first = first_difference(differences)
     more = f"; {len(differences) - 1} other instruction(s) differ too" if len(differences) > 1 else ""
-    if first.rounding:
-        return f"trace: only float rounding differs (the target's libm), first at {first.describe()}{more}"
+    if first is None:
+        return f"trace: only float rounding differs (the target's libm), first at {differences[0].describe()}{more}"
+    rounded = differences.index(first)
     before = f" (before it {rounded} float output(s) differ by float rounding only)" if rounded else ""
     return f"trace: first difference at {first.describe()}{before}{more}"
+
+
+def first_difference(differences: list[Difference]) -> Difference | None:
+    """The first difference that is more than float rounding; None when there is none."""
+    return next((d for d in differences if not d.rounding), None)
 
 
 def read_reference(app: Path) -> bytes:

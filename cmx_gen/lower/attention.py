@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.facts import Rewrite
-from cmx_gen.lower.fx_nodes import fx_args, module_path, source_line
+from cmx_gen.lower.fx_nodes import call_like, fx_args, module_path, source_line
 
 aten = torch.ops.aten
 
@@ -40,14 +40,19 @@ def sdpa_as_bmm(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     batch = int(qv.shape[:-2].numel())
     given: Any = node.kwargs.get("scale")
     scale = float(given) if given else 1.0 / math.sqrt(int(qv.shape[-1]))
-    made = _Maker(graph, node)
-    q3 = made(aten.reshape.default, q, [batch, int(qv.shape[-2]), int(qv.shape[-1])])
-    k3 = made(aten.reshape.default, k, [batch, int(kv.shape[-2]), int(kv.shape[-1])])
-    v3 = made(aten.reshape.default, v, [batch, int(vv.shape[-2]), int(vv.shape[-1])])
-    scores = made(torch.ops.cmx.bmm.default, q3, made(aten.transpose.int, k3, 1, 2))
-    weights = made(aten.softmax.int, made(aten.mul.Tensor, scores, scale), -1)
-    out = made(torch.ops.cmx.bmm.default, weights, v3)
-    result = made(aten.reshape.default, out, [int(s) for s in node.meta["val"].shape])
+    with graph.inserting_before(node):
+        # each its own node of `node`'s line (not `from_node`: to_edge gives the nodes of one provenance
+        # one debug handle, and each of these is its own layer in the profile and the trace)
+        def made(target: Any, *args: Any) -> torch.fx.Node:
+            return call_like(graph, target, args, node)
+
+        q3 = made(aten.reshape.default, q, [batch, int(qv.shape[-2]), int(qv.shape[-1])])
+        k3 = made(aten.reshape.default, k, [batch, int(kv.shape[-2]), int(kv.shape[-1])])
+        v3 = made(aten.reshape.default, v, [batch, int(vv.shape[-2]), int(vv.shape[-1])])
+        scores = made(torch.ops.cmx.bmm.default, q3, made(aten.transpose.int, k3, 1, 2))
+        weights = made(aten.softmax.int, made(aten.mul.Tensor, scores, scale), -1)
+        out = made(torch.ops.cmx.bmm.default, weights, v3)
+        result = made(aten.reshape.default, out, [int(s) for s in node.meta["val"].shape])
     node.replace_all_uses_with(result)
     graph.erase_node(node)
     return Rewrite(
@@ -58,22 +63,3 @@ def sdpa_as_bmm(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
         what=f"as cmx::bmm, a scale of {scale:.6g}, softmax and cmx::bmm over {batch} head(s): int8 on "
         "CMSIS-NN's arm_batch_matmul_s8 and arm_softmax_s8 in cmx-gen's backend",
     )
-
-
-class _Maker:
-    """New nodes before `node`, each with its fake value and `node`'s provenance and user's line."""
-
-    def __init__(self, graph: torch.fx.Graph, node: torch.fx.Node) -> None:
-        self.graph, self.node = graph, node
-        self.fake = node.meta["val"].fake_mode
-
-    def __call__(self, target: Any, *args: Any) -> torch.fx.Node:
-        with self.graph.inserting_before(self.node):
-            made = self.graph.call_function(target, args)
-        values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
-        with self.fake:
-            made.meta["val"] = target(*values)
-        # not `from_node`: to_edge gives the nodes of one provenance one debug handle, and each of these
-        # is its own layer in the profile and the trace
-        made.meta.update({k: v for k, v in self.node.meta.items() if k in ("stack_trace", "nn_module_stack")})
-        return made

@@ -10,6 +10,8 @@ from typing import Any
 
 import torch
 
+from cmx_gen.lower.fx_nodes import call_like
+
 
 def decompose(program: Any) -> int:
     """Rewrite every float edge `aten.linear` in the ExportedProgram in place; returns how many."""
@@ -23,31 +25,21 @@ def decompose(program: Any) -> int:
             continue
         x, weight = node.args[0], node.args[1]
         bias = node.args[2] if len(node.args) > 2 else None
-        x_val, w_val = x.meta["val"], weight.meta["val"]
+        x_val = x.meta["val"]
         if not x_val.is_floating_point():
             continue
-        fake = x_val.fake_mode
 
-        def add(target: Any, args: tuple[Any, ...], example: Any) -> torch.fx.Node:
-            new: torch.fx.Node = graph.call_function(target, args)
-            with fake:
-                new.meta["val"] = target(*example)
-            new.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")})
-            return new
+        def add(target: Any, *args: Any) -> torch.fx.Node:
+            return call_like(graph, target, args, node)
 
         with graph.inserting_before(node):
-            w_t = add(edge.permute_copy.default, (weight, [1, 0]), (w_val, [1, 0]))
+            w_t = add(edge.permute_copy.default, weight, [1, 0])
             rows = x
             if x_val.dim() != 2:
-                rows = add(edge.view_copy.default, (x, [-1, x_val.shape[-1]]), (x_val, [-1, x_val.shape[-1]]))
-            rows_val, w_t_val = rows.meta["val"], w_t.meta["val"]
-            if bias is not None:
-                out = add(edge.addmm.default, (bias, rows, w_t), (bias.meta["val"], rows_val, w_t_val))
-            else:
-                out = add(edge.mm.default, (rows, w_t), (rows_val, w_t_val))
+                rows = add(edge.view_copy.default, x, [-1, x_val.shape[-1]])
+            out = add(edge.addmm.default, bias, rows, w_t) if bias is not None else add(edge.mm.default, rows, w_t)
             if x_val.dim() != 2:
-                shape = list(node.meta["val"].shape)
-                out = add(edge.view_copy.default, (out, shape), (out.meta["val"], shape))
+                out = add(edge.view_copy.default, out, list(node.meta["val"].shape))
         node.replace_all_uses_with(out)
         graph.erase_node(node)
         count += 1

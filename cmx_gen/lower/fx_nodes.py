@@ -83,3 +83,26 @@ def constant_tensor(program: Any, node: torch.fx.Node) -> torch.Tensor | None:
         if value is not None:
             return value
     return None
+
+
+PROVENANCE = ("stack_trace", "nn_module_stack")  # what a node made in another's place keeps of it
+
+
+def call_like(
+    graph: torch.fx.Graph,
+    target: Any,
+    args: tuple[Any, ...],
+    like: torch.fx.Node,
+    kwargs: dict[str, Any] | None = None,
+    val: Any = None,
+) -> torch.fx.Node:
+    """A call of `target` at the graph's insertion point, with `like`'s module and user's line, and its
+    fake value: `val`, else `target` run on its arguments' fake values in `like`'s fake mode."""
+    made = graph.call_function(target, args, kwargs or {})
+    if val is None:
+        values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
+        with like.meta["val"].fake_mode:
+            val = target(*values, **(kwargs or {}))
+    made.meta = {k: v for k, v in like.meta.items() if k in PROVENANCE}
+    made.meta["val"] = val
+    return made

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from cmx_gen.common.dim_order import placed_dims
-from cmx_gen.lower.fx_nodes import fx_args, op_name
+from cmx_gen.lower.fx_nodes import call_like, fx_args, op_name
 
 CHANNELS_LAST: tuple[int, ...] = (0, 2, 3, 1)
 
@@ -58,21 +58,22 @@ def placed_like(val: torch.Tensor, order: tuple[int, ...]) -> bool:
     return placed_dims(val) == [d for d in order if int(val.shape[d]) != 1]
 
 
-def in_order(tensor: torch.fx.Node, order: tuple[int, ...], before: torch.fx.Node) -> torch.fx.Node:
-    """`tensor`, or a `_clone_dim_order` of it into `order` inserted before `before`."""
+def _layout_copy() -> object:
+    """The edge op of a layout copy (a transpose, or a plain copy, in cmx-gen's backend)."""
     from executorch.exir.dialects._ops import ops as exir_ops
 
+    return exir_ops.edge.dim_order_ops._clone_dim_order.default
+
+
+def in_order(tensor: torch.fx.Node, order: tuple[int, ...], before: torch.fx.Node) -> torch.fx.Node:
+    """`tensor`, or a `_clone_dim_order` of it into `order` inserted before `before`."""
     val = tensor.meta["val"]
     if placed_like(val, order):
         return tensor
-    graph = before.graph
-    with graph.inserting_before(before):
-        made = graph.call_function(
-            exir_ops.edge.dim_order_ops._clone_dim_order.default, (tensor,), {"dim_order": list(order)}
+    with before.graph.inserting_before(before):
+        return call_like(
+            before.graph, _layout_copy(), (tensor,), before, {"dim_order": list(order)}, laid_out(val, order)
         )
-    made.meta = {k: v for k, v in before.meta.items() if k in ("stack_trace", "nn_module_stack")}
-    made.meta["val"] = laid_out(val, order)
-    return made
 
 
 def lay_out(program: torch.export.ExportedProgram) -> None:
@@ -108,8 +109,6 @@ def lay_out(program: torch.export.ExportedProgram) -> None:
 def _output_contiguous(node: torch.fx.Node) -> None:
     """The node writes its output contiguous; its readers get it in the order they had, through a
     layout copy after it where that order is another."""
-    from executorch.exir.dialects._ops import ops as exir_ops
-
     val = node.meta["val"]
     order = tuple(int(d) for d in val.dim_order())
     contiguous = tuple(range(val.dim()))
@@ -118,11 +117,7 @@ def _output_contiguous(node: torch.fx.Node) -> None:
     node.meta["val"] = laid_out(val, contiguous)
     users = list(node.users)
     with node.graph.inserting_after(node):
-        back = node.graph.call_function(
-            exir_ops.edge.dim_order_ops._clone_dim_order.default, (node,), {"dim_order": list(order)}
-        )
-    back.meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack")}
-    back.meta["val"] = val
+        back = call_like(node.graph, _layout_copy(), (node,), node, {"dim_order": list(order)}, val)
     for user in users:
         user.replace_input_with(node, back)
 

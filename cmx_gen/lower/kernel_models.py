@@ -207,76 +207,12 @@ def conv2d_s8(
     """ExecuTorch's own arithmetic (int32 accumulate, per-channel arm_nn_requantize), with the
     accumulation done in float64, which is exact for int8 products: torch has no integer kernel
     for dilated convolutions, so the Python op cannot run them at all."""
-    w = weight.permute(0, 3, 1, 2)  # OHWI -> OIHW
-    groups = input.shape[1] // weight.shape[3]
-    return _conv_s8(
-        input,
-        w,
-        bias,
-        (stride, padding, dilation, groups),
-        input_offset,
-        output_offset,
-        requantize_multipliers,
-        requantize_shifts,
-        activation_min,
-        activation_max,
-    )
-
-
-# --- arm_depthwise_conv_wrapper_s8 (quantized_depthwise_conv2d) ------------------------------------
-def depthwise_conv2d_s8(
-    input: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    stride: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
-    depth_multiplier: int,
-    input_offset: int,
-    output_offset: int,
-    requantize_multipliers: torch.Tensor,
-    requantize_shifts: torch.Tensor,
-    activation_min: int,
-    activation_max: int,
-    scratch: torch.Tensor,
-) -> torch.Tensor:
-    """conv2d_s8's arithmetic for a depthwise convolution (weight IHWO: [1, H, W, C_out]); the
-    Python op cannot run a dilated one either."""
-    w = weight.permute(3, 0, 1, 2)  # IHWO -> OIHW with one input channel per group
-    return _conv_s8(
-        input,
-        w,
-        bias,
-        (stride, padding, dilation, int(input.shape[1])),
-        input_offset,
-        output_offset,
-        requantize_multipliers,
-        requantize_shifts,
-        activation_min,
-        activation_max,
-    )
-
-
-def _conv_s8(
-    input: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    window: tuple[Sequence[int], Sequence[int], Sequence[int], int],
-    input_offset: int,
-    output_offset: int,
-    requantize_multipliers: torch.Tensor,
-    requantize_shifts: torch.Tensor,
-    activation_min: int,
-    activation_max: int,
-) -> torch.Tensor:
-    """An int8 convolution (OIHW weight; window: stride, padding, dilation, groups), accumulated in
-    float64 and requantized per channel as arm_nn_requantize does."""
     from executorch.backends.cortex_m.passes.passes_utils import requantize_cmsis
 
-    stride, padding, dilation, groups = window
     x = input.to(torch.float64) + int(input_offset)
-    w = weight.to(torch.float64).contiguous()
+    w = weight.to(torch.float64).permute(0, 3, 1, 2).contiguous()  # OHWI -> OIHW
     b = bias.to(torch.float64) if bias is not None else None
+    groups = input.shape[1] // weight.shape[3]
     acc = (
         torch.nn.functional.conv2d(
             x, w, b, stride=tuple(stride), padding=tuple(padding), dilation=tuple(dilation), groups=groups
@@ -290,6 +226,23 @@ def _conv_s8(
     ]
     result = torch.stack(channels, dim=1) + int(output_offset)
     return result.clamp(activation_min, activation_max).to(torch.int8).contiguous(memory_format=torch.channels_last)
+
+
+# --- arm_depthwise_conv_wrapper_s8 (quantized_depthwise_conv2d) ------------------------------------
+def depthwise_conv2d_s8(
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    depth_multiplier: int,
+    *requantize: Any,
+) -> torch.Tensor:
+    """conv2d_s8's arithmetic for a depthwise convolution (the Python op cannot run a dilated one
+    either): its IHWO weight [1, H, W, C_out] is an OHWI one of one input channel per group.
+    `requantize`: the arguments after depth_multiplier, conv2d_s8's after dilation."""
+    return conv2d_s8(input, weight.permute(3, 1, 2, 0), bias, stride, padding, dilation, *requantize)
 
 
 # --- quantize_per_tensor (backends/cortex_m/ops/op_quantize_per_tensor.cpp) -------------------------

@@ -20,6 +20,7 @@ from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.image_layout import CHANNELS_LAST, placed_like
 
 UPSAMPLE_OPS = ("aten::upsample_nearest2d",)
+CONTIGUOUS = (0, 1, 2, 3)
 
 
 def _source_index(size: int, out: int) -> torch.Tensor:
@@ -84,8 +85,8 @@ def geometry(node: torch.fx.Node) -> Geometry | None:
     val, out = x.meta["val"], node.meta["val"]
     if not (is_int8(x) and is_int8(node)) or val.dim() != 4:
         return None
-    order = _layout(val)
-    if order is None or _layout(out) != order:
+    order = _copied_layout(val, out)
+    if order is None:
         return None
     factors = _factors(val.shape, out.shape)
     if factors is None:
@@ -95,14 +96,12 @@ def geometry(node: torch.fx.Node) -> Geometry | None:
     return Geometry(n, h, w, c, *factors) if order == CHANNELS_LAST else Geometry(n * c, h, w, 1, *factors)
 
 
-CONTIGUOUS = (0, 1, 2, 3)
-
-
-def _layout(val: Any) -> tuple[int, ...] | None:
-    """The image's memory order when the backend copies it: channels-last (an image of a
-    convolution) or contiguous (tokens reshaped back to an image), as its bytes lie (a one-channel
-    image lies alike in both, whatever dim order ExecuTorch gives it)."""
-    return next((order for order in (CHANNELS_LAST, CONTIGUOUS) if placed_like(val, order)), None)
+def _copied_layout(val: Any, out: Any) -> tuple[int, ...] | None:
+    """The memory order the backend copies an image in, when input and output share it: channels-last
+    (an image of a convolution) or contiguous (tokens reshaped back to an image), as their bytes lie (a
+    one-channel image lies alike in both, whatever dim order ExecuTorch gives it); else None."""
+    order = next((order for order in (CHANNELS_LAST, CONTIGUOUS) if placed_like(val, order)), None)
+    return order if order is not None and placed_like(out, order) else None
 
 
 def _is_upsample(node: Any) -> bool:
@@ -126,8 +125,7 @@ def to_int8(program: Any) -> None:
         if (
             x_q is None
             or _factors(dq.meta["val"].shape, q.meta["val"].shape) is None
-            or _layout(dq.meta["val"]) is None
-            or _layout(dq.meta["val"]) != _layout(q.meta["val"])
+            or _copied_layout(dq.meta["val"], q.meta["val"]) is None
         ):
             continue  # the backend would not take it: the float island it was
         size = [int(s) for s in q.meta["val"].shape[2:]]

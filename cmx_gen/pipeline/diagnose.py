@@ -81,7 +81,7 @@ def _trace(app: AppFolder, result: Result, options: RunOptions, instructions: li
     lines = [result.line, trace.summary(differences, compared, sum(layer.traced for layer in layers))]
     if result.line:
         record(app, "trace", result.line)
-    first = next((d for d in differences if not d.rounding), None)
+    first = trace.first_difference(differences)
     later = differences[differences.index(first) + 1 :] if first else differences[1:]
     lines += [f"           then {d.describe()}" for d in later[:3]]
     return Outcome(tuple(lines), 0 if result.passed and first is None else 1)
