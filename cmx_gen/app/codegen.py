@@ -201,9 +201,10 @@ def optimized_kernels(op_names: list[str]) -> tuple[str, ...]:
     )
 
 
-def _missing_kernels(missing: list[str]) -> tuple[str, str]:
+def _missing_kernels(missing: list[str], quantized: bool) -> tuple[str, str]:
     """The problem and the fix when the libraries cmx-gen links have no kernel for some operators: an
-    aten operator is a float program's (the int8 ones run on cortex_m/CMSIS-NN kernels)."""
+    aten operator is a float program's (the int8 ones run on cortex_m/CMSIS-NN kernels), or a float
+    part the lowering of a `quantized` program left."""
     names = ", ".join(missing)
     quantize = (
         "give cmx-gen the model itself (path/model.py:Class or a .pt2) so that it quantizes it to int8, "
@@ -216,6 +217,12 @@ def _missing_kernels(missing: list[str]) -> tuple[str, str]:
             else "no portable or cortex_m kernel; set EXECUTORCH_ROOT to ExecuTorch's "
             "sources (`cmx-gen sdk`) and cmx-gen links the optimized library's where it has one"
         )
+        if quantized:
+            return (
+                f"float operator(s) {names} left in the int8 program: {where}",
+                "report.md's `float` lines name the model's lines; rewrite them with layers cmx-gen takes to int8, "
+                "or report the model to cmx-gen",
+            )
         return f"float operator(s) {names} of an unquantized program: {where}", quantize
     return (
         f"no kernel in this executorch for operator(s) {names}",
@@ -255,7 +262,8 @@ def registration_source(op_names: list[str], backend: bool = False) -> str:
     if missing:
         from cmx_gen.common.errors import RenderError
 
-        raise RenderError(*_missing_kernels(missing))
+        quantized = backend or any(op.startswith("cortex_m::") for op in op_names)
+        raise RenderError(*_missing_kernels(missing, quantized))
     namespaces = [(ns, ns.split("::"), decls[ns]) for ns in sorted(decls)]
     # The header's path is the module's before app/: generated apps stayed byte-identical across that move.
     text = render("cmx_kernels.cpp", count=len(ops), namespaces=namespaces, bodies=bodies, backend=backend)

@@ -25,3 +25,20 @@ def classify(op_name: str) -> str:
         if fnmatch.fnmatchcase(base, pattern):
             return klass
     return "fallback"
+
+
+@lru_cache(maxsize=1)
+def _lut_data() -> dict[str, list[str]]:
+    data: dict[str, list[str]] = yaml.safe_load((DATA_DIR / "lut_ops.yaml").read_text())
+    return data
+
+
+def elementwise_ops() -> frozenset[str]:
+    """The element-wise operators (`aten::name`) cmx-gen runs on int8 as a table (data/lut_ops.yaml
+    `ops`): each keeps its input's shape and memory format."""
+    return frozenset(_lut_data()["ops"])
+
+
+def folded_ops() -> frozenset[str]:
+    """The activations upstream leaves on int8 data with folded quantization (lut_ops.yaml `folded`)."""
+    return frozenset(_lut_data()["folded"])

@@ -190,12 +190,24 @@ def _replace(graph: torch.fx.Graph, node: torch.fx.Node, target: Any, args: tupl
     )
 
 
+# Activations portable ExecuTorch has no float kernel for.
+_NO_FLOAT_KERNEL = (
+    torch.ops.aten.hardswish.default,
+    torch.ops.aten.hardswish_.default,
+    torch.ops.aten.hardsigmoid.default,
+    torch.ops.aten.hardsigmoid_.default,
+)
+
+
 def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) -> None:
-    """Observe the input and output of each LayerNorm and mean no annotator took, as int8 per-tensor."""
+    """Observe the input and output of each LayerNorm, mean, bmm and hardswish/hardsigmoid no annotator
+    took, as int8 per-tensor (upstream annotates the activations after a conv or linear only, and no
+    portable kernel computes them in float: each becomes a table, tables.py)."""
     from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
     from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
 
-    targets = (torch.ops.cmx.layer_norm.default, torch.ops.aten.mean.dim, torch.ops.cmx.bmm.default)
+    aten = torch.ops.aten
+    targets = (torch.ops.cmx.layer_norm.default, aten.mean.dim, torch.ops.cmx.bmm.default, *_NO_FLOAT_KERNEL)
     for node in graph.graph.nodes:
         if node.op != "call_function" or node.target not in targets or node.name in skip:
             continue

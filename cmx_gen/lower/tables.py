@@ -8,13 +8,11 @@ table too."""
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import torch
-import yaml
 
-from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.common.op_classes import elementwise_ops, folded_ops
 from cmx_gen.lower.concat import CAT_OPS
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
@@ -32,20 +30,6 @@ def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
     return torch.empty_like(x, dtype=torch.int8)
 
 
-@cache
-def _lut_data() -> dict[str, list[str]]:
-    data: dict[str, list[str]] = yaml.safe_load((DATA_DIR / "lut_ops.yaml").read_text())
-    return data
-
-
-def lut_ops() -> frozenset[str]:
-    return frozenset(_lut_data()["ops"])
-
-
-def folded_ops() -> frozenset[str]:
-    return frozenset(_lut_data()["folded"])
-
-
 def _scalar(program: Any, arg: Any) -> Any:
     """A scalar argument as it is, a one-element constant as a tensor; None for anything else."""
     if not isinstance(arg, torch.fx.Node):
@@ -57,7 +41,7 @@ def _scalar(program: Any, arg: Any) -> Any:
 def _apply(node: torch.fx.Node, program: Any, values: torch.Tensor) -> torch.Tensor | None:
     """An element-wise op on `values` (its other arguments scalars or one-element constants); None if it
     is not one."""
-    if op_name(node).split(".")[0] not in lut_ops():
+    if op_name(node).split(".")[0] not in elementwise_ops():
         return None
     args = list(fx_args(node))
     others = [_scalar(program, a) for a in args[1:]]
@@ -100,7 +84,11 @@ def to_int8(program: Any) -> None:
             continue
         chain: list[torch.fx.Node] = []
         node = fx_args(q)[0]
-        while isinstance(node, torch.fx.Node) and op_name(node).split(".")[0] in lut_ops() and len(node.users) == 1:
+        while (
+            isinstance(node, torch.fx.Node)
+            and op_name(node).split(".")[0] in elementwise_ops()
+            and len(node.users) == 1
+        ):
             chain.insert(0, node)
             node = fx_args(node)[0]
         x_q = qparams_of(node, "dequantize_per_tensor", program)

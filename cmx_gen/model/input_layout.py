@@ -1,6 +1,7 @@
 """Which model inputs go in channels-last memory format.
 
-The cortex_m quantizer refuses NCHW convolutions, so an input that a convolution or pool consumes
+The cortex_m quantizer refuses NCHW convolutions, so an input that a convolution or pool consumes,
+directly or through element-wise operators (an activation, a scale: they keep the memory format),
 is made channels-last. Every other input keeps the layout the user gave: cortex_m's matmul,
 elementwise and transpose kernels read a channels-last input as if it were contiguous, which gave
 wrong results on the target (docs/conformance.md)."""
@@ -11,6 +12,7 @@ from typing import Any
 
 import torch
 
+from cmx_gen.common.op_classes import elementwise_ops
 from cmx_gen.model.source import Inputs, channels_last
 
 # Ops whose cortex_m kernels work on NHWC data (matched in the exported op's name).
@@ -32,9 +34,24 @@ def spatial_inputs(program: Any) -> set[int]:
         kinds = (
             ("conv",) if isinstance(value, torch.Tensor) and value.dim() == 4 and value.shape[1] == 1 else SPATIAL_OPS
         )
-        if any(user.op == "call_function" and any(k in str(user.target) for k in kinds) for user in node.users):
+        if _reaches(node, kinds):
             found.add(names.index(node.name))
     return found
+
+
+def _reaches(node: torch.fx.Node, kinds: tuple[str, ...]) -> bool:
+    """Whether a user of `node` is one of `kinds`, or an element-wise operator of `node` alone (its
+    other arguments constants) whose output does."""
+    for user in node.users:
+        if user.op != "call_function":
+            continue
+        if any(k in str(user.target) for k in kinds):
+            return True
+        name = "aten::" + str(getattr(user.target, "__name__", "")).split(".")[0]
+        if name in elementwise_ops() and [n for n in user.all_input_nodes if n.op != "get_attr"] == [node]:
+            if _reaches(user, kinds):
+                return True
+    return False
 
 
 def lay_out(program: Any, inputs: Inputs, calibration: tuple[Inputs, ...]) -> tuple[Inputs, tuple[Inputs, ...]]:

@@ -156,6 +156,31 @@ class UpsampleThenPool(nn.Module):
         return _images(1, 3, 12, 12)
 
 
+class ActivationsBeforeBatchNorm(nn.Module):
+    """Seed 3008 (host PASS, `create` refused: "float operator(s) aten::hardsigmoid.out ... neither
+    portable, cortex_m nor the optimized library has one"): a hardsigmoid no annotator took (upstream
+    takes one after a conv or linear) stayed float, which no portable kernel computes, and the input,
+    reaching the convolutions through activations, was not made channels-last, so both stayed float."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Hardswish()
+        self.l1 = nn.Hardsigmoid()
+        self.l2 = nn.BatchNorm2d(3)
+        self.l3 = nn.Conv2d(3, 3, 5, stride=1, padding=2, groups=3)
+        self.eval()
+
+    def forward(self, x):
+        return self.l3(self.l2(self.l1(self.l0(x))))
+
+    def example_inputs(self):
+        return _image(1, 3, 16, 12)
+
+    def calibration_data(self):
+        return _images(1, 3, 16, 12)
+
+
 class PermutedImage(nn.Module):
     """Seed 2002 (FAIL max_abs_err=212 on QEMU M4, host PASS): a permute of a conv's channels-last
     image; upstream's transpose kernel permutes the bytes as if they were contiguous."""
