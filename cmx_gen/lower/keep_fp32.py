@@ -51,9 +51,9 @@ def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
     class KeepFp32Quantizer(CortexMQuantizer):
         def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
             keep = [n for n in model.graph.nodes if n.op == "call_function" and any(selects(n, p) for p in keep_fp32)]
-            model = super().annotate(model)
             kept = frozenset(n.name for n in keep)
-            recurrent_graph.annotate(model, skip=kept)
+            recurrent_graph.annotate(model, skip=kept)  # first: a concat of their outputs shares their quantization
+            model = super().annotate(model)
             own_ops.annotate(model, skip=kept)
             _observe_shared_roots(model, kept)
             for node in keep:

@@ -70,9 +70,10 @@ def _gate(x: NDArray[Any], h: NDArray[Any] | None, gate: Any) -> NDArray[np.int6
     return activation_s16(out, 0, gate.activation)
 
 
-def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool) -> NDArray[np.int8]:
+def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool, reverse: bool = False) -> NDArray[np.int8]:
     """arm_lstm_unidirectional_s8 with zero initial state: x [batch, time, input] (batch_first) or
-    [time, batch, input] to the hidden state of every step, int8, in the same layout. `quant`:
+    [time, batch, input] to the hidden state of every step, int8, in the same layout; `reverse` runs
+    the steps last to first (the backend runs the kernel on the steps reversed). `quant`:
     lstm.LstmQuant."""
     seq = np.asarray(x, dtype=np.int64)
     seq = seq if batch_first else seq.transpose(1, 0, 2)
@@ -81,7 +82,7 @@ def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool) -> NDArray[np.in
     for b in range(seq.shape[0]):
         cell = np.zeros(quant.hidden_size, dtype=np.int64)
         h: NDArray[Any] | None = None
-        for t in range(seq.shape[1]):
+        for t in reversed(range(seq.shape[1])) if reverse else range(seq.shape[1]):
             step = seq[b, t]
             forget = _gate(step, h, g["forget"])
             cell = np.clip(
@@ -114,16 +115,17 @@ def _product_s16(
     return np.clip(requantize(acc, mult, shift), -32768, 32767)
 
 
-def gru_s8(x: NDArray[np.int8], quant: Any, batch_first: bool) -> NDArray[np.int8]:
+def gru_s8(x: NDArray[np.int8], quant: Any, batch_first: bool, reverse: bool = False) -> NDArray[np.int8]:
     """cmx_gru_s8 with zero initial state: x [batch, time, input] (batch_first) or [time, batch, input]
-    to the hidden state of every step, int8, in the same layout. `quant`: gru.GruQuant."""
+    to the hidden state of every step, int8, in the same layout; `reverse` runs the steps last to
+    first. `quant`: gru.GruQuant."""
     seq = np.asarray(x, dtype=np.int64)
     seq = seq if batch_first else seq.transpose(1, 0, 2)
     g = quant.gates
     out = np.zeros(seq.shape[:2] + (quant.hidden_size,), dtype=np.int64)
     for b in range(seq.shape[0]):
         h = np.full(quant.hidden_size, quant.output_offset, dtype=np.int64)  # a zero hidden state
-        for t in range(seq.shape[1]):
+        for t in reversed(range(seq.shape[1])) if reverse else range(seq.shape[1]):
             step = seq[b, t]
             reset, update = _gate(step, h, g["reset"]), _gate(step, h, g["update"])
             n = g["candidate"]

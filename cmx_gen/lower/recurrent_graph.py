@@ -15,7 +15,7 @@ import torch
 from cmx_gen.lower import gru, layer_models, lstm
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.own_ops import qparams_of
-from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line
+from cmx_gen.lower.fx_nodes import PROVENANCE, fx_args, module_path, op_name, origins, source_line
 
 
 @torch.library.custom_op("cmx::lstm", mutates_args=())
@@ -26,14 +26,16 @@ def float_lstm(
     b_ih: torch.Tensor | None,
     b_hh: torch.Tensor | None,
     batch_first: bool,
+    reverse: bool,
 ) -> torch.Tensor:
-    """One LSTM layer, zero initial state: every step's hidden state (PyTorch's own float LSTM)."""
-    y, _ = _run(x, w_ih, w_hh, b_ih, b_hh, batch_first)
+    """One LSTM layer, zero initial state: every step's hidden state (PyTorch's LSTM equations), the
+    steps run last to first where `reverse` (a bidirectional LSTM's backward direction)."""
+    y, _ = _run(x, w_ih, w_hh, b_ih, b_hh, batch_first, reverse)
     return y
 
 
 @float_lstm.register_fake
-def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool) -> torch.Tensor:
+def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> torch.Tensor:
     return x.new_empty((*x.shape[:-1], w_hh.shape[1]))
 
 
@@ -45,6 +47,7 @@ def quantized_lstm(
     b_ih: torch.Tensor | None,
     b_hh: torch.Tensor | None,
     batch_first: bool,
+    reverse: bool,
     input_scale: float,
     input_zero_point: int,
     output_scale: float,
@@ -55,7 +58,7 @@ def quantized_lstm(
     quant = lstm.quantize(
         (w_ih, w_hh, b_ih, b_hh), (input_scale, input_zero_point), (output_scale, output_zero_point), cell_power
     )
-    return torch.from_numpy(layer_models.lstm_s8(x.numpy(), quant, batch_first))
+    return torch.from_numpy(layer_models.lstm_s8(x.numpy(), quant, batch_first, reverse))
 
 
 @quantized_lstm.register_fake
@@ -71,18 +74,21 @@ def float_gru(
     b_ih: torch.Tensor | None,
     b_hh: torch.Tensor | None,
     batch_first: bool,
+    reverse: bool,
 ) -> torch.Tensor:
-    """One GRU layer, zero initial state: every step's hidden state (PyTorch's own float GRU)."""
+    """One GRU layer, zero initial state: every step's hidden state (PyTorch's own float GRU), the
+    steps run last to first where `reverse` (a bidirectional GRU's backward direction)."""
     params = [w for w in (w_ih, w_hh, b_ih, b_hh) if w is not None]
-    batch = x.shape[0] if batch_first else x.shape[1]
+    batch, time = (x.shape[0], 1) if batch_first else (x.shape[1], 0)
     h0 = x.new_zeros(1, batch, w_hh.shape[1])
-    y, _ = torch.ops.aten.gru.input(x, h0, params, b_ih is not None, 1, 0.0, False, False, batch_first)
-    out: torch.Tensor = y.contiguous()
+    seq = x.flip(time) if reverse else x
+    y, _ = torch.ops.aten.gru.input(seq, h0, params, b_ih is not None, 1, 0.0, False, False, batch_first)
+    out: torch.Tensor = (y.flip(time) if reverse else y).contiguous()
     return out
 
 
 @float_gru.register_fake
-def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool) -> torch.Tensor:
+def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> torch.Tensor:
     return x.new_empty((*x.shape[:-1], w_hh.shape[1]))
 
 
@@ -94,6 +100,7 @@ def quantized_gru(
     b_ih: torch.Tensor | None,
     b_hh: torch.Tensor | None,
     batch_first: bool,
+    reverse: bool,
     input_scale: float,
     input_zero_point: int,
     output_scale: float,
@@ -101,7 +108,7 @@ def quantized_gru(
 ) -> torch.Tensor:
     """cmx_gru_s8 on the host, bit for bit (layer_models.gru_s8)."""
     quant = gru.quantize((w_ih, w_hh, b_ih, b_hh), (input_scale, input_zero_point), (output_scale, output_zero_point))
-    return torch.from_numpy(layer_models.gru_s8(x.numpy(), quant, batch_first))
+    return torch.from_numpy(layer_models.gru_s8(x.numpy(), quant, batch_first, reverse))
 
 
 @quantized_gru.register_fake
@@ -111,15 +118,18 @@ def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> to
 
 # The float op each PyTorch recurrent layer becomes, and the int8 op that replaces it.
 OWN_OPS = {torch.ops.aten.lstm.input: "lstm", torch.ops.aten.gru.input: "gru"}
-FLOAT_OPS = (torch.ops.cmx.lstm.default, torch.ops.cmx.gru.default)
+FLOAT_TARGETS = {"lstm": torch.ops.cmx.lstm.default, "gru": torch.ops.cmx.gru.default}
+FLOAT_OPS = tuple(FLOAT_TARGETS.values())
 KERNELS = {"lstm": "CMSIS-NN's arm_lstm_unidirectional_s8", "gru": "cmx-gen's cmx_gru_s8"}
 
 
 def _run(
-    x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool
+    x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, b_ih: Any, b_hh: Any, batch_first: bool, reverse: bool
 ) -> tuple[torch.Tensor, float]:
-    """PyTorch's LSTM equations step by step: the outputs and the largest |cell state|."""
+    """PyTorch's LSTM equations step by step (last to first where `reverse`): the outputs and the
+    largest |cell state|."""
     seq = x if batch_first else x.transpose(0, 1)
+    seq = seq.flip(1) if reverse else seq
     hidden = w_hh.shape[1]
     h = seq.new_zeros(seq.shape[0], hidden)
     c = seq.new_zeros(seq.shape[0], hidden)
@@ -136,6 +146,7 @@ def _run(
         peak = max(peak, float(c.abs().max()) if c.numel() else 0.0)
         outs.append(h)
     y = torch.stack(outs, dim=1)
+    y = y.flip(1) if reverse else y
     return (y if batch_first else y.transpose(0, 1)).contiguous(), peak
 
 
@@ -147,33 +158,31 @@ def _is_zeros(node: Any) -> bool:
 
 
 def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
-    """`aten.lstm` / `aten.gru` (unidirectional, no projection, zero initial state, the final states
-    unused) into one `cmx::lstm` / `cmx::gru` per layer; anything else stays as it is (in float)."""
+    """`aten.lstm` / `aten.gru` (no projection, zero initial state, the LSTM's final cell state
+    unused) into one `cmx::lstm` / `cmx::gru` per layer and direction; anything else stays as it is
+    (in float). A bidirectional layer's backward direction runs its steps last to first, its outputs
+    concatenated after the forward's (PyTorch's order); the final hidden state, where it is used, is
+    each direction's last step run."""
     kind = OWN_OPS.get(node.target)  # type: ignore[call-overload]
     if kind is None:
         return None
     x, state, params, has_biases, layers, _dropout, _train, bidirectional, batch_first = fx_args(node)
-    per_layer, layers = (4 if has_biases else 2), int(str(layers))
+    per_layer, layers, directions = (4 if has_biases else 2), int(str(layers)), 2 if bidirectional else 1
     users = {int(str(u.args[1])): u for u in node.users if u.target is operator.getitem}
     states = list(state) if isinstance(state, (list, tuple)) else [state]
-    finals = [i for i in users if i > 0]
     if (
-        bidirectional
-        or len(params) != per_layer * layers
+        len(params) != per_layer * layers * directions
         or not all(_is_zeros(s) for s in states)
-        or any(users[i].users for i in finals)
-        or 0 not in users
+        or (2 in users and users[2].users)  # an LSTM's final cell state
     ):
         return None
-    y = x
-    target = torch.ops.cmx.lstm.default if kind == "lstm" else torch.ops.cmx.gru.default
     with graph.inserting_before(node):
-        for layer in range(layers):
-            weights = list(params[layer * per_layer : (layer + 1) * per_layer])
-            biases = weights[2:] if has_biases else [None, None]
-            y = graph.call_function(target, (y, weights[0], weights[1], *biases, bool(batch_first)))
-            y.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node")})
-    users[0].replace_all_uses_with(y)
+        final = 1 in users and bool(users[1].users)
+        y, finals = _layers(graph, node, (x, list(params)), (per_layer, layers, directions), bool(batch_first), final)
+        if final:
+            users[1].replace_all_uses_with(_meta(graph.call_function(torch.ops.aten.stack.default, (finals, 0)), node))
+    if 0 in users:
+        users[0].replace_all_uses_with(y)
     for user in users.values():
         graph.erase_node(user)
     graph.erase_node(node)
@@ -182,8 +191,47 @@ def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
         op=f"aten::{kind}",
         module=module_path(node),
         source=source_line(node),
-        what=f"{layers} layer(s) as cmx::{kind}: int8 on {KERNELS[kind]} in cmx-gen's backend",
+        what=f"{layers} layer(s){' bidirectional' if directions == 2 else ''} as cmx::{kind}: int8 on {KERNELS[kind]}"
+        " in cmx-gen's backend",
     )
+
+
+def _layers(
+    graph: torch.fx.Graph,
+    node: torch.fx.Node,
+    inputs: tuple[Any, list[Any]],
+    sizes: tuple[int, int, int],
+    batch_first: bool,
+    final: bool,
+) -> tuple[torch.fx.Node, list[torch.fx.Node]]:
+    """The layers' nodes at the graph's insertion point: the last layer's output, and (`final`) each
+    layer's and direction's last step, the final hidden state's rows in PyTorch's order."""
+    (x, params), (per_layer, layers, directions) = inputs, sizes
+    target = FLOAT_TARGETS[OWN_OPS[node.target]]  # type: ignore[index]
+    time = 1 if batch_first else 0
+    y, finals = x, []
+    for layer in range(layers):
+        outs = []
+        for direction in range(directions):
+            at = (layer * directions + direction) * per_layer
+            weights = params[at : at + per_layer]
+            biases = weights[2:] if per_layer == 4 else [None, None]
+            out = _meta(
+                graph.call_function(target, (y, weights[0], weights[1], *biases, batch_first, bool(direction))), node
+            )
+            if final:
+                last = 0 if direction else -1
+                finals.append(_meta(graph.call_function(torch.ops.aten.select.int, (out, time, last)), node))
+            outs.append(out)
+        y = outs[0] if directions == 1 else _meta(graph.call_function(torch.ops.aten.cat.default, (outs, -1)), node)
+    return y, finals
+
+
+def _meta(made: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
+    """`made` with `like`'s module and user's line (not its provenance: each node made is a float node
+    of its own for layer_error and cell_ranges)."""
+    made.meta.update({k: v for k, v in like.meta.items() if k in PROVENANCE})
+    return made
 
 
 def cell_ranges(graph: torch.fx.GraphModule, samples: Any) -> dict[str, float]:
@@ -231,7 +279,7 @@ def to_int8(program: Any, cells: dict[str, float]) -> None:
         kind = op_name(node).removeprefix("cmx::")
         if kind not in ("lstm", "gru") or len(node.users) != 1:
             continue
-        x, w_ih, w_hh, b_ih, b_hh, batch_first = fx_args(node)
+        x, w_ih, w_hh, b_ih, b_hh, batch_first, reverse = fx_args(node)
         quantize = next(iter(node.users))
         x_q = qparams_of(x, "dequantize_per_tensor", program, plain=True)
         h_q = qparams_of(quantize, "quantize_per_tensor", program, plain=True)
@@ -245,7 +293,8 @@ def to_int8(program: Any, cells: dict[str, float]) -> None:
             extra = (lstm.cell_power(peak),)
         target = torch.ops.cmx.quantized_lstm.default if kind == "lstm" else torch.ops.cmx.quantized_gru.default
         with graph.inserting_before(quantize):
-            int8 = graph.call_function(target, (fx_args(x)[0], w_ih, w_hh, b_ih, b_hh, batch_first, *x_q, *h_q, *extra))
+            args = (fx_args(x)[0], w_ih, w_hh, b_ih, b_hh, batch_first, reverse, *x_q, *h_q, *extra)
+            int8 = graph.call_function(target, args)
         int8.meta = {**node.meta, "val": quantize.meta["val"]}
         quantize.replace_all_uses_with(int8)
         graph.erase_node(quantize)

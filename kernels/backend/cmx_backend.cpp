@@ -73,6 +73,19 @@ inline cmsis_nn_lstm_gate lstm_gate(const uint8_t* plan, const int32_t* g) {
 }
 #endif
 
+/* A sequence's steps in reverse order, from `in` to `out`: rows of `row` bytes, [batch][time] or
+ * (time_major) [time][batch]. */
+inline void reverse_steps(const int8_t* in, int8_t* out, int32_t time_major, int32_t batch, int32_t steps,
+                          int32_t row) {
+  for (int32_t b = 0; b < batch; ++b) {
+    for (int32_t t = 0; t < steps; ++t) {
+      const int32_t from = time_major ? t * batch + b : b * steps + t;
+      const int32_t to = time_major ? (steps - 1 - t) * batch + b : b * steps + (steps - 1 - t);
+      memcpy(out + (size_t)to * row, in + (size_t)from * row, (size_t)row);
+    }
+  }
+}
+
 #ifdef CMX_BACKEND_GRU
 inline cmx_gru_gate gru_gate(const uint8_t* plan, const int32_t* g) {
   /* one gate's eight words (cmx_layer_gru) */
@@ -517,7 +530,16 @@ class CmxCmsisNNBackend final : public BackendInterface {
           buffers.hidden_state = nullptr;  // zero initial state
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
-          CMX_KERNEL(status = arm_lstm_unidirectional_s8(tensor_at(l->input, work, io), out, &params, &buffers));
+          const int8_t* in = tensor_at(l->input, work, io);
+          int8_t* reversed_in = reinterpret_cast<int8_t*>(cell + 3 * state);
+          int8_t* reversed_out = reversed_in + (size_t)l->batch_size * l->time_steps * l->input_size;
+          CMX_KERNEL(if (l->reverse) {
+            reverse_steps(in, reversed_in, l->time_major, l->batch_size, l->time_steps, l->input_size);
+            status = arm_lstm_unidirectional_s8(reversed_in, reversed_out, &params, &buffers);
+            reverse_steps(reversed_out, out, l->time_major, l->batch_size, l->time_steps, l->hidden_size);
+          } else {
+            status = arm_lstm_unidirectional_s8(in, out, &params, &buffers);
+          });
           break;
         }
 #endif
@@ -529,6 +551,7 @@ class CmxCmsisNNBackend final : public BackendInterface {
                                       l->time_steps,
                                       l->input_size,
                                       l->hidden_size,
+                                      l->reverse,
                                       l->hidden_offset,
                                       l->output_offset,
                                       l->reset_multiplier,

@@ -162,11 +162,12 @@ typedef struct {
 
 /* arm_lstm_unidirectional_s8: cmsis_nn_lstm_params without its pointers (each gate's weights and
  * effective biases are plan constants; the runtime builds the struct); scratch holds the int16 cell
- * state and the two int16 gate buffers, batch_size * hidden_size each. */
+ * state and the two int16 gate buffers, batch_size * hidden_size each, and with `reverse` (the steps
+ * run last to first: the kernel runs forwards only) the input's and output's steps in reverse order. */
 typedef struct {
   cmx_layer_head head;
   int32_t input, output, scratch;
-  int32_t time_major, batch_size, time_steps, input_size, hidden_size, input_offset;
+  int32_t time_major, batch_size, time_steps, input_size, hidden_size, reverse, input_offset;
   int32_t forget_to_cell_multiplier, forget_to_cell_shift, input_to_cell_multiplier, input_to_cell_shift;
   int32_t cell_clip, cell_scale_power, output_multiplier, output_shift, output_offset;
   int32_t forget_input_multiplier, forget_input_shift, forget_input_weights, forget_input_bias, forget_hidden_multiplier, forget_hidden_shift, forget_hidden_weights, forget_hidden_bias, forget_activation;
@@ -179,7 +180,7 @@ typedef struct {
 typedef struct {
   cmx_layer_head head;
   int32_t input, output, scratch;
-  int32_t time_major, batch_size, time_steps, input_size, hidden_size, hidden_offset, output_offset;
+  int32_t time_major, batch_size, time_steps, input_size, hidden_size, reverse, hidden_offset, output_offset;
   int32_t reset_multiplier, reset_shift, hidden_q15_multiplier, hidden_q15_shift, output_multiplier, output_shift;
   int32_t reset_input_multiplier, reset_input_shift, reset_input_weights, reset_input_bias, reset_hidden_multiplier, reset_hidden_shift, reset_hidden_weights, reset_hidden_bias;
   int32_t update_input_multiplier, update_input_shift, update_input_weights, update_input_bias, update_hidden_multiplier, update_hidden_shift, update_hidden_weights, update_hidden_bias;

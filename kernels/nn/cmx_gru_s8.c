@@ -31,7 +31,8 @@ arm_cmsis_nn_status cmx_gru_s8(const int8_t* input, int8_t* output, const cmx_gr
   memset(zero_state, (int8_t)p->output_offset, (size_t)hidden);
   for (int32_t b = 0; b < p->batch_size; ++b) {
     const int8_t* h = zero_state;
-    for (int32_t t = 0; t < p->time_steps; ++t) {
+    for (int32_t i = 0; i < p->time_steps; ++i) {
+      const int32_t t = p->reverse ? p->time_steps - 1 - i : i;
       const int32_t row = p->time_major ? t * p->batch_size + b : b * p->time_steps + t;
       const int8_t* x = input + row * p->input_size;
       int8_t* out = output + row * hidden;

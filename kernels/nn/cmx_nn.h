@@ -135,7 +135,8 @@ void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int3
  * it is built from CMSIS-NN's LSTM blocks, arm_nn_vec_mat_mul_result_acc_s8_s16 for the gates'
  * int16 Q3.12 pre-activations and arm_nn_activation_s16 for sigmoid and tanh. Input [batch][time]
  * [input_size] (time_major: [time][batch]); output the int8 hidden state of every step, the same
- * layout. scratch: 4 * hidden_size int16 and hidden_size int8. */
+ * layout. reverse: the steps run from the last to the first, each output at its own step (a
+ * bidirectional GRU's backward direction). scratch: 4 * hidden_size int16 and hidden_size int8. */
 typedef struct {
   int32_t input_multiplier, input_shift;
   const int8_t* input_weights;  /* [hidden][input] */
@@ -146,7 +147,7 @@ typedef struct {
 } cmx_gru_gate;
 
 typedef struct {
-  int32_t time_major, batch_size, time_steps, input_size, hidden_size;
+  int32_t time_major, batch_size, time_steps, input_size, hidden_size, reverse;
   int32_t hidden_offset, output_offset;
   int32_t reset_multiplier, reset_shift;         /* r (Q0.15) x hidden part (Q3.12) -> Q3.12 */
   int32_t hidden_q15_multiplier, hidden_q15_shift; /* int8 hidden state -> Q0.15 */

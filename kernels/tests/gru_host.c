@@ -13,7 +13,7 @@ static void gate(FILE* f, cmx_gru_gate* g, int I, int H){
 }
 int main(int argc,char**argv){
   FILE* f=fopen(argv[1],"rb"); cmx_gru_params p;
-  p.time_major=rd(f); p.batch_size=rd(f); p.time_steps=rd(f); p.input_size=rd(f); p.hidden_size=rd(f);
+  p.time_major=rd(f); p.batch_size=rd(f); p.time_steps=rd(f); p.input_size=rd(f); p.hidden_size=rd(f); p.reverse=rd(f);
   p.hidden_offset=rd(f); p.output_offset=rd(f); p.reset_multiplier=rd(f); p.reset_shift=rd(f);
   p.hidden_q15_multiplier=rd(f); p.hidden_q15_shift=rd(f); p.output_multiplier=rd(f); p.output_shift=rd(f);
   gate(f,&p.reset,p.input_size,p.hidden_size); gate(f,&p.update,p.input_size,p.hidden_size); gate(f,&p.candidate,p.input_size,p.hidden_size);

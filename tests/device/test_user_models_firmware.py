@@ -34,6 +34,9 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:StandaloneBatchNorm",
         f"{FUZZED}:UpsampleThenPool",
         f"{FUZZED}:PermutedImage",
+        f"{FUZZED}:ActivationsBeforeBatchNorm",
+        f"{USER}:BiGruKeywordSpotter",
+        f"{USER}:BiLstmTagger",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",
@@ -48,7 +51,10 @@ def test_a_user_written_model_passes_on_the_target(tmp_path, board, model):
     AttentionDenoiser: trained, a ReLU skip sharing the concat's quantization (was refused: its conv
     stayed float) and tokens reshaped back to an image before a conv (was FAIL, 235 LSB);
     F.scaled_dot_product_attention causal and with a boolean mask, nn.TransformerEncoderLayer post-
-    and pre-norm (their attention core still float on portable kernels)."""
+    and pre-norm (their attention core still float on portable kernels); BiGruKeywordSpotter: a
+    trained bidirectional nn.GRU, both directions on cmx_gru_s8 (was float: 61.6 M instructions on
+    the M4); BiLstmTagger: two bidirectional nn.LSTM layers, time-major, the backward direction's steps
+    reversed around arm_lstm_unidirectional_s8."""
     app = tmp_path / "app"
     generate(project_mod.Project.single(model=model, board=board, output=str(app)), app)
     built = build.build(app, jobs=2)

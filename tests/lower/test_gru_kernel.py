@@ -32,7 +32,7 @@ def harness(tmp_path_factory) -> Path:
     return host_binary(tmp_path_factory, "gru_host", sources, "cmx_gru_s8")
 
 
-def _case(rng: np.random.Generator) -> tuple[bytes, np.ndarray, gru.GruQuant, bool]:
+def _case(rng: np.random.Generator) -> tuple[bytes, np.ndarray, gru.GruQuant, bool, bool]:
     inputs, hidden, steps, batch = (
         int(rng.integers(1, 24)),
         int(rng.integers(1, 40)),
@@ -49,7 +49,8 @@ def _case(rng: np.random.Generator) -> tuple[bytes, np.ndarray, gru.GruQuant, bo
     quant = gru.quantize((w[0], w[1], w[2], w[3]), x_q, h_q)
     batch_first = bool(rng.integers(0, 2))
     x = rng.integers(-128, 128, (batch, steps, inputs) if batch_first else (steps, batch, inputs)).astype(np.int8)
-    words = struct.pack("<5i", 0 if batch_first else 1, batch, steps, inputs, hidden)
+    reverse = bool(rng.integers(0, 2))
+    words = struct.pack("<6i", 0 if batch_first else 1, batch, steps, inputs, hidden, int(reverse))
     words += struct.pack("<8i", *(getattr(quant, name) for name in GRU_SCALARS))
     for name in gru.GATES:
         g = quant.gates[name]
@@ -57,15 +58,15 @@ def _case(rng: np.random.Generator) -> tuple[bytes, np.ndarray, gru.GruQuant, bo
         words += g.input_effective_bias.astype("<i4").tobytes()
         words += struct.pack("<2i", g.hidden_multiplier, g.hidden_shift) + g.hidden_weights.tobytes()
         words += g.hidden_effective_bias.astype("<i4").tobytes()
-    return words + x.tobytes(), x, quant, batch_first
+    return words + x.tobytes(), x, quant, batch_first, reverse
 
 
 def test_cmx_gru_s8_equals_its_host_model(harness, tmp_path):
     rng = np.random.default_rng(34)
     for index in range(CASES):
-        blob, x, quant, batch_first = _case(rng)
+        blob, x, quant, batch_first, reverse = _case(rng)
         case = tmp_path / "case.bin"
         case.write_bytes(blob)
         got = subprocess.run([str(harness), str(case)], check=True, capture_output=True).stdout
-        want = layer_models.gru_s8(x, quant, batch_first)
-        assert got == want.tobytes(), f"case {index}: shape {x.shape}, batch_first={batch_first}"
+        want = layer_models.gru_s8(x, quant, batch_first, reverse)
+        assert got == want.tobytes(), f"case {index}: shape {x.shape}, batch_first={batch_first}, reverse={reverse}"

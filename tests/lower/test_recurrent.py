@@ -15,7 +15,7 @@ from torch import nn
 
 from cmx_gen.lower import layer_models, lstm
 from cmx_gen.lower.lowering import LowerOptions, lower
-from cmx_gen.lower.state import Delegated, Evaluated, Referenced, Rewritten
+from cmx_gen.lower.state import Delegated, Evaluated, Floats, Referenced, Rewritten
 from cmx_gen.model.export import export
 from cmx_gen.model.source import ModelSource
 
@@ -120,9 +120,60 @@ def test_without_the_backend_the_lstm_stays_pytorchs_float_one():
     source = ModelSource(
         spec="t", kind="python", module=Kws().eval(), example_inputs=calibration[0], calibration=list(calibration)
     )
-    from cmx_gen.lower.state import Floats
-
     lowered = lower(export(source), "cortex-m55", LowerOptions(delegate=False))
     assert lowered.get(Rewritten).rewrites == ()
     (part,) = lowered.get(Floats).parts
     assert part.why == "no_int8_kernel" and part.module == "lstm"
+
+
+class BiRnn(nn.Module):
+    """A bidirectional GRU or LSTM as users write one: its final hidden state's two directions
+    concatenated (`final`), or every step's output averaged."""
+
+    def __init__(self, cell: type[nn.Module], batch_first: bool, layers: int, final: bool) -> None:
+        super().__init__()
+        torch.manual_seed(4)
+        self.batch_first, self.final = batch_first, final
+        self.rnn = cell(10, 16, num_layers=layers, batch_first=batch_first, bidirectional=True)
+        self.fc = nn.Linear(32, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y, h = self.rnn(x)
+        if self.final:
+            h = h[0] if isinstance(h, tuple) else h  # an LSTM's (h, c)
+            return self.fc(torch.cat([h[-2], h[-1]], dim=1))
+        return self.fc(y.mean(dim=1 if self.batch_first else 0))
+
+
+@pytest.mark.parametrize(
+    "cell, batch_first, layers, final",
+    [
+        (nn.GRU, True, 1, False),
+        (nn.GRU, False, 2, True),
+        (nn.GRU, True, 2, True),
+        (nn.LSTM, True, 1, True),
+        (nn.LSTM, False, 2, False),
+    ],
+)
+def test_a_bidirectional_layer_runs_both_directions_on_int8_calls(cell, batch_first, layers, final):
+    """Each direction of each layer one kernel call (the backward one with its steps reversed: in
+    cmx_gru_s8, or around arm_lstm_unidirectional_s8 in the backend), their outputs concatenated in the
+    backend; the plan's host run is the kernel-exact reference and the int8 answers follow the float
+    model's."""
+    kind = cell.__name__.lower()
+    shape = (1, 8, 10) if batch_first else (8, 1, 10)
+    lowered = _lowered(BiRnn(cell, batch_first, layers, final), shape, evaluate=50)
+    ops = [layer.op for layer in lowered.get(Delegated).layers]
+    assert (
+        ops.count(f"cmx::quantized_{kind}") == 2 * layers and "bidirectional" in lowered.get(Rewritten).rewrites[0].what
+    )
+    assert not lowered.get(Floats).parts, lowered.get(Floats).parts
+    from cmx_gen.program import plan_reference
+
+    inputs = [x.numpy() for x in lowered.given.exported.inputs]
+    (got,) = plan_reference.reference(lowered.pte, inputs, "MVE")
+    (want,) = lowered.get(Referenced).runs.kernel_exact
+    assert np.array_equal(got, want.numpy()), np.abs(got - want.numpy()).max()
+    samples = lowered.get(Evaluated).samples
+    agree = sum(int(f.argmax() == q.argmax()) for _, (q,), (f,) in samples)
+    assert agree >= 47, f"top-1 agreement {agree}/50"

@@ -141,3 +141,71 @@ def _noisy_images(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     phase = torch.rand(n, 1, 1, 1, generator=g) * 3
     clean = torch.sin(freq * xs.view(1, 1, 16, 1) + phase) * torch.cos(freq * xs.view(1, 1, 1, 16))
     return clean + 0.2 * torch.randn(clean.shape, generator=g), clean
+
+
+class BiGruKeywordSpotter(nn.Module):
+    """A keyword spotter over 49 frames of 10 MFCC-like features: a bidirectional nn.GRU (batch_first),
+    its outputs averaged over time, a linear classifier of 12 words. Trained when made (seeded, a few
+    seconds) on synthetic words: a formant sweeping up or down through one of six bands."""
+
+    def __init__(self, steps: int = 80):
+        super().__init__()
+        torch.manual_seed(0)
+        self.gru = nn.GRU(10, 32, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(64, 12)
+        optimizer = torch.optim.Adam(self.parameters(), 1e-2)
+        for step in range(steps):
+            x, label = _spoken_words(32, 200 + step)
+            loss = nn.functional.cross_entropy(self(x), label)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        self.eval()
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return self.fc(y.mean(dim=1))
+
+    def example_inputs(self):
+        return (_spoken_words(1, 7)[0],)
+
+    def calibration_data(self):
+        x, _ = _spoken_words(16, 3)
+        return [(x[i : i + 1],) for i in range(16)]
+
+
+class BiLstmTagger(nn.Module):
+    """A sequence tagger: two bidirectional nn.LSTM layers over 20 time-major steps of 8 features
+    ([time, batch, features], PyTorch's default), a linear layer tagging every step with 4 classes."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.lstm = nn.LSTM(8, 12, num_layers=2, bidirectional=True)
+        self.tag = nn.Linear(24, 4)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.tag(y)
+
+    def example_inputs(self):
+        return (torch.randn(20, 1, 8, generator=torch.Generator().manual_seed(0)).cumsum(0) * 0.3,)
+
+    def calibration_data(self):
+        g = torch.Generator().manual_seed(1)
+        return [(torch.randn(20, 1, 8, generator=g).cumsum(0) * 0.3,) for _ in range(16)]
+
+
+def _spoken_words(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """n synthetic words [n, 49, 10] and their labels: word k sweeps a formant through band k // 2,
+    upwards for even k and downwards for odd, at a random onset, over noise."""
+    g = torch.Generator().manual_seed(seed)
+    label = torch.randint(0, 12, (n,), generator=g)
+    t = torch.arange(49).view(1, 49, 1).float()
+    onset = torch.randint(0, 20, (n, 1, 1), generator=g).float()
+    sweep = ((t - onset) / 25).clamp(0, 1)
+    direction = torch.where(label % 2 == 0, 1.0, -1.0).view(n, 1, 1)
+    centre = (label // 2).view(n, 1, 1).float() * 1.5 + 1 + 2 * direction * (sweep - 0.5)
+    band = torch.arange(10).view(1, 1, 10).float()
+    active = ((t >= onset) & (t < onset + 25)).float()
+    return active * torch.exp(-((band - centre) ** 2)) + 0.1 * torch.randn(n, 49, 10, generator=g), label

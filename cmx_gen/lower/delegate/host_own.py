@@ -91,7 +91,8 @@ def _recurrent(
     plan: bytes, f: dict[str, int], memory: Memory, quant: Any, scalars: Any, gates: Any, model: Any, acts: Any
 ) -> None:
     """A recurrent layer: its quantization (`quant`, LstmQuant or GruQuant) rebuilt from the record's
-    `scalars` and `gates`, its sequence run by the host `model` (layer_models)."""
+    `scalars` and `gates`, its sequence run by the host `model` (layer_models), backwards where the
+    record says `reverse`."""
     made = quant(
         input_size=f["input_size"],
         hidden_size=f["hidden_size"],
@@ -99,7 +100,7 @@ def _recurrent(
         gates=_gates(plan, f, gates, acts),
     )
     x, batch_first = _sequence(f, memory)
-    put(memory, f["output"], model(x, made, batch_first))
+    put(memory, f["output"], model(x, made, batch_first, bool(f["reverse"])))
 
 
 def _lstm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:

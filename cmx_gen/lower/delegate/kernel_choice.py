@@ -56,7 +56,8 @@ def _planned_scratch(node: torch.fx.Node) -> int:
 def own_scratch(node: torch.fx.Node) -> int:
     """The scratch of a layer no cortex_m pass planned one for: an LSTM's int16 cell state and its two
     int16 gate buffers (arm_lstm_unidirectional_s8's cmsis_nn_lstm_context), batch x hidden each; a
-    GRU's four int16 gate rows and its int8 zero state (cmx_gru_s8); a batch matmul's transposed b and
+    GRU's four int16 gate rows and its int8 zero state (cmx_gru_s8); a backward LSTM's input and output
+    in reverse step order too; a batch matmul's transposed b and
     column sums."""
     name = op_name(node)
     if name == "cmx::quantized_bmm":  # b transposed (unless it is), then the MVE kernel's column sums
@@ -70,7 +71,10 @@ def own_scratch(node: torch.fx.Node) -> int:
     if name == "cmx::quantized_gru":
         return (4 * 2 * hidden + hidden + 3) // 4 * 4
     batch = int(shape[0]) if fx_args(node)[5] else int(shape[1])
-    return 3 * 2 * batch * hidden
+    reversed_steps = math.prod(int(d) for d in shape[:-1]) * (
+        int(shape[-1]) + int(node_val(fx_args(node)[0]).shape[-1])
+    )
+    return 3 * 2 * batch * hidden + (reversed_steps if fx_args(node)[6] else 0)  # the steps reversed, in and out
 
 
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:

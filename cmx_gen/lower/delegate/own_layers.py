@@ -31,10 +31,10 @@ def _float_constant(node: Any, emit: Emit) -> torch.Tensor | None:
 def _lstm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx::quantized_lstm: its int8 arguments come from the float weights by lstm.quantize, the
     function the node's host implementation calls, so the plan and the reference cannot differ."""
-    x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp, cell_power = fx_args(node)
+    x, w_ih, w_hh, b_ih, b_hh, batch_first, reverse, x_scale, x_zp, h_scale, h_zp, cell_power = fx_args(node)
     weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
     quant = lstm.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)), int(cell_power))  # type: ignore[arg-type]
-    fields = _sequence(node, emit, scratch, batch_first, quant, LSTM_SCALARS)
+    fields = _sequence(node, emit, scratch, (batch_first, reverse), quant, LSTM_SCALARS)
     for name, gate in quant.gates.items():
         fields.update(_gate_fields(name, gate, emit))
         fields[f"{name}_activation"] = LSTM_ACTIVATIONS[gate.activation]
@@ -136,10 +136,12 @@ def _gate_fields(name: str, gate: lstm.Gate, emit: Emit) -> dict[str, int]:
 
 
 def _sequence(
-    node: torch.fx.Node, emit: Emit, scratch: int, batch_first: Any, quant: Any, scalars: tuple[str, ...]
+    node: torch.fx.Node, emit: Emit, scratch: int, order: tuple[Any, Any], quant: Any, scalars: tuple[str, ...]
 ) -> dict[str, int]:
-    """The words every recurrent layer starts with: operands, the sizes of the call, and the layer's
-    `scalars` (plan_fields.LSTM_SCALARS, GRU_SCALARS) as its quantization holds them."""
+    """The words every recurrent layer starts with: operands, the sizes of the call and its `order`
+    (batch first, reverse), and the layer's `scalars` (plan_fields.LSTM_SCALARS, GRU_SCALARS) as its
+    quantization holds them."""
+    batch_first, reverse = order
     shape = tuple(int(d) for d in _val(fx_args(node)[0]).shape)
     batch, steps = (shape[0], shape[1]) if batch_first else (shape[1], shape[0])
     return {
@@ -151,16 +153,17 @@ def _sequence(
         "time_steps": steps,
         "input_size": quant.input_size,
         "hidden_size": quant.hidden_size,
+        "reverse": int(bool(reverse)),
         **{name: int(getattr(quant, name)) for name in scalars},
     }
 
 
 def _gru(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx::quantized_gru on cmx_gru_s8, its arguments from gru.quantize as the host implementation's."""
-    x, w_ih, w_hh, b_ih, b_hh, batch_first, x_scale, x_zp, h_scale, h_zp = fx_args(node)
+    x, w_ih, w_hh, b_ih, b_hh, batch_first, reverse, x_scale, x_zp, h_scale, h_zp = fx_args(node)
     weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
     quant = gru.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)))  # type: ignore[arg-type]
-    fields = _sequence(node, emit, scratch, batch_first, quant, GRU_SCALARS)
+    fields = _sequence(node, emit, scratch, (batch_first, reverse), quant, GRU_SCALARS)
     for name, gate in quant.gates.items():
         fields.update(_gate_fields(name, gate, emit))
     return Layer("gru", fields, node=node.name)

@@ -70,7 +70,8 @@ LSTM_GATE_FIELDS = (
     "hidden_bias",
     "activation",
 )
-SEQUENCE = ("time_major", "batch_size", "time_steps", "input_size", "hidden_size")  # every recurrent record's
+# every recurrent record's; reverse: the steps run last to first (a bidirectional layer's backward direction)
+SEQUENCE = ("time_major", "batch_size", "time_steps", "input_size", "hidden_size", "reverse")
 # the LstmQuant values a record holds as they are (the rest of cmsis_nn_lstm_params)
 LSTM_SCALARS = (
     "input_offset",
