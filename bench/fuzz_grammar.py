@@ -81,6 +81,9 @@ def _block(rng: random.Random, depth: int) -> Block:
         )
     elif kind == "tokens":
         choice = dict(linear=rng.random() < 0.7, norm=rng.random() < 0.5, attention=rng.random() < 0.4)
+        choice.update(
+            recurrent=rng.choice(("", "", "GRU", "LSTM")), both_ways=rng.random() < 0.5, layers=rng.randint(1, 2)
+        )
     elif kind == "permute":
         choice = dict(order=rng.choice(((0, 1, 3, 2), (0, 2, 1, 3))))
     return Block(kind, choice, inner)
@@ -182,8 +185,9 @@ def _branch(block: Block, out: _Writer, x: str) -> None:
 
 
 def _tokens(block: Block, out: _Writer, x: str) -> None:
-    """The image as h*w tokens of c features (flatten, transpose), a linear, a LayerNorm or an
-    nn.MultiheadAttention with its residual, and back to an image by reshape."""
+    """The image as h*w tokens of c features (flatten, transpose), a linear, a LayerNorm, an
+    nn.MultiheadAttention with its residual or an nn.GRU / nn.LSTM over them (c features out, half
+    each way when bidirectional), and back to an image by reshape."""
     ch, c = block.choice, out.c
     if out.h * out.w > 256:
         return
@@ -193,6 +197,10 @@ def _tokens(block: Block, out: _Writer, x: str) -> None:
     if ch["attention"] and c % 2 == 0 and c >= 4:
         mha = out.layer(f"nn.MultiheadAttention({c}, 2, batch_first=True)")
         out.forward.append(f"t = t + {mha}(t, t, t, need_weights=False)[0]")
+    if ch.get("recurrent") and (c % 2 == 0 or not ch["both_ways"]):
+        hidden, both = (c // 2, ", bidirectional=True") if ch["both_ways"] else (c, "")
+        rnn = out.layer(f"nn.{ch['recurrent']}({c}, {hidden}, num_layers={ch['layers']}, batch_first=True{both})")
+        out.forward.append(f"t = {rnn}(t)[0]")
     if ch["linear"]:
         out.forward.append(f"t = {out.layer(f'nn.Linear({c}, {c})')}(t)")
     out.forward.append(f"{x} = t.transpose(1, 2).reshape(1, {c}, {out.h}, {out.w})")

@@ -121,7 +121,9 @@ def _batch_norm_as_depthwise(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewr
     attrs = []
     for kind, tensor in constants.items():
         name = f"{node.name}_as_depthwise_{kind}"
-        setattr(module, name, tensor)
+        # a parameter, as a conv's own weight is: the quantizer folds a BatchNorm after this conv into
+        # it by registering the parameter again (a plain attribute: "attribute already exists")
+        module.register_parameter(name, torch.nn.Parameter(tensor, requires_grad=False))
         with graph.inserting_before(node):
             attr = graph.get_attr(name)
         attr.meta["val"] = fake.from_tensor(tensor)

@@ -181,6 +181,29 @@ class ActivationsBeforeBatchNorm(nn.Module):
         return _images(1, 3, 16, 12)
 
 
+class TwoBatchNorms(nn.Module):
+    """Seed 5020 (refused: "quantization failed: KeyError: attribute 'batch_norm_as_depthwise_w' already
+    exists"): the first BatchNorm, after no convolution, became a 1x1 depthwise conv whose weight was a
+    plain attribute; the quantizer folded the second into that conv by registering its weight again."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.BatchNorm2d(4)
+        self.l1 = nn.BatchNorm2d(4)
+        self.l2 = nn.Conv2d(4, 4, 3, stride=2, padding=1, groups=4)
+        self.eval()
+
+    def forward(self, x):
+        return self.l2(self.l1(self.l0(x)))
+
+    def example_inputs(self):
+        return _image(1, 4, 16, 8)
+
+    def calibration_data(self):
+        return _images(1, 4, 16, 8)
+
+
 class PermutedImage(nn.Module):
     """Seed 2002 (FAIL max_abs_err=212 on QEMU M4, host PASS): a permute of a conv's channels-last
     image; upstream's transpose kernel permutes the bytes as if they were contiguous."""
