@@ -58,7 +58,7 @@ def placed_like(val: torch.Tensor, order: tuple[int, ...]) -> bool:
     return placed_dims(val) == [d for d in order if int(val.shape[d]) != 1]
 
 
-def _layout_copy() -> object:
+def layout_copy() -> object:
     """The edge op of a layout copy (a transpose, or a plain copy, in cmx-gen's backend)."""
     from executorch.exir.dialects._ops import ops as exir_ops
 
@@ -72,7 +72,7 @@ def in_order(tensor: torch.fx.Node, order: tuple[int, ...], before: torch.fx.Nod
         return tensor
     with before.graph.inserting_before(before):
         return call_like(
-            before.graph, _layout_copy(), (tensor,), before, {"dim_order": list(order)}, laid_out(val, order)
+            before.graph, layout_copy(), (tensor,), before, {"dim_order": list(order)}, laid_out(val, order)
         )
 
 
@@ -117,7 +117,7 @@ def _output_contiguous(node: torch.fx.Node) -> None:
     node.meta["val"] = laid_out(val, contiguous)
     users = list(node.users)
     with node.graph.inserting_after(node):
-        back = call_like(node.graph, _layout_copy(), (node,), node, {"dim_order": list(order)}, val)
+        back = call_like(node.graph, layout_copy(), (node,), node, {"dim_order": list(order)}, val)
     for user in users:
         user.replace_input_with(node, back)
 

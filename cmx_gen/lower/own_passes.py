@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from torch.export import ExportedProgram
 
-from cmx_gen.lower import concat, float_islands, image_layout, own_ops, recurrent_graph, tables, upsample
+from cmx_gen.lower import concat, float_islands, image_layout, one_channel, own_ops, recurrent_graph, tables, upsample
 from cmx_gen.lower.state import Quantized, Rewritten
 
 
@@ -28,6 +28,9 @@ PASSES: tuple[OwnPass, ...] = (
     OwnPass("concat in memory order", lambda p, r, q: concat.to_int8(p)),
     OwnPass("float ops left on int8 named", lambda p, r, q: float_islands.leftover(p, r.graph)),
     OwnPass("images and element-wise operands laid out", lambda p, r, q: image_layout.lay_out(p), backend_only=False),
+    OwnPass(
+        "one-channel images copied plain for portable kernels", lambda p, r, q: one_channel.copy_for_portable_readers(p)
+    ),
 )
 
 

@@ -4,7 +4,7 @@ scale, exp, a subtraction; data/lut_ops.yaml) is applied to the 256 values its i
 quantized as the quantize after it does, and `cmx::quantized_lut` on the int8 tensors takes its
 place. The firmware (cmx_lut_s8) and the host reference read the same table, so PASS is exact by
 construction. An activation upstream left on int8 data, its quantization folded into its meta, is a
-table too."""
+table too, and so is an int8 minimum or maximum against a constant."""
 
 from __future__ import annotations
 
@@ -108,8 +108,35 @@ def to_int8(program: Any) -> None:
             graph.erase_node(op)
         drop_unused(graph, [node])
     _folded_to_int8(program)
+    _bounds_to_int8(program)
     graph.lint()
     program.graph_module.recompile()
+
+
+BOUNDS = {"aten::minimum": min, "aten::maximum": max}
+
+
+def _bounds_to_int8(program: Any) -> None:
+    """An int8 minimum or maximum against a one-element int8 constant (upstream's DecomposeHardswishPass
+    writes `minimum(conv, q(3))`) as a table: the portable kernel refuses a channels-last tensor beside
+    the constant's default dim order (tensors_have_same_dim_order: execute error 0x12 on the target)."""
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        bound = BOUNDS.get(op_name(node).split(".")[0])
+        args = fx_args(node)
+        if bound is None or len(args) != 2 or not is_int8(node) or not is_int8(args[0]):
+            continue
+        constant = constant_tensor(program, args[1]) if isinstance(args[1], torch.fx.Node) else None
+        if constant is None or constant.numel() != 1 or constant.dtype != torch.int8:
+            continue
+        limit = int(constant.reshape(-1)[0])
+        with graph.inserting_before(node):
+            made = graph.call_function(
+                torch.ops.cmx.quantized_lut.default, (args[0], [bound(v, limit) for v in range(-128, 128)])
+            )
+        made.meta = dict(node.meta)
+        node.replace_all_uses_with(made)
+        graph.erase_node(node)
 
 
 def _folded_to_int8(program: Any) -> None:

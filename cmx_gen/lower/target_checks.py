@@ -50,6 +50,14 @@ def same_dim_order(node: torch.fx.Node) -> str | None:
     return f"its tensors have dim orders {sorted(list(o) for o in orders)}" if len(orders) > 1 else None
 
 
+def one_memory_format(node: torch.fx.Node) -> str | None:
+    """tensors_have_same_dim_order: every tensor contiguous, or every one channels-last (4-D)."""
+    orders = [_dim_order(t) for t in _tensors(node)]
+    if all(o == tuple(range(len(o))) for o in orders) or all(o == (0, 2, 3, 1) for o in orders):
+        return None
+    return f"its tensors have dim orders {[list(o) for o in orders]}, neither all contiguous nor all channels-last"
+
+
 def slices_whole_rows(node: torch.fx.Node) -> str | None:
     """compute_slice copies `trailing` bytes per leading index of the logical shape: right only when
     the dims before the sliced one come first in memory, in order (any layout, for dim 0)."""
@@ -146,6 +154,7 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
     "rank_3_or_4": rank_3_or_4,
     "no_padding_with_stride": no_padding_with_stride,
     "same_dim_order": same_dim_order,
+    "one_memory_format": one_memory_format,
     "slices_whole_rows": slices_whole_rows,
     "concatenates_whole_rows": concatenates_whole_rows,
     "views_in_logical_order": views_in_logical_order,

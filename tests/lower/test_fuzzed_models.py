@@ -22,6 +22,8 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"
         "UpsampleThenPool",
         "ActivationsBeforeBatchNorm",
         "TwoBatchNorms",
+        "OneChannelRelu6",
+        "ConvHardswish",
     ],
 )
 def test_a_fuzzed_failure_lowers_and_its_plan_matches_the_reference(tmp_path, name, core):
@@ -29,7 +31,8 @@ def test_a_fuzzed_failure_lowers_and_its_plan_matches_the_reference(tmp_path, na
     assert run_cli("lower", f"{FUZZED}:{name}", "--target", core, "-o", str(out)) == 0
     plan_matches_the_reference(out)
     ops = [row["op"] for row in read_report(out)["instructions"]]
-    float_only = ("aten::hardswish", "aten::hardsigmoid", "aten::convolution")  # no int8 or no portable kernel
+    # no int8 kernel, no portable kernel, or a portable one that refuses a channels-last tensor beside a constant
+    float_only = ("aten::hardswish", "aten::hardsigmoid", "aten::convolution", "aten::minimum")
     assert not any(op.startswith(float_only) for op in ops), ops
 
 
@@ -47,3 +50,13 @@ def test_upstreams_transpose_kernel_gets_contiguous_tensors(tmp_path, core):
     layouts = [layer for layer in report["delegated_layers"] if layer["op"] == "dim_order_ops::_clone_dim_order"]
     assert [layer["dim_order"] for layer in layouts] == [[0, 1, 2, 3]], "the conv's image laid out contiguous first"
     plan_matches_the_reference(out)
+
+
+def test_without_the_backend_a_conv_hardswish_is_refused_with_its_reason(tmp_path, capsys):
+    """Upstream's decomposition leaves `minimum(conv, q(3))` to the portable kernel, which stops on the
+    conv's channels-last output beside the constant (QEMU: execute error 0x12): with the backend it is
+    a table; without it, cmx-gen refuses in one line instead of building firmware that stops."""
+    out = tmp_path / "refused"
+    code = run_cli("lower", f"{FUZZED}:ConvHardswish", "--target", "cortex-m4", "--no-delegate", "-o", str(out))
+    err = capsys.readouterr().err
+    assert code == 2 and "aten::minimum" in err and "neither all contiguous nor all channels-last" in err, err

@@ -204,6 +204,59 @@ class TwoBatchNorms(nn.Module):
         return _images(1, 4, 16, 8)
 
 
+class OneChannelRelu6(nn.Module):
+    """Seed 5013 and 17 refused seeds of 1000-1399 (refused: "a tensor [1, 1, h, w] has dim order
+    [0, 2, 1, 3]"): a one-channel image out of a convolution (here a BatchNorm's depthwise) is
+    channels-last, which ExecuTorch orders [0, 2, 1, 3], and the portable kernel after it (the ReLU6
+    no conv fused) refuses that order."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Sigmoid()
+        self.l1 = nn.BatchNorm2d(1)
+        self.l2 = nn.ReLU()
+        self.l3 = nn.ReLU6()
+        self.l4 = nn.Linear(1, 5)
+        self.eval()
+
+    def forward(self, x):
+        x = self.l3(self.l2(self.l1(self.l0(x))))
+        return self.l4(x.mean((2, 3)))
+
+    def example_inputs(self):
+        return _image(1, 1, 8, 16)
+
+    def calibration_data(self):
+        return _images(1, 1, 8, 16)
+
+
+class ConvHardswish(nn.Module):
+    """Seed 3042 (host PASS, **execute error 0x12 on QEMU M4**): upstream's DecomposeHardswishPass
+    writes a hardswish after a conv as `minimum(conv, q(3))` and a mul; the portable minimum refuses
+    the conv's channels-last output beside the constant's default dim order. Any conv -> hardswish
+    (MobileNetV3's block) stopped on the target; the minimum is a table in the backend now."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Conv2d(8, 16, 3, stride=2, padding=2, dilation=2, groups=4)
+        self.l1 = nn.Sigmoid()
+        self.l2 = nn.Conv2d(16, 32, 5, stride=1, padding=4, dilation=2, groups=4, bias=False)
+        self.l3 = nn.Hardswish()
+        self.l4 = nn.AvgPool2d(2)
+        self.eval()
+
+    def forward(self, x):
+        return self.l4(self.l3(self.l2(self.l1(self.l0(x)))))
+
+    def example_inputs(self):
+        return _image(1, 8, 8, 12)
+
+    def calibration_data(self):
+        return _images(1, 8, 8, 12)
+
+
 class PermutedImage(nn.Module):
     """Seed 2002 (FAIL max_abs_err=212 on QEMU M4, host PASS): a permute of a conv's channels-last
     image; upstream's transpose kernel permutes the bytes as if they were contiguous."""
