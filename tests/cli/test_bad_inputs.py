@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import SMALL, run_cli, second_bmm_line
+from conftest import SMALL, plan_matches_the_reference, run_cli, second_bmm_line
 
 
 def one_line(capsys) -> str:
@@ -239,13 +239,14 @@ def test_a_pte_makes_an_app_with_a_host_reference(lowered_dir, tmp_path, capsys)
 
 def test_program_the_target_would_stop_is_refused_before_build(tmp_path, capsys):
     """A portable kernel on a 1-channel channels-last tensor stops with execute:0x12 on target
-    (ExecuTorch serializes the dim order [0, 2, 1, 3]): refused at lowering, naming op, line, rule."""
-    assert (
-        run_cli(
-            "lower", f"{SMALL}:OneChannelFallback", "--input-shape", "1,3,8,8", "--random-calibration", "-o", tmp_path
-        )
-        == 2
-    )
+    (ExecuTorch serializes the dim order [0, 2, 1, 3]): without the backend, which copies such a tensor
+    into the default order for it (one_channel.py), refused at lowering, naming op, line, rule."""
+    model = f"{SMALL}:OneChannelFallback"
+    args = ("--input-shape", "1,3,8,8", "--random-calibration")
+    assert run_cli("lower", model, *args, "-o", tmp_path / "backend") == 0
+    plan_matches_the_reference(tmp_path / "backend")
+    capsys.readouterr()
+    assert run_cli("lower", model, *args, "--no-delegate", "-o", tmp_path / "portable") == 2
     line = one_line(capsys)
     assert "would stop (execute error 0x12) on the target: aten::max_pool2d_with_indices" in line
     assert "dim order [0, 2, 1, 3]" in line and "small.py:" in line
