@@ -24,7 +24,9 @@ def spatial_inputs(program: Any) -> set[int]:
 
     A 1-channel input is the same bytes either way, but ExecuTorch serializes its channels-last
     strides as dim order [0, 2, 1, 3], which portable kernels refuse (target_checks.py): it goes
-    channels-last only for a convolution, whose quantizer insists on it."""
+    channels-last only for a convolution, whose quantizer insists on it, reached directly or through
+    ops that keep the layout (an activation, a BatchNorm, a pool: an audio model's input normalized or
+    pooled first), else every conv after them sees a contiguous image and stays float."""
     names = list(program.graph_signature.user_inputs)
     found = set()
     for node in program.graph_module.graph.nodes:
@@ -34,22 +36,23 @@ def spatial_inputs(program: Any) -> set[int]:
         kinds = (
             ("conv",) if isinstance(value, torch.Tensor) and value.dim() == 4 and value.shape[1] == 1 else SPATIAL_OPS
         )
-        if _reaches(node, kinds):
+        if _reaches(node, kinds, through=("pool", "batch_norm") if kinds == ("conv",) else ()):
             found.add(names.index(node.name))
     return found
 
 
-def _reaches(node: torch.fx.Node, kinds: tuple[str, ...]) -> bool:
+def _reaches(node: torch.fx.Node, kinds: tuple[str, ...], through: tuple[str, ...] = ()) -> bool:
     """Whether a user of `node` is one of `kinds`, or an element-wise operator of `node` alone (its
-    other arguments constants) whose output does."""
+    other arguments constants) or one of `through` whose output does."""
     for user in node.users:
         if user.op != "call_function":
             continue
         if any(k in str(user.target) for k in kinds):
             return True
         name = "aten::" + str(getattr(user.target, "__name__", "")).split(".")[0]
-        if name in elementwise_ops() and [n for n in user.all_input_nodes if n.op != "get_attr"] == [node]:
-            if _reaches(user, kinds):
+        elementwise = name in elementwise_ops() and [n for n in user.all_input_nodes if n.op != "get_attr"] == [node]
+        if elementwise or (any(k in str(user.target) for k in through) and user.args[0] is node):
+            if _reaches(user, kinds, through):
                 return True
     return False
 

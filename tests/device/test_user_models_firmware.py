@@ -40,6 +40,8 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:ConvHardswish",
         f"{USER}:BiGruKeywordSpotter",
         f"{USER}:BiLstmTagger",
+        f"{USER}:SpectrogramNormKws",
+        f"{USER}:PooledSpectrogramKws",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",

@@ -254,3 +254,14 @@ def test_attention_without_a_mask_runs_on_int8(tmp_path, model):
     assert "bmm" in kinds and "softmax" in kinds, kinds
     assert any("scaled_dot_product_attention" in r["op"] for r in report["rewrites"])
     plan_matches_the_reference(out)
+
+
+@pytest.mark.parametrize("name", ["SpectrogramNormKws", "PooledSpectrogramKws"])
+def test_a_one_channel_input_normalized_or_pooled_before_its_first_conv_goes_channels_last(tmp_path, name):
+    """A BatchNorm2d(1) or a pool between a one-channel input and the first conv: the input goes
+    channels-last all the same (they keep its layout), so every conv quantizes; it was refused."""
+    code, out = _lower(tmp_path, name)
+    assert code == 0
+    report = read_report(out)
+    assert not report["float_parts"] and not report["fallbacks"], (report["float_parts"], report["fallbacks"])
+    plan_matches_the_reference(out)

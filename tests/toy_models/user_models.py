@@ -196,6 +196,44 @@ class BiLstmTagger(nn.Module):
         return [(torch.randn(20, 1, 8, generator=g).cumsum(0) * 0.3,) for _ in range(16)]
 
 
+class SpectrogramNormKws(nn.Module):
+    """A keyword spotter on a one-channel 49 x 10 spectrogram that normalizes its input as audio models
+    do, `nn.BatchNorm2d(1)` first (or, with `pool`, averages pairs of frames first), then convs. The
+    input reached the first conv through another op, so it stayed contiguous and every conv float:
+    refused (a one-channel image's dim order [0, 2, 1, 3] before a float conv)."""
+
+    def __init__(self, pool: bool = False):
+        super().__init__()
+        torch.manual_seed(6)
+        self.pool = pool
+        self.norm = nn.BatchNorm2d(1)
+        self.norm.running_mean.fill_(0.3)
+        self.norm.running_var.fill_(2.0)
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 16, 3, padding=1), nn.ReLU()
+        )
+        self.fc = nn.Linear(16, 12)
+        self.eval()
+
+    def forward(self, x):
+        x = nn.functional.avg_pool2d(x, (2, 1)) if self.pool else self.norm(x)
+        return self.fc(self.features(x).mean((2, 3)))
+
+    def example_inputs(self):
+        return (_spoken_words(1, 8)[0].unsqueeze(1),)
+
+    def calibration_data(self):
+        x, _ = _spoken_words(16, 4)
+        return [(x[i : i + 1].unsqueeze(1),) for i in range(16)]
+
+
+class PooledSpectrogramKws(SpectrogramNormKws):
+    """SpectrogramNormKws with an average pool over pairs of frames in place of the BatchNorm."""
+
+    def __init__(self):
+        super().__init__(pool=True)
+
+
 def _spoken_words(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """n synthetic words [n, 49, 10] and their labels: word k sweeps a formant through band k // 2,
     upwards for even k and downwards for odd, at a random onset, over noise."""
