@@ -190,3 +190,29 @@ def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None =
                 reason = f"{name} would {effect} on it: {problem}"
                 island = island_of(node, exported, reason) if in_float and exported is not None else None
                 raise NeedsFloat(error, hint, island) if island else ExportError(error, hint)
+
+
+# The rules about the dim orders a portable kernel checks: the orders to_executorch serializes are
+# derived again from the kernels when the program is delegated, so they are checked once more there.
+SERIALIZED_CHECKS = ("default_or_channels_last", "one_memory_format")
+
+
+def check_serialized(program: torch.fx.GraphModule) -> None:
+    """Raise ExportError at the first portable kernel of the program to_executorch emitted (out
+    variants, the delegates called) whose tensors a dim-order rule refuses: what `check` passed
+    before delegation, ExecuTorch may have laid out otherwise since."""
+    for node in program.graph.nodes:
+        name = op_name(node)
+        if not name:
+            continue
+        for rule in rules():
+            if rule["check"] not in SERIALIZED_CHECKS or not any(fnmatch.fnmatchcase(name, p) for p in rule["ops"]):
+                continue
+            problem = CHECKS[rule["check"]](node)
+            if problem:
+                where = source_line(node)
+                raise ExportError(
+                    f"the program would {EFFECTS[rule['effect']]} on the target: {name} at node {node.name}"
+                    f"{f' ({where})' if where else ''}, as serialized: {problem}; {rule['why']}",
+                    rule["fix"],
+                )

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from cmx_gen.lower import instructions
+from cmx_gen.lower import instructions, target_checks
 from cmx_gen.lower.state import Delegated, Given, Serialized, Step
 from cmx_gen.model.export import export_error
 
@@ -22,6 +22,7 @@ def run(given: Given, delegated: Delegated) -> Serialized:
         pte = program.buffer
     except Exception as exc:
         raise export_error("serialization (to_executorch)", exc) from exc
+    target_checks.check_serialized(program.exported_program().graph_module)
     names = instructions.node_names(program.exported_program().graph_module)
     return Serialized(pte=pte, program=program, instruction_names=names)
 
