@@ -190,24 +190,29 @@ def _replace(graph: torch.fx.Graph, node: torch.fx.Node, target: Any, args: tupl
     )
 
 
-# Activations portable ExecuTorch has no float kernel for.
-_NO_FLOAT_KERNEL = (
+# Activations no upstream annotator takes on their own: hardswish and hardsigmoid (portable ExecuTorch
+# has no float kernel for them) and LeakyReLU (left float, a flatten after it reshaped a float
+# channels-last image on the portable kernel, which gets that wrong: refused).
+_STANDALONE_ACTIVATIONS = (
     torch.ops.aten.hardswish.default,
     torch.ops.aten.hardswish_.default,
     torch.ops.aten.hardsigmoid.default,
     torch.ops.aten.hardsigmoid_.default,
+    torch.ops.aten.leaky_relu.default,
+    torch.ops.aten.leaky_relu_.default,
 )
 
 
 def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) -> None:
-    """Observe the input and output of each LayerNorm, mean, bmm and hardswish/hardsigmoid no annotator
-    took, as int8 per-tensor (upstream annotates the activations after a conv or linear only, and no
-    portable kernel computes them in float: each becomes a table, tables.py)."""
+    """Observe the input and output of each LayerNorm, mean, bmm and standalone activation no annotator
+    took (_STANDALONE_ACTIVATIONS: each becomes a table, tables.py), as int8 per-tensor; the copies
+    after such an activation (a flatten, a transpose) share its quantization, as upstream's
+    SharedQspecQuantizer would have had it annotated when it ran."""
     from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
     from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
 
     aten = torch.ops.aten
-    targets = (torch.ops.cmx.layer_norm.default, aten.mean.dim, torch.ops.cmx.bmm.default, *_NO_FLOAT_KERNEL)
+    targets = (torch.ops.cmx.layer_norm.default, aten.mean.dim, torch.ops.cmx.bmm.default, *_STANDALONE_ACTIVATIONS)
     for node in graph.graph.nodes:
         if node.op != "call_function" or node.target not in targets or node.name in skip:
             continue
@@ -219,6 +224,24 @@ def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) ->
             output_qspec=INT8_ACTIVATION_PER_TENSOR_QSPEC,
             _annotated=True,
         )
+        if node.target in _STANDALONE_ACTIVATIONS:
+            _share_copies_after(node)
+
+
+def _share_copies_after(node: torch.fx.Node) -> None:
+    """Each unannotated copy op (upstream's shared-quantization list) reading `node`, and so on down a
+    chain of them, annotated to share `node`'s quantization (quantized, so upstream folds it)."""
+    from executorch.backends.cortex_m.quantizer.quantizer import SharedQspecQuantizer, mark_node_as_annotated
+    from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
+
+    shared = set(SharedQspecQuantizer.SHARED_QSPEC_OPS_DEFAULT)
+    for user in list(node.users):
+        if user.target not in shared or user.meta.get("quantization_annotation") is not None:
+            continue
+        if not user.args or user.args[0] is not node:
+            continue
+        mark_node_as_annotated(user, {node: SharedQuantizationSpec(node)}, SharedQuantizationSpec((node, user)), True)
+        _share_copies_after(user)
 
 
 def _input_spec(x: Any, default: Any) -> Any:

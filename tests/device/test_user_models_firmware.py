@@ -38,6 +38,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:TwoBatchNorms",
         f"{FUZZED}:OneChannelRelu6",
         f"{FUZZED}:ConvHardswish",
+        f"{FUZZED}:LeakyReluTokens",
         f"{USER}:BiGruKeywordSpotter",
         f"{USER}:BiLstmTagger",
         f"{USER}:SpectrogramNormKws",

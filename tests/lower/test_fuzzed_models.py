@@ -24,6 +24,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"
         "TwoBatchNorms",
         "OneChannelRelu6",
         "ConvHardswish",
+        "LeakyReluTokens",
     ],
 )
 def test_a_fuzzed_failure_lowers_and_its_plan_matches_the_reference(tmp_path, name, core):

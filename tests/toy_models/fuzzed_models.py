@@ -276,3 +276,31 @@ class PermutedImage(nn.Module):
 
     def calibration_data(self):
         return _images(1, 8, 12, 10)
+
+
+class LeakyReluTokens(nn.Module):
+    """Seed 6024 (refused: "aten::view_copy ... reshapes a channels-last tensor"): a LeakyReLU after a
+    conv, which no upstream annotator takes on its own, stayed float, and so did the flatten after it:
+    the portable view_copy would reshape a float channels-last image wrong. Then a LayerNorm and a
+    bidirectional LSTM over the tokens."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Conv2d(8, 8, 3, stride=1, padding=1, dilation=1, groups=2, bias=True)
+        self.l1 = nn.LeakyReLU(0.1)
+        self.l2 = nn.LayerNorm(8)
+        self.l3 = nn.LSTM(8, 4, num_layers=1, batch_first=True, bidirectional=True)
+        self.l4 = nn.Linear(8, 5)
+        self.eval()
+
+    def forward(self, x):
+        t = self.l1(self.l0(x)).flatten(2).transpose(1, 2)
+        t = self.l3(self.l2(t))[0]
+        return self.l4(t.mean(1))
+
+    def example_inputs(self):
+        return _image(1, 8, 16, 12)
+
+    def calibration_data(self):
+        return _images(1, 8, 16, 12)
