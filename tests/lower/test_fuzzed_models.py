@@ -61,3 +61,10 @@ def test_without_the_backend_a_conv_hardswish_is_refused_with_its_reason(tmp_pat
     code = run_cli("lower", f"{FUZZED}:ConvHardswish", "--target", "cortex-m4", "--no-delegate", "-o", str(out))
     err = capsys.readouterr().err
     assert code == 2 and "aten::minimum" in err and "neither all contiguous nor all channels-last" in err, err
+
+
+def test_a_one_channel_image_read_by_the_backend_and_a_portable_kernel_is_refused_not_wrong(tmp_path, capsys):
+    """Seed 7010: the layout copy for the portable reader made the plan WRONG (FAIL 149 LSB on QEMU)."""
+    code = run_cli("lower", f"{FUZZED}:OneChannelSkipConcat", "--target", "cortex-m4", "-o", str(tmp_path / "o"))
+    err = capsys.readouterr().err
+    assert code == 2 and "dim order [0, 2, 1, 3]" in err, err

@@ -257,6 +257,29 @@ class ConvHardswish(nn.Module):
         return _images(1, 8, 8, 12)
 
 
+class OneChannelSkipConcat(nn.Module):
+    """Seed 7010 (WRONG on the host, FAIL 149 LSB on QEMU M4, with one_channel.py's layout copy): a
+    one-channel image read both by a portable kernel (through the copy) and by the backend's concat.
+    Such an image is left as it was and refused with its reason, as before the copy."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.BatchNorm2d(1)
+        self.l1 = nn.ReLU()
+        self.eval()
+
+    def forward(self, x):
+        x = self.l0(x)
+        return torch.cat([x, self.l1(x)], dim=1)
+
+    def example_inputs(self):
+        return _image(1, 1, 12, 12)
+
+    def calibration_data(self):
+        return _images(1, 1, 12, 12)
+
+
 class PermutedImage(nn.Module):
     """Seed 2002 (FAIL max_abs_err=212 on QEMU M4, host PASS): a permute of a conv's channels-last
     image; upstream's transpose kernel permutes the bytes as if they were contiguous."""
