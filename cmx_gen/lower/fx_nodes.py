@@ -103,6 +103,12 @@ def call_like(
         values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
         with like.meta["val"].fake_mode:
             val = target(*values, **(kwargs or {}))
-    made.meta = {k: v for k, v in like.meta.items() if k in PROVENANCE}
-    made.meta["val"] = val
+    made.meta = {}
+    with_provenance(made, like).meta["val"] = val
+    return made
+
+
+def with_provenance(made: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
+    """`made` with `like`'s module and user's line (PROVENANCE), not its `from_node`: a node of its own."""
+    made.meta.update({k: v for k, v in like.meta.items() if k in PROVENANCE})
     return made

@@ -46,14 +46,14 @@ def copy_for_portable_readers(program: torch.export.ExportedProgram) -> None:
     graph = program.graph_module.graph
     for node in list(graph.nodes):
         val = node.meta.get("val")
-        if not is_int8(node) or val.dim() != 4 or val.shape[1] != 1 or tuple(int(d) for d in val.dim_order()) == PLAIN:
+        if not is_int8(node) or _is_plain(node) or val.shape[1] != 1:
             continue
         if _portable(node):
             if all(_is_plain(x) for x in node.all_input_nodes if is_int8(x)):
                 node.meta["val"] = _plain(val)  # as the kernel will write it: in its input's order
             continue
-        readers = [user for user in node.users if _portable(user)]
-        if not readers or len(readers) != len(node.users):
+        readers = list(node.users)
+        if not readers or not all(_portable(user) for user in readers):
             # a reader in the backend beside the copy: the copy and that reader may land in two
             # delegates, and a tensor shared across them was read wrong (fuzzer seed 7010: FAIL 149
             # LSB on QEMU): left as it was, refused by target_checks with its reason

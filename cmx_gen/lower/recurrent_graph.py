@@ -15,7 +15,7 @@ import torch
 from cmx_gen.lower import gru, layer_models, lstm
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.own_ops import qparams_of
-from cmx_gen.lower.fx_nodes import PROVENANCE, fx_args, module_path, op_name, origins, source_line
+from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line, with_provenance
 
 
 @torch.library.custom_op("cmx::lstm", mutates_args=())
@@ -180,7 +180,9 @@ def as_own_op(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
         final = 1 in users and bool(users[1].users)
         y, finals = _layers(graph, node, (x, list(params)), (per_layer, layers, directions), bool(batch_first), final)
         if final:
-            users[1].replace_all_uses_with(_meta(graph.call_function(torch.ops.aten.stack.default, (finals, 0)), node))
+            users[1].replace_all_uses_with(
+                with_provenance(graph.call_function(torch.ops.aten.stack.default, (finals, 0)), node)
+            )
     if 0 in users:
         users[0].replace_all_uses_with(y)
     for user in users.values():
@@ -216,22 +218,19 @@ def _layers(
             at = (layer * directions + direction) * per_layer
             weights = params[at : at + per_layer]
             biases = weights[2:] if per_layer == 4 else [None, None]
-            out = _meta(
+            out = with_provenance(
                 graph.call_function(target, (y, weights[0], weights[1], *biases, batch_first, bool(direction))), node
             )
             if final:
                 last = 0 if direction else -1
-                finals.append(_meta(graph.call_function(torch.ops.aten.select.int, (out, time, last)), node))
+                finals.append(with_provenance(graph.call_function(torch.ops.aten.select.int, (out, time, last)), node))
             outs.append(out)
-        y = outs[0] if directions == 1 else _meta(graph.call_function(torch.ops.aten.cat.default, (outs, -1)), node)
+        y = (
+            outs[0]
+            if directions == 1
+            else with_provenance(graph.call_function(torch.ops.aten.cat.default, (outs, -1)), node)
+        )
     return y, finals
-
-
-def _meta(made: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
-    """`made` with `like`'s module and user's line (not its provenance: each node made is a float node
-    of its own for layer_error and cell_ranges)."""
-    made.meta.update({k: v for k, v in like.meta.items() if k in PROVENANCE})
-    return made
 
 
 def cell_ranges(graph: torch.fx.GraphModule, samples: Any) -> dict[str, float]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 import yaml
@@ -161,35 +162,49 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
 }
 
 
-def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None = None, delegate: bool = False) -> None:
-    """Raise ExportError at the first node a target kernel would refuse: a NeedsFloat when it is a
-    cortex_m kernel's node made from a node of `exported` (float_islands.py: it can stay in float).
-    `delegate`: cmx-gen's backend will run the nodes it takes, so a rule about a portable kernel
-    (`backend_runs: true`) does not apply to them."""
+def _violations(
+    program: torch.fx.GraphModule, applies: Callable[[torch.fx.Node, dict[str, Any]], bool]
+) -> Iterator[tuple[torch.fx.Node, str, dict[str, Any], str]]:
+    """(node, op name, rule, problem) for each rule of its op that `applies` and that it breaks."""
     for node in program.graph.nodes:
         name = op_name(node)
         if not name:
             continue
         for rule in rules():
-            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in rule["ops"]):
-                continue
-            if rule.get("backend_runs") and delegate and layers.supports(node):
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in rule["ops"]) or not applies(node, rule):
                 continue
             problem = CHECKS[rule["check"]](node)
             if problem:
-                where = source_line(node)
-                effect = EFFECTS[rule["effect"]]
-                error = (
-                    f"the program would {effect} on the target: {name} at node {node.name}"
-                    f"{f' ({where})' if where else ''}: {problem}; {rule['why']}"
-                )
-                in_float = name.startswith("cortex_m::")
-                hint = rule["fix"] + (
-                    f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and in_float else ""
-                )
-                reason = f"{name} would {effect} on it: {problem}"
-                island = island_of(node, exported, reason) if in_float and exported is not None else None
-                raise NeedsFloat(error, hint, island) if island else ExportError(error, hint)
+                yield node, name, rule, problem
+
+
+def _error(node: torch.fx.Node, name: str, rule: dict[str, Any], problem: str, when: str = "") -> str:
+    where = source_line(node)
+    return (
+        f"the program would {EFFECTS[rule['effect']]} on the target: {name} at node {node.name}"
+        f"{f' ({where})' if where else ''}{when}: {problem}; {rule['why']}"
+    )
+
+
+def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None = None, delegate: bool = False) -> None:
+    """Raise ExportError at the first node a target kernel would refuse: a NeedsFloat when it is a
+    cortex_m kernel's node made from a node of `exported` (float_islands.py: it can stay in float).
+    `delegate`: cmx-gen's backend will run the nodes it takes, so a rule about a portable kernel
+    (`backend_runs: true`) does not apply to them."""
+
+    def applies(node: torch.fx.Node, rule: dict[str, Any]) -> bool:
+        return not (rule.get("backend_runs") and delegate and layers.supports(node))
+
+    for node, name, rule, problem in _violations(program, applies):
+        where = source_line(node)
+        in_float = name.startswith("cortex_m::")
+        hint = rule["fix"] + (
+            f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and in_float else ""
+        )
+        reason = f"{name} would {EFFECTS[rule['effect']]} on it: {problem}"
+        island = island_of(node, exported, reason) if in_float and exported is not None else None
+        error = _error(node, name, rule, problem)
+        raise NeedsFloat(error, hint, island) if island else ExportError(error, hint)
 
 
 # The rules about the dim orders a portable kernel checks: the orders to_executorch serializes are
@@ -201,18 +216,5 @@ def check_serialized(program: torch.fx.GraphModule) -> None:
     """Raise ExportError at the first portable kernel of the program to_executorch emitted (out
     variants, the delegates called) whose tensors a dim-order rule refuses: what `check` passed
     before delegation, ExecuTorch may have laid out otherwise since."""
-    for node in program.graph.nodes:
-        name = op_name(node)
-        if not name:
-            continue
-        for rule in rules():
-            if rule["check"] not in SERIALIZED_CHECKS or not any(fnmatch.fnmatchcase(name, p) for p in rule["ops"]):
-                continue
-            problem = CHECKS[rule["check"]](node)
-            if problem:
-                where = source_line(node)
-                raise ExportError(
-                    f"the program would {EFFECTS[rule['effect']]} on the target: {name} at node {node.name}"
-                    f"{f' ({where})' if where else ''}, as serialized: {problem}; {rule['why']}",
-                    rule["fix"],
-                )
+    for node, name, rule, problem in _violations(program, lambda node, rule: rule["check"] in SERIALIZED_CHECKS):
+        raise ExportError(_error(node, name, rule, problem, ", as serialized"), rule["fix"])
