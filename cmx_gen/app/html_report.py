@@ -166,17 +166,21 @@ def _model_part(model: ModelPage, several: bool) -> dict[str, Any]:
     suffix = f"-{model.name}" if several else ""
     profile_svg = kinds_svg = ""
     if profile:
+        # estimated cycles lead where the profile has them (run --profile under QEMU), else the counter
+        key, unit = (
+            ("cycles", "cycles") if profile.get("cycles", {}).get("estimated") else ("count", profile["counter"])
+        )
         rows = [
             (
                 f"#{r['index']} {r['op']} ({r['module']})",
-                r["count"],
-                f"{r['op']} {r['module']} {r['source']}: {r['count']:,} ({r['share']:.1f} %)",
+                r[key],
+                f"{r['op']} {r['module']} {r['source']}: {r[key]:,} {unit} ({r['share']:.1f} %)",
             )
             for r in profile["rows"]
         ]
-        kinds = [(k["kind"], k["count"], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]]
-        profile_svg = bars_svg(rows, profile["counter"], f"profile-chart{suffix}")
-        kinds_svg = bars_svg(kinds, profile["counter"], f"profile-kinds{suffix}")
+        kinds = [(k["kind"], k[key], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]]
+        profile_svg = bars_svg(rows, unit, f"profile-chart{suffix}")
+        kinds_svg = bars_svg(kinds, unit, f"profile-kinds{suffix}")
     return {
         "name": model.name,
         "suffix": suffix,

@@ -8,7 +8,7 @@ the inference; report.json `instructions` names each row (instructions.py).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from cmx_gen.common.errors import RunError
@@ -28,6 +28,8 @@ class Row:
     share: float  # of the whole-inference count, in %
     kernel: int | None = None  # a backend layer: its kernel call alone (the rest is the backend's own cost)
     calls: str = ""  # a backend layer: the function it calls and whose it is, `cmx_conv_row_s8 (cmx-gen)`
+    layer: int | None = None  # a backend layer: its debug id
+    cycles: int | None = None  # estimated (with_cycles): what ran between its marks, priced
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -38,6 +40,13 @@ class Profile:
     counter: str  # "instr" (QEMU -icount) or "cycles"
     total: int  # the result line's whole-inference count (same image)
     rows: list[Row]
+    cycles: int | None = None  # the inference's estimated cycles (with_cycles), beside `total`
+    cycles_note: str = ""  # what the estimate assumes, or why there is none
+
+    @property
+    def sort_count(self) -> str:
+        """The figure shares are of: estimated cycles where there are, else the counter."""
+        return "cycles" if self.cycles is not None else "count"
 
     def backend_overhead(self) -> float | None:
         """Mean counts per backend layer outside its kernel call (the profiling hooks included)."""
@@ -48,24 +57,68 @@ class Profile:
     def summed(self) -> int:
         return sum(row.count for row in self.rows)
 
-    def by_kind(self) -> list[tuple[str, int, float]]:
-        """(kind, count, % of total), largest first: what to optimise."""
-        kinds: dict[str, int] = {}
+    def by_kind(self) -> list[tuple[str, int, int | None, float]]:
+        """(kind, count, estimated cycles or None, % of the whole), largest first: what to optimise.
+        The share is of the cycles where they are estimated, else of the counter."""
+        kinds: dict[str, tuple[int, int]] = {}
         for row in self.rows:
             kind = row.calls or op_kind(row.op)
-            kinds[kind] = kinds.get(kind, 0) + row.count
-        return sorted(
-            ((k, c, 100.0 * c / self.total if self.total else 0.0) for k, c in kinds.items()), key=lambda item: -item[1]
-        )
+            count, cycles = kinds.get(kind, (0, 0))
+            kinds[kind] = (count + row.count, cycles + (row.cycles or 0))
+        estimated = self.cycles is not None
+        whole = (self.cycles if estimated else self.total) or 0
+        found = [
+            (
+                k,
+                count,
+                cycles if estimated else None,
+                100.0 * (cycles if estimated else count) / whole if whole else 0.0,
+            )
+            for k, (count, cycles) in kinds.items()
+        ]
+        return sorted(found, key=lambda item: -item[3])
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "counter": self.counter,
-            "total": self.total,
-            "sum": self.summed,
-            "rows": [row.to_dict() for row in self.rows],
-            "by_kind": [{"kind": k, "count": c, "share": round(s, 2)} for k, c, s in self.by_kind()],
-        }
+        out: dict[str, Any] = {"counter": self.counter, "total": self.total, "sum": self.summed}
+        if self.cycles is not None:
+            out["cycles"] = {
+                "estimated": self.cycles,
+                "sum": sum(row.cycles or 0 for row in self.rows),
+                "assumes": self.cycles_note,
+            }
+        elif self.cycles_note:
+            out["cycles"] = {"estimated": None, "why_not": self.cycles_note}
+        out["rows"] = [row.to_dict() for row in self.rows]
+        out["by_kind"] = [
+            {"kind": k, "count": c, **({"cycles": cyc} if cyc is not None else {}), "share": round(s, 2)}
+            for k, c, cyc, s in self.by_kind()
+        ]
+        return out
+
+
+def with_cycles(
+    profile: Profile, result: Result, instructions: int, total: int, segments: dict[int, int], note: str
+) -> Profile:
+    """`profile` with each row's estimated cycles: `segments` maps a mark's key to its cycles (the
+    runner's keys: instruction h is h, the backend layer in slot s is `instructions` (the program's,
+    CMX_NUM_INSTRUCTIONS) + s, in the order of its `prof_layer` lines). The rows' cycles add up as
+    their counts do: a delegate's row keeps what its layers do not."""
+    slots = [int(m.group(1)) for m in result_line.diagnostic_re("prof_layer").finditer(result.output)]
+    layer_key = {debug: instructions + slot for slot, debug in enumerate(slots)}
+    rows = [
+        replace(
+            row,
+            cycles=segments.get(layer_key[row.layer], 0)
+            if row.layer is not None and row.layer in layer_key
+            else segments.get(row.index, 0)
+            if row.layer is None
+            else 0,
+        )
+        for row in profile.rows
+    ]
+    share = lambda n: 100.0 * n / total if total else 0.0  # noqa: E731
+    rows = [replace(row, share=share(row.cycles or 0)) for row in rows]
+    return replace(profile, rows=rows, cycles=total, cycles_note=note)
 
 
 def op_kind(op: str) -> str:
@@ -118,6 +171,7 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
                     share=share(n),
                     kernel=kernel_counts.get(layer.debug),
                     calls=kernel_label(layer.kind) if layer.kind else "",
+                    layer=layer.debug,
                 )
             )
     return Profile(counter=counter, total=total, rows=rows)
@@ -128,23 +182,34 @@ def table(profile: Profile) -> str:
     op_width = max([len(r.op) for r in profile.rows] + [8])
     mod_width = max([len(r.module) for r in profile.rows] + [6])
     calls_width = max([len(r.calls) for r in profile.rows] + [6])
+    cycles = profile.cycles is not None
+    cyc = lambda n: f"{n or 0:>11,}  " if cycles else ""  # noqa: E731
     lines = [
         f"{'#':>3}  {'operator':<{op_width}}  {'module':<{mod_width}}  {'kernel':<{calls_width}}  "
-        f"{profile.counter:>11}  {'share':>6}  line"
+        + (f"{'cycles':>11}  " if cycles else "")
+        + f"{profile.counter:>11}  {'share':>6}  line"
     ]
     for r in profile.rows:
         line = r.source.split(" ", 1)[0]  # model.py:17 (the code is in report.json)
         lines.append(
             f"{r.index:>3}  {r.op:<{op_width}}  {r.module:<{mod_width}}  {r.calls:<{calls_width}}  "
-            f"{r.count:>11,}  {r.share:>5.1f}%  {line}"
+            f"{cyc(r.cycles)}{r.count:>11,}  {r.share:>5.1f}%  {line}"
         )
-    gap = 100.0 * profile.summed / profile.total if profile.total else 0.0
+    summed_cycles = sum(r.cycles or 0 for r in profile.rows)
+    whole = profile.cycles if cycles else profile.total
+    gap = 100.0 * (summed_cycles if cycles else profile.summed) / whole if whole else 0.0
+    of = f"of {profile.cycles:,} cycles (estimated), " if cycles else "of "
     lines.append(
         f"{'':>3}  {'sum':<{op_width}}  {'':<{mod_width}}  {'':<{calls_width}}  "
-        f"{profile.summed:>11,}  {gap:>5.1f}%"
-        f"  of {profile.total:,} {profile.counter} for the whole inference (result line)"
+        f"{cyc(summed_cycles)}{profile.summed:>11,}  {gap:>5.1f}%"
+        f"  {of}{profile.total:,} {profile.counter} for the whole inference (result line)"
     )
-    lines.append("by kind    " + ", ".join(f"{k} {s:.1f} %" for k, _, s in profile.by_kind()))
+    if profile.cycles_note:
+        lines.append(f"cycles     {profile.cycles_note}")
+    lines.append(
+        ("by kind    " if not cycles else "by kind    (cycles) ")
+        + ", ".join(f"{k} {s:.1f} %" for k, _, _, s in profile.by_kind())
+    )
     overhead = profile.backend_overhead()
     if overhead is not None:
         lines.append(

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import replace
+from pathlib import Path
 
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
-from cmx_gen.device.runners import Result
+from cmx_gen.device.runners import Result, Runner
 from cmx_gen.pipeline.run_outcome import Outcome, RunOptions, image_and_runner, record
 from cmx_gen.program.report import Instruction
 
@@ -47,19 +49,46 @@ def diagnose(app: AppFolder, options: RunOptions) -> Outcome:
         if options.dry_run:
             lines.append(shlex.join(runner.command(image)))
             continue
-        found = _profile if diagnostic == "profile" else _trace
-        outcome = found(app, runner.run(image), options, instructions)
+        if diagnostic == "profile":
+            outcome = _profile(app, image, runner, options, instructions)
+        else:
+            outcome = _trace(app, runner.run(image), options, instructions)
         lines += outcome.lines
         status = max(status, outcome.status)
     return Outcome(tuple(lines), status)
 
 
-def _profile(app: AppFolder, result: Result, options: RunOptions, instructions: list[Instruction]) -> Outcome:
-    """The profile table; its rows kept beside the image for the HTML page (and --json)."""
+def _profile(
+    app: AppFolder, image: Path, runner: Runner, options: RunOptions, instructions: list[Instruction]
+) -> Outcome:
+    """The profile table, a column of estimated cycles where cmx-gen's QEMU plugin can run it
+    (pipeline/cycles.py); its rows kept beside the image for the HTML page (and --json)."""
     from cmx_gen.app import html_report
+    from cmx_gen.common.errors import RunError
     from cmx_gen.device import profile
+    from cmx_gen.pipeline.cycles import CycleRun, app_image
 
+    try:
+        app_image(app, options.runner, "build-profile")
+        measuring: CycleRun | None = CycleRun(app, image, options.timeout, marks=True)
+        why_not = ""
+    except RunError as exc:
+        measuring, why_not = None, f"none estimated: {exc.problem}"
+    result = (measuring.runner if measuring else runner).run(image)
     prof = profile.parse(result, instructions, app.report().delegated_layers)
+    if measuring is not None:
+        measured = measuring.read()
+        board = measuring.board
+        total = measured.total.cycles[1]
+        note = (
+            f"{total / board.core.clock_hz * 1e3:.3f} ms at {board.core.clock_hz / 1e6:g} MHz, "
+            f"{measured.total.table.core} timings, {measuring.assumes()} (`run --cycles` for the range; "
+            "the profile's hooks are in the figures)"
+        )
+        segments = {key: est.cycles[1] for key, est in measured.segments.items()}
+        prof = profile.with_cycles(prof, result, len(instructions), total, segments, note)
+    else:
+        prof = replace(prof, cycles_note=why_not)
     lines = [result.line, profile.table(prof)]
     text = json.dumps(prof.to_dict(), indent=2) + "\n"
     (app.path / "build-profile" / html_report.PROFILE_JSON).write_text(text)

@@ -3,6 +3,7 @@
  * (cmx_gen/device/cycles/), inside the measured region only.
  *
  *   -plugin cmx_cycles.so,begin=0x<addr>,end=0x<addr>,out=<file>[,region=0x<lo>:0x<hi>]...
+ *                         [,mark=0x<lo>:0x<hi>]
  *
  * The region opens when the block at `begin` runs (cmx_measure_begin, called just before the
  * inference's first counter read) and closes at the block at `end`. For each translated block it
@@ -10,6 +11,12 @@
  * block that ran was not the one that follows it in memory (its last instruction branched: taken);
  * then the loads and stores into each region given (the board's memories), and those in none, and
  * how often the region opened (all counts are its sum).
+ *
+ * With `mark=`, the profile image's marks cut the region into segments: a load from byte k of the
+ * marks array (the runner's cmx_profile_mark(k); the API has no register reads, so the key is the
+ * address) closes the segment since the previous mark and gives it key k. Each segment is written
+ * as it closes (`segment <key>`, its blocks' runs and taken branches, its loads and stores per
+ * region); what runs after the last mark closes as key -1 with the region.
  *
  * Debian's QEMU 7.2 runs plugins but ships no qemu-plugin.h: the declarations below are the few of
  * plugin API version 1 this file uses.
@@ -52,7 +59,10 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 struct block {
   uint64_t vaddr, end; /* [vaddr, end): the block's bytes */
   uint64_t insns, runs, taken;
-  struct block *next; /* every translation, for the report */
+  uint64_t seg_runs, seg_taken; /* the same, in the open segment */
+  struct block *next;           /* every translation, for the report */
+  struct block *next_dirty;     /* the blocks the open segment ran */
+  bool dirty;
 };
 
 static struct block *blocks;
@@ -64,11 +74,47 @@ static int regions;
 static uint64_t region_lo[MAX_REGIONS], region_hi[MAX_REGIONS];
 static uint64_t loads[MAX_REGIONS + 1], stores[MAX_REGIONS + 1]; /* the last: in no region given */
 static char out_path[4096];
+static uint64_t mark_lo, mark_hi; /* the marks array: [mark_lo, mark_hi) */
+static struct block *dirty;       /* the open segment's blocks */
+static uint64_t seg_loads[MAX_REGIONS + 1], seg_stores[MAX_REGIONS + 1];
+static FILE *segments; /* the segments so far, copied into the report at exit */
+
+static void touch(struct block *b) {
+  if (b->dirty) return;
+  b->dirty = true;
+  b->next_dirty = dirty;
+  dirty = b;
+}
+
+/* Close the open segment under `key`. */
+static void close_segment(long long key) {
+  if (segments == NULL) segments = tmpfile();
+  if (segments == NULL) return;
+  fprintf(segments, "segment %lld\n", key);
+  for (struct block *b = dirty; b != NULL; b = b->next_dirty) {
+    if (b->seg_runs || b->seg_taken)
+      fprintf(segments, "sblock %llx %llu %llu %llu %llu\n", (unsigned long long)b->vaddr,
+              (unsigned long long)b->insns, (unsigned long long)(b->end - b->vaddr),
+              (unsigned long long)b->seg_runs, (unsigned long long)b->seg_taken);
+    b->seg_runs = b->seg_taken = 0;
+    b->dirty = false;
+  }
+  dirty = NULL;
+  for (int i = 0; i <= regions; i++) {
+    if (seg_loads[i] || seg_stores[i])
+      fprintf(segments, "smemory %d %llu %llu\n", i < regions ? i : -1, (unsigned long long)seg_loads[i],
+              (unsigned long long)seg_stores[i]);
+    seg_loads[i] = seg_stores[i] = 0;
+  }
+}
 
 static void block_ran(unsigned int vcpu, void *udata) {
   struct block *b = udata;
   (void)vcpu;
-  if (b->vaddr == end_at) measuring = false;
+  if (b->vaddr == end_at && measuring) {
+    measuring = false;
+    if (mark_hi) close_segment(-1);
+  }
   if (b->vaddr == begin_at) {
     opened += !measuring;
     measuring = true;
@@ -76,7 +122,13 @@ static void block_ran(unsigned int vcpu, void *udata) {
   }
   if (!measuring) return;
   b->runs++;
-  if (previous != NULL && previous->end != b->vaddr) previous->taken++;
+  b->seg_runs++;
+  touch(b);
+  if (previous != NULL && previous->end != b->vaddr) {
+    previous->taken++;
+    previous->seg_taken++;
+    touch(previous);
+  }
   previous = b;
 }
 
@@ -86,8 +138,9 @@ static void memory_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_
   (void)udata;
   if (!measuring) return;
   while (i < regions && !(vaddr >= region_lo[i] && vaddr < region_hi[i])) i++;
-  if (qemu_plugin_mem_is_store(info)) stores[i]++;
-  else loads[i]++;
+  if (qemu_plugin_mem_is_store(info)) stores[i]++, seg_stores[i]++;
+  else loads[i]++, seg_loads[i]++;
+  if (vaddr >= mark_lo && vaddr < mark_hi && !qemu_plugin_mem_is_store(info)) close_segment((long long)(vaddr - mark_lo));
 }
 
 static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
@@ -120,6 +173,13 @@ static void report(qemu_plugin_id_t id, void *udata) {
   for (int i = 0; i <= regions; i++)
     fprintf(f, "memory %d %llu %llu\n", i < regions ? i : -1, (unsigned long long)loads[i],
             (unsigned long long)stores[i]);
+  if (segments != NULL) {
+    char buf[65536];
+    size_t n;
+    rewind(segments);
+    while ((n = fread(buf, 1, sizeof buf, segments)) > 0) fwrite(buf, 1, n, f);
+    fclose(segments);
+  }
   fclose(f);
 }
 
@@ -136,6 +196,10 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
       region_lo[regions] = strtoull(arg + 7, &rest, 0);
       region_hi[regions] = *rest == ':' ? strtoull(rest + 1, NULL, 0) : 0;
       regions++;
+    } else if (strncmp(arg, "mark=", 5) == 0) {
+      char *rest;
+      mark_lo = strtoull(arg + 5, &rest, 0);
+      mark_hi = *rest == ':' ? strtoull(rest + 1, NULL, 0) : 0;
     } else {
       fprintf(stderr, "cmx_cycles: unknown argument %s\n", arg);
       return -1;

@@ -173,6 +173,86 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate
 
 
+MARKED = """
+    .syntax unified
+    .cpu cortex-m4
+    .thumb
+    .text
+    .word 0x20010000
+    .word reset
+    .thumb_func
+reset:
+    bl cmx_measure_begin
+    movs r0, #10
+    ldr r5, =cmx_profile_marks
+first:
+    subs r0, #1
+    bne first
+    ldrb r6, [r5, #1]
+    movs r0, #20
+second:
+    subs r0, #1
+    bne second
+    ldrb r6, [r5, #0]
+    movs r0, #5
+third:
+    subs r0, #1
+    bne third
+    bl cmx_measure_end
+    movs r0, #0x18
+    ldr r1, =0x20026
+    bkpt 0xab
+    b .
+    .thumb_func
+    .global cmx_measure_begin
+cmx_measure_begin:
+    bx lr
+    .thumb_func
+    .global cmx_measure_end
+cmx_measure_end:
+    nop
+    bx lr
+    .pool
+    .bss
+    .global cmx_profile_marks
+cmx_profile_marks:
+    .space 4
+"""
+
+
+def test_the_plugins_marks_cut_the_region_where_the_profile_image_marks_it(loop_elf, tmp_path):
+    source = tmp_path / "marked.S"
+    source.write_text(MARKED)
+    elf = tmp_path / "marked.elf"
+    flags = ["-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,-Ttext=0x0", "-Wl,-Tbss=0x20000000"]
+    subprocess.run(["arm-none-eabi-gcc", *flags, "-o", str(elf), str(source)], check=True, capture_output=True)
+    board = load_board("mps2-an386")
+    out = tmp_path / "cycles.txt"
+    marks = _symbol(elf, "cmx_profile_marks")
+    spec = plugin.argument(
+        plugin.build(),
+        _symbol(elf, "cmx_measure_begin"),
+        _symbol(elf, "cmx_measure_end"),
+        out,
+        [(r.base, r.end) for r in board.memory],
+        (marks, marks + 4),
+    )
+    assert subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
+    counts = plugin.read(out, [r.name for r in board.memory])
+    # a mark's block runs before its load, so it is the closing segment's: key 1 is begin's bx (1), the
+    # block after the bl and the first loop's first pass (4), its 9 more (18) and the block holding the
+    # mark with the second loop's first pass (4); key 0 the second loop's 19 more passes (38) and the
+    # block with its mark (4); after the last mark (-1) the third loop's 4 more passes (8) and the bl (1)
+    assert {key: part.instructions for key, part in counts.segments.items()} == {1: 27, 0: 42, -1: 9}
+    assert sum(part.instructions for part in counts.segments.values()) == counts.instructions
+    assert counts.segments[1].accesses["sram0"] == (1, 0) and counts.segments[0].accesses["sram0"] == (1, 0)
+    code = listing.Listing(elf)
+    parts = timing.by_segment(counts, code, M4, {})
+    whole = timing.estimate(counts, code, M4, {})
+    assert sum(part.cycles[1] for part in parts.values()) == whole.cycles[1]
+    assert all(part.cycles[1] > part.instructions for part in parts.values())  # each holds taken branches
+
+
 def test_cycles_of_a_zephyr_app_are_refused_in_one_line(tmp_path, capsys):
     """west runs a Zephyr app from its build folder: the estimate needs the one ELF it runs itself."""
     from conftest import SMALL, run_cli

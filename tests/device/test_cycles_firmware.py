@@ -4,8 +4,10 @@ plugin. Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and qemu-system-
 
 from __future__ import annotations
 
+import json
 import re
 
+import pytest
 from conftest import FIRMWARE, ROOT, run_cli
 
 pytestmark = FIRMWARE
@@ -13,10 +15,16 @@ pytestmark = FIRMWARE
 DIGITS = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
 
 
-def test_cycles_on_the_m4_are_repeatable_and_leave_instr_as_it_was(tmp_path, capsys):
-    app = tmp_path / "digits m4"
+@pytest.fixture(scope="module")
+def digits_m4(tmp_path_factory):
+    app = tmp_path_factory.mktemp("cycles") / "digits m4"
     assert run_cli("create", DIGITS, "--board", "mps2-an386", "-o", app) == 0
     assert run_cli("build", app) == 0
+    return app
+
+
+def test_cycles_on_the_m4_are_repeatable_and_leave_instr_as_it_was(digits_m4, capsys):
+    app = digits_m4
     capsys.readouterr()
     assert run_cli("run", app) == 0
     plain = capsys.readouterr().out.splitlines()[0]
@@ -40,3 +48,24 @@ def test_cycles_on_a_core_without_a_table_is_one_line(tmp_path, capsys):
     assert run_cli("run", app, "--cycles") == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no cycle timings for cortex-m55 yet" in err[0]
+
+
+def test_the_profile_on_the_m4_has_a_cycles_column_that_adds_up(digits_m4, capsys, tmp_path):
+    capsys.readouterr()
+    assert run_cli("run", digits_m4, "--profile", "--json", tmp_path / "profile.json") == 0
+    out = capsys.readouterr().out
+    data = json.loads((tmp_path / "profile.json").read_text())
+    rows, cycles = data["rows"], data["cycles"]
+    layers = [row for row in rows if row["layer"] is not None]
+    assert layers and all(row["cycles"] >= row["count"] > 0 for row in layers)  # the M4 retires <= 1 a cycle
+    # the rows' cycles add up to the marked segments; what is outside them (Method::execute's own
+    # work, the edges) is a few per cent at most
+    assert cycles["sum"] == sum(row["cycles"] for row in rows)
+    assert 0.95 * cycles["estimated"] < cycles["sum"] <= cycles["estimated"]
+    assert "ms at 25 MHz" in cycles["assumes"] and "cortex-m4 timings" in cycles["assumes"]
+    header = next(line for line in out.splitlines() if "operator" in line)
+    assert header.index("cycles") < header.index("instr")  # cycles first
+    assert "by kind    (cycles) " in out and f"of {cycles['estimated']:,} cycles (estimated)" in out
+    html = (digits_m4 / "report.html").read_text()
+    assert f"{cycles['estimated']:,} cycles (estimated" in html
+    print(f"\ndigits profile on the M4: {cycles['estimated']:,} cycles, rows {cycles['sum']:,}")

@@ -243,7 +243,7 @@ def test_a_board_without_room_for_the_profile_is_refused(app):
     )
     placement = dataclasses.replace(placement, uses=[full if u.region == full.region else u for u in placement.uses])
     with pytest.raises(
-        FitError, match=r"profile image needs 72 B more counters \(9 instructions x 8 B\) in dtcm, which has 40 B free"
+        FitError, match=r"profile image needs 81 B more counters \(9 instructions x 9 B\) in dtcm, which has 40 B free"
     ):
         memory.check_diagnostic_fit(placement, "profile", 9)
     memory.check_diagnostic_fit(placement, "trace", 9)  # streams: no buffer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cmx_gen.common.errors import RunError
@@ -54,17 +54,29 @@ class Counts:
     blocks: tuple[Block, ...]
     accesses: dict[str, tuple[int, int]]  # region name ("" for none of them) -> (loads, stores)
     opened: int = 1  # how often the region opened: every count is the sum over them
+    # with marks (the profile image): what ran between marks, by the key of the mark that closed it
+    # (-1: after the last mark), each key's segments summed
+    segments: dict[int, Counts] = field(default_factory=dict)
 
     @property
     def instructions(self) -> int:
         return sum(b.instructions * b.runs for b in self.blocks)
 
 
-def argument(library: Path, begin: int, end: int, out: Path, regions: list[tuple[int, int]]) -> str:
-    """QEMU's `-plugin` value: the measured region's edges (Thumb bit cleared), the output file and
-    the memory regions whose loads and stores are counted apart."""
+def argument(
+    library: Path,
+    begin: int,
+    end: int,
+    out: Path,
+    regions: list[tuple[int, int]],
+    marks: tuple[int, int] | None = None,
+) -> str:
+    """QEMU's `-plugin` value: the measured region's edges (Thumb bit cleared), the output file,
+    the memory regions whose loads and stores are counted apart, and the profile image's marks array."""
     parts = [str(library), f"begin={begin & ~1:#x}", f"end={end & ~1:#x}", f"out={out}"]
     parts += [f"region={lo:#x}:{hi:#x}" for lo, hi in regions]
+    if marks is not None:
+        parts.append(f"mark={marks[0]:#x}:{marks[1]:#x}")
     return ",".join(parts)
 
 
@@ -77,6 +89,11 @@ def read(out: Path, region_names: list[str]) -> Counts:
     blocks: list[Block] = []
     accesses: dict[str, tuple[int, int]] = {}
     opened = 1
+    region = lambda index: region_names[index] if index >= 0 else ""  # noqa: E731
+    # key -> (vaddr, instructions) -> [nbytes, runs, taken]; key -> region -> [loads, stores]
+    seg_blocks: dict[int, dict[tuple[int, int], list[int]]] = {}
+    seg_accesses: dict[int, dict[str, list[int]]] = {}
+    key = -1
     for line in out.read_text().splitlines():
         kind, *values = line.split()
         if kind == "block":
@@ -84,11 +101,30 @@ def read(out: Path, region_names: list[str]) -> Counts:
         elif kind == "opened":
             opened = int(values[0])
         elif kind == "memory":
-            index = int(values[0])
-            accesses[region_names[index] if index >= 0 else ""] = (int(values[1]), int(values[2]))
+            accesses[region(int(values[0]))] = (int(values[1]), int(values[2]))
+        elif kind == "segment":
+            key = int(values[0])
+            seg_blocks.setdefault(key, {})
+            seg_accesses.setdefault(key, {})
+        elif kind == "sblock":
+            nbytes, runs, taken = (int(v) for v in values[2:])
+            summed = seg_blocks[key].setdefault((int(values[0], 16), int(values[1])), [nbytes, 0, 0])
+            summed[1] += runs
+            summed[2] += taken
+        elif kind == "smemory":
+            summed = seg_accesses[key].setdefault(region(int(values[0])), [0, 0])
+            summed[0] += int(values[1])
+            summed[1] += int(values[2])
     if not blocks:
         raise RunError(
             "the cycle plugin saw nothing run between cmx_measure_begin and cmx_measure_end",
             "rebuild the app with this cmx-gen (`cmx-gen regen APP && cmx-gen build APP`)",
         )
-    return Counts(tuple(blocks), accesses, opened)
+    segments = {
+        k: Counts(
+            tuple(Block(vaddr, n, *counts) for (vaddr, n), counts in seg_blocks[k].items()),
+            {name: (loads, stores) for name, (loads, stores) in seg_accesses[k].items()},
+        )
+        for k in seg_blocks
+    }
+    return Counts(tuple(blocks), accesses, opened, segments)

@@ -215,12 +215,18 @@ class Estimate:
         return "where      " + ", ".join(parts)
 
 
-def estimate(counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int]) -> Estimate:
-    """The measured region's cycles: blocks x runs, taken branches x P, accesses x wait states."""
+_Memo = dict[tuple[int, int], tuple[Range, Counter[str]]]  # (address, instructions) -> one run's price
+
+
+def estimate(
+    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: _Memo | None = None
+) -> Estimate:
+    """The measured region's cycles: blocks x runs, taken branches x P, accesses x wait states.
+    `memo`: block prices already found (the segments of one run share them)."""
     total = [0, 0, 0]
     unpriced: Counter[str] = Counter()
     unlisted = 0
-    memo: dict[tuple[int, int], tuple[Range, Counter[str]]] = {}
+    memo = {} if memo is None else memo
     functions: Counter[str] = Counter()
     function_instructions: Counter[str] = Counter()
     for block in counts.blocks:
@@ -257,3 +263,9 @@ def estimate(counts: Counts, listing: Listing, table: Table, wait_states: dict[s
             (region, loads, stores) for region, (loads, stores) in counts.accesses.items() if loads or stores
         ),
     )
+
+
+def by_segment(counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int]) -> dict[int, Estimate]:
+    """Each marked segment's estimate (the profile image's rows, by the key of their mark)."""
+    memo: _Memo = {}
+    return {key: estimate(part, listing, table, wait_states, memo) for key, part in counts.segments.items()}

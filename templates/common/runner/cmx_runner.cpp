@@ -188,15 +188,29 @@ static size_t layer_slots = 0;
 /* ... and of each layer, the kernel call alone (the backend's "kernel" events). */
 static LayerCount kernel_counts[CMX_NUM_DELEGATED_LAYERS > 0 ? CMX_NUM_DELEGATED_LAYERS : 1];
 static size_t kernel_slots = 0;
-static void add_count(LayerCount* table, size_t* slots, size_t capacity, int64_t debug, uint64_t ticks) {
+/* The slot of `debug` in `table` (a new one the first time); capacity when the table is full. */
+static size_t slot_of(LayerCount* table, size_t* slots, size_t capacity, int64_t debug) {
   size_t slot = 0;
   while (slot < *slots && table[slot].debug != debug) ++slot;
   if (slot == *slots) {
-    if (*slots == capacity) return;
+    if (*slots == capacity) return capacity;
     table[(*slots)++] = LayerCount{debug, 0};
   }
-  table[slot].count += ticks;
+  return slot;
 }
+static void add_count(LayerCount* table, size_t* slots, size_t capacity, int64_t debug, uint64_t ticks) {
+  const size_t slot = slot_of(table, slots, capacity, debug);
+  if (slot < capacity) table[slot].count += ticks;
+}
+/* `cmx-gen run --profile`'s cycle column: cmx_profile_mark(k) reads byte k of this array, and
+ * cmx-gen's QEMU plugin (kernels/qemu_plugin/cmx_cycles.c) gives what ran since the previous mark
+ * to key k, as the counts below give their ticks: instruction h is key h, layer slot s key
+ * CMX_NUM_INSTRUCTIONS + s, anything else (Method::execute's own work) the last key. */
+#define CMX_MARK_OUTSIDE (CMX_NUM_INSTRUCTIONS + sizeof(layer_counts) / sizeof(layer_counts[0]))
+extern "C" {
+__attribute__((used)) volatile uint8_t cmx_profile_marks[CMX_MARK_OUTSIDE + 1];
+}
+static inline void cmx_profile_mark(size_t key) { (void)cmx_profile_marks[key]; }
 #endif
 #if defined(CMX_TRACE) && CMX_TRACE
 struct TraceOutput {
@@ -223,6 +237,10 @@ class CmxTracer final : public EventTracer {
     entry.delegate_event_id_type = DelegateDebugIdType::kNone;
     entry.event_id = entry.chain_id == kUnsetChainId ? -1 : depth_++;  // 0: the instruction itself
     if (entry.chain_id == kUnsetChainId) have_last_ = false;  // Method::execute begins (or ends)
+#if defined(CMX_PROFILE) && CMX_PROFILE
+    if (!have_last_ && entry.event_id == 0) cmx_profile_mark(CMX_MARK_OUTSIDE);  // the first instruction's start
+    if (entry.chain_id == kUnsetChainId) cmx_profile_mark(CMX_MARK_OUTSIDE);
+#endif
     entry.start_time = cmx_platform_counter();
     return entry;
   }
@@ -232,6 +250,7 @@ class CmxTracer final : public EventTracer {
     if (--depth_ != 0 || entry.debug_handle >= CMX_NUM_INSTRUCTIONS) return;
 #if defined(CMX_PROFILE) && CMX_PROFILE
     instruction_counts[entry.debug_handle] += now - (have_last_ ? last_end_ : entry.start_time);
+    cmx_profile_mark(entry.debug_handle);
 #else
     (void)now;
 #endif
@@ -254,13 +273,21 @@ class CmxTracer final : public EventTracer {
     EventTracerEntry entry{};
     entry.delegate_event_id_type = DelegateDebugIdType::kInt;
     entry.event_id = id;
+#if defined(CMX_PROFILE) && CMX_PROFILE
+    if (debug_handle_ < CMX_NUM_INSTRUCTIONS) cmx_profile_mark(debug_handle_);  // the delegate's own work so far
+#endif
     entry.start_time = cmx_platform_counter();
     return entry;
   }
   void end_profiling_delegate(EventTracerEntry entry, const void*, size_t) override {
 #if defined(CMX_PROFILE) && CMX_PROFILE
     const uint64_t ticks = cmx_platform_counter() - entry.start_time;
-    add_count(layer_counts, &layer_slots, sizeof(layer_counts) / sizeof(layer_counts[0]), entry.event_id, ticks);
+    const size_t capacity = sizeof(layer_counts) / sizeof(layer_counts[0]);
+    const size_t slot = slot_of(layer_counts, &layer_slots, capacity, entry.event_id);
+    if (slot < capacity) {
+      layer_counts[slot].count += ticks;
+      cmx_profile_mark(CMX_NUM_INSTRUCTIONS + slot);
+    }
 #else
     (void)entry;
 #endif
