@@ -115,6 +115,9 @@ class DelegatedLayer(Record):
     dim_order: list[int] = []
     dtype: str = "int8"
     nbytes: int = 0
+    # what its cycles scale with (fit/latency.py): the MACs of a convolution, depthwise or linear layer,
+    # else the elements of its largest input
+    work: int = 0
     traced: bool = (
         False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
     )

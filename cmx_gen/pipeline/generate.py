@@ -38,6 +38,17 @@ class Generated:
     models: dict[str, Artifacts] = field(default_factory=dict)  # every model's lowering, by name
     rtos: str = "baremetal"  # the app's kind
 
+    def _latency(self) -> list[str]:
+        """The latency line, one per model of an app of several."""
+        from cmx_gen.fit.latency import estimate
+
+        if len(self.models) <= 1:
+            return [estimate(self.artifacts.report, self.board).line()]
+        return [
+            estimate(a.report, self.board).line().replace("latency    ", f"latency    {name}: ", 1)
+            for name, a in self.models.items()
+        ]
+
     def summary(self, app: Path) -> str:
         """What `create` and `regen` print: the lowering table(s), the placement, what was written."""
         from cmx_gen.program.report_text import table
@@ -53,6 +64,7 @@ class Generated:
             f"board      {self.board.id} ({self.board.name}, {self.board.core.name}, {self.board.core.isa})",
             self.placement.to_text(),
             "",
+            *self._latency(),
             f"app        {app}: {self.render.summary()}",
         ]
         if self.page:

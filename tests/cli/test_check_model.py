@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from conftest import ROOT, SMALL, run_cli
 
 
@@ -32,3 +34,21 @@ def test_check_reads_an_app_folder(lowered_dir, tmp_path, capsys):
     assert "fits: yes" in capsys.readouterr().out
     assert run_cli("check", tmp_path / "app", "--board", "mps2-an386") == 2, "lowered for MVE, the M4 is DSP"
     assert "lowered for cortex-m55 (MVE)" in capsys.readouterr().err
+
+
+def test_check_prints_the_latency_a_board_will_see(capsys):
+    """Before building: the backend layers' work at the core's estimated cycles per MAC or element
+    (data/kernel_cycles.yaml), at the board's clock; a core without figures says so in the line."""
+    model = ROOT / "samples/ds_cnn/model.py:DSCNN"
+    assert run_cli("check", model, "--board", "mps2-an386", "--io", "int8") == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
+    assert " ms at 25 MHz: " in line and "cortex-m4" in line and "run APP --cycles" in line, line
+    assert run_cli("check", model, "--board", "mps2-an386", "--io", "int8", "--json") == 0
+    latency = json.loads(capsys.readouterr().out)["latency"]
+    # what `run --cycles` measures on the built app: 6,804,447 (docs/performance.md); the pre-build
+    # figure counts the backend's layers only, so it may be a little under
+    assert latency["estimated"] and 0.85 * 6_804_447 < latency["cycles"] < 1.1 * 6_804_447, latency
+    assert latency["layers"] == 13 and latency["not_counted"] == [], latency
+    assert run_cli("check", model, "--board", "mps3-an547", "--io", "int8") == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
+    assert line.startswith("latency    not estimated: no kernel cycle figures for cortex-m55"), line

@@ -14,6 +14,7 @@ from dataclasses import asdict
 from cmx_gen.cli.model_args import add_model_arguments, load_source, lower_options
 from cmx_gen.common.errors import CmxError, FitError
 from cmx_gen.fit.boards import load_board
+from cmx_gen.fit.latency import estimate as estimate_latency
 from cmx_gen.fit.memory import usage_table
 from cmx_gen.pipeline.check import check_report, lowered_report
 
@@ -62,13 +63,15 @@ def run(args: argparse.Namespace) -> int:
             )
             return exc.exit_code
         raise
+    board = load_board(args.board)
+    latency = estimate_latency(report, board)
     if args.json:
-        print(json.dumps({"fits": True, **placement.to_dict()}, indent=2))
+        print(json.dumps({"fits": True, **placement.to_dict(), "latency": latency.to_dict()}, indent=2))
     else:
-        board = load_board(args.board)
         print(f"{board.id}: {board.name}, {board.core.name} ({board.core.isa})\n")
         print(placement.to_text())
         if placement.code_estimated:
             print("\ncode sizes are estimates (cmx_gen/data/kernel_sizes.yaml) until measured on a real build")
+        print(f"\n{latency.line()}")
         print("\nfits: yes")
     return 0

@@ -162,9 +162,26 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
                     dim_order=[int(d) for d in val.dim_order()],
                     dtype=str(val.dtype).removeprefix("torch."),
                     nbytes=int(val.numel()) * val.element_size(),
+                    work=work(node),
                 )
             )
     return out
+
+
+def work(node: torch.fx.Node) -> int:
+    """What a layer's cycles scale with: the MACs of a convolution, depthwise or linear layer, else
+    the elements of its largest input (a pool reads them all, an add or a table each once)."""
+    from cmx_gen.lower.delegate.costs import macs
+    from cmx_gen.lower.fx_nodes import op_name
+
+    found = macs(node)
+    if found:
+        return found
+    val = node.meta["val"]
+    if op_name(node) == "cortex_m::quantized_linear":
+        return int(val.numel()) * int(node.all_input_nodes[0].meta["val"].shape[-1])  # outputs x in_features
+    inputs = [n.meta.get("val") for n in node.all_input_nodes]
+    return max((int(v.numel()) for v in inputs if isinstance(v, torch.Tensor)), default=int(val.numel()))
 
 
 def delegate_schedules(program: Any) -> list[Schedule]:
