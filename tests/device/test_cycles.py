@@ -67,7 +67,8 @@ def test_a_core_without_a_table_is_one_line():
         timing.load("cortex-m55")
 
 
-LOOP = """
+# a bare-metal image measured between the runner's two edges: the code between them, then its .bss
+_START = """
     .syntax unified
     .cpu cortex-m4
     .thumb
@@ -77,16 +78,8 @@ LOOP = """
     .thumb_func
 reset:
     bl cmx_measure_begin
-    movs r0, #100
-    ldr r1, =buffer
-loop:
-    ldr r2, [r1]
-    ldr r3, [r1, #4]
-    smlad r4, r2, r3, r4
-    ldrd r2, r3, [r1, #8]
-    str r4, [r1, #16]
-    subs r0, #1
-    bne loop
+"""
+_END = """
     bl cmx_measure_end
     movs r0, #0x18
     ldr r1, =0x20026
@@ -103,35 +96,45 @@ cmx_measure_end:
     bx lr
     .pool
     .bss
+"""
+
+LOOP = (
+    _START
+    + """
+    movs r0, #100
+    ldr r1, =buffer
+loop:
+    ldr r2, [r1]
+    ldr r3, [r1, #4]
+    smlad r4, r2, r3, r4
+    ldrd r2, r3, [r1, #8]
+    str r4, [r1, #16]
+    subs r0, #1
+    bne loop
+"""
+    + _END
+    + """
 buffer:
     .space 32
 """
+)
+
+
+def _assemble(folder: Path, name: str, source: str) -> Path:
+    """`source` linked as a bare-metal M4 image: code from address 0, .bss in sram0."""
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None or shutil.which("qemu-system-arm") is None:
+        pytest.skip("the plugin test was not run: needs arm-none-eabi-gcc and qemu-system-arm (scripts/setup.sh)")
+    (folder / f"{name}.S").write_text(source)
+    elf = folder / f"{name}.elf"
+    flags = ["-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,-Ttext=0x0", "-Wl,-Tbss=0x20000000"]
+    subprocess.run([gcc, *flags, "-o", str(elf), str(folder / f"{name}.S")], check=True, capture_output=True)
+    return elf
 
 
 @pytest.fixture(scope="module")
 def loop_elf(tmp_path_factory) -> Path:
-    gcc = shutil.which("arm-none-eabi-gcc")
-    if gcc is None or shutil.which("qemu-system-arm") is None:
-        pytest.skip("the plugin test was not run: needs arm-none-eabi-gcc and qemu-system-arm (scripts/setup.sh)")
-    folder = tmp_path_factory.mktemp("cycles")
-    (folder / "loop.S").write_text(LOOP)
-    elf = folder / "loop.elf"
-    subprocess.run(
-        [
-            gcc,
-            "-mcpu=cortex-m4",
-            "-mthumb",
-            "-nostdlib",
-            "-Wl,-Ttext=0x0",
-            "-Wl,-Tbss=0x20000000",
-            "-o",
-            str(elf),
-            str(folder / "loop.S"),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return elf
+    return _assemble(tmp_path_factory.mktemp("cycles"), "loop", LOOP)
 
 
 def _symbol(elf: Path, name: str) -> int:
@@ -173,16 +176,9 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate
 
 
-MARKED = """
-    .syntax unified
-    .cpu cortex-m4
-    .thumb
-    .text
-    .word 0x20010000
-    .word reset
-    .thumb_func
-reset:
-    bl cmx_measure_begin
+MARKED = (
+    _START
+    + """
     movs r0, #10
     ldr r5, =cmx_profile_marks
 first:
@@ -198,34 +194,18 @@ second:
 third:
     subs r0, #1
     bne third
-    bl cmx_measure_end
-    movs r0, #0x18
-    ldr r1, =0x20026
-    bkpt 0xab
-    b .
-    .thumb_func
-    .global cmx_measure_begin
-cmx_measure_begin:
-    bx lr
-    .thumb_func
-    .global cmx_measure_end
-cmx_measure_end:
-    nop
-    bx lr
-    .pool
-    .bss
+"""
+    + _END
+    + """
     .global cmx_profile_marks
 cmx_profile_marks:
     .space 4
 """
+)
 
 
-def test_the_plugins_marks_cut_the_region_where_the_profile_image_marks_it(loop_elf, tmp_path):
-    source = tmp_path / "marked.S"
-    source.write_text(MARKED)
-    elf = tmp_path / "marked.elf"
-    flags = ["-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-Wl,-Ttext=0x0", "-Wl,-Tbss=0x20000000"]
-    subprocess.run(["arm-none-eabi-gcc", *flags, "-o", str(elf), str(source)], check=True, capture_output=True)
+def test_the_plugins_marks_cut_the_region_where_the_profile_image_marks_it(tmp_path):
+    elf = _assemble(tmp_path, "marked", MARKED)
     board = load_board("mps2-an386")
     out = tmp_path / "cycles.txt"
     marks = _symbol(elf, "cmx_profile_marks")
