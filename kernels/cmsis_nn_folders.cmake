@@ -44,6 +44,7 @@ set(CMX_NN_LAYER_gru gru)
 set(CMX_NN_LAYER_bmm quantized_batch_matmul)
 # ... and the layer kinds that run cmx-gen's own kernel (nn/<file>), which needs CMSIS-NN's headers only.
 set(CMX_OWN_LAYER_conv_row cmx_conv_row_s8.c)
+set(CMX_OWN_LAYER_add cmx_add_s8.c)  # CMSIS-NN's arm_elementwise_add_s8 too: the Helium cores and other shifts
 set(CMX_OWN_LAYER_transpose cmx_transpose_s8.c)
 set(CMX_OWN_LAYER_depthwise_3x3 cmx_depthwise_3x3_s8.c)
 set(CMX_OWN_LAYER_fully_connected cmx_fully_connected_s8.c)

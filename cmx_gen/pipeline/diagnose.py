@@ -75,7 +75,8 @@ def _profile(
     except RunError as exc:
         measuring, why_not = None, f"none estimated: {exc.problem}"
     result = (measuring.runner if measuring else runner).run(image)
-    prof = profile.parse(result, instructions, app.report().delegated_layers)
+    report = app.report()
+    prof = profile.parse(result, instructions, report.delegated_layers, report.target.isa)
     if measuring is not None:
         measured = measuring.read()
         board = measuring.board

@@ -422,10 +422,9 @@ class CmxCmsisNNBackend final : public BackendInterface {
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->count);
           CMX_KERNEL(for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
-            status = arm_elementwise_add_s8(a + at, b, l->input1_offset, l->input1_multiplier, l->input1_shift,
-                                            l->input2_offset, l->input2_multiplier, l->input2_shift, l->left_shift,
-                                            out + at, l->output_offset, l->output_multiplier, l->output_shift,
-                                            l->act_min, l->act_max, l->block);
+            status = cmx_add_s8(a + at, b, l->input1_offset, l->input1_multiplier, l->input1_shift, l->input2_offset,
+                                l->input2_multiplier, l->input2_shift, l->left_shift, out + at, l->output_offset,
+                                l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
           });
           break;
         }

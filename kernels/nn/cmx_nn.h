@@ -170,6 +170,15 @@ void cmx_layer_norm_s8(const int8_t* input, int8_t* output, int32_t rows, int32_
 void cmx_mean_s8(const int8_t* input, int8_t* output, int32_t outer, int32_t count, int32_t inner,
                  int32_t multiplier, int32_t shift, int32_t input_offset, int32_t output_offset);
 
+/* arm_elementwise_add_s8 with its arguments and its result, byte for byte: on a DSP core, where every
+ * shift is right, each element's three requantizations in registers (cmx_add_s8.c); else
+ * arm_elementwise_add_s8 itself. Reads and writes one element at a time, in order. */
+arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int32_t input_1_offset,
+                               int32_t input_1_mult, int32_t input_1_shift, int32_t input_2_offset,
+                               int32_t input_2_mult, int32_t input_2_shift, int32_t left_shift, int8_t* output,
+                               int32_t out_offset, int32_t out_mult, int32_t out_shift, int32_t out_activation_min,
+                               int32_t out_activation_max, int32_t block_size);
+
 /* output[i] = table[input[i] + 128]: an element-wise operator the plan tabulated. */
 void cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table);
 

@@ -22,15 +22,24 @@ static inline int32_t cmx_rounding_divide(int32_t hi, int32_t right_shift) {
 }
 #endif
 
-/* arm_nn_requantize for a right shift (shift <= -1) of an accumulator inside (-2^30, 2^30)
- * (cmx_accumulators_small says when every one is): the doubling high multiply (acc * m + 2^30) >> 31
- * is SMMULR's rounded high half of 2 * acc * m, one instruction where CMSIS-NN's inline-assembly
- * form takes three; then its rounding divide. The same result for every such input. */
-static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
+/* arm_nn_doubling_high_mult_no_sat of an accumulator inside (-2^30, 2^30) (cmx_accumulators_small
+ * says when every one is): (acc * m + 2^30) >> 31 is SMMULR's rounded high half of 2 * acc * m, one
+ * instruction where CMSIS-NN's inline-assembly form takes three. arm_nn_requantize for a right shift
+ * (shift <= -1) of such an accumulator: that, then its rounding divide. The same result for every
+ * such input. */
+static inline int32_t cmx_doubling_high_small(int32_t acc, int32_t multiplier) {
 #if defined(__GNUC__) && defined(__thumb2__)
   int32_t hi; /* |hi| < 2^30 (|acc| < 2^30, multiplier < 2^31) */
   __asm("smmulr\t%0, %1, %2" : "=r"(hi) : "r"((int32_t)((uint32_t)acc << 1)), "r"(multiplier));
-  return cmx_rounding_divide(hi, right_shift);
+  return hi;
+#else
+  return arm_nn_doubling_high_mult_no_sat(acc, multiplier);
+#endif
+}
+
+static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
+#if defined(__GNUC__) && defined(__thumb2__)
+  return cmx_rounding_divide(cmx_doubling_high_small(acc, multiplier), right_shift);
 #else
   return arm_nn_requantize(acc, multiplier, -right_shift);
 #endif

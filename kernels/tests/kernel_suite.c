@@ -637,6 +637,47 @@ static void requantize_suite(tally* t) {
   }
 }
 
+/* cmx_add_s8 against arm_elementwise_add_s8: n elements, quantization as an add's (input multipliers
+ * below one, left shift 16-22), or (slow 1) any shift and left shift, which takes CMSIS-NN's own, or
+ * (slow 2) as TFLite quantizes a residual add. */
+static void add_case(tally* t, int32_t n, int slow, const char* name) {
+  for (int32_t i = 0; i < n; ++i) {
+    input[i] = (int8_t)rnd();
+    filter[i] = (int8_t)rnd();
+  }
+  const int32_t off1 = between(-127, 128), off2 = between(-127, 128), out_off = between(-128, 127);
+  int32_t m1 = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+  const int32_t m2 = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+  const int32_t mo = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+  int32_t s1 = slow == 1 ? between(-8, 2) : between(-8, -1);
+  const int32_t s2 = slow == 1 ? between(-8, 2) : between(-8, -1);
+  const int32_t so = slow == 1 ? between(-24, 1) : between(-24, -12), left = slow == 1 ? between(0, 24) : between(16, 22);
+  cmsis_nn_activation act = random_activation(0);
+  if (slow == 2) { /* as TFLite quantizes a residual add (ResNet-8's): input 1 at 0.5, shift 0; all of int8 */
+    m1 = 1 << 30, s1 = 0, act.min = -128, act.max = 127;
+  }
+  const uint64_t t0 = cmx_platform_counter();
+  arm_elementwise_add_s8(input, filter, off1, m1, s1, off2, m2, s2, left, out_cmsis, out_off, mo, so, act.min,
+                         act.max, n);
+  const uint64_t t1 = cmx_platform_counter();
+  cmx_add_s8(input, filter, off1, m1, s1, off2, m2, s2, left, out_cmx, out_off, mo, so, act.min, act.max, n);
+  const uint64_t t2 = cmx_platform_counter();
+  int32_t at = 0;
+  while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+  if (record(t, "add", name, t1 - t0, t2 - t1, n, at == n)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s n %d: element %d %d vs %d (shifts %d %d %d, left %d)",
+             name, (int)n, (int)at, out_cmsis[at], out_cmx[at], (int)s1, (int)s2, (int)so, (int)left);
+  }
+}
+
+static void add_suite(tally* t) {
+  add_case(t, 4096, 2, "ResNet-8: 16 x 16 x 16, input 1 at 0.5 (shift 0), all of int8");
+  add_case(t, 4096, 0, "4096 elements, right shifts, an activation range or all of int8");
+  add_case(t, 1, 0, "one element");
+  add_case(t, 7, 0, "seven: a paired block and a tail of three");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) add_case(t, between(1, 300), (int)(rnd() % 3), "random");
+}
+
 /* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
@@ -652,7 +693,7 @@ static int report(const char* kernel, const tally* t) {
 int main(void) {
   cmx_platform_init();
   tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, grouped = {0}, transpose = {0}, fc = {0};
-  tally requantize = {0};
+  tally requantize = {0}, add = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
@@ -660,11 +701,12 @@ int main(void) {
   transpose_suite(&transpose);
   fc_suite(&fc);
   requantize_suite(&requantize);
-  depthwise_grouped_suite(&grouped); /* last two: the other kernels' seeded cases as before them */
+  depthwise_grouped_suite(&grouped); /* last: the other kernels' seeded cases as before them */
 #if defined(ARM_MATH_MVEI)
   tally conv_helium = {0};
   conv_helium_suite(&conv_helium);
 #endif
+  add_suite(&add);
   int failed = report("requantize", &requantize);
   failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -673,6 +715,7 @@ int main(void) {
   failed |= report("depthwise_3x3_grouped", &grouped);
   failed |= report("transpose", &transpose);
   failed |= report("fully_connected", &fc);
+  failed |= report("add", &add);
 #if defined(ARM_MATH_MVEI)
   failed |= report("conv_helium", &conv_helium);
 #endif

@@ -27,6 +27,7 @@ KERNELS = (
     "depthwise_3x3_grouped",
     "transpose",
     "fully_connected",
+    "add",
     "requantize",
 )
 HELIUM_KERNELS = ("conv_helium",)  # Helium only: the DSP cores run cmx_conv_row_s8 for these layers
