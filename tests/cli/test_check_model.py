@@ -45,9 +45,9 @@ def test_check_prints_the_latency_a_board_will_see(capsys):
     assert " ms at 25 MHz: " in line and "cortex-m4" in line and "run APP --cycles" in line, line
     assert run_cli("check", model, "--board", "mps2-an386", "--io", "int8", "--json") == 0
     latency = json.loads(capsys.readouterr().out)["latency"]
-    # what `run --cycles` measures on the built app: 6,804,447 (docs/performance.md); the pre-build
-    # figure counts the backend's layers only, so it may be a little under
-    assert latency["estimated"] and 0.85 * 6_804_447 < latency["cycles"] < 1.1 * 6_804_447, latency
+    # what `run --cycles` measures on the built app: 6,576,607 (docs/performance.md); the pre-build
+    # figure is fitted on the profile (its hooks included), within a few per cent on this network
+    assert latency["estimated"] and 0.9 * 6_576_607 < latency["cycles"] < 1.1 * 6_576_607, latency
     assert latency["layers"] == 13 and latency["not_counted"] == [], latency
     assert run_cli("check", model, "--board", "mps3-an547", "--io", "int8") == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
