@@ -160,7 +160,21 @@ def sqnr_svg(report: Report, width: int = 760, height: int = 220, element_id: st
     )
 
 
-def _model_part(model: ModelPage, several: bool) -> dict[str, Any]:
+def _latency(report: Report, board_id: str | None) -> str:
+    """The latency `create` printed for this program on the page's board (fit/latency.py), or ""."""
+    from cmx_gen.common.errors import CmxError
+    from cmx_gen.fit.boards import load_board
+    from cmx_gen.fit.latency import estimate
+
+    if not board_id:
+        return ""
+    try:
+        return estimate(report, load_board(board_id)).line().removeprefix("latency").strip()
+    except CmxError:  # a board file the page cannot find again
+        return ""
+
+
+def _model_part(model: ModelPage, several: bool, board_id: str | None = None) -> dict[str, Any]:
     """What report_model.html.j2 shows of one model (`suffix` keeps element ids unique on a page of several)."""
     report, profile = model.report, model.profile
     suffix = f"-{model.name}" if several else ""
@@ -187,6 +201,7 @@ def _model_part(model: ModelPage, several: bool) -> dict[str, Any]:
         "report": report,
         "profile": profile,
         "profile_svg": profile_svg,
+        "latency": _latency(report, board_id),
         "kinds_svg": kinds_svg,
         "sqnr_svg": sqnr_svg(report, element_id=f"sqnr-chart{suffix}"),
         "worst": [describe_layer(layer) for layer in worst_layers(report)],
@@ -203,7 +218,7 @@ def render(data: PageData) -> str:
     return env.get_template("report.html.j2").render(
         title=", ".join(m.name or "" for m in data.models) if several else data.models[0].report.source,
         one=not several,
-        models=[_model_part(m, several) for m in data.models],
+        models=[_model_part(m, several, data.placement.board_id if data.placement else None) for m in data.models],
         labels=CLASS_LABELS,
         placement=data.placement,
         result_line=data.result_line,
