@@ -43,11 +43,6 @@ class Profile:
     cycles: int | None = None  # the inference's estimated cycles (with_cycles), beside `total`
     cycles_note: str = ""  # what the estimate assumes, or why there is none
 
-    @property
-    def sort_count(self) -> str:
-        """The figure shares are of: estimated cycles where there are, else the counter."""
-        return "cycles" if self.cycles is not None else "count"
-
     def backend_overhead(self) -> float | None:
         """Mean counts per backend layer outside its kernel call (the profiling hooks included)."""
         layers = [row for row in self.rows if row.kernel is not None]
@@ -96,6 +91,9 @@ class Profile:
         return out
 
 
+NO_KEY = -2  # no mark has it (the plugin's -1: what ran after the last mark)
+
+
 def with_cycles(
     profile: Profile, result: Result, instructions: int, total: int, segments: dict[int, int], note: str
 ) -> Profile:
@@ -105,17 +103,12 @@ def with_cycles(
     their counts do: a delegate's row keeps what its layers do not."""
     slots = [int(m.group(1)) for m in result_line.diagnostic_re("prof_layer").finditer(result.output)]
     layer_key = {debug: instructions + slot for slot, debug in enumerate(slots)}
-    rows = [
-        replace(
-            row,
-            cycles=segments.get(layer_key[row.layer], 0)
-            if row.layer is not None and row.layer in layer_key
-            else segments.get(row.index, 0)
-            if row.layer is None
-            else 0,
-        )
-        for row in profile.rows
-    ]
+
+    def key(row: Row) -> int:
+        """Its mark's key; a layer without a `prof_layer` line (a full table) has none."""
+        return row.index if row.layer is None else layer_key.get(row.layer, NO_KEY)
+
+    rows = [replace(row, cycles=segments.get(key(row), 0)) for row in profile.rows]
     share = lambda n: 100.0 * n / total if total else 0.0  # noqa: E731
     rows = [replace(row, share=share(row.cycles or 0)) for row in rows]
     return replace(profile, rows=rows, cycles=total, cycles_note=note)
