@@ -1,10 +1,10 @@
 /* cmx_add_s8: arm_elementwise_add_s8's result (cmx_nn.h), for the DSP cores in about a third of its
  * cycles (issue 51: it was 5.5 % of the four MLPerf Tiny networks' M4 cycles, 11 % of ResNet-8's, at
  * ~100 cycles an element). CMSIS-NN's DSP loop calls arm_nn_requantize three times an element in C
- * and spills; here, where every shift is right (as every add's is), each of the three is
- * cmx_requantize_right (left shifts of 16-22: add_small) or cmx_requantize_right_any (the same
- * result for any accumulator), an element at a time. Other shifts, and the Helium cores, take
- * CMSIS-NN's function itself.
+ * and spills; here, where no shift is left (TFLite's adds: the inputs' 0 or right, the output's
+ * right), each of the three is one SMMULR where the terms stay inside 2^30 (small_terms), else
+ * CMSIS-NN's exact three-instruction form, with the rounding divide where the shift is right; an
+ * element at a time. A left shift, and the Helium cores, take CMSIS-NN's function itself.
  *
  * Element for element as CMSIS-NN computes it: the first block_size & ~3 elements take their input
  * plus offset as the low half of an SADD16 lane, `(x + offset) & 0xFFFF`, shifted left; the last
@@ -20,7 +20,9 @@
  * rounding divide; `small`: |acc| < 2^30, SMMULR's one instruction. */
 static inline __attribute__((always_inline)) int32_t requantize(int32_t acc, int32_t multiplier, int32_t right,
                                                                 int zero, int small) {
-  if (zero) return small ? cmx_doubling_high_small(acc, multiplier) : arm_nn_doubling_high_mult_no_sat(acc, multiplier);
+  if (zero) {
+    return small ? cmx_doubling_high_small(acc, multiplier) : arm_nn_doubling_high_mult_no_sat(acc, multiplier);
+  }
   return small ? cmx_requantize_right(acc, multiplier, right) : cmx_requantize_right_any(acc, multiplier, right);
 }
 
@@ -77,7 +79,8 @@ arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int
                                   -input_2_shift, left_shift);
     const int z1 = input_1_shift == 0, z2 = input_2_shift == 0;
     const int full = out_activation_min == -128 && out_activation_max == 127;
-#define CMX_ADD_RUN(z1, z2) add_run(input_1, input_2, input_1_offset, input_2_offset, left_shift, output, q, block_size, 1, z1, z2, 1)
+#define CMX_ADD_RUN(z1, z2) \
+  add_run(input_1, input_2, input_1_offset, input_2_offset, left_shift, output, q, block_size, 1, z1, z2, 1)
     if (small && full && z1 && !z2) {
       CMX_ADD_RUN(1, 0); /* the common add: the input of the larger scale first */
     } else if (small && full && !z1 && z2) {
@@ -86,7 +89,7 @@ arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int
       CMX_ADD_RUN(0, 0);
     } else if (small && full) {
       CMX_ADD_RUN(1, 1);
-    } else { /* any other (an activation range, a left shift outside 16-22): one loop for all, its choices per element */
+    } else { /* any other (an activation range, a left shift outside 16-22): one loop, its choices per element */
       add_run(input_1, input_2, input_1_offset, input_2_offset, left_shift, output, q, block_size, small, z1, z2, full);
     }
 #undef CMX_ADD_RUN

@@ -140,7 +140,9 @@ static void memory_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_
   while (i < regions && !(vaddr >= region_lo[i] && vaddr < region_hi[i])) i++;
   if (qemu_plugin_mem_is_store(info)) stores[i]++, seg_stores[i]++;
   else loads[i]++, seg_loads[i]++;
-  if (vaddr >= mark_lo && vaddr < mark_hi && !qemu_plugin_mem_is_store(info)) close_segment((long long)(vaddr - mark_lo));
+  if (vaddr >= mark_lo && vaddr < mark_hi && !qemu_plugin_mem_is_store(info)) {
+    close_segment((long long)(vaddr - mark_lo));
+  }
 }
 
 static void translated(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {

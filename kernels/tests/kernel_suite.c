@@ -651,7 +651,8 @@ static void add_case(tally* t, int32_t n, int slow, const char* name) {
   const int32_t mo = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
   int32_t s1 = slow == 1 ? between(-8, 2) : between(-8, -1);
   const int32_t s2 = slow == 1 ? between(-8, 2) : between(-8, -1);
-  const int32_t so = slow == 1 ? between(-24, 1) : between(-24, -12), left = slow == 1 ? between(0, 24) : between(16, 22);
+  const int32_t so = slow == 1 ? between(-24, 1) : between(-24, -12);
+  const int32_t left = slow == 1 ? between(0, 24) : between(16, 22);
   cmsis_nn_activation act = random_activation(0);
   if (slow == 2) { /* as TFLite quantizes a residual add (ResNet-8's): input 1 at 0.5, shift 0; all of int8 */
     m1 = 1 << 30, s1 = 0, act.min = -128, act.max = 127;
