@@ -95,9 +95,9 @@ class CycleRun:
         counts = plugin.read(self.out, [r.name for r in self.regions])
         code = listing.Listing(self.image)
         waits = {r.name: r.wait_states for r in self.regions}
-        return Measured(
-            timing.estimate(counts, code, self.table, waits), timing.by_segment(counts, code, self.table, waits)
-        )
+        memo: timing.Memo = {}  # each block priced once, for the whole and for its segments
+        total = timing.estimate(counts, code, self.table, waits, memo)
+        return Measured(total, timing.by_segment(counts, code, self.table, waits, memo))
 
     def assumes(self) -> str:
         """What the figures assume of the board's memories."""

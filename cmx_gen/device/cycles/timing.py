@@ -215,11 +215,11 @@ class Estimate:
         return "where      " + ", ".join(parts)
 
 
-_Memo = dict[tuple[int, int], tuple[Range, Counter[str]]]  # (address, instructions) -> one run's price
+Memo = dict[tuple[int, int], tuple[Range, Counter[str]]]  # (address, instructions) -> one run's price
 
 
 def estimate(
-    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: _Memo | None = None
+    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
 ) -> Estimate:
     """The measured region's cycles: blocks x runs, taken branches x P, accesses x wait states.
     `memo`: block prices already found (the segments of one run share them)."""
@@ -265,7 +265,10 @@ def estimate(
     )
 
 
-def by_segment(counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int]) -> dict[int, Estimate]:
-    """Each marked segment's estimate (the profile image's rows, by the key of their mark)."""
-    memo: _Memo = {}
+def by_segment(
+    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
+) -> dict[int, Estimate]:
+    """Each marked segment's estimate (the profile image's rows, by the key of their mark); `memo` as
+    estimate's (the whole region's blocks, already priced)."""
+    memo = {} if memo is None else memo
     return {key: estimate(part, listing, table, wait_states, memo) for key, part in counts.segments.items()}
