@@ -93,7 +93,7 @@ class CycleRun:
 
     def read(self) -> Measured:
         counts = plugin.read(self.out, [r.name for r in self.regions])
-        code = listing.Listing(self.image)
+        code = listing.Listing(self.image, self.table.disassemble_as)
         waits = {r.name: r.wait_states for r in self.regions}
         memo: timing.Memo = {}  # each block priced once, for the whole and for its segments
         total = timing.estimate(counts, code, self.table, waits, memo)

@@ -63,8 +63,65 @@ def test_a_divide_and_an_unknown_mnemonic_give_a_range_and_a_note():
 
 
 def test_a_core_without_a_table_is_one_line():
-    with pytest.raises(RunError, match="no cycle timings for cortex-m55 yet"):
-        timing.load("cortex-m55")
+    with pytest.raises(RunError, match="no cycle timings for cortex-m85 yet"):
+        timing.load("cortex-m85")
+
+
+M55 = timing.load("cortex-m55")
+
+
+def _helium(*lines: str) -> list[Instruction]:
+    """32-bit encodings but for the 16-bit forms the M55 pairs (`.n`, MOVS, ADDS/SUBS of an immediate)."""
+    found = []
+    for at, line in enumerate(lines):
+        mnemonic, _, operands = line.partition(" ")
+        narrow = mnemonic.endswith(".n") or mnemonic in ("movs", "adds", "subs")
+        found.append(Instruction(4 * at, mnemonic, operands.strip(), 2 if narrow else 4))
+    return found
+
+
+@pytest.mark.parametrize(
+    "lines, cycles",
+    [
+        # LLVM's ARMScheduleM55.td examples, run as a loop: the beats of different pipes overlap ...
+        (("vldrw.u32 q0, [r0]", "vadd.i32 q1, q0, q0", "vmul.i32 q2, q1, q1", "vstrw.32 q2, [r1]"), 5),
+        # ... those of one pipe do not
+        (("vldrw.u32 q0, [r0]", "vldrb.u32 q3, [r2]", "vadd.i32 q1, q0, q3", "vstrw.32 q1, [r1]"), 6),
+        # a dot product bound by its two loads; the loop end folded by the loop cache
+        (("vldrb.s16 q0, [r0], #8", "vldrb.s16 q1, [r1], #8", "vmladava.s16 r2, q0, q1", "le lr, 0x0"), 4),
+        # predicated in a VPT block: the instruction it predicates
+        (("vpst", "vldrbt.s16 q0, [r0], #8", "vldrb.s16 q1, [r1], #8", "vmladava.s16 r2, q0, q1"), 5),
+        # a store reads its data a cycle late (VMUL's latency 2 costs one) ...
+        (("vldrw.u32 q0, [r0]", "vmul.i32 q1, q0, q0", "vstrw.32 q1, [r1]"), 4),
+        # ... but not from a narrowing move: its whole latency of 3
+        (("vldrw.u32 q0, [r0]", "vqmovnb.s32 q1, q0", "vstrh.32 q1, [r1]"), 6),
+        # scalar: loads issue each cycle with a latency of 2 (the SMLAD waits one); a 16-bit SUBS of an
+        # immediate pairs with the branch after it
+        (("ldr r2, [r0]", "ldr r3, [r1]", "smlad r4, r2, r3, r4", "subs r5, #1", "bne.n 0x0"), 5),
+        (("ldr r2, [r0]", "ldr r3, [r1]", "smlad r4, r2, r3, r4", "cmp r5, r6", "bne.w 0x0"), 6),
+    ],
+)
+def test_the_m55_overlaps_helium_beats_as_llvms_model_says(lines, cycles):
+    (low, typical, high), unpriced = timing.block_cycles(_helium(*lines), M55)
+    assert typical == cycles and not unpriced
+
+
+def test_the_m55_loop_end_costs_no_refill_and_other_branches_do():
+    assert timing.block_refill(_helium("vmladava.s16 r2, q0, q1", "le lr, 0x0"), M55) == (0, 0, 0)
+    assert timing.block_refill(_helium("subs r5, #1", "bne.n 0x0"), M55) == (1, 2, 3)
+
+
+def test_objdump_reads_helium_only_when_told_the_architecture(tmp_path):
+    gcc = shutil.which("arm-none-eabi-gcc")
+    if gcc is None:
+        pytest.skip("not run: needs arm-none-eabi-gcc (scripts/setup.sh)")
+    source = tmp_path / "helium.S"
+    source.write_text(".syntax unified\n.thumb\n.text\nvldrb.s16 q0, [r0], #8\nmovs r0, #1\n")
+    obj = tmp_path / "helium.o"
+    subprocess.run([gcc, "-mcpu=cortex-m55", "-mthumb", "-c", "-o", str(obj), str(source)], check=True)
+    told = listing.read(obj, M55.disassemble_as)[0]
+    assert [(i.mnemonic, i.size) for i in told] == [("vldrb.s16", 4), ("movs", 2)]
+    assert listing.read(obj)[0][0].mnemonic != "vldrb.s16"
 
 
 # a bare-metal image measured between the runner's two edges: the code between them, then its .bss

@@ -14,7 +14,8 @@ from pathlib import Path
 from cmx_gen.common.errors import RunError
 
 _FUNCTION = re.compile(r"^([0-9a-f]+) <(.+)>:$")
-_LINE = re.compile(r"^\s*([0-9a-f]+):\s+([a-z][\w.]*)\s*(.*?)\s*(?:[;@].*)?$")
+# address, encoding (one or two halfwords, or a literal's word), mnemonic, operands
+_LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t([a-z][\w.]*)\s*(.*?)\s*(?:[;@].*)?$")
 _REGISTER = re.compile(r"\b(r\d{1,2}|sp|lr|pc|ip|fp|sl|sb)\b")
 
 
@@ -23,6 +24,7 @@ class Instruction:
     address: int
     mnemonic: str  # as objdump spells it: "ldr.w", "smlad", "bne.n", "vldrw.u32"
     operands: str
+    size: int = 2  # bytes: 2 for a 16-bit Thumb encoding, 4 for a 32-bit one
 
     @property
     def registers(self) -> list[str]:
@@ -50,13 +52,15 @@ class Instruction:
         return count
 
 
-def read(elf: Path) -> tuple[list[Instruction], list[tuple[int, str]]]:
+def read(elf: Path, arch: str | None = None) -> tuple[list[Instruction], list[tuple[int, str]]]:
     """The executable sections' instructions, in address order (literal pools left out), and the
-    functions (symbols) they start, in address order."""
+    functions (symbols) they start, in address order. `arch`: objdump's -m (binutils 2.40 reads
+    Helium only when told armv8.1-m.main: without it a VLDRB is a coprocessor load)."""
     objdump = shutil.which("arm-none-eabi-objdump")
     if objdump is None:
         raise RunError("arm-none-eabi-objdump not found", "install the Arm GNU toolchain (arm-none-eabi-gcc)")
-    done = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", str(elf)], capture_output=True, text=True)
+    command = [objdump, "-d", "-C", *(["-m", arch] if arch else []), str(elf)]
+    done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise RunError(f"objdump could not read {elf}: {done.stderr.strip()[-200:]}", "rebuild the app")
     instructions = []
@@ -67,8 +71,9 @@ def read(elf: Path) -> tuple[list[Instruction], list[tuple[int, str]]]:
             functions.append((int(head.group(1), 16), short_name(head.group(2))))
             continue
         m = _LINE.match(line)
-        if m and not m.group(2).startswith("."):  # .word, .short: literal pools
-            instructions.append(Instruction(int(m.group(1), 16), m.group(2), m.group(3)))
+        if m and not m.group(3).startswith("."):  # .word, .short: literal pools
+            size = 2 * len(m.group(2).split())
+            instructions.append(Instruction(int(m.group(1), 16), m.group(3), m.group(4), size))
     return instructions, functions
 
 
@@ -86,8 +91,8 @@ def short_name(name: str) -> str:
 class Listing:
     """The image's instructions with a lookup by address, and the function each address is in."""
 
-    def __init__(self, elf: Path) -> None:
-        self.instructions, functions = read(elf)
+    def __init__(self, elf: Path, arch: str | None = None) -> None:
+        self.instructions, functions = read(elf, arch)
         self.index = {ins.address: i for i, ins in enumerate(self.instructions)}
         self.starts = [address for address, _ in functions]
         self.names = [name for _, name in functions]

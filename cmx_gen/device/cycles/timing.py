@@ -2,6 +2,9 @@
 core's timing table (data/timing/<core>.yaml, which cites its source), plus the taken branches'
 pipeline refills and the board's wait states on each load and store.
 
+A core whose pipes overlap (the Cortex-M55's Helium beats, `model: pipelined`) is priced by
+issue.py's in-order issue model instead of instruction by instruction.
+
 A least / typical / most figure: where the table gives a range (a divide, the refill P = 1-3, an IT
 folded or not) the three figures take its ends. Zero wait states on instruction fetch (a flash
 accelerator or cache that hits; QEMU's MPS2/MPS3 memories are single-cycle); interrupts are priced as
@@ -9,6 +12,7 @@ the instructions they run, not their entry and exit."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,6 +22,7 @@ import yaml
 
 from cmx_gen.common.errors import RunError
 from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.device.cycles import issue
 from cmx_gen.device.cycles.listing import Instruction, Listing
 from cmx_gen.device.cycles.plugin import Counts
 
@@ -40,8 +45,17 @@ def _plus(cycles: Range, extra: int) -> Range:
 @dataclass(frozen=True)
 class TimingClass:
     name: str
-    cycles: Range
+    cycles: Range  # sequential: what it costs; pipelined: the cycles it holds its pipe
     per_register: bool = False
+    registers_per_cycle: int = 1
+    # pipelined tables only (issue.Slot)
+    pipe: str | None = None
+    latency: int = 1
+    dual: str = ""  # "always" / "immediate" (with an immediate operand): may issue beside a 16-bit one
+    store: bool = False
+    no_store_forwarding: bool = False
+    issues: bool = True
+    refill: Range | None = None  # a taken branch at the end of a block: its own refill, not the table's
 
 
 @dataclass(frozen=True)
@@ -57,6 +71,10 @@ class Table:
     store_immediate_one_cycle: bool
     address_dependency_stall: int
     borrowed: str | None = None
+    pipelined: bool = False  # issue.py's model; `classes` keyed as _pipelined_keys makes them
+    disassemble_as: str | None = None  # objdump's -m for the core's code
+    stored_late: int = 0
+    shifted_operand_latency: int = 1
 
 
 def _raw(core: str) -> dict[str, Any]:
@@ -82,9 +100,22 @@ def load(core: str) -> Table:
     rules = {**base.get("rules", {}), **raw.get("rules", {})}
     by_mnemonic = {}
     for name, spec in classes.items():
-        kind = TimingClass(name, _as_range(spec["cycles"]), bool(spec.get("per_register", False)))
+        kind = TimingClass(
+            name,
+            _as_range(spec["cycles"]),
+            bool(spec.get("per_register", False)),
+            int(spec.get("registers_per_cycle", 1)),
+            spec.get("pipe"),
+            int(spec.get("latency", 1)),
+            str(spec.get("dual", "")),
+            bool(spec.get("store", False)),
+            bool(spec.get("no_store_forwarding", False)),
+            bool(spec.get("issues", True)),
+            _as_range(spec["refill"]) if "refill" in spec else None,
+        )
+        operands = {True: "/q", False: "/s"}.get(spec.get("vector"), "")  # Helium, scalar FP, either
         for mnemonic in spec["mnemonics"]:
-            by_mnemonic[str(mnemonic)] = kind
+            by_mnemonic[f"{mnemonic}{operands}"] = kind
     return Table(
         core=core,
         source=str(raw["source"]),
@@ -95,6 +126,10 @@ def load(core: str) -> Table:
         store_immediate_one_cycle=bool(rules.get("store_immediate_one_cycle", False)),
         address_dependency_stall=int(rules.get("address_dependency_stall", 0)),
         borrowed=raw.get("borrows"),
+        pipelined=raw.get("model", base.get("model")) == "pipelined",
+        disassemble_as=raw.get("disassemble_as", base.get("disassemble_as")),
+        stored_late=int(rules.get("stored_late", 0)),
+        shifted_operand_latency=int(rules.get("shifted_operand_latency", 1)),
     )
 
 
@@ -118,6 +153,8 @@ class _Priced:
 def block_cycles(instructions: list[Instruction], table: Table) -> tuple[Range, Counter[str]]:
     """One run of a block, its branch not taken: (least, typical, most) cycles, and the mnemonics the
     table has no class for (priced at its default)."""
+    if table.pipelined:
+        return _issued(instructions, table)
     priced = _Priced()
     previous: tuple[str, Instruction] | None = None
     for ins in instructions:
@@ -156,6 +193,81 @@ def _load_store(
     if before_kind == "alu" and depends:
         return _plus(cost, table.address_dependency_stall)
     return cost
+
+
+_SHIFTED = re.compile(r",\s*(lsl|lsr|asr|ror)\b")
+
+
+def pipelined_class(ins: Instruction, table: Table) -> tuple[str, TimingClass | None]:
+    """The mnemonic without its suffixes and its class in a pipelined table: a class of the Helium
+    form (Q registers named) or of the scalar one first, then of either; a .f type's own class first;
+    a predicated Helium instruction (VLDRBT in a VPT block) as the one it predicates."""
+    full = ins.mnemonic.lower()
+    name, _, kind = full.partition(".")
+    letter = kind[:1] if kind[:1] in ("f", "i", "s", "u", "p") else ""
+    operands = "/q" if re.search(r"\bq[0-7]\b", ins.operands) else "/s"
+    names = [name]
+    if name.startswith("v") and name[-1] in "te":
+        names.append(name[:-1])
+    if name.startswith("vpt"):
+        names.append("vpt")
+    names.append(base_mnemonic(full, table.classes))
+    for candidate in names:
+        for key in (f"{candidate}.{letter}{operands}", f"{candidate}{operands}", f"{candidate}.{letter}", candidate):
+            if key in table.classes:
+                return candidate, table.classes[key]
+    return names[-1], None
+
+
+def slot(ins: Instruction, table: Table, which: int) -> tuple[issue.Slot, str, bool, bool]:
+    """`ins`'s issue.Slot with the `which` end of its class's range (0 least, 1 typical, 2 most), its
+    mnemonic without suffixes, whether it stores, and whether the table knows it."""
+    name, kind = pipelined_class(ins, table)
+    if kind is None:
+        latency = table.shifted_operand_latency if _SHIFTED.search(ins.operands) else 1
+        return issue.Slot("alu", table.default, latency), name, False, name in _ALU
+    busy = kind.cycles[which]
+    if kind.per_register:
+        busy += -(-ins.register_list // kind.registers_per_cycle)
+    dual = kind.dual == "always" or (kind.dual == "immediate" and "#" in ins.operands)
+    latency = kind.latency
+    if kind.pipe == "alu" and _SHIFTED.search(ins.operands):
+        latency = max(latency, table.shifted_operand_latency)
+    found = issue.Slot(
+        None if dual and kind.pipe == "alu" else kind.pipe,
+        busy,
+        latency,
+        dual,
+        table.stored_late if kind.store and kind.pipe == "vls" else 0,
+        kind.no_store_forwarding,
+        kind.issues,
+    )
+    return found, name, kind.store, True
+
+
+def _issued(instructions: list[Instruction], table: Table) -> tuple[Range, Counter[str]]:
+    """A pipelined table's price of one run of a block (issue.steady_cycles at each end of a range)."""
+    unpriced: Counter[str] = Counter()
+    cycles = []
+    for which in range(3):
+        slots = []
+        for ins in instructions:
+            found, name, store, known = slot(ins, table, which)
+            if which == 0 and not known:
+                unpriced[name] += 1
+            slots.append((found, name, store))
+        cycles.append(issue.steady_cycles(instructions, slots))
+    return (cycles[0], cycles[1], cycles[2]), unpriced
+
+
+def block_refill(instructions: list[Instruction] | None, table: Table) -> Range:
+    """The refill a taken branch at the end of the block costs: its class's own (a loop end the
+    loop cache folds) or the table's."""
+    if instructions and table.pipelined:
+        kind = pipelined_class(instructions[-1], table)[1]
+        if kind is not None and kind.refill is not None:
+            return kind.refill
+    return table.refill
 
 
 # Data processing instructions that take the table's default (one cycle): not worth a note.
@@ -215,7 +327,8 @@ class Estimate:
         return "where      " + ", ".join(parts)
 
 
-Memo = dict[tuple[int, int], tuple[Range, Counter[str]]]  # (address, instructions) -> one run's price
+# (address, instructions) -> one run's price, the mnemonics it could not price, a taken branch's refill
+Memo = dict[tuple[int, int], tuple[Range, Counter[str], Range]]
 
 
 def estimate(
@@ -233,16 +346,17 @@ def estimate(
         key = (block.vaddr, block.instructions)
         if key not in memo:
             instructions = listing.block(block.vaddr, block.instructions)
-            memo[key] = (
+            cost, missing = (
                 block_cycles(instructions, table)
                 if instructions is not None
                 else (_as_range(table.default * block.instructions), Counter({"": block.instructions}))
             )
-        cost, missing = memo[key]
+            memo[key] = (cost, missing, block_refill(instructions, table))
+        cost, missing, refill = memo[key]
         for i in range(3):
-            total[i] += cost[i] * block.runs + table.refill[i] * block.taken
+            total[i] += cost[i] * block.runs + refill[i] * block.taken
         name = listing.function(block.vaddr)
-        functions[name] += cost[1] * block.runs + table.refill[1] * block.taken
+        functions[name] += cost[1] * block.runs + refill[1] * block.taken
         function_instructions[name] += block.instructions * block.runs
         if "" in missing:
             unlisted += block.instructions * block.runs
