@@ -9,7 +9,8 @@ Both images run on the same QEMU command line (-icount shift=0) with the same pl
 linker script and counter (the TFLM image borrows the cmx-gen app's), `calls` inferences each;
 the first is a warm-up and is left out. Choices that keep it fair: peers.yaml and README.md.
 
-Prints per row: instructions per inference; flash: code (.text less .rodata), .rodata, the model;
+Prints per row: cycles per inference (cmx-gen's estimate, docs/cycles.md: the last call run again
+under its QEMU plugin; for cmx-gen the check image's one inference), instructions per inference; flash: code (.text less .rodata), .rodata, the model;
 RAM: arena, static (.data + .bss + heap), stack high-water; the clean-build seconds.
 `--markdown` prints the table for docs/performance.md.
 
@@ -43,7 +44,9 @@ sys.path.insert(0, str(ROOT))
 from cmx_gen.app.kinds.baremetal.build import elf_sections, find_elf  # noqa: E402
 from cmx_gen.device import app_run  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
+from cmx_gen.common.errors import RunError  # noqa: E402
 from cmx_gen.fit.boards import load_board  # noqa: E402
+from cmx_gen.pipeline.cycles import CycleRun  # noqa: E402
 
 CONFIG = yaml.safe_load((HERE / "peers.yaml").read_text())
 LTO = False  # --lto: both stacks link-time optimised (peers.yaml `lto`)
@@ -194,6 +197,7 @@ class Row:
     arena: int  # TFLM: arena_used_bytes(); cmx-gen: the pools as allocated (planned + method + temp)
     stack_used: int
     build_seconds: float
+    cycles: int | None = None  # cmx-gen's estimate of one inference (device/cycles/); None: no timing table
 
 
 def median_and_spread(counts: list[int]) -> tuple[int, int]:
@@ -213,6 +217,18 @@ def run_image(board_id: str, elf: Path, timeout: float = 600.0) -> str:
     cmd = QemuRunner(load_board(board_id), timeout).command(elf)
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, errors="replace")
     return done.stdout + done.stderr
+
+
+def estimated_cycles(board_id: str, elf: Path, timeout: float = 1800.0) -> int | None:
+    """One inference of `elf` (between its cmx_measure_begin and cmx_measure_end) under cmx-gen's cycle
+    plugin, priced with the core's timing table: the same estimate as `cmx-gen run --cycles`. None
+    where the core has no table."""
+    try:
+        measuring = CycleRun(load_board(board_id), elf, timeout)
+    except RunError:
+        return None
+    subprocess.run(measuring.runner.command(elf), capture_output=True, timeout=timeout)
+    return measuring.read().total.cycles[1]
 
 
 def timed(cmd: list[str], log: Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> float:
@@ -318,6 +334,7 @@ def tflm_row(key: str, board_id: str, work: Path, library: Path, library_seconds
         int(done.group(1)),
         int(done.group(2)),
         library_seconds + seconds,
+        estimated_cycles(board_id, elf),
     )
 
 
@@ -390,9 +407,11 @@ def cmx_row(key: str, board_id: str, work: Path) -> tuple[Row, Path]:
     if run.error or len(run.calls) != CONFIG["calls"] or run.stack is None:
         sys.exit(f"peers: the cmx-gen app {app} did not finish: {run.output.strip()[-300:]!r}")
     arena = sum(allocated for _, allocated in run.calls[-1].pools.values())
-    return Row(
-        "cmx-gen", key, board_id, *median_and_spread(run.counts()), sizes(elf), arena, run.stack[0], seconds
-    ), app
+    cycles = estimated_cycles(board_id, find_elf(app / "build"))  # the check image: its edges
+    row = Row(
+        "cmx-gen", key, board_id, *median_and_spread(run.counts()), sizes(elf), arena, run.stack[0], seconds, cycles
+    )
+    return row, app
 
 
 def cmx_profile(app: Path, work: Path, board_id: str) -> list[tuple[str, int]]:
@@ -440,6 +459,7 @@ def profiles_side_by_side(
 # --- the table ------------------------------------------------------------------------------------
 
 COLUMNS = [
+    ("cycles (est.)", lambda r: r.cycles if r.cycles is not None else "-"),
     ("instr/inference", lambda r: r.instructions),
     ("code B", lambda r: r.sizes.code),
     (".rodata B", lambda r: r.sizes.rodata),
@@ -451,8 +471,8 @@ COLUMNS = [
 ]
 
 
-def cell(value: float) -> str:
-    return f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
+def cell(value: float | str) -> str:
+    return value if isinstance(value, str) else f"{value:,.1f}" if isinstance(value, float) else f"{value:,}"
 
 
 def table(rows: list[Row], markdown: bool) -> str:
@@ -474,7 +494,7 @@ def table(rows: list[Row], markdown: bool) -> str:
 
 
 def ratios(rows: list[Row]) -> str:
-    """cmx-gen against TFLM per model and board: instructions, code + model flash, RAM."""
+    """cmx-gen against TFLM per model and board: cycles (estimated), instructions, code + model flash, RAM."""
     out = []
     by_key = {(r.stack, r.model, r.board): r for r in rows}
     for (stack, key, board), ours in by_key.items():
@@ -483,8 +503,13 @@ def ratios(rows: list[Row]) -> str:
             continue
         flash = lambda r: r.sizes.code + r.sizes.rodata + r.sizes.model  # noqa: E731
         ram = lambda r: r.arena + r.sizes.static + r.stack_used  # noqa: E731
+        cycles = (
+            f"cycles {ours.cycles / peer.cycles:6.1%} ({peer.cycles / ours.cycles:.2f}x fewer)   "
+            if ours.cycles and peer.cycles
+            else ""
+        )
         out.append(
-            f"{key:<5} {board:<11} instructions {ours.instructions / peer.instructions:6.1%}   "
+            f"{key:<5} {board:<11} {cycles}instructions {ours.instructions / peer.instructions:6.1%}   "
             f"flash {flash(ours):,} / {flash(peer):,} = {flash(ours) / flash(peer):6.1%}   "
             f"RAM {ram(ours):,} / {ram(peer):,} = {ram(ours) / ram(peer):6.1%}"
         )
@@ -537,7 +562,8 @@ def main() -> None:
                 )
     print(
         f"bench/peers {date.today()}: LTO {'on' if LTO else 'off'} on both sides; {CONFIG['calls']} calls per "
-        f"image, the first a warm-up; instructions = median of the rest (QEMU -icount shift=0)"
+        f"image, the first a warm-up; instructions = median of the rest (QEMU -icount shift=0); cycles: cmx-gen's "
+        f"estimate of the last call (`run --cycles`, docs/cycles.md; zero wait states)"
     )
     for name, value in commits.items():
         print(f"  {name}: {value}")

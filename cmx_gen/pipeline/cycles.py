@@ -25,7 +25,7 @@ def run_cycles(app: AppFolder, options: RunOptions) -> Outcome:
     if app.model_names():
         raise RunError("--cycles measures an app of one model", "run it on a one-model app of each model")
     image = app_image(app, options.runner, "build")
-    measuring = CycleRun(app, image, options.timeout)
+    measuring = CycleRun(app.board(), image, options.timeout)
     result = measuring.runner.run(image)
     found = measuring.read().total
     board = measuring.board
@@ -72,8 +72,8 @@ class CycleRun:
     """`image` under QEMU with cmx-gen's plugin between the runner's measure edges (and, with
     `marks`, cut at the profile image's cmx_profile_mark calls); then what it counted, priced."""
 
-    def __init__(self, app: AppFolder, image: Path, timeout: float, marks: bool = False) -> None:
-        self.board = app.board()
+    def __init__(self, board: Board, image: Path, timeout: float, marks: bool = False) -> None:
+        self.board = board
         self.table = timing.load(self.board.core.name)
         self.image = image
         symbols = _symbols(image, (*EDGES, MARKS) if marks else EDGES)

@@ -70,7 +70,7 @@ def _profile(
 
     try:
         app_image(app, options.runner, "build-profile")
-        measuring: CycleRun | None = CycleRun(app, image, options.timeout, marks=True)
+        measuring: CycleRun | None = CycleRun(app.board(), image, options.timeout, marks=True)
         why_not = ""
     except RunError as exc:
         measuring, why_not = None, f"none estimated: {exc.problem}"
