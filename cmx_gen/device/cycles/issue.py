@@ -64,7 +64,7 @@ def operands(ins: Instruction, name: str, store: bool) -> tuple[list[str], list[
     written_back = text.endswith("!") or bool(re.search(r"\],\s*(#|r|ip|lr)", text))
     address = [_register(r) for r in _REGISTER.findall(base)]
     listed = [_register(r) for r in _REGISTER.findall(text.partition("{")[2].partition("}")[0])]
-    named = [_register(r) for r in _REGISTER.findall(text.replace(base, ""))]
+    named = [_register(r) for r in _REGISTER.findall(re.sub(r"\[[^\]]*\]", "", text))]
     writes: list[str] = []
     if name in ("push", "stm", "stmia", "stmdb", "stmea", "stmfd", "vpush", "vstm", "vstmia", "vstmdb"):
         reads = [*listed, *named]
