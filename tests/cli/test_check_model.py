@@ -51,4 +51,7 @@ def test_check_prints_the_latency_a_board_will_see(capsys):
     assert latency["layers"] == 13 and latency["not_counted"] == [], latency
     assert run_cli("check", model, "--board", "mps3-an547", "--io", "int8") == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
-    assert line.startswith("latency    not estimated: no kernel cycle figures for cortex-m55"), line
+    assert " ms at 32 MHz: " in line and "cortex-m55's kernel figures" in line, line
+    assert run_cli("check", model, "--board", "mps2-an500", "--io", "int8") == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
+    assert line.startswith("latency    not estimated: no kernel cycle figures for cortex-m7"), line
