@@ -66,6 +66,30 @@ static inline __attribute__((always_inline)) acc8 tap8(acc8 a, const int8_t* x, 
   return a;
 }
 
+/* The nine taps of a pixel inside the input, each tap's two loads issued before the multiplies of the
+ * tap before it: on the M55 a tap alone is a chain (load, offset, two multiplies in one pipe, two
+ * adds in another) that leaves the pipes idle between its steps; interleaved, one tap's loads run in
+ * the load/store pipe while the other's multiplies run in the multiply pipe (docs/cycles.md). The
+ * same sums in the same order as tap8's. */
+static inline __attribute__((always_inline)) acc8 taps9(acc8 a, const int8_t* x, const int8_t* w, int32_t ch,
+                                                        int32_t row, int16_t offset) {
+  int16x8_t xv = vaddq_n_s16(vldrbq_s16(x), offset), wv = vldrbq_s16(w);
+#pragma GCC unroll 8
+  for (int32_t k = 1; k < 9; ++k) {
+    const int32_t ky = k / 3, kx = k % 3;
+    const int16x8_t xn = vldrbq_s16(x + ky * row + kx * ch), wn = vldrbq_s16(w + (3 * ky + kx) * ch);
+    a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
+    a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
+    xv = vaddq_n_s16(xn, offset);
+    wv = wn;
+    /* keeps GCC from loading all nine taps ahead, or multiplying them all before adding (and spilling) */
+    __asm volatile("" : "+w"(a.even), "+w"(a.odd), "+w"(xv), "+w"(wv)::"memory");
+  }
+  a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
+  a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
+  return a;
+}
+
 /* Channels [0, ch & ~7) of one output pixel whose window rows [0, rows) and columns [0, cols) from
  * `x0` lie inside the input (`w0`: their weights). The per-channel constants come de-interleaved
  * by VLD2 (even channels, odd channels); the result is narrowed with saturation to int16, the
@@ -88,14 +112,18 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
     } else {
       a.even = a.odd = vdupq_n_s32(0);
     }
-    /* a loop over the rows, not unrolled: unrolled, GCC loads all nine taps ahead and spills them */
-    const int8_t* x = x0;
-    const int8_t* w = w0;
+    if (rows == 3 && cols == 3) {
+      a = taps9(a, x0, w0, ch, row, offset);
+    } else {
+      /* a loop over the rows, not unrolled: unrolled, GCC loads all nine taps ahead and spills them */
+      const int8_t* x = x0;
+      const int8_t* w = w0;
 #pragma GCC unroll 1
-    for (int32_t ky = 0; ky < rows; ++ky, x += row, w += w_row) {
-      a = tap8(a, x, w, offset);
-      if (cols > 1) a = tap8(a, x + ch, w + ch, offset);
-      if (cols > 2) a = tap8(a, x + 2 * ch, w + 2 * ch, offset);
+      for (int32_t ky = 0; ky < rows; ++ky, x += row, w += w_row) {
+        a = tap8(a, x, w, offset);
+        if (cols > 1) a = tap8(a, x + ch, w + ch, offset);
+        if (cols > 2) a = tap8(a, x + 2 * ch, w + 2 * ch, offset);
+      }
     }
     const int32x4x2_t m = vld2q_s32(mult), s = vld2q_s32(shift);
     const int32x4_t even = cmx_requantize_mve(a.even, m.val[0], s.val[0], fast);
