@@ -4,7 +4,11 @@
  * and spills; here, where no shift is left (TFLite's adds: the inputs' 0 or right, the output's
  * right), each of the three is one SMMULR where the terms stay inside 2^30 (small_terms), else
  * CMSIS-NN's exact three-instruction form, with the rounding divide where the shift is right; an
- * element at a time. A left shift, and the Helium cores, take CMSIS-NN's function itself.
+ * element at a time. On Helium, four elements a step as CMSIS-NN's MVE loop computes them, in fewer
+ * instructions of the integer pipe (which bounds it on the M55): the offset and the left shift as one
+ * VMLA (x * 2^left + offset * 2^left, the same word as (x + offset) << left), a shift of 0 without its
+ * rounding divide (an identity), and a right shift's fixup without its VAND (x >> 31 is the fixup when
+ * every lane's shift is right). A left shift takes CMSIS-NN's function itself.
  *
  * Element for element as CMSIS-NN computes it: the first block_size & ~3 elements take their input
  * plus offset as the low half of an SADD16 lane, `(x + offset) & 0xFFFF`, shifted left; the last
@@ -62,6 +66,37 @@ static inline __attribute__((always_inline)) void add_run(const int8_t* in1, con
 }
 #endif
 
+#if defined(ARM_MATH_MVEI)
+#include <arm_mve.h>
+
+/* arm_requantize_mve(v, multiplier, -right) for right >= 0: the doubling high multiply, then, where
+ * right > 0, arm_divide_by_power_of_two_mve with its fixup taken from the sign alone (the shift's
+ * sign bit is set in every lane). `zero`: right is 0, the divide an identity. */
+static inline __attribute__((always_inline)) int32x4_t requantize4(int32x4_t v, int32_t multiplier, int32x4_t right,
+                                                                   int zero) {
+  v = vqrdmulhq_n_s32(v, multiplier);
+  return zero ? v : vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(v, 31)), right);
+}
+
+/* n elements, four a step, the last step predicated (as CMSIS-NN's loop). q as add_run's. */
+static inline __attribute__((always_inline)) void add_run4(const int8_t* in1, const int8_t* in2, int32_t off1,
+                                                           int32_t off2, int32_t left_shift, int8_t* out,
+                                                           const int32_t* q, int32_t n, int z1, int z2) {
+  const int32x4_t base1 = vdupq_n_s32((int32_t)((uint32_t)off1 << left_shift));
+  const int32x4_t base2 = vdupq_n_s32((int32_t)((uint32_t)off2 << left_shift));
+  const int32_t scale = (int32_t)(1u << left_shift);
+  const int32x4_t r1 = vdupq_n_s32(-q[1]), r2 = vdupq_n_s32(-q[3]), r3 = vdupq_n_s32(-q[5]);
+  const int32x4_t lo = vdupq_n_s32(q[7]), hi = vdupq_n_s32(q[8]);
+  for (; n > 0; n -= 4, in1 += 4, in2 += 4, out += 4) {
+    const mve_pred16_t p = vctp32q((uint32_t)n);
+    const int32x4_t a = requantize4(vmlaq_n_s32(base1, vldrbq_z_s32(in1, p), scale), q[0], r1, z1);
+    const int32x4_t b = requantize4(vmlaq_n_s32(base2, vldrbq_z_s32(in2, p), scale), q[2], r2, z2);
+    const int32x4_t sum = vaddq_n_s32(requantize4(vaddq_s32(a, b), q[4], r3, 0), q[6]);
+    vstrbq_p_s32(out, vminq_s32(vmaxq_s32(sum, lo), hi), p);
+  }
+}
+#endif
+
 arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int32_t input_1_offset,
                                int32_t input_1_mult, int32_t input_1_shift, int32_t input_2_offset,
                                int32_t input_2_mult, int32_t input_2_shift, int32_t left_shift, int8_t* output,
@@ -93,6 +128,25 @@ arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int
       add_run(input_1, input_2, input_1_offset, input_2_offset, left_shift, output, q, block_size, small, z1, z2, full);
     }
 #undef CMX_ADD_RUN
+    return ARM_CMSIS_NN_SUCCESS;
+  }
+#elif defined(ARM_MATH_MVEI)
+  if (input_1_shift <= 0 && input_2_shift <= 0 && out_shift <= -1 && left_shift >= 0 && left_shift < 32) {
+    const int32_t q[9] = {input_1_mult,  -input_1_shift, input_2_mult,       -input_2_shift,    out_mult,
+                          -out_shift,    out_offset,     out_activation_min, out_activation_max};
+    const int z1 = input_1_shift == 0, z2 = input_2_shift == 0;
+#define CMX_ADD_RUN4(z1, z2) add_run4(input_1, input_2, input_1_offset, input_2_offset, left_shift, output, q, \
+                                      block_size, z1, z2)
+    if (z1 && !z2) {
+      CMX_ADD_RUN4(1, 0); /* the common add: the input of the larger scale first */
+    } else if (!z1 && z2) {
+      CMX_ADD_RUN4(0, 1);
+    } else if (!z1 && !z2) {
+      CMX_ADD_RUN4(0, 0);
+    } else {
+      CMX_ADD_RUN4(1, 1);
+    }
+#undef CMX_ADD_RUN4
     return ARM_CMSIS_NN_SUCCESS;
   }
 #endif

@@ -180,6 +180,6 @@ def test_stdout_table_lists_ops(tmp_path, capsys):
     )
     assert code == 0
     out = capsys.readouterr().out
-    assert "cmx::add " in out and "cmx backend: arm_elementwise_add_s8 (CMSIS-NN)" in out
+    assert "cmx::add " in out and "cmx backend: cmx_add_s8 (cmx-gen)" in out
     assert "compute    " in out and "nodes on CMSIS-NN" in out
     assert "RANDOM" in out
