@@ -71,7 +71,7 @@ class Table:
     store_immediate_one_cycle: bool
     address_dependency_stall: int
     borrowed: str | None = None
-X
+    pipelined: bool = False  # issue.py's model; `classes` keyed mnemonic[.type][/q or /s] (pipelined_class)
     disassemble_as: str | None = None  # objdump's -m for the core's code
     stored_late: int = 0
     shifted_operand_latency: int = 1
