@@ -6,7 +6,7 @@
  * CMSIS-NN's exact three-instruction form, with the rounding divide where the shift is right; an
  * element at a time. On Helium, four elements a step as CMSIS-NN's MVE loop computes them, in fewer
  * instructions of the integer pipe (which bounds it on the M55): the offset and the left shift as one
- * VMLA (x * 2^left + offset * 2^left, the same word as (x + offset) << left), a shift of 0 without its
+ * VMLAS (x * 2^left + offset * 2^left, the same word as (x + offset) << left), a shift of 0 without its
  * rounding divide (an identity), and a right shift's fixup without its VAND (x >> 31 is the fixup when
  * every lane's shift is right). A left shift takes CMSIS-NN's function itself.
  *
@@ -82,15 +82,14 @@ static inline __attribute__((always_inline)) int32x4_t requantize4(int32x4_t v, 
 static inline __attribute__((always_inline)) void add_run4(const int8_t* in1, const int8_t* in2, int32_t off1,
                                                            int32_t off2, int32_t left_shift, int8_t* out,
                                                            const int32_t* q, int32_t n, int z1, int z2) {
-  const int32x4_t base1 = vdupq_n_s32((int32_t)((uint32_t)off1 << left_shift));
-  const int32x4_t base2 = vdupq_n_s32((int32_t)((uint32_t)off2 << left_shift));
-  const int32_t scale = (int32_t)(1u << left_shift);
+  const int32_t base1 = (int32_t)((uint32_t)off1 << left_shift), base2 = (int32_t)((uint32_t)off2 << left_shift);
+  const int32x4_t scale = vdupq_n_s32((int32_t)(1u << left_shift));
   const int32x4_t r1 = vdupq_n_s32(-q[1]), r2 = vdupq_n_s32(-q[3]), r3 = vdupq_n_s32(-q[5]);
   const int32x4_t lo = vdupq_n_s32(q[7]), hi = vdupq_n_s32(q[8]);
   for (; n > 0; n -= 4, in1 += 4, in2 += 4, out += 4) {
     const mve_pred16_t p = vctp32q((uint32_t)n);
-    const int32x4_t a = requantize4(vmlaq_n_s32(base1, vldrbq_z_s32(in1, p), scale), q[0], r1, z1);
-    const int32x4_t b = requantize4(vmlaq_n_s32(base2, vldrbq_z_s32(in2, p), scale), q[2], r2, z2);
+    const int32x4_t a = requantize4(vmlasq_n_s32(vldrbq_z_s32(in1, p), scale, base1), q[0], r1, z1);
+    const int32x4_t b = requantize4(vmlasq_n_s32(vldrbq_z_s32(in2, p), scale, base2), q[2], r2, z2);
     const int32x4_t sum = vaddq_n_s32(requantize4(vaddq_s32(a, b), q[4], r3, 0), q[6]);
     vstrbq_p_s32(out, vminq_s32(vmaxq_s32(sum, lo), hi), p);
   }
