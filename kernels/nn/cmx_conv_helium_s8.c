@@ -67,8 +67,12 @@ static inline __attribute__((always_inline)) out_range out_range_of(const cmsis_
   "   letp            lr, 2b              \n" \
   "1:                                     \n"
 
-static inline __attribute__((always_inline)) int32x4_t block4(const int8_t* x0, const int8_t** wp, const int32_t* sums,
-                                                              int32_t runs, int32_t cols, int32_t stride) {
+typedef struct {
+  int32x4_t acc, mult, shift; /* four channels' sums, and their multipliers and shifts */
+} sums4;
+
+static inline __attribute__((always_inline)) sums4 block4(const int8_t* x0, const int8_t** wp, const int32_t* sums,
+                                                          int32_t runs, int32_t cols, int32_t stride) {
   const int8_t* w = *wp;
   const int8_t* x = x0;
   int32_t a0, a1, a2, a3;
@@ -88,13 +92,17 @@ static inline __attribute__((always_inline)) int32x4_t block4(const int8_t* x0, 
   }
   *wp = w; /* past the four rows: the next block's */
   /* the four sums into one vector by two VMOVs of two lanes each (GCC's lane inserts take four, and
-   * each holds a Helium pipe for two cycles on the M55) */
-  int32x4_t acc;
-  __asm("   vmov            %q[acc][2], %q[acc][0], %[a0], %[a2]  \n"
+   * each holds a Helium pipe for two cycles on the M55), the multipliers' and shifts' loads between
+   * them (load/store pipe beside the integer pipe; GCC put them after) */
+  sums4 out;
+  __asm("   vldrw.u32       %q[m], [%[k], #16]                    \n"
+        "   vmov            %q[acc][2], %q[acc][0], %[a0], %[a2]  \n"
+        "   vldrw.u32       %q[s], [%[k], #32]                    \n"
         "   vmov            %q[acc][3], %q[acc][1], %[a1], %[a3]  \n"
-        : [acc] "=w"(acc)
-        : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3));
-  return acc;
+        : [acc] "=&w"(out.acc), [m] "=&w"(out.mult), [s] "=&w"(out.shift)
+        : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [k] "r"(sums),
+          "m"(*(const int32_t(*)[12])sums));
+  return out;
 }
 #undef CMX_MAC_LOOP
 
@@ -156,8 +164,8 @@ static inline __attribute__((always_inline)) void position(const cmsis_nn_conv_p
                                                            const out_range r, int8_t* out, const int fast) {
   const int8_t* w = weights;
   for (const int32_t* end = k + 12 * (rows >> 2); k != end; k += 12, out += 4) {
-    int32x4_t acc = block4(x, &w, k, runs, cols, stride);
-    acc = cmx_requantize_mve(acc, vldrwq_s32(k + 4), vldrwq_s32(k + 8), fast);
+    const sums4 b = block4(x, &w, k, runs, cols, stride);
+    const int32x4_t acc = cmx_requantize_mve(b.acc, b.mult, b.shift, fast);
     vstrbq_s32(out, vminq_s32(vmaxq_s32(vaddq_s32(acc, r.offset), r.lo), r.hi));
   }
   const int32_t full = cols / 16, tail = cols % 16;
