@@ -95,10 +95,9 @@ class _Pipeline:
         self.last_dual = False  # ... and is itself a dual-issue partner (a MOV, an ADD of an immediate)
         self.last_writes: list[str] = []
 
-    def issue(self, ins: Instruction, slot: Slot, name: str, store: bool) -> None:
+    def issue(self, ins: Instruction, slot: Slot, store: bool, writes: list[str], reads: list[str]) -> None:
         if not slot.issues:
             return
-        writes, reads = operands(ins, name, store)
         data = set(reads[:1]) if store else set()  # a store's first register is its data
         need = 0
         for reg in reads:
@@ -135,10 +134,14 @@ class _Pipeline:
 def steady_cycles(instructions: list[Instruction], slots: list[tuple[Slot, str, bool]]) -> int:
     """Cycles one run of the block adds after a run of itself: slots[i] = (its slot, its mnemonic
     without suffixes, whether it stores)."""
+    steps = [
+        (ins, slot, store, *operands(ins, name, store))
+        for ins, (slot, name, store) in zip(instructions, slots, strict=True)
+    ]
     once = _Pipeline()
-    for ins, (slot, name, store) in zip(instructions, slots, strict=True):
-        once.issue(ins, slot, name, store)
+    for step in steps:
+        once.issue(*step)
     first = once.last + 1
-    for ins, (slot, name, store) in zip(instructions, slots, strict=True):
-        once.issue(ins, slot, name, store)
+    for step in steps:
+        once.issue(*step)
     return once.last + 1 - first

@@ -246,8 +246,10 @@ def slot(ins: Instruction, table: Table, which: int) -> tuple[issue.Slot, str, b
 
 
 def _issued(instructions: list[Instruction], table: Table) -> tuple[Range, Counter[str]]:
-    """A pipelined table's price of one run of a block (issue.steady_cycles at each end of a range)."""
+    """A pipelined table's price of one run of a block (issue.steady_cycles at each end of a range;
+    once where the block has no range, as most have none)."""
     unpriced: Counter[str] = Counter()
+    priced: dict[tuple[tuple[issue.Slot, str, bool], ...], int] = {}
     cycles = []
     for which in range(3):
         slots = []
@@ -256,7 +258,10 @@ def _issued(instructions: list[Instruction], table: Table) -> tuple[Range, Count
             if which == 0 and not known:
                 unpriced[name] += 1
             slots.append((found, name, store))
-        cycles.append(issue.steady_cycles(instructions, slots))
+        key = tuple(slots)
+        if key not in priced:
+            priced[key] = issue.steady_cycles(instructions, slots)
+        cycles.append(priced[key])
     return (cycles[0], cycles[1], cycles[2]), unpriced
 
 
