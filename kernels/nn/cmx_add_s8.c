@@ -69,13 +69,13 @@ static inline __attribute__((always_inline)) void add_run(const int8_t* in1, con
 #if defined(ARM_MATH_MVEI)
 #include <arm_mve.h>
 
-/* arm_requantize_mve(v, multiplier, -right) for right >= 0: the doubling high multiply, then, where
- * right > 0, arm_divide_by_power_of_two_mve with its fixup taken from the sign alone (the shift's
- * sign bit is set in every lane). `zero`: right is 0, the divide an identity. */
-static inline __attribute__((always_inline)) int32x4_t requantize4(int32x4_t v, int32_t multiplier, int32x4_t right,
+/* arm_requantize_mve(v, multiplier, shift) for shift <= 0: the doubling high multiply (by a scalar:
+ * no Q register held for it), then cmx_divide_right_mve where the shift is right. `zero`: the shift
+ * is 0, the divide an identity. */
+static inline __attribute__((always_inline)) int32x4_t requantize4(int32x4_t v, int32_t multiplier, int32x4_t shift,
                                                                    int zero) {
   v = vqrdmulhq_n_s32(v, multiplier);
-  return zero ? v : vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(v, 31)), right);
+  return zero ? v : cmx_divide_right_mve(v, shift);
 }
 
 /* n elements, four a step, the last step predicated (as CMSIS-NN's loop). q as add_run's. */

@@ -109,15 +109,19 @@ static inline int cmx_accumulators_small(const int32_t* bias, int32_t channels, 
 #if defined(ARM_MATH_MVEI)
 #include <arm_mve.h>
 
+/* arm_divide_by_power_of_two_mve_32x4 where every lane's shift is right (shift <= -1), written out
+ * with the shift as it comes (called with the shift negated, GCC 12 keeps the double negation and a
+ * larger frame), and its fixup `(v & shift) >> 31` as `v >> 31`: every lane's shift has its sign bit
+ * set, so the AND keeps v's (one instruction less of the M55's integer pipe). */
+static inline __attribute__((always_inline)) int32x4_t cmx_divide_right_mve(int32x4_t v, int32x4_t shift) {
+  return vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(v, 31)), shift);
+}
+
 /* arm_requantize_mve_32x4, per lane; `fast` where every shift is a right shift (cmx_all_right_shifts:
- * shift <= -1, its left shift 0): the doubling high multiply, then arm_divide_by_power_of_two_mve_32x4
- * written out with the shift as it comes (called with the shift negated, GCC 12 keeps the double
- * negation and a larger frame), and its fixup `(v & shift) >> 31` as `v >> 31`: every lane's shift
- * has its sign bit set, so the AND keeps v's (one instruction less of the M55's integer pipe). */
+ * shift <= -1, its left shift 0): the doubling high multiply, then cmx_divide_right_mve. */
 static inline __attribute__((always_inline)) int32x4_t cmx_requantize_mve(int32x4_t acc, int32x4_t mult,
                                                                           int32x4_t shift, const int fast) {
   if (!fast) return arm_requantize_mve_32x4(acc, mult, shift);
-  const int32x4_t v = vqrdmulhq_s32(acc, mult);
-  return vrshlq_s32(vqaddq_s32(v, vshrq_n_s32(v, 31)), shift);
+  return cmx_divide_right_mve(vqrdmulhq_s32(acc, mult), shift);
 }
 #endif
