@@ -120,13 +120,10 @@ def op_kind(op: str) -> str:
     return name.removeprefix("quantized_") or op
 
 
-def parse(
-    result: Result, instructions: list[Instruction], delegated: list[DelegatedLayer] | None = None, isa: str = ""
-) -> Profile:
+def parse(result: Result, instructions: list[Instruction], delegated: list[DelegatedLayer] | None = None) -> Profile:
     """The profile of a CMX_PROFILE image's output, rows in execution order. A delegate call of
     cmx-gen's backend is followed by one row per layer it runs (`prof_layer` lines); its own row
-    keeps what the backend spends around them, so the rows still add up to the inference. `isa`: the
-    program's, which names what a layer kind calls there."""
+    keeps what the backend spends around them, so the rows still add up to the inference."""
     counts = {int(m.group(1)): int(m.group(2)) for m in result_line.diagnostic_re("prof").finditer(result.output)}
     if not counts:
         raise RunError(
@@ -166,7 +163,7 @@ def parse(
                     count=n,
                     share=share(n),
                     kernel=kernel_counts.get(layer.debug),
-                    calls=kernel_label(layer.kind, isa) if layer.kind else "",
+                    calls=kernel_label(layer.kind) if layer.kind else "",
                     layer=layer.debug,
                 )
             )

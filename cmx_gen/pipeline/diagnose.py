@@ -76,7 +76,7 @@ def _profile(
         measuring, why_not = None, f"none estimated: {exc.problem}"
     result = (measuring.runner if measuring else runner).run(image)
     report = app.report()
-    prof = profile.parse(result, instructions, report.delegated_layers, report.target.isa)
+    prof = profile.parse(result, instructions, report.delegated_layers)
     if measuring is not None:
         measured = measuring.read()
         board = measuring.board

@@ -77,15 +77,13 @@ def table(report: Report) -> str:
     for op in report.operators:
         label = CLASS_LABELS[op.class_]
         if op.name.startswith("cmx::"):  # a layer kind of cmx-gen's own backend
-            label = "cmx backend: " + kernel_label(op.name[5:], report.target.isa)
+            label = "cmx backend: " + kernel_label(op.name[5:])
         lines.append(f"{op.name:<{width}}  {op.count:>5}  {label}")
     compute = [op for op in report.operators if op.class_ in ("cmsis_nn", "fallback")]
     accelerated = sum(op.count for op in compute if op.class_ == "cmsis_nn")
     total = sum(op.count for op in compute)
     lines.append("")
-    own = any(
-        op.name.startswith("cmx::") and kernel_from(op.name[5:], report.target.isa) == "cmx-gen" for op in compute
-    )
+    own = any(op.name.startswith("cmx::") and kernel_from(op.name[5:]) == "cmx-gen" for op in compute)
     lines.append(
         f"compute    {accelerated}/{total} nodes on CMSIS-NN"
         + (" or cmx-gen's kernels" if own else "")

@@ -70,26 +70,20 @@ OPS = {
 
 @cache
 def layer_calls() -> dict[str, dict[str, Any]]:
-    """kind -> {calls: the function the runtime calls, from: CMSIS-NN, cmx-gen or libc, and per ISA
-    where it differs} (data/backend_layers.yaml)."""
+    """kind -> {calls: the function the runtime calls, from: CMSIS-NN, cmx-gen or libc}
+    (data/backend_layers.yaml)."""
     layers: dict[str, dict[str, Any]] = yaml.safe_load((DATA_DIR / "backend_layers.yaml").read_text())
     return layers
 
 
-def _calls(kind: str, isa: str) -> dict[str, Any]:
-    """What a layer kind calls on an ISA ("" for the row's own)."""
-    row = layer_calls().get(kind, {})
-    return {**row, **row.get(isa, {})} if isa else row
-
-
-def kernel_from(kind: str, isa: str = "") -> str:
+def kernel_from(kind: str) -> str:
     """Whose code a layer kind runs: CMSIS-NN, cmx-gen or libc."""
-    return str(_calls(kind, isa).get("from", "CMSIS-NN"))
+    return str(layer_calls().get(kind, {}).get("from", "CMSIS-NN"))
 
 
-def kernel_label(kind: str, isa: str = "") -> str:
+def kernel_label(kind: str) -> str:
     """How the report and the profile name what a layer kind runs: `cmx_conv_row_s8 (cmx-gen)`."""
-    return f"{_calls(kind, isa).get('calls', kind)} ({kernel_from(kind, isa)})"
+    return f"{layer_calls().get(kind, {}).get('calls', kind)} ({kernel_from(kind)})"
 
 
 HEADER = (
