@@ -39,6 +39,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:OneChannelRelu6",
         f"{FUZZED}:ConvHardswish",
         f"{FUZZED}:LeakyReluTokens",
+        f"{FUZZED}:OneChannelSkipConcat",
         f"{USER}:BiGruKeywordSpotter",
         f"{USER}:BiLstmTagger",
         f"{USER}:SpectrogramNormKws",

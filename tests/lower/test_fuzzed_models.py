@@ -25,6 +25,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"
         "OneChannelRelu6",
         "ConvHardswish",
         "LeakyReluTokens",
+        "OneChannelSkipConcat",
     ],
 )
 def test_a_fuzzed_failure_lowers_and_its_plan_matches_the_reference(tmp_path, name, core):
@@ -63,8 +64,27 @@ def test_without_the_backend_a_conv_hardswish_is_refused_with_its_reason(tmp_pat
     assert code == 2 and "aten::minimum" in err and "neither all contiguous nor all channels-last" in err, err
 
 
-def test_a_one_channel_image_read_by_the_backend_and_a_portable_kernel_is_refused_not_wrong(tmp_path, capsys):
-    """Seed 7010: the layout copy for the portable reader made the plan WRONG (FAIL 149 LSB on QEMU)."""
-    code = run_cli("lower", f"{FUZZED}:OneChannelSkipConcat", "--target", "cortex-m4", "-o", str(tmp_path / "o"))
-    err = capsys.readouterr().err
-    assert code == 2 and "dim order [0, 2, 1, 3]" in err, err
+def test_a_delegate_boundary_laid_out_otherwise_than_its_plan_is_refused(tmp_path):
+    """Seed 7010: ExecuTorch derived the concat's output order again from its inputs (a one-channel
+    image beside a channels-last one: contiguous) while the backend wrote channels-last (FAIL 149 LSB
+    on QEMU). The concat carries its order now; a program whose delegate call passes a tensor laid out
+    otherwise than the plan is refused at serialization, named, instead of built."""
+    import torch
+
+    from cmx_gen.common.errors import ExportError
+    from cmx_gen.lower import target_checks
+    from cmx_gen.lower import lowering
+    from cmx_gen.lower.delegate.preprocess import is_delegate_call
+    from cmx_gen.lower.state import Serialized
+    from cmx_gen.model import source
+    from cmx_gen.model.export import export
+
+    lowered = lowering.lower(export(source.load(f"{FUZZED}:OneChannelSkipConcat")), "cortex-m4")
+    module = lowered.get(Serialized).program.exported_program().graph_module
+    target_checks.check_serialized(module)  # as lowered: the plan and the program agree
+    call = [node for node in module.graph.nodes if is_delegate_call(node)][-1]
+    out = call.meta["val"][0]
+    with out.fake_mode:
+        call.meta["val"] = [torch.empty_strided(out.shape, torch.empty(out.shape).stride(), dtype=out.dtype)]
+    with pytest.raises(ExportError, match=r"delegate 1's output 0 \[1, 2, 12, 12\] lies in dim order \[0, 2, 3, 1\]"):
+        target_checks.check_serialized(module)

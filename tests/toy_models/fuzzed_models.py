@@ -258,9 +258,10 @@ class ConvHardswish(nn.Module):
 
 
 class OneChannelSkipConcat(nn.Module):
-    """Seed 7010 (WRONG on the host, FAIL 149 LSB on QEMU M4, with one_channel.py's layout copy): a
-    one-channel image read both by a portable kernel (through the copy) and by the backend's concat.
-    Such an image is left as it was and refused with its reason, as before the copy."""
+    """Seed 7010 (WRONG on the host, FAIL 149 LSB on QEMU M4): a one-channel image read both by a
+    portable kernel (through one_channel.py's layout copy) and by the backend's concat, whose output
+    order ExecuTorch derived again from its inputs' strides: contiguous outside the delegate,
+    channels-last inside. The concat now carries its order (concat.py)."""
 
     def __init__(self):
         super().__init__()
