@@ -142,7 +142,7 @@ def _why(
 
 
 # cmx-gen's own float ops (recurrent_graph.py, own_ops.py), which only their int8 form can run
-OWN_FLOAT_OPS = ("cmx::lstm", "cmx::gru", "cmx::bmm", "cmx::layer_norm")
+OWN_FLOAT_OPS = ("cmx::lstm", "cmx::gru", "cmx::bmm", "cmx::layer_norm", "cmx::masked_softmax")
 
 
 def leftover(program: Any, exported: torch.fx.GraphModule) -> None:

@@ -188,6 +188,23 @@ def softmax_s8(
     )
 
 
+def masked_softmax_s8(
+    input: torch.Tensor, ranges: Sequence[int], multiplier: int, shift: int, diff_min: int
+) -> torch.Tensor:
+    """The backend's masked softmax (a constant attention mask): arm_softmax_s8 over each row's
+    allowed columns [lo, hi) alone, row r taking pair r % (len(ranges) / 2), and -128 (probability
+    0) in every other column."""
+    size = int(input.shape[-1])
+    rows = input.reshape(-1, size)
+    out = torch.full(rows.shape, -128, dtype=torch.int8)
+    pairs = list(zip(ranges[::2], ranges[1::2]))
+    for r in range(rows.shape[0]):
+        lo, hi = pairs[r % len(pairs)]
+        if hi > lo:
+            out[r, lo:hi] = softmax_s8(rows[r : r + 1, lo:hi], -1, 0, -128, multiplier, shift, diff_min)[0]
+    return out.reshape(input.shape)
+
+
 # --- arm_convolve_wrapper_s8 (quantized_conv2d) ----------------------------------------------------
 def conv2d_s8(
     input: torch.Tensor,

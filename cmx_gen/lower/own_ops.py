@@ -1,5 +1,6 @@
 """Int8 layers of cmx-gen's own for what the cortex_m backend leaves in float (issue 34): bmm,
-LayerNorm and a mean over some dimensions (element-wise ops as tables: tables.py).
+LayerNorm, a mean over some dimensions and an attention's masked softmax (element-wise ops as tables:
+tables.py).
 
 Their way through the graphs, like the recurrent layers' (recurrent_graph.py): `aten.layer_norm`
 becomes `cmx::layer_norm` (the same float computation) before quantizing; `annotate` observes the
@@ -18,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 import torch
 
-from cmx_gen.lower import layer_models
+from cmx_gen.lower import layer_models, masked_softmax
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
 
@@ -211,17 +212,21 @@ def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) ->
     from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
     from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
 
-    aten = torch.ops.aten
-    targets = (torch.ops.cmx.layer_norm.default, aten.mean.dim, torch.ops.cmx.bmm.default, *_STANDALONE_ACTIVATIONS)
+    from executorch.backends.cortex_m.quantizer.quantization_configs import SOFTMAX_OUTPUT_FIXED_QSPEC
+
+    aten, cmx = torch.ops.aten, torch.ops.cmx
+    targets = (cmx.layer_norm.default, aten.mean.dim, cmx.bmm.default, masked_softmax.FLOAT)
     for node in graph.graph.nodes:
-        if node.op != "call_function" or node.target not in targets or node.name in skip:
+        if node.op != "call_function" or node.target not in (*targets, *_STANDALONE_ACTIVATIONS):
             continue
-        if node.meta.get("quantization_annotation") is not None:
+        if node.name in skip or node.meta.get("quantization_annotation") is not None:
             continue
-        inputs = fx_args(node)[:2] if node.target == torch.ops.cmx.bmm.default else fx_args(node)[:1]
+        inputs = fx_args(node)[:2] if node.target == cmx.bmm.default else fx_args(node)[:1]
+        # a masked softmax's output in arm_softmax_s8's fixed quantization, as upstream's softmax
+        softmax = node.target == masked_softmax.FLOAT
         node.meta["quantization_annotation"] = QuantizationAnnotation(
             input_qspec_map={x: _input_spec(x, INT8_ACTIVATION_PER_TENSOR_QSPEC) for x in inputs},
-            output_qspec=INT8_ACTIVATION_PER_TENSOR_QSPEC,
+            output_qspec=SOFTMAX_OUTPUT_FIXED_QSPEC if softmax else INT8_ACTIVATION_PER_TENSOR_QSPEC,
             _annotated=True,
         )
         if node.target in _STANDALONE_ACTIVATIONS:
@@ -319,6 +324,8 @@ def _int8_call(
         if name == "cmx::layer_norm":
             _, weight, bias, eps = args
             return graph.call_function(torch.ops.cmx.quantized_layer_norm.default, (xq, weight, bias, eps, *x_q, *y_q))
+        if name == "cmx::masked_softmax":
+            return masked_softmax.int8_call(graph, xq, list(args[1]), x_q, y_q)
         if name == "aten::mean":
             shape = [int(s) for s in node.args[0].meta["val"].shape]  # type: ignore[union-attr]
             dims = sorted(

@@ -94,6 +94,21 @@ inline cmx_gru_gate gru_gate(const uint8_t* plan, const int32_t* g) {
 }
 #endif
 
+#ifdef CMX_BACKEND_SOFTMAX
+/* A masked softmax (a constant attention mask, cmx_plan.h): arm_softmax_s8 over each row's allowed
+ * columns [lo, hi) alone, then -128 (probability 0) in the others; in that order, so that an output
+ * written over its input (the memory schedule may place it there) reads every input byte first. */
+void masked_softmax(const cmx_layer_softmax* l, const int8_t* in, int8_t* out, const int32_t* ranges) {
+  for (int32_t r = 0; r < l->rows; ++r) {
+    const int32_t* range = ranges + 2 * (r % l->mask_rows);
+    const int32_t lo = range[0], hi = range[1], at = r * l->row_size;
+    if (hi > lo) arm_softmax_s8(in + at + lo, 1, hi - lo, l->multiplier, l->shift, l->diff_min, out + at + lo);
+    memset(out + at, -128, static_cast<size_t>(lo));
+    memset(out + at + hi, -128, static_cast<size_t>(l->row_size - hi));
+  }
+}
+#endif
+
 bool compiled_in(int32_t op) {
   switch (op) {
 #ifdef CMX_BACKEND_CONV
@@ -470,8 +485,12 @@ class CmxCmsisNNBackend final : public BackendInterface {
           auto* l = reinterpret_cast<const cmx_layer_softmax*>(head);
           out = tensor_at(l->output, work, io);
           CMX_OUT_BYTES((size_t)l->rows * l->row_size);
-          CMX_KERNEL(arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift, l->diff_min,
-                         out));
+          if (l->ranges < 0) {
+            CMX_KERNEL(arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift,
+                                      l->diff_min, out));
+          } else {
+            CMX_KERNEL(masked_softmax(l, tensor_at(l->input, work, io), out, constant_at<int32_t>(plan, l->ranges)));
+          }
           break;
         }
 #endif

@@ -16,7 +16,7 @@
 #include "cmx_nn.h"
 
 #define CMX_PLAN_MAGIC 0x50584D43u /* "CMXP" */
-#define CMX_PLAN_VERSION 6u
+#define CMX_PLAN_VERSION 7u
 #define CMX_PLAN_CORE_BYTES 16
 
 enum cmx_plan_op {
@@ -141,9 +141,11 @@ typedef struct {
   cmsis_nn_dims input_dims, filter_dims, output_dims;
 } cmx_layer_max_pool;
 
+/* ranges: a masked softmax's allowed [lo, hi) columns, int32 pairs, row r taking pair r % mask_rows
+ * (a constant attention mask); -1: every column. */
 typedef struct {
   cmx_layer_head head;
-  int32_t input, output, rows, row_size, multiplier, shift, diff_min;
+  int32_t input, output, rows, row_size, multiplier, shift, diff_min, ranges, mask_rows;
 } cmx_layer_softmax;
 
 typedef struct {

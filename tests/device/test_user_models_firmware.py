@@ -48,6 +48,8 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",
         f"{ATTENTION}:EncoderPreNorm",
+        f"{ATTENTION}:MhaCausalMask",
+        f"{ATTENTION}:CausalDecoderLayer",
     ],
     ids=lambda spec: spec.rpartition(":")[2],
 )
@@ -57,8 +59,9 @@ def test_a_user_written_model_passes_on_the_target(tmp_path, board, model):
     cortex_m::transpose), a class token, a position embedding added, nn.MultiheadAttention;
     AttentionDenoiser: trained, a ReLU skip sharing the concat's quantization (was refused: its conv
     stayed float) and tokens reshaped back to an image before a conv (was FAIL, 235 LSB);
-    F.scaled_dot_product_attention causal and with a boolean mask, nn.TransformerEncoderLayer post-
-    and pre-norm (their attention core still float on portable kernels); BiGruKeywordSpotter: a
+    F.scaled_dot_product_attention causal and with a boolean mask, nn.MultiheadAttention with a float
+    causal mask, nn.TransformerEncoderLayer post- and pre-norm and causal (the masks folded, every
+    attention core on int8); BiGruKeywordSpotter: a
     trained bidirectional nn.GRU, both directions on cmx_gru_s8 (was float: 61.6 M instructions on
     the M4); BiLstmTagger: two bidirectional nn.LSTM layers, time-major, the backward direction's steps
     reversed around arm_lstm_unidirectional_s8."""

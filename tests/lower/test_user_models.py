@@ -215,12 +215,13 @@ def test_the_traces_expected_bytes_are_what_each_instruction_writes(tmp_path):
     found by name. to_backend and to_executorch name the nodes anew (the first expand_copy left after
     delegation is `aten_expand_copy_default`, whichever it was), so the trace of a PASSing attention
     model said "first difference at aten::expand_copy" (0.6 on 1023 of 1024 elements): the value of
-    another expand. Every expected output now equals what the plan's host run writes there (a causal
-    attention: its core is still float, several expand_copy nodes among them)."""
+    another expand. Every expected output now equals what the plan's host run writes there (an
+    attention whose mask is no run of keys a row: its core is still float, several expand_copy nodes
+    among them)."""
     from cmx_gen.program import plan_reference
 
-    out = tmp_path / "causal"
-    model = ROOT / "tests" / "toy_models" / "attention_models.py:CausalSdpa"
+    out = tmp_path / "dilated"
+    model = ROOT / "tests" / "toy_models" / "attention_models.py:DilatedMaskSdpa"
     assert run_cli("lower", str(model), "--target", "cortex-m4", "-o", str(out)) == 0
     reference = np.load(out / "reference.npz")
     inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
@@ -253,6 +254,48 @@ def test_attention_without_a_mask_runs_on_int8(tmp_path, model):
     kinds = [layer["kind"] for layer in report["delegated_layers"]]
     assert "bmm" in kinds and "softmax" in kinds, kinds
     assert any("scaled_dot_product_attention" in r["op"] for r in report["rewrites"])
+    plan_matches_the_reference(out)
+
+
+@pytest.mark.parametrize("name", ["CausalSdpa", "MaskedSdpa", "MhaCausalMask", "CausalDecoderLayer"])
+def test_a_constant_attention_mask_is_folded_and_runs_on_int8(tmp_path, name):
+    """is_causal, a boolean sliding window, nn.Transformer's float causal mask given to
+    nn.MultiheadAttention and made in forward for a TransformerEncoderLayer: each row's allowed keys
+    folded ahead of time, the softmax arm_softmax_s8 over them in the backend; they were 20-24 portable
+    float operators (bmm, _softmax, the mask's full/where/logical_not/any). The plan matches the reference."""
+    out = tmp_path / name
+    assert (
+        run_cli("lower", f"{ROOT}/tests/toy_models/attention_models.py:{name}", "--target", "cortex-m4", "-o", str(out))
+        == 0
+    )
+    report = read_report(out)
+    float_ops = [row["op"] for row in report["instructions"] if row["op"].split("::")[0] == "aten"]
+    assert all(
+        op.split(".")[0] in ("aten::permute_copy", "aten::select_copy", "aten::split_with_sizes_copy")
+        for op in float_ops
+    ), float_ops
+    assert "cmx::quantized_masked_softmax" in [layer["op"] for layer in report["delegated_layers"]]
+    assert any("the mask folded" in r["what"] for r in report["rewrites"])
+    plan_matches_the_reference(out)
+
+
+def test_a_mask_of_no_run_of_keys_keeps_upstreams_float_path(tmp_path):
+    """Every other token: no [lo, hi) a row, so the attention stays on upstream's (float) path, and passes."""
+    out = tmp_path / "dilated"
+    assert (
+        run_cli(
+            "lower",
+            f"{ROOT}/tests/toy_models/attention_models.py:DilatedMaskSdpa",
+            "--target",
+            "cortex-m4",
+            "-o",
+            str(out),
+        )
+        == 0
+    )
+    report = read_report(out)
+    assert "aten::_softmax.out" in [row["op"] for row in report["instructions"]]
+    assert not any("the mask folded" in r["what"] for r in report["rewrites"])
     plan_matches_the_reference(out)
 
 

@@ -1,5 +1,6 @@
 """Attention as PyTorch writes it (issue 53): F.scaled_dot_product_attention with is_causal and with a
-boolean mask, nn.TransformerEncoderLayer pre- and post-norm. Tokens [1, 16, 32], as a user's file has them."""
+boolean mask, nn.TransformerEncoderLayer pre- and post-norm and as a decoder's causal layer,
+nn.MultiheadAttention with a float causal mask. Tokens [1, 16, 32], as a user's file has them."""
 
 import torch
 from torch import nn
@@ -41,6 +42,48 @@ class MaskedSdpa(_Sdpa):
 
     def forward(self, x):
         return self.attend(x, attn_mask=self.mask)
+
+
+class DilatedMaskSdpa(_Sdpa):
+    """A mask whose allowed keys are not one run a row (every other token): upstream's float path."""
+
+    def __init__(self):
+        super().__init__()
+        i = torch.arange(TOKENS)
+        self.register_buffer("mask", (i[None, :] - i[:, None]) % 2 == 0)
+
+    def forward(self, x):
+        return self.attend(x, attn_mask=self.mask)
+
+
+class MhaCausalMask(nn.Module):
+    """nn.MultiheadAttention given nn.Transformer's float causal mask (0 and -inf), its residual."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.attn = nn.MultiheadAttention(DIM, HEADS, batch_first=True)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(TOKENS))
+
+    def forward(self, x):
+        y, _ = self.attn(x, x, x, attn_mask=self.mask, need_weights=False)
+        return x + y
+
+
+class CausalDecoderLayer(nn.Module):
+    """nn.TransformerEncoderLayer as a decoder-only model has it: pre-norm, the causal mask made in
+    forward and is_causal=True."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layer = nn.TransformerEncoderLayer(
+            DIM, HEADS, dim_feedforward=2 * DIM, dropout=0.0, batch_first=True, norm_first=True
+        )
+
+    def forward(self, x):
+        mask = nn.Transformer.generate_square_subsequent_mask(TOKENS)
+        return self.layer(x, src_mask=mask, is_causal=True)
 
 
 class EncoderPostNorm(nn.Module):

@@ -27,7 +27,7 @@ from cmx_gen.lower.delegate.own_kernels import (
 from cmx_gen.lower.delegate import host_own
 from cmx_gen.lower.delegate.host_memory import Memory, int8, put
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
-from cmx_gen.lower.kernel_models import compute
+from cmx_gen.lower.kernel_models import compute, masked_softmax_s8
 
 
 def _nhwc(memory: Memory, operand: int, n: int, h: int, w: int, c: int) -> torch.Tensor:
@@ -270,8 +270,13 @@ def _pool(plan: bytes, f: dict[str, int], memory: Memory, isa: str, average: boo
 def _softmax(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     rows, size = f["rows"], f["row_size"]
     x = torch.from_numpy(int8(memory, f["input"], rows * size).reshape(rows, size))
-    args = [x, -1, 0, -128, f["multiplier"], f["shift"], f["diff_min"]]
-    out = compute("cortex_m::softmax", _op("softmax"), args, {}, isa)
+    out: object
+    if f["ranges"] != NONE:
+        ranges = np.frombuffer(plan, "<i4", 2 * f["mask_rows"], f["ranges"]).tolist()
+        out = masked_softmax_s8(x, ranges, f["multiplier"], f["shift"], f["diff_min"])
+    else:
+        args = [x, -1, 0, -128, f["multiplier"], f["shift"], f["diff_min"]]
+        out = compute("cortex_m::softmax", _op("softmax"), args, {}, isa)
     assert isinstance(out, torch.Tensor)
     _store(memory, f["output"], out, nchw=False)
 

@@ -29,6 +29,7 @@ from cmx_gen.lower.delegate.emit import (
     view_transpose_shape,
     window_fields,
 )
+from cmx_gen.lower.delegate import plan
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.image_layout import ELEMENTWISE_OPERANDS
@@ -85,6 +86,8 @@ def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bo
     if name == "cortex_m::softmax":
         dim = int(fx_args(node)[1])
         return dim in (-1, _val(node).dim() - 1)
+    if name == "cmx::quantized_masked_softmax":
+        return is_int8(fx_args(node)[0])
     if name in (
         "cortex_m::quantized_conv2d",
         "cortex_m::quantized_depthwise_conv2d",
@@ -257,7 +260,14 @@ def _max_pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 
 def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    x, _dim, _in_zp, _out_zp, mult, shift, diff_min = fx_args(node)
+    """cortex_m::softmax, or cmx::quantized_masked_softmax (its rows' allowed [lo, hi) keys as int32
+    pairs in the plan: `ranges`, `mask_rows` of them) on arm_softmax_s8 over the last dimension."""
+    if op_name(node) == "cmx::quantized_masked_softmax":
+        x, ranges, mult, shift, diff_min = fx_args(node)
+        masked = {"ranges": emit.data(np.asarray(ranges, "<i4").tobytes()), "mask_rows": len(ranges) // 2}
+    else:
+        x, _dim, _in_zp, _out_zp, mult, shift, diff_min = fx_args(node)
+        masked = {"ranges": plan.NONE, "mask_rows": 0}
     val = _val(x)
     row = int(val.shape[-1])
     return Layer(
@@ -270,6 +280,7 @@ def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
             "multiplier": mult,
             "shift": shift,
             "diff_min": diff_min,
+            **masked,
         },
         node=node.name,
     )
@@ -362,6 +373,7 @@ BUILDERS: dict[str, Builder] = {
     "cortex_m::quantized_avg_pool2d": _avg_pool,
     "cortex_m::quantized_max_pool2d": _max_pool,
     "cortex_m::softmax": _softmax,
+    "cmx::quantized_masked_softmax": _softmax,
     "aten::view_copy": _view,
     "aten::squeeze_copy": _view,
     "aten::unsqueeze_copy": _view,

@@ -206,7 +206,7 @@ def lead(node: torch.fx.Node, isa: str) -> int:
         walk = _pool_walk(node)
     elif name in ("cortex_m::quantized_add", "cortex_m::quantized_mul"):
         walk = _elementwise_walk(node)
-    elif name == "cortex_m::softmax":
+    elif name in ("cortex_m::softmax", "cmx::quantized_masked_softmax"):
         walk = _softmax_walk(node)
     else:  # linear, copies, transposes: every output reads the whole input
         walk = _whole(node_val(node))

@@ -37,7 +37,7 @@ from cmx_gen.lower.delegate.plan_fields import (
 )
 
 MAGIC = 0x50584D43  # "CMXP"
-VERSION = 6  # bump with every change of the layout below or of what a field means
+VERSION = 7  # bump with every change of the layout below or of what a field means
 CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
@@ -165,7 +165,7 @@ class Plan:
 
 
 CONSTANT_FIELDS = frozenset(
-    {"weight", "bias", "multipliers", "shifts", "kernel_sum", "constants", "gains", "biases", "table"}
+    {"weight", "bias", "multipliers", "shifts", "kernel_sum", "constants", "gains", "biases", "table", "ranges"}
     | {
         f"{gate}_{field}"
         for gate in LSTM_GATES + GRU_GATES

@@ -160,7 +160,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     + _dims("filter")
     + _dims("output"),
     "max_pool": ("input", "output") + POOL_PARAMS + _dims("input") + _dims("filter") + _dims("output"),
-    "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min"),
+    # ranges: a masked softmax's [lo, hi) int32 pairs (a plan constant, NONE: unmasked), mask_rows of them
+    "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min", "ranges", "mask_rows"),
     "copy": ("input", "output", "nbytes"),
     "copy_region": ("input", "input_at", "output", "output_at", "rows", "row_bytes", "input_stride", "output_stride"),
     "transpose": ("input", "output", "batches", "rows", "cols"),
