@@ -24,6 +24,9 @@ BOUNDS: dict[Any, tuple[float | None, float | None]] = {
     torch.ops.aten.hardtanh.default: (-1.0, 1.0),
     torch.ops.aten.hardtanh_.default: (-1.0, 1.0),
     torch.ops.aten.clamp.default: (None, None),
+    # upstream's fusion folds it into the producer's output quantization (scale x 6, zero point + 1/(2 scale))
+    torch.ops.aten.hardsigmoid.default: (0.0, 1.0),
+    torch.ops.aten.hardsigmoid_.default: (0.0, 1.0),
 }
 
 

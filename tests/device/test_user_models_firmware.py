@@ -40,6 +40,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{FUZZED}:ConvHardswish",
         f"{FUZZED}:LeakyReluTokens",
         f"{FUZZED}:OneChannelSkipConcat",
+        f"{FUZZED}:HardsigmoidSkipConcat",
         f"{USER}:BiGruKeywordSpotter",
         f"{USER}:BiLstmTagger",
         f"{USER}:SpectrogramNormKws",

@@ -26,6 +26,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"
         "ConvHardswish",
         "LeakyReluTokens",
         "OneChannelSkipConcat",
+        "HardsigmoidSkipConcat",
     ],
 )
 def test_a_fuzzed_failure_lowers_and_its_plan_matches_the_reference(tmp_path, name, core):

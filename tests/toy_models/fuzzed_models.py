@@ -328,3 +328,30 @@ class LeakyReluTokens(nn.Module):
 
     def calibration_data(self):
         return _images(1, 8, 16, 12)
+
+
+class HardsigmoidSkipConcat(nn.Module):
+    """Seeds 10273 (M55) and 11169 (M4), refused "hardsigmoid_cpu not implemented for 'Char'": a
+    hardsigmoid after a depthwise conv, concatenated with the conv's input. The concat gave the
+    hardsigmoid's output its own (wider) quantization, so upstream's fusion refused ("qmin is out of
+    range") and left the hardsigmoid on int8 data, which no kernel runs. Its quantization is narrowed
+    to [quantize(0), quantize(1)] now (activation_range.py) and upstream folds it into the conv."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l0 = nn.Conv2d(3, 6, 3, padding=1)
+        self.l1 = nn.Conv2d(6, 6, 5, padding=2, groups=6)
+        self.l2 = nn.Hardsigmoid()
+        self.l3 = nn.Conv2d(12, 4, 1)
+        self.eval()
+
+    def forward(self, x):
+        x = self.l0(x)
+        return self.l3(torch.cat([x, self.l2(self.l1(x))], dim=1))
+
+    def example_inputs(self):
+        return _image(1, 3, 8, 8)
+
+    def calibration_data(self):
+        return _images(1, 3, 8, 8)
