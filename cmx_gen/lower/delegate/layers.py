@@ -5,6 +5,8 @@ wrappers (backends/cortex_m/ops/op_*.cpp) compute on every call, computed once h
 step's answer. Each builder mirrors its wrapper line for line (dims from the logical NCHW sizes,
 offsets negated where the wrapper negates them), which is what makes the delegate bit-exact by
 construction. Where the core has one, a layer runs a kernel of cmx-gen's own instead (own_kernels.py).
+Layers that are strided copies (a concat, an upsampling, a permute) are several records each
+(copy_layers.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import torch
 
 from cmx_gen.lower import concat, upsample
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers
+from cmx_gen.lower.delegate.copy_layers import PERMUTES, permute_runs
 from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.emit import (
@@ -73,6 +76,8 @@ def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bo
         return is_int8(node) and concat.runs(node) is not None
     if name == "cmx::quantized_upsample_nearest":
         return upsample.geometry(node) is not None
+    if name in PERMUTES:
+        return permute_runs(node) is not None
     if name not in BUILDERS or not is_int8(node):
         return False
     if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
@@ -322,45 +327,7 @@ def _transpose(node: torch.fx.Node, emit: Emit, shape: tuple[int, int, int]) -> 
     )
 
 
-def _cat(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
-    """cmx::quantized_cat: each input's runs copied beside the others' (copy_region), in memory order."""
-    found = concat.runs(node)
-    assert found is not None, node.name
-    outer, runs, out_run = found
-    records, at = [], 0
-    for tensor, run in zip(fx_args(node)[0], runs):
-        if run:
-            fields = {"input": emit.operand(tensor), "input_at": 0, "output": emit.operand(node), "output_at": at}
-            fields.update(rows=outer, row_bytes=run, input_stride=run, output_stride=out_run)
-            records.append(Layer("copy_region", fields, node=node.name))
-        at += run
-    return tuple(records)
-
-
-def _upsample(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
-    """cmx::quantized_upsample_nearest of an NHWC image: for each source row, each of its sh output
-    rows and each of the sw copies of a pixel, the row's w pixels (c bytes each) written sw apart."""
-    g = upsample.geometry(node)
-    assert g is not None, node.name
-    x, records = fx_args(node)[0], []
-    out_row = g.w * g.sw * g.c
-    for row in range(g.n * g.h):
-        for dy in range(g.sh):
-            for dx in range(g.sw):
-                fields = {"input": emit.operand(x), "input_at": row * g.w * g.c, "output": emit.operand(node)}
-                fields.update(output_at=(row * g.sh + dy) * out_row + dx * g.c, rows=g.w, row_bytes=g.c)
-                fields.update(input_stride=g.c, output_stride=g.sw * g.c)
-                records.append(Layer("copy_region", fields, node=node.name))
-    return tuple(records)
-
-
 Builder = Callable[[torch.fx.Node, Emit, int], Layer]
-
-# Nodes whose work is several records (a concat: one copy a part; an upsampling: one a row and copy).
-SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {
-    "cmx::quantized_cat": _cat,
-    "cmx::quantized_upsample_nearest": _upsample,
-}
 
 
 BUILDERS: dict[str, Builder] = {

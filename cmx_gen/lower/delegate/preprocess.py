@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate import layers as layer_builders
-from cmx_gen.lower.delegate import patch_plan
+from cmx_gen.lower.delegate import copy_layers, patch_plan
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
@@ -85,7 +85,7 @@ def build_plan(
             if node is stage.layers[0]:
                 built.extend(patch_plan.records(stage, whole, work.offsets, operand))
             continue
-        several = layer_builders.SEVERAL.get(op_name(node))
+        several = copy_layers.SEVERAL.get(op_name(node))
         if several:
             built.extend(Layer(r.op, r.fields, _debug(node, plan_of.compute), node.name) for r in several(node, emit))
             continue

@@ -1,0 +1,101 @@
+"""Layers of cmx-gen's backend that are strided copies (copy_region records, memcpy in the runtime):
+a concat (one copy a part), a nearest upsampling (one a row and copy) and a permute that keeps the last
+dimension last (an attention's head split and merge: one a row of the output's leading dimensions)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+import torch
+
+from cmx_gen.lower import concat, upsample
+from cmx_gen.lower.delegate.emit import Emit, is_int8
+from cmx_gen.lower.delegate.kernel_choice import node_val as _val
+from cmx_gen.lower.delegate.plan import Layer
+from cmx_gen.lower.fx_nodes import fx_args
+
+
+def _cat(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    """cmx::quantized_cat: each input's runs copied beside the others' (copy_region), in memory order."""
+    found = concat.runs(node)
+    assert found is not None, node.name
+    outer, runs, out_run = found
+    records, at = [], 0
+    for tensor, run in zip(fx_args(node)[0], runs):
+        if run:
+            fields = {"input": emit.operand(tensor), "input_at": 0, "output": emit.operand(node), "output_at": at}
+            fields.update(rows=outer, row_bytes=run, input_stride=run, output_stride=out_run)
+            records.append(Layer("copy_region", fields, node=node.name))
+        at += run
+    return tuple(records)
+
+
+# A permute that keeps the last dimension last (an attention's head split and merge) as strided copies:
+# one copy_region a row of the output's leading dimensions, at most this many.
+PERMUTES = ("aten::permute_copy", "cortex_m::transpose")
+MAX_PERMUTE_RECORDS = 64
+
+
+def permute_runs(node: torch.fx.Node) -> list[dict[str, int]] | None:
+    """The copy_region fields (less input and output) of a permute of a contiguous int8 tensor into a
+    contiguous one that keeps its last dimension last: for each index of the output's leading dims
+    (those of size 1 left out), its second-last dimension's rows of last-dimension runs; None for any
+    other permute."""
+    x = fx_args(node)[0]
+    xv, out = _val(x), _val(node)
+    n = xv.dim()
+    perm = [int(p) % n for p in fx_args(node)[1]]
+    plain = [list(v.dim_order()) == list(range(n)) for v in (xv, out)]
+    if n < 2 or perm[-1] != n - 1 or not all(plain) or not (is_int8(x) and is_int8(node)):
+        return None
+    strides = [int(st) for st in torch.empty(tuple(int(d) for d in xv.shape)).stride()]
+    # (size, input stride) of each output dimension in output order, size-1 ones left out
+    dims = [(int(xv.shape[p]), strides[p]) for p in perm[:-1] if int(xv.shape[p]) != 1] or [(1, 0)]
+    (rows, row_stride), run = dims[-1], int(xv.shape[-1])
+    outer = dims[:-1]
+    if math.prod(size for size, _ in outer) > MAX_PERMUTE_RECORDS:
+        return None
+    records = []
+    for k, index in enumerate(itertools.product(*(range(size) for size, _ in outer))):
+        at = sum(i * stride for i, (_, stride) in zip(index, outer))
+        fields = {"input_at": at, "output_at": k * rows * run, "rows": rows, "row_bytes": run}
+        records.append({**fields, "input_stride": row_stride, "output_stride": run})
+    return records
+
+
+def _permute(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    """aten::permute_copy / cortex_m::transpose keeping the last dimension last (permute_runs)."""
+    runs = permute_runs(node)
+    assert runs is not None, node.name
+    x = fx_args(node)[0]
+    return tuple(
+        Layer("copy_region", {"input": emit.operand(x), "output": emit.operand(node), **fields}, node=node.name)
+        for fields in runs
+    )
+
+
+def _upsample(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    """cmx::quantized_upsample_nearest of an NHWC image: for each source row, each of its sh output
+    rows and each of the sw copies of a pixel, the row's w pixels (c bytes each) written sw apart."""
+    g = upsample.geometry(node)
+    assert g is not None, node.name
+    x, records = fx_args(node)[0], []
+    out_row = g.w * g.sw * g.c
+    for row in range(g.n * g.h):
+        for dy in range(g.sh):
+            for dx in range(g.sw):
+                fields = {"input": emit.operand(x), "input_at": row * g.w * g.c, "output": emit.operand(node)}
+                fields.update(output_at=(row * g.sh + dy) * out_row + dx * g.c, rows=g.w, row_bytes=g.c)
+                fields.update(input_stride=g.c, output_stride=g.sw * g.c)
+                records.append(Layer("copy_region", fields, node=node.name))
+    return tuple(records)
+
+
+# Nodes whose work is several records (a concat: one copy a part; an upsampling: one a row and copy).
+SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {
+    "cmx::quantized_cat": _cat,
+    "cmx::quantized_upsample_nearest": _upsample,
+    **{name: _permute for name in PERMUTES},
+}
