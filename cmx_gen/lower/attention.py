@@ -24,7 +24,7 @@ import torch
 
 from cmx_gen.lower import masked_softmax, own_ops  # noqa: F401 (own_ops: cmx::bmm)
 from cmx_gen.lower.facts import Rewrite
-from cmx_gen.lower.fx_nodes import call_like, fx_args, module_path, source_line
+from cmx_gen.lower.fx_nodes import attribute, call_like, fx_args, module_path, source_line
 
 aten = torch.ops.aten
 
@@ -116,10 +116,7 @@ def _constant(module: torch.nn.Module, node: Any, depth: int = 0) -> Any:
     if not isinstance(node, torch.fx.Node):
         return node
     if node.op == "get_attr":
-        found: Any = module
-        for part in str(node.target).split("."):
-            found = getattr(found, part)
-        return found
+        return attribute(module, str(node.target))
     if node.op != "call_function" or depth > 32:
         return _NOT_CONSTANT
     values = [_constant(module, a, depth + 1) for a in node.all_input_nodes]

@@ -23,7 +23,7 @@ import torch
 
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import fx_args, op_name
-from cmx_gen.lower.image_layout import CHANNELS_LAST, in_order, laid_out, placed_like, reads_nhwc
+from cmx_gen.lower.image_layout import CHANNELS_LAST, in_memory_order, in_order, laid_out, placed_like, reads_nhwc
 
 CAT_OPS = ("aten::cat", "aten::concat", "aten::concatenate")
 
@@ -31,22 +31,17 @@ CAT_OPS = ("aten::cat", "aten::concat", "aten::concatenate")
 @torch.library.custom_op("cmx::quantized_cat", mutates_args=())
 def quantized_cat(tensors: list[torch.Tensor], dim: int, dim_order: list[int]) -> torch.Tensor:
     """The concat of int8 tensors of one quantization (their requantization is a table before it),
-    written in memory order `dim_order`."""
-    return _in_memory_order(torch.cat(tensors, dim), dim_order)
+    written in memory order `dim_order`. The order is an argument, not derived from the inputs'
+    strides: ExecuTorch derives each node's dim order again when it delegates and serializes, and
+    torch.cat of inputs whose orders differ but place their bytes alike (a one-channel image beside a
+    channels-last one) is contiguous, while the backend writes the order chosen here (fuzzer seed
+    7010: the output declared contiguous, written channels-last, FAIL 149 LSB on QEMU)."""
+    return in_memory_order(torch.cat(tensors, dim), dim_order)
 
 
 @quantized_cat.register_fake
 def _(tensors: list[torch.Tensor], dim: int, dim_order: list[int]) -> torch.Tensor:
-    return _in_memory_order(torch.cat([torch.empty_like(t) for t in tensors], dim), dim_order)
-
-
-def _in_memory_order(out: torch.Tensor, dim_order: list[int]) -> torch.Tensor:
-    """`out` laid out in `dim_order`. The order is an argument, not derived from the inputs' strides:
-    ExecuTorch derives each node's dim order again when it delegates and serializes, and torch.cat of
-    inputs whose orders differ but place their bytes alike (a one-channel image beside a channels-last
-    one) is contiguous, while the backend writes the order chosen here (fuzzer seed 7010: the output
-    declared contiguous, written channels-last, FAIL 149 LSB on QEMU)."""
-    return out.permute(dim_order).contiguous().permute(*[dim_order.index(d) for d in range(len(dim_order))])
+    return in_memory_order(torch.cat([torch.empty_like(t) for t in tensors], dim), dim_order)
 
 
 def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:

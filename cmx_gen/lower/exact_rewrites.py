@@ -14,7 +14,7 @@ import torch
 
 from cmx_gen.lower import attention, keep_fp32, one_d, own_ops, recurrent_graph
 from cmx_gen.lower.facts import Rewrite
-from cmx_gen.lower.fx_nodes import module_path, source_line
+from cmx_gen.lower.fx_nodes import attribute, module_path, source_line
 
 aten = torch.ops.aten
 
@@ -148,9 +148,7 @@ def _attr(module: torch.nn.Module, node: Any) -> torch.Tensor | None:
     """The tensor a get_attr node reads (`l1.weight`: a parameter of a submodule)."""
     if not isinstance(node, torch.fx.Node) or node.op != "get_attr":
         return None
-    found: Any = module
-    for part in str(node.target).split("."):
-        found = getattr(found, part)
+    found = attribute(module, str(node.target))
     return found if isinstance(found, torch.Tensor) else None
 
 

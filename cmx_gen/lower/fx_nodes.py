@@ -112,3 +112,11 @@ def with_provenance(made: torch.fx.Node, like: torch.fx.Node) -> torch.fx.Node:
     """`made` with `like`'s module and user's line (PROVENANCE), not its `from_node`: a node of its own."""
     made.meta.update({k: v for k, v in like.meta.items() if k in PROVENANCE})
     return made
+
+
+def attribute(module: torch.nn.Module, target: str) -> Any:
+    """What a get_attr node's dotted target names in `module` (`l1.weight`: a submodule's parameter)."""
+    found: Any = module
+    for part in target.split("."):
+        found = getattr(found, part)
+    return found

@@ -47,10 +47,15 @@ def reads_nhwc(node: torch.fx.Node) -> bool:
     return op_name(node) in NHWC_READERS
 
 
+def in_memory_order(tensor: torch.Tensor, order: tuple[int, ...] | list[int]) -> torch.Tensor:
+    """`tensor` (its values) laid out in memory order `order`."""
+    return tensor.permute(*order).contiguous().permute(*[list(order).index(d) for d in range(len(order))])
+
+
 def laid_out(val: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
     """A tensor like `val` (a fake one: its fake mode) in memory order `order`."""
     with val.fake_mode:  # type: ignore[attr-defined]
-        return val.permute(order).contiguous().permute(*[order.index(d) for d in range(len(order))])
+        return in_memory_order(val, order)
 
 
 def placed_like(val: torch.Tensor, order: tuple[int, ...]) -> bool:

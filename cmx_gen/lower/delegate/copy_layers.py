@@ -50,7 +50,7 @@ def permute_runs(node: torch.fx.Node) -> list[dict[str, int]] | None:
     plain = [list(v.dim_order()) == list(range(n)) for v in (xv, out)]
     if n < 2 or perm[-1] != n - 1 or not all(plain) or not (is_int8(x) and is_int8(node)):
         return None
-    strides = [int(st) for st in torch.empty(tuple(int(d) for d in xv.shape)).stride()]
+    strides = [math.prod(int(d) for d in xv.shape[k + 1 :]) for k in range(n)]  # the input's, contiguous
     # (size, input stride) of each output dimension in output order, size-1 ones left out
     dims = [(int(xv.shape[p]), strides[p]) for p in perm[:-1] if int(xv.shape[p]) != 1] or [(1, 0)]
     (rows, row_stride), run = dims[-1], int(xv.shape[-1])

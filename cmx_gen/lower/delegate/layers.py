@@ -32,8 +32,7 @@ from cmx_gen.lower.delegate.emit import (
     view_transpose_shape,
     window_fields,
 )
-from cmx_gen.lower.delegate import plan
-from cmx_gen.lower.delegate.plan import Layer
+from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.image_layout import ELEMENTWISE_OPERANDS
 
@@ -272,7 +271,7 @@ def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         masked = {"ranges": emit.data(np.asarray(ranges, "<i4").tobytes()), "mask_rows": len(ranges) // 2}
     else:
         x, _dim, _in_zp, _out_zp, mult, shift, diff_min = fx_args(node)
-        masked = {"ranges": plan.NONE, "mask_rows": 0}
+        masked = {"ranges": NONE, "mask_rows": 0}
     val = _val(x)
     row = int(val.shape[-1])
     return Layer(
