@@ -97,11 +97,12 @@ def _sdk_defines() -> list[str]:
     return found.cmake_defines()
 
 
-def configure_and_compile(
-    app: Path, board_id: str, tmp_path: Path, defines: list[str]
-) -> tuple[subprocess.CompletedProcess, set[str]]:
-    """Configure the Zephyr app against the stand-in and compile `app` and `cmx_kernels`: the
-    configure run and the names of the objects compiled (`cmx_api.cpp`, `model_pte.S`, ...)."""
+def stub_configure(
+    app: Path, board_id: str, tmp_path: Path, defines: list[str], modules: list[Path] = ()
+) -> tuple[subprocess.CompletedProcess, Path]:
+    """Configure a Zephyr application against the stand-in for one board (its Kconfig from
+    prj.conf, the board's .conf and the modules' Kconfig, as Zephyr reads them): the configure run
+    and the build folder. `modules`: the module folders west.yml lists (CMX_STUB_MODULES)."""
     board = boards.load_board(board_id)
     autoconf = tmp_path / "autoconf.h"
     result = write_autoconf(app, board.zephyr.file_name, autoconf)
@@ -120,9 +121,18 @@ def configure_and_compile(
         f"-DCMX_STUB_CPU={board.core.name if board.core.name != 'cortex-m85' else 'cortex-m55'}",
         f"-DCMX_STUB_FLAGS={';'.join(flags)}",
         f"-DCMX_STUB_AUTOCONF={autoconf}",
+        f"-DCMX_STUB_MODULES={';'.join(str(m) for m in modules)}",
         *defines,
     ]
-    conf = subprocess.run(cmd, capture_output=True, text=True)
+    return subprocess.run(cmd, capture_output=True, text=True), build
+
+
+def configure_and_compile(
+    app: Path, board_id: str, tmp_path: Path, defines: list[str]
+) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Configure the Zephyr app against the stand-in and compile `app` and `cmx_kernels`: the
+    configure run and the names of the objects compiled (`cmx_api.cpp`, `model_pte.S`, ...)."""
+    conf, build = stub_configure(app, board_id, tmp_path, defines)
     assert conf.returncode == 0, conf.stdout[-3000:] + conf.stderr[-3000:]
     assert "not compiled (needs Zephyr headers)" in conf.stdout
     assert "linker snippets: ;RODATA:linker/cmx_model_pte.ld" in conf.stdout

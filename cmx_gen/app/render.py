@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
 from cmx_gen.app import ci, model_files, project as project_mod, shared_files, txn as app_txn
-from cmx_gen.app.kinds import app_kind
+from cmx_gen.app.kinds import AppKind, app_kind
 from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import shared_path
@@ -40,7 +40,6 @@ from cmx_gen.fit.memory import Placement
 from cmx_gen.program.artifacts import Artifacts
 
 BACKUP_DIR = f"{STATE_DIR}/backup"
-PTE_SECTION = ".cmx_model"
 
 
 class _Spec(BaseModel):
@@ -147,9 +146,10 @@ def context(
     return ctx
 
 
-def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Placement) -> None:
+def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Placement, pte_section: str) -> None:
     """APP/model/: one model's files and the app-wide ones in one folder, or, for several models,
-    each model's in model/<name>/ and the ones they share (handles, kernels, arena) in model/."""
+    each model's in model/<name>/ and the ones they share (handles, kernels, arena) in model/;
+    each program in `pte_section` (the kind's)."""
 
     def report_json(folder: Path, artifacts: Artifacts) -> None:
         (folder / "report.json").write_text(json.dumps(artifacts.report.to_dict(), indent=2) + "\n")
@@ -157,7 +157,7 @@ def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Plac
     if len(models) == 1:
         ((name, artifacts),) = models.items()
         model_files.write_model_files(
-            model_dir, artifacts.pte, artifacts.report, artifacts.reference, placement, PTE_SECTION, name
+            model_dir, artifacts.pte, artifacts.report, artifacts.reference, placement, pte_section, name
         )
         report_json(model_dir, artifacts)
         return
@@ -174,7 +174,7 @@ def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Plac
                 artifacts.report,
                 artifacts.reference,
                 own,
-                PTE_SECTION,
+                pte_section,
                 name,
                 model_files.Symbols.of(name),
             ),
@@ -187,7 +187,7 @@ def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Plac
 
 
 def _stage(
-    template_dir: Path,
+    kind: AppKind,
     ctx: dict[str, Any],
     spec: TemplateSpec,
     models: dict[str, Artifacts],
@@ -197,6 +197,7 @@ def _stage(
 ) -> Path:
     from cookiecutter.generate import generate_files
 
+    template_dir = kind.template_dir()
     defaults = json.loads((template_dir / "cookiecutter.json").read_text())
     cookie = {**defaults, **ctx}
     generate_files(
@@ -211,7 +212,7 @@ def _stage(
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest)
-    _write_models(stage / "model", models, placement)
+    _write_models(stage / "model", models, placement, kind.pte_section)
     (stage / "model" / "placement.json").write_text(json.dumps(ctx["placement"], indent=2) + "\n")
     (stage / project_mod.FILE_NAME).write_text(project_text)
     return stage
@@ -378,5 +379,5 @@ def render_app(
     ctx = context(project, models, board, placement)
     app.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
-        stage = _stage(template_dir, ctx, spec, models, placement, project_mod.dumps(project, app), Path(tmp))
+        stage = _stage(kind, ctx, spec, models, placement, project_mod.dumps(project, app), Path(tmp))
         return sync(stage, app, spec, force=force)

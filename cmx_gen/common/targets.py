@@ -28,6 +28,11 @@ def isa_target(isa: str) -> str:
     return _cores_file()["isa_targets"][isa]
 
 
+def arch_macros() -> dict[str, list[str]]:
+    """Architecture -> the ACLE macros a compiler defines for it, any one (armv7e-m: __ARM_ARCH_7EM__)."""
+    return {arch: list(macros) for arch, macros in _cores_file()["arch_macros"].items()}
+
+
 def optional(core: str, option: str) -> bool:
     """A board may leave `option` (mve, dsp, fpu) out of `core`."""
     return option in cores()[core].get("optional", [])

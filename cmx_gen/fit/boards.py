@@ -89,6 +89,11 @@ class Core(_Strict):
         return "SCALAR"
 
     @property
+    def arch(self) -> str:
+        """The Arm architecture the core implements (armv7e-m, armv8.1-m.main)."""
+        return str(cores()[self.name]["arch"])
+
+    @property
     def lower_target(self) -> str:
         """The `cmx-gen lower --target` whose program runs on this core: the core itself when it has
         the options its name implies and cmx-gen can lower for it, else a core of the same ISA."""

@@ -71,8 +71,7 @@ class Generated:
             lines.append(f"report     {self.page}  (cmx-gen report {shlex.quote(str(app))} --open)")
         if self.render.backed_up:
             lines.append("backups    " + ", ".join(self.render.backed_up))
-        quoted = shlex.quote(str(app))
-        lines.append(f"next       cmx-gen build {quoted} && cmx-gen run {quoted} && cmx-gen run {quoted} --app")
+        lines += app_kind(self.rtos).next_steps(app)
         lines += app_kind(self.rtos).created_notes(self.board)
         return "\n".join(lines)
 

@@ -6,13 +6,16 @@ from typing import TYPE_CHECKING
 
 from cmx_gen.app.kinds.baremetal import BareMetalApp
 from cmx_gen.app.kinds.base import AppKind, Built
+from cmx_gen.app.kinds.package import CMakePackage, ZephyrModule
 from cmx_gen.app.kinds.zephyr import ZephyrApp
 from cmx_gen.common.errors import RenderError
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
 
-APP_KINDS: dict[str, AppKind] = {kind.name: kind for kind in (BareMetalApp(), ZephyrApp())}
+APP_KINDS: dict[str, AppKind] = {
+    kind.name: kind for kind in (BareMetalApp(), ZephyrApp(), CMakePackage(), ZephyrModule())
+}
 
 
 def register(kind: AppKind) -> None:

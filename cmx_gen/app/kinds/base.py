@@ -9,6 +9,7 @@ the app at hand (`cmx_gen.app.kinds.app_kind`); a new kind is one new module reg
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal
@@ -42,6 +43,9 @@ class AppKind:
     name = ""  # the `rtos` of cmx.toml and `--rtos`
     template = ""  # folder under templates/
     description = ""
+    # The program's section (model/model_pte.S): the app's linker script places it; a package's is
+    # one a generic linker script already places.
+    pte_section = ".cmx_model"
     image_is_file = True  # its image is one ELF (`flash --elf` may name another); else a build folder
     host_samples = False  # its application reads samples the host sends (`run --data`)
 
@@ -57,6 +61,11 @@ class AppKind:
         """`run --data`: whether this built image reads the samples from a host file (semihosting);
         else they go to its console as frames."""
         return False
+
+    def next_steps(self, app: Path) -> list[str]:
+        """What `create` tells the user to do next with what it made."""
+        quoted = shlex.quote(str(app))
+        return [f"next       cmx-gen build {quoted} && cmx-gen run {quoted} && cmx-gen run {quoted} --app"]
 
     def template_dir(self) -> Path:
         return TEMPLATES_DIR / self.template

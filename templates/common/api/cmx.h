@@ -50,9 +50,13 @@ typedef enum {
                                * outputs are gone (read them before calling another model) */
   CMX_E_PLAN = 15,            /* a cmx-gen backend plan made for another core or by another cmx-gen
                                * version: refused at init, never run (regenerate and rebuild the app) */
-  CMX_E_CALLER_INPUT = 16     /* an input the model reads from the caller's buffer (input_memory =
+  CMX_E_CALLER_INPUT = 16,    /* an input the model reads from the caller's buffer (input_memory =
                                * "caller"): cmx_invoke() before cmx_input_bind() gave it one, or
                                * cmx_input_set_f32() asked to write it (quantize into your buffer) */
+  CMX_E_MISMATCH = 17,        /* cmx_check_outputs(): an output differs from the expected one by more
+                               * than the model's tolerance (0 unless a bundle gave one: bit-exact) */
+  CMX_E_NO_REFERENCE = 18     /* cmx_check_outputs(): the model has no expected outputs (a .pte
+                               * lowered elsewhere): nothing to check against */
 } cmx_status;
 
 /* Element types. The numbers are ExecuTorch's ScalarType codes, so they match the program. */
@@ -134,6 +138,18 @@ cmx_status cmx_output_get_f32(const cmx_model* model, size_t index, float* value
 /* The sample input cmx-gen embedded (the on-target check's reference input), as raw bytes in the
  * input's memory order: a known-good input for bring-up. */
 cmx_status cmx_reference_input(const cmx_model* model, size_t index, const void** data, size_t* nbytes);
+
+/* Compare the outputs of the last cmx_invoke() with the outputs cmx-gen computed on the host for the
+ * reference input (the lowered program, kernel-exact): CMX_OK when every element is within the
+ * model's tolerance (0: bit-exact), else CMX_E_MISMATCH. `max_abs_err` (may be NULL) gets the
+ * largest difference, in output quantization steps (an output's own unit when it has no scale). */
+cmx_status cmx_check_outputs(const cmx_model* model, double* max_abs_err);
+
+/* The on-target check in one call, for a power-on self test or bring-up: the reference input into
+ * every input, one cmx_invoke(), cmx_check_outputs(). CMX_OK means this firmware computes what the
+ * model computed on the host, bit for bit. It overwrites the inputs (and a caller's-buffer input's
+ * binding, which then points at the reference input). */
+cmx_status cmx_self_test(cmx_model* model, double* max_abs_err);
 
 cmx_status cmx_get_stats(const cmx_model* model, cmx_stats* stats);
 

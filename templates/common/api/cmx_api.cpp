@@ -271,6 +271,60 @@ cmx_status cmx_reference_input(const cmx_model* model, size_t index, const void*
   return CMX_OK;
 }
 
+namespace {
+
+double element(const void* data, uint32_t index, int dtype) {
+  switch (static_cast<executorch::aten::ScalarType>(dtype)) {
+    case executorch::aten::ScalarType::Byte: return static_cast<const uint8_t*>(data)[index];
+    case executorch::aten::ScalarType::Char: return static_cast<const int8_t*>(data)[index];
+    case executorch::aten::ScalarType::Short: return static_cast<const int16_t*>(data)[index];
+    case executorch::aten::ScalarType::Int: return static_cast<const int32_t*>(data)[index];
+    case executorch::aten::ScalarType::Long: return static_cast<double>(static_cast<const int64_t*>(data)[index]);
+    case executorch::aten::ScalarType::Float: return static_cast<const float*>(data)[index];
+    case executorch::aten::ScalarType::Double: return static_cast<const double*>(data)[index];
+    case executorch::aten::ScalarType::Bool: return static_cast<const bool*>(data)[index] ? 1.0 : 0.0;
+    default: return 0.0;
+  }
+}
+
+}  // namespace
+
+cmx_status cmx_check_outputs(const cmx_model* model, double* max_abs_err) {
+  if (!model) return CMX_E_ARGUMENT;
+  if (!ready(model)) return CMX_E_NOT_INITIALIZED;
+  if (!model->has_reference) return CMX_E_NO_REFERENCE;
+  double max_err = 0.0;
+  for (size_t i = 0; i < model->num_outputs; ++i) {
+    cmx_tensor out;
+    const cmx_status st = cmx_output(model, i, &out);
+    if (st != CMX_OK) return st;
+    const cmx::ReferenceTensor& ref = model->reference_outputs[i];
+    if (out.nbytes != ref.nbytes || static_cast<int>(out.dtype) != ref.dtype) return CMX_E_SIZE;
+    const double step = ref.scale > 0.0f ? static_cast<double>(ref.scale) : 1.0;
+    for (uint32_t k = 0; k < ref.numel; ++k) {
+      double d = element(out.data, k, ref.dtype) - element(ref.data, k, ref.dtype);
+      if (d < 0) d = -d;
+      d /= step;
+      if (d != d) d = 1e30;  // NaN never passes
+      if (d > max_err) max_err = d;
+    }
+  }
+  if (max_abs_err) *max_abs_err = max_err;
+  return max_err <= static_cast<double>(model->tolerance) ? CMX_OK : CMX_E_MISMATCH;
+}
+
+cmx_status cmx_self_test(cmx_model* model, double* max_abs_err) {
+  if (!model) return CMX_E_ARGUMENT;
+  if (!ready(model)) return CMX_E_NOT_INITIALIZED;
+  if (!model->has_reference) return CMX_E_NO_REFERENCE;
+  for (size_t i = 0; i < model->num_inputs; ++i) {
+    const cmx_status st = cmx_input_bind(model, i, model->reference_inputs[i].data, model->reference_inputs[i].nbytes);
+    if (st != CMX_OK) return st;
+  }
+  const cmx_status st = cmx_invoke(model);
+  return st != CMX_OK ? st : cmx_check_outputs(model, max_abs_err);
+}
+
 cmx_status cmx_get_stats(const cmx_model* model, cmx_stats* stats) {
   if (!model || !stats) return CMX_E_ARGUMENT;
   memset(stats, 0, sizeof(*stats));
@@ -307,6 +361,8 @@ const char* cmx_status_name(cmx_status status) {
     case CMX_E_ARENA_REUSED: return "arena_reused";
     case CMX_E_PLAN: return "plan";
     case CMX_E_CALLER_INPUT: return "caller_input";
+    case CMX_E_MISMATCH: return "mismatch";
+    case CMX_E_NO_REFERENCE: return "no_reference";
   }
   return "unknown";
 }

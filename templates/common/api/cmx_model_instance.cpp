@@ -10,6 +10,16 @@
 #include "cmx_model_impl.h"
 #include "cmx_models.h" /* the handle's declaration: C linkage */
 
+/* The program's kernels and the backend's weight layouts are made for one CMSIS-NN code path
+ * (CMX_TARGET_ISA): Helium (MVE), the DSP extension, or plain C. Compiled for another, the kernels
+ * would read those layouts wrong: refused here, whatever builds it (an app, a package, your own). */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#if defined(CMX_TARGET_ISA_MVE) != defined(__ARM_FEATURE_MVE) || \
+    defined(CMX_TARGET_ISA_DSP) != (defined(__ARM_FEATURE_DSP) && !defined(__ARM_FEATURE_MVE))
+#error "cmx-gen: this model was made for another core's code path (cmx_model.h CMX_TARGET_CPU, CMX_TARGET_ISA) than your -mcpu flags select: compile with that core's flags, or regenerate the model for your board"
+#endif
+#endif
+
 /* Where the pools live: the bare-metal app puts them in the arena region chosen by the placement
  * (a linker section); a platform may define CMX_ARENA_SECTION to another name. */
 #if defined(CMX_ARENA_SECTION)

@@ -15,6 +15,7 @@ from typing import Any
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.common.targets import cores
+from cmx_gen.app.kinds.base import AppKind
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
 from cmx_gen.fit.boards import Board, MemoryRegion
 from cmx_gen.fit.memory import Placement
@@ -25,9 +26,7 @@ ZEPHYR_DATA = DATA_DIR / "zephyr"
 # Pinned releases: the Zephyr release the templates and the Kconfig stubs were checked against.
 ZEPHYR_REVISION = "v4.4.0"
 
-# Section names: the program's (model/model_pte.S, written by render.py with its PTE_SECTION:
-# one name for both app kinds) and the pools' (the runner's CMX_ARENA_SECTION).
-PTE_SECTION = ".cmx_model"
+# The pools' section (the runner's CMX_ARENA_SECTION); the program's is the kind's `pte_section`.
 ARENA_SECTION = ".cmx_arena"
 
 
@@ -266,7 +265,7 @@ def template_context(board: Board, placement: Placement, report: Report) -> dict
         "executorch_revision": f"v{et_version}" if et_version else "main",
         "executorch_commit": et_commit,
         "modules": modules,
-        "pte_section": PTE_SECTION,
+        "pte_section": AppKind.pte_section,
         "arena_section": ARENA_SECTION,
         "kconfig": {
             # The runner runs in Zephyr's main thread: its stack is the placement's stack.

@@ -6,7 +6,9 @@
 #
 # Inputs (-D): CMX_STUB_CPU (e.g. cortex-m55), CMX_STUB_FLAGS (extra arch flags, ;-list),
 #              CMX_STUB_AUTOCONF (an autoconf.h written by kconfiglib from prj.conf + board .conf),
-#              EXECUTORCH_ROOT / CMSIS_NN_PATH (what west would put in modules/lib/).
+#              EXECUTORCH_ROOT / CMSIS_NN_PATH (what west would put in modules/lib/),
+#              CMX_STUB_MODULES (;-list of module folders west.yml lists: each is added as Zephyr
+#              adds a module, its zephyr/module.yml `build: cmake:` folder, ZEPHYR_<NAME>_MODULE_DIR set).
 cmake_minimum_required(VERSION 3.20)
 
 set(CMAKE_SYSTEM_NAME Generic)
@@ -61,6 +63,46 @@ function(zephyr_linker_sources location)
     set(CMX_STUB_LINKER_SNIPPETS "${CMX_STUB_LINKER_SNIPPETS};${location}:${file}" CACHE INTERNAL "")
   endforeach()
 endfunction()
+
+# Zephyr's library functions a module uses: a zephyr library is a static library on
+# zephyr_interface (Zephyr links each one whole); include directories go to every source.
+macro(zephyr_library_named name)
+  set(ZEPHYR_CURRENT_LIBRARY ${name})
+  add_library(${name} STATIC)
+  target_link_libraries(${name} PUBLIC zephyr_interface)
+endmacro()
+function(zephyr_library_sources)
+  target_sources(${ZEPHYR_CURRENT_LIBRARY} PRIVATE ${ARGN})
+endfunction()
+function(zephyr_library_link_libraries)
+  target_link_libraries(${ZEPHYR_CURRENT_LIBRARY} PUBLIC ${ARGN})
+endfunction()
+function(zephyr_include_directories)
+  foreach(dir IN LISTS ARGN)
+    get_filename_component(dir "${dir}" ABSOLUTE)
+    target_include_directories(zephyr_interface INTERFACE "${dir}")
+  endforeach()
+endfunction()
+
+# The modules, as Zephyr's zephyr_module.py and modules/CMakeLists.txt add them.
+foreach(_dir IN LISTS CMX_STUB_MODULES)
+  file(STRINGS "${_dir}/zephyr/module.yml" _yml)
+  set(_name "")
+  set(_cmake "zephyr")
+  foreach(_line IN LISTS _yml)
+    if(_line MATCHES "^name:[ ]*([A-Za-z0-9_-]+)")
+      set(_name "${CMAKE_MATCH_1}")
+    elseif(_line MATCHES "^[ ]+cmake:[ ]*([^ #]+)")
+      set(_cmake "${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  string(TOUPPER "${_name}" _upper)
+  string(REPLACE "-" "_" _upper "${_upper}")
+  set(ZEPHYR_${_upper}_MODULE_DIR "${_dir}")
+  set(ZEPHYR_CURRENT_MODULE_DIR "${_dir}")
+  add_subdirectory("${_dir}/${_cmake}" "${CMAKE_BINARY_DIR}/modules/${_name}")
+  message(STATUS "cmx-stub: module ${_name} (${_dir})")
+endforeach()
 
 # At the end of configure: sources that need Zephyr headers are listed but not compiled.
 function(_cmx_stub_finish)

@@ -33,6 +33,17 @@ def _ops_cmake_value(app: Path, var: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _board_flags(app: Path) -> list[str]:
+    """-mcpu/-mfpu/-mfloat-abi of the board cmx.toml names (empty when it names none we know)."""
+    from cmx_gen.app.folder import AppFolder
+    from cmx_gen.common.errors import CmxError
+
+    try:
+        return AppFolder(app).board().core.gcc_flags
+    except (CmxError, OSError, ValueError):
+        return []
+
+
 def check_compile(app: Path) -> CheckResult:
     result = CheckResult("compile")
     gxx, gcc = shutil.which("arm-none-eabi-g++"), shutil.which("arm-none-eabi-gcc")
@@ -45,13 +56,16 @@ def check_compile(app: Path) -> CheckResult:
         result.status = "skipped"
         result.note = "the executorch wheel's include/ folder was not found"
         return result
-    cpu = _ops_cmake_value(app, "CMX_TARGET_CPU") or "cortex-m55"
+    # The board's core flags (its FPU and float ABI decide whether GCC enables Helium), as Zephyr
+    # compiles for it; the program's target core where the app names no board.
+    flags = _board_flags(app) or [f"-mcpu={_ops_cmake_value(app, 'CMX_TARGET_CPU') or 'cortex-m55'}"]
+    cpu, _, options = flags[0].removeprefix("-mcpu=").partition("+")
     fallback_note = ""
     stand_in = cores().get(cpu, {}).get("gcc_stand_in")
     if stand_in and not _gcc_knows_cpu(gcc, cpu):
         fallback_note = f"; {gcc} does not know -mcpu={cpu}, checked with -mcpu={stand_in} (same ISA)"
-        cpu = stand_in
-    arch = [f"-mcpu={cpu}", "-mthumb"]
+        flags = [f"-mcpu={stand_in}" + (f"+{options}" if options else ""), *flags[1:]]
+    arch = [*flags, "-mthumb"]
     runner_dir = app / "cmx" / "runner"
     api_dir, app_dir = app / "cmx" / "api", app / "cmx" / "app"
     model_dir = app / "model"

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import yaml
 
+from cmx_gen.app.kinds.zephyr.checks.modules import workspace_modules
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, board_files, rel
 from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
 
 
-def _stub_tree(root: Path, soc_selects: list[str]) -> None:
-    """Write Kconfig.zephyr (+ the curated upstream files) under `root`."""
+def _stub_tree(root: Path, soc_selects: list[str], modules: list[Path]) -> None:
+    """Write Kconfig.zephyr (+ the curated upstream files) under `root`; `modules`: the Kconfig
+    files of the workspace's modules, sourced as Zephyr's Kconfig.modules sources them."""
     data = yaml.safe_load((ZEPHYR_DATA / "kconfig.yaml").read_text())
     lines = ["# cmx-gen stub of Zephyr's Kconfig tree: only the symbols cmx-gen uses\n"]
     for i, entry in enumerate(data["files"]):
@@ -27,23 +29,33 @@ def _stub_tree(root: Path, soc_selects: list[str]) -> None:
         (root / rel).write_text(f"# reduced from {entry['source']}\n{entry['kconfig']}")
         lines.append(f'source "{rel.as_posix()}"\n')
     selects = "".join(f"\tselect {s}\n" for s in soc_selects)
+    lines += [f'osource "{kconfig}"\n' for kconfig in modules]  # Zephyr's Kconfig.modules
     lines.append(f"\n# what the board's SoC Kconfig selects\nconfig CMX_STUB_SOC\n\tdef_bool y\n{selects}")
     (root / "Kconfig.zephyr").write_text("".join(lines))
 
 
 def _kconfig_one(
-    app: Path, conf_files: list[Path], soc_selects: list[str], result: CheckResult, autoconf: Path | None = None
+    app: Path,
+    conf_files: list[Path],
+    soc_selects: list[str],
+    result: CheckResult,
+    autoconf: Path | None = None,
+    modules: list[Path] | None = None,
 ) -> None:
     import kconfiglib
 
     with tempfile.TemporaryDirectory(prefix="cmx-kconfig-") as tmp:
         root = Path(tmp)
-        _stub_tree(root, soc_selects)
+        if modules is None:  # the modules west.yml lists, where they are checked out
+            modules = [m.kconfig for m in workspace_modules(app) if m.kconfig is not None]
+        _stub_tree(root, soc_selects, modules)
         old = os.environ.get("srctree")
         os.environ["srctree"] = str(root)
+        # An application Kconfig sources Kconfig.zephyr; without one Zephyr starts from it.
+        top = app / "Kconfig" if (app / "Kconfig").is_file() else root / "Kconfig.zephyr"
         try:
             try:
-                kconf = kconfiglib.Kconfig(str(app / "Kconfig"), warn_to_stderr=False)
+                kconf = kconfiglib.Kconfig(str(top), warn_to_stderr=False)
             except kconfiglib.KconfigError as exc:
                 result.fail("Kconfig", f"does not parse: {' '.join(str(exc).split())}")
                 return
@@ -121,14 +133,14 @@ def check_kconfig(app: Path) -> CheckResult:
     result = CheckResult("kconfig")
     prj = app / "prj.conf"
     for path in (prj, app / "Kconfig"):
-        result.checked.append(rel(app, path))
-        if not path.is_file():
-            result.fail(rel(app, path), "missing")
-    if result.status == "fail":
+        if path.is_file():
+            result.checked.append(rel(app, path))
+    if not prj.is_file():
+        result.fail(rel(app, prj), "missing")
         return result
-    if (
-        not (app / "Kconfig").read_text().lstrip().startswith(('source "Kconfig.zephyr"', "#"))
-        or 'source "Kconfig.zephyr"' not in (app / "Kconfig").read_text()
+    own = (app / "Kconfig").read_text() if (app / "Kconfig").is_file() else None  # optional, as in Zephyr
+    if own is not None and (
+        not own.lstrip().startswith(('source "Kconfig.zephyr"', "#")) or 'source "Kconfig.zephyr"' not in own
     ):
         result.fail("Kconfig", 'an app Kconfig must source "Kconfig.zephyr" (else Zephyr\'s symbols vanish)')
     boards = zephyr_boards()
@@ -172,3 +184,21 @@ def _scenario_configs(app: Path) -> dict[str, list[str]]:
         for name, spec in tests.items()
         if isinstance(spec, dict) and spec.get("extra_configs")
     }
+
+
+def check_module_kconfig(module: Path, conf_lines: list[str], soc_selects: list[str]) -> CheckResult:
+    """A module's Kconfig (zephyr/module.yml's) in the stub tree, with `conf_lines` as an
+    application's prj.conf would set them: it parses, and every value sticks."""
+    from cmx_gen.app.kinds.zephyr.checks.modules import read_module
+
+    result = CheckResult("kconfig")
+    spec = read_module(module)
+    if spec.kconfig is None:
+        result.status, result.note = "skipped", "the module has no Kconfig"
+        return result
+    result.checked.append(rel(module, spec.kconfig))
+    with tempfile.TemporaryDirectory(prefix="cmx-module-") as tmp:
+        conf = Path(tmp) / "prj.conf"
+        conf.write_text("\n".join(conf_lines) + "\n")
+        _kconfig_one(Path(tmp), [conf], soc_selects, result, modules=[spec.kconfig])
+    return result

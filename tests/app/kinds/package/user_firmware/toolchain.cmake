@@ -1,0 +1,12 @@
+# The team's toolchain file: arm-none-eabi-gcc, their core's flags.
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
+set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
+set(CPU_FLAGS "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard" CACHE STRING "the core's flags")
+set(CMAKE_C_FLAGS_INIT "${CPU_FLAGS} -mthumb -ffunction-sections -fdata-sections")
+set(CMAKE_CXX_FLAGS_INIT "${CPU_FLAGS} -mthumb -ffunction-sections -fdata-sections")
+set(CMAKE_ASM_FLAGS_INIT "${CPU_FLAGS} -mthumb")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "${CPU_FLAGS} -mthumb --specs=nano.specs --specs=nosys.specs -nostartfiles -Wl,--gc-sections")
