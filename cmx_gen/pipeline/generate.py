@@ -65,7 +65,7 @@ class Generated:
             self.placement.to_text(),
             "",
             *self._latency(),
-            f"app        {app}: {self.render.summary()}",
+            f"{app_kind(self.rtos).noun:<10} {app}: {self.render.summary()}",
         ]
         if self.page:
             lines.append(f"report     {self.page}  (cmx-gen report {shlex.quote(str(app))} --open)")

@@ -43,6 +43,7 @@ class AppKind:
     name = ""  # the `rtos` of cmx.toml and `--rtos`
     template = ""  # folder under templates/
     description = ""
+    noun = "app"  # what `create` calls what it made
     # The program's section (model/model_pte.S): the app's linker script places it; a package's is
     # one a generic linker script already places.
     pte_section = ".cmx_model"

@@ -30,6 +30,7 @@ class _Package(AppKind):
     already places (`.rodata.*`, `.bss.*` / Zephyr's `.noinit.*`), and no image of their own."""
 
     pte_section = ".rodata.cmx_model"
+    noun = "package"
     how_to_add = ""  # the two lines that add it, for `create`'s summary
 
     def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:

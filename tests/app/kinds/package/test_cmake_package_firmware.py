@@ -44,7 +44,9 @@ def _package(out: Path, board: str, models: dict[str, str]) -> Path:
     return out
 
 
-def _configure(package: Path, board: str, build: Path, flags_of: str | None = None) -> subprocess.CompletedProcess:
+def _configure(
+    package: Path, board: str, build: Path, flags_of: str | None = None, find_package: bool = False
+) -> subprocess.CompletedProcess:
     found = sdk.find()
     assert found.ok, found.problems
     flags = " ".join(f for f in cpu_flags(flags_of or board) if f != "-mthumb")
@@ -52,16 +54,19 @@ def _configure(package: Path, board: str, build: Path, flags_of: str | None = No
         [
             "cmake", "-G", "Ninja", "-S", str(USER), "-B", str(build),
             f"-DCMAKE_TOOLCHAIN_FILE={USER / 'toolchain.cmake'}", f"-DCPU_FLAGS={flags}",
-            f"-DBOARD={LINKER[board]}", f"-DCMX_PACKAGE={package}", *found.cmake_defines(),
+            f"-DBOARD={LINKER[board]}", f"-DUSE_FIND_PACKAGE={'ON' if find_package else 'OFF'}",
+            f"-DCMX_PACKAGE={package}", *found.cmake_defines(),
         ],
         capture_output=True,
         text=True,
     )  # fmt: skip
 
 
-def _build_and_run(package: Path, board: str, build: Path, configure: bool = True) -> list[str]:
+def _build_and_run(
+    package: Path, board: str, build: Path, configure: bool = True, find_package: bool = False
+) -> list[str]:
     if configure:
-        conf = _configure(package, board, build)
+        conf = _configure(package, board, build, find_package=find_package)
         assert conf.returncode == 0, conf.stdout[-3000:] + conf.stderr[-3000:]
     done = subprocess.run(["nice", "cmake", "--build", str(build), "-j", "2"], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
@@ -113,10 +118,11 @@ def test_a_retrained_model_regenerates_into_the_same_build(tmp_path):
 
 
 def test_two_models_in_one_package(tmp_path):
+    """... found with find_package(cmx_model) this time."""
     board = "mps3-an547"
     models = {"digits": DIGITS, "net": weighted_model(tmp_path / "net", seed=1)}
     package = _package(tmp_path / "cmx_model", board, models)
-    assert _build_and_run(package, board, tmp_path / "build") == [
+    assert _build_and_run(package, board, tmp_path / "build", find_package=True) == [
         "sensor-firmware: digits PASS err_milli_lsb=0",
         "sensor-firmware: net PASS err_milli_lsb=0",
     ]

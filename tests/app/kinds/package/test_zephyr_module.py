@@ -18,6 +18,7 @@ import pytest
 
 from zephyr_helpers import _sdk_defines, object_names, stub_configure
 from cmx_gen.app.kinds.zephyr.checks import check_kconfig, check_west
+from cmx_gen.app.kinds.zephyr.checks.compile import check_compile
 from cmx_gen.app.project import ModelEntry, Project
 from cmx_gen.cli import main as cli
 from cmx_gen.common.paths import ROOT
@@ -94,3 +95,25 @@ def test_a_board_of_another_core_is_refused_in_one_line(workspace, tmp_path):
     assert "made for cortex-m55 (MVE kernels, with FPU" in errors[0] and "CONFIG_CPU_CORTEX_M55=n" in errors[0], errors[
         0
     ]
+
+
+def test_compiled_for_another_code_path_it_stops_at_its_first_source(workspace, tmp_path):
+    """Whatever builds it: cmx_model_instance.cpp refuses flags whose code path (Helium, DSP, plain
+    C) is not the program's, in one #error line (here the M55 package with an M4's flags)."""
+    package = tmp_path / "cmx_model"
+    shutil.copytree(workspace / "modules" / "lib" / "cmx_model", package)
+    placement = package / "model" / "placement.json"  # the board it says it was made for
+    placement.write_text(placement.read_text().replace(f'"board_id": "{BOARD}"', '"board_id": "mps2-an386"'))
+    result = check_compile(package)
+    if result.status == "skipped":
+        pytest.skip(f"compile check not run: {result.note}")
+    errors = [str(f) for f in result.findings]
+    assert any("cmx-gen: this model was made for another core's code path" in f for f in errors), errors
+
+
+def test_a_package_is_not_built_or_run_by_cmx_gen(workspace, capsys):
+    package = workspace / "modules" / "lib" / "cmx_model"
+    for command in ("build", "run"):
+        assert cli.main([command, str(package)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "built, run and flashed by your firmware's own build" in err[0], err
