@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
-from cmx_gen.app.folder import MODEL_APPS
+from cmx_gen.app.folder import MODEL_APPS, AppFolder
+from cmx_gen.app.kinds import AppKind, app_kind
 from cmx_gen.common.format import size_label
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.fit.memory import Placement
@@ -54,6 +56,8 @@ class PageData:
     placement: Placement | None = None
     result_line: str | None = None
     result_run: str = "check"  # a RUN_KINDS key: which run the line is from
+    run_hint: str = AppKind.run_hint  # the folder's kind's: how a run or a profile would be made
+    profile_hint: str = AppKind.profile_hint
 
 
 def record_result(folder: Path, run: str, line: str) -> None:
@@ -223,6 +227,8 @@ def render(data: PageData) -> str:
         placement=data.placement,
         result_line=data.result_line,
         result_run=RUN_KINDS[data.result_run],
+        run_hint=Markup(data.run_hint),
+        profile_hint=Markup(data.profile_hint),
         memory_svg=memory_svg(data.placement) if data.placement else "",
         size=size_label,
     )
@@ -254,11 +260,14 @@ def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
         model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
         models = (ModelPage(load_json(model / "report.json"), None, _json(folder / profile_dir / PROFILE_JSON)),)
     line, run = _last_result(folder / "build" / LAST_RESULT)
+    kind = app_kind(AppFolder(folder).kind) if (folder / "cmx.toml").is_file() else AppKind()
     return PageData(
         models=models,
         placement=Placement.from_dict(json.loads(placement.read_text())) if placement.is_file() else None,
         result_line=line,
         result_run=run,
+        run_hint=kind.run_hint,
+        profile_hint=kind.profile_hint,
     )
 
 

@@ -44,6 +44,9 @@ class AppKind:
     template = ""  # folder under templates/
     description = ""
     noun = "app"  # what `create` calls what it made
+    # How a run of it is recorded, and how a profile is made (the HTML page says so where it has none).
+    run_hint = "<code>cmx-gen build APP && cmx-gen run APP</code> records one"
+    profile_hint = "<code>cmx-gen run APP --profile</code> adds one"
     # The program's section (model/model_pte.S): the app's linker script places it; a package's is
     # one a generic linker script already places.
     pte_section = ".cmx_model"

@@ -31,6 +31,13 @@ class _Package(AppKind):
 
     pte_section = ".rodata.cmx_model"
     noun = "package"
+    run_hint = (
+        "a package runs in your firmware, which checks it there with <code>cmx_init()</code> and "
+        "<code>cmx_self_test()</code> (README.md)"
+    )
+    profile_hint = (
+        "create the same model as an app (<code>--rtos baremetal</code>) and run it with <code>--profile</code>"
+    )
     how_to_add = ""  # the two lines that add it, for `create`'s summary
 
     def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
