@@ -117,3 +117,21 @@ def test_a_package_is_not_built_or_run_by_cmx_gen(workspace, capsys):
         assert cli.main([command, str(package)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "built, run and flashed by your firmware's own build" in err[0], err
+    page = (package / "report.html").read_text()  # how it is checked, on its page too
+    assert "cmx_self_test()" in page and "cmx-gen build APP" not in page
+
+
+@pytest.mark.firmware
+def test_the_pools_go_to_the_region_its_kconfig_names(workspace, tmp_path):
+    defines = _sdk_defines()
+    app = tmp_path / "app"
+    shutil.copytree(workspace / "app", app)
+    (app / "prj.conf").write_text((app / "prj.conf").read_text() + 'CONFIG_CMX_MODEL_ARENA_REGION="SRAM"\n')
+    assert check_kconfig(app).status == "fail"  # the module is not in this copy's workspace: the symbol is unknown
+    shutil.copytree(workspace / "modules", tmp_path / "modules")
+    assert check_kconfig(app).status == "pass"
+    conf, build = stub_configure(app, BOARD, tmp_path, defines, modules=[tmp_path / "modules" / "lib" / "cmx_model"])
+    assert conf.returncode == 0, conf.stdout[-3000:] + conf.stderr[-3000:]
+    assert "pools 2" in conf.stdout and "in .cmx_arena" in conf.stdout, conf.stdout[-2000:]
+    snippet = re.search(r"linker snippets: ;SECTIONS:(\S+)", conf.stdout).group(1)
+    assert "GROUP_LINK_IN(SRAM)" in Path(snippet).read_text()
