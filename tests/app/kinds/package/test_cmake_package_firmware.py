@@ -45,11 +45,12 @@ def _package(out: Path, board: str, models: dict[str, str]) -> Path:
 
 
 def _configure(
-    package: Path, board: str, build: Path, flags_of: str | None = None, find_package: bool = False
+    package: Path, board: str, build: Path, flags: str | None = None, find_package: bool = False
 ) -> subprocess.CompletedProcess:
+    """The user's project configured with its toolchain file and `flags` (the board's by default)."""
     found = sdk.find()
     assert found.ok, found.problems
-    flags = " ".join(f for f in cpu_flags(flags_of or board) if f != "-mthumb")
+    flags = flags or " ".join(f for f in cpu_flags(board) if f != "-mthumb")
     return subprocess.run(
         [
             "cmake", "-G", "Ninja", "-S", str(USER), "-B", str(build),
@@ -117,9 +118,9 @@ def test_a_retrained_model_regenerates_into_the_same_build(tmp_path):
     assert user == {p: p.read_bytes() for p in USER.rglob("*") if p.is_file()}
 
 
-def test_two_models_in_one_package(tmp_path):
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+def test_two_models_in_one_package(tmp_path, board):
     """... found with find_package(cmx_model) this time."""
-    board = "mps3-an547"
     models = {"digits": DIGITS, "net": weighted_model(tmp_path / "net", seed=1)}
     package = _package(tmp_path / "cmx_model", board, models)
     assert _build_and_run(package, board, tmp_path / "build", find_package=True) == [
@@ -128,11 +129,35 @@ def test_two_models_in_one_package(tmp_path):
     ]
 
 
-def test_flags_of_another_core_stop_the_configure_step_in_one_line(tmp_path):
-    package = _package(tmp_path / "cmx_model", "mps3-an547", {"digits": DIGITS})
-    conf = _configure(package, "mps3-an547", tmp_path / "build", flags_of="mps2-an386")
-    assert conf.returncode != 0
+@pytest.mark.parametrize(
+    "board, flags, made_for, given",
+    [
+        (
+            "mps3-an547",
+            "-mcpu=cortex-m4 -mfpu=fpv4-sp-d16 -mfloat-abi=hard",
+            "cortex-m55 (armv8.1-m.main, MVE kernels, with FPU)",
+            "armv7e-m, DSP, with FPU",
+        ),
+        (
+            "mps2-an386",
+            "-mcpu=cortex-m4 -mfloat-abi=soft",
+            "cortex-m4 (armv7e-m, DSP kernels, with FPU)",
+            "armv7e-m, DSP, without FPU",
+        ),
+        (
+            "mps2-an386",
+            "-mcpu=cortex-m55 -mfloat-abi=hard",
+            "cortex-m4 (armv7e-m, DSP kernels, with FPU)",
+            "MVE, with FPU",
+        ),
+    ],
+    ids=["core", "fpu", "m55-flags-m4-package"],
+)
+def test_flags_of_another_core_or_fpu_stop_the_configure_step_in_one_line(tmp_path, board, flags, made_for, given):
+    package = _package(tmp_path / "cmx_model", board, {"digits": DIGITS})
+    conf = _configure(package, board, tmp_path / "build", flags=flags)
+    assert conf.returncode != 0  # CMake's own status for a configure error (1: CMake cannot choose another)
     errors = [line for line in re.sub(r"\n  ", " ", conf.stderr).splitlines() if "cmx-gen:" in line]
     assert len(errors) == 1, conf.stderr
-    assert "made for cortex-m55 (armv8.1-m.main, MVE kernels, with FPU)" in errors[0], errors[0]
-    assert "give armv7e-m, DSP, with FPU" in errors[0] and "-mcpu=cortex-m55" in errors[0], errors[0]
+    assert f"made for {made_for}" in errors[0] and "give" in errors[0] and given in errors[0], errors[0]
+    assert "compile with -mcpu=" in errors[0], errors[0]

@@ -85,16 +85,22 @@ def test_the_users_application_configures_and_compiles_with_the_module(workspace
 
 
 @pytest.mark.firmware
-def test_a_board_of_another_core_is_refused_in_one_line(workspace, tmp_path):
+@pytest.mark.parametrize("board, fpu_conf, has", [("nucleo-h743zi", True, "CPU_CORTEX_M55=n"), (BOARD, False, "FPU=n")])
+def test_a_board_of_another_core_or_without_the_fpu_is_refused_in_one_line(workspace, tmp_path, board, fpu_conf, has):
     defines = _sdk_defines()
+    app = tmp_path / "app"
+    shutil.copytree(workspace / "app", app)
+    if not fpu_conf:  # the Corstone-300 without its board .conf: CONFIG_FPU=n, soft-float, no Helium
+        shutil.rmtree(app / "boards")
     package = workspace / "modules" / "lib" / "cmx_model"
-    conf, _ = stub_configure(workspace / "app", "nucleo-h743zi", tmp_path, defines, modules=[package])
+    (tmp_path / "modules" / "lib").mkdir(parents=True)
+    (tmp_path / "modules" / "lib" / "cmx_model").symlink_to(package)
+    conf, _ = stub_configure(app, board, tmp_path, defines, modules=[package])
     assert conf.returncode != 0
     errors = [line for line in re.sub(r"\n  ", " ", conf.stderr).splitlines() if "cmx-gen:" in line]
     assert len(errors) == 1, conf.stderr
-    assert "made for cortex-m55 (MVE kernels, with FPU" in errors[0] and "CONFIG_CPU_CORTEX_M55=n" in errors[0], errors[
-        0
-    ]
+    assert "made for cortex-m55 (MVE kernels, with FPU" in errors[0], errors[0]
+    assert f"this build has CONFIG_{has}" in errors[0] or f", CONFIG_{has}" in errors[0], errors[0]
 
 
 def test_compiled_for_another_code_path_it_stops_at_its_first_source(workspace, tmp_path):
