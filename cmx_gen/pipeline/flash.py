@@ -30,6 +30,7 @@ def flash_app(app: AppFolder, options: FlashOptions) -> Outcome:
     from cmx_gen.device import flash
 
     kind, board = kind_of(app), app.board()
+    kind.require_image("cmx-gen flash")
     if options.user_app and options.serial:
         raise FlashError(
             "--serial reads the check's result line; your application prints a line per call",

@@ -13,6 +13,7 @@ import shlex
 from dataclasses import replace
 
 from cmx_gen.app.folder import AppFolder
+from cmx_gen.app.kinds import kind_of
 from cmx_gen.common.errors import CmxError, RunError
 from cmx_gen.pipeline.application import run_application
 from cmx_gen.pipeline.data_stream import run_data
@@ -24,6 +25,7 @@ __all__ = ["Outcome", "RunOptions", "run"]
 
 def run(app: AppFolder, options: RunOptions) -> Outcome:
     """Run what `options` asks for on `app`."""
+    kind_of(app).require_image("cmx-gen run")
     if options.json and not options.profile:
         raise RunError("--json writes the profile", "add --profile")
     if options.serial:

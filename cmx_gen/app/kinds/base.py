@@ -66,6 +66,10 @@ class AppKind:
         else they go to its console as frames."""
         return False
 
+    def require_image(self, command: str) -> None:
+        """Refuse, in one line, a command (`cmx-gen run`, `flash`) that needs an image this kind
+        does not make (a package's image is the user's firmware)."""
+
     def next_steps(self, app: Path) -> list[str]:
         """What `create` tells the user to do next with what it made."""
         quoted = shlex.quote(str(app))

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     kind = kind_of(app)
     checks = kind.checks()
     if not checks:
+        kind.require_image("cmx-gen validate")  # a package without offline checks: its own line
         raise ValidationError(
             f"{args.app} is a {kind.name} app, which has no offline checks: its build is the check",
             f"build and run it: cmx-gen build {args.app} && cmx-gen run {args.app}",

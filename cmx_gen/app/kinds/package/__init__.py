@@ -19,7 +19,6 @@ from cmx_gen.common.targets import arch_macros, cores
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
-    from cmx_gen.device.runners.base import Runner
     from cmx_gen.fit.boards import Board
     from cmx_gen.fit.memory import Placement
     from cmx_gen.program.report import Report
@@ -61,9 +60,9 @@ class _Package(AppKind):
     def next_steps(self, app: "Path") -> list[str]:
         return [f"next       {self.how_to_add.format(app=app)} ({app / 'README.md'})"]
 
-    def _not_an_app(self, what: str) -> NoReturn:
+    def require_image(self, command: str) -> NoReturn:
         raise CmxError(
-            f"{what}: a {self.name} is built, run and flashed by your firmware's own build, not by cmx-gen",
+            f"{command}: a {self.name} is built, run and flashed by your firmware's own build, not by cmx-gen",
             f"{self.how_to_add.format(app='PACKAGE')}, and call cmx_self_test() on the target (the package's "
             "README.md); for an image cmx-gen builds and checks on QEMU, create the same model with --rtos baremetal",
         )
@@ -77,10 +76,7 @@ class _Package(AppKind):
         defines: list[str] | None = None,
         diagnostic: str | None = None,
     ) -> Built:
-        self._not_an_app("cmx-gen build")
-
-    def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
-        self._not_an_app("cmx-gen run")
+        self.require_image("cmx-gen build")
 
 
 def _zephyr_requires(board: "Board") -> list[str]:
