@@ -1,7 +1,7 @@
 """1-D layers as 2-D layers of height 1, so that they run on CMSIS-NN (exact_rewrites.py applies it).
 
 A Conv1d over [N, C, L] is exactly a Conv2d over [N, C, 1, L] with kernel [1, k] (stride, padding,
-dilation and groups on the width); MaxPool1d and AvgPool1d likewise; BatchNorm1d and elementwise ops
+dilation and groups on the width); MaxPool1d, AvgPool1d and AdaptiveAvgPool1d likewise; BatchNorm1d and elementwise ops
 work on dim 1 at any rank, so they follow the convolution into 4-D and the quantizer folds and fuses
 them as it does for 2-D models. TFLite's converter lowers CONV_1D the same way.
 
@@ -220,6 +220,10 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
                     node, aten.avg_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], ceil, include_pad)
                 )
                 record(node, "aten::avg_pool1d", "computed as a 2-D average pool of height 1 (exact)")
+        elif node.target is aten.adaptive_avg_pool1d.default and _is_3d(args[0]):
+            size = _one(args[1], 1)
+            state.replace(node, aten.adaptive_avg_pool2d.default, (state.to_4d(args[0], node), [1, size]))
+            record(node, "aten::adaptive_avg_pool1d", "computed as a 2-D adaptive average pool of height 1 (exact)")
         elif node.target in _ANY_RANK and any(a in state.twin for a in args if isinstance(a, torch.fx.Node)):
             state.replace(node, node.target, tuple(_lift_operand(state, a, node) for a in args), dict(node.kwargs))
     state.finish()

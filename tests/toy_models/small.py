@@ -340,6 +340,23 @@ class Conv1dNet(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class AdaptivePool1dNet(nn.Module):
+    """A 1-D classifier ending as users end one: AdaptiveAvgPool1d(1) over the time axis, flatten,
+    Linear (it was a float mean over the 3-D tensor before the lift took adaptive pools)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.c1 = nn.Conv1d(3, 16, 5, padding=2)
+        self.c2 = nn.Conv1d(16, 24, 3, stride=2, padding=1)
+        self.pool = nn.AdaptiveAvgPool1d(1)
+        self.fc = nn.Linear(24, 4)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.c2(torch.relu(self.c1(x)))))
+        return self.fc(torch.flatten(x, 1))
+
+
 class Shapes1d(nn.Module):
     """The 1-D shapes that matter: kernel 1, 3, 5, 9; stride 1 and 2; dilation 1, 2, 4; depthwise;
     BatchNorm1d after a convolution; a residual TCN block (dilated conv pair + skip); max and average
