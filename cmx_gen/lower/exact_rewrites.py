@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import attention, keep_fp32, one_d, own_ops, recurrent_graph
+from cmx_gen.lower import attention, keep_fp32, one_d, own_ops, recurrent_graph, shape_rules
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import attribute, module_path, source_line
 
@@ -153,6 +153,8 @@ def _attr(module: torch.nn.Module, node: Any) -> torch.Tensor | None:
 
 
 REWRITES = (
+    shape_rules.same_padding_as_numbers,
+    shape_rules.adaptive_max_as_max_pool,
     _batch_norm_as_depthwise,
     _transpose_conv_crop,
     recurrent_graph.as_own_op,
@@ -171,7 +173,7 @@ def apply(module: torch.fx.GraphModule, keep: tuple[str, ...] = (), own: bool = 
         for node, op, where, line, what in one_d.lift(module)
     ]
     for node in list(module.graph.nodes):
-        if node.op != "call_function":
+        if node.op != "call_function" or getattr(node, "_erased", False):  # (a rewrite may drop the nodes after it)
             continue
         kept = any(keep_fp32.selects(node, pattern) for pattern in keep)
         for rewrite in REWRITES:

@@ -12,10 +12,12 @@ linear layer), and nothing between consecutive 1-D layers.
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Callable, NamedTuple
 
 import torch
 
+from cmx_gen.lower import shape_rules
 from cmx_gen.lower.fx_nodes import module_path, source_line
 
 aten = torch.ops.aten
@@ -166,6 +168,7 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
     to 4-D in place; one record per convolution or pool, in graph order."""
     state = Lift(module)
     done: list[Lifted] = []
+    dropped: list[torch.fx.Node] = []  # adaptive max pools whose values became max pools
 
     def record(node: torch.fx.Node, op: str, what: str) -> None:
         done.append(Lifted(node.name, op, module_path(node), source_line(node), what))
@@ -183,8 +186,9 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
                 (args[5] if len(args) > 5 else 1),
             )
             groups = int(args[6]) if len(args) > 6 else 1
-            if isinstance(padding, str):
-                pad: Any = padding
+            if isinstance(padding, str):  # "same"/"valid" as numbers where CMSIS-NN can pad so (shape_rules)
+                numeric = shape_rules.numeric_padding(padding, [int(_val(weight).shape[-1])], [_one(dilation, 1)])
+                pad: Any = padding if numeric is None else [0, numeric[0]]
             else:
                 pad = [0, _one(padding, 0)]
             state.replace(
@@ -220,6 +224,27 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
                     node, aten.avg_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], ceil, include_pad)
                 )
                 record(node, "aten::avg_pool1d", "computed as a 2-D average pool of height 1 (exact)")
+        elif _dividing_adaptive_max(node):
+            # the values of an adaptive max pool whose size divides the length: a max pool (its
+            # indices, read by nothing, go with it)
+            pool = args[0]
+            kernel = int(_val(pool.args[0]).shape[-1]) // _one(pool.args[1], 1)
+            x4 = state.to_4d(pool.args[0], node)
+            state.replace(node, aten.max_pool2d.default, (x4, [1, kernel], [1, kernel], [0, 0], [1, 1], False))
+            dropped.append(pool)
+            record(pool, "aten::adaptive_max_pool1d", f"a 2-D max pool of height 1, kernel and stride {kernel} (exact)")
+        elif node.target is aten.upsample_nearest1d.vec and _is_3d(args[0]):
+            size, scales = (args + [None, None])[1:3]
+            state.replace(
+                node,
+                aten.upsample_nearest2d.vec,
+                (
+                    state.to_4d(args[0], node),
+                    [1, _one(size, 1)] if size else None,
+                    [1.0, float(_one(scales, 1))] if scales else None,
+                ),
+            )
+            record(node, "aten::upsample_nearest1d", "computed as a 2-D nearest upsampling of height 1 (exact)")
         elif node.target is aten.adaptive_avg_pool1d.default and _is_3d(args[0]):
             size = _one(args[1], 1)
             state.replace(node, aten.adaptive_avg_pool2d.default, (state.to_4d(args[0], node), [1, size]))
@@ -227,7 +252,24 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
         elif node.target in _ANY_RANK and any(a in state.twin for a in args if isinstance(a, torch.fx.Node)):
             state.replace(node, node.target, tuple(_lift_operand(state, a, node) for a in args), dict(node.kwargs))
     state.finish()
+    for pool in dropped:  # what is left of it: its unread indices
+        for user in list(pool.users):
+            if not user.users:
+                module.graph.erase_node(user)
+        if not pool.users:
+            module.graph.erase_node(pool)
     return done
+
+
+def _dividing_adaptive_max(node: torch.fx.Node) -> bool:
+    """The values (item 0) of a 1-D adaptive max pool whose output size divides the length and whose
+    indices nothing reads."""
+    pool = node.args[0] if node.target is operator.getitem and node.args else None
+    if not isinstance(pool, torch.fx.Node) or pool.target is not aten.adaptive_max_pool1d.default or node.args[1] != 0:
+        return False
+    length, size = int(_val(pool.args[0]).shape[-1]), _one(pool.args[1], 1)
+    indices_read = any(u.args[1] == 1 and u.users for u in pool.users)
+    return size > 0 and length % size == 0 and not indices_read
 
 
 def _own_parameter(weight: Any) -> bool:

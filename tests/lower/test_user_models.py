@@ -314,3 +314,21 @@ def test_a_one_channel_input_normalized_or_pooled_before_its_first_conv_goes_cha
     report = read_report(out)
     assert not report["float_parts"] and not report["fallbacks"], (report["float_parts"], report["fallbacks"])
     plan_matches_the_reference(out)
+
+
+@pytest.mark.parametrize("name", ["SamePaddingVibration", "UpsampleSkip1d", "SamePadding2d"])
+def test_same_padding_adaptive_max_pools_and_1d_upsampling_stay_int8(tmp_path, name):
+    """padding="same", AdaptiveMaxPool1d/2d and a 1-D nn.Upsample, as users write them: each rewritten
+    exactly (named in the report) and no operator left in float; the plan is the reference."""
+    code, out = _lower(tmp_path, name)
+    assert code == 0
+    report = read_report(out)
+    assert not report["float_parts"] and not report["fallbacks"], (report["float_parts"], report["fallbacks"])
+    rewrites = " ".join(f"{r['op']}: {r['what']}" for r in report["rewrites"])
+    expected = {
+        "SamePaddingVibration": ["aten::adaptive_max_pool1d: a 2-D max pool of height 1, kernel and stride 48"],
+        "UpsampleSkip1d": ["aten::upsample_nearest1d"],
+        "SamePadding2d": ['padding="same" as padding [1, 1]', 'padding="same" as padding [4, 4]', "[16, 16]"],
+    }[name]
+    assert all(text in rewrites for text in expected), rewrites
+    plan_matches_the_reference(out)

@@ -247,3 +247,76 @@ def _spoken_words(n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     band = torch.arange(10).view(1, 1, 10).float()
     active = ((t >= onset) & (t < onset + 25)).float()
     return active * torch.exp(-((band - centre) ** 2)) + 0.1 * torch.randn(n, 49, 10, generator=g), label
+
+
+def _accelerometer(n: int, seed: int, length: int = 96) -> torch.Tensor:
+    """n three-axis windows [n, 3, length]: a vibration at one of a few frequencies over noise."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.arange(length).float() / length
+    f = torch.randint(1, 9, (n, 3, 1), generator=g).float()
+    return torch.sin(2 * torch.pi * f * t) + 0.2 * torch.randn(n, 3, length, generator=g)
+
+
+class Windows1d(nn.Module):
+    """What the 1-D models below share: accelerometer windows in, calibration on 16 of them."""
+
+    def example_inputs(self):
+        return (_accelerometer(1, 0),)
+
+    def calibration_data(self):
+        return [(w.unsqueeze(0),) for w in _accelerometer(16, 1)]
+
+
+class SamePaddingVibration(Windows1d):
+    """Conv1d with padding="same" (dilated too), a max pool, and a global AdaptiveMaxPool1d, as a
+    Keras port writes them: every conv was float (the cortex_m quantizer takes no conv2d.padding)
+    and so was the adaptive max pool."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(7)
+        self.c1 = nn.Conv1d(3, 16, 5, padding="same")
+        self.c2 = nn.Conv1d(16, 16, 3, padding="same", dilation=2)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = nn.functional.max_pool1d(torch.relu(self.c1(x)), 2)
+        x = nn.functional.adaptive_max_pool1d(torch.relu(self.c2(x)), 1).flatten(1)
+        return self.fc(x)
+
+
+class UpsampleSkip1d(Windows1d):
+    """A 1-D encoder-decoder step: a strided Conv1d, nn.Upsample(scale_factor=2) back to the input's
+    length (it was float: export writes upsample_nearest1d, then indexing ops), a skip concat."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(8)
+        self.down = nn.Conv1d(3, 8, 3, stride=2, padding=1)
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.out = nn.Conv1d(8 + 3, 3, 3, padding=1)
+
+    def forward(self, x):
+        return self.out(torch.cat([self.up(torch.relu(self.down(x))), x], dim=1))
+
+
+class SamePadding2d(nn.Module):
+    """Conv2d with padding="same" (one dilated) and an AdaptiveMaxPool2d(1) head: both were float."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(9)
+        self.c1 = nn.Conv2d(3, 8, 3, padding="same")
+        self.c2 = nn.Conv2d(8, 8, 5, padding="same", dilation=2)
+        self.pool = nn.AdaptiveMaxPool2d(1)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        x = torch.relu(self.c2(torch.relu(self.c1(x))))
+        return self.fc(self.pool(x).flatten(1))
+
+    def example_inputs(self):
+        return (torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(0)),)
+
+    def calibration_data(self):
+        return [(torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(s)),) for s in range(1, 17)]

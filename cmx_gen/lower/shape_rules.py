@@ -1,0 +1,88 @@
+"""Layers written with a shape rule, rewritten as the layers with numbers that CMSIS-NN runs (exact):
+
+- a convolution with `padding="same"` or `"valid"` (aten.conv2d.padding; Conv1d's, once one_d.py
+  lifted it) is the convolution with that padding as numbers, where PyTorch pads both sides alike
+  (its dilation * (kernel - 1) is even: every odd kernel);
+- an adaptive max pool whose output size divides the input's (AdaptiveMaxPool2d(1), a global max
+  pool) is the max pool with kernel and stride input / output; its indices, when nothing reads them.
+
+Without them both stayed float: the cortex_m quantizer annotates neither aten.conv2d.padding nor
+aten.adaptive_max_pool2d, and the convolutions around them stayed float with them.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+
+from cmx_gen.lower.facts import Rewrite
+from cmx_gen.lower.fx_nodes import module_path, source_line
+
+aten = torch.ops.aten
+
+
+def _shape(node: Any) -> list[int] | None:
+    val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return [int(s) for s in val.shape] if isinstance(val, torch.Tensor) else None
+
+
+def _rewrite(node: torch.fx.Node, op: str, what: str) -> Rewrite:
+    return Rewrite(node=node.name, op=op, module=module_path(node), source=source_line(node), what=what)
+
+
+def same_padding_as_numbers(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    if node.target is not aten.conv2d.padding:
+        return None
+    args: list[Any] = list(node.args) + [None] * (7 - len(node.args))
+    x, weight, bias, stride, padding, dilation, groups = args
+    kernel = _shape(weight)
+    if kernel is None or len(kernel) != 4 or padding not in ("same", "valid"):
+        return None
+    pads = numeric_padding(padding, kernel[2:], list(dilation or [1]))
+    if pads is None:
+        return None
+    node.target = aten.conv2d.default
+    node.args = (x, weight, bias, stride if stride is not None else [1, 1], pads, dilation or [1, 1], groups or 1)
+    return _rewrite(node, "aten::conv2d", f'padding="{padding}" as padding {pads} (exact)')
+
+
+def numeric_padding(padding: str, kernel: list[int], dilation: list[int]) -> list[int] | None:
+    """`padding="same"|"valid"` as each dimension's padding, or None where PyTorch pads the extra row
+    or column on one side only ("same" with an even dilation * (kernel - 1)): no CMSIS-NN padding."""
+    dilation = [int(d) for d in dilation] * (len(kernel) if len(dilation) == 1 else 1)
+    if padding == "valid":
+        return [0] * len(kernel)
+    totals = [d * (k - 1) for d, k in zip(dilation, kernel)]
+    return None if any(t % 2 for t in totals) else [t // 2 for t in totals]
+
+
+def adaptive_max_as_max_pool(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    if node.target is not aten.adaptive_max_pool2d.default:
+        return None
+    x, size = node.args[0], node.args[1]  # type: Any, Any
+    shape = _shape(x)
+    if shape is None or len(shape) != 4:
+        return None
+    out = [int(s) for s in (size if isinstance(size, (list, tuple)) else [size])] * (
+        2 if not isinstance(size, (list, tuple)) or len(size) == 1 else 1
+    )
+    if any(o <= 0 or i % o for i, o in zip(shape[2:], out)):
+        return None
+    users = list(node.users)
+    if not all(u.target is operator.getitem for u in users) or any(u.args[1] == 1 and u.users for u in users):
+        return None  # its indices are read
+    kernel = [i // o for i, o in zip(shape[2:], out)]
+    with graph.inserting_before(node):
+        pool = graph.call_function(aten.max_pool2d.default, (x, kernel, kernel, [0, 0], [1, 1], False))
+    pool.meta.update({k: v for k, v in node.meta.items() if k in ("stack_trace", "nn_module_stack", "from_node")})
+    for user in users:
+        if user.args[1] == 0:
+            pool.meta["val"] = user.meta.get("val")
+            user.replace_all_uses_with(pool)
+        graph.erase_node(user)
+    graph.erase_node(node)
+    return _rewrite(
+        pool, "aten::adaptive_max_pool2d", f"output {out}: a max pool of kernel and stride {kernel} (exact)"
+    )
