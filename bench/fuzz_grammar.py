@@ -121,8 +121,11 @@ def _render(block: Block, out: _Writer, x: str = "x") -> None:
         oh, ow = (_conv_out(s, ch["k"], ch["stride"], ch["dilation"], pad) for s in (out.h, out.w))
         if oh < 1 or ow < 1:
             return
+        # a stride-1 odd kernel without bias written padding="same" as Keras ports write it (the same
+        # function as the numeric padding: a seed's model computes what it did before)
+        padding = '"same"' if ch["stride"] == 1 and ch["k"] % 2 and not ch["bias"] else pad
         conv = out.layer(
-            f"nn.Conv2d({out.c}, {oc}, {ch['k']}, stride={ch['stride']}, padding={pad}, "
+            f"nn.Conv2d({out.c}, {oc}, {ch['k']}, stride={ch['stride']}, padding={padding}, "
             f"dilation={ch['dilation']}, groups={groups}, bias={ch['bias']})"
         )
         out.forward.append(f"{x} = {conv}({x})")
