@@ -15,10 +15,12 @@ import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 
+from cmx_gen.common import progress
 from cmx_gen.common.errors import ExportError, ModelSourceError
 from cmx_gen.model import input_layout
 from cmx_gen.model.source import Inputs, ModelSource, call
@@ -53,7 +55,17 @@ def export(source: ModelSource) -> Exported:
     program = _export(source.module, source.example_inputs)
     inputs, calibration = input_layout.lay_out(program, source.example_inputs, tuple(source.calibration))
     if [x.stride() for x in inputs] != [x.stride() for x in source.example_inputs]:
-        program = _export(source.module, inputs)
+        try:
+            program = _export(source.module, inputs)
+        except ExportError:
+            # forward's x.view(n, -1) of a conv's output needs the contiguous strides it has in
+            # PyTorch: traced as the reshape it is in value (a copy where the strides refuse a view)
+            with _views_as_reshapes() as reshaped:
+                program = _export(source.module, inputs)
+            progress.say(
+                f"{len(reshaped)} x.view(...) of a channels-last tensor in forward traced as x.reshape(...) "
+                "(the same values; the input is channels-last for its convolution)"
+            )
     return Exported(
         source=source,
         program=program,
@@ -93,6 +105,28 @@ def run_on_example_inputs(source: ModelSource) -> tuple[torch.Tensor, ...]:
             f"the model fails on its example inputs: {type(exc).__name__}: {first_line(exc)}",
             "check --input-shape or example_inputs() against what forward expects",
         ) from exc
+
+
+@contextlib.contextmanager
+def _views_as_reshapes() -> Iterator[list[str]]:
+    """While exporting: Tensor.view of a non-contiguous tensor (a channels-last image flattened) is
+    Tensor.reshape, a view where the strides allow one and a copy where they refuse it, as PyTorch
+    itself defines reshape; the list names each one made so."""
+    original = torch.Tensor.view
+    made: list[str] = []
+
+    def view(self: torch.Tensor, *shape: Any) -> torch.Tensor:
+        # decided before tracing anything: a view that fails would leave its node in the graph
+        if self.is_contiguous() or any(isinstance(s, torch.dtype) for s in shape):
+            return original(self, *shape)
+        made.append(f"{tuple(self.shape)} -> {shape}")
+        return self.reshape(*shape)  # a view where the strides allow one, else a copy
+
+    torch.Tensor.view = view  # type: ignore[method-assign, assignment]
+    try:
+        yield made
+    finally:
+        torch.Tensor.view = original  # type: ignore[method-assign]
 
 
 def _export(module: torch.nn.Module, inputs: Inputs) -> Any:

@@ -376,6 +376,13 @@ def fresh(inputs: Inputs) -> Inputs:
     return tuple(x.clone() for x in inputs)
 
 
+def call_float(module: torch.nn.Module, inputs: Inputs) -> tuple[torch.Tensor, ...]:
+    """The user's float model on inputs laid out for the program (channels-last where a conv reads
+    them), run as PyTorch users run it: on contiguous copies, the same values (a forward's
+    x.view(n, -1) of a conv's output needs the strides it has there)."""
+    return call(module, tuple(x.contiguous() for x in inputs))
+
+
 def call(module: torch.nn.Module, inputs: Inputs) -> tuple[torch.Tensor, ...]:
     """Run a module on copies of the inputs and always get a tuple of tensors back."""
     with torch.no_grad():

@@ -316,6 +316,16 @@ def test_a_one_channel_input_normalized_or_pooled_before_its_first_conv_goes_cha
     plan_matches_the_reference(out)
 
 
+def test_a_view_flatten_of_a_channels_last_image_is_traced_as_a_reshape(tmp_path, capsys):
+    code, out = _lower(tmp_path, "ViewFlattenCnn")
+    assert code == 0
+    assert "1 x.view(...) of a channels-last tensor in forward traced as x.reshape(...)" in capsys.readouterr().err
+    report = read_report(out)
+    assert not report["float_parts"] and not report["fallbacks"], (report["float_parts"], report["fallbacks"])
+    assert report["inputs"][0]["dim_order"] == [0, 2, 3, 1]  # the input stays channels-last for its conv
+    plan_matches_the_reference(out)
+
+
 @pytest.mark.parametrize("name", ["SamePaddingVibration", "UpsampleSkip1d", "SamePadding2d"])
 def test_same_padding_adaptive_max_pools_and_1d_upsampling_stay_int8(tmp_path, name):
     """padding="same", AdaptiveMaxPool1d/2d and a 1-D nn.Upsample, as users write them: each rewritten

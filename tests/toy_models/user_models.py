@@ -320,3 +320,26 @@ class SamePadding2d(nn.Module):
 
     def calibration_data(self):
         return [(torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(s)),) for s in range(1, 17)]
+
+
+class ViewFlattenCnn(nn.Module):
+    """The classic PyTorch flatten, `x.view(x.size(0), -1)`, after convolutions: with the input
+    channels-last (as its convolutions need it) the view is refused by the strides, and the model
+    was refused at export ("Cannot view a tensor ... with strides ..."); it is traced as a reshape."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(10)
+        self.c1 = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.fc = nn.Linear(8 * 6 * 6, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.c2(torch.relu(self.c1(x))))
+        return self.fc(x.view(x.size(0), -1))
+
+    def example_inputs(self):
+        return (torch.randn(1, 3, 24, 24, generator=torch.Generator().manual_seed(0)),)
+
+    def calibration_data(self):
+        return [(torch.randn(1, 3, 24, 24, generator=torch.Generator().manual_seed(s)),) for s in range(1, 13)]

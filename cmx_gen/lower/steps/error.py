@@ -8,7 +8,7 @@ from cmx_gen.lower import int8_io, layer_error
 from cmx_gen.lower.reference import merge_diffs, run_references
 from cmx_gen.lower.state import Errors, Given, Lowered, Quantized, Referenced, Rewritten, Step
 from cmx_gen.model.export import export_error
-from cmx_gen.model.source import Inputs, call
+from cmx_gen.model.source import Inputs, call_float
 
 ERROR_SAMPLES = 32  # calibration samples the INT8-vs-float error is measured on
 
@@ -28,7 +28,7 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, lowered: Lower
             )
             per_layer.append((sample, runs.values))
             diffs.append(runs.diffs)
-            outputs.append((call(module, sample), runs.kernel_exact))
+            outputs.append((call_float(module, sample), runs.kernel_exact))
             references.append((runs.kernel_exact, runs.python))
     except Exception as exc:
         raise export_error("running the lowered program on calibration data", exc) from exc

@@ -9,7 +9,7 @@ from cmx_gen.common import progress
 from cmx_gen.lower import int8_io
 from cmx_gen.lower.reference import kernel_exact
 from cmx_gen.lower.state import Evaluated, Given, Lowered, Referenced, Step
-from cmx_gen.model.source import Inputs, call
+from cmx_gen.model.source import Inputs, call_float
 
 
 def _like(sample: Inputs, example: Inputs) -> Inputs:
@@ -28,7 +28,7 @@ def run(given: Given, lowered: Lowered, referenced: Referenced) -> Evaluated:
     for index, sample in enumerate(given.evaluate):
         sample = _like(sample, given.exported.inputs)
         fed = int8_io.quantize_inputs(sample, io) if io else sample
-        evaluated.append((fed, kernel_exact(referenced.runnable, fed, given.target.isa), call(module, sample)))
+        evaluated.append((fed, kernel_exact(referenced.runnable, fed, given.target.isa), call_float(module, sample)))
         if (index + 1) % 50 == 0 or index + 1 == len(given.evaluate):
             progress.say(f"host reference: {index + 1}/{len(given.evaluate)} samples")
     return Evaluated(samples=tuple(evaluated))
