@@ -4,10 +4,11 @@
   lifted it) is the convolution with that padding as numbers, where PyTorch pads both sides alike
   (its dilation * (kernel - 1) is even: every odd kernel);
 - an adaptive max pool whose output size divides the input's (AdaptiveMaxPool2d(1), a global max
-  pool) is the max pool with kernel and stride input / output; its indices, when nothing reads them.
+  pool) is the max pool with kernel and stride input / output; its indices, when nothing reads them;
+  an adaptive average pool to a grid (adaptive_avg_pool2d(x, 2)) likewise the average pool.
 
-Without them both stayed float: the cortex_m quantizer annotates neither aten.conv2d.padding nor
-aten.adaptive_max_pool2d, and the convolutions around them stayed float with them.
+Without them they stayed float: the cortex_m quantizer annotates neither aten.conv2d.padding nor
+the adaptive pools (a global average pool aside), and the convolutions around them stayed float too.
 """
 
 from __future__ import annotations
@@ -58,16 +59,35 @@ def numeric_padding(padding: str, kernel: list[int], dilation: list[int]) -> lis
     return None if any(t % 2 for t in totals) else [t // 2 for t in totals]
 
 
+def adaptive_avg_as_avg_pool(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    """An adaptive average pool to more than one value whose size divides the input's (a 2 x 2 grid
+    of means) as an average pool of kernel and stride input / output; to a single value it stays
+    (a global pool: upstream's own path)."""
+    if node.target is not aten.adaptive_avg_pool2d.default:
+        return None
+    shape, out = _shape(node.args[0]), _pair(node.args[1])
+    if shape is None or len(shape) != 4 or out == [1, 1] or any(o <= 0 or i % o for i, o in zip(shape[2:], out)):
+        return None
+    kernel = [i // o for i, o in zip(shape[2:], out)]
+    node.target = aten.avg_pool2d.default
+    node.args = (node.args[0], kernel, kernel, [0, 0], False, True)
+    return _rewrite(
+        node, "aten::adaptive_avg_pool2d", f"output {out}: an average pool of kernel and stride {kernel} (exact)"
+    )
+
+
+def _pair(size: Any) -> list[int]:
+    """An output size as two numbers (AdaptivePool2d(2) is 2 x 2)."""
+    items = [int(s) for s in (size if isinstance(size, (list, tuple)) else [size])]
+    return items * 2 if len(items) == 1 else items
+
+
 def adaptive_max_as_max_pool(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     if node.target is not aten.adaptive_max_pool2d.default:
         return None
-    x, size = node.args[0], node.args[1]  # type: Any, Any
-    shape = _shape(x)
+    x, shape, out = node.args[0], _shape(node.args[0]), _pair(node.args[1])
     if shape is None or len(shape) != 4:
         return None
-    out = [int(s) for s in (size if isinstance(size, (list, tuple)) else [size])] * (
-        2 if not isinstance(size, (list, tuple)) or len(size) == 1 else 1
-    )
     if any(o <= 0 or i % o for i, o in zip(shape[2:], out)):
         return None
     users = list(node.users)

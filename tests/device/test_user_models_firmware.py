@@ -49,6 +49,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{USER}:UpsampleSkip1d",
         f"{USER}:SamePadding2d",
         f"{USER}:ViewFlattenCnn",
+        f"{USER}:AdaptiveGridPool",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",

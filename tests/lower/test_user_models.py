@@ -326,9 +326,10 @@ def test_a_view_flatten_of_a_channels_last_image_is_traced_as_a_reshape(tmp_path
     plan_matches_the_reference(out)
 
 
-@pytest.mark.parametrize("name", ["SamePaddingVibration", "UpsampleSkip1d", "SamePadding2d"])
-def test_same_padding_adaptive_max_pools_and_1d_upsampling_stay_int8(tmp_path, name):
-    """padding="same", AdaptiveMaxPool1d/2d and a 1-D nn.Upsample, as users write them: each rewritten
+@pytest.mark.parametrize("name", ["SamePaddingVibration", "UpsampleSkip1d", "SamePadding2d", "AdaptiveGridPool"])
+def test_same_padding_adaptive_pools_and_1d_upsampling_stay_int8(tmp_path, name):
+    """padding="same", AdaptiveMaxPool1d/2d, an adaptive average pool to a grid and a 1-D nn.Upsample,
+    as users write them: each rewritten
     exactly (named in the report) and no operator left in float; the plan is the reference."""
     code, out = _lower(tmp_path, name)
     assert code == 0
@@ -339,6 +340,7 @@ def test_same_padding_adaptive_max_pools_and_1d_upsampling_stay_int8(tmp_path, n
         "SamePaddingVibration": ["aten::adaptive_max_pool1d: a 2-D max pool of height 1, kernel and stride 48"],
         "UpsampleSkip1d": ["aten::upsample_nearest1d"],
         "SamePadding2d": ['padding="same" as padding [1, 1]', 'padding="same" as padding [4, 4]', "[16, 16]"],
+        "AdaptiveGridPool": ["output [2, 2]: an average pool of kernel and stride [12, 12]"],
     }[name]
     assert all(text in rewrites for text in expected), rewrites
     plan_matches_the_reference(out)

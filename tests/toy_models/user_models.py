@@ -343,3 +343,24 @@ class ViewFlattenCnn(nn.Module):
 
     def calibration_data(self):
         return [(torch.randn(1, 3, 24, 24, generator=torch.Generator().manual_seed(s)),) for s in range(1, 13)]
+
+
+class AdaptiveGridPool(nn.Module):
+    """F.adaptive_avg_pool2d(x, 2): a 2 x 2 grid of means before a linear layer. It was a float
+    island at a delegate boundary the target check refused ("would build wrong firmware")."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(11)
+        self.c = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 4, 3)
+
+    def forward(self, x):
+        x = nn.functional.adaptive_avg_pool2d(torch.relu(self.c(x)), 2)
+        return self.fc(x.flatten(1))
+
+    def example_inputs(self):
+        return (torch.randn(1, 3, 24, 24, generator=torch.Generator().manual_seed(0)),)
+
+    def calibration_data(self):
+        return [(torch.randn(1, 3, 24, 24, generator=torch.Generator().manual_seed(s)),) for s in range(1, 13)]
