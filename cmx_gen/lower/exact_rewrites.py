@@ -154,6 +154,7 @@ def _attr(module: torch.nn.Module, node: Any) -> torch.Tensor | None:
 
 REWRITES = (
     shape_rules.same_padding_as_numbers,
+    shape_rules.zero_pad_into_conv,
     shape_rules.adaptive_max_as_max_pool,
     shape_rules.adaptive_avg_as_avg_pool,
     _batch_norm_as_depthwise,

@@ -3,6 +3,8 @@
 - a convolution with `padding="same"` or `"valid"` (aten.conv2d.padding; Conv1d's, once one_d.py
   lifted it) is the convolution with that padding as numbers, where PyTorch pads both sides alike
   (its dilation * (kernel - 1) is even: every odd kernel);
+- a zero pad the same on both sides (nn.ZeroPad2d(1)) before a convolution is that convolution's
+  padding;
 - an adaptive max pool whose output size divides the input's (AdaptiveMaxPool2d(1), a global max
   pool) is the max pool with kernel and stride input / output; its indices, when nothing reads them;
   an adaptive average pool to a grid (adaptive_avg_pool2d(x, 2)) likewise the average pool.
@@ -20,6 +22,7 @@ import torch
 
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import module_path, source_line
+from cmx_gen.model import input_layout
 
 aten = torch.ops.aten
 
@@ -47,6 +50,25 @@ def same_padding_as_numbers(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewri
     node.target = aten.conv2d.default
     node.args = (x, weight, bias, stride if stride is not None else [1, 1], pads, dilation or [1, 1], groups or 1)
     return _rewrite(node, "aten::conv2d", f'padding="{padding}" as padding {pads} (exact)')
+
+
+def zero_pad_into_conv(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    """nn.ZeroPad2d(p) (or F.pad with zeros) then a convolution: the convolution's own padding,
+    where the pad is the same on both sides of each dimension; the pad goes when nothing else reads
+    it. (The pad op ran int8 on a contiguous image and the convolution after it stayed float.)"""
+    if node.target is not aten.conv2d.default or not isinstance(node.args[0], torch.fx.Node):
+        return None
+    pad = node.args[0]
+    widths = input_layout.symmetric_zero_pad(pad)
+    if widths is None:
+        return None  # one side only, or not zeros: not a padding CMSIS-NN takes
+    args: list[Any] = list(node.args) + [None] * (7 - len(node.args))
+    own = _pair(args[4] if args[4] is not None else 0)
+    pads = [own[0] + widths[0], own[1] + widths[1]]
+    node.args = (pad.args[0], args[1], args[2], args[3] or [1, 1], pads, args[5] or [1, 1], args[6] or 1)
+    if not pad.users:
+        graph.erase_node(pad)
+    return _rewrite(node, "aten::pad", f"zero padding {widths} into the convolution's own (exact)")
 
 
 def numeric_padding(padding: str, kernel: list[int], dilation: list[int]) -> list[int] | None:

@@ -41,9 +41,28 @@ def spatial_inputs(program: Any) -> set[int]:
     return found
 
 
+_ZERO_PADS = ("aten.pad.default", "aten.constant_pad_nd.default")
+
+
+def symmetric_zero_pad(node: torch.fx.Node) -> list[int] | None:
+    """[top, left] of a zero pad the same on both sides of height and width (nn.ZeroPad2d(1)), which
+    a convolution after it takes as its own padding (lower/shape_rules.py); else None."""
+    if node.op != "call_function" or str(node.target) not in _ZERO_PADS or len(node.args) < 2:
+        return None
+    extra = list(node.args[2:]) + [None, None]
+    mode, value = (
+        (extra[0] or "constant", extra[1]) if str(node.target) == "aten.pad.default" else ("constant", extra[0])
+    )
+    widths = node.args[1]
+    if mode != "constant" or value not in (0, 0.0, None) or not isinstance(widths, (list, tuple)) or len(widths) != 4:
+        return None
+    left, right, top, bottom = (int(w) for w in widths)  # type: ignore[arg-type]
+    return [top, left] if left == right >= 0 and top == bottom >= 0 else None
+
+
 def _reaches(node: torch.fx.Node, kinds: tuple[str, ...], through: tuple[str, ...] = ()) -> bool:
     """Whether a user of `node` is one of `kinds`, or an element-wise operator of `node` alone (its
-    other arguments constants) or one of `through` whose output does."""
+    other arguments constants), a zero pad a convolution folds, or one of `through` whose output does."""
     for user in node.users:
         if user.op != "call_function":
             continue
@@ -51,7 +70,12 @@ def _reaches(node: torch.fx.Node, kinds: tuple[str, ...], through: tuple[str, ..
             return True
         name = "aten::" + str(getattr(user.target, "__name__", "")).split(".")[0]
         elementwise = name in elementwise_ops() and [n for n in user.all_input_nodes if n.op != "get_attr"] == [node]
-        if elementwise or (any(k in str(user.target) for k in through) and user.args[0] is node):
+        folded = (  # the convolutions' own padding (shape_rules.zero_pad_into_conv): they read the input
+            symmetric_zero_pad(user) is not None
+            and user.args[0] is node
+            and all("conv2d" in str(u.target) for u in user.users)
+        )
+        if elementwise or folded or (any(k in str(user.target) for k in through) and user.args[0] is node):
             if _reaches(user, kinds, through):
                 return True
     return False

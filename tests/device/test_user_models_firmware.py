@@ -50,6 +50,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{USER}:SamePadding2d",
         f"{USER}:ViewFlattenCnn",
         f"{USER}:AdaptiveGridPool",
+        f"{USER}:ZeroPaddedConvs",
         f"{ATTENTION}:CausalSdpa",
         f"{ATTENTION}:MaskedSdpa",
         f"{ATTENTION}:EncoderPostNorm",

@@ -326,7 +326,9 @@ def test_a_view_flatten_of_a_channels_last_image_is_traced_as_a_reshape(tmp_path
     plan_matches_the_reference(out)
 
 
-@pytest.mark.parametrize("name", ["SamePaddingVibration", "UpsampleSkip1d", "SamePadding2d", "AdaptiveGridPool"])
+@pytest.mark.parametrize(
+    "name", ["SamePaddingVibration", "UpsampleSkip1d", "SamePadding2d", "AdaptiveGridPool", "ZeroPaddedConvs"]
+)
 def test_same_padding_adaptive_pools_and_1d_upsampling_stay_int8(tmp_path, name):
     """padding="same", AdaptiveMaxPool1d/2d, an adaptive average pool to a grid and a 1-D nn.Upsample,
     as users write them: each rewritten
@@ -341,6 +343,7 @@ def test_same_padding_adaptive_pools_and_1d_upsampling_stay_int8(tmp_path, name)
         "UpsampleSkip1d": ["aten::upsample_nearest1d"],
         "SamePadding2d": ['padding="same" as padding [1, 1]', 'padding="same" as padding [4, 4]', "[16, 16]"],
         "AdaptiveGridPool": ["output [2, 2]: an average pool of kernel and stride [12, 12]"],
+        "ZeroPaddedConvs": ["zero padding [1, 1] into the convolution's own", "zero padding [2, 2] into"],
     }[name]
     assert all(text in rewrites for text in expected), rewrites
     plan_matches_the_reference(out)

@@ -364,3 +364,28 @@ class AdaptiveGridPool(nn.Module):
 
     def calibration_data(self):
         return [(torch.randn(1, 3, 24, 24, generator=torch.Generator().manual_seed(s)),) for s in range(1, 13)]
+
+
+class ZeroPaddedConvs(nn.Module):
+    """nn.ZeroPad2d(1) before a padding-free conv, and F.pad(x, (2, 2, 2, 2)) before a padded one:
+    the pad ran int8 on a contiguous image and the convs stayed float (the input too: a pad is not a
+    conv for the input's layout). The pads fold into the convs' own padding."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(12)
+        self.pad = nn.ZeroPad2d(1)
+        self.c1 = nn.Conv2d(3, 8, 3)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        x = torch.relu(self.c1(self.pad(x)))
+        x = torch.relu(self.c2(nn.functional.pad(x, (2, 2, 2, 2))))
+        return self.fc(x.mean((2, 3)))
+
+    def example_inputs(self):
+        return (torch.randn(1, 3, 20, 20, generator=torch.Generator().manual_seed(0)),)
+
+    def calibration_data(self):
+        return [(torch.randn(1, 3, 20, 20, generator=torch.Generator().manual_seed(s)),) for s in range(1, 13)]
