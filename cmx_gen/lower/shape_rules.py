@@ -37,6 +37,7 @@ def _rewrite(node: torch.fx.Node, op: str, what: str) -> Rewrite:
 
 
 def same_padding_as_numbers(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
+    """conv2d(..., padding="same"|"valid") as conv2d with that padding in numbers (numeric_padding)."""
     if node.target is not aten.conv2d.padding:
         return None
     args: list[Any] = list(node.args) + [None] * (7 - len(node.args))
