@@ -1,9 +1,11 @@
 """1-D layers as 2-D layers of height 1, so that they run on CMSIS-NN (exact_rewrites.py applies it).
 
 A Conv1d over [N, C, L] is exactly a Conv2d over [N, C, 1, L] with kernel [1, k] (stride, padding,
-dilation and groups on the width); MaxPool1d, AvgPool1d and AdaptiveAvgPool1d likewise; BatchNorm1d and elementwise ops
-work on dim 1 at any rank, so they follow the convolution into 4-D and the quantizer folds and fuses
-them as it does for 2-D models. TFLite's converter lowers CONV_1D the same way.
+dilation and groups on the width; padding="same" as numbers where both sides pad alike); MaxPool1d,
+AvgPool1d, AdaptiveAvgPool1d, a dividing AdaptiveMaxPool1d and a nearest nn.Upsample likewise;
+BatchNorm1d and elementwise ops work on dim 1 at any rank, so they follow the convolution into 4-D and
+the quantizer folds and fuses them as it does for 2-D models. TFLite's converter lowers CONV_1D the
+same way.
 
 A run of such layers is lifted as a whole: one unsqueeze and one copy to channels-last where the
 run starts, one copy back and one squeeze where a layer that is not 1-D reads it (a flatten before a

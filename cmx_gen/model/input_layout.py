@@ -73,7 +73,7 @@ def _reaches(node: torch.fx.Node, kinds: tuple[str, ...], through: tuple[str, ..
         folded = (  # the convolutions' own padding (shape_rules.zero_pad_into_conv): they read the input
             symmetric_zero_pad(user) is not None
             and user.args[0] is node
-            and all("conv2d" in str(u.target) for u in user.users)
+            and all(str(u.target) == "aten.conv2d.default" for u in user.users)
         )
         if elementwise or folded or (any(k in str(user.target) for k in through) and user.args[0] is node):
             if _reaches(user, kinds, through):
