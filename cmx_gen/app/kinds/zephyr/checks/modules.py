@@ -50,9 +50,15 @@ def read_module(folder: Path) -> Module:
     unknown = sorted(set(build) - BUILD_KEYS)
     if unknown:
         raise ValueError(f"unknown build key(s) {', '.join(unknown)}")
-    cmake = folder / str(build["cmake"]) if "cmake" in build else None
-    kconfig = folder / str(build["kconfig"]) if "kconfig" in build else None
-    return Module(folder, name, cmake, kconfig)
+    # Zephyr's defaults when module.yml names none: zephyr/CMakeLists.txt and zephyr/Kconfig, if there
+    cmake = folder / str(build.get("cmake", "zephyr"))
+    kconfig = folder / str(build.get("kconfig", "zephyr/Kconfig"))
+    return Module(
+        folder,
+        name,
+        cmake if "cmake" in build or (cmake / "CMakeLists.txt").is_file() else None,
+        kconfig if "kconfig" in build or kconfig.is_file() else None,
+    )
 
 
 def workspace_modules(app: Path) -> list[Module]:
