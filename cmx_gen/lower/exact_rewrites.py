@@ -14,6 +14,7 @@ import torch
 
 from cmx_gen.lower import attention, keep_fp32, one_d, own_ops, recurrent_graph, shape_rules
 from cmx_gen.lower.facts import Rewrite
+from cmx_gen.lower.shape_rules import pair
 from cmx_gen.lower.fx_nodes import attribute, module_path, source_line
 
 aten = torch.ops.aten
@@ -30,11 +31,6 @@ _FUSED_ACTIVATIONS = {
 }
 
 
-def _pair(value: Any, default: int) -> list[int]:
-    items = list(value) if isinstance(value, (list, tuple)) else [value if value is not None else default] * 2
-    return [int(v) for v in (items * 2 if len(items) == 1 else items)]
-
-
 def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     """ConvTranspose2d with stride > 1 and padding p: CMSIS-NN's arm_transpose_conv_s8 places p
     differently from PyTorch. PyTorch's result is the unpadded transposed convolution with p rows and
@@ -43,7 +39,7 @@ def _transpose_conv_crop(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite 
     if node.target is not aten.conv_transpose2d.input:
         return None
     args = list(node.args) + [None] * (8 - len(node.args))
-    stride, padding, output_padding = _pair(args[3], 1), _pair(args[4], 0), _pair(args[5], 0)
+    stride, padding, output_padding = pair(args[3], 1), pair(args[4], 0), pair(args[5], 0)
     if not any(s > 1 for s in stride) or not any(padding) or any(q > p for q, p in zip(output_padding, padding)):
         return None
     value = node.meta.get("val")

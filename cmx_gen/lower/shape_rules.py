@@ -64,7 +64,7 @@ def zero_pad_into_conv(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | 
     if widths is None:
         return None  # one side only, or not zeros: not a padding CMSIS-NN takes
     args: list[Any] = list(node.args) + [None] * (7 - len(node.args))
-    own = _pair(args[4] if args[4] is not None else 0)
+    own = pair(args[4])
     pads = [own[0] + widths[0], own[1] + widths[1]]
     node.args = (pad.args[0], args[1], args[2], args[3] or [1, 1], pads, args[5] or [1, 1], args[6] or 1)
     if not pad.users:
@@ -88,7 +88,7 @@ def adaptive_avg_as_avg_pool(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewr
     (a global pool: upstream's own path)."""
     if node.target is not aten.adaptive_avg_pool2d.default:
         return None
-    shape, out = _shape(node.args[0]), _pair(node.args[1])
+    shape, out = _shape(node.args[0]), pair(node.args[1])
     if shape is None or len(shape) != 4 or out == [1, 1] or any(o <= 0 or i % o for i, o in zip(shape[2:], out)):
         return None
     kernel = [i // o for i, o in zip(shape[2:], out)]
@@ -99,16 +99,16 @@ def adaptive_avg_as_avg_pool(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewr
     )
 
 
-def _pair(size: Any) -> list[int]:
-    """An output size as two numbers (AdaptivePool2d(2) is 2 x 2)."""
-    items = [int(s) for s in (size if isinstance(size, (list, tuple)) else [size])]
-    return items * 2 if len(items) == 1 else items
+def pair(value: Any, default: int = 0) -> list[int]:
+    """A 2-D layer's int-or-pair argument as two numbers (AdaptivePool2d(2) is 2 x 2; None: default)."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value if value is not None else default] * 2
+    return [int(v) for v in (items * 2 if len(items) == 1 else items)]
 
 
 def adaptive_max_as_max_pool(graph: torch.fx.Graph, node: torch.fx.Node) -> Rewrite | None:
     if node.target is not aten.adaptive_max_pool2d.default:
         return None
-    x, shape, out = node.args[0], _shape(node.args[0]), _pair(node.args[1])
+    x, shape, out = node.args[0], _shape(node.args[0]), pair(node.args[1])
     if shape is None or len(shape) != 4:
         return None
     if any(o <= 0 or i % o for i, o in zip(shape[2:], out)):
