@@ -91,12 +91,10 @@ def _zephyr_requires(board: "Board") -> list[str]:
         requires.append(f"{facts['zephyr_dsp']}={'n' if core.isa == 'SCALAR' else 'y'}")
     # CONFIG_FPU as Zephyr's Kconfig allows it on the board (an SoC may not select CPU_HAS_FPU for a
     # core that has one: then Zephyr builds soft-float, as the Zephyr app does there).
-    fpu = core.fpu is not None
-    if board.zephyr is not None:
-        from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
+    from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
 
-        fpu = fpu and "CPU_HAS_FPU" in (zephyr_boards().get(board.zephyr.file_name) or {}).get("soc_selects", [])
-    requires.append(f"FPU={'y' if fpu else 'n'}")
+    info = (zephyr_boards().get(board.zephyr.file_name) or {}) if board.zephyr is not None else None
+    requires.append(f"FPU={'y' if zephyr_fpu(board, info) else 'n'}")
     return requires
 
 

@@ -16,7 +16,7 @@ from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.common.targets import cores
 from cmx_gen.app.kinds.base import AppKind
-from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
+from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
 from cmx_gen.fit.boards import Board, MemoryRegion
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
@@ -174,7 +174,7 @@ def _target_files(board: Board, placement: Placement, file_name: str) -> dict[st
         arena = {"where": "region", "region": layout.linker_region(arena_region)}
 
     selects = set(info.get("soc_selects", []))
-    fpu = bool(board.core.fpu) and "CPU_HAS_FPU" in selects
+    fpu = zephyr_fpu(board, info)
     overlay_needed = bool(layout.added_nodes or layout.region_props or layout.chosen)
     # Zephyr's -mcpu follows the SoC Kconfig: an ARMv8-M core without ARMV8_M_DSP is built +nodsp
     # (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE.

@@ -19,6 +19,13 @@ def zephyr_boards() -> dict:
     return yaml.safe_load(LAYOUT_FILE.read_text())
 
 
+def zephyr_fpu(board: Board, info: dict | None) -> bool:
+    """Whether Zephyr builds for the board's FPU: the core has one and the SoC's Kconfig (`info`, the
+    boards.yaml entry of its target) selects CPU_HAS_FPU; without Zephyr data, whether the core has one."""
+    has = board.core.fpu is not None
+    return has if info is None else has and "CPU_HAS_FPU" in info.get("soc_selects", [])
+
+
 def zephyr_layout(board: Board) -> dict | None:
     """The layout data entry of the board's Zephyr target, None without a target or data for it."""
     info = zephyr_boards().get(board.zephyr.file_name) if board.zephyr else None
