@@ -7,7 +7,7 @@ user edit from a stale file.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TYPE_CHECKING
@@ -22,6 +22,7 @@ from cmx_gen.common.errors import RenderError
 from cmx_gen.program.report import Report, TensorSpec
 
 if TYPE_CHECKING:
+    from cmx_gen.fit.boards import ModelSlot
     from cmx_gen.fit.memory import Placement
 
 # ExecuTorch ScalarType codes (runtime/core/portable_type/scalar_type.h) by numpy dtype.
@@ -50,8 +51,13 @@ class TensorRef:
     data: bytes
     numel: int
     dtype: int  # executorch ScalarType
-    scale: str  # a float literal
+    scale: float  # the check's error unit: the output's quantization step (0: its own unit)
     zero_point: int
+
+    @property
+    def scale_c(self) -> str:
+        """`scale` as a C float literal."""
+        return _float(self.scale)
 
     @property
     def rows(self) -> list[str]:
@@ -138,18 +144,22 @@ class Pools:
     shared: bool = False  # planned buffers and temp pool are the image's (model/cmx_shared_pools.c)
 
 
+def io_quant_of(specs: list[TensorSpec], index: int) -> tuple[float, int, float]:
+    """(scale, zero_point, 1/scale) as float32 holds them where input/output `index` is int8 at the
+    program's boundary (--io int8), else zeros. 1/scale is rounded once, as torch's
+    quantize_per_tensor multiplies by it."""
+    quant = specs[index].quant if index < len(specs) else None
+    if quant is None or quant.at != "io" or quant.scale is None:
+        return 0.0, 0, 0.0
+    return np.float32(quant.scale).item(), int(quant.zero_point or 0), np.float32(1.0 / float(quant.scale)).item()
+
+
 def _quant_table(specs: list[TensorSpec], count: int) -> str:
     """{scale, zero_point, 1/scale} per input/output where the program takes or returns int8 (--io int8)."""
     rows = []
     for i in range(max(count, 1)):
-        quant = specs[i].quant if i < len(specs) else None
-        if quant is not None and quant.at == "io" and quant.scale is not None:
-            inverse = np.float32(
-                1.0 / float(quant.scale)
-            ).item()  # as torch's quantize_per_tensor rounds x * (1 / scale)
-            rows.append(f"{{{np.float32(quant.scale).item()!r}f, {int(quant.zero_point or 0)}, {inverse!r}f}}")
-        else:
-            rows.append("{0.0f, 0, 0.0f}")
+        scale, zero_point, inverse = io_quant_of(specs, i)
+        rows.append(f"{{{scale!r}f, {zero_point}, {inverse!r}f}}" if scale else "{0.0f, 0, 0.0f}")
     return "{" + ", ".join(rows) + "}"
 
 
@@ -162,6 +172,7 @@ def model_header(
     name: str = "model",
     has_reference: bool = True,
     symbols: Symbols = Symbols(),
+    slots: Sequence[ModelSlot] = (),
 ) -> str:
     """cmx_model.h: the pools as the placement sized them, each planned buffer at the program's own
     size (the placement's are 16-byte aligned: the runner aligns each one itself)."""
@@ -187,7 +198,7 @@ def model_header(
         n_out=n_out,
         tolerance=repr(tolerance),
         has_reference=int(has_reference),
-        bundle=int(_is_bundle(report)),
+        bundle=int(is_bundle(report)),
         io_quant=io_quant(report),
         io_int8=int(any(s.quant is not None and s.quant.at == "io" for s in report.inputs)),
         input_quant=_quant_table(report.inputs, n_in),
@@ -195,14 +206,15 @@ def model_header(
         instructions=max(len(report.instructions), 1),
         delegated_layers=len(report.delegated_layers),
         trace_outputs=trace_outputs(report),
+        slots=list(slots),
     )
 
 
-def _is_bundle(report: Report) -> bool:
+def is_bundle(report: Report) -> bool:
     return bool(report.reference and report.reference.checked_against == "bundle")
 
 
-def _tensor_refs(
+def tensor_refs(
     prefix: str, arrays: list[NDArray[Any]], specs: list[TensorSpec], own_unit: bool = False
 ) -> tuple[list[TensorRef], list[float]]:
     refs: list[TensorRef] = []
@@ -223,10 +235,29 @@ def _tensor_refs(
         scale = float(quant.scale or 0.0) if quant else 0.0
         zp = int(quant.zero_point or 0) if quant else 0
         scales.append(scale)
-        refs.append(
-            TensorRef(f"cmx_{prefix}_{i}", laid.tobytes(), int(laid.size), SCALAR_TYPES[dtype], _float(scale), zp)
-        )
+        refs.append(TensorRef(f"cmx_{prefix}_{i}", laid.tobytes(), int(laid.size), SCALAR_TYPES[dtype], scale, zp))
     return refs, scales
+
+
+def ordered_reference(reference: Mapping[str, NDArray[Any]]) -> tuple[list[NDArray[Any]], list[NDArray[Any]]]:
+    """The reference's inputs and outputs, each in index order (`input_0`, `input_1`, ...)."""
+
+    def ordered(prefix: str) -> list[NDArray[Any]]:
+        keys = sorted((k for k in reference if k.startswith(prefix)), key=lambda k: int(k.split("_")[1]))
+        return [np.asarray(reference[k]) for k in keys]
+
+    return ordered("input_"), ordered("output_")
+
+
+def tolerance_of(reference: Mapping[str, NDArray[Any]], report: Report) -> float:
+    """The check's largest accepted error: 0 (bit-exact) unless the outputs say otherwise, or a
+    bundle's own tolerance, in the outputs' unit."""
+    if report.reference is not None and is_bundle(report):
+        return float(report.reference.tolerance or 0.0)  # BundleIO's, in the outputs' own unit
+    _, outputs = ordered_reference(reference)
+    has_reference = bool(outputs) and len(outputs) == len(report.outputs)
+    _, scales = tensor_refs("output", outputs if has_reference else [], report.outputs)
+    return _tolerance(list(zip(outputs, scales)))
 
 
 def model_io_source(
@@ -234,22 +265,12 @@ def model_io_source(
 ) -> tuple[str, int, int, float, bool]:
     """cmx_model_io.c: the reference input(s) and, when known, the expected output(s); the I/O
     counts (the program's), the tolerance and whether the outputs are known."""
-
-    def ordered(prefix: str) -> list[NDArray[Any]]:
-        keys = sorted((k for k in reference if k.startswith(prefix)), key=lambda k: int(k.split("_")[1]))
-        return [np.asarray(reference[k]) for k in keys]
-
-    inputs, outputs = ordered("input_"), ordered("output_")
+    inputs, outputs = ordered_reference(reference)
     has_reference = bool(outputs) and len(outputs) == len(report.outputs)
-    in_refs, _ = _tensor_refs("input", inputs, report.inputs)
-    out_refs, scales = _tensor_refs(
-        "output", outputs if has_reference else [], report.outputs, own_unit=_is_bundle(report)
-    )
-    tol = _tolerance(list(zip(outputs, scales)))
-    if report.reference is not None and _is_bundle(report):
-        tol = float(report.reference.tolerance or 0.0)  # BundleIO's, in the outputs' own unit
+    in_refs, _ = tensor_refs("input", inputs, report.inputs)
+    out_refs, _ = tensor_refs("output", outputs if has_reference else [], report.outputs, own_unit=is_bundle(report))
     text = render("cmx_model_io.c", inputs=in_refs, outputs=out_refs, symbols=symbols)
-    return text, len(report.inputs), len(report.outputs), tol, has_reference
+    return text, len(report.inputs), len(report.outputs), tolerance_of(reference, report), has_reference
 
 
 def pte_asm(section: str, symbol: str = "cmx_model_pte") -> str:

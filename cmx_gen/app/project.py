@@ -5,6 +5,7 @@ options win); `create` writes one into the app, pointing back at the model, so t
 `cmx-gen regen APP` needs no options.
 
     [model]        source = "model.py:Net"     input_shape = [1, 1, 49, 10]   (optional)
+                   placement = "slot"          (optional: linked (default) | slot, see --placement)
                    input = "x.npz"             (optional, a .pte's check input: see --input)
     [calibration]  file = "cal.npz"            random = false                 (both optional)
     [target]       board = "mps3-an547"        rtos = "baremetal" | "zephyr"
@@ -40,7 +41,15 @@ import tomli_w
 
 from cmx_gen.app import samples
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, FIT, INPUT_MEMORIES, MEMORY_GOALS
+from cmx_gen.common.goals import (
+    DEFAULT_INPUT_MEMORY,
+    DEFAULT_MEMORY_GOAL,
+    DEFAULT_PLACEMENT,
+    FIT,
+    INPUT_MEMORIES,
+    MEMORY_GOALS,
+    PLACEMENTS,
+)
 from cmx_gen.lower.facts import Io
 
 FILE_NAME = "cmx.toml"
@@ -86,6 +95,7 @@ class Project:
     delegate: bool = True  # cmx-gen's CMSIS-NN backend runs the int8 subgraphs (False: per operator)
     memory: str = DEFAULT_MEMORY_GOAL  # what the backend's schedule favours (common/goals.py)
     input_memory: str = DEFAULT_INPUT_MEMORY  # where the programs' inputs live (common/goals.py)
+    placement: str = DEFAULT_PLACEMENT  # the program linked into the image, or in a model slot (goals.py)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(self.models))  # a list given is kept as a tuple
@@ -253,6 +263,9 @@ def load(path: Path) -> Project:
     if "source" not in model:
         raise ModelSourceError(f"{path}: [model] source is missing", 'add e.g. source = "model.py:Net"')
     calibration = data.get("calibration", {})
+    common["placement"] = _check_choice(
+        path, "placement", model.get("placement", DEFAULT_PLACEMENT), PLACEMENTS, "a placement", table="[model]"
+    )
     return Project.single(
         _resolve(base, model["source"]) or "",
         input_shape=_shape(model.get("input_shape")),
@@ -304,6 +317,8 @@ def dumps(project: Project, base: Path) -> str:
         data["model"]["input_shape"] = [int(d) for d in model.input_shape.replace("x", ",").split(",")]
     if model.given_input:
         data["model"]["input"] = _relative(base, model.given_input)
+    if project.placement != DEFAULT_PLACEMENT:
+        data["model"]["placement"] = project.placement
     calibration: dict[str, Any] = {"random": model.random_calibration}
     if model.calibration:
         calibration["file"] = _relative(base, model.calibration)
@@ -333,10 +348,12 @@ def _check_memory(path: Path, value: Any) -> str:
     return _check_choice(path, "memory", value, (*MEMORY_GOALS, FIT), "a memory goal")
 
 
-def _check_choice(path: Path, key: str, value: Any, choices: tuple[str, ...], what: str) -> str:
+def _check_choice(
+    path: Path, key: str, value: Any, choices: tuple[str, ...], what: str, table: str = "[options]"
+) -> str:
     if value not in choices:
         raise ModelSourceError(
-            f"{path}: [options] {key} = {value!r} is not {what}",
+            f"{path}: {table} {key} = {value!r} is not {what}",
             f"write {key} = one of {', '.join(repr(c) for c in choices)}",
         )
     return str(value)

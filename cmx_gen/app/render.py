@@ -16,6 +16,7 @@ Output is deterministic: the same inputs give byte-identical apps (no timestamps
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import json
 import shutil
@@ -29,13 +30,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
-from cmx_gen.app import ci, model_files, project as project_mod, shared_files, txn as app_txn
+from cmx_gen.app import ci, model_files, project as project_mod, shared_files, slot_files, txn as app_txn
 from cmx_gen.app.kinds import AppKind, app_kind
 from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import shared_path
 from cmx_gen.device import result_line
-from cmx_gen.fit.boards import Board
+from cmx_gen.fit.boards import Board, ModelSlot
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.artifacts import Artifacts
 
@@ -146,19 +147,24 @@ def context(
     return ctx
 
 
-def _write_models(model_dir: Path, models: dict[str, Artifacts], placement: Placement, pte_section: str) -> None:
+def _write_models(
+    model_dir: Path, models: dict[str, Artifacts], placement: Placement, pte_section: str, slots: Sequence[ModelSlot]
+) -> None:
     """APP/model/: one model's files and the app-wide ones in one folder, or, for several models,
     each model's in model/<name>/ and the ones they share (handles, kernels, arena) in model/;
-    each program in `pte_section` (the kind's)."""
+    each program in `pte_section` (the kind's), or in model_slot.bin with `slots` (placement = "slot")."""
 
     def report_json(folder: Path, artifacts: Artifacts) -> None:
         (folder / "report.json").write_text(json.dumps(artifacts.report.to_dict(), indent=2) + "\n")
 
     if len(models) == 1:
         ((name, artifacts),) = models.items()
-        model_files.write_model_files(
-            model_dir, artifacts.pte, artifacts.report, artifacts.reference, placement, pte_section, name
+        write = (
+            functools.partial(slot_files.write_slot_model_files, slots=slots)
+            if slots
+            else model_files.write_model_files
         )
+        write(model_dir, artifacts.pte, artifacts.report, artifacts.reference, placement, pte_section, name)
         report_json(model_dir, artifacts)
         return
     shared = (
@@ -192,6 +198,7 @@ def _stage(
     spec: TemplateSpec,
     models: dict[str, Artifacts],
     placement: Placement,
+    slots: Sequence[ModelSlot],
     project_text: str,
     tmp: Path,
 ) -> Path:
@@ -212,7 +219,7 @@ def _stage(
         else:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest)
-    _write_models(stage / "model", models, placement, kind.pte_section)
+    _write_models(stage / "model", models, placement, kind.pte_section, slots)
     (stage / "model" / "placement.json").write_text(json.dumps(ctx["placement"], indent=2) + "\n")
     (stage / project_mod.FILE_NAME).write_text(project_text)
     return stage
@@ -378,6 +385,7 @@ def render_app(
     }
     ctx = context(project, models, board, placement)
     app.mkdir(parents=True, exist_ok=True)
+    slots = board.model_slots if project.placement == "slot" else []
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
-        stage = _stage(kind, ctx, spec, models, placement, project_mod.dumps(project, app), Path(tmp))
+        stage = _stage(kind, ctx, spec, models, placement, slots, project_mod.dumps(project, app), Path(tmp))
         return sync(stage, app, spec, force=force)

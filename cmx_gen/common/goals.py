@@ -16,3 +16,10 @@ DEFAULT_INPUT_MEMORY = "pool"
 def goals_to_try(memory: str) -> tuple[str, ...]:
     """The goals a project's `memory` setting lowers with, in order: all of them for `fit`."""
     return MEMORY_GOALS if memory == FIT else (memory,)
+
+
+# Where the model's program lives (`[model] placement`, `--placement`): "linked" into the firmware
+# image; or "slot", in a flash slot of its own that the board declares (`model_slots`), written and
+# updated apart from the firmware and checked by it before it runs (docs/api.md "Updating the model").
+PLACEMENTS = ("linked", "slot")
+DEFAULT_PLACEMENT = "linked"

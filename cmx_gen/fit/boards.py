@@ -178,6 +178,19 @@ class Zephyr(_Strict):
         return self
 
 
+class ModelSlot(_Strict):
+    """A flash range that holds a model apart from the firmware (placement = "slot", docs/api.md):
+    written by `cmx-gen flash --model-only`, checked by the firmware before it runs what is there."""
+
+    name: Literal["a", "b"]
+    base: int = Field(ge=0, lt=2**32)
+    size: int = Field(gt=0, le=2**32)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
 class Board(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     name: str
@@ -197,7 +210,38 @@ class Board(_Strict):
     console: Literal["semihosting", "uart"] = "uart"
     # The UART the bare-metal app drives itself, when it is one it knows (see Uart); None: semihosting only.
     uart: Uart | None = None
+    # Flash ranges a model may live in apart from the firmware (placement = "slot"): at the top of one
+    # region each, which the firmware's link then leaves to them.
+    model_slots: list[ModelSlot] = []
     notes: str = ""
+
+    @model_validator(mode="after")
+    def _slots(self) -> "Board":
+        names = [s.name for s in self.model_slots]
+        if len(set(names)) != len(names):
+            raise ValueError("model_slots: each slot name (a, b) once")
+        for slot in self.model_slots:
+            region = next((r for r in self.memory if r.base <= slot.base and slot.end <= r.end), None)
+            if region is None or not region.loadable:
+                raise ValueError(f"model slot {slot.name} is not inside one loadable memory region")
+            if slot.base % 16:
+                raise ValueError(f"model slot {slot.name}: base must be 16-byte aligned")
+        for region in self.memory:
+            inside = sorted((s for s in self.model_slots if region.base <= s.base < region.end), key=lambda s: s.base)
+            if inside and inside[0].base == region.base:
+                raise ValueError(f"model slots take all of {region.name}: leave the firmware room below them")
+            if inside and (inside[-1].end != region.end or any(a.end != b.base for a, b in zip(inside, inside[1:]))):
+                raise ValueError(f"model slots in {region.name} must be contiguous and end where the region ends")
+        return self
+
+    def with_slots_reserved(self) -> "Board":
+        """This board as a firmware with model slots sees it: each region that holds slots ends
+        where its first slot begins, so nothing of the image is linked there."""
+        memory = []
+        for region in self.memory:
+            starts = [s.base for s in self.model_slots if region.base <= s.base < region.end]
+            memory.append(region.model_copy(update={"size": min(starts) - region.base}) if starts else region)
+        return self.model_copy(update={"memory": memory})
 
     @model_validator(mode="after")
     def _regions(self) -> "Board":

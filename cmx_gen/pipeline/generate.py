@@ -16,10 +16,10 @@ from cmx_gen.app.kinds import app_kind
 from cmx_gen.app.project import ModelEntry, Project
 from cmx_gen.app.render import RenderResult, check_destination, render_app
 from cmx_gen.common import progress
-from cmx_gen.common.errors import FitError
+from cmx_gen.common.errors import BoardError, FitError, ModelSourceError
 from cmx_gen.common.goals import goals_to_try
 from cmx_gen.fit import memory
-from cmx_gen.fit.boards import Board, load_board
+from cmx_gen.fit.boards import Board, load_board, load_boards
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model import source as model_source
 from cmx_gen.pipeline.lower import produce
@@ -108,10 +108,32 @@ def _place(project: Project, results: list[Artifacts], board: Board) -> memory.P
     return memory.plan(results[0].report, board)
 
 
+def _slot_board(project: Project, board: Board) -> Board:
+    """The board as a firmware with model slots sees it, or a one-line refusal of what cannot have them."""
+    if not board.model_slots:
+        with_slots = [b.id for b in load_boards() if b.model_slots]
+        raise BoardError(
+            f'placement = "slot": board {board.id} declares no model slots',
+            f"add model_slots to its board file (docs/boards.md), or use a board that has them: {', '.join(with_slots)}",
+        )
+    if project.several:
+        raise ModelSourceError(
+            'placement = "slot" keeps one model a firmware', 'make one app per model, or keep placement = "linked"'
+        )
+    if project.rtos != "baremetal":
+        raise ModelSourceError(
+            f'placement = "slot" is built for the bare-metal app; the {project.rtos} app links its model',
+            'use --rtos baremetal, or keep placement = "linked"',
+        )
+    return board.with_slots_reserved()
+
+
 def generate(project: Project, app: Path, force: bool = False, use_cache: bool = True) -> Generated:
     """Lower each model for the board's core, refuse what does not fit, render the app into `app`."""
     board = load_board(project.board)  # first: an unknown board or a bad -o fails before the slow steps
     app_kind(project.rtos).check_board(board)
+    if project.placement == "slot":
+        board = _slot_board(project, board)
     check_destination(app, force)
     # A core without the options its name implies (e.g. an M33 without DSP) gets a program
     # lowered for a core of its real ISA.

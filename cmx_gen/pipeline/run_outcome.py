@@ -43,8 +43,10 @@ def verdict(app: AppFolder, result: Result) -> Outcome:
     line is kept for the HTML report, which is written again with it."""
     if result.line:
         record(app, "check", result.line)
+    slots = tuple(line.strip() for line in result.output.splitlines() if line.startswith("cmx-gen: slot "))
     return Outcome(
-        tuple(app.verdict(result.line, result.model_lines)), 0 if result.passed or result.verdict == "RAN" else 1
+        slots + tuple(app.verdict(result.line, result.model_lines)),
+        0 if result.passed or result.verdict == "RAN" else 1,
     )
 
 

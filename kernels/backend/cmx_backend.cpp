@@ -672,3 +672,15 @@ CmxCmsisNNBackend g_backend;
 extern "C" int cmx_register_backend(void) {
   return static_cast<int>(executorch::runtime::register_backend({"CmxCmsisNNBackend", &g_backend}));
 }
+
+/* What this runtime can run, for a model that arrives in a slot (cmx_slots.cpp): bit k set when
+ * layer kind k is compiled in, and the plan version it reads. */
+extern "C" uint32_t cmx_backend_kinds(void) {
+  uint32_t kinds = 0;
+  for (int32_t op = 1; op < 32; ++op) {
+    if (compiled_in(op)) kinds |= 1u << op;
+  }
+  return kinds;
+}
+
+extern "C" uint32_t cmx_backend_plan_version(void) { return CMX_PLAN_VERSION; }

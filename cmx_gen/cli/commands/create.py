@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cmx_gen.app.kinds import APP_KINDS
 from cmx_gen.cli.model_args import MODEL_HELP, add_model_arguments
+from cmx_gen.common.goals import PLACEMENTS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,6 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="several models: each keeps its own planned buffers and temp pool (models that run at "
         "the same time); default: they share one arena sized for the largest",
+    )
+    parser.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        default=None,
+        help="linked (default): the program is in the firmware image; slot: in a flash slot of its own "
+        "that the board declares, updated without reflashing the firmware (cmx-gen model-image, "
+        "flash --model-only; docs/api.md); cmx.toml: [model] placement",
     )
     parser.set_defaults(func=run)
 

@@ -86,6 +86,8 @@ class Runner:
         self.board = board
         self.timeout = timeout
         self.cwd = cwd  # where the command runs (west needs its workspace)
+        # Files loaded at an address beside the image (a model slot's image: placement = "slot").
+        self.images: list[tuple[Path, int]] = []
 
     @classmethod
     def available_for(cls, board: Board) -> bool:

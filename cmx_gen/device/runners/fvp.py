@@ -40,7 +40,8 @@ class FvpRunner(Runner):
             semihosting = ["-C", f"{cpu}.semihosting-enable=1"]
         if args:  # the program's semihosting command line (SYS_GET_CMDLINE)
             semihosting += ["-C", f"{cpu}.semihosting-cmd_line={elf.name} {args}"]
-        return [model, *self.board.fvp.flags, *semihosting, "--simlimit", str(int(self.timeout)), "-a", str(elf)]
+        data = [arg for path, addr in self.images for arg in ("--data", f"{cpu}={path}@0x{addr:08x}")]
+        return [model, *self.board.fvp.flags, *semihosting, *data, "--simlimit", str(int(self.timeout)), "-a", str(elf)]
 
     def install_hint(self) -> str:
         return (

@@ -50,6 +50,7 @@ class QemuRunner(Runner):
             "shift=0",
             "-kernel",
             str(elf),
+            *[arg for path, addr in self.images for arg in ("-device", f"loader,file={path},addr=0x{addr:08x}")],
             *(["-append", args] if args else []),
             *(["-plugin", self.plugin] if self.plugin else []),  # the semihosting command line (SYS_GET_CMDLINE)
         ]

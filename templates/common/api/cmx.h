@@ -55,8 +55,18 @@ typedef enum {
                                * cmx_input_set_f32() asked to write it (quantize into your buffer) */
   CMX_E_MISMATCH = 17,        /* cmx_check_outputs(): an output differs from the expected one by more
                                * than the model's tolerance (0 unless a bundle gave one: bit-exact) */
-  CMX_E_NO_REFERENCE = 18     /* cmx_check_outputs(): the model has no expected outputs (a .pte
+  CMX_E_NO_REFERENCE = 18,    /* cmx_check_outputs(): the model has no expected outputs (a .pte
                                * lowered elsewhere): nothing to check against */
+  /* A model in a slot (placement = "slot"; cmx_slot_info() gives each slot's): */
+  CMX_E_SLOT_EMPTY = 19,        /* no model in the slot (erased, or never written) */
+  CMX_E_SLOT_CORRUPT = 20,      /* the slot's length or SHA-256 does not match (a flipped bit, a write cut
+                                 * short or still under way), or a field points outside it */
+  CMX_E_SLOT_INCOMPATIBLE = 21, /* made for another core, code path, plan version or I/O count, or it
+                                 * needs a backend layer kind this firmware was not built with */
+  CMX_E_SLOT_TOO_LARGE = 22,    /* it needs more method, temp or planned pool than the firmware has */
+  CMX_E_SLOT_REJECTED = 23,     /* the product's cmx_slot_authenticate() refused it */
+  CMX_E_KERNEL_MISSING = 24,    /* its program calls an operator this firmware has no kernel for */
+  CMX_E_NO_MODEL = 25           /* no slot holds a model that verifies, loads and passes its self-check */
 } cmx_status;
 
 /* Element types. The numbers are ExecuTorch's ScalarType codes, so they match the program. */
@@ -152,6 +162,21 @@ cmx_status cmx_check_outputs(const cmx_model* model, double* max_abs_err);
 cmx_status cmx_self_test(cmx_model* model, double* max_abs_err);
 
 cmx_status cmx_get_stats(const cmx_model* model, cmx_stats* stats);
+
+/* A model kept in flash slots of its own (placement = "slot", docs/api.md "Updating the model"):
+ * cmx_init() checks every slot (length, SHA-256, what the firmware can run, the pools), loads the
+ * newest that passes, runs its self-check (cmx_self_test) and falls back to the next one if any step
+ * fails. Each slot's outcome stays readable; a linked model has no slots (cmx_num_slots() == 0). */
+typedef struct {
+  cmx_status status;   /* CMX_OK: the slot verified and passed its self-check (or was not tried yet) */
+  uint32_t sequence;   /* the slot's sequence number (newer is higher); 0 when it has no model */
+  uint32_t nbytes;     /* the slot image's length */
+  double max_abs_err;  /* its self-check's largest error, in output quantization steps */
+} cmx_slot_info;
+
+size_t cmx_num_slots(const cmx_model* model);
+int cmx_active_slot(const cmx_model* model); /* the slot cmx_init() runs (0 = A, 1 = B), -1 none */
+cmx_status cmx_slot_state(const cmx_model* model, size_t index, cmx_slot_info* info);
 
 /* The model's name ("digits"), and the name of a status ("load_method", "ok"). */
 const char* cmx_name(const cmx_model* model);

@@ -91,22 +91,16 @@ cmx_status describe(const cmx_model* model, size_t index, bool input, cmx_tensor
 
 namespace cmx {
 
-cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
-  if (!model || !model->state) return CMX_E_ARGUMENT;
+/* Load the handle's program and plan its pools: the model ready to run, or the step that failed.
+ * A program from a slot is verified in full by the flatbuffer verifier as it is parsed. */
+cmx_status load(cmx_model* model, executorch::runtime::EventTracer* tracer) {
   ModelState& s = *model->state;
-  if (s.ready) return CMX_OK;
-  s.detail = 0;
-  if (!runtime_ready) {
-    executorch::runtime::runtime_init();
-    int reg = cmx_register_kernels();
-    if (reg != 0) return failed(model, CMX_E_REGISTER_KERNELS, static_cast<Error>(reg));
-    runtime_ready = true;
-  }
-
   BufferDataLoader* loader = s.loader.emplace(model->pte, static_cast<size_t>(model->pte_end - model->pte));
-  Result<Program> program = Program::load(loader);
+  const auto verification = model->slots ? Program::Verification::InternalConsistency : Program::Verification::Minimal;
+  Result<Program> program = Program::load(loader, verification);
   if (!program.ok()) return failed(model, CMX_E_PROGRAM_LOAD, program.error());
   Program* p = s.program.emplace(std::move(program.get()));
+  s.program_built = true;
 
   Result<MethodMeta> meta = p->method_meta("forward");
   if (!meta.ok()) return failed(model, CMX_E_METHOD_META, meta.error());
@@ -136,10 +130,14 @@ cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
   Result<Method> method = p->load_method("forward", memory, tracer);
   if (!method.ok()) {
     // cmx-gen's backend refuses a plan for another core or plan version with this error
-    const bool plan = method.error() == Error::DelegateInvalidCompatibility;
-    return failed(model, plan ? CMX_E_PLAN : CMX_E_LOAD_METHOD, method.error());
+    const Error err = method.error();
+    const cmx_status st = err == Error::DelegateInvalidCompatibility ? CMX_E_PLAN
+                          : err == Error::OperatorMissing           ? CMX_E_KERNEL_MISSING
+                                                                     : CMX_E_LOAD_METHOD;
+    return failed(model, st, err);
   }
   Method* m = s.method.emplace(std::move(method.get()));
+  s.method_built = true;
   if (m->inputs_size() != model->num_inputs || m->outputs_size() != model->num_outputs) {
     return failed(model, CMX_E_IO_COUNT, Error::InvalidProgram);
   }
@@ -170,6 +168,27 @@ cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
   }
   s.ready = true;
   return CMX_OK;
+}
+
+/* Undo load(): the runtime objects of a slot that failed, before the next slot is tried. */
+void unload(cmx_model* model) {
+  ModelState& s = *model->state;
+  if (s.method_built) s.method.get()->~Method();
+  if (s.program_built) s.program.get()->~Program();
+  s.method_built = s.program_built = s.ready = false;
+}
+
+cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
+  if (!model || !model->state) return CMX_E_ARGUMENT;
+  if (model->state->ready) return CMX_OK;
+  model->state->detail = 0;
+  if (!runtime_ready) {  // kernels and the runtime's PAL come up once per image, for all models
+    executorch::runtime::runtime_init();
+    int reg = cmx_register_kernels();
+    if (reg != 0) return failed(model, CMX_E_REGISTER_KERNELS, static_cast<Error>(reg));
+    runtime_ready = true;
+  }
+  return model->slots ? slots_init(model, tracer) : load(model, tracer);
 }
 
 Method* method(cmx_model* model) { return ready(model) ? model->state->method.get() : nullptr; }
@@ -363,6 +382,13 @@ const char* cmx_status_name(cmx_status status) {
     case CMX_E_CALLER_INPUT: return "caller_input";
     case CMX_E_MISMATCH: return "mismatch";
     case CMX_E_NO_REFERENCE: return "no_reference";
+    case CMX_E_SLOT_EMPTY: return "slot_empty";
+    case CMX_E_SLOT_CORRUPT: return "slot_corrupt";
+    case CMX_E_SLOT_INCOMPATIBLE: return "slot_incompatible";
+    case CMX_E_SLOT_TOO_LARGE: return "slot_too_large";
+    case CMX_E_SLOT_REJECTED: return "slot_rejected";
+    case CMX_E_KERNEL_MISSING: return "kernel_missing";
+    case CMX_E_NO_MODEL: return "no_model";
   }
   return "unknown";
 }

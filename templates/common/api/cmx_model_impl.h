@@ -62,6 +62,8 @@ struct Slot {
 /* The runtime objects of one model, built by cmx_init(). */
 struct ModelState {
   bool ready;
+  bool program_built; /* program and method constructed: a slot that fails after them is unloaded */
+  bool method_built;
   uint32_t detail;  /* ExecuTorch Error of the last failure */
   uint32_t invocations;
   size_t planned_used;  /* what the program's plan needs of the planned buffers, summed at init */
@@ -94,9 +96,30 @@ struct IoQuant {
   float inv_scale;
 };
 
+/* placement = "slot": where the model may be, what the firmware was built to run, and the room the
+ * chosen slot's reference I/O, quantization and planned sizes are copied into (cmx_api.cpp points the
+ * handle's fields at them). */
+struct SlotTable {
+  const uintptr_t* bases;
+  const uint32_t* sizes;
+  uint32_t count;
+  const char* core;
+  const char* isa;
+  uint32_t planned_pool_bytes;
+  uint32_t planned_capacity; /* entries of planned_sizes / the handle's planned_spans */
+  ReferenceTensor* inputs;
+  ReferenceTensor* outputs;
+  IoQuant* input_quant;
+  IoQuant* output_quant;
+  uint32_t* planned_sizes;
+  cmx_slot_info* info;
+  int active;
+};
+
 }  // namespace cmx
 
-/* The handle: everything is static and fixed at generation, but `state`. */
+/* The handle: everything is static and fixed at generation, but `state` (and, for a model in a slot,
+ * what cmx_init() takes from the slot it runs). */
 struct cmx_model {
   const char* name;
   const uint8_t* pte;
@@ -119,6 +142,7 @@ struct cmx_model {
   uint8_t has_reference;    /* 0: no expected outputs are known (a .pte): the check says RAN */
   uint8_t reference_bundle; /* 1: a bundle's outputs, checked in their own unit */
   const cmx_model** arena_owner; /* models sharing an arena: which one used it last; else nullptr */
+  cmx::SlotTable* slots;         /* placement = "slot"; nullptr: the program is linked in (pte) */
   cmx::ModelState* state;
 };
 
@@ -126,6 +150,12 @@ namespace cmx {
 
 /* cmx_init() with an EventTracer (the profile and trace images of the check); nullptr otherwise. */
 cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer);
+
+/* Load the handle's program into its pools (cmx_api.cpp), and undo it; a model in slots picks the
+ * slot it runs with both (cmx_slots.cpp). */
+cmx_status load(cmx_model* model, executorch::runtime::EventTracer* tracer);
+void unload(cmx_model* model);
+cmx_status slots_init(cmx_model* model, executorch::runtime::EventTracer* tracer);
 
 /* The loaded method, after a successful init (the check reads outputs' dtypes through it). */
 executorch::runtime::Method* method(cmx_model* model);

@@ -9,6 +9,9 @@
 #include "cmx_model.h"
 #include "cmx_model_impl.h"
 #include "cmx_models.h" /* the handle's declaration: C linkage */
+#if defined(CMX_SLOT_COUNT)
+#include "cmx_slot.h"
+#endif
 
 /* The program's kernels and the backend's weight layouts are made for one CMSIS-NN code path
  * (CMX_TARGET_ISA): Helium (MVE), the DSP extension, or plain C. Compiled for another, the kernels
@@ -52,6 +55,40 @@ uint8_t method_pool[CMX_ROUND16(CMX_METHOD_POOL_BYTES)] CMX_ARENA;
 uint8_t temp_pool[(CMX_TEMP_POOL_BYTES > 0u) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) : 16u] CMX_ARENA;
 #define CMX_TEMP_POOL temp_pool
 #endif
+#if defined(CMX_SLOT_COUNT)
+/* placement = "slot": the program, its reference I/O and its plan are in the slot cmx_init() picks;
+ * the pools are this firmware's, sized for the model it was made with. */
+const uintptr_t slot_bases[CMX_SLOT_COUNT] = CMX_SLOT_BASES;
+const uint32_t slot_sizes[CMX_SLOT_COUNT] = CMX_SLOT_SIZES;
+cmx::ReferenceTensor slot_inputs[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1];
+cmx::ReferenceTensor slot_outputs[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 1];
+cmx::IoQuant slot_input_quant[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1];
+cmx::IoQuant slot_output_quant[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 1];
+uint32_t slot_planned_sizes[CMX_SLOT_MAX_PLANNED];
+cmx_slot_info slot_info[CMX_SLOT_COUNT];
+#if defined(CMX_SHARED_POOLS) && CMX_SHARED_POOLS
+#error "cmx-gen: a model in slots keeps its own pools (one model an image)"
+#endif
+uint8_t planned_pool[CMX_PLANNED_POOL_BYTES > 0u ? CMX_PLANNED_POOL_BYTES : 16u] CMX_ARENA;
+executorch::runtime::Span<uint8_t> planned_spans[CMX_SLOT_MAX_PLANNED];
+cmx::SlotTable slots = {slot_bases,       slot_sizes,     CMX_SLOT_COUNT,   CMX_TARGET_CPU,
+                        CMX_TARGET_ISA,   CMX_PLANNED_POOL_BYTES,           CMX_SLOT_MAX_PLANNED,
+                        slot_inputs,      slot_outputs,   slot_input_quant, slot_output_quant,
+                        slot_planned_sizes, slot_info,    -1};
+#define CMX_SLOTS (&slots)
+#define CMX_PROGRAM nullptr, nullptr
+#define CMX_PLANNED_SIZES slot_planned_sizes
+#define CMX_PLANNED_POOL planned_pool
+#define CMX_PLANNED_SPANS planned_spans
+#define CMX_INPUT_QUANT_TABLE slot_input_quant
+#define CMX_OUTPUT_QUANT_TABLE slot_output_quant
+#define CMX_REFERENCES slot_inputs, slot_outputs
+#else
+#define CMX_SLOTS nullptr
+#define CMX_PROGRAM CMX_PTE_START, CMX_PTE_END
+#define CMX_REFERENCES \
+  reinterpret_cast<const cmx::ReferenceTensor*>(CMX_REFERENCE_INPUTS), \
+      reinterpret_cast<const cmx::ReferenceTensor*>(CMX_REFERENCE_OUTPUTS)
 #if CMX_PLANNED_BUFFER_COUNT > 0
 const uint32_t planned_sizes[CMX_PLANNED_BUFFER_COUNT] = CMX_PLANNED_BUFFER_SIZES;
 #if defined(CMX_SHARED_POOLS) && CMX_SHARED_POOLS
@@ -68,9 +105,11 @@ executorch::runtime::Span<uint8_t> planned_spans[CMX_PLANNED_BUFFER_COUNT];
 #define CMX_PLANNED_POOL nullptr
 #define CMX_PLANNED_SPANS nullptr
 #endif
-
 const cmx::IoQuant input_quant[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1] = CMX_INPUT_QUANT;
 const cmx::IoQuant output_quant[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 1] = CMX_OUTPUT_QUANT;
+#define CMX_INPUT_QUANT_TABLE input_quant
+#define CMX_OUTPUT_QUANT_TABLE output_quant
+#endif
 
 cmx::ModelState state;
 
@@ -80,8 +119,7 @@ static_assert(sizeof(cmx_tensor_ref) == sizeof(cmx::ReferenceTensor), "cmx_model
 
 cmx_model CMX_MODEL_SYMBOL = {
     CMX_MODEL_NAME,
-    CMX_PTE_START,
-    CMX_PTE_END,
+    CMX_PROGRAM,
     method_pool,
     CMX_METHOD_POOL_BYTES,
     CMX_TEMP_POOL,
@@ -92,13 +130,13 @@ cmx_model CMX_MODEL_SYMBOL = {
     CMX_PLANNED_BUFFER_COUNT,
     CMX_NUM_INPUTS,
     CMX_NUM_OUTPUTS,
-    input_quant,
-    output_quant,
-    reinterpret_cast<const cmx::ReferenceTensor*>(CMX_REFERENCE_INPUTS),
-    reinterpret_cast<const cmx::ReferenceTensor*>(CMX_REFERENCE_OUTPUTS),
+    CMX_INPUT_QUANT_TABLE,
+    CMX_OUTPUT_QUANT_TABLE,
+    CMX_REFERENCES,
     static_cast<float>(CMX_TOLERANCE_LSB),
     CMX_HAS_REFERENCE,
     CMX_REFERENCE_BUNDLE,
     CMX_ARENA_OWNER,
+    CMX_SLOTS,
     &state,
 };

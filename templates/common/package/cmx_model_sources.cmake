@@ -13,7 +13,7 @@ function(cmx_model_sources out)
   cmake_parse_arguments(_arg "" "MODEL_DIR;ARENA_SECTION" "LINK" ${ARGN})
   get_filename_component(_api "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../api" ABSOLUTE)
   include("${_arg_MODEL_DIR}/cmx_models.cmake")
-  set(_sources "${_api}/cmx_api.cpp")
+  set(_sources "${_api}/cmx_api.cpp" "${_api}/cmx_slots.cpp" "${_api}/cmx_slot.c")
   set(_define CMX_ARENA_SECTION="${_arg_ARENA_SECTION}")
   if(CMX_MODELS_SOURCES)  # what the models share (their arena), in the same section as their pools
     list(TRANSFORM CMX_MODELS_SOURCES PREPEND "${_arg_MODEL_DIR}/" OUTPUT_VARIABLE _shared)

@@ -349,7 +349,25 @@ void print_pools(Line& line, const Measured& m) {
 
 /* ` model=<name>` closes a model's line in an app of several (the summary line follows). */
 void print_model(Line& line, const cmx_model* m) {
+  const int slot = cmx_active_slot(m);
+  if (slot >= 0) {
+    const char name[2] = {static_cast<char>('a' + slot), 0};
+    line.s(" slot=").s(name);
+  }
   if (CMX_NUM_MODELS > 1) line.s(" model=").s(cmx_name(m));
+}
+
+/* A model in slots (placement = "slot"): what cmx_init() found in each, before the result line. */
+void print_slots(const cmx_model* m) {
+  for (size_t i = 0; i < cmx_num_slots(m); ++i) {
+    cmx_slot_info info;
+    if (cmx_slot_state(m, i, &info) != CMX_OK) continue;
+    const char name[2] = {static_cast<char>('a' + i), 0};
+    Line line;
+    line.s("cmx-gen: slot ").s(name).s(" status=").s(cmx_status_name(info.status)).s(" sequence=").u(info.sequence);
+    line.s(" bytes=").u(info.nbytes);
+    line.print();
+  }
 }
 
 int fail(const char* stage, uint32_t code, const Measured& m, const cmx_model* of) {
@@ -529,6 +547,7 @@ extern "C" int cmx_run(void) {
   for (size_t k = 0; k < CMX_NUM_MODELS; ++k) {
     Measured m;
     cmx_status st = cmx::init(models[k], CMX_EVENT_TRACER);
+    print_slots(models[k]);
     if (st != CMX_OK) return fail(models[k], st, m);
   }
   Checked checked[CMX_NUM_MODELS];

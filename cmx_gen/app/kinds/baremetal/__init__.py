@@ -73,12 +73,14 @@ class BareMetalApp(AppKind):
         from cmx_gen.common.errors import RunError
         from cmx_gen.device.runners import RUNNERS
 
+        from cmx_gen.device.model_slots import images_to_load
+
         board = app.board()
-        if name:
-            return RUNNERS[name](board, timeout)
-        for cls in RUNNERS.values():
-            if cls.available_for(board):
-                return cls(board, timeout)
+        chosen = RUNNERS.get(name or "") or next((c for c in RUNNERS.values() if c.available_for(board)), None)
+        if chosen is not None:
+            runner = chosen(board, timeout)
+            runner.images = [(image.path, image.slot.base) for image in images_to_load(app)]
+            return runner
         raise RunError(
             f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",
             "flash it (`cmx-gen flash APP`) and read its console with `cmx-gen run APP --serial PORT`",

@@ -1,0 +1,98 @@
+"""The model slots of an app made with placement = "slot", on the host side: which image goes to which
+slot (`cmx-gen model-image`), and what a simulator loads beside the firmware (`cmx-gen run`).
+
+An app keeps its model's image in model/model_slot.bin (written by create and regen). `model-image`
+copies it, with a sequence number, to build/model_slot_<a|b>.bin: the file `flash --model-only`
+writes and `run` loads at the slot's address. With none there, `run` loads model/model_slot.bin into
+slot a, so a fresh app runs as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cmx_gen.app import slot_image
+from cmx_gen.app.folder import AppFolder
+from cmx_gen.app.slot_files import SLOT_FILE
+from cmx_gen.common.errors import RunError
+from cmx_gen.fit.boards import ModelSlot
+
+
+@dataclass(frozen=True)
+class SlotImage:
+    """One image in one slot."""
+
+    slot: ModelSlot
+    path: Path
+    header: slot_image.SlotHeader
+
+    def line(self) -> str:
+        h = self.header
+        return (
+            f"slot {self.slot.name}     0x{self.slot.base:08x}: {self.path} ({h.total_bytes:,} of {self.slot.size:,} bytes), "
+            f"model {h.name}, sequence {h.sequence}, sha256 {h.sha256[:16]}"
+        )
+
+
+def is_slot_app(app: AppFolder) -> bool:
+    return (app.path / "model" / SLOT_FILE).is_file()
+
+
+def _slots(app: AppFolder) -> dict[str, ModelSlot]:
+    board = app.board()
+    if not board.model_slots:
+        raise RunError(f"board {board.id} declares no model slots", "recreate the app on a board with model_slots")
+    return {s.name: s for s in board.model_slots}
+
+
+def built_path(app: AppFolder, slot: str) -> Path:
+    return app.path / "build" / f"model_slot_{slot}.bin"
+
+
+def write_image(app: AppFolder, slot: str, sequence: int | None = None) -> SlotImage:
+    """build/model_slot_<slot>.bin: the app's model image with `sequence` (default: one above every
+    image already in build/, so the firmware takes it as the newest)."""
+    if not is_slot_app(app):
+        raise RunError(
+            f"{app.path} keeps its model linked into the firmware",
+            'recreate it with --placement slot (cmx.toml: [model] placement = "slot")',
+        )
+    slots = _slots(app)
+    if slot not in slots:
+        raise RunError(f"board {app.board().id} has no model slot {slot!r}", f"use one of: {', '.join(slots)}")
+    image = (app.path / "model" / SLOT_FILE).read_bytes()
+    if sequence is None:
+        seen = [
+            slot_image.read_header(built_path(app, s).read_bytes()).sequence
+            for s in slots
+            if built_path(app, s).is_file()
+        ]
+        sequence = max(seen, default=0) + 1
+    image = slot_image.with_sequence(image, sequence)
+    if len(image) > slots[slot].size:
+        raise RunError(
+            f"the model image is {len(image):,} bytes and slot {slot} holds {slots[slot].size:,}",
+            "shrink the model, or give the board larger model_slots",
+        )
+    path = built_path(app, slot)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(image)
+    return SlotImage(slots[slot], path, slot_image.read_header(image))
+
+
+def images_to_load(app: AppFolder) -> list[SlotImage]:
+    """What a simulator loads beside the firmware: the images in build/, else the app's own in slot a."""
+    if not is_slot_app(app):
+        return []
+    slots = _slots(app)
+    found = [
+        SlotImage(s, built_path(app, name), slot_image.read_header(built_path(app, name).read_bytes()))
+        for name, s in slots.items()
+        if built_path(app, name).is_file()
+    ]
+    if found:
+        return found
+    own = app.path / "model" / SLOT_FILE
+    first = next(iter(slots.values()))
+    return [SlotImage(first, own, slot_image.read_header(own.read_bytes()))]
