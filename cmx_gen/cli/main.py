@@ -29,6 +29,7 @@ COMMANDS = [
     "build",
     "run",
     "flash",
+    "model_image",
     "validate",
     "report",
     "sdk",

@@ -38,6 +38,7 @@ class FlashConfig:
     app: Path
     image: Path  # the ELF, or the build folder for kinds whose tool flashes one (Zephyr's west)
     probe: str | None = None  # probe serial number / unique ID
+    base_address: int | None = None  # a raw binary written at this address (a model slot's image)
 
 
 @functools.lru_cache(maxsize=1)
@@ -119,8 +120,7 @@ class PyOcdFlasher(Flasher):
             "--target",
             self.target,
             *probe,
-            "--format",
-            "elf",
+            *self._format(),
             str(self.config.image),
         ]
         # --no-wait: no probe is an error, not a wait for ever; pyocd load resets the core after
@@ -128,6 +128,12 @@ class PyOcdFlasher(Flasher):
         return ([[executable("pyocd"), "pack", "install", self.target]] if not target_known(self.target) else []) + [
             load
         ]
+
+    def _format(self) -> list[str]:
+        """An ELF places itself; a model slot's image is raw bytes at the slot's address."""
+        if self.config.base_address is None:
+            return ["--format", "elf"]
+        return ["--format", "bin", "--base-address", f"0x{self.config.base_address:08x}"]
 
     def check(self) -> None:
         if shutil.which(executable("pyocd")) is None:
@@ -223,6 +229,11 @@ def plan(config: FlashConfig) -> Flasher:
         )
     if board.flash.pyocd_target:
         return PyOcdFlasher(config)
+    if config.base_address is not None:
+        raise FlashError(
+            f"--model-only writes a slot with pyOCD, which has no target for {board.id}",
+            "flash the slot image (APP/build/model_slot_<slot>.bin) at its address with your board's tool",
+        )
     if board.flash.runner in vendor_runners():
         return VendorFlasher(config)
     raise FlashError(

@@ -53,6 +53,8 @@ def built_path(app: AppFolder, slot: str) -> Path:
 def write_image(app: AppFolder, slot: str, sequence: int | None = None) -> SlotImage:
     """build/model_slot_<slot>.bin: the app's model image with `sequence` (default: one above every
     image already in build/, so the firmware takes it as the newest)."""
+    if not app.path.is_dir():
+        raise RunError(f"no app at {app.path}", "give the folder `cmx-gen create -o` made")
     if not is_slot_app(app):
         raise RunError(
             f"{app.path} keeps its model linked into the firmware",

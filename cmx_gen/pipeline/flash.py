@@ -7,11 +7,15 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
 from cmx_gen.common.errors import FlashError
 from cmx_gen.pipeline.run_outcome import Outcome
+
+if TYPE_CHECKING:
+    from cmx_gen.fit.boards import Board
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,7 @@ class FlashOptions:
     serial: str | None = None  # then read the result line from this console
     baud: int = 115200
     timeout: float = 60.0
+    model_only: str | None = None  # write only this model slot's image (placement = "slot")
 
 
 def flash_app(app: AppFolder, options: FlashOptions) -> Outcome:
@@ -31,6 +36,8 @@ def flash_app(app: AppFolder, options: FlashOptions) -> Outcome:
 
     kind, board = kind_of(app), app.board()
     kind.require_image("cmx-gen flash")
+    if options.model_only:
+        return _flash_slot(app, board, options)
     if options.user_app and options.serial:
         raise FlashError(
             "--serial reads the check's result line; your application prints a line per call",
@@ -71,3 +78,29 @@ def flash_app(app: AppFolder, options: FlashOptions) -> Outcome:
         result = console.read_result()
     lines = [f"flashed    {image} with {flasher.name}; reading {options.serial}", *app.verdict(result.line)]
     return Outcome(tuple(lines), 0 if result.passed else 1)
+
+
+def _flash_slot(app: AppFolder, board: "Board", options: FlashOptions) -> Outcome:
+    """Write one model slot's image (cmx-gen model-image) at its address; the firmware stays as it is."""
+    from cmx_gen.device import flash
+    from cmx_gen.device.model_slots import built_path, is_slot_app
+
+    slot = next((s for s in board.model_slots if s.name == options.model_only), None)
+    if not is_slot_app(app) or slot is None:
+        raise FlashError(
+            f"{app.path} has no model slot {options.model_only!r}",
+            "--model-only is for apps made with --placement slot; slots: "
+            + (", ".join(s.name for s in board.model_slots) or "none on this board"),
+        )
+    image = built_path(app, slot.name)
+    if not image.is_file() and not options.dry_run:
+        raise FlashError(
+            f"no image for slot {slot.name}", f"run `cmx-gen model-image {app.path} --slot {slot.name}` first"
+        )
+    flasher = flash.plan(
+        flash.FlashConfig(board=board, app=app.path, image=image, probe=options.probe, base_address=slot.base)
+    )
+    if options.dry_run:
+        return Outcome(tuple(shlex.join(command) for command in flasher.commands()), 0)
+    flasher.flash()
+    return Outcome((f"flashed    {image} into slot {slot.name} at 0x{slot.base:08x} with {flasher.name}",), 0)

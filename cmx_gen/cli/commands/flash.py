@@ -23,6 +23,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="flash your application (bare metal APP/build/<name>_app.elf, Zephyr APP/build-app) instead of the check",
     )
+    parser.add_argument(
+        "--model-only",
+        nargs="?",
+        const="a",
+        metavar="SLOT",
+        help='placement = "slot": write only the model image of SLOT (a, the default, or b; made by '
+        "`cmx-gen model-image`), not the firmware",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the commands and exit")
     parser.add_argument(
         "--serial", metavar="PORT", help="then read the result line from the board's console, e.g. /dev/ttyACM0"
@@ -44,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         serial=args.serial,
         baud=args.baud,
         timeout=args.timeout,
+        model_only=args.model_only,
     )
     outcome = flash_app(AppFolder(Path(args.app)), options)
     for line in outcome.lines:
