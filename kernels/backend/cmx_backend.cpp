@@ -46,8 +46,6 @@ using executorch::runtime::FreeableBuffer;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
-constexpr size_t kMaxArgs = 16;
-
 inline int8_t* tensor_at(int32_t operand, uint8_t* work, void* const* io) {
   return operand >= 0 ? reinterpret_cast<int8_t*>(work + operand) : static_cast<int8_t*>(io[-1 - operand]);
 }
@@ -254,14 +252,22 @@ class CmxCmsisNNBackend final : public BackendInterface {
       ET_LOG(Error, "cmx backend: plan made for %.16s, this runtime is built for %s", h->core, CMX_PLAN_CORE);
       return Error::DelegateInvalidCompatibility;
     }
-    if (h->plan_bytes > processed->size() || h->n_inputs + 1 + h->n_outputs > kMaxArgs) {
-      ET_LOG(Error, "cmx backend: plan truncated or too many arguments");
+    /* Every record against the working memory, the arguments and the plan, once: a plan that comes
+     * from outside the image (a model slot) is input, and a bad one is refused here, never run. */
+    const char* why = nullptr;
+    const int32_t bad = cmx_plan_check(plan, processed->size(), &why);
+    if (bad != 0) {
+      if (bad == 1) {
+        ET_LOG(Error, "cmx backend: plan refused: %s", why);
+      } else {
+        ET_LOG(Error, "cmx backend: plan refused at layer %d: %s", (int)(bad - 2), why);
+      }
       return Error::InvalidProgram;
     }
     const uint8_t* p = plan + h->layers_offset;
     for (uint32_t i = 0; i < h->n_layers; ++i) {
       const auto* head = reinterpret_cast<const cmx_layer_head*>(p);
-      if (head->size <= 0 || p + head->size > plan + h->data_offset || !compiled_in(head->op)) {
+      if (!compiled_in(head->op)) {
         ET_LOG(Error, "cmx backend: layer %u (kind %d) is not in this runtime", (unsigned)i, (int)head->op);
         return Error::DelegateInvalidCompatibility;
       }
@@ -281,9 +287,15 @@ class CmxCmsisNNBackend final : public BackendInterface {
     const auto* h = reinterpret_cast<const cmx_plan_header*>(plan);
     const size_t n_args = h->n_inputs + 1 + h->n_outputs;
     if (args.size() != n_args) return Error::InvalidArgument;
-    void* io[kMaxArgs];
+    void* io[CMX_PLAN_MAX_ARGS];
     for (size_t i = 0; i < n_args; ++i) io[i] = args[i]->toTensor().mutable_data_ptr();
     if (args[h->n_inputs]->toTensor().nbytes() < h->work_bytes) return Error::MemoryAllocationFailed;
+    /* init checked every record against these sizes: the arguments must hold them */
+    const auto* io_bytes = reinterpret_cast<const uint32_t*>(plan + sizeof(cmx_plan_header)) + h->n_inputs + h->n_outputs;
+    for (size_t i = 0, k = 0; i < n_args; ++i) {
+      if (i == h->n_inputs) continue;  // the working memory
+      if (args[i]->toTensor().nbytes() < io_bytes[k++]) return Error::InvalidArgument;
+    }
     uint8_t* work = static_cast<uint8_t*>(io[h->n_inputs]);
 #ifdef ET_EVENT_TRACER_ENABLED
     auto* tracer = context.event_tracer();

@@ -7,17 +7,21 @@
  * into the plan. A tensor operand >= 0 is a byte offset into the working memory, < 0 the
  * delegate argument -1-x; a constant is a byte offset from the plan's start, -1 none. Between the
  * header and the first record (layers_offset), one int32 per input, then per output, says where the
- * program placed it in the working memory (-1: apart); the runtime uses their arguments only. */
+ * program placed it in the working memory (-1: apart; the runtime uses their arguments only), then one
+ * uint32 per input, then per output, its bytes: what init checks every record against and execute
+ * checks each argument against (cmx_plan_check). */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arm_nn_types.h"
 #include "cmx_nn.h"
 
 #define CMX_PLAN_MAGIC 0x50584D43u /* "CMXP" */
-#define CMX_PLAN_VERSION 7u
+#define CMX_PLAN_VERSION 8u
 #define CMX_PLAN_CORE_BYTES 16
+#define CMX_PLAN_MAX_ARGS 16 /* inputs, the working memory, outputs */
 
 enum cmx_plan_op {
   CMX_OP_CONV = 1,
@@ -220,3 +224,18 @@ typedef struct {
   cmx_layer_head head;
   int32_t input, output, batches, rows, cols;
 } cmx_layer_transpose;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 0 when the plan is safe to run: its sections inside its `plan_bytes`, every record of a kind this
+ * runtime has and as long as its kind, and every record's tensors inside the working memory or their
+ * argument's bytes, constants inside the plan's data (aligned), scratch at least the kernel's size,
+ * shapes that agree (cmx_plan_check.c says what each kernel reads). Else 1 when the header is bad,
+ * 2 + i when layer i is, and *why (may be NULL) says what. Checked once, at init. */
+int32_t cmx_plan_check(const uint8_t* plan, size_t plan_bytes, const char** why);
+
+#ifdef __cplusplus
+}
+#endif

@@ -26,6 +26,10 @@
 #define CMX_FC_COLS 4
 #endif
 
+int32_t cmx_fully_connected_s8_weight_bytes(int32_t rows, int32_t cols) {
+  return rows * ((cols + CMX_FC_GROUP - 1) / CMX_FC_GROUP * CMX_FC_GROUP);
+}
+
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out) {
   const int32_t group = CMX_FC_GROUP, padded = (cols + group - 1) / group * group, blocks = rows / 4;
   for (int32_t r = 0; r < rows; ++r) {

@@ -77,7 +77,9 @@ def test_packed_plan_reads_back_and_rebases_constants():
     conv_fields = {name: i for i, name in enumerate(plan_mod.FIELDS["conv"])}
     conv_fields.update(weight=0, bias=16, multipliers=plan_mod.NONE)
     conv = plan_mod.Layer("conv", conv_fields, debug=3)
-    blob = plan_mod.Plan("cortex-m4", (layer, conv), b"\1" * 32, n_inputs=1, n_outputs=1, work_bytes=64).pack()
+    blob = plan_mod.Plan(
+        "cortex-m4", (layer, conv), b"\1" * 32, n_inputs=1, n_outputs=1, work_bytes=64, io_bytes=(10, 10)
+    ).pack()
     head = plan_mod.read_header(blob)
     assert head["magic"] == plan_mod.MAGIC and head["core"] == "cortex-m4" and head["plan_bytes"] == len(blob)
     assert head["data_offset"] % 16 == 0 and blob[head["data_offset"] :] == b"\1" * 32

@@ -6,7 +6,9 @@ A plan is little-endian int32 words, read in place from flash by the runtime, ne
     header   magic, version, the core it was made for, counts, work-memory size, offsets
     io       one int32 per delegate input, then per output: its offset in the working memory where
              the program places it there (schedule.py), else -1; only the ahead-of-time side reads
-             it (the runtime reads inputs and writes outputs through their arguments)
+             it (the runtime reads inputs and writes outputs through their arguments); then one
+             uint32 per input, then per output: its bytes, which the runtime checks every record
+             against at init (cmx_plan_check.c) and each argument against when it runs
     layers   one record per layer: `op`, `size` (bytes of the record), `debug` (instruction id
              for profiling and tracing), then the op's fields; CMSIS-NN's own parameter structs
              (cmsis_nn_conv_params, cmsis_nn_dims, ...) are stored exactly as CMSIS-NN lays them
@@ -37,7 +39,7 @@ from cmx_gen.lower.delegate.plan_fields import (
 )
 
 MAGIC = 0x50584D43  # "CMXP"
-VERSION = 7  # bump with every change of the layout below or of what a field means
+VERSION = 8  # bump with every change of the layout below or of what a field means
 CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
@@ -131,6 +133,7 @@ class Plan:
     n_outputs: int
     work_bytes: int
     io_offsets: tuple[int, ...] = ()  # each input's, then output's, offset in the working memory; -1 apart
+    io_bytes: tuple[int, ...] = ()  # each input's, then output's, bytes
 
     def pack(self) -> bytes:
         """The plan's bytes; constants' offsets in the layers are relative to the data section and
@@ -138,8 +141,8 @@ class Plan:
         head_size = 4 * (len(HEADER) - 1) + CORE_BYTES
         count = self.n_inputs + self.n_outputs
         offsets = self.io_offsets or (NONE,) * count
-        assert len(offsets) == count
-        io = struct.pack(f"<{count}i", *offsets)
+        assert len(offsets) == count and len(self.io_bytes) == count
+        io = struct.pack(f"<{count}i{count}I", *offsets, *self.io_bytes)
         layers_offset = head_size + len(io)
         body = b"".join(layer.pack() for layer in self.layers)
         data_offset = _align(layers_offset + len(body), 16)

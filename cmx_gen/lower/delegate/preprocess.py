@@ -13,7 +13,7 @@ from cmx_gen.lower.delegate import copy_layers, patch_plan
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
-from cmx_gen.lower.delegate.schedule import schedule
+from cmx_gen.lower.delegate.schedule import schedule, tensor_bytes
 from cmx_gen.common.targets import cores
 from cmx_gen.lower.fx_nodes import constant_tensor, op_name
 
@@ -98,4 +98,5 @@ def build_plan(
         n_outputs=len(plan_of.outputs),
         work_bytes=work.nbytes,
         io_offsets=plan_of.io_offsets,
+        io_bytes=tuple(tensor_bytes(node) for node in (*plan_of.inputs, *plan_of.outputs)),
     )

@@ -33,7 +33,8 @@ def is_alloc(node: torch.fx.Node) -> bool:
     return node.op == "call_function" and getattr(node.target, "__name__", "") == "alloc"
 
 
-def _nbytes(node: torch.fx.Node) -> int:
+def tensor_bytes(node: torch.fx.Node) -> int:
+    """The bytes of the tensor `node` makes."""
     val = node.meta["val"]
     return int(val.numel()) * int(val.element_size())
 
@@ -84,7 +85,7 @@ class Schedule:
                 and not is_alloc(a)
                 and (a.op != "placeholder" or a in self.inputs)
             }
-            return sum(_nbytes(a) for a in reads) + _nbytes(node)
+            return sum(tensor_bytes(a) for a in reads) + tensor_bytes(node)
 
         return _first_largest((need(node), node) for node in self.compute)
 
@@ -155,20 +156,20 @@ def _place(
         last = max(index[u] for u in n.users if u in index)
         return max(last, len(staged) - 1) if stage and n is stage.image else last
 
-    buffers = [Buffer(n.name, _nbytes(n), -1, last_read(n)) for n in inputs if n in in_work]
+    buffers = [Buffer(n.name, tensor_bytes(n), -1, last_read(n)) for n in inputs if n in in_work]
     if stage:
         buffers += patch_plan.buffers(stage, index)
     for node in compute:
         if stage and node is stage.output:
             users = [index[u] for u in node.users if u in index]
-            buffers.append(Buffer(node.name, _nbytes(node), 0, max(users)))
+            buffers.append(Buffer(node.name, tensor_bytes(node), 0, max(users)))
         elif node not in apart and node not in staged:
             users = [index[u] for u in node.users if u in index] + ([len(compute)] if node in outputs else [])
             shares = tuple(x.name for x in overlap.shareable_inputs(node) if x not in apart)
             buffers.append(
                 Buffer(
                     node.name,
-                    _nbytes(node),
+                    tensor_bytes(node),
                     index[node],
                     max(users, default=index[node]),
                     shares,

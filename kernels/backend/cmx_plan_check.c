@@ -1,0 +1,447 @@
+/* The plan checked before it runs (cmx_plan.h cmx_plan_check): every record's kind, size, operands,
+ * constants, scratch and shapes, so that a plan from anywhere (a model slot, a flash that flipped a
+ * bit after the hash, a bug in the writer) is refused at init or runs without a read or write outside
+ * the working memory, its arguments and the plan. Plain C, no ExecuTorch: the host fuzz test builds
+ * it with AddressSanitizer (tests/lower/test_plan_check.py).
+ *
+ * What each kernel reads and writes is derived from the same fields the backend passes it, with the
+ * kernels' own size functions where they have one (scratch, weight layouts): nothing is restated.
+ * Shapes: an output no larger than its input, kernel, stride, padding and dilation give, channels that
+ * agree, counts that tile; arithmetic in 64 bits so no product wraps. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmx_plan.h"
+
+#if defined(CMX_BACKEND_CONV) || defined(CMX_BACKEND_CONV_GENERAL) || defined(CMX_BACKEND_DEPTHWISE_CONV) || \
+    defined(CMX_BACKEND_AVG_POOL)
+#include "arm_nnfunctions.h"
+#endif
+
+typedef struct {
+  const uint8_t* plan;
+  const cmx_plan_header* h;
+  const uint32_t* io_bytes; /* each input's, then output's bytes */
+  const char* why;
+} check;
+
+#define LIMIT ((int64_t)1 << 31)
+
+static int fail(check* c, const char* why) {
+  c->why = why;
+  return 0;
+}
+
+/* A tensor operand: `bytes` from `operand` inside the working memory or inside its argument. */
+static int tensor(check* c, int32_t operand, int64_t bytes) {
+  if (bytes < 0 || bytes >= LIMIT) return fail(c, "a tensor size out of range");
+  if (operand >= 0) return (int64_t)operand + bytes <= (int64_t)c->h->work_bytes ? 1 : fail(c, "a tensor past the working memory");
+  const int64_t arg = -1 - (int64_t)operand;
+  const int64_t n_in = c->h->n_inputs, n_out = c->h->n_outputs;
+  if (arg == n_in || arg > n_in + n_out) return fail(c, "a tensor operand that is no argument");
+  const uint32_t have = c->io_bytes[arg < n_in ? arg : arg - 1];
+  return bytes <= (int64_t)have ? 1 : fail(c, "a tensor past its argument");
+}
+
+/* A constant: `bytes` at `offset` in the plan's data, `align`-aligned; -1 (none) only when optional. */
+static int constant(check* c, int32_t offset, int64_t bytes, int64_t align, int optional) {
+  if (offset == -1) return optional ? 1 : fail(c, "a required constant missing");
+  if (offset < 0 || (uint32_t)offset < c->h->data_offset || offset % align != 0) return fail(c, "a constant outside the data");
+  if (bytes < 0 || (int64_t)offset + bytes > (int64_t)c->h->plan_bytes) return fail(c, "a constant past the plan");
+  return 1;
+}
+
+/* Scratch: `bytes` (at least the kernel's `need`) at `at` in the working memory; none when both are 0. */
+static int scratch(check* c, int32_t at, int64_t bytes, int64_t need) {
+  if (need < 0 || bytes < need) return fail(c, "scratch smaller than the kernel needs");
+  if (bytes == 0) return 1;
+  if (at < 0 || (int64_t)at + bytes > (int64_t)c->h->work_bytes) return fail(c, "scratch past the working memory");
+  return 1;
+}
+
+static int64_t volume(const cmsis_nn_dims* d) { return (int64_t)d->n * d->h * d->w * d->c; }
+
+static int dims(check* c, const cmsis_nn_dims* d) {
+  if (d->n < 1 || d->h < 1 || d->w < 1 || d->c < 1 || volume(d) >= LIMIT) return fail(c, "a dimension out of range");
+  return 1;
+}
+
+/* An output extent no larger than a window of `kernel` taps `dilation` apart, every `stride` over
+ * `in` positions with `pad` zeros each side (plus one for a pooling's ceil mode) allows. */
+static int window(check* c, int32_t out, int32_t in, int32_t kernel, int32_t stride, int32_t pad, int32_t dilation,
+                  int32_t ceil_extra) {
+  if (kernel < 1 || stride < 1 || pad < 0 || dilation < 1 || in < 1 || out < 1 || pad >= LIMIT / 4 ||
+      kernel >= LIMIT / 4 || dilation >= LIMIT / 4) {
+    return fail(c, "a kernel, stride, padding or dilation out of range");
+  }
+  const int64_t span = (int64_t)in + 2 * (int64_t)pad - (int64_t)dilation * (kernel - 1) - 1;
+  if (span < 0 || out > span / stride + 1 + ceil_extra) return fail(c, "an output larger than its window allows");
+  return 1;
+}
+
+static int conv_shapes(check* c, const cmsis_nn_conv_params* p, const cmsis_nn_dims* in, const cmsis_nn_dims* f,
+                       const cmsis_nn_dims* out) {
+  if (!dims(c, in) || !dims(c, f) || !dims(c, out)) return 0;
+  if (out->n != in->n || out->c != f->n || in->c % f->c != 0 || out->c % (in->c / f->c) != 0) {
+    return fail(c, "convolution channels that disagree");
+  }
+  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h, 0) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w, 0);
+}
+
+static int per_channel(check* c, int32_t multipliers, int32_t shifts, int64_t channels) {
+  return constant(c, multipliers, 4 * channels, 4, 0) && constant(c, shifts, 4 * channels, 4, 0);
+}
+
+static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t weight_bytes) {
+  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+  const int64_t oc = l->output_dims.c;
+  return tensor(c, l->input, volume(&l->input_dims)) && tensor(c, l->output, volume(&l->output_dims)) &&
+         constant(c, l->weight, weight_bytes, 1, 0) && constant(c, l->bias, 4 * oc, 4, 1) &&
+         per_channel(c, l->multipliers, l->shifts, oc) && scratch(c, l->scratch, l->scratch_bytes, scratch_need);
+}
+
+static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratch_need) {
+  const cmsis_nn_dims *in = &l->input_dims, *f = &l->filter_dims, *out = &l->output_dims;
+  if (!dims(c, in) || !dims(c, f) || !dims(c, out)) return 0;
+  if (out->n != in->n || f->c != out->c || out->c != (int64_t)in->c * l->params.ch_mult) {
+    return fail(c, "depthwise channels that disagree");
+  }
+  const cmsis_nn_dw_conv_params* p = &l->params;
+  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h, 0) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w, 0) &&
+         tensor(c, l->input, volume(in)) && tensor(c, l->output, volume(out)) &&
+         constant(c, l->weight, (int64_t)f->h * f->w * f->c, 1, 0) && constant(c, l->bias, 4 * (int64_t)out->c, 4, 1) &&
+         per_channel(c, l->multipliers, l->shifts, out->c) && scratch(c, l->scratch, l->scratch_bytes, scratch_need);
+}
+
+static int linear(check* c, const cmx_layer_linear* l, int64_t weight_bytes) {
+  const int64_t batches = l->input_dims.n, depth = l->filter_dims.n, out = l->output_dims.c;
+  if (batches < 1 || depth < 1 || out < 1 || l->output_dims.n != batches || batches * depth >= LIMIT ||
+      batches * out >= LIMIT || depth * out >= LIMIT) {
+    return fail(c, "fully connected sizes that disagree");
+  }
+  return tensor(c, l->input, batches * depth) && tensor(c, l->output, batches * out) &&
+         constant(c, l->weight, weight_bytes, 1, 0) && constant(c, l->bias, 4 * out, 4, 1) &&
+         constant(c, l->kernel_sum, 4 * out, 4, 1);
+}
+
+static int pool(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in, const cmsis_nn_dims* f,
+                const cmsis_nn_dims* out, int32_t input, int32_t output) {
+  if (!dims(c, in) || !dims(c, out) || f->h < 1 || f->w < 1) return fail(c, "pooling sizes out of range");
+  if (out->n != in->n || out->c != in->c) return fail(c, "pooling channels that disagree");
+  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1, 1) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1, 1) && tensor(c, input, volume(in)) &&
+         tensor(c, output, volume(out));
+}
+
+/* A recurrent gate's constants: weights [hidden][input] and [hidden][hidden], biases [hidden] int32. */
+static int gate(check* c, const int32_t* g, int64_t hidden, int64_t input, int hidden_at) {
+  /* g: input multiplier, shift, weights, bias, then (at hidden_at) hidden multiplier, shift, weights, bias */
+  return constant(c, g[2], hidden * input, 1, 0) && constant(c, g[3], 4 * hidden, 4, 0) &&
+         constant(c, g[hidden_at + 2], hidden * hidden, 1, 0) && constant(c, g[hidden_at + 3], 4 * hidden, 4, 0);
+}
+
+static int recurrent_sizes(check* c, int32_t batch, int32_t steps, int32_t input, int32_t hidden) {
+  if (batch < 1 || steps < 1 || input < 1 || hidden < 1 || (int64_t)batch * steps * (input + hidden) >= LIMIT ||
+      (int64_t)hidden * (input + hidden) >= LIMIT) {
+    return fail(c, "recurrent sizes out of range");
+  }
+  return 1;
+}
+
+static int softmax(check* c, const cmx_layer_softmax* l) {
+  const int64_t n = (int64_t)l->rows * l->row_size;
+  if (l->rows < 1 || l->row_size < 1 || n >= LIMIT) return fail(c, "softmax sizes out of range");
+  if (!tensor(c, l->input, n) || !tensor(c, l->output, n)) return 0;
+  if (l->ranges == -1) return 1;
+  if (l->mask_rows < 1 || !constant(c, l->ranges, 8 * (int64_t)l->mask_rows, 4, 0)) return fail(c, "a softmax mask out of range");
+  const int32_t* r = (const int32_t*)(c->plan + l->ranges);
+  for (int32_t i = 0; i < l->mask_rows; ++i) {
+    if (r[2 * i] < 0 || r[2 * i] > r[2 * i + 1] || r[2 * i + 1] > l->row_size) return fail(c, "a softmax mask past its row");
+  }
+  return 1;
+}
+
+static int copy_region(check* c, const cmx_layer_copy_region* l) {
+  if (l->rows < 0 || l->row_bytes < 0 || l->input_at < 0 || l->output_at < 0 || l->input_stride < 0 || l->output_stride < 0) {
+    return fail(c, "a region copy out of range");
+  }
+  if (l->rows == 0) return 1;
+  const int64_t last = (int64_t)l->rows - 1;
+  return tensor(c, l->input, l->input_at + last * l->input_stride + l->row_bytes) &&
+         tensor(c, l->output, l->output_at + last * l->output_stride + l->row_bytes);
+}
+
+static int elementwise(check* c, int32_t a, int32_t b, int32_t out, int32_t block, int32_t count) {
+  if (block < 1 || count < 0 || count % block != 0) return fail(c, "element-wise blocks that do not tile the count");
+  return tensor(c, a, count) && tensor(c, b, block) && tensor(c, out, count);
+}
+
+/* One record: 1 if it is safe to run, else 0 with c->why set. */
+static int layer(check* c, const cmx_layer_head* head) {
+  switch (head->op) {
+#ifdef CMX_BACKEND_CONV
+    case CMX_OP_CONV: {
+      const cmx_layer_conv* l = (const cmx_layer_conv*)head;
+      if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+      return conv(c, l, arm_convolve_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims, &l->output_dims),
+                  volume(&l->filter_dims));
+    }
+#endif
+#ifdef CMX_BACKEND_CONV_GENERAL
+    case CMX_OP_CONV_GENERAL: {
+      const cmx_layer_conv* l = (const cmx_layer_conv*)head;
+      if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+      return conv(c, l, arm_convolve_s8_get_buffer_size(&l->input_dims, &l->filter_dims), volume(&l->filter_dims));
+    }
+#endif
+#ifdef CMX_BACKEND_CONV_HELIUM
+    case CMX_OP_CONV_HELIUM: {
+      const cmx_layer_conv_helium* l = (const cmx_layer_conv_helium*)head;
+      if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+      if (l->input_dims.c != l->filter_dims.c) return fail(c, "a grouped convolution on the Helium kernel");
+      const int64_t oc = l->output_dims.c, cols = (int64_t)l->filter_dims.h * l->filter_dims.w * l->filter_dims.c;
+      return tensor(c, l->input, volume(&l->input_dims)) && tensor(c, l->output, volume(&l->output_dims)) &&
+             constant(c, l->weight, cmx_fully_connected_s8_weight_bytes((int32_t)oc, (int32_t)cols), 1, 0) &&
+             constant(c, l->constants, 12 * oc, 4, 0) &&
+             scratch(c, l->scratch, l->scratch_bytes,
+                     cmx_conv_helium_s8_scratch_bytes(&l->params, &l->input_dims, &l->filter_dims));
+    }
+#endif
+#ifdef CMX_BACKEND_CONV_ROW
+    case CMX_OP_CONV_ROW: {
+      const cmx_layer_conv_row* l = (const cmx_layer_conv_row*)head;
+      const cmx_conv_row_params* p = &l->params;
+      if (p->in_ch < 1 || p->out_ch < 1 || p->rows < 1 || p->in_rows < 1 || p->row_stride < 1 || p->row_pad < 0 ||
+          p->in_ch >= 65536 || p->out_ch >= 65536 || p->in_positions >= LIMIT / 65536 || p->in_rows >= LIMIT / 65536) {
+        return fail(c, "convolution row sizes out of range");
+      }
+      if (!window(c, p->positions, p->in_positions, p->kernel, p->stride, p->pad, p->dilation, 0) ||
+          !window(c, p->out_rows, p->in_rows, p->rows, p->row_stride, p->row_pad, 1, 0)) {
+        return 0;
+      }
+      const int64_t row_bytes = cmx_conv_row_s8_row_bytes(p);
+      if (p->row_bytes != row_bytes) return fail(c, "convolution row weights in another layout");
+      const int64_t oc = p->out_ch;
+      return tensor(c, l->input, (int64_t)p->in_rows * p->in_positions * p->in_ch) &&
+             tensor(c, l->output, (int64_t)p->out_rows * p->positions * oc) &&
+             constant(c, l->weight, oc * row_bytes * (p->wide ? 2 : 1), p->wide ? 4 : 1, 0) &&
+             constant(c, l->bias, 4 * oc, 4, 1) && per_channel(c, l->multipliers, l->shifts, oc) &&
+             scratch(c, l->scratch, l->scratch_bytes, cmx_conv_row_s8_scratch_bytes(p));
+    }
+#endif
+#ifdef CMX_BACKEND_DEPTHWISE_CONV
+    case CMX_OP_DEPTHWISE_CONV: {
+      const cmx_layer_depthwise_conv* l = (const cmx_layer_depthwise_conv*)head;
+      if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims)) return 0;
+      return depthwise(c, l, arm_depthwise_conv_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
+                                                                         &l->output_dims));
+    }
+#endif
+#ifdef CMX_BACKEND_DEPTHWISE_3X3
+    case CMX_OP_DEPTHWISE_3X3: {
+      const cmx_layer_depthwise_3x3* l = (const cmx_layer_depthwise_3x3*)head;
+      if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims)) return 0;
+      if (l->filter_dims.h != 3 || l->filter_dims.w != 3) return fail(c, "a 3x3 depthwise layer of another kernel");
+      /* none: its four-channel walk; else at least its planar path's plane */
+      const int64_t need = l->scratch_bytes == 0 ? 0 : cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims);
+      return depthwise(c, l, need);
+    }
+#endif
+#ifdef CMX_BACKEND_LINEAR
+    case CMX_OP_LINEAR: {
+      const cmx_layer_linear* l = (const cmx_layer_linear*)head;
+      return linear(c, l, (int64_t)l->filter_dims.n * l->output_dims.c);
+    }
+#endif
+#ifdef CMX_BACKEND_FULLY_CONNECTED
+    case CMX_OP_FULLY_CONNECTED: {
+      const cmx_layer_fully_connected* l = (const cmx_layer_fully_connected*)head;
+      if (l->output_dims.c < 1 || l->filter_dims.n < 1 || (int64_t)l->output_dims.c * l->filter_dims.n >= LIMIT / 2) {
+        return fail(c, "fully connected sizes out of range");
+      }
+      return linear(c, l, cmx_fully_connected_s8_weight_bytes(l->output_dims.c, l->filter_dims.n));
+    }
+#endif
+#ifdef CMX_BACKEND_ADD
+    case CMX_OP_ADD: {
+      const cmx_layer_add* l = (const cmx_layer_add*)head;
+      return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
+    }
+#endif
+#ifdef CMX_BACKEND_MUL
+    case CMX_OP_MUL: {
+      const cmx_layer_mul* l = (const cmx_layer_mul*)head;
+      return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
+    }
+#endif
+#ifdef CMX_BACKEND_AVG_POOL
+    case CMX_OP_AVG_POOL: {
+      const cmx_layer_avg_pool* l = (const cmx_layer_avg_pool*)head;
+      if (!pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output)) return 0;
+      return scratch(c, l->scratch, l->scratch_bytes, arm_avgpool_s8_get_buffer_size(l->output_dims.w, l->input_dims.c));
+    }
+#endif
+#ifdef CMX_BACKEND_MAX_POOL
+    case CMX_OP_MAX_POOL: {
+      const cmx_layer_max_pool* l = (const cmx_layer_max_pool*)head;
+      return pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output);
+    }
+#endif
+#ifdef CMX_BACKEND_SOFTMAX
+    case CMX_OP_SOFTMAX: return softmax(c, (const cmx_layer_softmax*)head);
+#endif
+    case CMX_OP_COPY: {
+      const cmx_layer_copy* l = (const cmx_layer_copy*)head;
+      return tensor(c, l->input, l->nbytes) && tensor(c, l->output, l->nbytes);
+    }
+    case CMX_OP_COPY_REGION: return copy_region(c, (const cmx_layer_copy_region*)head);
+#ifdef CMX_BACKEND_TRANSPOSE
+    case CMX_OP_TRANSPOSE: {
+      const cmx_layer_transpose* l = (const cmx_layer_transpose*)head;
+      const int64_t n = (int64_t)l->batches * l->rows * l->cols;
+      if (l->batches < 1 || l->rows < 1 || l->cols < 1 || n >= LIMIT) return fail(c, "transpose sizes out of range");
+      return tensor(c, l->input, n) && tensor(c, l->output, n);
+    }
+#endif
+#ifdef CMX_BACKEND_LSTM
+    case CMX_OP_LSTM: {
+      const cmx_layer_lstm* l = (const cmx_layer_lstm*)head;
+      if (!recurrent_sizes(c, l->batch_size, l->time_steps, l->input_size, l->hidden_size)) return 0;
+      const int64_t b = l->batch_size, t = l->time_steps, in = l->input_size, hid = l->hidden_size;
+      const int32_t* gates[] = {&l->forget_input_multiplier, &l->input_input_multiplier, &l->cell_input_multiplier,
+                                &l->output_input_multiplier};
+      for (int g = 0; g < 4; ++g) {
+        if (!gate(c, gates[g], hid, in, 4)) return 0;
+      }
+      const int64_t need = 3 * b * hid * 2 + (l->reverse ? b * t * (in + hid) : 0);
+      return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
+    }
+#endif
+#ifdef CMX_BACKEND_GRU
+    case CMX_OP_GRU: {
+      const cmx_layer_gru* l = (const cmx_layer_gru*)head;
+      if (!recurrent_sizes(c, l->batch_size, l->time_steps, l->input_size, l->hidden_size)) return 0;
+      const int64_t b = l->batch_size, t = l->time_steps, in = l->input_size, hid = l->hidden_size;
+      const int32_t* gates[] = {&l->reset_input_multiplier, &l->update_input_multiplier, &l->candidate_input_multiplier};
+      for (int g = 0; g < 3; ++g) {
+        if (!gate(c, gates[g], hid, in, 4)) return 0;
+      }
+      const int64_t need = 4 * hid * 2 + hid;
+      return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
+    }
+#endif
+#ifdef CMX_BACKEND_LAYER_NORM
+    case CMX_OP_LAYER_NORM: {
+      const cmx_layer_layer_norm* l = (const cmx_layer_layer_norm*)head;
+      const int64_t n = (int64_t)l->rows * l->channels;
+      if (l->rows < 1 || l->channels < 1 || n >= LIMIT) return fail(c, "layer norm sizes out of range");
+      return tensor(c, l->input, n) && tensor(c, l->output, n) && constant(c, l->gains, 4 * (int64_t)l->channels, 4, 0) &&
+             constant(c, l->biases, 4 * (int64_t)l->channels, 4, 0);
+    }
+#endif
+#ifdef CMX_BACKEND_MEAN
+    case CMX_OP_MEAN: {
+      const cmx_layer_mean* l = (const cmx_layer_mean*)head;
+      const int64_t n = (int64_t)l->outer * l->count * l->inner;
+      if (l->outer < 1 || l->count < 1 || l->inner < 1 || n >= LIMIT) return fail(c, "mean sizes out of range");
+      return tensor(c, l->input, n) && tensor(c, l->output, (int64_t)l->outer * l->inner);
+    }
+#endif
+#ifdef CMX_BACKEND_LUT
+    case CMX_OP_LUT: {
+      const cmx_layer_lut* l = (const cmx_layer_lut*)head;
+      return tensor(c, l->input, l->count) && tensor(c, l->output, l->count) && constant(c, l->table, 256, 1, 0);
+    }
+#endif
+#ifdef CMX_BACKEND_BMM
+    case CMX_OP_BMM: {
+      const cmx_layer_bmm* l = (const cmx_layer_bmm*)head;
+      const int64_t b = l->batches, r = l->rows, k = l->inner, n = l->cols;
+      if (b < 1 || r < 1 || k < 1 || n < 1 || b * r * k >= LIMIT || b * k * n >= LIMIT || b * r * n >= LIMIT) {
+        return fail(c, "batch matmul sizes out of range");
+      }
+      const int64_t need = (l->transposed ? 0 : ((b * k * n + 3) & ~(int64_t)3)) + 4 * n;
+      return tensor(c, l->input1, b * r * k) && tensor(c, l->input2, b * k * n) && tensor(c, l->output, b * r * n) &&
+             scratch(c, l->scratch, need, need);
+    }
+#endif
+    default: return fail(c, "a layer kind this runtime was not built with");
+  }
+}
+
+/* The bytes a record of this kind needs (its struct), 0 for a kind unknown here. */
+static size_t record_bytes(int32_t op) {
+  switch (op) {
+    case CMX_OP_CONV:
+    case CMX_OP_CONV_GENERAL: return sizeof(cmx_layer_conv);
+    case CMX_OP_CONV_HELIUM: return sizeof(cmx_layer_conv_helium);
+    case CMX_OP_CONV_ROW: return sizeof(cmx_layer_conv_row);
+    case CMX_OP_DEPTHWISE_CONV:
+    case CMX_OP_DEPTHWISE_3X3: return sizeof(cmx_layer_depthwise_conv);
+    case CMX_OP_LINEAR:
+    case CMX_OP_FULLY_CONNECTED: return sizeof(cmx_layer_linear);
+    case CMX_OP_ADD: return sizeof(cmx_layer_add);
+    case CMX_OP_MUL: return sizeof(cmx_layer_mul);
+    case CMX_OP_AVG_POOL: return sizeof(cmx_layer_avg_pool);
+    case CMX_OP_MAX_POOL: return sizeof(cmx_layer_max_pool);
+    case CMX_OP_SOFTMAX: return sizeof(cmx_layer_softmax);
+    case CMX_OP_COPY: return sizeof(cmx_layer_copy);
+    case CMX_OP_COPY_REGION: return sizeof(cmx_layer_copy_region);
+    case CMX_OP_TRANSPOSE: return sizeof(cmx_layer_transpose);
+    case CMX_OP_LSTM: return sizeof(cmx_layer_lstm);
+    case CMX_OP_GRU: return sizeof(cmx_layer_gru);
+    case CMX_OP_LAYER_NORM: return sizeof(cmx_layer_layer_norm);
+    case CMX_OP_MEAN: return sizeof(cmx_layer_mean);
+    case CMX_OP_LUT: return sizeof(cmx_layer_lut);
+    case CMX_OP_BMM: return sizeof(cmx_layer_bmm);
+    default: return 0;
+  }
+}
+
+int32_t cmx_plan_check(const uint8_t* plan, size_t plan_bytes, const char** why) {
+  check c = {plan, (const cmx_plan_header*)plan, NULL, "ok"};
+  int32_t bad = -1;
+  if (((uintptr_t)plan & 3u) != 0 || plan_bytes < sizeof(cmx_plan_header)) {
+    c.why = "a plan shorter than its header or unaligned";
+  } else {
+    const cmx_plan_header* h = c.h;
+    const uint64_t args = (uint64_t)h->n_inputs + h->n_outputs;
+    const uint64_t io_end = sizeof(cmx_plan_header) + 8 * args;
+    if (h->plan_bytes > plan_bytes || args + 1 > CMX_PLAN_MAX_ARGS || h->layers_offset != io_end ||
+        h->data_offset < h->layers_offset || h->data_offset > h->plan_bytes || (h->data_offset & 3u) != 0) {
+      c.why = "a plan header whose sections do not fit the plan";
+    } else {
+      c.io_bytes = (const uint32_t*)(plan + sizeof(cmx_plan_header) + 4 * args);
+      const uint8_t* p = plan + h->layers_offset;
+      const uint8_t* end = plan + h->data_offset;
+      for (uint32_t i = 0; i < h->n_layers; ++i) {
+        const cmx_layer_head* head = (const cmx_layer_head*)p;
+        if ((size_t)(end - p) < sizeof(cmx_layer_head) || head->size < (int32_t)sizeof(cmx_layer_head) ||
+            (head->size & 3) != 0 || head->size > end - p) {
+          c.why = "a layer record past the layers";
+          bad = (int32_t)i;
+          break;
+        }
+        const size_t need = record_bytes(head->op);
+        if (need == 0 || (size_t)head->size < need) {
+          c.why = need == 0 ? "a layer kind this runtime does not know" : "a layer record shorter than its kind";
+          bad = (int32_t)i;
+          break;
+        }
+        if (!layer(&c, head)) {
+          bad = (int32_t)i;
+          break;
+        }
+        p += head->size;
+      }
+      if (bad < 0) {
+        if (why) *why = "ok";
+        return 0;
+      }
+    }
+  }
+  if (why) *why = c.why;
+  return bad + 2; /* 1: the header; 2 + i: layer i */
+}
