@@ -19,16 +19,10 @@
 #include "cmx_requantize.h"
 
 #if defined(ARM_MATH_MVEI)
-#define CMX_FC_GROUP 16 /* columns of a row side by side with the block's other rows */
-#define CMX_FC_COLS 1   /* any column count (the last group predicated) */
+#define CMX_FC_COLS 1 /* any column count (the last group predicated) */
 #else
-#define CMX_FC_GROUP 4
 #define CMX_FC_COLS 4
 #endif
-
-int32_t cmx_fully_connected_s8_weight_bytes(int32_t rows, int32_t cols) {
-  return rows * ((cols + CMX_FC_GROUP - 1) / CMX_FC_GROUP * CMX_FC_GROUP);
-}
 
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out) {
   const int32_t group = CMX_FC_GROUP, padded = (cols + group - 1) / group * group, blocks = rows / 4;

@@ -104,8 +104,18 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
  * plan does the same in Python, cmx_gen/lower/delegate/own_kernels.py). */
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
 
-/* The bytes cmx_fully_connected_s8_weights lays `rows` x `cols` out in (each row padded to G). */
-int32_t cmx_fully_connected_s8_weight_bytes(int32_t rows, int32_t cols);
+/* G: the columns of a row stored side by side with its block's other rows. */
+#if defined(ARM_MATH_MVEI)
+#define CMX_FC_GROUP 16
+#else
+#define CMX_FC_GROUP 4
+#endif
+
+/* The bytes cmx_fully_connected_s8_weights lays `rows` x `cols` out in (each row padded to G): also
+ * cmx_conv_helium_s8's weights. */
+static inline int32_t cmx_fully_connected_s8_weight_bytes(int32_t rows, int32_t cols) {
+  return rows * ((cols + CMX_FC_GROUP - 1) / CMX_FC_GROUP * CMX_FC_GROUP);
+}
 
 /* A convolution of one group (filter [out_ch][kh][kw][in_ch]; any stride, padding and dilation): the
  * result of arm_convolve_wrapper_s8 for it (per-channel quantization), on Helium only
