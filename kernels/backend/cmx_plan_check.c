@@ -55,7 +55,9 @@ static int constant(check* c, int32_t offset, int64_t bytes, int64_t align, int 
 static int scratch(check* c, int32_t at, int64_t bytes, int64_t need) {
   if (need < 0 || bytes < need) return fail(c, "scratch smaller than the kernel needs");
   if (bytes == 0) return 1;
-  if (at < 0 || (int64_t)at + bytes > (int64_t)c->h->work_bytes) return fail(c, "scratch past the working memory");
+  if (at < 0 || (at & 3) != 0 || (int64_t)at + bytes > (int64_t)c->h->work_bytes) {
+    return fail(c, "scratch past the working memory or unaligned");
+  }
   return 1;
 }
 
@@ -63,6 +65,37 @@ static int64_t volume(const cmsis_nn_dims* d) { return (int64_t)d->n * d->h * d-
 
 static int dims(check* c, const cmsis_nn_dims* d) {
   if (d->n < 1 || d->h < 1 || d->w < 1 || d->c < 1 || volume(d) >= LIMIT) return fail(c, "a dimension out of range");
+  return 1;
+}
+
+/* CMSIS-NN's contract for int8 quantization: offsets of a zero point in [-128, 127] (an input's
+ * negated), a Q31 multiplier >= 0 and a shift in [-31, 31] (larger ones shift a 32-bit value past its
+ * width), an activation range inside int8. Outside them its arithmetic overflows. */
+static int offsets(check* c, int32_t input_offset, int32_t output_offset) {
+  if (input_offset < -127 || input_offset > 128 || output_offset < -128 || output_offset > 127) {
+    return fail(c, "a zero point outside int8");
+  }
+  return 1;
+}
+
+static int requant(check* c, int32_t multiplier, int32_t shift) {
+  if (multiplier < 0 || shift < -31 || shift > 31) return fail(c, "a requantization outside CMSIS-NN's range");
+  return 1;
+}
+
+static int activation(check* c, int32_t lo, int32_t hi) {
+  if (lo < -128 || hi > 127 || lo > hi) return fail(c, "an activation range outside int8");
+  return 1;
+}
+
+/* Per-channel multipliers and shifts, each in requant's range (read once, at init). */
+static int per_channel(check* c, int32_t multipliers, int32_t shifts, int64_t channels) {
+  if (!constant(c, multipliers, 4 * channels, 4, 0) || !constant(c, shifts, 4 * channels, 4, 0)) return 0;
+  const int32_t* m = (const int32_t*)(c->plan + multipliers);
+  const int32_t* s = (const int32_t*)(c->plan + shifts);
+  for (int64_t i = 0; i < channels; ++i) {
+    if (!requant(c, m[i], s[i])) return 0;
+  }
   return 1;
 }
 
@@ -89,12 +122,12 @@ static int conv_shapes(check* c, const cmsis_nn_conv_params* p, const cmsis_nn_d
          window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w, 0);
 }
 
-static int per_channel(check* c, int32_t multipliers, int32_t shifts, int64_t channels) {
-  return constant(c, multipliers, 4 * channels, 4, 0) && constant(c, shifts, 4 * channels, 4, 0);
-}
-
 static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t weight_bytes) {
-  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims) ||
+      !offsets(c, l->params.input_offset, l->params.output_offset) ||
+      !activation(c, l->params.activation.min, l->params.activation.max)) {
+    return 0;
+  }
   const int64_t oc = l->output_dims.c;
   return tensor(c, l->input, volume(&l->input_dims)) && tensor(c, l->output, volume(&l->output_dims)) &&
          constant(c, l->weight, weight_bytes, 1, 0) && constant(c, l->bias, 4 * oc, 4, 1) &&
@@ -108,7 +141,8 @@ static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratc
     return fail(c, "depthwise channels that disagree");
   }
   const cmsis_nn_dw_conv_params* p = &l->params;
-  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h, 0) &&
+  return offsets(c, p->input_offset, p->output_offset) && activation(c, p->activation.min, p->activation.max) &&
+         window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h, 0) &&
          window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w, 0) &&
          tensor(c, l->input, volume(in)) && tensor(c, l->output, volume(out)) &&
          constant(c, l->weight, (int64_t)f->h * f->w * f->c, 1, 0) && constant(c, l->bias, 4 * (int64_t)out->c, 4, 1) &&
@@ -121,6 +155,11 @@ static int linear(check* c, const cmx_layer_linear* l, int64_t weight_bytes) {
       batches * out >= LIMIT || depth * out >= LIMIT) {
     return fail(c, "fully connected sizes that disagree");
   }
+  if (!offsets(c, l->params.input_offset, l->params.output_offset) || l->params.filter_offset != 0 ||
+      !activation(c, l->params.activation.min, l->params.activation.max) ||
+      !requant(c, l->quant.multiplier, l->quant.shift)) {
+    return fail(c, "fully connected quantization outside CMSIS-NN's range");
+  }
   return tensor(c, l->input, batches * depth) && tensor(c, l->output, batches * out) &&
          constant(c, l->weight, weight_bytes, 1, 0) && constant(c, l->bias, 4 * out, 4, 1) &&
          constant(c, l->kernel_sum, 4 * out, 4, 1);
@@ -130,6 +169,7 @@ static int pool(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in
                 const cmsis_nn_dims* out, int32_t input, int32_t output) {
   if (!dims(c, in) || !dims(c, out) || f->h < 1 || f->w < 1) return fail(c, "pooling sizes out of range");
   if (out->n != in->n || out->c != in->c) return fail(c, "pooling channels that disagree");
+  if (!activation(c, p->activation.min, p->activation.max)) return 0;
   return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1, 1) &&
          window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1, 1) && tensor(c, input, volume(in)) &&
          tensor(c, output, volume(out));
@@ -138,7 +178,7 @@ static int pool(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in
 /* A recurrent gate's constants: weights [hidden][input] and [hidden][hidden], biases [hidden] int32. */
 static int gate(check* c, const int32_t* g, int64_t hidden, int64_t input, int hidden_at) {
   /* g: input multiplier, shift, weights, bias, then (at hidden_at) hidden multiplier, shift, weights, bias */
-  return constant(c, g[2], hidden * input, 1, 0) && constant(c, g[3], 4 * hidden, 4, 0) &&
+  return requant(c, g[0], g[1]) && requant(c, g[hidden_at], g[hidden_at + 1]) && constant(c, g[2], hidden * input, 1, 0) && constant(c, g[3], 4 * hidden, 4, 0) &&
          constant(c, g[hidden_at + 2], hidden * hidden, 1, 0) && constant(c, g[hidden_at + 3], 4 * hidden, 4, 0);
 }
 
@@ -153,6 +193,7 @@ static int recurrent_sizes(check* c, int32_t batch, int32_t steps, int32_t input
 static int softmax(check* c, const cmx_layer_softmax* l) {
   const int64_t n = (int64_t)l->rows * l->row_size;
   if (l->rows < 1 || l->row_size < 1 || n >= LIMIT) return fail(c, "softmax sizes out of range");
+  if (!requant(c, l->multiplier, l->shift) || l->diff_min > 0) return fail(c, "softmax scaling outside CMSIS-NN's range");
   if (!tensor(c, l->input, n) || !tensor(c, l->output, n)) return 0;
   if (l->ranges == -1) return 1;
   if (l->mask_rows < 1 || !constant(c, l->ranges, 8 * (int64_t)l->mask_rows, 4, 0)) return fail(c, "a softmax mask out of range");
@@ -201,6 +242,10 @@ static int layer(check* c, const cmx_layer_head* head) {
       const cmx_layer_conv_helium* l = (const cmx_layer_conv_helium*)head;
       if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
       if (l->input_dims.c != l->filter_dims.c) return fail(c, "a grouped convolution on the Helium kernel");
+      if (!offsets(c, l->params.input_offset, l->params.output_offset) ||
+          !activation(c, l->params.activation.min, l->params.activation.max)) {
+        return 0;
+      }
       const int64_t oc = l->output_dims.c, cols = (int64_t)l->filter_dims.h * l->filter_dims.w * l->filter_dims.c;
       return tensor(c, l->input, volume(&l->input_dims)) && tensor(c, l->output, volume(&l->output_dims)) &&
              constant(c, l->weight, cmx_fully_connected_s8_weight_bytes((int32_t)oc, (int32_t)cols), 1, 0) &&
@@ -221,6 +266,7 @@ static int layer(check* c, const cmx_layer_head* head) {
           !window(c, p->out_rows, p->in_rows, p->rows, p->row_stride, p->row_pad, 1, 0)) {
         return 0;
       }
+      if (!offsets(c, p->input_offset, p->output_offset) || !activation(c, p->act_min, p->act_max)) return 0;
       const int64_t row_bytes = cmx_conv_row_s8_row_bytes(p);
       if (p->row_bytes != row_bytes) return fail(c, "convolution row weights in another layout");
       const int64_t oc = p->out_ch;
@@ -267,12 +313,22 @@ static int layer(check* c, const cmx_layer_head* head) {
 #ifdef CMX_BACKEND_ADD
     case CMX_OP_ADD: {
       const cmx_layer_add* l = (const cmx_layer_add*)head;
+      if (!offsets(c, l->input1_offset, l->output_offset) || !offsets(c, l->input2_offset, 0) ||
+          !requant(c, l->input1_multiplier, l->input1_shift) || !requant(c, l->input2_multiplier, l->input2_shift) ||
+          !requant(c, l->output_multiplier, l->output_shift) || l->left_shift < 0 || l->left_shift > 20 ||
+          !activation(c, l->act_min, l->act_max)) {
+        return 0;
+      }
       return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
     }
 #endif
 #ifdef CMX_BACKEND_MUL
     case CMX_OP_MUL: {
       const cmx_layer_mul* l = (const cmx_layer_mul*)head;
+      if (!offsets(c, l->input1_offset, l->output_offset) || !offsets(c, l->input2_offset, 0) ||
+          !requant(c, l->output_multiplier, l->output_shift) || !activation(c, l->act_min, l->act_max)) {
+        return 0;
+      }
       return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
     }
 #endif
@@ -315,6 +371,12 @@ static int layer(check* c, const cmx_layer_head* head) {
       for (int g = 0; g < 4; ++g) {
         if (!gate(c, gates[g], hid, in, 4)) return 0;
       }
+      if (!offsets(c, l->input_offset, l->output_offset) || !requant(c, l->output_multiplier, l->output_shift) ||
+          !requant(c, l->forget_to_cell_multiplier, l->forget_to_cell_shift) ||
+          !requant(c, l->input_to_cell_multiplier, l->input_to_cell_shift) || l->cell_scale_power < -31 ||
+          l->cell_scale_power > 31 || l->cell_clip < 0) {
+        return 0;
+      }
       const int64_t need = 3 * b * hid * 2 + (l->reverse ? b * t * (in + hid) : 0);
       return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
     }
@@ -328,6 +390,10 @@ static int layer(check* c, const cmx_layer_head* head) {
       for (int g = 0; g < 3; ++g) {
         if (!gate(c, gates[g], hid, in, 4)) return 0;
       }
+      if (!offsets(c, l->hidden_offset, l->output_offset) || !requant(c, l->reset_multiplier, l->reset_shift) ||
+          !requant(c, l->hidden_q15_multiplier, l->hidden_q15_shift) || !requant(c, l->output_multiplier, l->output_shift)) {
+        return 0;
+      }
       const int64_t need = 4 * hid * 2 + hid;
       return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
     }
@@ -337,6 +403,7 @@ static int layer(check* c, const cmx_layer_head* head) {
       const cmx_layer_layer_norm* l = (const cmx_layer_layer_norm*)head;
       const int64_t n = (int64_t)l->rows * l->channels;
       if (l->rows < 1 || l->channels < 1 || n >= LIMIT) return fail(c, "layer norm sizes out of range");
+      if (!offsets(c, l->input_offset, l->output_offset) || l->eps_hi < 0) return fail(c, "layer norm parameters out of range");
       return tensor(c, l->input, n) && tensor(c, l->output, n) && constant(c, l->gains, 4 * (int64_t)l->channels, 4, 0) &&
              constant(c, l->biases, 4 * (int64_t)l->channels, 4, 0);
     }
@@ -346,6 +413,7 @@ static int layer(check* c, const cmx_layer_head* head) {
       const cmx_layer_mean* l = (const cmx_layer_mean*)head;
       const int64_t n = (int64_t)l->outer * l->count * l->inner;
       if (l->outer < 1 || l->count < 1 || l->inner < 1 || n >= LIMIT) return fail(c, "mean sizes out of range");
+      if (!offsets(c, l->input_offset, l->output_offset) || !requant(c, l->multiplier, l->shift)) return 0;
       return tensor(c, l->input, n) && tensor(c, l->output, (int64_t)l->outer * l->inner);
     }
 #endif
@@ -361,6 +429,10 @@ static int layer(check* c, const cmx_layer_head* head) {
       const int64_t b = l->batches, r = l->rows, k = l->inner, n = l->cols;
       if (b < 1 || r < 1 || k < 1 || n < 1 || b * r * k >= LIMIT || b * k * n >= LIMIT || b * r * n >= LIMIT) {
         return fail(c, "batch matmul sizes out of range");
+      }
+      if (!offsets(c, l->input1_offset, l->output_offset) || !offsets(c, l->input2_offset, 0) ||
+          !requant(c, l->multiplier, l->shift) || l->transposed < 0 || l->transposed > 1) {
+        return 0;
       }
       const int64_t need = (l->transposed ? 0 : ((b * k * n + 3) & ~(int64_t)3)) + 4 * n;
       return tensor(c, l->input1, b * r * k) && tensor(c, l->input2, b * k * n) && tensor(c, l->output, b * r * n) &&

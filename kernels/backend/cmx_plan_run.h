@@ -58,7 +58,7 @@ inline void reverse_steps(const int8_t* in, int8_t* out, int32_t time_major, int
     for (int32_t t = 0; t < steps; ++t) {
       const int32_t from = time_major ? t * batch + b : b * steps + t;
       const int32_t to = time_major ? (steps - 1 - t) * batch + b : b * steps + (steps - 1 - t);
-      memcpy(out + (size_t)to * row, in + (size_t)from * row, (size_t)row);
+      memmove(out + (size_t)to * row, in + (size_t)from * row, (size_t)row);
     }
   }
 }
@@ -272,7 +272,8 @@ inline arm_cmsis_nn_status run_layer(const cmx_layer_head* head, const uint8_t* 
       auto* l = reinterpret_cast<const cmx_layer_copy*>(head);
       out = tensor_at(l->output, work, io);
       CMX_OUT_BYTES((size_t)l->nbytes);
-      CMX_KERNEL(memcpy(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes)));
+      /* memmove: a copy placed over its own input (in place) stays defined */
+      CMX_KERNEL(memmove(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes)));
       break;
     }
     case CMX_OP_COPY_REGION: {
@@ -280,7 +281,7 @@ inline arm_cmsis_nn_status run_layer(const cmx_layer_head* head, const uint8_t* 
       out = tensor_at(l->output, work, io) + l->output_at;
       const int8_t* in = tensor_at(l->input, work, io) + l->input_at;
       CMX_OUT_BYTES((size_t)l->rows * l->row_bytes);
-      CMX_KERNEL(for (int32_t r = 0; r < l->rows; ++r) memcpy(out + r * l->output_stride,
+      CMX_KERNEL(for (int32_t r = 0; r < l->rows; ++r) memmove(out + r * l->output_stride,
                                                                in + r * l->input_stride,
                                                                static_cast<size_t>(l->row_bytes)));
       break;
