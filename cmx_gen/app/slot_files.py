@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from cmx_gen.app import model_files, slot_image
 from cmx_gen.app.shared_files import app_files
+from cmx_gen.common.errors import FitError
 from cmx_gen.program.pte import backend_layers
 from cmx_gen.program.report import Report
 
@@ -97,6 +98,12 @@ def write_slot_model_files(
     files["cmx_model_io.c"] = _NO_REFERENCE.encode()
     files["cmx_model.h"] = model_files.model_header(report, pools, n_in, n_out, 0.0, name, False, slots=slots).encode()
     files[SLOT_FILE] = slot_image.build(slot_model(pte, report, reference, pools, name))
+    smallest = min(slots, key=lambda s: s.size)
+    if len(files[SLOT_FILE]) > smallest.size:
+        raise FitError(
+            f"the model's slot image is {len(files[SLOT_FILE]):,} bytes and slot {smallest.name} holds {smallest.size:,}",
+            'shrink the model, give the board larger model_slots, or keep placement = "linked"',
+        )
     files.update(app_files({name: pte}, report, ["."]))
     files["cmx_ops.cmake"] += _VERIFY.encode()
     return model_files.write_files(Path(model_dir), files)

@@ -19,7 +19,8 @@ from cmx_gen.common import progress
 from cmx_gen.common.errors import BoardError, FitError, ModelSourceError
 from cmx_gen.common.goals import goals_to_try
 from cmx_gen.fit import memory
-from cmx_gen.fit.boards import Board, load_board, load_boards
+from cmx_gen.app.slot_files import SLOT_FILE
+from cmx_gen.fit.boards import Board, ModelSlot, load_board, load_boards
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model import source as model_source
 from cmx_gen.pipeline.lower import produce
@@ -37,6 +38,18 @@ class Generated:
     page: Path | None = None  # the HTML report (html_report.py)
     models: dict[str, Artifacts] = field(default_factory=dict)  # every model's lowering, by name
     rtos: str = "baremetal"  # the app's kind
+    slots: tuple[ModelSlot, ...] = ()  # placement = "slot": the board's model slots
+
+    def _slot_lines(self, app: Path) -> list[str]:
+        if not self.slots:
+            return []
+        image = app / "model" / SLOT_FILE
+        where = ", ".join(f"{s.name} 0x{s.base:08x} ({s.size:,} bytes)" for s in self.slots)
+        quoted = shlex.quote(str(app))
+        return [
+            f"slots      {image} ({image.stat().st_size:,} bytes) runs from a model slot: {where}",
+            f"update     after retraining: cmx-gen regen {quoted} && cmx-gen model-image {quoted} --slot b",
+        ]
 
     def _latency(self) -> list[str]:
         """The latency line, one per model of an app of several."""
@@ -71,6 +84,7 @@ class Generated:
             lines.append(f"report     {self.page}  (cmx-gen report {shlex.quote(str(app))} --open)")
         if self.render.backed_up:
             lines.append("backups    " + ", ".join(self.render.backed_up))
+        lines += self._slot_lines(app)
         lines += app_kind(self.rtos).next_steps(app)
         lines += app_kind(self.rtos).created_notes(self.board)
         return "\n".join(lines)
@@ -167,4 +181,5 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         page,
         models={e.model_name(): r for e, r in zip(project.models, results)},
         rtos=project.rtos,
+        slots=tuple(board.model_slots) if project.placement == "slot" else (),
     )
