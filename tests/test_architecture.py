@@ -310,15 +310,21 @@ def test_the_runner_prints_the_result_line_defined_in_data():
     printed = re.findall(r'\.s\(" ([a-z_]+)="\)|(cmx_platform_counter_name)', pools)
     keys = ["<counter>" if counter else key for key, counter in printed]
     # every field after the verdict's in print_pools, but those printed after them: a bundle's
-    # tolerance, then in an app of several models the model's name or the summary's model count
-    after = ["tol", "model", "models"]
+    # tolerance, the slot a model in slots ran from, then in an app of several models the model's name
+    # or the summary's model count
+    after = ["tol", "slot", "model", "models"]
     expected = [
         "<counter>" if "keys" in field else field["key"]
         for field in spec["fields"][1:]
         if field.get("key") not in after
     ]
-    assert keys == expected and [field.get("key") for field in spec["fields"][-3:]] == after
-    assert 'line.s(" tol=")' in runner and '.s(" model=")' in runner and 'line.s(" models=")' in runner
+    assert keys == expected and [field.get("key") for field in spec["fields"][-4:]] == after
+    assert (
+        'line.s(" tol=")' in runner
+        and 'line.s(" slot=")' in runner
+        and '.s(" model=")' in runner
+        and 'line.s(" models=")' in runner
+    )
     assert f'"{prefix}RAN reference=none"' in runner and "RAN" in spec["verdicts"]
     counter_keys = next(field["keys"] for field in spec["fields"] if "keys" in field)
     for platform in [*(ROOT / "templates").rglob("platform.c"), *(ROOT / "templates").rglob("cmx_platform_zephyr.c")]:

@@ -41,8 +41,11 @@ def result_re() -> re.Pattern[str]:
 
 @functools.lru_cache(maxsize=None)
 def diagnostic_re(tag: str) -> re.Pattern[str]:
-    """A diagnostic line (`prof`, `trace`, `out`): one group per number, the hex last where there is one."""
-    parts = [r"([0-9a-f]+)" if name == "hex" else r"(\d+)" for name in spec()["diagnostics"][tag]]
+    """A diagnostic line (`prof`, `trace`, `out`, `slot`): one group per part, a number unless the part
+    is named otherwise (result_line.yaml)."""
+    named = {"hex": r"([0-9a-f]+)", "slot": r"([a-d])", "status": r"status=([a-z_]+)"}
+    keyed = ("sequence", "bytes")
+    parts = [named.get(n, rf"{n}=(\d+)" if n in keyed else r"(\d+)") for n in spec()["diagnostics"][tag]]
     return re.compile(rf"{prefix()}{re.escape(tag)} " + " ".join(parts))
 
 

@@ -134,7 +134,7 @@ def _slot_board(project: Project, board: Board) -> Board:
         raise ModelSourceError(
             'placement = "slot" keeps one model a firmware', 'make one app per model, or keep placement = "linked"'
         )
-    if project.rtos != "baremetal":
+    if not app_kind(project.rtos).model_slots:
         raise ModelSourceError(
             f'placement = "slot" is built for the bare-metal app; the {project.rtos} app links its model',
             'use --rtos baremetal, or keep placement = "linked"',

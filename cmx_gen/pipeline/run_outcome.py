@@ -9,6 +9,7 @@ from pathlib import Path
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
 from cmx_gen.common.errors import RunError
+from cmx_gen.device import result_line
 from cmx_gen.device.runners import Result, Runner
 
 
@@ -43,7 +44,7 @@ def verdict(app: AppFolder, result: Result) -> Outcome:
     line is kept for the HTML report, which is written again with it."""
     if result.line:
         record(app, "check", result.line)
-    slots = tuple(line.strip() for line in result.output.splitlines() if line.startswith("cmx-gen: slot "))
+    slots = tuple(m.group(0) for m in result_line.diagnostic_re("slot").finditer(result.output))
     return Outcome(
         slots + tuple(app.verdict(result.line, result.model_lines)),
         0 if result.passed or result.verdict == "RAN" else 1,

@@ -23,7 +23,7 @@ from cmx_gen.app import slot_image
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
 from cmx_gen.app.kinds.baremetal import build
-from cmx_gen.device import model_slots
+from cmx_gen.app import model_slots
 from cmx_gen.pipeline.generate import generate
 
 pytestmark = FIRMWARE

@@ -50,6 +50,8 @@ class AppKind:
     # The program's section (model/model_pte.S): the app's linker script places it; a package's is
     # one a generic linker script already places.
     pte_section = ".cmx_model"
+    # Whether its apps can keep the model in the board's model slots (placement = "slot").
+    model_slots = False
     image_is_file = True  # its image is one ELF (`flash --elf` may name another); else a build folder
     host_samples = False  # its application reads samples the host sends (`run --data`)
 

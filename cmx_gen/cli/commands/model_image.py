@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cmx_gen.app.folder import AppFolder
-    from cmx_gen.device.model_slots import write_image
+    from cmx_gen.app.model_slots import write_image
 
     image = write_image(AppFolder(Path(args.app)), args.slot, args.sequence)
     print(image.line())

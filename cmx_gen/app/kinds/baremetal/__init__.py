@@ -22,6 +22,7 @@ class BareMetalApp(AppKind):
     template = "baremetal_app"
     description = "CMake project: startup, linker script, semihosting or UART console"
     host_samples = True  # semihosting, or its UART under QEMU
+    model_slots = True  # the slot image beside the ELF: QEMU -device loader, the FVP --data, pyOCD
 
     def created_notes(self, board: "Board") -> list[str]:
         if board.qemu or board.fvp:
@@ -73,7 +74,7 @@ class BareMetalApp(AppKind):
         from cmx_gen.common.errors import RunError
         from cmx_gen.device.runners import RUNNERS
 
-        from cmx_gen.device.model_slots import images_to_load
+        from cmx_gen.app.model_slots import images_to_load
 
         board = app.board()
         chosen = RUNNERS.get(name or "") or next((c for c in RUNNERS.values() if c.available_for(board)), None)
