@@ -69,8 +69,9 @@ static int dims(check* c, const cmsis_nn_dims* d) {
 }
 
 /* CMSIS-NN's contract for int8 quantization: offsets of a zero point in [-128, 127] (an input's
- * negated), a Q31 multiplier >= 0 and a shift in [-31, 31] (larger ones shift a 32-bit value past its
- * width), an activation range inside int8. Outside them its arithmetic overflows. */
+ * negated), a Q31 multiplier other than -2^31 (negative ones are a subtraction's: x - y is an add
+ * whose second multiplier is negated) and a shift in [-31, 31] (larger ones shift a 32-bit value past
+ * its width), an activation range inside int8. Outside them its arithmetic overflows. */
 static int offsets(check* c, int32_t input_offset, int32_t output_offset) {
   if (input_offset < -127 || input_offset > 128 || output_offset < -128 || output_offset > 127) {
     return fail(c, "a zero point outside int8");
@@ -79,7 +80,7 @@ static int offsets(check* c, int32_t input_offset, int32_t output_offset) {
 }
 
 static int requant(check* c, int32_t multiplier, int32_t shift) {
-  if (multiplier < 0 || shift < -31 || shift > 31) return fail(c, "a requantization outside CMSIS-NN's range");
+  if (multiplier == INT32_MIN || shift < -31 || shift > 31) return fail(c, "a requantization outside CMSIS-NN's range");
   return 1;
 }
 
