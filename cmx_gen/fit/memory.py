@@ -90,7 +90,9 @@ class Placement:
     def decisions(self) -> list[str]:
         """One sentence per placement decision, for people."""
         pte = (
-            f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: read in place, no copy"
+            'model.pte -> a model slot, apart from the image (placement = "slot")'
+            if self.pte_bytes == 0
+            else f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: read in place, no copy"
             if self.pte_in_place
             else f"model.pte ({size(self.pte_bytes)}) -> {self.pte_region}: loaded there at load time "
             f"(does not fit {self.code_region})"
@@ -172,7 +174,8 @@ def _uses(board: Board, b: Budget, code: MemoryRegion, pte: MemoryRegion, arena:
     items[code.name]["code"] = b.code_bytes
     if code.name != board.boot_region:
         items[board.boot_region]["vector table"] = VECTOR_TABLE_BYTES
-    items[pte.name]["model.pte"] = b.pte_bytes
+    if b.pte_bytes:  # 0: in a model slot
+        items[pte.name]["model.pte"] = b.pte_bytes
     if b.reference_bytes:
         items[pte.name]["reference data"] = b.reference_bytes
     items[arena.name]["planned buffers"] = sum(b.planned_buffer_sizes)
@@ -285,9 +288,11 @@ def fits_on(report: Report, exclude: str = "") -> list[str]:
     ]
 
 
-def plan(report: Report, board: Board) -> Placement:
-    """Place the program on the board, or raise FitError naming each short region and by how much."""
-    b = budget(report)
+def plan(report: Report, board: Board, in_slot: bool = False) -> Placement:
+    """Place the program on the board, or raise FitError naming each short region and by how much.
+    `in_slot`: the program and its reference live in a model slot, not in the image (placement =
+    "slot"; the board given has its slots taken off already)."""
+    b = replace(budget(report), pte_bytes=0, reference_bytes=0) if in_slot else budget(report)
     check_isa(report, board)
     placement, closest = _search(board, b)
     if placement is not None:

@@ -119,7 +119,7 @@ def _place(project: Project, results: list[Artifacts], board: Board) -> memory.P
     if project.several:
         layout: Literal["shared", "separate"] = "separate" if project.separate_arenas else "shared"
         return memory.plan_several({e.model_name(): r.report for e, r in zip(project.models, results)}, board, layout)
-    return memory.plan(results[0].report, board)
+    return memory.plan(results[0].report, board, in_slot=project.placement == "slot")
 
 
 def _slot_board(project: Project, board: Board) -> Board:
