@@ -45,7 +45,7 @@ class CodeSize:
     name: str
     bytes: int
     status: str  # "estimated" | "measured"
-    source: str  # "table" | "default:<class>" | "runtime"
+    source: str  # "table" | "default:<class>" | "runtime" | "backend"
 
 
 def code_sizes(report: Report, isa: str) -> list[CodeSize]:
@@ -70,6 +70,10 @@ def _code_sizes(operators: list[Any], isa: str) -> list[CodeSize]:
             cls = op.class_
             default = table["defaults"].get(cls, table["defaults"]["fallback"])
             out.append(CodeSize(key, default["code"], default["status"], f"default:{cls}"))
+    kinds = [key for key in seen if key.startswith("cmx::")]
+    if kinds:  # the backend's plan check (cmx_plan_check.c), once, and its part for each kind
+        check = kernel_sizes()["backend_check"]
+        out.append(CodeSize("plan check", check["code"] + check["per_kind"] * len(kinds), check["status"], "backend"))
     return out
 
 

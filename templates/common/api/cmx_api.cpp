@@ -188,7 +188,7 @@ cmx_status init(cmx_model* model, executorch::runtime::EventTracer* tracer) {
     if (reg != 0) return failed(model, CMX_E_REGISTER_KERNELS, static_cast<Error>(reg));
     runtime_ready = true;
   }
-  return model->slots ? slots_init(model, tracer) : load(model, tracer);
+  return model->slots ? model->slots->init(model, tracer) : load(model, tracer);
 }
 
 Method* method(cmx_model* model) { return ready(model) ? model->state->method.get() : nullptr; }

@@ -100,6 +100,8 @@ struct IoQuant {
  * chosen slot's reference I/O, quantization and planned sizes are copied into (cmx_api.cpp points the
  * handle's fields at them). */
 struct SlotTable {
+  /* cmx::slots_init: reached only through here, so an image of linked models links none of it */
+  cmx_status (*init)(cmx_model* model, executorch::runtime::EventTracer* tracer);
   const uintptr_t* bases;
   const uint32_t* sizes;
   uint32_t count;

@@ -71,7 +71,7 @@ cmx_slot_info slot_info[CMX_SLOT_COUNT];
 #endif
 uint8_t planned_pool[CMX_PLANNED_POOL_BYTES > 0u ? CMX_PLANNED_POOL_BYTES : 16u] CMX_ARENA;
 executorch::runtime::Span<uint8_t> planned_spans[CMX_SLOT_MAX_PLANNED];
-cmx::SlotTable slots = {slot_bases,       slot_sizes,     CMX_SLOT_COUNT,   CMX_TARGET_CPU,
+cmx::SlotTable slots = {cmx::slots_init, slot_bases,       slot_sizes,     CMX_SLOT_COUNT,   CMX_TARGET_CPU,
                         CMX_TARGET_ISA,   CMX_PLANNED_POOL_BYTES,           CMX_SLOT_MAX_PLANNED,
                         slot_inputs,      slot_outputs,   slot_input_quant, slot_output_quant,
                         slot_planned_sizes, slot_info,    -1};
