@@ -79,6 +79,14 @@ static int offsets(check* c, int32_t input_offset, int32_t output_offset) {
   return 1;
 }
 
+/* An element-wise input offset: the kernel's own int32 arithmetic bounds it, not int8 (a hardswish is a
+ * mul whose second input is x + 3 in x's scale: its offset is past int8). An add shifts x + offset left
+ * by 20 (left_shift): |x + offset| < 2^11; a mul multiplies two: |x + offset| < 2^15. */
+static int elementwise_offset(check* c, int32_t offset, int32_t bound) {
+  if (offset <= -bound + 128 || offset >= bound - 128) return fail(c, "an element-wise offset past the kernel's arithmetic");
+  return 1;
+}
+
 static int requant(check* c, int32_t multiplier, int32_t shift) {
   if (multiplier == INT32_MIN || shift < -31 || shift > 31) return fail(c, "a requantization outside CMSIS-NN's range");
   return 1;
@@ -314,8 +322,8 @@ static int layer(check* c, const cmx_layer_head* head) {
 #ifdef CMX_BACKEND_ADD
     case CMX_OP_ADD: {
       const cmx_layer_add* l = (const cmx_layer_add*)head;
-      if (!offsets(c, l->input1_offset, l->output_offset) || !offsets(c, l->input2_offset, 0) ||
-          !requant(c, l->input1_multiplier, l->input1_shift) || !requant(c, l->input2_multiplier, l->input2_shift) ||
+      if (!elementwise_offset(c, l->input1_offset, 1 << 11) || !elementwise_offset(c, l->input2_offset, 1 << 11) ||
+          !offsets(c, 0, l->output_offset) || !requant(c, l->input1_multiplier, l->input1_shift) || !requant(c, l->input2_multiplier, l->input2_shift) ||
           !requant(c, l->output_multiplier, l->output_shift) || l->left_shift < 0 || l->left_shift > 20 ||
           !activation(c, l->act_min, l->act_max)) {
         return 0;
@@ -326,8 +334,9 @@ static int layer(check* c, const cmx_layer_head* head) {
 #ifdef CMX_BACKEND_MUL
     case CMX_OP_MUL: {
       const cmx_layer_mul* l = (const cmx_layer_mul*)head;
-      if (!offsets(c, l->input1_offset, l->output_offset) || !offsets(c, l->input2_offset, 0) ||
-          !requant(c, l->output_multiplier, l->output_shift) || !activation(c, l->act_min, l->act_max)) {
+      if (!elementwise_offset(c, l->input1_offset, 1 << 15) || !elementwise_offset(c, l->input2_offset, 1 << 15) ||
+          !offsets(c, 0, l->output_offset) || !requant(c, l->output_multiplier, l->output_shift) ||
+          !activation(c, l->act_min, l->act_max)) {
         return 0;
       }
       return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
