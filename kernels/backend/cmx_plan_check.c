@@ -108,16 +108,17 @@ static int per_channel(check* c, int32_t multipliers, int32_t shifts, int64_t ch
   return 1;
 }
 
-/* An output extent no larger than a window of `kernel` taps `dilation` apart, every `stride` over
- * `in` positions with `pad` zeros each side (plus one for a pooling's ceil mode) allows. */
-static int window(check* c, int32_t out, int32_t in, int32_t kernel, int32_t stride, int32_t pad, int32_t dilation,
-                  int32_t ceil_extra) {
+/* An output extent whose every window starts inside the input with `pad` zeros before it and as many
+ * after: windows that run past the far edge are a patch's or a pooling's (ceil mode) and the kernels
+ * read only the taps inside the input there. A kernel of one tap (1x1, stride 1, no padding: the fast
+ * paths that read position p for output p) gets no output more than its input. */
+static int window(check* c, int32_t out, int32_t in, int32_t kernel, int32_t stride, int32_t pad, int32_t dilation) {
   if (kernel < 1 || stride < 1 || pad < 0 || dilation < 1 || in < 1 || out < 1 || pad >= LIMIT / 4 ||
       kernel >= LIMIT / 4 || dilation >= LIMIT / 4) {
     return fail(c, "a kernel, stride, padding or dilation out of range");
   }
-  const int64_t span = (int64_t)in + 2 * (int64_t)pad - (int64_t)dilation * (kernel - 1) - 1;
-  if (span < 0 || out > span / stride + 1 + ceil_extra) return fail(c, "an output larger than its window allows");
+  const int64_t starts = (int64_t)in + 2 * (int64_t)pad - 1; /* the last window's first tap, from -pad */
+  if (out > starts / stride + 1) return fail(c, "an output larger than its window allows");
   return 1;
 }
 
@@ -127,8 +128,8 @@ static int conv_shapes(check* c, const cmsis_nn_conv_params* p, const cmsis_nn_d
   if (out->n != in->n || out->c != f->n || in->c % f->c != 0 || out->c % (in->c / f->c) != 0) {
     return fail(c, "convolution channels that disagree");
   }
-  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h, 0) &&
-         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w, 0);
+  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w);
 }
 
 static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t weight_bytes) {
@@ -151,8 +152,8 @@ static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratc
   }
   const cmsis_nn_dw_conv_params* p = &l->params;
   return offsets(c, p->input_offset, p->output_offset) && activation(c, p->activation.min, p->activation.max) &&
-         window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h, 0) &&
-         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w, 0) &&
+         window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w) &&
          tensor(c, l->input, volume(in)) && tensor(c, l->output, volume(out)) &&
          constant(c, l->weight, (int64_t)f->h * f->w * f->c, 1, 0) && constant(c, l->bias, 4 * (int64_t)out->c, 4, 1) &&
          per_channel(c, l->multipliers, l->shifts, out->c) && scratch(c, l->scratch, l->scratch_bytes, scratch_need);
@@ -179,8 +180,8 @@ static int pool(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in
   if (!dims(c, in) || !dims(c, out) || f->h < 1 || f->w < 1) return fail(c, "pooling sizes out of range");
   if (out->n != in->n || out->c != in->c) return fail(c, "pooling channels that disagree");
   if (!activation(c, p->activation.min, p->activation.max)) return 0;
-  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1, 1) &&
-         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1, 1) && tensor(c, input, volume(in)) &&
+  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1) && tensor(c, input, volume(in)) &&
          tensor(c, output, volume(out));
 }
 
@@ -271,8 +272,8 @@ static int layer(check* c, const cmx_layer_head* head) {
           p->in_ch >= 65536 || p->out_ch >= 65536 || p->in_positions >= LIMIT / 65536 || p->in_rows >= LIMIT / 65536) {
         return fail(c, "convolution row sizes out of range");
       }
-      if (!window(c, p->positions, p->in_positions, p->kernel, p->stride, p->pad, p->dilation, 0) ||
-          !window(c, p->out_rows, p->in_rows, p->rows, p->row_stride, p->row_pad, 1, 0)) {
+      if (!window(c, p->positions, p->in_positions, p->kernel, p->stride, p->pad, p->dilation) ||
+          !window(c, p->out_rows, p->in_rows, p->rows, p->row_stride, p->row_pad, 1)) {
         return 0;
       }
       if (!offsets(c, p->input_offset, p->output_offset) || !activation(c, p->act_min, p->act_max)) return 0;
