@@ -81,6 +81,7 @@ def an547_with_dtcm(folder: Path, board_id: str, dtcm_bytes: int, isram_as_flash
     flash = [{**regions["isram"], "name": "flash", "kind": "flash", "dma": False}] if isram_as_flash else []
     board["id"] = board_id
     board["memory"] = [regions["itcm"], *flash, {**regions["dtcm"], "size": dtcm_bytes}]
+    board.pop("model_slots", None)  # they live in the DDR window, which this board has not
     path = folder / f"{board_id}.yaml"
     path.write_text(yaml.safe_dump(board))
     return path
