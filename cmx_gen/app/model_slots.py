@@ -50,6 +50,16 @@ def built_path(app: AppFolder, slot: str) -> Path:
     return app.path / "build" / f"model_slot_{slot}.bin"
 
 
+def _built(app: AppFolder, slots: dict[str, ModelSlot]) -> list[SlotImage]:
+    """The images model-image wrote into build/, one per slot that has one."""
+    paths = {name: built_path(app, name) for name in slots}
+    return [
+        SlotImage(slots[name], path, slot_image.read_header(path.read_bytes()))
+        for name, path in paths.items()
+        if path.is_file()
+    ]
+
+
 def write_image(app: AppFolder, slot: str, sequence: int | None = None) -> SlotImage:
     """build/model_slot_<slot>.bin: the app's model image with `sequence` (default: one above every
     image already in build/, so the firmware takes it as the newest)."""
@@ -65,12 +75,7 @@ def write_image(app: AppFolder, slot: str, sequence: int | None = None) -> SlotI
         raise RunError(f"board {app.board().id} has no model slot {slot!r}", f"use one of: {', '.join(slots)}")
     image = (app.path / "model" / SLOT_FILE).read_bytes()
     if sequence is None:
-        seen = [
-            slot_image.read_header(built_path(app, s).read_bytes()).sequence
-            for s in slots
-            if built_path(app, s).is_file()
-        ]
-        sequence = max(seen, default=0) + 1
+        sequence = max((built.header.sequence for built in _built(app, slots)), default=0) + 1
     image = slot_image.with_sequence(image, sequence)
     if len(image) > slots[slot].size:
         raise RunError(
@@ -88,11 +93,7 @@ def images_to_load(app: AppFolder) -> list[SlotImage]:
     if not is_slot_app(app):
         return []
     slots = _slots(app)
-    found = [
-        SlotImage(s, built_path(app, name), slot_image.read_header(built_path(app, name).read_bytes()))
-        for name, s in slots.items()
-        if built_path(app, name).is_file()
-    ]
+    found = _built(app, slots)
     if found:
         return found
     own = app.path / "model" / SLOT_FILE

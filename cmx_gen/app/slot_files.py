@@ -93,10 +93,11 @@ def write_slot_model_files(
     and reference left out of the image and written to model_slot.bin (sequence 1)."""
     pools = model_files.Pools(placement.method_pool_bytes, placement.temp_pool_bytes)
     files = model_files.model_files(pte, report, reference, pools, pte_section, name)
-    _, n_in, n_out, _, _ = model_files.model_io_source(reference, report)
     files["model_pte.S"] = _NO_PROGRAM.encode()
     files["cmx_model_io.c"] = _NO_REFERENCE.encode()
-    files["cmx_model.h"] = model_files.model_header(report, pools, n_in, n_out, 0.0, name, False, slots=slots).encode()
+    files["cmx_model.h"] = model_files.model_header(
+        report, pools, len(report.inputs), len(report.outputs), 0.0, name, False, slots=slots
+    ).encode()
     files[SLOT_FILE] = slot_image.build(slot_model(pte, report, reference, pools, name))
     smallest = min(slots, key=lambda s: s.size)
     if len(files[SLOT_FILE]) > smallest.size:

@@ -132,9 +132,9 @@ static int conv_shapes(check* c, const cmsis_nn_conv_params* p, const cmsis_nn_d
          window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w);
 }
 
+/* After conv_shapes (the scratch size functions read the dims it checked). */
 static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t weight_bytes) {
-  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims) ||
-      !offsets(c, l->params.input_offset, l->params.output_offset) ||
+  if (!offsets(c, l->params.input_offset, l->params.output_offset) ||
       !activation(c, l->params.activation.min, l->params.activation.max)) {
     return 0;
   }
@@ -144,9 +144,9 @@ static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t
          per_channel(c, l->multipliers, l->shifts, oc) && scratch(c, l->scratch, l->scratch_bytes, scratch_need);
 }
 
+/* After dims() of its three shapes (the scratch size functions read them). */
 static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratch_need) {
   const cmsis_nn_dims *in = &l->input_dims, *f = &l->filter_dims, *out = &l->output_dims;
-  if (!dims(c, in) || !dims(c, f) || !dims(c, out)) return 0;
   if (out->n != in->n || f->c != out->c || out->c != (int64_t)in->c * l->params.ch_mult) {
     return fail(c, "depthwise channels that disagree");
   }
