@@ -139,6 +139,8 @@ def context(
         "cmx_version": __version__,
         "result_line": result_line.template_context(),
         "ci": ci.context(),
+        # placement = "slot": the board's model slots (the templates name them: Zephyr's partitions).
+        "model_slots": [s.model_dump() for s in board.model_slots] if project.placement == "slot" else [],
     }
     # Derived facts templates should not recompute (boards.py is the one place that knows them).
     ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from cmx_gen.app import html_report
-from cmx_gen.app.kinds import app_kind
+from cmx_gen.app.kinds import APP_KINDS, app_kind
 from cmx_gen.app.project import ModelEntry, Project
 from cmx_gen.app.render import RenderResult, check_destination, render_app
 from cmx_gen.common import progress
@@ -135,9 +135,10 @@ def _slot_board(project: Project, board: Board) -> Board:
             'placement = "slot" keeps one model a firmware', 'make one app per model, or keep placement = "linked"'
         )
     if not app_kind(project.rtos).model_slots:
+        with_slots = [name for name, kind in APP_KINDS.items() if kind.model_slots]
         raise ModelSourceError(
-            f'placement = "slot" is built for the bare-metal app; the {project.rtos} app links its model',
-            'use --rtos baremetal, or keep placement = "linked"',
+            f'placement = "slot" is built for the {" and ".join(with_slots)} apps; the {project.rtos} app links its model',
+            f'use --rtos {" or --rtos ".join(with_slots)}, or keep placement = "linked"',
         )
     return board.with_slots_reserved()
 

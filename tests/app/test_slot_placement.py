@@ -71,7 +71,7 @@ def test_the_project_file_keeps_the_placement(tmp_path):
     ("args", "problem"),
     [
         (("--board", "mps2-an505"), "board mps2-an505 declares no model slots"),
-        (("--board", "mps2-an386", "--rtos", "zephyr"), "built for the bare-metal app"),
+        (("--board", "mps2-an386", "--rtos", "cmake-package"), "built for the baremetal and zephyr apps"),
     ],
 )
 def test_what_cannot_have_slots_is_refused_in_one_line(tmp_path, capsys, args, problem):

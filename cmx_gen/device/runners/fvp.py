@@ -15,6 +15,11 @@ from cmx_gen.device.runners.base import Runner
 from cmx_gen.fit.boards import Board
 
 
+def cpu_instance(model: str) -> str:
+    """The model's CPU instance: where semihosting is set and `--data FILE@ADDRESS` loads a file."""
+    return "mps4_board.subsystem.cpu0" if "SSE-320" in model else "cpu0"
+
+
 class FvpRunner(Runner):
     name = "fvp"
 
@@ -35,7 +40,7 @@ class FvpRunner(Runner):
         # Parameter paths as in executorch backends/arm/scripts/run_fvp.sh; the MPS2 models
         # enable semihosting by default.
         semihosting: list[str] = []
-        cpu = "mps4_board.subsystem.cpu0" if "SSE-320" in model else "cpu0"
+        cpu = cpu_instance(model)
         if "SSE-320" in model or "SSE-300" in model:
             semihosting = ["-C", f"{cpu}.semihosting-enable=1"]
         if args:  # the program's semihosting command line (SYS_GET_CMDLINE)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from cmx_gen.app.kinds.base import AppKind, Built
+from cmx_gen.fit.boards import ModelSlot
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
@@ -35,6 +36,7 @@ class ZephyrApp(AppKind):
     template = "zephyr_app"
     description = "west/Twister application with the ExecuTorch Zephyr module"
     image_is_file = False  # west flashes and runs a build folder
+    model_slots = True  # the slots are the overlay's partitions; `west build -t run` loads their images
 
     def check_board(self, board: "Board") -> None:
         from cmx_gen.app.kinds.zephyr.layout import LAYOUT_FILE, zephyr_layout, zephyr_layout_problems
@@ -63,7 +65,8 @@ class ZephyrApp(AppKind):
     def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
         from cmx_gen.app.kinds.zephyr import context
 
-        return {"zephyr": context.template_context(board, placement, report)}
+        slots = tuple(ModelSlot.model_validate(s) for s in ctx.get("model_slots", ()))
+        return {"zephyr": context.template_context(board, placement, report, slots)}
 
     def build(
         self,
@@ -99,8 +102,11 @@ class ZephyrApp(AppKind):
 
     def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
         from cmx_gen.app.kinds.zephyr.runner import WestRunner
+        from cmx_gen.app.model_slots import images_to_load
 
-        return WestRunner(app.board(), timeout, cwd=app.path.resolve())
+        runner = WestRunner(app.board(), timeout, cwd=app.path.resolve())
+        runner.images = [(image.path.resolve(), image.slot.base) for image in images_to_load(app)]
+        return runner
 
     def flasher(self, config: "FlashConfig") -> "Flasher":
         from cmx_gen.app.kinds.zephyr.flasher import plan

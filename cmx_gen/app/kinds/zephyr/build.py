@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 from cmx_gen.common import progress
@@ -37,9 +38,12 @@ def build_command(app: Path, board: Board, build_dir: Path, extra: list[str] | N
     ]
 
 
-def run_command(build_dir: Path) -> list[str]:
-    """QEMU and FVP targets run through Zephyr's own `run` target (there is no west flash runner for FVPs)."""
-    return [west(), "build", "-d", str(build_dir), "-t", "run"]
+def run_command(build_dir: Path, images: Sequence[tuple[Path, int]] = ()) -> list[str]:
+    """QEMU and FVP targets run through Zephyr's own `run` target (there is no west flash runner for FVPs).
+    `images`: model slot images to load beside the firmware (placement = "slot"), given to the app's
+    CMakeLists.txt as CMX_SLOT_IMAGES (CMake options make west re-run CMake; nothing is recompiled)."""
+    slots = ["--", "-DCMX_SLOT_IMAGES=" + ";".join(f"{path}@0x{addr:08x}" for path, addr in images)] if images else []
+    return [west(), "build", "-d", str(build_dir), "-t", "run", *slots]
 
 
 def _in_workspace(app: Path) -> bool:

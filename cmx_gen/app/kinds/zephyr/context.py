@@ -15,9 +15,10 @@ from typing import Any
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.common.targets import cores
+from cmx_gen.device.runners.fvp import cpu_instance
 from cmx_gen.app.kinds.base import AppKind
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
-from cmx_gen.fit.boards import Board, MemoryRegion
+from cmx_gen.fit.boards import Board, MemoryRegion, ModelSlot
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
 
@@ -144,10 +145,39 @@ class _Layout:
             self.chosen[f"zephyr,{role}"] = entry["label"]
 
 
-def _target_files(board: Board, placement: Placement, file_name: str) -> dict[str, Any]:
+def _slot_partitions(board: Board, info: dict, slots: tuple[ModelSlot, ...]) -> dict[str, Any] | None:
+    """Where the overlay declares the model slots (placement = "slot") as fixed partitions: in the
+    flash node that holds them (so Zephyr's flash map can write them), else in a memory node of their
+    own (memory-mapped RAM or DDR). `board` is the firmware's view: each region ends where its slots
+    begin (Board.with_slots_reserved), so a slot's region is the nearest one below it."""
+    if not slots:
+        return None
+    first = min(slots, key=lambda s: s.base)
+    region = max((r for r in board.memory if r.base <= first.base), key=lambda r: r.base)
+    entry = (info.get("nodes") or {}).get(region.dt_node or "", {}) or {}
+    in_flash = region.kind == "flash" and region.dt_node is not None and not entry.get("add_node")
+    start = region.base if in_flash else first.base
+    size = max(s.end for s in slots) - first.base
+    return {
+        "parent": region.dt_node if in_flash else None,
+        "node": None
+        if in_flash
+        else {"label": "cmx_model_slots", "node": f"memory@{first.base:x}", "base": first.base, "size": size},
+        "region": "CMX_MODEL_SLOTS",
+        "partitions": [
+            {"name": s.name, "label": f"cmx_slot_{s.name}", "offset": s.base - start, "size": s.size, "base": s.base}
+            for s in slots
+        ],
+    }
+
+
+def _target_files(
+    board: Board, placement: Placement, file_name: str, slots: tuple[ModelSlot, ...] = ()
+) -> dict[str, Any]:
     """Board .conf / .overlay / linker placement for one Zephyr target."""
     info = board_info(file_name)
     layout = _Layout(board, info)
+    slot_partitions = _slot_partitions(board, info, slots)
 
     layout.choose("flash", placement.code_region)
     layout.choose("sram", placement.data_region)
@@ -175,7 +205,7 @@ def _target_files(board: Board, placement: Placement, file_name: str) -> dict[st
 
     selects = set(info.get("soc_selects", []))
     fpu = zephyr_fpu(board, info)
-    overlay_needed = bool(layout.added_nodes or layout.region_props or layout.chosen)
+    overlay_needed = bool(layout.added_nodes or layout.region_props or layout.chosen or slot_partitions)
     # Zephyr's -mcpu follows the SoC Kconfig: an ARMv8-M core without ARMV8_M_DSP is built +nodsp
     # (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE.
     isa_note = ""
@@ -213,10 +243,13 @@ def _target_files(board: Board, placement: Placement, file_name: str) -> dict[st
         "chosen": layout.chosen,
         "pte": pte,
         "arena": arena,
+        "slots": slot_partitions,
     }
 
 
-def template_context(board: Board, placement: Placement, report: Report) -> dict[str, Any]:
+def template_context(
+    board: Board, placement: Placement, report: Report, slots: tuple[ModelSlot, ...] = ()
+) -> dict[str, Any]:
     """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
 
     The Kconfig pool defaults are the
@@ -224,7 +257,7 @@ def template_context(board: Board, placement: Placement, report: Report) -> dict
     with the Kconfig ones).
     """
     assert board.zephyr is not None, "ZephyrApp.check_board refuses boards without a Zephyr target"
-    main = _target_files(board, placement, board.zephyr.file_name)
+    main = _target_files(board, placement, board.zephyr.file_name, slots)
     targets = [main]
     qemu_target = None
     if main["simulation"] == "qemu":
@@ -233,11 +266,12 @@ def template_context(board: Board, placement: Placement, report: Report) -> dict
         file_name = zephyr_boards().get("qemu_machines", {}).get(board.qemu.machine)
         if file_name and file_name != main["file_name"]:
             try:
-                extra = _target_files(board, placement, file_name)
+                extra = _target_files(board, placement, file_name, slots)
             except RenderError:
                 extra = None  # the placement does not map onto the QEMU target's memory
             # One CMakeLists/linker snippet serves both targets: only when the layout is the same.
-            if extra is not None and all(extra[k] == main[k] for k in ("pte", "arena")) and not extra["added_nodes"]:
+            same = all(extra[k] == main[k] for k in ("pte", "arena", "slots")) if extra is not None else False
+            if extra is not None and same and not extra["added_nodes"]:
                 targets.append(extra)
                 qemu_target = extra
 
@@ -267,6 +301,10 @@ def template_context(board: Board, placement: Placement, report: Report) -> dict
         "modules": modules,
         "pte_section": AppKind.pte_section,
         "arena_section": ARENA_SECTION,
+        # placement = "slot": what `west build -t run` loads beside the image by default (CMakeLists.txt
+        # CMX_SLOT_IMAGES: this app's own model in the first slot), and the FVP's CPU for `--data`.
+        "default_slot_base": slots[0].base if slots else None,
+        "fvp_cpu": cpu_instance(board.fvp.model) if board.fvp else "cpu0",
         "kconfig": {
             # The runner runs in Zephyr's main thread: its stack is the placement's stack.
             "main_stack_size": _round_up(max(placement.stack_bytes, 2048), 8),

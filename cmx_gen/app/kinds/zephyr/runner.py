@@ -23,7 +23,7 @@ class WestRunner(Runner):
         a Zephyr app as frames on its console."""
         from cmx_gen.app.kinds.zephyr.build import run_command
 
-        return run_command(build_dir)
+        return run_command(build_dir, self.images)
 
     def run(self, build_dir: Path) -> Result:
         from cmx_gen.app.kinds.zephyr.build import require_workspace

@@ -114,6 +114,8 @@ function(_cmx_stub_finish)
     endif()
   endforeach()
   message(STATUS "cmx-stub: linker snippets: ${CMX_STUB_LINKER_SNIPPETS}")
+  # What `west build -t run` would add to the emulator's command line (placement = "slot": the images).
+  message(STATUS "cmx-stub: emulator flags: QEMU ${QEMU_EXTRA_FLAGS}; FVP ${ARMFVP_EXTRA_FLAGS}")
 endfunction()
 cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _cmx_stub_finish)
 

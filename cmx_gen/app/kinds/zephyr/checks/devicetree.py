@@ -15,6 +15,7 @@ from devicetree import dtlib
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, board_files, rel
 from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
+from cmx_gen.fit.boards import ModelSlot
 
 
 _LINK_IN = re.compile(r"GROUP_(?:DATA_|NOLOAD_)?LINK_IN\(\s*(\w+)(?:\s*,\s*(\w+))?\s*\)")
@@ -70,6 +71,7 @@ def check_devicetree(app: Path) -> CheckResult:
                 result.fail(name, f"devicetree error on top of the {info['target']} board DTS: {msg}")
                 continue
         _check_memory_nodes(dt, name, result, region_names)
+        _check_slot_partitions(dt, name, result, _model_slots(app))
     # regions named by the linker snippets must exist (board DTS stubs + overlays)
     for info in (boards.get(c.stem) for c in board_files(app, ".conf")):
         if not isinstance(info, dict):
@@ -143,3 +145,43 @@ def _check_memory_nodes(dt, name: str, result: CheckResult, region_names: set[st
                     chosen.props[key].to_path()
                 except dtlib.DTError as exc:
                     result.fail(name, f"chosen {key}: {exc}")
+
+
+def _model_slots(app: Path) -> list[ModelSlot]:
+    """The board file's model slots of an app made with placement = "slot" (else none)."""
+    from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.model_slots import is_slot_app
+    from cmx_gen.common.errors import CmxError
+
+    folder = AppFolder(app)
+    if not is_slot_app(folder):
+        return []
+    try:
+        return list(folder.board().model_slots)
+    except (CmxError, OSError, ValueError):
+        return []
+
+
+def _check_slot_partitions(dt: dtlib.DT, name: str, result: CheckResult, slots: list[ModelSlot]) -> None:
+    """Each model slot is a partition cmx_slot_<name> at the board file's address and size (where
+    model-image and flash --model-only write), and shares its flash with no other partition."""
+    for slot in slots:
+        label = f"cmx_slot_{slot.name}"
+        node = dt.label2node.get(label)
+        if node is None or node.parent is None or node.parent.parent is None:
+            result.fail(name, f'no partition &{label} for model slot {slot.name} (placement = "slot")')
+            continue
+        base = node.parent.parent.props["reg"].to_nums()[0] if "reg" in node.parent.parent.props else 0
+        offset, size = node.props["reg"].to_nums()[:2]
+        if (base + offset, size) != (slot.base, slot.size):
+            result.fail(
+                name,
+                f"partition &{label} is {base + offset:#x}+{size:#x}, the board file's slot {slot.name} "
+                f"{slot.base:#x}+{slot.size:#x}: model-image would write where the firmware does not look",
+            )
+        for other in node.parent.nodes.values():
+            if other is node or "reg" not in other.props:
+                continue
+            o_offset, o_size = other.props["reg"].to_nums()[:2]
+            if o_offset < offset + size and offset < o_offset + o_size:
+                result.fail(name, f"partition &{label} overlaps {other.path} ({o_offset:#x}+{o_size:#x})")
