@@ -30,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
 
     image = write_image(AppFolder(Path(args.app)), args.slot, args.sequence)
     print(image.line())
-    print(f"next       cmx-gen run {args.app}   or   cmx-gen flash {args.app} --model-only --slot {args.slot}")
+    print(f"next       cmx-gen run {args.app}   or   cmx-gen flash {args.app} --model-only {args.slot}")
     return 0

@@ -129,3 +129,15 @@ def test_the_cmakelists_gives_the_emulator_the_slot_image(slot_apps, tmp_path):
     assert conf.returncode == 0, conf.stdout[-3000:] + conf.stderr[-3000:]
     image = app / "model" / "model_slot.bin"
     assert f"QEMU -device;loader,file={image},addr=0x7fc00000; FVP --data;cpu0={image}@0x7fc00000" in conf.stdout
+
+
+def test_the_flash_command_model_image_suggests_writes_the_slot(slot_apps, tmp_path, capsys):
+    app = _copy(slot_apps("nucleo-h743zi"), tmp_path)
+    capsys.readouterr()
+    assert run_cli("model-image", app, "--slot", "b") == 0
+    (suggested,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("next")]
+    flash = suggested.split("   or   ")[1].split()
+    assert flash[:2] == ["cmx-gen", "flash"]
+    assert run_cli(*flash[1:], "--dry-run") == 0
+    (command,) = capsys.readouterr().out.splitlines()
+    assert "--format bin --base-address 0x081c0000" in command and command.endswith("model_slot_b.bin")
