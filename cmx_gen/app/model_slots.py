@@ -4,7 +4,9 @@ slot (`cmx-gen model-image`), and what a simulator loads beside the firmware (`c
 An app keeps its model's image in model/model_slot.bin (written by create and regen). `model-image`
 copies it, with a sequence number, to build/model_slot_<a|b>.bin: the file `flash --model-only`
 writes and `run` loads at the slot's address. With none there, `run` loads model/model_slot.bin into
-slot a, so a fresh app runs as it is.
+slot a, so a fresh app runs as it is. On a board whose slots have weights areas the program's
+segments are model/model_weights.bin, copied beside the image (build/model_weights_<a|b>.bin) and
+written or loaded at the slot's weights area.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 from cmx_gen.app import slot_image
 from cmx_gen.app.folder import AppFolder
-from cmx_gen.app.slot_files import SLOT_FILE
+from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
 from cmx_gen.common.errors import RunError
 from cmx_gen.fit.boards import ModelSlot
 
@@ -26,13 +28,27 @@ class SlotImage:
     slot: ModelSlot
     path: Path
     header: slot_image.SlotHeader
+    weights: Path | None = None  # the program's segments, for the slot's weights area
 
     def line(self) -> str:
         h = self.header
-        return (
+        line = (
             f"slot {self.slot.name}     0x{self.slot.base:08x}: {self.path} ({h.total_bytes:,} of {self.slot.size:,} bytes), "
             f"model {h.name}, sequence {h.sequence}, sha256 {h.sha256[:16]}"
         )
+        if self.weights is not None and self.slot.weights is not None:
+            area = self.slot.weights
+            line += (
+                f"; weights 0x{area.base:08x}: {self.weights} ({self.weights.stat().st_size:,} of {area.size:,} bytes)"
+            )
+        return line
+
+    def loads(self) -> list[tuple[Path, int]]:
+        """Each file of this image and the address it goes to."""
+        found = [(self.path, self.slot.base)]
+        if self.weights is not None and self.slot.weights is not None:
+            found.append((self.weights, self.slot.weights.base))
+        return found
 
 
 def is_slot_app(app: AppFolder) -> bool:
@@ -50,11 +66,25 @@ def built_path(app: AppFolder, slot: str) -> Path:
     return app.path / "build" / f"model_slot_{slot}.bin"
 
 
+def built_weights_path(app: AppFolder, slot: str) -> Path:
+    return app.path / "build" / f"model_weights_{slot}.bin"
+
+
+def _weights_of(app: AppFolder, path: Path) -> Path | None:
+    """The weights file beside a slot image, if the app keeps its weights apart."""
+    return path if (app.path / "model" / WEIGHTS_FILE).is_file() else None
+
+
 def _built(app: AppFolder, slots: dict[str, ModelSlot]) -> list[SlotImage]:
     """The images model-image wrote into build/, one per slot that has one."""
     paths = {name: built_path(app, name) for name in slots}
     return [
-        SlotImage(slots[name], path, slot_image.read_header(path.read_bytes()))
+        SlotImage(
+            slots[name],
+            path,
+            slot_image.read_header(path.read_bytes()),
+            _weights_of(app, built_weights_path(app, name)),
+        )
         for name, path in paths.items()
         if path.is_file()
     ]
@@ -85,7 +115,10 @@ def write_image(app: AppFolder, slot: str, sequence: int | None = None) -> SlotI
     path = built_path(app, slot)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(image)
-    return SlotImage(slots[slot], path, slot_image.read_header(image))
+    weights = _weights_of(app, built_weights_path(app, slot))
+    if weights is not None:
+        weights.write_bytes((app.path / "model" / WEIGHTS_FILE).read_bytes())
+    return SlotImage(slots[slot], path, slot_image.read_header(image), weights)
 
 
 def images_to_load(app: AppFolder) -> list[SlotImage]:
@@ -98,4 +131,6 @@ def images_to_load(app: AppFolder) -> list[SlotImage]:
         return found
     own = app.path / "model" / SLOT_FILE
     first = next(iter(slots.values()))
-    return [SlotImage(first, own, slot_image.read_header(own.read_bytes()))]
+    return [
+        SlotImage(first, own, slot_image.read_header(own.read_bytes()), _weights_of(app, own.with_name(WEIGHTS_FILE)))
+    ]

@@ -1,9 +1,11 @@
 """A model as a slot image (placement = "slot"): the blob the firmware checks before it runs it.
 
-The layout is cmx/api/cmx_slot.h's (its C is the contract; tests/app/test_slot_image.py compiles it
+The layout is cmx/api/cmx_slot.h's (its C is the contract; tests/app/test_slot_check.py compiles it
 on the host and reads what this module writes). The image holds the program, its reference I/O
 for the firmware's self-check, the pools it needs and what it needs of the firmware, and a SHA-256
 over all of it, so a slot written halfway, cut short or with a flipped bit is refused, never run.
+For a slot with a weights area the program is split (`split_program`): its head stays in the image,
+its segments (the weights) go to the area, their SHA-256 in the header.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from cmx_gen.common.errors import RenderError
 from cmx_gen.lower.delegate import plan
 
 MAGIC = 0x53584D43  # "CMXS"
-FORMAT = 1
+FORMAT = 2
 MAX_IO = 8
 MAX_PLANNED = 4
 HASHED_FROM = 48  # magic, format, total_bytes, header_bytes, sha256
@@ -25,7 +27,9 @@ PTE_ALIGN = 16
 _TENSOR = struct.Struct("<3Iififif")
 _HEAD = struct.Struct("<4I32s")
 _FIELDS = struct.Struct("<I16s8s32s5I4I4If2I")
-HEADER_BYTES = _HEAD.size + _FIELDS.size + 2 * MAX_IO * _TENSOR.size
+_WEIGHTS = struct.Struct("<I32s")  # weights_bytes, weights_sha256: after the tensors
+HEADER_BYTES = _HEAD.size + _FIELDS.size + 2 * MAX_IO * _TENSOR.size + _WEIGHTS.size
+_EXTENDED_HEADER = struct.Struct("<4sIQQ")  # ExecuTorch's "eh00" at byte 8: length, program size, segment base
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class SlotModel:
     has_reference: bool
     reference_bundle: bool = False
     sequence: int = 1
+    weights: bytes = b""  # the program's segments, kept in the slot's weights area (pte is then its head)
 
 
 def _align(n: int, to: int) -> int:
@@ -79,6 +84,18 @@ def kinds_mask(kinds: tuple[str, ...]) -> int:
     for kind in kinds:
         mask |= 1 << plan.OPS[kind]
     return mask
+
+
+def split_program(pte: bytes) -> tuple[bytes, bytes]:
+    """The program's head (its header and flatbuffer, up to its segment base) and its segments (the
+    data its delegates carry: cmx-gen's plans and weights), from ExecuTorch's extended header."""
+    magic, length, _program_size, segment_base = _EXTENDED_HEADER.unpack_from(pte, 8)
+    if magic != b"eh00" or length < 24 or not 0 < segment_base <= len(pte):
+        raise RenderError(
+            "the program has no segments to keep apart from the slot (no ExecuTorch extended header)",
+            "lower it again with this cmx-gen, or give the board's slots no weights area",
+        )
+    return pte[:segment_base], pte[segment_base:]
 
 
 def build(model: SlotModel) -> bytes:
@@ -137,7 +154,8 @@ def build(model: SlotModel) -> bytes:
         int(model.has_reference),
         int(model.reference_bundle),
     )
-    hashed = fields + b"".join(rows) + bytes(body)
+    weights = _WEIGHTS.pack(len(model.weights), hashlib.sha256(model.weights).digest() if model.weights else bytes(32))
+    hashed = fields + b"".join(rows) + weights + bytes(body)
     total = HASHED_FROM + len(hashed)
     digest = hashlib.sha256(hashed).digest()
     return _HEAD.pack(MAGIC, FORMAT, total, HEADER_BYTES, digest) + hashed

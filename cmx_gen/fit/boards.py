@@ -178,6 +178,18 @@ class Zephyr(_Strict):
         return self
 
 
+class WeightsArea(_Strict):
+    """Memory-mapped storage (external flash, DDR) that holds a slot's weights when they are not in
+    the slot: the program's segments, read in place (docs/api.md "Weights outside the slot")."""
+
+    base: int = Field(ge=0, lt=2**32)
+    size: int = Field(gt=0, le=2**32)
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
 class ModelSlot(_Strict):
     """A flash range that holds a model apart from the firmware (placement = "slot", docs/api.md):
     written by `cmx-gen flash --model-only`, checked by the firmware before it runs what is there."""
@@ -185,10 +197,16 @@ class ModelSlot(_Strict):
     name: Literal["a", "b"]
     base: int = Field(ge=0, lt=2**32)
     size: int = Field(gt=0, le=2**32)
+    weights: WeightsArea | None = None  # with one, the slot keeps the program's head, the area its segments
 
     @property
     def end(self) -> int:
         return self.base + self.size
+
+    def ranges(self) -> list[tuple[str, "ModelSlot | WeightsArea"]]:
+        """The slot and its weights area, each with the name a refusal gives it."""
+        found: list[tuple[str, ModelSlot | WeightsArea]] = [(f"model slot {self.name}", self)]
+        return found + ([(f"the weights area of model slot {self.name}", self.weights)] if self.weights else [])
 
 
 class Board(_Strict):
@@ -220,26 +238,35 @@ class Board(_Strict):
         names = [s.name for s in self.model_slots]
         if len(set(names)) != len(names):
             raise ValueError("model_slots: each slot name (a, b) once")
-        for slot in self.model_slots:
-            region = next((r for r in self.memory if r.base <= slot.base and slot.end <= r.end), None)
+        if len({s.weights is None for s in self.model_slots}) > 1:
+            raise ValueError("model_slots: give every slot a weights area, or none (one image serves every slot)")
+        ranges = [named for slot in self.model_slots for named in slot.ranges()]
+        for what, item in ranges:
+            region = next((r for r in self.memory if r.base <= item.base and item.end <= r.end), None)
             if region is None or not region.loadable:
-                raise ValueError(f"model slot {slot.name} is not inside one loadable memory region")
-            if slot.base % 16:
-                raise ValueError(f"model slot {slot.name}: base must be 16-byte aligned")
+                raise ValueError(f"{what} is not inside one loadable memory region")
+            if item.base % 16:
+                raise ValueError(f"{what}: base must be 16-byte aligned")
         for region in self.memory:
-            inside = sorted((s for s in self.model_slots if region.base <= s.base < region.end), key=lambda s: s.base)
+            inside = sorted((item for _, item in ranges if region.base <= item.base < region.end), key=lambda i: i.base)
             if inside and inside[0].base == region.base:
                 raise ValueError(f"model slots take all of {region.name}: leave the firmware room below them")
             if inside and (inside[-1].end != region.end or any(a.end != b.base for a, b in zip(inside, inside[1:]))):
-                raise ValueError(f"model slots in {region.name} must be contiguous and end where the region ends")
+                raise ValueError(
+                    f"model slots and weights areas in {region.name} must be contiguous and end where the region ends"
+                )
         return self
+
+    def slot_ranges(self) -> list["ModelSlot | WeightsArea"]:
+        """Every range the model slots take: the slots and their weights areas."""
+        return [item for slot in self.model_slots for _, item in slot.ranges()]
 
     def with_slots_reserved(self) -> "Board":
         """This board as a firmware with model slots sees it: each region that holds slots ends
         where its first slot begins, so nothing of the image is linked there."""
         memory = []
         for region in self.memory:
-            starts = [s.base for s in self.model_slots if region.base <= s.base < region.end]
+            starts = [s.base for s in self.slot_ranges() if region.base <= s.base < region.end]
             memory.append(region.model_copy(update={"size": min(starts) - region.base}) if starts else region)
         return self.model_copy(update={"memory": memory})
 

@@ -83,7 +83,7 @@ def flash_app(app: AppFolder, options: FlashOptions) -> Outcome:
 def _flash_slot(app: AppFolder, board: "Board", options: FlashOptions) -> Outcome:
     """Write one model slot's image (cmx-gen model-image) at its address; the firmware stays as it is."""
     from cmx_gen.device import flash
-    from cmx_gen.app.model_slots import built_path, is_slot_app
+    from cmx_gen.app.model_slots import built_path, built_weights_path, is_slot_app
 
     slot = next((s for s in board.model_slots if s.name == options.model_only), None)
     if not is_slot_app(app) or slot is None:
@@ -97,10 +97,24 @@ def _flash_slot(app: AppFolder, board: "Board", options: FlashOptions) -> Outcom
         raise FlashError(
             f"no image for slot {slot.name}", f"run `cmx-gen model-image {app.path} --slot {slot.name}` first"
         )
-    flasher = flash.plan(
-        flash.FlashConfig(board=board, app=app.path, image=image, probe=options.probe, base_address=slot.base)
-    )
+    # The weights area first, the slot last: until the slot is whole its hash fails, and the firmware
+    # runs the other slot meanwhile.
+    weights = built_weights_path(app, slot.name)
+    writes = [(weights, slot.weights.base, "the weights area of slot")] if slot.weights and weights.is_file() else []
+    writes.append((image, slot.base, "slot"))
+    flashers = [
+        (
+            flash.plan(flash.FlashConfig(board=board, app=app.path, image=path, probe=options.probe, base_address=at)),
+            path,
+            at,
+            what,
+        )
+        for path, at, what in writes
+    ]
     if options.dry_run:
-        return Outcome(tuple(shlex.join(command) for command in flasher.commands()), 0)
-    flasher.flash()
-    return Outcome((f"flashed    {image} into slot {slot.name} at 0x{slot.base:08x} with {flasher.name}",), 0)
+        return Outcome(tuple(shlex.join(command) for flasher, *_ in flashers for command in flasher.commands()), 0)
+    lines = []
+    for flasher, path, at, what in flashers:
+        flasher.flash()
+        lines.append(f"flashed    {path} into {what} {slot.name} at 0x{at:08x} with {flasher.name}")
+    return Outcome(tuple(lines), 0)

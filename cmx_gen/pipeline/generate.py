@@ -19,7 +19,7 @@ from cmx_gen.common import progress
 from cmx_gen.common.errors import BoardError, FitError, ModelSourceError
 from cmx_gen.common.goals import goals_to_try
 from cmx_gen.fit import memory
-from cmx_gen.app.slot_files import SLOT_FILE
+from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
 from cmx_gen.fit.boards import Board, ModelSlot, load_board, load_boards
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model import source as model_source
@@ -46,10 +46,14 @@ class Generated:
         image = app / "model" / SLOT_FILE
         where = ", ".join(f"{s.name} 0x{s.base:08x} ({s.size:,} bytes)" for s in self.slots)
         quoted = shlex.quote(str(app))
-        return [
-            f"slots      {image} ({image.stat().st_size:,} bytes) runs from a model slot: {where}",
-            f"update     after retraining: cmx-gen regen {quoted} && cmx-gen model-image {quoted} --slot b",
-        ]
+        lines = [f"slots      {image} ({image.stat().st_size:,} bytes) runs from a model slot: {where}"]
+        weights = app / "model" / WEIGHTS_FILE
+        if weights.is_file():
+            areas = ", ".join(
+                f"{s.name} 0x{s.weights.base:08x} ({s.weights.size:,} bytes)" for s in self.slots if s.weights
+            )
+            lines.append(f"weights    {weights} ({weights.stat().st_size:,} bytes) apart, read in place from: {areas}")
+        return lines + [f"update     after retraining: cmx-gen regen {quoted} && cmx-gen model-image {quoted} --slot b"]
 
     def _latency(self) -> list[str]:
         """The latency line, one per model of an app of several."""

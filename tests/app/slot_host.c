@@ -2,8 +2,11 @@
  * built for the build machine with AddressSanitizer and UndefinedBehaviorSanitizer.
  *
  *   slot_host sha FILE             SHA-256 of FILE, hex
- *   slot_host verify FILE          the check against a firmware that fits the image: status and fields
- *   slot_host fuzz FILE SEED COUNT COUNT mutated slots checked; prints what became of them
+ *   slot_host verify FILE [W]      the check against a firmware that fits the image: status and fields
+ *   slot_host fuzz FILE SEED COUNT [W]  COUNT mutated slots checked; prints what became of them
+ *
+ * W: the image's weights (model_weights.bin), in a weights area of their own; the fuzz then mutates
+ * the area too (a flipped bit, cut short) in one mutation of three.
  *
  * The fuzz mutations: a flipped bit, the image cut short (the rest erased, 0xFF), a header word set
  * to a limit, two blocks swapped, a range zeroed; and the same with the hash computed again, as a
@@ -89,9 +92,10 @@ static void mutate(uint8_t* slot, size_t n, size_t size, int kind) {
   if (kind >= 5) rehash(slot, size);
 }
 
-/* What an accepted slot must hold: every range the firmware reads inside the slot. */
-static int accepted_within(const cmx_slot_header* h, size_t size) {
+/* What an accepted slot must hold: every range the firmware reads inside the slot (and its area). */
+static int accepted_within(const cmx_slot_header* h, size_t size, size_t weights_size) {
   if (h->total_bytes > size || h->pte_offset + (uint64_t)h->pte_bytes > h->total_bytes) return 0;
+  if (h->weights_bytes > weights_size) return 0;
   for (uint32_t i = 0; i < h->num_inputs; ++i) {
     if (h->inputs[i].offset + (uint64_t)h->inputs[i].nbytes > h->total_bytes) return 0;
   }
@@ -119,11 +123,20 @@ int main(int argc, char** argv) {
   uint8_t* slot = aligned_alloc(16, (size + 15) & ~(size_t)15);
   memset(slot, 0xFF, size);
   memcpy(slot, image, n);
+  /* The weights area: the weights, erased (0xFF) after them; none without W. */
+  size_t wn = 0;
+  uint8_t* wfile = argc > (strcmp(argv[1], "fuzz") == 0 ? 5 : 3) ? read_file(argv[strcmp(argv[1], "fuzz") == 0 ? 5 : 3], &wn) : NULL;
+  const size_t wsize = wfile ? wn + 4096 : 0;
+  uint8_t* area = wfile ? aligned_alloc(16, (wsize + 15) & ~(size_t)15) : NULL;
+  if (area) {
+    memset(area, 0xFF, wsize);
+    memcpy(area, wfile, wn);
+  }
   char core[CMX_SLOT_CORE_BYTES + 1], isa[9];
   const cmx_slot_fit fit = fit_for((const cmx_slot_header*)image, core, isa);
   const cmx_slot_header* h = NULL;
   if (strcmp(argv[1], "verify") == 0) {
-    cmx_status st = cmx_slot_verify(slot, size, &fit, &h);
+    cmx_status st = cmx_slot_verify(slot, size, area, wsize, &fit, &h);
     printf("status=%d", (int)st);
     if (h) {
       printf(" sequence=%u total=%u pte=%u+%u kinds=0x%x planned=%u method=%u temp=%u io=%u/%u tol=%g ref=%u", h->sequence,
@@ -131,8 +144,11 @@ int main(int argc, char** argv) {
              h->temp_pool_bytes, h->num_inputs, h->num_outputs, (double)h->tolerance, h->has_reference);
       for (uint32_t i = 0; i < h->num_inputs; ++i) printf(" in%u=%u+%u", i, h->inputs[i].offset, h->inputs[i].nbytes);
       for (uint32_t i = 0; i < h->num_outputs; ++i) printf(" out%u=%u+%u", i, h->outputs[i].offset, h->outputs[i].nbytes);
+      printf(" weights=%u", h->weights_bytes);
     }
     printf("\n");
+    free(area);
+    free(wfile);
     free(slot);
     free(image);
     return 0;
@@ -142,19 +158,30 @@ int main(int argc, char** argv) {
   const long count = strtol(argv[4], NULL, 10);
   long refused = 0, unchanged = 0, accepted_changed = 0, rehashed_accepted = 0, broken = 0;
   uint8_t* work = aligned_alloc(16, (size + 15) & ~(size_t)15);
+  uint8_t* warea = area ? aligned_alloc(16, (wsize + 15) & ~(size_t)15) : NULL;
   for (long i = 0; i < count; ++i) {
     memcpy(work, slot, size);
+    if (warea) memcpy(warea, area, wsize);
     const int kind = (int)(rnd() % 10);
-    mutate(work, n, size, kind);
-    const int changed = memcmp(work, slot, size) != 0;
-    const cmx_status st = cmx_slot_verify(work, size, &fit, &h);
+    if (warea && rnd() % 3 == 0) { /* the weights area: a flipped bit, or cut short (erased after) */
+      if (rnd() & 1) {
+        warea[rnd() % wn] ^= (uint8_t)(1u << (rnd() % 8));
+      } else {
+        size_t keep = rnd() % wn;
+        memset(warea + keep, 0xFF, wsize - keep);
+      }
+    } else {
+      mutate(work, n, size, kind);
+    }
+    const int changed = memcmp(work, slot, size) != 0 || (warea && memcmp(warea, area, wsize) != 0);
+    const cmx_status st = cmx_slot_verify(work, size, warea, wsize, &fit, &h);
     if (st != CMX_OK) {
       refused++;
     } else if (!changed) {
       unchanged++;
     } else if (kind >= 5) {
       rehashed_accepted++;
-      if (!accepted_within(h, size)) broken++;
+      if (!accepted_within(h, size, wsize)) broken++;
     } else {
       accepted_changed++; /* a change the hash did not see: never */
     }
@@ -162,6 +189,9 @@ int main(int argc, char** argv) {
   printf("mutations=%ld refused=%ld unchanged=%ld accepted_changed=%ld rehashed_accepted=%ld broken=%ld\n", count,
          refused, unchanged, accepted_changed, rehashed_accepted, broken);
   free(work);
+  free(warea);
+  free(area);
+  free(wfile);
   free(slot);
   free(image);
   return (accepted_changed || broken) ? 1 : 0;

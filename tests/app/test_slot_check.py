@@ -5,6 +5,7 @@ hash computed again, as a crafted image would be) accepted only with every range
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import shutil
@@ -96,3 +97,37 @@ def test_ten_thousand_mutated_slots_are_refused_or_stay_inside_the_slot(slot_hos
     assert counts["accepted_changed"] == 0 and counts["broken"] == 0, line
     assert counts["refused"] + counts["unchanged"] + counts["rehashed_accepted"] == counts["mutations"] == 10000
     assert counts["refused"] > 5000, line  # most mutations reach the check, not a no-op
+
+
+def test_weights_outside_the_slot_are_checked_with_it(slot_host, tmp_path):
+    """A slot whose program's segments are in its weights area: read where they are, hashed with the
+    slot; an area that is missing, too small or holds other bytes refuses the slot."""
+    rng = random.Random(7)
+    weights = bytes(rng.randrange(256) for _ in range(70_001))
+    model = dataclasses.replace(_model(), weights=weights)
+    (tmp_path / "slot.bin").write_bytes(slot_image.build(model))
+    (tmp_path / "w.bin").write_bytes(weights)
+    fields = dict(
+        item.split("=", 1) for item in _run(slot_host, "verify", tmp_path / "slot.bin", tmp_path / "w.bin").split()
+    )
+    assert (fields["status"], fields["weights"]) == ("0", str(len(weights))), fields
+    # the firmware has no weights area for it: made for another firmware
+    assert _run(slot_host, "verify", tmp_path / "slot.bin").startswith("status=21")
+    # the area holds other weights (one flipped bit), or fewer bytes than the header says
+    (tmp_path / "w.bin").write_bytes(weights[:100] + bytes([weights[100] ^ 4]) + weights[101:])
+    assert _run(slot_host, "verify", tmp_path / "slot.bin", tmp_path / "w.bin").startswith("status=20")
+    (tmp_path / "w.bin").write_bytes(weights[:-1])
+    short = _run(slot_host, "verify", tmp_path / "slot.bin", tmp_path / "w.bin")
+    assert short.startswith("status=20"), short  # the area is erased (0xFF) after what was written
+
+
+def test_ten_thousand_mutated_slots_with_weights_apart(slot_host, tmp_path):
+    weights = bytes(random.Random(8).randrange(256) for _ in range(20_000))
+    (tmp_path / "slot.bin").write_bytes(slot_image.build(dataclasses.replace(_model(), weights=weights)))
+    (tmp_path / "w.bin").write_bytes(weights)
+    line = _run(slot_host, "fuzz", tmp_path / "slot.bin", 541, 10000, tmp_path / "w.bin")
+    counts = {k: int(v) for k, v in (item.split("=") for item in line.split())}
+    print(f"\n{line}")
+    assert counts["accepted_changed"] == 0 and counts["broken"] == 0, line
+    assert counts["refused"] + counts["unchanged"] + counts["rehashed_accepted"] == counts["mutations"] == 10000
+    assert counts["refused"] > 5000, line

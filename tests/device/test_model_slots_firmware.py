@@ -109,4 +109,44 @@ def test_one_firmware_runs_the_models_its_slots_hold_and_refuses_the_rest(tmp_pa
         assert result.passed and result.fields["slot"] == "a", result.output[-800:]
         print(f"{what} in b: {slots['b']} -> {result.line}")
 
+    # The weights apart from the slot (the AN386's PSRAM areas): one flipped byte there refuses slot b;
+    # with them whole again, b runs.
+    weights = model_slots.built_weights_path(AppFolder(app), "b")
+    if weights.is_file():
+        second.path.write_bytes(retrained)
+        whole = weights.read_bytes()
+        flipped = bytearray(whole)
+        flipped[len(flipped) // 3] ^= 0x01
+        weights.write_bytes(bytes(flipped))
+        result, slots = _run(app, elf)
+        assert "status=slot_corrupt" in slots["b"] and result.passed and result.fields["slot"] == "a", result.output[
+            -800:
+        ]
+        print(f"weights of b flipped: {slots['b']} -> {result.line}")
+        weights.write_bytes(whole)
+        result, slots = _run(app, elf)
+        assert result.passed and result.fields["slot"] == "b", result.output[-800:]
+
     assert hashlib.sha256(elf.read_bytes()).hexdigest() == firmware
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_a_model_larger_than_a_slot_runs_with_its_weights_apart(tmp_path, board):
+    """690 KB of weights: on the AN386 more than a slot (512 KiB) holds, so they go to the slot's
+    weights area in the PSRAM and are read in place there; on the AN547 the whole program is in its
+    2 MiB slot in the DDR window, read in place too."""
+    app = tmp_path / "app"
+    _create(f"{_team_folder(tmp_path / 'team')}:SlotMlpLarge", board, app)
+    slot = AppFolder(app).board().model_slots[0]
+    image = (app / "model" / "model_slot.bin").stat().st_size
+    weights = app / "model" / "model_weights.bin"
+    if slot.weights is not None:
+        assert image < 64 * 1024 and weights.stat().st_size > slot.size, (image, weights.stat().st_size)
+    else:
+        assert not weights.exists() and image > 512 * 1024
+    elf = build.build(app, jobs=2).elf
+    result, slots = _run(app, elf)
+    assert result.passed and result.fields["max_abs_err"] == "0" and result.fields["slot"] == "a", result.output[-800:]
+    print(
+        f"\n{board}: slot image {image:,} B, weights apart {weights.stat().st_size if weights.exists() else 0:,} B: {result.line}"
+    )

@@ -1,7 +1,7 @@
 """Models for the model-slot tests (placement = "slot"), written as a product team would: the network
 in code, its trained weights in a file beside it (`slot_weights.pt`), so retraining changes the file
 and not the code. SlotCnnWide (more channels: more arena) and SlotCnnAvgPool (a layer kind more, the same sizes) are
-models a firmware built for SlotCnn must refuse."""
+models a firmware built for SlotCnn must refuse. SlotMlpLarge has more weights than a slot holds."""
 
 from __future__ import annotations
 
@@ -50,6 +50,27 @@ class SlotCnnWide(SlotCnn):
 class SlotCnnAvgPool(SlotCnn):
     def pooling(self) -> nn.Module:
         return nn.AvgPool2d(2)
+
+
+class SlotMlpLarge(nn.Module):
+    """About 690 KB of int8 weights, more than the AN386's 512 KiB slots: its weights go to the slot's
+    weights area (the PSRAM), its program's head stays in the slot."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(9)
+        self.fc1 = nn.Linear(768, 768)
+        self.fc2 = nn.Linear(768, 128)
+        self.fc3 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+
+    def example_inputs(self):
+        return (torch.randn(1, 768, generator=torch.Generator().manual_seed(0)),)
+
+    def calibration_data(self):
+        return [(torch.randn(1, 768, generator=torch.Generator().manual_seed(s)),) for s in range(1, 9)]
 
 
 def retrain(seed: int) -> None:

@@ -95,7 +95,13 @@ namespace cmx {
  * A program from a slot is verified in full by the flatbuffer verifier as it is parsed. */
 cmx_status load(cmx_model* model, executorch::runtime::EventTracer* tracer) {
   ModelState& s = *model->state;
-  BufferDataLoader* loader = s.loader.emplace(model->pte, static_cast<size_t>(model->pte_end - model->pte));
+  const size_t pte_bytes = static_cast<size_t>(model->pte_end - model->pte);
+  executorch::runtime::DataLoader* loader = nullptr;
+  if (model->slots && model->slots->weights) {
+    loader = s.split_loader.emplace(model->pte, pte_bytes, model->slots->weights, model->slots->weights_bytes);
+  } else {
+    loader = s.loader.emplace(model->pte, pte_bytes);
+  }
   const auto verification = model->slots ? Program::Verification::InternalConsistency : Program::Verification::Minimal;
   Result<Program> program = Program::load(loader, verification);
   if (!program.ok()) return failed(model, CMX_E_PROGRAM_LOAD, program.error());

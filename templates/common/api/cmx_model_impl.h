@@ -15,6 +15,7 @@
 #include <utility>
 
 #include <executorch/extension/data_loader/buffer_data_loader.h>
+#include "cmx_split_loader.h"
 #include <executorch/runtime/core/event_tracer.h>
 #include <executorch/runtime/core/hierarchical_allocator.h>
 #include <executorch/runtime/core/memory_allocator.h>
@@ -70,6 +71,7 @@ struct ModelState {
   uint32_t caller_inputs;  /* bit i: input i is read from the caller's buffer (not planned) */
   uint32_t unbound;        /* bit i: such an input cmx_input_bind() has not given a buffer yet */
   Slot<executorch::extension::BufferDataLoader> loader;
+  Slot<SplitDataLoader> split_loader; /* a slot whose program's segments are in its weights area */
   Slot<executorch::runtime::Program> program;
   Slot<CountingAllocator> method_allocator;
   Slot<CountingAllocator> temp_allocator;
@@ -116,6 +118,12 @@ struct SlotTable {
   uint32_t* planned_sizes;
   cmx_slot_info* info;
   int active;
+  /* each slot's weights area (0, 0: none; cmx_slot.h "Weights outside the slot") */
+  const uintptr_t* weights_bases;
+  const uint32_t* weights_sizes;
+  /* the program's segments when the chosen slot keeps them in its weights area (else nullptr) */
+  const uint8_t* weights;
+  size_t weights_bytes;
 };
 
 }  // namespace cmx

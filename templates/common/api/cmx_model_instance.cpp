@@ -60,6 +60,8 @@ uint8_t temp_pool[(CMX_TEMP_POOL_BYTES > 0u) ? CMX_ROUND16(CMX_TEMP_POOL_BYTES) 
  * the pools are this firmware's, sized for the model it was made with. */
 const uintptr_t slot_bases[CMX_SLOT_COUNT] = CMX_SLOT_BASES;
 const uint32_t slot_sizes[CMX_SLOT_COUNT] = CMX_SLOT_SIZES;
+const uintptr_t slot_weights_bases[CMX_SLOT_COUNT] = CMX_SLOT_WEIGHTS_BASES;
+const uint32_t slot_weights_sizes[CMX_SLOT_COUNT] = CMX_SLOT_WEIGHTS_SIZES;
 cmx::ReferenceTensor slot_inputs[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1];
 cmx::ReferenceTensor slot_outputs[CMX_NUM_OUTPUTS > 0 ? CMX_NUM_OUTPUTS : 1];
 cmx::IoQuant slot_input_quant[CMX_NUM_INPUTS > 0 ? CMX_NUM_INPUTS : 1];
@@ -74,7 +76,8 @@ executorch::runtime::Span<uint8_t> planned_spans[CMX_SLOT_MAX_PLANNED];
 cmx::SlotTable slots = {cmx::slots_init, slot_bases,       slot_sizes,     CMX_SLOT_COUNT,   CMX_TARGET_CPU,
                         CMX_TARGET_ISA,   CMX_PLANNED_POOL_BYTES,           CMX_SLOT_MAX_PLANNED,
                         slot_inputs,      slot_outputs,   slot_input_quant, slot_output_quant,
-                        slot_planned_sizes, slot_info,    -1};
+                        slot_planned_sizes, slot_info,    -1,
+                        slot_weights_bases, slot_weights_sizes, nullptr, 0};
 #define CMX_SLOTS (&slots)
 #define CMX_PROGRAM nullptr, nullptr
 #define CMX_PLANNED_SIZES slot_planned_sizes

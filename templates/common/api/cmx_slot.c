@@ -113,7 +113,8 @@ static int tensors_within(const cmx_slot_tensor* t, uint32_t count, uint32_t tot
 
 static uint64_t round16(uint32_t n) { return ((uint64_t)n + 15u) & ~(uint64_t)15u; }
 
-cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const cmx_slot_fit* fit, const cmx_slot_header** header) {
+cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const uint8_t* weights, size_t weights_size,
+                           const cmx_slot_fit* fit, const cmx_slot_header** header) {
   if (!slot || !fit || !header) return CMX_E_ARGUMENT;
   *header = NULL;
   if (((uintptr_t)slot & 15u) != 0) return CMX_E_SLOT_CORRUPT; /* the program inside must stay aligned */
@@ -146,6 +147,12 @@ cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const cmx_slot_fit*
   if (h->method_pool_bytes > fit->method_pool_bytes || h->temp_pool_bytes > fit->temp_pool_bytes ||
       planned > fit->planned_pool_bytes) {
     return CMX_E_SLOT_TOO_LARGE;
+  }
+  if (h->weights_bytes > 0) { /* the program's segments in the weights area, hashed like the slot */
+    if (!weights) return CMX_E_SLOT_INCOMPATIBLE;
+    if (h->weights_bytes > weights_size) return CMX_E_SLOT_CORRUPT;
+    cmx_sha256(weights, h->weights_bytes, digest);
+    if (memcmp(digest, h->weights_sha256, sizeof(digest)) != 0) return CMX_E_SLOT_CORRUPT;
   }
   *header = h;
   return CMX_OK;

@@ -15,6 +15,12 @@
  * the slot is read before it passed. What it proves is integrity: authenticity (who made the blob)
  * is the product's (cmx_slot_authenticate, a weak hook).
  *
+ * Weights outside the slot: with weights_bytes > 0 the slot holds the program only up to its
+ * segments (its header and flatbuffer: pte_bytes is the program's segment base) and the segments,
+ * the weights and plans its delegates carry, are the first weights_bytes of the slot's weights area
+ * (memory-mapped storage the board file names: external flash, DDR), read in place;
+ * weights_sha256 is their SHA-256, checked with the slot.
+ *
  * Private to cmx/api: applications read slots through cmx.h (cmx_slot_state).
  */
 #ifndef CMX_SLOT_H
@@ -30,7 +36,7 @@ extern "C" {
 #endif
 
 #define CMX_SLOT_MAGIC 0x53584D43u /* "CMXS" */
-#define CMX_SLOT_FORMAT 1u
+#define CMX_SLOT_FORMAT 2u
 #define CMX_SLOT_MAX_IO 8
 #define CMX_SLOT_MAX_PLANNED 4
 #define CMX_SLOT_NAME_BYTES 32
@@ -76,6 +82,8 @@ typedef struct {
   uint32_t reference_bundle;
   cmx_slot_tensor inputs[CMX_SLOT_MAX_IO];
   cmx_slot_tensor outputs[CMX_SLOT_MAX_IO];
+  uint32_t weights_bytes; /* the program's segments in the weights area; 0: the whole program is here */
+  uint8_t weights_sha256[32];
 } cmx_slot_header;
 
 /* What the firmware was built to run: a slot that needs more is refused before it is parsed. */
@@ -91,11 +99,15 @@ typedef struct {
   uint32_t num_outputs;
 } cmx_slot_fit;
 
-/* Check the slot at `slot` (`size` bytes of flash) against the firmware: CMX_OK and *header set, or
+/* Check the slot at `slot` (`size` bytes of flash), and its weights area `weights` (`weights_size`
+ * bytes; NULL, 0 for a slot without one), against the firmware: CMX_OK and *header set, or
  * CMX_E_SLOT_EMPTY (no magic: erased or never written), CMX_E_SLOT_CORRUPT (length, hash or a field
- * outside the slot), CMX_E_SLOT_INCOMPATIBLE (another core, code path, plan version, I/O count, or a
- * layer kind this firmware lacks) or CMX_E_SLOT_TOO_LARGE (more pool than the firmware has). */
-cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const cmx_slot_fit* fit, const cmx_slot_header** header);
+ * outside the slot; weights longer than their area or not the ones hashed), CMX_E_SLOT_INCOMPATIBLE
+ * (another core, code path, plan version, I/O count, a layer kind this firmware lacks, or weights
+ * outside the slot where the firmware has no weights area) or CMX_E_SLOT_TOO_LARGE (more pool than
+ * the firmware has). The weights are hashed last, after every cheaper check passed. */
+cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const uint8_t* weights, size_t weights_size,
+                           const cmx_slot_fit* fit, const cmx_slot_header** header);
 
 /* SHA-256 of `n` bytes (FIPS 180-4). */
 void cmx_sha256(const uint8_t* data, size_t n, uint8_t digest[32]);

@@ -46,11 +46,18 @@ void take_tensor(const uint8_t* slot, const cmx_slot_tensor& from, cmx::Referenc
   quant->inv_scale = from.io_inv_scale;
 }
 
+/* Slot i's weights area, or nullptr when it has none. */
+const uint8_t* weights_of(const cmx::SlotTable& t, uint32_t i) {
+  return t.weights_bases[i] ? reinterpret_cast<const uint8_t*>(t.weights_bases[i]) : nullptr;
+}
+
 /* Point the handle at what a verified slot holds: its program, reference I/O, quantization, plan. */
-void take_slot(cmx_model* model, const uint8_t* slot, const cmx_slot_header& h) {
+void take_slot(cmx_model* model, const uint8_t* slot, const uint8_t* weights, const cmx_slot_header& h) {
   cmx::SlotTable& t = *model->slots;
   model->pte = slot + h.pte_offset;
   model->pte_end = model->pte + h.pte_bytes;
+  t.weights = h.weights_bytes ? weights : nullptr;
+  t.weights_bytes = h.weights_bytes;
   for (uint32_t i = 0; i < h.num_inputs; ++i) take_tensor(slot, h.inputs[i], &t.inputs[i], &t.input_quant[i]);
   for (uint32_t i = 0; i < h.num_outputs; ++i) take_tensor(slot, h.outputs[i], &t.outputs[i], &t.output_quant[i]);
   for (uint32_t i = 0; i < h.planned_count; ++i) t.planned_sizes[i] = h.planned_sizes[i];
@@ -78,7 +85,7 @@ cmx_status slots_init(cmx_model* model, executorch::runtime::EventTracer* tracer
   for (uint32_t i = 0; i < count; ++i) {
     const uint8_t* slot = reinterpret_cast<const uint8_t*>(t.bases[i]);
     memset(&t.info[i], 0, sizeof(t.info[i]));
-    cmx_status st = cmx_slot_verify(slot, t.sizes[i], &fit, &headers[i]);
+    cmx_status st = cmx_slot_verify(slot, t.sizes[i], weights_of(t, i), t.weights_sizes[i], &fit, &headers[i]);
     if (st == CMX_OK && cmx_slot_authenticate(slot, headers[i]->total_bytes, i) != 0) st = CMX_E_SLOT_REJECTED;
     if (st != CMX_E_SLOT_EMPTY && st != CMX_E_SLOT_CORRUPT) {
       const auto* h = reinterpret_cast<const cmx_slot_header*>(slot);
@@ -97,7 +104,7 @@ cmx_status slots_init(cmx_model* model, executorch::runtime::EventTracer* tracer
     const uint8_t* slot = reinterpret_cast<const uint8_t*>(t.bases[best]);
     const cmx_slot_header& h = *headers[best];
     headers[best] = nullptr;
-    take_slot(model, slot, h);
+    take_slot(model, slot, weights_of(t, static_cast<uint32_t>(best)), h);
     cmx_status st = load(model, tracer);
     if (st == CMX_OK && model->has_reference) {
       double err = 0.0;

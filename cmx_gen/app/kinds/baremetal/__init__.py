@@ -80,7 +80,7 @@ class BareMetalApp(AppKind):
         chosen = RUNNERS.get(name or "") or next((c for c in RUNNERS.values() if c.available_for(board)), None)
         if chosen is not None:
             runner = chosen(board, timeout)
-            runner.images = [(image.path, image.slot.base) for image in images_to_load(app)]
+            runner.images = [load for image in images_to_load(app) for load in image.loads()]
             return runner
         raise RunError(
             f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",

@@ -105,7 +105,7 @@ class ZephyrApp(AppKind):
         from cmx_gen.app.model_slots import images_to_load
 
         runner = WestRunner(app.board(), timeout, cwd=app.path.resolve())
-        runner.images = [(image.path.resolve(), image.slot.base) for image in images_to_load(app)]
+        runner.images = [(path.resolve(), at) for image in images_to_load(app) for path, at in image.loads()]
         return runner
 
     def flasher(self, config: "FlashConfig") -> "Flasher":

@@ -10,6 +10,7 @@ AN521 cpu0 has no FPU as far as Zephyr's Kconfig is concerned). That mapping is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from cmx_gen.common.errors import RenderError
@@ -18,7 +19,7 @@ from cmx_gen.common.targets import cores
 from cmx_gen.device.runners.fvp import cpu_instance
 from cmx_gen.app.kinds.base import AppKind
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
-from cmx_gen.fit.boards import Board, MemoryRegion, ModelSlot
+from cmx_gen.fit.boards import Board, MemoryRegion, ModelSlot, WeightsArea
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
 
@@ -145,30 +146,40 @@ class _Layout:
             self.chosen[f"zephyr,{role}"] = entry["label"]
 
 
-def _slot_partitions(board: Board, info: dict, slots: tuple[ModelSlot, ...]) -> dict[str, Any] | None:
-    """Where the overlay declares the model slots (placement = "slot") as fixed partitions: in the
-    flash node that holds them (so Zephyr's flash map can write them), else in a memory node of their
-    own (memory-mapped RAM or DDR). `board` is the firmware's view: each region ends where its slots
-    begin (Board.with_slots_reserved), so a slot's region is the nearest one below it."""
-    if not slots:
-        return None
-    first = min(slots, key=lambda s: s.base)
+def _partition_group(
+    board: Board, info: dict, ranges: Sequence[tuple[str, ModelSlot | WeightsArea]], what: str
+) -> dict[str, Any]:
+    """One `partitions` node of the overlay: in the flash node that holds `ranges` (so Zephyr's flash
+    map can write them), else in a memory node of their own (memory-mapped RAM or DDR). `board` is
+    the firmware's view: each region ends where its slots begin (Board.with_slots_reserved), so the
+    region of a range is the nearest one below it."""
+    first = min((item for _, item in ranges), key=lambda item: item.base)
     region = max((r for r in board.memory if r.base <= first.base), key=lambda r: r.base)
     entry = (info.get("nodes") or {}).get(region.dt_node or "", {}) or {}
     in_flash = region.kind == "flash" and region.dt_node is not None and not entry.get("add_node")
     start = region.base if in_flash else first.base
-    size = max(s.end for s in slots) - first.base
+    size = max(item.end for _, item in ranges) - first.base
     return {
         "parent": region.dt_node if in_flash else None,
         "node": None
         if in_flash
-        else {"label": "cmx_model_slots", "node": f"memory@{first.base:x}", "base": first.base, "size": size},
-        "region": "CMX_MODEL_SLOTS",
+        else {"label": f"cmx_model_{what}", "node": f"memory@{first.base:x}", "base": first.base, "size": size},
+        "region": f"CMX_MODEL_{what.upper()}",
         "partitions": [
-            {"name": s.name, "label": f"cmx_slot_{s.name}", "offset": s.base - start, "size": s.size, "base": s.base}
-            for s in slots
+            {"name": name, "label": f"cmx_{what.rstrip('s')}_{name}", "offset": item.base - start, "size": item.size}
+            for name, item in ranges
         ],
     }
+
+
+def _slot_partitions(board: Board, info: dict, slots: tuple[ModelSlot, ...]) -> list[dict[str, Any]]:
+    """The overlay's partitions for the model slots (placement = "slot"), and for their weights areas
+    where the board gives them: `cmx_slot_<name>`, `cmx_weight_<name>`."""
+    if not slots:
+        return []
+    groups = [_partition_group(board, info, [(s.name, s) for s in slots], "slots")]
+    areas = [(s.name, s.weights) for s in slots if s.weights is not None]
+    return groups + ([_partition_group(board, info, areas, "weights")] if areas else [])
 
 
 def _target_files(

@@ -33,6 +33,12 @@ BUILD_ASSERT(CMX_DT_SLOT_BASE(cmx_slot_{{ s.name }}) == CMX_SLOT_{{ s.name | upp
                  DT_REG_SIZE(DT_NODELABEL(cmx_slot_{{ s.name }})) == CMX_SLOT_{{ s.name | upper }}_SIZE,
              "partition cmx_slot_{{ s.name }} is not model slot {{ s.name }} of the board file: move the slot in the board "
              "file's model_slots and run cmx-gen regen, rather than editing the overlay");
+{%- if s.weights %}
+BUILD_ASSERT(CMX_DT_SLOT_BASE(cmx_weight_{{ s.name }}) == CMX_SLOT_{{ s.name | upper }}_WEIGHTS_BASE &&
+                 DT_REG_SIZE(DT_NODELABEL(cmx_weight_{{ s.name }})) == CMX_SLOT_{{ s.name | upper }}_WEIGHTS_SIZE,
+             "partition cmx_weight_{{ s.name }} is not the weights area of model slot {{ s.name }} in the board file: "
+             "move it in the board file's model_slots and run cmx-gen regen, rather than editing the overlay");
+{%- endif %}
 {%- endfor %}
 #endif
 {%- endif %}

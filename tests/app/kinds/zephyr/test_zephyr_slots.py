@@ -64,7 +64,12 @@ def test_every_offline_check_passes_and_the_slots_are_partitions(slot_apps, boar
         assert re.search(rf'label = "cmx-slot-{slot.name}";\s*reg = <0x[0-9a-f]+ 0x{slot.size:x}>;', overlay)
     # the program is not in the image: model/ has no .incbin of it, the slot image has it
     assert ".incbin" not in (app / "model" / "model_pte.S").read_text()
-    assert (app / "model" / "model_slot.bin").stat().st_size > (app / "model" / "model.pte").stat().st_size
+    pte_bytes = (app / "model" / "model.pte").stat().st_size
+    weights = app / "model" / "model_weights.bin"
+    assert (app / "model" / "model_slot.bin").stat().st_size + (
+        weights.stat().st_size if weights.is_file() else 0
+    ) > pte_bytes
+    assert weights.is_file() == (board.model_slots[0].weights is not None)
     # the firmware checks at build time that the devicetree's partitions are the board file's slots
     wrapper = (app / "src" / "cmx_model.h").read_text()
     for slot in board.model_slots:
@@ -81,6 +86,10 @@ def test_flash_slots_join_the_boards_partitions_and_memory_slots_get_a_node(slot
     an547 = _overlay(slot_apps("mps3-an547")).read_text()
     assert "cmx_model_slots: memory@7fc00000" in an547 and 'zephyr,memory-region = "CMX_MODEL_SLOTS"' in an547
     assert "partition@0 {" in an547 and "partition@200000 {" in an547
+    # the AN386 keeps its slots' weights in the PSRAM, which Zephyr's devicetree does not describe
+    an386 = _overlay(slot_apps("mps2-an386")).read_text()
+    assert "cmx_model_weights: memory@21c00000" in an386 and "cmx_weight_b: partition@200000" in an386
+    assert "&flash0 {" in an386 and "cmx_slot_a: partition@300000" in an386
 
 
 def _findings(app: Path) -> list[str]:

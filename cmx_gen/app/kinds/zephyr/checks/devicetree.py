@@ -15,7 +15,7 @@ from devicetree import dtlib
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, board_files, rel
 from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
-from cmx_gen.fit.boards import ModelSlot
+from cmx_gen.fit.boards import ModelSlot, WeightsArea
 
 
 _LINK_IN = re.compile(r"GROUP_(?:DATA_|NOLOAD_)?LINK_IN\(\s*(\w+)(?:\s*,\s*(\w+))?\s*\)")
@@ -164,19 +164,23 @@ def _model_slots(app: Path) -> list[ModelSlot]:
 
 def _check_slot_partitions(dt: dtlib.DT, name: str, result: CheckResult, slots: list[ModelSlot]) -> None:
     """Each model slot is a partition cmx_slot_<name> at the board file's address and size (where
-    model-image and flash --model-only write), and shares its flash with no other partition."""
-    for slot in slots:
-        label = f"cmx_slot_{slot.name}"
+    model-image and flash --model-only write), its weights area cmx_weight_<name>, and neither shares
+    its storage with another partition."""
+    ranges: list[tuple[str, str, ModelSlot | WeightsArea]] = [
+        (f"cmx_slot_{s.name}", f"slot {s.name}", s) for s in slots
+    ]
+    ranges += [(f"cmx_weight_{s.name}", f"slot {s.name}'s weights area", s.weights) for s in slots if s.weights]
+    for label, what, slot in ranges:
         node = dt.label2node.get(label)
         if node is None or node.parent is None or node.parent.parent is None:
-            result.fail(name, f'no partition &{label} for model slot {slot.name} (placement = "slot")')
+            result.fail(name, f'no partition &{label} for model {what} (placement = "slot")')
             continue
         base = node.parent.parent.props["reg"].to_nums()[0] if "reg" in node.parent.parent.props else 0
         offset, size = node.props["reg"].to_nums()[:2]
         if (base + offset, size) != (slot.base, slot.size):
             result.fail(
                 name,
-                f"partition &{label} is {base + offset:#x}+{size:#x}, the board file's slot {slot.name} "
+                f"partition &{label} is {base + offset:#x}+{size:#x}, the board file's {what} "
                 f"{slot.base:#x}+{slot.size:#x}: model-image would write where the firmware does not look",
             )
         for other in node.parent.nodes.values():
