@@ -14,6 +14,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from cmx_gen.app import kernel_guards
 from cmx_gen.app.c_templates import render
 
 # Operators of kernels/prim_ops/register_prim_ops.cpp (built selectively, not by the codegen).
@@ -230,9 +231,10 @@ def _missing_kernels(missing: list[str], quantized: bool) -> tuple[str, str]:
     )
 
 
-def registration_source(op_names: list[str], backend: bool = False) -> str:
+def registration_source(op_names: list[str], backend: bool = False, guarded: bool = False) -> str:
     """C++ source that declares the used kernels and registers them in `cmx_register_kernels()`;
-    with `backend`, cmx-gen's CMSIS-NN backend (kernels/backend/) first.
+    with `backend`, cmx-gen's CMSIS-NN backend (kernels/backend/) first; with `guarded` (a slot app,
+    whose program is input), each kernel's arguments checked before it is called (kernel_guards.py).
 
     Registration is an explicit call (not a static initializer) so the object is never dropped
     from a static library and start-up order is visible in the runner.
@@ -256,7 +258,8 @@ def registration_source(op_names: list[str], backend: bool = False) -> str:
                     sig = ExecutorchCppSignature.from_native_function(f)
                     name = meta.kernel.split("::")[-1]
                     decls.setdefault(meta.cpp_namespace, []).append(sig.decl(name=name, include_context=True) + ";")
-                    bodies.append(unbox((f, (key, meta))).strip("\n"))
+                    body = unbox((f, (key, meta))).strip("\n")
+                    bodies.append(kernel_guards.guarded(f"{f.namespace}::{f.func.name}", body) if guarded else body)
                     found.add(f"{f.namespace}::{f.func.name}")
         missing = [op for op in ops if op not in found]
     if missing:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cmx_gen.app import codegen
-from cmx_gen.app import c_templates
+from cmx_gen.app import c_templates, kernel_guards
 from cmx_gen.app.c_templates import render
 from cmx_gen.common.memo import memo_json
 from cmx_gen.program.pte import backend_layers, operator_names
@@ -71,19 +71,31 @@ def ops_cmake(report: Report, kset: codegen.KernelSet, layers: Sequence[str] = (
 
 
 def app_files(
-    programs: dict[str, bytes], report: Report, dirs: list[str], shared: tuple[int, int] | None = None
+    programs: dict[str, bytes],
+    report: Report,
+    dirs: list[str],
+    shared: tuple[int, int] | None = None,
+    guarded: bool = False,
 ) -> dict[str, bytes]:
     """The files all models of an app share: their handles (cmx_models.h), one kernel library for
-    the union of their operators (cmx_ops.cmake, cmx_kernels.cpp: each kernel once), the list of
-    model folders (cmx_models.cmake) and, when they share it, the arena (cmx_shared_pools.c)."""
+    the union of their operators (cmx_ops.cmake, cmx_kernels.cpp: each kernel once; `guarded`, for a
+    program from a slot: each checks its arguments first), the list of model folders
+    (cmx_models.cmake) and, when they share it, the arena (cmx_shared_pools.c)."""
     ops = sorted({op for pte in programs.values() for op in operator_names(pte)})
     kset = codegen.split_ops(ops)
     layers = sorted({kind for pte in programs.values() for kind in backend_layers(pte)})
     backend = "backend" if layers else ""
     registration = memo_json(
         "registration",
-        (report.executorch_version, backend, c_templates.digest(), *ops, *codegen.optimized_kernels(ops)),
-        lambda: codegen.registration_source(ops, bool(layers)),
+        (
+            report.executorch_version,
+            backend,
+            c_templates.digest(),
+            kernel_guards.digest() if guarded else "",
+            *ops,
+            *codegen.optimized_kernels(ops),
+        ),
+        lambda: codegen.registration_source(ops, bool(layers), guarded),
     )
     files = {
         "cmx_models.h": models_header(list(programs), shared).encode(),

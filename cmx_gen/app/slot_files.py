@@ -104,8 +104,17 @@ def write_slot_model_files(
     files = model_files.model_files(pte, report, reference, pools, pte_section, name)
     files["model_pte.S"] = _NO_PROGRAM.encode()
     files["cmx_model_io.c"] = _NO_REFERENCE.encode()
+    # The tolerance a slot may declare: this model's (0 for integer outputs: bit-exact), which its
+    # output types decide, not its weights; a slot asking for more is refused.
     files["cmx_model.h"] = model_files.model_header(
-        report, pools, len(report.inputs), len(report.outputs), 0.0, name, False, slots=slots
+        report,
+        pools,
+        len(report.inputs),
+        len(report.outputs),
+        model_files.tolerance_of(reference, report),
+        name,
+        False,
+        slots=slots,
     ).encode()
     apart = all(s.weights is not None for s in slots)
     model = slot_model(pte, report, reference, pools, name, weights_apart=apart)
@@ -124,6 +133,6 @@ def write_slot_model_files(
                 f"the model's weights are {len(model.weights):,} bytes and its slots' weights areas hold {area.size:,}",
                 'shrink the model, give the board larger weights areas, or keep placement = "linked"',
             )
-    files.update(app_files({name: pte}, report, ["."]))
+    files.update(app_files({name: pte}, report, ["."], guarded=True))
     files["cmx_ops.cmake"] += _VERIFY.encode()
     return model_files.write_files(Path(model_dir), files)

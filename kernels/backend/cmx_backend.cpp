@@ -233,6 +233,12 @@ class CmxCmsisNNBackend final : public BackendInterface {
     const size_t n_args = h->n_inputs + 1 + h->n_outputs;
     if (args.size() != n_args) return Error::InvalidArgument;
     void* io[CMX_PLAN_MAX_ARGS];
+#ifdef CMX_UNTRUSTED_PROGRAM
+    /* a program from a model slot is input: toTensor() aborts on an argument that is not a tensor */
+    for (size_t i = 0; i < n_args; ++i) {
+      if (!args[i]->isTensor()) return Error::InvalidArgument;
+    }
+#endif
     for (size_t i = 0; i < n_args; ++i) io[i] = args[i]->toTensor().mutable_data_ptr();
     if (args[h->n_inputs]->toTensor().nbytes() < h->work_bytes) return Error::MemoryAllocationFailed;
     /* init checked every record against these sizes: the arguments must hold them */

@@ -324,7 +324,9 @@ cmx_status cmx_check_outputs(const cmx_model* model, double* max_abs_err) {
     const cmx_status st = cmx_output(model, i, &out);
     if (st != CMX_OK) return st;
     const cmx::ReferenceTensor& ref = model->reference_outputs[i];
-    if (out.nbytes != ref.nbytes || static_cast<int>(out.dtype) != ref.dtype) return CMX_E_SIZE;
+    if (out.nbytes != ref.nbytes || out.numel != ref.numel || static_cast<int>(out.dtype) != ref.dtype) {
+      return CMX_E_SIZE;  // (a slot's reference is input: its count is the output's, or it is not read)
+    }
     const double step = ref.scale > 0.0f ? static_cast<double>(ref.scale) : 1.0;
     for (uint32_t k = 0; k < ref.numel; ++k) {
       double d = element(out.data, k, ref.dtype) - element(ref.data, k, ref.dtype);

@@ -25,6 +25,9 @@
 
 #include "cmx.h"
 
+/* kernels/cmx_program_check.cpp: 1 when a slot's program has every field the runtime reads unchecked. */
+extern "C" int cmx_program_check(const uint8_t* pte, size_t nbytes);
+
 namespace cmx {
 
 /* A bump allocator that remembers the most it was ever asked to hold (also when it ran out), so
@@ -124,6 +127,9 @@ struct SlotTable {
   /* the program's segments when the chosen slot keeps them in its weights area (else nullptr) */
   const uint8_t* weights;
   size_t weights_bytes;
+  /* cmx_program_check (kernels/): the fields ExecuTorch reads unchecked, before the program loads */
+  int (*program_check)(const uint8_t* pte, size_t nbytes);
+  float max_tolerance; /* the most error a slot's self-check may accept */
 };
 
 }  // namespace cmx

@@ -77,7 +77,8 @@ cmx::SlotTable slots = {cmx::slots_init, slot_bases,       slot_sizes,     CMX_S
                         CMX_TARGET_ISA,   CMX_PLANNED_POOL_BYTES,           CMX_SLOT_MAX_PLANNED,
                         slot_inputs,      slot_outputs,   slot_input_quant, slot_output_quant,
                         slot_planned_sizes, slot_info,    -1,
-                        slot_weights_bases, slot_weights_sizes, nullptr, 0};
+                        slot_weights_bases, slot_weights_sizes, nullptr, 0, cmx_program_check,
+                        CMX_SLOT_MAX_TOLERANCE};
 #define CMX_SLOTS (&slots)
 #define CMX_PROGRAM nullptr, nullptr
 #define CMX_PLANNED_SIZES slot_planned_sizes

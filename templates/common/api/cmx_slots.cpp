@@ -31,6 +31,7 @@ cmx_slot_fit firmware_fit(const cmx_model* model) {
   fit.planned_pool_bytes = t.planned_pool_bytes;
   fit.num_inputs = model->num_inputs;
   fit.num_outputs = model->num_outputs;
+  fit.max_tolerance = t.max_tolerance;
   return fit;
 }
 
@@ -105,7 +106,12 @@ cmx_status slots_init(cmx_model* model, executorch::runtime::EventTracer* tracer
     const cmx_slot_header& h = *headers[best];
     headers[best] = nullptr;
     take_slot(model, slot, weights_of(t, static_cast<uint32_t>(best)), h);
-    cmx_status st = load(model, tracer);
+    cmx_status st = CMX_OK;
+    if (!t.program_check(model->pte, static_cast<size_t>(model->pte_end - model->pte))) {
+      st = CMX_E_PROGRAM_LOAD;  // a field the runtime would read without checking is missing
+    } else {
+      st = load(model, tracer);
+    }
     if (st == CMX_OK && model->has_reference) {
       double err = 0.0;
       st = cmx_self_test(model, &err);

@@ -51,6 +51,18 @@ if(CONFIG_EXECUTORCH)
   # ... and what its EXECUTORCH_BUILD_CORTEX_M defines (built by the module, not linked by it)
   add_library(cortex_m_kernels INTERFACE)
   add_library(cmsis-nn INTERFACE)
+  # ... and its program_schema (schema/CMakeLists.txt: the headers flatc makes from schema/*.fbs)
+  set(_cmx_schema "${CMAKE_BINARY_DIR}/schema/include")
+  file(MAKE_DIRECTORY "${_cmx_schema}/executorch/schema")
+  add_custom_command(
+    OUTPUT "${_cmx_schema}/executorch/schema/program_generated.h"
+    COMMAND "${FLATC_EXECUTABLE}" --cpp --cpp-std c++11 --gen-mutable --scoped-enums
+            -o "${_cmx_schema}/executorch/schema"
+            "${EXECUTORCH_ROOT}/schema/program.fbs" "${EXECUTORCH_ROOT}/schema/scalar_type.fbs")
+  add_custom_target(cmx_stub_program_schema DEPENDS "${_cmx_schema}/executorch/schema/program_generated.h")
+  add_library(program_schema INTERFACE)
+  target_include_directories(program_schema INTERFACE "${_cmx_schema}" "${EXECUTORCH_ROOT}/third-party/flatbuffers/include")
+  add_dependencies(program_schema cmx_stub_program_schema)
 endif()
 
 set(CMX_STUB_LINKER_SNIPPETS "" CACHE INTERNAL "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,16 @@ def test_the_cmakelists_gives_the_emulator_the_slot_image(slot_apps, tmp_path):
     assert conf.returncode == 0, conf.stdout[-3000:] + conf.stderr[-3000:]
     image = app / "model" / "model_slot.bin"
     assert f"QEMU -device;loader,file={image},addr=0x7fc00000; FVP --data;cpu0={image}@0x7fc00000" in conf.stdout
+    # and it compiles: the model API with the slot code, the program check against the module's schema
+    build = tmp_path / "build"
+    done = subprocess.run(
+        ["nice", "cmake", "--build", str(build), "-j", "2", "--target", "app", "cmx_kernels"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    objects = {p.name for p in build.rglob("*.obj")}
+    assert {"cmx_slots.cpp.obj", "cmx_slot.c.obj", "cmx_program_check.cpp.obj"} <= objects, sorted(objects)
 
 
 def test_the_flash_command_model_image_suggests_writes_the_slot(slot_apps, tmp_path, capsys):
