@@ -12,11 +12,13 @@ import re
 
 import yaml
 
+from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
 
 GUARDS_FILE = DATA_DIR / "kernel_guards.yaml"
 
-# The EValue tag test for each C++ type the registration converts an argument to (`x.to<T>()`).
+# The EValue tag test for each C++ type the registration converts an argument to (`x.to<T>()`,
+# `x.toOptional<T>()`), and for the list conversions (`x.toIntList()`, ...).
 _TAG_TESTS = {
     "torch::executor::Tensor": "isTensor",
     "double": "isDouble",
@@ -24,12 +26,22 @@ _TAG_TESTS = {
     "bool": "isBool",
     "torch::executor::ScalarType": "isInt",
     "torch::executor::Scalar": "isScalar",
-    "torch::executor::IntArrayRef": "isIntList",
     "torch::executor::ArrayRef<int64_t>": "isIntList",
+    "torch::executor::IntArrayRef": "isIntList",
     "torch::executor::TensorList": "isTensorList",
+}
+_LIST_TESTS = {
+    "toIntList": "isIntList",
+    "toTensorList": "isTensorList",
+    "toBoolList": "isBoolList",
+    "toDoubleList": "isDoubleList",
+    "toListOptionalTensor": "isListOptionalTensor",
 }
 _ARG = re.compile(r"EValue& (\w+) = \*stack\[(\d+)\];")
 _CONVERSION = re.compile(r"(\w+)_base = (\w+)\.to<(.+?)>\(\);")
+_OPTIONAL = re.compile(r"(\w+)_opt_out = (\w+)\.toOptional<(.+?)>\(\);")
+_LIST = re.compile(r"(\w+)_list_out = (\w+)\.(to\w+)\(\);")
+_ANY_CONVERSION = re.compile(r"= (\w+)\.to\w*(<.+?>)?\(\);")
 _CALL = re.compile(r"^([ \t]*)internal::EventTracerProfileOpScope", re.M)
 _FAIL = "{ context.fail(::executorch::runtime::Error::InvalidArgument); return; }"
 
@@ -43,20 +55,33 @@ def digest() -> str:
     """What the guards are: part of the registration's cache key."""
     import hashlib
 
-    return hashlib.sha256(GUARDS_FILE.read_bytes() + repr(sorted(_TAG_TESTS.items())).encode()).hexdigest()[:16]
+    tables = repr((sorted(_TAG_TESTS.items()), sorted(_LIST_TESTS.items())))
+    return hashlib.sha256(GUARDS_FILE.read_bytes() + tables.encode()).hexdigest()[:16]
 
 
 def guarded(op: str, body: str) -> str:
     """The registration body of `op` with its argument checks before the kernel is called."""
     args = dict(_ARG.findall(body))
-    tests = []
-    for name, source, cpp_type in _CONVERSION.findall(body):
-        if name != source or name not in args:
-            continue
-        tag = _TAG_TESTS.get(cpp_type.replace(" &", "").replace("const ", "").strip())
-        if tag is None:
-            raise ValueError(f"kernel guard: no EValue tag test for argument {name} of {op} ({cpp_type})")
-        tests.append(f"{name}.{tag}()")
+
+    def tag(name: str, of: str) -> str:
+        test = _TAG_TESTS.get(of.strip()) or _LIST_TESTS.get(of.strip())
+        if test is None:
+            raise RenderError(
+                f"a slot app cannot check argument {name} of {op} ({of}) before the kernel runs",
+                f'keep placement = "linked" for this model, or add the type to {__name__}',
+            )
+        return f"{name}.{test}()"
+
+    found = [(n, tag(n, t)) for n, src, t in _CONVERSION.findall(body) if n == src and n in args]
+    found += [(n, f"({n}.isNone() || {tag(n, t)})") for n, src, t in _OPTIONAL.findall(body) if n == src and n in args]
+    found += [(n, tag(n, conv)) for n, src, conv in _LIST.findall(body) if n == src and n in args]
+    unchecked = {m.group(1) for m in _ANY_CONVERSION.finditer(body)} - {n for n, _ in found}
+    if unchecked:
+        raise RenderError(
+            f"a slot app cannot check argument(s) {', '.join(sorted(unchecked))} of {op} before the kernel runs",
+            f'keep placement = "linked" for this model, or teach {__name__} their conversion',
+        )
+    tests = [test for _, test in found]
     conditions = _guards().get(op, {}).get("require", [])
     lines = []
     if tests:
@@ -66,7 +91,7 @@ def guarded(op: str, body: str) -> str:
         return body
     # The type checks before the first conversion (to<T>() aborts), the conditions before the call.
     value_lines = lines
-    first = _CONVERSION.search(body)
+    first = _ANY_CONVERSION.search(body)
     if tests and first is not None:
         line_start = body.rfind("\n", 0, first.start()) + 1
         indent = body[line_start : line_start + len(body[line_start:]) - len(body[line_start:].lstrip())]
