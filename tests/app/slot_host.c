@@ -16,27 +16,7 @@
 #include <string.h>
 
 #include "cmx_slot.h"
-
-static uint8_t* read_file(const char* path, size_t* n) {
-  FILE* f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t* data = malloc((size_t)size + 1);
-  if (fread(data, 1, (size_t)size, f) != (size_t)size) size = 0;
-  fclose(f);
-  *n = (size_t)size;
-  return data;
-}
-
-static uint64_t rng_state;
-static uint32_t rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (uint32_t)(rng_state >> 16);
-}
+#include "host_fuzz.h"
 
 /* A firmware that runs exactly what this header asks for. */
 static cmx_slot_fit fit_for(const cmx_slot_header* h, char* core, char* isa) {
@@ -60,35 +40,7 @@ static void rehash(uint8_t* slot, size_t size) {
 }
 
 static void mutate(uint8_t* slot, size_t n, size_t size, int kind) {
-  static const uint32_t limits[] = {0u, 1u, 15u, 16u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0xFFFFFFF0u};
-  switch (kind % 5) {
-    case 0: slot[rnd() % n] ^= (uint8_t)(1u << (rnd() % 8)); break;
-    case 1: {
-      size_t keep = rnd() % n;
-      memset(slot + keep, 0xFF, size - keep);
-      break;
-    }
-    case 2: {
-      uint32_t word = rnd() % (sizeof(cmx_slot_header) / 4);
-      uint32_t value = (rnd() & 1) ? limits[rnd() % 8] : (uint32_t)(n + (rnd() % 64) - 32);
-      memcpy(slot + 4 * word, &value, 4);
-      break;
-    }
-    case 3: {
-      uint8_t tmp[16];
-      size_t a = rnd() % (n - 16), b = rnd() % (n - 16);
-      memcpy(tmp, slot + a, 16);
-      memmove(slot + a, slot + b, 16);
-      memcpy(slot + b, tmp, 16);
-      break;
-    }
-    default: {
-      size_t at = rnd() % n, len = rnd() % 64;
-      if (at + len > n) len = n - at;
-      memset(slot + at, 0, len);
-      break;
-    }
-  }
+  fuzz_mutate(slot, n, size, (uint32_t)(sizeof(cmx_slot_header) / 4));
   if (kind >= 5) rehash(slot, size);
 }
 
@@ -108,7 +60,7 @@ static int accepted_within(const cmx_slot_header* h, size_t size, size_t weights
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
   size_t n = 0;
-  uint8_t* image = read_file(argv[2], &n);
+  uint8_t* image = fuzz_read(argv[2], &n);
   if (!image) return 2;
   if (strcmp(argv[1], "sha") == 0) {
     uint8_t d[32];
@@ -125,7 +77,7 @@ int main(int argc, char** argv) {
   memcpy(slot, image, n);
   /* The weights area: the weights, erased (0xFF) after them; none without W. */
   size_t wn = 0;
-  uint8_t* wfile = argc > (strcmp(argv[1], "fuzz") == 0 ? 5 : 3) ? read_file(argv[strcmp(argv[1], "fuzz") == 0 ? 5 : 3], &wn) : NULL;
+  uint8_t* wfile = argc > (strcmp(argv[1], "fuzz") == 0 ? 5 : 3) ? fuzz_read(argv[strcmp(argv[1], "fuzz") == 0 ? 5 : 3], &wn) : NULL;
   const size_t wsize = wfile ? wn + 4096 : 0;
   uint8_t* area = wfile ? aligned_alloc(16, (wsize + 15) & ~(size_t)15) : NULL;
   if (area) {
@@ -154,7 +106,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(argv[1], "fuzz") != 0 || argc < 5) return 2;
-  rng_state = strtoull(argv[3], NULL, 10) * 2654435761u + 1u;
+  fuzz_seed(strtoull(argv[3], NULL, 10), 1u);
   const long count = strtol(argv[4], NULL, 10);
   long refused = 0, unchanged = 0, accepted_changed = 0, rehashed_accepted = 0, broken = 0;
   uint8_t* work = aligned_alloc(16, (size + 15) & ~(size_t)15);
@@ -162,12 +114,12 @@ int main(int argc, char** argv) {
   for (long i = 0; i < count; ++i) {
     memcpy(work, slot, size);
     if (warea) memcpy(warea, area, wsize);
-    const int kind = (int)(rnd() % 10);
-    if (warea && rnd() % 3 == 0) { /* the weights area: a flipped bit, or cut short (erased after) */
-      if (rnd() & 1) {
-        warea[rnd() % wn] ^= (uint8_t)(1u << (rnd() % 8));
+    const int kind = (int)(fuzz_rnd() % 10);
+    if (warea && fuzz_rnd() % 3 == 0) { /* the weights area: a flipped bit, or cut short (erased after) */
+      if (fuzz_rnd() & 1) {
+        warea[fuzz_rnd() % wn] ^= (uint8_t)(1u << (fuzz_rnd() % 8));
       } else {
-        size_t keep = rnd() % wn;
+        size_t keep = fuzz_rnd() % wn;
         memset(warea + keep, 0xFF, wsize - keep);
       }
     } else {

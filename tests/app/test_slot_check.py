@@ -28,7 +28,21 @@ def slot_host(tmp_path_factory):
     sanitize = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
     sources = [str(ROOT / "tests" / "app" / "slot_host.c"), str(API / "cmx_slot.c")]
     subprocess.run(
-        [cc, "-O1", "-g", "-std=c11", "-Wall", "-Werror", *sanitize, f"-I{API}", *sources, "-o", str(out)], check=True
+        [
+            cc,
+            "-O1",
+            "-g",
+            "-std=c11",
+            "-Wall",
+            "-Werror",
+            *sanitize,
+            f"-I{API}",
+            f"-I{ROOT / 'tests'}",
+            *sources,
+            "-o",
+            str(out),
+        ],
+        check=True,
     )
     return out
 

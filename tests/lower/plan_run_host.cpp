@@ -17,27 +17,16 @@
 
 #include "cmx_plan.h"
 #include "cmx_plan_run.h"
+#include "host_fuzz.h"
 
 namespace {
 
 std::vector<uint8_t> read_file(const char* path) {
-  std::vector<uint8_t> data;
-  FILE* f = fopen(path, "rb");
-  if (!f) return data;
-  fseek(f, 0, SEEK_END);
-  data.resize(static_cast<size_t>(ftell(f)));
-  fseek(f, 0, SEEK_SET);
-  if (fread(data.data(), 1, data.size(), f) != data.size()) data.clear();
-  fclose(f);
-  return data;
-}
-
-uint64_t rng_state;
-uint32_t rnd() {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return static_cast<uint32_t>(rng_state >> 16);
+  size_t n = 0;
+  uint8_t* data = fuzz_read(path, &n);
+  std::vector<uint8_t> bytes(data, data ? data + n : data);
+  free(data);
+  return bytes;
 }
 
 /* Each argument in an allocation of its own, of exactly the plan's bytes (the working memory: its
@@ -114,22 +103,22 @@ std::vector<size_t> records(const std::vector<uint8_t>& plan) {
 void mutate(std::vector<uint8_t>& plan, const std::vector<size_t>& recs, size_t& size) {
   static const uint32_t limits[] = {0u, 1u, 2u, 3u, 4u, 15u, 16u, 255u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0xFFFFFFFEu, 0x10000u};
   const auto* h = reinterpret_cast<const cmx_plan_header*>(plan.data());
-  switch (rnd() % 5) {
-    case 0: plan[rnd() % plan.size()] ^= static_cast<uint8_t>(1u << (rnd() % 8)); break;
+  switch (fuzz_rnd() % 5) {
+    case 0: plan[fuzz_rnd() % plan.size()] ^= static_cast<uint8_t>(1u << (fuzz_rnd() % 8)); break;
     case 1: { /* a word of a record (or the header and io sections): its kinds, sizes, offsets */
       const size_t words = h->data_offset / 4;
-      const size_t at = 4 * (rnd() % words);
-      uint32_t value = limits[rnd() % (sizeof(limits) / sizeof(limits[0]))];
-      if (rnd() & 1) {
+      const size_t at = 4 * (fuzz_rnd() % words);
+      uint32_t value = limits[fuzz_rnd() % (sizeof(limits) / sizeof(limits[0]))];
+      if (fuzz_rnd() & 1) {
         memcpy(&value, plan.data() + at, 4);
-        value += static_cast<uint32_t>(static_cast<int32_t>(rnd() % 33) - 16);
+        value += static_cast<uint32_t>(static_cast<int32_t>(fuzz_rnd() % 33) - 16);
       }
       memcpy(plan.data() + at, &value, 4);
       break;
     }
     case 2: { /* two records of one size swapped: layers out of order */
       if (recs.size() < 2) break;
-      const size_t a = recs[rnd() % recs.size()], b = recs[rnd() % recs.size()];
+      const size_t a = recs[fuzz_rnd() % recs.size()], b = recs[fuzz_rnd() % recs.size()];
       const int32_t sa = reinterpret_cast<const cmx_layer_head*>(plan.data() + a)->size;
       const int32_t sb = reinterpret_cast<const cmx_layer_head*>(plan.data() + b)->size;
       if (sa != sb || a == b) break;
@@ -138,14 +127,14 @@ void mutate(std::vector<uint8_t>& plan, const std::vector<size_t>& recs, size_t&
       memcpy(plan.data() + b, tmp.data(), static_cast<size_t>(sa));
       break;
     }
-    case 3: size = rnd() % plan.size(); break; /* cut short */
+    case 3: size = fuzz_rnd() % plan.size(); break; /* cut short */
     default: { /* one field of one record to a limit */
       if (recs.empty()) break;
-      const size_t r = recs[rnd() % recs.size()];
+      const size_t r = recs[fuzz_rnd() % recs.size()];
       const int32_t rs = reinterpret_cast<const cmx_layer_head*>(plan.data() + r)->size;
       if (rs <= 12) break;
-      const size_t at = r + 12 + 4 * (rnd() % static_cast<uint32_t>((rs - 12) / 4));
-      const uint32_t value = limits[rnd() % (sizeof(limits) / sizeof(limits[0]))];
+      const size_t at = r + 12 + 4 * (fuzz_rnd() % static_cast<uint32_t>((rs - 12) / 4));
+      const uint32_t value = limits[fuzz_rnd() % (sizeof(limits) / sizeof(limits[0]))];
       memcpy(plan.data() + at, &value, 4);
       break;
     }
@@ -165,7 +154,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(argv[1], "fuzz") != 0 || argc < 5) return 2;
-  rng_state = strtoull(argv[3], nullptr, 10) * 2654435761u + 7u;
+  fuzz_seed(strtoull(argv[3], nullptr, 10), 7u);
   const long count = strtol(argv[4], nullptr, 10);
   if (cmx_plan_check(original.data(), original.size(), &why) != 0) {
     printf("the original plan is refused: %s\n", why);

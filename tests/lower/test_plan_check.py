@@ -44,6 +44,7 @@ def harness(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("plan_run_host")
     flags = ["-O1", "-g", "-fwrapv", "-fsanitize=address,undefined", "-fno-sanitize=shift-base"]
     flags += ["-fno-sanitize-recover=all", f"-I{nn}/Include", f"-I{ROOT}/kernels/nn", f"-I{ROOT}/kernels/backend"]
+    flags += [f"-I{ROOT}/tests"]  # host_fuzz.h
     flags += ["-include", str(ROOT / "tests" / "lower" / "acle_host.h"), *(f"-DCMX_BACKEND_{k}" for k in KINDS)]
     skip = ("_f16", "_f32", "_flt", "cmx_conv_row", "cmx_conv_helium")  # float, DSP and Helium only
     sources = [p for p in sorted(Path(nn, "Source").glob("*/*.c")) if "Bindings" not in str(p)]

@@ -24,27 +24,16 @@
 #include "cmx_model_impl.h"
 #include "cmx_models.h"
 #include "cmx_slot.h"
+#include "host_fuzz.h"
 
 namespace {
 
 std::vector<uint8_t> read_file(const char* path) {
-  std::vector<uint8_t> data;
-  FILE* f = fopen(path, "rb");
-  if (!f) return data;
-  fseek(f, 0, SEEK_END);
-  data.resize(static_cast<size_t>(ftell(f)));
-  fseek(f, 0, SEEK_SET);
-  if (fread(data.data(), 1, data.size(), f) != data.size()) data.clear();
-  fclose(f);
-  return data;
-}
-
-uint64_t rng_state;
-uint32_t rnd() {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return static_cast<uint32_t>(rng_state >> 16);
+  size_t n = 0;
+  uint8_t* data = fuzz_read(path, &n);
+  std::vector<uint8_t> bytes(data, data ? data + n : data);
+  free(data);
+  return bytes;
 }
 
 /* The board's memory where the firmware looks for it: the same addresses, in this process. */
@@ -72,38 +61,6 @@ void rehash(uint8_t* slot, size_t size, const uint8_t* weights, size_t weights_s
   cmx_sha256(slot + CMX_SLOT_HASHED_FROM, h->total_bytes - CMX_SLOT_HASHED_FROM, h->sha256);
 }
 
-void mutate(uint8_t* data, size_t n, size_t size, bool header_words) {
-  static const uint32_t limits[] = {0u, 1u, 15u, 16u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0xFFFFFFF0u};
-  switch (rnd() % 5) {
-    case 0: data[rnd() % n] ^= static_cast<uint8_t>(1u << (rnd() % 8)); break;
-    case 1: {
-      size_t keep = rnd() % n;
-      memset(data + keep, 0xFF, size - keep);
-      break;
-    }
-    case 2: {
-      uint32_t words = static_cast<uint32_t>((header_words ? sizeof(cmx_slot_header) : n) / 4);
-      uint32_t value = (rnd() & 1) ? limits[rnd() % 8] : static_cast<uint32_t>(n + (rnd() % 64) - 32);
-      memcpy(data + 4 * (rnd() % words), &value, 4);
-      break;
-    }
-    case 3: {
-      uint8_t tmp[16];
-      size_t a = rnd() % (n - 16), b = rnd() % (n - 16);
-      memcpy(tmp, data + a, 16);
-      memmove(data + a, data + b, 16);
-      memcpy(data + b, tmp, 16);
-      break;
-    }
-    default: {
-      size_t at = rnd() % n, len = rnd() % 64;
-      if (at + len > n) len = n - at;
-      memset(data + at, 0, len);
-      break;
-    }
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,7 +70,7 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> bw = read_file((std::string(argv[2]) + ".weights").c_str());
   if (a.empty() || b.empty()) return 2;
   const unsigned long long seed = strtoull(argv[3], nullptr, 10);
-  rng_state = seed * 2654435761u + 1u;
+  fuzz_seed(seed, 1u);
   const long count = strtol(argv[4], nullptr, 10);
 
   const uintptr_t bases[] = CMX_SLOT_BASES, weights_bases[] = CMX_SLOT_WEIGHTS_BASES;
@@ -131,11 +88,11 @@ int main(int argc, char** argv) {
     put(slot_b, sizes[1], b);
     if (area_b) put(area_b, weights_sizes[1], bw);
     if (seed != 0) {
-      const bool crafted = rnd() & 1;
-      if (area_b && rnd() % 3 == 0) {
-        mutate(area_b, bw.size(), weights_sizes[1], false);
+      const bool crafted = fuzz_rnd() & 1;
+      if (area_b && fuzz_rnd() % 3 == 0) {
+        fuzz_mutate(area_b, bw.size(), weights_sizes[1], static_cast<uint32_t>(bw.size() / 4));
       } else {
-        mutate(slot_b, b.size(), sizes[1], rnd() & 1);
+        fuzz_mutate(slot_b, b.size(), sizes[1], static_cast<uint32_t>((fuzz_rnd() & 1 ? sizeof(cmx_slot_header) : b.size()) / 4));
       }
       if (crafted) rehash(slot_b, sizes[1], area_b, area_b ? weights_sizes[1] : 0);
     }
