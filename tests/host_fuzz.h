@@ -36,6 +36,19 @@ static inline uint8_t* fuzz_read(const char* path, size_t* n) {
   return data;
 }
 
+#ifdef __cplusplus
+#include <vector>
+
+/* The file's bytes (empty if it cannot be read). */
+static inline std::vector<uint8_t> fuzz_read_bytes(const char* path) {
+  size_t n = 0;
+  uint8_t* data = fuzz_read(path, &n);
+  std::vector<uint8_t> bytes(data, data ? data + n : data);
+  free(data);
+  return bytes;
+}
+#endif
+
 /* One mutation of data[0, n), in flash of `size` bytes; a word set is one of the first `words`. */
 static inline void fuzz_mutate(uint8_t* data, size_t n, size_t size, uint32_t words) {
   static const uint32_t limits[] = {0u, 1u, 15u, 16u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFFu, 0xFFFFFFF0u};

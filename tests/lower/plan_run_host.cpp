@@ -21,14 +21,6 @@
 
 namespace {
 
-std::vector<uint8_t> read_file(const char* path) {
-  size_t n = 0;
-  uint8_t* data = fuzz_read(path, &n);
-  std::vector<uint8_t> bytes(data, data ? data + n : data);
-  free(data);
-  return bytes;
-}
-
 /* Each argument in an allocation of its own, of exactly the plan's bytes (the working memory: its
  * work_bytes), inputs filled with `seed`'s bytes. */
 struct Args {
@@ -145,7 +137,7 @@ void mutate(std::vector<uint8_t>& plan, const std::vector<size_t>& recs, size_t&
 
 int main(int argc, char** argv) {
   if (argc < 3) return 2;
-  const std::vector<uint8_t> original = read_file(argv[2]);
+  const std::vector<uint8_t> original = fuzz_read_bytes(argv[2]);
   if (original.size() < sizeof(cmx_plan_header)) return 2;
   const char* why = nullptr;
   if (strcmp(argv[1], "check") == 0) {

@@ -28,14 +28,6 @@
 
 namespace {
 
-std::vector<uint8_t> read_file(const char* path) {
-  size_t n = 0;
-  uint8_t* data = fuzz_read(path, &n);
-  std::vector<uint8_t> bytes(data, data ? data + n : data);
-  free(data);
-  return bytes;
-}
-
 /* The board's memory where the firmware looks for it: the same addresses, in this process. */
 uint8_t* map_at(uintptr_t base, size_t size) {
   void* at = mmap(reinterpret_cast<void*>(base), size, PROT_READ | PROT_WRITE,
@@ -65,9 +57,9 @@ void rehash(uint8_t* slot, size_t size, const uint8_t* weights, size_t weights_s
 
 int main(int argc, char** argv) {
   if (argc < 5) return 2;
-  std::vector<uint8_t> a = read_file(argv[1]), b = read_file(argv[2]);
-  std::vector<uint8_t> aw = read_file((std::string(argv[1]) + ".weights").c_str());
-  std::vector<uint8_t> bw = read_file((std::string(argv[2]) + ".weights").c_str());
+  std::vector<uint8_t> a = fuzz_read_bytes(argv[1]), b = fuzz_read_bytes(argv[2]);
+  std::vector<uint8_t> aw = fuzz_read_bytes((std::string(argv[1]) + ".weights").c_str());
+  std::vector<uint8_t> bw = fuzz_read_bytes((std::string(argv[2]) + ".weights").c_str());
   if (a.empty() || b.empty()) return 2;
   const unsigned long long seed = strtoull(argv[3], nullptr, 10);
   fuzz_seed(seed, 1u);
