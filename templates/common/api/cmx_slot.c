@@ -140,7 +140,8 @@ cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const uint8_t* weig
   if (!same_text(h->core, sizeof(h->core), fit->core) || !same_text(h->isa, sizeof(h->isa), fit->isa) ||
       (h->kinds != 0 && h->plan_version != fit->plan_version) || (h->kinds & ~fit->kinds) != 0 ||
       h->num_inputs != fit->num_inputs || h->num_outputs != fit->num_outputs ||
-      !(h->tolerance >= 0.0f && h->tolerance <= fit->max_tolerance)) { /* (NaN fails too) */
+      !(h->tolerance >= 0.0f && h->tolerance <= fit->max_tolerance) || /* (NaN fails too) */
+      h->has_reference != 1u) { /* a slot runs only after its self-check: it must bring a reference */
     return CMX_E_SLOT_INCOMPATIBLE;
   }
   uint64_t planned = 0;

@@ -104,9 +104,9 @@ typedef struct {
  * bytes; NULL, 0 for a slot without one), against the firmware: CMX_OK and *header set, or
  * CMX_E_SLOT_EMPTY (no magic: erased or never written), CMX_E_SLOT_CORRUPT (length, hash or a field
  * outside the slot; weights longer than their area or not the ones hashed), CMX_E_SLOT_INCOMPATIBLE
- * (another core, code path, plan version, I/O count, a layer kind this firmware lacks, a self-check
- * tolerance above the firmware's, or weights outside the slot where the firmware has no weights
- * area) or CMX_E_SLOT_TOO_LARGE (more pool than
+ * (another core, code path, plan version, I/O count, a layer kind this firmware lacks, no reference
+ * for the self-check or a tolerance above the firmware's, or weights outside the slot where the
+ * firmware has no weights area) or CMX_E_SLOT_TOO_LARGE (more pool than
  * the firmware has). The weights are hashed last, after every cheaper check passed. */
 cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const uint8_t* weights, size_t weights_size,
                            const cmx_slot_fit* fit, const cmx_slot_header** header);
