@@ -119,6 +119,23 @@ def test_a_slot_overlapping_a_partition_of_the_board_is_caught(tmp_path, slot_ap
     assert any("partition &cmx_slot_a overlaps" in f and "partition@17c000" in f for f in findings), findings
 
 
+def test_weights_apart_are_loaded_with_their_slot(slot_apps, tmp_path):
+    """The AN386 keeps its slots' weights in the PSRAM: `west build -t run` loads both files by
+    default, and `cmx-gen run` both of what model-image wrote."""
+    app = _copy(slot_apps("mps2-an386"), tmp_path)
+    cmake = (app / "CMakeLists.txt").read_text()
+    assert (
+        'set(CMX_SLOT_IMAGES "${CMAKE_CURRENT_SOURCE_DIR}/model/model_slot.bin@0x00300000;'
+        '${CMAKE_CURRENT_SOURCE_DIR}/model/model_weights.bin@0x21c00000"' in cmake
+    )
+    assert run_cli("model-image", app, "--slot", "b") == 0
+    command = ZephyrApp().runner(AppFolder(app), 60).command(app / "build")
+    build = (app / "build").resolve()
+    assert (
+        command[-1] == f"-DCMX_SLOT_IMAGES={build}/model_slot_b.bin@0x00380000;{build}/model_weights_b.bin@0x21e00000"
+    )
+
+
 def test_run_loads_the_images_model_image_wrote_else_the_apps_own(slot_apps, tmp_path):
     app = _copy(slot_apps("mps3-an547"), tmp_path)
     board = load_board("mps3-an547")
