@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cmx_gen.app import slot_image
 from cmx_gen.app.folder import AppFolder
-from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
+from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE, own_images
 from cmx_gen.common.errors import RunError
 from cmx_gen.fit.boards import ModelSlot
 
@@ -129,8 +129,6 @@ def images_to_load(app: AppFolder) -> list[SlotImage]:
     found = _built(app, slots)
     if found:
         return found
-    own = app.path / "model" / SLOT_FILE
-    first = next(iter(slots.values()))
-    return [
-        SlotImage(first, own, slot_image.read_header(own.read_bytes()), _weights_of(app, own.with_name(WEIGHTS_FILE)))
-    ]
+    own = [app.path / path for path, _ in own_images(list(slots.values()))]
+    image, weights = own[0], own[1] if len(own) > 1 else None
+    return [SlotImage(next(iter(slots.values())), image, slot_image.read_header(image.read_bytes()), weights)]

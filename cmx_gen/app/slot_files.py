@@ -41,6 +41,23 @@ set(CMX_ET_VERIFY ON)
 """
 
 
+def weights_apart(slots: Sequence["ModelSlot"]) -> bool:
+    """Whether an app on these slots keeps its weights apart: when every slot has a weights area."""
+    return bool(slots) and all(s.weights is not None for s in slots)
+
+
+def own_images(slots: Sequence["ModelSlot"]) -> list[tuple[str, int]]:
+    """The app's own model where a simulator loads it when `model-image` wrote nothing, each file
+    relative to the app with its address: the image in the first slot and, with the weights apart,
+    the weights in that slot's area. `cmx-gen run` (model_slots.images_to_load) and the Zephyr app's
+    default CMX_SLOT_IMAGES both load this."""
+    first = slots[0]
+    found = [(f"model/{SLOT_FILE}", first.base)]
+    if weights_apart(slots) and first.weights is not None:
+        found.append((f"model/{WEIGHTS_FILE}", first.weights.base))
+    return found
+
+
 def slot_model(
     pte: bytes,
     report: Report,
@@ -116,7 +133,7 @@ def write_slot_model_files(
         False,
         slots=slots,
     ).encode()
-    apart = all(s.weights is not None for s in slots)
+    apart = weights_apart(slots)
     model = slot_model(pte, report, reference, pools, name, weights_apart=apart)
     files[SLOT_FILE] = slot_image.build(model)
     smallest = min(slots, key=lambda s: s.size)

@@ -18,7 +18,7 @@ from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.common.targets import cores
 from cmx_gen.device.runners.fvp import cpu_instance
 from cmx_gen.app.kinds.base import AppKind
-from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
+from cmx_gen.app.slot_files import own_images
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
 from cmx_gen.fit.boards import Board, MemoryRegion, ModelSlot, WeightsArea
 from cmx_gen.fit.memory import Placement
@@ -145,18 +145,6 @@ class _Layout:
             )
         if entry["label"] != self.info["chosen"][role]:
             self.chosen[f"zephyr,{role}"] = entry["label"]
-
-
-def _default_slot_images(slots: tuple[ModelSlot, ...]) -> list[dict[str, Any]]:
-    """What `west build -t run` loads when no images are given: the app's own model in the first slot
-    (and its weights in that slot's weights area), as model_slots.images_to_load does for `cmx-gen run`."""
-    if not slots:
-        return []
-    first = slots[0]
-    images = [{"file": f"model/{SLOT_FILE}", "address": first.base}]
-    if first.weights is not None:
-        images.append({"file": f"model/{WEIGHTS_FILE}", "address": first.weights.base})
-    return images
 
 
 def _partition_group(
@@ -327,7 +315,7 @@ def template_context(
         "arena_section": ARENA_SECTION,
         # placement = "slot": what `west build -t run` loads beside the image by default (CMakeLists.txt
         # CMX_SLOT_IMAGES: this app's own model in the first slot), and the FVP's CPU for `--data`.
-        "default_slot_images": _default_slot_images(slots),
+        "default_slot_images": [{"file": f, "address": a} for f, a in own_images(slots)] if slots else [],
         "fvp_cpu": cpu_instance(board.fvp.model) if board.fvp else "cpu0",
         "kconfig": {
             # The runner runs in Zephyr's main thread: its stack is the placement's stack.
