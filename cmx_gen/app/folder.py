@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from cmx_gen.app import txn as app_txn
 from cmx_gen.common.errors import AppError, RunError
-from cmx_gen.fit.boards import Board, load_board
+from cmx_gen.fit.boards import Board, is_board_file, load_board
 
 MODEL_APPS = "build-models"  # an app of several models: each model's one-model app (pipeline/one_model.py)
 
@@ -49,15 +49,24 @@ class AppFolder:
         return project_mod.load(project).rtos
 
     def board(self) -> Board:
-        """The board it was rendered for (model/placement.json, else cmx.toml)."""
-        placement = self.path / "model" / "placement.json"
-        if placement.is_file():
-            return load_board(json.loads(placement.read_text())["board_id"])
+        """The board it was rendered for: model/placement.json names it; a board of a file of the
+        user's is found again through cmx.toml, which keeps its path."""
         from cmx_gen.app import project as project_mod
 
+        placement = self.path / "model" / "placement.json"
+        rendered = json.loads(placement.read_text())["board_id"] if placement.is_file() else None
         project = self.path / project_mod.FILE_NAME
-        if project.is_file():
-            return load_board(project_mod.load(project).board)
+        spec = project_mod.load(project).board if project.is_file() else None
+        if spec is not None and (rendered is None or is_board_file(spec)):
+            board = load_board(spec)
+            if rendered is not None and board.id != rendered:
+                raise RunError(
+                    f"{self.path} was made for board {rendered}; its {project_mod.FILE_NAME} names {spec} ({board.id})",
+                    f"run `cmx-gen regen {self.path}` to remake it for {board.id}",
+                )
+            return board
+        if rendered is not None:
+            return load_board(rendered)
         raise RunError(
             f"{self.path} does not say which board it is for (no model/placement.json or cmx.toml)",
             "pass an app folder made by `cmx-gen create`",

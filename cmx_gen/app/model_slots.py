@@ -121,6 +121,23 @@ def write_image(app: AppFolder, slot: str, sequence: int | None = None) -> SlotI
     return SlotImage(slots[slot], path, slot_image.read_header(image), weights)
 
 
+def built_image(app: AppFolder, slot: str) -> SlotImage:
+    """The image `model-image` wrote for `slot`, with every file of it there: what `flash --model-only`
+    writes (a slot whose weights are missing would fail its hash on the board)."""
+    slots = _slots(app)
+    path = built_path(app, slot)
+    again = f"run `cmx-gen model-image {app.path} --slot {slot}`"
+    if not path.is_file():
+        raise RunError(f"no image for slot {slot}", f"{again} first")
+    image = SlotImage(
+        slots[slot], path, slot_image.read_header(path.read_bytes()), _weights_of(app, built_weights_path(app, slot))
+    )
+    for needed, _ in image.loads():
+        if not needed.is_file():
+            raise RunError(f"{needed} is missing: slot {slot}'s image keeps its weights there", again)
+    return image
+
+
 def images_to_load(app: AppFolder) -> list[SlotImage]:
     """What a simulator loads beside the firmware: the images in build/, else the app's own in slot a."""
     if not is_slot_app(app):

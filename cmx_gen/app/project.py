@@ -41,6 +41,7 @@ import tomli_w
 
 from cmx_gen.app import samples
 from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.fit.boards import is_board_file
 from cmx_gen.common.goals import (
     DEFAULT_INPUT_MEMORY,
     DEFAULT_MEMORY_GOAL,
@@ -159,6 +160,16 @@ def _relative(base: Path, value: str | None) -> str | None:
     return os.path.relpath(Path(file_part).resolve(), base.resolve()) + attr
 
 
+def _resolve_board(base: Path, board: str) -> str:
+    """A board file is relative to the project file, like every path in it; a board id is an id."""
+    return (_resolve(base, board) or board) if is_board_file(board) else board
+
+
+def _target(project: Project, base: Path) -> dict[str, str]:
+    board = (_relative(base, project.board) or project.board) if is_board_file(project.board) else project.board
+    return {"board": board, "rtos": project.rtos}
+
+
 def _check_io(path: Path, where: str, io: Any) -> Io:
     if io == "float" or io == "int8":
         return cast(Io, io)
@@ -239,7 +250,7 @@ def load(path: Path) -> Project:
     rtos = target.get("rtos", "baremetal")
     options = data.get("options", {})
     common = dict(
-        board=target["board"],
+        board=_resolve_board(base, str(target["board"])),
         rtos=rtos,
         output=_resolve(base, data.get("output", {}).get("dir")),
         strict=bool(options.get("strict", False)),
@@ -301,7 +312,7 @@ def dumps(project: Project, base: Path) -> str:
     if project.several:  # [[model]] tables written out, one block each (tomli_w would inline them)
         tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.models)
         rest = {
-            "target": {"board": project.board, "rtos": project.rtos},
+            "target": _target(project, base),
             "output": {"dir": "."},
             "options": {
                 "strict": project.strict,
@@ -323,7 +334,7 @@ def dumps(project: Project, base: Path) -> str:
     if model.calibration:
         calibration["file"] = _relative(base, model.calibration)
     data["calibration"] = calibration
-    data["target"] = {"board": project.board, "rtos": project.rtos}
+    data["target"] = _target(project, base)
     data["output"] = {"dir": "."}
     data["options"] = {"strict": project.strict, "name": project.app_name()}
     if model.keep_fp32:

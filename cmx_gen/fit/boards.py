@@ -364,9 +364,14 @@ def board_ids() -> list[str]:
     return sorted(_board_files())
 
 
+def is_board_file(board: str) -> bool:
+    """Whether `--board` / `[target] board` names a board file (a path) rather than a board id."""
+    return board.endswith((".yaml", ".yml")) or os.sep in board
+
+
 def load_board(board_id: str) -> Board:
     """A board by id (or by the path of a board file)."""
-    if board_id.endswith((".yaml", ".yml")) or os.sep in board_id:
+    if is_board_file(board_id):
         return load_board_file(board_id)
     files = _board_files()
     if board_id not in files:

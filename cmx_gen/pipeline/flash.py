@@ -83,7 +83,7 @@ def flash_app(app: AppFolder, options: FlashOptions) -> Outcome:
 def _flash_slot(app: AppFolder, board: "Board", options: FlashOptions) -> Outcome:
     """Write one model slot's image (cmx-gen model-image) at its address; the firmware stays as it is."""
     from cmx_gen.device import flash
-    from cmx_gen.app.model_slots import built_path, built_weights_path, is_slot_app
+    from cmx_gen.app.model_slots import built_image, is_slot_app
 
     slot = next((s for s in board.model_slots if s.name == options.model_only), None)
     if not is_slot_app(app) or slot is None:
@@ -92,16 +92,12 @@ def _flash_slot(app: AppFolder, board: "Board", options: FlashOptions) -> Outcom
             "--model-only is for apps made with --placement slot; slots: "
             + (", ".join(s.name for s in board.model_slots) or "none on this board"),
         )
-    image = built_path(app, slot.name)
-    if not image.is_file() and not options.dry_run:
-        raise FlashError(
-            f"no image for slot {slot.name}", f"run `cmx-gen model-image {app.path} --slot {slot.name}` first"
-        )
+    image = built_image(app, slot.name)
     # The weights area first, the slot last: until the slot is whole its hash fails, and the firmware
     # runs the other slot meanwhile.
-    weights = built_weights_path(app, slot.name)
-    writes = [(weights, slot.weights.base, "the weights area of slot")] if slot.weights and weights.is_file() else []
-    writes.append((image, slot.base, "slot"))
+    writes = [
+        (path, at, "slot" if at == slot.base else "the weights area of slot") for path, at in reversed(image.loads())
+    ]
     flashers = [
         (
             flash.plan(flash.FlashConfig(board=board, app=app.path, image=path, probe=options.probe, base_address=at)),

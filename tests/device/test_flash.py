@@ -99,6 +99,43 @@ def test_cli_dry_run_prints_the_commands(tmp_path, capsys):
     assert capsys.readouterr().out.strip().endswith(f"'{app.resolve()}/build/<app>_app.elf'")
 
 
+def test_model_only_writes_the_weights_area_then_the_slot_and_refuses_what_is_missing(tmp_path, capsys):
+    """A board of pyOCD whose slots keep their weights apart (the nucleo's flash, with weights areas):
+    `flash --model-only b` writes the slot's weights first and the slot last, each at its address."""
+    nucleo = (ROOT / "boards" / "nucleo-h743zi.yaml").read_text()
+    slots = nucleo[nucleo.index("model_slots:") : nucleo.index("flash:\n")]
+    board = tmp_path / "nucleo-qspi.yaml"
+    board.write_text(
+        nucleo.replace("id: nucleo-h743zi", "id: nucleo-qspi").replace(
+            slots,
+            "model_slots:\n"
+            "  - {name: a, base: 0x08100000, size: 0x40000, weights: {base: 0x08140000, size: 0x40000}}\n"
+            "  - {name: b, base: 0x08180000, size: 0x40000, weights: {base: 0x081C0000, size: 0x40000}}\n",
+        )
+    )
+    app = tmp_path / "app"
+    assert run_cli("create", DIGITS, "--board", board, "--placement", "slot", "-o", app) == 0
+    capsys.readouterr()
+    assert run_cli("flash", app, "--model-only", "b", "--dry-run") == 2
+    assert "no image for slot b (fix: run `cmx-gen model-image" in capsys.readouterr().err
+    assert run_cli("model-image", app, "--slot", "b") == 0
+    capsys.readouterr()
+    assert run_cli("flash", app, "--model-only", "b", "--dry-run") == 0
+    loads = [line.split()[-3:] for line in capsys.readouterr().out.strip().splitlines()]
+    build = app.resolve() / "build"
+    assert loads == [
+        ["--base-address", "0x081c0000", str(build / "model_weights_b.bin")],
+        ["--base-address", "0x08180000", str(build / "model_slot_b.bin")],
+    ], loads
+    (build / "model_weights_b.bin").unlink()
+    assert run_cli("flash", app, "--model-only", "b", "--dry-run") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "model_weights_b.bin is missing: slot b's image keeps its weights there "
+        f"(fix: run `cmx-gen model-image {app} --slot b`)"
+    ), err
+
+
 def test_boards_without_a_runner_or_a_bootable_bare_metal_image_are_refused(capsys):
     boards = {b.id: b for b in load_boards()}
     with pytest.raises(FlashError) as info:

@@ -282,3 +282,23 @@ def test_board_files_are_checked_against_the_zephyr_layout_data_by_the_zephyr_ki
                 raise AssertionError(exc.problem) from exc
             except RenderError as exc:  # no layout data for its target: refused as such, not as a disagreement
                 assert "no Zephyr layout data" in exc.problem
+
+
+def test_an_app_on_a_board_file_finds_it_again_from_anywhere(tmp_path, monkeypatch, capsys):
+    """cmx.toml keeps a board file's path relative to itself, like every path in it, and build, run,
+    flash and regen find the board through it (model/placement.json holds only the id)."""
+    from conftest import ROOT
+
+    (tmp_path / "boards").mkdir()
+    an386 = (BOARDS_DIR / "mps2-an386.yaml").read_text().replace("id: mps2-an386", "id: my-an386")
+    (tmp_path / "boards" / "my-an386.yaml").write_text(an386)
+    monkeypatch.chdir(tmp_path)
+    digits = ROOT / "samples" / "digits" / "model.py:DigitsCNN"
+    assert cli.main(["create", str(digits), "--board", "boards/my-an386.yaml", "-o", "app"]) == 0
+    assert 'board = "../boards/my-an386.yaml"' in (tmp_path / "app" / "cmx.toml").read_text()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    capsys.readouterr()
+    assert cli.main(["run", "../app", "--dry-run"]) == 0
+    assert "qemu-system-arm -M mps2-an386 " in capsys.readouterr().out
+    assert cli.main(["regen", "../app"]) == 0
