@@ -219,10 +219,10 @@ def run_serial_fed_by_qemu(app: Path, elf: Path, board_id: str, timeout: float =
     return codes[0]
 
 
-def host_binary(tmp_path_factory, name: str, sources: list[str], needs: str) -> Path:
+def host_binary(tmp_path_factory, name: str, sources: list[str], needs: str, flags: tuple[str, ...] = ()) -> Path:
     """cmx-gen kernels and their harness under kernels/tests/ compiled for the build machine (paths
-    relative to the repo, or to CMSIS-NN's Source/ when they start with "nn:"); skipped, saying `needs`,
-    without CMSIS_NN_PATH or a C compiler."""
+    relative to the repo, or to CMSIS-NN's Source/ when they start with "nn:"), with `flags`; skipped,
+    saying `needs`, without CMSIS_NN_PATH or a C compiler."""
     nn = os.environ.get("CMSIS_NN_PATH")
     cc = shutil.which("cc") or shutil.which("gcc")
     if not nn or not cc:
@@ -230,5 +230,5 @@ def host_binary(tmp_path_factory, name: str, sources: list[str], needs: str) -> 
     out = tmp_path_factory.mktemp(name) / name
     files = [str(Path(nn) / "Source" / s[3:]) if s.startswith("nn:") else str(ROOT / s) for s in sources]
     includes = [f"-I{ROOT / 'kernels' / 'nn'}", f"-I{Path(nn) / 'Include'}"]
-    subprocess.run([cc, "-O1", *includes, *files, "-o", str(out)], check=True, capture_output=True)
+    subprocess.run([cc, "-O1", *flags, *includes, *files, "-o", str(out)], check=True, capture_output=True)
     return out

@@ -262,11 +262,14 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
   }
 }
 
-#define CMX_DW_BAND 8        /* output rows a band of the planar path (kernel_choice.py's DEPTHWISE_BAND) */
-#define CMX_DW_GROUP_BAND 2  /* ... and of the grouped path (DEPTHWISE_GROUP_BAND): its lead is a band's rows */
+/* The planar and grouped paths' shapes and scratch. The plan reads these defines (cmx_gen's
+ * kernel_facts.py): keep each a plain integer. */
+#define CMX_DW_BAND 8        /* output rows a band of the planar path */
+#define CMX_DW_GROUP_BAND 2  /* ... and of the grouped path: its lead is a band's rows */
 #define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
 
 #define CMX_DW_GROUPED_WIDTH 4 /* the fewest output columns the grouped path takes: on rows of 3 its band's padding costs more */
+#define CMX_DW_GROUP 4       /* channels a group of the grouped path (its code is written for four) */
 #define CMX_DW_PLANE_ROW 64 /* int16 values a plane row holds: a constant, so a row is an immediate offset */
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
@@ -517,8 +520,9 @@ int32_t cmx_depthwise_3x3_s8_scratch_bytes(const cmsis_nn_dw_conv_params* params
     const int32_t band = output_dims->h < CMX_DW_BAND ? output_dims->h : CMX_DW_BAND;
     return (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
   }
-  if (input_dims->c % 4 != 0 || output_dims->w < CMX_DW_GROUPED_WIDTH) return 0;
-  return grouped_rows(params, output_dims) * grouped_width(params, output_dims) * 8;
+  if (input_dims->c % CMX_DW_GROUP != 0 || output_dims->w < CMX_DW_GROUPED_WIDTH) return 0;
+  return grouped_rows(params, output_dims) * grouped_width(params, output_dims) * CMX_DW_GROUP *
+         (int32_t)sizeof(int16_t);
 #else
   (void)params, (void)input_dims, (void)output_dims;
   return 0; /* Helium runs its own path, a core without DSP the portable one: neither takes scratch */

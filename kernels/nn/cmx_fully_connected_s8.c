@@ -18,10 +18,14 @@
 #include "cmx_nn.h"
 #include "cmx_requantize.h"
 
+/* The column counts it takes: a multiple of CMX_FC_COLS (the plan reads the two plain defines:
+ * cmx_gen's kernel_facts.py). */
+#define CMX_FC_COLS_MVE 1 /* any column count (the last group predicated) */
+#define CMX_FC_COLS_DSP 4
 #if defined(ARM_MATH_MVEI)
-#define CMX_FC_COLS 1 /* any column count (the last group predicated) */
+#define CMX_FC_COLS CMX_FC_COLS_MVE
 #else
-#define CMX_FC_COLS 4
+#define CMX_FC_COLS CMX_FC_COLS_DSP
 #endif
 
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out) {

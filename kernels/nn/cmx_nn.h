@@ -104,11 +104,14 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
  * plan does the same in Python, cmx_gen/lower/delegate/own_kernels.py). */
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
 
-/* G: the columns of a row stored side by side with its block's other rows. */
+/* G: the columns of a row stored side by side with its block's other rows (the plan reads the two
+ * plain defines: cmx_gen's kernel_facts.py). */
+#define CMX_FC_GROUP_MVE 16
+#define CMX_FC_GROUP_DSP 4
 #if defined(ARM_MATH_MVEI)
-#define CMX_FC_GROUP 16
+#define CMX_FC_GROUP CMX_FC_GROUP_MVE
 #else
-#define CMX_FC_GROUP 4
+#define CMX_FC_GROUP CMX_FC_GROUP_DSP
 #endif
 
 /* The bytes cmx_fully_connected_s8_weights lays `rows` x `cols` out in (each row padded to G): also

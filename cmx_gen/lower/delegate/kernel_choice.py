@@ -6,13 +6,14 @@ cortex_m wrapper makes, or arm_convolve_s8 itself where the wrapper's MVE 1xN pa
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 
 from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.lower.delegate.kernel_facts import define
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
 
@@ -131,38 +132,45 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     return "depthwise_conv"
 
 
-DEPTHWISE_BAND = 8  # cmx_depthwise_3x3_s8's planar path: output rows a band (CMX_DW_BAND)
-DEPTHWISE_GROUP_BAND = 2  # ... and its grouped path's (CMX_DW_GROUP_BAND)
-DEPTHWISE_PLANAR_WIDTH = 8  # ... the fewest output columns the planar path takes (CMX_DW_PLANAR_WIDTH)
-DEPTHWISE_PLANE_ROW = 64  # ... and the int16 values of a plane row, 3 more than the most columns (CMX_DW_PLANE_ROW)
-DEPTHWISE_GROUP = 4  # the grouped path: channels a group (the channels a multiple of it)
-DEPTHWISE_GROUPED_WIDTH = 4  # ... and the fewest output columns it takes (CMX_DW_GROUPED_WIDTH)
+_DW = "cmx_depthwise_3x3_s8.c"
+DEPTHWISE_BAND = define(_DW, "CMX_DW_BAND")  # the planar path: output rows a band
+DEPTHWISE_GROUP_BAND = define(_DW, "CMX_DW_GROUP_BAND")  # ... and the grouped path's
+DEPTHWISE_PLANAR_WIDTH = define(_DW, "CMX_DW_PLANAR_WIDTH")  # the fewest output columns the planar path takes
+DEPTHWISE_PLANE_ROW = define(_DW, "CMX_DW_PLANE_ROW")  # int16 values a plane row holds (3 more than its columns)
+DEPTHWISE_GROUP = define(_DW, "CMX_DW_GROUP")  # the grouped path: channels a group (the channels a multiple of it)
+DEPTHWISE_GROUPED_WIDTH = define(_DW, "CMX_DW_GROUPED_WIDTH")  # ... and the fewest output columns it takes
+
+
+def planar_shape(stride: Sequence[int], out_w: int) -> bool:
+    """cmx_depthwise_3x3_s8's planar path takes this shape (stride 1, rows of 8 to 61 outputs); the
+    grouped path takes the others (planar_shape in C)."""
+    return list(stride) == [1, 1] and DEPTHWISE_PLANAR_WIDTH <= out_w <= DEPTHWISE_PLANE_ROW - 3
 
 
 def depthwise_planar_shape(node: torch.fx.Node) -> bool:
-    """cmx_depthwise_3x3_s8's planar path takes this shape (stride 1, rows of 8 to 61 outputs); the
-    grouped path takes the others (planar_shape)."""
-    stride = fx_args(node)[3]
-    ow = int(node_val(node).shape[3])
-    return list(stride) == [1, 1] and DEPTHWISE_PLANAR_WIDTH <= ow <= DEPTHWISE_PLANE_ROW - 3
+    return planar_shape(fx_args(node)[3], int(node_val(node).shape[3]))
+
+
+def dsp_depthwise_scratch(channels: int, out_h: int, out_w: int, stride: Sequence[int]) -> int:
+    """cmx_depthwise_3x3_s8_scratch_bytes on a DSP core, one output channel per input channel: its
+    planar path's plane (a band's input rows of one channel as int16), else its grouped path's band
+    (a band's input rows, padding included, of four channels as int16; channels a multiple of four,
+    rows of 4 outputs or more), else 0 (the walk of four channels a pixel)."""
+    if planar_shape(stride, out_w):
+        return (min(out_h, DEPTHWISE_BAND) + 2) * DEPTHWISE_PLANE_ROW * 2
+    if channels % DEPTHWISE_GROUP or out_w < DEPTHWISE_GROUPED_WIDTH:
+        return 0
+    band = min(out_h, DEPTHWISE_GROUP_BAND)
+    return ((band - 1) * int(stride[0]) + 3) * ((out_w - 1) * int(stride[1]) + 3) * DEPTHWISE_GROUP * 2
 
 
 def depthwise_plane_bytes(node: torch.fx.Node, isa: str) -> int:
-    """cmx_depthwise_3x3_s8_scratch_bytes on a DSP core: its planar path's plane (stride 1, rows of 8
-    to 61 outputs: a band's input rows of one channel as int16), else its grouped path's band (a
-    band's input rows, padding included, of four channels as int16; channels a multiple of four,
-    rows of 4 outputs or more). 0 where the kernel walks four channels a pixel (Helium, other
-    shapes, or the schedule chose that walk for memory: small_kernel)."""
+    """The scratch of a depthwise_3x3 layer on a DSP core (dsp_depthwise_scratch); 0 where the kernel
+    walks four channels a pixel (Helium, or the schedule chose that walk for memory: small_kernel)."""
     if isa != "DSP" or depthwise_kind(node, isa) != "depthwise_3x3" or small_kernel(node):
         return 0
-    stride = fx_args(node)[3]
     _, oc, oh, ow = (int(s) for s in node_val(node).shape)
-    if depthwise_planar_shape(node):
-        return (min(oh, DEPTHWISE_BAND) + 2) * DEPTHWISE_PLANE_ROW * 2
-    if oc % DEPTHWISE_GROUP or ow < DEPTHWISE_GROUPED_WIDTH:
-        return 0
-    band = min(oh, DEPTHWISE_GROUP_BAND)
-    return ((band - 1) * int(stride[0]) + 3) * ((ow - 1) * int(stride[1]) + 3) * DEPTHWISE_GROUP * 2
+    return dsp_depthwise_scratch(oc, oh, ow, fx_args(node)[3])
 
 
 def depthwise_band(node: torch.fx.Node) -> int:
@@ -253,14 +261,18 @@ def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: i
     )
 
 
-def _helium_scratch(node: torch.fx.Node) -> int:
+def helium_scratch(channels: int, kernel_h: int, kernel_w: int, stride: Sequence[int], padding: Sequence[int]) -> int:
     """cmx_conv_helium_s8_scratch_bytes: one position's field (kernel rows x columns x channels, to
     a multiple of 4), none for a 1x1 convolution of stride 1 without padding (read in place)."""
-    x, weight, _, stride, padding = fx_args(node)[:5]
-    _, kh, kw, c = (int(v) for v in node_val(weight).shape)
-    if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:
+    if kernel_h == kernel_w == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:
         return 0
-    return (kh * kw * c + 3) // 4 * 4
+    return (kernel_h * kernel_w * channels + 3) // 4 * 4
+
+
+def _helium_scratch(node: torch.fx.Node) -> int:
+    _, weight, _, stride, padding = fx_args(node)[:5]
+    _, kh, kw, c = (int(v) for v in node_val(weight).shape)
+    return helium_scratch(c, kh, kw, stride, padding)
 
 
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cmx_gen.lower.delegate.kernel_facts import define
 from cmx_gen.lower.kernel_models import wrap_int32
 
 ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
@@ -35,6 +36,7 @@ ROW_WIDE_MIN_POSITIONS = 100
 ROW_WIDE_MID_POSITIONS = 36
 ROW_WIDE_MID_BYTES = 16384
 ROW_MAX_CHUNK = 16
+ROW_SLACK = define("cmx_conv_row_s8.c", "CMX_SLACK")  # int16 values past a chunk a zero-padded weight row may read
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ class RowGeometry:
     def scratch_bytes(self, chunk: int) -> int:
         """cmx_conv_row_s8_scratch_bytes."""
         span = (chunk - 1) * self.stride + (self.kernel - 1) * self.dilation + 1
-        return (span * self.rows * self.in_ch + 4) * 2
+        return (span * self.rows * self.in_ch + ROW_SLACK) * 2
 
     def chunk(self, cmsis_scratch: int) -> int:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
@@ -166,13 +168,16 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> NDArray[Any]:
     return filt
 
 
-FC_GROUP = {"DSP": 4, "MVE": 16}  # columns of a row laid side by side with its block's other rows
+# columns of a row laid side by side with its block's other rows
+FC_GROUP = {isa: define("cmx_nn.h", f"CMX_FC_GROUP_{isa}") for isa in ("DSP", "MVE")}
+# the input counts it takes: a multiple of this (Helium: any, its last group predicated)
+FC_COLS = {isa: define("cmx_fully_connected_s8.c", f"CMX_FC_COLS_{isa}") for isa in ("DSP", "MVE")}
 
 
 def fc_applies(in_features: int, filter_offset: int, isa: str) -> bool:
-    """cmx_fully_connected_s8 takes symmetric weights; on a DSP core over a multiple of four inputs,
-    on Helium over any number (the last group predicated)."""
-    return isa in FC_GROUP and filter_offset == 0 and (isa == "MVE" or in_features % 4 == 0)
+    """cmx_fully_connected_s8 takes symmetric weights over a multiple of FC_COLS inputs (DSP: four;
+    Helium: any number)."""
+    return isa in FC_GROUP and filter_offset == 0 and in_features % FC_COLS[isa] == 0
 
 
 def _fc_width(cols: int, isa: str) -> int:

@@ -1,0 +1,34 @@
+"""Numbers cmx-gen's kernels decide, read from their C sources (kernels/nn/), so each is written once:
+the plan sizes a kernel's scratch and lays out its weights with the kernel's own constants.
+
+Only a plain `#define CMX_NAME <integer>` is read, never one under a condition: a constant that differs
+by core has one unconditional name per core (CMX_FC_GROUP_DSP, CMX_FC_GROUP_MVE). The formulas that
+use them are held to the C functions over random shapes by tests/lower/test_kernel_numbers_host.py."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from cmx_gen.common.paths import KERNELS_DIR
+
+_DEFINE = re.compile(r"^#define (CMX_\w+) (\d+)\b", re.M)
+
+
+@functools.cache
+def _defines(source: str) -> dict[str, int]:
+    found: dict[str, int] = {}
+    twice: set[str] = set()
+    for name, value in _DEFINE.findall((KERNELS_DIR / "nn" / source).read_text()):
+        if name in found:
+            twice.add(name)
+        found[name] = int(value)
+    return {name: value for name, value in found.items() if name not in twice}
+
+
+def define(source: str, name: str) -> int:
+    """The value of `#define name` in kernels/nn/`source` (defined once there, unconditionally)."""
+    found = _defines(source)
+    if name not in found:
+        raise LookupError(f"kernels/nn/{source} has no single plain '#define {name} <integer>'")
+    return found[name]

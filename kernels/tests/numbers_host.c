@@ -1,0 +1,90 @@
+/* The numbers cmx-gen's kernels decide, asked of the kernels' own C on the build machine
+ * (tests/lower/test_kernel_numbers_host.py): the plan computes the same scratch sizes and weight
+ * layouts in Python, and the test holds the two equal over random shapes. Compiled with
+ * ARM_MATH_DSP, so the DSP cores' figures (the Helium ones need no intrinsics).
+ *
+ * Reads cases (int32 words) from the file named on the command line until its end and writes each
+ * answer to stdout:
+ *   'D' depthwise 3x3 scratch:   channels, out_h, out_w, stride_h, stride_w         -> int32
+ *   'H' Helium conv scratch:     in_ch, kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w -> int32
+ *   'R' conv_row:                the 14 geometry fields of cmx_conv_row_params (positions .. wide), chunk,
+ *                                then out_ch * rows * kernel * in_ch filter bytes (OHWI)
+ *                                -> row_bytes, scratch_bytes (int32), the packed weights
+ *   'F' fully connected layout:  rows, cols, then rows * cols filter bytes -> the packed weights */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmx_nn.h"
+
+int32_t cmx_conv_helium_s8_scratch_bytes(const cmsis_nn_conv_params* params, const cmsis_nn_dims* input_dims,
+                                         const cmsis_nn_dims* filter_dims);
+
+static int word(FILE* f, int32_t* v) { return fread(v, 4, 1, f) == 1; }
+
+static int32_t need(FILE* f) {
+  int32_t v;
+  if (!word(f, &v)) exit(3);
+  return v;
+}
+
+static int8_t* block(FILE* f, size_t n) {
+  int8_t* p = malloc(n ? n : 1);
+  if (fread(p, 1, n, f) != n) exit(3);
+  return p;
+}
+
+static void put(const void* p, size_t n) { fwrite(p, 1, n, stdout); }
+
+int main(int argc, char** argv) {
+  FILE* f = argc > 1 ? fopen(argv[1], "rb") : NULL;
+  if (f == NULL) return 2;
+  int32_t kind;
+  while (word(f, &kind)) {
+    if (kind == 'D') {
+      const int32_t ch = need(f), oh = need(f), ow = need(f), sh = need(f), sw = need(f);
+      cmsis_nn_dw_conv_params p;
+      memset(&p, 0, sizeof p);
+      p.ch_mult = 1;
+      p.stride.h = sh, p.stride.w = sw;
+      const cmsis_nn_dims in = {1, (oh - 1) * sh + 3, (ow - 1) * sw + 3, ch}, out = {1, oh, ow, ch};
+      const int32_t bytes = cmx_depthwise_3x3_s8_scratch_bytes(&p, &in, &out);
+      put(&bytes, 4);
+    } else if (kind == 'H') {
+      const int32_t c = need(f), kh = need(f), kw = need(f);
+      cmsis_nn_conv_params p;
+      memset(&p, 0, sizeof p);
+      p.stride.h = need(f), p.stride.w = need(f), p.padding.h = need(f), p.padding.w = need(f);
+      const cmsis_nn_dims in = {1, 8, 8, c}, filter = {1, kh, kw, c};
+      const int32_t bytes = cmx_conv_helium_s8_scratch_bytes(&p, &in, &filter);
+      put(&bytes, 4);
+    } else if (kind == 'R') {
+      cmx_conv_row_params p;
+      memset(&p, 0, sizeof p);
+      int32_t* fields[] = {&p.positions, &p.in_positions, &p.in_ch,    &p.out_ch,     &p.kernel,
+                           &p.stride,    &p.pad,          &p.dilation, &p.rows,       &p.out_rows,
+                           &p.in_rows,   &p.row_stride,   &p.row_pad,  &p.wide,       &p.chunk};
+      for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) *fields[i] = need(f);
+      p.row_bytes = cmx_conv_row_s8_row_bytes(&p);
+      const int32_t scratch = cmx_conv_row_s8_scratch_bytes(&p);
+      const size_t values = (size_t)p.out_ch * p.rows * p.kernel * p.in_ch;
+      const size_t packed = (size_t)p.out_ch * p.row_bytes * (p.wide ? 2 : 1);
+      int8_t* filter = block(f, values);
+      int8_t* out = calloc(packed ? packed : 1, 1);
+      cmx_conv_row_s8_weights(&p, filter, out);
+      put(&p.row_bytes, 4), put(&scratch, 4), put(out, packed);
+      free(filter), free(out);
+    } else if (kind == 'F') {
+      const int32_t rows = need(f), cols = need(f);
+      const size_t packed = (size_t)rows * ((cols + CMX_FC_GROUP - 1) / CMX_FC_GROUP * CMX_FC_GROUP);
+      int8_t* filter = block(f, (size_t)rows * cols);
+      int8_t* out = calloc(packed ? packed : 1, 1);
+      cmx_fully_connected_s8_weights(rows, cols, filter, out);
+      put(out, packed);
+      free(filter), free(out);
+    } else {
+      return 4;
+    }
+  }
+  return 0;
+}
