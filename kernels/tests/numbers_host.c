@@ -10,15 +10,14 @@
  *   'R' conv_row:                the 14 geometry fields of cmx_conv_row_params (positions .. wide), chunk,
  *                                then out_ch * rows * kernel * in_ch filter bytes (OHWI)
  *                                -> row_bytes, scratch_bytes (int32), the packed weights
- *   'F' fully connected layout:  rows, cols, then rows * cols filter bytes -> the packed weights */
+ *   'F' fully connected layout:  rows, cols, then rows * cols filter bytes -> the packed weights
+ *   'C' Helium conv constants:   rows, then rows kernel sums, multipliers, shifts -> the laid-out words */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmx_nn.h"
 
-int32_t cmx_conv_helium_s8_scratch_bytes(const cmsis_nn_conv_params* params, const cmsis_nn_dims* input_dims,
-                                         const cmsis_nn_dims* filter_dims);
 
 static int word(FILE* f, int32_t* v) { return fread(v, 4, 1, f) == 1; }
 
@@ -82,6 +81,13 @@ int main(int argc, char** argv) {
       cmx_fully_connected_s8_weights(rows, cols, filter, out);
       put(out, packed);
       free(filter), free(out);
+    } else if (kind == 'C') {
+      const int32_t rows = need(f);
+      int32_t* in = (int32_t*)(void*)block(f, 12u * rows);
+      int32_t* out = calloc(3u * rows + 1, 4);
+      cmx_conv_helium_s8_constants(rows, in, in + rows, in + 2 * rows, out);
+      put(out, 12u * rows);
+      free(in), free(out);
     } else {
       return 4;
     }

@@ -1,6 +1,6 @@
 """The numbers the plan computes for cmx-gen's kernels, held to the kernels' own C over random shapes:
-the DSP depthwise and the Helium convolution's scratch, cmx_conv_row_s8's row bytes, scratch and weight
-layout, cmx_fully_connected_s8's weight layout (kernel_choice.py, own_kernels.py). A plan whose scratch
+the DSP depthwise and the Helium convolution's scratch and the Helium channel constants' layout,
+cmx_conv_row_s8's row bytes, scratch and weight layout, cmx_fully_connected_s8's weight layout (kernel_choice.py, own_kernels.py). A plan whose scratch
 is short of the kernel's makes the kernel refuse the call; a layout off by one value gives wrong
 numbers. The constants themselves are read from the C (kernel_facts.py). Compiled for the build
 machine with ARM_MATH_DSP (kernels/tests/numbers_host.c): only the size functions and the packers
@@ -138,3 +138,15 @@ def test_the_plan_reads_only_plain_defines_of_the_kernels():
     for source, name in (("cmx_nn.h", "CMX_FC_GROUP"), ("cmx_fully_connected_s8.c", "CMX_FC_COLS")):
         with pytest.raises(LookupError, match=name):
             define(source, name)
+
+
+def test_helium_constants_layout_equals_the_kernels(harness, tmp_path):
+    rng = np.random.default_rng(5504)
+    cases = [rng.integers(-(2**31), 2**31, (3, int(rng.integers(1, 40))), dtype=np.int32) for _ in range(CASES)]
+    answer = _ask(harness, tmp_path, b"".join(_words(ord("C"), t.shape[1]) + t.astype("<i4").tobytes() for t in cases))
+    at = 0
+    for table in cases:
+        packed = own_kernels.helium_constants(*table)
+        assert packed == answer[at : at + len(packed)], table.shape
+        at += len(packed)
+    assert at == len(answer)
