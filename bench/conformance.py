@@ -48,12 +48,12 @@ quiet_third_party()
 
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build as build_mod  # noqa: E402
-from cmx_gen.fit.boards import load_board  # noqa: E402
-from cmx_gen.common.memo import code_fingerprint  # noqa: E402
 from cmx_gen.common.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
+from cmx_gen.common.memo import code_fingerprint  # noqa: E402
+from cmx_gen.device.runners import QemuRunner  # noqa: E402
+from cmx_gen.fit.boards import load_board  # noqa: E402
 from cmx_gen.pipeline.generate import generate  # noqa: E402
 from cmx_gen.program.report_text import describe_op_diff  # noqa: E402
-from cmx_gen.device.runners import QemuRunner  # noqa: E402
 
 SUITES = {  # upstream's op cases (the default), and its model cases (issue 53: each PASSes on M55)
     "ops": "executorch.backends.cortex_m.test.ops",

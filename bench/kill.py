@@ -38,7 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.app import html_report, txn as app_txn  # noqa: E402
+from cmx_gen.app import html_report  # noqa: E402
+from cmx_gen.app import txn as app_txn
 from cmx_gen.program import artifacts  # noqa: E402
 
 MODEL = """import torch

@@ -4,9 +4,9 @@ one `.pte` reader, no torch while rendering, commands that do not import each ot
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import ROOT
 
@@ -207,6 +207,7 @@ def test_a_third_app_kind_is_one_class(tmp_path, capsys):
     import json
 
     from conftest import run_cli
+
     from cmx_gen.app.folder import AppFolder
     from cmx_gen.app.kinds import APP_KINDS, AppKind, Built, register
 

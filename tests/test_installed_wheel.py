@@ -17,7 +17,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE
 
 REPO = Path(__file__).resolve().parents[1]

@@ -42,9 +42,9 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT))
 
 from cmx_gen.app.kinds.baremetal.build import elf_sections, find_elf  # noqa: E402
+from cmx_gen.common.errors import RunError  # noqa: E402
 from cmx_gen.device import app_run  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
-from cmx_gen.common.errors import RunError  # noqa: E402
 from cmx_gen.fit.boards import load_board  # noqa: E402
 from cmx_gen.pipeline.cycles import CycleRun  # noqa: E402
 

@@ -84,7 +84,7 @@ class AppFolder:
         """Where a model's report, program and reference are: model/ (one model), model/<name>/."""
         return self.path / "model" / name if name else self.path / "model"
 
-    def report(self, name: str | None = None) -> "Report":
+    def report(self, name: str | None = None) -> Report:
         """The lowering report of the app's model (of model `name` in an app of several)."""
         from cmx_gen.program.report import load_json
 
@@ -96,7 +96,7 @@ class AppFolder:
             )
         return load_json(self.model_dir(name) / "report.json")
 
-    def placement(self) -> "Placement":
+    def placement(self) -> Placement:
         from cmx_gen.fit.memory import Placement
 
         return Placement.from_dict(json.loads((self.path / "model" / "placement.json").read_text()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -88,9 +88,7 @@ def trace_outputs(report: Report) -> str:
 def trace_reference(report: Report, reference: Mapping[str, NDArray[Any]]) -> bytes:
     """model/trace_reference.bin: the expected output bytes of every traced instruction, in order,
     then those of every traced layer of cmx-gen's backend."""
-    from cmx_gen.program.instructions import TRACE_PREFIX
-
-    from cmx_gen.program.instructions import LAYER_TRACE_PREFIX
+    from cmx_gen.program.instructions import LAYER_TRACE_PREFIX, TRACE_PREFIX
 
     rows = b"".join(
         np.asarray(reference[f"{TRACE_PREFIX}{row.index}"]).tobytes() for row in report.instructions if row.traced
@@ -130,7 +128,7 @@ class Symbols:
     outputs: str = "cmx_outputs"
 
     @classmethod
-    def of(cls, name: str) -> "Symbols":
+    def of(cls, name: str) -> Symbols:
         c = c_name(name)
         return cls(f"cmx_{c}_pte", f"cmx_{c}_inputs", f"cmx_{c}_outputs")
 
@@ -322,7 +320,7 @@ def write_model_files(
     pte: bytes,
     report: Report,
     reference: Mapping[str, NDArray[Any]],
-    placement: "Placement",
+    placement: Placement,
     pte_section: str,
     name: str = "model",
 ) -> list[Path]:

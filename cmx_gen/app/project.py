@@ -41,7 +41,6 @@ import tomli_w
 
 from cmx_gen.app import samples
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.fit.boards import is_board_file
 from cmx_gen.common.goals import (
     DEFAULT_INPUT_MEMORY,
     DEFAULT_MEMORY_GOAL,
@@ -51,6 +50,7 @@ from cmx_gen.common.goals import (
     MEMORY_GOALS,
     PLACEMENTS,
 )
+from cmx_gen.fit.boards import is_board_file
 from cmx_gen.lower.facts import Io
 
 FILE_NAME = "cmx.toml"

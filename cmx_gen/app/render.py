@@ -21,16 +21,18 @@ import hashlib
 import json
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
-from cmx_gen.app import ci, model_files, project as project_mod, shared_files, slot_files, txn as app_txn
+from cmx_gen.app import ci, model_files, shared_files, slot_files
+from cmx_gen.app import project as project_mod
+from cmx_gen.app import txn as app_txn
 from cmx_gen.app.kinds import AppKind, app_kind
 from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.common.errors import RenderError
@@ -74,7 +76,7 @@ class TemplateSpec(_Spec):
     outputs: list[TemplateOutput] = []
 
     @classmethod
-    def load(cls, template_dir: Path) -> "TemplateSpec":
+    def load(cls, template_dir: Path) -> TemplateSpec:
         path = template_dir / "cmx_template.yaml"
         try:
             return cls.model_validate(yaml.safe_load(path.read_text()) or {})
@@ -307,7 +309,7 @@ def sync(stage: Path, app: Path, spec: TemplateSpec, force: bool = False) -> Ren
             f"{app / BACKUP_DIR})",
         )
 
-    for rel, source, action in plan:
+    for rel, _source, action in plan:
         if action == "replace":  # a copy: harmless if the update is then dropped
             result.backed_up.append(_backup(app, rel))
         (result.created if action == "create" else result.updated).append(rel)

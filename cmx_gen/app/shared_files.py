@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from cmx_gen.app import codegen
-from cmx_gen.app import c_templates, kernel_guards
+from cmx_gen.app import c_templates, codegen, kernel_guards
 from cmx_gen.app.c_templates import render
 from cmx_gen.common.memo import memo_json
 from cmx_gen.program.pte import backend_layers, operator_names

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from numpy.typing import NDArray
 
@@ -41,12 +41,12 @@ set(CMX_ET_VERIFY ON)
 """
 
 
-def weights_apart(slots: Sequence["ModelSlot"]) -> bool:
+def weights_apart(slots: Sequence[ModelSlot]) -> bool:
     """Whether an app on these slots keeps its weights apart: when every slot has a weights area."""
     return bool(slots) and all(s.weights is not None for s in slots)
 
 
-def own_images(slots: Sequence["ModelSlot"]) -> list[tuple[str, int]]:
+def own_images(slots: Sequence[ModelSlot]) -> list[tuple[str, int]]:
     """The app's own model where a simulator loads it when `model-image` wrote nothing, each file
     relative to the app with its address: the image in the first slot and, with the weights apart,
     the weights in that slot's area. `cmx-gen run` (model_slots.images_to_load) and the Zephyr app's
@@ -110,10 +110,10 @@ def write_slot_model_files(
     pte: bytes,
     report: Report,
     reference: Mapping[str, NDArray[Any]],
-    placement: "Placement",
+    placement: Placement,
     pte_section: str,
     name: str,
-    slots: Sequence["ModelSlot"],
+    slots: Sequence[ModelSlot],
 ) -> list[Path]:
     """A one-model app's APP/model/* with the model in a slot: the linked app's files, but the program
     and reference left out of the image and written to model_slot.bin (sequence 1)."""

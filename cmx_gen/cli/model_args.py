@@ -77,7 +77,7 @@ def add_model_arguments(
     )
 
 
-def lower_options(args: argparse.Namespace, memory: str | None = None) -> "LowerOptions":
+def lower_options(args: argparse.Namespace, memory: str | None = None) -> LowerOptions:
     """The lowering options the arguments give (`memory` for one goal of --memory fit)."""
     from cmx_gen.lower.lowering import LowerOptions
 
@@ -96,7 +96,7 @@ def lower_options(args: argparse.Namespace, memory: str | None = None) -> "Lower
     )
 
 
-def load_source(args: argparse.Namespace) -> "ModelSource":
+def load_source(args: argparse.Namespace) -> ModelSource:
     from cmx_gen.model import source as model_source
 
     return model_source.load(

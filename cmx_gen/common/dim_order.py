@@ -5,7 +5,6 @@ generated reference files and a data set on the target all convert with these tw
 from __future__ import annotations
 
 from collections.abc import Sequence
-
 from typing import Any
 
 import numpy as np

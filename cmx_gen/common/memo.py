@@ -10,7 +10,8 @@ import functools
 import hashlib
 import json
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cmx_gen.common.paths import PACKAGE, cache_root
 

@@ -4,10 +4,9 @@ fact as report.json holds it."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, model_validator
-from typing_extensions import Self
 
 
 class SparseRecord(BaseModel):

@@ -42,7 +42,7 @@ class AppRun:
     stack: tuple[int, int] | None = None  # used/size bytes from the `done` line, where the platform measures it
     own: list[str] = field(default_factory=list)  # every other line: the application's own (cmx_app_puts)
 
-    def of_model(self, name: str) -> "AppRun":
+    def of_model(self, name: str) -> AppRun:
         """The calls of one model of an app of several (how the run ended is the whole run's)."""
         return AppRun(
             [c for c in self.calls if c.model == name], self.done, self.error, self.exit_code, self.output, self.stack

@@ -39,7 +39,7 @@ def result_re() -> re.Pattern[str]:
     return re.compile(rf"{prefix()}({'|'.join(spec()['verdicts'])})((?: [a-z_]+=\S+)*)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def diagnostic_re(tag: str) -> re.Pattern[str]:
     """A diagnostic line (`prof`, `trace`, `out`, `slot`): one group per part, a number unless the part
     is named otherwise (result_line.yaml)."""

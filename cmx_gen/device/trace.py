@@ -17,7 +17,6 @@ from cmx_gen.common.errors import RunError
 from cmx_gen.device.runners.base import parse_hex_lines
 from cmx_gen.program.report import DelegatedLayer, Instruction
 
-
 ROUNDING_ULPS = 16  # a float output this close to the host's differs by its libm, not by what it computes
 
 

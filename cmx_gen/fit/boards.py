@@ -72,7 +72,7 @@ class Core(_Strict):
         return value
 
     @model_validator(mode="after")
-    def _consistent(self) -> "Core":
+    def _consistent(self) -> Core:
         if self.mve and cores()[self.name]["isa"] != "MVE":
             raise ValueError(f"{self.name} has no MVE (Helium); remove `mve`")
         if self.mve and not self.dsp:
@@ -158,7 +158,7 @@ class Uart(_Strict):
     baud: int = Field(default=115200, gt=0)
 
     @model_validator(mode="after")
-    def _divisor(self) -> "Uart":
+    def _divisor(self) -> Uart:
         if self.clock_hz // self.baud < 16:
             raise ValueError(f"clock_hz / baud must be >= 16 for a CMSDK UART (is {self.clock_hz // self.baud})")
         return self
@@ -169,7 +169,7 @@ class Zephyr(_Strict):
     file_name: str = ""  # the same with "/" -> "_" (board overlay / conf file names)
 
     @model_validator(mode="after")
-    def _file_name(self) -> "Zephyr":
+    def _file_name(self) -> Zephyr:
         expected = self.target.replace("/", "_")
         if not self.file_name:
             object.__setattr__(self, "file_name", expected)
@@ -203,7 +203,7 @@ class ModelSlot(_Strict):
     def end(self) -> int:
         return self.base + self.size
 
-    def ranges(self) -> list[tuple[str, "ModelSlot | WeightsArea"]]:
+    def ranges(self) -> list[tuple[str, ModelSlot | WeightsArea]]:
         """The slot and its weights area, each with the name a refusal gives it."""
         found: list[tuple[str, ModelSlot | WeightsArea]] = [(f"model slot {self.name}", self)]
         return found + ([(f"the weights area of model slot {self.name}", self.weights)] if self.weights else [])
@@ -234,7 +234,7 @@ class Board(_Strict):
     notes: str = ""
 
     @model_validator(mode="after")
-    def _slots(self) -> "Board":
+    def _slots(self) -> Board:
         names = [s.name for s in self.model_slots]
         if len(set(names)) != len(names):
             raise ValueError("model_slots: each slot name (a, b) once")
@@ -257,11 +257,11 @@ class Board(_Strict):
                 )
         return self
 
-    def slot_ranges(self) -> list["ModelSlot | WeightsArea"]:
+    def slot_ranges(self) -> list[ModelSlot | WeightsArea]:
         """Every range the model slots take: the slots and their weights areas."""
         return [item for slot in self.model_slots for _, item in slot.ranges()]
 
-    def with_slots_reserved(self) -> "Board":
+    def with_slots_reserved(self) -> Board:
         """This board as a firmware with model slots sees it: each region that holds slots ends
         where its first slot begins, so nothing of the image is linked there."""
         memory = []
@@ -271,7 +271,7 @@ class Board(_Strict):
         return self.model_copy(update={"memory": memory})
 
     @model_validator(mode="after")
-    def _regions(self) -> "Board":
+    def _regions(self) -> Board:
         names = [r.name for r in self.memory]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

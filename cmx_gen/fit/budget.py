@@ -28,7 +28,7 @@ def _align(n: int) -> int:
 # ---------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def kernel_sizes() -> dict[str, Any]:
     """cmx_gen/data/kernel_sizes.yaml, parsed once."""
     return yaml.safe_load(KERNEL_SIZES_FILE.read_text())

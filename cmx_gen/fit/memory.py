@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-
 from cmx_gen.common.errors import FitError, Shortfall, TargetError
 from cmx_gen.common.format import size, table
 from cmx_gen.fit.boards import Board, MemoryRegion, load_boards
@@ -140,7 +139,7 @@ class Placement:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Placement":
+    def from_dict(cls, data: dict[str, Any]) -> Placement:
         """A placement as to_dict() wrote it (an app's model/placement.json); derived keys are dropped."""
         names = {f.name for f in fields(cls)}
         region_names = {f.name for f in fields(RegionUse)}

@@ -15,7 +15,8 @@ run, it says "not 1" for exactly these convolutions, so they take the pass's own
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 
 def _one_input_channel(node: Any) -> bool:

@@ -29,7 +29,7 @@ def decompose(program: Any) -> int:
         if not x_val.is_floating_point():
             continue
 
-        def add(target: Any, *args: Any) -> torch.fx.Node:
+        def add(target: Any, *args: Any, node: torch.fx.Node = node) -> torch.fx.Node:
             return call_like(graph, target, args, node)
 
         with graph.inserting_before(node):

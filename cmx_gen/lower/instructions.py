@@ -8,7 +8,6 @@ on-target profile names its rows with this; program/instructions.py pairs them w
 
 from __future__ import annotations
 
-
 import torch
 
 from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line

@@ -19,11 +19,12 @@ M55, M4, M33 and M3).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 import torch
+from numpy.typing import NDArray
 
 
 def _pair(value: Any) -> tuple[int, int]:

@@ -15,7 +15,8 @@ that lose the most.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence, cast
+from collections.abc import Sequence
+from typing import Any, cast
 
 import torch
 

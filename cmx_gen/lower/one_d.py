@@ -15,7 +15,8 @@ linear layer), and nothing between consecutive 1-D layers.
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import torch
 

@@ -16,8 +16,8 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 import torch
+from numpy.typing import NDArray
 
 from cmx_gen.lower import layer_models, masked_softmax
 from cmx_gen.lower.facts import Rewrite
@@ -209,10 +209,11 @@ def annotate(graph: torch.fx.GraphModule, skip: frozenset[str] = frozenset()) ->
     took (_STANDALONE_ACTIVATIONS: each becomes a table, tables.py), as int8 per-tensor; the copies
     after such an activation (a flatten, a transpose) share its quantization, as upstream's
     SharedQspecQuantizer would have had it annotated when it ran."""
-    from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
+    from executorch.backends.cortex_m.quantizer.quantization_configs import (
+        INT8_ACTIVATION_PER_TENSOR_QSPEC,
+        SOFTMAX_OUTPUT_FIXED_QSPEC,
+    )
     from torchao.quantization.pt2e.quantizer import QuantizationAnnotation
-
-    from executorch.backends.cortex_m.quantizer.quantization_configs import SOFTMAX_OUTPUT_FIXED_QSPEC
 
     aten, cmx = torch.ops.aten, torch.ops.cmx
     targets = (cmx.layer_norm.default, aten.mean.dim, cmx.bmm.default, masked_softmax.FLOAT)

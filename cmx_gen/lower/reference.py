@@ -9,8 +9,9 @@ own Python reference is run beside it; the report gives their distance, op by op
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 import torch
 

@@ -7,8 +7,9 @@ no earlier step made."""
 from __future__ import annotations
 
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from cmx_gen.common.errors import TargetError
 from cmx_gen.common.noise import quiet_third_party

@@ -9,7 +9,6 @@ it is float. The first test case of `forward` is the one used.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import Any
 
 import numpy as np

@@ -13,9 +13,9 @@ import contextlib
 import hashlib
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 from typing import Any
 
 import torch

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 import torch
+from numpy.typing import NDArray
 
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.noise import quiet_torch

@@ -15,11 +15,10 @@ from __future__ import annotations
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-
-from typing import TYPE_CHECKING, Any
 
 from cmx_gen.common.dim_order import from_layout, to_layout
 from cmx_gen.common.errors import RunError
@@ -215,18 +214,16 @@ def np_array(tensor: object) -> NDArray[Any]:
     return np.ascontiguousarray(tensor.detach().cpu().numpy())  # type: ignore[attr-defined]
 
 
-def host_references(app: "AppFolder", data: DataSet) -> list:
+def host_references(app: AppFolder, data: DataSet) -> list:
     """Each sample's program input and outputs on the host: the app's model lowered again with the
     samples attached; its program must be the app's, byte for byte."""
     import torch
 
-    from cmx_gen.model import source as model_source
-
-    from cmx_gen.common import progress
-
     from cmx_gen.app import project as project_mod
+    from cmx_gen.common import progress
     from cmx_gen.lower.lowering import LowerOptions, lower
     from cmx_gen.lower.state import Evaluated
+    from cmx_gen.model import source as model_source
     from cmx_gen.model.export import export
 
     project = project_mod.load(app.path)

@@ -80,10 +80,10 @@ def flash_app(app: AppFolder, options: FlashOptions) -> Outcome:
     return Outcome(tuple(lines), 0 if result.passed else 1)
 
 
-def _flash_slot(app: AppFolder, board: "Board", options: FlashOptions) -> Outcome:
+def _flash_slot(app: AppFolder, board: Board, options: FlashOptions) -> Outcome:
     """Write one model slot's image (cmx-gen model-image) at its address; the firmware stays as it is."""
-    from cmx_gen.device import flash
     from cmx_gen.app.model_slots import built_image, is_slot_app
+    from cmx_gen.device import flash
 
     slot = next((s for s in board.model_slots if s.name == options.model_only), None)
     if not is_slot_app(app) or slot is None:

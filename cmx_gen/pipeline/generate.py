@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import shlex
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -15,11 +14,11 @@ from cmx_gen.app import html_report
 from cmx_gen.app.kinds import APP_KINDS, app_kind
 from cmx_gen.app.project import ModelEntry, Project
 from cmx_gen.app.render import RenderResult, check_destination, render_app
+from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
 from cmx_gen.common import progress
 from cmx_gen.common.errors import BoardError, FitError, ModelSourceError
 from cmx_gen.common.goals import goals_to_try
 from cmx_gen.fit import memory
-from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
 from cmx_gen.fit.boards import Board, ModelSlot, load_board, load_boards
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model import source as model_source

@@ -7,18 +7,19 @@ by `lower -o DIR` can be handed to any later step.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterator, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.lower.facts import LowerOptions, Target
 from cmx_gen.model import bundle
 from cmx_gen.program import report as report_mod
-from cmx_gen.lower.facts import LowerOptions, Target
 from cmx_gen.program.pte import ProgramInfo, Quant, TensorSpec
 from cmx_gen.program.report import Calibration, ModelFacts, ReferenceCheck, Report
 from cmx_gen.program.report_text import markdown
@@ -148,8 +149,8 @@ def _plan_reference(
     """A .pte's reference: its own plan run on the host on the given (--input) or a generated input
     (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
     none, and the app says RAN."""
-    from cmx_gen.program import plan_reference
     from cmx_gen.lower.kernel_models import ISA_DEPENDENT
+    from cmx_gen.program import plan_reference
 
     reference = generated_inputs(info.inputs) if given is None else _given_inputs(given, info.inputs)
     try:
@@ -199,7 +200,7 @@ def _with_io_quant(specs: list[TensorSpec], quants: list[QParams]) -> list[Tenso
     ]
 
 
-def _model_facts(source: "ModelSource", graph_sha256: str | None = None) -> ModelFacts:
+def _model_facts(source: ModelSource, graph_sha256: str | None = None) -> ModelFacts:
     """The model's source and hashes; a lowered model's exported graph's too (the files' hash cannot
     tell two models of one file apart)."""
     facts = ModelFacts(source=source.spec, kind=source.kind, content_sha256=source.content_hash)
@@ -226,7 +227,7 @@ def _refuse_other_isa(info: ProgramInfo, target: Target) -> None:
     )
 
 
-def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
+def analyse_pte(source: ModelSource, core: str) -> Artifacts:
     """A program lowered elsewhere (.pte, .bpte): its facts, and a reference where one can be had."""
     from cmx_gen.lower.lowering import resolve_target
     from cmx_gen.program import instructions
@@ -259,7 +260,7 @@ def analyse_pte(source: "ModelSource", core: str) -> Artifacts:
     return Artifacts(source.pte, report, reference)
 
 
-def lower_model(exported: "Exported", core: str, options: LowerOptions | None = None) -> Artifacts:
+def lower_model(exported: Exported, core: str, options: LowerOptions | None = None) -> Artifacts:
     """Lower an exported model for `core` and assemble its report and reference."""
     from cmx_gen.lower.lowering import lower
     from cmx_gen.lower.state import Delegated, Errors, Floats, Lowered, Referenced, Rewritten, Serialized

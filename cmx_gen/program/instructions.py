@@ -8,11 +8,12 @@ bytes the on-target trace compares each output with (the kernel-exact interprete
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 import torch
+from numpy.typing import NDArray
 
 from cmx_gen.lower.facts import DelegatedLayer
 from cmx_gen.program.pte import OutputPlace, PlanRow

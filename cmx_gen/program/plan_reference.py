@@ -15,11 +15,12 @@ has no reference:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 import torch
+from numpy.typing import NDArray
 
 from cmx_gen.common.dim_order import from_layout, to_layout
 from cmx_gen.lower.kernel_models import compute

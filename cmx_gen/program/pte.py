@@ -11,7 +11,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from pydantic import Field
 
 from cmx_gen.common.errors import ModelSourceError

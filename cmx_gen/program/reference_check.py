@@ -4,10 +4,10 @@ model, all from one LoweredModel."""
 
 from __future__ import annotations
 
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from numpy.typing import NDArray
 import torch
+from numpy.typing import NDArray
 
 from cmx_gen.lower.kernel_models import MODELS
 from cmx_gen.program.report import QuantizationError, ReferenceCheck
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cmx_gen.lower.lowering import LoweredModel
 
 
-def compare_references(lowered: "LoweredModel", output_scales: list[float]) -> ReferenceCheck:
+def compare_references(lowered: LoweredModel, output_scales: list[float]) -> ReferenceCheck:
     """report.json's `reference`: which reference the firmware is checked against, how far
     ExecuTorch's Python reference is from it at the outputs (LSB of each output), and by op."""
 
@@ -62,7 +62,7 @@ def _logical(tensor: torch.Tensor) -> NDArray[Any]:
     return tensor.detach().contiguous().cpu().numpy()
 
 
-def reference_arrays(lowered: "LoweredModel") -> dict[str, NDArray[Any]]:
+def reference_arrays(lowered: LoweredModel) -> dict[str, NDArray[Any]]:
     from cmx_gen.lower.state import Lowered, Referenced
 
     arrays = {f"input_{i}": _logical(x) for i, x in enumerate(lowered.get(Lowered).inputs)}
@@ -74,7 +74,7 @@ def _is_classifier(outputs: tuple[torch.Tensor, ...]) -> bool:
     return len(outputs) == 1 and outputs[0].dim() == 2 and outputs[0].shape[1] > 1
 
 
-def quantization_error(lowered: "LoweredModel") -> QuantizationError:
+def quantization_error(lowered: LoweredModel) -> QuantizationError:
     """Max abs error (float vs INT8 program) on the sample input and over the calibration set.
 
     For a classifier (one [N, K] output) also the top-1 agreement between float and INT8 over

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from cmx_gen import __version__
 from pydantic import Field, ValidationError
 
+from cmx_gen import __version__
 from cmx_gen.common.errors import ModelSourceError, StrictError
 from cmx_gen.common.record import Record, ReportPart, SparseRecord
 from cmx_gen.lower.facts import (

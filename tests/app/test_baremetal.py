@@ -19,14 +19,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import RESULT_STUB, ROOT, cpu_flags, link_with_stub, placement
-from cmx_gen.app import codegen, project as project_mod
+
+from cmx_gen.app import codegen
+from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
 from cmx_gen.common import dim_order
 from cmx_gen.common.errors import SdkError
-from cmx_gen.device import build_tool
-from cmx_gen.device import sdk
+from cmx_gen.device import build_tool, sdk
 from cmx_gen.device.runners import QemuRunner, parse_result_line
 from cmx_gen.fit.boards import load_board
 from cmx_gen.pipeline.generate import generate
@@ -420,9 +420,10 @@ def test_runner_gives_up_at_its_timeout_with_the_last_output(tmp_path):
 def test_code_outside_the_boot_region_boots_and_runs_on_qemu(apps, tmp_path):
     """A placement whose code does not fit the ITCM (575 KiB of fp32 fallbacks, issue 11): the
     vector table stays in the ITCM where the core boots, .text goes to SRAM, and the image runs."""
-    from cmx_gen.fit.memory import plan
-    from cmx_gen.app.render import render_app
     from reports import big_fallback_report
+
+    from cmx_gen.app.render import render_app
+    from cmx_gen.fit.memory import plan
 
     board = load_board("mps3-an547")
     placement = plan(big_fallback_report(575 * 1024), board)

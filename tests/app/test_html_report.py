@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE, ROOT, run_cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, run_cli
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.pipeline.generate import generate
 

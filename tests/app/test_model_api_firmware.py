@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE, ROOT, digits_split, run_cli
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
 from cmx_gen.device import app_run

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from conftest import FIRMWARE, run_cli
+
 from cmx_gen.program.pte import operator_names
 
 pytestmark = FIRMWARE

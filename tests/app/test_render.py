@@ -6,6 +6,7 @@ import filecmp
 from pathlib import Path
 
 from conftest import ROOT, run_cli
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.pipeline.generate import generate
 

@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
 from cmx_gen.device.runners import QemuRunner

@@ -12,8 +12,8 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import ROOT
+
 from cmx_gen.app import slot_image
 
 API = ROOT / "templates" / "common" / "api"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.common.errors import BoardError
 from cmx_gen.fit.boards import load_board, load_board_file

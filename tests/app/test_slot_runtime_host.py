@@ -19,8 +19,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from cmx_gen.app import slot_image
 from cmx_gen.device import sdk
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import ROOT, run_cli
+
 from cmx_gen.app import ci
 from cmx_gen.common.paths import executable
 

@@ -8,7 +8,6 @@ import zipfile
 import numpy as np
 import pytest
 import torch
-
 from conftest import SMALL, plan_matches_the_reference, run_cli, second_bmm_line
 
 

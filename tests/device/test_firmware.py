@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE, ROOT, read_report, run_cli
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds.baremetal import build
@@ -217,6 +217,7 @@ def test_attention_with_a_float_island_passes(tmp_path, board, capsys, monkeypat
     and runs bit-exact, and create's output, report.json and the HTML page name the island, the pass
     and the user's line."""
     from conftest import SMALL, second_bmm_line
+
     from cmx_gen.lower import exact_rewrites, own_ops
 
     monkeypatch.setattr(

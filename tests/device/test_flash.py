@@ -13,8 +13,8 @@ import tty
 from pathlib import Path
 
 import pytest
-
 from conftest import RESULT_STUB, ROOT, link_with_stub, run_cli, run_serial_fed_by_qemu
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds import APP_KINDS
 from cmx_gen.app.kinds.zephyr.flasher import WestFlasher

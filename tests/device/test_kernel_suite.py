@@ -11,8 +11,8 @@ import re
 import subprocess
 
 import pytest
-
 from conftest import FIRMWARE, ROOT, SMALL
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.device.runners import QemuRunner
 from cmx_gen.fit.boards import load_board

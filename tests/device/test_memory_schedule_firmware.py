@@ -8,7 +8,6 @@ without them."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIRMWARE, ROOT, SMALL, an547_with_dtcm, read_report
 from test_firmware import check_pass, create_build_run
 

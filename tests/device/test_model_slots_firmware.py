@@ -16,14 +16,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE, ROOT
+
+from cmx_gen.app import model_slots, slot_image
 from cmx_gen.app import project as project_mod
-from cmx_gen.app import slot_image
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
 from cmx_gen.app.kinds.baremetal import build
-from cmx_gen.app import model_slots
 from cmx_gen.pipeline.generate import generate
 
 pytestmark = FIRMWARE

@@ -10,8 +10,8 @@ import json
 import numpy as np
 import pytest
 import yaml
-
 from conftest import ROOT
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds.zephyr.checks import check_compile, check_kconfig, check_twister

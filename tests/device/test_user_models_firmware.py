@@ -6,8 +6,8 @@ without them."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import FIRMWARE, ROOT
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
 from cmx_gen.device.runners import QemuRunner

@@ -7,15 +7,15 @@ import os
 from pathlib import Path
 
 import pytest
+from reports import big_fallback_report, make_report, report_data  # noqa: F401
 
 from cmx_gen.cli import main as cli
-from cmx_gen.pipeline.check import check_report
 from cmx_gen.common.errors import FitError, ModelSourceError, Shortfall, TargetError
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.budget import METHOD_POOL_MARGIN, budget, kernel_sizes
 from cmx_gen.fit.memory import Placement, plan
+from cmx_gen.pipeline.check import check_report
 from cmx_gen.program.report import Report, load_json
-from reports import big_fallback_report, make_report, report_data  # noqa: F401
 
 KiB = 1024
 DIGITS = Path(__file__).resolve().parents[2] / "samples" / "digits" / "model.py:DigitsCNN"

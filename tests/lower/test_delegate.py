@@ -8,8 +8,8 @@ import re
 import struct
 
 import pytest
-
 from conftest import ROOT, read_report
+
 from cmx_gen.lower.delegate import plan as plan_mod
 from cmx_gen.lower.delegate import plan_fields
 from cmx_gen.lower.delegate.work_memory import Buffer, place

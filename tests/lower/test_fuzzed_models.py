@@ -4,7 +4,6 @@ plan run on the host at its planned offsets gives the reference bit for bit."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import ROOT, plan_matches_the_reference, read_report, run_cli
 
 FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"
@@ -73,8 +72,7 @@ def test_a_delegate_boundary_laid_out_otherwise_than_its_plan_is_refused(tmp_pat
     import torch
 
     from cmx_gen.common.errors import ExportError
-    from cmx_gen.lower import target_checks
-    from cmx_gen.lower import lowering
+    from cmx_gen.lower import lowering, target_checks
     from cmx_gen.lower.delegate.preprocess import is_delegate_call
     from cmx_gen.lower.state import Serialized
     from cmx_gen.model import source

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from conftest import host_binary
+
 from cmx_gen.lower import gru, layer_models
 from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS
 

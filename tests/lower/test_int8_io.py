@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, SMALL, kernels, read_report, run_cli
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.pipeline.generate import generate
 from cmx_gen.program.artifacts import load_reference

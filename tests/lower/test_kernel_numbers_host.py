@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import host_binary
+
 from cmx_gen.lower.delegate import kernel_choice, own_kernels
 
 CASES = 400

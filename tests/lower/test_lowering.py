@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from conftest import ROOT, kernels, read_report, run_cli
 
 EXPECTED_KEYS = {
@@ -116,9 +115,9 @@ def test_reference_outputs_match_float_model_within_quantization_error(lowered_d
     report = read_report(folder)
     ref = np.load(folder / "reference.npz")
     assert ref["input_0"].shape == (1, 3, 8, 8)
-    import torch
-
     import importlib.util
+
+    import torch
 
     spec = importlib.util.spec_from_file_location("small_models", ROOT / "tests" / "toy_models" / "small.py")
     small = importlib.util.module_from_spec(spec)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from conftest import ROOT, SMALL, an547_with_dtcm, read_report, run_cli
 
 CONV_NET = ("ConvNet12", "--input-shape", "1,3,8,8", "--random-calibration", "--io", "int8")

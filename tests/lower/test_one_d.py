@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from conftest import SMALL, kernels, read_report
+
 from cmx_gen.lower import one_d
 
 ONE_D = [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101"), ("AdaptivePool1dNet", "1,3,96")]

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from conftest import host_binary
+
 from cmx_gen.lower import layer_models, own_ops
 
 CASES = 200

@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
+
 from cmx_gen.lower.delegate import plan as plan_mod
 from cmx_gen.program.pte import delegate_plans, read
 

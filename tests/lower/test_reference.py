@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-
 from conftest import SMALL, read_report, run_cli
+
 from cmx_gen.lower.kernel_models import avg_pool2d_s8
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model import source as model_source
@@ -146,8 +146,9 @@ def test_cache_key_covers_target_options_and_data():
 def test_softmax_model_tracks_float_softmax_and_sums_to_one():
     """arm_softmax_s8's fixed-point exp/reciprocal: within one output LSB of float softmax, rows
     that sum to ~256 steps of 1/256, and -128 where `diff < diff_min`."""
-    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager  # noqa: F401 (op registration)
     from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import _compute_softmax_params
+    from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager  # noqa: F401 (op registration)
+
     from cmx_gen.lower.kernel_models import softmax_s8
 
     g = torch.Generator().manual_seed(3)

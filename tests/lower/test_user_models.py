@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from conftest import ROOT, plan_matches_the_reference, read_report, run_cli
+
 from cmx_gen.common.noise import quiet_third_party
 from cmx_gen.lower import concat
 
@@ -141,7 +141,8 @@ def test_a_schedule_that_writes_over_a_live_tensor_fails_its_host_run(tmp_path):
     import struct
 
     from cmx_gen.lower.delegate.plan import read_layers
-    from cmx_gen.program import plan_reference, pte as pte_mod
+    from cmx_gen.program import plan_reference
+    from cmx_gen.program import pte as pte_mod
 
     code, out = _lower(tmp_path, "TinyUNet")
     assert code == 0

@@ -7,7 +7,6 @@ import json
 import numpy as np
 import pytest
 import torch
-
 from conftest import ROOT, SMALL, read_report, run_cli
 
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import SMALL, run_cli
+from toy_models.weighted import weighted_model
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.common.errors import FitError
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.memory import plan, plan_several
 from cmx_gen.pipeline.generate import generate
 from cmx_gen.program.report import load_json
-from toy_models.weighted import weighted_model
 
 
 def project_file(folder: Path, models: dict[str, str], rtos: str = "baremetal", separate: bool = False) -> Path:
@@ -117,8 +117,8 @@ def test_one_app_holds_each_model_and_one_kernel_library(two_app):
 
 def test_shared_arena_is_the_largest_model_and_separate_the_sum():
     board = load_board("mps3-an547")
-    from cmx_gen.pipeline.lower import produce
     from cmx_gen.model import source as model_source
+    from cmx_gen.pipeline.lower import produce
 
     reports = {}
     for name in ("ConvNet", "Pooled", "Plain"):
@@ -145,8 +145,8 @@ def test_shared_arena_is_the_largest_model_and_separate_the_sum():
 def test_sharing_the_arena_fits_where_separate_arenas_are_refused_with_the_shortfall():
     """Five 56 KiB-activation models on an nRF52840 (256 KiB RAM): one after another they need one
     arena; at the same time five, which do not fit, and the refusal names region and bytes."""
-    from cmx_gen.pipeline.lower import produce
     from cmx_gen.model import source as model_source
+    from cmx_gen.pipeline.lower import produce
 
     board = load_board("nrf52840dk")
     source = model_source.load(f"{SMALL}:WideConv", input_shape="1,3,40,40", random_calibration=True)

@@ -13,9 +13,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE, ROOT
 from toy_models.weighted import weighted_model
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.baremetal import build
 from cmx_gen.app.project import ModelEntry
@@ -65,7 +65,7 @@ def _check(app: Path, board: str, elf: Path, names: list[str]):
     assert result.passed and result.fields["models"] == str(len(names)), result.output[-3000:]
     lines = {parse_result_line(line).fields["model"]: parse_result_line(line) for line in result.model_lines}
     assert list(lines) == names
-    for name, line in lines.items():
+    for line in lines.values():
         assert line.passed and line.fields["max_abs_err"] == "0", line.line
     assert result.count[1] == sum(line.count[1] for line in lines.values())
     return result, lines
@@ -203,8 +203,9 @@ def test_a_retrained_model_rebuilds_only_its_files(tmp_path):
 def test_zephyr_app_of_two_models_configures_and_compiles(tmp_path, image):
     """The Zephyr app of digits + DS-CNN against the stand-in Zephyr CMake package: each model's
     handle, reference and program compiled once, the shared arena, the check or the application."""
-    from cmx_gen.device import sdk
     from zephyr_helpers import configure_and_compile, object_names
+
+    from cmx_gen.device import sdk
 
     app = tmp_path / "app"
     generate(

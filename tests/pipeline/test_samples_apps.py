@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from conftest import ROOT
+from zephyr_helpers import assert_all_checks_pass
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.kinds.zephyr.checks import check_compile, validate_app
 from cmx_gen.pipeline.generate import generate
-from zephyr_helpers import assert_all_checks_pass
 
 SAMPLES = sorted(p.parent.name for p in (ROOT / "samples").glob("*/cmx.toml"))
 

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE, ROOT, run_cli
 
 pytestmark = FIRMWARE
@@ -24,7 +23,6 @@ pytestmark = FIRMWARE
 def upstream_programs(tmp_path_factory) -> tuple[Path, Path, Path]:
     import torch
     from executorch.exir import to_edge
-
     from toy_models.upstream_flow import digits_program
 
     folder = tmp_path_factory.mktemp("upstream")

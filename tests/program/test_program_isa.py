@@ -6,7 +6,6 @@ reverse are refused at create, one line, exit 2. Host only: no firmware is built
 from __future__ import annotations
 
 import pytest
-
 from conftest import run_cli
 from toy_models.upstream_flow import digits_program
 

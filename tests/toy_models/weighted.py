@@ -6,7 +6,6 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-
 WEIGHTED = textwrap.dedent("""
     from pathlib import Path
     import torch

@@ -30,7 +30,7 @@ def app_kind(name: str) -> AppKind:
     return APP_KINDS[name]
 
 
-def kind_of(app: "AppFolder") -> AppKind:
+def kind_of(app: AppFolder) -> AppKind:
     """How this app is built, run, flashed and checked: the kind its cmx.toml names."""
     return app_kind(app.kind)
 

@@ -10,20 +10,21 @@ the app at hand (`cmx_gen.app.kinds.app_kind`); a new kind is one new module reg
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from cmx_gen.common.errors import CmxError
 from cmx_gen.common.paths import TEMPLATES_DIR
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
-    from cmx_gen.fit.boards import Board
     from cmx_gen.device.flash import FlashConfig, Flasher
+    from cmx_gen.device.runners.base import Runner
+    from cmx_gen.fit.boards import Board
     from cmx_gen.fit.memory import Placement
     from cmx_gen.program.report import Report
-    from cmx_gen.device.runners.base import Runner
 
 
 @dataclass
@@ -55,11 +56,11 @@ class AppKind:
     image_is_file = True  # its image is one ELF (`flash --elf` may name another); else a build folder
     host_samples = False  # its application reads samples the host sends (`run --data`)
 
-    def console(self, board: "Board") -> Console:
+    def console(self, board: Board) -> Console:
         """Where its firmware prints on this board (`run --serial` needs a UART)."""
         return "uart"
 
-    def created_notes(self, board: "Board") -> list[str]:
+    def created_notes(self, board: Board) -> list[str]:
         """What `create` adds to its summary about this kind of app on this board."""
         return []
 
@@ -80,17 +81,17 @@ class AppKind:
     def template_dir(self) -> Path:
         return TEMPLATES_DIR / self.template
 
-    def check_board(self, board: "Board") -> None:
+    def check_board(self, board: Board) -> None:
         """Refuse, before anything slow, a board this kind cannot make an app for."""
 
-    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
+    def context(self, ctx: dict[str, Any], report: Report, placement: Placement, board: Board) -> dict[str, Any]:
         """Context the kind's template needs beyond the shared one (`ctx`: board, placement, model as
         the templates see them; the typed objects beside it)."""
         return {}
 
     def build(
         self,
-        app: "AppFolder",
+        app: AppFolder,
         build_dir: Path | None = None,
         clean: bool = False,
         jobs: int | None = None,
@@ -99,22 +100,22 @@ class AppKind:
     ) -> Built:
         raise CmxError(f"{self.name} apps are not built by cmx-gen", "build it with its own tools")
 
-    def diagnostic_build_command(self, app: "AppFolder", build_dir: Path, diagnostic: str) -> list[str] | None:
+    def diagnostic_build_command(self, app: AppFolder, build_dir: Path, diagnostic: str) -> list[str] | None:
         """The command `run --profile/--trace --dry-run` prints for building that image, if one."""
         return None
 
-    def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
+    def image(self, app: AppFolder, build_dir: str = "build") -> Path | None:
         """The built image in APP/<build_dir>, if there is one."""
         return None
 
-    def app_image(self, app: "AppFolder") -> Path | None:
+    def app_image(self, app: AppFolder) -> Path | None:
         """The user's application image (beside the check), built by `build`, if there is one."""
         return None
 
-    def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
+    def runner(self, app: AppFolder, timeout: float, name: str | None = None) -> Runner:
         raise CmxError(f"{self.name} apps have no runner in cmx-gen", "run it with its own tools")
 
-    def flasher(self, config: "FlashConfig") -> "Flasher":
+    def flasher(self, config: FlashConfig) -> Flasher:
         from cmx_gen.device.flash import plan
 
         return plan(config)

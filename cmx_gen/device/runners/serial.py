@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import errno
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from cmx_gen.common.errors import RunError
 from cmx_gen.device import result_line
@@ -28,7 +29,7 @@ class SerialConsole:
         self._serial: Any = None
 
     @contextmanager
-    def open(self) -> Iterator["SerialConsole"]:
+    def open(self) -> Iterator[SerialConsole]:
         try:
             import serial
         except ImportError as exc:

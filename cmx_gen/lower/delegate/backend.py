@@ -15,11 +15,11 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from cmx_gen.lower.facts import DelegatedLayer, Schedule
-from cmx_gen.lower.delegate import layers
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
+from cmx_gen.lower.delegate import layers
 from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_delegate_call
 from cmx_gen.lower.delegate.schedule import DYING_ARGS, FINAL_OUTPUT, is_alloc
+from cmx_gen.lower.facts import DelegatedLayer, Schedule
 
 
 class CmxCmsisNNBackend(BackendDetails):

@@ -9,8 +9,9 @@ Writing a layer over its input costs no instruction, so every goal does it."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cache
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import yaml

@@ -3,7 +3,8 @@ and working memory as writable byte views, read and written at the plan's operan
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

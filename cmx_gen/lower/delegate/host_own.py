@@ -4,7 +4,8 @@ reference uses (layer_models.py), so a .pte given without its lowering has a bit
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray

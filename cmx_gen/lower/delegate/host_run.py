@@ -12,11 +12,14 @@ Tensors are int8 bytes in the runtime's layout: NHWC for images, rows for linear
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
+from cmx_gen.lower.delegate import host_own
+from cmx_gen.lower.delegate.host_memory import Memory, int8, put
 from cmx_gen.lower.delegate.own_kernels import (
     RowGeometry,
     bias_from_sums,
@@ -24,8 +27,6 @@ from cmx_gen.lower.delegate.own_kernels import (
     helium_constants_read,
     row_filter,
 )
-from cmx_gen.lower.delegate import host_own
-from cmx_gen.lower.delegate.host_memory import Memory, int8, put
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute, masked_softmax_s8
 

@@ -16,7 +16,6 @@ from cmx_gen.lower.delegate import own_kernels
 from cmx_gen.lower.delegate.kernel_facts import define
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
-
 SMALL_KERNELS = "cmx_small_kernels"  # node meta set by schedule.py: run the DSP cores' own kernel on any core
 PATCHED = "cmx_patched"  # node meta set by schedule.py: the layer runs patch by patch (patches.py)
 NARROW_WEIGHTS = "cmx_narrow_weights"  # node meta set by schedule.py (min): cmx_conv_row_s8 keeps int8 weights

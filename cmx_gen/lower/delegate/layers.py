@@ -20,8 +20,6 @@ import torch
 from cmx_gen.lower import concat, upsample
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers
 from cmx_gen.lower.delegate.copy_layers import PERMUTES, permute_runs
-from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
-from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.emit import (
     Emit,
     byte_identical_view,
@@ -32,6 +30,8 @@ from cmx_gen.lower.delegate.emit import (
     view_transpose_shape,
     window_fields,
 )
+from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
+from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.image_layout import ELEMENTWISE_OPERANDS

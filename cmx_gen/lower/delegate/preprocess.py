@@ -8,13 +8,13 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate import layers as layer_builders
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
+from cmx_gen.common.targets import cores
 from cmx_gen.lower.delegate import copy_layers, patch_plan
+from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
-from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
 from cmx_gen.lower.delegate.schedule import schedule, tensor_bytes
-from cmx_gen.common.targets import cores
 from cmx_gen.lower.fx_nodes import constant_tensor, op_name
 
 BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it

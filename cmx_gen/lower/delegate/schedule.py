@@ -10,9 +10,9 @@ over an input and the last ones write an output over what is dead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import torch

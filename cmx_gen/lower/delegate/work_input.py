@@ -11,10 +11,9 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.fx_nodes import fx_args
-
 from cmx_gen.lower.delegate.plan import read_header, read_io_offsets
 from cmx_gen.lower.delegate.preprocess import is_delegate_call
+from cmx_gen.lower.fx_nodes import fx_args
 
 
 def add(module: Any, graph_inputs: bool = True) -> dict[str, int]:

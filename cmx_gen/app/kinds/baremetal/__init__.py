@@ -10,8 +10,8 @@ from cmx_gen.app.kinds.base import AppKind, Built, Console
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
-    from cmx_gen.fit.boards import Board
     from cmx_gen.device.runners.base import Runner
+    from cmx_gen.fit.boards import Board
 
 # The diagnostic images (`run --profile / --trace`): a CMake option of the app.
 DIAGNOSTIC_OPTIONS = {"profile": "CMX_PROFILE", "trace": "CMX_TRACE"}
@@ -24,7 +24,7 @@ class BareMetalApp(AppKind):
     host_samples = True  # semihosting, or its UART under QEMU
     model_slots = True  # the slot image beside the ELF: QEMU -device loader, the FVP --data, pyOCD
 
-    def created_notes(self, board: "Board") -> list[str]:
+    def created_notes(self, board: Board) -> list[str]:
         if board.qemu or board.fvp:
             return []
         return [
@@ -40,7 +40,7 @@ class BareMetalApp(AppKind):
 
     def build(
         self,
-        app: "AppFolder",
+        app: AppFolder,
         build_dir: Path | None = None,
         clean: bool = False,
         jobs: int | None = None,
@@ -61,20 +61,19 @@ class BareMetalApp(AppKind):
             ],
         )
 
-    def console(self, board: "Board") -> Console:
+    def console(self, board: Board) -> Console:
         return "uart" if board.uart is not None else "semihosting"
 
-    def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
+    def image(self, app: AppFolder, build_dir: str = "build") -> Path | None:
         return _elf(app, build_dir)
 
-    def app_image(self, app: "AppFolder") -> Path | None:
+    def app_image(self, app: AppFolder) -> Path | None:
         return _elf(app, "build", user_app=True)
 
-    def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
+    def runner(self, app: AppFolder, timeout: float, name: str | None = None) -> Runner:
+        from cmx_gen.app.model_slots import images_to_load
         from cmx_gen.common.errors import RunError
         from cmx_gen.device.runners import RUNNERS
-
-        from cmx_gen.app.model_slots import images_to_load
 
         board = app.board()
         chosen = RUNNERS.get(name or "") or next((c for c in RUNNERS.values() if c.available_for(board)), None)
@@ -88,7 +87,7 @@ class BareMetalApp(AppKind):
         )
 
 
-def _elf(app: "AppFolder", build_dir: str, user_app: bool = False) -> Path | None:
+def _elf(app: AppFolder, build_dir: str, user_app: bool = False) -> Path | None:
     """The check image in APP/<build_dir> (or, with `user_app`, the user's application,
     `<name>_app.elf`), if built."""
     from cmx_gen.app.kinds.baremetal.build import find_elf

@@ -10,8 +10,9 @@ target with `cmx_self_test()` (cmx.h). The package's README says how to add it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from cmx_gen.app.kinds.base import AppKind, Built
 from cmx_gen.common.errors import CmxError
@@ -39,7 +40,7 @@ class _Package(AppKind):
     )
     how_to_add = ""  # the two lines that add it, for `create`'s summary
 
-    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
+    def context(self, ctx: dict[str, Any], report: Report, placement: Placement, board: Board) -> dict[str, Any]:
         core = board.core
         return {
             "package": {
@@ -57,7 +58,7 @@ class _Package(AppKind):
             }
         }
 
-    def next_steps(self, app: "Path") -> list[str]:
+    def next_steps(self, app: Path) -> list[str]:
         return [f"next       {self.how_to_add.format(app=app)} ({app / 'README.md'})"]
 
     def require_image(self, command: str) -> NoReturn:
@@ -69,8 +70,8 @@ class _Package(AppKind):
 
     def build(
         self,
-        app: "AppFolder",
-        build_dir: "Path | None" = None,
+        app: AppFolder,
+        build_dir: Path | None = None,
         clean: bool = False,
         jobs: int | None = None,
         defines: list[str] | None = None,
@@ -79,7 +80,7 @@ class _Package(AppKind):
         self.require_image("cmx-gen build")
 
 
-def _zephyr_requires(board: "Board") -> list[str]:
+def _zephyr_requires(board: Board) -> list[str]:
     """`SYMBOL=y|n`: the Kconfig values by which a Zephyr build's board has the package's core, its
     code path and its FPU (the module's configure-time check)."""
     core = board.core

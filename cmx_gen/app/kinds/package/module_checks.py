@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cmx_gen.app.kinds.zephyr.checks.compile import check_compile
 from cmx_gen.app.kinds.zephyr.checks.kconfig import check_module_kconfig

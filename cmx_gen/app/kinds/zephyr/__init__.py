@@ -4,19 +4,20 @@ maps the board and placement onto Zephyr's devicetree and Kconfig for the templa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from cmx_gen.app.kinds.base import AppKind, Built
 from cmx_gen.fit.boards import ModelSlot
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.device.flash import FlashConfig, Flasher
+    from cmx_gen.device.runners.base import Runner
     from cmx_gen.fit.boards import Board
     from cmx_gen.fit.memory import Placement
     from cmx_gen.program.report import Report
-    from cmx_gen.device.flash import FlashConfig, Flasher
-    from cmx_gen.device.runners.base import Runner
 
 # The diagnostic images (`run --profile / --trace`): a Kconfig option of the app.
 DIAGNOSTIC_OPTIONS = {"profile": "CONFIG_CMX_PROFILE", "trace": "CONFIG_CMX_TRACE"}
@@ -38,7 +39,7 @@ class ZephyrApp(AppKind):
     image_is_file = False  # west flashes and runs a build folder
     model_slots = True  # the slots are the overlay's partitions; `west build -t run` loads their images
 
-    def check_board(self, board: "Board") -> None:
+    def check_board(self, board: Board) -> None:
         from cmx_gen.app.kinds.zephyr.layout import LAYOUT_FILE, zephyr_layout, zephyr_layout_problems
         from cmx_gen.common.errors import BoardError, RenderError
         from cmx_gen.common.paths import ROOT
@@ -62,7 +63,7 @@ class ZephyrApp(AppKind):
                 "(labels from the board's DTS); a board without a Zephyr app drops `zephyr:`",
             )
 
-    def context(self, ctx: dict[str, Any], report: "Report", placement: "Placement", board: "Board") -> dict[str, Any]:
+    def context(self, ctx: dict[str, Any], report: Report, placement: Placement, board: Board) -> dict[str, Any]:
         from cmx_gen.app.kinds.zephyr import context
 
         slots = tuple(ModelSlot.model_validate(s) for s in ctx.get("model_slots", ()))
@@ -70,7 +71,7 @@ class ZephyrApp(AppKind):
 
     def build(
         self,
-        app: "AppFolder",
+        app: AppFolder,
         build_dir: Path | None = None,
         clean: bool = False,
         jobs: int | None = None,
@@ -89,18 +90,18 @@ class ZephyrApp(AppKind):
             lines.append(f"elf        {user} (your application, src/main.c)")
         return Built(elf.parent.parent, lines)
 
-    def diagnostic_build_command(self, app: "AppFolder", build_dir: Path, diagnostic: str) -> list[str] | None:
+    def diagnostic_build_command(self, app: AppFolder, build_dir: Path, diagnostic: str) -> list[str] | None:
         from cmx_gen.app.kinds.zephyr import build as zephyr_build
 
         return zephyr_build.build_command(app.path.resolve(), app.board(), build_dir, _config(diagnostic))
 
-    def image(self, app: "AppFolder", build_dir: str = "build") -> Path | None:
+    def image(self, app: AppFolder, build_dir: str = "build") -> Path | None:
         return app.path.resolve() / build_dir  # west runs a build folder, not an ELF
 
-    def app_image(self, app: "AppFolder") -> Path | None:
+    def app_image(self, app: AppFolder) -> Path | None:
         return app.path.resolve() / APP_BUILD_DIR
 
-    def runner(self, app: "AppFolder", timeout: float, name: str | None = None) -> "Runner":
+    def runner(self, app: AppFolder, timeout: float, name: str | None = None) -> Runner:
         from cmx_gen.app.kinds.zephyr.runner import WestRunner
         from cmx_gen.app.model_slots import images_to_load
 
@@ -108,7 +109,7 @@ class ZephyrApp(AppKind):
         runner.images = [(path.resolve(), at) for image in images_to_load(app) for path, at in image.loads()]
         return runner
 
-    def flasher(self, config: "FlashConfig") -> "Flasher":
+    def flasher(self, config: FlashConfig) -> Flasher:
         from cmx_gen.app.kinds.zephyr.flasher import plan
 
         return plan(config)

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cmx_gen.app.kinds.base import AppKind
+from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
+from cmx_gen.app.slot_files import own_images
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.common.targets import cores
 from cmx_gen.device.runners.fvp import cpu_instance
-from cmx_gen.app.kinds.base import AppKind
-from cmx_gen.app.slot_files import own_images
-from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
 from cmx_gen.fit.boards import Board, MemoryRegion, ModelSlot, WeightsArea
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
@@ -295,7 +295,8 @@ def template_context(
     et_version = report.executorch_version.split("+")[0]
     et_commit = None
     try:  # the commit the lowering wheel was built from: the exact runtime to pair it with
-        from executorch.version import __version__ as wheel_version, git_version
+        from executorch.version import __version__ as wheel_version
+        from executorch.version import git_version
 
         if str(wheel_version).split("+")[0] == et_version:
             et_commit = git_version

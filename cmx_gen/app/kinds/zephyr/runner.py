@@ -3,8 +3,8 @@ boards alike; there is no `west flash` runner for FVPs). Needs the user's west w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from cmx_gen.device.runners.base import Result, Runner
 from cmx_gen.fit.boards import Board

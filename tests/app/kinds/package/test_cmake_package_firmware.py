@@ -16,9 +16,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import FIRMWARE, ROOT, cpu_flags
 from toy_models.weighted import weighted_model
+
 from cmx_gen.app import project as project_mod
 from cmx_gen.app.project import ModelEntry
 from cmx_gen.device import sdk

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from zephyr_helpers import _sdk_defines, object_names, stub_configure
+
 from cmx_gen.app.kinds.zephyr.checks import check_kconfig, check_west
 from cmx_gen.app.kinds.zephyr.checks.compile import check_compile
 from cmx_gen.app.project import ModelEntry, Project

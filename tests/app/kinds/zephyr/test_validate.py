@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from zephyr_helpers import digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 from cmx_gen.app.kinds.zephyr.checks import (
     check_compile,
@@ -16,7 +17,6 @@ from cmx_gen.app.kinds.zephyr.checks import (
     twister_schema_path,
 )
 from cmx_gen.cli import main as cli
-from zephyr_helpers import digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 
 @pytest.fixture

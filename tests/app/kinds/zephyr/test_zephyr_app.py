@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from zephyr_helpers import BOARDS, assert_all_checks_pass, digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 from cmx_gen.app.kinds.zephyr.checks import validate_app
 from cmx_gen.cli import main as cli
 from cmx_gen.common.paths import ROOT
 from cmx_gen.fit import boards
-from zephyr_helpers import BOARDS, assert_all_checks_pass, digits_lowered, zephyr_app  # noqa: F401  (session fixtures)
 
 
 @pytest.mark.parametrize("board_id", BOARDS)
@@ -118,8 +118,8 @@ def test_west_manifest_pins_and_allowlist(zephyr_app):
 
 
 def _zephyr_app_for(model: str, shape: str, board_id: str, app: Path):
-    from cmx_gen.pipeline.generate import generate
     from cmx_gen.app.project import Project
+    from cmx_gen.pipeline.generate import generate
 
     small = ROOT / "tests" / "toy_models" / "small.py"
     project = Project.single(

@@ -14,8 +14,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
-
 from zephyr_helpers import _sdk_defines, configure_and_compile, digits_lowered, object_names, zephyr_app  # noqa: F401  (session fixtures)
 
 pytestmark = pytest.mark.firmware

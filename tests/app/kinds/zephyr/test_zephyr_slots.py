@@ -14,13 +14,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, run_cli
+from zephyr_helpers import _sdk_defines, assert_all_checks_pass, stub_configure
+
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds.zephyr import ZephyrApp
 from cmx_gen.app.kinds.zephyr.checks import validate_app
 from cmx_gen.fit.boards import load_board
-from zephyr_helpers import _sdk_defines, assert_all_checks_pass, stub_configure
 
 DIGITS = ROOT / "samples" / "digits" / "model.py"
 

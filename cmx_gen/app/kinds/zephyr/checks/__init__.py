@@ -20,10 +20,8 @@ What the checks cannot see is listed in `NOT_CHECKED` and printed by `cmx-gen va
 
 from __future__ import annotations
 
-from __future__ import annotations
-
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from cmx_gen.app.kinds.zephyr.checks.compile import check_compile
 from cmx_gen.app.kinds.zephyr.checks.devicetree import check_devicetree
@@ -31,7 +29,6 @@ from cmx_gen.app.kinds.zephyr.checks.kconfig import check_kconfig, write_autocon
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, Finding
 from cmx_gen.app.kinds.zephyr.checks.twister import check_twister, twister_schema_path
 from cmx_gen.app.kinds.zephyr.checks.west import check_west
-
 
 NOT_CHECKED = [
     "Zephyr's CMake configure and build (needs a Zephyr tree): CMakeLists.txt and the linker "

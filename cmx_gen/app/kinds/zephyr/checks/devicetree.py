@@ -17,7 +17,6 @@ from cmx_gen.app.kinds.zephyr.context import ZEPHYR_DATA
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards
 from cmx_gen.fit.boards import ModelSlot, WeightsArea
 
-
 _LINK_IN = re.compile(r"GROUP_(?:DATA_|NOLOAD_)?LINK_IN\(\s*(\w+)(?:\s*,\s*(\w+))?\s*\)")
 
 
@@ -129,7 +128,7 @@ def _check_memory_nodes(dt, name: str, result: CheckResult, region_names: set[st
         region_names.add(region)
         regions.append((region, base, size, node.path))
     seen: dict[str, str] = {}
-    for region, base, size, path in regions:
+    for region, _base, _size, path in regions:
         if region in seen:
             result.fail(name, f"{path}: memory region name {region} is also used by {seen[region]}")
         seen[region] = path

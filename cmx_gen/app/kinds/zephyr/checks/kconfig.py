@@ -22,7 +22,7 @@ def _stub_tree(root: Path, soc_selects: list[str], modules: list[Path]) -> None:
     files of the workspace's modules, sourced as Zephyr's Kconfig.modules sources them."""
     data = yaml.safe_load((ZEPHYR_DATA / "kconfig.yaml").read_text())
     lines = ["# cmx-gen stub of Zephyr's Kconfig tree: only the symbols cmx-gen uses\n"]
-    for i, entry in enumerate(data["files"]):
+    for entry in data["files"]:
         repo, _, upstream = entry["source"].partition(":")
         rel = Path("stub") / repo / upstream
         (root / rel).parent.mkdir(parents=True, exist_ok=True)

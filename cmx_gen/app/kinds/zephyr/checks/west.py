@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+
 from cmx_gen.app.kinds.zephyr.checks.result import CheckResult, one_file
 
 
