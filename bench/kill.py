@@ -145,6 +145,31 @@ def bad_cache_entries(cache: Path) -> list[str]:
     return bad
 
 
+def _uninterrupted(
+    model: Path, app: Path, seed: int, env: dict[str, str], firmware: bool
+) -> tuple[dict[str, float], int]:
+    """How long each kind of trial takes when nothing kills it (a trial's kill falls within that), and
+    the model seed it leaves."""
+    durations: dict[str, float] = {}
+    for kind, command in [
+        ("create", cmx("create", f"{model}:Tiny", *CREATE_ARGS, "-o", str(app))),
+        ("build", cmx("build", str(app))),
+    ][: 2 if firmware else 1]:
+        started = time.monotonic()
+        done = run(command, env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        durations[kind] = time.monotonic() - started
+    durations["regen"] = durations["create"]
+    if firmware:  # what a build trial kills: the build after a regen (model sources changed, kernels cached)
+        seed += 1
+        model.write_text(MODEL.format(seed=seed))
+        assert run(cmx("regen", str(app)), env).returncode == 0
+        started = time.monotonic()
+        assert run(cmx("build", str(app)), env).returncode == 0
+        durations["build"] = time.monotonic() - started
+    return durations, seed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", required=True, help="folder for the apps and the cache (outside the repo)")
@@ -166,23 +191,7 @@ def main() -> int:
     seed = 1000
     model.write_text(MODEL.format(seed=seed))
     app, user_file = work / "app", work / "app" / "user" / "main.c"
-    durations: dict[str, float] = {}
-    for kind, command in [
-        ("create", cmx("create", f"{model}:Tiny", *CREATE_ARGS, "-o", str(app))),
-        ("build", cmx("build", str(app))),
-    ][: 2 if firmware else 1]:
-        started = time.monotonic()
-        done = run(command, env)
-        assert done.returncode == 0, done.stderr[-2000:]
-        durations[kind] = time.monotonic() - started
-    durations["regen"] = durations["create"]
-    if firmware:  # what a build trial kills: the build after a regen (model sources changed, kernels cached)
-        seed += 1
-        model.write_text(MODEL.format(seed=seed))
-        assert run(cmx("regen", str(app)), env).returncode == 0
-        started = time.monotonic()
-        assert run(cmx("build", str(app)), env).returncode == 0
-        durations["build"] = time.monotonic() - started
+    durations, seed = _uninterrupted(model, app, seed, env, firmware)
     print("# uninterrupted: " + ", ".join(f"{k} {v:.1f} s" for k, v in durations.items()), flush=True)
 
     counts = {

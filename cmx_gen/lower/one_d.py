@@ -166,6 +166,53 @@ class Lifted(NamedTuple):
     what: str
 
 
+def _lift_conv(state: Lift, node: torch.fx.Node, args: list[Any]) -> None:
+    """A 1-D convolution as a 2-D one of height 1 over [N, C, 1, L]."""
+    x, weight = args[0], args[1]
+    bias = args[2] if len(args) > 2 else None
+    stride, padding, dilation = (
+        (args[3] if len(args) > 3 else 1),
+        (args[4] if len(args) > 4 else 0),
+        (args[5] if len(args) > 5 else 1),
+    )
+    groups = int(args[6]) if len(args) > 6 else 1
+    if isinstance(padding, str):  # "same"/"valid" as numbers where CMSIS-NN can pad so (shape_rules)
+        numeric = shape_rules.numeric_padding(padding, [int(_val(weight).shape[-1])], [_one(dilation, 1)])
+        pad: Any = padding if numeric is None else [0, numeric[0]]
+    else:
+        pad = [0, _one(padding, 0)]
+    state.replace(
+        node,
+        aten.conv2d.padding if isinstance(pad, str) else aten.conv2d.default,
+        (
+            state.to_4d(x, node),
+            state.weight_4d(weight),
+            bias,
+            [1, _one(stride, 1)],
+            pad,
+            [1, _one(dilation, 1)],
+            groups,
+        ),
+    )
+
+
+def _lift_pool(state: Lift, node: torch.fx.Node, args: list[Any]) -> tuple[str, str]:
+    """A 1-D max or average pool as a 2-D one of height 1; returns the op as written and what it became."""
+    kernel = _one(args[1], 1)
+    stride = _one(args[2], kernel) if len(args) > 2 and args[2] not in (None, []) else kernel
+    padding = _one(args[3], 0) if len(args) > 3 else 0
+    x4 = state.to_4d(args[0], node)
+    if node.target is aten.max_pool1d.default:
+        dilation = _one(args[4], 1) if len(args) > 4 else 1
+        ceil = bool(args[5]) if len(args) > 5 else False
+        state.replace(node, aten.max_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], [1, dilation], ceil))
+        return "aten::max_pool1d", "computed as a 2-D max pool of height 1 (exact)"
+    ceil = bool(args[4]) if len(args) > 4 else False
+    include_pad = bool(args[5]) if len(args) > 5 else True
+    state.replace(node, aten.avg_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], ceil, include_pad))
+    return "aten::avg_pool1d", "computed as a 2-D average pool of height 1 (exact)"
+
+
 def lift(module: torch.fx.GraphModule) -> list[Lifted]:
     """Lift every 1-D convolution and pool (and the per-channel and elementwise layers after them)
     to 4-D in place; one record per convolution or pool, in graph order."""
@@ -181,52 +228,10 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
             continue
         args = list(node.args)
         if node.target in _CONV1D and _is_3d(args[0]) and _own_parameter(args[1]):
-            x, weight = args[0], args[1]
-            bias = args[2] if len(args) > 2 else None
-            stride, padding, dilation = (
-                (args[3] if len(args) > 3 else 1),
-                (args[4] if len(args) > 4 else 0),
-                (args[5] if len(args) > 5 else 1),
-            )
-            groups = int(args[6]) if len(args) > 6 else 1
-            if isinstance(padding, str):  # "same"/"valid" as numbers where CMSIS-NN can pad so (shape_rules)
-                numeric = shape_rules.numeric_padding(padding, [int(_val(weight).shape[-1])], [_one(dilation, 1)])
-                pad: Any = padding if numeric is None else [0, numeric[0]]
-            else:
-                pad = [0, _one(padding, 0)]
-            state.replace(
-                node,
-                aten.conv2d.padding if isinstance(pad, str) else aten.conv2d.default,
-                (
-                    state.to_4d(x, node),
-                    state.weight_4d(weight),
-                    bias,
-                    [1, _one(stride, 1)],
-                    pad,
-                    [1, _one(dilation, 1)],
-                    groups,
-                ),
-            )
+            _lift_conv(state, node, args)
             record(node, "aten::conv1d", "computed as a 2-D convolution of height 1 over [N, C, 1, L] (exact)")
         elif node.target in (aten.max_pool1d.default, aten.avg_pool1d.default) and _is_3d(args[0]):
-            kernel = _one(args[1], 1)
-            stride = _one(args[2], kernel) if len(args) > 2 and args[2] not in (None, []) else kernel
-            padding = _one(args[3], 0) if len(args) > 3 else 0
-            x4 = state.to_4d(args[0], node)
-            if node.target is aten.max_pool1d.default:
-                dilation = _one(args[4], 1) if len(args) > 4 else 1
-                ceil = bool(args[5]) if len(args) > 5 else False
-                state.replace(
-                    node, aten.max_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], [1, dilation], ceil)
-                )
-                record(node, "aten::max_pool1d", "computed as a 2-D max pool of height 1 (exact)")
-            else:
-                ceil = bool(args[4]) if len(args) > 4 else False
-                include_pad = bool(args[5]) if len(args) > 5 else True
-                state.replace(
-                    node, aten.avg_pool2d.default, (x4, [1, kernel], [1, stride], [0, padding], ceil, include_pad)
-                )
-                record(node, "aten::avg_pool1d", "computed as a 2-D average pool of height 1 (exact)")
+            record(node, *_lift_pool(state, node, args))
         elif _dividing_adaptive_max(node):
             # the values of an adaptive max pool whose size divides the length: a max pool (its
             # indices, read by nothing, go with it)

@@ -68,6 +68,43 @@ class AllocatorNeeds:
     parts: tuple[tuple[str, int], ...] = ()
 
 
+def _tensor(bump: _Bump, val: Any) -> int:
+    """What Method::init takes for one tensor value (its TensorImpl and strides; sizes and dim order
+    too when not static); returns its dimension count."""
+    from executorch.exir import schema
+
+    dim = len(val.sizes)
+    info = val.extra_tensor_info
+    if info is not None and getattr(info, "location", None) == schema.TensorDataLocation.EXTERNAL:
+        raise NotImplementedError("external constant tensors (.ptd) are not embedded by cmx-gen")
+    if int(val.shape_dynamism) != 0:  # not STATIC: sizes and dim order are copied
+        bump.list(INT32, dim)
+        bump.list(BYTE, dim)
+    bump.list(INT32, dim)  # strides
+    bump.one(TENSOR_IMPL)
+    return dim
+
+
+def _list(bump: _Bump, val: Any) -> None:
+    """What Method::init takes for one list or string value (kernel arguments)."""
+    from executorch.exir import schema
+
+    if isinstance(val, schema.IntList):
+        bump.list(POINTER, len(val.items))
+        bump.list(INT64, len(val.items))
+        bump.one(BOXED_LIST)
+    elif isinstance(val, (schema.BoolList, schema.DoubleList, schema.String)):
+        bump.one(ARRAY_REF)
+    elif isinstance(val, schema.TensorList):
+        bump.list(TENSOR, len(val.items))
+        bump.list(POINTER, len(val.items))
+        bump.one(BOXED_LIST)
+    elif isinstance(val, schema.OptionalTensorList):
+        bump.list(POINTER, len(val.items))
+        bump.list(OPTIONAL_TENSOR, len(val.items))
+        bump.one(BOXED_LIST)
+
+
 def allocator_needs(plan: Any) -> AllocatorNeeds:
     """Method/temp allocator bytes for an execution plan (program.forward_plan), exactly as the
     runtime takes them."""
@@ -87,31 +124,10 @@ def allocator_needs(plan: Any) -> AllocatorNeeds:
     for index, value in enumerate(values):
         val = value.val
         bump.part = "tensors" if isinstance(val, schema.Tensor) else "lists"
-        if isinstance(val, schema.IntList):
-            bump.list(POINTER, len(val.items))
-            bump.list(INT64, len(val.items))
-            bump.one(BOXED_LIST)
-        elif isinstance(val, (schema.BoolList, schema.DoubleList, schema.String)):
-            bump.one(ARRAY_REF)
-        elif isinstance(val, schema.Tensor):
-            dim = len(val.sizes)
-            dims[index] = dim
-            info = val.extra_tensor_info
-            if info is not None and getattr(info, "location", None) == schema.TensorDataLocation.EXTERNAL:
-                raise NotImplementedError("external constant tensors (.ptd) are not embedded by cmx-gen")
-            if int(val.shape_dynamism) != 0:  # not STATIC: sizes and dim order are copied
-                bump.list(INT32, dim)
-                bump.list(BYTE, dim)
-            bump.list(INT32, dim)  # strides
-            bump.one(TENSOR_IMPL)
-        elif isinstance(val, schema.TensorList):
-            bump.list(TENSOR, len(val.items))
-            bump.list(POINTER, len(val.items))
-            bump.one(BOXED_LIST)
-        elif isinstance(val, schema.OptionalTensorList):
-            bump.list(POINTER, len(val.items))
-            bump.list(OPTIONAL_TENSOR, len(val.items))
-            bump.one(BOXED_LIST)
+        if isinstance(val, schema.Tensor):
+            dims[index] = _tensor(bump, val)
+        else:
+            _list(bump, val)
     bump.part = "instructions"
     bump.list(BACKEND_DELEGATE, len(plan.delegates))  # delegates_ (an empty list is still aligned)
     for delegate in plan.delegates:

@@ -35,24 +35,7 @@ def check_twister(app: Path) -> CheckResult:
     except yaml.YAMLError as exc:
         result.fail(name, f"not valid YAML: {exc}")
         return result
-    schema = twister_schema_path()
-    if schema is None:
-        result.status = "skipped"
-        result.note = (
-            "Twister schema not found (set ZEPHYR_BASE or CMX_TWISTER_SCHEMA); only cmx-gen's own rules were checked"
-        )
-    else:
-        import logging
-
-        from pykwalify.core import Core
-        from pykwalify.errors import PyKwalifyException
-
-        logging.getLogger("pykwalify").setLevel(logging.CRITICAL)
-        try:
-            Core(source_data=data, schema_data=yaml.safe_load(schema.read_text())).validate(raise_exception=True)
-        except PyKwalifyException as exc:
-            msg = " ".join(str(getattr(exc, "msg", exc)).split())
-            result.fail(name, f"does not match Twister's schema: {msg}")
+    _check_schema(result, name, data)
     if not isinstance(data, dict):
         return result
     tests = data.get("tests")
@@ -63,51 +46,80 @@ def check_twister(app: Path) -> CheckResult:
     models = model_names(app)
     for scenario, spec in tests.items():
         spec = {**common, **(spec or {}), **_merged_lists(common, spec or {})}
-        if "." not in str(scenario):
-            result.fail(name, f"scenario '{scenario}' needs a dotted name like <area>.<name> (Twister rule)")
-        allow = spec.get("platform_allow") or []
-        allow = allow.split() if isinstance(allow, str) else allow
-        integ = spec.get("integration_platforms") or []
-        for plat in integ:
-            if plat not in allow:
-                result.fail(name, f"scenario '{scenario}': integration platform {plat} is not in platform_allow")
-        if spec.get("harness") == "console":
-            cfg = spec.get("harness_config") or {}
-            regex = cfg.get("regex") or []
-            if not regex:
-                result.fail(name, f"scenario '{scenario}': console harness without harness_config.regex")
-            patterns = []
-            for rx in regex:
-                try:
-                    patterns.append(re.compile(rx))
-                except re.error as exc:
-                    result.fail(name, f"scenario '{scenario}': regex {rx!r} does not compile: {exc}")
-            if len(patterns) == len(regex) and regex:
-                extra = " ".join(str(line) for line in spec.get("extra_configs") or [])
-                passing, failing = (
-                    console(result_line.example("pass"), extra, models),
-                    console(result_line.example("fail"), extra, models),
-                )
-                if not _harness_passes(cfg, patterns, passing):
-                    missing = next((p.pattern for p in patterns if not any(p.search(ln) for ln in passing)), regex[-1])
-                    result.fail(
-                        name,
-                        f"scenario '{scenario}': regex {missing!r} does not match the cmx-gen PASS line "
-                        "or what follows it in this scenario's image",
-                    )
-                if _harness_passes(cfg, patterns, failing):
-                    result.fail(
-                        name,
-                        f"scenario '{scenario}': regex {regex[0]!r} also matches a FAIL line "
-                        "(the harness would pass a failing run)",
-                    )
-            for rx in (cfg.get("record") or {}).get("regex") or []:
-                try:
-                    if not re.compile(rx).search(result_line.example("pass")):
-                        result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not match the result line")
-                except re.error as exc:
-                    result.fail(name, f"scenario '{scenario}': record regex {rx!r} does not compile: {exc}")
+        for problem in _scenario_problems(str(scenario), spec, models):
+            result.fail(name, problem)
     return result
+
+
+def _check_schema(result: CheckResult, name: str, data: object) -> None:
+    """sample.yaml against Twister's own schema, or a note that only cmx-gen's rules were checked."""
+    schema = twister_schema_path()
+    if schema is None:
+        result.status = "skipped"
+        result.note = (
+            "Twister schema not found (set ZEPHYR_BASE or CMX_TWISTER_SCHEMA); only cmx-gen's own rules were checked"
+        )
+        return
+    import logging
+
+    from pykwalify.core import Core
+    from pykwalify.errors import PyKwalifyException
+
+    logging.getLogger("pykwalify").setLevel(logging.CRITICAL)
+    try:
+        Core(source_data=data, schema_data=yaml.safe_load(schema.read_text())).validate(raise_exception=True)
+    except PyKwalifyException as exc:
+        msg = " ".join(str(getattr(exc, "msg", exc)).split())
+        result.fail(name, f"does not match Twister's schema: {msg}")
+
+
+def _scenario_problems(scenario: str, spec: dict, models: list[str]) -> list[str]:
+    """What Twister refuses in one scenario, or what would make its harness pass a failing run."""
+    named = [] if "." in scenario else [f"scenario '{scenario}' needs a dotted name like <area>.<name> (Twister rule)"]
+    problems = []
+    allow = spec.get("platform_allow") or []
+    allow = allow.split() if isinstance(allow, str) else allow
+    problems += [
+        f"integration platform {plat} is not in platform_allow"
+        for plat in spec.get("integration_platforms") or []
+        if plat not in allow
+    ]
+    cfg = spec.get("harness_config") or {}
+    if spec.get("harness") == "console":
+        problems += _console_problems(cfg, spec, models)
+    for rx in (cfg.get("record") or {}).get("regex") or []:
+        try:
+            if not re.compile(rx).search(result_line.example("pass")):
+                problems.append(f"record regex {rx!r} does not match the result line")
+        except re.error as exc:
+            problems.append(f"record regex {rx!r} does not compile: {exc}")
+    return named + [f"scenario '{scenario}': {problem}" for problem in problems]
+
+
+def _console_problems(cfg: dict, spec: dict, models: list[str]) -> list[str]:
+    """A console harness's regexes against what the scenario's image prints when it passes and fails."""
+    regex = cfg.get("regex") or []
+    if not regex:
+        return ["console harness without harness_config.regex"]
+    problems, patterns = [], []
+    for rx in regex:
+        try:
+            patterns.append(re.compile(rx))
+        except re.error as exc:
+            problems.append(f"regex {rx!r} does not compile: {exc}")
+    if problems:
+        return problems
+    extra = " ".join(str(line) for line in spec.get("extra_configs") or [])
+    passing = console(result_line.example("pass"), extra, models)
+    failing = console(result_line.example("fail"), extra, models)
+    if not _harness_passes(cfg, patterns, passing):
+        missing = next((p.pattern for p in patterns if not any(p.search(ln) for ln in passing)), regex[-1])
+        problems.append(
+            f"regex {missing!r} does not match the cmx-gen PASS line or what follows it in this scenario's image"
+        )
+    if _harness_passes(cfg, patterns, failing):
+        problems.append(f"regex {regex[0]!r} also matches a FAIL line (the harness would pass a failing run)")
+    return problems
 
 
 def _merged_lists(common: dict, spec: dict) -> dict:
