@@ -276,21 +276,9 @@ def _load_pt2(path: Path) -> ModelSource:
     )
 
 
-def load(
-    spec: str,
-    input_shape: str | None = None,
-    calibration: str | None = None,
-    random_calibration: bool = False,
-    random_samples: int = 16,
-    given_input: str | None = None,
-) -> ModelSource:
-    """Load a model source and settle its example inputs and calibration set."""
+def _load_program(spec: str, given_input: str | None) -> ModelSource:
+    """A .pte (with the --input its check runs) or a .bpte (its test case is the input): already lowered."""
     path = Path(spec)
-    if given_input and not spec.endswith(".pte"):
-        raise ModelSourceError(
-            f"--input is for a .pte, whose check has no input of its own; {path.name} is not one",
-            "drop --input: the check runs example_inputs() (or the bundle's test case)",
-        )
     if spec.endswith(".pte"):
         if not path.is_file():
             raise ModelSourceError(f"{path} not found", "check the path to the .pte")
@@ -309,20 +297,79 @@ def load(
         return ModelSource(
             spec=spec, kind="bpte", pte=found.pte, bundle=found, content_hash=hashlib.sha256(data).hexdigest()
         )
+    raise AssertionError(spec)
+
+
+def _load_model(spec: str) -> ModelSource:
+    """A model to lower: an exported program (.pt2) or a model in a Python file (path.py:Name)."""
+    path = Path(spec)
     if spec.endswith(".pt2"):
         if not path.is_file():
             raise ModelSourceError(f"{path} not found", "check the path to the .pt2")
-        source = _load_pt2(path)
-    elif ":" in spec and spec.rpartition(":")[0].endswith(".py"):
-        source = _load_python(spec)
-    elif spec.endswith(".py"):
+        return _load_pt2(path)
+    if ":" in spec and spec.rpartition(":")[0].endswith(".py"):
+        return _load_python(spec)
+    if spec.endswith(".py"):
         raise ModelSourceError(f"{spec!r} names no model", f"use {spec}:ClassName")
-    else:
-        raise ModelSourceError(
-            f"cannot tell what kind of model {spec!r} is",
-            "give path/model.py:ClassName, a .pt2 file, a .pte or a .bpte file",
-        )
+    raise ModelSourceError(
+        f"cannot tell what kind of model {spec!r} is",
+        "give path/model.py:ClassName, a .pt2 file, a .pte or a .bpte file",
+    )
 
+
+def _calibrated(
+    source: ModelSource, calibration: str | None, random_calibration: bool, random_samples: int
+) -> ModelSource:
+    """The source with its calibration set: a file given, random inputs asked for, or the model file's own."""
+    example = source.example_inputs
+    assert example is not None
+    if calibration:
+        samples = load_calibration(Path(calibration), example)
+        return replace(
+            source,
+            calibration=samples,
+            random_calibration=False,
+            calibration_source=f"{calibration} ({len(samples)} samples)",
+        )
+    if random_calibration:
+        generator = torch.Generator().manual_seed(1)
+        samples = [
+            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in example) for _ in range(random_samples)
+        ]
+        return replace(
+            source,
+            calibration=samples,
+            random_calibration=True,
+            calibration_source=f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)",
+        )
+    if source.calibration:
+        check_calibration_shapes(source.calibration, example, source.calibration_source)
+        return source
+    raise ModelSourceError(
+        f"no calibration data for {source.spec}",
+        "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
+        "or accept a poorer INT8 model with --random-calibration",
+    )
+
+
+def load(
+    spec: str,
+    input_shape: str | None = None,
+    calibration: str | None = None,
+    random_calibration: bool = False,
+    random_samples: int = 16,
+    given_input: str | None = None,
+) -> ModelSource:
+    """Load a model source and settle its example inputs and calibration set."""
+    path = Path(spec)
+    if given_input and not spec.endswith(".pte"):
+        raise ModelSourceError(
+            f"--input is for a .pte, whose check has no input of its own; {path.name} is not one",
+            "drop --input: the check runs example_inputs() (or the bundle's test case)",
+        )
+    if spec.endswith((".pte", ".bpte")):
+        return _load_program(spec, given_input)
+    source = _load_model(spec)
     example = source.example_inputs
     if input_shape:
         shape = parse_shape(input_shape)
@@ -334,38 +381,8 @@ def load(
             "define example_inputs() in the model file (or as a method of the model), or pass "
             f"--input-shape {_shape_hint(source.module)}",
         )
-
     check_finite([example], "example input")
-    if calibration:
-        samples = load_calibration(Path(calibration), example)
-        source = replace(
-            source,
-            example_inputs=example,
-            calibration=samples,
-            random_calibration=False,
-            calibration_source=f"{calibration} ({len(samples)} samples)",
-        )
-    elif random_calibration:
-        generator = torch.Generator().manual_seed(1)
-        samples = [
-            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in example) for _ in range(random_samples)
-        ]
-        source = replace(
-            source,
-            example_inputs=example,
-            calibration=samples,
-            random_calibration=True,
-            calibration_source=f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)",
-        )
-    elif source.calibration:
-        check_calibration_shapes(source.calibration, example, source.calibration_source)
-        source = replace(source, example_inputs=example)
-    else:
-        raise ModelSourceError(
-            f"no calibration data for {spec}",
-            "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
-            "or accept a poorer INT8 model with --random-calibration",
-        )
+    source = _calibrated(replace(source, example_inputs=example), calibration, random_calibration, random_samples)
     check_finite(source.calibration, f"calibration data {source.calibration_source}")
     return source
 
