@@ -8,6 +8,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -71,52 +72,63 @@ def _kconfig_one(
                 os.environ.pop("srctree", None)
             else:
                 os.environ["srctree"] = old
-        for warning in kconf.warnings:
-            text = " ".join(warning.split())
-            m = re.search(r"(\S+\.conf):(\d+)", text)
-            where = rel(app, Path(m.group(1))) + f":{m.group(2)}" if m else "Kconfig"
-            if "undefined symbol" in text:
-                sym = re.search(r"undefined symbol (\w+)", text)
-                result.fail(
-                    where,
-                    f"CONFIG_{sym.group(1) if sym else '?'} is undefined: not a symbol of "
-                    "Zephyr, ExecuTorch or the app Kconfig that cmx-gen knows (Zephyr aborts "
-                    "on undefined symbols; if it is a real Zephyr symbol, add its definition "
-                    "to cmx_gen/data/zephyr/kconfig.yaml)",
-                )
-            else:
-                result.fail(where, f"Kconfig warning (Zephyr aborts on any): {text}")
-        # Zephyr's kconfig.py: a symbol assigned in a .conf file must have a prompt, and the
-        # value assigned must be the value it gets.
-        for sym in kconf.unique_defined_syms:
-            if sym.user_value is None or sym.choice:
-                continue
-            if not any(node.prompt for node in sym.nodes):
-                src = ", ".join(rel(app, c) for c in conf_files)
-                result.fail(
-                    src,
-                    f"CONFIG_{sym.name} is assigned but has no prompt: it is set by the SoC/board "
-                    "or selected by other symbols, not by .conf files (Zephyr aborts on this)",
-                )
-                continue
-            user = sym.user_value
-            if sym.type in (kconfiglib.BOOL, kconfiglib.TRISTATE):
-                user = kconfiglib.TRI_TO_STR[user]
-            if str(user) != sym.str_value:
-                deps = kconfiglib.expr_str(sym.direct_dep)
-                src = ", ".join(rel(app, c) for c in conf_files)
-                result.fail(
-                    src,
-                    f"CONFIG_{sym.name} was assigned {user!r} but gets {sym.str_value!r}: "
-                    f"unsatisfied dependencies ({deps}) (Zephyr aborts on this)",
-                )
-        for choice in kconf.unique_choices:
-            if choice.user_selection is not None and choice.selection is not choice.user_selection:
-                result.fail(
-                    ", ".join(rel(app, c) for c in conf_files),
-                    f"CONFIG_{choice.user_selection.name} was selected but the choice "
-                    f"gives {choice.selection.name if choice.selection else 'nothing'}",
-                )
+        _check_warnings(app, kconf, result)
+        _check_assignments(app, kconf, conf_files, result)
+
+
+def _check_warnings(app: Path, kconf: Any, result: CheckResult) -> None:
+    """Each Kconfig warning as a failure (Zephyr aborts on any), an undefined symbol said so."""
+    for warning in kconf.warnings:
+        text = " ".join(warning.split())
+        m = re.search(r"(\S+\.conf):(\d+)", text)
+        where = rel(app, Path(m.group(1))) + f":{m.group(2)}" if m else "Kconfig"
+        if "undefined symbol" in text:
+            sym = re.search(r"undefined symbol (\w+)", text)
+            result.fail(
+                where,
+                f"CONFIG_{sym.group(1) if sym else '?'} is undefined: not a symbol of "
+                "Zephyr, ExecuTorch or the app Kconfig that cmx-gen knows (Zephyr aborts "
+                "on undefined symbols; if it is a real Zephyr symbol, add its definition "
+                "to cmx_gen/data/zephyr/kconfig.yaml)",
+            )
+        else:
+            result.fail(where, f"Kconfig warning (Zephyr aborts on any): {text}")
+
+
+def _check_assignments(app: Path, kconf: Any, conf_files: list[Path], result: CheckResult) -> None:
+    """Zephyr's kconfig.py: a symbol assigned in a .conf file must have a prompt, and the value
+    assigned must be the value it gets; a choice the one selected."""
+    import kconfiglib
+
+    for sym in kconf.unique_defined_syms:
+        if sym.user_value is None or sym.choice:
+            continue
+        if not any(node.prompt for node in sym.nodes):
+            src = ", ".join(rel(app, c) for c in conf_files)
+            result.fail(
+                src,
+                f"CONFIG_{sym.name} is assigned but has no prompt: it is set by the SoC/board "
+                "or selected by other symbols, not by .conf files (Zephyr aborts on this)",
+            )
+            continue
+        user = sym.user_value
+        if sym.type in (kconfiglib.BOOL, kconfiglib.TRISTATE):
+            user = kconfiglib.TRI_TO_STR[user]
+        if str(user) != sym.str_value:
+            deps = kconfiglib.expr_str(sym.direct_dep)
+            src = ", ".join(rel(app, c) for c in conf_files)
+            result.fail(
+                src,
+                f"CONFIG_{sym.name} was assigned {user!r} but gets {sym.str_value!r}: "
+                f"unsatisfied dependencies ({deps}) (Zephyr aborts on this)",
+            )
+    for choice in kconf.unique_choices:
+        if choice.user_selection is not None and choice.selection is not choice.user_selection:
+            result.fail(
+                ", ".join(rel(app, c) for c in conf_files),
+                f"CONFIG_{choice.user_selection.name} was selected but the choice "
+                f"gives {choice.selection.name if choice.selection else 'nothing'}",
+            )
 
 
 def write_autoconf(app: Path, board_file_name: str, out: Path) -> CheckResult:
