@@ -103,3 +103,33 @@ def load_calibration(path: Path, example_inputs: Inputs) -> list[Inputs]:
             tuple(_sample_tensor(a[index], x, f"{index} of {path.name}") for a, x in zip(arrays, example_inputs))
         )
     return samples
+
+
+def calibration_set(
+    model: str,
+    example: Inputs,
+    own: list[Inputs],
+    own_source: str,
+    calibration: str | None,
+    random_calibration: bool,
+    random_samples: int,
+) -> tuple[list[Inputs], bool, str]:
+    """The samples `model` is calibrated on, whether they are random, and where they came from: a file
+    given, random inputs asked for, or the model file's own (`own`, from `own_source`)."""
+    if calibration:
+        samples = load_calibration(Path(calibration), example)
+        return samples, False, f"{calibration} ({len(samples)} samples)"
+    if random_calibration:
+        generator = torch.Generator().manual_seed(1)
+        samples = [
+            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in example) for _ in range(random_samples)
+        ]
+        return samples, True, f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)"
+    if own:
+        check_calibration_shapes(own, example, own_source)
+        return own, False, own_source
+    raise ModelSourceError(
+        f"no calibration data for {model}",
+        "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
+        "or accept a poorer INT8 model with --random-calibration",
+    )

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.noise import quiet_torch
 from cmx_gen.model.calibration import Inputs as Inputs
-from cmx_gen.model.calibration import check_calibration_shapes, check_finite, load_calibration, read_arrays
+from cmx_gen.model.calibration import calibration_set, check_finite, read_arrays
 
 quiet_torch()
 
@@ -317,41 +317,6 @@ def _load_model(spec: str) -> ModelSource:
     )
 
 
-def _calibrated(
-    source: ModelSource, calibration: str | None, random_calibration: bool, random_samples: int
-) -> ModelSource:
-    """The source with its calibration set: a file given, random inputs asked for, or the model file's own."""
-    example = source.example_inputs
-    assert example is not None
-    if calibration:
-        samples = load_calibration(Path(calibration), example)
-        return replace(
-            source,
-            calibration=samples,
-            random_calibration=False,
-            calibration_source=f"{calibration} ({len(samples)} samples)",
-        )
-    if random_calibration:
-        generator = torch.Generator().manual_seed(1)
-        samples = [
-            tuple(torch.rand(x.shape, generator=generator) * 2 - 1 for x in example) for _ in range(random_samples)
-        ]
-        return replace(
-            source,
-            calibration=samples,
-            random_calibration=True,
-            calibration_source=f"random uniform [-1, 1) ({random_samples} samples; requested with --random-calibration)",
-        )
-    if source.calibration:
-        check_calibration_shapes(source.calibration, example, source.calibration_source)
-        return source
-    raise ModelSourceError(
-        f"no calibration data for {source.spec}",
-        "pass --calibration data.npz (or .npy, or a folder of .npy), define calibration_data() in the model file, "
-        "or accept a poorer INT8 model with --random-calibration",
-    )
-
-
 def load(
     spec: str,
     input_shape: str | None = None,
@@ -382,7 +347,12 @@ def load(
             f"--input-shape {_shape_hint(source.module)}",
         )
     check_finite([example], "example input")
-    source = _calibrated(replace(source, example_inputs=example), calibration, random_calibration, random_samples)
+    samples, random, where = calibration_set(
+        spec, example, source.calibration, source.calibration_source, calibration, random_calibration, random_samples
+    )
+    source = replace(
+        source, example_inputs=example, calibration=samples, random_calibration=random, calibration_source=where
+    )
     check_finite(source.calibration, f"calibration data {source.calibration_source}")
     return source
 
