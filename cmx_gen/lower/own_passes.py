@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
 from torch.export import ExportedProgram
 
 from cmx_gen.lower import concat, float_islands, image_layout, one_channel, own_ops, recurrent_graph, tables, upsample
@@ -39,3 +40,16 @@ def run_all(program: ExportedProgram, rewritten: Rewritten, quantized: Quantized
     for own in PASSES:
         if delegate or not own.backend_only:
             own.run(program, rewritten, quantized)
+    _name_outputs(program)
+
+
+def _name_outputs(program: ExportedProgram) -> None:
+    """A pass that replaced a node the program returns (with --io int8, the output's quantize that
+    the int8 LayerNorm took over) leaves the signature naming the old node, which delegation refuses:
+    the signature names what the graph returns."""
+    from torch.export.graph_signature import TensorArgument
+
+    returned = program.graph_module.graph.output_node().args[0]
+    for spec, node in zip(program.graph_signature.output_specs, returned):
+        if isinstance(spec.arg, TensorArgument) and isinstance(node, torch.fx.Node) and spec.arg.name != node.name:
+            spec.arg = TensorArgument(name=node.name)

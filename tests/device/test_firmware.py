@@ -296,6 +296,20 @@ def test_int8_io_digits_passes_bit_exact(tmp_path, board):
     print(f"\n{board} (--io int8): {result.line}  .text {built.text_bytes} B")
 
 
+@pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
+@pytest.mark.parametrize("model, shape", [("NormOut", "1,8,16"), ("TableOut", "1,8,16"), ("NormMean", "1,8,24")])
+def test_int8_io_output_of_an_own_int8_op_passes_bit_exact(tmp_path, board, model, shape):
+    """--io int8 where the model returns a LayerNorm, a table or a mean (cmx-gen's int8 ops): the op's
+    int8 is the output (was refused at delegation)."""
+    from conftest import SMALL
+
+    app, built, result = create_build_run(
+        f"{SMALL}:{model}", board, tmp_path, input_shape=shape, random_calibration=True, io="int8"
+    )
+    check_pass(app, built, result)
+    print(f"\n{board} ({model}, --io int8): {result.line}")
+
+
 def test_uart_image_passes_through_a_serial_port(tmp_path, capsys):
     """The real digits image, UART console, read by `cmx-gen run --serial` from a pty that QEMU's
     UART feeds: the same verdict as under QEMU, through the serial path a board on a desk uses."""

@@ -46,6 +46,24 @@ def test_a_softmax_output_is_returned_in_its_own_int8(lowered_dir):
     assert int8["quantization_error"]["max_abs_err"] <= floating["quantization_error"]["max_abs_err"] + 1 / 256
 
 
+@pytest.mark.parametrize(
+    "model, shape, kernel",
+    [
+        ("NormOut", "1,8,16", "cmx::quantized_layer_norm"),
+        ("TableOut", "1,8,16", "cmx::quantized_lut"),
+        ("NormMean", "1,8,24", "cmx::quantized_mean"),
+    ],
+)
+def test_an_output_made_by_one_of_cmx_gens_int8_ops_is_returned_as_it_is(lowered_dir, model, shape, kernel):
+    """A model that returns a LayerNorm, an element-wise table or a mean: with --io int8 the int8 op
+    that took over the output's quantize is the program's output (delegation refused it while the
+    signature named the quantize it replaced)."""
+    int8 = read_report(lowered_dir(model, "--input-shape", shape, "--random-calibration", "--io", "int8"))
+    assert int8["outputs"][0]["dtype"] == "int8" and int8["outputs"][0]["quant"]["at"] == "io"
+    assert not any("quantize_per_tensor" in op["name"] for op in int8["operators"]), int8["operators"]
+    assert kernel in [layer["op"] for layer in int8["delegated_layers"]][-1:], int8["delegated_layers"]
+
+
 def test_reference_input_is_the_float_input_quantized(lowered_dir):
     int8 = load_reference(lowered_dir("ConvNet", "--io", "int8") / "reference.npz")
     floating = load_reference(lowered_dir("ConvNet") / "reference.npz")

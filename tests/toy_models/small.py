@@ -536,3 +536,27 @@ class TableOps(nn.Module):
     def forward(self, x):
         y = torch.exp(self.a(x) * -0.5)
         return self.b(y - 0.25)
+
+
+class NormOut(nn.Module):
+    """A linear layer and the LayerNorm the model returns (with --io int8, the int8 LayerNorm is the output)."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.fc, self.norm = nn.Linear(16, 32), nn.LayerNorm(32)
+
+    def forward(self, x):
+        return self.norm(self.fc(x))
+
+
+class TableOut(nn.Module):
+    """A linear layer and the element-wise table the model returns."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(6)
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.exp(self.fc(x) * -0.5)
