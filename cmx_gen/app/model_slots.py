@@ -121,6 +121,12 @@ def write_image(app: AppFolder, slot: str, sequence: int | None = None) -> SlotI
     return SlotImage(slots[slot], path, slot_image.read_header(image), weights)
 
 
+def simulator_loads(app: AppFolder) -> list[tuple[Path, int]]:
+    """Every file a simulator loads beside the firmware (images_to_load), with its address: what
+    `run`, `run --cycles` and `run --profile` give QEMU or the FVP."""
+    return [(path.resolve(), at) for image in images_to_load(app) for path, at in image.loads()]
+
+
 def built_image(app: AppFolder, slot: str) -> SlotImage:
     """The image `model-image` wrote for `slot`, with every file of it there: what `flash --model-only`
     writes (a slot whose weights are missing would fail its hash on the board)."""

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
+from cmx_gen.app.model_slots import simulator_loads
 from cmx_gen.common.errors import RunError
 from cmx_gen.device.cycles import listing, plugin, timing
 from cmx_gen.device.runners import QemuRunner
@@ -25,7 +27,7 @@ def run_cycles(app: AppFolder, options: RunOptions) -> Outcome:
     if app.model_names():
         raise RunError("--cycles measures an app of one model", "run it on a one-model app of each model")
     image = app_image(app, options.runner, "build")
-    measuring = CycleRun(app.board(), image, options.timeout)
+    measuring = CycleRun(app.board(), image, options.timeout, images=simulator_loads(app))
     result = measuring.runner.run(image)
     found = measuring.read().total
     board = measuring.board
@@ -72,7 +74,9 @@ class CycleRun:
     """`image` under QEMU with cmx-gen's plugin between the runner's measure edges (and, with
     `marks`, cut at the profile image's cmx_profile_mark calls); then what it counted, priced."""
 
-    def __init__(self, board: Board, image: Path, timeout: float, marks: bool = False) -> None:
+    def __init__(
+        self, board: Board, image: Path, timeout: float, marks: bool = False, images: Sequence[tuple[Path, int]] = ()
+    ) -> None:
         self.board = board
         self.table = timing.load(self.board.core.name)
         self.image = image
@@ -90,6 +94,7 @@ class CycleRun:
             mark_range,
         )
         self.runner = QemuRunner(self.board, timeout, plugin=spec)
+        self.runner.images = list(images)  # a slot app's model (model_slots.simulator_loads)
 
     def read(self) -> Measured:
         counts = plugin.read(self.out, [r.name for r in self.regions])

@@ -64,13 +64,16 @@ def _profile(
     """The profile table, a column of estimated cycles where cmx-gen's QEMU plugin can run it
     (pipeline/cycles.py); its rows kept beside the image for the HTML page (and --json)."""
     from cmx_gen.app import html_report
+    from cmx_gen.app.model_slots import simulator_loads
     from cmx_gen.common.errors import RunError
     from cmx_gen.device import profile
     from cmx_gen.pipeline.cycles import CycleRun, app_image
 
     try:
         app_image(app, options.runner, "build-profile")
-        measuring: CycleRun | None = CycleRun(app.board(), image, options.timeout, marks=True)
+        measuring: CycleRun | None = CycleRun(
+            app.board(), image, options.timeout, marks=True, images=simulator_loads(app)
+        )
         why_not = ""
     except RunError as exc:
         measuring, why_not = None, f"none estimated: {exc.problem}"

@@ -149,3 +149,20 @@ def test_a_model_larger_than_a_slot_runs_with_its_weights_apart(tmp_path, board)
     print(
         f"\n{board}: slot image {image:,} B, weights apart {weights.stat().st_size if weights.exists() else 0:,} B: {result.line}"
     )
+
+
+def test_cycles_and_profile_run_the_model_in_its_slot(tmp_path, capsys):
+    """`run --cycles` and `run --profile` load the slot images beside the firmware as `run` does (they
+    ran the firmware with empty slots: 'the cycle plugin saw nothing run')."""
+    from conftest import run_cli
+
+    app = tmp_path / "app"
+    _create(f"{_team_folder(tmp_path / 'team')}:SlotCnn", "mps2-an386", app)
+    build.build(app, jobs=2)
+    capsys.readouterr()
+    assert run_cli("run", app, "--cycles") == 0
+    out = capsys.readouterr().out
+    assert " slot=a cyc=" in out and "cmx-gen: PASS max_abs_err=0" in out, out[-800:]
+    assert run_cli("run", app, "--profile") == 0
+    out = capsys.readouterr().out
+    assert "slot=a" in out and "cycles (estimated)" in out, out[-800:]

@@ -71,7 +71,7 @@ class BareMetalApp(AppKind):
         return _elf(app, "build", user_app=True)
 
     def runner(self, app: AppFolder, timeout: float, name: str | None = None) -> Runner:
-        from cmx_gen.app.model_slots import images_to_load
+        from cmx_gen.app.model_slots import simulator_loads
         from cmx_gen.common.errors import RunError
         from cmx_gen.device.runners import RUNNERS
 
@@ -79,7 +79,7 @@ class BareMetalApp(AppKind):
         chosen = RUNNERS.get(name or "") or next((c for c in RUNNERS.values() if c.available_for(board)), None)
         if chosen is not None:
             runner = chosen(board, timeout)
-            runner.images = [load for image in images_to_load(app) for load in image.loads()]
+            runner.images = simulator_loads(app)
             return runner
         raise RunError(
             f"no simulator for board {board.id}: it has no QEMU machine and no FVP on PATH",

@@ -103,10 +103,10 @@ class ZephyrApp(AppKind):
 
     def runner(self, app: AppFolder, timeout: float, name: str | None = None) -> Runner:
         from cmx_gen.app.kinds.zephyr.runner import WestRunner
-        from cmx_gen.app.model_slots import images_to_load
+        from cmx_gen.app.model_slots import simulator_loads
 
         runner = WestRunner(app.board(), timeout, cwd=app.path.resolve())
-        runner.images = [(path.resolve(), at) for image in images_to_load(app) for path, at in image.loads()]
+        runner.images = simulator_loads(app)
         return runner
 
     def flasher(self, config: FlashConfig) -> Flasher:
