@@ -55,3 +55,15 @@ def test_check_prints_the_latency_a_board_will_see(capsys):
     assert run_cli("check", model, "--board", "mps2-an500", "--io", "int8") == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
     assert line.startswith("latency    not estimated: no kernel cycle figures for cortex-m7"), line
+
+
+def test_check_prices_attention_layer_norm_and_copies_before_building(capsys):
+    """The layer kinds of models written the ordinary PyTorch way (bmm, LayerNorm, tables, copies,
+    recurrent layers) have figures too (bench/kernel_cycles.py over such models): TinyViT's backend
+    layers are all counted, near what its profile measured (2,610,010 cycles on the M4, hooks included,
+    docs/cycles.md)."""
+    model = ROOT / "tests/toy_models/user_models.py:TinyViT"
+    assert run_cli("check", model, "--board", "mps2-an386", "--io", "int8", "--json") == 0
+    latency = json.loads(capsys.readouterr().out)["latency"]
+    assert [what for what in latency["not_counted"] if "outside the backend" not in what] == [], latency
+    assert 0.85 * 2_610_010 < latency["cycles"] < 1.1 * 2_610_010, latency
