@@ -98,6 +98,21 @@ def split_program(pte: bytes) -> tuple[bytes, bytes]:
     return pte[:segment_base], pte[segment_base:]
 
 
+def _tensor_rows(model: SlotModel, body: bytearray) -> list[bytes]:
+    """Each reference tensor's row of the header (MAX_IO inputs, then MAX_IO outputs), its data appended
+    to `body` 4-byte aligned (offsets from the image's start)."""
+    rows: list[bytes] = []
+    for tensors in (model.inputs, model.outputs):
+        for t in tensors:
+            body += bytes(_align(len(body) + HEADER_BYTES, 4) - HEADER_BYTES - len(body))
+            offset = HEADER_BYTES + len(body) if t.data else 0
+            body += t.data
+            row = (t.numel, t.dtype, t.scale, t.zero_point, t.io_scale, t.io_zero_point, t.io_inv_scale)
+            rows.append(_TENSOR.pack(offset, len(t.data), *row))
+        rows += [bytes(_TENSOR.size)] * (MAX_IO - len(tensors))
+    return rows
+
+
 def build(model: SlotModel) -> bytes:
     """The slot image: header, the program 16-byte aligned, then each reference tensor 4-byte aligned."""
     if len(model.inputs) > MAX_IO or len(model.outputs) > MAX_IO:
@@ -113,26 +128,7 @@ def build(model: SlotModel) -> bytes:
     pte_offset = _align(HEADER_BYTES, PTE_ALIGN)
     body = bytearray(pte_offset - HEADER_BYTES)
     body += model.pte
-    rows: list[bytes] = []
-    for tensors in (model.inputs, model.outputs):
-        for t in tensors:
-            body += bytes(_align(len(body) + HEADER_BYTES, 4) - HEADER_BYTES - len(body))
-            offset = HEADER_BYTES + len(body) if t.data else 0
-            body += t.data
-            rows.append(
-                _TENSOR.pack(
-                    offset,
-                    len(t.data),
-                    t.numel,
-                    t.dtype,
-                    t.scale,
-                    t.zero_point,
-                    t.io_scale,
-                    t.io_zero_point,
-                    t.io_inv_scale,
-                )
-            )
-        rows += [bytes(_TENSOR.size)] * (MAX_IO - len(tensors))
+    rows = _tensor_rows(model, body)
     planned = list(model.planned_sizes) + [0] * (MAX_PLANNED - len(model.planned_sizes))
     kinds = kinds_mask(model.backend_kinds)
     fields = _FIELDS.pack(
