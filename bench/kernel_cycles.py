@@ -34,7 +34,7 @@ SAMPLES = {  # the MLPerf Tiny networks: every DSP kernel kind the backend picks
     "autoencoder": "samples/autoencoder/model.py:AutoEncoder",
 }
 # Models written the ordinary PyTorch way, for the kinds the MLPerf networks do not have (attention's
-# bmm, LayerNorm, the tables, recurrent layers, pools, copies): a kind is fitted over these only where
+# bmm, LayerNorm, the tables, recurrent layers, max pools, copies): a kind is fitted over these only where
 # no MLPerf network has it, so the MLPerf kinds' figures stay theirs.
 MORE = {
     "tiny_vit": "tests/toy_models/user_models.py:TinyViT",
@@ -42,6 +42,7 @@ MORE = {
     "tiny_unet": "tests/toy_models/user_models.py:TinyUNet",
     "bigru_kws": "tests/toy_models/user_models.py:BiGruKeywordSpotter",
     "bilstm_tagger": "tests/toy_models/user_models.py:BiLstmTagger",
+    "digits": "samples/digits/model.py:DigitsCNN",  # a max pool
 }
 MODELS = {**SAMPLES, **MORE}
 
