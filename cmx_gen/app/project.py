@@ -226,6 +226,29 @@ def _entries(path: Path, base: Path, tables: list[Any]) -> list[ModelEntry]:
     return entries
 
 
+def _shared(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """What the project's models share: [target], [output] and the options of the whole app."""
+    base = path.parent
+    target = data.get("target", {})
+    if "board" not in target:
+        raise ModelSourceError(
+            f"{path}: [target] board is missing", 'add e.g. board = "mps3-an547" (see cmx-gen boards)'
+        )
+    options = data.get("options", {})
+    return dict(
+        board=_resolve_board(base, str(target["board"])),
+        rtos=target.get("rtos", "baremetal"),
+        output=_resolve(base, data.get("output", {}).get("dir")),
+        strict=bool(options.get("strict", False)),
+        name=options.get("name"),
+        delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)),
+        memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)),
+        input_memory=_check_choice(
+            path, "input_memory", options.get("input_memory", DEFAULT_INPUT_MEMORY), INPUT_MEMORIES, "where inputs live"
+        ),
+    )
+
+
 def load(path: Path) -> Project:
     """Read a cmx.toml; a missing key or bad value gives a one-line error naming it."""
     if path.is_dir():
@@ -242,25 +265,8 @@ def load(path: Path) -> Project:
         raise ModelSourceError(f"{path} is not valid TOML: {exc}", "fix the syntax in that line") from exc
     base = path.parent
     model = data.get("model", {})
-    target = data.get("target", {})
-    if "board" not in target:
-        raise ModelSourceError(
-            f"{path}: [target] board is missing", 'add e.g. board = "mps3-an547" (see cmx-gen boards)'
-        )
-    rtos = target.get("rtos", "baremetal")
     options = data.get("options", {})
-    common = dict(
-        board=_resolve_board(base, str(target["board"])),
-        rtos=rtos,
-        output=_resolve(base, data.get("output", {}).get("dir")),
-        strict=bool(options.get("strict", False)),
-        name=options.get("name"),
-        delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)),
-        memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)),
-        input_memory=_check_choice(
-            path, "input_memory", options.get("input_memory", DEFAULT_INPUT_MEMORY), INPUT_MEMORIES, "where inputs live"
-        ),
-    )
+    common = _shared(path, data)
     if isinstance(model, list):  # [[model]] tables: one or several models
         if not model:
             raise ModelSourceError(
