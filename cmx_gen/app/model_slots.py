@@ -130,14 +130,10 @@ def simulator_loads(app: AppFolder) -> list[tuple[Path, int]]:
 def built_image(app: AppFolder, slot: str) -> SlotImage:
     """The image `model-image` wrote for `slot`, with every file of it there: what `flash --model-only`
     writes (a slot whose weights are missing would fail its hash on the board)."""
-    slots = _slots(app)
-    path = built_path(app, slot)
     again = f"run `cmx-gen model-image {app.path} --slot {slot}`"
-    if not path.is_file():
+    image = next((built for built in _built(app, _slots(app)) if built.slot.name == slot), None)
+    if image is None:
         raise RunError(f"no image for slot {slot}", f"{again} first")
-    image = SlotImage(
-        slots[slot], path, slot_image.read_header(path.read_bytes()), _weights_of(app, built_weights_path(app, slot))
-    )
     for needed, _ in image.loads():
         if not needed.is_file():
             raise RunError(f"{needed} is missing: slot {slot}'s image keeps its weights there", again)
