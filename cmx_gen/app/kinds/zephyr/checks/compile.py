@@ -61,11 +61,14 @@ def check_compile(app: Path) -> CheckResult:
         result.note = "the executorch wheel's include/ folder was not found"
         return result
     arch, fallback_note = _arch(app, gcc)
+    names = model_names(app)
+    model_dirs = [app / "model" / name for name in names] or [app / "model"]  # model/ for an app of one model
+    kconf, includes = _kconfig(app), _includes(app, inc)
     with tempfile.TemporaryDirectory(prefix="cmx-cc-") as tmp:
         jobs = [
-            *_runner_and_api_jobs(app, gxx, arch, inc),
-            *_app_c_jobs(app, gcc, arch),
-            *_model_jobs(app, gxx, gcc, arch, inc, Path(tmp)),
+            *_runner_and_api_jobs(app, gxx, arch, includes, _pool_defines(app, kconf), names, model_dirs),
+            *_app_c_jobs(app, gcc, arch, kconf),
+            *_model_jobs(app, gxx, gcc, arch, includes, model_dirs, Path(tmp)),
         ]
         if not jobs:
             result.fail("cmx/runner", "no runner or model sources to compile (was the app rendered completely?)")
@@ -105,10 +108,10 @@ def _kconfig(app: Path) -> str:
     return (app / "Kconfig").read_text() if (app / "Kconfig").is_file() else ""
 
 
-def _pool_defines(app: Path) -> list[str]:
+def _pool_defines(app: Path, kconf: str) -> list[str]:
     """The Kconfig pool sizes as Zephyr's autoconf.h gives them to src/cmx_model.h, and the pools'
     section name CMakeLists.txt passes to the runner."""
-    kconf, pools = _kconfig(app), []
+    pools = []
     for sym in ("EXECUTORCH_METHOD_ALLOCATOR_POOL_SIZE", "EXECUTORCH_TEMP_ALLOCATOR_POOL_SIZE"):
         m = re.search(rf"config {sym}\b.*?default (\d+)", kconf, re.S)
         if m:
@@ -120,23 +123,23 @@ def _pool_defines(app: Path) -> list[str]:
     return pools
 
 
-def _model_dirs(app: Path) -> tuple[list[str], list[Path]]:
-    """The app's model names and their folders (model/ for an app of one model)."""
-    names = model_names(app)
-    return names, [app / "model" / name for name in names] or [app / "model"]
-
-
-def _runner_and_api_jobs(app: Path, gxx: str, arch: list[str], inc: Path) -> list[tuple[str, list[str]]]:
+def _runner_and_api_jobs(
+    app: Path,
+    gxx: str,
+    arch: list[str],
+    includes: list[str],
+    pools: list[str],
+    names: list[str],
+    model_dirs: list[Path],
+) -> list[tuple[str, list[str]]]:
     """The runner as the default image, and as the profile and trace images (CONFIG_CMX_PROFILE /
     CONFIG_CMX_TRACE, which compile the EventTracer hooks in); the model API with each model's handle."""
     runner_dir, api_dir = app / "cmx" / "runner", app / "cmx" / "api"
-    includes, pools = _includes(app, inc), _pool_defines(app)
     variants = {
         "": [],
         " (CONFIG_CMX_PROFILE)": ["-DCMX_PROFILE=1", "-DET_EVENT_TRACER_ENABLED"],
         " (CONFIG_CMX_TRACE)": ["-DCMX_TRACE=1", "-DET_EVENT_TRACER_ENABLED"],
     }
-    names, model_dirs = _model_dirs(app)
     if names:  # an app of several models has no profile or trace image; each model has its folder
         variants = {"": []}
     jobs = [
@@ -153,7 +156,7 @@ def _runner_and_api_jobs(app: Path, gxx: str, arch: list[str], inc: Path) -> lis
     return jobs
 
 
-def _app_c_jobs(app: Path, gcc: str, arch: list[str]) -> list[tuple[str, list[str]]]:
+def _app_c_jobs(app: Path, gcc: str, arch: list[str], kconf: str) -> list[tuple[str, list[str]]]:
     """The application image: the user's main and its helpers are plain C over cmx.h (no Zephyr header)."""
     api_dir, app_dir, runner_dir, model_dir = (
         app / "cmx" / "api",
@@ -161,7 +164,7 @@ def _app_c_jobs(app: Path, gcc: str, arch: list[str]) -> list[tuple[str, list[st
         app / "cmx" / "runner",
         app / "model",
     )
-    iterations = re.search(r"config CMX_APP_ITERATIONS\b.*?default (\d+)", _kconfig(app), re.S)
+    iterations = re.search(r"config CMX_APP_ITERATIONS\b.*?default (\d+)", kconf, re.S)
     return [
         (
             rel(app, src),
@@ -176,15 +179,16 @@ def _app_c_jobs(app: Path, gcc: str, arch: list[str]) -> list[tuple[str, list[st
     ]  # fmt: skip
 
 
-def _model_jobs(app: Path, gxx: str, gcc: str, arch: list[str], inc: Path, tmp: Path) -> list[tuple[str, list[str]]]:
+def _model_jobs(
+    app: Path, gxx: str, gcc: str, arch: list[str], includes: list[str], model_dirs: list[Path], tmp: Path
+) -> list[tuple[str, list[str]]]:
     """The kernel registration, the models' C files, and each model's embedded program assembled
     (into `tmp`)."""
     model_dir, api_dir = app / "model", app / "cmx" / "api"
     kernels = model_dir / "cmx_kernels.cpp"
     jobs = []
     if kernels.is_file():
-        jobs.append((rel(app, kernels), [gxx, *_CXX, *arch, *_DEFINES, *_includes(app, inc), str(kernels)]))
-    _, model_dirs = _model_dirs(app)
+        jobs.append((rel(app, kernels), [gxx, *_CXX, *arch, *_DEFINES, *includes, str(kernels)]))
     c_sources = [folder / "cmx_model_io.c" for folder in model_dirs] + [model_dir / "cmx_shared_pools.c"]
     c11 = [gcc, "-fsyntax-only", "-std=c11", "-Werror", *arch]
     jobs += [
