@@ -100,11 +100,11 @@ def _check_assignments(app: Path, kconf: Any, conf_files: list[Path], result: Ch
     assigned must be the value it gets; a choice the one selected."""
     import kconfiglib
 
+    src = ", ".join(rel(app, c) for c in conf_files)  # where the assignments are
     for sym in kconf.unique_defined_syms:
         if sym.user_value is None or sym.choice:
             continue
         if not any(node.prompt for node in sym.nodes):
-            src = ", ".join(rel(app, c) for c in conf_files)
             result.fail(
                 src,
                 f"CONFIG_{sym.name} is assigned but has no prompt: it is set by the SoC/board "
@@ -116,7 +116,6 @@ def _check_assignments(app: Path, kconf: Any, conf_files: list[Path], result: Ch
             user = kconfiglib.TRI_TO_STR[user]
         if str(user) != sym.str_value:
             deps = kconfiglib.expr_str(sym.direct_dep)
-            src = ", ".join(rel(app, c) for c in conf_files)
             result.fail(
                 src,
                 f"CONFIG_{sym.name} was assigned {user!r} but gets {sym.str_value!r}: "
@@ -125,7 +124,7 @@ def _check_assignments(app: Path, kconf: Any, conf_files: list[Path], result: Ch
     for choice in kconf.unique_choices:
         if choice.user_selection is not None and choice.selection is not choice.user_selection:
             result.fail(
-                ", ".join(rel(app, c) for c in conf_files),
+                src,
                 f"CONFIG_{choice.user_selection.name} was selected but the choice "
                 f"gives {choice.selection.name if choice.selection else 'nothing'}",
             )
