@@ -16,22 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case_io.h"
 #include "cmx_nn.h"
-
-
-static int word(FILE* f, int32_t* v) { return fread(v, 4, 1, f) == 1; }
-
-static int32_t need(FILE* f) {
-  int32_t v;
-  if (!word(f, &v)) exit(3);
-  return v;
-}
-
-static int8_t* block(FILE* f, size_t n) {
-  int8_t* p = malloc(n ? n : 1);
-  if (fread(p, 1, n, f) != n) exit(3);
-  return p;
-}
 
 static void put(const void* p, size_t n) { fwrite(p, 1, n, stdout); }
 
@@ -39,9 +25,9 @@ int main(int argc, char** argv) {
   FILE* f = argc > 1 ? fopen(argv[1], "rb") : NULL;
   if (f == NULL) return 2;
   int32_t kind;
-  while (word(f, &kind)) {
+  while (case_more(f, &kind)) {
     if (kind == 'D') {
-      const int32_t ch = need(f), oh = need(f), ow = need(f), sh = need(f), sw = need(f);
+      const int32_t ch = case_word(f), oh = case_word(f), ow = case_word(f), sh = case_word(f), sw = case_word(f);
       cmsis_nn_dw_conv_params p;
       memset(&p, 0, sizeof p);
       p.ch_mult = 1;
@@ -50,10 +36,10 @@ int main(int argc, char** argv) {
       const int32_t bytes = cmx_depthwise_3x3_s8_scratch_bytes(&p, &in, &out);
       put(&bytes, 4);
     } else if (kind == 'H') {
-      const int32_t c = need(f), kh = need(f), kw = need(f);
+      const int32_t c = case_word(f), kh = case_word(f), kw = case_word(f);
       cmsis_nn_conv_params p;
       memset(&p, 0, sizeof p);
-      p.stride.h = need(f), p.stride.w = need(f), p.padding.h = need(f), p.padding.w = need(f);
+      p.stride.h = case_word(f), p.stride.w = case_word(f), p.padding.h = case_word(f), p.padding.w = case_word(f);
       const cmsis_nn_dims in = {1, 8, 8, c}, filter = {1, kh, kw, c};
       const int32_t bytes = cmx_conv_helium_s8_scratch_bytes(&p, &in, &filter);
       put(&bytes, 4);
@@ -63,27 +49,27 @@ int main(int argc, char** argv) {
       int32_t* fields[] = {&p.positions, &p.in_positions, &p.in_ch,    &p.out_ch,     &p.kernel,
                            &p.stride,    &p.pad,          &p.dilation, &p.rows,       &p.out_rows,
                            &p.in_rows,   &p.row_stride,   &p.row_pad,  &p.wide,       &p.chunk};
-      for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) *fields[i] = need(f);
+      for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i) *fields[i] = case_word(f);
       p.row_bytes = cmx_conv_row_s8_row_bytes(&p);
       const int32_t scratch = cmx_conv_row_s8_scratch_bytes(&p);
       const size_t values = (size_t)p.out_ch * p.rows * p.kernel * p.in_ch;
       const size_t packed = (size_t)p.out_ch * p.row_bytes * (p.wide ? 2 : 1);
-      int8_t* filter = block(f, values);
+      int8_t* filter = case_block(f, values);
       int8_t* out = calloc(packed ? packed : 1, 1);
       cmx_conv_row_s8_weights(&p, filter, out);
       put(&p.row_bytes, 4), put(&scratch, 4), put(out, packed);
       free(filter), free(out);
     } else if (kind == 'F') {
-      const int32_t rows = need(f), cols = need(f);
+      const int32_t rows = case_word(f), cols = case_word(f);
       const size_t packed = (size_t)rows * ((cols + CMX_FC_GROUP - 1) / CMX_FC_GROUP * CMX_FC_GROUP);
-      int8_t* filter = block(f, (size_t)rows * cols);
+      int8_t* filter = case_block(f, (size_t)rows * cols);
       int8_t* out = calloc(packed ? packed : 1, 1);
       cmx_fully_connected_s8_weights(rows, cols, filter, out);
       put(out, packed);
       free(filter), free(out);
     } else if (kind == 'C') {
-      const int32_t rows = need(f);
-      int32_t* in = (int32_t*)(void*)block(f, 12u * rows);
+      const int32_t rows = case_word(f);
+      int32_t* in = (int32_t*)(void*)case_block(f, 12u * rows);
       int32_t* out = calloc(3u * rows + 1, 4);
       cmx_conv_helium_s8_constants(rows, in, in + rows, in + 2 * rows, out);
       put(out, 12u * rows);
