@@ -287,17 +287,16 @@ def _load_program(spec: str, given_input: str | None) -> ModelSource:
         return ModelSource(
             spec=spec, kind="pte", pte=data, content_hash=hashlib.sha256(data).hexdigest(), given_inputs=given
         )
-    if spec.endswith(".bpte"):
-        from cmx_gen.model import bundle
+    # a .bpte
+    from cmx_gen.model import bundle
 
-        if not path.is_file():
-            raise ModelSourceError(f"{path} not found", "check the path to the .bpte")
-        data = path.read_bytes()
-        found = bundle.read(data, path.name)
-        return ModelSource(
-            spec=spec, kind="bpte", pte=found.pte, bundle=found, content_hash=hashlib.sha256(data).hexdigest()
-        )
-    raise AssertionError(spec)
+    if not path.is_file():
+        raise ModelSourceError(f"{path} not found", "check the path to the .bpte")
+    data = path.read_bytes()
+    found = bundle.read(data, path.name)
+    return ModelSource(
+        spec=spec, kind="bpte", pte=found.pte, bundle=found, content_hash=hashlib.sha256(data).hexdigest()
+    )
 
 
 def _load_model(spec: str) -> ModelSource:
