@@ -28,32 +28,9 @@ foreach(_op quantized_conv2d quantized_depthwise_conv2d quantized_transpose_conv
   set(CMX_NN_${_op}_nhwc ${CMX_NN_${_op}})
 endforeach()
 
-# cmx-gen's own backend (backend/cmx_backend.cpp): each layer kind calls what the cortex_m kernel
-# it replaces calls (copy calls nothing).
-set(CMX_NN_LAYER_conv quantized_conv2d)
-set(CMX_NN_LAYER_conv_general quantized_conv2d)
-set(CMX_NN_LAYER_depthwise_conv quantized_depthwise_conv2d)
-set(CMX_NN_LAYER_linear quantized_linear)
-set(CMX_NN_LAYER_add quantized_add)
-set(CMX_NN_LAYER_mul quantized_mul)
-set(CMX_NN_LAYER_avg_pool quantized_avg_pool2d)
-set(CMX_NN_LAYER_max_pool quantized_max_pool2d)
-set(CMX_NN_LAYER_softmax softmax)
-set(CMX_NN_LAYER_lstm lstm)
-set(CMX_NN_LAYER_gru gru)
-set(CMX_NN_LAYER_bmm quantized_batch_matmul)
-# ... and the layer kinds that run cmx-gen's own kernel (nn/<file>), which needs CMSIS-NN's headers only.
-set(CMX_OWN_LAYER_conv_row cmx_conv_row_s8.c)
-set(CMX_OWN_LAYER_add cmx_add_s8.c)  # CMSIS-NN's arm_elementwise_add_s8 too: the Helium cores and other shifts
-set(CMX_OWN_LAYER_transpose cmx_transpose_s8.c)
-set(CMX_OWN_LAYER_depthwise_3x3 cmx_depthwise_3x3_s8.c)
-set(CMX_OWN_LAYER_fully_connected cmx_fully_connected_s8.c)
-set(CMX_OWN_LAYER_conv_helium cmx_conv_helium_s8.c)
-set(CMX_OWN_LAYER_gru cmx_gru_s8.c)
-set(CMX_OWN_LAYER_layer_norm cmx_layer_norm_s8.c)
-set(CMX_OWN_LAYER_mean cmx_mean_s8.c)
-set(CMX_OWN_LAYER_lut cmx_lut_s8.c)
-set(CMX_OWN_LAYER_bmm cmx_transpose_s8.c)  # its operand b transposed for arm_batch_matmul_s8
+# cmx-gen's own backend (backend/cmx_backend.cpp): what each layer kind links, CMX_NN_LAYER_<kind> and
+# CMX_OWN_LAYER_<kind>, is generated from its record (cmx_gen/data/backend_layers.yaml).
+include(${CMAKE_CURRENT_LIST_DIR}/backend/cmx_backend_layers.cmake)
 
 # cmx_cmsis_nn_folders(<out-var> "<cortex_m op base names>")
 function(cmx_cmsis_nn_folders out ops)

@@ -16,6 +16,7 @@ function(cmx_runtime_key out)
     "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/CMakeLists.txt"
     "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/cmx_sdk.cmake"
     "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/cmsis_nn_folders.cmake"
+    "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/backend/cmx_backend_layers.cmake"
     "${CMAKE_CURRENT_FUNCTION_LIST_FILE}"
     "${CMX_ET}/schema/program.fbs" "${CMX_ET}/schema/scalar_type.fbs")
   file(GLOB_RECURSE _headers LIST_DIRECTORIES false

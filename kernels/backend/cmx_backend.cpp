@@ -5,8 +5,8 @@
  * size) and keeps a pointer to it: the plan stays where the program is, in flash. execute binds
  * the arguments (inputs, the working memory, outputs) and loops over the layers, calling the same
  * CMSIS-NN functions with the same arguments as the cortex_m kernel wrappers, without their
- * per-call checks: those ran when the plan was made. CMX_BACKEND_CHECKED re-runs the CMSIS-NN
- * buffer-size checks at init, for bring-up.
+ * per-call checks: cmx_plan_check ran them at init. CMX_BACKEND_CHECKED (bring-up) also refuses a
+ * CMSIS-NN wrapper's scratch that is not exactly CMSIS-NN's own size on this build.
  *
  * Each layer kind is compiled only when the app's programs use it (CMX_BACKEND_<KIND>, from
  * model/cmx_ops.cmake), so an image links no CMSIS-NN function it never calls. */
@@ -52,127 +52,16 @@ using executorch::runtime::FreeableBuffer;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
+/* The kinds this runtime was built with (CMX_PLAN_KINDS_IN, generated from the kinds' records). */
 bool compiled_in(int32_t op) {
   switch (op) {
-#ifdef CMX_BACKEND_CONV
-    case CMX_OP_CONV: return true;
-#endif
-#ifdef CMX_BACKEND_CONV_GENERAL
-    case CMX_OP_CONV_GENERAL: return true;
-#endif
-#ifdef CMX_BACKEND_CONV_ROW
-    case CMX_OP_CONV_ROW: return true;
-#endif
-#ifdef CMX_BACKEND_FULLY_CONNECTED
-    case CMX_OP_FULLY_CONNECTED: return true;
-#endif
-#ifdef CMX_BACKEND_CONV_HELIUM
-    case CMX_OP_CONV_HELIUM: return true;
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_3X3
-    case CMX_OP_DEPTHWISE_3X3: return true;
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_CONV
-    case CMX_OP_DEPTHWISE_CONV: return true;
-#endif
-#ifdef CMX_BACKEND_LINEAR
-    case CMX_OP_LINEAR: return true;
-#endif
-#ifdef CMX_BACKEND_ADD
-    case CMX_OP_ADD: return true;
-#endif
-#ifdef CMX_BACKEND_MUL
-    case CMX_OP_MUL: return true;
-#endif
-#ifdef CMX_BACKEND_AVG_POOL
-    case CMX_OP_AVG_POOL: return true;
-#endif
-#ifdef CMX_BACKEND_MAX_POOL
-    case CMX_OP_MAX_POOL: return true;
-#endif
-#ifdef CMX_BACKEND_SOFTMAX
-    case CMX_OP_SOFTMAX: return true;
-#endif
-    case CMX_OP_COPY: return true;
-    case CMX_OP_COPY_REGION: return true;
-#ifdef CMX_BACKEND_TRANSPOSE
-    case CMX_OP_TRANSPOSE: return true;
-#endif
-#ifdef CMX_BACKEND_LSTM
-    case CMX_OP_LSTM: return true;
-#endif
-#ifdef CMX_BACKEND_GRU
-    case CMX_OP_GRU: return true;
-#endif
-#ifdef CMX_BACKEND_LAYER_NORM
-    case CMX_OP_LAYER_NORM: return true;
-#endif
-#ifdef CMX_BACKEND_MEAN
-    case CMX_OP_MEAN: return true;
-#endif
-#ifdef CMX_BACKEND_LUT
-    case CMX_OP_LUT: return true;
-#endif
-#ifdef CMX_BACKEND_BMM
-    case CMX_OP_BMM: return true;
-#endif
+#define CMX_IN(K, k) \
+  case CMX_OP_##K: return true;
+    CMX_PLAN_KINDS_IN(CMX_IN)
+#undef CMX_IN
     default: return false;
   }
 }
-
-#ifdef CMX_BACKEND_CHECKED
-/* Bring-up: the scratch sizes the plan carries against CMSIS-NN's own answer on this build. */
-bool scratch_ok(const cmx_layer_head* head) {
-  switch (head->op) {
-#ifdef CMX_BACKEND_CONV
-    case CMX_OP_CONV: {
-      auto* l = reinterpret_cast<const cmx_layer_conv*>(head);
-      return arm_convolve_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
-                                                     &l->output_dims) == l->scratch_bytes;
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_GENERAL
-    case CMX_OP_CONV_GENERAL: {
-      auto* l = reinterpret_cast<const cmx_layer_conv_general*>(head);
-      return arm_convolve_s8_get_buffer_size(&l->input_dims, &l->filter_dims) <= l->scratch_bytes;
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_ROW
-    case CMX_OP_CONV_ROW: {
-      auto* l = reinterpret_cast<const cmx_layer_conv_row*>(head);
-      return cmx_conv_row_s8_scratch_bytes(&l->params) <= l->scratch_bytes;
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_HELIUM
-    case CMX_OP_CONV_HELIUM: {
-      auto* l = reinterpret_cast<const cmx_layer_conv_helium*>(head);
-      return cmx_conv_helium_s8_scratch_bytes(&l->params, &l->input_dims, &l->filter_dims) <= l->scratch_bytes;
-    }
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_3X3
-    case CMX_OP_DEPTHWISE_3X3: { /* none (four channels a pixel), or at least the planar path's plane */
-      auto* l = reinterpret_cast<const cmx_layer_depthwise_3x3*>(head);
-      return l->scratch_bytes == 0 ||
-             cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims) <= l->scratch_bytes;
-    }
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_CONV
-    case CMX_OP_DEPTHWISE_CONV: {
-      auto* l = reinterpret_cast<const cmx_layer_depthwise_conv*>(head);
-      return arm_depthwise_conv_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
-                                                           &l->output_dims) == l->scratch_bytes;
-    }
-#endif
-#ifdef CMX_BACKEND_AVG_POOL
-    case CMX_OP_AVG_POOL: {
-      auto* l = reinterpret_cast<const cmx_layer_avg_pool*>(head);
-      return arm_avgpool_s8_get_buffer_size(l->output_dims.w, l->input_dims.c) == l->scratch_bytes;
-    }
-#endif
-    default: return true;
-  }
-}
-#endif
 
 class CmxCmsisNNBackend final : public BackendInterface {
  public:
@@ -216,12 +105,6 @@ class CmxCmsisNNBackend final : public BackendInterface {
         ET_LOG(Error, "cmx backend: layer %u (kind %d) is not in this runtime", (unsigned)i, (int)head->op);
         return Error::DelegateInvalidCompatibility;
       }
-#ifdef CMX_BACKEND_CHECKED
-      if (!scratch_ok(head)) {
-        ET_LOG(Error, "cmx backend: layer %u: CMSIS-NN scratch size differs from the plan's", (unsigned)i);
-        return Error::DelegateInvalidCompatibility;
-      }
-#endif
       p += head->size;
     }
     return reinterpret_cast<DelegateHandle*>(const_cast<uint8_t*>(plan));

@@ -23,30 +23,9 @@
 #define CMX_PLAN_CORE_BYTES 16
 #define CMX_PLAN_MAX_ARGS 16 /* inputs, the working memory, outputs */
 
-enum cmx_plan_op {
-  CMX_OP_CONV = 1,
-  CMX_OP_DEPTHWISE_CONV = 2,
-  CMX_OP_LINEAR = 3,
-  CMX_OP_ADD = 4,
-  CMX_OP_AVG_POOL = 5,
-  CMX_OP_MAX_POOL = 6,
-  CMX_OP_SOFTMAX = 7,
-  CMX_OP_COPY = 8,
-  CMX_OP_MUL = 9,
-  CMX_OP_CONV_GENERAL = 10,
-  CMX_OP_CONV_ROW = 11,
-  CMX_OP_TRANSPOSE = 12,
-  CMX_OP_DEPTHWISE_3X3 = 13,
-  CMX_OP_FULLY_CONNECTED = 14,
-  CMX_OP_LSTM = 15,
-  CMX_OP_GRU = 16,
-  CMX_OP_LAYER_NORM = 17,
-  CMX_OP_MEAN = 18,
-  CMX_OP_LUT = 19,
-  CMX_OP_BMM = 20,
-  CMX_OP_COPY_REGION = 21,
-  CMX_OP_CONV_HELIUM = 22,
-};
+/* The layer kinds' op codes (CMX_OP_<KIND>) and the lists every dispatch expands, generated from
+ * their records (cmx_gen/data/backend_layers.yaml). */
+#include "cmx_plan_kinds.h"
 
 typedef struct {
   uint32_t magic;

@@ -61,6 +61,15 @@ static int scratch(check* c, int32_t at, int64_t bytes, int64_t need) {
   return 1;
 }
 
+/* A CMSIS-NN wrapper's scratch, which the plan sizes as CMSIS-NN does: `scratch` as above, and with
+ * CMX_BACKEND_CHECKED (bring-up) refused when it is not exactly CMSIS-NN's own size on this build. */
+static int cmsis_scratch(check* c, int32_t at, int64_t bytes, int64_t need) {
+#ifdef CMX_BACKEND_CHECKED
+  if (bytes != need) return fail(c, "scratch other than CMSIS-NN's own size (CMX_BACKEND_CHECKED)");
+#endif
+  return scratch(c, at, bytes, need);
+}
+
 static int64_t volume(const cmsis_nn_dims* d) { return (int64_t)d->n * d->h * d->w * d->c; }
 
 static int dims(check* c, const cmsis_nn_dims* d) {
@@ -133,7 +142,7 @@ static int conv_shapes(check* c, const cmsis_nn_conv_params* p, const cmsis_nn_d
 }
 
 /* After conv_shapes (the scratch size functions read the dims it checked). */
-static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t weight_bytes) {
+static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t weight_bytes, int wrapper) {
   if (!offsets(c, l->params.input_offset, l->params.output_offset) ||
       !activation(c, l->params.activation.min, l->params.activation.max)) {
     return 0;
@@ -141,11 +150,12 @@ static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t
   const int64_t oc = l->output_dims.c;
   return tensor(c, l->input, volume(&l->input_dims)) && tensor(c, l->output, volume(&l->output_dims)) &&
          constant(c, l->weight, weight_bytes, 1, 0) && constant(c, l->bias, 4 * oc, 4, 1) &&
-         per_channel(c, l->multipliers, l->shifts, oc) && scratch(c, l->scratch, l->scratch_bytes, scratch_need);
+         per_channel(c, l->multipliers, l->shifts, oc) &&
+         (wrapper ? cmsis_scratch : scratch)(c, l->scratch, l->scratch_bytes, scratch_need);
 }
 
 /* After dims() of its three shapes (the scratch size functions read them). */
-static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratch_need) {
+static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratch_need, int wrapper) {
   const cmsis_nn_dims *in = &l->input_dims, *f = &l->filter_dims, *out = &l->output_dims;
   if (out->n != in->n || f->c != out->c || out->c != (int64_t)in->c * l->params.ch_mult) {
     return fail(c, "depthwise channels that disagree");
@@ -156,7 +166,8 @@ static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratc
          window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w) &&
          tensor(c, l->input, volume(in)) && tensor(c, l->output, volume(out)) &&
          constant(c, l->weight, (int64_t)f->h * f->w * f->c, 1, 0) && constant(c, l->bias, 4 * (int64_t)out->c, 4, 1) &&
-         per_channel(c, l->multipliers, l->shifts, out->c) && scratch(c, l->scratch, l->scratch_bytes, scratch_need);
+         per_channel(c, l->multipliers, l->shifts, out->c) &&
+         (wrapper ? cmsis_scratch : scratch)(c, l->scratch, l->scratch_bytes, scratch_need);
 }
 
 static int linear(check* c, const cmx_layer_linear* l, int64_t weight_bytes) {
@@ -200,7 +211,7 @@ static int recurrent_sizes(check* c, int32_t batch, int32_t steps, int32_t input
   return 1;
 }
 
-static int softmax(check* c, const cmx_layer_softmax* l) {
+static int check_softmax(check* c, const cmx_layer_softmax* l) {
   const int64_t n = (int64_t)l->rows * l->row_size;
   if (l->rows < 1 || l->row_size < 1 || n >= LIMIT) return fail(c, "softmax sizes out of range");
   if (!requant(c, l->multiplier, l->shift) || l->diff_min > 0) return fail(c, "softmax scaling outside CMSIS-NN's range");
@@ -214,7 +225,7 @@ static int softmax(check* c, const cmx_layer_softmax* l) {
   return 1;
 }
 
-static int copy_region(check* c, const cmx_layer_copy_region* l) {
+static int check_copy_region(check* c, const cmx_layer_copy_region* l) {
   if (l->rows < 0 || l->row_bytes < 0 || l->input_at < 0 || l->output_at < 0 || l->input_stride < 0 || l->output_stride < 0) {
     return fail(c, "a region copy out of range");
   }
@@ -229,227 +240,229 @@ static int elementwise(check* c, int32_t a, int32_t b, int32_t out, int32_t bloc
   return tensor(c, a, count) && tensor(c, b, block) && tensor(c, out, count);
 }
 
-/* One record: 1 if it is safe to run, else 0 with c->why set. */
+#ifdef CMX_BACKEND_CONV
+static int check_conv(check* c, const cmx_layer_conv* l) {
+  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+  return conv(c, l, arm_convolve_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims, &l->output_dims),
+              volume(&l->filter_dims), 1);
+}
+#endif
+
+#ifdef CMX_BACKEND_CONV_GENERAL
+static int check_conv_general(check* c, const cmx_layer_conv_general* l) {
+  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+  return conv(c, l, arm_convolve_s8_get_buffer_size(&l->input_dims, &l->filter_dims), volume(&l->filter_dims), 0);
+}
+#endif
+
+#ifdef CMX_BACKEND_CONV_HELIUM
+static int check_conv_helium(check* c, const cmx_layer_conv_helium* l) {
+  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+  if (l->input_dims.c != l->filter_dims.c) return fail(c, "a grouped convolution on the Helium kernel");
+  if (!offsets(c, l->params.input_offset, l->params.output_offset) ||
+      !activation(c, l->params.activation.min, l->params.activation.max)) {
+    return 0;
+  }
+  const int64_t oc = l->output_dims.c, cols = (int64_t)l->filter_dims.h * l->filter_dims.w * l->filter_dims.c;
+  return tensor(c, l->input, volume(&l->input_dims)) && tensor(c, l->output, volume(&l->output_dims)) &&
+         constant(c, l->weight, cmx_fully_connected_s8_weight_bytes((int32_t)oc, (int32_t)cols), 1, 0) &&
+         constant(c, l->constants, 12 * oc, 4, 0) &&
+         scratch(c, l->scratch, l->scratch_bytes,
+                 cmx_conv_helium_s8_scratch_bytes(&l->params, &l->input_dims, &l->filter_dims));
+}
+#endif
+
+#ifdef CMX_BACKEND_CONV_ROW
+static int check_conv_row(check* c, const cmx_layer_conv_row* l) {
+  const cmx_conv_row_params* p = &l->params;
+  if (p->in_ch < 1 || p->out_ch < 1 || p->rows < 1 || p->in_rows < 1 || p->row_stride < 1 || p->row_pad < 0 ||
+      p->in_ch >= 65536 || p->out_ch >= 65536 || p->in_positions >= LIMIT / 65536 || p->in_rows >= LIMIT / 65536) {
+    return fail(c, "convolution row sizes out of range");
+  }
+  if (!window(c, p->positions, p->in_positions, p->kernel, p->stride, p->pad, p->dilation) ||
+      !window(c, p->out_rows, p->in_rows, p->rows, p->row_stride, p->row_pad, 1)) {
+    return 0;
+  }
+  if (!offsets(c, p->input_offset, p->output_offset) || !activation(c, p->act_min, p->act_max)) return 0;
+  const int64_t row_bytes = cmx_conv_row_s8_row_bytes(p);
+  if (p->row_bytes != row_bytes) return fail(c, "convolution row weights in another layout");
+  const int64_t oc = p->out_ch;
+  return tensor(c, l->input, (int64_t)p->in_rows * p->in_positions * p->in_ch) &&
+         tensor(c, l->output, (int64_t)p->out_rows * p->positions * oc) &&
+         constant(c, l->weight, oc * row_bytes * (p->wide ? 2 : 1), p->wide ? 4 : 1, 0) &&
+         constant(c, l->bias, 4 * oc, 4, 1) && per_channel(c, l->multipliers, l->shifts, oc) &&
+         scratch(c, l->scratch, l->scratch_bytes, cmx_conv_row_s8_scratch_bytes(p));
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_CONV
+static int check_depthwise_conv(check* c, const cmx_layer_depthwise_conv* l) {
+  if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims)) return 0;
+  return depthwise(c, l, arm_depthwise_conv_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
+                                                                     &l->output_dims),
+                   1);
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_3X3
+static int check_depthwise_3x3(check* c, const cmx_layer_depthwise_3x3* l) {
+  if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims)) return 0;
+  if (l->filter_dims.h != 3 || l->filter_dims.w != 3) return fail(c, "a 3x3 depthwise layer of another kernel");
+  /* none: its four-channel walk; else at least its planar path's plane */
+  const int64_t need = l->scratch_bytes == 0 ? 0 : cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims);
+  return depthwise(c, l, need, 0);
+}
+#endif
+
+#ifdef CMX_BACKEND_LINEAR
+static int check_linear(check* c, const cmx_layer_linear* l) {
+  return linear(c, l, (int64_t)l->filter_dims.n * l->output_dims.c);
+}
+#endif
+
+#ifdef CMX_BACKEND_FULLY_CONNECTED
+static int check_fully_connected(check* c, const cmx_layer_fully_connected* l) {
+  if (l->output_dims.c < 1 || l->filter_dims.n < 1 || (int64_t)l->output_dims.c * l->filter_dims.n >= LIMIT / 2) {
+    return fail(c, "fully connected sizes out of range");
+  }
+  return linear(c, l, cmx_fully_connected_s8_weight_bytes(l->output_dims.c, l->filter_dims.n));
+}
+#endif
+
+#ifdef CMX_BACKEND_ADD
+static int check_add(check* c, const cmx_layer_add* l) {
+  if (!elementwise_offset(c, l->input1_offset, 1 << 11) || !elementwise_offset(c, l->input2_offset, 1 << 11) ||
+      !offsets(c, 0, l->output_offset) || !requant(c, l->input1_multiplier, l->input1_shift) || !requant(c, l->input2_multiplier, l->input2_shift) ||
+      !requant(c, l->output_multiplier, l->output_shift) || l->left_shift < 0 || l->left_shift > 20 ||
+      !activation(c, l->act_min, l->act_max)) {
+    return 0;
+  }
+  return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
+}
+#endif
+
+#ifdef CMX_BACKEND_MUL
+static int check_mul(check* c, const cmx_layer_mul* l) {
+  if (!elementwise_offset(c, l->input1_offset, 1 << 15) || !elementwise_offset(c, l->input2_offset, 1 << 15) ||
+      !offsets(c, 0, l->output_offset) || !requant(c, l->output_multiplier, l->output_shift) ||
+      !activation(c, l->act_min, l->act_max)) {
+    return 0;
+  }
+  return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
+}
+#endif
+
+#ifdef CMX_BACKEND_AVG_POOL
+static int check_avg_pool(check* c, const cmx_layer_avg_pool* l) {
+  if (!pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output)) return 0;
+  return cmsis_scratch(c, l->scratch, l->scratch_bytes, arm_avgpool_s8_get_buffer_size(l->output_dims.w, l->input_dims.c));
+}
+#endif
+
+#ifdef CMX_BACKEND_MAX_POOL
+static int check_max_pool(check* c, const cmx_layer_max_pool* l) {
+  return pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output);
+}
+#endif
+
+static int check_copy(check* c, const cmx_layer_copy* l) {
+  return tensor(c, l->input, l->nbytes) && tensor(c, l->output, l->nbytes);
+}
+
+#ifdef CMX_BACKEND_TRANSPOSE
+static int check_transpose(check* c, const cmx_layer_transpose* l) {
+  const int64_t n = (int64_t)l->batches * l->rows * l->cols;
+  if (l->batches < 1 || l->rows < 1 || l->cols < 1 || n >= LIMIT) return fail(c, "transpose sizes out of range");
+  return tensor(c, l->input, n) && tensor(c, l->output, n);
+}
+#endif
+
+#ifdef CMX_BACKEND_LSTM
+static int check_lstm(check* c, const cmx_layer_lstm* l) {
+  if (!recurrent_sizes(c, l->batch_size, l->time_steps, l->input_size, l->hidden_size)) return 0;
+  const int64_t b = l->batch_size, t = l->time_steps, in = l->input_size, hid = l->hidden_size;
+  const int32_t* gates[] = {&l->forget_input_multiplier, &l->input_input_multiplier, &l->cell_input_multiplier,
+                            &l->output_input_multiplier};
+  for (int g = 0; g < 4; ++g) {
+    if (!gate(c, gates[g], hid, in, 4)) return 0;
+  }
+  if (!offsets(c, l->input_offset, l->output_offset) || !requant(c, l->output_multiplier, l->output_shift) ||
+      !requant(c, l->forget_to_cell_multiplier, l->forget_to_cell_shift) ||
+      !requant(c, l->input_to_cell_multiplier, l->input_to_cell_shift) || l->cell_scale_power < -31 ||
+      l->cell_scale_power > 31 || l->cell_clip < 0) {
+    return 0;
+  }
+  const int64_t need = 3 * b * hid * 2 + (l->reverse ? b * t * (in + hid) : 0);
+  return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
+}
+#endif
+
+#ifdef CMX_BACKEND_GRU
+static int check_gru(check* c, const cmx_layer_gru* l) {
+  if (!recurrent_sizes(c, l->batch_size, l->time_steps, l->input_size, l->hidden_size)) return 0;
+  const int64_t b = l->batch_size, t = l->time_steps, in = l->input_size, hid = l->hidden_size;
+  const int32_t* gates[] = {&l->reset_input_multiplier, &l->update_input_multiplier, &l->candidate_input_multiplier};
+  for (int g = 0; g < 3; ++g) {
+    if (!gate(c, gates[g], hid, in, 4)) return 0;
+  }
+  if (!offsets(c, l->hidden_offset, l->output_offset) || !requant(c, l->reset_multiplier, l->reset_shift) ||
+      !requant(c, l->hidden_q15_multiplier, l->hidden_q15_shift) || !requant(c, l->output_multiplier, l->output_shift)) {
+    return 0;
+  }
+  const int64_t need = 4 * hid * 2 + hid;
+  return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
+}
+#endif
+
+#ifdef CMX_BACKEND_LAYER_NORM
+static int check_layer_norm(check* c, const cmx_layer_layer_norm* l) {
+  const int64_t n = (int64_t)l->rows * l->channels;
+  if (l->rows < 1 || l->channels < 1 || n >= LIMIT) return fail(c, "layer norm sizes out of range");
+  if (!offsets(c, l->input_offset, l->output_offset) || l->eps_hi < 0) return fail(c, "layer norm parameters out of range");
+  return tensor(c, l->input, n) && tensor(c, l->output, n) && constant(c, l->gains, 4 * (int64_t)l->channels, 4, 0) &&
+         constant(c, l->biases, 4 * (int64_t)l->channels, 4, 0);
+}
+#endif
+
+#ifdef CMX_BACKEND_MEAN
+static int check_mean(check* c, const cmx_layer_mean* l) {
+  const int64_t n = (int64_t)l->outer * l->count * l->inner;
+  if (l->outer < 1 || l->count < 1 || l->inner < 1 || n >= LIMIT) return fail(c, "mean sizes out of range");
+  if (!offsets(c, l->input_offset, l->output_offset) || !requant(c, l->multiplier, l->shift)) return 0;
+  return tensor(c, l->input, n) && tensor(c, l->output, (int64_t)l->outer * l->inner);
+}
+#endif
+
+#ifdef CMX_BACKEND_LUT
+static int check_lut(check* c, const cmx_layer_lut* l) {
+  return tensor(c, l->input, l->count) && tensor(c, l->output, l->count) && constant(c, l->table, 256, 1, 0);
+}
+#endif
+
+#ifdef CMX_BACKEND_BMM
+static int check_bmm(check* c, const cmx_layer_bmm* l) {
+  const int64_t b = l->batches, r = l->rows, k = l->inner, n = l->cols;
+  if (b < 1 || r < 1 || k < 1 || n < 1 || b * r * k >= LIMIT || b * k * n >= LIMIT || b * r * n >= LIMIT) {
+    return fail(c, "batch matmul sizes out of range");
+  }
+  if (!offsets(c, l->input1_offset, l->output_offset) || !offsets(c, l->input2_offset, 0) ||
+      !requant(c, l->multiplier, l->shift) || l->transposed < 0 || l->transposed > 1) {
+    return 0;
+  }
+  const int64_t need = (l->transposed ? 0 : ((b * k * n + 3) & ~(int64_t)3)) + 4 * n;
+  return tensor(c, l->input1, b * r * k) && tensor(c, l->input2, b * k * n) && tensor(c, l->output, b * r * n) &&
+         scratch(c, l->scratch, need, need);
+}
+#endif
+
+/* One record: 1 if it is safe to run, else 0 with c->why set; one case for each kind compiled in
+ * (CMX_PLAN_KINDS_IN, generated from the kinds' records), which calls that kind's check. */
 static int layer(check* c, const cmx_layer_head* head) {
   switch (head->op) {
-#ifdef CMX_BACKEND_CONV
-    case CMX_OP_CONV: {
-      const cmx_layer_conv* l = (const cmx_layer_conv*)head;
-      if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
-      return conv(c, l, arm_convolve_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims, &l->output_dims),
-                  volume(&l->filter_dims));
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_GENERAL
-    case CMX_OP_CONV_GENERAL: {
-      const cmx_layer_conv* l = (const cmx_layer_conv*)head;
-      if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
-      return conv(c, l, arm_convolve_s8_get_buffer_size(&l->input_dims, &l->filter_dims), volume(&l->filter_dims));
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_HELIUM
-    case CMX_OP_CONV_HELIUM: {
-      const cmx_layer_conv_helium* l = (const cmx_layer_conv_helium*)head;
-      if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
-      if (l->input_dims.c != l->filter_dims.c) return fail(c, "a grouped convolution on the Helium kernel");
-      if (!offsets(c, l->params.input_offset, l->params.output_offset) ||
-          !activation(c, l->params.activation.min, l->params.activation.max)) {
-        return 0;
-      }
-      const int64_t oc = l->output_dims.c, cols = (int64_t)l->filter_dims.h * l->filter_dims.w * l->filter_dims.c;
-      return tensor(c, l->input, volume(&l->input_dims)) && tensor(c, l->output, volume(&l->output_dims)) &&
-             constant(c, l->weight, cmx_fully_connected_s8_weight_bytes((int32_t)oc, (int32_t)cols), 1, 0) &&
-             constant(c, l->constants, 12 * oc, 4, 0) &&
-             scratch(c, l->scratch, l->scratch_bytes,
-                     cmx_conv_helium_s8_scratch_bytes(&l->params, &l->input_dims, &l->filter_dims));
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_ROW
-    case CMX_OP_CONV_ROW: {
-      const cmx_layer_conv_row* l = (const cmx_layer_conv_row*)head;
-      const cmx_conv_row_params* p = &l->params;
-      if (p->in_ch < 1 || p->out_ch < 1 || p->rows < 1 || p->in_rows < 1 || p->row_stride < 1 || p->row_pad < 0 ||
-          p->in_ch >= 65536 || p->out_ch >= 65536 || p->in_positions >= LIMIT / 65536 || p->in_rows >= LIMIT / 65536) {
-        return fail(c, "convolution row sizes out of range");
-      }
-      if (!window(c, p->positions, p->in_positions, p->kernel, p->stride, p->pad, p->dilation) ||
-          !window(c, p->out_rows, p->in_rows, p->rows, p->row_stride, p->row_pad, 1)) {
-        return 0;
-      }
-      if (!offsets(c, p->input_offset, p->output_offset) || !activation(c, p->act_min, p->act_max)) return 0;
-      const int64_t row_bytes = cmx_conv_row_s8_row_bytes(p);
-      if (p->row_bytes != row_bytes) return fail(c, "convolution row weights in another layout");
-      const int64_t oc = p->out_ch;
-      return tensor(c, l->input, (int64_t)p->in_rows * p->in_positions * p->in_ch) &&
-             tensor(c, l->output, (int64_t)p->out_rows * p->positions * oc) &&
-             constant(c, l->weight, oc * row_bytes * (p->wide ? 2 : 1), p->wide ? 4 : 1, 0) &&
-             constant(c, l->bias, 4 * oc, 4, 1) && per_channel(c, l->multipliers, l->shifts, oc) &&
-             scratch(c, l->scratch, l->scratch_bytes, cmx_conv_row_s8_scratch_bytes(p));
-    }
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_CONV
-    case CMX_OP_DEPTHWISE_CONV: {
-      const cmx_layer_depthwise_conv* l = (const cmx_layer_depthwise_conv*)head;
-      if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims)) return 0;
-      return depthwise(c, l, arm_depthwise_conv_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
-                                                                         &l->output_dims));
-    }
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_3X3
-    case CMX_OP_DEPTHWISE_3X3: {
-      const cmx_layer_depthwise_3x3* l = (const cmx_layer_depthwise_3x3*)head;
-      if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims)) return 0;
-      if (l->filter_dims.h != 3 || l->filter_dims.w != 3) return fail(c, "a 3x3 depthwise layer of another kernel");
-      /* none: its four-channel walk; else at least its planar path's plane */
-      const int64_t need = l->scratch_bytes == 0 ? 0 : cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims);
-      return depthwise(c, l, need);
-    }
-#endif
-#ifdef CMX_BACKEND_LINEAR
-    case CMX_OP_LINEAR: {
-      const cmx_layer_linear* l = (const cmx_layer_linear*)head;
-      return linear(c, l, (int64_t)l->filter_dims.n * l->output_dims.c);
-    }
-#endif
-#ifdef CMX_BACKEND_FULLY_CONNECTED
-    case CMX_OP_FULLY_CONNECTED: {
-      const cmx_layer_fully_connected* l = (const cmx_layer_fully_connected*)head;
-      if (l->output_dims.c < 1 || l->filter_dims.n < 1 || (int64_t)l->output_dims.c * l->filter_dims.n >= LIMIT / 2) {
-        return fail(c, "fully connected sizes out of range");
-      }
-      return linear(c, l, cmx_fully_connected_s8_weight_bytes(l->output_dims.c, l->filter_dims.n));
-    }
-#endif
-#ifdef CMX_BACKEND_ADD
-    case CMX_OP_ADD: {
-      const cmx_layer_add* l = (const cmx_layer_add*)head;
-      if (!elementwise_offset(c, l->input1_offset, 1 << 11) || !elementwise_offset(c, l->input2_offset, 1 << 11) ||
-          !offsets(c, 0, l->output_offset) || !requant(c, l->input1_multiplier, l->input1_shift) || !requant(c, l->input2_multiplier, l->input2_shift) ||
-          !requant(c, l->output_multiplier, l->output_shift) || l->left_shift < 0 || l->left_shift > 20 ||
-          !activation(c, l->act_min, l->act_max)) {
-        return 0;
-      }
-      return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
-    }
-#endif
-#ifdef CMX_BACKEND_MUL
-    case CMX_OP_MUL: {
-      const cmx_layer_mul* l = (const cmx_layer_mul*)head;
-      if (!elementwise_offset(c, l->input1_offset, 1 << 15) || !elementwise_offset(c, l->input2_offset, 1 << 15) ||
-          !offsets(c, 0, l->output_offset) || !requant(c, l->output_multiplier, l->output_shift) ||
-          !activation(c, l->act_min, l->act_max)) {
-        return 0;
-      }
-      return elementwise(c, l->input1, l->input2, l->output, l->block, l->count);
-    }
-#endif
-#ifdef CMX_BACKEND_AVG_POOL
-    case CMX_OP_AVG_POOL: {
-      const cmx_layer_avg_pool* l = (const cmx_layer_avg_pool*)head;
-      if (!pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output)) return 0;
-      return scratch(c, l->scratch, l->scratch_bytes, arm_avgpool_s8_get_buffer_size(l->output_dims.w, l->input_dims.c));
-    }
-#endif
-#ifdef CMX_BACKEND_MAX_POOL
-    case CMX_OP_MAX_POOL: {
-      const cmx_layer_max_pool* l = (const cmx_layer_max_pool*)head;
-      return pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output);
-    }
-#endif
-#ifdef CMX_BACKEND_SOFTMAX
-    case CMX_OP_SOFTMAX: return softmax(c, (const cmx_layer_softmax*)head);
-#endif
-    case CMX_OP_COPY: {
-      const cmx_layer_copy* l = (const cmx_layer_copy*)head;
-      return tensor(c, l->input, l->nbytes) && tensor(c, l->output, l->nbytes);
-    }
-    case CMX_OP_COPY_REGION: return copy_region(c, (const cmx_layer_copy_region*)head);
-#ifdef CMX_BACKEND_TRANSPOSE
-    case CMX_OP_TRANSPOSE: {
-      const cmx_layer_transpose* l = (const cmx_layer_transpose*)head;
-      const int64_t n = (int64_t)l->batches * l->rows * l->cols;
-      if (l->batches < 1 || l->rows < 1 || l->cols < 1 || n >= LIMIT) return fail(c, "transpose sizes out of range");
-      return tensor(c, l->input, n) && tensor(c, l->output, n);
-    }
-#endif
-#ifdef CMX_BACKEND_LSTM
-    case CMX_OP_LSTM: {
-      const cmx_layer_lstm* l = (const cmx_layer_lstm*)head;
-      if (!recurrent_sizes(c, l->batch_size, l->time_steps, l->input_size, l->hidden_size)) return 0;
-      const int64_t b = l->batch_size, t = l->time_steps, in = l->input_size, hid = l->hidden_size;
-      const int32_t* gates[] = {&l->forget_input_multiplier, &l->input_input_multiplier, &l->cell_input_multiplier,
-                                &l->output_input_multiplier};
-      for (int g = 0; g < 4; ++g) {
-        if (!gate(c, gates[g], hid, in, 4)) return 0;
-      }
-      if (!offsets(c, l->input_offset, l->output_offset) || !requant(c, l->output_multiplier, l->output_shift) ||
-          !requant(c, l->forget_to_cell_multiplier, l->forget_to_cell_shift) ||
-          !requant(c, l->input_to_cell_multiplier, l->input_to_cell_shift) || l->cell_scale_power < -31 ||
-          l->cell_scale_power > 31 || l->cell_clip < 0) {
-        return 0;
-      }
-      const int64_t need = 3 * b * hid * 2 + (l->reverse ? b * t * (in + hid) : 0);
-      return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
-    }
-#endif
-#ifdef CMX_BACKEND_GRU
-    case CMX_OP_GRU: {
-      const cmx_layer_gru* l = (const cmx_layer_gru*)head;
-      if (!recurrent_sizes(c, l->batch_size, l->time_steps, l->input_size, l->hidden_size)) return 0;
-      const int64_t b = l->batch_size, t = l->time_steps, in = l->input_size, hid = l->hidden_size;
-      const int32_t* gates[] = {&l->reset_input_multiplier, &l->update_input_multiplier, &l->candidate_input_multiplier};
-      for (int g = 0; g < 3; ++g) {
-        if (!gate(c, gates[g], hid, in, 4)) return 0;
-      }
-      if (!offsets(c, l->hidden_offset, l->output_offset) || !requant(c, l->reset_multiplier, l->reset_shift) ||
-          !requant(c, l->hidden_q15_multiplier, l->hidden_q15_shift) || !requant(c, l->output_multiplier, l->output_shift)) {
-        return 0;
-      }
-      const int64_t need = 4 * hid * 2 + hid;
-      return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
-    }
-#endif
-#ifdef CMX_BACKEND_LAYER_NORM
-    case CMX_OP_LAYER_NORM: {
-      const cmx_layer_layer_norm* l = (const cmx_layer_layer_norm*)head;
-      const int64_t n = (int64_t)l->rows * l->channels;
-      if (l->rows < 1 || l->channels < 1 || n >= LIMIT) return fail(c, "layer norm sizes out of range");
-      if (!offsets(c, l->input_offset, l->output_offset) || l->eps_hi < 0) return fail(c, "layer norm parameters out of range");
-      return tensor(c, l->input, n) && tensor(c, l->output, n) && constant(c, l->gains, 4 * (int64_t)l->channels, 4, 0) &&
-             constant(c, l->biases, 4 * (int64_t)l->channels, 4, 0);
-    }
-#endif
-#ifdef CMX_BACKEND_MEAN
-    case CMX_OP_MEAN: {
-      const cmx_layer_mean* l = (const cmx_layer_mean*)head;
-      const int64_t n = (int64_t)l->outer * l->count * l->inner;
-      if (l->outer < 1 || l->count < 1 || l->inner < 1 || n >= LIMIT) return fail(c, "mean sizes out of range");
-      if (!offsets(c, l->input_offset, l->output_offset) || !requant(c, l->multiplier, l->shift)) return 0;
-      return tensor(c, l->input, n) && tensor(c, l->output, (int64_t)l->outer * l->inner);
-    }
-#endif
-#ifdef CMX_BACKEND_LUT
-    case CMX_OP_LUT: {
-      const cmx_layer_lut* l = (const cmx_layer_lut*)head;
-      return tensor(c, l->input, l->count) && tensor(c, l->output, l->count) && constant(c, l->table, 256, 1, 0);
-    }
-#endif
-#ifdef CMX_BACKEND_BMM
-    case CMX_OP_BMM: {
-      const cmx_layer_bmm* l = (const cmx_layer_bmm*)head;
-      const int64_t b = l->batches, r = l->rows, k = l->inner, n = l->cols;
-      if (b < 1 || r < 1 || k < 1 || n < 1 || b * r * k >= LIMIT || b * k * n >= LIMIT || b * r * n >= LIMIT) {
-        return fail(c, "batch matmul sizes out of range");
-      }
-      if (!offsets(c, l->input1_offset, l->output_offset) || !offsets(c, l->input2_offset, 0) ||
-          !requant(c, l->multiplier, l->shift) || l->transposed < 0 || l->transposed > 1) {
-        return 0;
-      }
-      const int64_t need = (l->transposed ? 0 : ((b * k * n + 3) & ~(int64_t)3)) + 4 * n;
-      return tensor(c, l->input1, b * r * k) && tensor(c, l->input2, b * k * n) && tensor(c, l->output, b * r * n) &&
-             scratch(c, l->scratch, need, need);
-    }
-#endif
+#define CMX_CHECK(K, k) \
+  case CMX_OP_##K: return check_##k(c, (const cmx_layer_##k*)head);
+    CMX_PLAN_KINDS_IN(CMX_CHECK)
+#undef CMX_CHECK
     default: return fail(c, "a layer kind this runtime was not built with");
   }
 }
@@ -457,28 +470,10 @@ static int layer(check* c, const cmx_layer_head* head) {
 /* The bytes a record of this kind needs (its struct), 0 for a kind unknown here. */
 static size_t record_bytes(int32_t op) {
   switch (op) {
-    case CMX_OP_CONV:
-    case CMX_OP_CONV_GENERAL: return sizeof(cmx_layer_conv);
-    case CMX_OP_CONV_HELIUM: return sizeof(cmx_layer_conv_helium);
-    case CMX_OP_CONV_ROW: return sizeof(cmx_layer_conv_row);
-    case CMX_OP_DEPTHWISE_CONV:
-    case CMX_OP_DEPTHWISE_3X3: return sizeof(cmx_layer_depthwise_conv);
-    case CMX_OP_LINEAR:
-    case CMX_OP_FULLY_CONNECTED: return sizeof(cmx_layer_linear);
-    case CMX_OP_ADD: return sizeof(cmx_layer_add);
-    case CMX_OP_MUL: return sizeof(cmx_layer_mul);
-    case CMX_OP_AVG_POOL: return sizeof(cmx_layer_avg_pool);
-    case CMX_OP_MAX_POOL: return sizeof(cmx_layer_max_pool);
-    case CMX_OP_SOFTMAX: return sizeof(cmx_layer_softmax);
-    case CMX_OP_COPY: return sizeof(cmx_layer_copy);
-    case CMX_OP_COPY_REGION: return sizeof(cmx_layer_copy_region);
-    case CMX_OP_TRANSPOSE: return sizeof(cmx_layer_transpose);
-    case CMX_OP_LSTM: return sizeof(cmx_layer_lstm);
-    case CMX_OP_GRU: return sizeof(cmx_layer_gru);
-    case CMX_OP_LAYER_NORM: return sizeof(cmx_layer_layer_norm);
-    case CMX_OP_MEAN: return sizeof(cmx_layer_mean);
-    case CMX_OP_LUT: return sizeof(cmx_layer_lut);
-    case CMX_OP_BMM: return sizeof(cmx_layer_bmm);
+#define CMX_BYTES(K, k) \
+  case CMX_OP_##K: return sizeof(cmx_layer_##k);
+    CMX_PLAN_KINDS(CMX_BYTES)
+#undef CMX_BYTES
     default: return 0;
   }
 }

@@ -86,10 +86,11 @@ inline void masked_softmax(const cmx_layer_softmax* l, const int8_t* in, int8_t*
 }
 #endif
 
-/* The layer `head`: its output and the output's bytes (for the trace), and CMSIS-NN's status. */
-inline arm_cmsis_nn_status run_layer(const cmx_layer_head* head, const uint8_t* plan, uint8_t* work, void* const* io,
-                                     int8_t*& out, size_t& out_bytes, Ticks& ticks) {
-  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+/* Each kind's run: its record `l`, the plan, the working memory and the arguments; it sets its output,
+ * the output's bytes (for the trace) and the ticks around its kernel call, and returns CMSIS-NN's status. */
+#define CMX_RUN_ARGS                                                                                       \
+  [[maybe_unused]] const uint8_t *plan, [[maybe_unused]] uint8_t *work, [[maybe_unused]] void *const *io, \
+      int8_t *&out, size_t &out_bytes, Ticks &ticks
 #define CMX_KERNEL(...)           \
   do {                            \
     ticks.start = CMX_RUN_NOW();  \
@@ -97,331 +98,356 @@ inline arm_cmsis_nn_status run_layer(const cmx_layer_head* head, const uint8_t* 
     ticks.end = CMX_RUN_NOW();    \
   } while (0)
 #define CMX_OUT_BYTES(expr) out_bytes = (expr)
-  switch (head->op) {
+
 #ifdef CMX_BACKEND_CONV
-    case CMX_OP_CONV: {
-      auto* l = reinterpret_cast<const cmx_layer_conv*>(head);
-      cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
-      cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                          const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-      CMX_KERNEL(status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
-                                       &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
-                                       constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_GENERAL
-    case CMX_OP_CONV_GENERAL: {
-      auto* l = reinterpret_cast<const cmx_layer_conv_general*>(head);
-      cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
-      cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                          const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-      CMX_KERNEL(status = arm_convolve_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
-                                          &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
-                                          constant_at<int32_t>(plan, l->bias), nullptr, &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_ROW
-    case CMX_OP_CONV_ROW: {
-      auto* l = reinterpret_cast<const cmx_layer_conv_row*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->params.positions * l->params.out_ch);
-      CMX_KERNEL(status = cmx_conv_row_s8(&l->params, tensor_at(l->input, work, io), constant_at<int8_t>(plan, l->weight),
-                                          constant_at<int32_t>(plan, l->bias), constant_at<int32_t>(plan, l->multipliers),
-                                          constant_at<int32_t>(plan, l->shifts),
-                                          reinterpret_cast<int16_t*>(work + l->scratch), out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_CONV_HELIUM
-    case CMX_OP_CONV_HELIUM: {
-      auto* l = reinterpret_cast<const cmx_layer_conv_helium*>(head);
-      cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-      CMX_KERNEL(status = cmx_conv_helium_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io),
-                                             &l->filter_dims, constant_at<int8_t>(plan, l->weight),
-                                             constant_at<int32_t>(plan, l->constants), &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_3X3
-    case CMX_OP_DEPTHWISE_3X3: {
-      auto* l = reinterpret_cast<const cmx_layer_depthwise_3x3*>(head);
-      cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                          const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-      cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
-      CMX_KERNEL(status = cmx_depthwise_3x3_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
-                                               &l->filter_dims, constant_at<int8_t>(plan, l->weight),
-                                               constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_DEPTHWISE_CONV
-    case CMX_OP_DEPTHWISE_CONV: {
-      auto* l = reinterpret_cast<const cmx_layer_depthwise_conv*>(head);
-      cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
-      cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                          const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-      CMX_KERNEL(status = arm_depthwise_conv_wrapper_s8(&ctx, &l->params, &q, &l->input_dims,
-                                             tensor_at(l->input, work, io), &l->filter_dims,
-                                             constant_at<int8_t>(plan, l->weight), &l->bias_dims,
-                                             constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_LINEAR
-    case CMX_OP_LINEAR: {
-      auto* l = reinterpret_cast<const cmx_layer_linear*>(head);
-      cmsis_nn_context ctx{const_cast<int32_t*>(constant_at<int32_t>(plan, l->kernel_sum)), 0};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
-      CMX_KERNEL(status = arm_fully_connected_s8(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
-                                      &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
-                                      constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_FULLY_CONNECTED
-    case CMX_OP_FULLY_CONNECTED: {
-      auto* l = reinterpret_cast<const cmx_layer_fully_connected*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
-      CMX_KERNEL(status = cmx_fully_connected_s8(&l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
-                                                 &l->filter_dims, constant_at<int8_t>(plan, l->weight),
-                                                 constant_at<int32_t>(plan, l->bias),
-                                                 constant_at<int32_t>(plan, l->kernel_sum), &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_ADD
-    case CMX_OP_ADD: {
-      auto* l = reinterpret_cast<const cmx_layer_add*>(head);
-      const int8_t* a = tensor_at(l->input1, work, io);
-      const int8_t* b = tensor_at(l->input2, work, io);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->count);
-      CMX_KERNEL(for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
-        status = cmx_add_s8(a + at, b, l->input1_offset, l->input1_multiplier, l->input1_shift, l->input2_offset,
-                            l->input2_multiplier, l->input2_shift, l->left_shift, out + at, l->output_offset,
-                            l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
-      });
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_MUL
-    case CMX_OP_MUL: {
-      auto* l = reinterpret_cast<const cmx_layer_mul*>(head);
-      const int8_t* a = tensor_at(l->input1, work, io);
-      const int8_t* b = tensor_at(l->input2, work, io);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->count);
-      CMX_KERNEL(for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
-        status = arm_elementwise_mul_s8(a + at, b, l->input1_offset, l->input2_offset, out + at, l->output_offset,
-                                        l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
-      });
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_AVG_POOL
-    case CMX_OP_AVG_POOL: {
-      auto* l = reinterpret_cast<const cmx_layer_avg_pool*>(head);
-      cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-      CMX_KERNEL(status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
-                              &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_MAX_POOL
-    case CMX_OP_MAX_POOL: {
-      auto* l = reinterpret_cast<const cmx_layer_max_pool*>(head);
-      cmsis_nn_context ctx{nullptr, 0};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-      CMX_KERNEL(status = arm_max_pool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
-                               &l->output_dims, out));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_SOFTMAX
-    case CMX_OP_SOFTMAX: {
-      auto* l = reinterpret_cast<const cmx_layer_softmax*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->rows * l->row_size);
-      if (l->ranges < 0) {
-        CMX_KERNEL(arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift,
-                                  l->diff_min, out));
-      } else {
-        CMX_KERNEL(masked_softmax(l, tensor_at(l->input, work, io), out, constant_at<int32_t>(plan, l->ranges)));
-      }
-      break;
-    }
-#endif
-    case CMX_OP_COPY: {
-      auto* l = reinterpret_cast<const cmx_layer_copy*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->nbytes);
-      /* memmove: a copy placed over its own input (in place) stays defined */
-      CMX_KERNEL(memmove(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes)));
-      break;
-    }
-    case CMX_OP_COPY_REGION: {
-      auto* l = reinterpret_cast<const cmx_layer_copy_region*>(head);
-      out = tensor_at(l->output, work, io) + l->output_at;
-      const int8_t* in = tensor_at(l->input, work, io) + l->input_at;
-      CMX_OUT_BYTES((size_t)l->rows * l->row_bytes);
-      CMX_KERNEL(for (int32_t r = 0; r < l->rows; ++r) memmove(out + r * l->output_stride,
-                                                               in + r * l->input_stride,
-                                                               static_cast<size_t>(l->row_bytes)));
-      break;
-    }
-#ifdef CMX_BACKEND_TRANSPOSE
-    case CMX_OP_TRANSPOSE: {
-      auto* l = reinterpret_cast<const cmx_layer_transpose*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
-      CMX_KERNEL(cmx_transpose_s8(tensor_at(l->input, work, io), out, l->batches, l->rows, l->cols));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_LSTM
-    case CMX_OP_LSTM: {
-      auto* l = reinterpret_cast<const cmx_layer_lstm*>(head);
-      const cmsis_nn_lstm_params params{l->time_major,
-                                        l->batch_size,
-                                        l->time_steps,
-                                        l->input_size,
-                                        l->hidden_size,
-                                        l->input_offset,
-                                        l->forget_to_cell_multiplier,
-                                        l->forget_to_cell_shift,
-                                        l->input_to_cell_multiplier,
-                                        l->input_to_cell_shift,
-                                        l->cell_clip,
-                                        l->cell_scale_power,
-                                        l->output_multiplier,
-                                        l->output_shift,
-                                        l->output_offset,
-                                        lstm_gate(plan, &l->forget_input_multiplier),
-                                        lstm_gate(plan, &l->input_input_multiplier),
-                                        lstm_gate(plan, &l->cell_input_multiplier),
-                                        lstm_gate(plan, &l->output_input_multiplier)};
-      auto* cell = reinterpret_cast<int16_t*>(work + l->scratch);
-      const size_t state = (size_t)l->batch_size * l->hidden_size;
-      cmsis_nn_lstm_context buffers{cell + state, cell + 2 * state, cell};  // temp1, temp2, cell_state
-      buffers.hidden_state = nullptr;  // zero initial state
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
-      const int8_t* in = tensor_at(l->input, work, io);
-      int8_t* reversed_in = reinterpret_cast<int8_t*>(cell + 3 * state);
-      int8_t* reversed_out = reversed_in + (size_t)l->batch_size * l->time_steps * l->input_size;
-      CMX_KERNEL(if (l->reverse) {
-        reverse_steps(in, reversed_in, l->time_major, l->batch_size, l->time_steps, l->input_size);
-        status = arm_lstm_unidirectional_s8(reversed_in, reversed_out, &params, &buffers);
-        reverse_steps(reversed_out, out, l->time_major, l->batch_size, l->time_steps, l->hidden_size);
-      } else {
-        status = arm_lstm_unidirectional_s8(in, out, &params, &buffers);
-      });
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_GRU
-    case CMX_OP_GRU: {
-      auto* l = reinterpret_cast<const cmx_layer_gru*>(head);
-      const cmx_gru_params params{l->time_major,
-                                  l->batch_size,
-                                  l->time_steps,
-                                  l->input_size,
-                                  l->hidden_size,
-                                  l->reverse,
-                                  l->hidden_offset,
-                                  l->output_offset,
-                                  l->reset_multiplier,
-                                  l->reset_shift,
-                                  l->hidden_q15_multiplier,
-                                  l->hidden_q15_shift,
-                                  l->output_multiplier,
-                                  l->output_shift,
-                                  gru_gate(plan, &l->reset_input_multiplier),
-                                  gru_gate(plan, &l->update_input_multiplier),
-                                  gru_gate(plan, &l->candidate_input_multiplier)};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
-      CMX_KERNEL(status = cmx_gru_s8(tensor_at(l->input, work, io), out, &params, work + l->scratch));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_LAYER_NORM
-    case CMX_OP_LAYER_NORM: {
-      auto* l = reinterpret_cast<const cmx_layer_layer_norm*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->rows * l->channels);
-      const int64_t eps = (int64_t)(((uint64_t)(uint32_t)l->eps_hi << 32) | (uint32_t)l->eps_lo);
-      CMX_KERNEL(cmx_layer_norm_s8(tensor_at(l->input, work, io), out, l->rows, l->channels, l->input_offset,
-                                   l->output_offset, eps, constant_at<int32_t>(plan, l->gains),
-                                   constant_at<int32_t>(plan, l->biases)));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_MEAN
-    case CMX_OP_MEAN: {
-      auto* l = reinterpret_cast<const cmx_layer_mean*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->outer * l->inner);
-      CMX_KERNEL(cmx_mean_s8(tensor_at(l->input, work, io), out, l->outer, l->count, l->inner, l->multiplier,
-                             l->shift, l->input_offset, l->output_offset));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_LUT
-    case CMX_OP_LUT: {
-      auto* l = reinterpret_cast<const cmx_layer_lut*>(head);
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->count);
-      CMX_KERNEL(cmx_lut_s8(tensor_at(l->input, work, io), out, l->count, constant_at<int8_t>(plan, l->table)));
-      break;
-    }
-#endif
-#ifdef CMX_BACKEND_BMM
-    case CMX_OP_BMM: {
-      auto* l = reinterpret_cast<const cmx_layer_bmm*>(head);
-      const int8_t* rhs = tensor_at(l->input2, work, io);
-      int8_t* scratch = reinterpret_cast<int8_t*>(work + l->scratch);
-      const size_t rhs_bytes = l->transposed ? 0 : ((size_t)l->batches * l->inner * l->cols + 3u) & ~(size_t)3u;
-      if (!l->transposed) {
-        cmx_transpose_s8(rhs, scratch, l->batches, l->inner, l->cols);
-        rhs = scratch;
-      }
-      cmsis_nn_context ctx{scratch + rhs_bytes, (int32_t)(4 * l->cols)};
-      const cmsis_nn_bmm_params params{false, false, {l->input1_offset, l->input2_offset, l->output_offset, {-128, 127}}};
-      const cmsis_nn_per_tensor_quant_params quant{l->multiplier, l->shift};
-      const cmsis_nn_dims lhs_dims{1, l->batches, l->rows, l->inner};
-      const cmsis_nn_dims rhs_dims{1, l->batches, l->cols, l->inner};
-      const cmsis_nn_dims out_dims{1, l->batches, l->rows, l->cols};
-      out = tensor_at(l->output, work, io);
-      CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
-      CMX_KERNEL(status = arm_batch_matmul_s8(&ctx, &params, &quant, &lhs_dims, tensor_at(l->input1, work, io),
-                                              &rhs_dims, rhs, &out_dims, out));
-      break;
-    }
-#endif
-    default:
-      status = ARM_CMSIS_NN_ARG_ERROR;  // unreachable: init refused kinds not compiled in
-  }
-#undef CMX_KERNEL
-#undef CMX_OUT_BYTES
+inline arm_cmsis_nn_status run_conv(const cmx_layer_conv* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_KERNEL(status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                   &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                   constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
   return status;
 }
+#endif
+
+#ifdef CMX_BACKEND_CONV_GENERAL
+inline arm_cmsis_nn_status run_conv_general(const cmx_layer_conv_general* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
+  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_KERNEL(status = arm_convolve_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                      &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                      constant_at<int32_t>(plan, l->bias), nullptr, &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_CONV_ROW
+inline arm_cmsis_nn_status run_conv_row(const cmx_layer_conv_row* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->params.positions * l->params.out_ch);
+  CMX_KERNEL(status = cmx_conv_row_s8(&l->params, tensor_at(l->input, work, io), constant_at<int8_t>(plan, l->weight),
+                                      constant_at<int32_t>(plan, l->bias), constant_at<int32_t>(plan, l->multipliers),
+                                      constant_at<int32_t>(plan, l->shifts),
+                                      reinterpret_cast<int16_t*>(work + l->scratch), out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_CONV_HELIUM
+inline arm_cmsis_nn_status run_conv_helium(const cmx_layer_conv_helium* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_KERNEL(status = cmx_conv_helium_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io),
+                                         &l->filter_dims, constant_at<int8_t>(plan, l->weight),
+                                         constant_at<int32_t>(plan, l->constants), &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_3X3
+inline arm_cmsis_nn_status run_depthwise_3x3(const cmx_layer_depthwise_3x3* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+  CMX_KERNEL(status = cmx_depthwise_3x3_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                           &l->filter_dims, constant_at<int8_t>(plan, l->weight),
+                                           constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_CONV
+inline arm_cmsis_nn_status run_depthwise_conv(const cmx_layer_depthwise_conv* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
+                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_KERNEL(status = arm_depthwise_conv_wrapper_s8(&ctx, &l->params, &q, &l->input_dims,
+                                         tensor_at(l->input, work, io), &l->filter_dims,
+                                         constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                         constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_LINEAR
+inline arm_cmsis_nn_status run_linear(const cmx_layer_linear* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{const_cast<int32_t*>(constant_at<int32_t>(plan, l->kernel_sum)), 0};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
+  CMX_KERNEL(status = arm_fully_connected_s8(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
+                                  &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                  constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_FULLY_CONNECTED
+inline arm_cmsis_nn_status run_fully_connected(const cmx_layer_fully_connected* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
+  CMX_KERNEL(status = cmx_fully_connected_s8(&l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
+                                             &l->filter_dims, constant_at<int8_t>(plan, l->weight),
+                                             constant_at<int32_t>(plan, l->bias),
+                                             constant_at<int32_t>(plan, l->kernel_sum), &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_ADD
+inline arm_cmsis_nn_status run_add(const cmx_layer_add* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  const int8_t* a = tensor_at(l->input1, work, io);
+  const int8_t* b = tensor_at(l->input2, work, io);
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->count);
+  CMX_KERNEL(for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
+    status = cmx_add_s8(a + at, b, l->input1_offset, l->input1_multiplier, l->input1_shift, l->input2_offset,
+                        l->input2_multiplier, l->input2_shift, l->left_shift, out + at, l->output_offset,
+                        l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
+  });
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_MUL
+inline arm_cmsis_nn_status run_mul(const cmx_layer_mul* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  const int8_t* a = tensor_at(l->input1, work, io);
+  const int8_t* b = tensor_at(l->input2, work, io);
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->count);
+  CMX_KERNEL(for (int32_t at = 0; at < l->count && status == ARM_CMSIS_NN_SUCCESS; at += l->block) {
+    status = arm_elementwise_mul_s8(a + at, b, l->input1_offset, l->input2_offset, out + at, l->output_offset,
+                                    l->output_multiplier, l->output_shift, l->act_min, l->act_max, l->block);
+  });
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_AVG_POOL
+inline arm_cmsis_nn_status run_avg_pool(const cmx_layer_avg_pool* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_KERNEL(status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
+                          &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_MAX_POOL
+inline arm_cmsis_nn_status run_max_pool(const cmx_layer_max_pool* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{nullptr, 0};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_KERNEL(status = arm_max_pool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
+                           &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_SOFTMAX
+inline arm_cmsis_nn_status run_softmax(const cmx_layer_softmax* l, CMX_RUN_ARGS) {
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->rows * l->row_size);
+  if (l->ranges < 0) {
+    CMX_KERNEL(arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift,
+                              l->diff_min, out));
+  } else {
+    CMX_KERNEL(masked_softmax(l, tensor_at(l->input, work, io), out, constant_at<int32_t>(plan, l->ranges)));
+  }
+  return ARM_CMSIS_NN_SUCCESS;
+}
+#endif
+
+inline arm_cmsis_nn_status run_copy(const cmx_layer_copy* l, CMX_RUN_ARGS) {
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->nbytes);
+  /* memmove: a copy placed over its own input (in place) stays defined */
+  CMX_KERNEL(memmove(out, tensor_at(l->input, work, io), static_cast<size_t>(l->nbytes)));
+  return ARM_CMSIS_NN_SUCCESS;
+}
+
+inline arm_cmsis_nn_status run_copy_region(const cmx_layer_copy_region* l, CMX_RUN_ARGS) {
+  out = tensor_at(l->output, work, io) + l->output_at;
+  const int8_t* in = tensor_at(l->input, work, io) + l->input_at;
+  CMX_OUT_BYTES((size_t)l->rows * l->row_bytes);
+  CMX_KERNEL(for (int32_t r = 0; r < l->rows; ++r) memmove(out + r * l->output_stride,
+                                                           in + r * l->input_stride,
+                                                           static_cast<size_t>(l->row_bytes)));
+  return ARM_CMSIS_NN_SUCCESS;
+}
+
+#ifdef CMX_BACKEND_TRANSPOSE
+inline arm_cmsis_nn_status run_transpose(const cmx_layer_transpose* l, CMX_RUN_ARGS) {
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
+  CMX_KERNEL(cmx_transpose_s8(tensor_at(l->input, work, io), out, l->batches, l->rows, l->cols));
+  return ARM_CMSIS_NN_SUCCESS;
+}
+#endif
+
+#ifdef CMX_BACKEND_LSTM
+inline arm_cmsis_nn_status run_lstm(const cmx_layer_lstm* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  const cmsis_nn_lstm_params params{l->time_major,
+                                    l->batch_size,
+                                    l->time_steps,
+                                    l->input_size,
+                                    l->hidden_size,
+                                    l->input_offset,
+                                    l->forget_to_cell_multiplier,
+                                    l->forget_to_cell_shift,
+                                    l->input_to_cell_multiplier,
+                                    l->input_to_cell_shift,
+                                    l->cell_clip,
+                                    l->cell_scale_power,
+                                    l->output_multiplier,
+                                    l->output_shift,
+                                    l->output_offset,
+                                    lstm_gate(plan, &l->forget_input_multiplier),
+                                    lstm_gate(plan, &l->input_input_multiplier),
+                                    lstm_gate(plan, &l->cell_input_multiplier),
+                                    lstm_gate(plan, &l->output_input_multiplier)};
+  auto* cell = reinterpret_cast<int16_t*>(work + l->scratch);
+  const size_t state = (size_t)l->batch_size * l->hidden_size;
+  cmsis_nn_lstm_context buffers{cell + state, cell + 2 * state, cell};  // temp1, temp2, cell_state
+  buffers.hidden_state = nullptr;  // zero initial state
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
+  const int8_t* in = tensor_at(l->input, work, io);
+  int8_t* reversed_in = reinterpret_cast<int8_t*>(cell + 3 * state);
+  int8_t* reversed_out = reversed_in + (size_t)l->batch_size * l->time_steps * l->input_size;
+  CMX_KERNEL(if (l->reverse) {
+    reverse_steps(in, reversed_in, l->time_major, l->batch_size, l->time_steps, l->input_size);
+    status = arm_lstm_unidirectional_s8(reversed_in, reversed_out, &params, &buffers);
+    reverse_steps(reversed_out, out, l->time_major, l->batch_size, l->time_steps, l->hidden_size);
+  } else {
+    status = arm_lstm_unidirectional_s8(in, out, &params, &buffers);
+  });
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_GRU
+inline arm_cmsis_nn_status run_gru(const cmx_layer_gru* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  const cmx_gru_params params{l->time_major,
+                              l->batch_size,
+                              l->time_steps,
+                              l->input_size,
+                              l->hidden_size,
+                              l->reverse,
+                              l->hidden_offset,
+                              l->output_offset,
+                              l->reset_multiplier,
+                              l->reset_shift,
+                              l->hidden_q15_multiplier,
+                              l->hidden_q15_shift,
+                              l->output_multiplier,
+                              l->output_shift,
+                              gru_gate(plan, &l->reset_input_multiplier),
+                              gru_gate(plan, &l->update_input_multiplier),
+                              gru_gate(plan, &l->candidate_input_multiplier)};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
+  CMX_KERNEL(status = cmx_gru_s8(tensor_at(l->input, work, io), out, &params, work + l->scratch));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_LAYER_NORM
+inline arm_cmsis_nn_status run_layer_norm(const cmx_layer_layer_norm* l, CMX_RUN_ARGS) {
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->rows * l->channels);
+  const int64_t eps = (int64_t)(((uint64_t)(uint32_t)l->eps_hi << 32) | (uint32_t)l->eps_lo);
+  CMX_KERNEL(cmx_layer_norm_s8(tensor_at(l->input, work, io), out, l->rows, l->channels, l->input_offset,
+                               l->output_offset, eps, constant_at<int32_t>(plan, l->gains),
+                               constant_at<int32_t>(plan, l->biases)));
+  return ARM_CMSIS_NN_SUCCESS;
+}
+#endif
+
+#ifdef CMX_BACKEND_MEAN
+inline arm_cmsis_nn_status run_mean(const cmx_layer_mean* l, CMX_RUN_ARGS) {
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->outer * l->inner);
+  CMX_KERNEL(cmx_mean_s8(tensor_at(l->input, work, io), out, l->outer, l->count, l->inner, l->multiplier,
+                         l->shift, l->input_offset, l->output_offset));
+  return ARM_CMSIS_NN_SUCCESS;
+}
+#endif
+
+#ifdef CMX_BACKEND_LUT
+inline arm_cmsis_nn_status run_lut(const cmx_layer_lut* l, CMX_RUN_ARGS) {
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->count);
+  CMX_KERNEL(cmx_lut_s8(tensor_at(l->input, work, io), out, l->count, constant_at<int8_t>(plan, l->table)));
+  return ARM_CMSIS_NN_SUCCESS;
+}
+#endif
+
+#ifdef CMX_BACKEND_BMM
+inline arm_cmsis_nn_status run_bmm(const cmx_layer_bmm* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  const int8_t* rhs = tensor_at(l->input2, work, io);
+  int8_t* scratch = reinterpret_cast<int8_t*>(work + l->scratch);
+  const size_t rhs_bytes = l->transposed ? 0 : ((size_t)l->batches * l->inner * l->cols + 3u) & ~(size_t)3u;
+  if (!l->transposed) {
+    cmx_transpose_s8(rhs, scratch, l->batches, l->inner, l->cols);
+    rhs = scratch;
+  }
+  cmsis_nn_context ctx{scratch + rhs_bytes, (int32_t)(4 * l->cols)};
+  const cmsis_nn_bmm_params params{false, false, {l->input1_offset, l->input2_offset, l->output_offset, {-128, 127}}};
+  const cmsis_nn_per_tensor_quant_params quant{l->multiplier, l->shift};
+  const cmsis_nn_dims lhs_dims{1, l->batches, l->rows, l->inner};
+  const cmsis_nn_dims rhs_dims{1, l->batches, l->cols, l->inner};
+  const cmsis_nn_dims out_dims{1, l->batches, l->rows, l->cols};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
+  CMX_KERNEL(status = arm_batch_matmul_s8(&ctx, &params, &quant, &lhs_dims, tensor_at(l->input1, work, io),
+                                          &rhs_dims, rhs, &out_dims, out));
+  return status;
+}
+#endif
+
+/* The layer `head`: one case for each kind compiled in (CMX_PLAN_KINDS_IN, generated from the kinds'
+ * records), which calls that kind's run. */
+inline arm_cmsis_nn_status run_layer(const cmx_layer_head* head, const uint8_t* plan, uint8_t* work, void* const* io,
+                                     int8_t*& out, size_t& out_bytes, Ticks& ticks) {
+  switch (head->op) {
+#define CMX_RUN(K, k)  \
+  case CMX_OP_##K: \
+    return run_##k(reinterpret_cast<const cmx_layer_##k*>(head), plan, work, io, out, out_bytes, ticks);
+    CMX_PLAN_KINDS_IN(CMX_RUN)
+#undef CMX_RUN
+    default: return ARM_CMSIS_NN_ARG_ERROR;  // unreachable: init refused kinds not compiled in
+  }
+}
+
+#undef CMX_KERNEL
+#undef CMX_OUT_BYTES
+#undef CMX_RUN_ARGS
 
 }  // namespace cmx_run

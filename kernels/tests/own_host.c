@@ -1,8 +1,9 @@
-/* cmx-gen's element-wise kernels on the build machine (tests/lower/test_own_kernels_host.py): reads
+/* cmx-gen's element-wise and normalising kernels on the build machine (tests/lower/test_own_kernels_host.py): reads
  * one case from the file named on the command line and writes the int8 output to stdout, so the test
  * compares it with layer_models.py byte for byte.
  *   layer_norm: 'L', rows, channels, input_offset, output_offset, eps (int64), gains[], biases[], input
- *   mean:       'M', outer, count, inner, multiplier, shift, input_offset, output_offset, input */
+ *   mean:       'M', outer, count, inner, multiplier, shift, input_offset, output_offset, input
+ *   lut:        'T', count, table[256], input */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -29,6 +30,13 @@ int main(int argc, char** argv) {
     int8_t* y = malloc((size_t)outer * inner);
     cmx_mean_s8(x, y, outer, count, inner, mult, shift, in_off, out_off);
     fwrite(y, 1, (size_t)outer * inner, stdout);
+  } else if (kind == 'T') {
+    const int32_t count = case_word(f);
+    const int8_t* table = case_block(f, 256);
+    const int8_t* x = case_block(f, (size_t)count);
+    int8_t* y = malloc((size_t)count);
+    cmx_lut_s8(x, y, count, table);
+    fwrite(y, 1, (size_t)count, stdout);
   } else {
     return 2;
   }

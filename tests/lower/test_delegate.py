@@ -58,8 +58,6 @@ def test_c_and_python_plan_layouts_agree():
     for kind, fields in plan_mod.FIELDS.items():
         assert structs[kind] == list(fields), f"{kind}: cmx_plan.h and plan.py differ"
     text = HEADER_H.read_text()
-    for kind, code in plan_mod.OPS.items():
-        assert re.search(rf"CMX_OP_{kind.upper()} = {code},", text), kind
     assert f"0x{plan_mod.MAGIC:08X}u" in text and f"CMX_PLAN_VERSION {plan_mod.VERSION}u" in text
     assert f"CMX_PLAN_CORE_BYTES {plan_mod.CORE_BYTES}" in text
     body = re.search(r"typedef struct \{([^}]*)\} cmx_conv_row_params;", NN_H.read_text())
@@ -67,7 +65,6 @@ def test_c_and_python_plan_layouts_agree():
 
 
 def test_every_layer_kind_names_what_it_calls():
-    assert set(plan_mod.layer_calls()) == set(plan_mod.OPS)
     assert plan_mod.kernel_label("conv_row") == "cmx_conv_row_s8 (cmx-gen)"
     assert plan_mod.kernel_label("conv") == "arm_convolve_wrapper_s8 (CMSIS-NN)"
 

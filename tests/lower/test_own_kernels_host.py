@@ -1,6 +1,6 @@
-"""cmx_layer_norm_s8 and cmx_mean_s8 (kernels/nn/) against their host models (layer_models.py), byte
-for byte, over 200 random cases each: row counts, channel counts, offsets, epsilons, gains, biases,
-requantization. Compiled for the build machine (kernels/tests/own_host.c; integer C, so the target
+"""cmx_layer_norm_s8, cmx_mean_s8 and cmx_lut_s8 (kernels/nn/) against their host models (layer_models.py,
+host_own.py), byte for byte, over 200 random cases each: row counts, channel counts, offsets, epsilons,
+gains, biases, requantization, tables. Compiled for the build machine (kernels/tests/own_host.c; integer C, so the target
 computes the same); the firmware tests' PASS holds them on QEMU. Needs CMSIS_NN_PATH (headers) and cc."""
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ CASES = 200
 
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory) -> Path:
-    sources = ["kernels/tests/own_host.c", "kernels/nn/cmx_layer_norm_s8.c", "kernels/nn/cmx_mean_s8.c"]
+    sources = [
+        "kernels/tests/own_host.c",
+        "kernels/nn/cmx_layer_norm_s8.c",
+        "kernels/nn/cmx_mean_s8.c",
+        "kernels/nn/cmx_lut_s8.c",
+    ]
     return host_binary(tmp_path_factory, "own_host", sources, "cmx-gen's kernels")
 
 
@@ -63,3 +68,14 @@ def test_mean_equals_its_host_model(harness, tmp_path):
         got = _run(harness, tmp_path, blob)
         want = layer_models.mean_s8(x, outer, count, inner, mult, shift, -x_q[1], y_q[1])
         assert got == want.tobytes(), f"case {index}: {outer} x {count} x {inner}"
+
+
+def test_lut_equals_its_host_model(harness, tmp_path):
+    """The table is indexed by the input + 128 (host_own._lut): every int8 value, at every count."""
+    rng = np.random.default_rng(343)
+    for index in range(CASES):
+        count = int(rng.integers(1, 600)) if index else 256
+        table = rng.integers(-128, 128, 256).astype(np.int8)
+        x = np.arange(-128, 128, dtype=np.int8) if index == 0 else rng.integers(-128, 128, count).astype(np.int8)
+        got = _run(harness, tmp_path, struct.pack("<2i", ord("T"), count) + table.tobytes() + x.tobytes())
+        assert got == table[x.astype(np.int64) + 128].tobytes(), f"case {index}: {count} elements"

@@ -24,12 +24,8 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
 
-import yaml
-
-from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.delegate import layer_kinds
 
 # Every record's fields after op, size, debug (plan_fields.py), by layer kind.
 from cmx_gen.lower.delegate.plan_fields import (
@@ -43,49 +39,20 @@ VERSION = 8  # bump with every change of the layout below or of what a field mea
 CORE_BYTES = 16  # the core's canonical name (common/targets.py), NUL-padded
 NONE = -1
 
-# Layer kinds: the `op` word of each record.
-OPS = {
-    "conv": 1,
-    "depthwise_conv": 2,
-    "linear": 3,
-    "add": 4,
-    "avg_pool": 5,
-    "max_pool": 6,
-    "softmax": 7,
-    "copy": 8,
-    "mul": 9,
-    "conv_general": 10,
-    "conv_row": 11,
-    "transpose": 12,
-    "depthwise_3x3": 13,
-    "fully_connected": 14,
-    "lstm": 15,
-    "gru": 16,
-    "layer_norm": 17,
-    "mean": 18,
-    "lut": 19,
-    "bmm": 20,
-    "copy_region": 21,
-    "conv_helium": 22,
-}
-
-
-@cache
-def layer_calls() -> dict[str, dict[str, Any]]:
-    """kind -> {calls: the function the runtime calls, from: CMSIS-NN, cmx-gen or libc}
-    (data/backend_layers.yaml)."""
-    layers: dict[str, dict[str, Any]] = yaml.safe_load((DATA_DIR / "backend_layers.yaml").read_text())
-    return layers
+# Layer kinds: the `op` word of each record (data/backend_layers.yaml, one record a kind).
+OPS = {name: kind.code for name, kind in layer_kinds.kinds().items()}
 
 
 def kernel_from(kind: str) -> str:
     """Whose code a layer kind runs: CMSIS-NN, cmx-gen or libc."""
-    return str(layer_calls().get(kind, {}).get("from", "CMSIS-NN"))
+    record = layer_kinds.kinds().get(kind)
+    return record.whose if record else "CMSIS-NN"
 
 
 def kernel_label(kind: str) -> str:
     """How the report and the profile name what a layer kind runs: `cmx_conv_row_s8 (cmx-gen)`."""
-    return f"{layer_calls().get(kind, {}).get('calls', kind)} ({kernel_from(kind)})"
+    record = layer_kinds.kinds().get(kind)
+    return record.label if record else f"{kind} (CMSIS-NN)"
 
 
 HEADER = (

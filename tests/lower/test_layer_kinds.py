@@ -1,0 +1,116 @@
+"""One record per backend layer kind (issue 55): data/backend_layers.yaml is where a kind's code, the
+function it calls and what it links are written, and the C dispatch lists and CMake link lists are
+generated from it. These tests fail when the generated files are stale, when a kind lacks one of its
+parts (fields, C record, check, run, host run, cycle figures, a kernel test), and show that a new
+kind's record alone puts it into every dispatch."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.lower.delegate import host_run, layer_kinds, plan, plan_fields
+
+KERNELS = ROOT / "kernels"
+RECORDS = tuple(layer_kinds.kinds().values())
+# The kinds a core cannot run, so has no cycle figure for: Helium code on a DSP core; cmx_conv_row_s8
+# (DSP code) is never chosen on a Helium core (its conv_helium is cheaper in cycles and RAM).
+NOT_ON = {"cortex-m4": {"conv_helium"}, "cortex-m55": {"conv_row"}}
+# CMSIS-NN's own kernels run as the cortex_m wrappers run them; not yet fitted on either core.
+UNPRICED = {"conv_general", "linear", "mul"}
+
+
+def test_generated_files_are_what_the_records_give():
+    for relative, render in layer_kinds.GENERATED.items():
+        assert (KERNELS / relative).read_text() == render(RECORDS), (
+            f"kernels/{relative} is stale: run `python -m cmx_gen.lower.delegate.layer_kinds`"
+        )
+
+
+def _function(text: str, name: str) -> str:
+    """The body of C function `name` in `text` (up to the next function at column 0)."""
+    match = re.search(rf"^(?:static |inline )\w+ {name}\(.*?^}}", text, re.S | re.M)
+    assert match, f"no {name}()"
+    return match.group(0)
+
+
+def test_every_kind_has_each_of_its_parts():
+    run_h = (KERNELS / "backend" / "cmx_plan_run.h").read_text()
+    check_c = (KERNELS / "backend" / "cmx_plan_check.c").read_text()
+    plan_h = (KERNELS / "backend" / "cmx_plan.h").read_text()
+    folders = (KERNELS / "cmsis_nn_folders.cmake").read_text()
+    kernel_tests = "".join(p.read_text() for p in sorted((KERNELS / "tests").glob("*.c")))
+    cycles = yaml.safe_load((DATA_DIR / "kernel_cycles.yaml").read_text())
+    for kind in RECORDS:
+        k = kind.name
+        assert k in plan_fields.FIELDS and k in host_run.RUN, k
+        assert re.search(rf"\bcmx_layer_{k};", plan_h), f"{k}: no C record in cmx_plan.h"
+        assert kind.calls in _function(run_h, f"run_{k}"), f"{k}: run_{k} does not call {kind.calls}"
+        _function(check_c, f"check_{k}")
+        for source in kind.own:
+            assert (KERNELS / "nn" / source).is_file(), f"{k}: kernels/nn/{source}"
+        for op in kind.cmsis_nn:
+            assert re.search(rf"set\(CMX_NN_{op} ", folders), f"{k}: {op} has no CMSIS-NN folders"
+        if kind.whose == "cmx-gen":
+            assert kind.calls in kernel_tests, f"{k}: {kind.calls} has no case in kernels/tests"
+        for core, skip in NOT_ON.items():
+            if k not in skip | UNPRICED:
+                assert k in cycles[core]["kinds"], f"{k}: no cycle figure for the {core}"
+
+
+def test_a_new_kind_is_one_record(tmp_path):
+    """A scratch kind added to the records alone appears in the op codes, in the lists every C dispatch
+    expands (only when the app's plans use it), in what CMake links and in the Python side's codes."""
+    text = (DATA_DIR / "backend_layers.yaml").read_text()
+    text += "  scratch_demo: {code: 23, calls: cmx_scratch_demo_s8, from: cmx-gen, own: [cmx_scratch_demo_s8.c]}\n"
+    records = layer_kinds.parse(text)
+    assert {k.name: k.code for k in records} == {**plan.OPS, "scratch_demo": 23}
+    header = layer_kinds.c_header(records)
+    assert "CMX_OP_SCRATCH_DEMO = 23," in header
+    assert "set(CMX_OWN_LAYER_scratch_demo cmx_scratch_demo_s8.c)" in layer_kinds.cmake_lists(records)
+    gcc = shutil.which("gcc")
+    if not gcc:
+        pytest.skip("the expansion was not checked: no host gcc")
+    (tmp_path / "cmx_plan_kinds.h").write_text(header)
+    probe = tmp_path / "probe.c"
+    probe.write_text('#include "cmx_plan_kinds.h"\n#define NAME(K, k) k;\nCMX_PLAN_KINDS_IN(NAME)\n')
+
+    def expanded(*defines: str) -> list[str]:
+        out = subprocess.run([gcc, "-E", "-P", *defines, str(probe)], capture_output=True, text=True, check=True)
+        return re.findall(r"(\w+);", out.stdout.split("enum cmx_plan_op")[-1].split("};", 1)[-1])
+
+    assert expanded() == ["copy", "copy_region"]  # the kinds with no kernel of their own
+    assert expanded("-DCMX_BACKEND_SCRATCH_DEMO", "-DCMX_BACKEND_CONV") == [
+        "conv",
+        "copy",
+        "copy_region",
+        "scratch_demo",
+    ]
+
+
+@pytest.mark.parametrize(
+    "extra, why",
+    [
+        ("  twin: {code: 1, calls: f, from: cmx-gen}\n", "share a code"),
+        ("  odd: {code: 24, calls: f, from: vendor}\n", "from must be"),
+        ("  big: {code: 32, calls: f, from: libc}\n", "outside 1..31"),
+    ],
+)
+def test_a_bad_record_is_refused(extra: str, why: str):
+    text = (DATA_DIR / "backend_layers.yaml").read_text() + extra
+    with pytest.raises(ValueError, match=why):
+        layer_kinds.parse(text)
+
+
+def test_regenerating_writes_the_same_files(tmp_path: Path):
+    (tmp_path / "backend").mkdir()
+    written = layer_kinds.write(tmp_path)
+    for path in written:
+        assert path.read_text() == (KERNELS / path.relative_to(tmp_path)).read_text()
