@@ -301,10 +301,11 @@ inline arm_cmsis_nn_status run_copy_region(const cmx_layer_copy_region* l, CMX_R
 
 #ifdef CMX_BACKEND_TRANSPOSE
 inline arm_cmsis_nn_status run_transpose(const cmx_layer_transpose* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   out = tensor_at(l->output, work, io);
   CMX_OUT_BYTES((size_t)l->batches * l->rows * l->cols);
-  CMX_KERNEL(cmx_transpose_s8(tensor_at(l->input, work, io), out, l->batches, l->rows, l->cols));
-  return ARM_CMSIS_NN_SUCCESS;
+  CMX_KERNEL(status = cmx_transpose_s8(tensor_at(l->input, work, io), out, l->batches, l->rows, l->cols));
+  return status;
 }
 #endif
 
@@ -379,32 +380,35 @@ inline arm_cmsis_nn_status run_gru(const cmx_layer_gru* l, CMX_RUN_ARGS) {
 
 #ifdef CMX_BACKEND_LAYER_NORM
 inline arm_cmsis_nn_status run_layer_norm(const cmx_layer_layer_norm* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   out = tensor_at(l->output, work, io);
   CMX_OUT_BYTES((size_t)l->rows * l->channels);
   const int64_t eps = (int64_t)(((uint64_t)(uint32_t)l->eps_hi << 32) | (uint32_t)l->eps_lo);
-  CMX_KERNEL(cmx_layer_norm_s8(tensor_at(l->input, work, io), out, l->rows, l->channels, l->input_offset,
+  CMX_KERNEL(status = cmx_layer_norm_s8(tensor_at(l->input, work, io), out, l->rows, l->channels, l->input_offset,
                                l->output_offset, eps, constant_at<int32_t>(plan, l->gains),
                                constant_at<int32_t>(plan, l->biases)));
-  return ARM_CMSIS_NN_SUCCESS;
+  return status;
 }
 #endif
 
 #ifdef CMX_BACKEND_MEAN
 inline arm_cmsis_nn_status run_mean(const cmx_layer_mean* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   out = tensor_at(l->output, work, io);
   CMX_OUT_BYTES((size_t)l->outer * l->inner);
-  CMX_KERNEL(cmx_mean_s8(tensor_at(l->input, work, io), out, l->outer, l->count, l->inner, l->multiplier,
+  CMX_KERNEL(status = cmx_mean_s8(tensor_at(l->input, work, io), out, l->outer, l->count, l->inner, l->multiplier,
                          l->shift, l->input_offset, l->output_offset));
-  return ARM_CMSIS_NN_SUCCESS;
+  return status;
 }
 #endif
 
 #ifdef CMX_BACKEND_LUT
 inline arm_cmsis_nn_status run_lut(const cmx_layer_lut* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   out = tensor_at(l->output, work, io);
   CMX_OUT_BYTES((size_t)l->count);
-  CMX_KERNEL(cmx_lut_s8(tensor_at(l->input, work, io), out, l->count, constant_at<int8_t>(plan, l->table)));
-  return ARM_CMSIS_NN_SUCCESS;
+  CMX_KERNEL(status = cmx_lut_s8(tensor_at(l->input, work, io), out, l->count, constant_at<int8_t>(plan, l->table)));
+  return status;
 }
 #endif
 
@@ -415,7 +419,8 @@ inline arm_cmsis_nn_status run_bmm(const cmx_layer_bmm* l, CMX_RUN_ARGS) {
   int8_t* scratch = reinterpret_cast<int8_t*>(work + l->scratch);
   const size_t rhs_bytes = l->transposed ? 0 : ((size_t)l->batches * l->inner * l->cols + 3u) & ~(size_t)3u;
   if (!l->transposed) {
-    cmx_transpose_s8(rhs, scratch, l->batches, l->inner, l->cols);
+    status = cmx_transpose_s8(rhs, scratch, l->batches, l->inner, l->cols);
+    if (status != ARM_CMSIS_NN_SUCCESS) return status;
     rhs = scratch;
   }
   cmsis_nn_context ctx{scratch + rhs_bytes, (int32_t)(4 * l->cols)};

@@ -22,6 +22,9 @@ static void pre_activation(const int8_t* x, const int8_t* h, const cmx_gru_gate*
 }
 
 arm_cmsis_nn_status cmx_gru_s8(const int8_t* input, int8_t* output, const cmx_gru_params* p, void* scratch) {
+  if (p->batch_size < 1 || p->time_steps < 1 || p->input_size < 1 || p->hidden_size < 1 || scratch == NULL) {
+    return ARM_CMSIS_NN_ARG_ERROR;
+  }
   const int32_t hidden = p->hidden_size;
   int16_t* reset = (int16_t*)scratch;
   int16_t* update = reset + hidden;

@@ -22,8 +22,10 @@ static int64_t div_round(int64_t num, int64_t den) { /* half away from zero, den
   return num < 0 ? -magnitude : magnitude;
 }
 
-void cmx_layer_norm_s8(const int8_t* input, int8_t* output, int32_t rows, int32_t channels, int32_t input_offset,
-                       int32_t output_offset, int64_t eps, const int32_t* gains, const int32_t* biases) {
+arm_cmsis_nn_status cmx_layer_norm_s8(const int8_t* input, int8_t* output, int32_t rows, int32_t channels,
+                                      int32_t input_offset, int32_t output_offset, int64_t eps, const int32_t* gains,
+                                      const int32_t* biases) {
+  if (rows < 1 || channels < 1 || eps < 0 || gains == NULL || biases == NULL) return ARM_CMSIS_NN_ARG_ERROR;
   for (int32_t r = 0; r < rows; ++r, input += channels, output += channels) {
     int64_t s1 = 0, s2 = 0;
     for (int32_t c = 0; c < channels; ++c) {
@@ -39,4 +41,5 @@ void cmx_layer_norm_s8(const int8_t* input, int8_t* output, int32_t rows, int32_
       output[c] = (int8_t)(y > 127 ? 127 : (y < -128 ? -128 : y));
     }
   }
+  return ARM_CMSIS_NN_SUCCESS;
 }

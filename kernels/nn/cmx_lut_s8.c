@@ -1,7 +1,9 @@
 /* cmx_lut_s8: an element-wise operator on int8 as a 256-entry table (issue 34); see cmx_nn.h. */
 #include "cmx_nn.h"
 
-void cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table) {
+arm_cmsis_nn_status cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table) {
+  if (count < 1 || table == NULL) return ARM_CMSIS_NN_ARG_ERROR;
   const int8_t* centre = table + 128;
   for (int32_t i = 0; i < count; ++i) output[i] = centre[input[i]];
+  return ARM_CMSIS_NN_SUCCESS;
 }

@@ -3,9 +3,22 @@
  * Each is bit-exact with the CMSIS-NN function it replaces by construction: the same int32
  * accumulation (bias + sum of weight * (input + input_offset)) and the same requantization
  * (arm_nn_requantize, rounding included); kernels/tests/ compares them byte for byte on the
- * target over random shapes. */
+ * target over random shapes.
+ *
+ * The contract, as arm_nnfunctions.h writes CMSIS-NN's: each function's @param says the format
+ * (int8 NHWC unless said), the range the kernel accepts and who owns the memory:
+ *   caller      an activation: the backend's working memory or a delegate argument, read or written
+ *               in this call only
+ *   plan        a constant the plan made ahead of time (cmx_gen/lower/delegate/), read-only, in flash
+ *   scratch     the caller's, word-aligned, of the size the kernel's *_scratch_bytes gives; its
+ *               contents are undefined before and after the call
+ * and @return each status: ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for arguments outside the
+ * contract, checked before anything is read or written; ARM_CMSIS_NN_NO_IMPL_ERROR for a kernel built
+ * for a core without the extension it is written for. The plan check (kernels/backend/cmx_plan_check.c)
+ * holds every plan inside these contracts before a layer runs. */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arm_nn_types.h"
@@ -55,41 +68,98 @@ typedef struct {
   int32_t act_max;
 } cmx_conv_row_params;
 
-/* Weight bytes per output channel: rows * kernel * in_ch rounded up to 4; dilated, each tap's
- * in_ch rounded up to 4. */
+/**
+ * @brief Weight bytes per output channel: rows * kernel * in_ch rounded up to 4; dilated, each tap's
+ *        in_ch rounded up to 4.
+ * @param[in] p  the layer's parameters (sizes >= 1)
+ * @return       the bytes, the value p->row_bytes must hold
+ */
 int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p);
 
-/* Scratch the kernel needs, in bytes: one widened chunk (rows values per position) and a few past it. */
+/**
+ * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (rows values per position) and a few past it.
+ * @param[in] p  the layer's parameters
+ * @return       bytes of scratch
+ */
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);
 
-/* bias may be NULL. multiplier and shift per output channel, as CMSIS-NN's. */
+/**
+ * @brief The convolution above (cmx_conv_row_params), the result of arm_convolve_wrapper_s8 for it.
+ * @param[in]  p          sizes >= 1; chunk even and >= 2; row_bytes = cmx_conv_row_s8_row_bytes(p);
+ *                        dilation > 1 only with rows 1, not wide and dilation * in_ch even
+ * @param[in]  input      caller: [in_rows][in_positions][in_ch]
+ * @param[in]  weights    plan: out_ch * row_bytes bytes in cmx_conv_row_s8_weights' layout (int16 and
+ *                        word-aligned when p->wide)
+ * @param[in]  bias       plan: [out_ch] int32, or NULL for none
+ * @param[in]  multiplier plan: [out_ch] int32, CMSIS-NN's per-channel requantization
+ * @param[in]  shift      plan: [out_ch] int32, in [-31, 31]
+ * @param[in]  scratch    scratch: cmx_conv_row_s8_scratch_bytes(p) bytes
+ * @param[out] output     caller: [out_rows][positions][out_ch]
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for parameters outside the above;
+ *             ARM_CMSIS_NN_NO_IMPL_ERROR on a core without the DSP extension
+ */
 arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
                                     const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
                                     int16_t* scratch, int8_t* output);
 
-/* Lays a CMSIS-NN filter ([out_ch][rows * kernel * in_ch]) out as cmx_conv_row_s8 reads it
- * (out_ch * row_bytes bytes, or int16 values when wide, 2-byte aligned); for tests
- * (cmx-gen's plan does the same in Python, cmx_gen/lower/delegate/layers.py). */
+/**
+ * @brief Lays a CMSIS-NN filter out as cmx_conv_row_s8 reads it; for tests (cmx-gen's plan does the
+ *        same in Python, cmx_gen/lower/delegate/own_kernels.py; tests/lower/test_kernel_numbers_host.py
+ *        holds the two equal).
+ * @param[in]  p       the layer's parameters
+ * @param[in]  filter  caller: [out_ch][rows * kernel * in_ch] int8
+ * @param[out] out     caller: out_ch * row_bytes bytes, or int16 values when p->wide (2-byte aligned)
+ */
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
 
-/* A 3x3 depthwise convolution with one output channel per input channel (ch_mult 1), any stride
- * and padding, dilation 1: arm_depthwise_conv_wrapper_s8's arguments and result (bias may be NULL).
- * On a DSP core without Helium, a horizontal stride of 1 or 2 and ctx holding
- * cmx_depthwise_3x3_s8_scratch_bytes (word-aligned), it runs its planar path (a channel's rows at a
- * time, cmx_depthwise_3x3_s8.c); with less (ctx may be NULL), four channels a pixel.
- * ARM_CMSIS_NN_ARG_ERROR for any other shape. */
+/**
+ * @brief Scratch of cmx_depthwise_3x3_s8's banded paths (a channel's rows, or a band of rows, at a time)
+ *        on a DSP core without Helium; 0 where it has none.
+ * @return bytes of scratch
+ */
 int32_t cmx_depthwise_3x3_s8_scratch_bytes(const cmsis_nn_dw_conv_params* params, const cmsis_nn_dims* input_dims,
                                            const cmsis_nn_dims* output_dims);
+/**
+ * @brief A 3x3 depthwise convolution with one output channel per input channel, any stride and padding:
+ *        arm_depthwise_conv_wrapper_s8's arguments and result. With ctx holding
+ *        cmx_depthwise_3x3_s8_scratch_bytes (word-aligned) on a DSP core without Helium it runs a banded
+ *        path (cmx_depthwise_3x3_s8.c); with less, or ctx NULL, four channels a pixel.
+ * @param[in]  ctx          scratch, or NULL
+ * @param[in]  params       ch_mult 1, dilation 1 x 1; offsets and activation as CMSIS-NN's
+ * @param[in]  quant        plan: per-channel multipliers and shifts, [c] int32 each
+ * @param[in]  input_dims   [n][h][w][c], c = output_dims->c
+ * @param[in]  input        caller
+ * @param[in]  filter_dims  [1][3][3][c]
+ * @param[in]  filter       plan: [3][3][c] int8
+ * @param[in]  bias         plan: [c] int32, or NULL for none
+ * @param[in]  output_dims  [n][out_h][out_w][c]
+ * @param[out] output       caller
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for another kernel size, channel multiplier or
+ *             dilation, or channels that differ
+ */
 arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsis_nn_dw_conv_params* params,
                                          const cmsis_nn_per_channel_quant_params* quant, const cmsis_nn_dims* input_dims,
                                          const int8_t* input, const cmsis_nn_dims* filter_dims, const int8_t* filter,
                                          const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);
 
-/* An int8 fully connected layer: arm_fully_connected_s8's arguments and result (per-tensor
- * quantization, filter_offset 0; bias may be NULL; no scratch), its weights in the plan's layout
- * (cmx_fully_connected_s8_weights). kernel_sum: the cortex_m pass's sums (bias + input offset times
- * each row's sum), which Helium reads as CMSIS-NN's MVE path does; the DSP cores read bias and need
- * a multiple of 4 columns. ARM_CMSIS_NN_ARG_ERROR otherwise. */
+/**
+ * @brief An int8 fully connected layer: arm_fully_connected_s8's arguments and result (per-tensor
+ *        quantization; no scratch), its weights in the plan's layout.
+ * @param[in]  params       filter_offset 0; offsets and activation as CMSIS-NN's
+ * @param[in]  quant        per-tensor multiplier and shift
+ * @param[in]  input_dims   n: the batches
+ * @param[in]  input        caller: [n][cols]
+ * @param[in]  filter_dims  n: cols, a multiple of CMX_FC_COLS (cmx_fully_connected_s8.c)
+ * @param[in]  weights      plan: cmx_fully_connected_s8_weights' layout, word-aligned
+ * @param[in]  bias         plan: [rows] int32, or NULL; read by the DSP cores
+ * @param[in]  kernel_sum   plan: [rows] int32, bias + input offset x each row's sum (the cortex_m pass's);
+ *                          required on Helium, which reads it as CMSIS-NN's MVE path does
+ * @param[in]  output_dims  c: rows
+ * @param[out] output       caller: [n][rows]
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a filter offset, a column count or a weight
+ *             alignment outside the above, or no kernel_sum on Helium; ARM_CMSIS_NN_NO_IMPL_ERROR on a core
+ *             with neither DSP nor Helium
+ */
 arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
                                            const cmsis_nn_per_tensor_quant_params* quant,
                                            const cmsis_nn_dims* input_dims, const int8_t* input,
@@ -97,11 +167,16 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
                                            const int32_t* bias, const int32_t* kernel_sum,
                                            const cmsis_nn_dims* output_dims, int8_t* output);
 
-/* Lays a CMSIS-NN fully connected filter ([rows][cols]) out as cmx_fully_connected_s8 reads it:
- * rows in blocks of four, each group of G columns (DSP 4, Helium 16; each row padded with zeros to
- * a multiple of G) of a block's rows side by side (row r's G bytes, then row r + 1's, ...); the last
- * rows % 4 rows each on its own. rows * cols rounded up to G bytes per row. For tests (cmx-gen's
- * plan does the same in Python, cmx_gen/lower/delegate/own_kernels.py). */
+/**
+ * @brief Lays a CMSIS-NN fully connected filter out as cmx_fully_connected_s8 reads it: rows in blocks of
+ *        four, each group of G columns (DSP 4, Helium 16; each row padded with zeros to a multiple of G)
+ *        of a block's rows side by side (row r's G bytes, then row r + 1's, ...); the last rows % 4 rows
+ *        each on its own. For tests (cmx-gen's plan does the same in Python,
+ *        cmx_gen/lower/delegate/own_kernels.py; tests/lower/test_kernel_numbers_host.py holds them equal).
+ * @param[in]  rows, cols  >= 1
+ * @param[in]  filter      caller: [rows][cols] int8
+ * @param[out] out         caller: cmx_fully_connected_s8_weight_bytes(rows, cols) bytes
+ */
 void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
 
 /* G: the columns of a row stored side by side with its block's other rows (the plan reads the two
@@ -120,30 +195,57 @@ static inline int32_t cmx_fully_connected_s8_weight_bytes(int32_t rows, int32_t 
   return rows * ((cols + CMX_FC_GROUP - 1) / CMX_FC_GROUP * CMX_FC_GROUP);
 }
 
-/* A convolution of one group (filter [out_ch][kh][kw][in_ch]; any stride, padding and dilation): the
- * result of arm_convolve_wrapper_s8 for it (per-channel quantization), on Helium only
- * (ARM_CMSIS_NN_NO_IMPL_ERROR elsewhere; the DSP cores run cmx_conv_row_s8). weights: the filter as
- * [out_ch][kh * kw * in_ch] in cmx_fully_connected_s8_weights' Helium layout; constants: per output
- * channel its kernel sum (bias + input offset x the sum of its weights, arm_vector_sum_s8's), its
- * multiplier and its shift, laid out by cmx_conv_helium_s8_constants. ctx:
- * cmx_conv_helium_s8_scratch_bytes bytes (none for a 1x1 convolution of stride 1 without padding).
- * ARM_CMSIS_NN_ARG_ERROR for a grouped one. */
+/**
+ * @brief Scratch of cmx_conv_helium_s8: none for a 1x1 convolution of stride 1 without padding, else a
+ *        few receptive fields.
+ * @return bytes of scratch
+ */
 int32_t cmx_conv_helium_s8_scratch_bytes(const cmsis_nn_conv_params* params, const cmsis_nn_dims* input_dims,
                                          const cmsis_nn_dims* filter_dims);
+
+/**
+ * @brief A convolution of one group (any kernel, stride, padding and dilation): the result of
+ *        arm_convolve_wrapper_s8 for it (per-channel quantization), on Helium; the DSP cores run
+ *        cmx_conv_row_s8.
+ * @param[in]  ctx          scratch: cmx_conv_helium_s8_scratch_bytes bytes
+ * @param[in]  params       offsets, stride, padding, dilation and activation as CMSIS-NN's
+ * @param[in]  input_dims   [n][h][w][in_ch]
+ * @param[in]  input        caller
+ * @param[in]  filter_dims  [out_ch][kh][kw][in_ch]: one group
+ * @param[in]  weights      plan: [out_ch][kh * kw * in_ch] in cmx_fully_connected_s8_weights' Helium layout
+ * @param[in]  constants    plan: per output channel its kernel sum (bias + input offset x the sum of its
+ *                          weights, arm_vector_sum_s8's), multiplier and shift (cmx_conv_helium_s8_constants)
+ * @param[in]  output_dims  [n][out_h][out_w][out_ch]
+ * @param[out] output       caller
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a grouped convolution, batches or channels
+ *             that disagree, or less scratch; ARM_CMSIS_NN_NO_IMPL_ERROR on a core without Helium
+ */
 arm_cmsis_nn_status cmx_conv_helium_s8(const cmsis_nn_context* ctx, const cmsis_nn_conv_params* params,
                                        const cmsis_nn_dims* input_dims, const int8_t* input,
                                        const cmsis_nn_dims* filter_dims, const int8_t* weights,
                                        const int32_t* constants, const cmsis_nn_dims* output_dims, int8_t* output);
 
-/* The channel constants as cmx_conv_helium_s8 reads them: per block of four channels their four kernel
- * sums, four multipliers, four shifts; then each of the last rows % 4 channels' sum, multiplier and
- * shift (3 x rows words). For tests (cmx-gen's plan does the same in Python,
- * cmx_gen/lower/delegate/own_kernels.py). */
+/**
+ * @brief The channel constants as cmx_conv_helium_s8 reads them: per block of four channels their four
+ *        kernel sums, four multipliers, four shifts; then each of the last rows % 4 channels' sum,
+ *        multiplier and shift. For tests (cmx-gen's plan does the same in Python,
+ *        cmx_gen/lower/delegate/own_kernels.py).
+ * @param[in]  rows                             output channels, >= 1
+ * @param[in]  kernel_sum, multiplier, shift    caller: [rows] int32 each
+ * @param[out] out                              caller: 3 x rows int32
+ */
 void cmx_conv_helium_s8_constants(int32_t rows, const int32_t* kernel_sum, const int32_t* multiplier,
                                   const int32_t* shift, int32_t* out);
 
-/* output[b][c][r] = input[b][r][c]: int8 [batches][rows][cols] -> [batches][cols][rows]. */
-void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows, int32_t cols);
+/**
+ * @brief output[b][c][r] = input[b][r][c]: a batch of 2-D transposes (a layout change between dim orders).
+ * @param[in]  input                 caller: [batches][rows][cols] int8
+ * @param[out] output                caller: [batches][cols][rows] int8, not overlapping input
+ * @param[in]  batches, rows, cols   >= 1
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a size below 1
+ */
+arm_cmsis_nn_status cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows,
+                                     int32_t cols);
 
 
 /* A GRU layer with zero initial state (PyTorch's equations; cmx_gen/lower/gru.py has the
@@ -171,32 +273,74 @@ typedef struct {
   cmx_gru_gate reset, update, candidate;
 } cmx_gru_params;
 
+/**
+ * @brief The GRU layer above.
+ * @param[in]  input    caller: [batch][time][input_size] int8 ([time][batch] when time_major)
+ * @param[out] output   caller: [batch][time][hidden_size] int8, the same order; not overlapping input
+ * @param[in]  params   sizes >= 1; gate weights and biases: plan constants
+ * @param[in]  scratch  scratch: 4 * hidden_size int16 and hidden_size int8
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a size below 1 or no scratch
+ */
 arm_cmsis_nn_status cmx_gru_s8(const int8_t* input, int8_t* output, const cmx_gru_params* params, void* scratch);
 
 
-/* LayerNorm over the last dimension of [rows][channels] int8, in integers (kernel_models.layer_norm_s8
- * is the same arithmetic): d = x + input_offset, S1 and S2 its sum and sum of squares,
- * R = isqrt((C S2 - S1^2 + eps) << 16), y = round((256 (C d - S1) gain / R + bias) / 2^16) + output_offset,
- * gain and bias per channel in 2^-16 output steps. */
-void cmx_layer_norm_s8(const int8_t* input, int8_t* output, int32_t rows, int32_t channels, int32_t input_offset,
-                       int32_t output_offset, int64_t eps, const int32_t* gains, const int32_t* biases);
+/**
+ * @brief LayerNorm over the last dimension, in integers (layer_models.layer_norm_s8 is the same
+ *        arithmetic): d = x + input_offset, S1 and S2 its sum and sum of squares,
+ *        R = isqrt((C S2 - S1^2 + eps) << 16), y = round((256 (C d - S1) gain / R + bias) / 2^16) + output_offset.
+ * @param[in]  input           caller: [rows][channels] int8
+ * @param[out] output          caller: [rows][channels] int8; may be input (each row is read before written)
+ * @param[in]  rows, channels  >= 1
+ * @param[in]  input_offset    in [-127, 128]: minus the input's zero point
+ * @param[in]  output_offset   in [-128, 127]: the output's zero point
+ * @param[in]  eps             >= 0: the epsilon term, C^2 eps in the input's steps squared
+ * @param[in]  gains, biases   plan: [channels] int32 each, in 2^-16 output steps
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a size below 1, a negative eps or no gains
+ *             or biases
+ */
+arm_cmsis_nn_status cmx_layer_norm_s8(const int8_t* input, int8_t* output, int32_t rows, int32_t channels,
+                                      int32_t input_offset, int32_t output_offset, int64_t eps, const int32_t* gains,
+                                      const int32_t* biases);
 
-/* The mean over the middle dimension of [outer][count][inner] int8: int32 sums (input offset added),
- * arm_nn_requantize, output offset. */
-void cmx_mean_s8(const int8_t* input, int8_t* output, int32_t outer, int32_t count, int32_t inner,
-                 int32_t multiplier, int32_t shift, int32_t input_offset, int32_t output_offset);
+/**
+ * @brief The mean over the middle dimension: int32 sums (input offset added), arm_nn_requantize (1 / count
+ *        folded into the multiplier), output offset, saturated to int8.
+ * @param[in]  input                 caller: [outer][count][inner] int8
+ * @param[out] output                caller: [outer][inner] int8, not overlapping input
+ * @param[in]  outer, count, inner   >= 1
+ * @param[in]  multiplier, shift     CMSIS-NN's requantization
+ * @param[in]  input_offset    in [-127, 128]: minus the input's zero point
+ * @param[in]  output_offset   in [-128, 127]: the output's zero point
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a size below 1
+ */
+arm_cmsis_nn_status cmx_mean_s8(const int8_t* input, int8_t* output, int32_t outer, int32_t count, int32_t inner,
+                                int32_t multiplier, int32_t shift, int32_t input_offset, int32_t output_offset);
 
-/* arm_elementwise_add_s8 with its arguments and its result, byte for byte: on a DSP core, where every
- * shift is right, each element's three requantizations in registers (cmx_add_s8.c); else
- * arm_elementwise_add_s8 itself. Reads and writes one element at a time, in order. */
+/**
+ * @brief arm_elementwise_add_s8 with its arguments and its result, byte for byte: where every shift is
+ *        right, each element's three requantizations in registers (cmx_add_s8.c, DSP and Helium); else
+ *        arm_elementwise_add_s8 itself. Reads and writes one element at a time, in order, so output may
+ *        be input_1.
+ * @param[in]  input_1, input_2  caller: [block_size] int8 each
+ * @param[out] output            caller: [block_size] int8
+ * @param      others            as arm_elementwise_add_s8's (arm_nnfunctions.h)
+ * @return     ARM_CMSIS_NN_SUCCESS, as arm_elementwise_add_s8
+ */
 arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int32_t input_1_offset,
                                int32_t input_1_mult, int32_t input_1_shift, int32_t input_2_offset,
                                int32_t input_2_mult, int32_t input_2_shift, int32_t left_shift, int8_t* output,
                                int32_t out_offset, int32_t out_mult, int32_t out_shift, int32_t out_activation_min,
                                int32_t out_activation_max, int32_t block_size);
 
-/* output[i] = table[input[i] + 128]: an element-wise operator the plan tabulated. */
-void cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table);
+/**
+ * @brief output[i] = table[input[i] + 128]: an element-wise operator the plan tabulated.
+ * @param[in]  input   caller: [count] int8
+ * @param[out] output  caller: [count] int8; may be input
+ * @param[in]  count   >= 1
+ * @param[in]  table   plan: [256] int8, the output for each input from -128 to 127
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a count below 1 or no table
+ */
+arm_cmsis_nn_status cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table);
 
 #ifdef __cplusplus
 }

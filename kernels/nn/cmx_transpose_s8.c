@@ -4,7 +4,9 @@
  * element on M4; this loop ~4). */
 #include "cmx_nn.h"
 
-void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows, int32_t cols) {
+arm_cmsis_nn_status cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows,
+                                     int32_t cols) {
+  if (batches < 1 || rows < 1 || cols < 1) return ARM_CMSIS_NN_ARG_ERROR;
   for (int32_t b = 0; b < batches; ++b) {
     const int8_t* src = input + b * rows * cols;
     int8_t* dst = output + b * rows * cols;
@@ -16,4 +18,5 @@ void cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int3
       }
     }
   }
+  return ARM_CMSIS_NN_SUCCESS;
 }

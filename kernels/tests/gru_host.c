@@ -18,5 +18,5 @@ int main(int argc,char**argv){
   gate(f,&p.reset,p.input_size,p.hidden_size); gate(f,&p.update,p.input_size,p.hidden_size); gate(f,&p.candidate,p.input_size,p.hidden_size);
   size_t n=(size_t)p.batch_size*p.time_steps; int8_t* x=case_block(f,n*p.input_size); int8_t* y=malloc(n*p.hidden_size);
   void* scratch=malloc(16 * (size_t)p.hidden_size + 16);
-  cmx_gru_s8(x,y,&p,scratch); fwrite(y,1,n*p.hidden_size,stdout); return 0;
+  if(cmx_gru_s8(x,y,&p,scratch)!=ARM_CMSIS_NN_SUCCESS) return 4; fwrite(y,1,n*p.hidden_size,stdout); return 0;
 }

@@ -432,9 +432,9 @@ static void transpose_case(tally* t, int32_t batches, int32_t rows, int32_t cols
   uint64_t t0 = cmx_platform_counter();
   arm_cmsis_nn_status s1 = arm_transpose_s8(input, out_cmsis, &in_d, &out_d, &tp);
   uint64_t t1 = cmx_platform_counter();
-  cmx_transpose_s8(input, out_cmx, batches, rows, cols);
+  arm_cmsis_nn_status s2 = cmx_transpose_s8(input, out_cmx, batches, rows, cols);
   uint64_t t2 = cmx_platform_counter();
-  const int equal = s1 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  const int equal = s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
   if (record(t, "transpose", name, t1 - t0, t2 - t1, n, equal)) {
     snprintf(t->first_failure, sizeof(t->first_failure), "%s %dx%dx%d status %d", name, (int)batches, (int)rows,
              (int)cols, (int)s1);

@@ -3,7 +3,9 @@
  * compares it with layer_models.py byte for byte.
  *   layer_norm: 'L', rows, channels, input_offset, output_offset, eps (int64), gains[], biases[], input
  *   mean:       'M', outer, count, inner, multiplier, shift, input_offset, output_offset, input
- *   lut:        'T', count, table[256], input */
+ *   lut:        'T', count, table[256], input
+ *   arguments:  'A': each kernel's status for arguments outside its contract (cmx_nn.h), a line each
+ * A kernel's status other than success exits 4. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,22 +23,38 @@ int main(int argc, char** argv) {
     const int32_t* biases = case_block(f, 4u * channels);
     const int8_t* x = case_block(f, (size_t)rows * channels);
     int8_t* y = malloc((size_t)rows * channels);
-    cmx_layer_norm_s8(x, y, rows, channels, in_off, out_off, (int64_t)(((uint64_t)hi << 32) | lo), gains, biases);
+    if (cmx_layer_norm_s8(x, y, rows, channels, in_off, out_off, (int64_t)(((uint64_t)hi << 32) | lo), gains, biases)) {
+      return 4;
+    }
     fwrite(y, 1, (size_t)rows * channels, stdout);
   } else if (kind == 'M') {
     const int32_t outer = case_word(f), count = case_word(f), inner = case_word(f), mult = case_word(f), shift = case_word(f);
     const int32_t in_off = case_word(f), out_off = case_word(f);
     const int8_t* x = case_block(f, (size_t)outer * count * inner);
     int8_t* y = malloc((size_t)outer * inner);
-    cmx_mean_s8(x, y, outer, count, inner, mult, shift, in_off, out_off);
+    if (cmx_mean_s8(x, y, outer, count, inner, mult, shift, in_off, out_off)) return 4;
     fwrite(y, 1, (size_t)outer * inner, stdout);
   } else if (kind == 'T') {
     const int32_t count = case_word(f);
     const int8_t* table = case_block(f, 256);
     const int8_t* x = case_block(f, (size_t)count);
     int8_t* y = malloc((size_t)count);
-    cmx_lut_s8(x, y, count, table);
+    if (cmx_lut_s8(x, y, count, table)) return 4;
     fwrite(y, 1, (size_t)count, stdout);
+  } else if (kind == 'A') {
+    static const int8_t x[4] = {0}, table[256] = {0};
+    static const int32_t words[4] = {0};
+    int8_t y[4];
+    const arm_cmsis_nn_status statuses[] = {
+        cmx_transpose_s8(x, y, 1, 0, 4),
+        cmx_mean_s8(x, y, 1, 0, 1, 1 << 30, 0, 0, 0),
+        cmx_layer_norm_s8(x, y, 1, 0, 0, 0, 0, words, words),
+        cmx_layer_norm_s8(x, y, 1, 4, 0, 0, -1, words, words),
+        cmx_layer_norm_s8(x, y, 1, 4, 0, 0, 0, NULL, words),
+        cmx_lut_s8(x, y, 0, table),
+        cmx_lut_s8(x, y, 4, NULL),
+    };
+    for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); ++i) printf("%d\n", (int)statuses[i]);
   } else {
     return 2;
   }

@@ -26,6 +26,7 @@ def harness(tmp_path_factory) -> Path:
         "kernels/nn/cmx_layer_norm_s8.c",
         "kernels/nn/cmx_mean_s8.c",
         "kernels/nn/cmx_lut_s8.c",
+        "kernels/nn/cmx_transpose_s8.c",
     ]
     return host_binary(tmp_path_factory, "own_host", sources, "cmx-gen's kernels")
 
@@ -79,3 +80,10 @@ def test_lut_equals_its_host_model(harness, tmp_path):
         x = np.arange(-128, 128, dtype=np.int8) if index == 0 else rng.integers(-128, 128, count).astype(np.int8)
         got = _run(harness, tmp_path, struct.pack("<2i", ord("T"), count) + table.tobytes() + x.tobytes())
         assert got == table[x.astype(np.int64) + 128].tobytes(), f"case {index}: {count} elements"
+
+
+def test_arguments_outside_the_contract_are_refused(harness, tmp_path):
+    """cmx_nn.h's @return: ARM_CMSIS_NN_ARG_ERROR (-1) for a size below 1, a negative epsilon, a missing
+    table, gain or bias, instead of a run over nothing or a NULL read."""
+    statuses = _run(harness, tmp_path, struct.pack("<i", ord("A"))).decode().split()
+    assert statuses == ["-1"] * 7
