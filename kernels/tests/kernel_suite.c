@@ -348,7 +348,7 @@ static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int
   uint64_t t2 = cmx_platform_counter();
   const int equal =
       s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  /* the path the kernel took (cmx_depthwise_3x3_s8.c: planar_shape, else grouped where it asks scratch) */
+  /* the path the kernel took (cmx_depthwise_3x3.h: planar_shape, else grouped where it asks scratch) */
   const int planar_shape = stride == 1 && out_w >= 8 && out_w + 3 <= 64;
   const char* path = !(planar && plane) ? "depthwise_3x3" : planar_shape ? "depthwise_3x3_planar" : "depthwise_3x3_grouped";
   if (record(t, path, name, t1 - t0, t2 - t1, n * 9, equal)) {

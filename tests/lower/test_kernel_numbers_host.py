@@ -34,6 +34,9 @@ def harness(tmp_path_factory) -> Path:
     sources = [
         "kernels/tests/numbers_host.c",
         "kernels/nn/cmx_depthwise_3x3_s8.c",
+        "kernels/nn/cmx_depthwise_3x3_walk.c",
+        "kernels/nn/cmx_depthwise_3x3_planar.c",
+        "kernels/nn/cmx_depthwise_3x3_grouped.c",
         "kernels/nn/cmx_conv_row_s8.c",
         "kernels/nn/cmx_conv_helium_s8.c",
         "kernels/nn/cmx_fully_connected_s8.c",

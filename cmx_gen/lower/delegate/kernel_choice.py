@@ -131,7 +131,7 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     return "depthwise_conv"
 
 
-_DW = "cmx_depthwise_3x3_s8.c"
+_DW = "cmx_depthwise_3x3.h"
 DEPTHWISE_BAND = define(_DW, "CMX_DW_BAND")  # the planar path: output rows a band
 DEPTHWISE_GROUP_BAND = define(_DW, "CMX_DW_GROUP_BAND")  # ... and the grouped path's
 DEPTHWISE_PLANAR_WIDTH = define(_DW, "CMX_DW_PLANAR_WIDTH")  # the fewest output columns the planar path takes

@@ -1,0 +1,57 @@
+/* cmx_depthwise_3x3_s8's paths (kernels/nn/cmx_depthwise_3x3_*.c) and what they share: the paths'
+ * shapes and scratch, and each path's entry for each combination of fast and full it is called with.
+ * Internal to kernels/nn/. */
+#pragma once
+
+#include "arm_nnfunctions.h"
+#include "arm_nnsupportfunctions.h"
+#include "cmx_dsp.h"
+#include "cmx_nn.h"
+#include "cmx_requantize.h"
+
+/* The planar and grouped paths' shapes and scratch. The plan reads these defines (cmx_gen's
+ * kernel_facts.py): keep each a plain integer. */
+#define CMX_DW_BAND 8        /* output rows a band of the planar path */
+#define CMX_DW_GROUP_BAND 2  /* ... and of the grouped path: its lead is a band's rows */
+#define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
+
+#define CMX_DW_GROUPED_WIDTH 4 /* the fewest output columns the grouped path takes: on rows of 3 its band's padding costs more */
+#define CMX_DW_GROUP 4       /* channels a group of the grouped path (its code is written for four) */
+#define CMX_DW_PLANE_ROW 64 /* int16 values a plane row holds: a constant, so a row is an immediate offset */
+
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
+static inline int32_t grouped_rows(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
+  const int32_t band = out_d->h < CMX_DW_GROUP_BAND ? out_d->h : CMX_DW_GROUP_BAND;
+  return (band - 1) * p->stride.h + 3;
+}
+
+static inline int32_t grouped_width(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
+  return (out_d->w - 1) * p->stride.w + 3;
+}
+
+/* Whether the planar path takes this shape (stride 1, rows of CMX_DW_PLANAR_WIDTH to
+ * CMX_DW_PLANE_ROW - 3 outputs); else the grouped path, where the channels come in fours. */
+static inline int planar_shape(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
+  return p->stride.w == 1 && p->stride.h == 1 && out_d->w >= CMX_DW_PLANAR_WIDTH && out_d->w + 3 <= CMX_DW_PLANE_ROW;
+}
+#endif
+
+/* Each path and each combination of fast and full it is called with is a function of its own:
+ * GCC allocates registers per function, and the paths inlined into one measured slower (VWW's
+ * planar layers +7 %). */
+#define CMX_DW_ARGS                                                                                           \
+  const cmsis_nn_dw_conv_params *p, const int32_t *mult, const int32_t *shift, const cmsis_nn_dims *in_d,       \
+      const int8_t *input, const int8_t *filter, const int32_t *bias, const cmsis_nn_dims *out_d, int8_t *output, \
+      void *buf
+
+/* the walk (cmx_depthwise_3x3_walk.c): every core, four channels a pixel (Helium: eight) */
+void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS);
+void cmx_dw3x3_walk_fast(CMX_DW_ARGS);
+void cmx_dw3x3_walk_any(CMX_DW_ARGS);
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
+/* the planar path (cmx_depthwise_3x3_planar.c) and the grouped one (cmx_depthwise_3x3_grouped.c) */
+void cmx_dw3x3_planar_fast_full(CMX_DW_ARGS);
+void cmx_dw3x3_planar_any(CMX_DW_ARGS);
+void cmx_dw3x3_grouped_fast_full(CMX_DW_ARGS);
+void cmx_dw3x3_grouped_any(CMX_DW_ARGS);
+#endif

@@ -1,0 +1,208 @@
+/* cmx_depthwise_3x3_s8's walk (cmx_depthwise_3x3_s8.c says when): every pixel's taps inside the input,
+ * four channels at a time (Helium: eight), for any stride and padding and without scratch. */
+#include "cmx_depthwise_3x3.h"
+
+/* Four channels of one tap: x and w are four int8 values each. */
+static inline __attribute__((always_inline)) cmx_acc4 tap4(cmx_acc4 a, uint32_t x, uint32_t w, uint32_t offset2) {
+#if defined(ARM_MATH_DSP)
+  const uint32_t x02 = __sxtab16(offset2, x), x13 = SXTAB16_RORn(offset2, x, 8);
+  const uint32_t w02 = SXTB16(w), w13 = SXTB16_RORn(w, 8);
+  a.a0 = __smlabb(x02, w02, a.a0);
+  a.a2 = __smlatt(x02, w02, a.a2);
+  a.a1 = __smlabb(x13, w13, a.a1);
+  a.a3 = __smlatt(x13, w13, a.a3);
+#else
+  const int32_t off = (int16_t)offset2;
+  a.a0 += ((int8_t)x + off) * (int8_t)w;
+  a.a1 += ((int8_t)(x >> 8) + off) * (int8_t)(w >> 8);
+  a.a2 += ((int8_t)(x >> 16) + off) * (int8_t)(w >> 16);
+  a.a3 += ((int8_t)(x >> 24) + off) * (int8_t)(w >> 24);
+#endif
+  return a;
+}
+
+#if defined(ARM_MATH_MVEI)
+#include <arm_mve.h>
+
+/* Helium: eight channels a tap in int16 lanes. One widening load of the input (offset added) and one
+ * of the weights, then VMULLB/VMULLT: the even channels' products into one int32x4 accumulator, the
+ * odd channels' into another (7 instructions for 8 MACs; CMSIS-NN's MVE kernel first copies every
+ * 3 x 3 x C field). The requantization is CMSIS-NN's own (arm_requantize_mve_32x4) on each half,
+ * and VMOVNB/VMOVNT put the halves back in channel order for one narrowing store. */
+typedef struct {
+  int32x4_t even, odd;
+} acc8;
+
+static inline __attribute__((always_inline)) acc8 tap8(acc8 a, const int8_t* x, const int8_t* w, int16_t offset) {
+  const int16x8_t xv = vaddq_n_s16(vldrbq_s16(x), offset), wv = vldrbq_s16(w);
+  a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
+  a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
+  return a;
+}
+
+/* The nine taps of a pixel inside the input, each tap's two loads issued before the multiplies of the
+ * tap before it: on the M55 a tap alone is a chain (load, offset, two multiplies in one pipe, two
+ * adds in another) that leaves the pipes idle between its steps; interleaved, one tap's loads run in
+ * the load/store pipe while the other's multiplies run in the multiply pipe (docs/cycles.md). The
+ * same sums in the same order as tap8's. */
+static inline __attribute__((always_inline)) acc8 taps9(acc8 a, const int8_t* x, const int8_t* w, int32_t ch,
+                                                        int32_t row, int16_t offset) {
+  int16x8_t xv = vaddq_n_s16(vldrbq_s16(x), offset), wv = vldrbq_s16(w);
+#pragma GCC unroll 8
+  for (int32_t k = 1; k < 9; ++k) {
+    const int32_t ky = k / 3, kx = k % 3;
+    const int16x8_t xn = vldrbq_s16(x + ky * row + kx * ch), wn = vldrbq_s16(w + (3 * ky + kx) * ch);
+    a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
+    a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
+    xv = vaddq_n_s16(xn, offset);
+    wv = wn;
+    /* keeps GCC from loading all nine taps ahead, or multiplying them all before adding (and spilling) */
+    __asm volatile("" : "+w"(a.even), "+w"(a.odd), "+w"(xv), "+w"(wv)::"memory");
+  }
+  a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
+  a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
+  return a;
+}
+
+/* Channels [0, ch & ~7) of one output pixel whose window rows [0, rows) and columns [0, cols) from
+ * `x0` lie inside the input (`w0`: their weights). The per-channel constants come de-interleaved
+ * by VLD2 (even channels, odd channels); the result is narrowed with saturation to int16, the
+ * output offset added with saturation and clamped there: the same bytes as clamping in int32, as
+ * the activation range lies inside int8. */
+static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
+                                                         const int32_t* shift, const int32_t* bias, int32_t ch,
+                                                         int32_t row, const int8_t* x0, const int8_t* w0,
+                                                         int32_t rows, int32_t cols, int8_t* out, const int fast) {
+  const int16_t offset = (int16_t)p->input_offset;
+  const int16x8_t lo = vdupq_n_s16((int16_t)p->activation.min), hi = vdupq_n_s16((int16_t)p->activation.max);
+  const int32_t w_row = 3 * ch;
+  const int32_t blocks = ch >> 3;
+  for (int32_t k = 0; k < blocks; ++k, x0 += 8, w0 += 8, mult += 8, shift += 8, out += 8) {
+    acc8 a;
+    if (bias) {
+      const int32x4x2_t b = vld2q_s32(bias + 8 * k);
+      a.even = b.val[0];
+      a.odd = b.val[1];
+    } else {
+      a.even = a.odd = vdupq_n_s32(0);
+    }
+    if (rows == 3 && cols == 3) {
+      a = taps9(a, x0, w0, ch, row, offset);
+    } else {
+      /* a loop over the rows, not unrolled: unrolled, GCC loads all nine taps ahead and spills them */
+      const int8_t* x = x0;
+      const int8_t* w = w0;
+#pragma GCC unroll 1
+      for (int32_t ky = 0; ky < rows; ++ky, x += row, w += w_row) {
+        a = tap8(a, x, w, offset);
+        if (cols > 1) a = tap8(a, x + ch, w + ch, offset);
+        if (cols > 2) a = tap8(a, x + 2 * ch, w + 2 * ch, offset);
+      }
+    }
+    const int32x4x2_t m = vld2q_s32(mult), s = vld2q_s32(shift);
+    const int32x4_t even = cmx_requantize_mve(a.even, m.val[0], s.val[0], fast);
+    const int32x4_t odd = cmx_requantize_mve(a.odd, m.val[1], s.val[1], fast);
+    int16x8_t v = vqmovntq_s32(vqmovnbq_s32(vuninitializedq_s16(), even), odd);
+    v = vqaddq_n_s16(v, (int16_t)p->output_offset);
+    vstrbq_s16(out, vminq_s16(vmaxq_s16(v, lo), hi));
+  }
+}
+#endif
+
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
+#define CMX_DW_WALK_CH 64 /* the most channels whose widened weights the walk keeps on the stack (1,152 B) */
+
+#endif
+
+static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
+                                                       const int32_t* shift, const cmsis_nn_dims* in_d,
+                                                       const int8_t* input, const int8_t* filter, const int32_t* bias,
+                                                       const cmsis_nn_dims* out_d, int8_t* output,
+                                                       const int fast, const int full) {
+  const int32_t ch = in_d->c, in_w = in_d->w, in_h = in_d->h;
+  const int32_t row = in_w * ch, ch4 = ch & ~3;
+  const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
+  const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
+#if defined(CMX_DW_WALK_CH)
+  uint32_t wide[9 * 2 * (CMX_DW_WALK_CH / 4)]; /* [group][tap]: (w0, w2), (w1, w3) */
+  int32_t start[CMX_DW_WALK_CH]; /* bias + input offset x the weights' sum (int32 wraparound, as CMSIS-NN's) */
+  const int widened = ch <= CMX_DW_WALK_CH;
+  for (int32_t g = 0; widened && g < ch4 / 4; ++g) {
+    for (int32_t k = 0; k < 9; ++k) {
+      const uint32_t v = (uint32_t)arm_nn_read_s8x4(filter + k * ch + 4 * g);
+      wide[18 * g + 2 * k] = SXTB16(v);
+      wide[18 * g + 2 * k + 1] = SXTB16_RORn(v, 8);
+    }
+  }
+  for (int32_t c = 0; widened && c < ch4; ++c) {
+    uint32_t sum = 0;
+    for (int32_t k = 0; k < 9; ++k) sum += (uint32_t)(int32_t)filter[k * ch + c];
+    start[c] = (int32_t)((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * sum);
+  }
+#endif
+  for (int32_t oy = 0; oy < out_d->h; ++oy) {
+    const int32_t iy = oy * p->stride.h - p->padding.h;
+    const int32_t ky0 = iy < 0 ? -iy : 0, ky1 = in_h - iy < 3 ? in_h - iy : 3;
+    for (int32_t ox = 0; ox < out_d->w; ++ox) {
+      const int32_t ix = ox * p->stride.w - p->padding.w;
+      const int32_t kx0 = ix < 0 ? -ix : 0, kx1 = in_w - ix < 3 ? in_w - ix : 3;
+      int8_t* out = output + (oy * out_d->w + ox) * ch;
+      const int inside = ky0 == 0 && ky1 == 3 && kx0 == 0 && kx1 == 3;
+      const int32_t cols = kx1 - kx0;
+      int32_t c = 0;
+#if defined(ARM_MATH_MVEI)
+      if (cols > 0 && ky1 > ky0) {
+        pixel8(p, mult, shift, bias, ch, row, input + ((iy + ky0) * in_w + ix + kx0) * ch,
+               filter + (ky0 * 3 + kx0) * ch, ky1 - ky0, cols, out, fast);
+        c = ch & ~7;
+      }
+#endif
+      for (; c < ch4; c += 4) {
+        cmx_acc4 a = {0, 0, 0, 0};
+        if (bias) a = (cmx_acc4){bias[c], bias[c + 1], bias[c + 2], bias[c + 3]};
+#if defined(CMX_DW_WALK_CH)
+        if (inside && widened) {
+          a = (cmx_acc4){start[c], start[c + 1], start[c + 2], start[c + 3]};
+          a = cmx_dw_walk_taps(a, input + (iy * in_w + ix) * ch + c, wide + 18 * (c / 4), ch, row);
+        } else
+#endif
+        if (inside) {
+          const int8_t* x = input + (iy * in_w + ix) * ch + c;
+          const int8_t* w = filter + c;
+          for (int32_t ky = 0; ky < 3; ++ky, x += row, w += 3 * ch) {
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x), (uint32_t)arm_nn_read_s8x4(w), offset2);
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + ch), (uint32_t)arm_nn_read_s8x4(w + ch), offset2);
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + 2 * ch), (uint32_t)arm_nn_read_s8x4(w + 2 * ch), offset2);
+          }
+        } else if (cols > 0) { /* a border pixel: only its taps inside the input, walked as inside */
+          const int8_t* x = input + ((iy + ky0) * in_w + ix + kx0) * ch + c;
+          const int8_t* w = filter + (ky0 * 3 + kx0) * ch + c;
+          for (int32_t ky = ky0; ky < ky1; ++ky, x += row, w += 3 * ch) {
+            a = tap4(a, (uint32_t)arm_nn_read_s8x4(x), (uint32_t)arm_nn_read_s8x4(w), offset2);
+            if (cols > 1) a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + ch), (uint32_t)arm_nn_read_s8x4(w + ch), offset2);
+            if (cols > 2) {
+              a = tap4(a, (uint32_t)arm_nn_read_s8x4(x + 2 * ch), (uint32_t)arm_nn_read_s8x4(w + 2 * ch), offset2);
+            }
+          }
+        }
+        out[c] = cmx_finish(a.a0, mult[c], shift[c], r, fast, full);
+        out[c + 1] = cmx_finish(a.a1, mult[c + 1], shift[c + 1], r, fast, full);
+        out[c + 2] = cmx_finish(a.a2, mult[c + 2], shift[c + 2], r, fast, full);
+        out[c + 3] = cmx_finish(a.a3, mult[c + 3], shift[c + 3], r, fast, full);
+      }
+      for (; c < ch; ++c) { /* the last ch % 4 channels */
+        int32_t a = bias ? bias[c] : 0;
+        for (int32_t ky = ky0; ky < ky1; ++ky) {
+          for (int32_t kx = kx0; kx < kx1; ++kx) {
+            a += (input[((iy + ky) * in_w + ix + kx) * ch + c] + p->input_offset) * filter[(ky * 3 + kx) * ch + c];
+          }
+        }
+        out[c] = cmx_finish(a, mult[c], shift[c], r, fast, full);
+      }
+    }
+  }
+}
+
+__attribute__((noinline)) void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 1); }
+__attribute__((noinline)) void cmx_dw3x3_walk_fast(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 0); }
+__attribute__((noinline)) void cmx_dw3x3_walk_any(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 0, 0); }
