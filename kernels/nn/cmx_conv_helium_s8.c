@@ -26,6 +26,7 @@
  * (cmx_gen/lower/delegate/overlap.py: one position a block, direct). */
 #include "arm_nnfunctions.h"
 #include "arm_nnsupportfunctions.h"
+#include "cmx_mve.h"
 #include "cmx_nn.h"
 #include "cmx_requantize.h"
 
@@ -45,66 +46,6 @@ static inline __attribute__((always_inline)) out_range out_range_of(const cmsis_
   return (out_range){vdupq_n_s32(p->output_offset), vdupq_n_s32(p->activation.min), vdupq_n_s32(p->activation.max)};
 }
 
-/* Four output channels of one position: their accumulators start at their kernel sums (sums[0..3]);
- * `runs` runs of `cols` inputs, `stride` bytes apart (one, or a kernel row each where the field is
- * read in place), 16 a step, the last step tail-predicated by the loop (WLSTP/LETP, as CMSIS-NN's
- * arm_nn_mat_mult_nt_t_s8): predicated lanes load zeros and add nothing. w: the four rows' laid-out
- * weights (16 columns of each row in turn, each row padded to 16). Inline assembly for the loop:
- * with intrinsics GCC 12 re-derives the weight pointer every step and spills a counter around it
- * (11 instructions a step and 2 more a block, against these 9). */
-#define CMX_MAC_LOOP                          \
-  "   wlstp.8         lr, %[cnt], 1f      \n" \
-  "2:                                     \n" \
-  "   vldrb.8         q0, [%[x]], #16     \n" \
-  "   vldrb.8         q1, [%[w]], #16     \n" \
-  "   vmladava.s8     %[a0], q0, q1       \n" \
-  "   vldrb.8         q2, [%[w]], #16     \n" \
-  "   vmladava.s8     %[a1], q0, q2       \n" \
-  "   vldrb.8         q3, [%[w]], #16     \n" \
-  "   vmladava.s8     %[a2], q0, q3       \n" \
-  "   vldrb.8         q4, [%[w]], #16     \n" \
-  "   vmladava.s8     %[a3], q0, q4       \n" \
-  "   letp            lr, 2b              \n" \
-  "1:                                     \n"
-
-typedef struct {
-  int32x4_t acc, mult, shift; /* four channels' sums, and their multipliers and shifts */
-} sums4;
-
-static inline __attribute__((always_inline)) sums4 block4(const int8_t* x0, const int8_t** wp, const int32_t* sums,
-                                                          int32_t runs, int32_t cols, int32_t stride) {
-  const int8_t* w = *wp;
-  const int8_t* x = x0;
-  int32_t a0, a1, a2, a3;
-  /* the sums loaded in the assembly too: GCC, loading them, moves them into the even registers */
-  __asm volatile("   ldrd            %[a0], %[a1], [%[k]]      \n"
-                 "   ldrd            %[a2], %[a3], [%[k], #8]  \n" CMX_MAC_LOOP
-                 : [x] "+r"(x), [w] "+r"(w), [a0] "=&Te"(a0), [a1] "=&Te"(a1), [a2] "=&Te"(a2), [a3] "=&Te"(a3)
-                 : [cnt] "r"(cols), [k] "r"(sums)
-                 : "q0", "q1", "q2", "q3", "q4", "memory", "r14");
-  for (int32_t run = 1; run < runs; ++run) { /* the field's further kernel rows, read in place */
-    x0 += stride;
-    x = x0;
-    __asm volatile(CMX_MAC_LOOP
-                   : [x] "+r"(x), [w] "+r"(w), [a0] "+Te"(a0), [a1] "+Te"(a1), [a2] "+Te"(a2), [a3] "+Te"(a3)
-                   : [cnt] "r"(cols)
-                   : "q0", "q1", "q2", "q3", "q4", "memory", "r14");
-  }
-  *wp = w; /* past the four rows: the next block's */
-  /* the four sums into one vector by two VMOVs of two lanes each (GCC's lane inserts take four, and
-   * each holds a Helium pipe for two cycles on the M55), the multipliers' and shifts' loads between
-   * them (load/store pipe beside the integer pipe; GCC put them after) */
-  sums4 out;
-  __asm("   vldrw.u32       %q[m], [%[k], #16]                    \n"
-        "   vmov            %q[acc][2], %q[acc][0], %[a0], %[a2]  \n"
-        "   vldrw.u32       %q[s], [%[k], #32]                    \n"
-        "   vmov            %q[acc][3], %q[acc][1], %[a1], %[a3]  \n"
-        : [acc] "=&w"(out.acc), [m] "=&w"(out.mult), [s] "=&w"(out.shift)
-        : [a0] "r"(a0), [a1] "r"(a1), [a2] "r"(a2), [a3] "r"(a3), [k] "r"(sums),
-          "m"(*(const int32_t(*)[12])sums));
-  return out;
-}
-#undef CMX_MAC_LOOP
 
 /* n bytes from src to dst (n > 0), 16 at a time, the last move predicated. */
 static inline __attribute__((always_inline)) void copy_run(int8_t* dst, const int8_t* src, int32_t n) {
@@ -164,7 +105,7 @@ static inline __attribute__((always_inline)) void position(const cmsis_nn_conv_p
                                                            const out_range r, int8_t* out, const int fast) {
   const int8_t* w = weights;
   for (const int32_t* end = k + 12 * (rows >> 2); k != end; k += 12, out += 4) {
-    const sums4 b = block4(x, &w, k, runs, cols, stride);
+    const cmx_sums4 b = cmx_helium_block4(x, &w, k, runs, cols, stride);
     const int32x4_t acc = cmx_requantize_mve(b.acc, b.mult, b.shift, fast);
     vstrbq_s32(out, vminq_s32(vmaxq_s32(vaddq_s32(acc, r.offset), r.lo), r.hi));
   }

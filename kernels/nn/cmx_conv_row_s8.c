@@ -94,60 +94,6 @@ static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int
   memset(out, 0, CMX_SLACK * sizeof(int16_t));
 }
 
-/* The 2 x 2 block's inner loop on int8 weights over `pairs` pairs of groups (two groups an
- * iteration: the loop's own two instructions once per 32 MACs), both columns word-aligned: rows c
- * and c + 1 interleaved a group at a time, widened by SXTB16 as CMSIS-NN's kernel does, 15
- * instructions a group. The same products and sums as the C loop, in the same order: inline
- * assembly because GCC's allocation of an unrolled loop spilled (`#pragma GCC unroll 2` measured
- * slower on every case). It holds all 14 registers, so the block around it spills: taken from 8
- * groups (32 values a row) up, where it gains (VWW's int8 layers; on the wide layers' int16
- * loop the same measured +2.7 % on VWW). */
-#define CMX_GROUP_S8                                  \
-  "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                 \
-  "sxtb16 %[t0], %[w0]\n\t"                            \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"                    \
-  "sxtb16 %[t1], %[w1]\n\t"                            \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"                    \
-  "ldrd %[x0], %[x1], [%[b0]], #8\n\t"                 \
-  "smlad %[a00], %[t0], %[x0], %[a00]\n\t"             \
-  "smlad %[a10], %[t1], %[x0], %[a10]\n\t"             \
-  "smlad %[a00], %[w0], %[x1], %[a00]\n\t"             \
-  "smlad %[a10], %[w1], %[x1], %[a10]\n\t"             \
-  "ldrd %[x0], %[x1], [%[b1]], #8\n\t"                 \
-  "smlad %[a01], %[t0], %[x0], %[a01]\n\t"             \
-  "smlad %[a11], %[t1], %[x0], %[a11]\n\t"             \
-  "smlad %[a01], %[w0], %[x1], %[a01]\n\t"             \
-  "smlad %[a11], %[w1], %[x1], %[a11]\n\t"
-typedef struct {
-  int32_t a00, a10, a01, a11;
-} acc2x2;
-
-static inline __attribute__((always_inline)) acc2x2 group_pairs(acc2x2 a, const void** wp, const void** b0,
-                                                                const void** b1, int32_t pairs) {
-#if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
-  uint32_t w0, w1, t0, t1, x0, x1;
-#define CMX_OPERANDS                                                                                            \
-  : [a00] "+r"(a.a00), [a10] "+r"(a.a10), [a01] "+r"(a.a01), [a11] "+r"(a.a11), [wp] "+r"(*wp), [b0] "+r"(*b0), \
-    [b1] "+r"(*b1), [n] "+r"(pairs), [w0] "=&r"(w0), [w1] "=&r"(w1), [t0] "=&r"(t0), [t1] "=&r"(t1),            \
-    [x0] "=&r"(x0), [x1] "=&r"(x1)                                                                              \
-  :                                                                                                             \
-  : "cc", "memory"
-  __asm("1:\n\t" CMX_GROUP_S8 CMX_GROUP_S8 "subs %[n], %[n], #1\n\tbne 1b" CMX_OPERANDS);
-#undef CMX_OPERANDS
-#else
-  for (int32_t g = 2 * pairs; g > 0; --g) { /* the same sums in C (never called: the kernel needs DSP) */
-    const word_pair ww = load_pair(wp, 1);
-    const word_pair w_c = {SXTB16(ww.lo), SXTB16_RORn(ww.lo, 8)}, w_d = {SXTB16(ww.hi), SXTB16_RORn(ww.hi, 8)};
-    const word_pair x = load_pair(b0, 1), y = load_pair(b1, 1);
-    a.a00 = SMLAD(w_c.hi, x.hi, SMLAD(w_c.lo, x.lo, a.a00));
-    a.a10 = SMLAD(w_d.hi, x.hi, SMLAD(w_d.lo, x.lo, a.a10));
-    a.a01 = SMLAD(w_c.hi, y.hi, SMLAD(w_c.lo, y.lo, a.a01));
-    a.a11 = SMLAD(w_d.hi, y.hi, SMLAD(w_d.lo, y.lo, a.a11));
-  }
-#endif
-  return a;
-}
-
 /* One chunk's outputs. fast: every channel's shift is <= -1 and its multiplier > 0. aligned:
  * the second column of a pair starts on a word (stride * in_ch even), so both read with LDRD.
  * full: the activation range is [-128, 127] (what a ReLU's output quantization gives). dilated:
@@ -183,7 +129,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       const void* b1 = col1 + t * tap_step;
       int32_t g = groups;
       if (aligned && !dilated && g >= 8) { /* pairs of groups in assembly, an odd last group below */
-        acc2x2 a = group_pairs((acc2x2){a00, a10, a01, a11}, &wp, &b0, &b1, g >> 1);
+        cmx_acc2x2 a = cmx_row_group_pairs((cmx_acc2x2){a00, a10, a01, a11}, &wp, &b0, &b1, g >> 1);
         a00 = a.a00, a10 = a.a10, a01 = a.a01, a11 = a.a11;
         g &= 1;
       }
@@ -295,36 +241,7 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
     /* the output offset in the low half (SXTAH adds it), the channel pairs left counted up in the
      * high half to the carry out: one register for both */
     uint32_t count_offset = ((uint32_t)(65536 - out_ch / 2) << 16) | (uint16_t)offset;
-    int32_t a;
-    uint32_t w0, w1;
-#define CMX_K8_CHANNEL(g0, g1)                    \
-  "ldr %[a], [%[bp]], #4\n\t"                      \
-  "ldrd %[w0], %[w1], [%[wp], #" #g0 "]\n\t"       \
-  "smlad %[a], %[w0], %[x0], %[a]\n\t"             \
-  "smlad %[a], %[w1], %[x1], %[a]\n\t"             \
-  "ldrd %[w0], %[w1], [%[wp], #" #g1 "]\n\t"       \
-  "smlad %[a], %[w0], %[x2], %[a]\n\t"             \
-  "smlad %[a], %[w1], %[x3], %[a]\n\t"             \
-  "ldr %[w0], [%[mp]], #4\n\t"                     \
-  "ldr %[w1], [%[sp]], #4\n\t"                     \
-  "lsls %[a], %[a], #1\n\t"                        \
-  "smmulr %[a], %[a], %[w0]\n\t"                   \
-  "add %[a], %[a], %[a], asr #31\n\t"              \
-  "negs %[w1], %[w1]\n\t"                          \
-  "asrs %[a], %[a], %[w1]\n\t"                     \
-  "adc %[a], %[a], #0\n\t"                         \
-  "sxtah %[a], %[a], %[co]\n\t"                    \
-  "ssat %[a], #8, %[a]\n\t"                        \
-  "strb %[a], [%[o]], #1\n\t"
-    __asm volatile("1:\n\t" CMX_K8_CHANNEL(0, 16) CMX_K8_CHANNEL(8, 24)
-          "add %[wp], %[wp], #32\n\t"
-          "adds %[co], %[co], #0x10000\n\t"
-          "bcc 1b"
-          : [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [wp] "+r"(wp), [bp] "+r"(bp), [mp] "+r"(mp),
-            [sp] "+r"(sp), [o] "+r"(o), [co] "+r"(count_offset)
-          : [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3)
-          : "cc", "memory");
-#undef CMX_K8_CHANNEL
+    cmx_row_k8_position(x0, x1, x2, x3, wp, bp, mp, sp, o, count_offset);
   }
 #else
   (void)buf, (void)n, (void)step, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)output;
@@ -332,60 +249,6 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
 #endif
 }
 
-/* The 2 x 2 block's inner loop on int16 weights over `pairs` pairs of groups, both columns
- * word-aligned: single loads, so that each run of them pipelines on a DSP core (the Cortex-M4 TRM's
- * 3.3.2: a load after a load takes one cycle; an LDRD three), the pointers moved once an iteration.
- * Tuned on cmx-gen's cycle estimate, not on instructions: 44 instructions per 32 MACs against C's
- * 28 a group (four LDRDs, eight SMLADs, the loop's two), and about 43 cycles against 48. It holds
- * all 14 registers: from 8 groups (32 values a row) up. The same products as the C loop; their int32 sum wraps
- * the same in any order. */
-#define CMX_WIDE_GROUP(x, w)                      \
-  "ldr %[v0], [%[b0], #" #x "]\n\t"              \
-  "ldr %[v1], [%[b0], #" #x "+4]\n\t"            \
-  "ldr %[v2], [%[b1], #" #x "]\n\t"              \
-  "ldr %[v3], [%[b1], #" #x "+4]\n\t"            \
-  "ldr %[v4], [%[wp], #" #w "]\n\t"              \
-  "ldr %[v5], [%[wp], #" #w "+4]\n\t"            \
-  "smlad %[a00], %[v4], %[v0], %[a00]\n\t"       \
-  "smlad %[a00], %[v5], %[v1], %[a00]\n\t"       \
-  "smlad %[a01], %[v4], %[v2], %[a01]\n\t"       \
-  "smlad %[a01], %[v5], %[v3], %[a01]\n\t"       \
-  "ldr %[v4], [%[wp], #" #w "+8]\n\t"            \
-  "ldr %[v5], [%[wp], #" #w "+12]\n\t"           \
-  "smlad %[a10], %[v4], %[v0], %[a10]\n\t"       \
-  "smlad %[a10], %[v5], %[v1], %[a10]\n\t"       \
-  "smlad %[a11], %[v4], %[v2], %[a11]\n\t"       \
-  "smlad %[a11], %[v5], %[v3], %[a11]\n\t"
-
-static inline __attribute__((always_inline)) acc2x2 wide_pairs(acc2x2 a, const void** wp, const void** b0,
-                                                               const void** b1, int32_t pairs) {
-#if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
-  uint32_t v0, v1, v2, v3, v4, v5;
-  __asm("1:\n\t" CMX_WIDE_GROUP(0, 0) CMX_WIDE_GROUP(8, 16)
-        "add %[b0], %[b0], #16\n\t"
-        "add %[b1], %[b1], #16\n\t"
-        "add %[wp], %[wp], #32\n\t"
-        "subs %[n], %[n], #1\n\t"
-        "bne 1b"
-        : [a00] "+r"(a.a00), [a10] "+r"(a.a10), [a01] "+r"(a.a01), [a11] "+r"(a.a11), [wp] "+r"(*wp),
-          [b0] "+r"(*b0), [b1] "+r"(*b1), [n] "+r"(pairs), [v0] "=&r"(v0), [v1] "=&r"(v1), [v2] "=&r"(v2),
-          [v3] "=&r"(v3), [v4] "=&r"(v4), [v5] "=&r"(v5)
-        :
-        : "cc", "memory");
-#else
-  for (int32_t g = 2 * pairs; g > 0; --g) { /* the same sums in C (never called: the kernel needs DSP) */
-    const word_pair x0 = load_pair(b0, 1), x1 = load_pair(b1, 1);
-    word_pair w = load_pair(wp, 1);
-    a.a00 = SMLAD(w.hi, x0.hi, SMLAD(w.lo, x0.lo, a.a00));
-    a.a01 = SMLAD(w.hi, x1.hi, SMLAD(w.lo, x1.lo, a.a01));
-    w = load_pair(wp, 1);
-    a.a10 = SMLAD(w.hi, x0.hi, SMLAD(w.lo, x0.lo, a.a10));
-    a.a11 = SMLAD(w.hi, x1.hi, SMLAD(w.lo, x1.lo, a.a11));
-  }
-#endif
-  return a;
-}
-#undef CMX_WIDE_GROUP
 
 /* compute() for weights the plan widened to int16 (p->wide): the rows of a channel pair (four
  * values of each: two LDRDs) meet the widened input with no SXTB16, 14 instructions per 16 MACs
@@ -418,7 +281,7 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
       const void* b1 = col1;
       int32_t g = groups;
       if (pairs) { /* pairs of groups in assembly, an odd last group below */
-        const acc2x2 a = wide_pairs((acc2x2){a00, a10, a01, a11}, &wp, &b0, &b1, g >> 1);
+        const cmx_acc2x2 a = cmx_row_wide_pairs((cmx_acc2x2){a00, a10, a01, a11}, &wp, &b0, &b1, g >> 1);
         a00 = a.a00, a10 = a.a10, a01 = a.a01, a11 = a.a11;
         g &= 1;
       }

@@ -1,6 +1,7 @@
 /* cmx_depthwise_3x3_s8's walk (cmx_depthwise_3x3_s8.c says when): every pixel's taps inside the input,
  * four channels at a time (Helium: eight), for any stride and padding and without scratch. */
 #include "cmx_depthwise_3x3.h"
+#include "cmx_mve.h"
 
 /* Four channels of one tap: x and w are four int8 values each. */
 static inline __attribute__((always_inline)) cmx_acc4 tap4(cmx_acc4 a, uint32_t x, uint32_t w, uint32_t offset2) {
@@ -22,48 +23,6 @@ static inline __attribute__((always_inline)) cmx_acc4 tap4(cmx_acc4 a, uint32_t 
 }
 
 #if defined(ARM_MATH_MVEI)
-#include <arm_mve.h>
-
-/* Helium: eight channels a tap in int16 lanes. One widening load of the input (offset added) and one
- * of the weights, then VMULLB/VMULLT: the even channels' products into one int32x4 accumulator, the
- * odd channels' into another (7 instructions for 8 MACs; CMSIS-NN's MVE kernel first copies every
- * 3 x 3 x C field). The requantization is CMSIS-NN's own (arm_requantize_mve_32x4) on each half,
- * and VMOVNB/VMOVNT put the halves back in channel order for one narrowing store. */
-typedef struct {
-  int32x4_t even, odd;
-} acc8;
-
-static inline __attribute__((always_inline)) acc8 tap8(acc8 a, const int8_t* x, const int8_t* w, int16_t offset) {
-  const int16x8_t xv = vaddq_n_s16(vldrbq_s16(x), offset), wv = vldrbq_s16(w);
-  a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
-  a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
-  return a;
-}
-
-/* The nine taps of a pixel inside the input, each tap's two loads issued before the multiplies of the
- * tap before it: on the M55 a tap alone is a chain (load, offset, two multiplies in one pipe, two
- * adds in another) that leaves the pipes idle between its steps; interleaved, one tap's loads run in
- * the load/store pipe while the other's multiplies run in the multiply pipe (docs/cycles.md). The
- * same sums in the same order as tap8's. */
-static inline __attribute__((always_inline)) acc8 taps9(acc8 a, const int8_t* x, const int8_t* w, int32_t ch,
-                                                        int32_t row, int16_t offset) {
-  int16x8_t xv = vaddq_n_s16(vldrbq_s16(x), offset), wv = vldrbq_s16(w);
-#pragma GCC unroll 8
-  for (int32_t k = 1; k < 9; ++k) {
-    const int32_t ky = k / 3, kx = k % 3;
-    const int16x8_t xn = vldrbq_s16(x + ky * row + kx * ch), wn = vldrbq_s16(w + (3 * ky + kx) * ch);
-    a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
-    a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
-    xv = vaddq_n_s16(xn, offset);
-    wv = wn;
-    /* keeps GCC from loading all nine taps ahead, or multiplying them all before adding (and spilling) */
-    __asm volatile("" : "+w"(a.even), "+w"(a.odd), "+w"(xv), "+w"(wv)::"memory");
-  }
-  a.even = vaddq_s32(a.even, vmullbq_int_s16(xv, wv));
-  a.odd = vaddq_s32(a.odd, vmulltq_int_s16(xv, wv));
-  return a;
-}
-
 /* Channels [0, ch & ~7) of one output pixel whose window rows [0, rows) and columns [0, cols) from
  * `x0` lie inside the input (`w0`: their weights). The per-channel constants come de-interleaved
  * by VLD2 (even channels, odd channels); the result is narrowed with saturation to int16, the
@@ -78,7 +37,7 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
   const int32_t w_row = 3 * ch;
   const int32_t blocks = ch >> 3;
   for (int32_t k = 0; k < blocks; ++k, x0 += 8, w0 += 8, mult += 8, shift += 8, out += 8) {
-    acc8 a;
+    cmx_acc8 a;
     if (bias) {
       const int32x4x2_t b = vld2q_s32(bias + 8 * k);
       a.even = b.val[0];
@@ -87,16 +46,16 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
       a.even = a.odd = vdupq_n_s32(0);
     }
     if (rows == 3 && cols == 3) {
-      a = taps9(a, x0, w0, ch, row, offset);
+      a = cmx_dw_taps9(a, x0, w0, ch, row, offset);
     } else {
       /* a loop over the rows, not unrolled: unrolled, GCC loads all nine taps ahead and spills them */
       const int8_t* x = x0;
       const int8_t* w = w0;
 #pragma GCC unroll 1
       for (int32_t ky = 0; ky < rows; ++ky, x += row, w += w_row) {
-        a = tap8(a, x, w, offset);
-        if (cols > 1) a = tap8(a, x + ch, w + ch, offset);
-        if (cols > 2) a = tap8(a, x + 2 * ch, w + 2 * ch, offset);
+        a = cmx_dw_tap8(a, x, w, offset);
+        if (cols > 1) a = cmx_dw_tap8(a, x + ch, w + ch, offset);
+        if (cols > 2) a = cmx_dw_tap8(a, x + 2 * ch, w + 2 * ch, offset);
       }
     }
     const int32x4x2_t m = vld2q_s32(mult), s = vld2q_s32(shift);

@@ -4,7 +4,7 @@
  * DSP: CMSIS-NN multiplies two weight rows at a time by the input: each group of four inputs is
  * loaded and widened once per two rows, and each output is requantized in ~20 instructions. Here
  * four rows share each widened group (their words laid out side by side by the plan; single loads
- * in runs, quads4 below), and the requantization is CMSIS-NN's
+ * in runs, cmx_dsp.h's cmx_fc_quads4), and the requantization is CMSIS-NN's
  * inline-assembly sequence (cmx_requantize.h).
  *
  * Helium: CMSIS-NN walks four row pointers with a predicated load of every 16 columns. Here the
@@ -89,64 +89,6 @@ static void rows_mve(const int8_t* input, const int8_t* weights, const int32_t* 
 #endif
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
-#if defined(__GNUC__) && defined(__thumb2__)
-/* The four-row block's inner loop over `quads` runs of 16 inputs (four groups), in assembly: single
- * loads in runs, which pipeline on the M4 (TRM 3.3.2: a load after a load one cycle, an LDRD three),
- * the pointers moved by the first group's loads (post-index) and no other instruction spent on the
- * loop but its count. Tuned on cmx-gen's cycle estimate: about 102 cycles per 64 MACs against the C
- * loop's 120 (two LDRDs a group); AD's autoencoder 530,237 -> 466,843 cycles, +2.4 % instructions.
- * It holds 13 registers. The same products as the C loop, summed per row in the same order. */
-#define CMX_FC_GROUP4(xa, wa, wo)                  \
-  "ldr %[v], " xa "\n\t"                          \
-  "ldr %[w0], " wa "\n\t"                         \
-  "ldr %[w1], [%[wp], #" #wo "+4]\n\t"            \
-  "sxtab16 %[x02], %[off], %[v]\n\t"              \
-  "sxtab16 %[x13], %[off], %[v], ror #8\n\t"      \
-  "sxtb16 %[v], %[w0], ror #8\n\t"                \
-  "sxtb16 %[w0], %[w0]\n\t"                       \
-  "smlad %[a0], %[w0], %[x02], %[a0]\n\t"         \
-  "smlad %[a0], %[v], %[x13], %[a0]\n\t"          \
-  "sxtb16 %[v], %[w1], ror #8\n\t"                \
-  "sxtb16 %[w1], %[w1]\n\t"                       \
-  "smlad %[a1], %[w1], %[x02], %[a1]\n\t"         \
-  "smlad %[a1], %[v], %[x13], %[a1]\n\t"          \
-  "ldr %[w0], [%[wp], #" #wo "+8]\n\t"            \
-  "ldr %[w1], [%[wp], #" #wo "+12]\n\t"           \
-  "sxtb16 %[v], %[w0], ror #8\n\t"                \
-  "sxtb16 %[w0], %[w0]\n\t"                       \
-  "smlad %[a2], %[w0], %[x02], %[a2]\n\t"         \
-  "smlad %[a2], %[v], %[x13], %[a2]\n\t"          \
-  "sxtb16 %[v], %[w1], ror #8\n\t"                \
-  "sxtb16 %[w1], %[w1]\n\t"                       \
-  "smlad %[a3], %[w1], %[x02], %[a3]\n\t"         \
-  "smlad %[a3], %[v], %[x13], %[a3]\n\t"
-
-typedef struct {
-  int32_t a0, a1, a2, a3;
-} acc4;
-
-static inline __attribute__((always_inline)) acc4 quads4(acc4 a, const int8_t** x, const void** wp, int32_t quads,
-                                                         uint32_t offset2) {
-  uint32_t v, x02, x13, w0, w1;
-  const int8_t* xp = *x;
-  const void* w = *wp;
-  /* the first group's loads move the pointers (post-index), the others read behind them */
-  __asm volatile("1:\n\t" CMX_FC_GROUP4("[%[x]], #16", "[%[wp]], #64", -64)
-                 CMX_FC_GROUP4("[%[x], #-12]", "[%[wp], #-48]", -48)
-                 CMX_FC_GROUP4("[%[x], #-8]", "[%[wp], #-32]", -32)
-                 CMX_FC_GROUP4("[%[x], #-4]", "[%[wp], #-16]", -16)
-                 "subs %[n], %[n], #1\n\t"
-                 "bne 1b"
-                 : [a0] "+r"(a.a0), [a1] "+r"(a.a1), [a2] "+r"(a.a2), [a3] "+r"(a.a3), [x] "+r"(xp), [wp] "+r"(w),
-                   [n] "+r"(quads), [v] "=&r"(v), [x02] "=&r"(x02), [x13] "=&r"(x13), [w0] "=&r"(w0), [w1] "=&r"(w1)
-                 : [off] "r"(offset2)
-                 : "cc", "memory");
-  *x = xp;
-  *wp = w;
-  return a;
-}
-#undef CMX_FC_GROUP4
-#endif
 
 /* One input row: out[r] for every r, fast / full as in cmx_finish. */
 static inline __attribute__((always_inline)) void row(const int8_t* input, const int8_t* weights, const int32_t* bias,
@@ -164,7 +106,7 @@ static inline __attribute__((always_inline)) void row(const int8_t* input, const
     int32_t left = groups;
 #if defined(__GNUC__) && defined(__thumb2__)
     if (groups >= 4) {
-      const acc4 sum = quads4((acc4){a0, a1, a2, a3}, &x, &wp, groups / 4, offset2);
+      const cmx_acc4 sum = cmx_fc_quads4((cmx_acc4){a0, a1, a2, a3}, &x, &wp, groups / 4, offset2);
       a0 = sum.a0, a1 = sum.a1, a2 = sum.a2, a3 = sum.a3;
       left = groups % 4;
     }
