@@ -2,15 +2,19 @@
 favours (lower/delegate/costs.py). `fit` tries them in order and keeps the first that fits the board
 (pipeline/generate.py)."""
 
-MEMORY_GOALS = ("fast", "balanced", "min")
-DEFAULT_MEMORY_GOAL = "balanced"
+from typing import Literal, get_args
+
+MemoryGoal = Literal["fast", "balanced", "min"]
+MEMORY_GOALS: tuple[MemoryGoal, ...] = get_args(MemoryGoal)
+DEFAULT_MEMORY_GOAL: MemoryGoal = "balanced"
 FIT = "fit"  # not a goal of its own: the first of MEMORY_GOALS whose program fits
 
 # Where a program's inputs live (`[options] input_memory`, `--input-memory`): "pool", in the planned
 # pool (the caller writes into them); "caller", in the caller's own buffers (a camera frame, a
 # constant in flash), which the program reads where they are and never writes (cmx_input_bind).
-INPUT_MEMORIES = ("pool", "caller")
-DEFAULT_INPUT_MEMORY = "pool"
+InputMemory = Literal["pool", "caller"]
+INPUT_MEMORIES: tuple[InputMemory, ...] = get_args(InputMemory)
+DEFAULT_INPUT_MEMORY: InputMemory = "pool"
 
 
 def goals_to_try(memory: str) -> tuple[str, ...]:
@@ -21,5 +25,6 @@ def goals_to_try(memory: str) -> tuple[str, ...]:
 # Where the model's program lives (`[model] placement`, `--placement`): "linked" into the firmware
 # image; or "slot", in a flash slot of its own that the board declares (`model_slots`), written and
 # updated apart from the firmware and checked by it before it runs (docs/api.md "Updating the model").
-PLACEMENTS = ("linked", "slot")
-DEFAULT_PLACEMENT = "linked"
+Placement = Literal["linked", "slot"]
+PLACEMENTS: tuple[Placement, ...] = get_args(Placement)
+DEFAULT_PLACEMENT: Placement = "linked"

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from cmx_gen.common.paths import DATA_DIR
+
+# The CMSIS-NN code path a core runs (data/cores.yaml `isa`): Helium, the DSP extension, or plain C.
+Isa = Literal["MVE", "DSP", "SCALAR"]
 
 
 @functools.lru_cache(maxsize=1)

@@ -16,10 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cmx_gen.common.errors import BoardError
 from cmx_gen.common.paths import BOARDS_DIR
-from cmx_gen.common.targets import TARGETS, cores, isa_target, optional
+from cmx_gen.common.targets import TARGETS, Isa, cores, isa_target, optional
 
 RegionKind = Literal["flash", "itcm", "dtcm", "sram", "ddr"]
-Isa = Literal["MVE", "DSP", "SCALAR"]
 
 
 # Extra board folders searched before the built-in one (os.pathsep separated), so a user can keep

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from typing import Literal
 
+from cmx_gen.common.goals import InputMemory, MemoryGoal
 from cmx_gen.common.record import Record
+from cmx_gen.common.targets import Isa
 
-Isa = Literal["MVE", "DSP", "SCALAR"]
 Io = Literal["float", "int8"]  # the program's inputs and outputs (int8: --io int8, int8_io.py)
-MemoryGoal = Literal["fast", "balanced", "min"]
-InputMemory = Literal["pool", "caller"]
 LayerKind = Literal["compared", "exact", "float", "quant_boundary", "no_float_counterpart"]
 
 
 class Target(Record):
     core: str = ""  # canonical name (common/targets.canonical_core); "unknown" for a .pte without --target
-    isa: str  # Isa, or "unknown"
+    isa: Isa | Literal["unknown"]  # "unknown" for a .pte without --target
 
 
 class LowerOptions(Record):
