@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 
-class Memory:
+class DelegateMemory:
     """The delegate's arguments (inputs, the working memory, outputs) as writable byte views; an
     operand >= 0 is an offset into the working memory, < 0 the argument -1-x (plan.py)."""
 
@@ -24,12 +24,12 @@ class Memory:
         return self.args[-1 - operand][:nbytes]
 
 
-def int8(memory: Memory, operand: int, count: int) -> NDArray[np.int8]:
+def int8(memory: DelegateMemory, operand: int, count: int) -> NDArray[np.int8]:
     """`count` int8 values at an operand, copied out."""
     return np.frombuffer(memory.view(operand, count), dtype=np.int8).copy()
 
 
-def put(memory: Memory, operand: int, values: NDArray[Any]) -> None:
+def put(memory: DelegateMemory, operand: int, values: NDArray[Any]) -> None:
     """int8 values written at an operand."""
     raw = np.ascontiguousarray(values, dtype=np.int8).tobytes()
     memory.view(operand, len(raw))[:] = raw

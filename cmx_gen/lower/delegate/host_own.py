@@ -11,10 +11,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cmx_gen.lower import layer_models
-from cmx_gen.lower.delegate.host_memory import Memory, int8, put
+from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, put
 
 
-def _layer_norm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _layer_norm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """cmx_layer_norm_s8 from the plan's integers (layer_models.layer_norm_s8, the reference's model)."""
     rows, channels = f["rows"], f["channels"]
     x = int8(memory, f["input"], rows * channels).reshape(rows, channels)
@@ -28,20 +28,20 @@ def _layer_norm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> Non
     )
 
 
-def _mean(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _mean(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     outer, count, inner = f["outer"], f["count"], f["inner"]
     x = int8(memory, f["input"], outer * count * inner)
     names = ("multiplier", "shift", "input_offset", "output_offset")
     put(memory, f["output"], layer_models.mean_s8(x, outer, count, inner, *(f[n] for n in names)))
 
 
-def _lut(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """cmx_lut_s8: each output the table's entry at its input + 128."""
     table = np.frombuffer(plan, dtype=np.int8, count=256, offset=f["table"])
     put(memory, f["output"], table[int8(memory, f["input"], f["count"]).astype(np.int64) + 128])
 
 
-def _bmm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _bmm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """arm_batch_matmul_s8 (layer_models.bmm_s8) on b as [batch][cols][inner]; the transposition the
     kernel makes in its scratch when b is [batch][inner][cols] is done here in place of it."""
     batches, rows, inner, cols = f["batches"], f["rows"], f["inner"], f["cols"]
@@ -81,7 +81,7 @@ def _gates(plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: 
     }
 
 
-def _sequence(f: dict[str, int], memory: Memory) -> tuple[NDArray[np.int8], bool]:
+def _sequence(f: dict[str, int], memory: DelegateMemory) -> tuple[NDArray[np.int8], bool]:
     """A recurrent layer's int8 input as it lies ([batch, time, input], or time first) and its order."""
     shape = (f["batch_size"], f["time_steps"]) if not f["time_major"] else (f["time_steps"], f["batch_size"])
     count = shape[0] * shape[1] * f["input_size"]
@@ -89,7 +89,7 @@ def _sequence(f: dict[str, int], memory: Memory) -> tuple[NDArray[np.int8], bool
 
 
 def _recurrent(
-    plan: bytes, f: dict[str, int], memory: Memory, quant: Any, scalars: Any, gates: Any, model: Any, acts: Any
+    plan: bytes, f: dict[str, int], memory: DelegateMemory, quant: Any, scalars: Any, gates: Any, model: Any, acts: Any
 ) -> None:
     """A recurrent layer: its quantization (`quant`, LstmQuant or GruQuant) rebuilt from the record's
     `scalars` and `gates`, its sequence run by the host `model` (layer_models), backwards where the
@@ -104,7 +104,7 @@ def _recurrent(
     put(memory, f["output"], model(x, made, batch_first, bool(f["reverse"])))
 
 
-def _lstm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _lstm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """arm_lstm_unidirectional_s8 from the plan's integers (layer_models.lstm_s8)."""
     from cmx_gen.lower.delegate.own_layers import LSTM_ACTIVATIONS
     from cmx_gen.lower.delegate.plan_fields import LSTM_GATES, LSTM_SCALARS
@@ -115,7 +115,7 @@ def _lstm(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _recurrent(plan, f, memory, LstmQuant, LSTM_SCALARS, LSTM_GATES, layer_models.lstm_s8, acts)
 
 
-def _gru(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _gru(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """cmx_gru_s8 from the plan's integers (layer_models.gru_s8)."""
     from cmx_gen.lower.delegate.plan_fields import GRU_GATES, GRU_SCALARS
     from cmx_gen.lower.gru import ACTIVATIONS, GruQuant
@@ -123,7 +123,7 @@ def _gru(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _recurrent(plan, f, memory, GruQuant, GRU_SCALARS, GRU_GATES, layer_models.gru_s8, ACTIVATIONS)
 
 
-RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
+RUN: dict[str, Callable[[bytes, dict[str, int], DelegateMemory, str], None]] = {
     "layer_norm": _layer_norm,
     "mean": _mean,
     "lut": _lut,

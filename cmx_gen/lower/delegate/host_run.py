@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from cmx_gen.lower.delegate import host_own
-from cmx_gen.lower.delegate.host_memory import Memory, int8, put
+from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, put
 from cmx_gen.lower.delegate.own_kernels import (
     RowGeometry,
     bias_from_sums,
@@ -31,12 +31,12 @@ from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.kernel_models import compute, masked_softmax_s8
 
 
-def _nhwc(memory: Memory, operand: int, n: int, h: int, w: int, c: int) -> torch.Tensor:
+def _nhwc(memory: DelegateMemory, operand: int, n: int, h: int, w: int, c: int) -> torch.Tensor:
     """An int8 image the runtime keeps NHWC, as the logical NCHW tensor the cortex_m ops take."""
     return torch.from_numpy(int8(memory, operand, n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
 
 
-def _store(memory: Memory, operand: int, value: torch.Tensor, nchw: bool) -> None:
+def _store(memory: DelegateMemory, operand: int, value: torch.Tensor, nchw: bool) -> None:
     data = value.to(torch.int8)
     if nchw:
         data = data.permute(0, 2, 3, 1)
@@ -115,7 +115,9 @@ def _record_window(f: dict[str, int]) -> tuple[list[int], list[int], list[int]]:
     return [f["stride_h"], f["stride_w"]], [f["pad_h"], f["pad_w"]], [f["dilation_h"], f["dilation_w"]]
 
 
-def _image_conv(f: dict[str, int], memory: Memory, weight: Any, bias: Any, quant: tuple[Any, Any], isa: str) -> None:
+def _image_conv(
+    f: dict[str, int], memory: DelegateMemory, weight: Any, bias: Any, quant: tuple[Any, Any], isa: str
+) -> None:
     """A convolution or depthwise record over its NHWC input, the padding CMSIS-NN reads below and
     right included (_border), its output cropped to the record's."""
     n, h, w, c = _dims(f, "input")
@@ -127,7 +129,7 @@ def _image_conv(f: dict[str, int], memory: Memory, weight: Any, bias: Any, quant
     _store(memory, f["output"], out[:, :, :oh, :ow], nchw=True)
 
 
-def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """CMSIS-NN's convolution or depthwise call: the record's CMSIS-NN arguments."""
     fn, fh, fw, fc = _dims(f, "filter")
     oc = f["output_c"]
@@ -136,7 +138,7 @@ def _conv(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _image_conv(f, memory, weight, _constant(plan, f["bias"], oc, np.int32, (oc,)), quant, isa)
 
 
-def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _conv_row(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """cmx_conv_row_s8 as the convolution it computes: over `in_rows` x `in_positions` (a 1x1 over
     H x W reads the same bytes as one over H * W positions), its filter read back from the kernel's
     layout."""
@@ -154,7 +156,7 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _store(memory, f["output"], out, nchw=True)
 
 
-def _conv_helium(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _conv_helium(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """cmx_conv_helium_s8 as the convolution it computes: its filter read back from its layout, its
     multipliers and shifts from its constants, its bias from their kernel sums."""
     _, kh, kw, c = _dims(f, "filter")
@@ -166,7 +168,7 @@ def _conv_helium(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> No
     _image_conv(f, memory, weight, bias, (torch.from_numpy(mults), torch.from_numpy(shifts)), isa)
 
 
-def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool = False) -> None:
+def _linear(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, own: bool = False) -> None:
     """arm_fully_connected_s8, or cmx_fully_connected_s8 (own) with its weights read back from its layout."""
     batches, features = f["input_n"], f["input_c"]
     outputs = f["output_c"]
@@ -196,7 +198,7 @@ def _linear(plan: bytes, f: dict[str, int], memory: Memory, isa: str, own: bool 
     _store(memory, f["output"], out, nchw=False)
 
 
-def _elementwise(f: dict[str, int], memory: Memory) -> tuple[torch.Tensor, torch.Tensor]:
+def _elementwise(f: dict[str, int], memory: DelegateMemory) -> tuple[torch.Tensor, torch.Tensor]:
     """input1 (all `count` elements) and input2 (`block` of them, repeated along input1 when it is
     a channel broadcast) in shapes the cortex_m ops accept: channels last, the block as channels."""
     count, block = f["count"], f["block"]
@@ -207,11 +209,11 @@ def _elementwise(f: dict[str, int], memory: Memory) -> tuple[torch.Tensor, torch
     return big, torch.from_numpy(b).reshape(1, block, 1, 1)
 
 
-def _store_elementwise(memory: Memory, f: dict[str, int], out: torch.Tensor) -> None:
+def _store_elementwise(memory: DelegateMemory, f: dict[str, int], out: torch.Tensor) -> None:
     _store(memory, f["output"], out if out.dim() != 4 else out.permute(0, 2, 3, 1), nchw=False)
 
 
-def _add(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _add(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     a, b = _elementwise(f, memory)
     args = [
         a,
@@ -233,7 +235,7 @@ def _add(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _store_elementwise(memory, f, out)
 
 
-def _mul(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _mul(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     a, b = _elementwise(f, memory)
     args = [
         a,
@@ -249,7 +251,7 @@ def _mul(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _store_elementwise(memory, f, out)
 
 
-def _pool(plan: bytes, f: dict[str, int], memory: Memory, isa: str, average: bool) -> None:
+def _pool(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, average: bool) -> None:
     n, h, w, c = _dims(f, "input")
     _, kh, kw, _ = _dims(f, "filter")
     _, oh, ow, _ = _dims(f, "output")
@@ -268,7 +270,7 @@ def _pool(plan: bytes, f: dict[str, int], memory: Memory, isa: str, average: boo
     _store(memory, f["output"], out, nchw=True)
 
 
-def _softmax(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _softmax(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     rows, size = f["rows"], f["row_size"]
     x = torch.from_numpy(int8(memory, f["input"], rows * size).reshape(rows, size))
     out: object
@@ -282,11 +284,11 @@ def _softmax(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
     _store(memory, f["output"], out, nchw=False)
 
 
-def _copy(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _copy(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     memory.view(f["output"], f["nbytes"])[:] = bytes(memory.view(f["input"], f["nbytes"]))
 
 
-def _copy_region(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _copy_region(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     rows, run = f["rows"], f["row_bytes"]
     if not rows:
         return
@@ -298,12 +300,12 @@ def _copy_region(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> No
         )
 
 
-def _transpose(plan: bytes, f: dict[str, int], memory: Memory, isa: str) -> None:
+def _transpose(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     b, r, c = f["batches"], f["rows"], f["cols"]
     put(memory, f["output"], int8(memory, f["input"], b * r * c).reshape(b, r, c).transpose(0, 2, 1))
 
 
-RUN: dict[str, Callable[[bytes, dict[str, int], Memory, str], None]] = {
+RUN: dict[str, Callable[[bytes, dict[str, int], DelegateMemory, str], None]] = {
     "conv": _conv,
     "conv_general": _conv,
     "conv_row": _conv_row,
@@ -333,6 +335,6 @@ def run(plan: bytes, args: Sequence[memoryview], isa: str) -> None:
             f"the plan takes {head['n_inputs']} inputs and {head['n_outputs']} outputs, "
             f"the call passes {len(args)} arguments"
         )
-    memory = Memory(args, int(head["n_inputs"]))
+    memory = DelegateMemory(args, int(head["n_inputs"]))
     for kind, fields in read_layers(plan):
         RUN[kind](plan, fields, memory, isa)

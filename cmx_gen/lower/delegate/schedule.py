@@ -56,7 +56,10 @@ def _first_largest(values: Any) -> tuple[int, str]:
 
 
 @dataclass(frozen=True)
-class Schedule:
+class SubgraphSchedule:
+    """One delegated subgraph's memory schedule as the plan is built from it (its nodes, buffers and
+    working memory); `summary` is the report's record of it (facts.Schedule)."""
+
     compute: tuple[torch.fx.Node, ...]  # the layers, in order
     inputs: tuple[torch.fx.Node, ...]
     outputs: tuple[torch.fx.Node, ...]
@@ -206,7 +209,7 @@ def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
 
 def schedule(
     program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL, patch: tuple[int, tuple[int, int]] | None = None
-) -> Schedule:
+) -> SubgraphSchedule:
     """The schedule of a subgraph (an ExportedProgram the partitioner cut) for a memory goal
     (costs.py): every goal writes layers over their inputs where the kernels allow (it costs
     nothing); `min` and `balanced` may also run layers of a Helium core on cmx-gen's DSP kernels,
@@ -252,7 +255,7 @@ def schedule(
     if stage and extra is not None:  # the halos again, at the stage's rate (its copies not counted)
         again = stage.extra_macs() * costs.per_mac_of(stage.layers, isa)
         extra = extra + round(again) if math.isfinite(again) else None
-    return Schedule(compute, inputs, outputs, buffers, work, offsets, extra, stage)
+    return SubgraphSchedule(compute, inputs, outputs, buffers, work, offsets, extra, stage)
 
 
 def _mark(nodes: Iterable[torch.fx.Node], patched: set[torch.fx.Node]) -> None:
