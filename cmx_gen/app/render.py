@@ -30,7 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
-from cmx_gen.app import ci, model_files, shared_files, slot_files
+from cmx_gen.app import ci, model_files, project_file, shared_files, slot_files
 from cmx_gen.app import project as project_mod
 from cmx_gen.app import txn as app_txn
 from cmx_gen.app.kinds import AppKind, app_kind
@@ -391,5 +391,5 @@ def render_app(
     app.mkdir(parents=True, exist_ok=True)
     slots = board.model_slots if project.placement == "slot" else []
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
-        stage = _stage(kind, ctx, spec, models, placement, slots, project_mod.dumps(project, app), Path(tmp))
+        stage = _stage(kind, ctx, spec, models, placement, slots, project_file.dumps(project, app), Path(tmp))
         return sync(stage, app, spec, force=force)
