@@ -392,3 +392,42 @@ def test_commands_are_thin():
         p.name: n for p in (PACKAGE / "cli" / "commands").glob("*.py") if (n := len(p.read_text().splitlines())) > 120
     }
     assert long == {}, f"move the work of these commands into pipeline/: {long}"
+
+
+def _long_functions(text: str, limit: int = 60) -> dict[str, int]:
+    """The functions of a module over `limit` lines, but an argument parser's (a list of add_argument
+    calls reads as one step however long it is)."""
+    found = {}
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+            lines = node.end_lineno - node.lineno + 1
+            if lines > limit and "add_argument" not in ast.unparse(node):
+                found[node.name] = lines
+    return found
+
+
+def test_no_function_is_over_60_lines():
+    """A function that outgrows 60 lines does several things: split it into named steps (issue 55)."""
+    long = {
+        f"{p.relative_to(PACKAGE)}:{name}": n
+        for p in PACKAGE.rglob("*.py")
+        for name, n in _long_functions(p.read_text()).items()
+    }
+    assert long == {}, f"split these functions: {long}"
+
+
+def test_the_function_length_check_finds_a_long_function():
+    body = "".join(f"    x{i} = {i}\n" for i in range(60))
+    assert _long_functions(f"def long():\n{body}") == {"long": 61}
+    assert _long_functions(f"def parser(p):\n{body}    p.add_argument('--x')\n") == {}
+    assert _long_functions(f"def short():\n{body[: body.index('    x58')]}    pass\n") == {}
+
+
+def test_records_declare_their_keys():
+    """At most 25 `dict[str, Any]` in cmx_gen (issue 55: 57 before): a record with known keys is a
+    dataclass or a TypedDict, a field with a closed set of values a Literal. What stays is parsed
+    TOML/YAML/JSON at the boundary, and pydantic's dumps; do not add to it."""
+    found = {
+        str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py") if (n := p.read_text().count("dict[str, Any]"))
+    }
+    assert sum(found.values()) <= 25, f"declare these records' keys: {found}"

@@ -9,7 +9,7 @@ import subprocess
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import yaml
 
@@ -17,9 +17,27 @@ from cmx_gen import __version__
 from cmx_gen.common.paths import DATA_DIR, ROOT
 
 
+class Pins(TypedDict):
+    """data/ci.yaml: what the generated workflows install and run on."""
+
+    runs_on: str
+    python: str
+    zephyr_image: str
+    flatc_url: str
+    torch_index: str
+    baremetal_packages: list[str]
+
+
+class CiContext(Pins):
+    """`cookiecutter.ci`: the pins and how the workflow installs this cmx-gen."""
+
+    cmx_gen_pip: str
+
+
 @cache
-def pins() -> dict[str, Any]:
-    return dict(yaml.safe_load((DATA_DIR / "ci.yaml").read_text()))
+def pins() -> Pins:
+    found: Pins = yaml.safe_load((DATA_DIR / "ci.yaml").read_text())
+    return found
 
 
 def _git(*args: str) -> str:
@@ -51,6 +69,6 @@ def pip_requirement() -> str:
     return f"cmx-gen=={__version__}"
 
 
-def context() -> dict[str, Any]:
+def context() -> CiContext:
     """`cookiecutter.ci` for the workflow templates."""
     return {**pins(), "cmx_gen_pip": pip_requirement()}

@@ -11,9 +11,10 @@ from __future__ import annotations
 import html
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import jinja2
 from markupsafe import Markup
@@ -22,6 +23,7 @@ from cmx_gen.app.folder import MODEL_APPS, AppFolder
 from cmx_gen.app.kinds import AppKind, app_kind
 from cmx_gen.common.format import size_label
 from cmx_gen.common.paths import DATA_DIR
+from cmx_gen.device.profile import ProfileJson, RowJson
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
 from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, schedule_line, worst_layers
@@ -44,7 +46,7 @@ class ModelPage:
 
     report: Report
     name: str | None = None  # in an app of several models
-    profile: dict[str, Any] | None = None
+    profile: ProfileJson | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,7 @@ def memory_svg(placement: Placement, width: int = 760) -> str:
     )
 
 
-def bars_svg(rows: list[tuple[str, float, str]], unit: str, element_id: str, width: int = 760) -> str:
+def bars_svg(rows: Sequence[tuple[str, float, str]], unit: str, element_id: str, width: int = 760) -> str:
     """Horizontal bars, largest first: (label, value, hover text)."""
     rows = sorted(rows, key=lambda r: -r[1])
     top = max((r[1] for r in rows), default=1.0) or 1.0
@@ -178,24 +180,38 @@ def _latency(report: Report, board_id: str | None) -> str:
         return ""
 
 
-def _model_part(model: ModelPage, several: bool, board_id: str | None = None) -> dict[str, Any]:
+def _profile_bar(row: RowJson, value: int, unit: str) -> tuple[str, float, str]:
+    """A profile row's bar: (label, value, hover text)."""
+    hover = f"{row['op']} {row['module']} {row['source']}: {value:,} {unit} ({row['share']:.1f} %)"
+    return f"#{row['index']} {row['op']} ({row['module']})", value, hover
+
+
+class _ModelPart(TypedDict):
+    """What report_model.html.j2 shows of one model."""
+
+    name: str | None
+    suffix: str
+    report: Report
+    profile: ProfileJson | None
+    profile_svg: str
+    latency: str
+    kinds_svg: str
+    sqnr_svg: str
+    worst: list[str]
+    schedules: list[str]
+
+
+def _model_part(model: ModelPage, several: bool, board_id: str | None = None) -> _ModelPart:
     """What report_model.html.j2 shows of one model (`suffix` keeps element ids unique on a page of several)."""
     report, profile = model.report, model.profile
     suffix = f"-{model.name}" if several else ""
     profile_svg = kinds_svg = ""
     if profile:
         # estimated cycles lead where the profile has them (run --profile under QEMU), else the counter
-        key, unit = (
-            ("cycles", "cycles") if profile.get("cycles", {}).get("estimated") else ("count", profile["counter"])
-        )
-        rows = [
-            (
-                f"#{r['index']} {r['op']} ({r['module']})",
-                r[key],
-                f"{r['op']} {r['module']} {r['source']}: {r[key]:,} {unit} ({r['share']:.1f} %)",
-            )
-            for r in profile["rows"]
-        ]
+        cycles = profile.get("cycles")
+        key: Literal["cycles", "count"] = "cycles" if cycles and cycles["estimated"] else "count"
+        unit = "cycles" if key == "cycles" else profile["counter"]
+        rows = [_profile_bar(r, r[key] or 0, unit) for r in profile["rows"]]  # estimated: every row has cycles
         kinds = [(k["kind"], k[key], f"{k['kind']}: {k['share']:.1f} %") for k in profile["by_kind"]]
         profile_svg = bars_svg(rows, unit, f"profile-chart{suffix}")
         kinds_svg = bars_svg(kinds, unit, f"profile-kinds{suffix}")
@@ -234,8 +250,10 @@ def render(data: PageData) -> str:
     )
 
 
-def _json(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text()) if path.is_file() else None
+def _profile(path: Path) -> ProfileJson | None:
+    """The profile.json `run --profile` wrote (device/profile.py), if it did."""
+    profile: ProfileJson | None = json.loads(path.read_text()) if path.is_file() else None
+    return profile
 
 
 def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
@@ -252,13 +270,13 @@ def gather(folder: Path, profile_dir: str = "build-profile") -> PageData:
             ModelPage(
                 load_json(folder / "model" / name / "report.json"),
                 name,
-                _json(folder / MODEL_APPS / name / profile_dir / PROFILE_JSON),
+                _profile(folder / MODEL_APPS / name / profile_dir / PROFILE_JSON),
             )
             for name in names
         )
     else:
         model = folder / "model" if (folder / "model" / "report.json").is_file() else folder
-        models = (ModelPage(load_json(model / "report.json"), None, _json(folder / profile_dir / PROFILE_JSON)),)
+        models = (ModelPage(load_json(model / "report.json"), None, _profile(folder / profile_dir / PROFILE_JSON)),)
     line, run = _last_result(folder / "build" / LAST_RESULT)
     kind = app_kind(AppFolder(folder).kind) if (folder / "cmx.toml").is_file() else AppKind()
     return PageData(

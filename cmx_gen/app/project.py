@@ -35,9 +35,7 @@ import os
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, cast, get_args
-
-import tomli_w
+from typing import Any, NotRequired, TypedDict, cast, get_args
 
 from cmx_gen.app import samples
 from cmx_gen.common.errors import ModelSourceError
@@ -140,7 +138,7 @@ class Project:
         return "_".join(entry.model_name() for entry in self.models)
 
 
-def _split(value: str) -> tuple[str, str]:
+def split_spec(value: str) -> tuple[str, str]:
     """`dir/model.py:Net` -> (`dir/model.py`, `:Net`); any other value is a plain path."""
     head, _, attr = value.rpartition(":")
     return (head, f":{attr}") if head.endswith(".py") else (value, "")
@@ -149,25 +147,13 @@ def _split(value: str) -> tuple[str, str]:
 def _resolve(base: Path, value: str | None) -> str | None:
     if value is None:
         return None
-    file_part, attr = _split(value)
+    file_part, attr = split_spec(value)
     return os.path.normpath(base / file_part) + attr  # an absolute file_part stays absolute
-
-
-def _relative(base: Path, value: str | None) -> str | None:
-    if value is None:
-        return None
-    file_part, attr = _split(value)
-    return os.path.relpath(Path(file_part).resolve(), base.resolve()) + attr
 
 
 def _resolve_board(base: Path, board: str) -> str:
     """A board file is relative to the project file, like every path in it; a board id is an id."""
     return (_resolve(base, board) or board) if is_board_file(board) else board
-
-
-def _target(project: Project, base: Path) -> dict[str, str]:
-    board = (_relative(base, project.board) or project.board) if is_board_file(project.board) else project.board
-    return {"board": board, "rtos": project.rtos}
 
 
 def _check_io(path: Path, where: str, io: Any) -> Io:
@@ -226,7 +212,21 @@ def _entries(path: Path, base: Path, tables: list[Any]) -> list[ModelEntry]:
     return entries
 
 
-def _shared(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+class _Shared(TypedDict):
+    """The fields of Project that its models share (a one-model [model] also gives `placement`)."""
+
+    board: str
+    rtos: str
+    output: str | None
+    strict: bool
+    name: str | None
+    delegate: bool
+    memory: str
+    input_memory: str
+    placement: NotRequired[str]
+
+
+def _shared(path: Path, data: dict[str, Any]) -> _Shared:
     """What the project's models share: [target], [output] and the options of the whole app."""
     base = path.parent
     target = data.get("target", {})
@@ -235,7 +235,7 @@ def _shared(path: Path, data: dict[str, Any]) -> dict[str, Any]:
             f"{path}: [target] board is missing", 'add e.g. board = "mps3-an547" (see cmx-gen boards)'
         )
     options = data.get("options", {})
-    return dict(
+    return _Shared(
         board=_resolve_board(base, str(target["board"])),
         rtos=target.get("rtos", "baremetal"),
         output=_resolve(base, data.get("output", {}).get("dir")),
@@ -274,8 +274,8 @@ def load(path: Path) -> Project:
             )
         entries = _entries(path, base, model)
         if len(entries) == 1:  # one model is the one-model app, whichever form names it
-            name = common["name"] or entries[0].name
-            return Project(models=(replace(entries[0], name=name),), **{**common, "name": name})
+            common["name"] = common["name"] or entries[0].name
+            return Project(models=(replace(entries[0], name=common["name"]),), **common)
         return Project(models=tuple(entries), separate_arenas=bool(options.get("separate_arenas", False)), **common)
     if "source" not in model:
         raise ModelSourceError(f"{path}: [model] source is missing", 'add e.g. source = "model.py:Net"')
@@ -293,72 +293,6 @@ def load(path: Path) -> Project:
         io=_check_io(path, "[options]", options.get("io", "float")),
         **common,
     )
-
-
-def _entry_table(entry: ModelEntry, base: Path) -> dict[str, Any]:
-    table: dict[str, Any] = {"name": entry.model_name(), "source": _relative(base, entry.source)}
-    if entry.input_shape:
-        table["input_shape"] = [int(d) for d in entry.input_shape.replace("x", ",").split(",")]
-    if entry.given_input:
-        table["input"] = _relative(base, entry.given_input)
-    if entry.calibration:
-        table["calibration"] = _relative(base, entry.calibration)
-    if entry.random_calibration:
-        table["random_calibration"] = True
-    if entry.keep_fp32:
-        table["keep_fp32"] = list(entry.keep_fp32)
-    if entry.io != "float":
-        table["io"] = entry.io
-    return table
-
-
-def dumps(project: Project, base: Path) -> str:
-    """The cmx.toml text for `project`, with paths relative to `base` (the folder it goes in)."""
-    header = "# cmx-gen project file: `cmx-gen regen .` redoes the app from it. Paths are relative to this file.\n"
-    if project.several:  # [[model]] tables written out, one block each (tomli_w would inline them)
-        tables = "".join(f"[[model]]\n{tomli_w.dumps(_entry_table(e, base))}\n" for e in project.models)
-        rest = {
-            "target": _target(project, base),
-            "output": {"dir": "."},
-            "options": {
-                "strict": project.strict,
-                "name": project.app_name(),
-                "separate_arenas": project.separate_arenas,
-                **_backend_options(project),
-            },
-        }
-        return header + tables + tomli_w.dumps(rest)
-    (model,) = project.models
-    data: dict[str, Any] = {"model": {"source": _relative(base, model.source)}}
-    if model.input_shape:
-        data["model"]["input_shape"] = [int(d) for d in model.input_shape.replace("x", ",").split(",")]
-    if model.given_input:
-        data["model"]["input"] = _relative(base, model.given_input)
-    if project.placement != DEFAULT_PLACEMENT:
-        data["model"]["placement"] = project.placement
-    calibration: dict[str, Any] = {"random": model.random_calibration}
-    if model.calibration:
-        calibration["file"] = _relative(base, model.calibration)
-    data["calibration"] = calibration
-    data["target"] = _target(project, base)
-    data["output"] = {"dir": "."}
-    data["options"] = {"strict": project.strict, "name": project.app_name()}
-    if model.keep_fp32:
-        data["options"]["keep_fp32"] = list(model.keep_fp32)
-    if model.io != "float":
-        data["options"]["io"] = model.io
-    data["options"].update(_backend_options(project))
-    return header + tomli_w.dumps(data)
-
-
-def _backend_options(project: Project) -> dict[str, Any]:
-    """`delegate = false`, `memory` and `input_memory` when set; defaults are not written, so default
-    projects read as before."""
-    return {
-        **({} if project.delegate else {"delegate": False}),
-        **({} if project.memory == DEFAULT_MEMORY_GOAL else {"memory": project.memory}),
-        **({} if project.input_memory == DEFAULT_INPUT_MEMORY else {"input_memory": project.input_memory}),
-    }
 
 
 def _check_memory(path: Path, value: Any) -> str:

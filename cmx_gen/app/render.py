@@ -21,23 +21,22 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cmx_gen import __version__
-from cmx_gen.app import ci, model_files, shared_files, slot_files
+from cmx_gen.app import model_files, project_file, shared_files, slot_files, template_context
 from cmx_gen.app import project as project_mod
 from cmx_gen.app import txn as app_txn
 from cmx_gen.app.kinds import AppKind, app_kind
+from cmx_gen.app.template_context import TemplateContext
 from cmx_gen.app.txn import MANIFEST, STATE_DIR
 from cmx_gen.common.errors import RenderError
 from cmx_gen.common.paths import shared_path
-from cmx_gen.device import result_line
 from cmx_gen.fit.boards import Board, ModelSlot
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.artifacts import Artifacts
@@ -122,35 +121,6 @@ def handle_names(project: project_mod.Project) -> list[str]:
     return [entry.model_name() for entry in project.models]
 
 
-def context(
-    project: project_mod.Project, models: dict[str, Artifacts], board: Board, placement: Placement
-) -> dict[str, Any]:
-    """The cookiecutter context every template sees as `cookiecutter.*`, plus what the app kind
-    adds for its own template (the Zephyr app: `zephyr`, its board target(s), devicetree and Kconfig
-    values, app/kinds/zephyr/context.py). `models`: each model's lowering, by handle name."""
-    artifacts = next(iter(models.values()))
-    ctx: dict[str, Any] = {
-        "app_name": project.app_name(),
-        "model_handle": shared_files.handle_symbol(next(iter(models))),
-        "models": [{"name": name, "handle": shared_files.handle_symbol(name)} for name in models],
-        "app_dir": "app",
-        "rtos": project.rtos,
-        "board": board.model_dump(mode="json"),
-        "placement": placement.to_dict(),
-        "model": artifacts.report.to_dict(),
-        "cmx_version": __version__,
-        "result_line": result_line.template_context(),
-        "ci": ci.context(),
-        # placement = "slot": the board's model slots (the templates name them: Zephyr's partitions).
-        "model_slots": [s.model_dump() for s in board.model_slots] if project.placement == "slot" else [],
-    }
-    # Derived facts templates should not recompute (boards.py is the one place that knows them).
-    ctx["board"]["core"]["gcc_flags"] = board.core.gcc_flags
-    ctx["board"]["core"]["isa"] = board.core.isa
-    ctx.update(app_kind(project.rtos).context(ctx, artifacts.report, placement, board))
-    return ctx
-
-
 def _write_models(
     model_dir: Path, models: dict[str, Artifacts], placement: Placement, pte_section: str, slots: Sequence[ModelSlot]
 ) -> None:
@@ -198,7 +168,8 @@ def _write_models(
 
 def _stage(
     kind: AppKind,
-    ctx: dict[str, Any],
+    ctx: TemplateContext,
+    own: Mapping[str, object],
     spec: TemplateSpec,
     models: dict[str, Artifacts],
     placement: Placement,
@@ -210,7 +181,7 @@ def _stage(
 
     template_dir = kind.template_dir()
     defaults = json.loads((template_dir / "cookiecutter.json").read_text())
-    cookie = {**defaults, **ctx}
+    cookie: dict[str, object] = {**defaults, **ctx, **own}
     generate_files(
         repo_dir=str(template_dir), context={"cookiecutter": cookie}, output_dir=str(tmp), overwrite_if_exists=True
     )
@@ -229,7 +200,9 @@ def _stage(
     return stage
 
 
-def _render_outputs(template_dir: Path, outputs: list[TemplateOutput], cookie: dict[str, Any], stage: Path) -> None:
+def _render_outputs(
+    template_dir: Path, outputs: list[TemplateOutput], cookie: Mapping[str, object], stage: Path
+) -> None:
     """cmx_template.yaml `outputs`, rendered with cookiecutter's own Jinja environment (so they
     read like the template's other files) from the kind's templates/ folder."""
     from cookiecutter.environment import StrictEnvironment
@@ -387,9 +360,11 @@ def render_app(
         name: _for_app(a, entry.source)
         for name, a, entry in zip(handle_names(project), lowered, project.models, strict=True)
     }
-    ctx = context(project, models, board, placement)
+    ctx = template_context.context(project, models, board, placement)
+    # what the kind's own template needs beyond the shared context (opaque here: it goes to the template)
+    own = kind.context(ctx, next(iter(models.values())).report, placement, board)
     app.mkdir(parents=True, exist_ok=True)
     slots = board.model_slots if project.placement == "slot" else []
     with tempfile.TemporaryDirectory(prefix="cmx-render-") as tmp:
-        stage = _stage(kind, ctx, spec, models, placement, slots, project_mod.dumps(project, app), Path(tmp))
+        stage = _stage(kind, ctx, own, spec, models, placement, slots, project_file.dumps(project, app), Path(tmp))
         return sync(stage, app, spec, force=force)

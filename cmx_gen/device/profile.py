@@ -8,14 +8,56 @@ the inference; report.json `instructions` names each row (instructions.py).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import NotRequired, TypedDict
 
 from cmx_gen.common.errors import RunError
 from cmx_gen.device import result_line
 from cmx_gen.device.runners.base import Result
 from cmx_gen.lower.delegate.plan import kernel_label
 from cmx_gen.program.report import DelegatedLayer, Instruction
+
+
+class RowJson(TypedDict):
+    """A Row as profile.json holds it."""
+
+    index: int
+    op: str
+    module: str
+    source: str
+    count: int
+    share: float
+    kernel: int | None
+    calls: str
+    layer: int | None
+    cycles: int | None
+
+
+class CyclesJson(TypedDict):
+    """The estimate beside the counter: its sum and what it assumes, or why there is none."""
+
+    estimated: int | None
+    sum: NotRequired[int]
+    assumes: NotRequired[str]
+    why_not: NotRequired[str]
+
+
+class KindJson(TypedDict):
+    kind: str
+    count: int
+    cycles: NotRequired[int]
+    share: float
+
+
+class ProfileJson(TypedDict):
+    """A Profile as profile.json holds it (the HTML page reads it back)."""
+
+    counter: str
+    total: int
+    sum: int
+    cycles: NotRequired[CyclesJson]
+    rows: list[RowJson]
+    by_kind: list[KindJson]
 
 
 @dataclass
@@ -31,8 +73,19 @@ class Row:
     layer: int | None = None  # a backend layer: its debug id
     cycles: int | None = None  # estimated (with_cycles): what ran between its marks, priced
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> RowJson:
+        return RowJson(
+            index=self.index,
+            op=self.op,
+            module=self.module,
+            source=self.source,
+            count=self.count,
+            share=self.share,
+            kernel=self.kernel,
+            calls=self.calls,
+            layer=self.layer,
+            cycles=self.cycles,
+        )
 
 
 @dataclass
@@ -73,22 +126,37 @@ class Profile:
         ]
         return sorted(found, key=lambda item: -item[3])
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"counter": self.counter, "total": self.total, "sum": self.summed}
+    def to_dict(self) -> ProfileJson:
+        rows = [row.to_dict() for row in self.rows]
+        kinds = [_kind(k, c, cyc, s) for k, c, cyc, s in self.by_kind()]
+        cycles = self._cycles()
+        if cycles is None:
+            return {"counter": self.counter, "total": self.total, "sum": self.summed, "rows": rows, "by_kind": kinds}
+        return {
+            "counter": self.counter,
+            "total": self.total,
+            "sum": self.summed,
+            "cycles": cycles,
+            "rows": rows,
+            "by_kind": kinds,
+        }
+
+    def _cycles(self) -> CyclesJson | None:
+        """The estimate beside the counter, or why there is none; None when there is no word of it."""
         if self.cycles is not None:
-            out["cycles"] = {
+            return {
                 "estimated": self.cycles,
                 "sum": sum(row.cycles or 0 for row in self.rows),
                 "assumes": self.cycles_note,
             }
-        elif self.cycles_note:
-            out["cycles"] = {"estimated": None, "why_not": self.cycles_note}
-        out["rows"] = [row.to_dict() for row in self.rows]
-        out["by_kind"] = [
-            {"kind": k, "count": c, **({"cycles": cyc} if cyc is not None else {}), "share": round(s, 2)}
-            for k, c, cyc, s in self.by_kind()
-        ]
-        return out
+        return {"estimated": None, "why_not": self.cycles_note} if self.cycles_note else None
+
+
+def _kind(kind: str, count: int, cycles: int | None, share: float) -> KindJson:
+    """One op kind's row of by_kind: its estimated cycles only where they are estimated."""
+    if cycles is None:
+        return {"kind": kind, "count": count, "share": round(share, 2)}
+    return {"kind": kind, "count": count, "cycles": cycles, "share": round(share, 2)}
 
 
 NO_KEY = -2  # no mark has it (the plugin's -1: what ran after the last mark)

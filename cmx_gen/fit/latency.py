@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 import yaml
 
@@ -25,6 +25,23 @@ from cmx_gen.program.report import Report
 def _figures() -> dict[str, Any]:
     data: dict[str, Any] = yaml.safe_load((DATA_DIR / "kernel_cycles.yaml").read_text())
     return data
+
+
+class EstimatedJson(TypedDict):
+    """A Latency as `check --json` prints it, estimated."""
+
+    estimated: Literal[True]
+    cycles: int
+    ms: float
+    clock_hz: int
+    layers: int
+    basis: str
+    not_counted: list[str]
+
+
+class NotEstimatedJson(TypedDict):
+    estimated: Literal[False]
+    why_not: str
 
 
 @dataclass(frozen=True)
@@ -54,7 +71,7 @@ class Latency:
             f"{left}); `cmx-gen run APP --cycles` measures it"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EstimatedJson | NotEstimatedJson:
         if self.why_not:
             return {"estimated": False, "why_not": self.why_not}
         return {

@@ -14,23 +14,18 @@ one region for each, chosen by the rules in docs/boards.md:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
 
 from cmx_gen.common.errors import FitError, Shortfall, TargetError
 from cmx_gen.common.format import size, table
 from cmx_gen.fit.boards import Board, MemoryRegion, load_boards
 from cmx_gen.fit.budget import ArenaLayout, Budget, ModelPools, arena_pools, budget, budget_several, kernel_sizes
+from cmx_gen.fit.placement_json import LayoutJson, PlacementJson, RegionUseJson, pools_json
 from cmx_gen.program.report import Report
 
 _ARENA_KINDS = {"dtcm": 0, "sram": 1, "ddr": 2}
 # Where a .pte that does not fit the boot region goes: keep fast RAM for the arenas.
 _PTE_KINDS = {"flash": 0, "ddr": 1, "sram": 2, "dtcm": 3, "itcm": 4}
-
-
-# ---------------------------------------------------------------------------------------------
-# Placement
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -50,8 +45,17 @@ class RegionUse:
     def percent(self) -> float:
         return 100.0 * self.used / self.size
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "free": self.free, "percent": round(self.percent, 2)}
+    def to_dict(self) -> RegionUseJson:
+        return {
+            "region": self.region,
+            "kind": self.kind,
+            "used": self.used,
+            "size": self.size,
+            "items": dict(self.items),
+            "base": self.base,
+            "free": self.free,
+            "percent": round(self.percent, 2),
+        }
 
 
 @dataclass(frozen=True)
@@ -128,25 +132,68 @@ class Placement:
             *rows,
         ]
 
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if not self.models:  # a one-model app's placement.json stays as it was
-            for key in ("models", "arena_layout", "other_layout_arena_bytes"):
-                out.pop(key)
-        out["uses"] = [u.to_dict() for u in self.uses]
-        out["arena_bytes"] = self.arena_bytes
-        out["decisions"] = self.decisions()
-        return out
+    def to_dict(self) -> PlacementJson:
+        layouts: LayoutJson = {}
+        if self.models:  # a one-model app's placement.json stays as it was
+            layouts = {
+                "models": [pools_json(p) for p in self.models],
+                "arena_layout": self.arena_layout,
+                "other_layout_arena_bytes": self.other_layout_arena_bytes,
+            }
+        return {
+            "board_id": self.board_id,
+            "pte_region": self.pte_region,
+            "pte_in_place": self.pte_in_place,
+            "code_region": self.code_region,
+            "data_region": self.data_region,
+            "arena_region": self.arena_region,
+            "stack_bytes": self.stack_bytes,
+            "heap_bytes": self.heap_bytes,
+            "method_pool_bytes": self.method_pool_bytes,
+            "planned_buffer_sizes": list(self.planned_buffer_sizes),
+            "temp_pool_bytes": self.temp_pool_bytes,
+            "uses": [u.to_dict() for u in self.uses],
+            "isa": self.isa,
+            "pte_bytes": self.pte_bytes,
+            "code_bytes": self.code_bytes,
+            "code_estimated": self.code_estimated,
+            "code_items": dict(self.code_items),
+            "static_ram_bytes": self.static_ram_bytes,
+            **layouts,
+            "arena_bytes": self.arena_bytes,
+            "decisions": self.decisions(),
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Placement:
-        """A placement as to_dict() wrote it (an app's model/placement.json); derived keys are dropped."""
-        names = {f.name for f in fields(cls)}
-        region_names = {f.name for f in fields(RegionUse)}
-        values = {k: v for k, v in data.items() if k in names}
-        values["uses"] = [RegionUse(**{k: v for k, v in u.items() if k in region_names}) for u in data["uses"]]
-        values["models"] = [ModelPools(**m) for m in data.get("models", [])]
-        return cls(**values)
+    def from_dict(cls, data: PlacementJson) -> Placement:
+        """A placement as to_dict() wrote it (an app's model/placement.json); derived keys are dropped,
+        and a key an older cmx-gen did not write takes its default."""
+        return cls(
+            board_id=data["board_id"],
+            pte_region=data["pte_region"],
+            pte_in_place=data["pte_in_place"],
+            code_region=data["code_region"],
+            data_region=data["data_region"],
+            arena_region=data["arena_region"],
+            stack_bytes=data["stack_bytes"],
+            heap_bytes=data["heap_bytes"],
+            method_pool_bytes=data["method_pool_bytes"],
+            planned_buffer_sizes=data["planned_buffer_sizes"],
+            temp_pool_bytes=data["temp_pool_bytes"],
+            uses=[
+                RegionUse(u["region"], u["kind"], u["used"], u["size"], u.get("items", {}), u.get("base", 0))
+                for u in data["uses"]
+            ],
+            isa=data.get("isa", ""),
+            pte_bytes=data.get("pte_bytes", 0),
+            code_bytes=data.get("code_bytes", 0),
+            code_estimated=data.get("code_estimated", True),
+            code_items=data.get("code_items", {}),
+            static_ram_bytes=data.get("static_ram_bytes", 0),
+            models=[ModelPools(**m) for m in data.get("models", [])],
+            arena_layout=data.get("arena_layout"),
+            other_layout_arena_bytes=data.get("other_layout_arena_bytes", 0),
+        )
 
     def to_text(self) -> str:
         return usage_table(self.uses) + "\n\nplacement\n" + "\n".join(f"  {d}" for d in self.decisions())

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.fx.node import Argument
 
 
 def fx_args(node: torch.fx.Node) -> tuple[Any, ...]:
@@ -93,7 +94,7 @@ def call_like(
     target: Any,
     args: tuple[Any, ...],
     like: torch.fx.Node,
-    kwargs: dict[str, Any] | None = None,
+    kwargs: dict[str, Argument] | None = None,
     val: Any = None,
 ) -> torch.fx.Node:
     """A call of `target` at the graph's insertion point, with `like`'s module and user's line, and its

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import torch
@@ -82,53 +83,66 @@ def layer_errors(
     float_nodes = {n.name: n for n in float_graph.graph.nodes}
     made_from, quantized = {root for root in roots.values() if root}, set(scales)
     pairs = {n.name: _counterpart(float_nodes, root, made_from, quantized) for n in calls if (root := roots[n.name])}
-    signal = {name: 0.0 for name in pairs}
-    noise = dict(signal)
-    worst = dict(signal)
-    compared: set[str] = set()
-    floats: set[str] = set()  # ops that compute in float (--keep-fp32 parts, portable fallbacks)
+    sums = _Sums({name: 0.0 for name in pairs}, {name: 0.0 for name in pairs}, {name: 0.0 for name in pairs})
     for inputs, int8_values in samples:
         recorder = _Recorder(float_graph, set(pairs.values()))
         with torch.no_grad():
             recorder.run(*(x.clone() for x in inputs))
         for name, float_name in pairs.items():
-            f, q, qp = recorder.values.get(float_name), int8_values.get(name), scales.get(float_name)
-            if isinstance(q, torch.Tensor) and q.is_floating_point():
-                floats.add(name)
-            if (
-                f is None
-                or not isinstance(q, torch.Tensor)
-                or qp is None
-                or q.dtype != torch.int8
-                or q.shape != f.shape
-            ):
-                continue
-            real = (q.to(torch.float64) - qp[1]) * qp[0]
-            diff = f.to(torch.float64) - real
-            signal[name] += float((f.to(torch.float64) ** 2).sum())
-            noise[name] += float((diff**2).sum())
-            worst[name] = max(worst[name], float(diff.abs().max()) if diff.numel() else 0.0)
-            compared.add(name)
+            sums.add(name, recorder.values.get(float_name), int8_values.get(name), scales.get(float_name))
+    return _rows(calls, sums)
+
+
+@dataclass
+class _Sums:
+    """What the samples add up per lowered op, for its SQNR and worst error; which ops were compared
+    and which computed in float (--keep-fp32 parts, portable fallbacks) decide its row's kind."""
+
+    signal: dict[str, float]
+    noise: dict[str, float]
+    worst: dict[str, float]
+    compared: set[str] = field(default_factory=set)
+    floats: set[str] = field(default_factory=set)
+
+    def add(self, name: str, f: torch.Tensor | None, q: object, qp: tuple[float, int] | None) -> None:
+        """One sample's float value `f` and int8 result `q` (dequantized with `qp`) of op `name`."""
+        if isinstance(q, torch.Tensor) and q.is_floating_point():
+            self.floats.add(name)
+        if f is None or not isinstance(q, torch.Tensor) or qp is None or q.dtype != torch.int8 or q.shape != f.shape:
+            return
+        real = (q.to(torch.float64) - qp[1]) * qp[0]
+        diff = f.to(torch.float64) - real
+        self.signal[name] += float((f.to(torch.float64) ** 2).sum())
+        self.noise[name] += float((diff**2).sum())
+        self.worst[name] = max(self.worst[name], float(diff.abs().max()) if diff.numel() else 0.0)
+        self.compared.add(name)
+
+
+def _rows(calls: list[torch.fx.Node], sums: _Sums) -> list[LayerError]:
+    """A row per lowered op, in program order: a row's SQNR drop needs its inputs' rows first."""
     rows: list[LayerError] = []
     by_name: dict[str, LayerError] = {}
     for index, node in enumerate(calls):
         name, op = node.name, op_name(node)
         common = {"index": index, "node": name, "op": op, "module": module_path(node), "source": source_line(node)}
-        if name in compared and not noise[name]:
+        if name in sums.compared and not sums.noise[name]:
             rows.append(LayerError(**common, kind="exact", max_abs_err=0.0))
-        elif name in compared:
-            sqnr = round(10 * math.log10(signal[name] / noise[name]), 2) if signal[name] else None
+        elif name in sums.compared:
+            signal = sums.signal[name]
+            sqnr = round(10 * math.log10(signal / sums.noise[name]), 2) if signal else None
             rows.append(
                 LayerError(
                     **common,
                     kind="compared",
                     sqnr_db=sqnr,
-                    max_abs_err=round(worst[name], 6),
+                    max_abs_err=round(sums.worst[name], 6),
                     sqnr_drop_db=_drop(node, sqnr, by_name),
                 )
             )
         else:
-            kind = "quant_boundary" if op in _BOUNDARY_OPS else "float" if name in floats else "no_float_counterpart"
+            kind = (
+                "quant_boundary" if op in _BOUNDARY_OPS else "float" if name in sums.floats else "no_float_counterpart"
+            )
             rows.append(LayerError(**common, kind=kind))
         by_name[name] = rows[-1]
     return rows

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import torch
+from torch.fx.node import Argument
 
 from cmx_gen.lower import shape_rules
 from cmx_gen.lower.fx_nodes import module_path, source_line
@@ -118,7 +119,7 @@ class Lift:
         node: torch.fx.Node,
         target: Callable[..., Any],
         args: tuple[Any, ...],
-        kwargs: dict[str, Any] | None = None,
+        kwargs: dict[str, Argument] | None = None,
     ) -> None:
         """`node` (3-D) computed as `target(*args)` in 4-D instead; later 1-D layers read the 4-D result."""
         with self.graph.inserting_before(node):
@@ -152,7 +153,7 @@ class Lift:
             self.graph.erase_node(node)
 
 
-def _meta(node: torch.fx.Node) -> dict[str, Any]:
+def _meta(node: torch.fx.Node) -> dict[str, object]:
     return {k: v for k, v in node.meta.items() if k in ("nn_module_stack", "stack_trace", "source_fn_stack")}
 
 

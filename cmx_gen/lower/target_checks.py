@@ -7,7 +7,8 @@ from __future__ import annotations
 import fnmatch
 import functools
 from collections.abc import Callable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 import torch
 import yaml
@@ -19,10 +20,24 @@ from cmx_gen.lower.float_islands import NeedsFloat, island_of
 from cmx_gen.lower.fx_nodes import fx_args, op_name, source_line
 
 
+@dataclass(frozen=True)
+class Rule:
+    """One rule of data/target_limits.yaml: the ops it covers, the check it runs and what the
+    target does when the check fails (stop: the kernel refuses; wrong: it computes something else)."""
+
+    ops: tuple[str, ...]
+    check: str
+    effect: Literal["stop", "wrong"]
+    source: str
+    why: str
+    fix: str
+    backend_runs: bool = False
+
+
 @functools.lru_cache(maxsize=1)
-def rules() -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = yaml.safe_load((DATA_DIR / "target_limits.yaml").read_text())["rules"]
-    return found
+def rules() -> tuple[Rule, ...]:
+    found = yaml.safe_load((DATA_DIR / "target_limits.yaml").read_text())["rules"]
+    return tuple(Rule(**{**rule, "ops": tuple(rule["ops"])}) for rule in found)
 
 
 def _tensors(node: torch.fx.Node) -> list[torch.Tensor]:
@@ -163,26 +178,26 @@ CHECKS: dict[str, Callable[[torch.fx.Node], str | None]] = {
 
 
 def _violations(
-    program: torch.fx.GraphModule, applies: Callable[[torch.fx.Node, dict[str, Any]], bool]
-) -> Iterator[tuple[torch.fx.Node, str, dict[str, Any], str]]:
+    program: torch.fx.GraphModule, applies: Callable[[torch.fx.Node, Rule], bool]
+) -> Iterator[tuple[torch.fx.Node, str, Rule, str]]:
     """(node, op name, rule, problem) for each rule of its op that `applies` and that it breaks."""
     for node in program.graph.nodes:
         name = op_name(node)
         if not name:
             continue
         for rule in rules():
-            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in rule["ops"]) or not applies(node, rule):
+            if not any(fnmatch.fnmatchcase(name, pattern) for pattern in rule.ops) or not applies(node, rule):
                 continue
-            problem = CHECKS[rule["check"]](node)
+            problem = CHECKS[rule.check](node)
             if problem:
                 yield node, name, rule, problem
 
 
-def _error(node: torch.fx.Node, name: str, rule: dict[str, Any], problem: str, when: str = "") -> str:
+def _error(node: torch.fx.Node, name: str, rule: Rule, problem: str, when: str = "") -> str:
     where = source_line(node)
     return (
-        f"the program would {EFFECTS[rule['effect']]} on the target: {name} at node {node.name}"
-        f"{f' ({where})' if where else ''}{when}: {problem}; {rule['why']}"
+        f"the program would {EFFECTS[rule.effect]} on the target: {name} at node {node.name}"
+        f"{f' ({where})' if where else ''}{when}: {problem}; {rule.why}"
     )
 
 
@@ -192,16 +207,14 @@ def check(program: torch.fx.GraphModule, exported: torch.fx.GraphModule | None =
     `delegate`: cmx-gen's backend will run the nodes it takes, so a rule about a portable kernel
     (`backend_runs: true`) does not apply to them."""
 
-    def applies(node: torch.fx.Node, rule: dict[str, Any]) -> bool:
-        return not (rule.get("backend_runs") and delegate and layers.supports(node))
+    def applies(node: torch.fx.Node, rule: Rule) -> bool:
+        return not (rule.backend_runs and delegate and layers.supports(node))
 
     for node, name, rule, problem in _violations(program, applies):
         where = source_line(node)
         in_float = name.startswith("cortex_m::")
-        hint = rule["fix"] + (
-            f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and in_float else ""
-        )
-        reason = f"{name} would {EFFECTS[rule['effect']]} on it: {problem}"
+        hint = rule.fix + (f", or leave it in float with --keep-fp32 {where.split()[0]}" if where and in_float else "")
+        reason = f"{name} would {EFFECTS[rule.effect]} on it: {problem}"
         island = island_of(node, exported, reason) if in_float and exported is not None else None
         error = _error(node, name, rule, problem)
         raise NeedsFloat(error, hint, island) if island else ExportError(error, hint)
@@ -217,8 +230,8 @@ def check_serialized(program: torch.fx.GraphModule) -> None:
     variants, the delegates called) whose tensors a dim-order rule refuses, or at the first tensor
     a delegate call passes laid out otherwise than the delegate's plan reads or writes it: what
     `check` passed before delegation, ExecuTorch may have laid out otherwise since."""
-    for node, name, rule, problem in _violations(program, lambda node, rule: rule["check"] in SERIALIZED_CHECKS):
-        raise ExportError(_error(node, name, rule, problem, ", as serialized"), rule["fix"])
+    for node, name, rule, problem in _violations(program, lambda node, rule: rule.check in SERIALIZED_CHECKS):
+        raise ExportError(_error(node, name, rule, problem, ", as serialized"), rule.fix)
     for problem in _boundary_mismatches(program):
         raise ExportError(
             f"cmx-gen would build wrong firmware: {problem}",

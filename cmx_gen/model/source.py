@@ -14,6 +14,7 @@ import hashlib
 import importlib.util
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -220,11 +221,11 @@ def _load_python(spec: str) -> ModelSource:
 HOOKS = ("example_inputs", "calibration_data")
 
 
-def _hooks(user: Any, module: torch.nn.Module) -> dict[str, Any]:
+def _hooks(user: Any, module: torch.nn.Module) -> dict[str, Callable[[], Any]]:
     """example_inputs() / calibration_data() as the user wrote them: methods of the model (static,
     class or plain: called on the built module), else functions of the file. The model's own come
     first: a file of several models gives one its inputs that way."""
-    found = {}
+    found: dict[str, Callable[[], Any]] = {}
     for name in HOOKS:
         for owner in (module, user):
             hook = getattr(owner, name, None)
@@ -234,7 +235,7 @@ def _hooks(user: Any, module: torch.nn.Module) -> dict[str, Any]:
     return found
 
 
-def _call_hook(hooks: dict[str, Any], name: str, path: Path) -> Any:
+def _call_hook(hooks: dict[str, Callable[[], Any]], name: str, path: Path) -> Any:
     """Call example_inputs() / calibration_data() of the user's file or model; their errors are theirs to fix."""
     try:
         return hooks[name]()

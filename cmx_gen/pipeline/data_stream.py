@@ -14,9 +14,11 @@ from cmx_gen.app.kinds import kind_of
 from cmx_gen.common import progress
 from cmx_gen.common.errors import RunError
 from cmx_gen.device import app_run, result_line
+from cmx_gen.device.runners.base import Runner
 from cmx_gen.pipeline import data_run
 from cmx_gen.pipeline.application import application_image
 from cmx_gen.pipeline.run_outcome import Outcome, RunOptions
+from cmx_gen.program.report import Report
 
 
 def run_data(app: AppFolder, options: RunOptions) -> Outcome:
@@ -29,20 +31,8 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
             "create a bare-metal app of the same model for the data run (the program is the same)",
         )
     several = app.model_names()
-    if several:  # the data set is one model's: through a one-model app of it (one_model.py), built here
-        if options.model is None:
-            raise RunError(
-                f"--data streams one model's samples and {app.path} has {len(several)} models ({', '.join(several)})",
-                f"name the model the data set is for: --model {several[0]}",
-            )
-        from cmx_gen.pipeline.one_model import one_model_app
-
-        one = one_model_app(app, options.model)
-        if not options.dry_run:
-            progress.say(f"building the one-model app of {options.model} in {one.path}")
-            kind_of(one).build(one)
-        outcome = run_data(one, replace(options, model=None))
-        return Outcome((f"model      {options.model} (its one-model app: {one.path})", *outcome.lines), outcome.status)
+    if several:
+        return _through_one_model(app, options, several)
     if options.model is not None:
         raise RunError(f"--model picks a model of an app of several; {app.path} has one", "drop --model")
     report = app.report()
@@ -60,24 +50,61 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
     if options.dry_run:
         return Outcome((shlex.join(runner.command(image, "cmx-input=<samples.bin>")),), 0)
     host = data_run.host_references(app, data)
-    bar = progress.Bar("target", len(data.samples))
+    run = app_run.parse(*_stream(app, image, runner, host, report, len(data.samples)))
+    calls = [c for c in run.calls if c.source == "host"]
+    result = data_run.check([c.outputs for c in calls], host, report, data.labels)
+    complete = len(calls) == len(data.samples) and run.error is None
+    return Outcome(
+        tuple(_lines(image, data, run, calls, result)), 0 if complete and result.bit_exact == result.samples else 1
+    )
 
-    def count(line: str) -> None:  # the bar moves with each call on a host sample
+
+def _through_one_model(app: AppFolder, options: RunOptions, several: list[str]) -> Outcome:
+    """An app of several models: the data set is one model's, run through a one-model app of it
+    (one_model.py), built here."""
+    if options.model is None:
+        raise RunError(
+            f"--data streams one model's samples and {app.path} has {len(several)} models ({', '.join(several)})",
+            f"name the model the data set is for: --model {several[0]}",
+        )
+    from cmx_gen.pipeline.one_model import one_model_app
+
+    one = one_model_app(app, options.model)
+    if not options.dry_run:
+        progress.say(f"building the one-model app of {options.model} in {one.path}")
+        kind_of(one).build(one)
+    outcome = run_data(one, replace(options, model=None))
+    return Outcome((f"model      {options.model} (its one-model app: {one.path})", *outcome.lines), outcome.status)
+
+
+def _stream(
+    app: AppFolder, image: Path, runner: Runner, host: list, report: Report, total: int
+) -> tuple[str, int | None]:
+    """Run the application on the host samples: from a host file it reads through semihosting, or as
+    frames on its UART (a stand-alone image, CMX_SEMIHOSTING=OFF); the bar moves with each call."""
+    bar = progress.Bar("target", total)
+
+    def count(line: str) -> None:
         call = result_line.call_re().search(line)
         if call and call.group(2) == "host":
             bar.update(1)
 
-    if kind_of(app).streams_by_semihosting(image):  # a host file the firmware reads through semihosting
+    if kind_of(app).streams_by_semihosting(image):
         with tempfile.TemporaryDirectory(prefix="cmx-data-") as tmp:
             stream = Path(tmp) / "samples.bin"
             stream.write_bytes(data_run.stream_bytes(host, report.inputs))
-            output, code = runner.run_app(image, f"cmx-input={stream}", on_line=count)
-    else:  # a stand-alone image (CMX_SEMIHOSTING=OFF): frames on its UART
-        output, code = runner.run_app(image, on_line=count, console_input=data_run.console_frames(host, report.inputs))
+            found = runner.run_app(image, f"cmx-input={stream}", on_line=count)
+    else:
+        found = runner.run_app(image, on_line=count, console_input=data_run.console_frames(host, report.inputs))
     bar.close()
-    run = app_run.parse(output, code)
-    calls = [c for c in run.calls if c.source == "host"]
-    result = data_run.check([c.outputs for c in calls], host, report, data.labels)
+    return found
+
+
+def _lines(
+    image: Path, data: data_run.DataSet, run: app_run.AppRun, calls: list[app_run.Call], result: data_run.Comparison
+) -> list[str]:
+    """What the run says: the samples the application took, how many outputs are bit-exact, the
+    accuracies where the data set is labelled, the counts per inference and where it stopped."""
     lines = [
         f"app        {image}: {len(calls)}/{len(data.samples)} sample(s) from {data.where}",
         f"bit-exact  {result.bit_exact}/{result.samples} outputs equal the host reference"
@@ -97,5 +124,4 @@ def run_data(app: AppFolder, options: RunOptions) -> Outcome:
         lines.append(f"{calls[0].counter:<10} min {stats[0]:,}  median {stats[1]:,.0f}  max {stats[2]:,} per inference")
     if run.error:
         lines.append(f"stopped    {run.error}")
-    complete = len(calls) == len(data.samples) and run.error is None
-    return Outcome(tuple(lines), 0 if complete and result.bit_exact == result.samples else 1)
+    return lines

@@ -100,15 +100,7 @@ def build_report(
         fallbacks=info.fallbacks,
         inputs=info.inputs,
         outputs=info.outputs,
-        memory=Memory(
-            planned_buffer_sizes=info.planned_buffer_sizes,
-            planned_bytes=info.planned_bytes,
-            scratch_bytes=info.scratch_bytes,
-            caller_input_bytes=info.caller_input_bytes,
-            method_allocator_bytes=info.method_allocator_bytes,
-            method_allocator_is_estimate=False,
-            temp_allocator_bytes=info.temp_allocator_bytes,
-        ),
+        memory=_memory(info),
         program=Program(values=info.num_values, instructions=info.num_instructions, delegates=info.delegates),
         calibration=calibration,
         quantization_error=quantization_error,
@@ -117,6 +109,20 @@ def build_report(
         timings_s={k: round(v, 3) for k, v in (timings or {}).items()},
         **{key: part for key, part in given.items() if part is not None},
         **(parts or {}),
+    )
+
+
+def _memory(info: ProgramInfo) -> Memory:
+    """The program's memory as the .pte's memory plan and the allocators' sizes give it: exact, the
+    method allocator too (32-bit Arm)."""
+    return Memory(
+        planned_buffer_sizes=info.planned_buffer_sizes,
+        planned_bytes=info.planned_bytes,
+        scratch_bytes=info.scratch_bytes,
+        caller_input_bytes=info.caller_input_bytes,
+        method_allocator_bytes=info.method_allocator_bytes,
+        method_allocator_is_estimate=False,
+        temp_allocator_bytes=info.temp_allocator_bytes,
     )
 
 

@@ -171,9 +171,17 @@ def reference_note(report: Report) -> str | None:
 
 
 def markdown(report: Report) -> str:
-    """report.md: the same facts for people, as Markdown tables."""
+    """report.md: the same facts for people, as Markdown tables; a section only where the program has
+    something to say in it."""
+    out = [*_summary(report), *_operators(report), *_quantization(report), *_reference(report)]
+    out += _changes(report)
+    return "\n".join(out) + "\n"
+
+
+def _summary(report: Report) -> list[str]:
+    """The title, then the target, the program's size and its memory."""
     mem = report.memory
-    out = [
+    return [
         f"# cmx-gen report: {report.source}",
         "",
         f"- target: **{report.target.core}** ({report.target.isa}), executorch {report.executorch_version}, cmx-gen {report.cmx_gen_version}",
@@ -186,19 +194,23 @@ def markdown(report: Report) -> str:
         ),
         f"- method allocator: {mem.method_allocator_bytes:,} bytes (exact for 32-bit Arm); temp allocator: {mem.temp_allocator_bytes:,} bytes",
         *(f"- memory schedule, {schedule_line(s)}" for s in report.schedules),
-        "",
-        "## Operators",
-        "",
-        "| operator | nodes | kernel |",
-        "| --- | ---: | --- |",
     ]
+
+
+def _operators(report: Report) -> list[str]:
+    """The operators with their kernels, then the inputs' and outputs' specs."""
+    out = ["", "## Operators", "", "| operator | nodes | kernel |", "| --- | ---: | --- |"]
     out += [f"| `{op.name}` | {op.count} | {CLASS_LABELS[op.class_]} |" for op in report.operators]
     out += ["", "## Inputs and outputs", "", "| tensor | spec |", "| --- | --- |"]
     out += [f"| input {i} | {_spec_line(s)} |" for i, s in enumerate(report.inputs)]
     out += [f"| output {i} | {_spec_line(s)} |" for i, s in enumerate(report.outputs)]
+    return out
+
+
+def _quantization(report: Report) -> list[str]:
+    """What the program was calibrated with and how far INT8 is from float."""
     qe, cal = report.quantization_error, report.calibration
-    if qe or cal:
-        out += ["", "## Quantization", ""]
+    out = ["", "## Quantization", ""] if qe or cal else []
     if cal:
         out.append(
             f"- calibration: {cal.source}"
@@ -208,21 +220,33 @@ def markdown(report: Report) -> str:
         out.append(f"- max abs error float vs INT8: {qe.max_abs_err} over {qe.samples} inputs")
         if qe.top1_agreement is not None:
             out.append(f"- top-1 agreement float vs INT8: {qe.top1_agreement * 100:.1f} %")
+    return out
+
+
+def _reference(report: Report) -> list[str]:
+    """What the firmware's PASS is checked against, and how ExecuTorch's own reference differs."""
     ref = report.reference
-    if ref:
-        out += [
-            "",
-            "## Reference",
-            "",
-            f"- the firmware is checked bit-exact against: {ref.description}",
-            (
-                f"- ExecuTorch's Python reference differs from it by {ref.python_reference_max_lsb} LSB at the output "
-                f"({ref.python_reference_max_lsb_calibration} LSB over the calibration inputs)"
-                if ref.python_reference_max_lsb is not None
-                else "- ExecuTorch's Python reference cannot run it"
-            ),
-        ]
-        out += [f"- {describe_op_diff(op)}" for op in ref.ops]
+    if not ref:
+        return []
+    return [
+        "",
+        "## Reference",
+        "",
+        f"- the firmware is checked bit-exact against: {ref.description}",
+        (
+            f"- ExecuTorch's Python reference differs from it by {ref.python_reference_max_lsb} LSB at the output "
+            f"({ref.python_reference_max_lsb_calibration} LSB over the calibration inputs)"
+            if ref.python_reference_max_lsb is not None
+            else "- ExecuTorch's Python reference cannot run it"
+        ),
+        *(f"- {describe_op_diff(op)}" for op in ref.ops),
+    ]
+
+
+def _changes(report: Report) -> list[str]:
+    """Where the program differs from the model as written: the rewrites, the parts left in float, the
+    ops on portable kernels, and what lowering warned about."""
+    out: list[str] = []
     if report.rewrites:
         out += [
             "",
@@ -248,4 +272,4 @@ def markdown(report: Report) -> str:
         out += [f"- `{name}`" for name in report.fallbacks]
     if report.lowering_warnings:
         out += ["", "## Lowering warnings", ""] + [f"- {w}" for w in report.lowering_warnings]
-    return "\n".join(out) + "\n"
+    return out

@@ -9,6 +9,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 from cmx_gen.app import project as project_mod
+from cmx_gen.app import project_file
 from cmx_gen.common.errors import BoardError
 from cmx_gen.fit.boards import load_board, load_board_file
 
@@ -60,11 +61,11 @@ def test_a_bad_slot_is_refused_naming_it(tmp_path, slots, problem):
 
 def test_the_project_file_keeps_the_placement(tmp_path):
     project = project_mod.Project.single(model=str(DIGITS), board="mps2-an386", placement="slot")
-    (tmp_path / "cmx.toml").write_text(project_mod.dumps(project, tmp_path))
+    (tmp_path / "cmx.toml").write_text(project_file.dumps(project, tmp_path))
     assert 'placement = "slot"' in (tmp_path / "cmx.toml").read_text()
     assert project_mod.load(tmp_path / "cmx.toml").placement == "slot"
     linked = project_mod.Project.single(model=str(DIGITS), board="mps2-an386")
-    assert "placement" not in project_mod.dumps(linked, tmp_path)  # the default is not written
+    assert "placement" not in project_file.dumps(linked, tmp_path)  # the default is not written
 
 
 @pytest.mark.parametrize(

@@ -149,6 +149,7 @@ def test_plan_made_for_m4_names_its_core(lowered_dir):
 def test_delegate_option_in_cmx_toml(tmp_path):
     """`[options] delegate = false` round-trips through the project file; a non-boolean is one line."""
     from cmx_gen.app import project as project_mod
+    from cmx_gen.app import project_file
     from cmx_gen.common.errors import ModelSourceError
 
     base = '[model]\nsource = "m.py:Net"\n[target]\nboard = "mps3-an547"\n'
@@ -156,9 +157,11 @@ def test_delegate_option_in_cmx_toml(tmp_path):
     assert project_mod.load(tmp_path / "cmx.toml").delegate is True
     (tmp_path / "cmx.toml").write_text(base + "[options]\ndelegate = false\n")
     off = project_mod.load(tmp_path / "cmx.toml")
-    assert off.delegate is False and "delegate = false" in project_mod.dumps(off, tmp_path)
+    assert off.delegate is False and "delegate = false" in project_file.dumps(off, tmp_path)
     default = project_mod.Project(models=off.models, board=off.board)
-    assert "delegate" not in project_mod.dumps(default, tmp_path), "the default is not written: projects read as before"
+    assert "delegate" not in project_file.dumps(default, tmp_path), (
+        "the default is not written: projects read as before"
+    )
     (tmp_path / "cmx.toml").write_text(base + '[options]\ndelegate = "no"\n')
     with pytest.raises(ModelSourceError, match="delegate = 'no' is not true or false"):
         project_mod.load(tmp_path / "cmx.toml")

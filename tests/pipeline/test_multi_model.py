@@ -15,6 +15,7 @@ from conftest import SMALL, run_cli
 from toy_models.weighted import weighted_model
 
 from cmx_gen.app import project as project_mod
+from cmx_gen.app import project_file
 from cmx_gen.common.errors import FitError
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.memory import plan, plan_several
@@ -41,7 +42,7 @@ def test_project_file_reads_and_writes_model_tables(tmp_path):
     assert [e.model_name() for e in project.models] == ["conv", "res"]
     again = tmp_path / "again"
     again.mkdir()
-    (again / "cmx.toml").write_text(project_mod.dumps(project, again))
+    (again / "cmx.toml").write_text(project_file.dumps(project, again))
     assert project_mod.load(again / "cmx.toml").models == project.models
 
 

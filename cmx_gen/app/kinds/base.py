@@ -10,7 +10,7 @@ the app at hand (`cmx_gen.app.kinds.app_kind`); a new kind is one new module reg
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,6 +20,7 @@ from cmx_gen.common.paths import TEMPLATES_DIR
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.template_context import TemplateContext
     from cmx_gen.device.flash import FlashConfig, Flasher
     from cmx_gen.device.runners.base import Runner
     from cmx_gen.fit.boards import Board
@@ -84,9 +85,9 @@ class AppKind:
     def check_board(self, board: Board) -> None:
         """Refuse, before anything slow, a board this kind cannot make an app for."""
 
-    def context(self, ctx: dict[str, Any], report: Report, placement: Placement, board: Board) -> dict[str, Any]:
+    def context(self, ctx: TemplateContext, report: Report, placement: Placement, board: Board) -> Mapping[str, object]:
         """Context the kind's template needs beyond the shared one (`ctx`: board, placement, model as
-        the templates see them; the typed objects beside it)."""
+        the templates see them; the typed objects beside it). Only the kind's template reads it."""
         return {}
 
     def build(

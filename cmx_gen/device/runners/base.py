@@ -151,41 +151,10 @@ class Runner:
             cwd=self.cwd,
         )
         if console_input is not None:
-
-            def feed() -> None:  # the pipe holds 64 KiB: QEMU's UART takes the rest as the firmware reads
-                try:
-                    proc.stdin.buffer.write(console_input)  # type: ignore[union-attr]
-                    proc.stdin.flush()  # type: ignore[union-attr]
-                except (BrokenPipeError, ValueError, OSError):
-                    pass
-
-            threading.Thread(target=feed, daemon=True).start()
-        lines: list[str] = []
-        seen = threading.Event()
-
-        def pump() -> None:
-            for line in proc.stdout:  # type: ignore[union-attr]
-                lines.append(line)
-                if on_line is not None:
-                    on_line(line)
-                if stop.search(line):
-                    seen.set()
-
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        deadline = time.monotonic() + self.timeout
-        stopped = timed_out = False
+            _feed(proc, console_input)
+        lines, seen, reader = _read_lines(proc, stop, on_line)
         try:
-            while proc.poll() is None:
-                if seen.wait(timeout=0.1):
-                    try:
-                        proc.wait(timeout=self.settle_seconds)
-                    except subprocess.TimeoutExpired:
-                        stopped = True
-                    break
-                if time.monotonic() > deadline:
-                    timed_out = True
-                    break
+            stopped, timed_out = self._wait(proc, seen)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -199,5 +168,55 @@ class Runner:
             )
         return output, None if stopped else proc.returncode
 
+    def _wait(self, proc: subprocess.Popen[str], seen: threading.Event) -> tuple[bool, bool]:
+        """(stopped, timed out): after the stop line the firmware has `settle_seconds` to exit by
+        itself before it is stopped; without it, `timeout` bounds the run."""
+        deadline = time.monotonic() + self.timeout
+        while proc.poll() is None:
+            if seen.wait(timeout=0.1):
+                try:
+                    proc.wait(timeout=self.settle_seconds)
+                except subprocess.TimeoutExpired:
+                    return True, False
+                return False, False
+            if time.monotonic() > deadline:
+                return False, True
+        return False, False
+
     def install_hint(self) -> str:
         return f"install {self.executable}"
+
+
+def _feed(proc: subprocess.Popen[str], console_input: bytes) -> None:
+    """Write the console input from a thread: the pipe holds 64 KiB, QEMU's UART takes the rest as
+    the firmware reads."""
+
+    def feed() -> None:
+        try:
+            proc.stdin.buffer.write(console_input)  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
+
+
+def _read_lines(
+    proc: subprocess.Popen[str], stop: re.Pattern[str], on_line: Callable[[str], None] | None
+) -> tuple[list[str], threading.Event, threading.Thread]:
+    """Collect the output lines from a thread, each passed on to `on_line`, and set the event at a
+    line matching `stop`: the caller waits on the event, with a deadline, not on the pipe."""
+    lines: list[str] = []
+    seen = threading.Event()
+
+    def pump() -> None:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if on_line is not None:
+                on_line(line)
+            if stop.search(line):
+                seen.set()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    return lines, seen, reader

@@ -4,6 +4,7 @@ here once; the runtime (kernels/backend/) only loops over the layers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -14,7 +15,7 @@ from cmx_gen.lower.delegate import copy_layers, patch_plan
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
-from cmx_gen.lower.delegate.schedule import schedule, tensor_bytes
+from cmx_gen.lower.delegate.schedule import SubgraphSchedule, schedule, tensor_bytes
 from cmx_gen.lower.fx_nodes import constant_tensor, op_name
 
 BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it
@@ -36,6 +37,35 @@ def _debug(node: torch.fx.Node, compute: Any) -> int:
     return int(handle) if isinstance(handle, int) else list(compute).index(node)
 
 
+class _Data:
+    """The plan's data: each blob 16-byte aligned, each graph constant laid out once however many
+    layers read it."""
+
+    def __init__(self, program: Any) -> None:
+        self.program = program
+        self.data = bytearray()
+        self.constants: dict[torch.fx.Node, int] = {}
+
+    def constant_bytes(self, node: torch.fx.Node) -> bytes:
+        tensor = constant_tensor(self.program, node)
+        if tensor is None:
+            raise ValueError(f"{node.name} is not a constant of the subgraph")
+        return memory_bytes(tensor)
+
+    def add(self, blob: bytes) -> int:
+        self.data.extend(b"\0" * (-len(self.data) % 16))
+        offset = len(self.data)
+        self.data.extend(blob)
+        return offset
+
+    def constant(self, node: Any) -> int:
+        if node is None:
+            return NONE
+        if node not in self.constants:
+            self.constants[node] = self.add(self.constant_bytes(node))
+        return self.constants[node]
+
+
 def build_plan(
     program: Any, core: str, goal: str = DEFAULT_GOAL, patch: tuple[int, tuple[int, int]] | None = None
 ) -> Plan:
@@ -44,34 +74,28 @@ def build_plan(
     isa = str(cores()[core]["isa"])
     plan_of = schedule(program, isa, goal, patch)
     args, work = plan_of.args(), plan_of.work
-
-    data = bytearray()
-    constants: dict[torch.fx.Node, int] = {}
-
-    def constant_bytes(node: torch.fx.Node) -> bytes:
-        tensor = constant_tensor(program, node)
-        if tensor is None:
-            raise ValueError(f"{node.name} is not a constant of the subgraph")
-        return memory_bytes(tensor)
-
-    def add_data(blob: bytes) -> int:
-        data.extend(b"\0" * (-len(data) % 16))
-        offset = len(data)
-        data.extend(blob)
-        return offset
-
-    def constant(node: Any) -> int:
-        if node is None:
-            return NONE
-        if node not in constants:
-            constants[node] = add_data(constant_bytes(node))
-        return constants[node]
+    data = _Data(program)
 
     def operand(node: torch.fx.Node) -> int:
         return -1 - args[node] if node in args else work.offsets[node.name]
 
-    built: list[Layer] = []
-    emit = Emit(operand, constant, constant_bytes, add_data, isa)
+    emit = Emit(operand, data.constant, data.constant_bytes, data.add, isa)
+    return Plan(
+        core=core,
+        layers=_layers(plan_of, emit, operand),
+        data=bytes(data.data),
+        n_inputs=len(plan_of.inputs),
+        n_outputs=len(plan_of.outputs),
+        work_bytes=work.nbytes,
+        io_offsets=plan_of.io_offsets,
+        io_bytes=tuple(tensor_bytes(node) for node in (*plan_of.inputs, *plan_of.outputs)),
+    )
+
+
+def _layers(plan_of: SubgraphSchedule, emit: Emit, operand: Callable[[torch.fx.Node], int]) -> tuple[Layer, ...]:
+    """The records of the scheduled nodes in order: a patched stage's records where its first layer
+    was, several records for a copy op that needs them, one record over whole tensors otherwise."""
+    work = plan_of.work
 
     def whole(node: torch.fx.Node) -> Layer:
         """The node's record over its whole tensors (a patched stage's records start from it)."""
@@ -79,6 +103,7 @@ def build_plan(
         layer = layer_builders.BUILDERS[op_name(node)](node, emit, scratch)
         return Layer(layer.op, layer.fields, _debug(node, plan_of.compute), node.name)
 
+    built: list[Layer] = []
     stage = plan_of.stage
     for node in plan_of.compute:
         if stage and node in stage.layers:
@@ -90,13 +115,4 @@ def build_plan(
             built.extend(Layer(r.op, r.fields, _debug(node, plan_of.compute), node.name) for r in several(node, emit))
             continue
         built.append(whole(node))
-    return Plan(
-        core=core,
-        layers=tuple(built),
-        data=bytes(data),
-        n_inputs=len(plan_of.inputs),
-        n_outputs=len(plan_of.outputs),
-        work_bytes=work.nbytes,
-        io_offsets=plan_of.io_offsets,
-        io_bytes=tuple(tensor_bytes(node) for node in (*plan_of.inputs, *plan_of.outputs)),
-    )
+    return tuple(built)

@@ -168,15 +168,7 @@ def build(
     runtime_cache_dir()) when an app with the same sources, kernels and flags built it; `shared=False`
     compiles it in this app only."""
     app = Path(app).resolve()
-    if not (app / "CMakeLists.txt").is_file() or not (app / TOOLCHAIN).is_file():
-        raise BuildError(
-            f"{app} is not a generated bare-metal app (no CMakeLists.txt / {TOOLCHAIN})",
-            "create one with `cmx-gen create MODEL --board ID --rtos baremetal -o APP`; "
-            "Zephyr apps build with `west build`",
-        )
-    for tool in ("cmake", "ninja", "arm-none-eabi-gcc"):
-        if shutil.which(tool) is None:
-            raise BuildError(f"{tool} not found on PATH", "install CMake >= 3.20, Ninja and the Arm GNU toolchain")
+    _require_app_and_tools(app)
     environment = dict(os.environ if env is None else env)
     sdk = sdk_mod.require(environment)
     for warning in sdk.warnings:
@@ -194,32 +186,53 @@ def build(
     start = time.monotonic()
     if defines or not (build_dir / "CMakeCache.txt").is_file():
         progress.say(f"configuring {app.name} (CMake, Ninja)")
-        shared_lib = [f"-DCMX_RUNTIME_CACHE={runtime_cache or ''}"]
-        cmd = [
-            "cmake",
-            "-S",
-            str(app),
-            "-B",
-            str(build_dir),
-            "-G",
-            "Ninja",
-            f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}",
-            "-DCMAKE_BUILD_TYPE=MinSizeRel",
-            *sdk.cmake_defines(),
-            *shared_lib,
-            *(f"-D{d}" for d in defines or []),
-        ]
-        stream(cmd, app, log, "configure", environment)
+        sdk_defines = [*sdk.cmake_defines(), f"-DCMX_RUNTIME_CACHE={runtime_cache or ''}"]
+        _configure(app, build_dir, log, environment, [*sdk_defines, *(f"-D{d}" for d in defines or [])])
+    steps = _compile(app, build_dir, log, environment, jobs)
+    seconds = time.monotonic() - start
+    elf = find_elf(build_dir)
+    regions, sections = memory_use(elf, app / "linker.ld")
+    return BuildResult(app, build_dir, elf, seconds, steps, regions, sections)
+
+
+def _require_app_and_tools(app: Path) -> None:
+    """Refuse, before any step, a folder that is not a bare-metal app or a machine without the tools."""
+    if not (app / "CMakeLists.txt").is_file() or not (app / TOOLCHAIN).is_file():
+        raise BuildError(
+            f"{app} is not a generated bare-metal app (no CMakeLists.txt / {TOOLCHAIN})",
+            "create one with `cmx-gen create MODEL --board ID --rtos baremetal -o APP`; "
+            "Zephyr apps build with `west build`",
+        )
+    for tool in ("cmake", "ninja", "arm-none-eabi-gcc"):
+        if shutil.which(tool) is None:
+            raise BuildError(f"{tool} not found on PATH", "install CMake >= 3.20, Ninja and the Arm GNU toolchain")
+
+
+def _configure(app: Path, build_dir: Path, log: Path, environment: dict[str, str], defines: list[str]) -> None:
+    """CMake with the app's toolchain file, for size (MinSizeRel), with the SDK's and the caller's -D options."""
+    cmd = [
+        "cmake",
+        "-S",
+        str(app),
+        "-B",
+        str(build_dir),
+        "-G",
+        "Ninja",
+        f"-DCMAKE_TOOLCHAIN_FILE={app / TOOLCHAIN}",
+        "-DCMAKE_BUILD_TYPE=MinSizeRel",
+        *defines,
+    ]
+    stream(cmd, app, log, "configure", environment)
+
+
+def _compile(app: Path, build_dir: Path, log: Path, environment: dict[str, str], jobs: int | None) -> int:
+    """The build's steps run; a failed build leaves no image behind."""
     cmd = ["cmake", "--build", str(build_dir)] + (["-j", str(jobs)] if jobs else [])
     try:
-        steps = stream(cmd, app, log, "build", environment)
+        return stream(cmd, app, log, "build", environment)
     except BuildError:
         # Ninja keeps the images of the last good build when a compile fails: `run` would run those
         # and report on code that is no longer the app's. Gone, it says "build first" instead.
         for stale in build_dir.glob("*.elf"):
             stale.unlink()
         raise
-    seconds = time.monotonic() - start
-    elf = find_elf(build_dir)
-    regions, sections = memory_use(elf, app / "linker.ld")
-    return BuildResult(app, build_dir, elf, seconds, steps, regions, sections)

@@ -10,9 +10,9 @@ target with `cmx_self_test()` (cmx.h). The package's README says how to add it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict
 
 from cmx_gen.app.kinds.base import AppKind, Built
 from cmx_gen.common.errors import CmxError
@@ -20,9 +20,25 @@ from cmx_gen.common.targets import arch_macros, cores
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.template_context import TemplateContext
     from cmx_gen.fit.boards import Board
     from cmx_gen.fit.memory import Placement
     from cmx_gen.program.report import Report
+
+
+class PackageContext(TypedDict):
+    """`cookiecutter.package`: what the user's compile flags must give (the package's configure-time
+    check and cmx_model_instance.cpp's #error), and the sizes its README states."""
+
+    arch: str
+    arches: list[str]
+    isa: str
+    fpu: bool
+    flags: str
+    zephyr_requires: list[str]
+    arena_bytes: int
+    pte_bytes: int
+    code_bytes: int
 
 
 class _Package(AppKind):
@@ -40,7 +56,9 @@ class _Package(AppKind):
     )
     how_to_add = ""  # the two lines that add it, for `create`'s summary
 
-    def context(self, ctx: dict[str, Any], report: Report, placement: Placement, board: Board) -> dict[str, Any]:
+    def context(
+        self, ctx: TemplateContext, report: Report, placement: Placement, board: Board
+    ) -> Mapping[str, PackageContext]:
         core = board.core
         return {
             "package": {

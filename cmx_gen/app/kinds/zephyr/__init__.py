@@ -4,7 +4,7 @@ maps the board and placement onto Zephyr's devicetree and Kconfig for the templa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +13,8 @@ from cmx_gen.fit.boards import ModelSlot
 
 if TYPE_CHECKING:
     from cmx_gen.app.folder import AppFolder
+    from cmx_gen.app.kinds.zephyr.context_types import ZephyrContext
+    from cmx_gen.app.template_context import TemplateContext
     from cmx_gen.device.flash import FlashConfig, Flasher
     from cmx_gen.device.runners.base import Runner
     from cmx_gen.fit.boards import Board
@@ -63,7 +65,9 @@ class ZephyrApp(AppKind):
                 "(labels from the board's DTS); a board without a Zephyr app drops `zephyr:`",
             )
 
-    def context(self, ctx: dict[str, Any], report: Report, placement: Placement, board: Board) -> dict[str, Any]:
+    def context(
+        self, ctx: TemplateContext, report: Report, placement: Placement, board: Board
+    ) -> Mapping[str, ZephyrContext]:
         from cmx_gen.app.kinds.zephyr import context
 
         slots = tuple(ModelSlot.model_validate(s) for s in ctx.get("model_slots", ()))

@@ -14,6 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from cmx_gen.app.kinds.base import AppKind
+from cmx_gen.app.kinds.zephyr.context_types import (
+    AddedNode,
+    Kconfig,
+    Partition,
+    PartitionGroup,
+    PartitionNode,
+    Place,
+    RegionProp,
+    ZephyrContext,
+    ZephyrTarget,
+)
 from cmx_gen.app.kinds.zephyr.layout import zephyr_boards, zephyr_fpu
 from cmx_gen.app.slot_files import own_images
 from cmx_gen.common.errors import RenderError
@@ -71,8 +82,8 @@ class _Layout:
     def __init__(self, board: Board, info: dict) -> None:
         self.board = board
         self.info = info
-        self.added_nodes: list[dict] = []  # new memory-region nodes for the overlay
-        self.region_props: list[dict] = []  # existing nodes that get zephyr,memory-region
+        self.added_nodes: list[AddedNode] = []  # new memory-region nodes for the overlay
+        self.region_props: list[RegionProp] = []  # existing nodes that get zephyr,memory-region
         self.chosen: dict[str, str] = {}  # chosen overrides
 
     def mapping(self, region_name: str) -> dict:
@@ -149,7 +160,7 @@ class _Layout:
 
 def _partition_group(
     board: Board, info: dict, ranges: Sequence[tuple[str, ModelSlot | WeightsArea]], what: str
-) -> dict[str, Any]:
+) -> PartitionGroup:
     """One `partitions` node of the overlay: in the flash node that holds `ranges` (so Zephyr's flash
     map can write them), else in a memory node of their own (memory-mapped RAM or DDR). `board` is
     the firmware's view: each region ends where its slots begin (Board.with_slots_reserved), so the
@@ -160,20 +171,19 @@ def _partition_group(
     in_flash = region.kind == "flash" and region.dt_node is not None and not entry.get("add_node")
     start = region.base if in_flash else first.base
     size = max(item.end for _, item in ranges) - first.base
+    node = PartitionNode(label=f"cmx_model_{what}", node=f"memory@{first.base:x}", base=first.base, size=size)
     return {
         "parent": region.dt_node if in_flash else None,
-        "node": None
-        if in_flash
-        else {"label": f"cmx_model_{what}", "node": f"memory@{first.base:x}", "base": first.base, "size": size},
+        "node": None if in_flash else node,
         "region": f"CMX_MODEL_{what.upper()}",
         "partitions": [
-            {"name": name, "label": f"cmx_{what.rstrip('s')}_{name}", "offset": item.base - start, "size": item.size}
+            Partition(name=name, label=f"cmx_{what.rstrip('s')}_{name}", offset=item.base - start, size=item.size)
             for name, item in ranges
         ],
     }
 
 
-def _slot_partitions(board: Board, info: dict, slots: tuple[ModelSlot, ...]) -> list[dict[str, Any]]:
+def _slot_partitions(board: Board, info: dict, slots: tuple[ModelSlot, ...]) -> list[PartitionGroup]:
     """The overlay's partitions for the model slots (placement = "slot"), and for their weights areas
     where the board gives them: `cmx_slot_<name>`, `cmx_weight_<name>`."""
     if not slots:
@@ -185,7 +195,7 @@ def _slot_partitions(board: Board, info: dict, slots: tuple[ModelSlot, ...]) -> 
 
 def _target_files(
     board: Board, placement: Placement, file_name: str, slots: tuple[ModelSlot, ...] = ()
-) -> dict[str, Any]:
+) -> ZephyrTarget:
     """Board .conf / .overlay / linker placement for one Zephyr target."""
     info = board_info(file_name)
     layout = _Layout(board, info)
@@ -193,62 +203,20 @@ def _target_files(
 
     layout.choose("flash", placement.code_region)
     layout.choose("sram", placement.data_region)
-
-    pte_region = placement.pte_region
-    role = layout.role(pte_region)
-    if pte_region == placement.code_region or role == "flash":
-        pte = {"where": "rodata", "region": None}
-    elif pte_region == placement.data_region or role == "sram":
-        pte = {"where": "data", "region": None}
-    else:
-        region = _region(board, pte_region)
-        if not region.loadable:
-            raise RenderError(
-                f"placement puts the program in region '{pte_region}', which cannot be loaded at flash/load time",
-                "place the program in flash or a loadable region",
-            )
-        pte = {"where": "region", "region": layout.linker_region(pte_region)}
-
-    arena_region = placement.arena_region
-    if arena_region == placement.data_region or layout.role(arena_region) == "sram":
-        arena = {"where": "bss", "region": None}
-    else:
-        arena = {"where": "region", "region": layout.linker_region(arena_region)}
+    pte = _pte_place(board, placement, layout)
+    arena = _arena_place(placement, layout)
 
     selects = set(info.get("soc_selects", []))
     fpu = zephyr_fpu(board, info)
     overlay_needed = bool(layout.added_nodes or layout.region_props or layout.chosen or slot_partitions)
-    # Zephyr's -mcpu follows the SoC Kconfig: an ARMv8-M core without ARMV8_M_DSP is built +nodsp
-    # (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE.
-    isa_note = ""
-    core = board.core
-    dsp_symbol = cores()[core.name].get("zephyr_dsp")
-    if core.dsp and dsp_symbol and dsp_symbol not in selects:
-        isa_note = (
-            f"Zephyr's SoC Kconfig selects no {dsp_symbol} here: Zephyr compiles for "
-            f"{core.name}+nodsp, so CMSIS-NN runs its C path, not the DSP one"
-        )
-    elif core.mve and "ARMV8_1_M_MVEI" not in selects:
-        isa_note = (
-            "Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "
-            "MVE, so CMSIS-NN does not use Helium"
-        )
     return {
         "target": info["target"],
         "file_name": file_name,
         "simulation": info.get("simulation", "none"),
         "soc_selects": sorted(selects),
         "fpu": fpu,
-        "fpu_note": (
-            "the core has an FPU and Zephyr's SoC Kconfig selects CPU_HAS_FPU"
-            if fpu
-            else (
-                "no FPU Kconfig: Zephyr's SoC Kconfig for this target does not select CPU_HAS_FPU"
-                if board.core.fpu
-                else "no FPU Kconfig: the core has no FPU"
-            )
-        ),
-        "isa_note": isa_note,
+        "fpu_note": _fpu_note(board, fpu),
+        "isa_note": _isa_note(board, selects),
         "overlay": overlay_needed,
         "added_nodes": layout.added_nodes,
         "region_props": layout.region_props,
@@ -259,9 +227,60 @@ def _target_files(
     }
 
 
+def _pte_place(board: Board, placement: Placement, layout: _Layout) -> Place:
+    """The program in the chosen flash's rodata or the chosen sram's data, where the placement put it
+    there; else in a region of its own, which must be loadable (the image writes it)."""
+    pte_region = placement.pte_region
+    role = layout.role(pte_region)
+    if pte_region == placement.code_region or role == "flash":
+        return {"where": "rodata", "region": None}
+    if pte_region == placement.data_region or role == "sram":
+        return {"where": "data", "region": None}
+    if not _region(board, pte_region).loadable:
+        raise RenderError(
+            f"placement puts the program in region '{pte_region}', which cannot be loaded at flash/load time",
+            "place the program in flash or a loadable region",
+        )
+    return {"where": "region", "region": layout.linker_region(pte_region)}
+
+
+def _arena_place(placement: Placement, layout: _Layout) -> Place:
+    """The pools in .bss where they go in the chosen sram, else in their region's linker region."""
+    arena_region = placement.arena_region
+    if arena_region == placement.data_region or layout.role(arena_region) == "sram":
+        return {"where": "bss", "region": None}
+    return {"where": "region", "region": layout.linker_region(arena_region)}
+
+
+def _fpu_note(board: Board, fpu: bool) -> str:
+    if fpu:
+        return "the core has an FPU and Zephyr's SoC Kconfig selects CPU_HAS_FPU"
+    if board.core.fpu:
+        return "no FPU Kconfig: Zephyr's SoC Kconfig for this target does not select CPU_HAS_FPU"
+    return "no FPU Kconfig: the core has no FPU"
+
+
+def _isa_note(board: Board, selects: set[str]) -> str:
+    """Zephyr's -mcpu follows the SoC Kconfig: an ARMv8-M core without ARMV8_M_DSP is built +nodsp
+    (CMSIS-NN then takes its C path although the silicon may have DSP), likewise without MVE."""
+    core = board.core
+    dsp_symbol = cores()[core.name].get("zephyr_dsp")
+    if core.dsp and dsp_symbol and dsp_symbol not in selects:
+        return (
+            f"Zephyr's SoC Kconfig selects no {dsp_symbol} here: Zephyr compiles for "
+            f"{core.name}+nodsp, so CMSIS-NN runs its C path, not the DSP one"
+        )
+    if core.mve and "ARMV8_1_M_MVEI" not in selects:
+        return (
+            "Zephyr's SoC Kconfig selects no ARMV8_1_M_MVEI here: Zephyr compiles without "
+            "MVE, so CMSIS-NN does not use Helium"
+        )
+    return ""
+
+
 def template_context(
     board: Board, placement: Placement, report: Report, slots: tuple[ModelSlot, ...] = ()
-) -> dict[str, Any]:
+) -> ZephyrContext:
     """The `zephyr` entry of the cookiecutter context for templates/zephyr_app.
 
     The Kconfig pool defaults are the
@@ -270,38 +289,9 @@ def template_context(
     """
     assert board.zephyr is not None, "ZephyrApp.check_board refuses boards without a Zephyr target"
     main = _target_files(board, placement, board.zephyr.file_name, slots)
-    targets = [main]
-    qemu_target = None
-    if main["simulation"] == "qemu":
-        qemu_target = main
-    elif board.qemu:
-        file_name = zephyr_boards().get("qemu_machines", {}).get(board.qemu.machine)
-        if file_name and file_name != main["file_name"]:
-            try:
-                extra = _target_files(board, placement, file_name, slots)
-            except RenderError:
-                extra = None  # the placement does not map onto the QEMU target's memory
-            # One CMakeLists/linker snippet serves both targets: only when the layout is the same.
-            same = all(extra[k] == main[k] for k in ("pte", "arena", "slots")) if extra is not None else False
-            if extra is not None and same and not extra["added_nodes"]:
-                targets.append(extra)
-                qemu_target = extra
-
-    modules = list(zephyr_boards().get("common_modules", []))
-    for module in board_info(main["file_name"]).get("modules", []):
-        if module not in modules:
-            modules.append(module)
-
+    qemu_target = _qemu_target(board, placement, main, slots)
+    targets = [main] if qemu_target is None or qemu_target is main else [main, qemu_target]
     et_version = report.executorch_version.split("+")[0]
-    et_commit = None
-    try:  # the commit the lowering wheel was built from: the exact runtime to pair it with
-        from executorch.version import __version__ as wheel_version
-        from executorch.version import git_version
-
-        if str(wheel_version).split("+")[0] == et_version:
-            et_commit = git_version
-    except ImportError:
-        pass
     return {
         "target": main["target"],
         "file_name": main["file_name"],
@@ -310,22 +300,67 @@ def template_context(
         "fvp": main["simulation"] == "armfvp",
         "zephyr_revision": ZEPHYR_REVISION,
         "executorch_revision": f"v{et_version}" if et_version else "main",
-        "executorch_commit": et_commit,
-        "modules": modules,
+        "executorch_commit": _executorch_commit(et_version),
+        "modules": _modules(main["file_name"]),
         "pte_section": AppKind.pte_section,
         "arena_section": ARENA_SECTION,
         # placement = "slot": what `west build -t run` loads beside the image by default (CMakeLists.txt
         # CMX_SLOT_IMAGES: this app's own model in the first slot), and the FVP's CPU for `--data`.
         "default_slot_images": [{"file": f, "address": a} for f, a in own_images(slots)] if slots else [],
         "fvp_cpu": cpu_instance(board.fvp.model) if board.fvp else "cpu0",
-        "kconfig": {
-            # The runner runs in Zephyr's main thread: its stack is the placement's stack.
-            "main_stack_size": _round_up(max(placement.stack_bytes, 2048), 8),
-            # The ExecuTorch Zephyr PAL allocates with k_malloc: the heap must exist (> 0).
-            "heap_mem_pool_size": _round_up(max(placement.heap_bytes, 1024), 8),
-            "method_pool_size": placement.method_pool_bytes,
-            "temp_pool_size": placement.temp_pool_bytes,
-            "method_estimate": report.memory.method_allocator_bytes,
-            "temp_estimate": report.memory.temp_allocator_bytes,
-        },
+        "kconfig": _kconfig(placement, report),
+    }
+
+
+def _qemu_target(
+    board: Board, placement: Placement, main: ZephyrTarget, slots: tuple[ModelSlot, ...]
+) -> ZephyrTarget | None:
+    """The target `west build -t run` runs under QEMU: the main one when it is QEMU's, else the board's
+    QEMU machine's, when the placement maps onto its memory the same way: one CMakeLists/linker
+    snippet serves both targets."""
+    if main["simulation"] == "qemu":
+        return main
+    if not board.qemu:
+        return None
+    file_name = zephyr_boards().get("qemu_machines", {}).get(board.qemu.machine)
+    if not file_name or file_name == main["file_name"]:
+        return None
+    try:
+        extra = _target_files(board, placement, file_name, slots)
+    except RenderError:
+        return None  # the placement does not map onto the QEMU target's memory
+    same = (extra["pte"], extra["arena"], extra["slots"]) == (main["pte"], main["arena"], main["slots"])
+    return extra if same and not extra["added_nodes"] else None
+
+
+def _modules(file_name: str) -> list[str]:
+    """The Zephyr modules every app needs, then the board target's own."""
+    modules = list(zephyr_boards().get("common_modules", []))
+    for module in board_info(file_name).get("modules", []):
+        if module not in modules:
+            modules.append(module)
+    return modules
+
+
+def _executorch_commit(et_version: str) -> str | None:
+    """The commit the lowering wheel was built from, when it is the report's version: the exact
+    runtime to pair it with."""
+    try:
+        from executorch.version import __version__ as wheel_version
+        from executorch.version import git_version
+    except ImportError:
+        return None
+    return str(git_version) if str(wheel_version).split("+")[0] == et_version else None
+
+
+def _kconfig(placement: Placement, report: Report) -> Kconfig:
+    return {
+        # The runner runs in Zephyr's main thread: its stack is the placement's stack.
+        "main_stack_size": _round_up(max(placement.stack_bytes, 2048), 8),
+        # The ExecuTorch Zephyr PAL allocates with k_malloc: the heap must exist (> 0).
+        "heap_mem_pool_size": _round_up(max(placement.heap_bytes, 1024), 8),
+        "method_pool_size": placement.method_pool_bytes,
+        "temp_pool_size": placement.temp_pool_bytes,
+        "method_estimate": report.memory.method_allocator_bytes,
+        "temp_estimate": report.memory.temp_allocator_bytes,
     }
