@@ -6,6 +6,7 @@ static data, stack and heap. memory.py then places that budget in a board's regi
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -184,15 +185,18 @@ class ModelPools:
 
 def arena_pools(pools: list[ModelPools], layout: ArenaLayout) -> tuple[list[int], int]:
     """(planned buffer sizes, temp pool bytes) of the whole image: models that run one after another
-    (shared) need the largest of each, models that may run at the same time (separate) the sum."""
+    (shared) need the planned buffers of the model with the most and the largest temp pool, models that
+    may run at the same time (separate) every model's; one model, in either layout, its own."""
     if layout == "shared":
-        return [max(p.planned_bytes for p in pools)], max(p.temp_pool_bytes for p in pools)
+        largest = max(pools, key=lambda p: p.planned_bytes)
+        return list(largest.planned_buffer_sizes), max(p.temp_pool_bytes for p in pools)
     return [s for p in pools for s in p.planned_buffer_sizes], sum(p.temp_pool_bytes for p in pools)
 
 
-def budget_several(reports: dict[str, Report], layout: ArenaLayout) -> tuple[Budget, list[ModelPools]]:
-    """Several programs in one image: one runtime and each kernel once, every program and its
-    reference data, each model's method pool, and the planned and temp pools as `layout` shares them."""
+def image_budget(reports: Mapping[str, Report], layout: ArenaLayout) -> tuple[Budget, list[ModelPools]]:
+    """The programs of one image (one or several): one runtime and each kernel once, every program and
+    its reference data, each model's method pool, and the planned and temp pools as `layout` shares
+    them. For one program, its own budget."""
     singles = {name: budget(report) for name, report in reports.items()}
     isas = {b.isa for b in singles.values()}
     if len(isas) != 1:

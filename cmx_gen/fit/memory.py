@@ -14,12 +14,13 @@ one region for each, chosen by the rules in docs/boards.md:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from cmx_gen.common.errors import FitError, Shortfall, TargetError
 from cmx_gen.common.format import size, table
 from cmx_gen.fit.boards import Board, MemoryRegion, load_boards
-from cmx_gen.fit.budget import ArenaLayout, Budget, ModelPools, arena_pools, budget, budget_several, kernel_sizes
+from cmx_gen.fit.budget import ArenaLayout, Budget, ModelPools, arena_pools, budget, image_budget, kernel_sizes
 from cmx_gen.fit.placement_json import LayoutJson, PlacementJson, RegionUseJson, pools_json
 from cmx_gen.program.report import Report
 
@@ -326,7 +327,10 @@ def check_isa(report: Report, board: Board) -> None:
 
 def fits_on(report: Report, exclude: str = "") -> list[str]:
     """Ids of boards in the database with the program's ISA where it fits."""
-    b = budget(report)
+    return _boards_fitting(budget(report), exclude)
+
+
+def _boards_fitting(b: Budget, exclude: str) -> list[str]:
     return [
         board.id
         for board in load_boards()
@@ -335,62 +339,55 @@ def fits_on(report: Report, exclude: str = "") -> list[str]:
 
 
 def plan(report: Report, board: Board, in_slot: bool = False) -> Placement:
-    """Place the program on the board, or raise FitError naming each short region and by how much.
-    `in_slot`: the program and its reference live in a model slot, not in the image (placement =
-    "slot"; the board given has its slots taken off already)."""
-    b = replace(budget(report), pte_bytes=0, reference_bytes=0) if in_slot else budget(report)
-    check_isa(report, board)
-    placement, closest = _search(board, b)
-    if placement is not None:
-        return placement
-    short = [u for u in closest if u.free < 0]
-    detail = "; ".join(
-        f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)} "
-        f"[{', '.join(f'{k} {size(v)}' for k, v in u.items.items())}]: short by {-u.free:,} bytes"
-        for u in short
-    )
-    others = fits_on(report, exclude=board.id)
-    hint = (
-        f"it fits on: {', '.join(others)}"
-        if others
-        else f"no {b.isa} board in the database fits it; shrink the model or add a board (docs/boards.md)"
-    )
-    raise FitError(
-        f"the model does not fit {board.id}: {detail}",
-        hint,
-        board_id=board.id,
-        shortfalls=[_shortfall(u) for u in short],
-        fits_on=others,
-        uses=closest,
-    )
+    """Place one program on the board (place() with one model), or raise FitError."""
+    return place({report.model.source: report}, board, in_slot=in_slot)
 
 
-def plan_several(reports: dict[str, Report], board: Board, layout: ArenaLayout = "shared") -> Placement:
-    """Place several programs in one image with the arena `layout`, or raise FitError
-    with the shortfall; the placement also records what the other layout would need."""
-    b, pools = budget_several(reports, layout)
+def place(
+    reports: Mapping[str, Report], board: Board, layout: ArenaLayout = "shared", in_slot: bool = False
+) -> Placement:
+    """Place the image's programs (one or several, by model name) with the arena `layout`, or raise
+    FitError naming each short region and by how much; the placement also records each model's pools
+    and what the other layout would need. `in_slot`: the program and its reference live in a model
+    slot, not in the image (placement = "slot"; the board given has its slots taken off already)."""
+    b, pools = image_budget(reports, layout)
+    if in_slot:
+        b = replace(b, pte_bytes=0, reference_bytes=0)
     for report in reports.values():
         check_isa(report, board)
     placement, closest = _search(board, b)
     other_planned, other_temp = arena_pools(pools, "separate" if layout == "shared" else "shared")
     other = sum(other_planned) + b.method_pool_bytes + other_temp
     if placement is None:
-        short = [u for u in closest if u.free < 0]
-        detail = "; ".join(
-            f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)}: short by {-u.free:,} bytes"
-            for u in short
-        )
-        hint = (
-            "models that run one after another can share their arena: drop separate_arenas"
-            if layout == "separate" and other < b.arena_bytes
-            else "take a model out of the image, shrink one, or pick a board with more memory"
-        )
-        raise FitError(
-            f"the {len(reports)} models ({layout} arenas) do not fit {board.id}: {detail}",
-            hint,
-            board_id=board.id,
-            shortfalls=[_shortfall(u) for u in short],
-            fits_on=[],
-            uses=closest,
-        )
+        raise _no_fit(len(reports), board, b, closest, layout, other)
+    if len(pools) == 1:  # one model has no arena layout to choose: its placement records none
+        return placement
     return replace(placement, models=pools, arena_layout=layout, other_layout_arena_bytes=other)
+
+
+def _no_fit(count: int, board: Board, b: Budget, closest: list[RegionUse], layout: ArenaLayout, other: int) -> FitError:
+    """What does not fit where, and the fix: the boards it fits on, else what to change."""
+    short = [u for u in closest if u.free < 0]
+    detail = "; ".join(
+        f"region {u.region!r} ({u.kind}, {size(u.size)}) needs {size(u.used)} "
+        f"[{', '.join(f'{k} {size(v)}' for k, v in u.items.items())}]: short by {-u.free:,} bytes"
+        for u in short
+    )
+    others = _boards_fitting(b, exclude=board.id)
+    if layout == "separate" and other < b.arena_bytes:
+        hint = "models that run one after another can share their arena: drop separate_arenas"
+    elif others:
+        hint = f"it fits on: {', '.join(others)}"
+    elif count > 1:
+        hint = "take a model out of the image, shrink one, or pick a board with more memory"
+    else:
+        hint = f"no {b.isa} board in the database fits it; shrink the model or add a board (docs/boards.md)"
+    what = "the model" if count == 1 else f"the {count} models ({layout} arenas)"
+    return FitError(
+        f"{what} does not fit {board.id}: {detail}" if count == 1 else f"{what} do not fit {board.id}: {detail}",
+        hint,
+        board_id=board.id,
+        shortfalls=[_shortfall(u) for u in short],
+        fits_on=others,
+        uses=closest,
+    )

@@ -119,10 +119,9 @@ def _lower(entry: ModelEntry, project: Project, core: str, use_cache: bool, memo
 
 def _place(project: Project, results: list[Artifacts], board: Board) -> memory.Placement:
     """Where the program(s) go on the board, or FitError."""
-    if project.several:
-        layout: Literal["shared", "separate"] = "separate" if project.separate_arenas else "shared"
-        return memory.plan_several({e.model_name(): r.report for e, r in zip(project.models, results)}, board, layout)
-    return memory.plan(results[0].report, board, in_slot=project.placement == "slot")
+    layout: Literal["shared", "separate"] = "separate" if project.separate_arenas else "shared"
+    reports = {e.model_name(): r.report for e, r in zip(project.models, results)}
+    return memory.place(reports, board, layout, in_slot=project.placement == "slot")
 
 
 def _slot_board(project: Project, board: Board) -> Board:

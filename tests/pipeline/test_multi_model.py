@@ -15,10 +15,10 @@ from conftest import SMALL, run_cli
 from toy_models.weighted import weighted_model
 
 from cmx_gen.app import project as project_mod
-from cmx_gen.app import project_file
+from cmx_gen.app.project_file import dumps as project_toml
 from cmx_gen.common.errors import FitError
 from cmx_gen.fit.boards import load_board
-from cmx_gen.fit.memory import plan, plan_several
+from cmx_gen.fit.memory import place, plan
 from cmx_gen.pipeline.generate import generate
 from cmx_gen.program.report import load_json
 
@@ -42,7 +42,7 @@ def test_project_file_reads_and_writes_model_tables(tmp_path):
     assert [e.model_name() for e in project.models] == ["conv", "res"]
     again = tmp_path / "again"
     again.mkdir()
-    (again / "cmx.toml").write_text(project_file.dumps(project, again))
+    (again / "cmx.toml").write_text(project_toml(project, again))
     assert project_mod.load(again / "cmx.toml").models == project.models
 
 
@@ -126,8 +126,8 @@ def test_shared_arena_is_the_largest_model_and_separate_the_sum():
         source = model_source.load(f"{SMALL}:{name}")
         reports[name] = produce(source, board.core.lower_target).artifacts.report
     singles = {name: plan(report, board) for name, report in reports.items()}
-    shared = plan_several(reports, board, "shared")
-    separate = plan_several(reports, board, "separate")
+    shared = place(reports, board, "shared")
+    separate = place(reports, board, "separate")
     planned = {name: sum(p.planned_buffer_sizes) for name, p in singles.items()}
     assert sum(shared.planned_buffer_sizes) == max(planned.values())
     assert sum(separate.planned_buffer_sizes) == sum(planned.values())
@@ -153,10 +153,10 @@ def test_sharing_the_arena_fits_where_separate_arenas_are_refused_with_the_short
     source = model_source.load(f"{SMALL}:WideConv", input_shape="1,3,40,40", random_calibration=True)
     report = produce(source, board.core.lower_target).artifacts.report
     reports = {f"m{i}": report for i in range(5)}
-    shared = plan_several(reports, board, "shared")
+    shared = place(reports, board, "shared")
     assert sum(shared.planned_buffer_sizes) == sum(plan(report, board).planned_buffer_sizes)
     with pytest.raises(FitError) as err:
-        plan_several(reports, board, "separate")
+        place(reports, board, "separate")
     assert "sram0" in str(err.value) and "short by" in str(err.value) and "drop separate_arenas" in err.value.hint
     assert err.value.shortfalls[0].short_bytes > 0
 
