@@ -2,13 +2,14 @@
 check` and `create` price a model's layers with before anything is built (fit/latency.py reads
 data/kernel_cycles.yaml, which this prints).
 
-Each sample is created (`--io int8`), built and run with `--profile` under QEMU: the profile's cycles
-column (cmx-gen's plugin and the core's timing table, the profile's hooks included) per backend layer,
-beside the layer's work and outputs from model/report.json (work: the MACs of a convolution, depthwise
-or linear layer, else the elements of its largest input). Each kind's cycles are fitted over its layers
-of every sample as per_work x work + per_output x outputs + per_layer (the requantization of each
-output and a call's own cost are not MACs). Needs the SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH); says so and
-exits 0 without it.
+Each sample is created (`--io int8`, under its memory goal in MEMORY), built and run with `--profile`
+under QEMU: the profile's cycles column (cmx-gen's plugin and the core's timing table, the profile's
+hooks included) per backend layer, beside the layer's work, outputs and calls from model/report.json
+(work: the MACs of a convolution, depthwise or linear layer, else the elements of its largest input; a
+patched layer's work and outputs count its halos, its calls its patches). Each kind's cycles are fitted
+over its layers of every sample as per_work x work + per_output x outputs + per_layer x calls (the
+requantization of each output and a call's own cost are not MACs). Needs the SDK (EXECUTORCH_ROOT,
+CMSIS_NN_PATH); says so and exits 0 without it.
 
 Run: .venv/bin/python bench/kernel_cycles.py --work /tmp/cmx-kernel-cycles [--board mps2-an386] [--reuse]
      [--samples NAME ...]   (default: the MLPerf networks and MORE)
@@ -43,7 +44,13 @@ MORE = {
     "bigru_kws": "tests/toy_models/user_models.py:BiGruKeywordSpotter",
     "bilstm_tagger": "tests/toy_models/user_models.py:BiLstmTagger",
     "digits": "samples/digits/model.py:DigitsCNN",  # a max pool
+    "gated_kws": "tests/toy_models/user_models.py:GatedKwsHead",  # linear (M4), mul
+    "resnet8_min": "samples/resnet8/model.py:ResNet8",  # conv_general: its first stages patch by patch
+    "digits_min": "samples/digits/model.py:DigitsCNN",  # ... and two more (M4; the M55's are conv_helium)
 }
+# A sample made under a memory goal (--memory): arm_convolve_s8 itself (conv_general) runs only where
+# the schedule runs a convolution patch by patch, which `--memory min` asks for.
+MEMORY = {"resnet8_min": "min", "digits_min": "min"}
 MODELS = {**SAMPLES, **MORE}
 
 
@@ -56,8 +63,9 @@ def profile(sample: str, board: str, work: Path, reuse: bool) -> tuple[list[dict
     """The app's delegated layers (model/report.json) and its profile rows (cycles per layer)."""
     app = work / f"{sample}_{board}"
     model = f"{ROOT}/{MODELS[sample]}"
+    memory = ("--memory", MEMORY[sample]) if sample in MEMORY else ()
     steps = [
-        ("create", model, "--board", board, "--io", "int8", "-o", str(app), "--force"),
+        ("create", model, "--board", board, "--io", "int8", "-o", str(app), "--force", *memory),
         ("build", str(app)),
         ("run", str(app), "--profile", "--json", str(app / "profile.json"), "--timeout", "900"),
     ]
@@ -78,12 +86,12 @@ def total_cycles(work: Path, sample: str, board: str) -> int:
 TERMS = ("per_work", "per_output", "per_layer")
 
 
-def fit(points: list[tuple[int, int, int]]) -> dict[str, float]:
-    """cycles ~ per_work x work + per_output x outputs + per_layer, least squares over a kind's
+def fit(points: list[tuple[int, int, int, int]]) -> dict[str, float]:
+    """cycles ~ per_work x work + per_output x outputs + per_layer x calls, least squares over a kind's
     layers: the subset of the three terms with every coefficient >= 0 that fits best (a kind seen
     on few layers keeps fewer terms)."""
-    work = np.array([[w, o, 1.0] for w, o, _ in points], dtype=float)
-    cycles = np.array([c for _, _, c in points], dtype=float)
+    work = np.array([[w, o, n] for w, o, n, _ in points], dtype=float)
+    cycles = np.array([c for *_, c in points], dtype=float)
     best: tuple[float, dict[str, float]] | None = None
     for terms in ((0, 1, 2), (0, 1), (0, 2), (0,)):
         if len(terms) > len(points) or np.linalg.matrix_rank(work[:, terms]) < len(terms):
@@ -109,10 +117,10 @@ def main() -> int:
         print("not run: needs EXECUTORCH_ROOT and CMSIS_NN_PATH (the firmware SDK)")
         return 0
     args.work.mkdir(parents=True, exist_ok=True)
-    points: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    points: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
     where: dict[str, list[str]] = defaultdict(list)
     origin: dict[str, list[str]] = defaultdict(list)  # the sample of each point
-    networks: dict[str, tuple[int, list[tuple[str, int, int]]]] = {}  # sample -> (its cycles, its layers)
+    networks: dict[str, tuple[int, list[tuple[str, int, int, int]]]] = {}  # sample -> (its cycles, its layers)
     for sample in args.samples:
         print(f"{sample}: create, build, run --profile ...", flush=True)
         layers, rows = profile(sample, args.board, args.work, args.reuse)
@@ -122,14 +130,15 @@ def main() -> int:
             row = by_debug.get(layer["debug"])
             if row is None or not layer.get("work") or row.get("cycles") is None:
                 continue
-            outputs = int(np.prod(layer["shape"])) if layer["shape"] else 1
-            points[layer["kind"]].append((layer["work"], outputs, row["cycles"]))
+            outputs = layer.get("outputs") or (int(np.prod(layer["shape"])) if layer["shape"] else 1)
+            calls = int(layer.get("calls", 1))
+            points[layer["kind"]].append((layer["work"], outputs, calls, row["cycles"]))
             origin[layer["kind"]].append(sample)
-            networks[sample][1].append((layer["kind"], layer["work"], outputs))
+            networks[sample][1].append((layer["kind"], layer["work"], outputs, calls))
             name = layer["module"] or layer["op"]
             print(
                 f"  {layer['kind']:<16} {name:<28} {row['cycles']:>10,} cycles {layer['work']:>9,} work "
-                f"{outputs:>7,} outputs  {row['cycles'] / layer['work']:.2f} a unit of work"
+                f"{outputs:>7,} outputs {calls:>3} calls  {row['cycles'] / layer['work']:.2f} a unit of work"
             )
             if sample not in where[layer["kind"]]:
                 where[layer["kind"]].append(sample)
@@ -140,16 +149,16 @@ def main() -> int:
             where[kind] = [sample for sample in found if sample in SAMPLES]
     total = sum(c for kind in points.values() for *_, c in kind)
     fitted = {kind: fit(found) for kind, found in points.items()}
-    priced = lambda kind, w, o: sum(fitted[kind].get(t, 0.0) * x for t, x in zip(TERMS, (w, o, 1)))  # noqa: E731
+    priced = lambda kind, w, o, n: sum(fitted[kind].get(t, 0.0) * x for t, x in zip(TERMS, (w, o, n)))  # noqa: E731
     for sample, (measured, layers) in sorted(networks.items()):
-        estimated = sum(priced(kind, w, o) for kind, w, o in layers)
+        estimated = sum(priced(kind, w, o, n) for kind, w, o, n in layers)
         print(
             f"  {sample}: {estimated:,.0f} estimated from the figures, {measured:,} in the profile ({estimated / measured - 1:+.1%})"
         )
     for kind in sorted(points, key=lambda k: -sum(c for *_, c in points[k])):
         figures = fitted[kind]
         worst = max(
-            abs(sum(figures.get(t, 0.0) * x for t, x in zip(TERMS, (w, o, 1))) - c) / c for w, o, c in points[kind]
+            abs(sum(figures.get(t, 0.0) * x for t, x in zip(TERMS, (w, o, n))) - c) / c for w, o, n, c in points[kind]
         )
         spent = sum(c for *_, c in points[kind])
         print(

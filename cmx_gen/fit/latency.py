@@ -1,6 +1,7 @@
 """The latency a board will see, before anything is built: each backend layer's work (report.json:
-the MACs of a convolution, depthwise or linear layer, else the elements of its largest input) and its
-outputs, at its kind's estimated cycles per unit of work, per output and per call on the board's core
+the MACs of a convolution, depthwise or linear layer, else the elements of its largest input), outputs
+and kernel calls (a layer run patch by patch: its halos counted, a call a patch), at its kind's
+estimated cycles per unit of work, per output and per call on the board's core
 (data/kernel_cycles.yaml, which bench/kernel_cycles.py fits to `run --profile`'s cycles column), at
 the board's clock.
 
@@ -105,11 +106,11 @@ def estimate(report: Report, board: Board) -> Latency:
         if fitted is None or not layer.work:
             missing[layer.kind or layer.op] = missing.get(layer.kind or layer.op, 0) + 1
             continue
-        outputs = math.prod(layer.shape) if layer.shape else 1
+        outputs = layer.outputs or (math.prod(layer.shape) if layer.shape else 1)
         cycles += (
             fitted.get("per_work", 0.0) * layer.work
             + fitted.get("per_output", 0.0) * outputs
-            + fitted.get("per_layer", 0.0)
+            + fitted.get("per_layer", 0.0) * layer.calls
         )
         counted += 1
     left = [f"{n} {kind} layer{'s' if n > 1 else ''}" for kind, n in sorted(missing.items())]

@@ -115,8 +115,10 @@ class DelegatedLayer(Record):
     dtype: str = "int8"
     nbytes: int = 0
     # what its cycles scale with (fit/latency.py): the MACs of a convolution, depthwise or linear layer,
-    # else the elements of its largest input
+    # else the elements of its largest input; a patched layer's as its patches compute it, halos included
     work: int = 0
+    outputs: int = 0  # the output elements its calls compute: its shape's, a patched layer's halos included
+    calls: int = 1  # the kernel calls that run it: a patched layer's patches
     traced: bool = (
         False  # the host holds its expected output bytes (model/trace_reference.bin, after the instructions')
     )

@@ -67,3 +67,19 @@ def test_check_prices_attention_layer_norm_and_copies_before_building(capsys):
     latency = json.loads(capsys.readouterr().out)["latency"]
     assert [what for what in latency["not_counted"] if "outside the backend" not in what] == [], latency
     assert 0.85 * 2_610_010 < latency["cycles"] < 1.1 * 2_610_010, latency
+
+
+def test_check_prices_cmsis_nns_own_linear_mul_and_patched_convolutions(capsys):
+    """CMSIS-NN's arm_fully_connected_s8 (the M4's layers of 10, 490, 30 and 18 inputs),
+    arm_elementwise_mul_s8 (its gates) and arm_convolve_s8 (ResNet8's first stages patch by patch
+    under --memory min) have figures: every backend layer counted, near what the profiles measured
+    (bench/kernel_cycles.py on mps2-an386: 169,791 and 124,935,769 cycles; the gated head's two sigmoids
+    run outside the backend)."""
+    for model, extra, measured in (
+        ("tests/toy_models/user_models.py:GatedKwsHead", (), 169_791),
+        ("samples/resnet8/model.py:ResNet8", ("--memory", "min"), 124_935_769),
+    ):
+        assert run_cli("check", ROOT / model, "--board", "mps2-an386", "--io", "int8", *extra, "--json") == 0
+        latency = json.loads(capsys.readouterr().out)["latency"]
+        assert [what for what in latency["not_counted"] if "outside the backend" not in what] == [], latency
+        assert 0.9 * measured < latency["cycles"] < 1.1 * measured, (model, latency)

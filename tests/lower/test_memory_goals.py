@@ -4,6 +4,7 @@ network for the M55, where CMSIS-NN's depthwise kernel takes a 4,464-byte scratc
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -184,3 +185,25 @@ def test_mobilenet_v2_224_needs_no_more_planned_memory_than_before(tmp_path):
     assert run_cli("lower", str(model), "--target", "cortex-m55", "--random-calibration", "-o", str(out)) == 0
     planned = read_report(out)["memory"]["planned_bytes"]
     assert planned <= 1_205_264, f"{planned:,} B planned"
+
+
+def test_a_patched_layer_counts_its_halos_and_its_patches(tmp_path):
+    """What the latency estimate prices a layer run patch by patch with (fit/latency.py): its work and
+    outputs as the patches compute them, the halos again included, and a kernel call a patch."""
+    out = tmp_path / "digits"
+    model = f"{ROOT}/samples/digits/model.py:DigitsCNN"
+    assert run_cli("lower", model, "--target", "cortex-m4", "--memory", "min", "-o", out) == 0
+    report = read_report(out)
+    (schedule,) = [s for s in report["schedules"] if s["patch_layers"]]
+    rows, cols = (int(n) for n in schedule["patch_grid"].split("x"))
+    patched = [layer for layer in report["delegated_layers"] if layer["patched"]]
+    assert len(patched) == schedule["patch_layers"] and {layer["kind"] for layer in patched} == {"conv_general"}
+    again = 0
+    for layer in patched:
+        whole = math.prod(layer["shape"])
+        assert layer["calls"] == rows * cols and layer["outputs"] >= whole  # (the last: no halo)
+        again += layer["work"] - layer["work"] * whole // layer["outputs"]
+    assert again == schedule["patch_extra_macs"] > 0
+    for layer in report["delegated_layers"]:
+        if not layer["patched"]:
+            assert layer["calls"] == 1 and layer["outputs"] == math.prod(layer["shape"]), layer

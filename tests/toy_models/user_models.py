@@ -389,3 +389,39 @@ class ZeroPaddedConvs(nn.Module):
 
     def calibration_data(self):
         return [(torch.randn(1, 3, 20, 20, generator=torch.Generator().manual_seed(s)),) for s in range(1, 13)]
+
+
+class GatedKwsHead(nn.Module):
+    """A keyword spotter over 49 frames of 10 MFCC-like features written with gates, as GLU-style and
+    attention-masked audio models are: a per-frame mask `x * sigmoid(nn.Linear(10, 10)(x))`, the frames
+    flattened into nn.Linear(490, 30), a gated unit `nn.Linear(30, 64)(h) * sigmoid(nn.Linear(30, 64)(h))`,
+    a bottleneck nn.Linear(64, 18), the product of two branches of it `nn.Linear(18, 40)(z) *
+    nn.Linear(18, 40)(z)`, and nn.Linear(40, 12) over 12 words. Its inputs count 10, 490, 30 and 18
+    features (none a multiple of four) as well as 64 and 40."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(13)
+        self.mask = nn.Linear(10, 10)
+        self.embed = nn.Linear(490, 30)
+        self.value = nn.Linear(30, 64)
+        self.gate = nn.Linear(30, 64)
+        self.squeeze = nn.Linear(64, 18)
+        self.left = nn.Linear(18, 40)
+        self.right = nn.Linear(18, 40)
+        self.fc = nn.Linear(40, 12)
+        self.eval()
+
+    def forward(self, x):
+        x = x * torch.sigmoid(self.mask(x))
+        h = torch.relu(self.embed(x.flatten(1)))
+        h = self.value(h) * torch.sigmoid(self.gate(h))
+        z = torch.relu(self.squeeze(h))
+        return self.fc(self.left(z) * self.right(z))
+
+    def example_inputs(self):
+        return (_spoken_words(1, 9)[0],)
+
+    def calibration_data(self):
+        x, _ = _spoken_words(16, 5)
+        return [(x[i : i + 1],) for i in range(16)]

@@ -136,6 +136,7 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
         # many records per layer and copy_region gathers between them), or copy_region (a concat's copies).
         kinds: dict[int, str] = {}
         records: Counter[int] = Counter()
+        computed: Counter[int] = Counter()  # the output elements a layer's records compute, halos included
         copies: set[int] = set()
         for kind, fields in read_layers(lowered.processed_bytes):
             if kind == "copy_region":
@@ -143,29 +144,47 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
             else:
                 kinds.setdefault(fields["debug"], kind)
                 records[fields["debug"]] += 1
+                computed[fields["debug"]] += _record_outputs(fields)
         kinds = {debug: "copy_region" for debug in copies} | kinds
         for index, node in enumerate(compute):
             handle = node.meta.get("debug_handle")
             debug = int(handle) if isinstance(handle, int) else index
             val = node.meta["val"]
+            patched, elements = records[debug] > 1, int(val.numel())
             out.append(
                 DelegatedLayer(
                     delegate=position,
                     debug=debug,
                     op=op_name(node),
                     kind=kinds[debug],
-                    patched=records[debug] > 1,
+                    patched=patched,
+                    calls=max(records[debug], 1),
                     node=reference_name(node),
                     module=module_path(node),
                     source=source_line(node),
                     shape=[int(s) for s in val.shape],
                     dim_order=[int(d) for d in val.dim_order()],
                     dtype=str(val.dtype).removeprefix("torch."),
-                    nbytes=int(val.numel()) * val.element_size(),
-                    work=work(node),
+                    nbytes=elements * val.element_size(),
+                    work=_patches_work(work(node), computed[debug], elements) if patched else work(node),
+                    outputs=max(computed[debug], elements) if patched else elements,
                 )
             )
     return out
+
+
+def _record_outputs(fields: dict[str, Any]) -> int:
+    """The output elements one plan record computes (a window layer's output box, an add's count), 0
+    where its fields do not say."""
+    if "output_h" in fields:
+        return int(fields["output_n"]) * int(fields["output_h"]) * int(fields["output_w"]) * int(fields["output_c"])
+    return int(fields.get("count", 0))
+
+
+def _patches_work(whole: int, computed: int, outputs: int) -> int:
+    """A patched layer's work as its patches do it: the whole layer's, scaled by the output elements
+    its records compute (each patch's box, the halos computed again included) over the layer's."""
+    return whole * computed // outputs if computed > outputs else whole
 
 
 def work(node: torch.fx.Node) -> int:
