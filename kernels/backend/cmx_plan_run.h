@@ -34,6 +34,20 @@ inline const T* constant_at(const uint8_t* plan, int32_t offset) {
   return offset >= 0 ? reinterpret_cast<const T*>(plan + offset) : nullptr;
 }
 
+/* A CMSIS-NN layer's per-channel requantization: its multipliers and shifts, plan constants. */
+inline cmsis_nn_per_channel_quant_params per_channel(const uint8_t* plan, int32_t multipliers, int32_t shifts) {
+  return {const_cast<int32_t*>(constant_at<int32_t>(plan, multipliers)),
+          const_cast<int32_t*>(constant_at<int32_t>(plan, shifts))};
+}
+
+/* Scratch for a kernel that takes none as a NULL buffer: `bytes` at `at` in the working memory. */
+inline cmsis_nn_context optional_scratch(uint8_t* work, int32_t at, int32_t bytes) {
+  return {bytes > 0 ? work + at : nullptr, bytes};
+}
+
+/* The elements of an NHWC tensor. */
+inline size_t volume(const cmsis_nn_dims& d) { return (size_t)d.n * d.h * d.w * d.c; }
+
 #ifdef CMX_BACKEND_LSTM
 inline cmsis_nn_lstm_gate lstm_gate(const uint8_t* plan, const int32_t* g) {
   /* one gate's nine words (cmx_layer_lstm): multipliers and shifts, weight and bias offsets */
@@ -102,11 +116,10 @@ inline void masked_softmax(const cmx_layer_softmax* l, const int8_t* in, int8_t*
 #ifdef CMX_BACKEND_CONV
 inline arm_cmsis_nn_status run_conv(const cmx_layer_conv* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
-  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
-  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_OUT_BYTES(volume(l->output_dims));
   CMX_KERNEL(status = arm_convolve_wrapper_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                    &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
                                    constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
@@ -118,10 +131,9 @@ inline arm_cmsis_nn_status run_conv(const cmx_layer_conv* l, CMX_RUN_ARGS) {
 inline arm_cmsis_nn_status run_conv_general(const cmx_layer_conv_general* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
-  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_OUT_BYTES(volume(l->output_dims));
   CMX_KERNEL(status = arm_convolve_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                       &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
                                       constant_at<int32_t>(plan, l->bias), nullptr, &l->output_dims, out));
@@ -147,7 +159,7 @@ inline arm_cmsis_nn_status run_conv_helium(const cmx_layer_conv_helium* l, CMX_R
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   cmsis_nn_context ctx{work + l->scratch, l->scratch_bytes};
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_OUT_BYTES(volume(l->output_dims));
   CMX_KERNEL(status = cmx_conv_helium_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io),
                                          &l->filter_dims, constant_at<int8_t>(plan, l->weight),
                                          constant_at<int32_t>(plan, l->constants), &l->output_dims, out));
@@ -158,11 +170,10 @@ inline arm_cmsis_nn_status run_conv_helium(const cmx_layer_conv_helium* l, CMX_R
 #ifdef CMX_BACKEND_DEPTHWISE_3X3
 inline arm_cmsis_nn_status run_depthwise_3x3(const cmx_layer_depthwise_3x3* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
-  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
-  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+  CMX_OUT_BYTES(volume(l->output_dims));
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
   CMX_KERNEL(status = cmx_depthwise_3x3_s8(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
                                            &l->filter_dims, constant_at<int8_t>(plan, l->weight),
                                            constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
@@ -173,11 +184,10 @@ inline arm_cmsis_nn_status run_depthwise_3x3(const cmx_layer_depthwise_3x3* l, C
 #ifdef CMX_BACKEND_DEPTHWISE_CONV
 inline arm_cmsis_nn_status run_depthwise_conv(const cmx_layer_depthwise_conv* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
-  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
-  cmsis_nn_per_channel_quant_params q{const_cast<int32_t*>(constant_at<int32_t>(plan, l->multipliers)),
-                                      const_cast<int32_t*>(constant_at<int32_t>(plan, l->shifts))};
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_OUT_BYTES(volume(l->output_dims));
   CMX_KERNEL(status = arm_depthwise_conv_wrapper_s8(&ctx, &l->params, &q, &l->input_dims,
                                          tensor_at(l->input, work, io), &l->filter_dims,
                                          constant_at<int8_t>(plan, l->weight), &l->bias_dims,
@@ -246,9 +256,9 @@ inline arm_cmsis_nn_status run_mul(const cmx_layer_mul* l, CMX_RUN_ARGS) {
 #ifdef CMX_BACKEND_AVG_POOL
 inline arm_cmsis_nn_status run_avg_pool(const cmx_layer_avg_pool* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
-  cmsis_nn_context ctx{l->scratch_bytes > 0 ? work + l->scratch : nullptr, l->scratch_bytes};
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_OUT_BYTES(volume(l->output_dims));
   CMX_KERNEL(status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
                           &l->output_dims, out));
   return status;
@@ -260,7 +270,7 @@ inline arm_cmsis_nn_status run_max_pool(const cmx_layer_max_pool* l, CMX_RUN_ARG
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   cmsis_nn_context ctx{nullptr, 0};
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.h * l->output_dims.w * l->output_dims.c);
+  CMX_OUT_BYTES(volume(l->output_dims));
   CMX_KERNEL(status = arm_max_pool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
                            &l->output_dims, out));
   return status;
