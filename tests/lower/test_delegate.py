@@ -16,6 +16,7 @@ from cmx_gen.lower.delegate.work_memory import Buffer, place
 from cmx_gen.program import pte
 
 HEADER_H = ROOT / "kernels" / "backend" / "cmx_plan.h"
+RECORDS_H = ROOT / "kernels" / "backend" / "cmx_plan_records.h"  # generated from plan_fields.py
 # CMSIS-NN structs as their int32 words (arm_nn_types.h), spelled as plan.py spells them.
 EXPANSIONS = {
     "cmsis_nn_conv_params": plan_fields.CONV_PARAMS,
@@ -29,8 +30,8 @@ NN_H = ROOT / "kernels" / "nn" / "cmx_nn.h"
 
 
 def c_structs() -> dict[str, list[str]]:
-    """cmx_layer_<kind> -> its int32 words after the head, in order, from cmx_plan.h."""
-    text = HEADER_H.read_text()
+    """cmx_layer_<kind> -> its int32 words after the head, in order, from the C records."""
+    text = RECORDS_H.read_text()
     out = {}
     for body, name in re.findall(r"typedef struct \{([^}]*)\} (cmx_layer_\w+);", text):
         words: list[str] = []
@@ -56,7 +57,7 @@ def test_c_and_python_plan_layouts_agree():
     structs = c_structs()
     assert set(structs) - {"head"} == set(plan_mod.FIELDS)
     for kind, fields in plan_mod.FIELDS.items():
-        assert structs[kind] == list(fields), f"{kind}: cmx_plan.h and plan.py differ"
+        assert structs[kind] == list(fields), f"{kind}: cmx_plan_records.h and plan.py differ"
     text = HEADER_H.read_text()
     assert f"0x{plan_mod.MAGIC:08X}u" in text and f"CMX_PLAN_VERSION {plan_mod.VERSION}u" in text
     assert f"CMX_PLAN_CORE_BYTES {plan_mod.CORE_BYTES}" in text

@@ -45,14 +45,14 @@ def _function(text: str, name: str) -> str:
 def test_every_kind_has_each_of_its_parts():
     run_h = (KERNELS / "backend" / "cmx_plan_run.h").read_text()
     check_c = (KERNELS / "backend" / "cmx_plan_check.c").read_text()
-    plan_h = (KERNELS / "backend" / "cmx_plan.h").read_text()
+    records_h = (KERNELS / "backend" / "cmx_plan_records.h").read_text()
     folders = (KERNELS / "cmsis_nn_folders.cmake").read_text()
     kernel_tests = "".join(p.read_text() for p in sorted((KERNELS / "tests").glob("*.c")))
     cycles = yaml.safe_load((DATA_DIR / "kernel_cycles.yaml").read_text())
     for kind in RECORDS:
         k = kind.name
         assert k in plan_fields.FIELDS and k in host_run.RUN, k
-        assert re.search(rf"\bcmx_layer_{k};", plan_h), f"{k}: no C record in cmx_plan.h"
+        assert re.search(rf"\bcmx_layer_{k};", records_h), f"{k}: no C record in cmx_plan_records.h"
         assert kind.calls in _function(run_h, f"run_{k}"), f"{k}: run_{k} does not call {kind.calls}"
         _function(check_c, f"check_{k}")
         for source in kind.own:
@@ -66,7 +66,7 @@ def test_every_kind_has_each_of_its_parts():
                 assert k in cycles[core]["kinds"], f"{k}: no cycle figure for the {core}"
 
 
-def test_a_new_kind_is_one_record(tmp_path):
+def test_a_new_kind_is_one_record(tmp_path, monkeypatch):
     """A scratch kind added to the records alone appears in the op codes, in the lists every C dispatch
     expands (only when the app's plans use it), in what CMake links and in the Python side's codes."""
     text = (DATA_DIR / "backend_layers.yaml").read_text()
@@ -76,6 +76,12 @@ def test_a_new_kind_is_one_record(tmp_path):
     header = layer_kinds.c_header(records)
     assert "CMX_OP_SCRATCH_DEMO = 23," in header
     assert "set(CMX_OWN_LAYER_scratch_demo cmx_scratch_demo_s8.c)" in layer_kinds.cmake_lists(records)
+    # its fields, in the one list plan.py packs, give its C record
+    demo = plan_fields.Record("a demo", (plan_fields.ints("input", "output", "scratch", "scratch_bytes"),))
+    monkeypatch.setitem(plan_fields.RECORDS, "scratch_demo", demo)
+    assert "  int32_t input, output, scratch, scratch_bytes;\n} cmx_layer_scratch_demo;" in layer_kinds.c_records(
+        records
+    )
     gcc = shutil.which("gcc")
     if not gcc:
         pytest.skip("the expansion was not checked: no host gcc")

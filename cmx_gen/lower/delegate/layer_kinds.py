@@ -8,6 +8,8 @@ not a kind written into parallel switches kept equal by hand:
                                              the kinds compiled in, that the plan check, the layer
                                              loop and the backend expand into their one dispatch
     kernels/backend/cmx_backend_layers.cmake what each kind links: CMSIS-NN folders, kernels/nn/ files
+    kernels/backend/cmx_plan_records.h       each kind's C record, the runtime reads in place, from its
+                                             fields (plan_fields.py)
 
 Regenerate them with `python -m cmx_gen.lower.delegate.layer_kinds`; tests/lower/test_layer_kinds.py
 fails when they are stale.
@@ -25,6 +27,7 @@ from typing import Literal, cast
 import yaml
 
 from cmx_gen.common.paths import DATA_DIR, KERNELS_DIR
+from cmx_gen.lower.delegate import plan_fields
 
 RECORDS = DATA_DIR / "backend_layers.yaml"
 SCHEMA = "cmx-gen/backend-layers/2"
@@ -89,18 +92,22 @@ def kinds() -> dict[str, LayerKind]:
     return {k.name: k for k in parse(RECORDS.read_text())}
 
 
-def _banner(comment: Callable[[str], str]) -> str:
+def _banner(comment: Callable[[str], str], source: str = "cmx_gen/data/backend_layers.yaml") -> str:
     return comment(
-        "Generated from cmx_gen/data/backend_layers.yaml by `python -m cmx_gen.lower.delegate.layer_kinds`:\n"
+        f"Generated from {source} by `python -m cmx_gen.lower.delegate.layer_kinds`:\n"
         "edit the records there, not this file (tests/lower/test_layer_kinds.py fails when it is stale)."
     )
+
+
+def _c_comment(text: str) -> str:
+    return "/* " + text.replace("\n", "\n * ") + " */"
 
 
 def c_header(records: tuple[LayerKind, ...]) -> str:
     """kernels/backend/cmx_plan_kinds.h: the op codes; CMX_IF_<KIND>(...), its arguments when the
     kind is compiled in (CMX_BACKEND_<KIND>, from the app's model/cmx_ops.cmake), else nothing;
     CMX_PLAN_KINDS(X) over every kind and CMX_PLAN_KINDS_IN(X) over those compiled in, X(KIND, kind)."""
-    lines = [_banner(lambda t: "/* " + t.replace("\n", "\n * ") + " */"), "#pragma once", ""]
+    lines = [_banner(_c_comment), "#pragma once", ""]
     lines += ["enum cmx_plan_op {", *(f"  CMX_OP_{k.macro} = {k.code}," for k in records), "};", ""]
     for k in records:
         if k.always:
@@ -123,9 +130,18 @@ def cmake_lists(records: tuple[LayerKind, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def c_records(_records: tuple[LayerKind, ...]) -> str:
+    """kernels/backend/cmx_plan_records.h: every kind's C record (plan_fields.RECORDS), needing
+    arm_nn_types.h and cmx_nn.h for the CMSIS-NN and cmx-gen structs stored in them."""
+    lines = [_banner(_c_comment, "cmx_gen/lower/delegate/plan_fields.py"), "#pragma once", ""]
+    lines += ['#include "arm_nn_types.h"', '#include "cmx_nn.h"', ""]
+    return "\n".join(lines) + "\n" + plan_fields.c_records()
+
+
 GENERATED: dict[str, Callable[[tuple[LayerKind, ...]], str]] = {
     "backend/cmx_plan_kinds.h": c_header,
     "backend/cmx_backend_layers.cmake": cmake_lists,
+    "backend/cmx_plan_records.h": c_records,
 }
 
 

@@ -1,8 +1,13 @@
-"""The fields of every plan record after its op, size and debug words, by layer kind, as
-kernels/backend/cmx_plan.h lays them out (plan.py packs them; tests/lower/test_delegate.py holds the
-two equal). A CMSIS-NN struct is spelled as its fields in CMSIS-NN's order."""
+"""The fields of every plan record after its op, size and debug words, by layer kind: the one place
+they are written. plan.py packs them, and kernels/backend/cmx_plan_records.h, the C records the
+runtime reads in place, is generated from them (`python -m cmx_gen.lower.delegate.layer_kinds`;
+tests/lower/test_layer_kinds.py fails when it is stale). A CMSIS-NN struct is a member of its own C
+type whose int32 words are spelled in CMSIS-NN's order (arm_nn_types.h; tests/lower/test_delegate.py
+holds them to the compiler's layout)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 CONV_PARAMS = (
     "input_offset",
@@ -85,7 +90,6 @@ LSTM_SCALARS = (
     "output_shift",
     "output_offset",
 )
-LSTM_PARAMS = SEQUENCE + LSTM_SCALARS + tuple(f"{gate}_{field}" for gate in LSTM_GATES for field in LSTM_GATE_FIELDS)
 
 
 # cmx_gru_params (kernels/nn/cmx_nn.h) less its pointers, as cmx_layer_gru holds it.
@@ -100,125 +104,194 @@ GRU_SCALARS = (  # the GruQuant values a record holds as they are
     "output_multiplier",
     "output_shift",
 )
-GRU_PARAMS = SEQUENCE + GRU_SCALARS + tuple(f"{gate}_{field}" for gate in GRU_GATES for field in LSTM_GATE_FIELDS[:-1])
+
+
+@dataclass(frozen=True)
+class Member:
+    """Consecutive members of a record of one C type: int32 words, or CMSIS-NN structs stored as
+    CMSIS-NN lays them out (the runtime passes pointers into the plan), each its words in order."""
+
+    c_type: str
+    names: tuple[str, ...]  # the C members
+    words: tuple[tuple[str, ...], ...]  # each member's int32 words as plan.py names them
+
+    def fields(self) -> tuple[str, ...]:
+        return tuple(w for words in self.words for w in words)
+
+
+def ints(*names: str) -> Member:
+    return Member("int32_t", names, tuple((n,) for n in names))
+
+
+def params(c_type: str, words: tuple[str, ...], name: str = "params") -> Member:
+    return Member(c_type, (name,), (words,))
+
+
+def dims(*names: str) -> Member:
+    """cmsis_nn_dims members `<name>_dims`, their words `<name>_n`, _h, _w, _c."""
+    return Member("cmsis_nn_dims", tuple(f"{n}_dims" for n in names), tuple(_dims(n) for n in names))
 
 
 def _dims(name: str) -> tuple[str, ...]:
     return tuple(f"{name}_{d}" for d in "nhwc")
 
 
-_CONV_TAIL = _dims("input") + _dims("filter") + _dims("bias") + _dims("output")
-FIELDS: dict[str, tuple[str, ...]] = {
-    "conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
-    + CONV_PARAMS
-    + _CONV_TAIL,
-    "depthwise_conv": ("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
-    + DW_PARAMS
-    + _CONV_TAIL,
-    "linear": ("input", "output", "weight", "bias", "kernel_sum", "multiplier", "shift")
-    + FC_PARAMS
-    + _dims("input")
-    + _dims("filter")
-    + _dims("bias")
-    + _dims("output"),
-    "add": (
-        "input1",
-        "input2",
-        "output",
-        "input1_offset",
-        "input1_multiplier",
-        "input1_shift",
-        "input2_offset",
-        "input2_multiplier",
-        "input2_shift",
-        "left_shift",
-        "output_offset",
-        "output_multiplier",
-        "output_shift",
-        "act_min",
-        "act_max",
-        "block",
-        "count",
+@dataclass(frozen=True)
+class Record:
+    """One layer kind's record: what it is (the C comment) and its members after the head."""
+
+    doc: str
+    members: tuple[Member, ...]
+
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f for m in self.members for f in m.fields())
+
+
+_CONV_DIMS = dims("input", "filter", "bias", "output")
+_CONV_TENSORS = ints("input", "output", "weight", "bias", "multipliers", "shifts", "scratch", "scratch_bytes")
+_LINEAR = (
+    ints("input", "output", "weight", "bias", "kernel_sum"),
+    params("cmsis_nn_per_tensor_quant_params", ("multiplier", "shift"), "quant"),
+    params("cmsis_nn_fc_params", FC_PARAMS),
+    _CONV_DIMS,
+)
+_REVERSE = "with `reverse` the steps run last to first (a bidirectional layer's backward direction)"
+
+RECORDS: dict[str, Record] = {
+    "conv": Record("", (_CONV_TENSORS, params("cmsis_nn_conv_params", CONV_PARAMS), _CONV_DIMS)),
+    "conv_helium": Record(
+        "cmx_conv_helium_s8 (kernels/nn/): a convolution of one group on a Helium core, weight in\n"
+        "cmx_fully_connected_s8's layout, constants (kernel sums, multipliers, shifts) in its own.",
+        (
+            ints("input", "output", "weight", "constants", "scratch", "scratch_bytes"),
+            params("cmsis_nn_conv_params", CONV_PARAMS),
+            _CONV_DIMS,
+        ),
     ),
-    "mul": (
-        "input1",
-        "input2",
-        "output",
-        "input1_offset",
-        "input2_offset",
-        "output_offset",
-        "output_multiplier",
-        "output_shift",
-        "act_min",
-        "act_max",
-        "block",
-        "count",
+    "conv_row": Record(
+        "cmx_conv_row_s8 (kernels/nn/), a convolution of one group on a DSP core; weight in its layout.",
+        (_CONV_TENSORS, params("cmx_conv_row_params", ROW_PARAMS)),
     ),
-    "avg_pool": ("input", "output", "scratch", "scratch_bytes")
-    + POOL_PARAMS
-    + _dims("input")
-    + _dims("filter")
-    + _dims("output"),
-    "max_pool": ("input", "output") + POOL_PARAMS + _dims("input") + _dims("filter") + _dims("output"),
-    # ranges: a masked softmax's [lo, hi) int32 pairs (a plan constant, NONE: unmasked), mask_rows of them
-    "softmax": ("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min", "ranges", "mask_rows"),
-    "copy": ("input", "output", "nbytes"),
-    "copy_region": ("input", "input_at", "output", "output_at", "rows", "row_bytes", "input_stride", "output_stride"),
-    "transpose": ("input", "output", "batches", "rows", "cols"),
-    "lstm": ("input", "output", "scratch") + LSTM_PARAMS,
-    "gru": ("input", "output", "scratch") + GRU_PARAMS,
-    # cmx-gen's own (kernels/nn/): cmx_layer_norm_s8, cmx_mean_s8, cmx_lut_s8
-    "layer_norm": (
-        "input",
-        "output",
-        "rows",
-        "channels",
-        "input_offset",
-        "output_offset",
-        "eps_lo",
-        "eps_hi",
-        "gains",
-        "biases",
+    "depthwise_conv": Record("", (_CONV_TENSORS, params("cmsis_nn_dw_conv_params", DW_PARAMS), _CONV_DIMS)),
+    "linear": Record("", _LINEAR),
+    "add": Record(
+        "",
+        (
+            ints("input1", "input2", "output"),
+            ints("input1_offset", "input1_multiplier", "input1_shift"),
+            ints("input2_offset", "input2_multiplier", "input2_shift"),
+            ints("left_shift", "output_offset", "output_multiplier", "output_shift"),
+            ints("act_min", "act_max", "block", "count"),
+        ),
     ),
-    "mean": ("input", "output", "outer", "count", "inner", "multiplier", "shift", "input_offset", "output_offset"),
-    "lut": ("input", "output", "count", "table"),
-    # arm_batch_matmul_s8, b transposed into the scratch first unless the plan found it transposed
-    "bmm": (
-        "input1",
-        "input2",
-        "output",
-        "scratch",
-        "batches",
-        "rows",
-        "inner",
-        "cols",
-        "transposed",
-        "input1_offset",
-        "input2_offset",
-        "output_offset",
-        "multiplier",
-        "shift",
+    "mul": Record(
+        "",
+        (
+            ints("input1", "input2", "output"),
+            ints("input1_offset", "input2_offset", "output_offset", "output_multiplier", "output_shift"),
+            ints("act_min", "act_max", "block", "count"),
+        ),
+    ),
+    "avg_pool": Record(
+        "",
+        (
+            ints("input", "output", "scratch", "scratch_bytes"),
+            params("cmsis_nn_pool_params", POOL_PARAMS),
+            dims("input", "filter", "output"),
+        ),
+    ),
+    "max_pool": Record(
+        "", (ints("input", "output"), params("cmsis_nn_pool_params", POOL_PARAMS), dims("input", "filter", "output"))
+    ),
+    "softmax": Record(
+        "ranges: a masked softmax's allowed [lo, hi) columns, int32 pairs, row r taking pair r % mask_rows\n"
+        "(a constant attention mask); -1: every column.",
+        (ints("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min", "ranges", "mask_rows"),),
+    ),
+    "copy": Record("", (ints("input", "output", "nbytes"),)),
+    "copy_region": Record(
+        "A box of an NHWC image moved between two row strides: `rows` runs of `row_bytes`, from\n"
+        "`input_at` bytes into the input, `input_stride` apart, to `output_at` bytes into the output,\n"
+        "`output_stride` apart (patch-based execution gathers each patch's input and scatters its output\n"
+        "with it; cmx_gen/lower/delegate/patches.py).",
+        (ints("input", "input_at", "output", "output_at", "rows", "row_bytes", "input_stride", "output_stride"),),
+    ),
+    "transpose": Record(
+        "A layout change (a _clone_dim_order between dim orders): cmx_transpose_s8.",
+        (ints("input", "output", "batches", "rows", "cols"),),
+    ),
+    "lstm": Record(
+        "arm_lstm_unidirectional_s8: cmsis_nn_lstm_params without its pointers (each gate's weights and\n"
+        "effective biases are plan constants; the runtime builds the struct); scratch holds the int16 cell\n"
+        "state and the two int16 gate buffers, batch_size * hidden_size each, and, " + _REVERSE + ",\n"
+        "the input's and output's steps in reverse order (the kernel runs forwards only).",
+        (ints("input", "output", "scratch"), ints(*SEQUENCE, *LSTM_SCALARS))
+        + tuple(ints(*(f"{gate}_{f}" for f in LSTM_GATE_FIELDS)) for gate in LSTM_GATES),
+    ),
+    "gru": Record(
+        "cmx_gru_s8 (kernels/nn/): cmx_gru_params without its pointers (each gate's weights and effective\n"
+        "biases are plan constants); scratch: 4 * hidden_size int16 and hidden_size int8; " + _REVERSE + ".",
+        (ints("input", "output", "scratch"), ints(*SEQUENCE, *GRU_SCALARS))
+        + tuple(ints(*(f"{gate}_{f}" for f in LSTM_GATE_FIELDS[:-1])) for gate in GRU_GATES),
+    ),
+    "layer_norm": Record(
+        "cmx_layer_norm_s8 (kernels/nn/): LayerNorm over the last dimension; eps: the 64-bit epsilon term.",
+        (
+            ints("input", "output", "rows", "channels", "input_offset", "output_offset"),
+            ints("eps_lo", "eps_hi", "gains", "biases"),
+        ),
+    ),
+    "mean": Record(
+        "cmx_mean_s8 (kernels/nn/): a mean over the middle of [outer][count][inner].",
+        (ints("input", "output", "outer", "count", "inner", "multiplier", "shift", "input_offset", "output_offset"),),
+    ),
+    "lut": Record(
+        "cmx_lut_s8 (kernels/nn/): an element-wise operator as a 256-entry table.",
+        (ints("input", "output", "count", "table"),),
+    ),
+    "bmm": Record(
+        "arm_batch_matmul_s8: input1 [batches][rows][inner] times input2 [batches][inner][cols] (or, when\n"
+        "transposed, [batches][cols][inner]); scratch: input2 transposed unless it is, then the MVE kernel's\n"
+        "cols int32 sums.",
+        (
+            ints("input1", "input2", "output", "scratch", "batches", "rows", "inner", "cols", "transposed"),
+            ints("input1_offset", "input2_offset", "output_offset", "multiplier", "shift"),
+        ),
     ),
 }
-# arm_convolve_s8 called directly, not through its wrapper: the same record as "conv" (layers.py says when).
-FIELDS["conv_general"] = FIELDS["conv"]
-# cmx-gen's cmx_depthwise_3x3_s8 (kernels/nn/): CMSIS-NN's arguments, scratch for its planar path (DSP cores).
-FIELDS["depthwise_3x3"] = FIELDS["depthwise_conv"]
-# cmx-gen's cmx_fully_connected_s8 (kernels/nn/) on the DSP cores: CMSIS-NN's arguments, its weights laid out.
-FIELDS["fully_connected"] = FIELDS["linear"]
-# cmx-gen's cmx_conv_helium_s8 (kernels/nn/) on Helium: a convolution's arguments, its weights laid out as
-# cmx_fully_connected_s8's and its channel constants (kernel sums, multipliers, shifts) as it reads them.
-FIELDS["conv_helium"] = (
-    ("input", "output", "weight", "constants", "scratch", "scratch_bytes") + CONV_PARAMS + _CONV_TAIL
-)
-# cmx-gen's own kernel, cmx_conv_row_s8 (kernels/nn/), on the DSP cores: its weights laid out as it reads them.
-FIELDS["conv_row"] = (
-    "input",
-    "output",
-    "weight",
-    "bias",
-    "multipliers",
-    "shifts",
-    "scratch",
-    "scratch_bytes",
-) + ROW_PARAMS
+# Kinds that run another kind's record: the kind, whose record, why (the C comment).
+SAME: dict[str, tuple[str, str]] = {
+    "conv_general": (
+        "conv",
+        "arm_convolve_s8 itself, for a convolution its wrapper would send to a path that refuses it.",
+    ),
+    "depthwise_3x3": (
+        "depthwise_conv",
+        "cmx_depthwise_3x3_s8 (kernels/nn/): a 3x3 depthwise layer on a DSP core, CMSIS-NN's arguments.",
+    ),
+    "fully_connected": (
+        "linear",
+        "cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,\n"
+        "weight in its layout.",
+    ),
+}
+FIELDS: dict[str, tuple[str, ...]] = {kind: record.fields() for kind, record in RECORDS.items()} | {
+    kind: RECORDS[same].fields() for kind, (same, _) in SAME.items()
+}
+
+
+def _comment(doc: str) -> list[str]:
+    return ["/* " + doc.replace("\n", "\n * ") + " */"] if doc else []
+
+
+def c_records() -> str:
+    """The C records, cmx_layer_<kind>, every member of a C type on one line (kernels/backend/
+    cmx_plan_records.h, included by cmx_plan.h)."""
+    lines = []
+    for kind, record in RECORDS.items():
+        lines += [*_comment(record.doc), "typedef struct {", "  cmx_layer_head head;"]
+        lines += [f"  {m.c_type} {', '.join(m.names)};" for m in record.members]
+        lines += [f"}} cmx_layer_{kind};", ""]
+    for kind, (same, doc) in SAME.items():
+        lines += [*_comment(doc), f"typedef cmx_layer_{same} cmx_layer_{kind};", ""]
+    return "\n".join(lines)
