@@ -398,7 +398,7 @@ cmx-gen and their cases PASS above; the first run that found them is described h
 lowers to the same kernel) show `ref+1`: ExecuTorch's Python `quantized_avg_pool2d` dequantizes,
 averages in float and rounds half to even; `arm_avgpool_s8` sums the int8 values and rounds half
 away from zero with C's truncating division. The firmware is bit-exact against cmx-gen's host model
-of the C kernel (`cmx_gen/lower/kernel_models.py`); the report and `cmx-gen run` name the op and the LSB
+of the C kernel (`cmx_gen/lower/host_models/kernel_models.py`); the report and `cmx-gen run` name the op and the LSB
 distance to ExecuTorch's reference. `softmax` is modelled the same way (fixed-point exp and
 reciprocal of `arm_softmax_s8`); on these cases it matches ExecuTorch's float softmax.
 Quantizing the float input on an MVE core is the third such kernel: `op_quantize_per_tensor.cpp`
@@ -432,7 +432,7 @@ ramp input hits such values); it PASSes now, with `ref+1` naming `quantize_per_t
   would have been 255 LSB off on 60-69 of 98 elements, M55 and M4; the same layer without an
   activation 167 LSB): ExecuTorch's `op_quantized_transpose_conv2d.cpp` passes PyTorch's padding to
   `arm_transpose_conv_s8`, which places it differently for strided outputs. cmx-gen now rewrites
-  the float graph before quantizing (`cmx_gen/lower/exact_rewrites.py`): the layer runs with padding 0
+  the float graph before quantizing (`cmx_gen/lower/rewrites/exact_rewrites.py`): the layer runs with padding 0
   on CMSIS-NN (the activation still fused) and the result is cropped by p on each side, which is
   PyTorch's definition of the padding; the report names the rewrite.
 - *Code larger than the boot region* (`lstm_fp32`'s 575 KiB of fp32 kernels "did not fit" the

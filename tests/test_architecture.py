@@ -35,7 +35,7 @@ def _module_name(path) -> str:
 
 def import_graph() -> dict[str, set[str]]:
     """Every cmx_gen module's cmx_gen imports (function-level and TYPE_CHECKING ones too: each is a
-    dependency), resolved to modules: `from cmx_gen.lower import reference` is `cmx_gen.lower.reference`."""
+    dependency), resolved to modules: `from cmx_gen.lower.host_models import reference` is `cmx_gen.lower.host_models.reference`."""
     paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():

@@ -13,8 +13,8 @@ from typing import Any
 import torch
 
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.lower import own_ops, recurrent_graph
 from cmx_gen.lower.fx_nodes import user_frame
+from cmx_gen.lower.ops import own_ops, recurrent_graph
 
 
 def selects(node: torch.fx.Node, pattern: str) -> bool:

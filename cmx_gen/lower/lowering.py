@@ -26,7 +26,7 @@ from cmx_gen.common.record import ReportPart
 from cmx_gen.common.targets import canonical_core
 from cmx_gen.lower.facts import FloatIsland, OpDiff
 from cmx_gen.lower.float_islands import MAX_ISLANDS, NeedsFloat
-from cmx_gen.lower.reference import merge_diffs
+from cmx_gen.lower.host_models.reference import merge_diffs
 from cmx_gen.lower.state import (
     Errors,
     Given,

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from executorch.exir import EdgeProgramManager, ExecutorchProgramManager
     from torch.export import ExportedProgram
 
-    from cmx_gen.lower.int8_io import IoQuant
-    from cmx_gen.lower.reference import ReferenceRuns
+    from cmx_gen.lower.host_models.reference import ReferenceRuns
+    from cmx_gen.lower.rewrites.int8_io import IoQuant
     from cmx_gen.model.export import Exported
     from cmx_gen.model.source import Inputs
 

@@ -46,7 +46,7 @@ _ZERO_PADS = ("aten.pad.default", "aten.constant_pad_nd.default")
 
 def symmetric_zero_pad(node: torch.fx.Node) -> list[int] | None:
     """[top, left] of a zero pad the same on both sides of height and width (nn.ZeroPad2d(1)), which
-    a convolution after it takes as its own padding (lower/shape_rules.py); else None."""
+    a convolution after it takes as its own padding (lower/rewrites/shape_rules.py); else None."""
     if node.op != "call_function" or str(node.target) not in _ZERO_PADS or len(node.args) < 2:
         return None
     extra = list(node.args[2:]) + [None, None]

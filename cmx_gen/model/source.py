@@ -96,7 +96,7 @@ def channels_last(tensor: torch.Tensor) -> torch.Tensor:
         return tensor.to(memory_format=torch.channels_last)
     if tensor.dim() == 3 and tensor.shape[1] == 1:
         # A one-channel 1-D input (raw audio) is the same bytes as [N, 1, 1, L] channels-last: these
-        # strides make the lifted Conv1d's input channels-last without a copy (lower/one_d.py).
+        # strides make the lifted Conv1d's input channels-last without a copy (lower/rewrites/one_d.py).
         return tensor.contiguous().as_strided(tuple(tensor.shape), (int(tensor.shape[2]), 1, 1))
     return tensor
 

@@ -25,7 +25,7 @@ from cmx_gen.program.report import Calibration, ModelFacts, ReferenceCheck, Repo
 from cmx_gen.program.report_text import markdown
 
 if TYPE_CHECKING:  # lowering, reference and the model sources import torch: only produce() needs them
-    from cmx_gen.lower.int8_io import QParams
+    from cmx_gen.lower.rewrites.int8_io import QParams
     from cmx_gen.model.export import Exported
     from cmx_gen.model.source import ModelSource
 
@@ -149,7 +149,7 @@ def _plan_reference(
     """A .pte's reference: its own plan run on the host on the given (--input) or a generated input
     (plan_reference.py), bit-exact like a lowered model's; without a host model for every call,
     none, and the app says RAN."""
-    from cmx_gen.lower.kernel_models import ISA_DEPENDENT
+    from cmx_gen.lower.host_models.kernel_models import ISA_DEPENDENT
     from cmx_gen.program import plan_reference
 
     reference = generated_inputs(info.inputs) if given is None else _given_inputs(given, info.inputs)

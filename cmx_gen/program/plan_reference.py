@@ -23,7 +23,7 @@ import torch
 from numpy.typing import NDArray
 
 from cmx_gen.common.dim_order import from_layout, to_layout
-from cmx_gen.lower.kernel_models import compute
+from cmx_gen.lower.host_models.kernel_models import compute
 from cmx_gen.program.pte import forward_plan, read
 
 # ExecuTorch ScalarType codes -> torch dtypes (what a cortex_m program holds).

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from numpy.typing import NDArray
 
-from cmx_gen.lower.kernel_models import MODELS
+from cmx_gen.lower.host_models.kernel_models import MODELS
 from cmx_gen.program.report import QuantizationError, ReferenceCheck
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def quantization_error(lowered: LoweredModel) -> QuantizationError:
     For a classifier (one [N, K] output) also the top-1 agreement between float and INT8 over
     the calibration set.
     """
-    from cmx_gen.lower.int8_io import dequantize_outputs
+    from cmx_gen.lower.rewrites.int8_io import dequantize_outputs
     from cmx_gen.lower.state import Errors, Lowered, Referenced
 
     io, float_outputs = lowered.get(Lowered).io, lowered.given.exported.float_outputs

@@ -150,7 +150,7 @@ def describe_op_diff(op: OpDiff) -> str:
 
 def reference_note(report: Report) -> str | None:
     """One line when ExecuTorch's Python reference differs from the CMSIS-NN kernels' result, which
-    is what the firmware is checked against (lower/reference.py); None when they agree."""
+    is what the firmware is checked against (lower/host_models/reference.py); None when they agree."""
     ref = report.reference
     if ref and ref.checked_against == "bundle":
         return f"checked against {ref.description}"

@@ -248,7 +248,7 @@ arm_cmsis_nn_status cmx_transpose_s8(const int8_t* input, int8_t* output, int32_
                                      int32_t cols);
 
 
-/* A GRU layer with zero initial state (PyTorch's equations; cmx_gen/lower/gru.py has the
+/* A GRU layer with zero initial state (PyTorch's equations; cmx_gen/lower/ops/gru.py has the
  * quantization, kernel_models.gru_s8 the same arithmetic on the host): CMSIS-NN has no GRU, so
  * it is built from CMSIS-NN's LSTM blocks, arm_nn_vec_mat_mul_result_acc_s8_s16 for the gates'
  * int16 Q3.12 pre-activations and arm_nn_activation_s16 for sigmoid and tanh. Input [batch][time]

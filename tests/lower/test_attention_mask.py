@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from cmx_gen.lower.attention import allowed_keys
-from cmx_gen.lower.kernel_models import masked_softmax_s8, softmax_s8
+from cmx_gen.lower.host_models.kernel_models import masked_softmax_s8, softmax_s8
+from cmx_gen.lower.rewrites.attention import allowed_keys
 
 Q = torch.Size([1, 2, 4, 8])  # batch, heads, queries, head dim
 

@@ -14,8 +14,9 @@ import pytest
 import torch
 from conftest import host_binary
 
-from cmx_gen.lower import gru, layer_models
 from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS
+from cmx_gen.lower.host_models import layer_models
+from cmx_gen.lower.ops import gru
 
 CASES = 200
 

@@ -1,5 +1,5 @@
 """1-D models on CMSIS-NN (issue 37): Conv1d / MaxPool1d / AvgPool1d / BatchNorm1d lifted to their
-2-D forms over [N, C, 1, L] before quantization (lower/one_d.py). Real export, lowering and host
+2-D forms over [N, C, 1, L] before quantization (lower/rewrites/one_d.py). Real export, lowering and host
 reference; the on-target PASS is tests/device/test_one_d_firmware.py (SDK)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import SMALL, kernels, read_report
 
-from cmx_gen.lower import one_d
+from cmx_gen.lower.rewrites import one_d
 
 ONE_D = [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101"), ("AdaptivePool1dNet", "1,3,96")]
 

@@ -14,7 +14,8 @@ import pytest
 import torch
 from conftest import host_binary
 
-from cmx_gen.lower import layer_models, own_ops
+from cmx_gen.lower.host_models import layer_models
+from cmx_gen.lower.ops import own_ops
 
 CASES = 200
 

@@ -13,8 +13,9 @@ import pytest
 import torch
 from torch import nn
 
-from cmx_gen.lower import layer_models, lstm
+from cmx_gen.lower.host_models import layer_models
 from cmx_gen.lower.lowering import LowerOptions, lower
+from cmx_gen.lower.ops import lstm
 from cmx_gen.lower.state import Delegated, Evaluated, Floats, Referenced, Rewritten
 from cmx_gen.model.export import export
 from cmx_gen.model.source import ModelSource

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from conftest import SMALL, read_report, run_cli
 
-from cmx_gen.lower.kernel_models import avg_pool2d_s8
+from cmx_gen.lower.host_models.kernel_models import avg_pool2d_s8
 from cmx_gen.lower.lowering import LowerOptions
 from cmx_gen.model import source as model_source
 from cmx_gen.model.export import export
@@ -149,7 +149,7 @@ def test_softmax_model_tracks_float_softmax_and_sums_to_one():
     from executorch.backends.cortex_m.passes.aten_to_cortex_m_pass import _compute_softmax_params
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager  # noqa: F401 (op registration)
 
-    from cmx_gen.lower.kernel_models import softmax_s8
+    from cmx_gen.lower.host_models.kernel_models import softmax_s8
 
     g = torch.Generator().manual_seed(3)
     for scale in (0.004, 0.02, 0.1, 0.5):
@@ -185,7 +185,7 @@ def test_a_forward_that_mutates_its_input_changes_no_data(tmp_path):
 def test_mve_quantize_rounds_the_exact_product_in_blocks_of_16():
     """op_quantize_per_tensor.cpp on MVE: vfmaq_f32 (no rounding of x * inv_scale before the round
     to nearest); the scalar tail and other cores round the float product first."""
-    from cmx_gen.lower.kernel_models import quantize_per_tensor_s8
+    from cmx_gen.lower.host_models.kernel_models import quantize_per_tensor_s8
 
     scale = 0.1
     inv = np.float32(1.0) / np.float32(scale)

@@ -11,7 +11,7 @@ import torch
 from conftest import ROOT, plan_matches_the_reference, read_report, run_cli
 
 from cmx_gen.common.noise import quiet_third_party
-from cmx_gen.lower import concat
+from cmx_gen.lower.rewrites import concat
 
 quiet_third_party()
 import torchao.quantization.pt2e.quantize_pt2e  # noqa: E402,F401  (registers quantized_decomposed)

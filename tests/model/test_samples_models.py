@@ -92,7 +92,7 @@ SAMPLES: dict[str, tuple[str, tuple[int, ...], dict[str, int]]] = {
     "tc_resnet8": (
         "TCResNet8",
         (1, 12),
-        {  # Conv1d lifted to 2-D (lower/one_d.py): one NCL -> NLC copy in
+        {  # Conv1d lifted to 2-D (lower/rewrites/one_d.py): one NCL -> NLC copy in
             "cortex_m::quantize_per_tensor.out": 2,
             "cortex_m::dequantize_per_tensor.out": 2,
             "cmx::transpose": 1,

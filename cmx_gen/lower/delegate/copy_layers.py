@@ -10,11 +10,11 @@ from collections.abc import Callable
 
 import torch
 
-from cmx_gen.lower import concat, upsample
 from cmx_gen.lower.delegate.emit import Emit, is_int8
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args
+from cmx_gen.lower.rewrites import concat, upsample
 
 
 def _cat(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:

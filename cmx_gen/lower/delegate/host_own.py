@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cmx_gen.lower import layer_models
 from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, put
+from cmx_gen.lower.host_models import layer_models
 
 
 def _layer_norm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
@@ -55,7 +55,7 @@ def _bmm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> No
 
 def _gates(plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: dict[str, str]) -> dict[str, Any]:
     """A recurrent layer's gates read back from the plan (own_layers._gate_fields wrote them)."""
-    from cmx_gen.lower.lstm import Gate
+    from cmx_gen.lower.ops.lstm import Gate
 
     inputs, hidden = f["input_size"], f["hidden_size"]
 
@@ -108,7 +108,7 @@ def _lstm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> N
     """arm_lstm_unidirectional_s8 from the plan's integers (layer_models.lstm_s8)."""
     from cmx_gen.lower.delegate.own_layers import LSTM_ACTIVATIONS
     from cmx_gen.lower.delegate.plan_fields import LSTM_GATES, LSTM_SCALARS
-    from cmx_gen.lower.lstm import LstmQuant
+    from cmx_gen.lower.ops.lstm import LstmQuant
 
     kinds = {code: name for name, code in LSTM_ACTIVATIONS.items()}
     acts = {gate: kinds[f[f"{gate}_activation"]] for gate in LSTM_GATES}
@@ -118,7 +118,7 @@ def _lstm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> N
 def _gru(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """cmx_gru_s8 from the plan's integers (layer_models.gru_s8)."""
     from cmx_gen.lower.delegate.plan_fields import GRU_GATES, GRU_SCALARS
-    from cmx_gen.lower.gru import ACTIVATIONS, GruQuant
+    from cmx_gen.lower.ops.gru import ACTIVATIONS, GruQuant
 
     _recurrent(plan, f, memory, GruQuant, GRU_SCALARS, GRU_GATES, layer_models.gru_s8, ACTIVATIONS)
 

@@ -28,7 +28,7 @@ from cmx_gen.lower.delegate.own_kernels import (
     row_filter,
 )
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
-from cmx_gen.lower.kernel_models import compute, masked_softmax_s8
+from cmx_gen.lower.host_models.kernel_models import compute, masked_softmax_s8
 
 
 def _nhwc(memory: DelegateMemory, operand: int, n: int, h: int, w: int, c: int) -> torch.Tensor:

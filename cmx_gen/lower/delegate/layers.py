@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower import concat, upsample
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers
 from cmx_gen.lower.delegate.copy_layers import PERMUTES, permute_runs
 from cmx_gen.lower.delegate.emit import (
@@ -34,7 +33,8 @@ from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
-from cmx_gen.lower.image_layout import ELEMENTWISE_OPERANDS
+from cmx_gen.lower.rewrites import concat, upsample
+from cmx_gen.lower.rewrites.image_layout import ELEMENTWISE_OPERANDS
 
 
 def _channel_broadcast(a: Any, b: Any) -> bool:

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cmx_gen.lower.delegate.kernel_facts import define
-from cmx_gen.lower.kernel_models import wrap_int32
+from cmx_gen.lower.host_models.kernel_models import wrap_int32
 
 ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
 ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower import gru, lstm, own_ops
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS, LSTM_SCALARS
 from cmx_gen.lower.fx_nodes import fx_args
+from cmx_gen.lower.ops import gru, lstm, own_ops
 
 
 def _float_constant(node: Any, emit: Emit) -> torch.Tensor | None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import copy
 
-from cmx_gen.lower import dead_constants, fp32_linear
 from cmx_gen.lower.fx_nodes import name_for_reference
+from cmx_gen.lower.rewrites import dead_constants, fp32_linear
 from cmx_gen.lower.state import Cleaned, Lowered, Step
 
 

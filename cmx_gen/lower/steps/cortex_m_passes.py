@@ -12,7 +12,8 @@ import functools
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower import conv_choice, int8_io, own_passes
+from cmx_gen.lower.ops import own_passes
+from cmx_gen.lower.rewrites import conv_choice, int8_io
 from cmx_gen.lower.state import Edge, Given, Lowered, Quantized, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
 

@@ -4,8 +4,9 @@ calibration set (the Python reference kernels take ~0.6 s a sample for DS-CNN), 
 
 from __future__ import annotations
 
-from cmx_gen.lower import int8_io, layer_error
-from cmx_gen.lower.reference import merge_diffs, run_references
+from cmx_gen.lower.host_models import layer_error
+from cmx_gen.lower.host_models.reference import merge_diffs, run_references
+from cmx_gen.lower.rewrites import int8_io
 from cmx_gen.lower.state import Errors, Given, Lowered, Quantized, Referenced, Rewritten, Step
 from cmx_gen.model.export import export_error
 from cmx_gen.model.source import Inputs, call_float

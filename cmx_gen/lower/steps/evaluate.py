@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from cmx_gen.common import progress
-from cmx_gen.lower import int8_io
-from cmx_gen.lower.reference import kernel_exact
+from cmx_gen.lower.host_models.reference import kernel_exact
+from cmx_gen.lower.rewrites import int8_io
 from cmx_gen.lower.state import Evaluated, Given, Lowered, Referenced, Step
 from cmx_gen.model.source import Inputs, call_float
 

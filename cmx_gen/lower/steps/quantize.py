@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import copy
 
-from cmx_gen.lower import activation_range, concat, keep_fp32, layer_error, recurrent_graph
+from cmx_gen.lower import keep_fp32
+from cmx_gen.lower.host_models import layer_error
+from cmx_gen.lower.ops import recurrent_graph
+from cmx_gen.lower.rewrites import activation_range, concat
 from cmx_gen.lower.state import Given, Quantized, Rewritten, Step
 from cmx_gen.model.export import export_error
 from cmx_gen.model.source import fresh

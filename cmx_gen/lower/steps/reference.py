@@ -1,12 +1,12 @@
 """The reference outputs, from the lowered program itself on the host: cortex_m ops have Python
 implementations, and kernel_models.py the C kernels' exact arithmetic where those round
-differently (lower/reference.py). Run before serialization turns the graph into out-variants; every
+differently (lower/host_models/reference.py). Run before serialization turns the graph into out-variants; every
 op's result is kept as the on-target trace's reference."""
 
 from __future__ import annotations
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower.reference import run_references
+from cmx_gen.lower.host_models.reference import run_references
 from cmx_gen.lower.state import Checked, Given, Lowered, Referenced, Step
 from cmx_gen.model.export import first_line
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from cmx_gen.lower import exact_rewrites
+from cmx_gen.lower.rewrites import exact_rewrites
 from cmx_gen.lower.state import Given, Rewritten, Step
 
 

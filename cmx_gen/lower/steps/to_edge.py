@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower import int8_io
+from cmx_gen.lower.rewrites import int8_io
 from cmx_gen.lower.state import Edge, Given, Quantized, Step
 from cmx_gen.lower.steps.failures import lowering_error
 

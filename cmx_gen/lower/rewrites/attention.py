@@ -22,9 +22,10 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import masked_softmax, own_ops  # noqa: F401 (own_ops: cmx::bmm)
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import attribute, call_like, fx_args, module_path, source_line
+from cmx_gen.lower.ops import own_ops  # noqa: F401 (own_ops: cmx::bmm)
+from cmx_gen.lower.rewrites import masked_softmax
 
 aten = torch.ops.aten
 

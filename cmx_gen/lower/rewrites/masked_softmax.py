@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.kernel_models import masked_softmax_s8
+from cmx_gen.lower.host_models.kernel_models import masked_softmax_s8
 
 
 @torch.library.custom_op("cmx::masked_softmax", mutates_args=())

@@ -17,7 +17,7 @@ import torch
 
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import fx_args, op_name
-from cmx_gen.lower.image_layout import CHANNELS_LAST, placed_like
+from cmx_gen.lower.rewrites.image_layout import CHANNELS_LAST, placed_like
 
 UPSAMPLE_OPS = ("aten::upsample_nearest2d",)
 CONTIGUOUS = (0, 1, 2, 3)
@@ -111,8 +111,8 @@ def _is_upsample(node: Any) -> bool:
 def to_int8(program: Any) -> None:
     """dequantize -> nearest upsampling -> quantize as the int8 `cmx::quantized_upsample_nearest` of the
     dequantize's input, requantized first by a table where the two parameters differ."""
-    from cmx_gen.lower.own_ops import drop_unused, qparams_of
-    from cmx_gen.lower.tables import requantize_table
+    from cmx_gen.lower.ops.own_ops import drop_unused, qparams_of
+    from cmx_gen.lower.ops.tables import requantize_table
 
     graph = program.graph_module.graph
     for q in list(graph.nodes):

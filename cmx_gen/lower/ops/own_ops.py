@@ -19,9 +19,10 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from cmx_gen.lower import layer_models, masked_softmax
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
+from cmx_gen.lower.host_models import layer_models
+from cmx_gen.lower.rewrites import masked_softmax
 
 NORM_GAIN_BITS = 16  # LayerNorm's per-channel gain and bias, in output LSB times 2^16
 
@@ -137,7 +138,7 @@ def layer_norm_args(
 
 def mean_multiplier(count: int, x_q: tuple[float, int], y_q: tuple[float, int]) -> tuple[int, int]:
     """(multiplier, shift) that takes a sum of `count` input steps to output steps."""
-    from cmx_gen.lower.lstm import multiplier
+    from cmx_gen.lower.ops.lstm import multiplier
 
     return multiplier(x_q[0] / (count * y_q[0]))
 
@@ -378,7 +379,7 @@ def _int8_bmm(
 ) -> torch.fx.Node | None:
     """cmx::quantized_bmm for `dequantize(a) @ dequantize(b) -> quantize`; b taken before a transpose
     of its last two dimensions when it has one (arm_batch_matmul_s8 reads b transposed)."""
-    from cmx_gen.lower.lstm import multiplier
+    from cmx_gen.lower.ops.lstm import multiplier
 
     dq_a, dq_b = fx_args(node)[:2]
     b_q = qparams_of(dq_b, "dequantize_per_tensor", program, plain=True)

@@ -13,10 +13,10 @@ from typing import Any
 import torch
 
 from cmx_gen.common.op_classes import elementwise_ops, folded_ops
-from cmx_gen.lower.concat import CAT_OPS
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
-from cmx_gen.lower.own_ops import drop_unused, qparams_of
+from cmx_gen.lower.ops.own_ops import drop_unused, qparams_of
+from cmx_gen.lower.rewrites.concat import CAT_OPS
 
 
 @torch.library.custom_op("cmx::quantized_lut", mutates_args=())

@@ -21,8 +21,8 @@ from typing import Any, NamedTuple
 import torch
 from torch.fx.node import Argument
 
-from cmx_gen.lower import shape_rules
 from cmx_gen.lower.fx_nodes import module_path, source_line
+from cmx_gen.lower.rewrites import shape_rules
 
 aten = torch.ops.aten
 

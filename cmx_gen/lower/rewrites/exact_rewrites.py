@@ -12,10 +12,12 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import attention, keep_fp32, one_d, own_ops, recurrent_graph, shape_rules
+from cmx_gen.lower import keep_fp32
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import attribute, module_path, source_line
-from cmx_gen.lower.shape_rules import pair
+from cmx_gen.lower.ops import own_ops, recurrent_graph
+from cmx_gen.lower.rewrites import attention, one_d, shape_rules
+from cmx_gen.lower.rewrites.shape_rules import pair
 
 aten = torch.ops.aten
 

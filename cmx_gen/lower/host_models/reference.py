@@ -17,7 +17,7 @@ import torch
 
 from cmx_gen.lower.facts import OpDiff
 from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line
-from cmx_gen.lower.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
+from cmx_gen.lower.host_models.kernel_models import FALLBACKS, ISA_DEPENDENT, MODELS
 
 
 class _KernelExactInterpreter(torch.fx.Interpreter):

@@ -23,7 +23,14 @@ import torch
 
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import fx_args, op_name
-from cmx_gen.lower.image_layout import CHANNELS_LAST, in_memory_order, in_order, laid_out, placed_like, reads_nhwc
+from cmx_gen.lower.rewrites.image_layout import (
+    CHANNELS_LAST,
+    in_memory_order,
+    in_order,
+    laid_out,
+    placed_like,
+    reads_nhwc,
+)
 
 CAT_OPS = ("aten::cat", "aten::concat", "aten::concatenate")
 

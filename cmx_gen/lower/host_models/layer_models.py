@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cmx_gen.lower.kernel_models import requantize
+from cmx_gen.lower.host_models.kernel_models import requantize
 
 
 # --- arm_lstm_unidirectional_s8 (Source/LSTMFunctions/, NNSupportFunctions/arm_nn_lstm_*) ----------

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import torch
 from torch.export import ExportedProgram
 
-from cmx_gen.lower import concat, float_islands, image_layout, one_channel, own_ops, recurrent_graph, tables, upsample
+from cmx_gen.lower import float_islands
+from cmx_gen.lower.ops import own_ops, recurrent_graph, tables
+from cmx_gen.lower.rewrites import concat, image_layout, one_channel, upsample
 from cmx_gen.lower.state import Quantized, Rewritten
 
 

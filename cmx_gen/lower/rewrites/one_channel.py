@@ -17,7 +17,7 @@ import torch
 from cmx_gen.lower.delegate import layers
 from cmx_gen.lower.delegate.emit import is_int8
 from cmx_gen.lower.fx_nodes import call_like, op_name
-from cmx_gen.lower.image_layout import layout_copy
+from cmx_gen.lower.rewrites.image_layout import layout_copy
 
 PLAIN = (0, 1, 2, 3)
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower import gru, layer_models, lstm
 from cmx_gen.lower.facts import Rewrite
 from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line, with_provenance
-from cmx_gen.lower.own_ops import qparams_of
+from cmx_gen.lower.host_models import layer_models
+from cmx_gen.lower.ops import gru, lstm
+from cmx_gen.lower.ops.own_ops import qparams_of
 
 
 @torch.library.custom_op("cmx::lstm", mutates_args=())

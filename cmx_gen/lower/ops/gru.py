@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from cmx_gen.lower.lstm import Q15_POWER, Gate, multiplier, quantize_gate
+from cmx_gen.lower.ops.lstm import Q15_POWER, Gate, multiplier, quantize_gate
 
 GATES = ("reset", "update", "candidate")  # cmx_gru_params' order
 TORCH_ROW = {"reset": 0, "update": 1, "candidate": 2}  # PyTorch's weight rows: r, z, n
