@@ -207,3 +207,19 @@ def test_a_patched_layer_counts_its_halos_and_its_patches(tmp_path):
     for layer in report["delegated_layers"]:
         if not layer["patched"]:
             assert layer["calls"] == 1 and layer["outputs"] == math.prod(layer["shape"]), layer
+
+
+def test_layers_of_one_source_op_each_report_their_own_record(lowered_dir):
+    """A flatten's layout change and its reshape share the op's debug id: each is one record of its own
+    kind, not one layer patched into two calls."""
+    report = read_report(lowered_dir(*CONV_NET))
+    shared = [
+        layer
+        for layer in report["delegated_layers"]
+        if layer["op"] in ("dim_order_ops::_clone_dim_order", "aten::view_copy")
+    ]
+    assert len({layer["debug"] for layer in shared}) == 1
+    assert [(layer["kind"], layer["patched"], layer["calls"]) for layer in shared] == [
+        ("transpose", False, 1),
+        ("copy", False, 1),
+    ]

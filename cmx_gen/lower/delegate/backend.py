@@ -5,6 +5,7 @@ runtime half is kernels/backend/cmx_backend.cpp, registered under the same name.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -16,19 +17,26 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
+from cmx_gen.common.targets import cores
 from cmx_gen.lower.delegate import layers
-from cmx_gen.lower.delegate.preprocess import BACKEND_ID, build_plan, is_delegate_call
-from cmx_gen.lower.delegate.schedule import DYING_ARGS, FINAL_OUTPUT, is_alloc
+from cmx_gen.lower.delegate.preprocess import BACKEND_ID, is_delegate_call, plan_from
+from cmx_gen.lower.delegate.schedule import DYING_ARGS, FINAL_OUTPUT, is_alloc, schedule
 from cmx_gen.lower.facts import DelegatedLayer, Schedule
 
 
 class CmxCmsisNNBackend(BackendDetails):
     @staticmethod
     def preprocess(edge_program: Any, compile_specs: list[CompileSpec]) -> PreprocessResult:
-        specs = {spec.key: spec.value for spec in compile_specs}
-        plan = build_plan(edge_program, specs["core"].decode(), specs.get("memory", DEFAULT_GOAL.encode()).decode())
+        """The subgraph's plan, and the schedule it was built on for the report (ExecuTorch keeps it in
+        the lowered module's meta, unserialized: delegate_schedules reads it there)."""
+        specs = {spec.key: spec.value.decode() for spec in compile_specs}
+        core, goal = specs["core"], specs.get("memory", DEFAULT_GOAL)
+        made = schedule(edge_program, str(cores()[core]["isa"]), goal)
+        plan = plan_from(edge_program, made, core)
         handles = {layer.debug: (layer.debug,) for layer in plan.layers}
-        return PreprocessResult(processed_bytes=plan.pack(), debug_handle_map=handles)
+        return PreprocessResult(
+            processed_bytes=plan.pack(), debug_handle_map=handles, _delegate_info_meta=made.summary(0, goal)
+        )
 
 
 assert CmxCmsisNNBackend.__name__ == BACKEND_ID
@@ -120,57 +128,85 @@ def _mark_final_outputs(nodes: set[torch.fx.Node], graph: torch.fx.Graph) -> Non
             node.meta[FINAL_OUTPUT] = True
 
 
+@dataclass(frozen=True)
+class _Records:
+    """A plan's records by the debug id they report as. A layer's kind is its first record that is no
+    copy_region (a patched stage has many records per layer and copy_region gathers between them),
+    or copy_region (a concat's copies). Nodes of one source op may share a debug id (a flatten's
+    layout change and its reshape): they take its records in order, one each."""
+
+    kinds: dict[int, list[str]]  # per id, the kinds of its records in plan order (no copy_region)
+    computed: Counter[int]  # the output elements an id's records compute, halos included
+    nodes: Counter[int]  # the compute nodes reporting as each id
+
+    def kind(self, debug: int, nth: int) -> str:
+        kinds = self.kinds.get(debug, [])
+        if not kinds:
+            return "copy_region"
+        return kinds[nth] if self.nodes[debug] > 1 and len(kinds) == self.nodes[debug] else kinds[0]
+
+    def calls(self, debug: int) -> int:
+        """Records a node of `debug` runs as: its patches, or 1."""
+        return max(len(self.kinds.get(debug, [])) // self.nodes[debug], 1)
+
+
+def _records(blob: bytes, debugs: list[int]) -> _Records:
+    from cmx_gen.lower.delegate.plan import read_layers
+
+    kinds: dict[int, list[str]] = {}
+    computed: Counter[int] = Counter()
+    for kind, fields in read_layers(blob):
+        if kind != "copy_region":
+            kinds.setdefault(fields["debug"], []).append(kind)
+            computed[fields["debug"]] += _record_outputs(fields)
+    return _Records(kinds, computed, Counter(debugs))
+
+
+def _debug_of(node: torch.fx.Node, index: int) -> int:
+    handle = node.meta.get("debug_handle")
+    return int(handle) if isinstance(handle, int) else index
+
+
 def delegated_layers(program: Any) -> list[DelegatedLayer]:
     """Each layer the backend runs, in plan order per delegate: the delegate's position, the debug
     id the layer reports as (its profile and trace key), the node, op, plan kind, module and line."""
-    from cmx_gen.lower.delegate.plan import read_layers
-    from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line
-
     module = program.graph_module
-    calls = [n for n in module.graph.nodes if is_delegate_call(n)]
     out: list[DelegatedLayer] = []
-    for position, call in enumerate(calls):
+    for position, call in enumerate(n for n in module.graph.nodes if is_delegate_call(n)):
         lowered = getattr(module, call.args[0].target)
         compute = [n for n in lowered.original_module.graph.nodes if n.op == "call_function" and not is_alloc(n)]
-        # A layer's kind by its debug id: its first record that is no copy_region (a patched stage has
-        # many records per layer and copy_region gathers between them), or copy_region (a concat's copies).
-        kinds: dict[int, str] = {}
-        records: Counter[int] = Counter()
-        computed: Counter[int] = Counter()  # the output elements a layer's records compute, halos included
-        copies: set[int] = set()
-        for kind, fields in read_layers(lowered.processed_bytes):
-            if kind == "copy_region":
-                copies.add(fields["debug"])
-            else:
-                kinds.setdefault(fields["debug"], kind)
-                records[fields["debug"]] += 1
-                computed[fields["debug"]] += _record_outputs(fields)
-        kinds = {debug: "copy_region" for debug in copies} | kinds
-        for index, node in enumerate(compute):
-            handle = node.meta.get("debug_handle")
-            debug = int(handle) if isinstance(handle, int) else index
-            val = node.meta["val"]
-            patched, elements = records[debug] > 1, int(val.numel())
-            out.append(
-                DelegatedLayer(
-                    delegate=position,
-                    debug=debug,
-                    op=op_name(node),
-                    kind=kinds[debug],
-                    patched=patched,
-                    calls=max(records[debug], 1),
-                    node=reference_name(node),
-                    module=module_path(node),
-                    source=source_line(node),
-                    shape=[int(s) for s in val.shape],
-                    dim_order=[int(d) for d in val.dim_order()],
-                    dtype=str(val.dtype).removeprefix("torch."),
-                    nbytes=elements * val.element_size(),
-                    work=_patches_work(work(node), computed[debug], elements) if patched else work(node),
-                    outputs=max(computed[debug], elements) if patched else elements,
-                )
-            )
+        debugs = [_debug_of(node, index) for index, node in enumerate(compute)]
+        records, nth = _records(lowered.processed_bytes, debugs), Counter[int]()
+        for node, debug in zip(compute, debugs):
+            out.append(_layer(node, position, debug, records, nth[debug]))
+            nth[debug] += 1
     return out
+
+
+def _layer(node: torch.fx.Node, delegate: int, debug: int, records: _Records, nth: int) -> DelegatedLayer:
+    from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line
+
+    val = node.meta["val"]
+    calls, elements = records.calls(debug), int(val.numel())
+    computed = records.computed[debug] // records.nodes[debug]
+    patched = calls > 1
+    return DelegatedLayer(
+        delegate=delegate,
+        debug=debug,
+        op=op_name(node),
+        kind=records.kind(debug, nth),
+        patched=patched,
+        calls=calls,
+        node=reference_name(node),
+        module=module_path(node),
+        source=source_line(node),
+        shape=[int(s) for s in val.shape],
+        dim_order=[int(d) for d in val.dim_order()],
+        dtype=str(val.dtype).removeprefix("torch."),
+        nbytes=elements * val.element_size(),
+        work=_patches_work(work(node), computed, elements) if patched else work(node),
+        outputs=max(computed, elements) if patched else elements,
+    )
 
 
 def _record_outputs(fields: dict[str, Any]) -> int:
@@ -204,16 +240,11 @@ def work(node: torch.fx.Node) -> int:
 
 
 def delegate_schedules(program: Any) -> list[Schedule]:
-    """Each delegate call's memory schedule (schedule.Schedule.summary), in execution order."""
-    from cmx_gen.common.targets import cores
-    from cmx_gen.lower.delegate.schedule import schedule
-
+    """Each delegate call's memory schedule (schedule.Schedule.summary), in execution order: the one
+    its plan was built on (CmxCmsisNNBackend.preprocess), not scheduled again."""
     module = program.graph_module
     out = []
     for position, call in enumerate(n for n in module.graph.nodes if is_delegate_call(n)):
-        lowered = getattr(module, call.args[0].target)
-        specs = {spec.key: spec.value.decode() for spec in lowered.compile_specs}
-        isa = str(cores()[specs["core"]]["isa"])
-        made = schedule(lowered.original_module, isa, specs.get("memory", DEFAULT_GOAL))
-        out.append(made.summary(position, specs.get("memory", DEFAULT_GOAL)))
+        built: Schedule = getattr(module, call.args[0].target).meta["_delegate_info_meta"]
+        out.append(built.model_copy(update={"delegate": position}))
     return out

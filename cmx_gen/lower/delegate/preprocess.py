@@ -71,15 +71,18 @@ def build_plan(
 ) -> Plan:
     """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports) for a
     memory goal (costs.py); `patch` forces a patched stage (schedule.schedule)."""
-    isa = str(cores()[core]["isa"])
-    plan_of = schedule(program, isa, goal, patch)
+    return plan_from(program, schedule(program, str(cores()[core]["isa"]), goal, patch), core)
+
+
+def plan_from(program: Any, plan_of: SubgraphSchedule, core: str) -> Plan:
+    """The plan that runs a subgraph as `plan_of` schedules it."""
     args, work = plan_of.args(), plan_of.work
     data = _Data(program)
 
     def operand(node: torch.fx.Node) -> int:
         return -1 - args[node] if node in args else work.offsets[node.name]
 
-    emit = Emit(operand, data.constant, data.constant_bytes, data.add, isa)
+    emit = Emit(operand, data.constant, data.constant_bytes, data.add, str(cores()[core]["isa"]))
     return Plan(
         core=core,
         layers=_layers(plan_of, emit, operand),
