@@ -219,6 +219,7 @@ void cmx_conv_helium_s8_constants(int32_t rows, const int32_t* kernel_sum, const
   }
 }
 
+#if defined(ARM_MATH_MVEI)
 /* Whether every channel takes cmx_requantize_mve's fast form (cmx_all_right_shifts over the layout). */
 static int all_right_shifts(const int32_t* k, int32_t rows) {
   int fast = 1;
@@ -227,6 +228,7 @@ static int all_right_shifts(const int32_t* k, int32_t rows) {
   for (int32_t at = rows & 3; at > 0; --at, k += 3) fast &= cmx_all_right_shifts(k + 1, k + 2, 1);
   return fast;
 }
+#endif
 
 arm_cmsis_nn_status cmx_conv_helium_s8(const cmsis_nn_context* ctx, const cmsis_nn_conv_params* params,
                                        const cmsis_nn_dims* input_dims, const int8_t* input,
