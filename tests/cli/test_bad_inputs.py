@@ -25,7 +25,8 @@ def one_line(capsys) -> str:
 def without_own_bmm(monkeypatch) -> None:
     """Attention's bmm on upstream's cortex_m path again, where ReplaceScalarWithTensorArgPass fails
     on the second one (cmx-gen's own cmx::bmm, own_ops.py, now takes every bmm)."""
-    from cmx_gen.lower import exact_rewrites, own_ops
+    from cmx_gen.lower.ops import own_ops
+    from cmx_gen.lower.rewrites import exact_rewrites
 
     kept = tuple(r for r in exact_rewrites.REWRITES if r is not own_ops.as_own_op)
     monkeypatch.setattr(exact_rewrites, "REWRITES", kept)
@@ -265,7 +266,7 @@ def test_program_the_target_would_compute_wrongly_is_rewritten_or_kept_in_float(
     """ConvTranspose2d(stride 2, padding 1) is rewritten exactly and named in the report; the target
     check behind it keeps in float what the rewrite did not reach (here: turned off), and --strict
     refuses that."""
-    from cmx_gen.lower import exact_rewrites
+    from cmx_gen.lower.rewrites import exact_rewrites
 
     args = ("lower", f"{SMALL}:StridedPaddedTransposeConv", "--input-shape", "1,4,4,4", "--random-calibration")
     assert run_cli(*args, "-o", tmp_path / "rewritten") == 0

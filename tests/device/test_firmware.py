@@ -218,7 +218,8 @@ def test_attention_with_a_float_island_passes(tmp_path, board, capsys, monkeypat
     and the user's line."""
     from conftest import SMALL, second_bmm_line
 
-    from cmx_gen.lower import exact_rewrites, own_ops
+    from cmx_gen.lower.ops import own_ops
+    from cmx_gen.lower.rewrites import exact_rewrites
 
     monkeypatch.setattr(
         exact_rewrites, "REWRITES", tuple(r for r in exact_rewrites.REWRITES if r is not own_ops.as_own_op)

@@ -108,7 +108,7 @@ def test_upstreams_silero_vad_lowers_again(tmp_path):
 def test_int8_nearest_upsampling_picks_what_torchs_float_one_picks(size, out):
     """cmx::quantized_upsample_nearest against torch's float nearest upsampling of the same values, and
     which of them the backend copies (whole repeats only: 3 -> 5 rows stays the float island)."""
-    from cmx_gen.lower import upsample
+    from cmx_gen.lower.rewrites import upsample
 
     x = torch.randint(-128, 128, (1, 3, *size), dtype=torch.int8).contiguous(memory_format=torch.channels_last)
     want = torch.nn.functional.interpolate(x.float(), size=out, mode="nearest").to(torch.int8)
@@ -192,7 +192,7 @@ def test_a_relu_sharing_a_concats_quantization_fuses_and_tokens_made_an_image_ar
 
 
 def test_an_activations_quantization_is_narrowed_to_what_it_produces_and_no_value_changes():
-    from cmx_gen.lower import activation_range
+    from cmx_gen.lower.rewrites import activation_range
 
     class ReluSharing(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:
