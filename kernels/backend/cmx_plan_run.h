@@ -85,21 +85,6 @@ inline cmx_gru_gate gru_gate(const uint8_t* plan, const int32_t* g) {
 }
 #endif
 
-#ifdef CMX_BACKEND_SOFTMAX
-/* A masked softmax (a constant attention mask, cmx_plan.h): arm_softmax_s8 over each row's allowed
- * columns [lo, hi) alone, then -128 (probability 0) in the others; in that order, so that an output
- * written over its input (the memory schedule may place it there) reads every input byte first. */
-inline void masked_softmax(const cmx_layer_softmax* l, const int8_t* in, int8_t* out, const int32_t* ranges) {
-  for (int32_t r = 0; r < l->rows; ++r) {
-    const int32_t* range = ranges + 2 * (r % l->mask_rows);
-    const int32_t lo = range[0], hi = range[1], at = r * l->row_size;
-    if (hi > lo) arm_softmax_s8(in + at + lo, 1, hi - lo, l->multiplier, l->shift, l->diff_min, out + at + lo);
-    memset(out + at, -128, static_cast<size_t>(lo));
-    memset(out + at + hi, -128, static_cast<size_t>(l->row_size - hi));
-  }
-}
-#endif
-
 /* Each kind's run: its record `l`, the plan, the working memory and the arguments; it sets its output,
  * the output's bytes (for the trace) and the ticks around its kernel call, and returns CMSIS-NN's status. */
 #define CMX_RUN_ARGS                                                                                       \
@@ -278,16 +263,43 @@ inline arm_cmsis_nn_status run_max_pool(const cmx_layer_max_pool* l, CMX_RUN_ARG
 #endif
 
 #ifdef CMX_BACKEND_SOFTMAX
+inline bool softmax_by_table(int32_t elements, int32_t diff_min) {
+  return 2 * (int64_t)elements > cmx_softmax_s8_table_entries(diff_min);
+}
+
+/* One softmax layer, unmasked (its rows at once) or masked (ranges: a constant attention mask,
+ * cmx_plan.h): row r's columns [lo, hi) of its range alone, then -128 (probability 0) in the others; in
+ * that order, so that an output written over its input (the memory schedule may place it there) reads
+ * every input byte first. Through cmx_softmax_s8 where its table pays (more elements than half its
+ * entries), else arm_softmax_s8: the same bytes either way. Not inlined: the table (1 KiB) is on the
+ * stack while a softmax runs, not in the layer loop's frame. */
+[[gnu::noinline]]
 inline arm_cmsis_nn_status run_softmax(const cmx_layer_softmax* l, CMX_RUN_ARGS) {
   out = tensor_at(l->output, work, io);
   CMX_OUT_BYTES((size_t)l->rows * l->row_size);
-  if (l->ranges < 0) {
-    CMX_KERNEL(arm_softmax_s8(tensor_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift,
-                              l->diff_min, out));
-  } else {
-    CMX_KERNEL(masked_softmax(l, tensor_at(l->input, work, io), out, constant_at<int32_t>(plan, l->ranges)));
+  const int8_t* in = tensor_at(l->input, work, io);
+  const int32_t* ranges = l->ranges < 0 ? nullptr : constant_at<int32_t>(plan, l->ranges);
+  const int32_t calls = ranges ? l->rows : 1, n = ranges ? 1 : l->rows; /* rows a call */
+  const bool by_table = softmax_by_table(l->rows * l->row_size, l->diff_min);
+  int32_t table[CMX_SOFTMAX_TABLE];
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  ticks.start = CMX_RUN_NOW();
+  if (by_table) status = cmx_softmax_s8_table(l->multiplier, l->shift, l->diff_min, table);
+  for (int32_t r = 0; r < calls && status == ARM_CMSIS_NN_SUCCESS; ++r) {
+    const int32_t* range = ranges ? ranges + 2 * (r % l->mask_rows) : nullptr;
+    const int32_t lo = range ? range[0] : 0, hi = range ? range[1] : l->row_size, at = r * l->row_size;
+    if (hi > lo && by_table) {
+      status = cmx_softmax_s8(in + at + lo, n, hi - lo, l->diff_min, table, out + at + lo);
+    } else if (hi > lo) {
+      arm_softmax_s8(in + at + lo, n, hi - lo, l->multiplier, l->shift, l->diff_min, out + at + lo);
+    }
+    if (range) {
+      memset(out + at, -128, static_cast<size_t>(lo));
+      memset(out + at + hi, -128, static_cast<size_t>(l->row_size - hi));
+    }
   }
-  return ARM_CMSIS_NN_SUCCESS;
+  ticks.end = CMX_RUN_NOW();
+  return status;
 }
 #endif
 

@@ -342,6 +342,43 @@ arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int
  */
 arm_cmsis_nn_status cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table);
 
+/* The most entries a softmax's table of exponentials has: one per difference from 0 to -255. */
+#define CMX_SOFTMAX_TABLE 256
+
+/**
+ * @brief The entries cmx_softmax_s8_table fills for a layer's diff_min: one per difference from 0 down
+ *        to diff_min, at most CMX_SOFTMAX_TABLE.
+ * @param[in]  diff_min  <= 0, as arm_softmax_s8's
+ * @return     1..CMX_SOFTMAX_TABLE
+ */
+int32_t cmx_softmax_s8_table_entries(int32_t diff_min);
+
+/**
+ * @brief A softmax layer's exponentials: table[k] = arm_nn_softmax_common_s8's exponential of the
+ *        difference -k (EXP_ON_NEG(MUL_SAT(-k * 2^shift, mult))), for k below
+ *        cmx_softmax_s8_table_entries(diff_min). Computed with CMSIS-NN's own functions.
+ * @param[in]  mult, shift, diff_min  as arm_softmax_s8's; shift 0..31, diff_min <= 0
+ * @param[out] table     caller: [cmx_softmax_s8_table_entries(diff_min)] int32
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for no table or arguments out of range
+ */
+arm_cmsis_nn_status cmx_softmax_s8_table(int32_t mult, int32_t shift, int32_t diff_min, int32_t* table);
+
+/**
+ * @brief arm_softmax_s8's result, byte for byte (its C path, arm_nn_softmax_common_s8), each
+ *        exponential read from the layer's table instead of computed twice per element: cheaper
+ *        where the rows hold more elements than half the table's entries. Reads each input byte
+ *        before it writes that output byte, so output may be input.
+ * @param[in]  input     caller: [num_rows][row_size] int8
+ * @param[in]  num_rows, row_size  >= 1
+ * @param[in]  diff_min  <= 0, the diff_min the table was made for
+ * @param[in]  table     caller: cmx_softmax_s8_table's for the layer
+ * @param[out] output    caller: [num_rows][row_size] int8
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a size below 1, diff_min above 0 or a
+ *             missing pointer
+ */
+arm_cmsis_nn_status cmx_softmax_s8(const int8_t* input, int32_t num_rows, int32_t row_size, int32_t diff_min,
+                                   const int32_t* table, int8_t* output);
+
 #ifdef __cplusplus
 }
 #endif

@@ -679,6 +679,41 @@ static void add_suite(tally* t) {
   for (int i = 0; i < CMX_SUITE_CASES; ++i) add_case(t, between(1, 300), (int)(rnd() % 3), "random");
 }
 
+/* cmx_softmax_s8 (its table) against arm_softmax_s8: rows x row_size int8 scores, a softmax's
+ * quantization as upstream makes it (multiplier and shift from the input scale, diff_min from them);
+ * wide (0) or narrow (1) score ranges, so that diff_min cuts some elements and not others. */
+static void softmax_case(tally* t, int32_t rows, int32_t row_size, int narrow, const char* name) {
+  const int32_t n = rows * row_size;
+  if (n > MAX_IN || n > MAX_OUT) return;
+  const int32_t spread = narrow ? between(1, 40) : 256;
+  for (int32_t i = 0; i < n; ++i) input[i] = (int8_t)(127 - (int32_t)(rnd() % (uint32_t)spread));
+  const int32_t mult = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+  const int32_t shift = between(16, 26);
+  const int32_t diff_min = -between(1, 400);
+  static int32_t table[CMX_SOFTMAX_TABLE];
+  const uint64_t t0 = cmx_platform_counter();
+  arm_softmax_s8(input, rows, row_size, mult, shift, diff_min, out_cmsis);
+  const uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status status = cmx_softmax_s8_table(mult, shift, diff_min, table);
+  if (status == ARM_CMSIS_NN_SUCCESS) status = cmx_softmax_s8(input, rows, row_size, diff_min, table, out_cmx);
+  const uint64_t t2 = cmx_platform_counter();
+  int32_t at = 0;
+  while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+  if (record(t, "softmax", name, t1 - t0, t2 - t1, n, at == n && status == ARM_CMSIS_NN_SUCCESS)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s %dx%d: element %d %d vs %d (mult %ld shift %d diff_min %d)",
+             name, (int)rows, (int)row_size, (int)at, at < n ? out_cmsis[at] : 0, at < n ? out_cmx[at] : 0, (long)mult,
+             (int)shift, (int)diff_min);
+  }
+}
+
+static void softmax_suite(tally* t) {
+  softmax_case(t, 160, 49, 0, "attention: 4 heads x 40 queries over 49 keys");
+  softmax_case(t, 1, 10, 0, "a classifier's 10 outputs");
+  softmax_case(t, 1, 1, 0, "one element");
+  softmax_case(t, 8, 64, 1, "narrow scores: every element inside diff_min");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) softmax_case(t, between(1, 16), between(1, 100), (int)(rnd() & 1), "random");
+}
+
 /* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
@@ -694,7 +729,7 @@ static int report(const char* kernel, const tally* t) {
 int main(void) {
   cmx_platform_init();
   tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, grouped = {0}, transpose = {0}, fc = {0};
-  tally requantize = {0}, add = {0};
+  tally requantize = {0}, add = {0}, softmax = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
@@ -708,6 +743,7 @@ int main(void) {
   conv_helium_suite(&conv_helium);
 #endif
   add_suite(&add);
+  softmax_suite(&softmax); /* last: the other kernels' seeded cases as before it */
   int failed = report("requantize", &requantize);
   failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -717,6 +753,7 @@ int main(void) {
   failed |= report("transpose", &transpose);
   failed |= report("fully_connected", &fc);
   failed |= report("add", &add);
+  failed |= report("softmax", &softmax);
 #if defined(ARM_MATH_MVEI)
   failed |= report("conv_helium", &conv_helium);
 #endif

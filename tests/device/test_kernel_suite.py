@@ -29,6 +29,7 @@ KERNELS = (
     "fully_connected",
     "add",
     "requantize",
+    "softmax",
 )
 HELIUM_KERNELS = ("conv_helium",)  # Helium only: the DSP cores run cmx_conv_row_s8 for these layers
 
