@@ -19,7 +19,12 @@ import yaml
 
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.fit.boards import Board
-from cmx_gen.program.report import Report
+from cmx_gen.lower.delegate.kernel_facts import define
+from cmx_gen.program.report import DelegatedLayer, Report
+
+# A softmax of this many elements or more runs on cmx_softmax_s8's table (the backend's choice,
+# kernels/backend/cmx_plan_run.h): priced by its own figures, `softmax_table`.
+SOFTMAX_TABLE_FROM = define("cmx_nn.h", "CMX_SOFTMAX_TABLE_FROM")
 
 
 @cache
@@ -102,7 +107,7 @@ def estimate(report: Report, board: Board) -> Latency:
     counted = 0
     missing: dict[str, int] = {}
     for layer in report.delegated_layers:
-        fitted = kinds.get(layer.kind)
+        fitted = kinds.get(_priced_as(layer))
         if fitted is None or not layer.work:
             missing[layer.kind or layer.op] = missing.get(layer.kind or layer.op, 0) + 1
             continue
@@ -120,3 +125,8 @@ def estimate(report: Report, board: Board) -> Latency:
     if not counted:
         return Latency(why_not="no layer of the program runs in cmx-gen's backend on a kernel with figures")
     return Latency(int(cycles), board.core.clock_hz, counted, tuple(left), basis)
+
+
+def _priced_as(layer: DelegatedLayer) -> str:
+    """The figures a layer is priced with: its kind's, a large softmax its table's."""
+    return "softmax_table" if layer.kind == "softmax" and layer.work >= SOFTMAX_TABLE_FROM else layer.kind

@@ -263,15 +263,11 @@ inline arm_cmsis_nn_status run_max_pool(const cmx_layer_max_pool* l, CMX_RUN_ARG
 #endif
 
 #ifdef CMX_BACKEND_SOFTMAX
-inline bool softmax_by_table(int32_t elements, int32_t diff_min) {
-  return 2 * (int64_t)elements > cmx_softmax_s8_table_entries(diff_min);
-}
-
 /* One softmax layer, unmasked (its rows at once) or masked (ranges: a constant attention mask,
  * cmx_plan.h): row r's columns [lo, hi) of its range alone, then -128 (probability 0) in the others; in
  * that order, so that an output written over its input (the memory schedule may place it there) reads
- * every input byte first. Through cmx_softmax_s8 where its table pays (more elements than half its
- * entries), else arm_softmax_s8: the same bytes either way. Not inlined: the table (1 KiB) is on the
+ * every input byte first. Through cmx_softmax_s8 where its table pays (CMX_SOFTMAX_TABLE_FROM elements
+ * or more), else arm_softmax_s8: the same bytes either way. Not inlined: the table (1 KiB) is on the
  * stack while a softmax runs, not in the layer loop's frame. */
 [[gnu::noinline]]
 inline arm_cmsis_nn_status run_softmax(const cmx_layer_softmax* l, CMX_RUN_ARGS) {
@@ -280,7 +276,7 @@ inline arm_cmsis_nn_status run_softmax(const cmx_layer_softmax* l, CMX_RUN_ARGS)
   const int8_t* in = tensor_at(l->input, work, io);
   const int32_t* ranges = l->ranges < 0 ? nullptr : constant_at<int32_t>(plan, l->ranges);
   const int32_t calls = ranges ? l->rows : 1, n = ranges ? 1 : l->rows; /* rows a call */
-  const bool by_table = softmax_by_table(l->rows * l->row_size, l->diff_min);
+  const bool by_table = (int64_t)l->rows * l->row_size >= CMX_SOFTMAX_TABLE_FROM;
   int32_t table[CMX_SOFTMAX_TABLE];
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   ticks.start = CMX_RUN_NOW();

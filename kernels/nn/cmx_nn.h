@@ -344,6 +344,9 @@ arm_cmsis_nn_status cmx_lut_s8(const int8_t* input, int8_t* output, int32_t coun
 
 /* The most entries a softmax's table of exponentials has: one per difference from 0 to -255. */
 #define CMX_SOFTMAX_TABLE 256
+/* The elements (rows x row size) from which the backend runs a softmax on cmx_softmax_s8: its table's
+ * exponentials, up to 256, cost what about 128 elements' two each cost in arm_softmax_s8. */
+#define CMX_SOFTMAX_TABLE_FROM 128
 
 /**
  * @brief The entries cmx_softmax_s8_table fills for a layer's diff_min: one per difference from 0 down
@@ -366,7 +369,7 @@ arm_cmsis_nn_status cmx_softmax_s8_table(int32_t mult, int32_t shift, int32_t di
 /**
  * @brief arm_softmax_s8's result, byte for byte (its C path, arm_nn_softmax_common_s8), each
  *        exponential read from the layer's table instead of computed twice per element: cheaper
- *        where the rows hold more elements than half the table's entries. Reads each input byte
+ *        from CMX_SOFTMAX_TABLE_FROM elements (the backend's choice). Reads each input byte
  *        before it writes that output byte, so output may be input.
  * @param[in]  input     caller: [num_rows][row_size] int8
  * @param[in]  num_rows, row_size  >= 1
