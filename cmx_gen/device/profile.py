@@ -14,7 +14,7 @@ from typing import NotRequired, TypedDict
 from cmx_gen.common.errors import RunError
 from cmx_gen.device import result_line
 from cmx_gen.device.runners.base import Result
-from cmx_gen.lower.delegate.plan import kernel_label
+from cmx_gen.lower.delegate.plan import layer_label
 from cmx_gen.program.report import DelegatedLayer, Instruction
 
 
@@ -231,7 +231,7 @@ def parse(result: Result, instructions: list[Instruction], delegated: list[Deleg
                     count=n,
                     share=share(n),
                     kernel=kernel_counts.get(layer.debug),
-                    calls=kernel_label(layer.kind) if layer.kind else "",
+                    calls=layer_label(layer.kind, layer.work) if layer.kind else "",
                     layer=layer.debug,
                 )
             )

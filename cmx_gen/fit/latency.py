@@ -19,12 +19,8 @@ import yaml
 
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.fit.boards import Board
-from cmx_gen.lower.delegate.kernel_facts import define
+from cmx_gen.lower.delegate.plan import SOFTMAX_TABLE_FROM
 from cmx_gen.program.report import DelegatedLayer, Report
-
-# A softmax of this many elements or more runs on cmx_softmax_s8's table (the backend's choice,
-# kernels/backend/cmx_plan_run.h): priced by its own figures, `softmax_table`.
-SOFTMAX_TABLE_FROM = define("cmx_nn.h", "CMX_SOFTMAX_TABLE_FROM")
 
 
 @cache
@@ -128,5 +124,6 @@ def estimate(report: Report, board: Board) -> Latency:
 
 
 def _priced_as(layer: DelegatedLayer) -> str:
-    """The figures a layer is priced with: its kind's, a large softmax its table's."""
+    """The figures a layer is priced with: its kind's, a softmax on cmx_softmax_s8's table (the backend
+    takes it from SOFTMAX_TABLE_FROM elements) its own."""
     return "softmax_table" if layer.kind == "softmax" and layer.work >= SOFTMAX_TABLE_FROM else layer.kind

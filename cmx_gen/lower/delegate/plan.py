@@ -26,6 +26,7 @@ import struct
 from dataclasses import dataclass
 
 from cmx_gen.lower.delegate import layer_kinds
+from cmx_gen.lower.delegate.kernel_facts import define
 
 # Every record's fields after op, size, debug (plan_fields.py), by layer kind.
 from cmx_gen.lower.delegate.plan_fields import (
@@ -53,6 +54,16 @@ def kernel_label(kind: str) -> str:
     """How the report and the profile name what a layer kind runs: `cmx_conv_row_s8 (cmx-gen)`."""
     record = layer_kinds.kinds().get(kind)
     return record.label if record else f"{kind} (CMSIS-NN)"
+
+
+# A softmax of fewer elements runs arm_softmax_s8, not cmx_softmax_s8's table (the backend's choice,
+# kernels/backend/cmx_plan_run.h; fit/latency.py prices the two apart).
+SOFTMAX_TABLE_FROM = define("cmx_nn.h", "CMX_SOFTMAX_TABLE_FROM")
+
+
+def layer_label(kind: str, work: int) -> str:
+    """kernel_label for one layer of `work` (a softmax's elements): what that layer calls."""
+    return "arm_softmax_s8 (CMSIS-NN)" if kind == "softmax" and work < SOFTMAX_TABLE_FROM else kernel_label(kind)
 
 
 HEADER = (
