@@ -19,7 +19,7 @@ import yaml
 
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.fit.boards import Board
-from cmx_gen.lower.delegate.plan import SOFTMAX_TABLE_FROM
+from cmx_gen.lower.delegate.plan import on_softmax_table
 from cmx_gen.program.report import DelegatedLayer, Report
 
 
@@ -124,6 +124,5 @@ def estimate(report: Report, board: Board) -> Latency:
 
 
 def _priced_as(layer: DelegatedLayer) -> str:
-    """The figures a layer is priced with: its kind's, a softmax on cmx_softmax_s8's table (the backend
-    takes it from SOFTMAX_TABLE_FROM elements) its own."""
-    return "softmax_table" if layer.kind == "softmax" and layer.work >= SOFTMAX_TABLE_FROM else layer.kind
+    """The figures a layer is priced with: its kind's, a softmax on cmx_softmax_s8's table its own."""
+    return "softmax_table" if on_softmax_table(layer.kind, layer.work) else layer.kind

@@ -17,10 +17,9 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL as DEFAULT_GOAL
-from cmx_gen.common.targets import cores
 from cmx_gen.lower.delegate import layers
-from cmx_gen.lower.delegate.preprocess import BACKEND_ID, is_delegate_call, plan_from
-from cmx_gen.lower.delegate.schedule import DYING_ARGS, FINAL_OUTPUT, is_alloc, schedule
+from cmx_gen.lower.delegate.preprocess import BACKEND_ID, is_delegate_call, scheduled_plan
+from cmx_gen.lower.delegate.schedule import DYING_ARGS, FINAL_OUTPUT, is_alloc
 from cmx_gen.lower.facts import DelegatedLayer, Schedule
 
 
@@ -30,9 +29,8 @@ class CmxCmsisNNBackend(BackendDetails):
         """The subgraph's plan, and the schedule it was built on for the report (ExecuTorch keeps it in
         the lowered module's meta, unserialized: delegate_schedules reads it there)."""
         specs = {spec.key: spec.value.decode() for spec in compile_specs}
-        core, goal = specs["core"], specs.get("memory", DEFAULT_GOAL)
-        made = schedule(edge_program, str(cores()[core]["isa"]), goal)
-        plan = plan_from(edge_program, made, core)
+        goal = specs.get("memory", DEFAULT_GOAL)
+        made, plan = scheduled_plan(edge_program, specs["core"], goal)
         handles = {layer.debug: (layer.debug,) for layer in plan.layers}
         return PreprocessResult(
             processed_bytes=plan.pack(), debug_handle_map=handles, _delegate_info_meta=made.summary(0, goal)

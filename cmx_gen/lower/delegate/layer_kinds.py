@@ -131,11 +131,19 @@ def cmake_lists(records: tuple[LayerKind, ...]) -> str:
 
 
 def c_records(_records: tuple[LayerKind, ...]) -> str:
-    """kernels/backend/cmx_plan_records.h: every kind's C record (plan_fields.RECORDS), needing
-    arm_nn_types.h and cmx_nn.h for the CMSIS-NN and cmx-gen structs stored in them."""
+    """kernels/backend/cmx_plan_records.h: every kind's C record, cmx_layer_<kind>, from its fields
+    (plan_fields.RECORDS, SAME), every member of a C type on one line; needing arm_nn_types.h and
+    cmx_nn.h for the CMSIS-NN and cmx-gen structs stored in them."""
     lines = [_banner(_c_comment, "cmx_gen/lower/delegate/plan_fields.py"), "#pragma once", ""]
     lines += ['#include "arm_nn_types.h"', '#include "cmx_nn.h"', ""]
-    return "\n".join(lines) + "\n" + plan_fields.c_records()
+    for kind, record in plan_fields.RECORDS.items():
+        lines += [_c_comment(record.doc)] if record.doc else []
+        lines += ["typedef struct {", "  cmx_layer_head head;"]
+        lines += [f"  {m.c_type} {', '.join(m.names)};" for m in record.members]
+        lines += [f"}} cmx_layer_{kind};", ""]
+    for kind, (same, doc) in plan_fields.SAME.items():
+        lines += [_c_comment(doc), f"typedef cmx_layer_{same} cmx_layer_{kind};", ""]
+    return "\n".join(lines)
 
 
 GENERATED: dict[str, Callable[[tuple[LayerKind, ...]], str]] = {

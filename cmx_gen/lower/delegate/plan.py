@@ -61,9 +61,16 @@ def kernel_label(kind: str) -> str:
 SOFTMAX_TABLE_FROM = define("cmx_nn.h", "CMX_SOFTMAX_TABLE_FROM")
 
 
+def on_softmax_table(kind: str, work: int) -> bool:
+    """Whether a layer of `work` (a softmax's elements) runs cmx_softmax_s8's table, not arm_softmax_s8."""
+    return kind == "softmax" and work >= SOFTMAX_TABLE_FROM
+
+
 def layer_label(kind: str, work: int) -> str:
-    """kernel_label for one layer of `work` (a softmax's elements): what that layer calls."""
-    return "arm_softmax_s8 (CMSIS-NN)" if kind == "softmax" and work < SOFTMAX_TABLE_FROM else kernel_label(kind)
+    """kernel_label for one layer of `work`: what that layer calls."""
+    if kind == "softmax" and not on_softmax_table(kind, work):
+        return "arm_softmax_s8 (CMSIS-NN)"
+    return kernel_label(kind)
 
 
 HEADER = (

@@ -1,6 +1,6 @@
 """The fields of every plan record after its op, size and debug words, by layer kind: the one place
 they are written. plan.py packs them, and kernels/backend/cmx_plan_records.h, the C records the
-runtime reads in place, is generated from them (`python -m cmx_gen.lower.delegate.layer_kinds`;
+runtime reads in place, is generated from them (layer_kinds.c_records;
 tests/lower/test_layer_kinds.py fails when it is stale). A CMSIS-NN struct is a member of its own C
 type whose int32 words are spelled in CMSIS-NN's order (arm_nn_types.h; tests/lower/test_delegate.py
 holds them to the compiler's layout)."""
@@ -278,20 +278,3 @@ SAME: dict[str, tuple[str, str]] = {
 FIELDS: dict[str, tuple[str, ...]] = {kind: record.fields() for kind, record in RECORDS.items()} | {
     kind: RECORDS[same].fields() for kind, (same, _) in SAME.items()
 }
-
-
-def _comment(doc: str) -> list[str]:
-    return ["/* " + doc.replace("\n", "\n * ") + " */"] if doc else []
-
-
-def c_records() -> str:
-    """The C records, cmx_layer_<kind>, every member of a C type on one line (kernels/backend/
-    cmx_plan_records.h, included by cmx_plan.h)."""
-    lines = []
-    for kind, record in RECORDS.items():
-        lines += [*_comment(record.doc), "typedef struct {", "  cmx_layer_head head;"]
-        lines += [f"  {m.c_type} {', '.join(m.names)};" for m in record.members]
-        lines += [f"}} cmx_layer_{kind};", ""]
-    for kind, (same, doc) in SAME.items():
-        lines += [*_comment(doc), f"typedef cmx_layer_{same} cmx_layer_{kind};", ""]
-    return "\n".join(lines)

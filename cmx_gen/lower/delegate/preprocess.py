@@ -71,10 +71,19 @@ def build_plan(
 ) -> Plan:
     """The plan of one subgraph (an ExportedProgram whose operators all pass layers.supports) for a
     memory goal (costs.py); `patch` forces a patched stage (schedule.schedule)."""
-    return plan_from(program, schedule(program, str(cores()[core]["isa"]), goal, patch), core)
+    return scheduled_plan(program, core, goal, patch)[1]
 
 
-def plan_from(program: Any, plan_of: SubgraphSchedule, core: str) -> Plan:
+def scheduled_plan(
+    program: Any, core: str, goal: str = DEFAULT_GOAL, patch: tuple[int, tuple[int, int]] | None = None
+) -> tuple[SubgraphSchedule, Plan]:
+    """build_plan's plan and the schedule it was built on (the report says what was built)."""
+    isa = str(cores()[core]["isa"])
+    plan_of = schedule(program, isa, goal, patch)
+    return plan_of, _plan_from(program, plan_of, core, isa)
+
+
+def _plan_from(program: Any, plan_of: SubgraphSchedule, core: str, isa: str) -> Plan:
     """The plan that runs a subgraph as `plan_of` schedules it."""
     args, work = plan_of.args(), plan_of.work
     data = _Data(program)
@@ -82,7 +91,7 @@ def plan_from(program: Any, plan_of: SubgraphSchedule, core: str) -> Plan:
     def operand(node: torch.fx.Node) -> int:
         return -1 - args[node] if node in args else work.offsets[node.name]
 
-    emit = Emit(operand, data.constant, data.constant_bytes, data.add, str(cores()[core]["isa"]))
+    emit = Emit(operand, data.constant, data.constant_bytes, data.add, isa)
     return Plan(
         core=core,
         layers=_layers(plan_of, emit, operand),
