@@ -115,9 +115,9 @@ def main() -> int:
             subprocess.run(
                 ["make", "-C", str(pqm4), "-j2", "PLATFORM=mps2-an386", target], check=True, capture_output=True
             )
-            code = listing.Listing(pqm4 / target)  # the image disassembled once for all its operations
+            image = listing.Listing(pqm4 / target)  # disassembled once for all its operations
             for op in operations:
-                instructions, (low, typical, high) = measure(pqm4 / target, code, FUNCTIONS[kind][op], Path(work))
+                instructions, (low, typical, high) = measure(pqm4 / target, image, FUNCTIONS[kind][op], Path(work))
                 silicon = int(figures[(scheme, impl)][COLUMN[op]])
                 rows.append((f"{scheme} {impl}", code, op, instructions, typical, low, high, silicon))
                 print(f"  {scheme} {impl} {op}: {typical:,} estimated, {silicon:,} published", file=sys.stderr)

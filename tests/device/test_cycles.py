@@ -233,6 +233,61 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate
 
 
+# the loop again, after a branch over padding that puts it at `org`: QEMU cuts a block at each 1 KiB
+# page edge (an instruction that crosses one is a block of its own)
+PLACED = (
+    _START
+    + """
+    b start
+    .org {org}
+start:
+    movs r0, #100
+    ldr r1, =buffer
+loop:
+    ldr r2, [r1]
+    ldr r3, [r1, #4]
+    smlad r4, r2, r3, r4
+    ldrd r2, r3, [r1, #8]
+    str r4, [r1, #16]
+    subs r0, #1
+    bne loop
+"""
+    + _END
+    + """
+buffer:
+    .space 32
+"""
+)
+
+
+def test_the_estimate_does_not_depend_on_where_a_loop_lies_against_a_page_edge(tmp_path):
+    """At 0x3ee the loop lies inside QEMU's first 1 KiB page; at 0x3f6 its LDRD crosses into the
+    second, and QEMU runs the loop as three blocks. The core sees one loop either way: the same taken
+    branches (the BNE's 98, not one more for each cut) and the same cycles."""
+    board = load_board("mps2-an386")
+    found = {}
+    for org in (0x3EA, 0x3F2):
+        elf = _assemble(tmp_path, f"placed{org:x}", PLACED.format(org=org))
+        out = tmp_path / f"cycles{org:x}.txt"
+        regions = [(r.base, r.end) for r in board.memory]
+        spec = plugin.argument(
+            plugin.build(), _symbol(elf, "cmx_measure_begin"), _symbol(elf, "cmx_measure_end"), out, regions
+        )
+        assert (
+            subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
+        )
+        counts = plugin.read(out, [r.name for r in board.memory])
+        found[org] = (counts, timing.estimate(counts, listing.Listing(elf), M4, {}))
+    inside, cut = found[0x3EA], found[0x3F2]
+    body = lambda org, counts: sorted(b.vaddr - org - 4 for b in counts.blocks if org + 4 <= b.vaddr < org + 20)  # noqa: E731
+    assert body(0x3EA, inside[0]) == [0] and body(0x3F2, cut[0]) == [0, 8, 12]  # the LDRD a block of its own
+    assert (
+        inside[1].taken == cut[1].taken == 1 + 1 + 98 + 1
+    )  # begin's BX, the B over the padding, the BNE, the BL to the end
+    assert inside[1].cycles == cut[1].cycles
+    assert inside[1].instructions == cut[1].instructions
+
+
 MARKED = (
     _START
     + """

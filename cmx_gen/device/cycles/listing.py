@@ -17,6 +17,8 @@ _FUNCTION = re.compile(r"^([0-9a-f]+) <(.+)>:$")
 # address, encoding (one or two halfwords, or a literal's word), mnemonic, operands
 _LINE = re.compile(r"^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t([a-z][\w.]*)\s*(.*?)\s*(?:[;@].*)?$")
 _REGISTER = re.compile(r"\b(r\d{1,2}|sp|lr|pc|ip|fp|sl|sb)\b")
+_CONDITION = "(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al)?"
+_BRANCH = re.compile(rf"^(b|bl|blx|bx|bxj){_CONDITION}$|^(cbz|cbnz|tbb|tbh|le|letp|wls|wlstp)$")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,16 @@ class Instruction:
     def registers(self) -> list[str]:
         """The general registers it names, in order ("r3", "sp", ...)."""
         return _REGISTER.findall(self.operands)
+
+    @property
+    def may_branch(self) -> bool:
+        """Whether it can send the core elsewhere than the next instruction: B, BL, BX, CBZ, TBB, the
+        loop ends (LE, WLS), or a write to the pc (POP {pc}, LDR pc, MOV pc)."""
+        name = self.mnemonic.partition(".")[0]
+        if _BRANCH.match(name):
+            return True
+        written = self.registers[:1] if not name.startswith(("pop", "ldm")) else self.registers
+        return "pc" in written and not name.startswith(("str", "push", "stm", "cmp", "tst"))
 
     @property
     def address_registers(self) -> list[str]:
@@ -109,3 +121,16 @@ class Listing:
             return None
         found = self.instructions[start : start + count]
         return found if len(found) == count else None
+
+    def run_on(self, vaddr: int, most: int = 16) -> list[Instruction]:
+        """The instructions from `vaddr` up to and including the first that may branch (at most
+        `most`): what the core runs straight after a block QEMU cut where the code falls through."""
+        start = self.index.get(vaddr)
+        if start is None:
+            return []
+        found = []
+        for ins in self.instructions[start : start + most]:
+            found.append(ins)
+            if ins.may_branch:
+                break
+        return found
