@@ -14,39 +14,60 @@
  * for). TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
  * rows while later channels' rows are still to be read: the overlap walk
  * (cmx_gen/lower/delegate/overlap.py) takes a band as one direct block. */
+#if defined(__GNUC__) && defined(__thumb2__)
+#define CMX_PLANE_ROW4 /* cmx_dw_plane_row4 (cmx_dsp.h) reads plane rows 128 bytes apart */
+_Static_assert(CMX_DW_PLANE_ROW * sizeof(int16_t) == 128, "cmx_dw_plane_row4's row offsets");
+#endif
+
+/* two weights doubled, as int16 halves (lo, hi) */
+static inline uint32_t pair2(int32_t lo, int32_t hi) {
+  return (uint32_t)(uint16_t)(2 * lo) | ((uint32_t)(uint16_t)(2 * hi) << 16);
+}
+
 static inline __attribute__((always_inline)) uint32_t word_at(const int16_t* p) {
   uint32_t v;
   memcpy(&v, p, 4); /* two int16 values; unaligned for odd columns (M4/M7/M33 allow it) */
   return v;
 }
 
-/* Channel c's rows [top, top + rows) of the input, columns [-padding.w, width - padding.w), as the
- * first `width` values of plane rows. */
-static void fill_plane(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* in_d, const int8_t* input, int32_t c,
-                       int32_t top, int32_t rows, int32_t width, int16_t* plane) {
-  const int32_t ch = in_d->c, in_w = in_d->w;
-  const int16_t zero = (int16_t)-p->input_offset;
-  const int32_t x0 = p->padding.w < width ? p->padding.w : width; /* plane column of input column 0 */
-  const int32_t inside = in_w < width - x0 ? in_w : width - x0;
+/* A band's plane, what every channel shares: rows [top, top + rows) of the input that lie outside it,
+ * and the padding columns of the others ([0, x0) and [x0 + inside, width)), as the zero point
+ * (-input_offset: zero once the offset is added). Written once a band; fill_channel writes the rest. */
+static void fill_edges(const cmsis_nn_dims* in_d, int16_t zero, int32_t top, int32_t rows, int32_t width,
+                       int32_t x0, int32_t inside, int16_t* plane) {
   for (int32_t r = 0; r < rows; ++r, plane += CMX_DW_PLANE_ROW) {
     const int32_t y = top + r;
-    if (y < 0 || y >= in_d->h) {
-      for (int32_t j = 0; j < width; ++j) plane[j] = zero;
-      continue;
+    const int outside = y < 0 || y >= in_d->h;
+    for (int32_t j = 0; j < width; ++j) {
+      if (outside || j < x0 || j >= x0 + inside) plane[j] = zero;
     }
-    int32_t j = 0;
-    for (; j < x0; ++j) plane[j] = zero;
-    const int8_t* in = input + (y * in_w) * ch + c;
-    int16_t* to = plane + x0;
+  }
+}
+
+/* Channel c's values of the band's rows inside the input: input columns [0, inside) at plane
+ * columns [x0, x0 + inside). */
+static void fill_channel(const cmsis_nn_dims* in_d, const int8_t* input, int32_t c, int32_t top, int32_t rows,
+                         int32_t x0, int32_t inside, int16_t* plane) {
+  const int32_t ch = in_d->c, in_w = in_d->w;
+  const int32_t first = top < 0 ? -top : 0, last = in_d->h - top < rows ? in_d->h - top : rows;
+  for (int32_t r = first; r < last; ++r) {
+    const int8_t* in = input + ((top + r) * in_w) * ch + c;
+    int16_t* to = plane + r * CMX_DW_PLANE_ROW + x0;
     int32_t k = 0;
-    for (; k + 3 < inside; k += 4, in += 4 * ch, to += 4) { /* two words of two values: PKHBT, STR */
-      const uint32_t lo = (uint32_t)(uint16_t)in[0] | ((uint32_t)in[ch] << 16);
-      const uint32_t hi = (uint32_t)(uint16_t)in[2 * ch] | ((uint32_t)in[3 * ch] << 16);
-      memcpy(to, &lo, 4);
-      memcpy(to + 2, &hi, 4);
+    if ((x0 & 1) && inside > 0) { /* one value, so the words below are aligned (a plane row is) */
+      *to++ = *in;
+      in += ch;
+      k = 1;
     }
+#if defined(CMX_PLANE_ROW4)
+    const int32_t pairs = (inside - k) >> 1;
+    if (pairs > 0) {
+      in = cmx_plane_fill(in, ch, to, pairs);
+      to += 2 * pairs;
+      k += 2 * pairs;
+    }
+#endif
     for (; k < inside; ++k, in += ch) *to++ = *in;
-    for (j = x0 + inside; j < width; ++j) plane[j] = zero;
   }
 }
 
@@ -57,12 +78,18 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
                                                               int8_t* output, int16_t* plane, const int fast,
                                                               const int full) {
   const int32_t ch = in_d->c, out_w = out_d->w, width = out_w + 3; /* the columns the outputs read */
+  const int32_t blocks = out_w / 4; /* four-output blocks a row (fast, full: cmx_dw_plane_row4) */
+  const int16_t zero = (int16_t)-p->input_offset;
+  const int32_t x0 = p->padding.w < width ? p->padding.w : width; /* plane column of input column 0 */
+  const int32_t inside = in_d->w < width - x0 ? in_d->w : width - x0;
+  (void)blocks;
   const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
   for (int32_t oy0 = 0; oy0 < out_d->h; oy0 += CMX_DW_BAND) {
     const int32_t band = out_d->h - oy0 < CMX_DW_BAND ? out_d->h - oy0 : CMX_DW_BAND;
     const int32_t top = oy0 - p->padding.h;
+    fill_edges(in_d, zero, top, band + 2, width, x0, inside, plane);
     for (int32_t c = 0; c < ch; ++c) {
-      fill_plane(p, in_d, input, c, top, band + 2, width, plane);
+      fill_channel(in_d, input, c, top, band + 2, x0, inside, plane);
       const int8_t* f = filter + c;
       const int32_t f0 = f[0], f1 = f[ch], f2 = f[2 * ch], f3 = f[3 * ch], f4 = f[4 * ch], f5 = f[5 * ch];
       const int32_t f6 = f[6 * ch], f7 = f[7 * ch], f8 = f[8 * ch];
@@ -75,12 +102,25 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
       /* int32 wraparound, as CMSIS-NN's sum of (x + offset) * w */
       const int32_t start = (int32_t)((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * (uint32_t)sum);
       const int32_t m = mult[c], s = shift[c];
+#if defined(CMX_PLANE_ROW4)
+      /* the rows' weight pairs (w0, w1), (w1, w2), doubled, for the four-output blocks */
+      const uint32_t w2x[6] = {pair2(f0, f1), pair2(f1, f2), pair2(f3, f4), pair2(f4, f5), pair2(f6, f7), pair2(f7, f8)};
+      cmx_plane_consts k = {(int32_t)((uint32_t)start << 1), m, -s, p->output_offset, ch, NULL};
+#endif
       for (int32_t oy = 0; oy < band; ++oy) {
         const int16_t* q0 = plane + oy * CMX_DW_PLANE_ROW;
 #define q1 (q0 + CMX_DW_PLANE_ROW)
 #define q2 (q0 + 2 * CMX_DW_PLANE_ROW)
         int8_t* out = output + ((oy0 + oy) * out_w) * ch + c;
         int32_t x = 0;
+#if defined(CMX_PLANE_ROW4)
+        if (fast && full && blocks > 0) {
+          k.end = out + blocks * 4 * ch;
+          q0 = cmx_dw_plane_row4(q0, out, w2x, k);
+          out += blocks * 4 * ch;
+          x = blocks * 4;
+        }
+#endif
         for (; x + 1 < out_w; x += 2, q0 += 2, out += 2 * ch) {
           int32_t a0 = start, a1 = start;
           uint32_t C = word_at(q0 + 2); /* columns x + 2, x + 3: the third tap of both outputs */

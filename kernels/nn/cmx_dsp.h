@@ -320,3 +320,127 @@ static inline __attribute__((always_inline)) cmx_acc4 cmx_fc_quads4(cmx_acc4 a, 
 }
 #undef CMX_FC_GROUP4
 #endif
+
+#if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
+/* cmx_depthwise_3x3_s8's planar path, one channel's constants for cmx_dw_plane_row4 (read from the
+ * caller's frame: the loop holds every register). start and the weights are doubled (the
+ * accumulator is 2 x acc, which SMMULR takes with no shift first: |acc| < 2^30, fast). */
+typedef struct {
+  int32_t start2;      /* 2 x (bias + input offset x the weights' sum), int32 wraparound */
+  int32_t multiplier;  /* > 0 */
+  int32_t right_shift; /* >= 1 */
+  int32_t offset;      /* the output offset */
+  int32_t step;        /* bytes between two outputs: the channels */
+  const int8_t* end;   /* the output after the last block's */
+} cmx_plane_consts;
+
+/* Four horizontally adjacent outputs an iteration, until `o` reaches k.end, from the plane at `q`
+ * (three rows of CMX_DW_PLANE_ROW int16 values, 128 bytes apart; q word-aligned). Row r's words
+ * P0 = (c0, c1), P1 = (c2, c3), P2 = (c4, c5) and its doubled weights W01 = (w0, w1), W12 = (w1, w2):
+ *   a0 += P0.W01 + c2 w2   (SMLAD, SMLABT)      a1 += c1 w0 + P1.W12 (SMLATB, SMLAD)
+ *   a2 += P1.W01 + c4 w2   (SMLAD, SMLABT)      a3 += c3 w0 + P2.W12 (SMLATB, SMLAD)
+ * 24 multiply-accumulates and 9 loads for 36 MACs, then each output's cmx_requantize_right (SMMULR,
+ * the rounding divide), the offset and SSAT (the range all of int8): the same bytes as cmx_finish's
+ * fast, full form. All 14 registers are operands. */
+static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(const int16_t* q, int8_t* o,
+                                                                             const uint32_t w[6],
+                                                                             cmx_plane_consts k) {
+  int32_t a0, a1, a2, a3;
+  uint32_t t, u;
+#define CMX_PLANE_ROW(at, wa, wb)                     \
+  "ldr %[t], [%[q], #" #at "]\n\t"                    \
+  "ldr %[u], [%[q], #" #at " + 4]\n\t"                \
+  "smlad %[a0], %[t], %[" #wa "], %[a0]\n\t"          \
+  "smlatb %[a1], %[t], %[" #wa "], %[a1]\n\t"         \
+  "ldr %[t], [%[q], #" #at " + 8]\n\t"                \
+  "smlabt %[a0], %[u], %[" #wb "], %[a0]\n\t"         \
+  "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"          \
+  "smlad %[a2], %[u], %[" #wa "], %[a2]\n\t"          \
+  "smlatb %[a3], %[u], %[" #wa "], %[a3]\n\t"         \
+  "smlabt %[a2], %[t], %[" #wb "], %[a2]\n\t"         \
+  "smlad %[a3], %[t], %[" #wb "], %[a3]\n\t"
+#define CMX_PLANE_DIVIDE(a)                           \
+  "smmulr %[" #a "], %[" #a "], %[t]\n\t"             \
+  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"  \
+  "asrs %[" #a "], %[" #a "], %[u]\n\t"               \
+  "adc %[" #a "], %[" #a "], #0\n\t"
+#define CMX_PLANE_OUT(a)                              \
+  "add %[" #a "], %[" #a "], %[t]\n\t"                \
+  "ssat %[" #a "], #8, %[" #a "]\n\t"
+  __asm("1:\n\t"
+        "ldr %[a0], %[start]\n\t"
+        "mov %[a1], %[a0]\n\t"
+        "mov %[a2], %[a0]\n\t"
+        "mov %[a3], %[a0]\n\t"
+        CMX_PLANE_ROW(0, w0a, w0b)
+        CMX_PLANE_ROW(128, w1a, w1b)
+        CMX_PLANE_ROW(256, w2a, w2b)
+        "adds %[q], %[q], #8\n\t"
+        "ldr %[t], %[m]\n\t"
+        "ldr %[u], %[s]\n\t"
+        CMX_PLANE_DIVIDE(a0) CMX_PLANE_DIVIDE(a1) CMX_PLANE_DIVIDE(a2) CMX_PLANE_DIVIDE(a3)
+        "ldr %[t], %[off]\n\t"
+        "ldr %[u], %[step]\n\t"
+        CMX_PLANE_OUT(a0) CMX_PLANE_OUT(a1) CMX_PLANE_OUT(a2) CMX_PLANE_OUT(a3)
+        "strb %[a0], [%[o]]\n\t"
+        "strb %[a1], [%[o], %[u]]\n\t"
+        "add %[o], %[o], %[u], lsl #1\n\t"
+        "strb %[a2], [%[o]]\n\t"
+        "strb %[a3], [%[o], %[u]]\n\t"
+        "add %[o], %[o], %[u], lsl #1\n\t"
+        "ldr %[t], %[end]\n\t"
+        "cmp %[o], %[t]\n\t"
+        "bne 1b"
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t] "=&r"(t), [u] "=&r"(u),
+          [q] "+r"(q), [o] "+r"(o)
+        : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]), [w2b] "r"(w[5]),
+          [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_shift), [off] "m"(k.offset),
+          [step] "m"(k.step), [end] "m"(k.end)
+        : "cc", "memory");
+#undef CMX_PLANE_ROW
+#undef CMX_PLANE_DIVIDE
+#undef CMX_PLANE_OUT
+  return q;
+}
+
+/* The planar path's plane fill: `pairs` x 2 int8 values `ch` bytes apart from `in`, as int16 at
+ * `out` (word-aligned), two to a word by PKHBT: four pairs an iteration (LDRSBs back to back pipeline,
+ * register offsets), then a pair at a time. Returns where the input goes on. */
+static inline __attribute__((always_inline)) const int8_t* cmx_plane_fill(const int8_t* in, int32_t ch, int16_t* out,
+                                                                         int32_t pairs) {
+  uint32_t a, b, c, d;
+  const uint32_t ch2 = (uint32_t)ch * 2, ch3 = (uint32_t)ch * 3;
+#define CMX_FILL_FOUR                             \
+  "ldrsb %[a], [%[in]]\n\t"                     \
+  "ldrsb %[b], [%[in], %[ch]]\n\t"              \
+  "ldrsb %[c], [%[in], %[ch2]]\n\t"             \
+  "ldrsb %[d], [%[in], %[ch3]]\n\t"             \
+  "add %[in], %[in], %[ch], lsl #2\n\t"         \
+  "pkhbt %[a], %[a], %[b], lsl #16\n\t"         \
+  "pkhbt %[c], %[c], %[d], lsl #16\n\t"         \
+  "str %[a], [%[out]], #4\n\t"                  \
+  "str %[c], [%[out]], #4\n\t"
+  __asm("subs %[n], %[n], #4\n\t"
+        "blt 2f\n"
+        "1:\n\t" CMX_FILL_FOUR CMX_FILL_FOUR
+        "subs %[n], %[n], #4\n\t"
+        "bge 1b\n"
+        "2:\n\t"
+        "adds %[n], %[n], #4\n\t"
+        "beq 4f\n"
+        "3:\n\t"
+        "ldrsb %[a], [%[in]]\n\t"
+        "ldrsb %[b], [%[in], %[ch]]\n\t"
+        "add %[in], %[in], %[ch], lsl #1\n\t"
+        "pkhbt %[a], %[a], %[b], lsl #16\n\t"
+        "str %[a], [%[out]], #4\n\t"
+        "subs %[n], %[n], #1\n\t"
+        "bne 3b\n"
+        "4:"
+        : [a] "=&r"(a), [b] "=&r"(b), [c] "=&r"(c), [d] "=&r"(d), [in] "+r"(in), [out] "+r"(out), [n] "+r"(pairs)
+        : [ch] "r"(ch), [ch2] "r"(ch2), [ch3] "r"(ch3)
+        : "cc", "memory");
+#undef CMX_FILL_FOUR
+  return in;
+}
+#endif
