@@ -48,6 +48,11 @@ static inline int planar_shape(const cmsis_nn_dw_conv_params* p, const cmsis_nn_
 void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS);
 void cmx_dw3x3_walk_fast(CMX_DW_ARGS);
 void cmx_dw3x3_walk_any(CMX_DW_ARGS);
+/* Whether cmx_dw3x3_walk_fast_full runs in assembly (the channels in fours; more than a chunk only
+ * where the output does not overlap the input or lies whole pixels from it): faster than the
+ * grouped path, and safe wherever the plan placed a band (its lead is longer than the walk's). */
+int cmx_dw3x3_walk_in_assembly(const cmsis_nn_dims* in_d, const cmsis_nn_dims* out_d, const int8_t* input,
+                               const int8_t* output);
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
 /* the planar path (cmx_depthwise_3x3_planar.c) and the grouped one (cmx_depthwise_3x3_grouped.c) */
 void cmx_dw3x3_planar_fast_full(CMX_DW_ARGS);

@@ -62,7 +62,9 @@ arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsi
   void (*run)(CMX_DW_ARGS) = fast && full ? cmx_dw3x3_walk_fast_full : fast ? cmx_dw3x3_walk_fast : cmx_dw3x3_walk_any;
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
   if (banded && planar_shape(params, output_dims)) run = fast && full ? cmx_dw3x3_planar_fast_full : cmx_dw3x3_planar_any;
-  else if (banded) run = fast && full ? cmx_dw3x3_grouped_fast_full : cmx_dw3x3_grouped_any;
+  else if (banded && !(fast && full && cmx_dw3x3_walk_in_assembly(input_dims, output_dims, input, output))) {
+    run = fast && full ? cmx_dw3x3_grouped_fast_full : cmx_dw3x3_grouped_any;
+  }
 #endif
   for (int32_t n = 0; n < input_dims->n; ++n) {
     run(params, quant->multiplier, quant->shift, input_dims, input + n * in_batch, filter, bias, output_dims,

@@ -1,5 +1,7 @@
 /* cmx_depthwise_3x3_s8's walk (cmx_depthwise_3x3_s8.c says when): every pixel's taps inside the input,
  * four channels at a time (Helium: eight), for any stride and padding and without scratch. */
+#include <string.h>
+
 #include "cmx_depthwise_3x3.h"
 #include "cmx_mve.h"
 
@@ -69,8 +71,69 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 #endif
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
-#define CMX_DW_WALK_CH 64 /* the most channels whose widened weights the walk keeps on the stack (1,152 B) */
+#define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (1,920 B) and window (576 B) on the stack */
+_Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 120, "cmx_dw_walk_pixel's offsets");
 
+#endif
+
+#if defined(CMX_DW_WALK_CH)
+/* The walk in assembly (fast, full, the channels in fours): CMX_DW_WALK_CH channels at a time, each
+ * chunk's group records made once (cmx_walk_group), then every pixel of the chunk by
+ * cmx_dw_walk_pixel; a border pixel's window copied first, the zero point where it lies outside
+ * the input. A layer of more channels than a chunk reads a pixel's later channels after writing
+ * later pixels' first ones: only where the output does not overlap the input, or lies a whole
+ * number of pixels from it (cmx_dw3x3_walk_in_assembly). */
+static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
+                        const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
+                        const cmsis_nn_dims* out_d, int8_t* output) {
+  const int32_t ch = in_d->c, in_w = in_d->w, in_h = in_d->h, row = in_w * ch;
+  cmx_walk_group rec[CMX_DW_WALK_CH / 4];
+  int8_t window[9 * CMX_DW_WALK_CH];
+  const int8_t zero = (int8_t)-p->input_offset;
+  for (int32_t c0 = 0; c0 < ch; c0 += CMX_DW_WALK_CH) {
+    const int32_t cw = ch - c0 < CMX_DW_WALK_CH ? ch - c0 : CMX_DW_WALK_CH; /* the chunk's channels */
+    for (int32_t g = 0; g < cw / 4; ++g) {
+      for (int32_t k = 0; k < 9; ++k) {
+        const uint32_t v = (uint32_t)arm_nn_read_s8x4(filter + k * ch + c0 + 4 * g);
+        rec[g].weights[2 * k] = __sadd16(SXTB16(v), SXTB16(v)); /* doubled: |2w| <= 256 */
+        rec[g].weights[2 * k + 1] = __sadd16(SXTB16_RORn(v, 8), SXTB16_RORn(v, 8));
+      }
+      for (int32_t j = 0; j < 4; ++j) {
+        const int32_t c = c0 + 4 * g + j;
+        uint32_t sum = 0;
+        for (int32_t k = 0; k < 9; ++k) sum += (uint32_t)(int32_t)filter[k * ch + c];
+        /* 2 x (bias + input offset x the weights' sum), int32 wraparound as CMSIS-NN's sum */
+        rec[g].start2[j] = (int32_t)(((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * sum) << 1);
+        rec[g].multiplier[j] = mult[c];
+        rec[g].right_shift[j] = -shift[c];
+      }
+    }
+    for (int32_t oy = 0; oy < out_d->h; ++oy) {
+      const int32_t iy = oy * p->stride.h - p->padding.h;
+      for (int32_t ox = 0; ox < out_d->w; ++ox) {
+        const int32_t ix = ox * p->stride.w - p->padding.w;
+        const int8_t* x = input + (iy * in_w + ix) * ch + c0;
+        int32_t tap = ch, taps_row = row; /* bytes between the window's taps, and its rows */
+        if (iy < 0 || iy + 3 > in_h || ix < 0 || ix + 3 > in_w) {
+          for (int32_t k = 0; k < 9; ++k) {
+            const int32_t y = iy + k / 3, xx = ix + k % 3;
+            if (y >= 0 && y < in_h && xx >= 0 && xx < in_w) {
+              memcpy(window + k * cw, input + (y * in_w + xx) * ch + c0, (size_t)cw);
+            } else {
+              memset(window + k * cw, zero, (size_t)cw);
+            }
+          }
+          x = window;
+          tap = cw;
+          taps_row = 3 * cw;
+        }
+        /* the nine taps leave x two rows and a tap on: back to the next group's first tap */
+        const cmx_walk_consts k = {p->output_offset, 2 * taps_row + tap - 4, rec + cw / 4};
+        cmx_dw_walk_pixel(x, rec, output + (oy * out_d->w + ox) * ch + c0, tap, taps_row - tap, k);
+      }
+    }
+  }
+}
 #endif
 
 static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
@@ -82,23 +145,6 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
   const int32_t row = in_w * ch, ch4 = ch & ~3;
   const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
   const cmx_out_range r = {p->output_offset, p->activation.min, p->activation.max};
-#if defined(CMX_DW_WALK_CH)
-  uint32_t wide[9 * 2 * (CMX_DW_WALK_CH / 4)]; /* [group][tap]: (w0, w2), (w1, w3) */
-  int32_t start[CMX_DW_WALK_CH]; /* bias + input offset x the weights' sum (int32 wraparound, as CMSIS-NN's) */
-  const int widened = ch <= CMX_DW_WALK_CH;
-  for (int32_t g = 0; widened && g < ch4 / 4; ++g) {
-    for (int32_t k = 0; k < 9; ++k) {
-      const uint32_t v = (uint32_t)arm_nn_read_s8x4(filter + k * ch + 4 * g);
-      wide[18 * g + 2 * k] = SXTB16(v);
-      wide[18 * g + 2 * k + 1] = SXTB16_RORn(v, 8);
-    }
-  }
-  for (int32_t c = 0; widened && c < ch4; ++c) {
-    uint32_t sum = 0;
-    for (int32_t k = 0; k < 9; ++k) sum += (uint32_t)(int32_t)filter[k * ch + c];
-    start[c] = (int32_t)((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * sum);
-  }
-#endif
   for (int32_t oy = 0; oy < out_d->h; ++oy) {
     const int32_t iy = oy * p->stride.h - p->padding.h;
     const int32_t ky0 = iy < 0 ? -iy : 0, ky1 = in_h - iy < 3 ? in_h - iy : 3;
@@ -119,12 +165,6 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
       for (; c < ch4; c += 4) {
         cmx_acc4 a = {0, 0, 0, 0};
         if (bias) a = (cmx_acc4){bias[c], bias[c + 1], bias[c + 2], bias[c + 3]};
-#if defined(CMX_DW_WALK_CH)
-        if (inside && widened) {
-          a = (cmx_acc4){start[c], start[c + 1], start[c + 2], start[c + 3]};
-          a = cmx_dw_walk_taps(a, input + (iy * in_w + ix) * ch + c, wide + 18 * (c / 4), ch, row);
-        } else
-#endif
         if (inside) {
           const int8_t* x = input + (iy * in_w + ix) * ch + c;
           const int8_t* w = filter + c;
@@ -162,6 +202,31 @@ static inline __attribute__((always_inline)) void body(const cmsis_nn_dw_conv_pa
   }
 }
 
-__attribute__((noinline)) void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 1); }
+int cmx_dw3x3_walk_in_assembly(const cmsis_nn_dims* in_d, const cmsis_nn_dims* out_d, const int8_t* input,
+                               const int8_t* output) {
+#if defined(CMX_DW_WALK_CH)
+  const int32_t ch = in_d->c;
+  const int apart = output + out_d->h * out_d->w * ch <= input || input + in_d->h * in_d->w * ch <= output;
+  /* an output a whole number of pixels from its input (a band's lead, cmx_gen/lower/delegate/overlap.py)
+   * writes each channel over the same channel of an input pixel: a chunk's writes never reach the
+   * channels a later chunk reads */
+  const int aligned = (output - input) % ch == 0;
+  return ch % 4 == 0 && (ch <= CMX_DW_WALK_CH || apart || aligned);
+#else
+  (void)in_d, (void)out_d, (void)input, (void)output;
+  return 0;
+#endif
+}
+
+__attribute__((noinline)) void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS) {
+  (void)buf;
+#if defined(CMX_DW_WALK_CH)
+  if (cmx_dw3x3_walk_in_assembly(in_d, out_d, input, output)) {
+    walk_chunks(p, mult, shift, in_d, input, filter, bias, out_d, output);
+    return;
+  }
+#endif
+  body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 1);
+}
 __attribute__((noinline)) void cmx_dw3x3_walk_fast(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 0); }
 __attribute__((noinline)) void cmx_dw3x3_walk_any(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 0, 0); }

@@ -40,38 +40,96 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
 }
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
-/* cmx_depthwise_3x3_s8's walk, an inside pixel, four channels: the nine taps with the weights widened once per call
- * (`w`: a group's nine taps, (w0, w2), (w1, w3) each) and the input offset times the weights' sum
- * already in the accumulators, 8 instructions a tap where the C loop widens the weights at every
- * pixel and spilled (12 a tap). `x` is the window's first input, rows `row` bytes apart, taps
- * `ch` bytes apart. */
-static inline __attribute__((always_inline)) cmx_acc4 cmx_dw_walk_taps(cmx_acc4 a, const int8_t* x, const uint32_t* w,
-                                                                       int32_t ch, int32_t row) {
-  uint32_t v, v13, w02, w13;
-  const int32_t down = row - ch; /* from a row's second tap to the next row's first */
-#define CMX_WALK_TAP(load, wo)                          \
-  load                                                  \
+/* cmx_depthwise_3x3_s8's walk: a group's record (four channels), made once a call. The weights
+ * widened and doubled ((w0, w2), (w1, w3) of each tap), the doubled start (bias + input offset x the
+ * weights' sum: the accumulator is 2 x acc, which SMMULR takes with no shift first), and each
+ * channel's multiplier and right shift (fast: every shift right, every accumulator small). */
+#define CMX_WALK_RECORD 30 /* words */
+typedef struct {
+  uint32_t weights[18];
+  int32_t start2[4];
+  int32_t multiplier[4];
+  int32_t right_shift[4];
+} cmx_walk_group;
+
+/* What cmx_dw_walk_pixel reads from the caller's frame (the loop holds 13 registers). */
+typedef struct {
+  int32_t offset;            /* the output offset */
+  int32_t back;              /* from where the nine taps leave x to the next group's first tap */
+  const cmx_walk_group* end; /* the record after the last group's */
+} cmx_walk_consts;
+
+/* One output pixel of cmx_depthwise_3x3_s8's walk, every group of four channels (fast, full):
+ * the window's nine taps from `x` (taps `ch` bytes apart, rows `down` + `ch` apart), 10 cycles a
+ * tap (the input word and the two weight words loaded back to back, two SXTB16, four 16 x 16
+ * multiply-accumulates), then the four outputs' requantization (SMMULR, the rounding divide), the
+ * offset and SSAT: the same bytes as cmx_finish's fast, full form. */
+static inline __attribute__((always_inline)) void cmx_dw_walk_pixel(const int8_t* x, const cmx_walk_group* r,
+                                                                    int8_t* o, int32_t ch, int32_t down,
+                                                                    cmx_walk_consts k) {
+  int32_t a0, a1, a2, a3;
+  uint32_t v, v13, wa, wb;
+#define CMX_WALK_TAP(load, wo)                            \
+  load                                                    \
+  "ldr %[wa], [%[r], #" #wo "]\n\t"                     \
+  "ldr %[wb], [%[r], #" #wo " + 4]\n\t"                 \
   "sxtb16 %[v13], %[v], ror #8\n\t"                     \
   "sxtb16 %[v], %[v]\n\t"                               \
-  "ldrd %[w02], %[w13], [%[w], #" #wo "]\n\t"           \
-  "smlabb %[a0], %[v], %[w02], %[a0]\n\t"               \
-  "smlatt %[a2], %[v], %[w02], %[a2]\n\t"               \
-  "smlabb %[a1], %[v13], %[w13], %[a1]\n\t"             \
-  "smlatt %[a3], %[v13], %[w13], %[a3]\n\t"
-#define CMX_WALK_ROW(w0, w1, w2)                                                     \
-  CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)                                            \
-  CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)                                     \
-  "add %[x], %[x], %[ch]\n\t"                                                         \
+  "smlabb %[a0], %[v], %[wa], %[a0]\n\t"                \
+  "smlatt %[a2], %[v], %[wa], %[a2]\n\t"                \
+  "smlabb %[a1], %[v13], %[wb], %[a1]\n\t"              \
+  "smlatt %[a3], %[v13], %[wb], %[a3]\n\t"
+#define CMX_WALK_ROW(w0, w1, w2)                          \
+  CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)              \
+  CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)       \
+  "add %[x], %[x], %[ch]\n\t"                           \
   CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w2)
-  __asm(CMX_WALK_ROW(0, 8, 16) "add %[x], %[x], %[down]\n\t" CMX_WALK_ROW(24, 32, 40)
-        "add %[x], %[x], %[down]\n\t" CMX_WALK_ROW(48, 56, 64)
-        : [a0] "+r"(a.a0), [a1] "+r"(a.a1), [a2] "+r"(a.a2), [a3] "+r"(a.a3), [x] "+r"(x), [v] "=&r"(v),
-          [v13] "=&r"(v13), [w02] "=&r"(w02), [w13] "=&r"(w13)
-        : [w] "r"(w), [ch] "r"(ch), [down] "r"(down)
-        : "memory");
-#undef CMX_WALK_ROW
+#define CMX_WALK_DIVIDE(a, m, s)                          \
+  "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"          \
+  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"    \
+  "asrs %[" #a "], %[" #a "], %[" #s "]\n\t"            \
+  "adc %[" #a "], %[" #a "], #0\n\t"
+#define CMX_WALK_OUT(a, at)                               \
+  "add %[" #a "], %[" #a "], %[v]\n\t"                  \
+  "ssat %[" #a "], #8, %[" #a "]\n\t"                   \
+  "strb %[" #a "], [%[o], #" #at "]\n\t"
+  __asm volatile("1:\n\t"
+        "ldr %[a0], [%[r], #72]\n\t"
+        "ldr %[a1], [%[r], #76]\n\t"
+        "ldr %[a2], [%[r], #80]\n\t"
+        "ldr %[a3], [%[r], #84]\n\t"
+        CMX_WALK_ROW(0, 8, 16)
+        "add %[x], %[x], %[down]\n\t"
+        CMX_WALK_ROW(24, 32, 40)
+        "add %[x], %[x], %[down]\n\t"
+        CMX_WALK_ROW(48, 56, 64)
+        "ldr %[v], [%[r], #88]\n\t"
+        "ldr %[v13], [%[r], #92]\n\t"
+        "ldr %[wa], [%[r], #104]\n\t"
+        "ldr %[wb], [%[r], #108]\n\t"
+        CMX_WALK_DIVIDE(a0, v, wa) CMX_WALK_DIVIDE(a1, v13, wb)
+        "ldr %[v], [%[r], #96]\n\t"
+        "ldr %[v13], [%[r], #100]\n\t"
+        "ldr %[wa], [%[r], #112]\n\t"
+        "ldr %[wb], [%[r], #116]\n\t"
+        CMX_WALK_DIVIDE(a2, v, wa) CMX_WALK_DIVIDE(a3, v13, wb)
+        "ldr %[v], %[off]\n\t"
+        CMX_WALK_OUT(a0, 0) CMX_WALK_OUT(a1, 1) CMX_WALK_OUT(a2, 2) CMX_WALK_OUT(a3, 3)
+        "adds %[o], %[o], #4\n\t"
+        "ldr %[v], %[back]\n\t"
+        "sub %[x], %[x], %[v]\n\t"
+        "adds %[r], %[r], #120\n\t"
+        "ldr %[v], %[end]\n\t"
+        "cmp %[r], %[v]\n\t"
+        "bne 1b"
+        : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [v] "=&r"(v), [v13] "=&r"(v13),
+          [wa] "=&r"(wa), [wb] "=&r"(wb), [x] "+r"(x), [r] "+r"(r), [o] "+r"(o)
+        : [ch] "r"(ch), [down] "r"(down), [off] "m"(k.offset), [back] "m"(k.back), [end] "m"(k.end)
+        : "cc", "memory");
 #undef CMX_WALK_TAP
-  return a;
+#undef CMX_WALK_ROW
+#undef CMX_WALK_DIVIDE
+#undef CMX_WALK_OUT
 }
 #endif
 
@@ -367,7 +425,7 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
 #define CMX_PLANE_OUT(a)                              \
   "add %[" #a "], %[" #a "], %[t]\n\t"                \
   "ssat %[" #a "], #8, %[" #a "]\n\t"
-  __asm("1:\n\t"
+  __asm volatile("1:\n\t"
         "ldr %[a0], %[start]\n\t"
         "mov %[a1], %[a0]\n\t"
         "mov %[a2], %[a0]\n\t"
@@ -420,7 +478,7 @@ static inline __attribute__((always_inline)) const int8_t* cmx_plane_fill(const 
   "pkhbt %[c], %[c], %[d], lsl #16\n\t"         \
   "str %[a], [%[out]], #4\n\t"                  \
   "str %[c], [%[out]], #4\n\t"
-  __asm("subs %[n], %[n], #4\n\t"
+  __asm volatile("subs %[n], %[n], #4\n\t"
         "blt 2f\n"
         "1:\n\t" CMX_FILL_FOUR CMX_FILL_FOUR
         "subs %[n], %[n], #4\n\t"

@@ -35,13 +35,14 @@ static int32_t between(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (
 #define MAX_W 16384 /* 64 x 64 x 4 */
 #define MAX_OUT 16384
 #define MAX_CH 64
+#define MAX_DW_CH 256 /* a depthwise layer's channels: the walk in chunks of 64 */
 #define MAX_SCRATCH 8192
 
 static int8_t input[MAX_IN], filter[MAX_W];
 static int16_t row_weights_buf[MAX_W + 4 * MAX_CH]; /* int8 or, wide, int16 weights */
 #define row_weights ((int8_t*)row_weights_buf)
 static int8_t out_cmsis[MAX_OUT], out_cmx[MAX_OUT];
-static int32_t bias[MAX_CH], mult[MAX_CH], shift[MAX_CH];
+static int32_t bias[MAX_DW_CH], mult[MAX_DW_CH], shift[MAX_DW_CH];
 static int16_t scratch[MAX_SCRATCH / 2];
 
 static char line[200];
@@ -308,11 +309,15 @@ static void conv_2d_suite(tally* t) {
   }
 }
 
+/* Non-zero: the next depthwise cases run cmx's kernel in place, its input this many bytes above its
+ * output in one buffer (a plan's lead, cmx_gen/lower/delegate/overlap.py); CMSIS-NN's on apart buffers. */
+static int32_t in_place_bytes;
+
 /* cmx_depthwise_3x3_s8 against arm_depthwise_conv_wrapper_s8. */
 static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int32_t stride, int32_t pad, int slow,
                            int no_bias, int full_range, int planar, const char* name) {
   const int32_t out_h = (in_h + 2 * pad - 3) / stride + 1, out_w = (in_w + 2 * pad - 3) / stride + 1;
-  if (in_h + 2 * pad < 3 || in_w + 2 * pad < 3 || ch > MAX_CH || in_h * in_w * ch > MAX_IN ||
+  if (in_h + 2 * pad < 3 || in_w + 2 * pad < 3 || ch > MAX_DW_CH || in_h * in_w * ch > MAX_IN ||
       out_h * out_w * ch > MAX_OUT) {
     return;
   }
@@ -333,25 +338,39 @@ static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int
   const int32_t need = arm_depthwise_conv_wrapper_s8_get_buffer_size(&dp, &in_d, &f_d, &o_d);
   if (need > MAX_SCRATCH) return;
   const int32_t* b = no_bias ? NULL : bias;
+  /* CMSIS-NN gets zeros for no bias: its MVE path (arm_depthwise_conv_s8_opt) passes `bias + 124` to
+   * its second block of channels, and read a bias from address 496 past 124 channels (its generic
+   * kernel agrees with cmx's). The backend never passes it none: ExecuTorch's aten_to_cortex_m_pass
+   * gives every grouped convolution without a bias zeros, for this very reason. */
+  static int32_t zero_bias[MAX_DW_CH];
   const int32_t n = out_h * out_w * ch;
   memset(out_cmsis, 0x55, (size_t)n);
   memset(out_cmx, 0x66, (size_t)n);
   cmsis_nn_context ctx = {scratch, need};
   uint64_t t0 = cmx_platform_counter();
-  arm_cmsis_nn_status s1 = arm_depthwise_conv_wrapper_s8(&ctx, &dp, &q, &in_d, input, &f_d, filter, &b_d, b, &o_d, out_cmsis);
+  arm_cmsis_nn_status s1 = arm_depthwise_conv_wrapper_s8(&ctx, &dp, &q, &in_d, input, &f_d, filter, &b_d,
+                                                         no_bias ? zero_bias : bias, &o_d, out_cmsis);
   uint64_t t1 = cmx_platform_counter();
   /* the planar path where the kernel takes it, the four-channel walk with no scratch */
   const int32_t plane = planar ? cmx_depthwise_3x3_s8_scratch_bytes(&dp, &in_d, &o_d) : 0;
   if (plane > MAX_SCRATCH) return;
   cmsis_nn_context own = {scratch, plane};
-  arm_cmsis_nn_status s2 = cmx_depthwise_3x3_s8(plane ? &own : NULL, &dp, &q, &in_d, input, &f_d, filter, b, &o_d, out_cmx);
+  const int8_t* x = input;
+  if (in_place_bytes) { /* the input copied to in_place_bytes past the output's start */
+    if (in_place_bytes + in_h * in_w * ch > MAX_OUT) return;
+    memcpy(out_cmx + in_place_bytes, input, (size_t)(in_h * in_w * ch));
+    x = out_cmx + in_place_bytes;
+  }
+  const uint64_t t1b = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_depthwise_3x3_s8(plane ? &own : NULL, &dp, &q, &in_d, x, &f_d, filter, b, &o_d, out_cmx);
   uint64_t t2 = cmx_platform_counter();
   const int equal =
       s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  /* the path the kernel took (cmx_depthwise_3x3.h: planar_shape, else grouped where it asks scratch) */
+  /* the path the kernel took by shape (cmx_depthwise_3x3.h: planar_shape, else grouped where it asks
+   * scratch; a grouped shape fast and full runs the walk in assembly, cmx_dw3x3_walk_in_assembly) */
   const int planar_shape = stride == 1 && out_w >= 8 && out_w + 3 <= 64;
   const char* path = !(planar && plane) ? "depthwise_3x3" : planar_shape ? "depthwise_3x3_planar" : "depthwise_3x3_grouped";
-  if (record(t, path, name, t1 - t0, t2 - t1, n * 9, equal)) {
+  if (record(t, path, name, t1 - t0, t2 - t1b, n * 9, equal)) {
     int32_t at = 0;
     while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
     snprintf(t->first_failure, sizeof(t->first_failure), "%s c%d %dx%d s%d p%d status %d/%d byte %d: %d vs %d", name,
@@ -377,6 +396,26 @@ static void depthwise_suite(tally* t) {
   edge_terms = 9;
   depthwise_case(t, 16, 8, 8, 2, 1, 0, 0, 1, 1, "biases at the edge of the one-SMMULR requantization");
   edge_terms = 0;
+  /* more channels than the walk's chunk (64): its assembly a chunk at a time */
+  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 0, "MobileNet: 128 channels, 6 x 6, stride 1, no scratch");
+  depthwise_case(t, 256, 3, 3, 1, 1, 0, 0, 1, 0, "MobileNet: 256 channels, 3 x 3, stride 1, no scratch");
+  depthwise_case(t, 128, 6, 6, 2, 1, 0, 0, 1, 0, "MobileNet: 128 channels, 6 x 6 -> 3 x 3, stride 2, no scratch");
+  depthwise_case(t, 100, 5, 4, 1, 1, 0, 0, 1, 0, "100 channels: a chunk of 64 and one of 36");
+  for (int i = 0; i < 40; ++i) {
+    depthwise_case(t, 4 * between(17, 64), between(1, 6), between(1, 6), between(1, 2), between(0, 1), rnd() % 5 == 0,
+                   rnd() % 7 == 0, rnd() % 2, 0, "random, 68 to 256 channels");
+  }
+  /* in place, the output a band's lead (a row and two pixels, at least) below the input: the walk's
+   * chunks write each channel over its own (cmx_dw3x3_walk_in_assembly), with or without the scratch */
+  in_place_bytes = (6 + 2) * 128;
+  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 0, "in place: 128 channels, 6 x 6, a row and two pixels");
+  in_place_bytes = (6 + 2) * 128 + 4; /* the walk's own lead: four channels past a pixel (C, not the chunks) */
+  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 0, "in place: 128 channels, 6 x 6, a row, two pixels and 4 bytes");
+  in_place_bytes = 3 * 6 * 128; /* the grouped path's band of two rows and its halo */
+  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "in place: 128 channels, 6 x 6, the grouped path's lead");
+  in_place_bytes = 12 * 96;
+  depthwise_case(t, 96, 6, 6, 2, 1, 0, 0, 1, 1, "in place: 96 channels, 6 x 6 -> 3 x 3, two rows");
+  in_place_bytes = 0;
 }
 
 /* The planar path's shapes (DSP cores: stride 1, rows of 8 to 61 outputs; elsewhere the same cases
