@@ -17,6 +17,9 @@
 #include "cmx_requantize.h"
 
 #define CMX_SLACK 4 /* int16 values past a chunk that a zero-padded weight row may read */
+#if defined(ARM_MATH_DSP) && defined(__GNUC__) && defined(__thumb2__)
+#define CMX_ROW_BLOCKS /* cmx_row_blocks_s8 / _wide (cmx_dsp.h) */
+#endif
 
 static inline int32_t chunk_positions(const cmx_conv_row_params* p) {
   return (p->chunk - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
@@ -112,6 +115,9 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
   const int32_t tap_step = p->dilation * p->in_ch; /* int16 values between two taps */
   const int32_t groups = p->row_bytes / 4 / taps;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
+  /* cmx_row_blocks_s8 takes the channel pairs: groups in pairs, a bias, two channels or more */
+  const int blocks = groups >= 2 && groups % 2 == 0 && bias != NULL && out_ch >= 2;
+  (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
     const int16_t* col0 = buf + x * step;
@@ -120,6 +126,14 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     int8_t* out1 = out0 + out_ch;
     const int8_t* w = weights;
     int32_t c = 0;
+#if defined(CMX_ROW_BLOCKS)
+    if (fast && full && aligned && !dilated && blocks) { /* every channel pair in assembly */
+      cmx_row_blocks k = {col0, col1, groups / 2, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
+                          out0, out_ch, p->output_offset, out_ch / 2};
+      w = (const int8_t*)cmx_row_blocks_s8(w, &k);
+      c = out_ch & ~1;
+    }
+#endif
     for (; c + 1 < out_ch; c += 2) {
       int32_t a00 = bias ? bias[c] : 0, a10 = bias ? bias[c + 1] : 0;
       int32_t a01 = a00, a11 = a10;
@@ -266,6 +280,8 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset);
     return;
   }
+  const int blocks = groups >= 2 && groups % 2 == 0 && bias != NULL && out_ch >= 2; /* cmx_row_blocks_wide's */
+  (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
     const int16_t* col0 = buf + x * step;
@@ -274,6 +290,14 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     int8_t* out1 = out0 + out_ch;
     const void* wp = weights;
     int32_t c = 0;
+#if defined(CMX_ROW_BLOCKS)
+    if (fast && full && aligned && blocks) { /* every channel pair in assembly */
+      cmx_row_blocks k = {col0, col1, groups / 2, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
+                          out0, out_ch, p->output_offset, out_ch / 2};
+      wp = cmx_row_blocks_wide(wp, &k);
+      c = out_ch & ~1;
+    }
+#endif
     for (; c + 1 < out_ch; c += 2) {
       int32_t a00 = bias ? bias[c] : 0, a10 = bias ? bias[c + 1] : 0;
       int32_t a01 = a00, a11 = a10;
