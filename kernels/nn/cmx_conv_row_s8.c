@@ -38,12 +38,12 @@ static inline __attribute__((always_inline)) int16_t* widen_values(const int8_t*
                                                                    int32_t offset) {
 #if defined(ARM_MATH_DSP)
   const uint32_t offset2 = ((uint32_t)(uint16_t)offset << 16) | (uint16_t)offset;
-  for (; n >= 4; n -= 4) {
+  for (; n >= 4; n -= 4) { /* SXTAB16 widens and adds the offset; PKHBT / PKHTB pair the halves */
     const uint32_t w = (uint32_t)arm_nn_read_s8x4_ia(&in);
-    const uint32_t even = __sadd16(SXTB16(w), offset2);        /* x0, x2 */
-    const uint32_t odd = __sadd16(SXTB16_RORn(w, 8), offset2); /* x1, x3 */
-    arm_nn_write_q15x2_ia(&out, (int32_t)((even & 0xFFFFu) | (odd << 16)));     /* x0, x1 */
-    arm_nn_write_q15x2_ia(&out, (int32_t)((even >> 16) | (odd & 0xFFFF0000u))); /* x2, x3 */
+    const uint32_t even = SXTAB16(offset2, w);        /* x0, x2 */
+    const uint32_t odd = SXTAB16_RORn(offset2, w, 8); /* x1, x3 */
+    arm_nn_write_q15x2_ia(&out, (int32_t)PKHBT(even, odd, 16)); /* x0, x1 */
+    arm_nn_write_q15x2_ia(&out, (int32_t)PKHTB(odd, even, 16)); /* x2, x3 */
   }
 #endif
   for (; n > 0; --n) *out++ = (int16_t)(*in++ + offset);
@@ -115,8 +115,8 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
   const int32_t tap_step = p->dilation * p->in_ch; /* int16 values between two taps */
   const int32_t groups = p->row_bytes / 4 / taps;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
-  /* cmx_row_blocks_s8 takes the channel pairs: groups in pairs, a bias, two channels or more */
-  const int blocks = groups >= 2 && groups % 2 == 0 && bias != NULL && out_ch >= 2;
+  /* cmx_row_blocks_s8 takes the channel pairs: two groups or more, a bias, two channels or more */
+  const int blocks = groups >= 2 && bias != NULL && out_ch >= 2;
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -130,7 +130,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     if (fast && full && aligned && !dilated && blocks) { /* every channel pair in assembly */
       cmx_row_blocks k = {col0, col1, groups / 2, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
                           out0, out_ch, p->output_offset, out_ch / 2};
-      w = (const int8_t*)cmx_row_blocks_s8(w, &k);
+      w = (const int8_t*)(groups & 1 ? cmx_row_blocks_s8(w, &k, 1) : cmx_row_blocks_s8(w, &k, 0));
       c = out_ch & ~1;
     }
 #endif
@@ -280,7 +280,7 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset);
     return;
   }
-  const int blocks = groups >= 2 && groups % 2 == 0 && bias != NULL && out_ch >= 2; /* cmx_row_blocks_wide's */
+  const int blocks = groups >= 2 && bias != NULL && out_ch >= 2; /* cmx_row_blocks_wide's */
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -294,7 +294,7 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     if (fast && full && aligned && blocks) { /* every channel pair in assembly */
       cmx_row_blocks k = {col0, col1, groups / 2, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
                           out0, out_ch, p->output_offset, out_ch / 2};
-      wp = cmx_row_blocks_wide(wp, &k);
+      wp = groups & 1 ? cmx_row_blocks_wide(wp, &k, 1) : cmx_row_blocks_wide(wp, &k, 0);
       c = out_ch & ~1;
     }
 #endif

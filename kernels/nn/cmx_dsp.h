@@ -283,7 +283,7 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
 }
 #if defined(__GNUC__) && defined(__thumb2__)
 /* cmx_conv_row_s8's 2 x 2 blocks of one position pair, every channel pair, in assembly (fast, full,
- * the columns word-aligned, the groups even, a bias): the caller's frame holds what the channel loop
+ * the columns word-aligned, two groups or more, a bias): the caller's frame holds what the channel loop
  * carries (the group loop holds all 14 registers), and the loop advances it there. Where GCC's code
  * around the group-pair loops spilled and reloaded ~35 cycles an output (KWS's and VWW's pointwise
  * layers), this takes ~18: a pair's biases, multipliers and shifts by LDRD with post-increment, each
@@ -359,31 +359,51 @@ typedef struct {
     [shift_from_mult] "m"(k->shift_from_mult), [out_ch] "m"(k->out_ch)                                      \
   : "cc", "memory"
 
-/* int16 weights (p->wide): the group pairs as cmx_row_wide_pairs'. Returns the weights after the
- * last channel pair's rows. */
-static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(const void* wp, cmx_row_blocks* k) {
+/* int16 weights (p->wide): the group pairs as cmx_row_wide_pairs', then (odd) one group more.
+ * Returns the weights after the last channel pair's rows. */
+#define CMX_ROW_WIDE_PAIRS                        \
+  CMX_WIDE_GROUP(0, 0) CMX_WIDE_GROUP(8, 16)      \
+  "add %[b0], %[b0], #16\n\t"                     \
+  "add %[b1], %[b1], #16\n\t"                     \
+  "add %[wp], %[wp], #32\n\t"                     \
+  "subs %[n], %[n], #1\n\t"                       \
+  "bne 2b\n\t"
+static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(const void* wp, cmx_row_blocks* k,
+                                                                            const int odd) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
-  __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_WIDE_GROUP(0, 0) CMX_WIDE_GROUP(8, 16)
-                 "add %[b0], %[b0], #16\n\t"
-                 "add %[b1], %[b1], #16\n\t"
-                 "add %[wp], %[wp], #32\n\t"
-                 "subs %[n], %[n], #1\n\t"
-                 "bne 2b\n\t" CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5)
-                 CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5));
+  if (odd) {
+    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_WIDE_PAIRS CMX_WIDE_GROUP(0, 0)
+                   "add %[b0], %[b0], #8\n\t"
+                   "add %[b1], %[b1], #8\n\t"
+                   "add %[wp], %[wp], #16\n\t" CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5)
+                   CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5));
+  } else {
+    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_WIDE_PAIRS CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5)
+                   CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5));
+  }
   return wp;
 }
+#undef CMX_ROW_WIDE_PAIRS
 
-/* int8 weights: the group pairs as cmx_row_group_pairs' (SXTB16 widens them). */
-static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const void* wp, cmx_row_blocks* k) {
+/* int8 weights: the group pairs as cmx_row_group_pairs' (SXTB16 widens them), then (odd) one more. */
+static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const void* wp, cmx_row_blocks* k,
+                                                                          const int odd) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
-  __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_GROUP_S8 CMX_GROUP_S8
-                 "subs %[n], %[n], #1\n\t"
-                 "bne 2b\n\t" CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
-                 CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1));
+  if (odd) {
+    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_GROUP_S8 CMX_GROUP_S8
+                   "subs %[n], %[n], #1\n\t"
+                   "bne 2b\n\t" CMX_GROUP_S8 CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
+                   CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1));
+  } else {
+    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_GROUP_S8 CMX_GROUP_S8
+                   "subs %[n], %[n], #1\n\t"
+                   "bne 2b\n\t" CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
+                   CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1));
+  }
   return wp;
 }
 #undef CMX_ROW_BLOCK_ENTRY
