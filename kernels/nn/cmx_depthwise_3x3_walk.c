@@ -110,11 +110,13 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
     }
     for (int32_t oy = 0; oy < out_d->h; ++oy) {
       const int32_t iy = oy * p->stride.h - p->padding.h;
-      for (int32_t ox = 0; ox < out_d->w; ++ox) {
+      const int rows_inside = iy >= 0 && iy + 3 <= in_h;
+      for (int32_t ox = 0; ox < out_d->w;) {
         const int32_t ix = ox * p->stride.w - p->padding.w;
         const int8_t* x = input + (iy * in_w + ix) * ch + c0;
         int32_t tap = ch, taps_row = row; /* bytes between the window's taps, and its rows */
-        if (iy < 0 || iy + 3 > in_h || ix < 0 || ix + 3 > in_w) {
+        int32_t run = 1;                  /* pixels of the row whose windows lie inside the input */
+        if (!rows_inside || ix < 0 || ix + 3 > in_w) {
           for (int32_t k = 0; k < 9; ++k) {
             const int32_t y = iy + k / 3, xx = ix + k % 3;
             if (y >= 0 && y < in_h && xx >= 0 && xx < in_w) {
@@ -126,10 +128,15 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
           x = window;
           tap = cw;
           taps_row = 3 * cw;
+        } else {
+          while (ox + run < out_d->w && (ox + run) * p->stride.w - p->padding.w + 3 <= in_w) ++run;
         }
-        /* the nine taps leave x two rows and a tap on: back to the next group's first tap */
-        const cmx_walk_consts k = {p->output_offset, 2 * taps_row + tap - 4, rec + cw / 4};
-        cmx_dw_walk_pixel(x, rec, output + (oy * out_d->w + ox) * ch + c0, tap, taps_row - tap, k);
+        /* the nine taps leave x two rows and a tap on: back to the next group's first tap; the last
+         * group leaves x and o a chunk on: to the next pixel's */
+        cmx_walk_consts k = {p->output_offset, 2 * taps_row + tap - 4, rec + cw / 4, rec,
+                             p->stride.w * ch - cw, ch - cw, run};
+        cmx_dw_walk_pixels(x, rec, output + (oy * out_d->w + ox) * ch + c0, tap, taps_row - tap, &k);
+        ox += run;
       }
     }
   }

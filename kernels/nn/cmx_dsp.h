@@ -52,21 +52,25 @@ typedef struct {
   int32_t right_shift[4];
 } cmx_walk_group;
 
-/* What cmx_dw_walk_pixel reads from the caller's frame (the loop holds 13 registers). */
+/* What cmx_dw_walk_pixels reads from the caller's frame (the loop holds 13 registers). */
 typedef struct {
-  int32_t offset;            /* the output offset */
-  int32_t back;              /* from where the nine taps leave x to the next group's first tap */
-  const cmx_walk_group* end; /* the record after the last group's */
+  int32_t offset;              /* the output offset */
+  int32_t back;                /* from where the nine taps leave x to the next group's first tap */
+  const cmx_walk_group* end;   /* the record after the last group's */
+  const cmx_walk_group* first; /* the first group's */
+  int32_t next_x;              /* from where the last group leaves x to the next pixel's window */
+  int32_t next_o;              /* ... and o to the next pixel's output */
+  int32_t pixels;              /* pixels left, one or more */
 } cmx_walk_consts;
 
-/* One output pixel of cmx_depthwise_3x3_s8's walk, every group of four channels (fast, full):
- * the window's nine taps from `x` (taps `ch` bytes apart, rows `down` + `ch` apart), 10 cycles a
+/* k.pixels output pixels of cmx_depthwise_3x3_s8's walk, a row's run of them, every group of four
+ * channels (fast, full): the window's nine taps from `x` (taps `ch` bytes apart, rows `down` + `ch` apart), 10 cycles a
  * tap (the input word and the two weight words loaded back to back, two SXTB16, four 16 x 16
  * multiply-accumulates), then the four outputs' requantization (SMMULR, the rounding divide), the
  * offset and SSAT: the same bytes as cmx_finish's fast, full form. */
-static inline __attribute__((always_inline)) void cmx_dw_walk_pixel(const int8_t* x, const cmx_walk_group* r,
-                                                                    int8_t* o, int32_t ch, int32_t down,
-                                                                    cmx_walk_consts k) {
+static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_t* x, const cmx_walk_group* r,
+                                                                     int8_t* o, int32_t ch, int32_t down,
+                                                                     cmx_walk_consts* k) {
   int32_t a0, a1, a2, a3;
   uint32_t v, v13, wa, wb;
 #define CMX_WALK_TAP(load, wo)                            \
@@ -121,10 +125,22 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixel(const int8_t
         "adds %[r], %[r], #120\n\t"
         "ldr %[v], %[end]\n\t"
         "cmp %[r], %[v]\n\t"
-        "bne 1b"
+        "bne 1b\n\t"
+        "ldr %[v], %[pixels]\n\t" /* the next pixel of the run: its window, its output, the first group */
+        "subs %[v], %[v], #1\n\t"
+        "str %[v], %[pixels]\n\t"
+        "beq 3f\n\t"
+        "ldr %[v], %[next_x]\n\t"
+        "ldr %[v13], %[next_o]\n\t"
+        "ldr %[r], %[first]\n\t"
+        "add %[x], %[x], %[v]\n\t"
+        "add %[o], %[o], %[v13]\n\t"
+        "b 1b\n"
+        "3:"
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [v] "=&r"(v), [v13] "=&r"(v13),
-          [wa] "=&r"(wa), [wb] "=&r"(wb), [x] "+r"(x), [r] "+r"(r), [o] "+r"(o)
-        : [ch] "r"(ch), [down] "r"(down), [off] "m"(k.offset), [back] "m"(k.back), [end] "m"(k.end)
+          [wa] "=&r"(wa), [wb] "=&r"(wb), [x] "+r"(x), [r] "+r"(r), [o] "+r"(o), [pixels] "+m"(k->pixels)
+        : [ch] "r"(ch), [down] "r"(down), [off] "m"(k->offset), [back] "m"(k->back), [end] "m"(k->end),
+          [first] "m"(k->first), [next_x] "m"(k->next_x), [next_o] "m"(k->next_o)
         : "cc", "memory");
 #undef CMX_WALK_TAP
 #undef CMX_WALK_ROW
