@@ -88,8 +88,8 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
                         const cmsis_nn_dims* out_d, int8_t* output) {
   const int32_t ch = in_d->c, in_w = in_d->w, in_h = in_d->h, row = in_w * ch;
   cmx_walk_group rec[CMX_DW_WALK_CH / 4];
-  int8_t window[9 * CMX_DW_WALK_CH];
-  const int8_t zero = (int8_t)-p->input_offset;
+  int8_t window[9 * CMX_DW_WALK_CH] __attribute__((aligned(4)));
+  const uint32_t zero4 = 0x01010101u * (uint8_t)(int8_t)-p->input_offset; /* the zero point, four times */
   for (int32_t c0 = 0; c0 < ch; c0 += CMX_DW_WALK_CH) {
     const int32_t cw = ch - c0 < CMX_DW_WALK_CH ? ch - c0 : CMX_DW_WALK_CH; /* the chunk's channels */
     for (int32_t g = 0; g < cw / 4; ++g) {
@@ -117,12 +117,14 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
         int32_t tap = ch, taps_row = row; /* bytes between the window's taps, and its rows */
         int32_t run = 1;                  /* pixels of the row whose windows lie inside the input */
         if (!rows_inside || ix < 0 || ix + 3 > in_w) {
-          for (int32_t k = 0; k < 9; ++k) {
+          for (int32_t k = 0; k < 9; ++k) { /* a word at a time (cw is a multiple of four); GCC calls memcpy for the copy */
             const int32_t y = iy + k / 3, xx = ix + k % 3;
+            uint32_t* to = (uint32_t*)(void*)(window + k * cw);
             if (y >= 0 && y < in_h && xx >= 0 && xx < in_w) {
-              memcpy(window + k * cw, input + (y * in_w + xx) * ch + c0, (size_t)cw);
+              const int8_t* from = input + (y * in_w + xx) * ch + c0;
+              for (int32_t j = 0; j < cw; j += 4) *to++ = (uint32_t)arm_nn_read_s8x4(from + j);
             } else {
-              memset(window + k * cw, zero, (size_t)cw);
+              for (int32_t j = 0; j < cw; j += 4) *to++ = zero4;
             }
           }
           x = window;
@@ -131,11 +133,9 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
         } else {
           while (ox + run < out_d->w && (ox + run) * p->stride.w - p->padding.w + 3 <= in_w) ++run;
         }
-        /* the nine taps leave x two rows and a tap on: back to the next group's first tap; the last
-         * group leaves x and o a chunk on: to the next pixel's */
-        cmx_walk_consts k = {p->output_offset, 2 * taps_row + tap - 4, rec + cw / 4, rec,
-                             p->stride.w * ch - cw, ch - cw, run};
-        cmx_dw_walk_pixels(x, rec, output + (oy * out_d->w + ox) * ch + c0, tap, taps_row - tap, &k);
+        /* the last group leaves x and o a chunk on: to the next pixel's */
+        cmx_walk_consts k = {p->output_offset, rec + cw / 4, rec, p->stride.w * ch - cw, ch - cw, run};
+        cmx_dw_walk_pixels(x, rec, output + (oy * out_d->w + ox) * ch + c0, tap, taps_row, &k);
         ox += run;
       }
     }

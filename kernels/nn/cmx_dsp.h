@@ -52,10 +52,9 @@ typedef struct {
   int32_t right_shift[4];
 } cmx_walk_group;
 
-/* What cmx_dw_walk_pixels reads from the caller's frame (the loop holds 13 registers). */
+/* What cmx_dw_walk_pixels reads from the caller's frame (the loop holds all 14 registers). */
 typedef struct {
   int32_t offset;              /* the output offset */
-  int32_t back;                /* from where the nine taps leave x to the next group's first tap */
   const cmx_walk_group* end;   /* the record after the last group's */
   const cmx_walk_group* first; /* the first group's */
   int32_t next_x;              /* from where the last group leaves x to the next pixel's window */
@@ -64,12 +63,12 @@ typedef struct {
 } cmx_walk_consts;
 
 /* k.pixels output pixels of cmx_depthwise_3x3_s8's walk, a row's run of them, every group of four
- * channels (fast, full): the window's nine taps from `x` (taps `ch` bytes apart, rows `down` + `ch` apart), 10 cycles a
+ * channels (fast, full): the window's nine taps from `x` (taps `ch` bytes apart, rows `row` apart), 10 cycles a
  * tap (the input word and the two weight words loaded back to back, two SXTB16, four 16 x 16
  * multiply-accumulates), then the four outputs' requantization (SMMULR, the rounding divide), the
  * offset and SSAT: the same bytes as cmx_finish's fast, full form. */
 static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_t* x, const cmx_walk_group* r,
-                                                                     int8_t* o, int32_t ch, int32_t down,
+                                                                     int8_t* o, int32_t ch, int32_t row,
                                                                      cmx_walk_consts* k) {
   int32_t a0, a1, a2, a3;
   uint32_t v, v13, wa, wb;
@@ -86,8 +85,7 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
 #define CMX_WALK_ROW(w0, w1, w2)                          \
   CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)              \
   CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)       \
-  "add %[x], %[x], %[ch]\n\t"                           \
-  CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w2)
+  CMX_WALK_TAP("ldr %[v], [%[x], %[ch2]]\n\t", w2)
 #define CMX_WALK_DIVIDE(a, m, s)                          \
   "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"          \
   "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"    \
@@ -103,9 +101,9 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "ldr %[a2], [%[r], #80]\n\t"
         "ldr %[a3], [%[r], #84]\n\t"
         CMX_WALK_ROW(0, 8, 16)
-        "add %[x], %[x], %[down]\n\t"
+        "add %[x], %[x], %[row]\n\t"
         CMX_WALK_ROW(24, 32, 40)
-        "add %[x], %[x], %[down]\n\t"
+        "add %[x], %[x], %[row]\n\t"
         CMX_WALK_ROW(48, 56, 64)
         "ldr %[v], [%[r], #88]\n\t"
         "ldr %[v13], [%[r], #92]\n\t"
@@ -120,8 +118,8 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "ldr %[v], %[off]\n\t"
         CMX_WALK_OUT(a0, 0) CMX_WALK_OUT(a1, 1) CMX_WALK_OUT(a2, 2) CMX_WALK_OUT(a3, 3)
         "adds %[o], %[o], #4\n\t"
-        "ldr %[v], %[back]\n\t"
-        "sub %[x], %[x], %[v]\n\t"
+        "sub %[x], %[x], %[row], lsl #1\n\t" /* back two rows, on to the next group's taps */
+        "adds %[x], %[x], #4\n\t"
         "adds %[r], %[r], #120\n\t"
         "ldr %[v], %[end]\n\t"
         "cmp %[r], %[v]\n\t"
@@ -139,7 +137,7 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "3:"
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [v] "=&r"(v), [v13] "=&r"(v13),
           [wa] "=&r"(wa), [wb] "=&r"(wb), [x] "+r"(x), [r] "+r"(r), [o] "+r"(o), [pixels] "+m"(k->pixels)
-        : [ch] "r"(ch), [down] "r"(down), [off] "m"(k->offset), [back] "m"(k->back), [end] "m"(k->end),
+        : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [off] "m"(k->offset), [end] "m"(k->end),
           [first] "m"(k->first), [next_x] "m"(k->next_x), [next_o] "m"(k->next_o)
         : "cc", "memory");
 #undef CMX_WALK_TAP
