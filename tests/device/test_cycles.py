@@ -155,9 +155,7 @@ cmx_measure_end:
     .bss
 """
 
-LOOP = (
-    _START
-    + """
+_LOOP_BODY = """
     movs r0, #100
     ldr r1, =buffer
 loop:
@@ -169,12 +167,11 @@ loop:
     subs r0, #1
     bne loop
 """
-    + _END
-    + """
+_BUFFER = """
 buffer:
     .space 32
 """
-)
+LOOP = _START + _LOOP_BODY + _END + _BUFFER
 
 
 def _assemble(folder: Path, name: str, source: str) -> Path:
@@ -235,29 +232,7 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
 
 # the loop again, after a branch over padding that puts it at `org`: QEMU cuts a block at each 1 KiB
 # page edge (an instruction that crosses one is a block of its own)
-PLACED = (
-    _START
-    + """
-    b start
-    .org {org}
-start:
-    movs r0, #100
-    ldr r1, =buffer
-loop:
-    ldr r2, [r1]
-    ldr r3, [r1, #4]
-    smlad r4, r2, r3, r4
-    ldrd r2, r3, [r1, #8]
-    str r4, [r1, #16]
-    subs r0, #1
-    bne loop
-"""
-    + _END
-    + """
-buffer:
-    .space 32
-"""
-)
+PLACED = _START + "\n    b start\n    .org {org}\nstart:" + _LOOP_BODY + _END + _BUFFER
 
 
 def test_the_estimate_does_not_depend_on_where_a_loop_lies_against_a_page_edge(tmp_path):
