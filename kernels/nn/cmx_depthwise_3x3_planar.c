@@ -7,9 +7,10 @@
 /* The planar path (stride 1, rows of CMX_DW_PLANAR_WIDTH outputs or more, the plan gives scratch:
  * cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output reads one channel, so that channel's
  * input rows of a band of CMX_DW_BAND output rows are copied into a plane of int16 (band + 2 rows
- * of CMX_DW_PLANE_ROW values, padding as the input's zero point, -input_offset) and two horizontally
- * adjacent outputs take each kernel row as two SMLADs and two SMLAxBs over three words of the plane
- * (21 instructions for 18 MACs), the channel's nine weights in six registers; the input offset
+ * of CMX_DW_PLANE_ROW values, padding as the input's zero point, -input_offset; the padding written
+ * once a band) and four horizontally adjacent outputs take each kernel row as four SMLADs and four
+ * SMLAxBs over three words of the plane (fast, full: cmx_dw_plane_row4, 88 cycles for four
+ * outputs on the M4), else two outputs in C (21 instructions for 18 MACs); the input offset
  * times the weights' sum joins the bias once per channel (int32 wraparound, as the sum it stands
  * for). TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
  * rows while later channels' rows are still to be read: the overlap walk
