@@ -50,6 +50,7 @@ from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build as build_mod  # noqa: E402
 from cmx_gen.common.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
 from cmx_gen.common.memo import code_fingerprint  # noqa: E402
+from cmx_gen.common.paths import KERNELS_DIR  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
 from cmx_gen.fit.boards import load_board  # noqa: E402
 from cmx_gen.pipeline.generate import generate  # noqa: E402
@@ -175,6 +176,15 @@ def _upstream_xfails(module: object) -> dict[str, str]:
             reason = value[0] if isinstance(value, tuple) else value
             found.setdefault(name, f"{table}: {reason}")
     return found
+
+
+def kernels_fingerprint() -> str:
+    """cmx-gen's C kernels and runtime (kernels/): they decide a case's outcome as much as the Python
+    (code_fingerprint reads only cmx_gen's .py and .yaml; a kernel change alone re-ran nothing)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in KERNELS_DIR.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(KERNELS_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
 
 
 def sdk_fingerprint() -> str:
@@ -499,7 +509,9 @@ def main() -> int:
             CCACHE_NOHASHDIR="1",
             CCACHE_SLOPPINESS="file_macro,time_macros",
         )
-        fingerprint = hashlib.sha256((code_fingerprint() + sdk_fingerprint()).encode()).hexdigest()[:16]
+        fingerprint = hashlib.sha256(
+            (code_fingerprint() + kernels_fingerprint() + sdk_fingerprint()).encode()
+        ).hexdigest()[:16]
         print(f"# {len(cases)} cases x {len(args.boards)} boards; work in {work}", flush=True)
         for board in args.boards:
             for case in cases:

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cmx_gen.device.cycles import listing, plugin, timing  # noqa: E402
+from cmx_gen.device.cycles import estimate, listing, plugin, timing  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
 from cmx_gen.fit.boards import load_board  # noqa: E402
 
@@ -91,7 +91,7 @@ def measure(elf: Path, code: listing.Listing, function: str, work: Path) -> tupl
     regions = [(r.base, r.end) for r in board.memory]
     QemuRunner(board, timeout=600, plugin=plugin.argument(plugin.build(), begin, end, out, regions)).run_app(elf)
     counts = plugin.read(out, [r.name for r in board.memory])
-    found = timing.estimate(counts, code, timing.load("cortex-m4"), {})
+    found = estimate.estimate(counts, code, timing.load("cortex-m4"), {})
     low, typical, high = (c // counts.opened for c in found.cycles)
     return counts.instructions // counts.opened, (low, typical, high)
 

@@ -11,17 +11,29 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from cmx_gen.common.paths import PACKAGE, cache_root
+from cmx_gen.common.paths import KERNELS_DIR, PACKAGE, cache_root
+
+
+def fingerprinted_files() -> list[Path]:
+    """What decides a lowering and a rendering besides the model: cmx-gen's Python and data, and the
+    kernels' sources, whose constants the plan reads (lower/delegate/kernel_facts.py: a scratch size,
+    a band, a group)."""
+    return sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.yaml"), *(KERNELS_DIR / "nn").rglob("*.[ch]")])
 
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
     digest = hashlib.sha256()
-    package = PACKAGE
-    for path in sorted([*package.rglob("*.py"), *package.rglob("*.yaml")]):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    for path in fingerprinted_files():
+        name = (
+            path.relative_to(PACKAGE)
+            if path.is_relative_to(PACKAGE)
+            else Path("kernels") / path.relative_to(KERNELS_DIR)
+        )
+        digest.update(name.as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 

@@ -47,7 +47,7 @@ class MemoryRegion(_Strict):
     # not describe the region, so a Zephyr app needs an overlay before placing anything there.
     dt_node: str | None = None
     # Cycles a data load or store here waits at the board's clock (flash wait states, external RAM):
-    # the cycle estimate adds them per access (device/cycles/timing.py). 0: single-cycle.
+    # the cycle estimate adds them per access (device/cycles/estimate.py). 0: single-cycle.
     wait_states: int = Field(default=0, ge=0)
 
     @property

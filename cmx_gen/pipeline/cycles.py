@@ -14,7 +14,7 @@ from cmx_gen.app.folder import AppFolder
 from cmx_gen.app.kinds import kind_of
 from cmx_gen.app.model_slots import simulator_loads
 from cmx_gen.common.errors import RunError
-from cmx_gen.device.cycles import listing, plugin, timing
+from cmx_gen.device.cycles import estimate, listing, plugin, timing
 from cmx_gen.device.runners import QemuRunner
 from cmx_gen.fit.boards import Board
 from cmx_gen.pipeline.run_outcome import Outcome, RunOptions, verdict
@@ -66,8 +66,8 @@ def app_image(app: AppFolder, runner: str | None, build_dir: str) -> Path:
 
 @dataclass(frozen=True)
 class Measured:
-    total: timing.Estimate  # the measured region (the inference)
-    segments: dict[int, timing.Estimate]  # with marks: each key's (the profile image's rows)
+    total: estimate.Estimate  # the measured region (the inference)
+    segments: dict[int, estimate.Estimate]  # with marks: each key's (the profile image's rows)
 
 
 class CycleRun:
@@ -100,9 +100,9 @@ class CycleRun:
         counts = plugin.read(self.out, [r.name for r in self.regions])
         code = listing.Listing(self.image, self.table.disassemble_as)
         waits = {r.name: r.wait_states for r in self.regions}
-        memo: timing.Memo = {}  # each block priced once, for the whole and for its segments
-        total = timing.estimate(counts, code, self.table, waits, memo)
-        return Measured(total, timing.by_segment(counts, code, self.table, waits, memo))
+        memo: estimate.Memo = {}  # each block priced once, for the whole and for its segments
+        total = estimate.estimate(counts, code, self.table, waits, memo)
+        return Measured(total, estimate.by_segment(counts, code, self.table, waits, memo))
 
     def assumes(self) -> str:
         """What the figures assume of the board's memories."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cmx_gen.common.errors import RunError
-from cmx_gen.device.cycles import listing, plugin, timing
+from cmx_gen.device.cycles import estimate, listing, plugin, timing
 from cmx_gen.device.cycles.listing import Instruction
 from cmx_gen.device.runners import QemuRunner
 from cmx_gen.fit.boards import load_board
@@ -216,18 +216,18 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert timing.block_cycles(code.block(body.vaddr, body.instructions), M4)[0][1] == 10
     # 3 loads a pass (ldrd reads two words) and 1 store into sram0; the literal pool read from flash0
     assert counts.accesses["sram0"] == (100 * 4, 100) and counts.accesses["flash0"] == (1, 0)
-    estimate = timing.estimate(counts, code, M4, {"sram0": 1})
+    found = estimate.estimate(counts, code, M4, {"sram0": 1})
     # begin's bx lr 1 + P 2; movs 1, ldr literal 2, the first pass 2 + 8 (its first ldr follows the load
     # of its own base) + P 2; 99 passes x 10 + 98 taken x P 2; the bl to the end 1; 500 sram0 accesses
     # x 1 wait state
-    assert estimate.cycles == tuple(1 + p + 13 + p + 990 + 98 * p + 1 + 500 for p in (1, 2, 3)) == (1605, 1705, 1805)
-    assert estimate.instructions == 1 + 9 + 99 * 7 + 1 and estimate.taken == 100 and counts.opened == 1
+    assert found.cycles == tuple(1 + p + 13 + p + 990 + 98 * p + 1 + 500 for p in (1, 2, 3)) == (1605, 1705, 1805)
+    assert found.instructions == 1 + 9 + 99 * 7 + 1 and found.taken == 100 and counts.opened == 1
     # by function (the symbol each block lies in): the loop's 99 passes and the bl after them (under the
     # same label) first; wait states are not attributed
-    assert estimate.by_function[0] == ("loop", 99 * 10 + 98 * 2 + 1, 99 * 7 + 1)
-    assert estimate.where().startswith("where      loop ")
-    assert ("sram0", 400, 100) in estimate.accesses and "sram0 400/100" in estimate.describe(25_000_000, "")
-    assert timing.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == estimate
+    assert found.by_function[0] == ("loop", 99 * 10 + 98 * 2 + 1, 99 * 7 + 1)
+    assert found.where().startswith("where      loop ")
+    assert ("sram0", 400, 100) in found.accesses and "sram0 400/100" in found.describe(25_000_000, "")
+    assert estimate.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == found
 
 
 # the loop again, after a branch over padding that puts it at `org`: QEMU cuts a block at each 1 KiB
@@ -252,7 +252,7 @@ def test_the_estimate_does_not_depend_on_where_a_loop_lies_against_a_page_edge(t
             subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
         )
         counts = plugin.read(out, [r.name for r in board.memory])
-        found[org] = (counts, timing.estimate(counts, listing.Listing(elf), M4, {}))
+        found[org] = (counts, estimate.estimate(counts, listing.Listing(elf), M4, {}))
     inside, cut = found[0x3EA], found[0x3F2]
     body = lambda org, counts: sorted(b.vaddr - org - 4 for b in counts.blocks if org + 4 <= b.vaddr < org + 20)  # noqa: E731
     assert body(0x3EA, inside[0]) == [0] and body(0x3F2, cut[0]) == [0, 8, 12]  # the LDRD a block of its own
@@ -314,8 +314,8 @@ def test_the_plugins_marks_cut_the_region_where_the_profile_image_marks_it(tmp_p
     assert sum(part.instructions for part in counts.segments.values()) == counts.instructions
     assert counts.segments[1].accesses["sram0"] == (1, 0) and counts.segments[0].accesses["sram0"] == (1, 0)
     code = listing.Listing(elf)
-    parts = timing.by_segment(counts, code, M4, {})
-    whole = timing.estimate(counts, code, M4, {})
+    parts = estimate.by_segment(counts, code, M4, {})
+    whole = estimate.estimate(counts, code, M4, {})
     assert sum(part.cycles[1] for part in parts.values()) == whole.cycles[1]
     assert all(part.cycles[1] > part.instructions for part in parts.values())  # each holds taken branches
 

@@ -1,6 +1,6 @@
-"""Cycles from what ran: each block the plugin counted, priced instruction by instruction with the
-core's timing table (data/timing/<core>.yaml, which cites its source), plus the taken branches'
-pipeline refills and the board's wait states on each load and store.
+"""A block's cycles: priced instruction by instruction with the core's timing table
+(data/timing/<core>.yaml, which cites its source), and the refill a taken branch at its end costs
+(estimate.py adds the blocks that ran, and the board's wait states on each load and store).
 
 A core whose pipes overlap (the Cortex-M55's Helium beats, `model: pipelined`) is priced by
 issue.py's in-order issue model instead of instruction by instruction.
@@ -23,15 +23,14 @@ import yaml
 from cmx_gen.common.errors import RunError
 from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.device.cycles import issue
-from cmx_gen.device.cycles.listing import Instruction, Listing
-from cmx_gen.device.cycles.plugin import Counts
+from cmx_gen.device.cycles.listing import Instruction
 
 Range = tuple[int, int, int]  # least, typical, most
 _CONDITIONS = ("eq", "ne", "cs", "hs", "cc", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le", "al")
 _NO_DESTINATION = {"cmp", "cmn", "tst", "teq", "b", "bl", "bx", "blx", "cbz", "cbnz", "it", "nop"}
 
 
-def _as_range(value: Any) -> Range:
+def as_range(value: Any) -> Range:
     if isinstance(value, list):
         low, typical, high = (int(v) for v in value)
         return low, typical, high
@@ -102,7 +101,7 @@ def load(core: str) -> Table:
     for name, spec in classes.items():
         kind = TimingClass(
             name,
-            _as_range(spec["cycles"]),
+            as_range(spec["cycles"]),
             bool(spec.get("per_register", False)),
             int(spec.get("registers_per_cycle", 1)),
             spec.get("pipe"),
@@ -111,7 +110,7 @@ def load(core: str) -> Table:
             bool(spec.get("store", False)),
             bool(spec.get("no_store_forwarding", False)),
             bool(spec.get("issues", True)),
-            _as_range(spec["refill"]) if "refill" in spec else None,
+            as_range(spec["refill"]) if "refill" in spec else None,
         )
         operands = {True: "/q", False: "/s"}.get(spec.get("vector"), "")  # Helium, scalar FP, either
         for mnemonic in spec["mnemonics"]:
@@ -120,7 +119,7 @@ def load(core: str) -> Table:
         core=core,
         source=str(raw["source"]),
         classes=by_mnemonic,
-        refill=_as_range(raw.get("refill", base.get("refill", 0))),
+        refill=as_range(raw.get("refill", base.get("refill", 0))),
         default=int(raw.get("default", base.get("default", 1))),
         load_pipelining=bool(rules.get("load_pipelining", False)),
         store_immediate_one_cycle=bool(rules.get("store_immediate_one_cycle", False)),
@@ -161,7 +160,7 @@ def block_cycles(instructions: list[Instruction], table: Table) -> tuple[Range, 
         name = base_mnemonic(ins.mnemonic, table.classes)
         kind = table.classes.get(name)
         if kind is None:
-            cost = _as_range(table.default)
+            cost = as_range(table.default)
             if name not in _ALU:
                 priced.unpriced[name] += 1
         else:
@@ -175,22 +174,6 @@ def block_cycles(instructions: list[Instruction], table: Table) -> tuple[Range, 
     return (low, typical, high), priced.unpriced
 
 
-def _cut_block_cycles(instructions: list[Instruction], listing: Listing, table: Table) -> tuple[Range, Counter[str]]:
-    """block_cycles of a block, priced as the core runs it: where QEMU cut the block although the code
-    runs on (its last instruction does not branch: a 1 KiB page edge), with the instructions that follow
-    it, less their own price. The core sees no edge there: a load after the cut still pipelines behind
-    the one before, and the figure no longer depends on where the linker put a loop."""
-    cost, missing = block_cycles(instructions, table)
-    if instructions[-1].may_branch:
-        return cost, missing
-    follow = listing.run_on(instructions[-1].address + instructions[-1].size)
-    if not follow:
-        return cost, missing
-    joined = block_cycles(instructions + follow, table)[0]
-    alone = block_cycles(follow, table)[0]
-    return (max(joined[0] - alone[0], 0), max(joined[1] - alone[1], 0), max(joined[2] - alone[2], 0)), missing
-
-
 def _load_store(
     kind: str, ins: Instruction, previous: tuple[str, Instruction] | None, table: Table, cost: Range
 ) -> Range:
@@ -198,7 +181,7 @@ def _load_store(
     address = set(ins.address_registers)
     offset_is_immediate = len(ins.address_registers) <= 1
     if kind == "store" and table.store_immediate_one_cycle and offset_is_immediate:
-        cost = _as_range(1)
+        cost = as_range(1)
     if previous is None:
         return cost
     before_kind, before = previous
@@ -300,110 +283,3 @@ _ALU = set(
     "uqadd8 uqadd16 uqsub8 uqsub16 sel pkhbt pkhtb usad8 usada8 addw subw adr nop cpsid cpsie mrs msr svc bkpt "
     "sev wfi wfe yield udf vadd vsub vmul vnmul vneg vabs vcmp vcmpe vcvt vcvtr vmov vmrs vmsr".split()
 )
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """Cycles of the measured region: (least, typical, most), and what they are made of."""
-
-    cycles: Range
-    instructions: int
-    taken: int
-    wait_cycles: int
-    unlisted_instructions: int  # ran where the image has no code (priced at the default)
-    unpriced: dict[str, int]  # mnemonic -> instructions run that the table has no class for
-    table: Table
-    # (function, typical cycles, instructions) where the region spent them, the most first
-    by_function: tuple[tuple[str, int, int], ...] = ()
-    accesses: tuple[tuple[str, int, int], ...] = ()  # (region, loads, stores) that saw any
-
-    def describe(self, clock_hz: int, waits: str) -> str:
-        low, typical, high = self.cycles
-        where = f"{typical / clock_hz * 1e3:.3f} ms at {clock_hz / 1e6:g} MHz"
-        notes = [
-            f"{self.table.core} timings ({self.table.source})",
-            f"refill P {self.table.refill[0]}-{self.table.refill[2]} on {self.taken:,} taken branches",
-            waits,
-            f"{self.instructions:,} instructions in the measured region (instr= and the counter reads)",
-        ]
-        if self.accesses:
-            each = ", ".join(f"{region or 'elsewhere'} {loads:,}/{stores:,}" for region, loads, stores in self.accesses)
-            notes.append(f"data loads/stores by region {each} (a wait state costs a cycle each)")
-        if self.unpriced:
-            top = ", ".join(
-                f"{name} x{count:,}" for name, count in sorted(self.unpriced.items(), key=lambda x: -x[1])[:5]
-            )
-            notes.append(f"priced at {self.table.default} cycle without a class: {top}")
-        if self.unlisted_instructions:
-            notes.append(f"{self.unlisted_instructions:,} instructions ran outside the image's code")
-        return f"cycles     {typical:,} estimated ({low:,}-{high:,}), {where}; " + "; ".join(notes)
-
-    def where(self, count: int = 6) -> str:
-        """The functions that take the most cycles: share and cycles per instruction."""
-        total = max(self.cycles[1], 1)
-        parts = [
-            f"{name} {cycles / total:.0%} ({cycles / max(instructions, 1):.2f} cyc/instr)"
-            for name, cycles, instructions in self.by_function[:count]
-        ]
-        return "where      " + ", ".join(parts)
-
-
-# (address, instructions) -> one run's price, the mnemonics it could not price, a taken branch's refill
-Memo = dict[tuple[int, int], tuple[Range, Counter[str], Range]]
-
-
-def estimate(
-    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
-) -> Estimate:
-    """The measured region's cycles: blocks x runs, taken branches x P, accesses x wait states.
-    `memo`: block prices already found (the segments of one run share them)."""
-    total = [0, 0, 0]
-    unpriced: Counter[str] = Counter()
-    unlisted = 0
-    memo = {} if memo is None else memo
-    functions: Counter[str] = Counter()
-    function_instructions: Counter[str] = Counter()
-    for block in counts.blocks:
-        key = (block.vaddr, block.instructions)
-        if key not in memo:
-            instructions = listing.block(block.vaddr, block.instructions)
-            cost, missing = (
-                _cut_block_cycles(instructions, listing, table)
-                if instructions is not None
-                else (_as_range(table.default * block.instructions), Counter({"": block.instructions}))
-            )
-            memo[key] = (cost, missing, block_refill(instructions, table))
-        cost, missing, refill = memo[key]
-        for i in range(3):
-            total[i] += cost[i] * block.runs + refill[i] * block.taken
-        name = listing.function(block.vaddr)
-        functions[name] += cost[1] * block.runs + refill[1] * block.taken
-        function_instructions[name] += block.instructions * block.runs
-        if "" in missing:
-            unlisted += block.instructions * block.runs
-        else:
-            unpriced.update({name: n * block.runs for name, n in missing.items()})
-    waits = sum((loads + stores) * wait_states.get(region, 0) for region, (loads, stores) in counts.accesses.items())
-    low, typical, high = (t + waits for t in total)
-    return Estimate(
-        cycles=(low, typical, high),
-        instructions=counts.instructions,
-        taken=sum(b.taken for b in counts.blocks),
-        wait_cycles=waits,
-        unlisted_instructions=unlisted,
-        unpriced=dict(unpriced),
-        table=table,
-        by_function=tuple((name, cycles, function_instructions[name]) for name, cycles in functions.most_common()),
-        accesses=tuple(
-            (region, loads, stores) for region, (loads, stores) in counts.accesses.items() if loads or stores
-        ),
-    )
-
-
-def by_segment(
-    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
-) -> dict[int, Estimate]:
-    """Each marked segment's estimate (the profile image's rows, by the key of their mark); `memo` as
-    estimate's (the whole region's blocks, already priced)."""
-    memo = {} if memo is None else memo
-    return {key: estimate(part, listing, table, wait_states, memo) for key, part in counts.segments.items()}

@@ -1,0 +1,135 @@
+"""A measured region's cycles from what ran: each block the plugin counted priced with the core's
+table (timing.py), its taken branches' refills, and the board's wait states on each load and store;
+the whole region, and each segment the profile image's marks cut (its rows)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from cmx_gen.device.cycles.listing import Instruction, Listing
+from cmx_gen.device.cycles.plugin import Counts
+from cmx_gen.device.cycles.timing import Range, Table, as_range, block_cycles, block_refill
+
+
+def cut_block_cycles(instructions: list[Instruction], listing: Listing, table: Table) -> tuple[Range, Counter[str]]:
+    """block_cycles of a block, priced as the core runs it: where QEMU cut the block although the code
+    runs on (its last instruction does not branch: a 1 KiB page edge), with the instructions that follow
+    it, less their own price. The core sees no edge there: a load after the cut still pipelines behind
+    the one before, and the figure no longer depends on where the linker put a loop."""
+    cost, missing = block_cycles(instructions, table)
+    if instructions[-1].may_branch:
+        return cost, missing
+    follow = listing.run_on(instructions[-1].address + instructions[-1].size)
+    if not follow:
+        return cost, missing
+    joined = block_cycles(instructions + follow, table)[0]
+    alone = block_cycles(follow, table)[0]
+    return (max(joined[0] - alone[0], 0), max(joined[1] - alone[1], 0), max(joined[2] - alone[2], 0)), missing
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Cycles of the measured region: (least, typical, most), and what they are made of."""
+
+    cycles: Range
+    instructions: int
+    taken: int
+    wait_cycles: int
+    unlisted_instructions: int  # ran where the image has no code (priced at the default)
+    unpriced: dict[str, int]  # mnemonic -> instructions run that the table has no class for
+    table: Table
+    # (function, typical cycles, instructions) where the region spent them, the most first
+    by_function: tuple[tuple[str, int, int], ...] = ()
+    accesses: tuple[tuple[str, int, int], ...] = ()  # (region, loads, stores) that saw any
+
+    def describe(self, clock_hz: int, waits: str) -> str:
+        low, typical, high = self.cycles
+        where = f"{typical / clock_hz * 1e3:.3f} ms at {clock_hz / 1e6:g} MHz"
+        notes = [
+            f"{self.table.core} timings ({self.table.source})",
+            f"refill P {self.table.refill[0]}-{self.table.refill[2]} on {self.taken:,} taken branches",
+            waits,
+            f"{self.instructions:,} instructions in the measured region (instr= and the counter reads)",
+        ]
+        if self.accesses:
+            each = ", ".join(f"{region or 'elsewhere'} {loads:,}/{stores:,}" for region, loads, stores in self.accesses)
+            notes.append(f"data loads/stores by region {each} (a wait state costs a cycle each)")
+        if self.unpriced:
+            top = ", ".join(
+                f"{name} x{count:,}" for name, count in sorted(self.unpriced.items(), key=lambda x: -x[1])[:5]
+            )
+            notes.append(f"priced at {self.table.default} cycle without a class: {top}")
+        if self.unlisted_instructions:
+            notes.append(f"{self.unlisted_instructions:,} instructions ran outside the image's code")
+        return f"cycles     {typical:,} estimated ({low:,}-{high:,}), {where}; " + "; ".join(notes)
+
+    def where(self, count: int = 6) -> str:
+        """The functions that take the most cycles: share and cycles per instruction."""
+        total = max(self.cycles[1], 1)
+        parts = [
+            f"{name} {cycles / total:.0%} ({cycles / max(instructions, 1):.2f} cyc/instr)"
+            for name, cycles, instructions in self.by_function[:count]
+        ]
+        return "where      " + ", ".join(parts)
+
+
+# (address, instructions) -> one run's price, the mnemonics it could not price, a taken branch's refill
+Memo = dict[tuple[int, int], tuple[Range, Counter[str], Range]]
+
+
+def estimate(
+    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
+) -> Estimate:
+    """The measured region's cycles: blocks x runs, taken branches x P, accesses x wait states.
+    `memo`: block prices already found (the segments of one run share them)."""
+    total = [0, 0, 0]
+    unpriced: Counter[str] = Counter()
+    unlisted = 0
+    memo = {} if memo is None else memo
+    functions: Counter[str] = Counter()
+    function_instructions: Counter[str] = Counter()
+    for block in counts.blocks:
+        key = (block.vaddr, block.instructions)
+        if key not in memo:
+            instructions = listing.block(block.vaddr, block.instructions)
+            cost, missing = (
+                cut_block_cycles(instructions, listing, table)
+                if instructions is not None
+                else (as_range(table.default * block.instructions), Counter({"": block.instructions}))
+            )
+            memo[key] = (cost, missing, block_refill(instructions, table))
+        cost, missing, refill = memo[key]
+        for i in range(3):
+            total[i] += cost[i] * block.runs + refill[i] * block.taken
+        name = listing.function(block.vaddr)
+        functions[name] += cost[1] * block.runs + refill[1] * block.taken
+        function_instructions[name] += block.instructions * block.runs
+        if "" in missing:
+            unlisted += block.instructions * block.runs
+        else:
+            unpriced.update({name: n * block.runs for name, n in missing.items()})
+    waits = sum((loads + stores) * wait_states.get(region, 0) for region, (loads, stores) in counts.accesses.items())
+    low, typical, high = (t + waits for t in total)
+    return Estimate(
+        cycles=(low, typical, high),
+        instructions=counts.instructions,
+        taken=sum(b.taken for b in counts.blocks),
+        wait_cycles=waits,
+        unlisted_instructions=unlisted,
+        unpriced=dict(unpriced),
+        table=table,
+        by_function=tuple((name, cycles, function_instructions[name]) for name, cycles in functions.most_common()),
+        accesses=tuple(
+            (region, loads, stores) for region, (loads, stores) in counts.accesses.items() if loads or stores
+        ),
+    )
+
+
+def by_segment(
+    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
+) -> dict[int, Estimate]:
+    """Each marked segment's estimate (the profile image's rows, by the key of their mark); `memo` as
+    estimate's (the whole region's blocks, already priced)."""
+    memo = {} if memo is None else memo
+    return {key: estimate(part, listing, table, wait_states, memo) for key, part in counts.segments.items()}
