@@ -72,20 +72,23 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
 #define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (1,920 B) and window (576 B) on the stack */
-_Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 120, "cmx_dw_walk_pixel's offsets");
+_Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 120, "cmx_dw_walk_pixels' offsets");
 
 #endif
 
 #if defined(CMX_DW_WALK_CH)
 /* The walk in assembly (fast, full, the channels in fours): CMX_DW_WALK_CH channels at a time, each
- * chunk's group records made once (cmx_walk_group), then every pixel of the chunk by
- * cmx_dw_walk_pixel; a border pixel's window copied first, the zero point where it lies outside
- * the input. A layer of more channels than a chunk reads a pixel's later channels after writing
+ * chunk's group records made once (cmx_walk_group), then each row's runs of pixels by
+ * cmx_dw_walk_pixels; a border pixel's window copied first, the zero point where it lies outside
+ * the input. An activation range short of int8 (fast, not full) clamps the bytes a run wrote, four at
+ * a time (SSUB8 and SEL: SSAT's result clamped again is the range's). A layer of more channels than a chunk reads a pixel's later channels after writing
  * later pixels' first ones: only where the output does not overlap the input, or lies a whole
  * number of pixels from it (cmx_dw3x3_walk_in_assembly). */
 static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
                         const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
-                        const cmsis_nn_dims* out_d, int8_t* output) {
+                        const cmsis_nn_dims* out_d, int8_t* output, const int full) {
+  const uint32_t lo4 = 0x01010101u * (uint8_t)(int8_t)p->activation.min;
+  const uint32_t hi4 = 0x01010101u * (uint8_t)(int8_t)p->activation.max;
   const int32_t ch = in_d->c, in_w = in_d->w, in_h = in_d->h, row = in_w * ch;
   cmx_walk_group rec[CMX_DW_WALK_CH / 4];
   int8_t window[9 * CMX_DW_WALK_CH] __attribute__((aligned(4)));
@@ -135,7 +138,18 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
         }
         /* the last group leaves x and o a chunk on: to the next pixel's */
         cmx_walk_consts k = {p->output_offset, rec + cw / 4, rec, p->stride.w * ch - cw, ch - cw, run};
-        cmx_dw_walk_pixels(x, rec, output + (oy * out_d->w + ox) * ch + c0, tap, taps_row, &k);
+        int8_t* o = output + (oy * out_d->w + ox) * ch + c0;
+        cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k);
+        for (int32_t i = 0; !full && i < run; ++i, o += ch) { /* the range: max(lo, .), then min(hi, .) */
+          for (int32_t j = 0; j < cw; j += 4) {
+            uint32_t v = (uint32_t)arm_nn_read_s8x4(o + j);
+            (void)__ssub8(v, lo4);
+            v = __sel(v, lo4);
+            (void)__ssub8(hi4, v);
+            v = __sel(v, hi4);
+            memcpy(o + j, &v, 4);
+          }
+        }
         ox += run;
       }
     }
@@ -229,11 +243,20 @@ __attribute__((noinline)) void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS) {
   (void)buf;
 #if defined(CMX_DW_WALK_CH)
   if (cmx_dw3x3_walk_in_assembly(in_d, out_d, input, output)) {
-    walk_chunks(p, mult, shift, in_d, input, filter, bias, out_d, output);
+    walk_chunks(p, mult, shift, in_d, input, filter, bias, out_d, output, 1);
     return;
   }
 #endif
   body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 1);
 }
-__attribute__((noinline)) void cmx_dw3x3_walk_fast(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 0); }
+__attribute__((noinline)) void cmx_dw3x3_walk_fast(CMX_DW_ARGS) {
+  (void)buf;
+#if defined(CMX_DW_WALK_CH)
+  if (cmx_dw3x3_walk_in_assembly(in_d, out_d, input, output)) {
+    walk_chunks(p, mult, shift, in_d, input, filter, bias, out_d, output, 0);
+    return;
+  }
+#endif
+  body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 0);
+}
 __attribute__((noinline)) void cmx_dw3x3_walk_any(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 0, 0); }
