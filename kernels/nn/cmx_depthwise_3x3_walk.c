@@ -239,24 +239,22 @@ int cmx_dw3x3_walk_in_assembly(const cmsis_nn_dims* in_d, const cmsis_nn_dims* o
 #endif
 }
 
-__attribute__((noinline)) void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS) {
-  (void)buf;
+/* fast: the walk in assembly where it takes the layer, else the C loop (each a function of its own: the
+ * body inlined into one per combination measured faster) */
+static inline __attribute__((always_inline)) void walk_fast(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
+                                                            const int32_t* shift, const cmsis_nn_dims* in_d,
+                                                            const int8_t* input, const int8_t* filter,
+                                                            const int32_t* bias, const cmsis_nn_dims* out_d,
+                                                            int8_t* output, const int full) {
 #if defined(CMX_DW_WALK_CH)
   if (cmx_dw3x3_walk_in_assembly(in_d, out_d, input, output)) {
-    walk_chunks(p, mult, shift, in_d, input, filter, bias, out_d, output, 1);
+    walk_chunks(p, mult, shift, in_d, input, filter, bias, out_d, output, full);
     return;
   }
 #endif
-  body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 1);
+  body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, full);
 }
-__attribute__((noinline)) void cmx_dw3x3_walk_fast(CMX_DW_ARGS) {
-  (void)buf;
-#if defined(CMX_DW_WALK_CH)
-  if (cmx_dw3x3_walk_in_assembly(in_d, out_d, input, output)) {
-    walk_chunks(p, mult, shift, in_d, input, filter, bias, out_d, output, 0);
-    return;
-  }
-#endif
-  body(p, mult, shift, in_d, input, filter, bias, out_d, output, 1, 0);
-}
+
+__attribute__((noinline)) void cmx_dw3x3_walk_fast_full(CMX_DW_ARGS) { (void)buf; walk_fast(p, mult, shift, in_d, input, filter, bias, out_d, output, 1); }
+__attribute__((noinline)) void cmx_dw3x3_walk_fast(CMX_DW_ARGS) { (void)buf; walk_fast(p, mult, shift, in_d, input, filter, bias, out_d, output, 0); }
 __attribute__((noinline)) void cmx_dw3x3_walk_any(CMX_DW_ARGS) { (void)buf; body(p, mult, shift, in_d, input, filter, bias, out_d, output, 0, 0); }
