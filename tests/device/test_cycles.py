@@ -111,6 +111,37 @@ def test_the_m55_loop_end_costs_no_refill_and_other_branches_do():
     assert timing.block_refill(_helium("subs r5, #1", "bne.n 0x0"), M55) == (1, 2, 3)
 
 
+@pytest.mark.parametrize(
+    ("mnemonic", "operands", "branches"),
+    [
+        ("b.n", "1234 <loop>", True),
+        ("bne.w", "1234 <loop>", True),
+        ("ble.n", "1234 <loop>", True),  # b + le, not bl + e
+        ("bls.n", "1234 <loop>", True),
+        ("bl", "1234 <f>", True),
+        ("bx", "lr", True),
+        ("blx", "r3", True),
+        ("cbz", "r0, 1234 <out>", True),
+        ("tbb", "[pc, r3]", True),
+        ("le", "lr, 1234 <loop>", True),
+        ("pop", "{r4, r5, pc}", True),
+        ("ldr.w", "pc, [sp], #4", True),
+        ("mov", "pc, lr", True),
+        ("pop", "{r4, r5, lr}", False),
+        ("bic.w", "r0, r0, #1", False),
+        ("bfi", "r0, r1, #8, #8", False),
+        ("bkpt", "0x00ab", False),
+        ("ldr.w", "r3, [pc, #12]", False),  # a literal: reads pc, does not write it
+        ("str.w", "r1, [sp, #4]", False),
+        ("smlad", "r0, r1, r2, r0", False),
+    ],
+)
+def test_an_instruction_branches_where_it_may_send_the_core_elsewhere(mnemonic, operands, branches):
+    """What ends a block for the core: a block QEMU cut after an instruction that does not branch (a
+    page edge) is priced with what follows it."""
+    assert Instruction(0, mnemonic, operands, 4).may_branch is branches
+
+
 def test_objdump_reads_helium_only_when_told_the_architecture(tmp_path):
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
