@@ -9,6 +9,19 @@
 #include "arm_nn_math_types.h"
 #include "arm_nnsupportfunctions.h"
 
+/* The assembly kernels' requantization of one accumulator `a` already doubled (2 x acc: fast, every
+ * |acc| < 2^30), multiplier in `m`, right shift (>= 1) in `s`: cmx_requantize_right's SMMULR and
+ * rounding divide (cmx_requantize.h), as operand names of the asm it goes in. Then the output offset
+ * `off` and SSAT: cmx_finish's fast, full form. */
+#define CMX_ASM_DIVIDE(a, m, s)                       \
+  "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"        \
+  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"  \
+  "asrs %[" #a "], %[" #a "], %[" #s "]\n\t"          \
+  "adc %[" #a "], %[" #a "], #0\n\t"
+#define CMX_ASM_OUT(a, off)                           \
+  "add %[" #a "], %[" #a "], %[" #off "]\n\t"         \
+  "ssat %[" #a "], #8, %[" #a "]\n\t"
+
 /* Four channels' int32 accumulators; a 2 x 2 block's (two channels at two positions). */
 typedef struct {
   int32_t a0, a1, a2, a3;
@@ -86,15 +99,7 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
   CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)              \
   CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)       \
   CMX_WALK_TAP("ldr %[v], [%[x], %[ch2]]\n\t", w2)
-#define CMX_WALK_DIVIDE(a, m, s)                          \
-  "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"          \
-  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"    \
-  "asrs %[" #a "], %[" #a "], %[" #s "]\n\t"            \
-  "adc %[" #a "], %[" #a "], #0\n\t"
-#define CMX_WALK_OUT(a, at)                               \
-  "add %[" #a "], %[" #a "], %[v]\n\t"                  \
-  "ssat %[" #a "], #8, %[" #a "]\n\t"                   \
-  "strb %[" #a "], [%[o], #" #at "]\n\t"
+#define CMX_WALK_OUT(a, at) CMX_ASM_OUT(a, v) "strb %[" #a "], [%[o], #" #at "]\n\t"
   __asm volatile("1:\n\t"
         "ldr %[a0], [%[r], #72]\n\t"
         "ldr %[a1], [%[r], #76]\n\t"
@@ -109,12 +114,12 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "ldr %[v13], [%[r], #92]\n\t"
         "ldr %[wa], [%[r], #104]\n\t"
         "ldr %[wb], [%[r], #108]\n\t"
-        CMX_WALK_DIVIDE(a0, v, wa) CMX_WALK_DIVIDE(a1, v13, wb)
+        CMX_ASM_DIVIDE(a0, v, wa) CMX_ASM_DIVIDE(a1, v13, wb)
         "ldr %[v], [%[r], #96]\n\t"
         "ldr %[v13], [%[r], #100]\n\t"
         "ldr %[wa], [%[r], #112]\n\t"
         "ldr %[wb], [%[r], #116]\n\t"
-        CMX_WALK_DIVIDE(a2, v, wa) CMX_WALK_DIVIDE(a3, v13, wb)
+        CMX_ASM_DIVIDE(a2, v, wa) CMX_ASM_DIVIDE(a3, v13, wb)
         "ldr %[v], %[off]\n\t"
         CMX_WALK_OUT(a0, 0) CMX_WALK_OUT(a1, 1) CMX_WALK_OUT(a2, 2) CMX_WALK_OUT(a3, 3)
         "adds %[o], %[o], #4\n\t"
@@ -142,7 +147,6 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         : "cc", "memory");
 #undef CMX_WALK_TAP
 #undef CMX_WALK_ROW
-#undef CMX_WALK_DIVIDE
 #undef CMX_WALK_OUT
 }
 #endif
@@ -327,15 +331,7 @@ typedef struct {
   "ldr %[b1], %[col1]\n\t"                  \
   "ldr %[n], %[pairs]\n"                    \
   "2:\n\t"
-#define CMX_ROW_BLOCK_REQ(a, m, s)                    \
-  "lsls %[" #a "], %[" #a "], #1\n\t"                 \
-  "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"        \
-  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"  \
-  "asrs %[" #a "], %[" #a "], %[" #s "]\n\t"          \
-  "adc %[" #a "], %[" #a "], #0\n\t"
-#define CMX_ROW_BLOCK_OUT(a, off)                     \
-  "add %[" #a "], %[" #a "], %[" #off "]\n\t"         \
-  "ssat %[" #a "], #8, %[" #a "]\n\t"
+#define CMX_ROW_BLOCK_REQ(a, m, s) "lsls %[" #a "], %[" #a "], #1\n\t" CMX_ASM_DIVIDE(a, m, s)
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
@@ -350,7 +346,7 @@ typedef struct {
   CMX_ROW_BLOCK_REQ(a00, C, E) CMX_ROW_BLOCK_REQ(a01, C, E)                                         \
   CMX_ROW_BLOCK_REQ(a10, D, F) CMX_ROW_BLOCK_REQ(a11, D, F)                                         \
   "ldr %[" #A "], %[off]\n\t"                                                                       \
-  CMX_ROW_BLOCK_OUT(a00, A) CMX_ROW_BLOCK_OUT(a01, A) CMX_ROW_BLOCK_OUT(a10, A) CMX_ROW_BLOCK_OUT(a11, A) \
+  CMX_ASM_OUT(a00, A) CMX_ASM_OUT(a01, A) CMX_ASM_OUT(a10, A) CMX_ASM_OUT(a11, A) \
   "ldr %[" #B "], %[out0]\n\t"                                                                      \
   "ldr %[" #C "], %[out_ch]\n\t"                                                                    \
   "strb %[a00], [%[" #B "]]\n\t"                                                                    \
@@ -422,7 +418,6 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const
 }
 #undef CMX_ROW_BLOCK_ENTRY
 #undef CMX_ROW_BLOCK_REQ
-#undef CMX_ROW_BLOCK_OUT
 #undef CMX_ROW_BLOCK_EXIT
 #undef CMX_ROW_BLOCK_OPERANDS
 #endif
@@ -565,14 +560,6 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "smlatb %[a3], %[u], %[" #wa "], %[a3]\n\t"         \
   "smlabt %[a2], %[t], %[" #wb "], %[a2]\n\t"         \
   "smlad %[a3], %[t], %[" #wb "], %[a3]\n\t"
-#define CMX_PLANE_DIVIDE(a)                           \
-  "smmulr %[" #a "], %[" #a "], %[t]\n\t"             \
-  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"  \
-  "asrs %[" #a "], %[" #a "], %[u]\n\t"               \
-  "adc %[" #a "], %[" #a "], #0\n\t"
-#define CMX_PLANE_OUT(a)                              \
-  "add %[" #a "], %[" #a "], %[t]\n\t"                \
-  "ssat %[" #a "], #8, %[" #a "]\n\t"
   __asm volatile("1:\n\t"
         "ldr %[a0], %[start]\n\t"
         "mov %[a1], %[a0]\n\t"
@@ -584,10 +571,10 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
         "adds %[q], %[q], #8\n\t"
         "ldr %[t], %[m]\n\t"
         "ldr %[u], %[s]\n\t"
-        CMX_PLANE_DIVIDE(a0) CMX_PLANE_DIVIDE(a1) CMX_PLANE_DIVIDE(a2) CMX_PLANE_DIVIDE(a3)
+        CMX_ASM_DIVIDE(a0, t, u) CMX_ASM_DIVIDE(a1, t, u) CMX_ASM_DIVIDE(a2, t, u) CMX_ASM_DIVIDE(a3, t, u)
         "ldr %[t], %[off]\n\t"
         "ldr %[u], %[step]\n\t"
-        CMX_PLANE_OUT(a0) CMX_PLANE_OUT(a1) CMX_PLANE_OUT(a2) CMX_PLANE_OUT(a3)
+        CMX_ASM_OUT(a0, t) CMX_ASM_OUT(a1, t) CMX_ASM_OUT(a2, t) CMX_ASM_OUT(a3, t)
         "strb %[a0], [%[o]]\n\t"
         "strb %[a1], [%[o], %[u]]\n\t"
         "add %[o], %[o], %[u], lsl #1\n\t"
@@ -604,8 +591,6 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
           [step] "m"(k.step), [end] "m"(k.end)
         : "cc", "memory");
 #undef CMX_PLANE_ROW
-#undef CMX_PLANE_DIVIDE
-#undef CMX_PLANE_OUT
   return q;
 }
 
