@@ -31,6 +31,26 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Accelerator(_Strict):
+    """A flash accelerator in front of a region (ST's ART): small instruction and data caches of whole
+    lines, so a read waits the region's wait states only when its line is not there. The cycle estimate
+    follows each fetched and loaded line through caches of this shape (fully associative, least
+    recently used out: an assumption where the manual gives no replacement rule)."""
+
+    line_bytes: int = Field(ge=4, le=256)
+    lines: int = Field(gt=0, le=4096)  # instruction cache lines
+    data_lines: int = Field(gt=0, le=4096)
+    # the next instruction line read ahead while one runs: a sequential line's wait is hidden in part
+    prefetch: bool = False
+
+    @field_validator("line_bytes")
+    @classmethod
+    def _power_of_two(cls, value: int) -> int:
+        if value & (value - 1):
+            raise ValueError(f"line_bytes must be a power of two (is {value})")
+        return value
+
+
 class MemoryRegion(_Strict):
     """One address range the linker can place things in."""
 
@@ -49,6 +69,8 @@ class MemoryRegion(_Strict):
     # Cycles a data load or store here waits at the board's clock (flash wait states, external RAM):
     # the cycle estimate adds them per access (device/cycles/estimate.py). 0: single-cycle.
     wait_states: int = Field(default=0, ge=0)
+    # With one, only the lines it misses wait (instruction fetch too); without, every data access.
+    accelerator: Accelerator | None = None
 
     @property
     def end(self) -> int:

@@ -16,7 +16,7 @@ from cmx_gen.app.model_slots import simulator_loads
 from cmx_gen.common.errors import RunError
 from cmx_gen.device.cycles import estimate, listing, plugin, timing
 from cmx_gen.device.runners import QemuRunner
-from cmx_gen.fit.boards import Board
+from cmx_gen.fit.boards import Board, MemoryRegion, load_board
 from cmx_gen.pipeline.run_outcome import Outcome, RunOptions, verdict
 
 EDGES = ("cmx_measure_begin", "cmx_measure_end")  # the runner's measured region (cmx_runner.cpp)
@@ -27,16 +27,17 @@ def run_cycles(app: AppFolder, options: RunOptions) -> Outcome:
     if app.model_names():
         raise RunError("--cycles measures an app of one model", "run it on a one-model app of each model")
     image = app_image(app, options.runner, "build")
-    measuring = CycleRun(app.board(), image, options.timeout, images=simulator_loads(app))
+    priced = priced_as(app.board(), options.cycles_as)
+    measuring = CycleRun(app.board(), image, options.timeout, images=simulator_loads(app), priced_as=priced)
     result = measuring.runner.run(image)
     found = measuring.read().total
-    board = measuring.board
+    board = measuring.priced
     result.line = f"{result.line} cyc={found.cycles[1]}"
     checked = verdict(app, result)
     at = next(i for i, line in enumerate(checked.lines) if line.endswith(f" cyc={found.cycles[1]}")) + 1
     lines = (
         *checked.lines[:at],
-        found.describe(board.core.clock_hz, _waits(board)),
+        found.describe(board.core.clock_hz, measuring.assumes()),
         found.where(),
         *checked.lines[at:],
     )
@@ -64,6 +65,20 @@ def app_image(app: AppFolder, runner: str | None, build_dir: str) -> Path:
     return image
 
 
+def priced_as(board: Board, board_id: str | None) -> Board | None:
+    """`--cycles-as`'s board, or None: one of the same core (the estimate prices the instructions the
+    app's core ran)."""
+    if board_id is None:
+        return None
+    priced = load_board(board_id)
+    if priced.core.name != board.core.name:
+        raise RunError(
+            f"--cycles-as prices the same core: {priced.id} has a {priced.core.name}, {board.id} a {board.core.name}",
+            f"name a {board.core.name} board",
+        )
+    return priced
+
+
 @dataclass(frozen=True)
 class Measured:
     total: estimate.Estimate  # the measured region (the inference)
@@ -72,18 +87,33 @@ class Measured:
 
 class CycleRun:
     """`image` under QEMU with cmx-gen's plugin between the runner's measure edges (and, with
-    `marks`, cut at the profile image's cmx_profile_mark calls); then what it counted, priced."""
+    `marks`, cut at the profile image's cmx_profile_mark calls); then what it counted, priced. With
+    `priced_as`, a board of the same core whose clock and memories price it: the image runs on
+    `board`'s QEMU machine, each of its memories taken for the priced board's of the same kind."""
 
     def __init__(
-        self, board: Board, image: Path, timeout: float, marks: bool = False, images: Sequence[tuple[Path, int]] = ()
+        self,
+        board: Board,
+        image: Path,
+        timeout: float,
+        marks: bool = False,
+        images: Sequence[tuple[Path, int]] = (),
+        priced_as: Board | None = None,
     ) -> None:
         self.board = board
+        self.priced = priced_as or board
         self.table = timing.load(self.board.core.name)
         self.image = image
         symbols = _symbols(image, (*EDGES, MARKS) if marks else EDGES)
         self.out = image.parent / "cycles.txt"
         self.out.unlink(missing_ok=True)
         self.regions = list(self.board.memory)
+        self.stand_ins = {r.name: _same_kind(r, self.priced) for r in self.regions}
+        self.waits = {
+            name: estimate.Waits(m.wait_states, m.accelerator) if m else estimate.Waits()
+            for name, m in self.stand_ins.items()
+        }
+        caches = {i: a for i, r in enumerate(self.regions) if (a := self.waits[r.name].accelerator) is not None}
         mark_range = (symbols[MARKS][0], symbols[MARKS][0] + symbols[MARKS][1]) if marks else None
         spec = plugin.argument(
             plugin.build(),
@@ -92,6 +122,7 @@ class CycleRun:
             self.out,
             [(r.base, r.end) for r in self.regions],
             mark_range,
+            caches,
         )
         self.runner = QemuRunner(self.board, timeout, plugin=spec)
         self.runner.images = list(images)  # a slot app's model (model_slots.simulator_loads)
@@ -99,14 +130,40 @@ class CycleRun:
     def read(self) -> Measured:
         counts = plugin.read(self.out, [r.name for r in self.regions])
         code = listing.Listing(self.image, self.table.disassemble_as)
-        waits = {r.name: r.wait_states for r in self.regions}
         memo: estimate.Memo = {}  # each block priced once, for the whole and for its segments
-        total = estimate.estimate(counts, code, self.table, waits, memo)
-        return Measured(total, estimate.by_segment(counts, code, self.table, waits, memo))
+        total = estimate.estimate(counts, code, self.table, self.waits, memo)
+        return Measured(total, estimate.by_segment(counts, code, self.table, self.waits, memo))
 
     def assumes(self) -> str:
         """What the figures assume of the board's memories."""
-        return _waits(self.board)
+        parts = []
+        for region in self.regions:
+            m = self.stand_ins[region.name]
+            name = region.name if self.priced is self.board else f"{region.name} as {m.name if m else 'nothing'}"
+            if m is None or not m.wait_states:
+                continue
+            if m.accelerator is None:
+                parts.append(f"{name} {m.wait_states} on each data access")
+            else:
+                a = m.accelerator
+                parts.append(
+                    f"{name} {m.wait_states} on each line its accelerator misses ({a.lines} instruction and "
+                    f"{a.data_lines} data lines of {a.line_bytes} bytes, least recently used out"
+                    f"{', the next line read ahead' if a.prefetch else ''})"
+                )
+        where = "" if self.priced is self.board else f"priced as {self.priced.id}'s memories by kind; "
+        if not parts:
+            return f"{where}zero wait states on every memory (the board file gives none), instruction fetch included"
+        fetch = "" if any(self.waits[r.name].accelerator for r in self.regions) else ", instruction fetch without"
+        return f"{where}wait states {'; '.join(parts)} (board file){fetch}"
+
+
+def _same_kind(region: MemoryRegion, priced: Board) -> MemoryRegion | None:
+    """The priced board's memory that stands in for `region`: itself on its own board, else the
+    first of the same kind (flash for flash: where the code and the weights are read)."""
+    if region in priced.memory:
+        return region
+    return next((m for m in priced.memory if m.kind == region.kind), None)
 
 
 def _symbols(image: Path, names: tuple[str, ...]) -> dict[str, tuple[int, int]]:
@@ -126,11 +183,3 @@ def _symbols(image: Path, names: tuple[str, ...]) -> dict[str, tuple[int, int]]:
             "regenerate and rebuild it: `cmx-gen regen APP && cmx-gen build APP`",
         )
     return symbols
-
-
-def _waits(board: Board) -> str:
-    """What the estimate assumes of the board's memories."""
-    waiting = [f"{r.name} {r.wait_states}" for r in board.memory if r.wait_states]
-    if not waiting:
-        return "zero wait states on every memory (the board file gives none), instruction fetch included"
-    return f"data wait states {', '.join(waiting)} (board file), instruction fetch without wait states"

@@ -67,12 +67,13 @@ def _profile(
     from cmx_gen.app.model_slots import simulator_loads
     from cmx_gen.common.errors import RunError
     from cmx_gen.device import profile
-    from cmx_gen.pipeline.cycles import CycleRun, app_image
+    from cmx_gen.pipeline.cycles import CycleRun, app_image, priced_as
 
+    priced = priced_as(app.board(), options.cycles_as)
     try:
         app_image(app, options.runner, "build-profile")
         measuring: CycleRun | None = CycleRun(
-            app.board(), image, options.timeout, marks=True, images=simulator_loads(app)
+            app.board(), image, options.timeout, marks=True, images=simulator_loads(app), priced_as=priced
         )
         why_not = ""
     except RunError as exc:
@@ -82,7 +83,7 @@ def _profile(
     prof = profile.parse(result, instructions, report.delegated_layers)
     if measuring is not None:
         measured = measuring.read()
-        board = measuring.board
+        board = measuring.priced
         total = measured.total.cycles[1]
         note = (
             f"{total / board.core.clock_hz * 1e3:.3f} ms at {board.core.clock_hz / 1e6:g} MHz, "

@@ -43,6 +43,8 @@ def run(app: AppFolder, options: RunOptions) -> Outcome:
         return verdict(app, SerialConsole(options.serial, options.baud, options.timeout).run())
     if options.cycles and (options.profile or options.trace or options.data or options.user_app):
         raise RunError("--cycles runs the check image", "run --cycles on its own")
+    if options.cycles_as and options.trace:
+        raise RunError("--cycles-as prices --cycles or --profile, not --trace", "drop --cycles-as")
     if options.profile or options.trace:
         return diagnose(app, options)
     if options.labels and not options.data:

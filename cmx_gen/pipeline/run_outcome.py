@@ -26,6 +26,7 @@ class RunOptions:
     profile: bool = False
     trace: bool = False
     cycles: bool = False  # the cycle estimate under QEMU (cycles.py)
+    cycles_as: str | None = None  # a board id whose clock and memories price it (same core)
     json: Path | None = None  # with profile: the rows as JSON
     user_app: bool = False
     data: Path | None = None

@@ -3,7 +3,7 @@
  * (cmx_gen/device/cycles/), inside the measured region only.
  *
  *   -plugin cmx_cycles.so,begin=0x<addr>,end=0x<addr>,out=<file>[,region=0x<lo>:0x<hi>]...
- *                         [,mark=0x<lo>:0x<hi>]
+ *                         [,mark=0x<lo>:0x<hi>] [,cache=<region>:<line bytes>:<lines>:<data lines>]...
  *
  * The region opens when the block at `begin` runs (cmx_measure_begin, called just before the
  * inference's first counter read) and closes at the block at `end`. For each translated block it
@@ -17,6 +17,14 @@
  * address) closes the segment since the previous mark and gives it key k. Each segment is written
  * as it closes (`segment <key>`, its blocks' runs and taken branches, its loads and stores per
  * region); what runs after the last mark closes as key -1 with the region.
+ *
+ * With `cache=`, a region sits behind a flash accelerator (ST's ART): an instruction cache of
+ * <lines> lines and a data cache of <data lines>, each line <line bytes> (a power of two), each fully
+ * associative and least-recently-used first out. Each block that runs fetches the lines its bytes
+ * span; each load reads one. Per cached region it writes the instruction lines missed right after the
+ * line before them (what a prefetch of the next line can hide), those missed elsewhere (after a
+ * branch), and the data lines missed (`cache <region> <sequential> <branched> <data>`, per segment
+ * `scache`): the estimate prices each with the region's wait states.
  *
  * Debian's QEMU 7.2 runs plugins but ships no qemu-plugin.h: the declarations below are the few of
  * plugin API version 1 this file uses.
@@ -79,6 +87,54 @@ static struct block *dirty;       /* the open segment's blocks */
 static uint64_t seg_loads[MAX_REGIONS + 1], seg_stores[MAX_REGIONS + 1];
 static FILE *segments; /* the segments so far, copied into the report at exit */
 
+struct lru {
+  uint64_t *line, *used; /* each way's line (address >> shift, + 1: 0 is empty) and when last used */
+  int ways;
+};
+struct accelerator {
+  unsigned shift;          /* log2 of the line's bytes */
+  struct lru code, data;
+  uint64_t last;           /* the last instruction line fetched (+ 1) */
+  uint64_t missed[3];      /* sequential, branched, data */
+  uint64_t seg_missed[3];
+};
+static struct accelerator *accel[MAX_REGIONS];
+static uint64_t lru_clock;
+
+/* Whether `line` was in the cache; it is now, the oldest line out. */
+static bool lru_hit(struct lru *c, uint64_t line) {
+  int oldest = 0;
+  lru_clock++;
+  for (int i = 0; i < c->ways; i++) {
+    if (c->line[i] == line + 1) {
+      c->used[i] = lru_clock;
+      return true;
+    }
+    if (c->used[i] < c->used[oldest]) oldest = i;
+  }
+  c->line[oldest] = line + 1;
+  c->used[oldest] = lru_clock;
+  return false;
+}
+
+static void missed(struct accelerator *a, int kind) {
+  a->missed[kind]++;
+  a->seg_missed[kind]++;
+}
+
+/* The instruction lines a block's run fetches from a cached region. */
+static void fetch(const struct block *b) {
+  for (int i = 0; i < regions; i++) {
+    struct accelerator *a = accel[i];
+    if (a == NULL || b->vaddr < region_lo[i] || b->vaddr >= region_hi[i]) continue;
+    for (uint64_t line = b->vaddr >> a->shift; line <= (b->end - 1) >> a->shift; line++) {
+      if (!lru_hit(&a->code, line)) missed(a, a->last != 0 && line == a->last ? 0 : 1); /* last: previous + 1 */
+      a->last = line + 1;
+    }
+    return;
+  }
+}
+
 static void touch(struct block *b) {
   if (b->dirty) return;
   b->dirty = true;
@@ -105,6 +161,13 @@ static void close_segment(long long key) {
       fprintf(segments, "smemory %d %llu %llu\n", i < regions ? i : -1, (unsigned long long)seg_loads[i],
               (unsigned long long)seg_stores[i]);
     seg_loads[i] = seg_stores[i] = 0;
+    if (accel[i] != NULL) {
+      uint64_t *m = accel[i]->seg_missed;
+      if (m[0] || m[1] || m[2])
+        fprintf(segments, "scache %d %llu %llu %llu\n", i, (unsigned long long)m[0], (unsigned long long)m[1],
+                (unsigned long long)m[2]);
+      m[0] = m[1] = m[2] = 0;
+    }
   }
 }
 
@@ -130,6 +193,7 @@ static void block_ran(unsigned int vcpu, void *udata) {
     touch(previous);
   }
   previous = b;
+  fetch(b);
 }
 
 static void memory_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
@@ -139,7 +203,10 @@ static void memory_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_
   if (!measuring) return;
   while (i < regions && !(vaddr >= region_lo[i] && vaddr < region_hi[i])) i++;
   if (qemu_plugin_mem_is_store(info)) stores[i]++, seg_stores[i]++;
-  else loads[i]++, seg_loads[i]++;
+  else {
+    loads[i]++, seg_loads[i]++;
+    if (i < regions && accel[i] != NULL && !lru_hit(&accel[i]->data, vaddr >> accel[i]->shift)) missed(accel[i], 2);
+  }
   if (vaddr >= mark_lo && vaddr < mark_hi && !qemu_plugin_mem_is_store(info)) {
     close_segment((long long)(vaddr - mark_lo));
   }
@@ -186,6 +253,10 @@ static void report(qemu_plugin_id_t id, void *udata) {
   for (int i = 0; i <= regions; i++)
     fprintf(f, "memory %d %llu %llu\n", i < regions ? i : -1, (unsigned long long)loads[i],
             (unsigned long long)stores[i]);
+  for (int i = 0; i < regions; i++)
+    if (accel[i] != NULL)
+      fprintf(f, "cache %d %llu %llu %llu\n", i, (unsigned long long)accel[i]->missed[0],
+              (unsigned long long)accel[i]->missed[1], (unsigned long long)accel[i]->missed[2]);
   if (segments != NULL) {
     char buf[65536];
     size_t n;
@@ -194,6 +265,31 @@ static void report(qemu_plugin_id_t id, void *udata) {
     fclose(segments);
   }
   fclose(f);
+}
+
+static bool lru_init(struct lru *c, long ways) {
+  c->ways = (int)ways;
+  c->line = calloc((size_t)ways, sizeof *c->line);
+  c->used = calloc((size_t)ways, sizeof *c->used);
+  return ways > 0 && ways <= 4096 && c->line != NULL && c->used != NULL;
+}
+
+/* cache=<region>:<line bytes>:<lines>:<data lines> (the region's index among the region= given before). */
+static bool add_accelerator(const char *spec) {
+  char *rest;
+  long index = strtol(spec, &rest, 0), bytes, lines, data;
+  if (*rest != ':' || index < 0 || index >= regions || accel[index] != NULL) return false;
+  bytes = strtol(rest + 1, &rest, 0);
+  if (*rest != ':' || bytes < 4 || (bytes & (bytes - 1)) != 0) return false;
+  lines = strtol(rest + 1, &rest, 0);
+  if (*rest != ':') return false;
+  data = strtol(rest + 1, &rest, 0);
+  if (*rest != '\0') return false;
+  struct accelerator *a = calloc(1, sizeof *a);
+  if (a == NULL || !lru_init(&a->code, lines) || !lru_init(&a->data, data)) return false;
+  while ((1L << a->shift) < bytes) a->shift++;
+  accel[index] = a;
+  return true;
 }
 
 __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc,
@@ -213,6 +309,11 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
       char *rest;
       mark_lo = strtoull(arg + 5, &rest, 0);
       mark_hi = *rest == ':' ? strtoull(rest + 1, NULL, 0) : 0;
+    } else if (strncmp(arg, "cache=", 6) == 0) {
+      if (!add_accelerator(arg + 6)) {
+        fprintf(stderr, "cmx_cycles: cache=<region>:<line bytes, a power of two>:<lines>:<data lines>, not %s\n", arg);
+        return -1;
+      }
     } else {
       fprintf(stderr, "cmx_cycles: unknown argument %s\n", arg);
       return -1;

@@ -14,7 +14,7 @@ from cmx_gen.common.errors import RunError
 from cmx_gen.device.cycles import estimate, listing, plugin, timing
 from cmx_gen.device.cycles.listing import Instruction
 from cmx_gen.device.runners import QemuRunner
-from cmx_gen.fit.boards import load_board
+from cmx_gen.fit.boards import Accelerator, load_board
 
 M4 = timing.load("cortex-m4")
 
@@ -247,7 +247,7 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert timing.block_cycles(code.block(body.vaddr, body.instructions), M4)[0][1] == 10
     # 3 loads a pass (ldrd reads two words) and 1 store into sram0; the literal pool read from flash0
     assert counts.accesses["sram0"] == (100 * 4, 100) and counts.accesses["flash0"] == (1, 0)
-    found = estimate.estimate(counts, code, M4, {"sram0": 1})
+    found = estimate.estimate(counts, code, M4, {"sram0": estimate.Waits(1)})
     # begin's bx lr 1 + P 2; movs 1, ldr literal 2, the first pass 2 + 8 (its first ldr follows the load
     # of its own base) + P 2; 99 passes x 10 + 98 taken x P 2; the bl to the end 1; 500 sram0 accesses
     # x 1 wait state
@@ -258,7 +258,10 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert found.by_function[0] == ("loop", 99 * 10 + 98 * 2 + 1, 99 * 7 + 1)
     assert found.where().startswith("where      loop ")
     assert ("sram0", 400, 100) in found.accesses and "sram0 400/100" in found.describe(25_000_000, "")
-    assert estimate.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": 1}) == found
+    assert (
+        estimate.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": estimate.Waits(1)})
+        == found
+    )
 
 
 # the loop again, after a branch over padding that puts it at `org`: QEMU cuts a block at each 1 KiB
@@ -349,6 +352,66 @@ def test_the_plugins_marks_cut_the_region_where_the_profile_image_marks_it(tmp_p
     whole = estimate.estimate(counts, code, M4, {})
     assert sum(part.cycles[1] for part in parts.values()) == whole.cycles[1]
     assert all(part.cycles[1] > part.instructions for part in parts.values())  # each holds taken branches
+
+
+# two passes over a 256-byte table in flash0 (a word a load), the loop's code in flash0 too
+STREAMED = (
+    _START
+    + """
+    movs r0, #2
+again:
+    ldr r1, =table
+    movs r2, #64
+read:
+    ldr r3, [r1], #4
+    subs r2, #1
+    bne read
+    subs r0, #1
+    bne again
+"""
+    + _END
+    + """
+    .text
+    .balign 256
+table:
+    .space 256
+"""
+)
+
+
+@pytest.mark.parametrize("data_lines, data_missed", [(2, 34), (32, 17)])
+def test_a_flash_accelerator_waits_only_on_the_lines_it_misses(tmp_path, data_lines, data_missed):
+    """The table is 16 lines of 16 bytes, and each pass loads its address from a literal: a data cache
+    of 2 lines misses all 17 lines in both passes, one of 32 only in the first. The loop's code spans a
+    few lines: each fetched once (after a branch, or right after the line before), then held."""
+    elf = _assemble(tmp_path, "streamed", STREAMED)
+    board = load_board("mps2-an386")
+    out = tmp_path / "cycles.txt"
+    accelerator = Accelerator(line_bytes=16, lines=8, data_lines=data_lines, prefetch=True)
+    spec = plugin.argument(
+        plugin.build(),
+        _symbol(elf, "cmx_measure_begin"),
+        _symbol(elf, "cmx_measure_end"),
+        out,
+        [(r.base, r.end) for r in board.memory],
+        caches={0: accelerator},
+    )
+    assert subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
+    counts = plugin.read(out, [r.name for r in board.memory])
+    missed = counts.misses["flash0"]
+    code_lines = {line for b in counts.blocks for line in range(b.vaddr // 16, (b.vaddr + b.nbytes - 1) // 16 + 1)}
+    assert missed.data == data_missed
+    assert missed.sequential + missed.branched == len(code_lines) and missed.branched >= 1
+    assert "sram0" not in counts.misses
+    code = listing.Listing(elf)
+    plain = estimate.estimate(counts, code, M4, {})
+    waited = estimate.estimate(counts, code, M4, {"flash0": estimate.Waits(5, accelerator)})
+    certain = 5 * (missed.data + missed.branched)
+    assert waited.wait_cycles == (certain, certain + 5 * missed.sequential // 2, certain + 5 * missed.sequential)
+    assert tuple(w - p for w, p in zip(waited.cycles, plain.cycles, strict=True)) == waited.wait_cycles
+    assert f"flash0's accelerator missed {missed.data:,} data lines" in waited.describe(120_000_000, "")
+    # without an accelerator each of the 128 loads and the two literals' waits
+    assert estimate.estimate(counts, code, M4, {"flash0": estimate.Waits(5)}).wait_cycles == (5 * 130,) * 3
 
 
 def test_cycles_of_a_zephyr_app_are_refused_in_one_line(tmp_path, capsys):

@@ -49,6 +49,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="estimate the inference's cycles under QEMU (cmx-gen's TCG plugin and the core's timing table): "
         "cyc= on the result line, the milliseconds at the board's clock and what the estimate assumes",
     )
+    parser.add_argument(
+        "--cycles-as",
+        metavar="BOARD",
+        help="price the estimate (--cycles, or --profile's column) as on BOARD, a board of the same core: its "
+        "clock and its memories' wait states and flash accelerator, each memory of the app's board taken "
+        "for BOARD's of the same kind (e.g. nucleo-l4r5zi, the MLPerf Tiny M4 board, on an mps2-an386 app)",
+    )
     parser.add_argument("--json", metavar="FILE", help="with --profile: write the profile rows as JSON")
     parser.add_argument(
         "--app",
@@ -87,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         baud=args.baud,
         profile=args.profile,
         trace=args.trace,
-        cycles=args.cycles,
+        cycles=args.cycles or (args.cycles_as is not None and not args.profile),
+        cycles_as=args.cycles_as,
         json=optional(args.json),
         user_app=args.user_app,
         data=optional(args.data),

@@ -1,6 +1,7 @@
 """A measured region's cycles from what ran: each block the plugin counted priced with the core's
-table (timing.py), its taken branches' refills, and the board's wait states on each load and store;
-the whole region, and each segment the profile image's marks cut (its rows)."""
+table (timing.py), its taken branches' refills, and the board's wait states: on each load and store,
+or behind a flash accelerator on each line it missed; the whole region, and each segment the profile
+image's marks cut (its rows)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,38 @@ from collections import Counter
 from dataclasses import dataclass
 
 from cmx_gen.device.cycles.listing import Instruction, Listing
-from cmx_gen.device.cycles.plugin import Counts
+from cmx_gen.device.cycles.plugin import Counts, Misses
 from cmx_gen.device.cycles.timing import Range, Table, as_range, block_cycles, block_refill
+from cmx_gen.fit.boards import Accelerator
+
+
+@dataclass(frozen=True)
+class Waits:
+    """What a memory's reads cost beyond the core's table, from its board file: `states` cycles on
+    each data access, or, behind an accelerator, on each line it missed (instruction fetch too)."""
+
+    states: int = 0
+    accelerator: Accelerator | None = None
+
+
+def wait_cycles(counts: Counts, waits: dict[str, Waits]) -> Range:
+    """The cycles the board's memories add. A missed data line or a line fetched after a branch waits
+    the whole wait states; a missed line right after the one before waits them at most, none at best
+    where the accelerator reads the next line ahead (the typical figure: half)."""
+    low = typical = high = 0
+    for region, (loads, stores) in counts.accesses.items():
+        w = waits.get(region, Waits())
+        if w.accelerator is None:
+            low, typical, high = (x + (loads + stores) * w.states for x in (low, typical, high))
+    for region, missed in counts.misses.items():
+        w = waits.get(region, Waits())
+        if w.accelerator is None:
+            continue
+        certain = (missed.branched + missed.data) * w.states
+        ahead = missed.sequential * w.states
+        low, typical, high = low + certain, typical + certain, high + certain + ahead
+        low, typical = (low, typical + ahead // 2) if w.accelerator.prefetch else (low + ahead, typical + ahead)
+    return low, typical, high
 
 
 def cut_block_cycles(instructions: list[Instruction], listing: Listing, table: Table) -> tuple[Range, Counter[str]]:
@@ -35,13 +66,14 @@ class Estimate:
     cycles: Range
     instructions: int
     taken: int
-    wait_cycles: int
+    wait_cycles: Range
     unlisted_instructions: int  # ran where the image has no code (priced at the default)
     unpriced: dict[str, int]  # mnemonic -> instructions run that the table has no class for
     table: Table
     # (function, typical cycles, instructions) where the region spent them, the most first
     by_function: tuple[tuple[str, int, int], ...] = ()
     accesses: tuple[tuple[str, int, int], ...] = ()  # (region, loads, stores) that saw any
+    misses: tuple[tuple[str, Misses], ...] = ()  # each region behind an accelerator
 
     def describe(self, clock_hz: int, waits: str) -> str:
         low, typical, high = self.cycles
@@ -55,6 +87,12 @@ class Estimate:
         if self.accesses:
             each = ", ".join(f"{region or 'elsewhere'} {loads:,}/{stores:,}" for region, loads, stores in self.accesses)
             notes.append(f"data loads/stores by region {each} (a wait state costs a cycle each)")
+        for region, missed in self.misses:
+            notes.append(
+                f"{region}'s accelerator missed {missed.data:,} data lines, {missed.branched:,} instruction lines "
+                f"after a branch and {missed.sequential:,} in sequence (waits {self.wait_cycles[0]:,}-"
+                f"{self.wait_cycles[2]:,} cycles)"
+            )
         if self.unpriced:
             top = ", ".join(
                 f"{name} x{count:,}" for name, count in sorted(self.unpriced.items(), key=lambda x: -x[1])[:5]
@@ -79,9 +117,9 @@ Memo = dict[tuple[int, int], tuple[Range, Counter[str], Range]]
 
 
 def estimate(
-    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
+    counts: Counts, listing: Listing, table: Table, waits: dict[str, Waits], memo: Memo | None = None
 ) -> Estimate:
-    """The measured region's cycles: blocks x runs, taken branches x P, accesses x wait states.
+    """The measured region's cycles: blocks x runs, taken branches x P, the memories' waits.
     `memo`: block prices already found (the segments of one run share them)."""
     total = [0, 0, 0]
     unpriced: Counter[str] = Counter()
@@ -109,13 +147,12 @@ def estimate(
             unlisted += block.instructions * block.runs
         else:
             unpriced.update({name: n * block.runs for name, n in missing.items()})
-    waits = sum((loads + stores) * wait_states.get(region, 0) for region, (loads, stores) in counts.accesses.items())
-    low, typical, high = (t + waits for t in total)
+    waited = wait_cycles(counts, waits)
     return Estimate(
-        cycles=(low, typical, high),
+        cycles=(total[0] + waited[0], total[1] + waited[1], total[2] + waited[2]),
         instructions=counts.instructions,
         taken=sum(b.taken for b in counts.blocks),
-        wait_cycles=waits,
+        wait_cycles=waited,
         unlisted_instructions=unlisted,
         unpriced=dict(unpriced),
         table=table,
@@ -123,13 +160,14 @@ def estimate(
         accesses=tuple(
             (region, loads, stores) for region, (loads, stores) in counts.accesses.items() if loads or stores
         ),
+        misses=tuple(sorted(counts.misses.items())),
     )
 
 
 def by_segment(
-    counts: Counts, listing: Listing, table: Table, wait_states: dict[str, int], memo: Memo | None = None
+    counts: Counts, listing: Listing, table: Table, waits: dict[str, Waits], memo: Memo | None = None
 ) -> dict[int, Estimate]:
     """Each marked segment's estimate (the profile image's rows, by the key of their mark); `memo` as
     estimate's (the whole region's blocks, already priced)."""
     memo = {} if memo is None else memo
-    return {key: estimate(part, listing, table, wait_states, memo) for key, part in counts.segments.items()}
+    return {key: estimate(part, listing, table, waits, memo) for key, part in counts.segments.items()}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from cmx_gen.common.errors import RunError
 from cmx_gen.common.paths import KERNELS_DIR, cache_root
+from cmx_gen.fit.boards import Accelerator
 
 SOURCE = KERNELS_DIR / "qemu_plugin" / "cmx_cycles.c"
 
@@ -50,10 +51,21 @@ class Block:
 
 
 @dataclass(frozen=True)
+class Misses:
+    """The lines a region's flash accelerator missed: instruction lines right after the line before
+    (a prefetch can hide them), instruction lines after a branch, and data lines."""
+
+    sequential: int = 0
+    branched: int = 0
+    data: int = 0
+
+
+@dataclass(frozen=True)
 class Counts:
     blocks: tuple[Block, ...]
     accesses: dict[str, tuple[int, int]]  # region name ("" for none of them) -> (loads, stores)
     opened: int = 1  # how often the region opened: every count is the sum over them
+    misses: dict[str, Misses] = field(default_factory=dict)  # each region behind an accelerator
     # with marks (the profile image): what ran between marks, by the key of the mark that closed it
     # (-1: after the last mark), each key's segments summed
     segments: dict[int, Counts] = field(default_factory=dict)
@@ -70,11 +82,14 @@ def argument(
     out: Path,
     regions: list[tuple[int, int]],
     marks: tuple[int, int] | None = None,
+    caches: dict[int, Accelerator] | None = None,
 ) -> str:
     """QEMU's `-plugin` value: the measured region's edges (Thumb bit cleared), the output file,
-    the memory regions whose loads and stores are counted apart, and the profile image's marks array."""
+    the memory regions whose loads and stores are counted apart, the profile image's marks array, and
+    the accelerator in front of a region (by its index in `regions`) whose lines are followed."""
     parts = [str(library), f"begin={begin & ~1:#x}", f"end={end & ~1:#x}", f"out={out}"]
     parts += [f"region={lo:#x}:{hi:#x}" for lo, hi in regions]
+    parts += [f"cache={i}:{a.line_bytes}:{a.lines}:{a.data_lines}" for i, a in sorted((caches or {}).items())]
     if marks is not None:
         parts.append(f"mark={marks[0]:#x}:{marks[1]:#x}")
     return ",".join(parts)
@@ -93,6 +108,8 @@ def read(out: Path, region_names: list[str]) -> Counts:
     # key -> (vaddr, instructions) -> [nbytes, runs, taken]; key -> region -> [loads, stores]
     seg_blocks: dict[int, dict[tuple[int, int], list[int]]] = {}
     seg_accesses: dict[int, dict[str, list[int]]] = {}
+    misses: dict[str, Misses] = {}
+    seg_misses: dict[int, dict[str, Misses]] = {}
     key = -1
     for line in out.read_text().splitlines():
         kind, *values = line.split()
@@ -102,10 +119,19 @@ def read(out: Path, region_names: list[str]) -> Counts:
             opened = int(values[0])
         elif kind == "memory":
             accesses[region(int(values[0]))] = (int(values[1]), int(values[2]))
+        elif kind == "cache":
+            misses[region(int(values[0]))] = Misses(*(int(v) for v in values[1:]))
         elif kind == "segment":
             key = int(values[0])
             seg_blocks.setdefault(key, {})
             seg_accesses.setdefault(key, {})
+            seg_misses.setdefault(key, {})
+        elif kind == "scache":
+            before = seg_misses[key].get(region(int(values[0])), Misses())
+            more = [int(v) for v in values[1:]]
+            seg_misses[key][region(int(values[0]))] = Misses(
+                before.sequential + more[0], before.branched + more[1], before.data + more[2]
+            )
         elif kind == "sblock":
             nbytes, runs, taken = (int(v) for v in values[2:])
             summed = seg_blocks[key].setdefault((int(values[0], 16), int(values[1])), [nbytes, 0, 0])
@@ -124,7 +150,8 @@ def read(out: Path, region_names: list[str]) -> Counts:
         k: Counts(
             tuple(Block(vaddr, n, *counts) for (vaddr, n), counts in seg_blocks[k].items()),
             {name: (loads, stores) for name, (loads, stores) in seg_accesses[k].items()},
+            misses=seg_misses[k],
         )
         for k in seg_blocks
     }
-    return Counts(tuple(blocks), accesses, opened, segments)
+    return Counts(tuple(blocks), accesses, opened, segments=segments, misses=misses)
