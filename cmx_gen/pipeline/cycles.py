@@ -139,23 +139,23 @@ class CycleRun:
         parts = []
         for region in self.regions:
             m = self.stand_ins[region.name]
-            name = region.name if self.priced is self.board else f"{region.name} as {m.name if m else 'nothing'}"
             if m is None or not m.wait_states:
                 continue
+            name = region.name if m is region else f"{region.name} as {self.priced.id}'s {m.name}"
             if m.accelerator is None:
                 parts.append(f"{name} {m.wait_states} on each data access")
-            else:
-                a = m.accelerator
-                parts.append(
-                    f"{name} {m.wait_states} on each line its accelerator misses ({a.lines} instruction and "
-                    f"{a.data_lines} data lines of {a.line_bytes} bytes, least recently used out"
-                    f"{', the next line read ahead' if a.prefetch else ''})"
-                )
-        where = "" if self.priced is self.board else f"priced as {self.priced.id}'s memories by kind; "
+                continue
+            a = m.accelerator
+            parts.append(
+                f"{name} {m.wait_states} on each line its accelerator misses ({a.lines} instruction and "
+                f"{a.data_lines} data lines of {a.line_bytes} bytes, least recently used out, "
+                f"{'the next line read ahead' if a.prefetch else 'no prefetch'})"
+            )
+        where = "" if self.priced is self.board else f"at {self.priced.id}'s clock; "
         if not parts:
             return f"{where}zero wait states on every memory (the board file gives none), instruction fetch included"
         fetch = "" if any(self.waits[r.name].accelerator for r in self.regions) else ", instruction fetch without"
-        return f"{where}wait states {'; '.join(parts)} (board file){fetch}"
+        return f"{where}wait states: {'; '.join(parts)} (board file){fetch}"
 
 
 def _same_kind(region: MemoryRegion, priced: Board) -> MemoryRegion | None:

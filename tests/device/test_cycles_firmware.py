@@ -41,6 +41,26 @@ def test_cycles_on_the_m4_are_repeatable_and_leave_instr_as_it_was(digits_m4, ca
     print(f"\ndigits on the M4: instr={instructions:,} cyc={figures[0]:,}")
 
 
+def test_cycles_as_the_mlperf_board_add_its_flash_waits(digits_m4, capsys):
+    """--cycles-as nucleo-l4r5zi: the same run, priced at 120 MHz with its flash's 5 wait states on each
+    line its accelerator misses (the weights and the code are read from flash0 on both boards); a board
+    of another core is one line, exit 2."""
+    capsys.readouterr()
+    assert run_cli("run", digits_m4, "--cycles") == 0
+    plain = capsys.readouterr().out.splitlines()
+    assert run_cli("run", digits_m4, "--cycles-as", "nucleo-l4r5zi") == 0
+    lines = capsys.readouterr().out.splitlines()
+    cycles = [int(line.rsplit("cyc=", 1)[1]) for line in (plain[0], lines[0])]
+    waits = int(re.search(r"the memories' waits ([\d,]+)", lines[1]).group(1).replace(",", ""))
+    missed = re.search(r"flash0's accelerator missed ([\d,]+) data lines", lines[1])
+    assert "ms at 120 MHz" in lines[1] and "at nucleo-l4r5zi's clock" in lines[1] and missed, lines[1]
+    assert cycles[1] == cycles[0] + waits and waits >= 5 * int(missed.group(1).replace(",", "")) > 0
+    assert run_cli("run", digits_m4, "--cycles-as", "mps3-an547") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--cycles-as prices the same core" in err[0]
+    print(f"\ndigits on the M4: cyc={cycles[0]:,}, as on the NUCLEO-L4R5ZI {cycles[1]:,}")
+
+
 def test_cycles_on_a_core_without_a_table_is_one_line(tmp_path, capsys):
     app = tmp_path / "digits m7"
     assert run_cli("create", DIGITS, "--board", "mps2-an500", "-o", app) == 0

@@ -86,13 +86,15 @@ class Estimate:
         ]
         if self.accesses:
             each = ", ".join(f"{region or 'elsewhere'} {loads:,}/{stores:,}" for region, loads, stores in self.accesses)
-            notes.append(f"data loads/stores by region {each} (a wait state costs a cycle each)")
+            notes.append(f"data loads/stores by region {each}")
         for region, missed in self.misses:
             notes.append(
                 f"{region}'s accelerator missed {missed.data:,} data lines, {missed.branched:,} instruction lines "
-                f"after a branch and {missed.sequential:,} in sequence (waits {self.wait_cycles[0]:,}-"
-                f"{self.wait_cycles[2]:,} cycles)"
+                f"after a branch and {missed.sequential:,} in sequence"
             )
+        if self.wait_cycles[2]:
+            least, waited, most = self.wait_cycles
+            notes.append(f"the memories' waits {waited:,}" + (f" ({least:,}-{most:,})" if least != most else ""))
         if self.unpriced:
             top = ", ".join(
                 f"{name} x{count:,}" for name, count in sorted(self.unpriced.items(), key=lambda x: -x[1])[:5]
