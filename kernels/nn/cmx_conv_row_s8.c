@@ -29,8 +29,13 @@ int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p) {
   return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->rows * p->kernel * p->in_ch + 3) & ~3;
 }
 
+/* The widened chunk's bytes, rounded up to a word (the staged weights start there). */
+static inline int32_t chunk_bytes(const cmx_conv_row_params* p) {
+  return ((chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t) + 3) & ~3;
+}
+
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  return (chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
+  return chunk_bytes(p) + (p->wide == 2 ? p->out_ch * p->row_bytes * (int32_t)sizeof(int16_t) : 0);
 }
 
 /* n int8 values widened to int16 with the offset added. */
@@ -381,6 +386,22 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
   }
 }
 
+#if defined(ARM_MATH_DSP)
+/* wide 2: the plan's int8 weights (each group of four stored (w0, w2, w1, w3)) widened to the int16
+ * layout wide 1 reads ((w0, w1), (w2, w3)) past the chunk: an SXTB16 and an SXTB16 ROR 8 a group, the
+ * plan's bytes read once. */
+static const int16_t* stage_weights(const cmx_conv_row_params* p, const int8_t* weights, int16_t* scratch) {
+  uint32_t* to = (uint32_t*)(void*)((char*)scratch + chunk_bytes(p));
+  const int32_t groups = p->out_ch * p->row_bytes / 4;
+  for (int32_t g = 0; g < groups; ++g, weights += 4, to += 2) {
+    const uint32_t v = (uint32_t)arm_nn_read_s8x4(weights);
+    to[0] = SXTB16(v);
+    to[1] = SXTB16_RORn(v, 8);
+  }
+  return (const int16_t*)(const void*)((char*)scratch + chunk_bytes(p));
+}
+#endif
+
 arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
                                     const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
                                     int16_t* scratch, int8_t* output) {
@@ -389,9 +410,13 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
   return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
 #else
   if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) || p->rows < 1 ||
+      p->wide < 0 || p->wide > 2 ||
       (p->dilation > 1 && ((p->dilation * p->in_ch) % 2 != 0 || p->rows > 1 || p->wide)) ||
-      (p->wide && ((uintptr_t)weights & 3) != 0)) {
+      (p->wide == 1 && ((uintptr_t)weights & 3) != 0) || (p->wide == 2 && ((uintptr_t)scratch & 3) != 0)) {
     return ARM_CMSIS_NN_ARG_ERROR;
+  }
+  if (p->wide == 2) {
+    weights = (const int8_t*)(const void*)stage_weights(p, weights, scratch);
   }
   const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch) &&
                    cmx_accumulators_small(bias, p->out_ch, p->row_bytes, p->input_offset);
@@ -456,7 +481,7 @@ void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter,
   for (int32_t c = 0; c < p->out_ch; ++c) {
     const int32_t pair = c / 2, second = c & 1, paired = second || c + 1 < p->out_ch;
     for (int32_t i = 0; i < p->row_bytes; ++i) {
-      const int32_t at = p->wide ? i : (i & ~3) + order[i & 3]; /* value of the padded row */
+      const int32_t at = p->wide == 1 ? i : (i & ~3) + order[i & 3]; /* value of the padded row */
       const int32_t k = at / run_bytes, j = at % run_bytes;
       int8_t v = 0;
       if (j < run) {
@@ -466,7 +491,7 @@ void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter,
         v = filter[c * cols + (ky * p->kernel + kx) * p->in_ch + ch];
       }
       const int32_t to = paired ? pair * 2 * p->row_bytes + (i / 4) * 8 + second * 4 + (i & 3) : c * p->row_bytes + i;
-      if (p->wide) {
+      if (p->wide == 1) {
         wide[to] = v;
       } else {
         out[to] = v;

@@ -44,7 +44,8 @@ extern "C" {
  * widened input; the rows of each channel pair interleaved four bytes at a time, so one LDRD
  * reads both. Same size as CMSIS-NN's filter plus the padding to 4; `wide`: the same layout of
  * int16 values in order (w0, w1, w2, w3), twice the size, 14 instructions per 16 MACs instead
- * of 19. */
+ * of 19; `wide` 2: the int8 layout in the plan, widened to the int16 one in the scratch at each call
+ * (the plan's weights read once a call: for a board whose flash waits). */
 typedef struct {
   int32_t positions;    /* output positions of an output row */
   int32_t in_positions; /* input positions of an input row */
@@ -59,7 +60,8 @@ typedef struct {
   int32_t in_rows;   /* input rows: 1 for a 1-D or 1x1 convolution */
   int32_t row_stride; /* input rows between two output rows */
   int32_t row_pad;   /* zero rows above the first input row */
-  int32_t wide;      /* 1: the weights are int16 (twice the bytes; no widening in the inner loop); not dilated */
+  int32_t wide;      /* 1: the weights are int16 (twice the bytes; no widening in the inner loop); 2: int8, widened
+                        into the scratch once a call (as 1 after that); not dilated */
   int32_t row_bytes; /* weight bytes per output channel (cmx_conv_row_s8_row_bytes) */
   int32_t chunk;     /* output positions per widened chunk (even, >= 2) */
   int32_t input_offset;
@@ -77,7 +79,8 @@ typedef struct {
 int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p);
 
 /**
- * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (rows values per position) and a few past it.
+ * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (rows values per position) and a few past it;
+ *        with wide 2, then (from a word) the weights widened to int16.
  * @param[in] p  the layer's parameters
  * @return       bytes of scratch
  */
@@ -89,7 +92,7 @@ int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);
  *                        dilation > 1 only with rows 1, not wide and dilation * in_ch even
  * @param[in]  input      caller: [in_rows][in_positions][in_ch]
  * @param[in]  weights    plan: out_ch * row_bytes bytes in cmx_conv_row_s8_weights' layout (int16 and
- *                        word-aligned when p->wide)
+ *                        word-aligned when p->wide is 1)
  * @param[in]  bias       plan: [out_ch] int32, or NULL for none
  * @param[in]  multiplier plan: [out_ch] int32, CMSIS-NN's per-channel requantization
  * @param[in]  shift      plan: [out_ch] int32, in [-31, 31]
@@ -108,7 +111,7 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
  *        holds the two equal).
  * @param[in]  p       the layer's parameters
  * @param[in]  filter  caller: [out_ch][rows * kernel * in_ch] int8
- * @param[out] out     caller: out_ch * row_bytes bytes, or int16 values when p->wide (2-byte aligned)
+ * @param[out] out     caller: out_ch * row_bytes bytes, or int16 values when p->wide is 1 (2-byte aligned)
  */
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
 

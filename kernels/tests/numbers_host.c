@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
       p.row_bytes = cmx_conv_row_s8_row_bytes(&p);
       const int32_t scratch = cmx_conv_row_s8_scratch_bytes(&p);
       const size_t values = (size_t)p.out_ch * p.rows * p.kernel * p.in_ch;
-      const size_t packed = (size_t)p.out_ch * p.row_bytes * (p.wide ? 2 : 1);
+      const size_t packed = (size_t)p.out_ch * p.row_bytes * (p.wide == 1 ? 2 : 1);
       int8_t* filter = case_block(f, values);
       int8_t* out = calloc(packed ? packed : 1, 1);
       cmx_conv_row_s8_weights(&p, filter, out);

@@ -57,7 +57,7 @@ class RowGeometry:
     in_rows: int = 1
     row_stride: int = 1
     row_pad: int = 0
-    wide: int = 0  # 1: int16 weights (cmx_conv_row_params.wide)
+    wide: int = 0  # 1: int16 weights; 2: int8 ones widened into the scratch at each call (cmx_conv_row_params.wide)
 
     @property
     def cols(self) -> int:
@@ -65,8 +65,9 @@ class RowGeometry:
 
     @property
     def weight_dtype(self) -> np.dtype[Any]:
-        """What a weight is stored as: int16 when wide (little-endian, as the core reads it), else int8."""
-        return np.dtype("<i2") if self.wide else np.dtype(np.int8)
+        """What a weight is stored as in the plan: int16 when wide 1 (little-endian, as the core reads
+        it), else int8 (wide 2: the kernel widens them into its scratch)."""
+        return np.dtype("<i2") if self.wide == 1 else np.dtype(np.int8)
 
     @property
     def runs(self) -> int:
@@ -78,10 +79,16 @@ class RowGeometry:
         """cmx_conv_row_s8_row_bytes: each run's values padded to four."""
         return self.runs * ((self.cols // self.runs + 3) // 4 * 4)
 
-    def scratch_bytes(self, chunk: int) -> int:
-        """cmx_conv_row_s8_scratch_bytes."""
+    def chunk_bytes(self, chunk: int) -> int:
+        """The widened chunk's bytes."""
         span = (chunk - 1) * self.stride + (self.kernel - 1) * self.dilation + 1
         return (span * self.rows * self.in_ch + ROW_SLACK) * 2
+
+    def scratch_bytes(self, chunk: int) -> int:
+        """cmx_conv_row_s8_scratch_bytes: the chunk; wide 2, from the next word, the weights as int16."""
+        if self.wide != 2:
+            return self.chunk_bytes(chunk)
+        return (self.chunk_bytes(chunk) + 3) // 4 * 4 + self.out_ch * self.row_bytes * 2
 
     def chunk(self, cmsis_scratch: int) -> int:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
@@ -90,19 +97,28 @@ class RowGeometry:
         most = min(ROW_MAX_CHUNK, self.positions + self.positions % 2)
         best = 2
         for n in range(2, most + 1, 2):
-            if self.scratch_bytes(n) <= budget:
+            if self.chunk_bytes(n) <= budget:
                 best = n
         return best
 
 
 def row_geometry(
-    x: Any, weight: Any, out: Any, stride: Any, padding: Any, dilation: Any, narrow: bool = False, more: bool = False
+    x: Any,
+    weight: Any,
+    out: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    narrow: bool = False,
+    more: bool = False,
+    staged: bool = False,
 ) -> RowGeometry | None:
     """The row reading of a cortex_m::quantized_conv2d (logical NCHW input/output, OHWI weight
     values), or None when its fields are not runs of the input: a 1x1 convolution reads a batch as
     one row of N * H * W positions; a 1-D or 2-D one pads each image's edges, so only a batch of one.
     `narrow`: int8 weights however many positions (no second copy of them in flash); `more`: int16
-    weights for the mid-sized layers too (ROW_WIDE_MID_*)."""
+    weights for the mid-sized layers too (ROW_WIDE_MID_*); `staged`: where int16 weights would be
+    chosen, int8 ones the kernel widens into its scratch at each call (read from flash once a call)."""
     n, c, h, w = (int(v) for v in x.shape)
     oc, kh, kw, kc = (int(v) for v in weight.shape)
     _, _, oh, ow = (int(v) for v in out.shape)
@@ -113,7 +129,7 @@ def row_geometry(
     reuse = positions >= ROW_WIDE_MIN_POSITIONS or (
         more and positions >= ROW_WIDE_MID_POSITIONS and weight_bytes <= ROW_WIDE_MID_BYTES
     )
-    wide = int(d == 1 and reuse and not narrow)
+    wide = (2 if staged else 1) if d == 1 and reuse and not narrow else 0
     if n == 1 and h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
         return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d, wide=wide)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
@@ -143,7 +159,7 @@ def row_weights(filter_ohwi: NDArray[Any], geometry: RowGeometry) -> bytes:
     padded = np.zeros((oc, runs, row_bytes // runs), dtype=dtype)
     padded[:, :, : flat.shape[2]] = flat
     grouped = padded.reshape(oc, row_bytes // 4, 4)
-    if not geometry.wide:
+    if geometry.wide != 1:
         grouped = grouped[:, :, ROW_ORDER]
     pairs = oc // 2
     interleaved = grouped[: 2 * pairs].reshape(pairs, 2, row_bytes // 4, 4).transpose(0, 2, 1, 3)
@@ -159,7 +175,7 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> NDArray[Any]:
     grouped = np.concatenate(
         [paired.reshape(2 * pairs, groups, 4), data[pairs * 2 * row_bytes :].reshape(out_ch - 2 * pairs, groups, 4)]
     )
-    if not geometry.wide:
+    if geometry.wide != 1:
         grouped = grouped[:, :, ROW_ORDER]  # ROW_ORDER is its own inverse
     padded = grouped.reshape(out_ch, runs, row_bytes // runs)
     widened = padded[:, :, : geometry.cols // runs].reshape(out_ch, geometry.cols)
