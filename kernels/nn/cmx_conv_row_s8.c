@@ -35,7 +35,10 @@ static inline int32_t chunk_bytes(const cmx_conv_row_params* p) {
 }
 
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  return chunk_bytes(p) + (p->wide == 2 ? p->out_ch * p->row_bytes * (int32_t)sizeof(int16_t) : 0);
+  if (p->wide == 2) {
+    return chunk_bytes(p) + p->out_ch * p->row_bytes * (int32_t)sizeof(int16_t);
+  }
+  return (chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
 }
 
 /* n int8 values widened to int16 with the offset added. */
