@@ -19,6 +19,8 @@ options win); `create` writes one into the app, pointing back at the model, so t
                                                 backend's memory schedule favours, see --memory)
                    input_memory = "caller"     (optional: pool (default) | caller, where the inputs
                                                 live, see --input-memory)
+                   stage_weights = "yes"       (optional: auto (default) | yes | no, convolution weights
+                                                widened into scratch at each call, see --stage-weights)
 
 Several models in one firmware: one `[[model]]` table per model instead of `[model]`, each with
 its own options (`name` is required: it names the model's API handle `cmx_model_<name>`):
@@ -43,10 +45,12 @@ from cmx_gen.common.goals import (
     DEFAULT_INPUT_MEMORY,
     DEFAULT_MEMORY_GOAL,
     DEFAULT_PLACEMENT,
+    DEFAULT_STAGE_WEIGHTS,
     FIT,
     INPUT_MEMORIES,
     MEMORY_GOALS,
     PLACEMENTS,
+    STAGE_WEIGHTS,
 )
 from cmx_gen.fit.boards import is_board_file
 from cmx_gen.lower.facts import Io
@@ -94,6 +98,7 @@ class Project:
     delegate: bool = True  # cmx-gen's CMSIS-NN backend runs the int8 subgraphs (False: per operator)
     memory: str = DEFAULT_MEMORY_GOAL  # what the backend's schedule favours (common/goals.py)
     input_memory: str = DEFAULT_INPUT_MEMORY  # where the programs' inputs live (common/goals.py)
+    stage_weights: str = DEFAULT_STAGE_WEIGHTS  # convolution weights widened into scratch (common/goals.py)
     placement: str = DEFAULT_PLACEMENT  # the program linked into the image, or in a model slot (goals.py)
 
     def __post_init__(self) -> None:
@@ -223,6 +228,7 @@ class _Shared(TypedDict):
     delegate: bool
     memory: str
     input_memory: str
+    stage_weights: str
     placement: NotRequired[str]
 
 
@@ -245,6 +251,13 @@ def _shared(path: Path, data: dict[str, Any]) -> _Shared:
         memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)),
         input_memory=_check_choice(
             path, "input_memory", options.get("input_memory", DEFAULT_INPUT_MEMORY), INPUT_MEMORIES, "where inputs live"
+        ),
+        stage_weights=_check_choice(
+            path,
+            "stage_weights",
+            options.get("stage_weights", DEFAULT_STAGE_WEIGHTS),
+            STAGE_WEIGHTS,
+            "whether convolution weights are widened into scratch",
         ),
     )
 

@@ -10,7 +10,7 @@ from typing import NotRequired, TypedDict
 import tomli_w
 
 from cmx_gen.app.project import ModelEntry, Project, split_spec
-from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, DEFAULT_PLACEMENT
+from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, DEFAULT_PLACEMENT, DEFAULT_STAGE_WEIGHTS
 from cmx_gen.fit.boards import is_board_file
 
 
@@ -52,6 +52,7 @@ class _BackendOptions(TypedDict, total=False):
     delegate: bool
     memory: str
     input_memory: str
+    stage_weights: str
 
 
 class _Options(_BackendOptions):
@@ -135,8 +136,8 @@ def dumps(project: Project, base: Path) -> str:
 
 
 def _backend_options(project: Project) -> _BackendOptions:
-    """`delegate = false`, `memory` and `input_memory` when set; defaults are not written, so default
-    projects read as before."""
+    """`delegate = false`, `memory`, `input_memory` and `stage_weights` when set; defaults are not
+    written, so default projects read as before."""
     options: _BackendOptions = {}
     if not project.delegate:
         options["delegate"] = False
@@ -144,4 +145,6 @@ def _backend_options(project: Project) -> _BackendOptions:
         options["memory"] = project.memory
     if project.input_memory != DEFAULT_INPUT_MEMORY:
         options["input_memory"] = project.input_memory
+    if project.stage_weights != DEFAULT_STAGE_WEIGHTS:
+        options["stage_weights"] = project.stage_weights
     return options

@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 
 from cmx_gen.app.project import IO_KINDS
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, FIT, INPUT_MEMORIES, MEMORY_GOALS
+from cmx_gen.common.goals import (
+    DEFAULT_INPUT_MEMORY,
+    DEFAULT_MEMORY_GOAL,
+    DEFAULT_STAGE_WEIGHTS,
+    FIT,
+    INPUT_MEMORIES,
+    MEMORY_GOALS,
+    STAGE_WEIGHTS,
+    stages_weights,
+)
 
 if TYPE_CHECKING:
     from cmx_gen.lower.lowering import LowerOptions
@@ -75,10 +84,19 @@ def add_model_arguments(
         "place and never written: cmx_input_bind; the pool shrinks by the inputs' bytes); "
         "cmx.toml: [options] input_memory",
     )
+    parser.add_argument(
+        "--stage-weights",
+        choices=STAGE_WEIGHTS,
+        default=None,
+        help="widen a convolution's int8 weights into its scratch at each call (read from flash once a call) "
+        "instead of reading int16 copies for every pair of output positions: auto (default: where the "
+        "board's flash has wait states), yes, no; more RAM, less flash; cmx.toml: [options] stage_weights",
+    )
 
 
-def lower_options(args: argparse.Namespace, memory: str | None = None) -> LowerOptions:
-    """The lowering options the arguments give (`memory` for one goal of --memory fit)."""
+def lower_options(args: argparse.Namespace, memory: str | None = None, flash_waits: bool = False) -> LowerOptions:
+    """The lowering options the arguments give (`memory` for one goal of --memory fit; `flash_waits`:
+    the board's, for --stage-weights auto)."""
     from cmx_gen.lower.lowering import LowerOptions
 
     goal = memory or args.memory or DEFAULT_MEMORY_GOAL
@@ -93,6 +111,7 @@ def lower_options(args: argparse.Namespace, memory: str | None = None) -> LowerO
         delegate=args.delegate is not False,
         memory=goal,
         input_memory=args.input_memory or DEFAULT_INPUT_MEMORY,
+        stage_weights=stages_weights(args.stage_weights or DEFAULT_STAGE_WEIGHTS, flash_waits, goal),
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from cmx_gen.app.project import ModelEntry, Project, load
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, DEFAULT_PLACEMENT
+from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, DEFAULT_PLACEMENT, DEFAULT_STAGE_WEIGHTS
 
 # Options that belong to one model: with several on the command line, a cmx.toml says whose they are.
 PER_MODEL_OPTIONS = ("input_shape", "input", "calibration", "random_calibration", "keep_fp32", "io")
@@ -41,6 +41,7 @@ def project_from_args(args: argparse.Namespace) -> Project:
         delegate=pick(args.delegate, "delegate", True),
         memory=pick(args.memory, "memory", DEFAULT_MEMORY_GOAL),
         input_memory=pick(args.input_memory, "input_memory", DEFAULT_INPUT_MEMORY),
+        stage_weights=pick(args.stage_weights, "stage_weights", DEFAULT_STAGE_WEIGHTS),
         placement=pick(args.placement, "placement", DEFAULT_PLACEMENT),
     )
     if several:

@@ -9,6 +9,24 @@ MEMORY_GOALS: tuple[MemoryGoal, ...] = get_args(MemoryGoal)
 DEFAULT_MEMORY_GOAL: MemoryGoal = "balanced"
 FIT = "fit"  # not a goal of its own: the first of MEMORY_GOALS whose program fits
 
+# Whether cmx_conv_row_s8 widens a layer's int8 weights into its scratch at each call (`[options]
+# stage_weights`, `--stage-weights`) rather than reading int16 copies from the program: "auto" where
+# the board's flash waits (a wait state in its board file), so each weight is read from flash once a
+# call instead of once for every pair of output positions; more RAM (the largest such layer's weights
+# as int16), less flash (no int16 copies).
+StageWeights = Literal["auto", "yes", "no"]
+STAGE_WEIGHTS: tuple[StageWeights, ...] = get_args(StageWeights)
+DEFAULT_STAGE_WEIGHTS: StageWeights = "auto"
+
+
+def stages_weights(setting: str, flash_waits: bool, memory: str) -> bool:
+    """Whether the program stages its weights: yes; or auto where the board's flash waits, except with
+    the `min` goal, whose RAM it would grow (it keeps int8 weights read in place)."""
+    if setting != "auto":
+        return setting == "yes"
+    return flash_waits and memory != "min"
+
+
 # Where a program's inputs live (`[options] input_memory`, `--input-memory`): "pool", in the planned
 # pool (the caller writes into them); "caller", in the caller's own buffers (a camera frame, a
 # constant in flash), which the program reads where they are and never writes (cmx_input_bind).

@@ -12,72 +12,19 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from cmx_gen.common.errors import BoardError
 from cmx_gen.common.paths import BOARDS_DIR
 from cmx_gen.common.targets import TARGETS, Isa, cores, isa_target, optional
-
-RegionKind = Literal["flash", "itcm", "dtcm", "sram", "ddr"]
-
+from cmx_gen.fit.board_memory import MemoryRegion, Strict
 
 # Extra board folders searched before the built-in one (os.pathsep separated), so a user can keep
 # private boards outside the checkout.
 BOARD_PATH_ENV = "CMX_GEN_BOARD_PATH"
 
 
-class _Strict(BaseModel):
-    # Unknown keys are typos more often than not: refuse them.
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Accelerator(_Strict):
-    """A flash accelerator in front of a region (ST's ART): small instruction and data caches of whole
-    lines, so a read waits the region's wait states only when its line is not there. The cycle estimate
-    follows each fetched and loaded line through caches of this shape (fully associative, least
-    recently used out: an assumption where the manual gives no replacement rule)."""
-
-    line_bytes: int = Field(ge=4, le=256)
-    lines: int = Field(gt=0, le=4096)  # instruction cache lines
-    data_lines: int = Field(gt=0, le=4096)
-    # the next instruction line read ahead while one runs: a sequential line's wait is hidden in part
-    prefetch: bool = False
-
-    @field_validator("line_bytes")
-    @classmethod
-    def _power_of_two(cls, value: int) -> int:
-        if value & (value - 1):
-            raise ValueError(f"line_bytes must be a power of two (is {value})")
-        return value
-
-
-class MemoryRegion(_Strict):
-    """One address range the linker can place things in."""
-
-    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    base: int = Field(ge=0, lt=2**32)
-    size: int = Field(gt=0, le=2**32)
-    kind: RegionKind
-    executable: bool
-    # Can hold data written at flash/load time (flash, or RAM that QEMU/FVP/a debugger loads).
-    loadable: bool
-    # Reachable by the SoC's general DMA (informational for now).
-    dma: bool = False
-    # Node label in Zephyr's devicetree for this board (e.g. "dtcm", "ddr4"); None when Zephyr does
-    # not describe the region, so a Zephyr app needs an overlay before placing anything there.
-    dt_node: str | None = None
-    # Cycles a data load or store here waits at the board's clock (flash wait states, external RAM):
-    # the cycle estimate adds them per access (device/cycles/estimate.py). 0: single-cycle.
-    wait_states: int = Field(default=0, ge=0)
-    # With one, only the lines it misses wait (instruction fetch too); without, every data access.
-    accelerator: Accelerator | None = None
-
-    @property
-    def end(self) -> int:
-        return self.base + self.size
-
-
-class Core(_Strict):
+class Core(Strict):
     name: str
     # gcc -mfpu value ("fpv4-sp-d16", "fpv5-d16", "fpv5-sp-d16", "auto" for M55/M85) or None.
     fpu: str | None
@@ -145,17 +92,17 @@ class Core(_Strict):
         return flags
 
 
-class Qemu(_Strict):
+class Qemu(Strict):
     machine: str
     cpu: str
 
 
-class Fvp(_Strict):
+class Fvp(Strict):
     model: str
     flags: list[str] = []
 
 
-class Flash(_Strict):
+class Flash(Strict):
     """How an image gets onto the board (`cmx-gen flash`): pyOCD where it knows the part, else the
     vendor's tool (`runner`, the name `west flash` uses; commands in data/flash_runners.yaml)."""
 
@@ -166,7 +113,7 @@ class Flash(_Strict):
     baremetal_boot: str | None = None
 
 
-class Uart(_Strict):
+class Uart(Strict):
     """The console UART the bare-metal app can print on without a debugger (`-D CMX_CONSOLE=uart`).
 
     Only UARTs that need no clock or pin set-up are described: Arm's CMSDK APB UART of the MPS2/MPS3
@@ -185,7 +132,7 @@ class Uart(_Strict):
         return self
 
 
-class Zephyr(_Strict):
+class Zephyr(Strict):
     target: str = Field(pattern=r"^[a-z0-9_]+(/[a-z0-9_]+){0,3}$")  # hardware model v2 board target
     file_name: str = ""  # the same with "/" -> "_" (board overlay / conf file names)
 
@@ -199,7 +146,7 @@ class Zephyr(_Strict):
         return self
 
 
-class WeightsArea(_Strict):
+class WeightsArea(Strict):
     """Memory-mapped storage (external flash, DDR) that holds a slot's weights when they are not in
     the slot: the program's segments, read in place (docs/api.md "Weights outside the slot")."""
 
@@ -211,7 +158,7 @@ class WeightsArea(_Strict):
         return self.base + self.size
 
 
-class ModelSlot(_Strict):
+class ModelSlot(Strict):
     """A flash range that holds a model apart from the firmware (placement = "slot", docs/api.md):
     written by `cmx-gen flash --model-only`, checked by the firmware before it runs what is there."""
 
@@ -230,7 +177,7 @@ class ModelSlot(_Strict):
         return found + ([(f"the weights area of model slot {self.name}", self.weights)] if self.weights else [])
 
 
-class Board(_Strict):
+class Board(Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     name: str
     vendor: str
@@ -323,6 +270,12 @@ class Board(_Strict):
     @property
     def runs_in_qemu(self) -> bool:
         return self.qemu is not None
+
+    @property
+    def flash_waits(self) -> bool:
+        """Whether the region the firmware boots from, where a linked program's weights are read in
+        place, has wait states (common/goals.stages_weights)."""
+        return self.region(self.boot_region).wait_states > 0
 
 
 def board_dirs() -> list[Path]:

@@ -36,6 +36,9 @@ class LowerOptions(Record):
     # Where the program's inputs live: "pool" (planned with the activations) or "caller" (the
     # caller's buffers: not in the plan, read in place; common/goals.INPUT_MEMORIES).
     input_memory: InputMemory = "pool"
+    # cmx_conv_row_s8 widens int8 weights into its scratch at each call instead of reading int16 copies
+    # (common/goals.StageWeights: a board whose flash waits).
+    stage_weights: bool = False
 
 
 FloatWhy = Literal["island", "keep_fp32", "no_int8_kernel"]

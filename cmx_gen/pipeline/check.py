@@ -55,11 +55,11 @@ def lowered_report(
     spec: str,
     board_id: str,
     source: Callable[[], ModelSource],
-    options: Callable[[str | None], LowerOptions],
+    options: Callable[[str | None, bool], LowerOptions],
     memory: str | None = None,
 ) -> Report:
-    """The report to check: read it, or lower the model (`source()`, with `options(goal)`) for the
-    board's core first; with `memory` fit, goal by goal until one fits."""
+    """The report to check: read it, or lower the model (`source()`, with `options(goal, whether the
+    board's flash waits)`) for the board's core first; with `memory` fit, goal by goal until one fits."""
     if not is_model_source(spec):
         return load_report(spec)
     from cmx_gen.pipeline.lower import produce
@@ -68,7 +68,7 @@ def lowered_report(
     model = source()
     goals: tuple[str | None, ...] = tuple(goals_to_try(memory)) if memory else (None,)
     for goal in goals:  # fit: the first goal whose program fits, else the last one's refusal
-        result, _ = produce(model, board.core.lower_target, options(goal))
+        result, _ = produce(model, board.core.lower_target, options(goal, board.flash_waits))
         if goal == goals[-1]:
             break
         try:

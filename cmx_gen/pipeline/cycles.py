@@ -16,7 +16,8 @@ from cmx_gen.app.model_slots import simulator_loads
 from cmx_gen.common.errors import RunError
 from cmx_gen.device.cycles import estimate, listing, plugin, timing
 from cmx_gen.device.runners import QemuRunner
-from cmx_gen.fit.boards import Board, MemoryRegion, load_board
+from cmx_gen.fit.board_memory import MemoryRegion
+from cmx_gen.fit.boards import Board, load_board
 from cmx_gen.pipeline.run_outcome import Outcome, RunOptions, verdict
 
 EDGES = ("cmx_measure_begin", "cmx_measure_end")  # the runner's measured region (cmx_runner.cpp)

@@ -247,6 +247,7 @@ def host_references(app: AppFolder, data: DataSet) -> list:
         delegate=project.delegate,
         memory=made.memory,
         input_memory=made.input_memory,
+        stage_weights=made.stage_weights,
     )
     with progress.step(f"host reference of {len(samples)} sample(s) (lowering {model.source} again)"):
         lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)

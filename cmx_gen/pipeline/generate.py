@@ -17,7 +17,7 @@ from cmx_gen.app.render import RenderResult, check_destination, render_app
 from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
 from cmx_gen.common import progress
 from cmx_gen.common.errors import BoardError, FitError, ModelSourceError
-from cmx_gen.common.goals import goals_to_try
+from cmx_gen.common.goals import goals_to_try, stages_weights
 from cmx_gen.fit import memory
 from cmx_gen.fit.boards import Board, ModelSlot, load_board, load_boards
 from cmx_gen.lower.lowering import LowerOptions
@@ -93,8 +93,11 @@ class Generated:
         return "\n".join(lines)
 
 
-def _lower(entry: ModelEntry, project: Project, core: str, use_cache: bool, memory: str) -> tuple[Artifacts, bool]:
-    """One model, lowered for `core` (cached on everything that decides its program)."""
+def _lower(entry: ModelEntry, project: Project, board: Board, use_cache: bool, memory: str) -> tuple[Artifacts, bool]:
+    """One model, lowered for the board's core (cached on everything that decides its program). A core
+    without the options its name implies (an M33 without DSP) gets a program lowered for a core of its
+    real ISA."""
+    core = board.core.lower_target
     source = model_source.load(
         entry.source,
         input_shape=entry.input_shape,
@@ -108,6 +111,7 @@ def _lower(entry: ModelEntry, project: Project, core: str, use_cache: bool, memo
         delegate=project.delegate,
         memory=memory,
         input_memory=project.input_memory,
+        stage_weights=stages_weights(project.stage_weights, board.flash_waits, memory),
     )
     result, hit = produce(source, core, options, use_cache=use_cache)
     if hit:
@@ -152,12 +156,9 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
     if project.placement == "slot":
         board = _slot_board(project, board)
     check_destination(app, force)
-    # A core without the options its name implies (e.g. an M33 without DSP) gets a program
-    # lowered for a core of its real ISA.
-    core = board.core.lower_target
     goals = goals_to_try(project.memory)
     for goal in goals:
-        lowered = [_lower(entry, project, core, use_cache, goal) for entry in project.models]
+        lowered = [_lower(entry, project, board, use_cache, goal) for entry in project.models]
         results = [result for result, _ in lowered]
         try:
             placement = _place(project, results, board)

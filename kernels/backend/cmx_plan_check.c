@@ -292,11 +292,11 @@ static int check_conv_row(check* c, const cmx_layer_conv_row* l) {
   }
   if (!offsets(c, p->input_offset, p->output_offset) || !activation(c, p->act_min, p->act_max)) return 0;
   const int64_t row_bytes = cmx_conv_row_s8_row_bytes(p);
-  if (p->row_bytes != row_bytes) return fail(c, "convolution row weights in another layout");
+  if (p->row_bytes != row_bytes || p->wide < 0 || p->wide > 2) return fail(c, "convolution row weights in another layout");
   const int64_t oc = p->out_ch;
   return tensor(c, l->input, (int64_t)p->in_rows * p->in_positions * p->in_ch) &&
          tensor(c, l->output, (int64_t)p->out_rows * p->positions * oc) &&
-         constant(c, l->weight, oc * row_bytes * (p->wide ? 2 : 1), p->wide ? 4 : 1, 0) &&
+         constant(c, l->weight, oc * row_bytes * (p->wide == 1 ? 2 : 1), p->wide == 1 ? 4 : 1, 0) &&
          constant(c, l->bias, 4 * oc, 4, 1) && per_channel(c, l->multipliers, l->shifts, oc) &&
          scratch(c, l->scratch, l->scratch_bytes, cmx_conv_row_s8_scratch_bytes(p));
 }

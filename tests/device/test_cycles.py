@@ -14,7 +14,8 @@ from cmx_gen.common.errors import RunError
 from cmx_gen.device.cycles import estimate, listing, plugin, timing
 from cmx_gen.device.cycles.listing import Instruction
 from cmx_gen.device.runners import QemuRunner
-from cmx_gen.fit.boards import Accelerator, load_board
+from cmx_gen.fit.board_memory import Accelerator
+from cmx_gen.fit.boards import load_board
 
 M4 = timing.load("cortex-m4")
 

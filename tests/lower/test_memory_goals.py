@@ -223,3 +223,59 @@ def test_layers_of_one_source_op_each_report_their_own_record(lowered_dir):
         ("transpose", False, 1),
         ("copy", False, 1),
     ]
+
+
+STAGED_NET = ("Plain", "--input-shape", "1,3,12,12", "--random-calibration", "--io", "int8")
+
+
+def test_staged_weights_keep_int8_in_the_program_and_widen_in_scratch(lowered_dir):
+    """`--stage-weights yes` (common/goals.StageWeights): the 3x3 layer over 144 positions, which reads
+    int16 weights by default, keeps int8 ones in the program (8 rows of 28 bytes: 224 fewer) and widens
+    them into its scratch at each call (448 bytes more, from a word); the plan run on the host is the
+    lowering's reference bit for bit, its weights read back from the int8 layout."""
+    import numpy as np
+
+    from cmx_gen.program import plan_reference
+    from cmx_gen.program.pte import forward_plan, read
+
+    plain_dir = lowered_dir(*STAGED_NET, target="cortex-m4")
+    staged_dir = lowered_dir(*STAGED_NET, "--stage-weights", "yes", target="cortex-m4")
+    plain, staged = read_report(plain_dir), read_report(staged_dir)
+    assert (plain["lowering_options"]["stage_weights"], staged["lowering_options"]["stage_weights"]) == (False, True)
+    assert "conv_row" in _kinds(staged) and _kinds(plain) == _kinds(staged)
+    assert plain["pte"]["constant_bytes"] - staged["pte"]["constant_bytes"] == 8 * 28
+    grown = staged["memory"]["scratch_bytes"] - plain["memory"]["scratch_bytes"]
+    assert 8 * 28 * 2 <= grown <= 8 * 28 * 2 + 2, grown
+    assert forward_plan(read((staged_dir / "model.pte").read_bytes())) is not None
+    reference = np.load(staged_dir / "reference.npz")
+    inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
+    got = plan_reference.reference((staged_dir / "model.pte").read_bytes(), inputs, "DSP")
+    expected = [reference[k] for k in sorted(reference.files) if k.startswith("output_")]
+    assert all(np.array_equal(g, e) for g, e in zip(got, expected, strict=True))
+
+
+def test_stage_weights_auto_follows_the_boards_flash():
+    """auto: where the board boots from flash with wait states (nucleo-l4r5zi), not where it has none
+    (mps2-an386), never under `min`; yes and no as said."""
+    from cmx_gen.common.goals import stages_weights
+    from cmx_gen.fit.boards import load_board
+
+    waits = {board: load_board(board).flash_waits for board in ("nucleo-l4r5zi", "mps2-an386")}
+    assert waits == {"nucleo-l4r5zi": True, "mps2-an386": False}
+    assert [stages_weights("auto", True, goal) for goal in ("fast", "balanced", "min")] == [True, True, False]
+    assert not stages_weights("auto", False, "balanced")
+    assert stages_weights("yes", False, "min") and not stages_weights("no", True, "balanced")
+
+
+def test_stage_weights_round_trips_through_cmx_toml_and_a_bad_value_is_one_line(tmp_path, capsys):
+    args = ("create", f"{SMALL}:Plain", "--input-shape", "1,3,12,12", "--random-calibration", "--io", "int8")
+    app = tmp_path / "app"
+    assert run_cli(*args, "--board", "mps2-an386", "--stage-weights", "yes", "-o", app) == 0
+    toml = (app / "cmx.toml").read_text()
+    assert 'stage_weights = "yes"' in toml
+    assert read_report(app / "model")["lowering_options"]["stage_weights"] is True
+    (app / "cmx.toml").write_text(toml.replace('stage_weights = "yes"', 'stage_weights = "always"'))
+    capsys.readouterr()
+    assert run_cli("regen", app) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "stage_weights = 'always'" in err[0] and "'auto'" in err[0]

@@ -33,7 +33,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = lowered_report(
-        args.model, args.board, lambda: load_source(args), lambda goal: lower_options(args, goal), args.memory
+        args.model,
+        args.board,
+        lambda: load_source(args),
+        lambda goal, waits: lower_options(args, goal, waits),
+        args.memory,
     )
     try:
         placement = check_report(report, args.board)

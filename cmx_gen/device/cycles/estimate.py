@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from cmx_gen.device.cycles.listing import Instruction, Listing
 from cmx_gen.device.cycles.plugin import Counts, Misses
 from cmx_gen.device.cycles.timing import Range, Table, as_range, block_cycles, block_refill
-from cmx_gen.fit.boards import Accelerator
+from cmx_gen.fit.board_memory import Accelerator
 
 
 @dataclass(frozen=True)

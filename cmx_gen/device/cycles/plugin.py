@@ -11,7 +11,7 @@ from pathlib import Path
 
 from cmx_gen.common.errors import RunError
 from cmx_gen.common.paths import KERNELS_DIR, cache_root
-from cmx_gen.fit.boards import Accelerator
+from cmx_gen.fit.board_memory import Accelerator
 
 SOURCE = KERNELS_DIR / "qemu_plugin" / "cmx_cycles.c"
 

@@ -30,7 +30,7 @@ class CmxCmsisNNBackend(BackendDetails):
         the lowered module's meta, unserialized: delegate_schedules reads it there)."""
         specs = {spec.key: spec.value.decode() for spec in compile_specs}
         goal = specs.get("memory", DEFAULT_GOAL)
-        made, plan = scheduled_plan(edge_program, specs["core"], goal)
+        made, plan = scheduled_plan(edge_program, specs["core"], goal, staged="stage_weights" in specs)
         handles = {layer.debug: (layer.debug,) for layer in plan.layers}
         return PreprocessResult(
             processed_bytes=plan.pack(), debug_handle_map=handles, _delegate_info_meta=made.summary(0, goal)
@@ -68,13 +68,17 @@ class CmxPartitioner(Partitioner):
     """Tags every maximal int8 subgraph the backend runs exactly; the rest stays on cortex_m and
     portable kernels."""
 
-    def __init__(self, core: str, memory: str = DEFAULT_GOAL, caller_inputs: bool = False) -> None:
+    def __init__(
+        self, core: str, memory: str = DEFAULT_GOAL, caller_inputs: bool = False, stage_weights: bool = False
+    ) -> None:
         """`caller_inputs`: the program's inputs stay in the caller's buffers (input_memory =
-        "caller"), so no plan may put them in its working memory or write over them."""
+        "caller"), so no plan may put them in its working memory or write over them. `stage_weights`:
+        cmx_conv_row_s8 widens int8 weights into its scratch at each call (LowerOptions)."""
         super().__init__()
         self.caller_inputs = caller_inputs
         goal = [] if memory == DEFAULT_GOAL else [CompileSpec("memory", memory.encode())]  # the method loads each spec
-        self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()), *goal])
+        staged = [CompileSpec("stage_weights", b"1")] if stage_weights else []
+        self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()), *goal, *staged])
 
     def partition(self, exported_program: Any) -> PartitionResult:
         partitioner = CapabilityBasedPartitioner(

@@ -20,6 +20,7 @@ SMALL_KERNELS = "cmx_small_kernels"  # node meta set by schedule.py: run the DSP
 PATCHED = "cmx_patched"  # node meta set by schedule.py: the layer runs patch by patch (patches.py)
 NARROW_WEIGHTS = "cmx_narrow_weights"  # node meta set by schedule.py (min): cmx_conv_row_s8 keeps int8 weights
 MORE_WIDE_WEIGHTS = "cmx_more_wide_weights"  # ... (fast): int16 weights for its mid-sized layers too
+STAGED_WEIGHTS = "cmx_staged_weights"  # ... (stage_weights): int8 weights it widens into its scratch
 
 
 def small_kernel(node: torch.fx.Node) -> bool:
@@ -99,8 +100,9 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
     x, weight, _, stride, padding, dilation = fx_args(node)[:6]
     narrow, more = bool(node.meta.get(NARROW_WEIGHTS)), bool(node.meta.get(MORE_WIDE_WEIGHTS))
+    staged = bool(node.meta.get(STAGED_WEIGHTS))
     return own_kernels.row_geometry(
-        node_val(x), node_val(weight), node_val(node), stride, padding, dilation, narrow, more
+        node_val(x), node_val(weight), node_val(node), stride, padding, dilation, narrow, more, staged
     )
 
 

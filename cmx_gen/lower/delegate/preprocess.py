@@ -75,11 +75,16 @@ def build_plan(
 
 
 def scheduled_plan(
-    program: Any, core: str, goal: str = DEFAULT_GOAL, patch: tuple[int, tuple[int, int]] | None = None
+    program: Any,
+    core: str,
+    goal: str = DEFAULT_GOAL,
+    patch: tuple[int, tuple[int, int]] | None = None,
+    staged: bool = False,
 ) -> tuple[SubgraphSchedule, Plan]:
-    """build_plan's plan and the schedule it was built on (the report says what was built)."""
+    """build_plan's plan and the schedule it was built on (the report says what was built); `staged`
+    as schedule's."""
     isa = str(cores()[core]["isa"])
-    plan_of = schedule(program, isa, goal, patch)
+    plan_of = schedule(program, isa, goal, patch, staged)
     return plan_of, _plan_from(program, plan_of, core, isa)
 
 

@@ -208,7 +208,11 @@ def _can_be_small(node: torch.fx.Node, isa: str) -> bool:
 
 
 def schedule(
-    program: Any, isa: str, goal: str = DEFAULT_MEMORY_GOAL, patch: tuple[int, tuple[int, int]] | None = None
+    program: Any,
+    isa: str,
+    goal: str = DEFAULT_MEMORY_GOAL,
+    patch: tuple[int, tuple[int, int]] | None = None,
+    staged: bool = False,
 ) -> SubgraphSchedule:
     """The schedule of a subgraph (an ExportedProgram the partitioner cut) for a memory goal
     (costs.py): every goal writes layers over their inputs where the kernels allow (it costs
@@ -218,7 +222,9 @@ def schedule(
     that takes less (patches.py) and keeps cmx_conv_row_s8's weights int8 (flash). The choices are
     left on the nodes (kernel_choice.SMALL_KERNELS, PATCHED, NARROW_WEIGHTS, MORE_WIDE_WEIGHTS) for the
     plan's layers; `fast` also widens cmx_conv_row_s8's mid-sized layers' weights (flash for speed).
-    `patch` (layers, grid) forces a patched stage (tests)."""
+    `patch` (layers, grid) forces a patched stage (tests). `staged`: cmx_conv_row_s8 widens the
+    int8 weights of the layers that would read int16 ones into its scratch at each call
+    (kernel_choice.STAGED_WEIGHTS; not with `min`, whose scratch it would grow)."""
     graph = program.graph_module.graph
     user_inputs = list(program.graph_signature.user_inputs)
     inputs = tuple(n for n in graph.nodes if n.op == "placeholder" and n.name in user_inputs)
@@ -238,6 +244,7 @@ def schedule(
     for node in compute:  # min: the least flash too (cmx_conv_row_s8's int16 weights are a second copy)
         node.meta[kernel_choice.NARROW_WEIGHTS] = goal == "min"
         node.meta[kernel_choice.MORE_WIDE_WEIGHTS] = goal == "fast"  # fast: the most speed for flash too
+        node.meta[kernel_choice.STAGED_WEIGHTS] = staged
     stage = _forced_stage(compute, inputs, outputs, *patch) if patch else None
     if goal == "min" and not patch:
         stage = _patched_stage(compute, inputs, outputs, isa)

@@ -23,7 +23,10 @@ def run(given: Given, checked: Checked) -> Delegated:
     try:
         manager = manager.to_backend(
             CmxPartitioner(
-                given.target.core, given.options.memory, caller_inputs=given.options.input_memory == "caller"
+                given.target.core,
+                given.options.memory,
+                caller_inputs=given.options.input_memory == "caller",
+                stage_weights=given.options.stage_weights,
             )
         )
     except Exception as exc:
