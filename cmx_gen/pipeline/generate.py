@@ -93,7 +93,16 @@ class Generated:
         return "\n".join(lines)
 
 
-def _lower(entry: ModelEntry, project: Project, board: Board, use_cache: bool, memory: str) -> tuple[Artifacts, bool]:
+def _stagings(setting: str, board: Board, goal: str) -> tuple[bool, ...]:
+    """Whether to stage the weights, in the order to try: auto where the board's flash waits tries
+    staged first and, where that does not fit, unstaged (common/goals.stages_weights)."""
+    staged = stages_weights(setting, board.flash_waits, goal)
+    return (True, False) if staged and setting == "auto" else (staged,)
+
+
+def _lower(
+    entry: ModelEntry, project: Project, board: Board, use_cache: bool, memory: str, staged: bool
+) -> tuple[Artifacts, bool]:
     """One model, lowered for the board's core (cached on everything that decides its program). A core
     without the options its name implies (an M33 without DSP) gets a program lowered for a core of its
     real ISA."""
@@ -111,7 +120,7 @@ def _lower(entry: ModelEntry, project: Project, board: Board, use_cache: bool, m
         delegate=project.delegate,
         memory=memory,
         input_memory=project.input_memory,
-        stage_weights=stages_weights(project.stage_weights, board.flash_waits, memory),
+        stage_weights=staged,
     )
     result, hit = produce(source, core, options, use_cache=use_cache)
     if hit:
@@ -157,18 +166,25 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         board = _slot_board(project, board)
     check_destination(app, force)
     goals = goals_to_try(project.memory)
-    for goal in goals:
-        lowered = [_lower(entry, project, board, use_cache, goal) for entry in project.models]
+    trials = [(goal, staged) for goal in goals for staged in _stagings(project.stage_weights, board, goal)]
+    for at, (goal, staged) in enumerate(trials):
+        lowered = [_lower(entry, project, board, use_cache, goal, staged) for entry in project.models]
         results = [result for result, _ in lowered]
         try:
             placement = _place(project, results, board)
         except FitError as exc:
-            if goal == goals[-1]:
+            if at == len(trials) - 1:
                 raise
-            progress.say(
-                f"memory = fit: the {goal!r} schedule does not fit {board.id} ({exc.problem}); "
-                f"trying {goals[goals.index(goal) + 1]!r}"
-            )
+            if trials[at + 1][0] == goal:
+                progress.say(
+                    f"stage_weights = auto: the weights staged in scratch do not fit {board.id} ({exc.problem}); "
+                    "reading them from flash instead"
+                )
+            else:
+                progress.say(
+                    f"memory = fit: the {goal!r} schedule does not fit {board.id} ({exc.problem}); "
+                    f"trying {trials[at + 1][0]!r}"
+                )
             continue
         if len(goals) > 1:
             progress.say(f"memory = fit: took the {goal!r} schedule, the first that fits {board.id}")

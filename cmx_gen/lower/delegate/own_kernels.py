@@ -36,6 +36,9 @@ ROW_WIDE_MIN_POSITIONS = 100
 ROW_WIDE_MID_POSITIONS = 36
 ROW_WIDE_MID_BYTES = 16384
 ROW_MAX_CHUNK = 16
+# Staged (stage_weights), a layer of at least this many output positions widens its int8 weights into
+# its scratch at each call: its 2 x 2 blocks would read them again for each of 4 or more position pairs.
+ROW_STAGE_MIN_POSITIONS = 8
 ROW_SLACK = define("cmx_conv_row_s8.c", "CMX_SLACK")  # int16 values past a chunk a zero-padded weight row may read
 
 
@@ -117,8 +120,9 @@ def row_geometry(
     values), or None when its fields are not runs of the input: a 1x1 convolution reads a batch as
     one row of N * H * W positions; a 1-D or 2-D one pads each image's edges, so only a batch of one.
     `narrow`: int8 weights however many positions (no second copy of them in flash); `more`: int16
-    weights for the mid-sized layers too (ROW_WIDE_MID_*); `staged`: where int16 weights would be
-    chosen, int8 ones the kernel widens into its scratch at each call (read from flash once a call)."""
+    weights for the mid-sized layers too (ROW_WIDE_MID_*); `staged`: int8 weights the kernel widens
+    into its scratch at each call (read from flash once a call) for every layer of at least
+    ROW_STAGE_MIN_POSITIONS positions, int16 copies for none."""
     n, c, h, w = (int(v) for v in x.shape)
     oc, kh, kw, kc = (int(v) for v in weight.shape)
     _, _, oh, ow = (int(v) for v in out.shape)
@@ -129,7 +133,9 @@ def row_geometry(
     reuse = positions >= ROW_WIDE_MIN_POSITIONS or (
         more and positions >= ROW_WIDE_MID_POSITIONS and weight_bytes <= ROW_WIDE_MID_BYTES
     )
-    wide = (2 if staged else 1) if d == 1 and reuse and not narrow else 0
+    wide = 0
+    if d == 1 and not narrow:
+        wide = (2 if positions >= ROW_STAGE_MIN_POSITIONS else 0) if staged else int(reuse)
     if n == 1 and h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
         return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d, wide=wide)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
