@@ -67,9 +67,12 @@ def lowered_report(
     board = load_board(board_id)
     model = source()
     goals: tuple[str | None, ...] = tuple(goals_to_try(memory)) if memory else (None,)
-    for goal in goals:  # fit: the first goal whose program fits, else the last one's refusal
-        result, _ = produce(model, board.core.lower_target, options(goal, board.flash_waits))
-        if goal == goals[-1]:
+    # fit: the first goal whose program fits, else the last one's refusal; where the board's flash
+    # waits, stage_weights = auto's staged program first, then the unstaged one (as create does)
+    trials = [(goal, waits) for goal in goals for waits in ((True, False) if board.flash_waits else (False,))]
+    for at, (goal, waits) in enumerate(trials):
+        result, _ = produce(model, board.core.lower_target, options(goal, waits))
+        if at == len(trials) - 1:
             break
         try:
             check_report(result.report, board_id)

@@ -279,3 +279,27 @@ def test_stage_weights_round_trips_through_cmx_toml_and_a_bad_value_is_one_line(
     assert run_cli("regen", app) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "stage_weights = 'always'" in err[0] and "'auto'" in err[0]
+
+
+def test_auto_reads_weights_from_flash_where_staged_ones_do_not_fit(tmp_path, capsys):
+    """A NUCLEO-L4R5ZI with 11,500 B of SRAM: the staged program needs 11,732 B (its scratch holds the
+    layer's int16 rows), the unstaged one 11,268 B. `auto` tries staged first, says why it gives up,
+    and makes the unstaged app; `check` answers the same; `yes` is refused."""
+    import yaml
+
+    from cmx_gen.common.paths import BOARDS_DIR
+
+    board = yaml.safe_load((BOARDS_DIR / "nucleo-l4r5zi.yaml").read_text())
+    board["id"] = "small-l4r5"
+    board["memory"] = [board["memory"][0], {**board["memory"][1], "size": 11_500}]
+    path = tmp_path / "small-l4r5.yaml"
+    path.write_text(yaml.safe_dump(board))
+    args = (f"{SMALL}:Plain", "--input-shape", "1,3,12,12", "--random-calibration", "--io", "int8", "--board", path)
+    assert run_cli("create", *args, "-o", tmp_path / "app") == 0
+    err = capsys.readouterr().err
+    assert "stage_weights = auto: the weights staged in scratch do not fit small-l4r5" in err
+    assert read_report(tmp_path / "app" / "model")["lowering_options"]["stage_weights"] is False
+    assert run_cli("check", *args) == 0
+    capsys.readouterr()
+    assert run_cli("create", *args, "--stage-weights", "yes", "-o", tmp_path / "refused") == 3
+    assert "does not fit small-l4r5" in capsys.readouterr().err
