@@ -37,8 +37,10 @@ ROW_WIDE_MID_POSITIONS = 36
 ROW_WIDE_MID_BYTES = 16384
 ROW_MAX_CHUNK = 16
 # Staged (stage_weights), a layer of at least this many output positions widens its int8 weights into
-# its scratch at each call: its 2 x 2 blocks would read them again for each of 4 or more position pairs.
-ROW_STAGE_MIN_POSITIONS = 8
+# its scratch at each call: its 2 x 2 blocks would read them from flash again for each of 16 or more
+# position pairs. Fewer buy little for the RAM (twice the weights): from 8 on, VWW priced as on the
+# NUCLEO-L4R5ZI took 18,662,292 cycles and 144 KB of RAM, its 3 x 3 layers' 64 KB of weights staged.
+ROW_STAGE_MIN_POSITIONS = 32
 ROW_SLACK = define("cmx_conv_row_s8.c", "CMX_SLACK")  # int16 values past a chunk a zero-padded weight row may read
 
 
