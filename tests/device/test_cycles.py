@@ -228,16 +228,25 @@ def _symbol(elf: Path, name: str) -> int:
     return next(int(line.split()[0], 16) for line in out.splitlines() if line.endswith(f" {name}"))
 
 
-def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf, tmp_path):
+def _measure(elf: Path, out: Path, marks: tuple[int, int] | None = None, caches: dict | None = None) -> plugin.Counts:
+    """`elf` run on QEMU mps2-an386 under the plugin between its measure edges; what it counted."""
     board = load_board("mps2-an386")
-    out = tmp_path / "cycles.txt"
-    regions = [(r.base, r.end) for r in board.memory]
     spec = plugin.argument(
-        plugin.build(), _symbol(loop_elf, "cmx_measure_begin"), _symbol(loop_elf, "cmx_measure_end"), out, regions
+        plugin.build(),
+        _symbol(elf, "cmx_measure_begin"),
+        _symbol(elf, "cmx_measure_end"),
+        out,
+        [(r.base, r.end) for r in board.memory],
+        marks,
+        caches,
     )
-    command = QemuRunner(board, plugin=spec).command(loop_elf)
-    assert subprocess.run(command, capture_output=True, timeout=60).returncode == 0
-    counts = plugin.read(out, [r.name for r in board.memory])
+    assert subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
+    return plugin.read(out, [r.name for r in board.memory])
+
+
+def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf, tmp_path):
+    out = tmp_path / "cycles.txt"
+    counts = _measure(loop_elf, out)
     code = listing.Listing(loop_elf)
     loop = _symbol(loop_elf, "loop")
     body = next(b for b in counts.blocks if b.vaddr == loop)
@@ -259,10 +268,8 @@ def test_the_plugin_counts_each_block_and_taken_branch_of_a_known_loop(loop_elf,
     assert found.by_function[0] == ("loop", 99 * 10 + 98 * 2 + 1, 99 * 7 + 1)
     assert found.where().startswith("where      loop ")
     assert ("sram0", 400, 100) in found.accesses and "sram0 400/100" in found.describe(25_000_000, "")
-    assert (
-        estimate.estimate(plugin.read(out, [r.name for r in board.memory]), code, M4, {"sram0": estimate.Waits(1)})
-        == found
-    )
+    again = plugin.read(out, [r.name for r in load_board("mps2-an386").memory])
+    assert estimate.estimate(again, code, M4, {"sram0": estimate.Waits(1)}) == found
 
 
 # the loop again, after a branch over padding that puts it at `org`: QEMU cuts a block at each 1 KiB
@@ -274,19 +281,10 @@ def test_the_estimate_does_not_depend_on_where_a_loop_lies_against_a_page_edge(t
     """At 0x3ee the loop lies inside QEMU's first 1 KiB page; at 0x3f6 its LDRD crosses into the
     second, and QEMU runs the loop as three blocks. The core sees one loop either way: the same taken
     branches (the BNE's 98, not one more for each cut) and the same cycles."""
-    board = load_board("mps2-an386")
     found = {}
     for org in (0x3EA, 0x3F2):
         elf = _assemble(tmp_path, f"placed{org:x}", PLACED.format(org=org))
-        out = tmp_path / f"cycles{org:x}.txt"
-        regions = [(r.base, r.end) for r in board.memory]
-        spec = plugin.argument(
-            plugin.build(), _symbol(elf, "cmx_measure_begin"), _symbol(elf, "cmx_measure_end"), out, regions
-        )
-        assert (
-            subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
-        )
-        counts = plugin.read(out, [r.name for r in board.memory])
+        counts = _measure(elf, tmp_path / f"cycles{org:x}.txt")
         found[org] = (counts, estimate.estimate(counts, listing.Listing(elf), M4, {}))
     inside, cut = found[0x3EA], found[0x3F2]
     body = lambda org, counts: sorted(b.vaddr - org - 4 for b in counts.blocks if org + 4 <= b.vaddr < org + 20)  # noqa: E731
@@ -328,19 +326,8 @@ cmx_profile_marks:
 
 def test_the_plugins_marks_cut_the_region_where_the_profile_image_marks_it(tmp_path):
     elf = _assemble(tmp_path, "marked", MARKED)
-    board = load_board("mps2-an386")
-    out = tmp_path / "cycles.txt"
     marks = _symbol(elf, "cmx_profile_marks")
-    spec = plugin.argument(
-        plugin.build(),
-        _symbol(elf, "cmx_measure_begin"),
-        _symbol(elf, "cmx_measure_end"),
-        out,
-        [(r.base, r.end) for r in board.memory],
-        (marks, marks + 4),
-    )
-    assert subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
-    counts = plugin.read(out, [r.name for r in board.memory])
+    counts = _measure(elf, tmp_path / "cycles.txt", (marks, marks + 4))
     # a mark's block runs before its load, so it is the closing segment's: key 1 is begin's bx (1), the
     # block after the bl and the first loop's first pass (4), its 9 more (18) and the block holding the
     # mark with the second loop's first pass (4); key 0 the second loop's 19 more passes (38) and the
@@ -386,19 +373,8 @@ def test_a_flash_accelerator_waits_only_on_the_lines_it_misses(tmp_path, data_li
     of 2 lines misses all 17 lines in both passes, one of 32 only in the first. The loop's code spans a
     few lines: each fetched once (after a branch, or right after the line before), then held."""
     elf = _assemble(tmp_path, "streamed", STREAMED)
-    board = load_board("mps2-an386")
-    out = tmp_path / "cycles.txt"
     accelerator = Accelerator(line_bytes=16, lines=8, data_lines=data_lines, prefetch=True)
-    spec = plugin.argument(
-        plugin.build(),
-        _symbol(elf, "cmx_measure_begin"),
-        _symbol(elf, "cmx_measure_end"),
-        out,
-        [(r.base, r.end) for r in board.memory],
-        caches={0: accelerator},
-    )
-    assert subprocess.run(QemuRunner(board, plugin=spec).command(elf), capture_output=True, timeout=60).returncode == 0
-    counts = plugin.read(out, [r.name for r in board.memory])
+    counts = _measure(elf, tmp_path / "cycles.txt", caches={0: accelerator})
     missed = counts.misses["flash0"]
     code_lines = {line for b in counts.blocks for line in range(b.vaddr // 16, (b.vaddr + b.nbytes - 1) // 16 + 1)}
     assert missed.data == data_missed
