@@ -37,9 +37,9 @@ def wait_cycles(counts: Counts, waits: dict[str, Waits]) -> Range:
         if w.accelerator is None:
             continue
         certain = (missed.branched + missed.data) * w.states
-        ahead = missed.sequential * w.states
-        low, typical, high = low + certain, typical + certain, high + certain + ahead
-        low, typical = (low, typical + ahead // 2) if w.accelerator.prefetch else (low + ahead, typical + ahead)
+        ahead = missed.sequential * w.states  # with a prefetch: none of it to all of it
+        least, usual = (0, ahead // 2) if w.accelerator.prefetch else (ahead, ahead)
+        low, typical, high = low + certain + least, typical + certain + usual, high + certain + ahead
     return low, typical, high
 
 
