@@ -64,7 +64,8 @@ def table(report: Report) -> str:
         f".pte       {size(report.pte.bytes)} (weights/constants {size(report.pte.constant_bytes)})",
         f"memory     planned {size(mem.planned_bytes)} (largest CMSIS-NN scratch {size(mem.scratch_bytes)}), "
         f"method allocator {size(mem.method_allocator_bytes)}, temp {size(mem.temp_allocator_bytes)}"
-        + (f"; inputs in the caller's buffers {size(mem.caller_input_bytes)}" if mem.caller_input_bytes else ""),
+        + (f"; inputs in the caller's buffers {size(mem.caller_input_bytes)}" if mem.caller_input_bytes else "")
+        + ("; convolution weights staged in scratch (stage_weights)" if report.lowering_options.stage_weights else ""),
     ]
     lines += [f"schedule   {schedule_line(s)}" for s in report.schedules]
     for i, spec in enumerate(report.inputs):

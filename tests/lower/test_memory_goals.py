@@ -271,6 +271,7 @@ def test_stage_weights_round_trips_through_cmx_toml_and_a_bad_value_is_one_line(
     args = ("create", f"{SMALL}:Plain", "--input-shape", "1,3,12,12", "--random-calibration", "--io", "int8")
     app = tmp_path / "app"
     assert run_cli(*args, "--board", "mps2-an386", "--stage-weights", "yes", "-o", app) == 0
+    assert "; convolution weights staged in scratch (stage_weights)" in capsys.readouterr().out
     toml = (app / "cmx.toml").read_text()
     assert 'stage_weights = "yes"' in toml
     assert read_report(app / "model")["lowering_options"]["stage_weights"] is True
