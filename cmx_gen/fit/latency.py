@@ -68,8 +68,8 @@ class Latency:
         left = f"; not counted: {', '.join(self.left_out)}" if self.left_out else ""
         return (
             f"latency    ~{self.ms:,.2f} ms at {self.clock_hz / 1e6:g} MHz: {self.cycles:,} cycles estimated before "
-            f"building ({self.counted} backend layers at {self.basis} kernel figures, data/kernel_cycles.yaml; "
-            "zero wait states"
+            f"building ({self.counted} backend layers at {self.basis} kernel figures, data/kernel_cycles.yaml, "
+            "fitted without wait states"
             f"{left}); `cmx-gen run APP --cycles` measures it"
         )
 
@@ -120,6 +120,11 @@ def estimate(report: Report, board: Board) -> Latency:
         left.append(f"{len(outside)} operator{'s' if len(outside) > 1 else ''} outside the backend")
     if not counted:
         return Latency(why_not="no layer of the program runs in cmx-gen's backend on a kernel with figures")
+    if board.flash_waits:  # the figures are fitted on memories without wait states
+        waits = board.region(board.boot_region).wait_states
+        left.append(
+            f"{board.boot_region}'s {waits} wait states (`run --cycles-as {board.id}` on a QEMU app prices them)"
+        )
     return Latency(int(cycles), board.core.clock_hz, counted, tuple(left), basis)
 
 

@@ -55,6 +55,10 @@ def test_check_prints_the_latency_a_board_will_see(capsys):
     assert run_cli("check", model, "--board", "mps2-an500", "--io", "int8") == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
     assert line.startswith("latency    not estimated: no kernel cycle figures for cortex-m7"), line
+    # a board whose flash waits: the figures are fitted without wait states, and the line says so
+    assert run_cli("check", model, "--board", "nucleo-l4r5zi", "--io", "int8") == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
+    assert " ms at 120 MHz: " in line and "not counted: flash0's 5 wait states" in line, line
 
 
 def test_check_prices_attention_layer_norm_and_copies_before_building(capsys):
