@@ -26,6 +26,10 @@ from cmx_gen.lower.host_models.kernel_models import wrap_int32
 ROW_ORDER = [0, 2, 1, 3]  # each group of four weights stored (w0, w2, w1, w3): SXTB16 pairs
 ROW_SCRATCH_BUDGET = 512  # bytes a widened chunk may take where CMSIS-NN's own scratch is smaller
 ROW_SCRATCH_BUDGET_2D = 1024  # a 2-D position widens every kernel row: twice the room keeps chunks of 4-8
+# staged weights: a chunk may take this much beside them, so the widening and the blocks' code alternate
+# less often (a chunk of 2 positions of 64 channels ran ~1 KB of code a position pair, more than a flash
+# accelerator's instruction cache holds)
+ROW_SCRATCH_BUDGET_STAGED = 2048
 # int16 weights (twice the flash, 14 instead of 19 instructions per 16 MACs) for a layer with at least
 # this many output positions: each extra byte of flash then saves ~30 instructions an inference. With
 # `--memory fast` also where ROW_WIDE_MID_POSITIONS reuse at most ROW_WIDE_MID_BYTES of int8 weights
@@ -99,6 +103,8 @@ class RowGeometry:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
         scratch size or ROW_SCRATCH_BUDGET (a longer chunk only saves re-widening the overlap)."""
         budget = max(cmsis_scratch, ROW_SCRATCH_BUDGET if self.rows == 1 else ROW_SCRATCH_BUDGET_2D)
+        if self.wide == 2:
+            budget = max(budget, ROW_SCRATCH_BUDGET_STAGED)
         most = min(ROW_MAX_CHUNK, self.positions + self.positions % 2)
         best = 2
         for n in range(2, most + 1, 2):
