@@ -35,8 +35,8 @@ static inline int32_t chunk_bytes(const cmx_conv_row_params* p) {
 }
 
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  if (p->wide == 2) {
-    return chunk_bytes(p) + p->out_ch * p->row_bytes * (int32_t)sizeof(int16_t);
+  if (p->wide == 2) { /* the weights as int16, then the bias, multipliers and shifts */
+    return chunk_bytes(p) + p->out_ch * (p->row_bytes * (int32_t)sizeof(int16_t) + 3 * (int32_t)sizeof(int32_t));
   }
   return (chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
 }
@@ -392,16 +392,34 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
 #if defined(ARM_MATH_DSP)
 /* wide 2: the plan's int8 weights (each group of four stored (w0, w2, w1, w3)) widened to the int16
  * layout wide 1 reads ((w0, w1), (w2, w3)) past the chunk: an SXTB16 and an SXTB16 ROR 8 a group, the
- * plan's bytes read once. */
-static const int16_t* stage_weights(const cmx_conv_row_params* p, const int8_t* weights, int16_t* scratch) {
+ * plan's bytes read once a call; then the per-channel bias (zeros for none), multipliers and shifts,
+ * which each position pair reads again too. */
+typedef struct {
+  const int16_t* weights;
+  const int32_t *bias, *multiplier, *shift;
+} staged;
+
+static staged stage(const cmx_conv_row_params* p, const int8_t* weights, const int32_t* bias,
+                    const int32_t* multiplier, const int32_t* shift, int16_t* scratch) {
   uint32_t* to = (uint32_t*)(void*)((char*)scratch + chunk_bytes(p));
   const int32_t groups = p->out_ch * p->row_bytes / 4;
+  staged s = {(const int16_t*)(const void*)to, NULL, NULL, NULL};
   for (int32_t g = 0; g < groups; ++g, weights += 4, to += 2) {
     const uint32_t v = (uint32_t)arm_nn_read_s8x4(weights);
     to[0] = SXTB16(v);
     to[1] = SXTB16_RORn(v, 8);
   }
-  return (const int16_t*)(const void*)((char*)scratch + chunk_bytes(p));
+  int32_t* constants = (int32_t*)(void*)to;
+  const size_t row = (size_t)p->out_ch * sizeof(int32_t);
+  if (bias != NULL) {
+    memcpy(constants, bias, row);
+  } else {
+    memset(constants, 0, row);
+  }
+  memcpy(constants + p->out_ch, multiplier, row);
+  memcpy(constants + 2 * p->out_ch, shift, row);
+  s.bias = constants, s.multiplier = constants + p->out_ch, s.shift = constants + 2 * p->out_ch;
+  return s;
 }
 #endif
 
@@ -419,7 +437,9 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
     return ARM_CMSIS_NN_ARG_ERROR;
   }
   if (p->wide == 2) {
-    weights = (const int8_t*)(const void*)stage_weights(p, weights, scratch);
+    const staged st = stage(p, weights, bias, multiplier, shift, scratch);
+    weights = (const int8_t*)(const void*)st.weights;
+    bias = st.bias, multiplier = st.multiplier, shift = st.shift;
   }
   const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch) &&
                    cmx_accumulators_small(bias, p->out_ch, p->row_bytes, p->input_offset);

@@ -94,10 +94,11 @@ class RowGeometry:
         return (span * self.rows * self.in_ch + ROW_SLACK) * 2
 
     def scratch_bytes(self, chunk: int) -> int:
-        """cmx_conv_row_s8_scratch_bytes: the chunk; wide 2, from the next word, the weights as int16."""
+        """cmx_conv_row_s8_scratch_bytes: the chunk; wide 2, from the next word, the weights as int16
+        and each channel's bias, multiplier and shift."""
         if self.wide != 2:
             return self.chunk_bytes(chunk)
-        return (self.chunk_bytes(chunk) + 3) // 4 * 4 + self.out_ch * self.row_bytes * 2
+        return (self.chunk_bytes(chunk) + 3) // 4 * 4 + self.out_ch * (self.row_bytes * 2 + 12)
 
     def chunk(self, cmsis_scratch: int) -> int:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
