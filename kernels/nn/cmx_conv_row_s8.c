@@ -421,26 +421,13 @@ static staged stage(const cmx_conv_row_params* p, const int8_t* weights, const i
   s.bias = constants, s.multiplier = constants + p->out_ch, s.shift = constants + 2 * p->out_ch;
   return s;
 }
-#endif
 
-arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
-                                    const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
-                                    int16_t* scratch, int8_t* output) {
-#if !defined(ARM_MATH_DSP)
-  (void)p, (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)scratch, (void)output;
-  return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
-#else
-  if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) || p->rows < 1 ||
-      p->wide < 0 || p->wide > 2 ||
-      (p->dilation > 1 && ((p->dilation * p->in_ch) % 2 != 0 || p->rows > 1 || p->wide)) ||
-      (p->wide == 1 && ((uintptr_t)weights & 3) != 0) || (p->wide == 2 && ((uintptr_t)scratch & 3) != 0)) {
-    return ARM_CMSIS_NN_ARG_ERROR;
-  }
-  if (p->wide == 2) {
-    const staged st = stage(p, weights, bias, multiplier, shift, scratch);
-    weights = (const int8_t*)(const void*)st.weights;
-    bias = st.bias, multiplier = st.multiplier, shift = st.shift;
-  }
+/* The convolution, its arguments checked (and staged for wide 2): a function of its own, so that GCC
+ * allocates its loops as before staging existed (+5,900 instructions on KWS with the staging inside). */
+static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, const int8_t* input,
+                                               const int8_t* weights, const int32_t* bias,
+                                               const int32_t* multiplier, const int32_t* shift, int16_t* scratch,
+                                               int8_t* output) {
   const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch) &&
                    cmx_accumulators_small(bias, p->out_ch, p->row_bytes, p->input_offset);
   const int full = p->act_min == -128 && p->act_max == 127;
@@ -486,6 +473,28 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
         compute(&q, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
       }
     }
+  }
+}
+#endif
+
+arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
+                                    const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
+                                    int16_t* scratch, int8_t* output) {
+#if !defined(ARM_MATH_DSP)
+  (void)p, (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)scratch, (void)output;
+  return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
+#else
+  if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) || p->rows < 1 ||
+      p->wide < 0 || p->wide > 2 ||
+      (p->dilation > 1 && ((p->dilation * p->in_ch) % 2 != 0 || p->rows > 1 || p->wide)) ||
+      (p->wide == 1 && ((uintptr_t)weights & 3) != 0) || (p->wide == 2 && ((uintptr_t)scratch & 3) != 0)) {
+    return ARM_CMSIS_NN_ARG_ERROR;
+  }
+  if (p->wide == 2) {
+    const staged st = stage(p, weights, bias, multiplier, shift, scratch);
+    convolve(p, input, (const int8_t*)(const void*)st.weights, st.bias, st.multiplier, st.shift, scratch, output);
+  } else {
+    convolve(p, input, weights, bias, multiplier, shift, scratch, output);
   }
   return ARM_CMSIS_NN_SUCCESS;
 #endif
