@@ -29,16 +29,19 @@ int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p) {
   return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->rows * p->kernel * p->in_ch + 3) & ~3;
 }
 
-/* The widened chunk's bytes, rounded up to a word (the staged weights start there). */
-static inline int32_t chunk_bytes(const cmx_conv_row_params* p) {
-  return ((chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t) + 3) & ~3;
+/* The widened chunk's bytes, and a few past it a zero-padded weight row may read. */
+static inline int32_t widened_bytes(const cmx_conv_row_params* p) {
+  return (chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
 }
+
+/* ... rounded up to a word: where the staged weights start. */
+static inline int32_t chunk_bytes(const cmx_conv_row_params* p) { return (widened_bytes(p) + 3) & ~3; }
 
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
   if (p->wide == 2) { /* the weights as int16, then the bias, multipliers and shifts */
     return chunk_bytes(p) + p->out_ch * (p->row_bytes * (int32_t)sizeof(int16_t) + 3 * (int32_t)sizeof(int32_t));
   }
-  return (chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
+  return widened_bytes(p);
 }
 
 /* n int8 values widened to int16 with the offset added. */

@@ -80,7 +80,8 @@ int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p);
 
 /**
  * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (rows values per position) and a few past it;
- *        with wide 2, then (from a word) the weights widened to int16.
+ *        with wide 2, then (from a word) the weights widened to int16 and each channel's bias,
+ *        multiplier and shift (int32).
  * @param[in] p  the layer's parameters
  * @return       bytes of scratch
  */
