@@ -51,7 +51,7 @@ def assert_all_checks_pass(results, label: str) -> None:
 
 DIGITS = ROOT / "samples" / "digits" / "model.py"
 
-BOARDS = ["corstone300-fvp", "mps2-an521", "nrf5340dk-cpuapp", "nucleo-h743zi"]
+BOARDS = ["corstone300-fvp", "mps2-an521", "nrf5340dk-cpuapp", "nucleo-h743zi", "nucleo-l4r5zi"]
 
 
 def lowering_core(board_id: str) -> str:
