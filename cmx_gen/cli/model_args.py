@@ -94,9 +94,9 @@ def add_model_arguments(
     )
 
 
-def lower_options(args: argparse.Namespace, memory: str | None = None, flash_waits: bool = False) -> LowerOptions:
-    """The lowering options the arguments give (`memory` for one goal of --memory fit; `flash_waits`:
-    the board's, for --stage-weights auto)."""
+def lower_options(args: argparse.Namespace, memory: str | None = None, staged: bool | None = None) -> LowerOptions:
+    """The lowering options the arguments give (`memory` for one goal of --memory fit; `staged`: a
+    board's choice of --stage-weights, else the setting's with no board, where auto is no)."""
     from cmx_gen.lower.lowering import LowerOptions
 
     goal = memory or args.memory or DEFAULT_MEMORY_GOAL
@@ -111,7 +111,9 @@ def lower_options(args: argparse.Namespace, memory: str | None = None, flash_wai
         delegate=args.delegate is not False,
         memory=goal,
         input_memory=args.input_memory or DEFAULT_INPUT_MEMORY,
-        stage_weights=stages_weights(args.stage_weights or DEFAULT_STAGE_WEIGHTS, flash_waits, goal),
+        stage_weights=(
+            stages_weights(args.stage_weights or DEFAULT_STAGE_WEIGHTS, False, goal) if staged is None else staged
+        ),
     )
 
 

@@ -27,6 +27,13 @@ def stages_weights(setting: str, flash_waits: bool, memory: str) -> bool:
     return flash_waits and memory != "min"
 
 
+def stage_trials(setting: str, flash_waits: bool, memory: str) -> tuple[bool, ...]:
+    """Whether to stage the weights, in the order to try (create and check): auto where the board's
+    flash waits tries staged first and, where that does not fit, unstaged."""
+    staged = stages_weights(setting, flash_waits, memory)
+    return (True, False) if staged and setting == "auto" else (staged,)
+
+
 # Where a program's inputs live (`[options] input_memory`, `--input-memory`): "pool", in the planned
 # pool (the caller writes into them); "caller", in the caller's own buffers (a camera frame, a
 # constant in flash), which the program reads where they are and never writes (cmx_input_bind).

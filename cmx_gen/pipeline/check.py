@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cmx_gen.common.errors import FitError, ModelSourceError
-from cmx_gen.common.goals import goals_to_try
+from cmx_gen.common.goals import DEFAULT_MEMORY_GOAL, DEFAULT_STAGE_WEIGHTS, goals_to_try, stage_trials
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.memory import Placement, plan
 from cmx_gen.program.report import Report
@@ -57,9 +57,11 @@ def lowered_report(
     source: Callable[[], ModelSource],
     options: Callable[[str | None, bool], LowerOptions],
     memory: str | None = None,
+    stage_weights: str = DEFAULT_STAGE_WEIGHTS,
 ) -> Report:
-    """The report to check: read it, or lower the model (`source()`, with `options(goal, whether the
-    board's flash waits)`) for the board's core first; with `memory` fit, goal by goal until one fits."""
+    """The report to check: read it, or lower the model (`source()`, with `options(goal, staged)`)
+    for the board's core first; with `memory` fit, goal by goal until one fits; with `stage_weights`
+    auto where the board's flash waits, staged first, then unstaged (as create does)."""
     if not is_model_source(spec):
         return load_report(spec)
     from cmx_gen.pipeline.lower import produce
@@ -67,11 +69,14 @@ def lowered_report(
     board = load_board(board_id)
     model = source()
     goals: tuple[str | None, ...] = tuple(goals_to_try(memory)) if memory else (None,)
-    # fit: the first goal whose program fits, else the last one's refusal; where the board's flash
-    # waits, stage_weights = auto's staged program first, then the unstaged one (as create does)
-    trials = [(goal, waits) for goal in goals for waits in ((True, False) if board.flash_waits else (False,))]
-    for at, (goal, waits) in enumerate(trials):
-        result, _ = produce(model, board.core.lower_target, options(goal, waits))
+    # the first trial whose program fits, else the last one's refusal
+    trials = [
+        (goal, staged)
+        for goal in goals
+        for staged in stage_trials(stage_weights, board.flash_waits, goal or DEFAULT_MEMORY_GOAL)
+    ]
+    for at, (goal, staged) in enumerate(trials):
+        result, _ = produce(model, board.core.lower_target, options(goal, staged))
         if at == len(trials) - 1:
             break
         try:

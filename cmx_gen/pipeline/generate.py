@@ -17,7 +17,7 @@ from cmx_gen.app.render import RenderResult, check_destination, render_app
 from cmx_gen.app.slot_files import SLOT_FILE, WEIGHTS_FILE
 from cmx_gen.common import progress
 from cmx_gen.common.errors import BoardError, FitError, ModelSourceError
-from cmx_gen.common.goals import goals_to_try, stages_weights
+from cmx_gen.common.goals import goals_to_try, stage_trials
 from cmx_gen.fit import memory
 from cmx_gen.fit.boards import Board, ModelSlot, load_board, load_boards
 from cmx_gen.lower.lowering import LowerOptions
@@ -93,13 +93,6 @@ class Generated:
         return "\n".join(lines)
 
 
-def _stagings(setting: str, board: Board, goal: str) -> tuple[bool, ...]:
-    """Whether to stage the weights, in the order to try: auto where the board's flash waits tries
-    staged first and, where that does not fit, unstaged (common/goals.stages_weights)."""
-    staged = stages_weights(setting, board.flash_waits, goal)
-    return (True, False) if staged and setting == "auto" else (staged,)
-
-
 def _lower(
     entry: ModelEntry, project: Project, board: Board, use_cache: bool, memory: str, staged: bool
 ) -> tuple[Artifacts, bool]:
@@ -166,7 +159,9 @@ def generate(project: Project, app: Path, force: bool = False, use_cache: bool =
         board = _slot_board(project, board)
     check_destination(app, force)
     goals = goals_to_try(project.memory)
-    trials = [(goal, staged) for goal in goals for staged in _stagings(project.stage_weights, board, goal)]
+    trials = [
+        (goal, staged) for goal in goals for staged in stage_trials(project.stage_weights, board.flash_waits, goal)
+    ]
     for at, (goal, staged) in enumerate(trials):
         lowered = [_lower(entry, project, board, use_cache, goal, staged) for entry in project.models]
         results = [result for result, _ in lowered]

@@ -13,6 +13,7 @@ from dataclasses import asdict
 
 from cmx_gen.cli.model_args import add_model_arguments, load_source, lower_options
 from cmx_gen.common.errors import CmxError, FitError
+from cmx_gen.common.goals import DEFAULT_STAGE_WEIGHTS
 from cmx_gen.fit.boards import load_board
 from cmx_gen.fit.latency import estimate as estimate_latency
 from cmx_gen.fit.memory import usage_table
@@ -36,8 +37,9 @@ def run(args: argparse.Namespace) -> int:
         args.model,
         args.board,
         lambda: load_source(args),
-        lambda goal, waits: lower_options(args, goal, waits),
+        lambda goal, staged: lower_options(args, goal, staged),
         args.memory,
+        args.stage_weights or DEFAULT_STAGE_WEIGHTS,
     )
     try:
         placement = check_report(report, args.board)
