@@ -49,7 +49,7 @@ quiet_third_party()
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build as build_mod  # noqa: E402
 from cmx_gen.common.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
-from cmx_gen.common.memo import code_fingerprint  # noqa: E402
+from cmx_gen.common.memo import code_fingerprint, files_digest  # noqa: E402
 from cmx_gen.common.paths import KERNELS_DIR  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
 from cmx_gen.fit.boards import load_board  # noqa: E402
@@ -181,10 +181,8 @@ def _upstream_xfails(module: object) -> dict[str, str]:
 def kernels_fingerprint() -> str:
     """cmx-gen's C kernels and runtime (kernels/): they decide a case's outcome as much as the Python
     (code_fingerprint reads only cmx_gen's .py and .yaml; a kernel change alone re-ran nothing)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in KERNELS_DIR.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(KERNELS_DIR).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    files = sorted(p for p in KERNELS_DIR.rglob("*") if p.is_file())
+    return files_digest((path.relative_to(KERNELS_DIR).as_posix(), path) for path in files)
 
 
 def sdk_fingerprint() -> str:

@@ -10,7 +10,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +24,24 @@ def fingerprinted_files() -> list[Path]:
     return sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.yaml"), *(KERNELS_DIR / "nn").rglob("*.[ch]")])
 
 
+def files_digest(named: Iterable[tuple[str, Path]]) -> str:
+    """A digest of files by the name each is given and its bytes (a file renamed or moved changes it)."""
+    digest = hashlib.sha256()
+    for name, path in named:
+        digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _fingerprint_name(path: Path) -> str:
+    """A fingerprinted file's name: from the package, or from kernels/."""
+    if path.is_relative_to(PACKAGE):
+        return path.relative_to(PACKAGE).as_posix()
+    return (Path("kernels") / path.relative_to(KERNELS_DIR)).as_posix()
+
+
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    digest = hashlib.sha256()
-    for path in fingerprinted_files():
-        name = (
-            path.relative_to(PACKAGE)
-            if path.is_relative_to(PACKAGE)
-            else Path("kernels") / path.relative_to(KERNELS_DIR)
-        )
-        digest.update(name.as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    return files_digest((_fingerprint_name(path), path) for path in fingerprinted_files())
 
 
 def memo_json(kind: str, parts: tuple[str, ...], compute: Callable[[], Any]) -> Any:
