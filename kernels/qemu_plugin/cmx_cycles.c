@@ -99,6 +99,7 @@ struct accelerator {
   uint64_t seg_missed[3];
 };
 static struct accelerator *accel[MAX_REGIONS];
+static bool accelerated; /* any cache= given: only then does a block's run follow its lines */
 static uint64_t lru_clock;
 
 /* Whether `line` was in the cache; it is now, the oldest line out. */
@@ -193,7 +194,7 @@ static void block_ran(unsigned int vcpu, void *udata) {
     touch(previous);
   }
   previous = b;
-  fetch(b);
+  if (accelerated) fetch(b);
 }
 
 static void memory_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
@@ -289,6 +290,7 @@ static bool add_accelerator(const char *spec) {
   if (a == NULL || !lru_init(&a->code, lines) || !lru_init(&a->data, data)) return false;
   while ((1L << a->shift) < bytes) a->shift++;
   accel[index] = a;
+  accelerated = true;
   return true;
 }
 
