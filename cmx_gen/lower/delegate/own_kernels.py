@@ -102,7 +102,8 @@ class RowGeometry:
 
     def chunk(self, cmsis_scratch: int) -> int:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
-        scratch size or ROW_SCRATCH_BUDGET (a longer chunk only saves re-widening the overlap)."""
+        scratch size or ROW_SCRATCH_BUDGET (a longer chunk only saves re-widening the overlap), or
+        with staged weights ROW_SCRATCH_BUDGET_STAGED."""
         budget = max(cmsis_scratch, ROW_SCRATCH_BUDGET if self.rows == 1 else ROW_SCRATCH_BUDGET_2D)
         if self.wide == 2:
             budget = max(budget, ROW_SCRATCH_BUDGET_STAGED)
