@@ -76,6 +76,20 @@ static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t fir
   for (int32_t i = 0; i < tail + CMX_SLACK; ++i) *out++ = 0;
 }
 
+/* `n` columns of an RGB stem's three rows (in_ch 3, rows 3, all inside the input), from `in`: nine
+ * values a column written out, ~30 cycles against ~85 for the general loop's column (its bounds and
+ * a loop over the rows). */
+static int16_t* widen_rgb_columns(const int8_t* in, int32_t in_row, int32_t n, int16_t* out, int32_t off) {
+  for (; n > 0; --n, in += 3, out += 9) {
+    const int8_t* r1 = in + in_row;
+    const int8_t* r2 = r1 + in_row;
+    out[0] = (int16_t)(in[0] + off), out[1] = (int16_t)(in[1] + off), out[2] = (int16_t)(in[2] + off);
+    out[3] = (int16_t)(r1[0] + off), out[4] = (int16_t)(r1[1] + off), out[5] = (int16_t)(r1[2] + off);
+    out[6] = (int16_t)(r2[0] + off), out[7] = (int16_t)(r2[1] + off), out[8] = (int16_t)(r2[2] + off);
+  }
+  return out;
+}
+
 /* A 2-D convolution's input positions [first, first + count) of input rows [top, top + rows), as
  * columns: position x's rows * in_ch values (row by row, zeros outside the input) at x * rows *
  * in_ch, so an output's field (kernel columns) is one contiguous run, as in a 1-D convolution. */
@@ -84,8 +98,15 @@ static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int
   const int32_t ch = p->in_ch, column = p->rows * ch, in_row = p->in_positions * ch;
   const int32_t y0 = top < 0 ? 0 : top, y1 = top + p->rows < p->in_rows ? top + p->rows : p->in_rows;
   const int32_t above = y0 - top < p->rows ? (y0 - top) * ch : column; /* zeros before the rows inside */
+  const int rgb_inside = ch == 3 && p->rows == 3 && y0 == top && y1 == top + 3;
   int16_t* out = buf;
   for (int32_t ix = first; ix < first + count; ++ix) {
+    if (rgb_inside && ix >= 0 && ix < p->in_positions) { /* the run of columns inside the input */
+      const int32_t stop = first + count < p->in_positions ? first + count : p->in_positions;
+      out = widen_rgb_columns(input + (y0 * p->in_positions + ix) * ch, in_row, stop - ix, out, p->input_offset);
+      ix = stop - 1;
+      continue;
+    }
     int16_t* end = out + column;
     if (ix >= 0 && ix < p->in_positions && y1 > y0) {
       for (int32_t i = 0; i < above; ++i) *out++ = 0;
