@@ -425,25 +425,32 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(con
 #undef CMX_ROW_WIDE_PAIRS
 #undef CMX_WIDE_GROUP_ADVANCE
 
-/* int8 weights: the group pairs as cmx_row_group_pairs' (SXTB16 widens them), then (odd) one more. */
+/* int8 weights: the group pairs as cmx_row_group_pairs' (SXTB16 widens them), two an iteration (the
+ * loop's SUBS and BNE once per 64 MACs; an odd pair count enters at the second: the loads
+ * post-index, so no pointer moves first), then (odd) one group more. */
+#define CMX_ROW_S8_PAIRS                          \
+  "lsrs %[n], %[n], #1\n\t"                       \
+  "adc %[n], %[n], #0\n\t"                        \
+  "bcs 5f\n"                                       \
+  "4:\n\t" CMX_GROUP_S8 CMX_GROUP_S8              \
+  "5:\n\t" CMX_GROUP_S8 CMX_GROUP_S8              \
+  "subs %[n], %[n], #1\n\t"                       \
+  "bne 4b\n\t"
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const void* wp, cmx_row_blocks* k,
                                                                           const int odd) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
   if (odd) {
-    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_GROUP_S8 CMX_GROUP_S8
-                   "subs %[n], %[n], #1\n\t"
-                   "bne 2b\n\t" CMX_GROUP_S8 CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
+    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_S8_PAIRS CMX_GROUP_S8 CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
                    CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1));
   } else {
-    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_GROUP_S8 CMX_GROUP_S8
-                   "subs %[n], %[n], #1\n\t"
-                   "bne 2b\n\t" CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
+    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_S8_PAIRS CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
                    CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1));
   }
   return wp;
 }
+#undef CMX_ROW_S8_PAIRS
 #undef CMX_ROW_BLOCK_ENTRY
 #undef CMX_ROW_BLOCK_REQ
 #undef CMX_ROW_BLOCK_EXIT
