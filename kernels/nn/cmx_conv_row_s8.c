@@ -25,13 +25,18 @@ static inline int32_t chunk_positions(const cmx_conv_row_params* p) {
   return (p->chunk - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
 }
 
+int32_t cmx_conv_row_s8_column(const cmx_conv_row_params* p) {
+  const int32_t values = p->rows * p->in_ch;
+  return values + (p->rows > 1 && (values & 1) && (p->stride & 1));
+}
+
 int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p) {
-  return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->rows * p->kernel * p->in_ch + 3) & ~3;
+  return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->kernel * cmx_conv_row_s8_column(p) + 3) & ~3;
 }
 
 /* The widened chunk's bytes, and a few past it a zero-padded weight row may read. */
 static inline int32_t widened_bytes(const cmx_conv_row_params* p) {
-  return (chunk_positions(p) * p->rows * p->in_ch + CMX_SLACK) * (int32_t)sizeof(int16_t);
+  return (chunk_positions(p) * cmx_conv_row_s8_column(p) + CMX_SLACK) * (int32_t)sizeof(int16_t);
 }
 
 /* ... rounded up to a word: where the staged weights start. */
@@ -77,10 +82,12 @@ static void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t fir
 }
 
 /* `n` columns of an RGB stem's three rows (in_ch 3, rows 3, all inside the input), from `in`: nine
- * values a column written out, ~30 cycles against ~85 for the general loop's column (its bounds and
- * a loop over the rows). */
-static int16_t* widen_rgb_columns(const int8_t* in, int32_t in_row, int32_t n, int16_t* out, int32_t off) {
-  for (; n > 0; --n, in += 3, out += 9) {
+ * values a column written out (and a zero where the column is ten), ~40 cycles against ~85 for the
+ * general loop's column (its bounds and a loop over the rows). */
+static int16_t* widen_rgb_columns(const int8_t* in, int32_t in_row, int32_t n, int16_t* out, int32_t off,
+                                  int32_t column) {
+  for (; n > 0; --n, in += 3, out += column) {
+    if (column > 9) out[9] = 0;
     const int8_t* r1 = in + in_row;
     const int8_t* r2 = r1 + in_row;
     out[0] = (int16_t)(in[0] + off), out[1] = (int16_t)(in[1] + off), out[2] = (int16_t)(in[2] + off);
@@ -91,11 +98,12 @@ static int16_t* widen_rgb_columns(const int8_t* in, int32_t in_row, int32_t n, i
 }
 
 /* A 2-D convolution's input positions [first, first + count) of input rows [top, top + rows), as
- * columns: position x's rows * in_ch values (row by row, zeros outside the input) at x * rows *
- * in_ch, so an output's field (kernel columns) is one contiguous run, as in a 1-D convolution. */
+ * columns: position x's rows * in_ch values (row by row, zeros outside the input; a zero after them
+ * where cmx_conv_row_s8_column says) at x * column, so an output's field (kernel columns) is one
+ * contiguous run, as in a 1-D convolution. */
 static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int32_t first, int32_t count,
                           int32_t top, int16_t* buf) {
-  const int32_t ch = p->in_ch, column = p->rows * ch, in_row = p->in_positions * ch;
+  const int32_t ch = p->in_ch, column = cmx_conv_row_s8_column(p), in_row = p->in_positions * ch;
   const int32_t y0 = top < 0 ? 0 : top, y1 = top + p->rows < p->in_rows ? top + p->rows : p->in_rows;
   const int32_t above = y0 - top < p->rows ? (y0 - top) * ch : column; /* zeros before the rows inside */
   const int rgb_inside = ch == 3 && p->rows == 3 && y0 == top && y1 == top + 3;
@@ -103,7 +111,8 @@ static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int
   for (int32_t ix = first; ix < first + count; ++ix) {
     if (rgb_inside && ix >= 0 && ix < p->in_positions) { /* the run of columns inside the input */
       const int32_t stop = first + count < p->in_positions ? first + count : p->in_positions;
-      out = widen_rgb_columns(input + (y0 * p->in_positions + ix) * ch, in_row, stop - ix, out, p->input_offset);
+      out = widen_rgb_columns(input + (y0 * p->in_positions + ix) * ch, in_row, stop - ix, out, p->input_offset,
+                              column);
       ix = stop - 1;
       continue;
     }
@@ -133,7 +142,7 @@ static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int
  * the second column of a pair starts on a word (stride * in_ch even), so both read with LDRD.
  * full: the activation range is [-128, 127] (what a ReLU's output quantization gives). dilated:
  * one run per tap (a loop that costs 5-7 % where there is one run). Each combination the kernel
- * calls is compiled on its own. p->in_ch is the values of one widened position (rows * in_ch). */
+ * calls is compiled on its own. p->in_ch is the values of one widened position (cmx_conv_row_s8_column). */
 static inline __attribute__((always_inline)) void compute(const cmx_conv_row_params* p, const int16_t* buf, int32_t n,
                                                           const int8_t* weights, const int32_t* bias,
                                                           const int32_t* multiplier, const int32_t* shift,
@@ -456,8 +465,8 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
                    cmx_accumulators_small(bias, p->out_ch, p->row_bytes, p->input_offset);
   const int full = p->act_min == -128 && p->act_max == 127;
   const int dilated = p->dilation > 1 && p->kernel > 1;
-  cmx_conv_row_params q = *p; /* what compute() reads: a position of the widened chunk is rows * in_ch values */
-  q.in_ch = p->rows * p->in_ch;
+  cmx_conv_row_params q = *p; /* what compute() reads: a position of the widened chunk is a column */
+  q.in_ch = cmx_conv_row_s8_column(p);
   const int aligned = ((p->stride * q.in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
   for (int32_t oy = 0; oy < p->out_rows; ++oy) {
     const int32_t top = oy * p->row_stride - p->row_pad;
@@ -531,7 +540,8 @@ void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter,
    * ...), an odd last channel's row on its own. */
   static const int8_t order[4] = {0, 2, 1, 3};
   const int32_t cols = p->rows * p->kernel * p->in_ch;
-  const int32_t run = p->dilation > 1 ? p->in_ch : cols;                      /* values per run */
+  const int32_t column = p->dilation > 1 ? p->in_ch : cmx_conv_row_s8_column(p); /* a widened column's values */
+  const int32_t run = p->dilation > 1 ? p->in_ch : p->kernel * column;         /* values per run */
   const int32_t run_bytes = p->dilation > 1 ? (run + 3) & ~3 : p->row_bytes; /* values per padded run */
   int16_t* wide = (int16_t*)(void*)out;
   for (int32_t c = 0; c < p->out_ch; ++c) {
@@ -541,10 +551,10 @@ void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter,
       const int32_t k = at / run_bytes, j = at % run_bytes;
       int8_t v = 0;
       if (j < run) {
-        /* run value j of tap k: filter [c][ky][kx][ch] read column by column (kx, ky, ch) */
-        const int32_t at_field = k * run + j, ch = at_field % p->in_ch, kx = at_field / p->in_ch / p->rows;
-        const int32_t ky = at_field / p->in_ch % p->rows;
-        v = filter[c * cols + (ky * p->kernel + kx) * p->in_ch + ch];
+        /* run value j of tap k: filter [c][ky][kx][ch] read column by column (kx, ky, ch), a column's
+         * padding zero */
+        const int32_t at_field = k * run + j, kx = at_field / column, r = at_field % column;
+        if (r < p->rows * p->in_ch) v = filter[c * cols + ((r / p->in_ch) * p->kernel + kx) * p->in_ch + r % p->in_ch];
       }
       const int32_t to = paired ? pair * 2 * p->row_bytes + (i / 4) * 8 + second * 4 + (i & 3) : c * p->row_bytes + i;
       if (p->wide == 1) {

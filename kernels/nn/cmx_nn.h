@@ -35,10 +35,11 @@ extern "C" {
  * Instead of CMSIS-NN's im2col (a copy of every receptive field, then a widening of each copy),
  * a chunk of input positions is widened to int16 once, with the input offset added and the
  * padding as zeros, and the output columns read their fields in place. A 2-D chunk is widened
- * column by column (each input position's `rows` kernel rows of in_ch values together), so an
- * output's field is one contiguous run there too. Weights are the plan's
+ * column by column (each input position's `rows` kernel rows of in_ch values together, a zero after
+ * them where their count and the stride are odd: cmx_conv_row_s8_column), so an output's field is one
+ * contiguous run there too, every column on a word. Weights are the plan's
  * (cmx_conv_row_s8_weights): per output channel, the field's values in the widened order (kernel
- * column, kernel row, channel; dilated 1-D: one run of in_ch values per tap) padded with zeros to
+ * column, kernel row, channel, a column's zero; dilated 1-D: one run of in_ch values per tap) padded with zeros to
  * a multiple of 4 (per run), row_bytes in all; each group of four stored as (w0, w2, w1, w3) so
  * one SXTB16 and one SXTB16 ROR 8 give the pairs (w0, w1) and (w2, w3) that line up with the
  * widened input; the rows of each channel pair interleaved four bytes at a time, so one LDRD
@@ -71,8 +72,17 @@ typedef struct {
 } cmx_conv_row_params;
 
 /**
- * @brief Weight bytes per output channel: rows * kernel * in_ch rounded up to 4; dilated, each tap's
- *        in_ch rounded up to 4.
+ * @brief int16 values a widened column of a 2-D convolution holds: rows * in_ch, and one zero more where
+ *        that is odd and the stride odd (an RGB stem at stride 1: every column then starts on a word, so
+ *        the 2 x 2 blocks read both columns of a pair in assembly); rows * in_ch for a 1-D one.
+ * @param[in] p  the layer's parameters (sizes >= 1)
+ * @return       the values
+ */
+int32_t cmx_conv_row_s8_column(const cmx_conv_row_params* p);
+
+/**
+ * @brief Weight bytes per output channel: kernel * cmx_conv_row_s8_column rounded up to 4; dilated, each
+ *        tap's in_ch rounded up to 4.
  * @param[in] p  the layer's parameters (sizes >= 1)
  * @return       the bytes, the value p->row_bytes must hold
  */

@@ -52,6 +52,21 @@ def test_a_2d_field_is_laid_out_column_by_column():
     assert list(np.frombuffer(own_kernels.row_weights(filt, wide), dtype="<i2")) == [1, 3, 2, 4]  # int16 in order
 
 
+def test_an_odd_column_at_an_odd_stride_takes_a_zero_so_every_column_starts_on_a_word():
+    """3 kernel rows x 2 columns x 1 channel, filter row (r0c0, r0c1, r1c0, r1c1, r2c0, r2c1): at stride 1
+    each widened column is (r0, r1, r2, 0) (cmx_conv_row_s8_column, an RGB stem's 9 values at stride 1
+    likewise), at stride 2 the columns stay three values (two positions apart: already on a word)."""
+    filt = np.array([[1, 2, 3, 4, 5, 6]], dtype=np.int8)
+    g = own_kernels.RowGeometry(4, 5, 1, 1, 2, 1, 0, 1, 3, 3, 5, 1, 0)
+    assert (g.column, g.row_bytes) == (4, 8)
+    assert list(np.frombuffer(own_kernels.row_weights(filt, g), dtype=np.int8)) == [1, 5, 3, 0, 2, 6, 4, 0]
+    strided = own_kernels.RowGeometry(2, 5, 1, 1, 2, 2, 0, 1, 3, 2, 5, 2, 0)
+    assert (strided.column, strided.row_bytes) == (3, 8)
+    assert list(np.frombuffer(own_kernels.row_weights(filt, strided), dtype=np.int8)) == [1, 5, 3, 2, 4, 0, 6, 0]
+    for geometry in (g, strided):
+        assert np.array_equal(own_kernels.row_filter(own_kernels.row_weights(filt, geometry), geometry), filt)
+
+
 def _geometry(x, w, out, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
     return own_kernels.row_geometry(torch.empty(x), torch.empty(w), torch.empty(out), stride, padding, dilation)
 

@@ -73,6 +73,18 @@ class RowGeometry:
         return self.rows * self.kernel * self.in_ch
 
     @property
+    def column(self) -> int:
+        """cmx_conv_row_s8_column: a widened column's values, rows * in_ch and a zero more where that and
+        the stride are odd on a 2-D layer (every column then on a word)."""
+        values = self.rows * self.in_ch
+        return values + int(self.rows > 1 and values % 2 == 1 and self.stride % 2 == 1)
+
+    @property
+    def field(self) -> int:
+        """The values an output's field spans in the widened chunk (cols, with each column's zero)."""
+        return self.kernel * self.column if self.runs == 1 else self.cols
+
+    @property
     def weight_dtype(self) -> np.dtype[Any]:
         """What a weight is stored as in the plan: int16 when wide 1 (little-endian, as the core reads
         it), else int8 (wide 2: the kernel widens them into its scratch)."""
@@ -86,12 +98,12 @@ class RowGeometry:
     @property
     def row_bytes(self) -> int:
         """cmx_conv_row_s8_row_bytes: each run's values padded to four."""
-        return self.runs * ((self.cols // self.runs + 3) // 4 * 4)
+        return self.runs * ((self.field // self.runs + 3) // 4 * 4)
 
     def chunk_bytes(self, chunk: int) -> int:
         """The widened chunk's bytes."""
         span = (chunk - 1) * self.stride + (self.kernel - 1) * self.dilation + 1
-        return (span * self.rows * self.in_ch + ROW_SLACK) * 2
+        return (span * self.column + ROW_SLACK) * 2
 
     def scratch_bytes(self, chunk: int) -> int:
         """cmx_conv_row_s8_scratch_bytes: the chunk; wide 2, from the next word, the weights as int16
@@ -171,7 +183,11 @@ def row_weights(filter_ohwi: NDArray[Any], geometry: RowGeometry) -> bytes:
     interleaved a group at a time (one LDRD reads both), an odd last row on its own."""
     oc, runs, row_bytes = filter_ohwi.shape[0], geometry.runs, geometry.row_bytes
     dtype = geometry.weight_dtype
-    flat = filter_ohwi.reshape(oc, -1)[:, _field_order(geometry)].reshape(oc, runs, -1).astype(dtype)
+    ordered = filter_ohwi.reshape(oc, -1)[:, _field_order(geometry)]
+    if geometry.field != geometry.cols:  # each column's zero (cmx_conv_row_s8_column)
+        columns = ordered.reshape(oc, geometry.kernel, -1)
+        ordered = np.pad(columns, ((0, 0), (0, 0), (0, geometry.column - columns.shape[2]))).reshape(oc, -1)
+    flat = ordered.reshape(oc, runs, -1).astype(dtype)
     padded = np.zeros((oc, runs, row_bytes // runs), dtype=dtype)
     padded[:, :, : flat.shape[2]] = flat
     grouped = padded.reshape(oc, row_bytes // 4, 4)
@@ -194,7 +210,10 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> NDArray[Any]:
     if geometry.wide != 1:
         grouped = grouped[:, :, ROW_ORDER]  # ROW_ORDER is its own inverse
     padded = grouped.reshape(out_ch, runs, row_bytes // runs)
-    widened = padded[:, :, : geometry.cols // runs].reshape(out_ch, geometry.cols)
+    widened = padded[:, :, : geometry.field // runs].reshape(out_ch, geometry.field)
+    if geometry.field != geometry.cols:
+        widened = widened.reshape(out_ch, geometry.kernel, geometry.column)[:, :, : geometry.rows * geometry.in_ch]
+        widened = widened.reshape(out_ch, geometry.cols)
     filt = np.empty((out_ch, geometry.cols), dtype=np.int8)
     filt[:, _field_order(geometry)] = widened
     return filt
