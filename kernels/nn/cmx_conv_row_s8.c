@@ -284,6 +284,12 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
                                                    const int32_t* multiplier, const int32_t* shift, int8_t* output,
                                                    int32_t out_ch, int32_t offset) {
 #if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
+  if (step == 8) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
+    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf,
+                          ((uint32_t)(65536 - n) << 16) | (uint16_t)offset, out_ch / 2};
+    cmx_row_k8_channels(&k, out_ch);
+    return;
+  }
   for (int32_t x = 0; x < n; ++x, output += out_ch) {
     uint32_t x0, x1, x2, x3;
     memcpy(&x0, buf + x * step, 4);
