@@ -244,7 +244,7 @@ inline arm_cmsis_nn_status run_avg_pool(const cmx_layer_avg_pool* l, CMX_RUN_ARG
   cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
   out = tensor_at(l->output, work, io);
   CMX_OUT_BYTES(volume(l->output_dims));
-  CMX_KERNEL(status = arm_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
+  CMX_KERNEL(status = cmx_avgpool_s8(&ctx, &l->params, &l->input_dims, tensor_at(l->input, work, io), &l->filter_dims,
                           &l->output_dims, out));
   return status;
 }

@@ -347,6 +347,23 @@ arm_cmsis_nn_status cmx_add_s8(const int8_t* input_1, const int8_t* input_2, int
                                int32_t out_activation_max, int32_t block_size);
 
 /**
+ * @brief arm_avgpool_s8 with its arguments and its result, byte for byte: on a DSP core, where the
+ *        channels are a multiple of four and src is word-aligned, four channels a step summed in int16
+ *        lanes (SXTAB16) without the scratch (cmx_avgpool_s8.c); else arm_avgpool_s8 itself. Writes an
+ *        output pixel's channels after reading them over its window, so output may lie over input where
+ *        the plan's lead for a pooling layer puts it.
+ * @param[in]  ctx          caller: arm_avgpool_s8_get_buffer_size's scratch (only its fallback reads it)
+ * @param[in]  src          caller: [n][h][w][c] int8
+ * @param[out] dst          caller: [n][output h][output w][c] int8
+ * @param      others       as arm_avgpool_s8's (arm_nnfunctions.h)
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for an output pixel whose window lies outside
+ *             the input, or as arm_avgpool_s8
+ */
+arm_cmsis_nn_status cmx_avgpool_s8(const cmsis_nn_context* ctx, const cmsis_nn_pool_params* pool_params,
+                                   const cmsis_nn_dims* input_dims, const int8_t* src, const cmsis_nn_dims* filter_dims,
+                                   const cmsis_nn_dims* output_dims, int8_t* dst);
+
+/**
  * @brief output[i] = table[input[i] + 128]: an element-wise operator the plan tabulated.
  * @param[in]  input   caller: [count] int8
  * @param[out] output  caller: [count] int8; may be input

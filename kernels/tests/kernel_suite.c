@@ -757,6 +757,53 @@ static void softmax_suite(tally* t) {
   for (int i = 0; i < CMX_SUITE_CASES; ++i) softmax_case(t, between(1, 16), between(1, 100), (int)(rnd() & 1), "random");
 }
 
+/* cmx_avgpool_s8 against arm_avgpool_s8: an image of ch channels, a window, stride and padding (a window
+ * larger than the image with padding 0: a global pool); values near one end of int8 or anywhere, so that
+ * sums over many positions run past an int16 lane's 256 values and round on both sides of zero. */
+static void avgpool_case(tally* t, int32_t n, int32_t ch, int32_t in_h, int32_t in_w, int32_t kh, int32_t kw,
+                         int32_t stride, int32_t pad, const char* name) {
+  const int32_t out_h = (in_h + 2 * pad - kh) / stride + 1, out_w = (in_w + 2 * pad - kw) / stride + 1;
+  if (out_h < 1 || out_w < 1 || n * in_h * in_w * ch > MAX_IN || n * out_h * out_w * ch > MAX_OUT || pad >= kh ||
+      pad >= kw) {
+    return;
+  }
+  const int32_t bias = (int32_t)(rnd() % 3) - 1; /* 0: any value; -1, 1: near -128 or 127 */
+  for (int32_t i = 0; i < n * in_h * in_w * ch; ++i) {
+    input[i] = (int8_t)(bias ? bias * 120 + (int32_t)(rnd() % 8) * bias * -1 : (int32_t)(int8_t)rnd());
+  }
+  const cmsis_nn_pool_params pp = {{stride, stride}, {pad, pad}, random_activation(0)};
+  const cmsis_nn_dims in_d = {n, in_h, in_w, ch}, f_d = {1, kh, kw, 1}, out_d = {n, out_h, out_w, ch};
+  const cmsis_nn_context ctx = {scratch, arm_avgpool_s8_get_buffer_size(out_w, ch)};
+  const uint64_t t0 = cmx_platform_counter();
+  const arm_cmsis_nn_status a = arm_avgpool_s8(&ctx, &pp, &in_d, input, &f_d, &out_d, out_cmsis);
+  const uint64_t t1 = cmx_platform_counter();
+  const arm_cmsis_nn_status b = cmx_avgpool_s8(&ctx, &pp, &in_d, input, &f_d, &out_d, out_cmx);
+  const uint64_t t2 = cmx_platform_counter();
+  const int32_t total = n * out_h * out_w * ch;
+  int32_t at = 0;
+  while (at < total && out_cmsis[at] == out_cmx[at]) ++at;
+  if (record(t, "avgpool", name, t1 - t0, t2 - t1, total, at == total && a == b)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s %dx%dx%dx%d k%dx%d s%d p%d: element %d %d vs %d", name,
+             (int)n, (int)in_h, (int)in_w, (int)ch, (int)kh, (int)kw, (int)stride, (int)pad, (int)at,
+             at < total ? out_cmsis[at] : 0, at < total ? out_cmx[at] : 0);
+  }
+}
+
+static void avgpool_suite(tally* t) {
+  avgpool_case(t, 1, 64, 25, 5, 25, 5, 1, 0, "DS-CNN's global pool: 25 x 5 x 64");
+  avgpool_case(t, 1, 64, 8, 8, 8, 8, 1, 0, "ResNet-8's global pool: 8 x 8 x 64");
+  avgpool_case(t, 1, 8, 40, 25, 40, 25, 1, 0, "1,000 positions: int16 lanes moved into int32 three times");
+  avgpool_case(t, 1, 16, 12, 12, 3, 3, 2, 1, "3 x 3, stride 2, padding 1");
+  avgpool_case(t, 2, 12, 6, 6, 2, 2, 2, 0, "a batch of two, 2 x 2");
+  avgpool_case(t, 1, 6, 5, 5, 5, 5, 1, 0, "six channels: arm_avgpool_s8 itself");
+  const int32_t named = t->cases;
+  for (int i = 0; t->cases < named + CMX_SUITE_CASES && i < 10 * CMX_SUITE_CASES; ++i) { /* shapes that fit */
+    const int32_t kh = between(1, 5), kw = between(1, 5);
+    avgpool_case(t, between(1, 2), 4 * between(1, 16) + (rnd() % 8 == 0 ? between(1, 3) : 0), between(kh, 16),
+                 between(kw, 16), kh, kw, between(1, 3), between(0, (kh < kw ? kh : kw) - 1), "random");
+  }
+}
+
 /* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
@@ -772,7 +819,7 @@ static int report(const char* kernel, const tally* t) {
 int main(void) {
   cmx_platform_init();
   tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, grouped = {0}, transpose = {0}, fc = {0};
-  tally requantize = {0}, add = {0}, softmax = {0};
+  tally requantize = {0}, add = {0}, softmax = {0}, avgpool = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
@@ -786,7 +833,8 @@ int main(void) {
   conv_helium_suite(&conv_helium);
 #endif
   add_suite(&add);
-  softmax_suite(&softmax); /* last: the other kernels' seeded cases as before it */
+  softmax_suite(&softmax);
+  avgpool_suite(&avgpool); /* last: the other kernels' seeded cases as before it */
   int failed = report("requantize", &requantize);
   failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -797,6 +845,7 @@ int main(void) {
   failed |= report("fully_connected", &fc);
   failed |= report("add", &add);
   failed |= report("softmax", &softmax);
+  failed |= report("avgpool", &avgpool);
 #if defined(ARM_MATH_MVEI)
   failed |= report("conv_helium", &conv_helium);
 #endif

@@ -30,6 +30,7 @@ KERNELS = (
     "add",
     "requantize",
     "softmax",
+    "avgpool",
 )
 HELIUM_KERNELS = ("conv_helium",)  # Helium only: the DSP cores run cmx_conv_row_s8 for these layers
 
