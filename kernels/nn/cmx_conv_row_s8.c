@@ -158,7 +158,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
   const int32_t groups = p->row_bytes / 4 / taps;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
   /* cmx_row_blocks_s8 takes the channel pairs: two groups or more, a bias, two channels or more */
-  const int blocks = groups >= 2 && bias != NULL && out_ch >= 2;
+  const int blocks = groups >= 2 && groups < 262140 && bias != NULL && out_ch >= 2; /* its count < 65536 */
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -170,9 +170,11 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
     if (fast && full && aligned && !dilated && blocks) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, groups / 2, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
-                          out0, out_ch, p->output_offset, out_ch / 2};
-      w = (const int8_t*)(groups & 1 ? cmx_row_blocks_s8(w, &k, 1) : cmx_row_blocks_s8(w, &k, 0));
+      cmx_row_blocks k = {col0, col1, cmx_row_count((groups / 2 + 1) / 2, p->output_offset), bias, multiplier,
+                          (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
+      const int odd = groups & 1, odd_pairs = (groups / 2) & 1;
+      w = (const int8_t*)(odd ? (odd_pairs ? cmx_row_blocks_s8(w, &k, 1, 1) : cmx_row_blocks_s8(w, &k, 1, 0))
+                              : (odd_pairs ? cmx_row_blocks_s8(w, &k, 0, 1) : cmx_row_blocks_s8(w, &k, 0, 0)));
       c = out_ch & ~1;
     }
 #endif
@@ -328,7 +330,7 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset);
     return;
   }
-  const int blocks = groups >= 2 && bias != NULL && out_ch >= 2; /* cmx_row_blocks_wide's */
+  const int blocks = groups >= 2 && groups < 262140 && bias != NULL && out_ch >= 2; /* cmx_row_blocks_wide's (its count < 65536) */
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -340,9 +342,11 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
     if (fast && full && aligned && blocks) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, groups / 2, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
-                          out0, out_ch, p->output_offset, out_ch / 2};
-      wp = groups & 1 ? cmx_row_blocks_wide(wp, &k, 1) : cmx_row_blocks_wide(wp, &k, 0);
+      cmx_row_blocks k = {col0, col1, cmx_row_count((groups / 2 + 1) / 2, p->output_offset), bias, multiplier,
+                          (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
+      const int odd = groups & 1, odd_pairs = (groups / 2) & 1;
+      wp = odd ? (odd_pairs ? cmx_row_blocks_wide(wp, &k, 1, 1) : cmx_row_blocks_wide(wp, &k, 1, 0))
+               : (odd_pairs ? cmx_row_blocks_wide(wp, &k, 0, 1) : cmx_row_blocks_wide(wp, &k, 0, 0));
       c = out_ch & ~1;
     }
 #endif

@@ -306,16 +306,21 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
  * around the group-pair loops spilled and reloaded ~35 cycles an output (KWS's and VWW's pointwise
  * layers), this takes ~18: a pair's biases, multipliers and shifts by LDRD with post-increment, each
  * output's requantization as cmx_finish's fast, full form. */
+/* cmx_row_blocks' count: `iterations` of its group-pair loop (1 to 65535) and the output offset. */
+static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
+  return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
+}
+
 typedef struct {
   const void* col0;     /* the first position's widened values (int16) */
   const void* col1;     /* the second's */
-  int32_t pairs;        /* group pairs a row (groups / 2) */
+  uint32_t count;       /* iterations of two group pairs, (groups / 2 + 1) / 2, counted up in the high half to
+                           the carry out; the output offset in the low half (cmx_row_count) */
   const int32_t* bias;  /* channel c's, advanced two a channel pair */
   const int32_t* mult;  /* ... */
   int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
   int8_t* out0;         /* the first position's output at channel c; the second's out_ch further */
   int32_t out_ch;
-  int32_t offset;       /* the output offset */
   int32_t left;         /* channel pairs left */
 } cmx_row_blocks;
 
@@ -329,9 +334,11 @@ typedef struct {
   "mov %[a11], %[a10]\n\t"                  \
   "ldr %[b0], %[col0]\n\t"                  \
   "ldr %[b1], %[col1]\n\t"                  \
-  "ldr %[n], %[pairs]\n"                    \
+  "ldr %[n], %[count]\n"                    \
   "2:\n\t"
 #define CMX_ROW_BLOCK_REQ(a, m, s) "lsls %[" #a "], %[" #a "], #1\n\t" CMX_ASM_DIVIDE(a, m, s)
+/* the output offset, the low half of the loop's count (n) once the loop is done, added and saturated */
+#define CMX_ROW_OUT(a) "sxtah %[" #a "], %[" #a "], %[n]\n\t" "ssat %[" #a "], #8, %[" #a "]\n\t"
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
@@ -345,16 +352,15 @@ typedef struct {
   "rsb %[" #F "], %[" #F "], #0\n\t"                                                                \
   CMX_ROW_BLOCK_REQ(a00, C, E) CMX_ROW_BLOCK_REQ(a01, C, E)                                         \
   CMX_ROW_BLOCK_REQ(a10, D, F) CMX_ROW_BLOCK_REQ(a11, D, F)                                         \
-  "ldr %[" #A "], %[off]\n\t"                                                                       \
-  CMX_ASM_OUT(a00, A) CMX_ASM_OUT(a01, A) CMX_ASM_OUT(a10, A) CMX_ASM_OUT(a11, A) \
+  CMX_ROW_OUT(a00) CMX_ROW_OUT(a01) CMX_ROW_OUT(a10) CMX_ROW_OUT(a11)                                  \
   "ldr %[" #B "], %[out0]\n\t"                                                                      \
   "ldr %[" #C "], %[out_ch]\n\t"                                                                    \
-  "strb %[a00], [%[" #B "]]\n\t"                                                                    \
-  "strb %[a01], [%[" #B "], %[" #C "]]\n\t"                                                         \
-  "add %[" #B "], %[" #B "], #1\n\t"                                                                \
-  "strb %[a10], [%[" #B "]]\n\t"                                                                    \
-  "strb %[a11], [%[" #B "], %[" #C "]]\n\t"                                                         \
-  "add %[" #B "], %[" #B "], #1\n\t"                                                                \
+  "strb %[a00], [%[" #B "]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */      \
+  "add %[" #C "], %[" #B "], %[" #C "]\n\t"                                                         \
+  "strb %[a10], [%[" #B "], #1]\n\t"                                                                \
+  "strb %[a01], [%[" #C "]]\n\t"                                                                    \
+  "strb %[a11], [%[" #C "], #1]\n\t"                                                                \
+  "add %[" #B "], %[" #B "], #2\n\t"                                                                \
   "str %[" #B "], %[out0]\n\t"                                                                      \
   "ldr %[" #A "], %[left]\n\t"                                                                      \
   "subs %[" #A "], %[" #A "], #1\n\t"                                                               \
@@ -365,7 +371,7 @@ typedef struct {
     [b1] "=&r"(b1), [n] "=&r"(n), [A] "=&r"(t[0]), [B] "=&r"(t[1]), [C] "=&r"(t[2]), [D] "=&r"(t[3]),       \
     [E] "=&r"(t[4]), [F] "=&r"(t[5]), [bias] "+m"(k->bias), [mult] "+m"(k->mult), [out0] "+m"(k->out0),      \
     [left] "+m"(k->left)                                                                                    \
-  : [col0] "m"(k->col0), [col1] "m"(k->col1), [pairs] "m"(k->pairs), [off] "m"(k->offset),                  \
+  : [col0] "m"(k->col0), [col1] "m"(k->col1), [count] "m"(k->count),                  \
     [shift_from_mult] "m"(k->shift_from_mult), [out_ch] "m"(k->out_ch)                                      \
   : "cc", "memory"
 
@@ -391,10 +397,15 @@ typedef struct {
   "smlad %[a10], %[v5], %[v1], %[a10]\n\t"       \
   "smlad %[a11], %[v4], %[v2], %[a11]\n\t"       \
   "smlad %[a11], %[v5], %[v3], %[a11]\n\t"
-#define CMX_ROW_WIDE_PAIRS                        \
-  "lsrs %[n], %[n], #1\n\t"                       \
-  "adc %[n], %[n], #0\n\t"                        \
-  "bcc 4f\n\t"                                    \
+/* The group pairs, k->pairs iterations of two: an even count from the first, an odd one entering at the
+ * second pair with the pointers a pair on (the caller chooses which: no test of the count a block). */
+#define CMX_ROW_WIDE_EVEN                         \
+  "4:\n\t"                                        \
+  CMX_WIDE_GROUP_ADVANCE CMX_WIDE_GROUP(-24, -48) \
+  CMX_WIDE_GROUP(-16, -32) CMX_WIDE_GROUP(-8, -16) \
+  "adds %[n], %[n], #0x10000\n\t"                 \
+  "bcc 4b\n\t"
+#define CMX_ROW_WIDE_ODD                          \
   "add %[b0], %[b0], #16\n\t"                     \
   "add %[b1], %[b1], #16\n\t"                     \
   "add %[wp], %[wp], #32\n\t"                     \
@@ -403,54 +414,72 @@ typedef struct {
   CMX_WIDE_GROUP_ADVANCE CMX_WIDE_GROUP(-24, -48) \
   "5:\n\t"                                        \
   CMX_WIDE_GROUP(-16, -32) CMX_WIDE_GROUP(-8, -16) \
-  "subs %[n], %[n], #1\n\t"                       \
-  "bne 4b\n\t"
+  "adds %[n], %[n], #0x10000\n\t"                 \
+  "bcc 4b\n\t"
+/* an odd last group: the columns are read again from the frame by the next pair, so only wp moves */
+#define CMX_ROW_WIDE_TAIL CMX_WIDE_GROUP(0, 0) "add %[wp], %[wp], #16\n\t"
+#define CMX_ROW_WIDE_BLOCKS(pairs, tail)                                                         \
+  __asm volatile(CMX_ROW_BLOCK_ENTRY pairs tail CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5) \
+                 CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5))
+/* k->pairs: (group pairs + odd_pairs) / 2 */
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(const void* wp, cmx_row_blocks* k,
-                                                                            const int odd) {
+                                                                            const int odd, const int odd_pairs) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
-  if (odd) {
-    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_WIDE_PAIRS CMX_WIDE_GROUP(0, 0)
-                   "add %[b0], %[b0], #8\n\t"
-                   "add %[b1], %[b1], #8\n\t"
-                   "add %[wp], %[wp], #16\n\t" CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5)
-                   CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5));
+  if (odd && odd_pairs) {
+    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_ODD, CMX_ROW_WIDE_TAIL);
+  } else if (odd) {
+    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_EVEN, CMX_ROW_WIDE_TAIL);
+  } else if (odd_pairs) {
+    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_ODD, "");
   } else {
-    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_WIDE_PAIRS CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5)
-                   CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5));
+    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_EVEN, "");
   }
   return wp;
 }
-#undef CMX_ROW_WIDE_PAIRS
+#undef CMX_ROW_WIDE_EVEN
+#undef CMX_ROW_WIDE_ODD
+#undef CMX_ROW_WIDE_TAIL
+#undef CMX_ROW_WIDE_BLOCKS
 #undef CMX_WIDE_GROUP_ADVANCE
 
 /* int8 weights: the group pairs as cmx_row_group_pairs' (SXTB16 widens them), two an iteration (the
  * loop's SUBS and BNE once per 64 MACs; an odd pair count enters at the second: the loads
  * post-index, so no pointer moves first), then (odd) one group more. */
-#define CMX_ROW_S8_PAIRS                          \
-  "lsrs %[n], %[n], #1\n\t"                       \
-  "adc %[n], %[n], #0\n\t"                        \
-  "bcs 5f\n"                                       \
+#define CMX_ROW_S8_EVEN                           \
+  "4:\n\t" CMX_GROUP_S8 CMX_GROUP_S8 CMX_GROUP_S8 CMX_GROUP_S8 \
+  "adds %[n], %[n], #0x10000\n\t"                 \
+  "bcc 4b\n\t"
+#define CMX_ROW_S8_ODD                            \
+  "b 5f\n"                                         \
   "4:\n\t" CMX_GROUP_S8 CMX_GROUP_S8              \
   "5:\n\t" CMX_GROUP_S8 CMX_GROUP_S8              \
-  "subs %[n], %[n], #1\n\t"                       \
-  "bne 4b\n\t"
+  "adds %[n], %[n], #0x10000\n\t"                 \
+  "bcc 4b\n\t"
+#define CMX_ROW_S8_BLOCKS(pairs, tail)                                                           \
+  __asm volatile(CMX_ROW_BLOCK_ENTRY pairs tail CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1) \
+                 CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1))
+/* k->pairs: (group pairs + odd_pairs) / 2 */
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const void* wp, cmx_row_blocks* k,
-                                                                          const int odd) {
+                                                                          const int odd, const int odd_pairs) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
-  if (odd) {
-    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_S8_PAIRS CMX_GROUP_S8 CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
-                   CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1));
+  if (odd && odd_pairs) {
+    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_ODD, CMX_GROUP_S8);
+  } else if (odd) {
+    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_EVEN, CMX_GROUP_S8);
+  } else if (odd_pairs) {
+    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_ODD, "");
   } else {
-    __asm volatile(CMX_ROW_BLOCK_ENTRY CMX_ROW_S8_PAIRS CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1)
-                   CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1));
+    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_EVEN, "");
   }
   return wp;
 }
-#undef CMX_ROW_S8_PAIRS
+#undef CMX_ROW_S8_EVEN
+#undef CMX_ROW_S8_ODD
+#undef CMX_ROW_S8_BLOCKS
 #undef CMX_ROW_BLOCK_ENTRY
 #undef CMX_ROW_BLOCK_REQ
 #undef CMX_ROW_BLOCK_EXIT
