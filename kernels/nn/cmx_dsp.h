@@ -375,7 +375,7 @@ typedef struct {
     [shift_from_mult] "m"(k->shift_from_mult), [out_ch] "m"(k->out_ch)                                      \
   : "cc", "memory"
 
-/* int16 weights (p->wide): the group pairs two an iteration (the loop's SUBS and BNE once per 64 MACs),
+/* int16 weights (p->wide): the group pairs two an iteration (the loop's ADDS and BCC once per 64 MACs),
  * each pointer moved by the first load that reads it (post-indexed: a load after a load still
  * pipelines, the TRM's 3.3.2), so no ADD an iteration; an odd pair count enters at the second pair with
  * the pointers a pair on. Then (odd) one group more. Returns the weights after the last channel pair's
@@ -397,7 +397,7 @@ typedef struct {
   "smlad %[a10], %[v5], %[v1], %[a10]\n\t"       \
   "smlad %[a11], %[v4], %[v2], %[a11]\n\t"       \
   "smlad %[a11], %[v5], %[v3], %[a11]\n\t"
-/* The group pairs, k->pairs iterations of two: an even count from the first, an odd one entering at the
+/* The group pairs, two an iteration (k->count): an even count from the first, an odd one entering at the
  * second pair with the pointers a pair on (the caller chooses which: no test of the count a block). */
 #define CMX_ROW_WIDE_EVEN                         \
   "4:\n\t"                                        \
@@ -421,21 +421,25 @@ typedef struct {
 #define CMX_ROW_WIDE_BLOCKS(pairs, tail)                                                         \
   __asm volatile(CMX_ROW_BLOCK_ENTRY pairs tail CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5) \
                  CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5))
-/* k->pairs: (group pairs + odd_pairs) / 2 */
+/* Each of the four variants a group count takes (odd: a last group; odd_pairs: an odd count of pairs), an
+ * asm statement of its own with `blocks`: the loop's parity and the tail are compile-time choices. */
+#define CMX_ROW_VARIANTS(blocks, even, odd_entry, tail) \
+  if (odd && odd_pairs) {                               \
+    blocks(odd_entry, tail);                            \
+  } else if (odd) {                                     \
+    blocks(even, tail);                                 \
+  } else if (odd_pairs) {                               \
+    blocks(odd_entry, "");                              \
+  } else {                                              \
+    blocks(even, "");                                   \
+  }
+/* k->count: cmx_row_count((group pairs + odd_pairs) / 2, the output offset) */
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(const void* wp, cmx_row_blocks* k,
                                                                             const int odd, const int odd_pairs) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
-  if (odd && odd_pairs) {
-    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_ODD, CMX_ROW_WIDE_TAIL);
-  } else if (odd) {
-    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_EVEN, CMX_ROW_WIDE_TAIL);
-  } else if (odd_pairs) {
-    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_ODD, "");
-  } else {
-    CMX_ROW_WIDE_BLOCKS(CMX_ROW_WIDE_EVEN, "");
-  }
+  CMX_ROW_VARIANTS(CMX_ROW_WIDE_BLOCKS, CMX_ROW_WIDE_EVEN, CMX_ROW_WIDE_ODD, CMX_ROW_WIDE_TAIL);
   return wp;
 }
 #undef CMX_ROW_WIDE_EVEN
@@ -445,7 +449,7 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(con
 #undef CMX_WIDE_GROUP_ADVANCE
 
 /* int8 weights: the group pairs as cmx_row_group_pairs' (SXTB16 widens them), two an iteration (the
- * loop's SUBS and BNE once per 64 MACs; an odd pair count enters at the second: the loads
+ * loop's ADDS and BCC once per 64 MACs; an odd pair count enters at the second: the loads
  * post-index, so no pointer moves first), then (odd) one group more. */
 #define CMX_ROW_S8_EVEN                           \
   "4:\n\t" CMX_GROUP_S8 CMX_GROUP_S8 CMX_GROUP_S8 CMX_GROUP_S8 \
@@ -460,26 +464,19 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(con
 #define CMX_ROW_S8_BLOCKS(pairs, tail)                                                           \
   __asm volatile(CMX_ROW_BLOCK_ENTRY pairs tail CMX_ROW_BLOCK_EXIT(w0, w1, t0, t1, x0, x1) \
                  CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1))
-/* k->pairs: (group pairs + odd_pairs) / 2 */
+/* k->count as cmx_row_blocks_wide's */
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const void* wp, cmx_row_blocks* k,
                                                                           const int odd, const int odd_pairs) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
-  if (odd && odd_pairs) {
-    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_ODD, CMX_GROUP_S8);
-  } else if (odd) {
-    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_EVEN, CMX_GROUP_S8);
-  } else if (odd_pairs) {
-    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_ODD, "");
-  } else {
-    CMX_ROW_S8_BLOCKS(CMX_ROW_S8_EVEN, "");
-  }
+  CMX_ROW_VARIANTS(CMX_ROW_S8_BLOCKS, CMX_ROW_S8_EVEN, CMX_ROW_S8_ODD, CMX_GROUP_S8);
   return wp;
 }
 #undef CMX_ROW_S8_EVEN
 #undef CMX_ROW_S8_ODD
 #undef CMX_ROW_S8_BLOCKS
+#undef CMX_ROW_VARIANTS
 #undef CMX_ROW_BLOCK_ENTRY
 #undef CMX_ROW_BLOCK_REQ
 #undef CMX_ROW_BLOCK_EXIT
