@@ -1,5 +1,6 @@
 /* cmx_depthwise_3x3_s8's walk (cmx_depthwise_3x3_s8.c says when): every pixel's taps inside the input,
  * four channels at a time (Helium: eight), for any stride and padding and without scratch. */
+#include <stddef.h>
 #include <string.h>
 
 #include "cmx_depthwise_3x3.h"
@@ -71,8 +72,11 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 #endif
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
-#define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (1,920 B) and window (576 B) on the stack */
-_Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 120, "cmx_dw_walk_pixels' offsets");
+#define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (2,432 B) and window (576 B) on the stack */
+_Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 152 &&
+                   offsetof(cmx_walk_group, start2) == 72 && offsetof(cmx_walk_group, start2_left) == 120 &&
+                   offsetof(cmx_walk_group, start2_right) == 136,
+               "cmx_dw_walk_pixels' offsets");
 
 #endif
 
@@ -84,7 +88,7 @@ _Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD 
  * a time (SSUB8 and SEL: SSAT's result clamped again is the range's). A layer of more channels than a chunk reads a pixel's later channels after writing
  * later pixels' first ones: only where the output does not overlap the input, or lies a whole
  * number of pixels from it (cmx_dw3x3_walk_in_assembly). */
-static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
+static __attribute__((noinline)) void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
                         const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
                         const cmsis_nn_dims* out_d, int8_t* output, const int full) {
   const uint32_t lo4 = 0x01010101u * (uint8_t)(int8_t)p->activation.min;
@@ -103,10 +107,18 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
       }
       for (int32_t j = 0; j < 4; ++j) {
         const int32_t c = c0 + 4 * g + j;
-        uint32_t sum = 0;
-        for (int32_t k = 0; k < 9; ++k) sum += (uint32_t)(int32_t)filter[k * ch + c];
+        uint32_t sum = 0, first = 0, last = 0; /* the weights', and the first and last columns' */
+        for (int32_t k = 0; k < 9; ++k) {
+          const uint32_t w = (uint32_t)(int32_t)filter[k * ch + c];
+          sum += w;
+          first += k % 3 == 0 ? w : 0;
+          last += k % 3 == 2 ? w : 0;
+        }
         /* 2 x (bias + input offset x the weights' sum), int32 wraparound as CMSIS-NN's sum */
-        rec[g].start2[j] = (int32_t)(((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * sum) << 1);
+        const uint32_t b = bias ? (uint32_t)bias[c] : 0, off = (uint32_t)p->input_offset;
+        rec[g].start2[j] = (int32_t)((b + off * sum) << 1);
+        rec[g].start2_left[j] = (int32_t)((b + off * (sum - first)) << 1);
+        rec[g].start2_right[j] = (int32_t)((b + off * (sum - last)) << 1);
         rec[g].multiplier[j] = mult[c];
         rec[g].right_shift[j] = -shift[c];
       }
@@ -119,7 +131,11 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
         const int8_t* x = input + (iy * in_w + ix) * ch + c0;
         int32_t tap = ch, taps_row = row; /* bytes between the window's taps, and its rows */
         int32_t run = 1;                  /* pixels of the row whose windows lie inside the input */
-        if (!rows_inside || ix < 0 || ix + 3 > in_w) {
+        /* a pixel whose rows lie inside and whose first or last column alone lies outside: its six taps */
+        const int left = rows_inside && ix == -1 && in_w >= 2, right = rows_inside && ix >= 0 && ix + 3 == in_w + 1;
+        if (left || right) {
+          x = input + (iy * in_w + ix + left) * ch + c0;
+        } else if (!rows_inside || ix < 0 || ix + 3 > in_w) {
           for (int32_t k = 0; k < 9; ++k) { /* a word at a time (cw is a multiple of four); GCC calls memcpy for the copy */
             const int32_t y = iy + k / 3, xx = ix + k % 3;
             uint32_t* to = (uint32_t*)(void*)(window + k * cw);
@@ -139,7 +155,13 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
         /* the last group leaves x and o a chunk on: to the next pixel's */
         cmx_walk_consts k = {p->output_offset, rec + cw / 4, rec, p->stride.w * ch - cw, ch - cw, run};
         int8_t* o = output + (oy * out_d->w + ox) * ch + c0;
-        cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k);
+        if (left) {
+          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_LEFT);
+        } else if (right) {
+          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_RIGHT);
+        } else {
+          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_ALL);
+        }
         for (int32_t i = 0; !full && i < run; ++i, o += ch) { /* the range: max(lo, .), then min(hi, .) */
           for (int32_t j = 0; j < cw; j += 4) {
             uint32_t v = (uint32_t)arm_nn_read_s8x4(o + j);
