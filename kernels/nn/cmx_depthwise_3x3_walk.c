@@ -72,10 +72,11 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 #endif
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
-#define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (2,432 B) and window (576 B) on the stack */
-_Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 152 &&
+#define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (2,944 B) and window (576 B) on the stack */
+_Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 184 &&
                    offsetof(cmx_walk_group, start2) == 72 && offsetof(cmx_walk_group, start2_left) == 120 &&
-                   offsetof(cmx_walk_group, start2_right) == 136,
+                   offsetof(cmx_walk_group, start2_right) == 136 && offsetof(cmx_walk_group, start2_top) == 152 &&
+                   offsetof(cmx_walk_group, start2_bottom) == 168,
                "cmx_dw_walk_pixels' offsets");
 
 #endif
@@ -107,18 +108,22 @@ static __attribute__((noinline)) void walk_chunks(const cmsis_nn_dw_conv_params*
       }
       for (int32_t j = 0; j < 4; ++j) {
         const int32_t c = c0 + 4 * g + j;
-        uint32_t sum = 0, first = 0, last = 0; /* the weights', and the first and last columns' */
+        uint32_t sum = 0, first = 0, last = 0, top = 0, bottom = 0; /* the weights', and each edge's */
         for (int32_t k = 0; k < 9; ++k) {
           const uint32_t w = (uint32_t)(int32_t)filter[k * ch + c];
           sum += w;
           first += k % 3 == 0 ? w : 0;
           last += k % 3 == 2 ? w : 0;
+          top += k < 3 ? w : 0;
+          bottom += k >= 6 ? w : 0;
         }
         /* 2 x (bias + input offset x the weights' sum), int32 wraparound as CMSIS-NN's sum */
         const uint32_t b = bias ? (uint32_t)bias[c] : 0, off = (uint32_t)p->input_offset;
         rec[g].start2[j] = (int32_t)((b + off * sum) << 1);
         rec[g].start2_left[j] = (int32_t)((b + off * (sum - first)) << 1);
         rec[g].start2_right[j] = (int32_t)((b + off * (sum - last)) << 1);
+        rec[g].start2_top[j] = (int32_t)((b + off * (sum - top)) << 1);
+        rec[g].start2_bottom[j] = (int32_t)((b + off * (sum - bottom)) << 1);
         rec[g].multiplier[j] = mult[c];
         rec[g].right_shift[j] = -shift[c];
       }
@@ -131,11 +136,17 @@ static __attribute__((noinline)) void walk_chunks(const cmsis_nn_dw_conv_params*
         const int8_t* x = input + (iy * in_w + ix) * ch + c0;
         int32_t tap = ch, taps_row = row; /* bytes between the window's taps, and its rows */
         int32_t run = 1;                  /* pixels of the row whose windows lie inside the input */
-        /* a pixel whose rows lie inside and whose first or last column alone lies outside: its six taps */
+        /* a pixel whose rows lie inside and whose first or last column alone lies outside, or whose columns
+         * lie inside and whose first or last row alone lies outside: its six taps */
+        const int cols_inside = ix >= 0 && ix + 3 <= in_w;
         const int left = rows_inside && ix == -1 && in_w >= 2, right = rows_inside && ix >= 0 && ix + 3 == in_w + 1;
+        const int top = cols_inside && iy == -1 && in_h >= 2, bottom = cols_inside && iy >= 0 && iy + 3 == in_h + 1;
         if (left || right) {
           x = input + (iy * in_w + ix + left) * ch + c0;
-        } else if (!rows_inside || ix < 0 || ix + 3 > in_w) {
+        } else if (top || bottom) { /* and the row's next pixels whose columns lie inside */
+          x = input + ((iy + top) * in_w + ix) * ch + c0;
+          while (ox + run < out_d->w && (ox + run) * p->stride.w - p->padding.w + 3 <= in_w) ++run;
+        } else if (!rows_inside || !cols_inside) {
           for (int32_t k = 0; k < 9; ++k) { /* a word at a time (cw is a multiple of four); GCC calls memcpy for the copy */
             const int32_t y = iy + k / 3, xx = ix + k % 3;
             uint32_t* to = (uint32_t*)(void*)(window + k * cw);
@@ -159,6 +170,10 @@ static __attribute__((noinline)) void walk_chunks(const cmsis_nn_dw_conv_params*
           cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_LEFT);
         } else if (right) {
           cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_RIGHT);
+        } else if (top) {
+          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_TOP);
+        } else if (bottom) {
+          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_BOTTOM);
         } else {
           cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_ALL);
         }

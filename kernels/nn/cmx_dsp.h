@@ -57,9 +57,9 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
  * widened and doubled ((w0, w2), (w1, w3) of each tap), the doubled start (bias + input offset x the
  * weights' sum: the accumulator is 2 x acc, which SMMULR takes with no shift first), and each
  * channel's multiplier and right shift (fast: every shift right, every accumulator small); then the
- * starts of a pixel whose first or last window column lies outside the input (the sum without that
- * column's weights: CMX_WALK_LEFT, CMX_WALK_RIGHT). */
-#define CMX_WALK_RECORD 38 /* words */
+ * starts of a pixel whose first or last window column, or first or last row, lies outside the input (the
+ * sum without those weights: CMX_WALK_LEFT, _RIGHT, _TOP, _BOTTOM). */
+#define CMX_WALK_RECORD 46 /* words */
 typedef struct {
   uint32_t weights[18];
   int32_t start2[4];
@@ -67,13 +67,18 @@ typedef struct {
   int32_t right_shift[4];
   int32_t start2_left[4];  /* without the first column's weights */
   int32_t start2_right[4]; /* without the last column's */
+  int32_t start2_top[4];    /* without the first row's */
+  int32_t start2_bottom[4]; /* without the last row's */
 } cmx_walk_group;
 
-/* Which columns of the window cmx_dw_walk_pixels reads: all three, or (a border pixel whose rows lie
- * inside the input) the last two from the input's first column, or the first two up to its last. */
+/* Which taps of the window cmx_dw_walk_pixels reads: all nine, or (a border pixel whose rows lie inside
+ * the input) the last two columns from the input's first, or the first two up to its last; or (its
+ * columns inside) the last two rows from the input's first, or the first two down to its last. */
 #define CMX_WALK_ALL 0
 #define CMX_WALK_LEFT 1
 #define CMX_WALK_RIGHT 2
+#define CMX_WALK_TOP 3
+#define CMX_WALK_BOTTOM 4
 
 /* What cmx_dw_walk_pixels reads from the caller's frame (the loop holds all 14 registers). */
 typedef struct {
@@ -89,14 +94,14 @@ typedef struct {
  * channels (fast, full): the window's nine taps from `x` (taps `ch` bytes apart, rows `row` apart), 10 cycles a
  * tap (the input word and the two weight words loaded back to back, two SXTB16, four 16 x 16
  * multiply-accumulates), then the four outputs' requantization (SMMULR, the rounding divide), the
- * offset and SSAT: the same bytes as cmx_finish's fast, full form. `columns` (a constant): CMX_WALK_ALL,
- * or a border pixel's six taps inside the input from `x` (CMX_WALK_LEFT: x the input's first column),
- * started without the outside column's weights: the same sum as its window copied with the zero point
- * there (each outside tap's product with the offset cancels that tap's share of the start), 60 cycles
- * of taps a group against 90 and the copy's ~45. */
+ * offset and SSAT: the same bytes as cmx_finish's fast, full form. `taps` (a constant): CMX_WALK_ALL,
+ * or a border pixel's six taps inside the input from `x` (CMX_WALK_LEFT: x the input's first column;
+ * CMX_WALK_TOP: its first row), started without the outside column's or row's weights: the same sum as
+ * its window copied with the zero point there (each outside tap's product with the offset cancels that
+ * tap's share of the start), 60 cycles of taps a group against 90 and the copy's ~45. */
 static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_t* x, const cmx_walk_group* r,
                                                                      int8_t* o, int32_t ch, int32_t row,
-                                                                     cmx_walk_consts* k, const int columns) {
+                                                                     cmx_walk_consts* k, const int taps) {
   int32_t a0, a1, a2, a3;
   uint32_t v, v13, wa, wb;
 #define CMX_WALK_TAP(load, wo)                            \
@@ -117,18 +122,15 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
   CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)              \
   CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)
 #define CMX_WALK_OUT(a, at) CMX_ASM_OUT(a, v) "strb %[" #a "], [%[o], #" #at "]\n\t"
-/* the loop, its accumulators started from the record's words at `start`, its taps three rows */
-#define CMX_WALK(start, row0, row1, row2)                                                                   \
+/* the loop, its accumulators started from the record's words at `start`, its taps `rows` (x moved a row
+ * between two), x moved back `back` after them */
+#define CMX_WALK(start, rows, back)                                                                         \
   __asm volatile("1:\n\t"                                                                                 \
         "ldr %[a0], [%[r], #" #start "]\n\t"                                                              \
         "ldr %[a1], [%[r], #" #start " + 4]\n\t"                                                          \
         "ldr %[a2], [%[r], #" #start " + 8]\n\t"                                                          \
         "ldr %[a3], [%[r], #" #start " + 12]\n\t"                                                         \
-        row0                                                                                                \
-        "add %[x], %[x], %[row]\n\t"                                                                      \
-        row1                                                                                                \
-        "add %[x], %[x], %[row]\n\t"                                                                      \
-        row2                                                                                                \
+        rows                                                                                                \
         "ldr %[v], [%[r], #88]\n\t"                                                                       \
         "ldr %[v13], [%[r], #92]\n\t"                                                                     \
         "ldr %[wa], [%[r], #104]\n\t"                                                                     \
@@ -142,9 +144,9 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "ldr %[v], %[off]\n\t"                                                                            \
         CMX_WALK_OUT(a0, 0) CMX_WALK_OUT(a1, 1) CMX_WALK_OUT(a2, 2) CMX_WALK_OUT(a3, 3)                     \
         "adds %[o], %[o], #4\n\t"                                                                         \
-        "sub %[x], %[x], %[row], lsl #1\n\t" /* back two rows, on to the next group's taps */             \
+        back /* back to the first row, on to the next group's taps */                                       \
         "adds %[x], %[x], #4\n\t"                                                                         \
-        "adds %[r], %[r], #152\n\t"                                                                       \
+        "adds %[r], %[r], #184\n\t"                                                                       \
         "ldr %[v], %[end]\n\t"                                                                            \
         "cmp %[r], %[v]\n\t"                                                                              \
         "bne 1b\n\t"                                                                                      \
@@ -164,13 +166,26 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [off] "m"(k->offset), [end] "m"(k->end),        \
           [first] "m"(k->first), [next_x] "m"(k->next_x), [next_o] "m"(k->next_o)                            \
         : "cc", "memory")
-  if (columns == CMX_WALK_LEFT) { /* the window's columns 1 and 2 */
-    CMX_WALK(120, CMX_WALK_TWO(8, 16), CMX_WALK_TWO(32, 40), CMX_WALK_TWO(56, 64));
-  } else if (columns == CMX_WALK_RIGHT) { /* its columns 0 and 1 */
-    CMX_WALK(136, CMX_WALK_TWO(0, 8), CMX_WALK_TWO(24, 32), CMX_WALK_TWO(48, 56));
+#define CMX_WALK_NEXT "add %[x], %[x], %[row]\n\t"
+#define CMX_WALK_BACK2 "sub %[x], %[x], %[row], lsl #1\n\t"
+#define CMX_WALK_BACK1 "sub %[x], %[x], %[row]\n\t"
+  if (taps == CMX_WALK_LEFT) { /* the window's columns 1 and 2 */
+    CMX_WALK(120, CMX_WALK_TWO(8, 16) CMX_WALK_NEXT CMX_WALK_TWO(32, 40) CMX_WALK_NEXT CMX_WALK_TWO(56, 64),
+             CMX_WALK_BACK2);
+  } else if (taps == CMX_WALK_RIGHT) { /* its columns 0 and 1 */
+    CMX_WALK(136, CMX_WALK_TWO(0, 8) CMX_WALK_NEXT CMX_WALK_TWO(24, 32) CMX_WALK_NEXT CMX_WALK_TWO(48, 56),
+             CMX_WALK_BACK2);
+  } else if (taps == CMX_WALK_TOP) { /* its rows 1 and 2 */
+    CMX_WALK(152, CMX_WALK_ROW(24, 32, 40) CMX_WALK_NEXT CMX_WALK_ROW(48, 56, 64), CMX_WALK_BACK1);
+  } else if (taps == CMX_WALK_BOTTOM) { /* its rows 0 and 1 */
+    CMX_WALK(168, CMX_WALK_ROW(0, 8, 16) CMX_WALK_NEXT CMX_WALK_ROW(24, 32, 40), CMX_WALK_BACK1);
   } else {
-    CMX_WALK(72, CMX_WALK_ROW(0, 8, 16), CMX_WALK_ROW(24, 32, 40), CMX_WALK_ROW(48, 56, 64));
+    CMX_WALK(72, CMX_WALK_ROW(0, 8, 16) CMX_WALK_NEXT CMX_WALK_ROW(24, 32, 40) CMX_WALK_NEXT CMX_WALK_ROW(48, 56, 64),
+             CMX_WALK_BACK2);
   }
+#undef CMX_WALK_NEXT
+#undef CMX_WALK_BACK2
+#undef CMX_WALK_BACK1
 #undef CMX_WALK
 #undef CMX_WALK_TWO
 #undef CMX_WALK_TAP
