@@ -492,12 +492,10 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
       int8_t* out = output + (oy * p->positions + x0) * p->out_ch;
       if (p->wide) {
         const int16_t* wide = (const int16_t*)(const void*)weights;
-        /* the assembly loop in a variant of its own: beside it, GCC's allocation of the C loop of
-         * narrower rows spilled (+8-11 % cycles on VWW's 16 -> 32 layer and its stem) */
-        if (fast && aligned && full && q.row_bytes >= 32) {
-          compute_wide(&q, scratch, n, wide, bias, multiplier, shift, out, 1, 1, 1, 1);
-        } else if (fast && aligned && full) {
-          compute_wide(&q, scratch, n, wide, bias, multiplier, shift, out, 1, 1, 1, 0);
+        /* one variant for both row widths: the 2 x 2 blocks' assembly (all of a fast, full layer's
+         * position pairs but for rows of under two groups) once in the image, not once a variant (2 KB) */
+        if (fast && aligned && full) {
+          compute_wide(&q, scratch, n, wide, bias, multiplier, shift, out, 1, 1, 1, q.row_bytes >= 32);
         } else {
           compute_wide(&q, scratch, n, wide, bias, multiplier, shift, out, 0, 0, 0, 0);
         }
