@@ -68,8 +68,9 @@ static inline __attribute__((always_inline)) int16_t* widen_values(const int8_t*
 
 /* Input positions [first, first + count) widened to int16 with the offset added; positions
  * outside the input are zeros (the padding value, -input_offset, plus the offset). A function of its
- * own: inlined into convolve, GCC kept its loop's end on the stack (+1 load a word, KWS +16 K cycles). */
-static __attribute__((noinline)) void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t first, int32_t count, int16_t* buf) {
+ * own: inlined into convolve, GCC kept its loop's end on the stack (+1 load a word, KWS +10 K cycles). */
+static __attribute__((noinline)) void widen(const cmx_conv_row_params* p, const int8_t* input, int32_t first,
+                                            int32_t count, int16_t* buf) {
   const int32_t ch = p->in_ch;
   int32_t lo = first < 0 ? 0 : first;
   if (lo > first + count) lo = first + count;
@@ -288,8 +289,7 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
                                                    int32_t out_ch, int32_t offset) {
 #if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
   if (step == 8) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
-    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf,
-                          ((uint32_t)(65536 - n) << 16) | (uint16_t)offset, out_ch / 2};
+    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n, offset), out_ch / 2};
     cmx_row_k8_channels(&k, out_ch);
     return;
   }
@@ -304,7 +304,7 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
     int8_t* o = output;
     /* the output offset in the low half (SXTAH adds it), the channel pairs left counted up in the
      * high half to the carry out: one register for both */
-    uint32_t count_offset = ((uint32_t)(65536 - out_ch / 2) << 16) | (uint16_t)offset;
+    uint32_t count_offset = cmx_row_count(out_ch / 2, offset);
     cmx_row_k8_position(x0, x1, x2, x3, wp, bp, mp, sp, o, count_offset);
   }
 #else
@@ -330,7 +330,8 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset);
     return;
   }
-  const int blocks = groups >= 2 && groups < 262140 && bias != NULL && out_ch >= 2; /* cmx_row_blocks_wide's (its count < 65536) */
+  /* cmx_row_blocks_wide takes the channel pairs: two groups or more (a count under 65536), a bias, two channels */
+  const int blocks = groups >= 2 && groups < 262140 && bias != NULL && out_ch >= 2;
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {

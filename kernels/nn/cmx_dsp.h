@@ -343,16 +343,18 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
   return a;
 }
 #if defined(__GNUC__) && defined(__thumb2__)
+/* A loop count for cmx_conv_row_s8's assembly: `iterations` (1 to 65535) counted up in the high half to
+ * the carry out (ADDS #0x10000, BCC), the output offset in the low half for SXTAH to add once it is done. */
+static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
+  return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
+}
+
 /* cmx_conv_row_s8's 2 x 2 blocks of one position pair, every channel pair, in assembly (fast, full,
  * the columns word-aligned, two groups or more, a bias): the caller's frame holds what the channel loop
  * carries (the group loop holds all 14 registers), and the loop advances it there. Where GCC's code
  * around the group-pair loops spilled and reloaded ~35 cycles an output (KWS's and VWW's pointwise
  * layers), this takes ~18: a pair's biases, multipliers and shifts by LDRD with post-increment, each
  * output's requantization as cmx_finish's fast, full form. */
-/* cmx_row_blocks' count: `iterations` of its group-pair loop (1 to 65535) and the output offset. */
-static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
-  return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
-}
 
 typedef struct {
   const void* col0;     /* the first position's widened values (int16) */
