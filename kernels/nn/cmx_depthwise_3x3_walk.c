@@ -89,7 +89,7 @@ _Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD 
  * a time (SSUB8 and SEL: SSAT's result clamped again is the range's). A layer of more channels than a chunk reads a pixel's later channels after writing
  * later pixels' first ones: only where the output does not overlap the input, or lies a whole
  * number of pixels from it (cmx_dw3x3_walk_in_assembly). */
-static __attribute__((noinline)) void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
+static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
                         const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
                         const cmsis_nn_dims* out_d, int8_t* output, const int full) {
   const uint32_t lo4 = 0x01010101u * (uint8_t)(int8_t)p->activation.min;
