@@ -230,9 +230,10 @@ STAGED_NET = ("Plain", "--input-shape", "1,3,12,12", "--random-calibration", "--
 
 def test_staged_weights_keep_int8_in_the_program_and_widen_in_scratch(lowered_dir):
     """`--stage-weights yes` (common/goals.StageWeights): the 3x3 layer over 144 positions, which reads
-    int16 weights by default, keeps int8 ones in the program (8 rows of 28 bytes: 224 fewer) and widens
-    them into its scratch at each call (448 bytes more, from a word, and 96 for the channels' bias,
-    multipliers and shifts); the plan run on the host is the
+    int16 weights by default, keeps int8 ones in the program (8 rows of 32 bytes: three columns of nine
+    values at stride 1, each with its zero (cmx_conv_row_s8_column), 256 fewer) and widens them into its
+    scratch at each call (512 bytes more, from a word, and 96 for the channels' bias, multipliers and
+    shifts); the plan run on the host is the
     lowering's reference bit for bit, its weights read back from the int8 layout."""
     import numpy as np
 
@@ -244,9 +245,9 @@ def test_staged_weights_keep_int8_in_the_program_and_widen_in_scratch(lowered_di
     plain, staged = read_report(plain_dir), read_report(staged_dir)
     assert (plain["lowering_options"]["stage_weights"], staged["lowering_options"]["stage_weights"]) == (False, True)
     assert "conv_row" in _kinds(staged) and _kinds(plain) == _kinds(staged)
-    assert plain["pte"]["constant_bytes"] - staged["pte"]["constant_bytes"] == 8 * 28
+    assert plain["pte"]["constant_bytes"] - staged["pte"]["constant_bytes"] == 8 * 32
     grown = staged["memory"]["scratch_bytes"] - plain["memory"]["scratch_bytes"]
-    assert 8 * (28 * 2 + 12) <= grown <= 8 * (28 * 2 + 12) + 2, grown  # and each channel's three constants
+    assert 8 * (32 * 2 + 12) <= grown <= 8 * (32 * 2 + 12) + 2, grown  # and each channel's three constants
     assert forward_plan(read((staged_dir / "model.pte").read_bytes())) is not None
     reference = np.load(staged_dir / "reference.npz")
     inputs = [reference[k] for k in sorted(reference.files) if k.startswith("input_")]
