@@ -159,7 +159,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
   const int32_t groups = p->row_bytes / 4 / taps;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
   /* cmx_row_blocks_s8 takes the channel pairs: two groups or more, a bias, two channels or more */
-  const int blocks = groups >= 2 && groups < 262140 && bias != NULL && out_ch >= 2; /* its count < 65536 */
+  const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && bias != NULL && out_ch >= 2;
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -171,11 +171,9 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
     if (fast && full && aligned && !dilated && blocks) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, cmx_row_count((groups / 2 + 1) / 2, p->output_offset), bias, multiplier,
+      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), p->output_offset), bias, multiplier,
                           (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
-      const int odd = groups & 1, odd_pairs = (groups / 2) & 1;
-      w = (const int8_t*)(odd ? (odd_pairs ? cmx_row_blocks_s8(w, &k, 1, 1) : cmx_row_blocks_s8(w, &k, 1, 0))
-                              : (odd_pairs ? cmx_row_blocks_s8(w, &k, 0, 1) : cmx_row_blocks_s8(w, &k, 0, 0)));
+      w = (const int8_t*)cmx_row_blocks_s8(w, &k, groups);
       c = out_ch & ~1;
     }
 #endif
@@ -330,8 +328,8 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset);
     return;
   }
-  /* cmx_row_blocks_wide takes the channel pairs: two groups or more (a count under 65536), a bias, two channels */
-  const int blocks = groups >= 2 && groups < 262140 && bias != NULL && out_ch >= 2;
+  /* cmx_row_blocks_wide takes the channel pairs: two groups or more, a bias, two channels or more */
+  const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && bias != NULL && out_ch >= 2;
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -343,11 +341,9 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
     if (fast && full && aligned && blocks) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, cmx_row_count((groups / 2 + 1) / 2, p->output_offset), bias, multiplier,
+      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), p->output_offset), bias, multiplier,
                           (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
-      const int odd = groups & 1, odd_pairs = (groups / 2) & 1;
-      wp = odd ? (odd_pairs ? cmx_row_blocks_wide(wp, &k, 1, 1) : cmx_row_blocks_wide(wp, &k, 1, 0))
-               : (odd_pairs ? cmx_row_blocks_wide(wp, &k, 0, 1) : cmx_row_blocks_wide(wp, &k, 0, 0));
+      wp = cmx_row_blocks_wide(wp, &k, groups);
       c = out_ch & ~1;
     }
 #endif

@@ -342,6 +342,9 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
 #endif
   return a;
 }
+/* The most groups cmx_conv_row_s8's 2 x 2 blocks take: their count holds 65535 iterations at most. */
+#define CMX_ROW_MAX_GROUPS 262139
+
 #if defined(__GNUC__) && defined(__thumb2__)
 /* A loop count for cmx_conv_row_s8's assembly: `iterations` (1 to 65535) counted up in the high half to
  * the carry out (ADDS #0x10000, BCC), the output offset in the low half for SXTAH to add once it is done. */
@@ -349,18 +352,20 @@ static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
   return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
 }
 
+/* The blocks' iterations for `groups` groups of four values (two group pairs an iteration): at most
+ * 65535 for groups up to CMX_ROW_MAX_GROUPS. */
+static inline int32_t cmx_row_iterations(int32_t groups) { return (groups / 2 + 1) / 2; }
+
 /* cmx_conv_row_s8's 2 x 2 blocks of one position pair, every channel pair, in assembly (fast, full,
  * the columns word-aligned, two groups or more, a bias): the caller's frame holds what the channel loop
  * carries (the group loop holds all 14 registers), and the loop advances it there. Where GCC's code
  * around the group-pair loops spilled and reloaded ~35 cycles an output (KWS's and VWW's pointwise
  * layers), this takes ~18: a pair's biases, multipliers and shifts by LDRD with post-increment, each
  * output's requantization as cmx_finish's fast, full form. */
-
 typedef struct {
   const void* col0;     /* the first position's widened values (int16) */
   const void* col1;     /* the second's */
-  uint32_t count;       /* iterations of two group pairs, (groups / 2 + 1) / 2, counted up in the high half to
-                           the carry out; the output offset in the low half (cmx_row_count) */
+  uint32_t count;       /* cmx_row_count(cmx_row_iterations(groups), the output offset) */
   const int32_t* bias;  /* channel c's, advanced two a channel pair */
   const int32_t* mult;  /* ... */
   int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
@@ -379,8 +384,7 @@ typedef struct {
   "mov %[a11], %[a10]\n\t"                  \
   "ldr %[b0], %[col0]\n\t"                  \
   "ldr %[b1], %[col1]\n\t"                  \
-  "ldr %[n], %[count]\n"                    \
-  "2:\n\t"
+  "ldr %[n], %[count]\n\t"
 #define CMX_ROW_BLOCK_REQ(a, m, s) "lsls %[" #a "], %[" #a "], #1\n\t" CMX_ASM_DIVIDE(a, m, s)
 /* the output offset, the low half of the loop's count (n) once the loop is done, added and saturated */
 #define CMX_ROW_OUT(a) "sxtah %[" #a "], %[" #a "], %[n]\n\t" "ssat %[" #a "], #8, %[" #a "]\n\t"
@@ -466,10 +470,11 @@ typedef struct {
 #define CMX_ROW_WIDE_BLOCKS(pairs, tail)                                                         \
   __asm volatile(CMX_ROW_BLOCK_ENTRY pairs tail CMX_ROW_BLOCK_EXIT(v0, v1, v2, v3, v4, v5) \
                  CMX_ROW_BLOCK_OPERANDS(v0, v1, v2, v3, v4, v5))
-/* Each of the four variants a group count takes (odd: a last group; odd_pairs: an odd count of pairs), an
- * asm statement of its own with `blocks`: the loop's parity and the tail are compile-time choices. */
-#define CMX_ROW_VARIANTS(blocks, even, odd_entry, tail) \
-  if (odd && odd_pairs) {                               \
+/* Each of the four variants `groups` takes (odd: a last group; odd_pairs: an odd count of pairs), an
+ * asm statement of its own with `blocks`: the loop's parity and the tail are fixed in each. */
+#define CMX_ROW_VARIANTS(blocks, even, odd_entry, tail)                \
+  const int odd = groups & 1, odd_pairs = (groups / 2) & 1;            \
+  if (odd && odd_pairs) {                                              \
     blocks(odd_entry, tail);                            \
   } else if (odd) {                                     \
     blocks(even, tail);                                 \
@@ -478,9 +483,9 @@ typedef struct {
   } else {                                              \
     blocks(even, "");                                   \
   }
-/* k->count: cmx_row_count((group pairs + odd_pairs) / 2, the output offset) */
+/* k->count: cmx_row_count(cmx_row_iterations(groups), the output offset) */
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(const void* wp, cmx_row_blocks* k,
-                                                                            const int odd, const int odd_pairs) {
+                                                                            const int32_t groups) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
@@ -511,7 +516,7 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(con
                  CMX_ROW_BLOCK_OPERANDS(w0, w1, t0, t1, x0, x1))
 /* k->count as cmx_row_blocks_wide's */
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const void* wp, cmx_row_blocks* k,
-                                                                          const int odd, const int odd_pairs) {
+                                                                          const int32_t groups) {
   int32_t a00, a10, a01, a11, n;
   const void *b0, *b1;
   uint32_t t[6];
