@@ -74,7 +74,8 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
 #define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (2,944 B) and window (576 B) on the stack */
 _Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 184 &&
-                   offsetof(cmx_walk_group, start2) == 72 && offsetof(cmx_walk_group, start2_left) == 120 &&
+                   offsetof(cmx_walk_group, start2) == 72 && offsetof(cmx_walk_group, multiplier) == 88 &&
+                   offsetof(cmx_walk_group, right_shift) == 104 && offsetof(cmx_walk_group, start2_left) == 120 &&
                    offsetof(cmx_walk_group, start2_right) == 136 && offsetof(cmx_walk_group, start2_top) == 152 &&
                    offsetof(cmx_walk_group, start2_bottom) == 168,
                "cmx_dw_walk_pixels' offsets");
@@ -166,17 +167,12 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
         /* the last group leaves x and o a chunk on: to the next pixel's */
         cmx_walk_consts k = {p->output_offset, rec + cw / 4, rec, p->stride.w * ch - cw, ch - cw, run};
         int8_t* o = output + (oy * out_d->w + ox) * ch + c0;
-        if (left) {
-          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_LEFT);
-        } else if (right) {
-          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_RIGHT);
-        } else if (top) {
-          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_TOP);
-        } else if (bottom) {
-          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_BOTTOM);
-        } else {
-          cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, CMX_WALK_ALL);
-        }
+        const int taps = left     ? CMX_WALK_LEFT
+                         : right  ? CMX_WALK_RIGHT
+                         : top    ? CMX_WALK_TOP
+                         : bottom ? CMX_WALK_BOTTOM
+                                  : CMX_WALK_ALL;
+        cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, taps);
         for (int32_t i = 0; !full && i < run; ++i, o += ch) { /* the range: max(lo, .), then min(hi, .) */
           for (int32_t j = 0; j < cw; j += 4) {
             uint32_t v = (uint32_t)arm_nn_read_s8x4(o + j);

@@ -94,7 +94,7 @@ typedef struct {
  * channels (fast, full): the window's nine taps from `x` (taps `ch` bytes apart, rows `row` apart), 10 cycles a
  * tap (the input word and the two weight words loaded back to back, two SXTB16, four 16 x 16
  * multiply-accumulates), then the four outputs' requantization (SMMULR, the rounding divide), the
- * offset and SSAT: the same bytes as cmx_finish's fast, full form. `taps` (a constant): CMX_WALK_ALL,
+ * offset and SSAT: the same bytes as cmx_finish's fast, full form. `taps` (one asm statement each): CMX_WALK_ALL,
  * or a border pixel's six taps inside the input from `x` (CMX_WALK_LEFT: x the input's first column;
  * CMX_WALK_TOP: its first row), started without the outside column's or row's weights: the same sum as
  * its window copied with the zero point there (each outside tap's product with the offset cancels that
@@ -114,13 +114,10 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
   "smlatt %[a2], %[v], %[wa], %[a2]\n\t"                \
   "smlabb %[a1], %[v13], %[wb], %[a1]\n\t"              \
   "smlatt %[a3], %[v13], %[wb], %[a3]\n\t"
-#define CMX_WALK_ROW(w0, w1, w2)                          \
-  CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)              \
-  CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)       \
-  CMX_WALK_TAP("ldr %[v], [%[x], %[ch2]]\n\t", w2)
 #define CMX_WALK_TWO(w0, w1)                              \
   CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)              \
   CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)
+#define CMX_WALK_ROW(w0, w1, w2) CMX_WALK_TWO(w0, w1) CMX_WALK_TAP("ldr %[v], [%[x], %[ch2]]\n\t", w2)
 #define CMX_WALK_OUT(a, at) CMX_ASM_OUT(a, v) "strb %[" #a "], [%[o], #" #at "]\n\t"
 /* the loop, its accumulators started from the record's words at `start`, its taps `rows` (x moved a row
  * between two), x moved back `back` after them */
