@@ -37,6 +37,11 @@ static inline const int8_t* add_run(const int8_t* p, int32_t n, int32_t ch, uint
   return p;
 }
 
+/* The lanes' values (channels 0 and 2 in a02, 1 and 3 in a13) added into the four channels' int32 sums. */
+static inline void move_lanes(int32_t s[4], uint32_t a02, uint32_t a13) {
+  s[0] += (int16_t)a02, s[2] += (int16_t)(a02 >> 16), s[1] += (int16_t)a13, s[3] += (int16_t)(a13 >> 16);
+}
+
 /* One output pixel: every group of four channels over the window rows [y0, y1) x columns [x0, x1), a
  * window as wide as the input one run of positions. */
 static void pixel(const int8_t* src, int32_t in_w, int32_t ch, int32_t y0, int32_t y1, int32_t x0, int32_t x1,
@@ -45,14 +50,14 @@ static void pixel(const int8_t* src, int32_t in_w, int32_t ch, int32_t y0, int32
   const int whole_rows = x0 == 0 && x1 == in_w;
   const int32_t runs = whole_rows ? 1 : y1 - y0, run = whole_rows ? count : x1 - x0;
   for (int32_t g = 0; g < ch; g += 4) {
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int32_t s[4] = {0, 0, 0, 0};
     uint32_t a02 = 0, a13 = 0; /* channels 0 and 2, 1 and 3: an int16 lane each */
     int32_t lane = 0;          /* values in each lane */
     for (int32_t r = 0; r < runs; ++r) {
       const int8_t* p = src + ((y0 + r) * in_w + x0) * ch + g;
       for (int32_t left = run; left > 0;) {
         if (lane == CMX_POOL_LANE) { /* into int32 before a lane could overflow */
-          s0 += (int16_t)a02, s2 += (int16_t)(a02 >> 16), s1 += (int16_t)a13, s3 += (int16_t)(a13 >> 16);
+          move_lanes(s, a02, a13);
           a02 = a13 = 0;
           lane = 0;
         }
@@ -61,11 +66,11 @@ static void pixel(const int8_t* src, int32_t in_w, int32_t ch, int32_t y0, int32
         lane += m, left -= m;
       }
     }
-    s0 += (int16_t)a02, s2 += (int16_t)(a02 >> 16), s1 += (int16_t)a13, s3 += (int16_t)(a13 >> 16);
-    out[g] = average(s0, count, act_min, act_max);
-    out[g + 1] = average(s1, count, act_min, act_max);
-    out[g + 2] = average(s2, count, act_min, act_max);
-    out[g + 3] = average(s3, count, act_min, act_max);
+    move_lanes(s, a02, a13);
+    out[g] = average(s[0], count, act_min, act_max);
+    out[g + 1] = average(s[1], count, act_min, act_max);
+    out[g + 2] = average(s[2], count, act_min, act_max);
+    out[g + 3] = average(s[3], count, act_min, act_max);
   }
 }
 #endif
