@@ -587,7 +587,7 @@ typedef struct {
   const int32_t* shift; /* ... (<= -1: fast) */
   int8_t* out;          /* channel c's output at the chunk's first position */
   const void* x;        /* the chunk's first position's values */
-  uint32_t count_offset; /* positions counted up in the high half to the carry out, the output offset in the low */
+  uint32_t count_offset; /* cmx_row_count(the chunk's positions, the output offset) */
   int32_t pairs;        /* channel pairs left */
 } cmx_row_k8_frame;
 
