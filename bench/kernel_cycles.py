@@ -47,10 +47,13 @@ MORE = {
     "gated_kws": "tests/toy_models/user_models.py:GatedKwsHead",  # linear (M4), mul
     "resnet8_min": "samples/resnet8/model.py:ResNet8",  # conv_general: its first stages patch by patch
     "digits_min": "samples/digits/model.py:DigitsCNN",  # ... and two more (M4; the M55's are conv_helium)
+    "autoencoder_int4": "samples/autoencoder/model.py:AutoEncoder",  # linear_s4 (weights = "int4")
+    "int4_net": "tests/toy_models/int4_models.py:Int4Net",  # conv_s4, depthwise_s4, linear_s4
 }
 # A sample made under a memory goal (--memory): arm_convolve_s8 itself (conv_general) runs only where
 # the schedule runs a convolution patch by patch, which `--memory min` asks for.
 MEMORY = {"resnet8_min": "min", "digits_min": "min"}
+WEIGHTS = {"autoencoder_int4": "int4", "int4_net": "int4"}  # the s4 kinds run only for 4-bit weights
 MODELS = {**SAMPLES, **MORE}
 
 
@@ -64,6 +67,7 @@ def profile(sample: str, board: str, work: Path, reuse: bool) -> tuple[list[dict
     app = work / f"{sample}_{board}"
     model = f"{ROOT}/{MODELS[sample]}"
     memory = ("--memory", MEMORY[sample]) if sample in MEMORY else ()
+    memory += ("--weights", WEIGHTS[sample]) if sample in WEIGHTS else ()
     steps = [
         ("create", model, "--board", board, "--io", "int8", "-o", str(app), "--force", *memory),
         ("build", str(app)),

@@ -23,6 +23,15 @@ set(CMX_NN_gru ActivationFunctions)
 set(CMX_NN_KEEP_gru arm_nn_activation_s16.c)
 set(CMX_NN_KEEP_lstm arm_nn_activation_s16.c arm_elementwise_mul_s16.c arm_elementwise_mul_acc_s16.c
     arm_elementwise_mul_s16_s8.c)
+# The 4-bit-weight kinds (cmx-gen's backend, `weights = "int4"`): CMSIS-NN's s4 kernels and their helpers,
+# which the s8-only filter would drop.
+set(CMX_NN_KEEP_conv_s4 arm_convolve_wrapper_s4.c arm_convolve_s4.c arm_convolve_even_s4.c arm_convolve_1x1_s4.c
+    arm_convolve_1x1_s4_fast.c arm_convolve_1_x_n_s4.c arm_convolve_get_buffer_sizes_s4.c
+    arm_nn_mat_mult_kernel_s4_s16.c arm_nn_mat_mult_nt_t_s4.c arm_nn_mat_mult_nt_interleaved_t_even_s4.c
+    arm_nn_mat_mul_core_1x_s4.c)
+set(CMX_NN_KEEP_depthwise_s4 arm_depthwise_conv_wrapper_s4.c arm_depthwise_conv_s4.c arm_depthwise_conv_s4_opt.c
+    arm_depthwise_conv_get_buffer_sizes_s4.c arm_nn_depthwise_conv_nt_t_s4.c)
+set(CMX_NN_KEEP_linear_s4 arm_fully_connected_s4.c arm_nn_vec_mat_mult_t_s4.c)
 # *_nhwc variants (executorch >= 1.5.1) call the same CMSIS-NN functions.
 foreach(_op quantized_conv2d quantized_depthwise_conv2d quantized_transpose_conv2d quantized_avg_pool2d)
   set(CMX_NN_${_op}_nhwc ${CMX_NN_${_op}})

@@ -13,6 +13,9 @@ options win); `create` writes one into the app, pointing back at the model, so t
     [options]      strict = true               name = "digits"                (both optional)
                    keep_fp32 = ["model.py:15"] (optional: parts left in float, see --keep-fp32)
                    io = "int8"                 (optional: int8 model inputs/outputs, see --io)
+                   weights = "int4"            (optional: int8 (default) | int4, the weights of
+                                                convolution and linear layers, see --weights)
+                   weights_for = ["output=int8"] (optional: per-layer precision, see --weights-for)
                    delegate = false            (optional: every operator on its own kernel instead of
                                                 cmx-gen's CMSIS-NN backend, see --no-delegate)
                    memory = "min"              (optional: fast | balanced (default) | min | fit, what the
@@ -26,7 +29,8 @@ Several models in one firmware: one `[[model]]` table per model instead of `[mod
 its own options (`name` is required: it names the model's API handle `cmx_model_<name>`):
 
     [[model]]      name = "kws"   source = "kws/model.py:DSCNN"
-                   input_shape, input, calibration = "cal.npz", random_calibration, keep_fp32, io
+                   input_shape, input, calibration = "cal.npz", random_calibration, keep_fp32, io,
+                   weights, weights_for
     [[model]]      name = "digits"   source = "digits/model.py:DigitsCNN"
     [options]      separate_arenas = false   (true: models that run at the same time, docs/api.md)
 """
@@ -46,11 +50,15 @@ from cmx_gen.common.goals import (
     DEFAULT_MEMORY_GOAL,
     DEFAULT_PLACEMENT,
     DEFAULT_STAGE_WEIGHTS,
+    DEFAULT_WEIGHT_BITS,
     FIT,
     INPUT_MEMORIES,
     MEMORY_GOALS,
     PLACEMENTS,
     STAGE_WEIGHTS,
+    WEIGHT_BITS,
+    WeightBits,
+    parse_weight_override,
 )
 from cmx_gen.fit.boards import is_board_file
 from cmx_gen.lower.facts import Io
@@ -71,6 +79,8 @@ class ModelEntry:
     given_input: str | None = None  # a .pte's check input
     keep_fp32: tuple[str, ...] = ()
     io: Io = "float"  # "int8": the program takes and returns int8 (int8_io.py)
+    weights: WeightBits = DEFAULT_WEIGHT_BITS  # "int4": 4-bit weights (lower/weight_bits.py)
+    weights_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int4"
 
     def model_name(self) -> str:
         """The model's name: given, else from its file (`samples/digits/model.py` -> `digits`), so
@@ -115,6 +125,8 @@ class Project:
         given_input: str | None = None,
         keep_fp32: tuple[str, ...] = (),
         io: Io = "float",
+        weights: WeightBits = DEFAULT_WEIGHT_BITS,
+        weights_for: tuple[str, ...] = (),
         **shared: Any,
     ) -> Project:
         """A project of one model: the model's options, then the project's (`shared`); the model takes
@@ -128,6 +140,8 @@ class Project:
             given_input=given_input,
             keep_fp32=tuple(keep_fp32),
             io=io,
+            weights=weights,
+            weights_for=tuple(weights_for),
         )
         return cls(models=(entry,), **shared)
 
@@ -172,7 +186,18 @@ def _shape(value: Any) -> str | None:
 
 
 # The keys a [[model]] table may hold (a misspelt one is refused, not ignored).
-MODEL_KEYS = ("name", "source", "input_shape", "input", "calibration", "random_calibration", "keep_fp32", "io")
+MODEL_KEYS = (
+    "name",
+    "source",
+    "input_shape",
+    "input",
+    "calibration",
+    "random_calibration",
+    "keep_fp32",
+    "io",
+    "weights",
+    "weights_for",
+)
 
 
 def _entries(path: Path, base: Path, tables: list[Any]) -> list[ModelEntry]:
@@ -212,6 +237,7 @@ def _entries(path: Path, base: Path, tables: list[Any]) -> list[ModelEntry]:
                 given_input=_resolve(base, table.get("input")),
                 keep_fp32=tuple(str(p) for p in table.get("keep_fp32", [])),
                 io=_check_io(path, f"[[model]] {name!r}", table.get("io", "float")),
+                **_weights(path, table, f"[[model]] {name!r}"),
             )
         )
     return entries
@@ -304,8 +330,36 @@ def load(path: Path) -> Project:
         random_calibration=bool(calibration.get("random", False)),
         keep_fp32=tuple(str(p) for p in options.get("keep_fp32", [])),
         io=_check_io(path, "[options]", options.get("io", "float")),
+        **_weights(path, options, "[options]"),
         **common,
     )
+
+
+class _Weights(TypedDict):
+    weights: WeightBits
+    weights_for: tuple[str, ...]
+
+
+def _weights(path: Path, table: dict[str, Any], where: str) -> _Weights:
+    """A model's `weights` and `weights_for` (each override PART=int8 or PART=int4)."""
+    bits = _check_choice(
+        path, "weights", table.get("weights", DEFAULT_WEIGHT_BITS), WEIGHT_BITS, "a weight precision", where
+    )
+    overrides = table.get("weights_for", [])
+    if not isinstance(overrides, list) or not all(isinstance(o, str) and _override_ok(o) for o in overrides):
+        raise ModelSourceError(
+            f"{path}: {where} weights_for = {overrides!r} is not a list of PART=int8 or PART=int4",
+            'write e.g. weights_for = ["output=int8"]',
+        )
+    return _Weights(weights=cast(WeightBits, bits), weights_for=tuple(overrides))
+
+
+def _override_ok(text: str) -> bool:
+    try:
+        parse_weight_override(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_memory(path: Path, value: Any) -> str:

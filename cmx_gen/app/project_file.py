@@ -10,7 +10,13 @@ from typing import NotRequired, TypedDict
 import tomli_w
 
 from cmx_gen.app.project import ModelEntry, Project, split_spec
-from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, DEFAULT_PLACEMENT, DEFAULT_STAGE_WEIGHTS
+from cmx_gen.common.goals import (
+    DEFAULT_INPUT_MEMORY,
+    DEFAULT_MEMORY_GOAL,
+    DEFAULT_PLACEMENT,
+    DEFAULT_STAGE_WEIGHTS,
+    DEFAULT_WEIGHT_BITS,
+)
 from cmx_gen.fit.boards import is_board_file
 
 
@@ -25,6 +31,8 @@ class _EntryTable(TypedDict):
     random_calibration: NotRequired[bool]
     keep_fp32: NotRequired[list[str]]
     io: NotRequired[str]
+    weights: NotRequired[str]
+    weights_for: NotRequired[list[str]]
 
 
 class _ModelTable(TypedDict):
@@ -61,6 +69,8 @@ class _Options(_BackendOptions):
     separate_arenas: NotRequired[bool]
     keep_fp32: NotRequired[list[str]]
     io: NotRequired[str]
+    weights: NotRequired[str]
+    weights_for: NotRequired[list[str]]
 
 
 def _relative(base: Path, value: str | None) -> str | None:
@@ -89,6 +99,10 @@ def _entry_table(entry: ModelEntry, base: Path) -> _EntryTable:
         table["keep_fp32"] = list(entry.keep_fp32)
     if entry.io != "float":
         table["io"] = entry.io
+    if entry.weights != DEFAULT_WEIGHT_BITS:
+        table["weights"] = entry.weights
+    if entry.weights_for:
+        table["weights_for"] = list(entry.weights_for)
     return table
 
 
@@ -124,6 +138,10 @@ def dumps(project: Project, base: Path) -> str:
         options["keep_fp32"] = list(model.keep_fp32)
     if model.io != "float":
         options["io"] = model.io
+    if model.weights != DEFAULT_WEIGHT_BITS:
+        options["weights"] = model.weights
+    if model.weights_for:
+        options["weights_for"] = list(model.weights_for)
     options.update(_backend_options(project))
     data = {
         "model": table,

@@ -16,6 +16,8 @@ from cmx_gen.common.goals import (
     INPUT_MEMORIES,
     MEMORY_GOALS,
     STAGE_WEIGHTS,
+    WEIGHT_BITS,
+    parse_weight_override,
     stages_weights,
 )
 
@@ -51,6 +53,21 @@ def add_model_arguments(
         metavar="PART",
         help="leave a part in float on portable kernels: a module path (features.3), a model-file line (model.py:15) "
         "or an exported node name; repeatable",
+    )
+    parser.add_argument(
+        "--weights",
+        choices=WEIGHT_BITS,
+        default=None,
+        help="the weights of convolution, depthwise and linear layers: int8 (default) or int4 (4w8a: two a "
+        "byte on CMSIS-NN's s4 kernels, about half the weight bytes, more error); cmx.toml: [options] weights",
+    )
+    parser.add_argument(
+        "--weights-for",
+        action="append",
+        metavar="PART=BITS",
+        type=_weight_override,
+        help="one layer's weights against --weights: PART as --keep-fp32 names one, BITS int8 or int4 "
+        "(output=int8); repeatable; cmx.toml: [options] weights_for",
     )
     parser.add_argument(
         "--io",
@@ -94,6 +111,14 @@ def add_model_arguments(
     )
 
 
+def _weight_override(text: str) -> str:
+    try:
+        parse_weight_override(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}: write e.g. output=int8") from exc
+    return text
+
+
 def lower_options(args: argparse.Namespace, memory: str | None = None, staged: bool | None = None) -> LowerOptions:
     """The lowering options the arguments give (`memory` for one goal of --memory fit; `staged`: a
     board's choice of --stage-weights, else the setting's with no board, where auto is no)."""
@@ -108,6 +133,8 @@ def lower_options(args: argparse.Namespace, memory: str | None = None, staged: b
     return LowerOptions(
         keep_fp32=tuple(args.keep_fp32 or ()),
         io=args.io or "float",
+        weights=args.weights or "int8",
+        weights_for=tuple(args.weights_for or ()),
         delegate=args.delegate is not False,
         memory=goal,
         input_memory=args.input_memory or DEFAULT_INPUT_MEMORY,

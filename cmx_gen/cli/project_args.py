@@ -13,7 +13,16 @@ from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, DEFAULT_PLACEMENT, DEFAULT_STAGE_WEIGHTS
 
 # Options that belong to one model: with several on the command line, a cmx.toml says whose they are.
-PER_MODEL_OPTIONS = ("input_shape", "input", "calibration", "random_calibration", "keep_fp32", "io")
+PER_MODEL_OPTIONS = (
+    "input_shape",
+    "input",
+    "calibration",
+    "random_calibration",
+    "keep_fp32",
+    "io",
+    "weights",
+    "weights_for",
+)
 
 
 def project_from_args(args: argparse.Namespace) -> Project:
@@ -60,6 +69,8 @@ def project_from_args(args: argparse.Namespace) -> Project:
         random_calibration=args.random_calibration or model.random_calibration,
         keep_fp32=tuple(args.keep_fp32) if args.keep_fp32 else model.keep_fp32,
         io=args.io if args.io is not None else model.io,
+        weights=args.weights if args.weights is not None else model.weights,
+        weights_for=tuple(args.weights_for) if args.weights_for else model.weights_for,
     )
     return Project(models=(model,), **shared)
 

@@ -2,7 +2,7 @@
 favours (lower/delegate/costs.py). `fit` tries them in order and keeps the first that fits the board
 (pipeline/generate.py)."""
 
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 MemoryGoal = Literal["fast", "balanced", "min"]
 MEMORY_GOALS: tuple[MemoryGoal, ...] = get_args(MemoryGoal)
@@ -53,3 +53,19 @@ def goals_to_try(memory: str) -> tuple[str, ...]:
 Placement = Literal["linked", "slot"]
 PLACEMENTS: tuple[Placement, ...] = get_args(Placement)
 DEFAULT_PLACEMENT: Placement = "linked"
+
+
+# The weights' precision (`[options] weights`, `--weights`; lower/weight_bits.py): "int8", or "int4"
+# (4w8a): convolution, depthwise and fully connected weights in 4 bits, two a byte, run by CMSIS-NN's
+# s4 kernels (about half the weight bytes, some accuracy). `weights_for` overrides it per layer.
+WeightBits = Literal["int8", "int4"]
+WEIGHT_BITS: tuple[WeightBits, ...] = get_args(WeightBits)
+DEFAULT_WEIGHT_BITS: WeightBits = "int8"
+
+
+def parse_weight_override(text: str) -> tuple[str, WeightBits]:
+    """`PART=int4` as `weights_for` and --weights-for take it (ValueError naming the form otherwise)."""
+    part, sep, bits = text.rpartition("=")
+    if not sep or not part or bits not in WEIGHT_BITS:
+        raise ValueError(f"{text!r} is not PART=int8 or PART=int4")
+    return part, cast(WeightBits, bits)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from cmx_gen.common.goals import InputMemory, MemoryGoal
+from cmx_gen.common.goals import InputMemory, MemoryGoal, WeightBits
 from cmx_gen.common.record import Record
 from cmx_gen.common.targets import Isa
 
@@ -39,6 +39,10 @@ class LowerOptions(Record):
     # cmx_conv_row_s8 widens int8 weights into its scratch at each call instead of reading int16 copies
     # (common/goals.StageWeights: a board whose flash waits).
     stage_weights: bool = False
+    # Convolution, depthwise and fully connected weights in "int8" or "int4" (lower/weight_bits.py), and
+    # per-layer overrides, "PART=int8" / "PART=int4" (a part as keep_fp32 names one).
+    weights: WeightBits = "int8"
+    weights_for: tuple[str, ...] = ()
 
 
 FloatWhy = Literal["island", "keep_fp32", "no_int8_kernel"]

@@ -7,6 +7,7 @@ is rewritten to ops portable has (fp32_linear.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +31,14 @@ def selects(node: torch.fx.Node, pattern: str) -> bool:
     return bool(paths) and (paths[-1] == pattern or paths[-1].startswith(pattern + "."))
 
 
-def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
+def quantizer(
+    keep_fp32: tuple[str, ...],
+    graph: torch.fx.GraphModule,
+    then: Callable[[torch.fx.GraphModule], object] | None = None,
+) -> Any:
     """CortexMQuantizer, leaving the nodes `keep_fp32` names unquantized (portable fp32 kernels), and
-    observing the cmx::lstm nodes' inputs and outputs (recurrent_graph.annotate).
+    observing the cmx::lstm nodes' inputs and outputs (recurrent_graph.annotate); `then` edits the
+    annotations last (weight_bits.narrow_annotations: int4 weights).
 
     The nodes are marked "annotated, not quantized" after the cortex_m annotators ran (before, the
     composable quantizer refuses the change), so their neighbours quantize at the edge instead."""
@@ -58,6 +64,8 @@ def quantizer(keep_fp32: tuple[str, ...], graph: torch.fx.GraphModule) -> Any:
             _observe_shared_roots(model, kept)
             for node in keep:
                 mark_node_as_annotated(node, {}, None, False)
+            if then is not None:
+                then(model)
             return model
 
     return KeepFp32Quantizer()

@@ -244,6 +244,8 @@ def host_references(app: AppFolder, data: DataSet) -> list:
     options = LowerOptions(
         keep_fp32=model.keep_fp32,
         io=model.io,
+        weights=model.weights,
+        weights_for=model.weights_for,
         delegate=project.delegate,
         memory=made.memory,
         input_memory=made.input_memory,

@@ -110,6 +110,8 @@ def _lower(
     options = LowerOptions(
         keep_fp32=tuple(entry.keep_fp32),
         io=entry.io,
+        weights=entry.weights,
+        weights_for=tuple(entry.weights_for),
         delegate=project.delegate,
         memory=memory,
         input_memory=project.input_memory,

@@ -162,7 +162,7 @@ static int conv(check* c, const cmx_layer_conv* l, int64_t scratch_need, int64_t
 }
 
 /* After dims() of its three shapes (the scratch size functions read them). */
-static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratch_need, int wrapper) {
+static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratch_need, int wrapper, int64_t weight_bytes) {
   const cmsis_nn_dims *in = &l->input_dims, *f = &l->filter_dims, *out = &l->output_dims;
   if (out->n != in->n || f->c != out->c || out->c != (int64_t)in->c * l->params.ch_mult) {
     return fail(c, "depthwise channels that disagree");
@@ -172,7 +172,7 @@ static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratc
          window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h) &&
          window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w) &&
          tensor(c, l->input, volume(in)) && tensor(c, l->output, volume(out)) &&
-         constant(c, l->weight, (int64_t)f->h * f->w * f->c, 1, 0) && constant(c, l->bias, 4 * (int64_t)out->c, 4, 1) &&
+         constant(c, l->weight, weight_bytes, 1, 0) && constant(c, l->bias, 4 * (int64_t)out->c, 4, 1) &&
          per_channel(c, l->multipliers, l->shifts, out->c) &&
          (wrapper ? cmsis_scratch : scratch)(c, l->scratch, l->scratch_bytes, scratch_need);
 }
@@ -307,7 +307,7 @@ static int check_depthwise_conv(check* c, const cmx_layer_depthwise_conv* l) {
   if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims)) return 0;
   return depthwise(c, l, arm_depthwise_conv_wrapper_s8_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
                                                                      &l->output_dims),
-                   1);
+                   1, volume(&l->filter_dims));
 }
 #endif
 
@@ -317,7 +317,61 @@ static int check_depthwise_3x3(check* c, const cmx_layer_depthwise_3x3* l) {
   if (l->filter_dims.h != 3 || l->filter_dims.w != 3) return fail(c, "a 3x3 depthwise layer of another kernel");
   /* none: its four-channel walk; else at least its planar path's plane */
   const int64_t need = l->scratch_bytes == 0 ? 0 : cmx_depthwise_3x3_s8_scratch_bytes(&l->params, &l->input_dims, &l->output_dims);
-  return depthwise(c, l, need, 0);
+  return depthwise(c, l, need, 0, volume(&l->filter_dims));
+}
+#endif
+
+/* The bytes of `count` 4-bit weights, two a byte (the s4 kinds). */
+static int64_t nibbles(int64_t count) { return (count + 1) / 2; }
+
+/* The s4 kernels' im2col zeroes `pad` rows of a column before the taps inside the input and the rest
+ * after, and their 1x1 path writes an output for every input position: the output must be exactly what
+ * the window gives (no patch's or ceil mode's extra outputs, no fewer) and the padding narrower than the
+ * kernel, or their writes run past the column or the output (the fuzzed plans find both). */
+static int padded_windows(check* c, const cmsis_nn_dims* in, const cmsis_nn_dims* f, const cmsis_nn_dims* out,
+                          cmsis_nn_tile stride, cmsis_nn_tile pad, cmsis_nn_tile dilation) {
+  if (stride.h < 1 || stride.w < 1 || dilation.h < 1 || dilation.w < 1 || pad.h < 0 || pad.w < 0 ||
+      dilation.h >= LIMIT / 4 || dilation.w >= LIMIT / 4 || pad.h >= LIMIT / 4 || pad.w >= LIMIT / 4) {
+    return fail(c, "a kernel, stride, padding or dilation out of range");
+  }
+  const int64_t kh = (int64_t)dilation.h * (f->h - 1) + 1, kw = (int64_t)dilation.w * (f->w - 1) + 1;
+  if (pad.h >= kh || pad.w >= kw || (int64_t)in->h + 2 * pad.h < kh || (int64_t)in->w + 2 * pad.w < kw ||
+      out->h != ((int64_t)in->h + 2 * pad.h - kh) / stride.h + 1 ||
+      out->w != ((int64_t)in->w + 2 * pad.w - kw) / stride.w + 1) {
+    return fail(c, "a 4-bit-weight layer's window past its padded input");
+  }
+  return 1;
+}
+
+#ifdef CMX_BACKEND_CONV_S4
+static int check_conv_s4(check* c, const cmx_layer_conv_s4* l) {
+  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+  if (l->input_dims.c != l->filter_dims.c) return fail(c, "a grouped convolution with 4-bit weights");
+  if (!padded_windows(c, &l->input_dims, &l->filter_dims, &l->output_dims, l->params.stride, l->params.padding,
+                      l->params.dilation)) {
+    return 0;
+  }
+  return conv(c, l, arm_convolve_wrapper_s4_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims, &l->output_dims),
+              nibbles(volume(&l->filter_dims)), 1);
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_S4
+static int check_depthwise_s4(check* c, const cmx_layer_depthwise_s4* l) {
+  if (!dims(c, &l->input_dims) || !dims(c, &l->filter_dims) || !dims(c, &l->output_dims) ||
+      !padded_windows(c, &l->input_dims, &l->filter_dims, &l->output_dims, l->params.stride, l->params.padding,
+                      l->params.dilation)) {
+    return 0;
+  }
+  return depthwise(c, l, arm_depthwise_conv_wrapper_s4_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
+                                                                     &l->output_dims),
+                   1, nibbles(volume(&l->filter_dims)));
+}
+#endif
+
+#ifdef CMX_BACKEND_LINEAR_S4
+static int check_linear_s4(check* c, const cmx_layer_linear_s4* l) {
+  return linear(c, l, nibbles((int64_t)l->filter_dims.n * l->output_dims.c));
 }
 #endif
 

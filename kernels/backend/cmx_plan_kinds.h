@@ -25,6 +25,9 @@ enum cmx_plan_op {
   CMX_OP_BMM = 20,
   CMX_OP_COPY_REGION = 21,
   CMX_OP_CONV_HELIUM = 22,
+  CMX_OP_CONV_S4 = 23,
+  CMX_OP_DEPTHWISE_S4 = 24,
+  CMX_OP_LINEAR_S4 = 25,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -151,6 +154,24 @@ enum cmx_plan_op {
 #define CMX_IF_CONV_HELIUM(...)
 #endif
 
+#ifdef CMX_BACKEND_CONV_S4
+#define CMX_IF_CONV_S4(...) __VA_ARGS__
+#else
+#define CMX_IF_CONV_S4(...)
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_S4
+#define CMX_IF_DEPTHWISE_S4(...) __VA_ARGS__
+#else
+#define CMX_IF_DEPTHWISE_S4(...)
+#endif
+
+#ifdef CMX_BACKEND_LINEAR_S4
+#define CMX_IF_LINEAR_S4(...) __VA_ARGS__
+#else
+#define CMX_IF_LINEAR_S4(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -174,6 +195,9 @@ enum cmx_plan_op {
   X(BMM, bmm) \
   X(COPY_REGION, copy_region) \
   X(CONV_HELIUM, conv_helium) \
+  X(CONV_S4, conv_s4) \
+  X(DEPTHWISE_S4, depthwise_s4) \
+  X(LINEAR_S4, linear_s4) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -199,4 +223,7 @@ enum cmx_plan_op {
   CMX_IF_BMM(X(BMM, bmm)) \
   CMX_IF_COPY_REGION(X(COPY_REGION, copy_region)) \
   CMX_IF_CONV_HELIUM(X(CONV_HELIUM, conv_helium)) \
+  CMX_IF_CONV_S4(X(CONV_S4, conv_s4)) \
+  CMX_IF_DEPTHWISE_S4(X(DEPTHWISE_S4, depthwise_s4)) \
+  CMX_IF_LINEAR_S4(X(LINEAR_S4, linear_s4)) \
 

@@ -159,6 +159,15 @@ typedef cmx_layer_conv cmx_layer_conv_general;
 /* cmx_depthwise_3x3_s8 (kernels/nn/): a 3x3 depthwise layer on a DSP core, CMSIS-NN's arguments. */
 typedef cmx_layer_depthwise_conv cmx_layer_depthwise_3x3;
 
+/* arm_convolve_wrapper_s4: weight [out][kh][kw][in] as 4-bit values, two a byte, low nibble first. */
+typedef cmx_layer_conv cmx_layer_conv_s4;
+
+/* arm_depthwise_conv_wrapper_s4: weight [kh][kw][channels] as 4-bit values, two a byte, low nibble first. */
+typedef cmx_layer_depthwise_conv cmx_layer_depthwise_s4;
+
+/* arm_fully_connected_s4: weight [out][in] as 4-bit values, two a byte, low nibble first. */
+typedef cmx_layer_linear cmx_layer_linear_s4;
+
 /* cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,
  * weight in its layout. */
 typedef cmx_layer_linear cmx_layer_fully_connected;

@@ -194,6 +194,48 @@ inline arm_cmsis_nn_status run_linear(const cmx_layer_linear* l, CMX_RUN_ARGS) {
 }
 #endif
 
+#ifdef CMX_BACKEND_CONV_S4
+inline arm_cmsis_nn_status run_conv_s4(const cmx_layer_conv_s4* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(volume(l->output_dims));
+  CMX_KERNEL(status = arm_convolve_wrapper_s4(&ctx, &l->params, &q, &l->input_dims, tensor_at(l->input, work, io),
+                                              &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                              constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_S4
+inline arm_cmsis_nn_status run_depthwise_s4(const cmx_layer_depthwise_s4* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(volume(l->output_dims));
+  CMX_KERNEL(status = arm_depthwise_conv_wrapper_s4(&ctx, &l->params, &q, &l->input_dims,
+                                                    tensor_at(l->input, work, io), &l->filter_dims,
+                                                    constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                                    constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_LINEAR_S4
+inline arm_cmsis_nn_status run_linear_s4(const cmx_layer_linear_s4* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{nullptr, 0};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
+  CMX_KERNEL(status = arm_fully_connected_s4(&ctx, &l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
+                                             &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                             constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
 #ifdef CMX_BACKEND_FULLY_CONNECTED
 inline arm_cmsis_nn_status run_fully_connected(const cmx_layer_fully_connected* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;

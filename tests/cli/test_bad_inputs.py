@@ -88,6 +88,8 @@ def test_failing_cortex_m_pass_makes_a_float_island_strict_refuses_it_and_keep_f
         "memory": "balanced",
         "input_memory": "pool",
         "stage_weights": False,
+        "weights": "int8",
+        "weights_for": [],
     }
     assert "aten::bmm.out" in report["fallbacks"]
     assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"

@@ -30,10 +30,13 @@ MODELS = (
     "tests/toy_models/user_models.py:BiGruKeywordSpotter",
     "tests/toy_models/user_models.py:BiLstmTagger",
     "tests/toy_models/attention_models.py:EncoderPreNorm",
+    "tests/toy_models/int4_models.py:Int4Net",  # lowered with --weights int4: the s4 kinds
 )
+WEIGHTS = {"tests/toy_models/int4_models.py:Int4Net": ("--weights", "int4")}
 KINDS = ("CONV", "CONV_GENERAL", "DEPTHWISE_CONV", "DEPTHWISE_3X3", "LINEAR", "FULLY_CONNECTED", "ADD", "MUL")
 KINDS += ("AVG_POOL", "MAX_POOL", "SOFTMAX", "TRANSPOSE", "LSTM", "GRU", "LAYER_NORM", "MEAN", "LUT", "BMM")
-MUTATIONS = 2500  # per plan: 7 plans, 17,500 in all
+KINDS += ("CONV_S4", "DEPTHWISE_S4", "LINEAR_S4")
+MUTATIONS = 2500  # per plan: 8 plans, 20,000 in all
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +78,7 @@ def plans(tmp_path_factory) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for spec in MODELS:
         name = spec.rpartition(":")[2]
-        assert run_cli("lower", ROOT / spec, "--target", "cortex-m3", "-o", out / name) == 0, spec
+        assert run_cli("lower", ROOT / spec, "--target", "cortex-m3", "-o", out / name, *WEIGHTS.get(spec, ())) == 0
         for i, blob in enumerate(delegate_plans(read(next((out / name).glob("*.pte")).read_bytes()))):
             found[f"{name}_{i}"] = out / f"{name}_{i}.plan"
             found[f"{name}_{i}"].write_bytes(blob)
@@ -93,6 +96,7 @@ def _run(harness: Path, *args) -> str:
 def test_every_plan_cmx_gen_makes_passes_the_check(harness, plans):
     kinds = {kind for path in plans.values() for kind, _ in plan_mod.read_layers(path.read_bytes())}
     assert {"conv", "depthwise_conv", "linear", "lstm", "gru", "layer_norm", "bmm", "softmax", "lut"} <= kinds
+    assert {"conv_s4", "depthwise_s4", "linear_s4"} <= kinds
     for name, path in plans.items():
         assert _run(harness, "check", path) == "check=0 why=ok", name
 

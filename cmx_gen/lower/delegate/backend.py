@@ -30,7 +30,9 @@ class CmxCmsisNNBackend(BackendDetails):
         the lowered module's meta, unserialized: delegate_schedules reads it there)."""
         specs = {spec.key: spec.value.decode() for spec in compile_specs}
         goal = specs.get("memory", DEFAULT_GOAL)
-        made, plan = scheduled_plan(edge_program, specs["core"], goal, staged="stage_weights" in specs)
+        made, plan = scheduled_plan(
+            edge_program, specs["core"], goal, staged="stage_weights" in specs, int4="int4_weights" in specs
+        )
         handles = {layer.debug: (layer.debug,) for layer in plan.layers}
         return PreprocessResult(
             processed_bytes=plan.pack(), debug_handle_map=handles, _delegate_info_meta=made.summary(0, goal)
@@ -69,15 +71,22 @@ class CmxPartitioner(Partitioner):
     portable kernels."""
 
     def __init__(
-        self, core: str, memory: str = DEFAULT_GOAL, caller_inputs: bool = False, stage_weights: bool = False
+        self,
+        core: str,
+        memory: str = DEFAULT_GOAL,
+        caller_inputs: bool = False,
+        stage_weights: bool = False,
+        int4_weights: bool = False,
     ) -> None:
         """`caller_inputs`: the program's inputs stay in the caller's buffers (input_memory =
         "caller"), so no plan may put them in its working memory or write over them. `stage_weights`:
-        cmx_conv_row_s8 widens int8 weights into its scratch at each call (LowerOptions)."""
+        cmx_conv_row_s8 widens int8 weights into its scratch at each call (LowerOptions). `int4_weights`:
+        some layers' weights are int4 (weight_bits.py), stored two a byte (preprocess.mark_int4)."""
         super().__init__()
         self.caller_inputs = caller_inputs
         goal = [] if memory == DEFAULT_GOAL else [CompileSpec("memory", memory.encode())]  # the method loads each spec
         staged = [CompileSpec("stage_weights", b"1")] if stage_weights else []
+        staged += [CompileSpec("int4_weights", b"1")] if int4_weights else []
         self.delegation_spec = DelegationSpec(BACKEND_ID, [CompileSpec("core", core.encode()), *goal, *staged])
 
     def partition(self, exported_program: Any) -> PartitionResult:

@@ -16,6 +16,9 @@ from cmx_gen.lower.delegate.kernel_choice import conv_kind, row_plan, scratch_by
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args
+from cmx_gen.lower.weight_bits import pack_int4
+
+S4_KINDS = ("conv_s4", "depthwise_s4", "linear_s4")  # the kinds whose weights are 4-bit, two a byte
 
 
 def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
@@ -31,7 +34,7 @@ def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer(
         kind,
         {
-            **cmsis_operands(node, emit, scratch, (x, weight, bias, mult, shift)),
+            **cmsis_operands(node, emit, scratch, (x, weight, bias, mult, shift), kind in S4_KINDS),
             **window_fields(in_off, out_off, stride, padding, dilation, (act_min, act_max)),
             **dims_fields("input", dims(_val(x))),
             **dims_fields("filter", shape4(w)),  # OHWI already
@@ -42,14 +45,24 @@ def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     )
 
 
-def cmsis_operands(node: torch.fx.Node, emit: Emit, scratch: int, args: tuple[Any, ...]) -> dict[str, int]:
+def weight_operand(emit: Emit, weight: Any, int4: bool) -> int:
+    """A layer's weights in the plan: the graph constant as it is, or (int4) its values packed two a byte."""
+    if not int4:
+        return emit.constant(weight)
+    return emit.data(pack_int4(np.frombuffer(emit.constant_bytes(weight), dtype=np.int8)))
+
+
+def cmsis_operands(
+    node: torch.fx.Node, emit: Emit, scratch: int, args: tuple[Any, ...], int4: bool = False
+) -> dict[str, int]:
     """The operands of a convolution or depthwise record that passes CMSIS-NN's arguments: its
-    tensors, constants (args: input, weight, bias, multipliers, shifts) and scratch."""
+    tensors, constants (args: input, weight, bias, multipliers, shifts; int4: weights two a byte) and
+    scratch."""
     x, weight, bias, mult, shift = args
     return {
         "input": emit.operand(x),
         "output": emit.operand(node),
-        "weight": emit.constant(weight),
+        "weight": weight_operand(emit, weight, int4),
         "bias": emit.constant(bias),
         "multipliers": emit.constant(mult),
         "shifts": emit.constant(shift),

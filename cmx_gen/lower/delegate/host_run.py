@@ -29,6 +29,7 @@ from cmx_gen.lower.delegate.own_kernels import (
 )
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.host_models.kernel_models import compute, masked_softmax_s8
+from cmx_gen.lower.weight_bits import unpack_int4
 
 
 def _nhwc(memory: DelegateMemory, operand: int, n: int, h: int, w: int, c: int) -> torch.Tensor:
@@ -129,11 +130,19 @@ def _image_conv(
     _store(memory, f["output"], out[:, :, :oh, :ow], nchw=True)
 
 
-def _conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
-    """CMSIS-NN's convolution or depthwise call: the record's CMSIS-NN arguments."""
+def _weights(plan: bytes, offset: int, shape: tuple[int, ...], int4: bool) -> torch.Tensor:
+    """A record's int8 weights, or (int4) its 4-bit ones unpacked: the values the kernel multiplies."""
+    count = int(np.prod(shape))
+    values = unpack_int4(plan[offset:], count) if int4 else np.frombuffer(plan, np.int8, count, offset)
+    return torch.from_numpy(values.reshape(shape).copy())
+
+
+def _conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, int4: bool = False) -> None:
+    """CMSIS-NN's convolution or depthwise call: the record's CMSIS-NN arguments (int4: its s4 call,
+    which computes what the s8 one does with the same values)."""
     fn, fh, fw, fc = _dims(f, "filter")
     oc = f["output_c"]
-    weight = _constant(plan, f["weight"], fn * fh * fw * fc, np.int8, (fn, fh, fw, fc))
+    weight = _weights(plan, f["weight"], (fn, fh, fw, fc), int4)
     quant = _quant(plan, f, oc)
     _image_conv(f, memory, weight, _constant(plan, f["bias"], oc, np.int32, (oc,)), quant, isa)
 
@@ -168,18 +177,22 @@ def _conv_helium(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: st
     _image_conv(f, memory, weight, bias, (torch.from_numpy(mults), torch.from_numpy(shifts)), isa)
 
 
-def _linear(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, own: bool = False) -> None:
-    """arm_fully_connected_s8, or cmx_fully_connected_s8 (own) with its weights read back from its layout."""
+def _linear(
+    plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, own: bool = False, int4: bool = False
+) -> None:
+    """arm_fully_connected_s8, cmx_fully_connected_s8 (own) with its weights read back from its layout, or
+    arm_fully_connected_s4 (int4) with its weights unpacked."""
     batches, features = f["input_n"], f["input_c"]
     outputs = f["output_c"]
     x = torch.from_numpy(int8(memory, f["input"], batches * features).reshape(batches, features))
     weight = (
         torch.from_numpy(fc_filter(plan[f["weight"] :], outputs, features, isa).copy())
         if own
-        else _constant(plan, f["weight"], outputs * features, np.int8, (outputs, features))
+        else _weights(plan, f["weight"], (outputs, features), int4)
     )
     bias = _constant(plan, f["bias"], outputs, np.int32, (outputs,))
-    kernel_sum = _constant(plan, f["kernel_sum"], outputs, np.int32, (outputs,))
+    # arm_fully_connected_s4 reads the bias alone (a kernel sum given would be ignored there)
+    kernel_sum = None if int4 else _constant(plan, f["kernel_sum"], outputs, np.int32, (outputs,))
     args = [
         x,
         weight,
@@ -314,6 +327,9 @@ RUN: dict[str, Callable[[bytes, dict[str, int], DelegateMemory, str], None]] = {
     "depthwise_3x3": _conv,
     "linear": _linear,
     "fully_connected": lambda p, f, m, isa: _linear(p, f, m, isa, own=True),
+    "conv_s4": lambda p, f, m, isa: _conv(p, f, m, isa, int4=True),
+    "depthwise_s4": lambda p, f, m, isa: _conv(p, f, m, isa, int4=True),
+    "linear_s4": lambda p, f, m, isa: _linear(p, f, m, isa, int4=True),
     "add": _add,
     "mul": _mul,
     "avg_pool": lambda p, f, m, isa: _pool(p, f, m, isa, average=True),

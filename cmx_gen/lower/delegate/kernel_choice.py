@@ -21,6 +21,18 @@ PATCHED = "cmx_patched"  # node meta set by schedule.py: the layer runs patch by
 NARROW_WEIGHTS = "cmx_narrow_weights"  # node meta set by schedule.py (min): cmx_conv_row_s8 keeps int8 weights
 MORE_WIDE_WEIGHTS = "cmx_more_wide_weights"  # ... (fast): int16 weights for its mid-sized layers too
 STAGED_WEIGHTS = "cmx_staged_weights"  # ... (stage_weights): int8 weights it widens into its scratch
+INT4_WEIGHTS = "cmx_int4_weights"  # node meta set by preprocess.mark_int4: the weights lie in [-8, 7]
+# The layers whose weights may be int4 (weight_bits.py), as the cortex_m passes name them.
+WEIGHTED_OPS = ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d", "cortex_m::quantized_linear")
+# arm_depthwise_conv_s4_opt's Helium path, as GCC 12.2 compiles it (-O1 and up), takes the low nibble for
+# the odd channels too: its constant predicate 0x0F0F (vrshlq_m_n_s32) becomes `mov r6, #-1; vmsr P0, r6`.
+# Every depthwise layer of two or more channels was wrong on QEMU's M55 (6,801 of 69 shapes' outputs; exact
+# at -O0, and with a correct P0 under QEMU), so on a Helium core an int4 depthwise layer runs the int8
+# kind on its 4-bit values, a byte each (depthwise_kind). arm_convolve_wrapper_s4 and arm_fully_connected_s4
+# are exact there.
+CH_IN_BLOCK_MVE = (
+    124  # arm_depthwise_conv_s8_opt's (and _s4_opt's) channel block with MVE: more channels, channel-outer
+)
 
 
 def small_kernel(node: torch.fx.Node) -> bool:
@@ -86,7 +98,11 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
         return own
     if depthwise_kind(node, isa) == "depthwise_3x3":
         return depthwise_plane_bytes(node, isa)
+    if depthwise_kind(node, isa) == "depthwise_s4":
+        return depthwise_s4_scratch(node, isa)
     kind = conv_kind(node, isa)
+    if kind == "conv_s4":
+        return conv_s4_scratch(node, isa)
     if kind == "conv_general":
         return max(_planned_scratch(node), _convolve_s8_scratch(node))
     if kind == "conv_row":
@@ -95,6 +111,60 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     if kind == "conv_helium":
         return _helium_scratch(node)
     return _planned_scratch(node)
+
+
+def int4_kind(node: torch.fx.Node) -> bool:
+    """The layer's weights are int4 (INT4_WEIGHTS) and it runs a CMSIS-NN s4 kernel: not inside a patched
+    stage (whose boxes the s4 kinds do not take) nor with a padding as wide as its kernel (their im2col
+    assumes narrower: cmx_plan_check's padded_windows); there it runs the int8 kind on the same values."""
+    if not node.meta.get(INT4_WEIGHTS) or node.meta.get(PATCHED):
+        return False
+    if op_name(node) == "cortex_m::quantized_linear":
+        return True
+    weight, padding, dilation = fx_args(node)[1], fx_args(node)[4], fx_args(node)[5]
+    extent = [int(d) * (int(k) - 1) + 1 for d, k in zip(dilation, node_val(weight).shape[1:3])]
+    return all(int(p) < e for p, e in zip(padding, extent))
+
+
+def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
+    """arm_convolve_wrapper_s4_get_buffer_size for this core: none for a 1x1 layer, else two im2col
+    columns of int16 (DSP, C) or four int8 columns in 16-byte lanes (Helium; none on its 1xN path
+    where its sections tile the output)."""
+    x, weight, _, stride, padding, dilation = fx_args(node)[:6]
+    _, c, h, width = (int(v) for v in node_val(x).shape)
+    _, kh, kw, _ = (int(v) for v in node_val(weight).shape)
+    if padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1:
+        return 0
+    cols = c * kh * kw
+    if isa != "MVE":
+        return 4 * cols
+    one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0
+    out_w = int(node_val(node).shape[3])
+    if one_by_n and _sections_tile(width, kw, int(stride[1]), int(padding[1]), out_w):
+        return 0
+    return 4 * ((cols + 15) // 16) * 16
+
+
+def _sections_tile(width: int, kernel: int, stride: int, pad: int, out_w: int) -> bool:
+    """arm_convolve_1_x_n_s4's Helium path: its left-padded, unpadded and right-padded sections cover
+    the output (else it needs arm_convolve_s4's buffer)."""
+    total = (out_w - 1) * stride + kernel - width
+    asym = int(math.fmod(total, 2))
+    right = max(1, (pad + asym + stride - 1) // stride) if pad + asym else 0
+    left = max(1, (pad + stride - 1) // stride) if pad else 0
+    return right + max(out_w - (right + left), 0) + left == out_w
+
+
+def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
+    """arm_depthwise_conv_wrapper_s4_get_buffer_size for this core: its _opt path's (one output channel per
+    input channel, one batch, no dilation) column of int16 per channel (DSP, C) or four blocks of
+    channels (Helium); 0 for its generic path."""
+    x, weight, _, _, _, dilation = fx_args(node)[:6]
+    n, c = int(node_val(x).shape[0]), int(node_val(x).shape[1])
+    kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
+    if c != int(node_val(node).shape[1]) or n != 1 or list(dilation) != [1, 1]:
+        return 0
+    return 4 * CH_IN_BLOCK_MVE * kh * kw if isa == "MVE" else c * kh * kw * 2
 
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
@@ -124,6 +194,8 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     small_kernel; else "depthwise_conv" (CMSIS-NN's wrapper)."""
     if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
         return ""
+    if int4_kind(node) and isa != "MVE":  # not Helium's s4 path: GCC 12.2 miscompiles it (above)
+        return "depthwise_s4"
     x, weight, _, _stride, _padding, dilation, ch_mult = fx_args(node)[:7]
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     one_to_one = int(ch_mult) == 1 and int(node_val(x).shape[1]) == int(node_val(node).shape[1])
@@ -198,6 +270,8 @@ def conv_kind(node: torch.fx.Node, isa: str) -> str:
     one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
     if node.meta.get(PATCHED):  # a patch's box may be one row: keep off the wrapper's 1xN path
         return "conv" if one_by_one else "conv_general"
+    if int4_kind(node) and c == kc and not (isa == "MVE" and wrapper_misreads(node)):
+        return "conv_s4"
     if (isa == "DSP" or small_kernel(node)) and _row_geometry(node) is not None:
         return "conv_row"
     if isa == "MVE" and c == kc and list(dilation) == [1, 1]:

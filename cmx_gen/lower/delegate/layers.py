@@ -29,7 +29,7 @@ from cmx_gen.lower.delegate.emit import (
     view_transpose_shape,
     window_fields,
 )
-from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, scratch_bytes
+from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, int4_kind, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
@@ -108,10 +108,11 @@ def _depthwise(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     )
     w = _val(weight)
     out_c = int(_val(node).shape[1])
+    kind = depthwise_kind(node, emit.isa)
     return Layer(
-        depthwise_kind(node, emit.isa),
+        kind,
         {
-            **conv_layers.cmsis_operands(node, emit, scratch, (x, weight, bias, mult, shift)),
+            **conv_layers.cmsis_operands(node, emit, scratch, (x, weight, bias, mult, shift), kind == "depthwise_s4"),
             "ch_mult": mult_ch,
             **window_fields(in_off, out_off, stride, padding, dilation, (act_min, act_max)),
             **dims_fields("input", dims(_val(x))),
@@ -130,16 +131,23 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     batches = 1
     for s in xv.shape[:-1]:
         batches *= int(s)
-    own = own_kernels.fc_applies(in_feat, int(w_off), emit.isa)  # cmx_fully_connected_s8, its weights laid out
+    int4 = int4_kind(node)  # arm_fully_connected_s4, its weights two a byte
+    own = not int4 and own_kernels.fc_applies(in_feat, int(w_off), emit.isa)  # cmx_fully_connected_s8's layout
     filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat) if own else None
     return Layer(
-        "fully_connected" if own else "linear",
+        "linear_s4" if int4 else "fully_connected" if own else "linear",
         {
             "input": emit.operand(x),
             "output": emit.operand(node),
-            "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)) if filt is not None else emit.constant(weight),
-            "bias": emit.constant(bias),
-            "kernel_sum": emit.constant(kernel_sum),
+            "weight": (
+                emit.data(own_kernels.fc_weights(filt, emit.isa))
+                if filt is not None
+                else conv_layers.weight_operand(emit, weight, int4)
+            ),
+            "bias": _s4_bias(emit, weight, bias, kernel_sum, int(in_off), (out_feat, in_feat))
+            if int4
+            else emit.constant(bias),
+            "kernel_sum": NONE if int4 else emit.constant(kernel_sum),
             "multiplier": int(mults[0]),
             "shift": int(shifts[0]),
             "input_offset": in_off,
@@ -154,6 +162,19 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         },
         node=node.name,
     )
+
+
+def _s4_bias(
+    emit: Emit, weight: torch.fx.Node, bias: Any, kernel_sum: Any, input_offset: int, shape: tuple[int, int]
+) -> int:
+    """arm_fully_connected_s4 reads the bias and never a kernel sum. On the DSP cores the cortex_m pass
+    gives the bias; on a Helium core it folds the bias into kernel_sum (input offset x each row's sum +
+    bias) and gives none, so the bias is taken back out of it."""
+    if kernel_sum is None:
+        return emit.constant(bias)
+    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(shape)
+    sums = np.frombuffer(emit.constant_bytes(kernel_sum), dtype="<i4").reshape(-1)
+    return emit.data(own_kernels.bias_from_sums(sums, filt, input_offset).astype("<i4").tobytes())
 
 
 def _broadcast(a: torch.fx.Node, b: torch.fx.Node, out: torch.fx.Node) -> tuple[bool, int]:

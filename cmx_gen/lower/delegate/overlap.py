@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate.kernel_choice import (
+    CH_IN_BLOCK_MVE,
     DEPTHWISE_BAND,
     HELIUM_CHANNELS,
     conv_kind,
@@ -37,7 +38,6 @@ from cmx_gen.lower.delegate.kernel_choice import (
 from cmx_gen.lower.delegate.own_kernels import RowGeometry
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
-CH_IN_BLOCK_MVE = 124  # arm_depthwise_conv_s8_opt's channel block with MVE: more channels, channel-outer
 MVE_ROWS = 4  # arm_nn_mat_mult_nt_t_s8 (MVE) and arm_convolve_s8 (MVE) take four positions at a time
 DSP_COLUMNS = 2  # arm_convolve_s8 (DSP) fills two im2col columns before it multiplies
 DEPTHWISE_3X3_STEP = 4  # cmx_depthwise_3x3_s8 finishes four channels of a pixel at a time (DSP code)
@@ -122,6 +122,8 @@ def _conv_walk(node: torch.fx.Node, isa: str) -> Walk:
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
     kind = conv_kind(node, isa)
+    if kind == "conv_s4":  # CMSIS-NN's s4 paths: not traced here
+        return _whole(out)
     if kind == "conv_row":
         return Walk(conv_row_blocks(*row_plan(node)), oc, reads, copy_in=True)
     if kind == "conv_helium":  # cmx_conv_helium_s8: a position at a time, a field inside the input read in place
@@ -145,6 +147,8 @@ def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
     xv, out = node_val(x), node_val(node)
     n, oc, oh, ow = (int(s) for s in out.shape)
     reads = image_reads(xv.shape, out.shape, stride, padding)
+    if depthwise_kind(node, isa) == "depthwise_s4":  # CMSIS-NN's s4 paths: not traced here
+        return _whole(out)
     if depthwise_plane_bytes(node, isa):  # its planar or grouped path: a band's every channel, read as written
         return Walk(band_blocks(n, oh, ow, depthwise_band(node)), oc, reads, copy_in=False)
     if depthwise_kind(node, isa) == "depthwise_3x3":  # cmx_depthwise_3x3_s8: four (Helium: eight) channels a step

@@ -269,6 +269,15 @@ SAME: dict[str, tuple[str, str]] = {
         "depthwise_conv",
         "cmx_depthwise_3x3_s8 (kernels/nn/): a 3x3 depthwise layer on a DSP core, CMSIS-NN's arguments.",
     ),
+    "conv_s4": (
+        "conv",
+        "arm_convolve_wrapper_s4: weight [out][kh][kw][in] as 4-bit values, two a byte, low nibble first.",
+    ),
+    "depthwise_s4": (
+        "depthwise_conv",
+        "arm_depthwise_conv_wrapper_s4: weight [kh][kw][channels] as 4-bit values, two a byte, low nibble first.",
+    ),
+    "linear_s4": ("linear", "arm_fully_connected_s4: weight [out][in] as 4-bit values, two a byte, low nibble first."),
     "fully_connected": (
         "linear",
         "cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,\n"

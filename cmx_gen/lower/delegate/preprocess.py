@@ -14,9 +14,11 @@ from cmx_gen.common.targets import cores
 from cmx_gen.lower.delegate import copy_layers, patch_plan
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.emit import Emit
+from cmx_gen.lower.delegate.kernel_choice import INT4_WEIGHTS, WEIGHTED_OPS
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.lower.delegate.schedule import SubgraphSchedule, schedule, tensor_bytes
-from cmx_gen.lower.fx_nodes import constant_tensor, op_name
+from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
+from cmx_gen.lower.weight_bits import fits_int4
 
 BACKEND_ID = "CmxCmsisNNBackend"  # the class name: ExecuTorch finds a backend's preprocess by it
 
@@ -80,12 +82,26 @@ def scheduled_plan(
     goal: str = DEFAULT_GOAL,
     patch: tuple[int, tuple[int, int]] | None = None,
     staged: bool = False,
+    int4: bool = False,
 ) -> tuple[SubgraphSchedule, Plan]:
     """build_plan's plan and the schedule it was built on (the report says what was built); `staged`
-    as schedule's."""
+    as schedule's; `int4`: the layers whose weights lie in [-8, 7] store them two a byte (mark_int4)."""
     isa = str(cores()[core]["isa"])
+    if int4:
+        mark_int4(program)
     plan_of = schedule(program, isa, goal, patch, staged)
     return plan_of, _plan_from(program, plan_of, core, isa)
+
+
+def mark_int4(program: Any) -> None:
+    """Mark the convolution, depthwise and linear layers whose weights lie in [-8, 7] (the int4 layers of
+    `weights = "int4"`; an int8 layer's never do): kernel_choice gives them the s4 kinds where one
+    applies, layers.py packs their weights."""
+    for node in program.graph_module.graph.nodes:
+        if node.op == "call_function" and op_name(node) in WEIGHTED_OPS:
+            weight = constant_tensor(program, fx_args(node)[1])
+            if weight is not None and weight.dtype == torch.int8 and fits_int4(weight.numpy()):
+                node.meta[INT4_WEIGHTS] = True
 
 
 def _plan_from(program: Any, plan_of: SubgraphSchedule, core: str, isa: str) -> Plan:

@@ -6,6 +6,7 @@ today's per-operator one."""
 from __future__ import annotations
 
 from cmx_gen.common.errors import ExportError
+from cmx_gen.lower import weight_bits
 from cmx_gen.lower.state import Checked, Delegated, Given, Step
 from cmx_gen.model.export import export_error
 
@@ -27,6 +28,7 @@ def run(given: Given, checked: Checked) -> Delegated:
                 given.options.memory,
                 caller_inputs=given.options.input_memory == "caller",
                 stage_weights=given.options.stage_weights,
+                int4_weights=weight_bits.any_int4(given.options.weights, given.options.weights_for),
             )
         )
     except Exception as exc:

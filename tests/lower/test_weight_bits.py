@@ -1,0 +1,87 @@
+"""4-bit weights (`weights = "int4"`, issue 52): the quantizer observes the chosen layers' weights over
+[-8, 7], the backend stores them two a byte and runs CMSIS-NN's s4 kernels, and the plan's host run
+(which unpacks them) gives the lowering's reference bit for bit. Overrides name layers as --keep-fp32
+does; cmx.toml keeps both."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from cmx_gen.app import project as project_mod
+from cmx_gen.app import project_file
+from cmx_gen.common.errors import ModelSourceError
+from cmx_gen.lower.facts import LowerOptions
+from cmx_gen.lower.weight_bits import pack_int4, unpack_int4
+from cmx_gen.model.export import export
+from cmx_gen.model.source import load
+from cmx_gen.program import plan_reference
+from cmx_gen.program.artifacts import lower_model
+
+NET = str(ROOT / "tests" / "toy_models" / "int4_models.py") + ":Int4Net"
+
+
+def test_packing_is_cmsis_nns_and_reads_back():
+    assert pack_int4(np.array([1, 2, 3, 4], np.int8)) == bytes([0x21, 0x43])  # arm_fully_connected_s4's example
+    assert pack_int4(np.array([-8, 7, -1], np.int8)) == bytes([0x78, 0x0F])  # an odd count: the last byte half
+    values = np.random.default_rng(0).integers(-8, 8, 1001).astype(np.int8)
+    assert np.array_equal(unpack_int4(pack_int4(values), values.size), values)
+
+
+@pytest.fixture(scope="module")
+def exported():
+    return export(load(NET))
+
+
+def _kinds(artifacts) -> collections.Counter[str]:
+    return collections.Counter(layer.kind for layer in artifacts.report.delegated_layers)
+
+
+S4 = {"conv_s4", "depthwise_s4", "linear_s4"}
+
+
+@pytest.mark.parametrize("core, isa", [("cortex-m4", "DSP"), ("cortex-m3", "SCALAR"), ("cortex-m55", "MVE")])
+def test_int4_layers_run_the_s4_kinds_and_the_plan_gives_the_reference(exported, core, isa):
+    int8 = lower_model(exported, core)
+    int4 = lower_model(exported, core, LowerOptions(weights="int4"))
+    kinds = _kinds(int4)
+    assert not S4 & set(_kinds(int8))
+    depthwise = 0 if isa == "MVE" else 2  # Helium's s4 depthwise path: the int8 kind on the 4-bit values
+    assert kinds["conv_s4"] == 2 and kinds["depthwise_s4"] == depthwise and kinds["linear_s4"] == 2, kinds
+    # the 6 layers' 1,133 weights take 567 bytes, not 1,133 (nor int8 kernels' own layouts, larger on the M4)
+    assert len(int8.pte) - len(int4.pte) >= 566 - (0 if depthwise else 130), (len(int8.pte), len(int4.pte))
+    # the firmware's plan, run on the host from its bytes (the weights unpacked), is the lowering's reference
+    inputs = [int4.reference[k] for k in sorted(int4.reference) if k.startswith("input_")]
+    outputs = plan_reference.reference(int4.pte, inputs, isa)
+    assert np.array_equal(outputs[0], int4.reference["output_0"])
+    assert int4.report.lowering_options.weights == "int4"
+
+
+def test_a_layer_named_keeps_int8_weights(exported):
+    int4 = lower_model(exported, "cortex-m4", LowerOptions(weights="int4", weights_for=("head=int8",)))
+    layers = {layer.module: layer.kind for layer in int4.report.delegated_layers if layer.module}
+    assert layers["head"] in ("linear", "fully_connected") and layers["fc.1"] == "linear_s4", layers
+    only = lower_model(exported, "cortex-m4", LowerOptions(weights_for=("stem=int4",)))
+    assert _kinds(only)["conv_s4"] == 1 and not _kinds(only)["linear_s4"], _kinds(only)
+
+
+def test_an_override_that_names_no_layer_is_refused(exported):
+    with pytest.raises(ModelSourceError, match="names no convolution or linear layer"):
+        lower_model(exported, "cortex-m4", LowerOptions(weights="int4", weights_for=("nothing=int8",)))
+
+
+def test_cmx_toml_keeps_the_weights(tmp_path):
+    project = project_mod.Project.single(
+        NET, board="mps2-an386", weights="int4", weights_for=("head=int8",), output=str(tmp_path)
+    )
+    (tmp_path / "cmx.toml").write_text(project_file.dumps(project, tmp_path))
+    (model,) = project_mod.load(tmp_path / "cmx.toml").models
+    assert (model.weights, model.weights_for) == ("int4", ("head=int8",))
+    (tmp_path / "cmx.toml").write_text(
+        (tmp_path / "cmx.toml").read_text().replace('weights = "int4"', 'weights = "int3"')
+    )
+    with pytest.raises(ModelSourceError, match="weights = 'int3' is not a weight precision"):
+        project_mod.load(tmp_path / "cmx.toml")
