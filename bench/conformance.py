@@ -49,6 +49,7 @@ quiet_third_party()
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build as build_mod  # noqa: E402
 from cmx_gen.common.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
+from cmx_gen.common.goals import WEIGHT_BITS  # noqa: E402
 from cmx_gen.common.memo import code_fingerprint, files_digest  # noqa: E402
 from cmx_gen.common.paths import KERNELS_DIR  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
@@ -194,9 +195,9 @@ def sdk_fingerprint() -> str:
     return ", ".join(parts)
 
 
-def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outcome:
+def run_case(case: Case, board_id: str, work: Path, env: dict[str, str], weights: str = "int8") -> Outcome:
     started = time.monotonic()
-    folder = work / board_id / case.id.replace("/", "__")
+    folder = work / (board_id if weights == "int8" else f"{board_id}_{weights}") / case.id.replace("/", "__")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     app = folder / "app"
@@ -211,12 +212,13 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str]) -> Outc
             output=str(app),
             input_shape=case.input_shape,
             random_calibration=True,
+            weights=weights,
         )
     else:
         model_file = folder / "case.py"
         model_file.write_text(CASE_FILE.format(suite=SUITE, module=case.module, table=case.table, name=case.name))
         project = project_mod.Project.single(
-            model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app)
+            model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app), weights=weights
         )
     try:
         done = generate(project, app)
@@ -305,16 +307,28 @@ def _timed(outcome: Outcome, started: float) -> Outcome:
 CORES = {"mps3-an547": "M55 (MVE)", "mps2-an386": "M4 (DSP)", "mps2-an505": "M33 (DSP)", "mps2-an385": "M3 (scalar)"}
 
 
-def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str = "") -> None:
-    """docs/conformance.md: op x core counts, then every case that is not a plain PASS with its detail."""
+def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str = "", weights: str = "int8") -> None:
+    """docs/conformance.md: op x core counts, then every case that is not a plain PASS with its detail
+    (`weights` int4: the page of the cases made with 4-bit weights)."""
     boards = [b for b in CORES if any(v["board"] == b for v in results.values())]
     ops = sorted({v["case"].split("/")[0] for v in results.values()})
     by = {(v["board"], v["case"]): v for v in results.values()}
     cases = sorted({v["case"] for v in results.values()})
     own = SUITE == SUITES["ops"]
     lines = [
-        f"# Conformance: ExecuTorch's own cortex_m {'op' if own else 'model'} cases through cmx-gen",
+        f"# Conformance: ExecuTorch's own cortex_m {'op' if own else 'model'} cases through cmx-gen"
+        + (f", weights {weights} (`--weights {weights}`)" if weights != "int8" else ""),
         "",
+        *(
+            [
+                f"Every case made with `--weights {weights}`: its convolution, depthwise and linear layers' weights",
+                "quantized to 4 bits and run by CMSIS-NN's s4 kernels (the int8 kind on Helium for depthwise);",
+                "the other layers as on docs/conformance.md. PASS is bit-exact, as there.",
+                "",
+            ]
+            if weights != "int8"
+            else []
+        ),
         f"Measured {datetime.date.today().isoformat()} with `bench/conformance.py`: every `McuTestCase` in the",
         f"executorch wheel's `{SUITE}` became a model that went through `create`, `build` and `run` on",
         "QEMU. PASS is bit-exact against the CMSIS-NN reference (docs/report.md, `reference`); `ref+N` counts the",
@@ -480,15 +494,23 @@ def main() -> int:
     )
     parser.add_argument("--doc-only", action="store_true", help="write the page from results.json, run nothing")
     parser.add_argument("--measured-at", default="", help="the cmx-gen commit(s) the results come from, for the page")
+    parser.add_argument(
+        "--weights",
+        choices=WEIGHT_BITS,
+        default="int8",
+        help="the cases' weights (int4: results_int4.json and docs/conformance_int4.md)",
+    )
     args = parser.parse_args()
     global SUITE
     SUITE = SUITES[args.suite]
     page = "conformance.md" if args.suite == "ops" else "conformance_models.md"
+    if args.weights != "int8":
+        page = page.replace(".md", f"_{args.weights}.md")
     args.doc = args.doc or str(ROOT / "docs" / page)
 
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    store = work / "results.json"
+    store = work / ("results.json" if args.weights == "int8" else f"results_{args.weights}.json")
     results: dict[str, dict] = json.loads(store.read_text()) if store.is_file() else {}
     cases = discover(args.ops)  # with --doc-only too: the page names the case modules that could not be run
     if not args.doc_only:
@@ -516,7 +538,7 @@ def main() -> int:
                 key = f"{board} {case.id}"
                 if not args.redo and results.get(key, {}).get("fingerprint") == fingerprint:
                     continue
-                outcome = run_case(case, board, work, env)
+                outcome = run_case(case, board, work, env, args.weights)
                 outcome.fingerprint = fingerprint
                 results[key] = asdict(outcome)
                 store.write_text(json.dumps(results, indent=1, sort_keys=True))
@@ -526,7 +548,11 @@ def main() -> int:
                     flush=True,
                 )
     write_page(
-        Path(args.doc), results, sdk_fingerprint() if os.environ.get("EXECUTORCH_ROOT") else "", args.measured_at
+        Path(args.doc),
+        results,
+        sdk_fingerprint() if os.environ.get("EXECUTORCH_ROOT") else "",
+        args.measured_at,
+        args.weights,
     )
     counts: dict[str, int] = {}
     for value in results.values():
