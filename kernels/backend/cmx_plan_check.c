@@ -21,7 +21,7 @@
 #endif
 
 #if defined(CMX_BACKEND_CONV) || defined(CMX_BACKEND_CONV_GENERAL) || defined(CMX_BACKEND_DEPTHWISE_CONV) || \
-    defined(CMX_BACKEND_AVG_POOL)
+    defined(CMX_BACKEND_AVG_POOL) || defined(CMX_BACKEND_CONV_S4) || defined(CMX_BACKEND_DEPTHWISE_S4)
 #include "arm_nnfunctions.h"
 #endif
 

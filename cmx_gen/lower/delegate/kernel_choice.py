@@ -27,12 +27,10 @@ WEIGHTED_OPS = ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_con
 # arm_depthwise_conv_s4_opt's Helium path, as GCC 12.2 compiles it (-O1 and up), takes the low nibble for
 # the odd channels too: its constant predicate 0x0F0F (vrshlq_m_n_s32) becomes `mov r6, #-1; vmsr P0, r6`.
 # Every depthwise layer of two or more channels was wrong on QEMU's M55 (6,801 of 69 shapes' outputs; exact
-# at -O0, and with a correct P0 under QEMU), so on a Helium core an int4 depthwise layer runs the int8
+# at -O0, and with a correct P0 under QEMU); arm_depthwise_conv_s4 (C), built -Ofast for the M55, was wrong
+# too (29 of 180 outputs of a 5-channel layer). So on a Helium core an int4 depthwise layer runs the int8
 # kind on its 4-bit values, a byte each (depthwise_kind). arm_convolve_wrapper_s4 and arm_fully_connected_s4
 # are exact there.
-CH_IN_BLOCK_MVE = (
-    124  # arm_depthwise_conv_s8_opt's (and _s4_opt's) channel block with MVE: more channels, channel-outer
-)
 
 
 def small_kernel(node: torch.fx.Node) -> bool:
@@ -156,15 +154,15 @@ def _sections_tile(width: int, kernel: int, stride: int, pad: int, out_w: int) -
 
 
 def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
-    """arm_depthwise_conv_wrapper_s4_get_buffer_size for this core: its _opt path's (one output channel per
-    input channel, one batch, no dilation) column of int16 per channel (DSP, C) or four blocks of
-    channels (Helium); 0 for its generic path."""
+    """arm_depthwise_conv_wrapper_s4_get_buffer_size on a DSP or plain core (a Helium core never runs the
+    kind: depthwise_kind): its _opt path's (one output channel per input channel, one batch, no dilation)
+    column of int16 per channel; 0 for its generic path."""
     x, weight, _, _, _, dilation = fx_args(node)[:6]
     n, c = int(node_val(x).shape[0]), int(node_val(x).shape[1])
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     if c != int(node_val(node).shape[1]) or n != 1 or list(dilation) != [1, 1]:
         return 0
-    return 4 * CH_IN_BLOCK_MVE * kh * kw if isa == "MVE" else c * kh * kw * 2
+    return c * kh * kw * 2
 
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:

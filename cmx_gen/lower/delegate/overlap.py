@@ -25,7 +25,6 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.delegate.kernel_choice import (
-    CH_IN_BLOCK_MVE,
     DEPTHWISE_BAND,
     HELIUM_CHANNELS,
     conv_kind,
@@ -38,6 +37,7 @@ from cmx_gen.lower.delegate.kernel_choice import (
 from cmx_gen.lower.delegate.own_kernels import RowGeometry
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
+CH_IN_BLOCK_MVE = 124  # arm_depthwise_conv_s8_opt's channel block with MVE: more channels, channel-outer
 MVE_ROWS = 4  # arm_nn_mat_mult_nt_t_s8 (MVE) and arm_convolve_s8 (MVE) take four positions at a time
 DSP_COLUMNS = 2  # arm_convolve_s8 (DSP) fills two im2col columns before it multiplies
 DEPTHWISE_3X3_STEP = 4  # cmx_depthwise_3x3_s8 finishes four channels of a pixel at a time (DSP code)
