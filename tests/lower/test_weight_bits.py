@@ -85,3 +85,16 @@ def test_cmx_toml_keeps_the_weights(tmp_path):
     )
     with pytest.raises(ModelSourceError, match="weights = 'int3' is not a weight precision"):
         project_mod.load(tmp_path / "cmx.toml")
+
+
+def test_a_depthwise_layer_with_a_multiplier_keeps_the_int8_kind():
+    """arm_depthwise_conv_wrapper_s4 sends a channel multiplier to arm_depthwise_conv_s4, which computed
+    other results on QEMU (upstream's depthwise_conv2d_multiplier case): that layer runs the int8 kind on
+    its 4-bit values, the convolutions around it their s4 kind, and the plan still gives the reference."""
+    spec = str(ROOT / "tests" / "toy_models" / "int4_models.py") + ":Int4Multiplier"
+    source = load(spec, input_shape="1,3,6,6", random_calibration=True)
+    lowered = lower_model(export(source), "cortex-m4", LowerOptions(weights="int4"))
+    kinds = _kinds(lowered)
+    assert kinds["conv_s4"] == 2 and not kinds["depthwise_s4"] and kinds["depthwise_conv"] == 1, kinds
+    inputs = [lowered.reference[k] for k in sorted(lowered.reference) if k.startswith("input_")]
+    assert np.array_equal(plan_reference.reference(lowered.pte, inputs, "DSP")[0], lowered.reference["output_0"])

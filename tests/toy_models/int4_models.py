@@ -33,3 +33,19 @@ def example_inputs() -> tuple[torch.Tensor]:
 def calibration_data() -> list[tuple[torch.Tensor]]:
     g = torch.Generator().manual_seed(2)
     return [(torch.rand(1, 3, 6, 6, generator=g),) for _ in range(16)]
+
+
+class Int4Multiplier(nn.Module):
+    """A depthwise layer with a channel multiplier (4 -> 8, groups 4) between two convolutions: CMSIS-NN's
+    s4 wrapper sends it to arm_depthwise_conv_s4, which computes other results, so it keeps the int8 kind."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(53)
+        self.stem = nn.Conv2d(3, 4, 1)
+        self.dw = nn.Conv2d(4, 8, 3, padding=1, groups=4)
+        self.pw = nn.Conv2d(8, 4, 1)
+        self.eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pw(torch.relu(self.dw(torch.relu(self.stem(x)))))

@@ -27,10 +27,12 @@ WEIGHTED_OPS = ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_con
 # arm_depthwise_conv_s4_opt's Helium path, as GCC 12.2 compiles it (-O1 and up), takes the low nibble for
 # the odd channels too: its constant predicate 0x0F0F (vrshlq_m_n_s32) becomes `mov r6, #-1; vmsr P0, r6`.
 # Every depthwise layer of two or more channels was wrong on QEMU's M55 (6,801 of 69 shapes' outputs; exact
-# at -O0, and with a correct P0 under QEMU); arm_depthwise_conv_s4 (C), built -Ofast for the M55, was wrong
-# too (29 of 180 outputs of a 5-channel layer). So on a Helium core an int4 depthwise layer runs the int8
-# kind on its 4-bit values, a byte each (depthwise_kind). arm_convolve_wrapper_s4 and arm_fully_connected_s4
-# are exact there.
+# at -O0, and with a correct P0 under QEMU). CMSIS-NN's generic arm_depthwise_conv_s4 (C), which the wrapper
+# calls for a channel multiplier over 1, was wrong on both cores (the M4: upstream's
+# depthwise_conv2d_multiplier case, 198 of 216 outputs; the M55, built -Ofast: 29 of 180 outputs of a
+# 5-channel layer). So the depthwise_s4 kind runs only the wrapper's _opt path on the DSP and plain cores
+# (s4_depthwise_opt); elsewhere an int4 depthwise layer runs the int8 kind on its 4-bit values, a byte
+# each (depthwise_kind). arm_convolve_wrapper_s4 and arm_fully_connected_s4 are exact on both.
 
 
 def small_kernel(node: torch.fx.Node) -> bool:
@@ -153,15 +155,19 @@ def _sections_tile(width: int, kernel: int, stride: int, pad: int, out_w: int) -
     return right + max(out_w - (right + left), 0) + left == out_w
 
 
+def s4_depthwise_opt(node: torch.fx.Node) -> bool:
+    """arm_depthwise_conv_wrapper_s4 takes its _opt path for this layer (one output channel per input
+    channel, one batch, no dilation), the one the kind runs (its generic path, arm_depthwise_conv_s4,
+    computed other results: above)."""
+    x, _, _, _, _, dilation, ch_mult = fx_args(node)[:7]
+    return int(ch_mult) == 1 and int(node_val(x).shape[0]) == 1 and list(dilation) == [1, 1]
+
+
 def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
-    """arm_depthwise_conv_wrapper_s4_get_buffer_size on a DSP or plain core (a Helium core never runs the
-    kind: depthwise_kind): its _opt path's (one output channel per input channel, one batch, no dilation)
-    column of int16 per channel; 0 for its generic path."""
-    x, weight, _, _, _, dilation = fx_args(node)[:6]
-    n, c = int(node_val(x).shape[0]), int(node_val(x).shape[1])
-    kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
-    if c != int(node_val(node).shape[1]) or n != 1 or list(dilation) != [1, 1]:
-        return 0
+    """arm_depthwise_conv_wrapper_s4_get_buffer_size on a DSP or plain core for its _opt path (the only
+    one the kind runs: depthwise_kind): a column of int16 per channel."""
+    x, weight = fx_args(node)[:2]
+    c, kh, kw = int(node_val(x).shape[1]), int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     return c * kh * kw * 2
 
 
@@ -192,7 +198,7 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     small_kernel; else "depthwise_conv" (CMSIS-NN's wrapper)."""
     if op_name(node) != "cortex_m::quantized_depthwise_conv2d":
         return ""
-    if int4_kind(node) and isa != "MVE":  # not Helium's s4 path: GCC 12.2 miscompiles it (above)
+    if int4_kind(node) and isa != "MVE" and s4_depthwise_opt(node):  # the s4 paths that compute right (above)
         return "depthwise_s4"
     x, weight, _, _stride, _padding, dilation, ch_mult = fx_args(node)[:7]
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
