@@ -5,7 +5,10 @@ tests' and `cmx-gen run`'s).
 
 - the autoencoder (MLPerf Tiny AD, random weights): its anomaly score (the mean squared error between
   input and reconstruction, what the application computes) against float's, and the outputs' SQNR;
-- the digits sample (trained): its accuracy on the 360-image test split.
+- the digits sample (trained): its accuracy on the 360-image test split;
+
+each at int8, int4 and `auto` with an SQNR target of its own (AUTO_TARGETS), the weight bytes of the
+choice counted from the layers it took to int4.
 
 Run: python bench/weight_bits.py [--target cortex-m4]"""
 
@@ -23,6 +26,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from cmx_gen.lower import weight_choice  # noqa: E402
 from cmx_gen.lower.facts import LowerOptions  # noqa: E402
 from cmx_gen.lower.lowering import lower  # noqa: E402
 from cmx_gen.lower.state import Evaluated  # noqa: E402
@@ -42,10 +46,15 @@ def sample_module(name: str):  # noqa: ANN201 (a sample's model.py)
 Metric = Callable[[list[np.ndarray], list[np.ndarray], list[np.ndarray]], str]
 
 
-def weight_bytes(module: torch.nn.Module, bits: int) -> int:
-    """The bytes the convolution and linear weights take stored at `bits` (two a byte at 4)."""
-    layers = [m for m in module.modules() if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Linear))]
-    return sum((m.weight.numel() * bits + 7) // 8 for m in layers)
+def weight_bytes(module: torch.nn.Module, bits: str, int4_modules: set[str]) -> int:
+    """The bytes the convolution and linear weights take: a byte each, or two a byte at int4 (every layer,
+    or with auto the modules it chose)."""
+    total = 0
+    for path, m in module.named_modules():
+        if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Linear)):
+            half = bits == "int4" or path in int4_modules
+            total += (m.weight.numel() + 1) // 2 if half else m.weight.numel()
+    return total
 
 
 def sqnr(reference: list[np.ndarray], got: list[np.ndarray]) -> float:
@@ -83,6 +92,7 @@ def digits() -> tuple[str, list[tuple[torch.Tensor, ...]], Metric]:
 
 
 MODELS = {"autoencoder": autoencoder, "digits": digits}
+AUTO_TARGETS = {"autoencoder": 15.0, "digits": 25.0}  # dB: between each model's all-int4 and all-int8 SQNR
 
 
 def main() -> int:
@@ -95,15 +105,20 @@ def main() -> int:
     for name in args.models:
         spec, samples, metric = MODELS[name]()
         exported = export(load(str(ROOT / spec)))
-        for bits in ("int8", "int4"):
-            lowered = lower(exported, args.target, LowerOptions(weights=bits), evaluate=samples)
+        for bits in ("int8", "int4", "auto"):
+            options = LowerOptions(weights=bits, sqnr_target=AUTO_TARGETS[name] if bits == "auto" else None)
+            int4_modules: set[str] = set()
+            if bits == "auto":
+                options, choice = weight_choice.resolve(exported, args.target, options)
+                int4_modules = {layer.module for layer in choice.layers if layer.weights == "int4"}
+            lowered = lower(exported, args.target, options, evaluate=samples)
             runs = lowered.get(Evaluated).samples
             inputs = [np.asarray(s[0].numpy()) for s, _, _ in runs]
             outputs = [np.asarray(o[0], dtype=np.float64) for _, o, _ in runs]
             floats = [np.asarray(f[0].detach().numpy(), dtype=np.float64) for _, _, f in runs]
-            size = weight_bytes(exported.source.module, 8 if bits == "int8" else 4)
+            size = weight_bytes(exported.source.module, bits, int4_modules)
             print(
-                f"| {name} | {bits} | {size:,} | {len(lowered.pte):,} | {sqnr(floats, outputs):.1f} dB "
+                f"| {name} | {bits}{f' ({len(int4_modules)} at int4)' if bits == 'auto' else ''} | {size:,} | {len(lowered.pte):,} | {sqnr(floats, outputs):.1f} dB "
                 f"| {metric(inputs, outputs, floats)} |",
                 flush=True,
             )

@@ -13,8 +13,9 @@ options win); `create` writes one into the app, pointing back at the model, so t
     [options]      strict = true               name = "digits"                (both optional)
                    keep_fp32 = ["model.py:15"] (optional: parts left in float, see --keep-fp32)
                    io = "int8"                 (optional: int8 model inputs/outputs, see --io)
-                   weights = "int4"            (optional: int8 (default) | int4, the weights of
+                   weights = "int4"            (optional: int8 (default) | int4 | auto, the weights of
                                                 convolution and linear layers, see --weights)
+                   sqnr_target = 20.0          (optional: weights = "auto"'s output SQNR in dB)
                    weights_for = ["output=int8"] (optional: per-layer precision, see --weights-for)
                    delegate = false            (optional: every operator on its own kernel instead of
                                                 cmx-gen's CMSIS-NN backend, see --no-delegate)
@@ -30,7 +31,7 @@ its own options (`name` is required: it names the model's API handle `cmx_model_
 
     [[model]]      name = "kws"   source = "kws/model.py:DSCNN"
                    input_shape, input, calibration = "cal.npz", random_calibration, keep_fp32, io,
-                   weights, weights_for
+                   weights, weights_for, sqnr_target
     [[model]]      name = "digits"   source = "digits/model.py:DigitsCNN"
     [options]      separate_arenas = false   (true: models that run at the same time, docs/api.md)
 """
@@ -56,8 +57,8 @@ from cmx_gen.common.goals import (
     MEMORY_GOALS,
     PLACEMENTS,
     STAGE_WEIGHTS,
-    WEIGHT_BITS,
-    WeightBits,
+    WEIGHT_SETTINGS,
+    WeightSetting,
     parse_weight_override,
 )
 from cmx_gen.fit.boards import is_board_file
@@ -79,8 +80,9 @@ class ModelEntry:
     given_input: str | None = None  # a .pte's check input
     keep_fp32: tuple[str, ...] = ()
     io: Io = "float"  # "int8": the program takes and returns int8 (int8_io.py)
-    weights: WeightBits = DEFAULT_WEIGHT_BITS  # "int4": 4-bit weights (lower/weight_bits.py)
+    weights: WeightSetting = DEFAULT_WEIGHT_BITS  # "int4": 4-bit weights (lower/weight_bits.py); "auto"
     weights_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int4"
+    sqnr_target: float | None = None  # weights = "auto": the output's SQNR to keep (dB)
 
     def model_name(self) -> str:
         """The model's name: given, else from its file (`samples/digits/model.py` -> `digits`), so
@@ -125,8 +127,9 @@ class Project:
         given_input: str | None = None,
         keep_fp32: tuple[str, ...] = (),
         io: Io = "float",
-        weights: WeightBits = DEFAULT_WEIGHT_BITS,
+        weights: WeightSetting = DEFAULT_WEIGHT_BITS,
         weights_for: tuple[str, ...] = (),
+        sqnr_target: float | None = None,
         **shared: Any,
     ) -> Project:
         """A project of one model: the model's options, then the project's (`shared`); the model takes
@@ -142,6 +145,7 @@ class Project:
             io=io,
             weights=weights,
             weights_for=tuple(weights_for),
+            sqnr_target=sqnr_target,
         )
         return cls(models=(entry,), **shared)
 
@@ -197,6 +201,7 @@ MODEL_KEYS = (
     "io",
     "weights",
     "weights_for",
+    "sqnr_target",
 )
 
 
@@ -336,22 +341,32 @@ def load(path: Path) -> Project:
 
 
 class _Weights(TypedDict):
-    weights: WeightBits
+    weights: WeightSetting
     weights_for: tuple[str, ...]
+    sqnr_target: float | None
 
 
 def _weights(path: Path, table: dict[str, Any], where: str) -> _Weights:
     """A model's `weights` and `weights_for` (each override PART=int8 or PART=int4)."""
     bits = _check_choice(
-        path, "weights", table.get("weights", DEFAULT_WEIGHT_BITS), WEIGHT_BITS, "a weight precision", where
+        path, "weights", table.get("weights", DEFAULT_WEIGHT_BITS), WEIGHT_SETTINGS, "a weight precision", where
     )
+    target = table.get("sqnr_target")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float))):
+        raise ModelSourceError(
+            f"{path}: {where} sqnr_target = {target!r} is not a number", "write e.g. sqnr_target = 20.0"
+        )
     overrides = table.get("weights_for", [])
     if not isinstance(overrides, list) or not all(isinstance(o, str) and _override_ok(o) for o in overrides):
         raise ModelSourceError(
             f"{path}: {where} weights_for = {overrides!r} is not a list of PART=int8 or PART=int4",
             'write e.g. weights_for = ["output=int8"]',
         )
-    return _Weights(weights=cast(WeightBits, bits), weights_for=tuple(overrides))
+    return _Weights(
+        weights=cast(WeightSetting, bits),
+        weights_for=tuple(overrides),
+        sqnr_target=float(target) if target is not None else None,
+    )
 
 
 def _override_ok(text: str) -> bool:

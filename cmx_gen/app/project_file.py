@@ -33,6 +33,7 @@ class _EntryTable(TypedDict):
     io: NotRequired[str]
     weights: NotRequired[str]
     weights_for: NotRequired[list[str]]
+    sqnr_target: NotRequired[float]
 
 
 class _ModelTable(TypedDict):
@@ -71,6 +72,7 @@ class _Options(_BackendOptions):
     io: NotRequired[str]
     weights: NotRequired[str]
     weights_for: NotRequired[list[str]]
+    sqnr_target: NotRequired[float]
 
 
 def _relative(base: Path, value: str | None) -> str | None:
@@ -103,6 +105,8 @@ def _entry_table(entry: ModelEntry, base: Path) -> _EntryTable:
         table["weights"] = entry.weights
     if entry.weights_for:
         table["weights_for"] = list(entry.weights_for)
+    if entry.sqnr_target is not None:
+        table["sqnr_target"] = entry.sqnr_target
     return table
 
 
@@ -142,6 +146,8 @@ def dumps(project: Project, base: Path) -> str:
         options["weights"] = model.weights
     if model.weights_for:
         options["weights_for"] = list(model.weights_for)
+    if model.sqnr_target is not None:
+        options["sqnr_target"] = model.sqnr_target
     options.update(_backend_options(project))
     data = {
         "model": table,

@@ -16,7 +16,7 @@ from cmx_gen.common.goals import (
     INPUT_MEMORIES,
     MEMORY_GOALS,
     STAGE_WEIGHTS,
-    WEIGHT_BITS,
+    WEIGHT_SETTINGS,
     parse_weight_override,
     stages_weights,
 )
@@ -56,10 +56,19 @@ def add_model_arguments(
     )
     parser.add_argument(
         "--weights",
-        choices=WEIGHT_BITS,
+        choices=WEIGHT_SETTINGS,
         default=None,
-        help="the weights of convolution, depthwise and linear layers: int8 (default) or int4 (4w8a: two a "
-        "byte on CMSIS-NN's s4 kernels, about half the weight bytes, more error); cmx.toml: [options] weights",
+        help="the weights of convolution, depthwise and linear layers: int8 (default), int4 (4w8a: two a "
+        "byte on CMSIS-NN's s4 kernels, about half the weight bytes, more error) or auto (int4 for the layers "
+        "that lose the least per byte saved, while the output keeps --sqnr-target); cmx.toml: [options] weights",
+    )
+    parser.add_argument(
+        "--sqnr-target",
+        type=float,
+        default=None,
+        metavar="DB",
+        help="with --weights auto: the output's SQNR against float (dB, on the calibration samples) to keep; "
+        "default the all-int8 program's less 3 dB; cmx.toml: [options] sqnr_target",
     )
     parser.add_argument(
         "--weights-for",
@@ -135,6 +144,7 @@ def lower_options(args: argparse.Namespace, memory: str | None = None, staged: b
         io=args.io or "float",
         weights=args.weights or "int8",
         weights_for=tuple(args.weights_for or ()),
+        sqnr_target=args.sqnr_target,
         delegate=args.delegate is not False,
         memory=goal,
         input_memory=args.input_memory or DEFAULT_INPUT_MEMORY,

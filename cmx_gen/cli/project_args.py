@@ -22,6 +22,7 @@ PER_MODEL_OPTIONS = (
     "io",
     "weights",
     "weights_for",
+    "sqnr_target",
 )
 
 
@@ -71,6 +72,7 @@ def project_from_args(args: argparse.Namespace) -> Project:
         io=args.io if args.io is not None else model.io,
         weights=args.weights if args.weights is not None else model.weights,
         weights_for=tuple(args.weights_for) if args.weights_for else model.weights_for,
+        sqnr_target=args.sqnr_target if args.sqnr_target is not None else model.sqnr_target,
     )
     return Project(models=(model,), **shared)
 

@@ -61,6 +61,12 @@ DEFAULT_PLACEMENT: Placement = "linked"
 WeightBits = Literal["int8", "int4"]
 WEIGHT_BITS: tuple[WeightBits, ...] = get_args(WeightBits)
 DEFAULT_WEIGHT_BITS: WeightBits = "int8"
+# ... or "auto" (lower/weight_choice.py): int4 for the layers whose 4 bits cost the least error per byte
+# saved, as many as keep the output's SQNR against float at or above `sqnr_target` (dB; default: the
+# all-int8 program's less AUTO_SQNR_SLACK_DB), measured on the calibration samples.
+WeightSetting = Literal["int8", "int4", "auto"]
+WEIGHT_SETTINGS: tuple[WeightSetting, ...] = get_args(WeightSetting)
+AUTO_SQNR_SLACK_DB = 3.0
 
 
 def parse_weight_override(text: str) -> tuple[str, WeightBits]:

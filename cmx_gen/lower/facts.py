@@ -5,10 +5,10 @@ these without loading the lowering."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
-from cmx_gen.common.goals import InputMemory, MemoryGoal, WeightBits
-from cmx_gen.common.record import Record
+from cmx_gen.common.goals import InputMemory, MemoryGoal, WeightBits, WeightSetting
+from cmx_gen.common.record import Record, ReportPart
 from cmx_gen.common.targets import Isa
 
 Io = Literal["float", "int8"]  # the program's inputs and outputs (int8: --io int8, int8_io.py)
@@ -41,8 +41,11 @@ class LowerOptions(Record):
     stage_weights: bool = False
     # Convolution, depthwise and fully connected weights in "int8" or "int4" (lower/weight_bits.py), and
     # per-layer overrides, "PART=int8" / "PART=int4" (a part as keep_fp32 names one).
-    weights: WeightBits = "int8"
+    weights: WeightSetting = "int8"
     weights_for: tuple[str, ...] = ()
+    # weights = "auto": the output's SQNR against float (dB) the choice keeps; None: the all-int8 program's
+    # less common/goals.AUTO_SQNR_SLACK_DB
+    sqnr_target: float | None = None
 
 
 FloatWhy = Literal["island", "keep_fp32", "no_int8_kernel"]
@@ -92,6 +95,31 @@ class LayerError(Record):
     sqnr_db: float | None = None  # 10 log10(sum float^2 / sum (float - int8)^2); None unless compared and inexact
     max_abs_err: float | None = None
     sqnr_drop_db: float | None = None  # what this layer loses: its input's SQNR minus its own
+
+
+class LayerWeights(Record):
+    """One weighted layer in `weights = "auto"`'s choice: what its 4 bits cost and save."""
+
+    module: str  # the module path (what --weights-for names)
+    weights: WeightBits  # chosen
+    bytes_int8: int  # its weights' bytes at int8 (int4: half)
+    # the output's SQNR against float with this layer alone at int4 (None: not measured, every layer at
+    # int4 keeps the target)
+    alone_db: float | None = None
+
+
+class WeightChoice(ReportPart):
+    """`weights = "auto"` (lower/weight_choice.py): the output's SQNR against float on the calibration
+    samples with every weighted layer int8, every one int4 and as chosen; the target; each layer's choice
+    in the order they were taken to int4 (the least SQNR lost alone per byte saved first)."""
+
+    key: ClassVar[str] = "weight_choice"
+    target_db: float
+    int8_db: float
+    int4_db: float
+    chosen_db: float
+    trials: int  # lowerings the choice took
+    layers: list[LayerWeights] = []
 
 
 class OpDiff(Record):

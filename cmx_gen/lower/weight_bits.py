@@ -18,6 +18,7 @@ import torch
 
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import WeightBits, parse_weight_override
+from cmx_gen.lower.facts import LowerOptions
 from cmx_gen.lower.keep_fp32 import selects
 
 INT4_MIN, INT4_MAX = -8, 7
@@ -34,6 +35,12 @@ def chosen(node: torch.fx.Node, default: WeightBits, overrides: tuple[str, ...])
         if selects(node, part):
             bits = wanted
     return bits
+
+
+def layer_default(options: LowerOptions) -> WeightBits:
+    """The precision of a layer no override names. `weights = "auto"` is resolved before lowering
+    (weight_choice.py, program/artifacts.py) into int8 and overrides: lowered unresolved it is int8."""
+    return "int4" if options.weights == "int4" else "int8"
 
 
 def any_int4(default: WeightBits, overrides: tuple[str, ...]) -> bool:

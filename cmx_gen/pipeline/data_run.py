@@ -246,6 +246,7 @@ def host_references(app: AppFolder, data: DataSet) -> list:
         io=model.io,
         weights=model.weights,
         weights_for=model.weights_for,
+        sqnr_target=model.sqnr_target,
         delegate=project.delegate,
         memory=made.memory,
         input_memory=made.input_memory,

@@ -112,6 +112,7 @@ def _lower(
         io=entry.io,
         weights=entry.weights,
         weights_for=tuple(entry.weights_for),
+        sqnr_target=entry.sqnr_target,
         delegate=project.delegate,
         memory=memory,
         input_memory=project.input_memory,

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.lower.facts import LowerOptions, Target
+from cmx_gen.lower.facts import LowerOptions, Target, WeightChoice
 from cmx_gen.model import bundle
 from cmx_gen.program import report as report_mod
 from cmx_gen.program.pte import ProgramInfo, Quant, TensorSpec
@@ -272,7 +272,8 @@ def lower_model(exported: Exported, core: str, options: LowerOptions | None = No
     source = exported.source
     model = _model_facts(source, exported.graph_sha256)
     with _collect_backend_warnings() as warnings:
-        lowered = lower(exported, core, options)
+        resolved, choice = _weights(exported, core, options)
+        lowered = lower(exported, core, resolved)
     io, delegated = lowered.get(Lowered).io, lowered.get(Delegated)
     names, values = lowered.get(Serialized).instruction_names, lowered.get(Referenced).runs.values
     info = analyse(lowered.pte)
@@ -306,6 +307,16 @@ def lower_model(exported: Exported, core: str, options: LowerOptions | None = No
         instructions=rows,
         delegated_layers=layers,
         schedules=list(delegated.schedules),
-        parts=lowered.report_parts(),
+        parts={**lowered.report_parts(), **({choice.key: choice} if choice else {})},
     )
     return Artifacts(lowered.pte, report, reference)
+
+
+def _weights(exported: Exported, core: str, options: LowerOptions) -> tuple[LowerOptions, WeightChoice | None]:
+    """The options a lowering takes: `weights = "auto"` resolved to the int4 layers it chooses
+    (lower/weight_choice.py), the record of that choice for the report; else the options as given."""
+    if options.weights != "auto":
+        return options, None
+    from cmx_gen.lower import weight_choice
+
+    return weight_choice.resolve(exported, core, options)

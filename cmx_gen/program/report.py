@@ -22,6 +22,7 @@ from cmx_gen.lower.facts import (
     Rewrite,
     Schedule,
     Target,
+    WeightChoice,
 )
 from cmx_gen.program.pte import Operator, OutputPlace, ProgramInfo, Quant, TensorSpec
 
@@ -41,6 +42,7 @@ __all__ = [
     "Schedule",
     "Target",
     "TensorSpec",
+    "WeightChoice",
     "Report",
     "build_report",
     "load_json",
@@ -260,6 +262,7 @@ class Report(SparseRecord):
     instructions: list[Instruction] = []
     delegated_layers: list[DelegatedLayer] = []  # what cmx-gen's backend runs, in order
     schedules: list[Schedule] = []  # each delegate call's working memory, in order
+    weight_choice: WeightChoice | None = None  # weights = "auto": which layers took int4 and why
     note: str = ""
 
     @classmethod

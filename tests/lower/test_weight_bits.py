@@ -75,13 +75,13 @@ def test_an_override_that_names_no_layer_is_refused(exported):
 
 def test_cmx_toml_keeps_the_weights(tmp_path):
     project = project_mod.Project.single(
-        NET, board="mps2-an386", weights="int4", weights_for=("head=int8",), output=str(tmp_path)
+        NET, board="mps2-an386", weights="auto", weights_for=("head=int8",), sqnr_target=20.5, output=str(tmp_path)
     )
     (tmp_path / "cmx.toml").write_text(project_file.dumps(project, tmp_path))
     (model,) = project_mod.load(tmp_path / "cmx.toml").models
-    assert (model.weights, model.weights_for) == ("int4", ("head=int8",))
+    assert (model.weights, model.weights_for, model.sqnr_target) == ("auto", ("head=int8",), 20.5)
     (tmp_path / "cmx.toml").write_text(
-        (tmp_path / "cmx.toml").read_text().replace('weights = "int4"', 'weights = "int3"')
+        (tmp_path / "cmx.toml").read_text().replace('weights = "auto"', 'weights = "int3"')
     )
     with pytest.raises(ModelSourceError, match="weights = 'int3' is not a weight precision"):
         project_mod.load(tmp_path / "cmx.toml")
@@ -98,3 +98,28 @@ def test_a_depthwise_layer_with_a_multiplier_keeps_the_int8_kind():
     assert kinds["conv_s4"] == 2 and not kinds["depthwise_s4"] and kinds["depthwise_conv"] == 1, kinds
     inputs = [lowered.reference[k] for k in sorted(lowered.reference) if k.startswith("input_")]
     assert np.array_equal(plan_reference.reference(lowered.pte, inputs, "DSP")[0], lowered.reference["output_0"])
+
+
+def test_auto_takes_the_layers_that_keep_the_target(exported):
+    """weights = "auto": each layer alone at int4 says what its 4 bits cost; the layers go to int4 in the
+    order of SQNR lost per byte saved while the output keeps the target, and the plan runs them on the s4
+    kinds. A target above the int8 program's takes none; one below the all-int4 program's takes all."""
+    int8 = lower_model(exported, "cortex-m4", LowerOptions(weights="auto", sqnr_target=99.0)).report
+    choice = int8.weight_choice
+    assert choice is not None and not any(layer.weights == "int4" for layer in choice.layers)
+    assert choice.int4_db < choice.chosen_db == choice.int8_db < 99.0
+    middle = (choice.int8_db + choice.int4_db) / 2
+    mixed = lower_model(exported, "cortex-m4", LowerOptions(weights="auto", sqnr_target=middle))
+    picked = mixed.report.weight_choice
+    assert picked is not None and picked.chosen_db >= middle
+    taken = [layer.module for layer in picked.layers if layer.weights == "int4"]
+    assert 0 < len(taken) < len(picked.layers), picked
+    assert [layer.weights for layer in picked.layers] == sorted(
+        (layer.weights for layer in picked.layers), key=lambda w: w != "int4"
+    ), "a prefix of the order"
+    kinds = {layer.module: layer.kind for layer in mixed.report.delegated_layers if layer.module}
+    assert all(kinds[m].endswith("_s4") for m in taken if m in kinds), kinds
+    assert mixed.report.lowering_options.weights == "auto"
+    everything = lower_model(exported, "cortex-m4", LowerOptions(weights="auto", sqnr_target=0.0)).report
+    assert everything.weight_choice is not None and everything.weight_choice.trials == 2
+    assert all(layer.weights == "int4" for layer in everything.weight_choice.layers)

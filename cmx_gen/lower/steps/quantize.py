@@ -26,7 +26,9 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
     kept = given.options.keep_fp32 + tuple(island.part for island in given.islands)
     options = given.options
     weight_bits.check_overrides(graph, options.weights_for)
-    narrow = partial(weight_bits.narrow_annotations, default=options.weights, overrides=options.weights_for)
+    narrow = partial(
+        weight_bits.narrow_annotations, default=weight_bits.layer_default(options), overrides=options.weights_for
+    )
     quantizer = keep_fp32.quantizer(kept, graph, narrow)
     try:
         prepared = prepare_pt2e(graph, quantizer)
