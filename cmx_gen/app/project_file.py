@@ -20,7 +20,18 @@ from cmx_gen.common.goals import (
 from cmx_gen.fit.boards import is_board_file
 
 
-class _EntryTable(TypedDict):
+class _LoweringOptions(TypedDict, total=False):
+    """A model's lowering options, each only when it is not the default: in its [[model]] table, or
+    under [options] for the one model."""
+
+    keep_fp32: list[str]
+    io: str
+    weights: str
+    weights_for: list[str]
+    sqnr_target: float
+
+
+class _EntryTable(_LoweringOptions):
     """A [[model]] table."""
 
     name: str
@@ -29,11 +40,6 @@ class _EntryTable(TypedDict):
     input: NotRequired[str | None]
     calibration: NotRequired[str | None]
     random_calibration: NotRequired[bool]
-    keep_fp32: NotRequired[list[str]]
-    io: NotRequired[str]
-    weights: NotRequired[str]
-    weights_for: NotRequired[list[str]]
-    sqnr_target: NotRequired[float]
 
 
 class _ModelTable(TypedDict):
@@ -64,15 +70,10 @@ class _BackendOptions(TypedDict, total=False):
     stage_weights: str
 
 
-class _Options(_BackendOptions):
+class _Options(_BackendOptions, _LoweringOptions):
     strict: bool
     name: str
     separate_arenas: NotRequired[bool]
-    keep_fp32: NotRequired[list[str]]
-    io: NotRequired[str]
-    weights: NotRequired[str]
-    weights_for: NotRequired[list[str]]
-    sqnr_target: NotRequired[float]
 
 
 def _relative(base: Path, value: str | None) -> str | None:
@@ -97,17 +98,23 @@ def _entry_table(entry: ModelEntry, base: Path) -> _EntryTable:
         table["calibration"] = _relative(base, entry.calibration)
     if entry.random_calibration:
         table["random_calibration"] = True
-    if entry.keep_fp32:
-        table["keep_fp32"] = list(entry.keep_fp32)
-    if entry.io != "float":
-        table["io"] = entry.io
-    if entry.weights != DEFAULT_WEIGHT_BITS:
-        table["weights"] = entry.weights
-    if entry.weights_for:
-        table["weights_for"] = list(entry.weights_for)
-    if entry.sqnr_target is not None:
-        table["sqnr_target"] = entry.sqnr_target
+    table.update(_lowering_options(entry))
     return table
+
+
+def _lowering_options(entry: ModelEntry) -> _LoweringOptions:
+    options: _LoweringOptions = {}
+    if entry.keep_fp32:
+        options["keep_fp32"] = list(entry.keep_fp32)
+    if entry.io != "float":
+        options["io"] = entry.io
+    if entry.weights != DEFAULT_WEIGHT_BITS:
+        options["weights"] = entry.weights
+    if entry.weights_for:
+        options["weights_for"] = list(entry.weights_for)
+    if entry.sqnr_target is not None:
+        options["sqnr_target"] = entry.sqnr_target
+    return options
 
 
 def dumps(project: Project, base: Path) -> str:
@@ -138,16 +145,7 @@ def dumps(project: Project, base: Path) -> str:
     if model.calibration:
         calibration["file"] = _relative(base, model.calibration)
     options: _Options = {"strict": project.strict, "name": project.app_name()}
-    if model.keep_fp32:
-        options["keep_fp32"] = list(model.keep_fp32)
-    if model.io != "float":
-        options["io"] = model.io
-    if model.weights != DEFAULT_WEIGHT_BITS:
-        options["weights"] = model.weights
-    if model.weights_for:
-        options["weights_for"] = list(model.weights_for)
-    if model.sqnr_target is not None:
-        options["sqnr_target"] = model.sqnr_target
+    options.update(_lowering_options(model))
     options.update(_backend_options(project))
     data = {
         "model": table,

@@ -8,22 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cmx_gen.app.project import ModelEntry, Project, load
+from cmx_gen.app.project import MODEL_KEYS, ModelEntry, Project, load
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import DEFAULT_INPUT_MEMORY, DEFAULT_MEMORY_GOAL, DEFAULT_PLACEMENT, DEFAULT_STAGE_WEIGHTS
 
 # Options that belong to one model: with several on the command line, a cmx.toml says whose they are.
-PER_MODEL_OPTIONS = (
-    "input_shape",
-    "input",
-    "calibration",
-    "random_calibration",
-    "keep_fp32",
-    "io",
-    "weights",
-    "weights_for",
-    "sqnr_target",
-)
+PER_MODEL_OPTIONS = tuple(key for key in MODEL_KEYS if key not in ("name", "source"))
 
 
 def project_from_args(args: argparse.Namespace) -> Project:

@@ -31,6 +31,16 @@ def selects(node: torch.fx.Node, pattern: str) -> bool:
     return bool(paths) and (paths[-1] == pattern or paths[-1].startswith(pattern + "."))
 
 
+def names_nothing(problem: str, nodes: list[torch.fx.Node]) -> ModelSourceError:
+    """The error for a PART that selects none of `nodes`: how a part is named, with their module paths."""
+    modules = sorted({str(p) for n in nodes for p, _ in (n.meta.get("nn_module_stack") or {}).values() if p})
+    return ModelSourceError(
+        problem,
+        "give a module path (" + (", ".join(modules[:8]) or "none here") + "), a line of the model file "
+        "(model.py:15) or a node name of the exported graph",
+    )
+
+
 def quantizer(
     keep_fp32: tuple[str, ...],
     graph: torch.fx.GraphModule,
@@ -47,12 +57,7 @@ def quantizer(
     nodes = [n for n in graph.graph.nodes if n.op == "call_function"]
     for pattern in keep_fp32:
         if not any(selects(n, pattern) for n in nodes):
-            modules = sorted({str(p) for n in nodes for p, _ in (n.meta.get("nn_module_stack") or {}).values() if p})
-            raise ModelSourceError(
-                f"--keep-fp32 {pattern} names no part of the model",
-                "give a module path (" + (", ".join(modules[:8]) or "none here") + "), a line of the model file "
-                "(model.py:15) or a node name of the exported graph",
-            )
+            raise names_nothing(f"--keep-fp32 {pattern} names no part of the model", nodes)
 
     class KeepFp32Quantizer(CortexMQuantizer):
         def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:

@@ -16,10 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import WeightBits, parse_weight_override
 from cmx_gen.lower.facts import LowerOptions
-from cmx_gen.lower.keep_fp32 import selects
+from cmx_gen.lower.keep_fp32 import names_nothing, selects
 
 INT4_MIN, INT4_MAX = -8, 7
 
@@ -54,12 +53,7 @@ def check_overrides(graph: torch.fx.GraphModule, overrides: tuple[str, ...]) -> 
     for text in overrides:
         part, _ = parse_weight_override(text)
         if not any(selects(n, part) for n in layers):
-            names = sorted({str(p) for n in layers for p, _ in (n.meta.get("nn_module_stack") or {}).values() if p})
-            raise ModelSourceError(
-                f"--weights-for {text} names no convolution or linear layer of the model",
-                "give a module path (" + (", ".join(names[:8]) or "none here") + "), a line of the model file "
-                "(model.py:15) or a node name of the exported graph",
-            )
+            raise names_nothing(f"--weights-for {text} names no convolution or linear layer of the model", layers)
 
 
 def narrow_annotations(graph: torch.fx.GraphModule, default: WeightBits, overrides: tuple[str, ...]) -> int:
