@@ -97,6 +97,10 @@ class LayerError(Record):
     sqnr_drop_db: float | None = None  # what this layer loses: its input's SQNR minus its own
 
 
+# The backend layer kinds whose weights are 4-bit, two a byte (data/backend_layers.yaml, weight_bits.py).
+S4_KINDS = ("conv_s4", "depthwise_s4", "linear_s4")
+
+
 class LayerWeights(Record):
     """One weighted layer in `weights = "auto"`'s choice: what its 4 bits cost and save."""
 

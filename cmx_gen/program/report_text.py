@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cmx_gen.common.format import size
 from cmx_gen.lower.delegate.plan import kernel_from, kernel_label
+from cmx_gen.lower.facts import S4_KINDS
 from cmx_gen.program.report import FloatPart, LayerError, OpDiff, Report, Rewrite, Schedule, TensorSpec
 
 CLASS_LABELS = {
@@ -103,6 +104,7 @@ def table(report: Report) -> str:
         lines.append(f"rewrite    {describe_rewrite(rewrite)}")
     for part in report.float_parts:
         lines.append(f"float      {describe_float_part(part)}")
+    lines += [f"weights    {line}" if i == 0 else f"  {line}" for i, line in enumerate(weight_lines(report))]
     worst = worst_layers(report)
     if worst:
         lines.append("worst layers (SQNR against the float model, calibration inputs; what each layer loses):")
@@ -142,6 +144,28 @@ def describe_float_part(part: FloatPart) -> str:
     """`aten::bmm (Attention, model.py:13 ...), 1 node: left in float by cmx-gen: executorch's ...`."""
     count = f"{len(part.nodes)} node{'s' if len(part.nodes) != 1 else ''}"
     return f"{', '.join(part.ops)} ({_where(part.module, part.source)}), {count}: {part.reason}"
+
+
+def weight_lines(report: Report) -> list[str]:
+    """What 4-bit weights the program has and, with `--weights auto`, why each layer has its precision:
+    a headline, then a line a layer (none for int8 weights)."""
+    options, choice = report.lowering_options, report.weight_choice
+    s4 = [layer for layer in report.delegated_layers if layer.kind in S4_KINDS]
+    if options.weights == "int8" and not options.weights_for and choice is None:
+        return []
+    head = f"{options.weights}: {len(s4)} layer(s) run 4-bit weights on CMSIS-NN's s4 kernels"
+    if choice is None:
+        return [head]
+    taken = sum(layer.weights == "int4" for layer in choice.layers)
+    lines = [
+        f"{head}; auto took {taken} of {len(choice.layers)} to int4: output SQNR {choice.chosen_db:.1f} dB against "
+        f"float (target {choice.target_db:.1f}; all int8 {choice.int8_db:.1f}, all int4 {choice.int4_db:.1f}), "
+        f"{choice.trials} lowerings; in the order taken, the least SQNR lost per byte saved first:"
+    ]
+    for layer in choice.layers:
+        alone = f", alone at int4 {layer.alone_db:.1f} dB" if layer.alone_db is not None else ""
+        lines.append(f"{layer.module}: {layer.weights}, {layer.bytes_int8:,} B at int8{alone}")
+    return lines
 
 
 def describe_op_diff(op: OpDiff) -> str:
@@ -268,6 +292,9 @@ def _changes(report: Report) -> list[str]:
             "",
         ]
         out += [f"- {describe_float_part(part)}" for part in report.float_parts]
+    weights = weight_lines(report)
+    if weights:
+        out += ["", "## Weights", "", weights[0], ""] + [f"- {line}" for line in weights[1:]]
     if report.fallbacks:
         out += ["", "## Fallbacks", "", "These compute ops run on portable (unaccelerated) kernels:", ""]
         out += [f"- `{name}`" for name in report.fallbacks]

@@ -123,3 +123,17 @@ def test_auto_takes_the_layers_that_keep_the_target(exported):
     everything = lower_model(exported, "cortex-m4", LowerOptions(weights="auto", sqnr_target=0.0)).report
     assert everything.weight_choice is not None and everything.weight_choice.trials == 2
     assert all(layer.weights == "int4" for layer in everything.weight_choice.layers)
+
+
+def test_the_report_says_each_layers_weights(exported):
+    """`lower`/`create` print, and report.md holds, which layers run 4-bit weights and, with auto, why."""
+    from cmx_gen.program.report_text import markdown, table
+
+    int4 = lower_model(exported, "cortex-m4", LowerOptions(weights="int4")).report
+    assert "weights    int4: 6 layer(s) run 4-bit weights on CMSIS-NN's s4 kernels" in table(int4)
+    assert (
+        "weights" not in table(lower_model(exported, "cortex-m4").report).split("worst layers")[0].split("compute")[1]
+    )
+    auto = lower_model(exported, "cortex-m4", LowerOptions(weights="auto", sqnr_target=0.0)).report
+    text = markdown(auto)
+    assert "## Weights" in text and "auto took 6 of 6 to int4" in text and "- stem.0: int4" in text, text

@@ -15,10 +15,9 @@ from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, shape4, window_
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
+from cmx_gen.lower.facts import S4_KINDS
 from cmx_gen.lower.fx_nodes import fx_args
 from cmx_gen.lower.weight_bits import pack_int4
-
-S4_KINDS = ("conv_s4", "depthwise_s4", "linear_s4")  # the kinds whose weights are 4-bit, two a byte
 
 
 def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
