@@ -92,3 +92,15 @@ def test_the_report_with_a_run_and_a_profile_renders_in_chromium(name, tmp_path,
     dom = check_page(app / "report.html", tmp_path, profiled=True)
     assert "cmx-gen: PASS max_abs_err=0" in dom and '<svg id="profile-kinds"' in dom
     assert "(from the profile image)" in dom, "the page says which run its last result is from (issue 36)"
+
+
+@needs_chromium
+def test_the_page_says_which_layers_run_4_bit_weights(tmp_path, capsys):
+    """--weights auto: the page gives the choice's headline and a line a layer, as `create` prints them."""
+    app = tmp_path / "app"
+    args = ("--weights", "auto", "--sqnr-target", "25")
+    assert run_cli("create", MODELS["digits"], "--board", "mps2-an386", "-o", app, *args) == 0
+    out = capsys.readouterr().out
+    assert "weights    auto: 1 layer(s) run 4-bit weights" in out and "  conv3: int4" in out, out
+    dom = check_page(app / "report.html", tmp_path, profiled=False)
+    assert 'id="weights"' in dom and "auto took 1 of 5 to int4" in dom and "conv3: int4, 4,608 B at int8" in dom
