@@ -106,7 +106,11 @@ def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[Lower
         trials=trials,
         layers=layers,
     )
-    resolved = options.model_copy(
-        update={"weights": "int8", "weights_for": tuple(f"{m}=int4" for m in order[:count]) + pinned}
-    )
-    return resolved, record
+    return resolved_options(options, record), record
+
+
+def resolved_options(options: LowerOptions, choice: WeightChoice) -> LowerOptions:
+    """What `weights = "auto"` lowers with once `choice` is made: int8, the chosen layers int4 by name,
+    the user's own overrides after them (also how `run --data` lowers an auto app again)."""
+    chosen = tuple(f"{layer.module}=int4" for layer in choice.layers if layer.weights == "int4")
+    return options.model_copy(update={"weights": "int8", "weights_for": chosen + options.weights_for})

@@ -252,6 +252,11 @@ def host_references(app: AppFolder, data: DataSet) -> list:
         input_memory=made.input_memory,
         stage_weights=made.stage_weights,
     )
+    choice = app.report().weight_choice
+    if options.weights == "auto" and choice is not None:  # the app's choice, not a new search
+        from cmx_gen.lower.weight_choice import resolved_options
+
+        options = resolved_options(options, choice)
     with progress.step(f"host reference of {len(samples)} sample(s) (lowering {model.source} again)"):
         lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)
     if lowered.pte != (app.path / "model" / "model.pte").read_bytes():

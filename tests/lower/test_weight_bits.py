@@ -137,3 +137,16 @@ def test_the_report_says_each_layers_weights(exported):
     auto = lower_model(exported, "cortex-m4", LowerOptions(weights="auto", sqnr_target=0.0)).report
     text = markdown(auto)
     assert "## Weights" in text and "auto took 6 of 6 to int4" in text and "- stem.0: int4" in text, text
+
+
+def test_an_auto_choice_lowers_again_to_the_same_program(exported):
+    """`run --data` lowers an auto app again from its recorded choice (weight_choice.resolved_options), not a
+    new search: the same program comes out."""
+    from cmx_gen.lower.lowering import lower
+    from cmx_gen.lower.weight_choice import resolved_options
+
+    options = LowerOptions(weights="auto", sqnr_target=0.0, weights_for=("head=int8",))
+    made = lower_model(exported, "cortex-m4", options)
+    assert made.report.weight_choice is not None
+    again = lower(exported, "cortex-m4", resolved_options(options, made.report.weight_choice))
+    assert again.pte == made.pte
