@@ -11,6 +11,8 @@ that reads them change."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -42,9 +44,17 @@ def layer_default(options: LowerOptions) -> WeightBits:
     return "int4" if options.weights == "int4" else "int8"
 
 
-def any_int4(default: WeightBits, overrides: tuple[str, ...]) -> bool:
+def any_int4(options: LowerOptions) -> bool:
     """Whether any layer may take int4 weights (the backend then looks for them)."""
-    return default == "int4" or any(parse_weight_override(text)[1] == "int4" for text in overrides)
+    overrides = options.weights_for
+    return layer_default(options) == "int4" or any(parse_weight_override(text)[1] == "int4" for text in overrides)
+
+
+def annotator(graph: torch.fx.GraphModule, options: LowerOptions) -> Callable[[torch.fx.GraphModule], int]:
+    """What the quantizer runs after annotating (keep_fp32.quantizer's `then`): narrow_annotations with
+    the options' precisions, once they are checked to name layers of `graph`."""
+    check_overrides(graph, options.weights_for)
+    return partial(narrow_annotations, default=layer_default(options), overrides=options.weights_for)
 
 
 def check_overrides(graph: torch.fx.GraphModule, overrides: tuple[str, ...]) -> None:

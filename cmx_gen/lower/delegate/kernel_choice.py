@@ -99,7 +99,7 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     if depthwise_kind(node, isa) == "depthwise_3x3":
         return depthwise_plane_bytes(node, isa)
     if depthwise_kind(node, isa) == "depthwise_s4":
-        return depthwise_s4_scratch(node, isa)
+        return depthwise_s4_scratch(node)
     kind = conv_kind(node, isa)
     if kind == "conv_s4":
         return conv_s4_scratch(node, isa)
@@ -163,7 +163,7 @@ def s4_depthwise_opt(node: torch.fx.Node) -> bool:
     return int(ch_mult) == 1 and int(node_val(x).shape[0]) == 1 and list(dilation) == [1, 1]
 
 
-def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
+def depthwise_s4_scratch(node: torch.fx.Node) -> int:
     """arm_depthwise_conv_wrapper_s4_get_buffer_size on a DSP or plain core for its _opt path (the only
     one the kind runs: depthwise_kind): a column of int16 per channel."""
     x, weight = fx_args(node)[:2]

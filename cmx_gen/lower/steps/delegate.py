@@ -28,7 +28,7 @@ def run(given: Given, checked: Checked) -> Delegated:
                 given.options.memory,
                 caller_inputs=given.options.input_memory == "caller",
                 stage_weights=given.options.stage_weights,
-                int4_weights=weight_bits.any_int4(weight_bits.layer_default(given.options), given.options.weights_for),
+                int4_weights=weight_bits.any_int4(given.options),
             )
         )
     except Exception as exc:

@@ -8,7 +8,6 @@ per-layer error."""
 from __future__ import annotations
 
 import copy
-from functools import partial
 
 from cmx_gen.lower import keep_fp32, weight_bits
 from cmx_gen.lower.host_models import layer_error
@@ -24,12 +23,7 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
 
     graph = copy.deepcopy(rewritten.graph)  # prepare_pt2e edits the graph it is given
     kept = given.options.keep_fp32 + tuple(island.part for island in given.islands)
-    options = given.options
-    weight_bits.check_overrides(graph, options.weights_for)
-    narrow = partial(
-        weight_bits.narrow_annotations, default=weight_bits.layer_default(options), overrides=options.weights_for
-    )
-    quantizer = keep_fp32.quantizer(kept, graph, narrow)
+    quantizer = keep_fp32.quantizer(kept, graph, weight_bits.annotator(graph, given.options))
     try:
         prepared = prepare_pt2e(graph, quantizer)
         for sample in given.exported.calibration:
