@@ -98,7 +98,7 @@ class LayerError(Record):
 
 
 # The backend layer kinds whose weights are 4-bit, two a byte (data/backend_layers.yaml, weight_bits.py).
-S4_KINDS = ("conv_s4", "depthwise_s4", "linear_s4")
+S4_KINDS = ("conv_s4", "depthwise_s4", "linear_s4", "fully_connected_s4")
 
 
 class LayerWeights(Record):

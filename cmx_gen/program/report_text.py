@@ -153,7 +153,7 @@ def weight_lines(report: Report) -> list[str]:
     s4 = [layer for layer in report.delegated_layers if layer.kind in S4_KINDS]
     if options.weights == "int8" and not options.weights_for and choice is None:
         return []
-    head = f"{options.weights}: {len(s4)} layer(s) run 4-bit weights on CMSIS-NN's s4 kernels"
+    head = f"{options.weights}: {len(s4)} layer(s) run 4-bit weights (CMSIS-NN's s4 kernels, cmx_fully_connected_s4)"
     if choice is None:
         return [head]
     taken = sum(layer.weights == "int4" for layer in choice.layers)

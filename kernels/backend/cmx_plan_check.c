@@ -375,6 +375,15 @@ static int check_linear_s4(check* c, const cmx_layer_linear_s4* l) {
 }
 #endif
 
+#ifdef CMX_BACKEND_FULLY_CONNECTED_S4
+static int check_fully_connected_s4(check* c, const cmx_layer_fully_connected_s4* l) {
+  if (l->output_dims.c < 1 || l->filter_dims.n < 1 || (int64_t)l->output_dims.c * l->filter_dims.n >= LIMIT / 2) {
+    return fail(c, "fully connected sizes out of range");
+  }
+  return linear(c, l, cmx_fully_connected_s4_weight_bytes(l->output_dims.c, l->filter_dims.n));
+}
+#endif
+
 #ifdef CMX_BACKEND_LINEAR
 static int check_linear(check* c, const cmx_layer_linear* l) {
   return linear(c, l, (int64_t)l->filter_dims.n * l->output_dims.c);

@@ -28,6 +28,7 @@ enum cmx_plan_op {
   CMX_OP_CONV_S4 = 23,
   CMX_OP_DEPTHWISE_S4 = 24,
   CMX_OP_LINEAR_S4 = 25,
+  CMX_OP_FULLY_CONNECTED_S4 = 26,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -172,6 +173,12 @@ enum cmx_plan_op {
 #define CMX_IF_LINEAR_S4(...)
 #endif
 
+#ifdef CMX_BACKEND_FULLY_CONNECTED_S4
+#define CMX_IF_FULLY_CONNECTED_S4(...) __VA_ARGS__
+#else
+#define CMX_IF_FULLY_CONNECTED_S4(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -198,6 +205,7 @@ enum cmx_plan_op {
   X(CONV_S4, conv_s4) \
   X(DEPTHWISE_S4, depthwise_s4) \
   X(LINEAR_S4, linear_s4) \
+  X(FULLY_CONNECTED_S4, fully_connected_s4) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -226,4 +234,5 @@ enum cmx_plan_op {
   CMX_IF_CONV_S4(X(CONV_S4, conv_s4)) \
   CMX_IF_DEPTHWISE_S4(X(DEPTHWISE_S4, depthwise_s4)) \
   CMX_IF_LINEAR_S4(X(LINEAR_S4, linear_s4)) \
+  CMX_IF_FULLY_CONNECTED_S4(X(FULLY_CONNECTED_S4, fully_connected_s4)) \
 

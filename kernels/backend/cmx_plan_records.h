@@ -168,6 +168,10 @@ typedef cmx_layer_depthwise_conv cmx_layer_depthwise_s4;
 /* arm_fully_connected_s4: weight [out][in] as 4-bit values, two a byte, low nibble first. */
 typedef cmx_layer_linear cmx_layer_linear_s4;
 
+/* cmx_fully_connected_s4 (kernels/nn/): a fully connected layer with 4-bit weights on a DSP core, CMSIS-NN's
+ * arguments, weight in its layout (kernel_sum unused). */
+typedef cmx_layer_linear cmx_layer_fully_connected_s4;
+
 /* cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,
  * weight in its layout. */
 typedef cmx_layer_linear cmx_layer_fully_connected;

@@ -236,6 +236,18 @@ inline arm_cmsis_nn_status run_linear_s4(const cmx_layer_linear_s4* l, CMX_RUN_A
 }
 #endif
 
+#ifdef CMX_BACKEND_FULLY_CONNECTED_S4
+inline arm_cmsis_nn_status run_fully_connected_s4(const cmx_layer_fully_connected_s4* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
+  CMX_KERNEL(status = cmx_fully_connected_s4(&l->params, &l->quant, &l->input_dims, tensor_at(l->input, work, io),
+                                             &l->filter_dims, constant_at<uint8_t>(plan, l->weight),
+                                             constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
 #ifdef CMX_BACKEND_FULLY_CONNECTED
 inline arm_cmsis_nn_status run_fully_connected(const cmx_layer_fully_connected* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;

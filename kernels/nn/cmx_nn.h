@@ -210,6 +210,42 @@ static inline int32_t cmx_fully_connected_s8_weight_bytes(int32_t rows, int32_t 
 }
 
 /**
+ * @brief A fully connected layer with 4-bit weights: the result of arm_fully_connected_s4 (per-tensor
+ *        quantization) on the DSP cores, its weights in cmx_fully_connected_s4_weights' layout.
+ * @param[in]  params       input_offset in [-127, 128], filter_offset 0, output_offset, activation
+ * @param[in]  quant        per-tensor multiplier and shift
+ * @param[in]  input_dims   n: batches
+ * @param[in]  input        caller: [n][cols] int8
+ * @param[in]  filter_dims  n: cols, >= 1
+ * @param[in]  weights      plan: cmx_fully_connected_s4_weights' layout, word-aligned
+ * @param[in]  bias         plan: [rows] int32, or NULL
+ * @param[in]  output_dims  c: rows, >= 1
+ * @param[out] output       caller: [n][rows]
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a filter offset, an unaligned weight
+ *             pointer or no rows or columns; ARM_CMSIS_NN_NO_IMPL_ERROR on a core without DSP or with Helium
+ */
+arm_cmsis_nn_status cmx_fully_connected_s4(const cmsis_nn_fc_params* params,
+                                           const cmsis_nn_per_tensor_quant_params* quant,
+                                           const cmsis_nn_dims* input_dims, const int8_t* input,
+                                           const cmsis_nn_dims* filter_dims, const uint8_t* weights,
+                                           const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);
+
+/**
+ * @brief Lays 4-bit weights out as cmx_fully_connected_s4 reads them: each weight plus 8 in a nibble;
+ *        each row's columns in groups of 8 a word (byte k: column k low, column 4 + k high; missing
+ *        columns 8), the words of a block of four rows side by side (group by group), the last
+ *        rows % 4 rows each on its own. For tests (cmx-gen's plan does the same in Python,
+ *        cmx_gen/lower/delegate/own_kernels.py; tests/lower/test_kernel_numbers_host.py holds them equal).
+ * @param[in]  rows, cols  >= 1
+ * @param[in]  values      caller: [rows][cols] int8 in [-8, 7]
+ * @param[out] out         caller: cmx_fully_connected_s4_weight_bytes(rows, cols) bytes
+ */
+void cmx_fully_connected_s4_weights(int32_t rows, int32_t cols, const int8_t* values, uint8_t* out);
+
+/* The bytes cmx_fully_connected_s4_weights lays `rows` x `cols` out in: a word per 8 columns a row. */
+int32_t cmx_fully_connected_s4_weight_bytes(int32_t rows, int32_t cols);
+
+/**
  * @brief Scratch of cmx_conv_helium_s8: none for a 1x1 convolution of stride 1 without padding, else a
  *        few receptive fields.
  * @return bytes of scratch

@@ -558,6 +558,70 @@ static void fc_suite(tally* t) {
   }
 }
 
+#if !defined(ARM_MATH_MVEI)
+/* cmx_fully_connected_s4 against arm_fully_connected_s4: the same 4-bit weights (values in [-8, 7]),
+ * CMSIS-NN's packed two a byte, cmx-gen's in its own layout. DSP cores (and Helium none: there the plan
+ * calls arm_fully_connected_s4 itself). */
+static uint8_t s4_packed[MAX_W / 2 + 1];
+static void fc_s4_case(tally* t, int32_t batches, int32_t cols, int32_t rows, int slow, int no_bias, int full_range,
+                       const char* name) {
+  if (batches * cols > MAX_IN || batches * rows > MAX_OUT || rows * cols > MAX_W ||
+      cmx_fully_connected_s4_weight_bytes(rows, cols) > (int32_t)sizeof(row_weights_buf) || rows > MAX_CH * 16) {
+    return;
+  }
+  for (int32_t i = 0; i < batches * cols; ++i) input[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < rows * cols; ++i) filter[i] = (int8_t)between(-8, 7);
+  memset(s4_packed, 0, sizeof(s4_packed));
+  for (int32_t i = 0; i < rows * cols; ++i) s4_packed[i / 2] |= (uint8_t)((filter[i] & 0x0F) << (4 * (i % 2)));
+  static int32_t fc_bias[MAX_CH * 16];
+  for (int32_t r = 0; r < rows; ++r) fc_bias[r] = between(-40000, 40000);
+  cmsis_nn_fc_params fp;
+  fp.input_offset = between(-127, 128);
+  fp.filter_offset = 0;
+  fp.output_offset = between(-128, 127);
+  fp.activation = random_activation(full_range);
+  cmsis_nn_per_tensor_quant_params q;
+  q.multiplier = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+  q.shift = slow ? between(-6, 2) : between(-12, -1);
+  const cmsis_nn_dims in_d = {batches, 1, 1, cols}, f_d = {cols, 1, 1, rows}, b_d = {1, 1, 1, rows};
+  const cmsis_nn_dims o_d = {batches, 1, 1, rows};
+  const int32_t* b = no_bias ? NULL : fc_bias;
+  uint8_t* cmx_weights = (uint8_t*)row_weights_buf;
+  cmx_fully_connected_s4_weights(rows, cols, filter, cmx_weights);
+  const int32_t n = batches * rows;
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  cmsis_nn_context ctx = {NULL, 0};
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 =
+      arm_fully_connected_s4(&ctx, &fp, &q, &in_d, input, &f_d, (const int8_t*)s4_packed, &b_d, b, &o_d, out_cmsis);
+  uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_fully_connected_s4(&fp, &q, &in_d, input, &f_d, cmx_weights, b, &o_d, out_cmx);
+  uint64_t t2 = cmx_platform_counter();
+  const int equal =
+      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, "fully_connected_s4", name, t1 - t0, t2 - t1, batches * rows * cols, equal)) {
+    int32_t at = 0;
+    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s n%d cols%d rows%d status %d/%d byte %d: %d vs %d", name,
+             (int)batches, (int)cols, (int)rows, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
+             at < n ? out_cmx[at] : 0);
+  }
+}
+
+static void fc_s4_suite(tally* t) {
+  fc_s4_case(t, 1, 640, 16, 0, 0, 1, "AD first layer, 640 -> 16 of its 128 rows");
+  fc_s4_case(t, 1, 128, 128, 0, 0, 1, "AD 128 -> 128");
+  fc_s4_case(t, 1, 8, 128, 0, 0, 1, "AD bottleneck 8 -> 128");
+  fc_s4_case(t, 1, 45, 10, 0, 0, 0, "45 columns (a group of 5), 10 rows");
+  fc_s4_case(t, 3, 21, 7, 1, 1, 0, "a batch of 3, odd rows and columns, no bias, zero and left shifts");
+  fc_s4_case(t, 1, 1, 1, 0, 0, 0, "one weight");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    fc_s4_case(t, between(1, 3), between(1, 256), between(1, 96), rnd() % 5 == 0, rnd() % 7 == 0, 0, "random");
+  }
+}
+#endif
+
 #if defined(ARM_MATH_MVEI)
 /* cmx_conv_helium_s8 against CMSIS-NN: arm_convolve_wrapper_s8 for a 1x1 convolution of stride 1
  * without padding (its 1x1 path, the plan's call otherwise), arm_convolve_s8 for any other (the
@@ -835,6 +899,10 @@ int main(void) {
   add_suite(&add);
   softmax_suite(&softmax);
   avgpool_suite(&avgpool); /* last: the other kernels' seeded cases as before it */
+#if !defined(ARM_MATH_MVEI)
+  tally fc_s4 = {0};
+  fc_s4_suite(&fc_s4); /* after them: their seeded cases as before */
+#endif
   int failed = report("requantize", &requantize);
   failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -848,6 +916,8 @@ int main(void) {
   failed |= report("avgpool", &avgpool);
 #if defined(ARM_MATH_MVEI)
   failed |= report("conv_helium", &conv_helium);
+#else
+  failed |= report("fully_connected_s4", &fc_s4);
 #endif
   cmx_platform_puts(failed ? "cmx-kernels: FAIL\n" : "cmx-kernels: PASS\n");
   cmx_platform_exit(failed);

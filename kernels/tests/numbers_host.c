@@ -67,6 +67,14 @@ int main(int argc, char** argv) {
       cmx_fully_connected_s8_weights(rows, cols, filter, out);
       put(out, packed);
       free(filter), free(out);
+    } else if (kind == 'S') {
+      const int32_t rows = case_word(f), cols = case_word(f);
+      const size_t packed = (size_t)cmx_fully_connected_s4_weight_bytes(rows, cols);
+      int8_t* values = case_block(f, (size_t)rows * cols);
+      uint8_t* out = calloc(packed ? packed : 1, 1);
+      cmx_fully_connected_s4_weights(rows, cols, values, out);
+      put(out, packed);
+      free(values), free(out);
     } else if (kind == 'C') {
       const int32_t rows = case_word(f);
       int32_t* in = (int32_t*)(void*)case_block(f, 12u * rows);

@@ -32,7 +32,8 @@ def test_int4_weights_pass_bit_exact(tmp_path, board):
     report = json.loads((app / "model" / "report.json").read_text())
     kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
     depthwise = 0 if board == "mps3-an547" else 2  # Helium's s4 depthwise path: the int8 kind there
-    assert kinds["conv_s4"] == 2 and kinds["depthwise_s4"] == depthwise and kinds["linear_s4"] == 2, kinds
+    fc = "fully_connected_s4" if board == "mps2-an386" else "linear_s4"  # cmx-gen's s4 kernel on the DSP cores
+    assert kinds["conv_s4"] == 2 and kinds["depthwise_s4"] == depthwise and kinds[fc] == 2, kinds
     result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
     print(f"\n{board}, int4 weights: {result.line}")

@@ -40,6 +40,7 @@ def harness(tmp_path_factory) -> Path:
         "kernels/nn/cmx_conv_row_s8.c",
         "kernels/nn/cmx_conv_helium_s8.c",
         "kernels/nn/cmx_fully_connected_s8.c",
+        "kernels/nn/cmx_fully_connected_s4.c",
     ]
     return host_binary(tmp_path_factory, "numbers_host", sources, "cmx-gen's kernels", _FLAGS)
 
@@ -128,6 +129,22 @@ def test_fully_connected_weight_layout_equals_the_kernels(harness, tmp_path):
     for filter_rc in cases:
         packed = own_kernels.fc_weights(filter_rc, "DSP")
         assert packed == answer[at : at + len(packed)], filter_rc.shape
+        at += len(packed)
+    assert at == len(answer)
+
+
+def test_fully_connected_s4_weight_layout_equals_the_kernels(harness, tmp_path):
+    rng = np.random.default_rng(5204)
+    cases = [
+        rng.integers(-8, 8, (int(rng.integers(1, 20)), int(rng.integers(1, 70))), dtype=np.int8) for _ in range(CASES)
+    ]
+    blob = b"".join(_words(ord("S"), *v.shape) + v.tobytes() for v in cases)
+    answer = _ask(harness, tmp_path, blob)
+    at = 0
+    for values in cases:
+        packed = own_kernels.fc_s4_weights(values)
+        assert packed == answer[at : at + len(packed)], values.shape
+        assert np.array_equal(own_kernels.fc_s4_filter(packed, *values.shape), values)
         at += len(packed)
     assert at == len(answer)
 

@@ -35,7 +35,7 @@ MODELS = (
 WEIGHTS = {"tests/toy_models/int4_models.py:Int4Net": ("--weights", "int4")}
 KINDS = ("CONV", "CONV_GENERAL", "DEPTHWISE_CONV", "DEPTHWISE_3X3", "LINEAR", "FULLY_CONNECTED", "ADD", "MUL")
 KINDS += ("AVG_POOL", "MAX_POOL", "SOFTMAX", "TRANSPOSE", "LSTM", "GRU", "LAYER_NORM", "MEAN", "LUT", "BMM")
-KINDS += ("CONV_S4", "DEPTHWISE_S4", "LINEAR_S4")
+KINDS += ("CONV_S4", "DEPTHWISE_S4", "LINEAR_S4", "FULLY_CONNECTED_S4")
 MUTATIONS = 2500  # per plan: 8 plans, 20,000 in all
 
 

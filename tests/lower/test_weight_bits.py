@@ -40,7 +40,7 @@ def _kinds(artifacts) -> collections.Counter[str]:
     return collections.Counter(layer.kind for layer in artifacts.report.delegated_layers)
 
 
-S4 = {"conv_s4", "depthwise_s4", "linear_s4"}
+S4 = {"conv_s4", "depthwise_s4", "linear_s4", "fully_connected_s4"}
 
 
 @pytest.mark.parametrize("core, isa", [("cortex-m4", "DSP"), ("cortex-m3", "SCALAR"), ("cortex-m55", "MVE")])
@@ -50,7 +50,8 @@ def test_int4_layers_run_the_s4_kinds_and_the_plan_gives_the_reference(exported,
     kinds = _kinds(int4)
     assert not S4 & set(_kinds(int8))
     depthwise = 0 if isa == "MVE" else 2  # Helium's s4 depthwise path: the int8 kind on the 4-bit values
-    assert kinds["conv_s4"] == 2 and kinds["depthwise_s4"] == depthwise and kinds["linear_s4"] == 2, kinds
+    fc = "fully_connected_s4" if isa == "DSP" else "linear_s4"  # cmx-gen's s4 kernel on the DSP cores
+    assert kinds["conv_s4"] == 2 and kinds["depthwise_s4"] == depthwise and kinds[fc] == 2, kinds
     # the 6 layers' 1,133 weights take 567 bytes, not 1,133 (nor int8 kernels' own layouts, larger on the M4)
     assert len(int8.pte) - len(int4.pte) >= 566 - (0 if depthwise else 130), (len(int8.pte), len(int4.pte))
     # the firmware's plan, run on the host from its bytes (the weights unpacked), is the lowering's reference
@@ -63,7 +64,7 @@ def test_int4_layers_run_the_s4_kinds_and_the_plan_gives_the_reference(exported,
 def test_a_layer_named_keeps_int8_weights(exported):
     int4 = lower_model(exported, "cortex-m4", LowerOptions(weights="int4", weights_for=("head=int8",)))
     layers = {layer.module: layer.kind for layer in int4.report.delegated_layers if layer.module}
-    assert layers["head"] in ("linear", "fully_connected") and layers["fc.1"] == "linear_s4", layers
+    assert layers["head"] in ("linear", "fully_connected") and layers["fc.1"] == "fully_connected_s4", layers
     only = lower_model(exported, "cortex-m4", LowerOptions(weights_for=("stem=int4",)))
     assert _kinds(only)["conv_s4"] == 1 and not _kinds(only)["linear_s4"], _kinds(only)
 
@@ -130,7 +131,7 @@ def test_the_report_says_each_layers_weights(exported):
     from cmx_gen.program.report_text import markdown, table
 
     int4 = lower_model(exported, "cortex-m4", LowerOptions(weights="int4")).report
-    assert "weights    int4: 6 layer(s) run 4-bit weights on CMSIS-NN's s4 kernels" in table(int4)
+    assert "weights    int4: 6 layer(s) run 4-bit weights" in table(int4)
     assert (
         "weights" not in table(lower_model(exported, "cortex-m4").report).split("worst layers")[0].split("compute")[1]
     )

@@ -24,6 +24,7 @@ from cmx_gen.lower.delegate.own_kernels import (
     RowGeometry,
     bias_from_sums,
     fc_filter,
+    fc_s4_filter,
     helium_constants_read,
     row_filter,
 )
@@ -180,13 +181,17 @@ def _conv_helium(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: st
 def _linear(
     plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, own: bool = False, int4: bool = False
 ) -> None:
-    """arm_fully_connected_s8, cmx_fully_connected_s8 (own) with its weights read back from its layout, or
-    arm_fully_connected_s4 (int4) with its weights unpacked."""
+    """arm_fully_connected_s8, cmx_fully_connected_s8 (own) with its weights read back from its layout,
+    arm_fully_connected_s4 (int4) with its weights unpacked, or cmx_fully_connected_s4 (both) with its
+    weights read back from its layout."""
     batches, features = f["input_n"], f["input_c"]
     outputs = f["output_c"]
     x = torch.from_numpy(int8(memory, f["input"], batches * features).reshape(batches, features))
+    blob = plan[f["weight"] :]
     weight = (
-        torch.from_numpy(fc_filter(plan[f["weight"] :], outputs, features, isa).copy())
+        torch.from_numpy(
+            (fc_s4_filter(blob, outputs, features) if int4 else fc_filter(blob, outputs, features, isa)).copy()
+        )
         if own
         else _weights(plan, f["weight"], (outputs, features), int4)
     )
@@ -330,6 +335,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], DelegateMemory, str], None]] = {
     "conv_s4": lambda p, f, m, isa: _conv(p, f, m, isa, int4=True),
     "depthwise_s4": lambda p, f, m, isa: _conv(p, f, m, isa, int4=True),
     "linear_s4": lambda p, f, m, isa: _linear(p, f, m, isa, int4=True),
+    "fully_connected_s4": lambda p, f, m, isa: _linear(p, f, m, isa, own=True, int4=True),
     "add": _add,
     "mul": _mul,
     "avg_pool": lambda p, f, m, isa: _pool(p, f, m, isa, average=True),

@@ -131,19 +131,17 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     batches = 1
     for s in xv.shape[:-1]:
         batches *= int(s)
-    int4 = int4_kind(node)  # arm_fully_connected_s4, its weights two a byte
-    own = not int4 and own_kernels.fc_applies(in_feat, int(w_off), emit.isa)  # cmx_fully_connected_s8's layout
-    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat) if own else None
+    int4 = int4_kind(node)  # 4-bit weights: cmx_fully_connected_s4 on a DSP core, else arm_fully_connected_s4
+    own = own_kernels.fc_applies(in_feat, int(w_off), emit.isa) if not int4 else emit.isa == "DSP"
+    kind = ("fully_connected_s4" if own else "linear_s4") if int4 else "fully_connected" if own else "linear"
+    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat)
+    laid_out = (own_kernels.fc_s4_weights(filt) if int4 else own_kernels.fc_weights(filt, emit.isa)) if own else b""
     return Layer(
-        "linear_s4" if int4 else "fully_connected" if own else "linear",
+        kind,
         {
             "input": emit.operand(x),
             "output": emit.operand(node),
-            "weight": (
-                emit.data(own_kernels.fc_weights(filt, emit.isa))
-                if filt is not None
-                else conv_layers.weight_operand(emit, weight, int4)
-            ),
+            "weight": emit.data(laid_out) if own else conv_layers.weight_operand(emit, weight, int4),
             "bias": _s4_bias(emit, weight, bias, kernel_sum, int(in_off), (out_feat, in_feat))
             if int4
             else emit.constant(bias),

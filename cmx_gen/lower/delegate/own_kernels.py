@@ -261,6 +261,36 @@ def fc_filter(blob: bytes, rows: int, cols: int, isa: str) -> NDArray[Any]:
     return result
 
 
+S4_GROUP = 8  # cmx_fully_connected_s4: columns a word (CMX_FC_S4_GROUP), in blocks of four rows
+
+
+def fc_s4_weights(values_rc: NDArray[Any]) -> bytes:
+    """4-bit weights [rows][cols] (values in [-8, 7]) as cmx_fully_connected_s4 reads them: each value
+    plus 8 in a nibble, each row's columns 8 a word (byte k: column k low, column 4 + k high; missing
+    columns 8), rows in blocks of four with their words side by side, the last rows % 4 rows alone."""
+    rows, cols = values_rc.shape
+    groups = -(-cols // S4_GROUP)
+    u = np.full((rows, groups * S4_GROUP), 8, dtype=np.uint8)
+    u[:, :cols] = (values_rc.astype(np.int16) + 8).astype(np.uint8)
+    u = u.reshape(rows, groups, 2, 4)  # [row][group][low or high half][byte]
+    words = (u[:, :, 0, :] | (u[:, :, 1, :] << 4)).astype(np.uint8)  # [row][group][4 bytes]
+    blocks = rows // 4
+    head = words[: blocks * 4].reshape(blocks, 4, groups, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(head).tobytes() + words[blocks * 4 :].tobytes()
+
+
+def fc_s4_filter(blob: bytes, rows: int, cols: int) -> NDArray[Any]:
+    """fc_s4_weights read back: the values [rows][cols] in [-8, 7]."""
+    groups = -(-cols // S4_GROUP)
+    data = np.frombuffer(blob, dtype=np.uint8, count=rows * groups * 4)
+    blocks = rows // 4
+    head = data[: blocks * 16 * groups].reshape(blocks, groups, 4, 4).transpose(0, 2, 1, 3).reshape(-1, groups, 4)
+    words = np.concatenate([head, data[blocks * 16 * groups :].reshape(-1, groups, 4)])
+    u = np.stack([words & 0x0F, words >> 4], axis=2).reshape(rows, groups * S4_GROUP)
+    result: NDArray[Any] = (u[:, :cols].astype(np.int16) - 8).astype(np.int8)
+    return result
+
+
 def kernel_sums(filter_rc: NDArray[Any], bias: NDArray[Any] | None, input_offset: int) -> NDArray[Any]:
     """Per row, bias + input offset x the row's sum, as int32 with its wraparound (CMSIS-NN's
     arm_vector_sum_s8): where cmx_conv_helium_s8's accumulators start."""

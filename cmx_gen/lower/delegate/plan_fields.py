@@ -278,6 +278,11 @@ SAME: dict[str, tuple[str, str]] = {
         "arm_depthwise_conv_wrapper_s4: weight [kh][kw][channels] as 4-bit values, two a byte, low nibble first.",
     ),
     "linear_s4": ("linear", "arm_fully_connected_s4: weight [out][in] as 4-bit values, two a byte, low nibble first."),
+    "fully_connected_s4": (
+        "linear",
+        "cmx_fully_connected_s4 (kernels/nn/): a fully connected layer with 4-bit weights on a DSP core, CMSIS-NN's\n"
+        "arguments, weight in its layout (kernel_sum unused).",
+    ),
     "fully_connected": (
         "linear",
         "cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,\n"
