@@ -492,6 +492,35 @@ static void transpose_suite(tally* t) {
   for (int i = 0; i < CMX_SUITE_CASES; ++i) transpose_case(t, between(1, 4), between(1, 40), between(1, 40), "random");
 }
 
+/* A fully connected case's parameters: offsets, activation, requantization and bias, drawn in one
+ * order for the s8 and s4 cases. */
+static int32_t fc_bias[MAX_CH * 16];
+static void draw_fc(int32_t rows, int slow, int full_range, cmsis_nn_fc_params* fp,
+                    cmsis_nn_per_tensor_quant_params* q) {
+  for (int32_t r = 0; r < rows; ++r) fc_bias[r] = between(-40000, 40000);
+  fp->input_offset = between(-127, 128);
+  fp->filter_offset = 0;
+  fp->output_offset = between(-128, 127);
+  fp->activation = random_activation(full_range);
+  q->multiplier = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
+  q->shift = slow ? between(-6, 2) : between(-12, -1);
+}
+
+/* A fully connected case's outputs compared and recorded, with the first byte that differs. */
+static void record_fc(tally* t, const char* kernel, const char* name, uint64_t t0, uint64_t t1, uint64_t t2,
+                      int32_t batches, int32_t cols, int32_t rows, arm_cmsis_nn_status s1, arm_cmsis_nn_status s2) {
+  const int32_t n = batches * rows;
+  const int equal =
+      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, kernel, name, t1 - t0, t2 - t1, batches * rows * cols, equal)) {
+    int32_t at = 0;
+    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s n%d cols%d rows%d status %d/%d byte %d: %d vs %d", name,
+             (int)batches, (int)cols, (int)rows, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
+             at < n ? out_cmx[at] : 0);
+  }
+}
+
 /* cmx_fully_connected_s8 against arm_fully_connected_s8 (its kernel sums, which the MVE path
  * needs, from arm_vector_sum_s8 as the cortex_m pass gives them). */
 static int32_t kernel_sum[MAX_OUT];
@@ -502,16 +531,9 @@ static void fc_case(tally* t, int32_t batches, int32_t cols, int32_t rows, int s
   }
   for (int32_t i = 0; i < batches * cols; ++i) input[i] = (int8_t)rnd();
   for (int32_t i = 0; i < rows * cols; ++i) filter[i] = (int8_t)rnd();
-  static int32_t fc_bias[MAX_CH * 16];
-  for (int32_t r = 0; r < rows; ++r) fc_bias[r] = between(-40000, 40000);
   cmsis_nn_fc_params fp;
-  fp.input_offset = between(-127, 128);
-  fp.filter_offset = 0;
-  fp.output_offset = between(-128, 127);
-  fp.activation = random_activation(full_range);
   cmsis_nn_per_tensor_quant_params q;
-  q.multiplier = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
-  q.shift = slow ? between(-6, 2) : between(-12, -1);
+  draw_fc(rows, slow, full_range, &fp, &q);
   const cmsis_nn_dims in_d = {batches, 1, 1, cols}, f_d = {cols, 1, 1, rows}, b_d = {1, 1, 1, rows};
   const cmsis_nn_dims o_d = {batches, 1, 1, rows};
   const int32_t* b = no_bias ? NULL : fc_bias;
@@ -527,15 +549,7 @@ static void fc_case(tally* t, int32_t batches, int32_t cols, int32_t rows, int s
   arm_cmsis_nn_status s2 =
       cmx_fully_connected_s8(&fp, &q, &in_d, input, &f_d, row_weights, b, kernel_sum, &o_d, out_cmx);
   uint64_t t2 = cmx_platform_counter();
-  const int equal =
-      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  if (record(t, "fully_connected", name, t1 - t0, t2 - t1, batches * rows * cols, equal)) {
-    int32_t at = 0;
-    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
-    snprintf(t->first_failure, sizeof(t->first_failure), "%s n%d cols%d rows%d status %d/%d byte %d: %d vs %d", name,
-             (int)batches, (int)cols, (int)rows, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
-             at < n ? out_cmx[at] : 0);
-  }
+  record_fc(t, "fully_connected", name, t0, t1, t2, batches, cols, rows, s1, s2);
 }
 
 #if defined(ARM_MATH_MVEI)
@@ -573,16 +587,9 @@ static void fc_s4_case(tally* t, int32_t batches, int32_t cols, int32_t rows, in
   for (int32_t i = 0; i < rows * cols; ++i) filter[i] = (int8_t)between(-8, 7);
   memset(s4_packed, 0, sizeof(s4_packed));
   for (int32_t i = 0; i < rows * cols; ++i) s4_packed[i / 2] |= (uint8_t)((filter[i] & 0x0F) << (4 * (i % 2)));
-  static int32_t fc_bias[MAX_CH * 16];
-  for (int32_t r = 0; r < rows; ++r) fc_bias[r] = between(-40000, 40000);
   cmsis_nn_fc_params fp;
-  fp.input_offset = between(-127, 128);
-  fp.filter_offset = 0;
-  fp.output_offset = between(-128, 127);
-  fp.activation = random_activation(full_range);
   cmsis_nn_per_tensor_quant_params q;
-  q.multiplier = (int32_t)(0x40000000u + (rnd() & 0x3FFFFFFFu));
-  q.shift = slow ? between(-6, 2) : between(-12, -1);
+  draw_fc(rows, slow, full_range, &fp, &q);
   const cmsis_nn_dims in_d = {batches, 1, 1, cols}, f_d = {cols, 1, 1, rows}, b_d = {1, 1, 1, rows};
   const cmsis_nn_dims o_d = {batches, 1, 1, rows};
   const int32_t* b = no_bias ? NULL : fc_bias;
@@ -598,15 +605,7 @@ static void fc_s4_case(tally* t, int32_t batches, int32_t cols, int32_t rows, in
   uint64_t t1 = cmx_platform_counter();
   arm_cmsis_nn_status s2 = cmx_fully_connected_s4(&fp, &q, &in_d, input, &f_d, cmx_weights, b, &o_d, out_cmx);
   uint64_t t2 = cmx_platform_counter();
-  const int equal =
-      s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
-  if (record(t, "fully_connected_s4", name, t1 - t0, t2 - t1, batches * rows * cols, equal)) {
-    int32_t at = 0;
-    while (at < n && out_cmsis[at] == out_cmx[at]) ++at;
-    snprintf(t->first_failure, sizeof(t->first_failure), "%s n%d cols%d rows%d status %d/%d byte %d: %d vs %d", name,
-             (int)batches, (int)cols, (int)rows, (int)s1, (int)s2, (int)at, at < n ? out_cmsis[at] : 0,
-             at < n ? out_cmx[at] : 0);
-  }
+  record_fc(t, "fully_connected_s4", name, t0, t1, t2, batches, cols, rows, s1, s2);
 }
 
 static void fc_s4_suite(tally* t) {
