@@ -40,13 +40,25 @@ void cmx_fully_connected_s4_weights(int32_t rows, int32_t cols, const int8_t* va
 }
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
-/* One group's four column pairs of weight word `w` against the widened input pairs. */
-static inline int32_t dot8(uint32_t w, const int32_t x[4], int32_t acc) {
-  const uint32_t m = 0x000F000Fu;
+/* `(w >> shift) & m` in one instruction (AND with a shifted register: GCC otherwise shifts, then ANDs
+ * with the immediate). */
+#if defined(__GNUC__) && defined(__thumb2__)
+#define CMX_NIBBLES(w, m, shift)                                                  \
+  ({                                                                              \
+    uint32_t _r;                                                                  \
+    __asm__("and %0, %1, %2, lsr #" #shift : "=r"(_r) : "r"(m), "r"(w));          \
+    _r;                                                                           \
+  })
+#else
+#define CMX_NIBBLES(w, m, shift) (((w) >> (shift)) & (m))
+#endif
+
+/* One group's four column pairs of weight word `w` against the widened input pairs (m: 0x000F000F). */
+static inline int32_t dot8(uint32_t w, uint32_t m, const int32_t x[4], int32_t acc) {
   acc = SMLAD(w & m, x[0], acc);
-  acc = SMLAD((w >> 8) & m, x[1], acc);
-  acc = SMLAD((w >> 4) & m, x[2], acc);
-  return SMLAD((w >> 12) & m, x[3], acc);
+  acc = SMLAD(CMX_NIBBLES(w, m, 8), x[1], acc);
+  acc = SMLAD(CMX_NIBBLES(w, m, 4), x[2], acc);
+  return SMLAD(CMX_NIBBLES(w, m, 12), x[3], acc);
 }
 
 /* Eight input bytes, the offset added, as the four halfword pairs dot8 meets: columns (0, 2), (1, 3),
@@ -88,6 +100,7 @@ arm_cmsis_nn_status cmx_fully_connected_s4(const cmsis_nn_fc_params* params,
   const int32_t groups = (cols + CMX_FC_S4_GROUP - 1) / CMX_FC_S4_GROUP, blocks = rows / CMX_FC_S4_ROWS;
   const int32_t full = cols / CMX_FC_S4_GROUP, tail = cols % CMX_FC_S4_GROUP;
   const int32_t offset = params->input_offset, offset2 = (int32_t)PKHBT(offset, offset, 16);
+  const uint32_t m = 0x000F000Fu;
   for (int32_t n = 0; n < batches; ++n, input += cols, output += rows) {
     int32_t sum = groups * CMX_FC_S4_GROUP * offset; /* sum(x + o) over the padded columns */
     for (int32_t i = 0; i < cols; ++i) sum += input[i];
@@ -98,17 +111,17 @@ arm_cmsis_nn_status cmx_fully_connected_s4(const cmsis_nn_fc_params* params,
       int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, x[4];
       for (int32_t g = 0; g < full; ++g, w += CMX_FC_S4_ROWS) {
         widen(input + g * CMX_FC_S4_GROUP, offset2, x);
-        a0 = dot8(w[0], x, a0);
-        a1 = dot8(w[1], x, a1);
-        a2 = dot8(w[2], x, a2);
-        a3 = dot8(w[3], x, a3);
+        a0 = dot8(w[0], m, x, a0);
+        a1 = dot8(w[1], m, x, a1);
+        a2 = dot8(w[2], m, x, a2);
+        a3 = dot8(w[3], m, x, a3);
       }
       if (tail) {
         widen_tail(input + full * CMX_FC_S4_GROUP, tail, offset2, x);
-        a0 = dot8(w[0], x, a0);
-        a1 = dot8(w[1], x, a1);
-        a2 = dot8(w[2], x, a2);
-        a3 = dot8(w[3], x, a3);
+        a0 = dot8(w[0], m, x, a0);
+        a1 = dot8(w[1], m, x, a1);
+        a2 = dot8(w[2], m, x, a2);
+        a3 = dot8(w[3], m, x, a3);
         w += CMX_FC_S4_ROWS;
       }
       const int32_t b0 = bias ? bias[r] : 0, b1 = bias ? bias[r + 1] : 0;
@@ -122,11 +135,11 @@ arm_cmsis_nn_status cmx_fully_connected_s4(const cmsis_nn_fc_params* params,
       int32_t acc = 0, x[4];
       for (int32_t g = 0; g < full; ++g) {
         widen(input + g * CMX_FC_S4_GROUP, offset2, x);
-        acc = dot8(*w++, x, acc);
+        acc = dot8(*w++, m, x, acc);
       }
       if (tail) {
         widen_tail(input + full * CMX_FC_S4_GROUP, tail, offset2, x);
-        acc = dot8(*w++, x, acc);
+        acc = dot8(*w++, m, x, acc);
       }
       output[r] = finish(acc - eight_sum + (bias ? bias[r] : 0), quant, params);
     }
