@@ -18,12 +18,12 @@ import numpy as np
 
 from cmx_gen.common import progress
 from cmx_gen.common.goals import AUTO_SQNR_SLACK_DB
+from cmx_gen.lower.delegate.kernel_choice import WEIGHTED_OPS
 from cmx_gen.lower.facts import LayerError, LayerWeights, LowerOptions, WeightChoice
 from cmx_gen.lower.lowering import LoweredModel, lower
 from cmx_gen.lower.state import Errors
 from cmx_gen.model.export import Exported
 
-WEIGHTED = ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d", "cortex_m::quantized_linear")
 _LEAST_COST_DB = 0.05  # a layer that loses nothing more at 4 bits still ranks by its bytes
 
 
@@ -42,7 +42,7 @@ def _modules(layers: Sequence[LayerError]) -> list[str]:
     """The module paths of the weighted layers, in program order."""
     found: list[str] = []
     for layer in layers:
-        if layer.op.split(".")[0] in WEIGHTED and layer.module and layer.module not in found:
+        if layer.op.split(".")[0] in WEIGHTED_OPS and layer.module and layer.module not in found:
             found.append(layer.module)
     return found
 
