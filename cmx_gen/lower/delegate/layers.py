@@ -135,16 +135,17 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     own = own_kernels.fc_applies(in_feat, int(w_off), emit.isa) if not int4 else emit.isa == "DSP"
     kind = ("fully_connected_s4" if own else "linear_s4") if int4 else "fully_connected" if own else "linear"
     filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat)
-    laid_out = (own_kernels.fc_s4_weights(filt) if int4 else own_kernels.fc_weights(filt, emit.isa)) if own else b""
+    if own:  # cmx-gen's kernel: its weights laid out as it reads them
+        weight_at = emit.data(own_kernels.fc_s4_weights(filt) if int4 else own_kernels.fc_weights(filt, emit.isa))
+    else:
+        weight_at = conv_layers.weight_operand(emit, weight, int4)
     return Layer(
         kind,
         {
             "input": emit.operand(x),
             "output": emit.operand(node),
-            "weight": emit.data(laid_out) if own else conv_layers.weight_operand(emit, weight, int4),
-            "bias": _s4_bias(emit, weight, bias, kernel_sum, int(in_off), (out_feat, in_feat))
-            if int4
-            else emit.constant(bias),
+            "weight": weight_at,
+            "bias": _s4_bias(emit, filt, bias, kernel_sum, int(in_off)) if int4 else emit.constant(bias),
             "kernel_sum": NONE if int4 else emit.constant(kernel_sum),
             "multiplier": int(mults[0]),
             "shift": int(shifts[0]),
@@ -162,15 +163,12 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     )
 
 
-def _s4_bias(
-    emit: Emit, weight: torch.fx.Node, bias: Any, kernel_sum: Any, input_offset: int, shape: tuple[int, int]
-) -> int:
+def _s4_bias(emit: Emit, filt: np.ndarray[Any, Any], bias: Any, kernel_sum: Any, input_offset: int) -> int:
     """arm_fully_connected_s4 reads the bias and never a kernel sum. On the DSP cores the cortex_m pass
     gives the bias; on a Helium core it folds the bias into kernel_sum (input offset x each row's sum +
-    bias) and gives none, so the bias is taken back out of it."""
+    bias) and gives none, so the bias is taken back out of it (filt: the weights [rows][cols])."""
     if kernel_sum is None:
         return emit.constant(bias)
-    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(shape)
     sums = np.frombuffer(emit.constant_bytes(kernel_sum), dtype="<i4").reshape(-1)
     return emit.data(own_kernels.bias_from_sums(sums, filt, input_offset).astype("<i4").tobytes())
 
