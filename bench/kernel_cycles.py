@@ -2,7 +2,7 @@
 check` and `create` price a model's layers with before anything is built (fit/latency.py reads
 data/kernel_cycles.yaml, which this prints).
 
-Each sample is created (`--io int8`, under its memory goal in MEMORY), built and run with `--profile`
+Each sample is created (`--io int8` but where OPTIONS say otherwise, under its memory goal in MEMORY), built and run with `--profile`
 under QEMU: the profile's cycles column (cmx-gen's plugin and the core's timing table, the profile's
 hooks included) per backend layer, beside the layer's work, outputs and calls from model/report.json
 (work: the MACs of a convolution, depthwise or linear layer, else the elements of its largest input; a
@@ -49,11 +49,18 @@ MORE = {
     "digits_min": "samples/digits/model.py:DigitsCNN",  # ... and two more (M4; the M55's are conv_helium)
     "autoencoder_int4": "samples/autoencoder/model.py:AutoEncoder",  # linear_s4 (weights = "int4")
     "int4_net": "tests/toy_models/int4_models.py:Int4Net",  # conv_s4, depthwise_s4, linear_s4
+    "int16_net": "tests/toy_models/int16_models.py:Int16Net",  # conv_s16, depthwise_s16, linear_s16
 }
 # A sample made under a memory goal (--memory): arm_convolve_s8 itself (conv_general) runs only where
 # the schedule runs a convolution patch by patch, which `--memory min` asks for.
 MEMORY = {"resnet8_min": "min", "digits_min": "min"}
-WEIGHTS = {"autoencoder_int4": "int4", "int4_net": "int4"}  # the s4 kinds run only for 4-bit weights
+# The s4 kinds run only for 4-bit weights, the s16 kinds only for 16-bit activations (whose program
+# takes float: --io int8 gives an int8 boundary).
+OPTIONS = {
+    "autoencoder_int4": ("--io", "int8", "--weights", "int4"),
+    "int4_net": ("--io", "int8", "--weights", "int4"),
+    "int16_net": ("--precision", "int16"),
+}
 MODELS = {**SAMPLES, **MORE}
 
 
@@ -67,9 +74,9 @@ def profile(sample: str, board: str, work: Path, reuse: bool) -> tuple[list[dict
     app = work / f"{sample}_{board}"
     model = f"{ROOT}/{MODELS[sample]}"
     memory = ("--memory", MEMORY[sample]) if sample in MEMORY else ()
-    memory += ("--weights", WEIGHTS[sample]) if sample in WEIGHTS else ()
+    memory += OPTIONS.get(sample, ("--io", "int8"))
     steps = [
-        ("create", model, "--board", board, "--io", "int8", "-o", str(app), "--force", *memory),
+        ("create", model, "--board", board, "-o", str(app), "--force", *memory),
         ("build", str(app)),
         ("run", str(app), "--profile", "--json", str(app / "profile.json"), "--timeout", "900"),
     ]
@@ -146,7 +153,7 @@ def main() -> int:
             )
             if sample not in where[layer["kind"]]:
                 where[layer["kind"]].append(sample)
-    print(f"\n# {args.board}, --io int8, cycles of each layer in `run --profile` fitted over {', '.join(args.samples)}")
+    print(f"\n# {args.board}, cycles of each layer in `run --profile` fitted over {', '.join(args.samples)}")
     for kind, found in where.items():  # a kind an MLPerf network has is fitted over those networks only
         if any(sample in SAMPLES for sample in found) and any(sample in MORE for sample in found):
             points[kind] = [p for p, sample in zip(points[kind], origin[kind]) if sample in SAMPLES]

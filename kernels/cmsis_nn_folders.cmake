@@ -32,6 +32,13 @@ set(CMX_NN_KEEP_conv_s4 arm_convolve_wrapper_s4.c arm_convolve_s4.c arm_convolve
 set(CMX_NN_KEEP_depthwise_s4 arm_depthwise_conv_wrapper_s4.c arm_depthwise_conv_s4.c arm_depthwise_conv_s4_opt.c
     arm_depthwise_conv_get_buffer_sizes_s4.c arm_nn_depthwise_conv_nt_t_s4.c)
 set(CMX_NN_KEEP_linear_s4 arm_fully_connected_s4.c arm_nn_vec_mat_mult_t_s4.c)
+# The 16-bit-activation kinds (`precision = "int16"`): CMSIS-NN's s16 kernels and their helpers.
+set(CMX_NN_KEEP_conv_s16 arm_convolve_wrapper_s16.c arm_convolve_s16.c arm_convolve_get_buffer_sizes_s16.c
+    arm_nn_mat_mult_kernel_s16.c arm_nn_mat_mult_nt_t_s16.c)
+set(CMX_NN_KEEP_depthwise_s16 arm_depthwise_conv_wrapper_s16.c arm_depthwise_conv_s16.c arm_depthwise_conv_fast_s16.c
+    arm_depthwise_conv_get_buffer_sizes_s16.c arm_nn_depthwise_conv_nt_t_s16.c)
+set(CMX_NN_KEEP_linear_s16 arm_fully_connected_s16.c arm_fully_connected_get_buffer_sizes_s16.c
+    arm_nn_vec_mat_mult_t_s16.c)
 # *_nhwc variants (executorch >= 1.5.1) call the same CMSIS-NN functions.
 foreach(_op quantized_conv2d quantized_depthwise_conv2d quantized_transpose_conv2d quantized_avg_pool2d)
   set(CMX_NN_${_op}_nhwc ${CMX_NN_${_op}})

@@ -17,6 +17,9 @@ options win); `create` writes one into the app, pointing back at the model, so t
                                                 convolution and linear layers, see --weights)
                    sqnr_target = 20.0          (optional: weights = "auto"'s output SQNR in dB)
                    weights_for = ["output=int8"] (optional: per-layer precision, see --weights-for)
+                   precision = "int16"         (optional: int8 (default) | int16, the activations of
+                                                convolution and linear layers, see --precision)
+                   precision_for = ["head=int16"] (optional: per-layer activations, see --precision-for)
                    delegate = false            (optional: every operator on its own kernel instead of
                                                 cmx-gen's CMSIS-NN backend, see --no-delegate)
                    memory = "min"              (optional: fast | balanced (default) | min | fit, what the
@@ -31,7 +34,7 @@ its own options (`name` is required: it names the model's API handle `cmx_model_
 
     [[model]]      name = "kws"   source = "kws/model.py:DSCNN"
                    input_shape, input, calibration = "cal.npz", random_calibration, keep_fp32, io,
-                   weights, weights_for, sqnr_target
+                   weights, weights_for, sqnr_target, precision, precision_for
     [[model]]      name = "digits"   source = "digits/model.py:DigitsCNN"
     [options]      separate_arenas = false   (true: models that run at the same time, docs/api.md)
 """
@@ -50,15 +53,19 @@ from cmx_gen.common.goals import (
     DEFAULT_INPUT_MEMORY,
     DEFAULT_MEMORY_GOAL,
     DEFAULT_PLACEMENT,
+    DEFAULT_PRECISION,
     DEFAULT_STAGE_WEIGHTS,
     DEFAULT_WEIGHT_BITS,
     FIT,
     INPUT_MEMORIES,
     MEMORY_GOALS,
     PLACEMENTS,
+    PRECISIONS,
     STAGE_WEIGHTS,
     WEIGHT_SETTINGS,
+    Precision,
     WeightSetting,
+    parse_precision_override,
     parse_weight_override,
 )
 from cmx_gen.fit.boards import is_board_file
@@ -83,6 +90,8 @@ class ModelEntry:
     weights: WeightSetting = DEFAULT_WEIGHT_BITS  # "int4": 4-bit weights (lower/weight_bits.py); "auto"
     weights_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int4"
     sqnr_target: float | None = None  # weights = "auto": the output's SQNR to keep (dB)
+    precision: Precision = DEFAULT_PRECISION  # "int16": 16-bit activations (lower/activation_bits.py)
+    precision_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int16"
 
     def model_name(self) -> str:
         """The model's name: given, else from its file (`samples/digits/model.py` -> `digits`), so
@@ -130,6 +139,8 @@ class Project:
         weights: WeightSetting = DEFAULT_WEIGHT_BITS,
         weights_for: tuple[str, ...] = (),
         sqnr_target: float | None = None,
+        precision: Precision = DEFAULT_PRECISION,
+        precision_for: tuple[str, ...] = (),
         **shared: Any,
     ) -> Project:
         """A project of one model: the model's options, then the project's (`shared`); the model takes
@@ -146,6 +157,8 @@ class Project:
             weights=weights,
             weights_for=tuple(weights_for),
             sqnr_target=sqnr_target,
+            precision=precision,
+            precision_for=tuple(precision_for),
         )
         return cls(models=(entry,), **shared)
 
@@ -202,6 +215,8 @@ MODEL_KEYS = (
     "weights",
     "weights_for",
     "sqnr_target",
+    "precision",
+    "precision_for",
 )
 
 
@@ -344,6 +359,8 @@ class _Weights(TypedDict):
     weights: WeightSetting
     weights_for: tuple[str, ...]
     sqnr_target: float | None
+    precision: Precision
+    precision_for: tuple[str, ...]
 
 
 def _weights(path: Path, table: dict[str, Any], where: str) -> _Weights:
@@ -362,16 +379,33 @@ def _weights(path: Path, table: dict[str, Any], where: str) -> _Weights:
             f"{path}: {where} weights_for = {overrides!r} is not a list of PART=int8 or PART=int4",
             'write e.g. weights_for = ["output=int8"]',
         )
+    precision = _check_choice(
+        path, "precision", table.get("precision", DEFAULT_PRECISION), PRECISIONS, "an activation precision", where
+    )
+    wider = table.get("precision_for", [])
+    if not isinstance(wider, list) or not all(
+        isinstance(o, str) and _parses(parse_precision_override, o) for o in wider
+    ):
+        raise ModelSourceError(
+            f"{path}: {where} precision_for = {wider!r} is not a list of PART=int8 or PART=int16",
+            'write e.g. precision_for = ["head=int16"]',
+        )
     return _Weights(
         weights=cast(WeightSetting, bits),
         weights_for=tuple(overrides),
         sqnr_target=float(target) if target is not None else None,
+        precision=cast(Precision, precision),
+        precision_for=tuple(wider),
     )
 
 
 def _override_ok(text: str) -> bool:
+    return _parses(parse_weight_override, text)
+
+
+def _parses(parse: Any, text: str) -> bool:
     try:
-        parse_weight_override(text)
+        parse(text)
     except ValueError:
         return False
     return True

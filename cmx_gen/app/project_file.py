@@ -14,6 +14,7 @@ from cmx_gen.common.goals import (
     DEFAULT_INPUT_MEMORY,
     DEFAULT_MEMORY_GOAL,
     DEFAULT_PLACEMENT,
+    DEFAULT_PRECISION,
     DEFAULT_STAGE_WEIGHTS,
     DEFAULT_WEIGHT_BITS,
 )
@@ -29,6 +30,8 @@ class _LoweringOptions(TypedDict, total=False):
     weights: str
     weights_for: list[str]
     sqnr_target: float
+    precision: str
+    precision_for: list[str]
 
 
 class _EntryTable(_LoweringOptions):
@@ -114,6 +117,10 @@ def _lowering_options(entry: ModelEntry) -> _LoweringOptions:
         options["weights_for"] = list(entry.weights_for)
     if entry.sqnr_target is not None:
         options["sqnr_target"] = entry.sqnr_target
+    if entry.precision != DEFAULT_PRECISION:
+        options["precision"] = entry.precision
+    if entry.precision_for:
+        options["precision_for"] = list(entry.precision_for)
     return options
 
 

@@ -11,12 +11,15 @@ from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import (
     DEFAULT_INPUT_MEMORY,
     DEFAULT_MEMORY_GOAL,
+    DEFAULT_PRECISION,
     DEFAULT_STAGE_WEIGHTS,
     FIT,
     INPUT_MEMORIES,
     MEMORY_GOALS,
+    PRECISIONS,
     STAGE_WEIGHTS,
     WEIGHT_SETTINGS,
+    parse_precision_override,
     parse_weight_override,
     stages_weights,
 )
@@ -79,6 +82,21 @@ def add_model_arguments(
         "(output=int8); repeatable; cmx.toml: [options] weights_for",
     )
     parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default=None,
+        help="the activations of convolution, depthwise and linear layers: int8 (default) or int16 (8w16a: "
+        "CMSIS-NN's s16 kernels, twice the activation bytes, far less rounding); cmx.toml: [options] precision",
+    )
+    parser.add_argument(
+        "--precision-for",
+        action="append",
+        metavar="PART=BITS",
+        type=_precision_override,
+        help="one layer's activations against --precision: PART as --keep-fp32 names one, BITS int8 or int16 "
+        "(head=int16); repeatable; cmx.toml: [options] precision_for",
+    )
+    parser.add_argument(
         "--io",
         choices=IO_KINDS,
         default=None,
@@ -128,6 +146,14 @@ def _weight_override(text: str) -> str:
     return text
 
 
+def _precision_override(text: str) -> str:
+    try:
+        parse_precision_override(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}: write e.g. head=int16") from exc
+    return text
+
+
 def lower_options(args: argparse.Namespace, memory: str | None = None, staged: bool | None = None) -> LowerOptions:
     """The lowering options the arguments give (`memory` for one goal of --memory fit; `staged`: a
     board's choice of --stage-weights, else the setting's with no board, where auto is no)."""
@@ -145,6 +171,8 @@ def lower_options(args: argparse.Namespace, memory: str | None = None, staged: b
         weights=args.weights or "int8",
         weights_for=tuple(args.weights_for or ()),
         sqnr_target=args.sqnr_target,
+        precision=args.precision or DEFAULT_PRECISION,
+        precision_for=tuple(args.precision_for or ()),
         delegate=args.delegate is not False,
         memory=goal,
         input_memory=args.input_memory or DEFAULT_INPUT_MEMORY,

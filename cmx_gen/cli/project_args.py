@@ -63,6 +63,8 @@ def project_from_args(args: argparse.Namespace) -> Project:
         weights=args.weights if args.weights is not None else model.weights,
         weights_for=tuple(args.weights_for) if args.weights_for else model.weights_for,
         sqnr_target=args.sqnr_target if args.sqnr_target is not None else model.sqnr_target,
+        precision=args.precision if args.precision is not None else model.precision,
+        precision_for=tuple(args.precision_for) if args.precision_for else model.precision_for,
     )
     return Project(models=(model,), **shared)
 

@@ -75,3 +75,20 @@ def parse_weight_override(text: str) -> tuple[str, WeightBits]:
     if not sep or not part or bits not in WEIGHT_BITS:
         raise ValueError(f"{text!r} is not PART=int8 or PART=int4")
     return part, cast(WeightBits, bits)
+
+
+# The activations' precision (`[options] precision`, `--precision`; lower/activation_bits.py): "int8", or
+# "int16" (8w16a): the convolution, depthwise and fully connected layers read and write 16-bit
+# activations (symmetric, zero point 0) with int8 weights and 64-bit biases, run by CMSIS-NN's s16
+# kernels (twice the activation bytes, about 48 dB more headroom). `precision_for` overrides it per layer.
+Precision = Literal["int8", "int16"]
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+DEFAULT_PRECISION: Precision = "int8"
+
+
+def parse_precision_override(text: str) -> tuple[str, Precision]:
+    """`PART=int16` as `precision_for` and --precision-for take it (ValueError naming the form otherwise)."""
+    part, sep, bits = text.rpartition("=")
+    if not sep or not part or bits not in PRECISIONS:
+        raise ValueError(f"{text!r} is not PART=int8 or PART=int16")
+    return part, cast(Precision, bits)

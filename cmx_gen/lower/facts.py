@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from cmx_gen.common.goals import InputMemory, MemoryGoal, WeightBits, WeightSetting
+from cmx_gen.common.goals import InputMemory, MemoryGoal, Precision, WeightBits, WeightSetting
 from cmx_gen.common.record import Record, ReportPart
 from cmx_gen.common.targets import Isa
 
@@ -46,6 +46,10 @@ class LowerOptions(Record):
     # weights = "auto": the output's SQNR against float (dB) the choice keeps; None: the all-int8 program's
     # less common/goals.AUTO_SQNR_SLACK_DB
     sqnr_target: float | None = None
+    # Activations of convolution, depthwise and fully connected layers in "int8" or "int16" (8w16a,
+    # lower/activation_bits.py), and per-layer overrides, "PART=int8" / "PART=int16".
+    precision: Precision = "int8"
+    precision_for: tuple[str, ...] = ()
 
 
 FloatWhy = Literal["island", "keep_fp32", "no_int8_kernel"]

@@ -18,6 +18,7 @@ import numpy as np
 
 from cmx_gen.common import progress
 from cmx_gen.common.goals import AUTO_SQNR_SLACK_DB
+from cmx_gen.lower.activation_bits import any_int16
 from cmx_gen.lower.delegate.kernel_choice import WEIGHTED_OPS
 from cmx_gen.lower.facts import LayerError, LayerWeights, LowerOptions, WeightChoice
 from cmx_gen.lower.lowering import LoweredModel, lower
@@ -63,8 +64,10 @@ def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[Lower
         nonlocal trials
         trials += 1
         chosen = tuple(f"{m}=int4" for m in int4)
+        # without the backend (faster) unless a layer runs 16-bit activations, which only the backend runs
+        delegate = any_int16(options)
         trial_options = options.model_copy(
-            update={"weights": default, "weights_for": chosen + pinned, "delegate": False, "sqnr_target": None}
+            update={"weights": default, "weights_for": chosen + pinned, "delegate": delegate, "sqnr_target": None}
         )
         with progress.step(f"weights auto: trial {trials}, {default} with {len(int4)} layer(s) at int4"):
             return lower(exported, core, trial_options)

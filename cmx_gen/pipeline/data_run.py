@@ -247,6 +247,8 @@ def host_references(app: AppFolder, data: DataSet) -> list:
         weights=model.weights,
         weights_for=model.weights_for,
         sqnr_target=model.sqnr_target,
+        precision=model.precision,
+        precision_for=model.precision_for,
         delegate=project.delegate,
         memory=made.memory,
         input_memory=made.input_memory,

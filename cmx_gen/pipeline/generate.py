@@ -113,6 +113,8 @@ def _lower(
         weights=entry.weights,
         weights_for=tuple(entry.weights_for),
         sqnr_target=entry.sqnr_target,
+        precision=entry.precision,
+        precision_for=tuple(entry.precision_for),
         delegate=project.delegate,
         memory=memory,
         input_memory=project.input_memory,

@@ -21,7 +21,8 @@
 #endif
 
 #if defined(CMX_BACKEND_CONV) || defined(CMX_BACKEND_CONV_GENERAL) || defined(CMX_BACKEND_DEPTHWISE_CONV) || \
-    defined(CMX_BACKEND_AVG_POOL) || defined(CMX_BACKEND_CONV_S4) || defined(CMX_BACKEND_DEPTHWISE_S4)
+    defined(CMX_BACKEND_AVG_POOL) || defined(CMX_BACKEND_CONV_S4) || defined(CMX_BACKEND_DEPTHWISE_S4) || \
+    defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16)
 #include "arm_nnfunctions.h"
 #endif
 
@@ -387,6 +388,78 @@ static int check_fully_connected_s4(check* c, const cmx_layer_fully_connected_s4
 #ifdef CMX_BACKEND_LINEAR
 static int check_linear(check* c, const cmx_layer_linear* l) {
   return linear(c, l, (int64_t)l->filter_dims.n * l->output_dims.c);
+}
+#endif
+
+/* The s16 kinds (16-bit activations): zero offsets (symmetric), an int16 range, every tensor 2-byte
+ * aligned and twice its elements, the bias int64, and each shift within arm_nn_requantize_s64's (it
+ * shifts right by 14 - shift). */
+static int s16_quant(check* c, int32_t in_off, int32_t out_off, int32_t lo, int32_t hi, int32_t multipliers,
+                     int32_t shifts, int64_t channels) {
+  if (in_off != 0 || out_off != 0) return fail(c, "an int16 layer with a zero point");
+  if (lo < -32768 || hi > 32767 || lo > hi) return fail(c, "an activation range outside int16");
+  if (!per_channel(c, multipliers, shifts, channels)) return 0;
+  const int32_t* s = (const int32_t*)(c->plan + shifts);
+  for (int64_t i = 0; i < channels; ++i) {
+    if (s[i] > 14) return fail(c, "an int16 requantization shift above 14");
+  }
+  return 1;
+}
+
+static int tensor16(check* c, int32_t operand, int64_t elements) {
+  if (operand >= 0 && (operand & 1) != 0) return fail(c, "an int16 tensor unaligned");
+  return elements < LIMIT / 2 ? tensor(c, operand, 2 * elements) : fail(c, "a tensor size out of range");
+}
+
+#ifdef CMX_BACKEND_CONV_S16
+static int check_conv_s16(check* c, const cmx_layer_conv_s16* l) {
+  if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
+  if (l->input_dims.c != l->filter_dims.c) return fail(c, "a grouped convolution with int16 activations");
+  const int64_t oc = l->output_dims.c;
+  return s16_quant(c, l->params.input_offset, l->params.output_offset, l->params.activation.min,
+                   l->params.activation.max, l->multipliers, l->shifts, oc) &&
+         tensor16(c, l->input, volume(&l->input_dims)) && tensor16(c, l->output, volume(&l->output_dims)) &&
+         constant(c, l->weight, volume(&l->filter_dims), 1, 0) && constant(c, l->bias, 8 * oc, 8, 1) &&
+         cmsis_scratch(c, l->scratch, l->scratch_bytes,
+                       arm_convolve_wrapper_s16_get_buffer_size(&l->params, &l->input_dims, &l->filter_dims,
+                                                                &l->output_dims));
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_S16
+static int check_depthwise_s16(check* c, const cmx_layer_depthwise_s16* l) {
+  const cmsis_nn_dims *in = &l->input_dims, *f = &l->filter_dims, *out = &l->output_dims;
+  const cmsis_nn_dw_conv_params* p = &l->params;
+  if (!dims(c, in) || !dims(c, f) || !dims(c, out)) return 0;
+  if (out->n != in->n || f->c != out->c || out->c != (int64_t)in->c * p->ch_mult || f->n != 1) {
+    return fail(c, "depthwise channels that disagree");
+  }
+  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, p->dilation.h) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, p->dilation.w) &&
+         s16_quant(c, p->input_offset, p->output_offset, p->activation.min, p->activation.max, l->multipliers,
+                   l->shifts, out->c) &&
+         tensor16(c, l->input, volume(in)) && tensor16(c, l->output, volume(out)) &&
+         constant(c, l->weight, volume(f), 1, 0) && constant(c, l->bias, 8 * (int64_t)out->c, 8, 1) &&
+         cmsis_scratch(c, l->scratch, l->scratch_bytes, arm_depthwise_conv_wrapper_s16_get_buffer_size(p, in, f, out));
+}
+#endif
+
+#ifdef CMX_BACKEND_LINEAR_S16
+static int check_linear_s16(check* c, const cmx_layer_linear_s16* l) {
+  const int64_t batches = l->input_dims.n, depth = l->filter_dims.n, out = l->output_dims.c;
+  if (batches < 1 || depth < 1 || out < 1 || l->output_dims.n != batches || batches * depth >= LIMIT / 2 ||
+      batches * out >= LIMIT / 2 || depth * out >= LIMIT) {
+    return fail(c, "fully connected sizes that disagree");
+  }
+  const cmsis_nn_fc_params* p = &l->params;
+  if (p->input_offset != 0 || p->filter_offset != 0 || p->output_offset != 0 || p->activation.min < -32768 ||
+      p->activation.max > 32767 || p->activation.min > p->activation.max ||
+      !requant(c, l->quant.multiplier, l->quant.shift) || l->quant.shift > 14) {
+    return fail(c, "fully connected quantization outside CMSIS-NN's s16 range");
+  }
+  return tensor16(c, l->input, batches * depth) && tensor16(c, l->output, batches * out) &&
+         constant(c, l->weight, depth * out, 1, 0) && constant(c, l->bias, 8 * out, 8, 1) &&
+         constant(c, l->kernel_sum, 0, 4, 1);
 }
 #endif
 

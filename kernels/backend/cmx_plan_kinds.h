@@ -29,6 +29,9 @@ enum cmx_plan_op {
   CMX_OP_DEPTHWISE_S4 = 24,
   CMX_OP_LINEAR_S4 = 25,
   CMX_OP_FULLY_CONNECTED_S4 = 26,
+  CMX_OP_CONV_S16 = 27,
+  CMX_OP_DEPTHWISE_S16 = 28,
+  CMX_OP_LINEAR_S16 = 29,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -179,6 +182,24 @@ enum cmx_plan_op {
 #define CMX_IF_FULLY_CONNECTED_S4(...)
 #endif
 
+#ifdef CMX_BACKEND_CONV_S16
+#define CMX_IF_CONV_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_CONV_S16(...)
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_S16
+#define CMX_IF_DEPTHWISE_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_DEPTHWISE_S16(...)
+#endif
+
+#ifdef CMX_BACKEND_LINEAR_S16
+#define CMX_IF_LINEAR_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_LINEAR_S16(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -206,6 +227,9 @@ enum cmx_plan_op {
   X(DEPTHWISE_S4, depthwise_s4) \
   X(LINEAR_S4, linear_s4) \
   X(FULLY_CONNECTED_S4, fully_connected_s4) \
+  X(CONV_S16, conv_s16) \
+  X(DEPTHWISE_S16, depthwise_s16) \
+  X(LINEAR_S16, linear_s16) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -235,4 +259,7 @@ enum cmx_plan_op {
   CMX_IF_DEPTHWISE_S4(X(DEPTHWISE_S4, depthwise_s4)) \
   CMX_IF_LINEAR_S4(X(LINEAR_S4, linear_s4)) \
   CMX_IF_FULLY_CONNECTED_S4(X(FULLY_CONNECTED_S4, fully_connected_s4)) \
+  CMX_IF_CONV_S16(X(CONV_S16, conv_s16)) \
+  CMX_IF_DEPTHWISE_S16(X(DEPTHWISE_S16, depthwise_s16)) \
+  CMX_IF_LINEAR_S16(X(LINEAR_S16, linear_s16)) \
 

@@ -172,6 +172,15 @@ typedef cmx_layer_linear cmx_layer_linear_s4;
  * arguments, weight in its layout (kernel_sum unused). */
 typedef cmx_layer_linear cmx_layer_fully_connected_s4;
 
+/* arm_convolve_wrapper_s16: int16 input and output, weight [out][kh][kw][in] int8, bias int64. */
+typedef cmx_layer_conv cmx_layer_conv_s16;
+
+/* arm_depthwise_conv_wrapper_s16: int16 input and output, weight [1][kh][kw][channels] int8, bias int64. */
+typedef cmx_layer_depthwise_conv cmx_layer_depthwise_s16;
+
+/* arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64. */
+typedef cmx_layer_linear cmx_layer_linear_s16;
+
 /* cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,
  * weight in its layout. */
 typedef cmx_layer_linear cmx_layer_fully_connected;

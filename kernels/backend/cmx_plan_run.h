@@ -248,6 +248,59 @@ inline arm_cmsis_nn_status run_fully_connected_s4(const cmx_layer_fully_connecte
 }
 #endif
 
+#if defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16) || defined(CMX_BACKEND_LINEAR_S16)
+/* An int16 tensor of the working memory or an argument (the plan places them 2-byte aligned). */
+inline int16_t* tensor16_at(int32_t operand, uint8_t* work, void* const* io) {
+  return reinterpret_cast<int16_t*>(tensor_at(operand, work, io));
+}
+#endif
+
+#ifdef CMX_BACKEND_CONV_S16
+inline arm_cmsis_nn_status run_conv_s16(const cmx_layer_conv_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
+  const cmsis_nn_bias_data bias = {constant_at<int64_t>(plan, l->bias), false};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * volume(l->output_dims));
+  CMX_KERNEL(status = arm_convolve_wrapper_s16(&ctx, &l->params, &q, &l->input_dims, tensor16_at(l->input, work, io),
+                                               &l->filter_dims, constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                               &bias, &l->output_dims, reinterpret_cast<int16_t*>(out)));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_DEPTHWISE_S16
+inline arm_cmsis_nn_status run_depthwise_s16(const cmx_layer_depthwise_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * volume(l->output_dims));
+  CMX_KERNEL(status = arm_depthwise_conv_wrapper_s16(&ctx, &l->params, &q, &l->input_dims,
+                                                     tensor16_at(l->input, work, io), &l->filter_dims,
+                                                     constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                                     constant_at<int64_t>(plan, l->bias), &l->output_dims,
+                                                     reinterpret_cast<int16_t*>(out)));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_LINEAR_S16
+inline arm_cmsis_nn_status run_linear_s16(const cmx_layer_linear_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{nullptr, 0};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * (size_t)l->output_dims.n * l->output_dims.c);
+  CMX_KERNEL(status = arm_fully_connected_s16(&ctx, &l->params, &l->quant, &l->input_dims,
+                                              tensor16_at(l->input, work, io), &l->filter_dims,
+                                              constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                              constant_at<int64_t>(plan, l->bias), &l->output_dims,
+                                              reinterpret_cast<int16_t*>(out)));
+  return status;
+}
+#endif
+
 #ifdef CMX_BACKEND_FULLY_CONNECTED
 inline arm_cmsis_nn_status run_fully_connected(const cmx_layer_fully_connected* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;

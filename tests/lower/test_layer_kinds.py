@@ -72,11 +72,14 @@ def test_a_new_kind_is_one_record(tmp_path, monkeypatch):
     """A scratch kind added to the records alone appears in the op codes, in the lists every C dispatch
     expands (only when the app's plans use it), in what CMake links and in the Python side's codes."""
     text = (DATA_DIR / "backend_layers.yaml").read_text()
-    text += "  scratch_demo: {code: 27, calls: cmx_scratch_demo_s8, from: cmx-gen, own: [cmx_scratch_demo_s8.c]}\n"
+    code = max(plan.OPS.values()) + 1  # the next free code
+    text += (
+        f"  scratch_demo: {{code: {code}, calls: cmx_scratch_demo_s8, from: cmx-gen, own: [cmx_scratch_demo_s8.c]}}\n"
+    )
     records = layer_kinds.parse(text)
-    assert {k.name: k.code for k in records} == {**plan.OPS, "scratch_demo": 27}
+    assert {k.name: k.code for k in records} == {**plan.OPS, "scratch_demo": code}
     header = layer_kinds.c_header(records)
-    assert "CMX_OP_SCRATCH_DEMO = 27," in header
+    assert f"CMX_OP_SCRATCH_DEMO = {code}," in header
     assert "set(CMX_OWN_LAYER_scratch_demo cmx_scratch_demo_s8.c)" in layer_kinds.cmake_lists(records)
     # its fields, in the one list plan.py packs, give its C record
     demo = plan_fields.Record("a demo", (plan_fields.ints("input", "output", "scratch", "scratch_bytes"),))

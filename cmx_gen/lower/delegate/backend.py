@@ -244,8 +244,11 @@ def work(node: torch.fx.Node) -> int:
     if found:
         return found
     val = node.meta["val"]
-    if op_name(node) == "cortex_m::quantized_linear":
+    if op_name(node) in ("cortex_m::quantized_linear", "cmx::quantized_linear_s16"):
         return int(val.numel()) * int(node.all_input_nodes[0].meta["val"].shape[-1])  # outputs x in_features
+    if op_name(node) == "cmx::quantized_conv2d_s16":  # weight OIHW: each output takes in/group x kh x kw
+        weight = node.args[1].meta["val"]  # type: ignore[union-attr]
+        return int(val.numel()) * int(weight.shape[1]) * int(weight.shape[2]) * int(weight.shape[3])
     inputs = [n.meta.get("val") for n in node.all_input_nodes]
     return max((int(v.numel()) for v in inputs if isinstance(v, torch.Tensor)), default=int(val.numel()))
 

@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import torch
 
-from cmx_gen.lower.delegate.emit import Emit, is_int8
+from cmx_gen.lower.delegate.emit import Emit, is_int8, is_int16, transpose_shape, view_transpose_shape
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
-from cmx_gen.lower.fx_nodes import fx_args
+from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.rewrites import concat, upsample
 
 
@@ -99,3 +99,44 @@ SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {
     "cmx::quantized_upsample_nearest": _upsample,
     **{name: _permute for name in PERMUTES},
 }
+
+
+# An int16 layout copy (a channels-last image flattened for a linear head) as strided copies of one
+# element: one copy_region a column of memory [batches][rows][cols] (cmx_transpose_s8 moves bytes).
+LAYOUT_OPS = ("dim_order_ops::_clone_dim_order", "aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy")
+
+
+def transpose16_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
+    """(batches, rows, cols) of an int16 layout copy that moves elements, within MAX_PERMUTE_RECORDS
+    records; None for anything else."""
+    if op_name(node) not in LAYOUT_OPS or not is_int16(node):
+        return None
+    shape = transpose_shape(node) if op_name(node) == LAYOUT_OPS[0] else view_transpose_shape(node)
+    if shape is None or shape[0] * shape[2] > MAX_PERMUTE_RECORDS:
+        return None
+    return shape
+
+
+def _transpose16(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    shape = transpose16_shape(node)
+    assert shape is not None, node.name
+    batches, rows, cols = shape
+    records = []
+    for b in range(batches):
+        for col in range(cols):
+            fields = {
+                "input": emit.operand(fx_args(node)[0]),
+                "input_at": 2 * (b * rows * cols + col),
+                "output": emit.operand(node),
+                "output_at": 2 * (b * rows * cols + col * rows),
+            }
+            fields.update(rows=rows, row_bytes=2, input_stride=2 * cols, output_stride=2)
+            records.append(Layer("copy_region", fields, node=node.name))
+    return tuple(records)
+
+
+def several(node: torch.fx.Node) -> Callable[[torch.fx.Node, Emit], tuple[Layer, ...]] | None:
+    """The builder of a node that is several copy_region records, None for one of one record."""
+    if transpose16_shape(node) is not None:
+        return _transpose16
+    return SEVERAL.get(op_name(node))

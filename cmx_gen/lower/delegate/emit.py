@@ -33,6 +33,11 @@ def is_int8(node: Any) -> bool:
     return isinstance(val, torch.Tensor) and val.dtype == torch.int8
 
 
+def is_int16(node: Any) -> bool:
+    val = _val(node)
+    return isinstance(val, torch.Tensor) and val.dtype == torch.int16
+
+
 def dims(val: Any) -> tuple[int, int, int, int]:
     """cmsis_nn_dims {n, h, w, c} of a logical NCHW tensor, as the wrappers read them."""
     n, c, h, w = (int(s) for s in val.shape)

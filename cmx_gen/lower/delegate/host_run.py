@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower.delegate import host_own
+from cmx_gen.lower.delegate import host_own, host_s16
 from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, put
 from cmx_gen.lower.delegate.own_kernels import (
     RowGeometry,
@@ -345,6 +345,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], DelegateMemory, str], None]] = {
     "copy_region": _copy_region,
     "transpose": _transpose,
     **host_own.RUN,
+    **host_s16.RUN,
 }
 
 

@@ -93,7 +93,7 @@ def own_scratch(node: torch.fx.Node) -> int:
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     """The scratch size of this call: what the cortex_m passes planned for the wrapper (its alloc
     node), arm_convolve_s8's own where the plan calls that directly, or cmx_conv_row_s8's."""
-    own = own_scratch(node)
+    own = own_scratch(node) or s16_scratch(node, isa)
     if own:
         return own
     if depthwise_kind(node, isa) == "depthwise_3x3":
@@ -143,6 +143,35 @@ def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     if one_by_n and _sections_tile(width, kw, int(stride[1]), int(padding[1]), out_w):
         return 0
     return 4 * ((cols + 15) // 16) * 16
+
+
+S16_OPS = ("cmx::quantized_conv2d_s16", "cmx::quantized_linear_s16")
+
+
+def s16_depthwise(node: torch.fx.Node) -> bool:
+    """A cmx::quantized_conv2d_s16 of one group per input channel (arm_depthwise_conv_wrapper_s16)."""
+    groups = int(fx_args(node)[6])
+    return groups > 1 and groups == int(node_val(fx_args(node)[0]).shape[1])
+
+
+def s16_scratch(node: torch.fx.Node, isa: str) -> int:
+    """The s16 wrappers' buffer sizes (arm_convolve_get_buffer_sizes_s16.c,
+    arm_depthwise_conv_get_buffer_sizes_s16.c) on this core: a convolution's im2col columns of int16
+    (two on DSP and C, four in 8-lane blocks on Helium); a depthwise layer's on its fast path (one output
+    channel per input channel, no dilation, a window under 512 taps; none on a core without DSP); a fully
+    connected layer's none."""
+    if op_name(node) != "cmx::quantized_conv2d_s16":
+        return 0
+    x, weight, _, _, _, dilation = fx_args(node)[:6]
+    c = int(node_val(x).shape[1])
+    out_c, _, kh, kw = (int(v) for v in node_val(weight).shape)
+    cols = c * kh * kw
+    if not s16_depthwise(node):
+        return 4 * ((cols + 7) // 8) * 8 * 2 if isa == "MVE" else 2 * cols * 2
+    fast = out_c == c and list(dilation) == [1, 1] and kh * kw < 512
+    if not fast or isa == "SCALAR":
+        return 0
+    return 4 * cols * 2 + 8 if isa == "MVE" else cols * 2
 
 
 def _sections_tile(width: int, kernel: int, stride: int, pad: int, out_w: int) -> bool:

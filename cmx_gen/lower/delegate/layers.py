@@ -17,14 +17,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers
-from cmx_gen.lower.delegate.copy_layers import PERMUTES, permute_runs
+from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers, s16_layers
+from cmx_gen.lower.delegate.copy_layers import PERMUTES, permute_runs, transpose16_shape
 from cmx_gen.lower.delegate.emit import (
     Emit,
     byte_identical_view,
     dims,
     dims_fields,
     is_int8,
+    is_int16,
     transpose_shape,
     view_transpose_shape,
     window_fields,
@@ -65,6 +66,9 @@ def operands(node: torch.fx.Node) -> list[Any]:
     return [args[k] for k in OPERANDS.get(op_name(node), (0,)) if k < len(args)]
 
 
+_VIEWS = ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy")
+
+
 def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bool:
     """Whether the backend runs this node exactly as today's kernel does (else it stays outside).
     `constants`: the names of the program's constant placeholders (parameters, buffers, lifted)."""
@@ -77,9 +81,14 @@ def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bo
         return upsample.geometry(node) is not None
     if name in PERMUTES:
         return permute_runs(node) is not None
+    if name in s16_layers.BUILDERS:
+        return s16_layers.supports(node)
+    if (name in _VIEWS or name == "dim_order_ops::_clone_dim_order") and is_int16(node):
+        # an int16 reshape: a copy of its bytes, or element copies (copy_layers.transpose16_shape)
+        return is_int16(fx_args(node)[0]) and (byte_identical_view(node) or transpose16_shape(node) is not None)
     if name not in BUILDERS or not is_int8(node):
         return False
-    if name in ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy"):
+    if name in _VIEWS:
         return is_int8(fx_args(node)[0]) and (byte_identical_view(node) or view_transpose_shape(node) is not None)
     if name == "dim_order_ops::_clone_dim_order":
         return is_int8(fx_args(node)[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
@@ -310,7 +319,11 @@ def _softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer(
         "copy",
-        {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node), "nbytes": int(_val(node).numel())},
+        {
+            "input": emit.operand(fx_args(node)[0]),
+            "output": emit.operand(node),
+            "nbytes": int(_val(node).numel()) * _val(node).element_size(),
+        },
         node=node.name,
     )
 
@@ -348,6 +361,7 @@ Builder = Callable[[torch.fx.Node, Emit, int], Layer]
 
 BUILDERS: dict[str, Builder] = {
     **own_layers.BUILDERS,
+    **s16_layers.BUILDERS,
     "cortex_m::quantized_conv2d": conv_layers.conv,
     "cortex_m::quantized_depthwise_conv2d": _depthwise,
     "cortex_m::quantized_linear": _linear,

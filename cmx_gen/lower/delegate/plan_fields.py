@@ -283,6 +283,15 @@ SAME: dict[str, tuple[str, str]] = {
         "cmx_fully_connected_s4 (kernels/nn/): a fully connected layer with 4-bit weights on a DSP core, CMSIS-NN's\n"
         "arguments, weight in its layout (kernel_sum unused).",
     ),
+    "conv_s16": (
+        "conv",
+        "arm_convolve_wrapper_s16: int16 input and output, weight [out][kh][kw][in] int8, bias int64.",
+    ),
+    "depthwise_s16": (
+        "depthwise_conv",
+        "arm_depthwise_conv_wrapper_s16: int16 input and output, weight [1][kh][kw][channels] int8, bias int64.",
+    ),
+    "linear_s16": ("linear", "arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64."),
     "fully_connected": (
         "linear",
         "cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,\n"

@@ -143,7 +143,7 @@ def _layers(plan_of: SubgraphSchedule, emit: Emit, operand: Callable[[torch.fx.N
             if node is stage.layers[0]:
                 built.extend(patch_plan.records(stage, whole, work.offsets, operand))
             continue
-        several = copy_layers.SEVERAL.get(op_name(node))
+        several = copy_layers.several(node)
         if several:
             built.extend(Layer(r.op, r.fields, _debug(node, plan_of.compute), node.name) for r in several(node, emit))
             continue

@@ -183,6 +183,7 @@ def _place(
         if (
             (isinstance(scratch, torch.fx.Node) and is_alloc(scratch))
             or kernel_choice.own_scratch(node)
+            or kernel_choice.s16_scratch(node, isa)
             or kernel_choice.depthwise_plane_bytes(node, isa)
         ):
             buffers.append(

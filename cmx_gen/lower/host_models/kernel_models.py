@@ -278,9 +278,11 @@ def quantize_per_tensor_s8(
     nearest even. On MVE cores whole blocks of 16 go through `vfmaq_f32(magic, x, inv_scale)`, a
     fused multiply-add: the product is not rounded to float first, so values near a tie between
     two steps round on the exact product (ExecuTorch's Python op rounds the float product, and
-    differs by one step there). The tail (numel % 16) takes the scalar loop on every core."""
-    if dtype != torch.int8:
-        raise NotImplementedError("the int8 kernel only")
+    differs by one step there). The tail (numel % 16) takes the scalar loop on every core. An int16
+    output (16-bit activations) takes blocks of 8 on MVE, the same way."""
+    if dtype not in (torch.int8, torch.int16):
+        raise NotImplementedError("the int8 and int16 kernels only")
+    block = 16 if dtype == torch.int8 else 8
     inv_scale = np.float32(1.0) / np.float32(scale)
     # The kernel walks memory order: a channels-last tensor's buffer is in NHWC order.
     nhwc = input.dim() == 4 and input.is_contiguous(memory_format=torch.channels_last) and not input.is_contiguous()
@@ -288,10 +290,10 @@ def quantize_per_tensor_s8(
     scalar = np.rint((flat * inv_scale).astype(np.float32)).astype(np.int64)
     q = scalar
     if isa == "MVE":
-        blocks = len(flat) - len(flat) % 16
+        blocks = len(flat) - len(flat) % block
         exact = np.rint(flat[:blocks].astype(np.float64) * np.float64(inv_scale)).astype(np.int64)
         q = np.concatenate([exact, scalar[blocks:]])
-    q = np.clip(q + int(zero_point), int(quant_min), int(quant_max)).astype(np.int8)
+    q = np.clip(q + int(zero_point), int(quant_min), int(quant_max)).astype(np.int8 if block == 16 else np.int16)
     out = torch.from_numpy(q)
     if nhwc:
         n, c, h, w = input.shape

@@ -42,10 +42,10 @@ def run_all(program: ExportedProgram, rewritten: Rewritten, quantized: Quantized
     for own in PASSES:
         if delegate or not own.backend_only:
             own.run(program, rewritten, quantized)
-    _name_outputs(program)
+    name_outputs(program)
 
 
-def _name_outputs(program: ExportedProgram) -> None:
+def name_outputs(program: ExportedProgram) -> None:
     """A pass that replaced a node the program returns (with --io int8, the output's quantize that
     the int8 LayerNorm took over) leaves the signature naming the old node, which delegation refuses:
     the signature names what the graph returns."""

@@ -36,8 +36,13 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _qparams(args: tuple[Any, ...]) -> QParams:
+def _qparams(args: tuple[Any, ...], where: str = "") -> QParams:
     scale, zero_point, qmin, qmax = args[0], args[1], args[2], args[3]
+    if where and len(args) > 4 and args[4] != torch.int8:
+        raise ExportError(
+            f"--io int8: {where} is {str(args[4]).removeprefix('torch.')} (its layer runs 16-bit activations)",
+            "drop --io int8, or keep that layer at int8 (--precision-for PART=int8)",
+        )
     return QParams(float(scale), int(zero_point), int(qmin), int(qmax))
 
 
@@ -51,18 +56,19 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
     inputs, outputs = [], []
     for i in range(n_in):
         try:
-            inputs.append(_qparams(quantize_input(edge_program, i)))
+            made = quantize_input(edge_program, i)
         except (ValueError, AssertionError) as exc:
             raise ExportError(
                 f"--io int8: input {i} cannot be int8: it is not quantized as it enters the model ({_first_line(exc)})",
                 "every input must go straight into quantized ops (drop --io int8 for float inputs)",
             ) from exc
+        inputs.append(_qparams(made, f"input {i}"))
     from torch.export.graph_signature import OutputKind, TensorArgument
 
     user_specs = [spec for spec in edge_program.graph_signature.output_specs if spec.kind == OutputKind.USER_OUTPUT]
     for i in range(n_out):
         try:
-            outputs.append(_qparams(quantize_output(edge_program, i)))
+            made = quantize_output(edge_program, i)
         except (ValueError, AssertionError) as exc:
             from cmx_gen.lower.fx_nodes import op_name
 
@@ -72,6 +78,7 @@ def strip_boundaries(edge_program: Any) -> IoQuant:
                 f"(it comes from {op_name(producer) or producer})",
                 "every output must come from a quantized op (drop --io int8 for float outputs)",
             ) from exc
+        outputs.append(_qparams(made, f"output {i}"))
         # quantize_output rewires the graph's output only: the signature must name the new node too.
         user_specs[i].arg = TensorArgument(name=edge_program.graph.output_node().args[0][i].name)
     return IoQuant(inputs, outputs)

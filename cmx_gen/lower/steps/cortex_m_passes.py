@@ -1,5 +1,6 @@
 """ExecuTorch's CortexMPassManager for the target's ISA: the graph onto CMSIS-NN kernels, then
-cmx-gen's own passes in their list (own_passes.py). One-input-channel convolutions stay regular
+cmx-gen's own passes in their list (own_passes.py); the int16 layers become cmx-gen's s16 ops first
+(s16_ops.py), as upstream's passes take int8 patterns only. One-input-channel convolutions stay regular
 convolutions (conv_choice.py); with `--io int8`, an output that was only requantized is returned as
 the int8 it was (int8_io.py). A pass that fails on a node makes that node a float
 island (failures.py, float_islands.py)."""
@@ -12,7 +13,8 @@ import functools
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower.ops import own_passes
+from cmx_gen.lower.activation_bits import any_int16
+from cmx_gen.lower.ops import own_passes, s16_ops
 from cmx_gen.lower.rewrites import conv_choice, int8_io
 from cmx_gen.lower.state import Edge, Given, Lowered, Quantized, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
@@ -28,6 +30,8 @@ def _failed_node(given: Given, edge: Edge, pass_name: str, node_name: str) -> to
     if pass_name not in names:
         return None
     program = copy.deepcopy(edge.manager.exported_program())
+    if any_int16(given.options):
+        s16_ops.to_int16(program)
     before = passes[: names.index(pass_name)]
     try:
         with conv_choice.one_channel_convs_as_conv():
@@ -42,7 +46,15 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
 
     io = edge.io
     program = copy.deepcopy(edge.manager.exported_program())  # the passes transform the graph they are given
+    if any_int16(given.options) and not given.options.delegate:
+        raise ExportError(
+            "16-bit activations run on cmx-gen's backend only (the cortex_m kernels are int8)",
+            "drop --no-delegate (delegate = false), or lower at --precision int8",
+        )
     try:
+        if any_int16(given.options):  # before upstream's passes, which take int8 patterns only
+            s16_ops.to_int16(program)
+            own_passes.name_outputs(program)
         with conv_choice.one_channel_convs_as_conv():
             lowered = CortexMPassManager(program, target_config=given.config).transform()
         own_passes.run_all(lowered, rewritten, quantized, given.options.delegate)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from cmx_gen.lower import keep_fp32, weight_bits
+from cmx_gen.lower import activation_bits, keep_fp32, weight_bits
 from cmx_gen.lower.host_models import layer_error
 from cmx_gen.lower.ops import recurrent_graph
 from cmx_gen.lower.rewrites import activation_range, concat
@@ -23,7 +23,9 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
 
     graph = copy.deepcopy(rewritten.graph)  # prepare_pt2e edits the graph it is given
     kept = given.options.keep_fp32 + tuple(island.part for island in given.islands)
-    quantizer = keep_fp32.quantizer(kept, graph, weight_bits.annotator(graph, given.options))
+    narrow = weight_bits.annotator(graph, given.options)
+    widen = activation_bits.annotator(graph, given.options)
+    quantizer = keep_fp32.quantizer(kept, graph, lambda model: (narrow(model), widen(model)))
     try:
         prepared = prepare_pt2e(graph, quantizer)
         for sample in given.exported.calibration:

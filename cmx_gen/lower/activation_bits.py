@@ -1,0 +1,142 @@
+"""`precision = "int16"` (8w16a): convolutions, depthwise convolutions and fully connected layers read
+and write 16-bit activations, symmetric (zero point 0, [-32767, 32767], upstream's
+INT16_ACTIVATION_PER_TENSOR_QSPEC), with int8 weights; the backend runs them on CMSIS-NN's s16 kernels
+(ops/s16_ops.py, delegate/layers.py). Per-layer overrides name a part as `--keep-fp32` does:
+`--precision-for head=int16`.
+
+The quantizer annotates as for int8; `widen_annotations` then gives the chosen layers' activation
+specs 16 bits, and an activation fused after such a layer (ReLU, ReLU6, clamp) follows it. Where an int8
+layer meets an int16 one, prepare_pt2e observes both sides and convert_pt2e requantizes between them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import torch
+
+from cmx_gen.common.goals import Precision, parse_precision_override
+from cmx_gen.lower.facts import LowerOptions
+from cmx_gen.lower.keep_fp32 import names_nothing, selects
+
+# The layers that take int16 activations (after the exact rewrites: 1-D layers are 2-D), and the
+# activations fused into them.
+WIDENED = ("aten.conv2d.default", "aten.linear.default")
+FUSED = (
+    "aten.relu.default",
+    "aten.relu_.default",
+    "aten.hardtanh.default",
+    "aten.hardtanh_.default",
+    "aten.clamp.default",
+    "aten.clamp_.default",
+)
+
+
+def chosen(node: torch.fx.Node, default: Precision, overrides: tuple[str, ...]) -> Precision:
+    """The precision a layer takes: the last override that names it, else the default."""
+    bits = default
+    for text in overrides:
+        part, wanted = parse_precision_override(text)
+        if selects(node, part):
+            bits = wanted
+    return bits
+
+
+def any_int16(options: LowerOptions) -> bool:
+    """Whether any layer may take int16 activations."""
+    return options.precision == "int16" or any(
+        parse_precision_override(text)[1] == "int16" for text in options.precision_for
+    )
+
+
+def annotator(graph: torch.fx.GraphModule, options: LowerOptions) -> Callable[[torch.fx.GraphModule], int]:
+    """What the quantizer runs after annotating: widen_annotations with the options' precisions, once
+    the overrides are checked to name layers of `graph`."""
+    layers = [n for n in graph.graph.nodes if n.op == "call_function" and str(n.target) in WIDENED]
+    for text in options.precision_for:
+        part, _ = parse_precision_override(text)
+        if not any(selects(n, part) for n in layers):
+            raise names_nothing(f"--precision-for {text} names no convolution or linear layer of the model", layers)
+    return partial(widen_annotations, default=options.precision, overrides=options.precision_for)
+
+
+def _int16_spec() -> object:
+    from executorch.backends.cortex_m.quantizer.quantization_configs import INT16_ACTIVATION_PER_TENSOR_QSPEC
+
+    return INT16_ACTIVATION_PER_TENSOR_QSPEC
+
+
+def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides: tuple[str, ...]) -> int:
+    """After the quantizer annotated `graph`: each chosen layer's int8 activation specs (its input and
+    output, not its weight or bias) become int16, and so do those of what carries its output on unchanged
+    in value or layout (a fused activation, a BatchNorm before folding, a reshape, the program's output).
+    Returns how many layers take int16."""
+    int16 = _int16_spec()
+    count = 0
+    widened: set[torch.fx.Node] = set()
+    for node in graph.graph.nodes:
+        target = str(node.target) if node.op == "call_function" else node.op
+        if target in WIDENED:
+            if chosen(node, default, overrides) != "int16":
+                continue
+            count += 1
+            _widen_specs(node, int16, skip=set(node.args[1:3]))
+            widened.add(node)
+        elif (target in CARRIED or node.op == "output") and _reads_widened(node, widened):
+            _widen_specs(node, int16, skip=set())
+            widened.add(node)
+    _widen_producers(graph, widened, int16)
+    return count
+
+
+# What carries a widened layer's output on: its activation, a BatchNorm the quantizer folds into it, and
+# the reshapes (they move no value).
+CARRIED = (
+    *FUSED,
+    "aten.batch_norm.default",
+    "aten._native_batch_norm_legit_no_training.default",
+    "aten.flatten.using_ints",
+    "aten.view.default",
+    "aten.reshape.default",
+    "aten.squeeze.dim",
+    "aten.unsqueeze.default",
+    "aten.dropout.default",
+)
+
+
+def _reads_widened(node: torch.fx.Node, widened: set[torch.fx.Node]) -> bool:
+    first = node.args[0] if node.args else None
+    if node.op == "output":
+        values = first if isinstance(first, (list, tuple)) else [first]
+        return any(v in widened for v in values)
+    return first in widened
+
+
+def _widen_specs(node: torch.fx.Node, int16: object, skip: set[object]) -> None:
+    """The node's int8 activation specs (its inputs but `skip`, and its output) as int16."""
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+
+    annotation = node.meta.get("quantization_annotation")
+    if annotation is None:
+        return
+    for arg, spec in list(annotation.input_qspec_map.items()):
+        if arg not in skip and isinstance(spec, QuantizationSpec) and spec.dtype == torch.int8:
+            annotation.input_qspec_map[arg] = int16
+    if isinstance(annotation.output_qspec, QuantizationSpec) and annotation.output_qspec.dtype == torch.int8:
+        annotation.output_qspec = int16
+
+
+def _widen_producers(graph: torch.fx.GraphModule, widened: set[torch.fx.Node], int16: object) -> None:
+    """A producer every reader of which reads int16 (a program input before an int16 layer) gives int16
+    itself, or its int8 output would be requantized to 16 bits and lose the bits it never had."""
+    from torchao.quantization.pt2e.quantizer import QuantizationSpec
+
+    for node in graph.graph.nodes:
+        annotation = node.meta.get("quantization_annotation")
+        if annotation is None or node in widened or not node.users:
+            continue
+        spec = annotation.output_qspec
+        if not (isinstance(spec, QuantizationSpec) and spec.dtype == torch.int8):
+            continue
+        if all(user in widened and user.args and user.args[0] is node for user in node.users):
+            annotation.output_qspec = int16

@@ -1,0 +1,71 @@
+"""The s16 kinds' records run on the host (host_run.RUN): the int16 tensors read from the delegate's
+memory in the runtime's layout (NHWC images, rows), the weights read back from the record's layout,
+and computed with the same host models as the lowering's ops (host_models/s16_models.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from cmx_gen.lower.delegate.host_memory import DelegateMemory
+from cmx_gen.lower.delegate.plan import NONE
+from cmx_gen.lower.host_models import s16_models
+
+
+def _int16(memory: DelegateMemory, operand: int, count: int) -> NDArray[Any]:
+    return np.frombuffer(memory.view(operand, 2 * count), dtype="<i2").copy()
+
+
+def _put16(memory: DelegateMemory, operand: int, values: NDArray[Any]) -> None:
+    raw = np.ascontiguousarray(values, dtype="<i2").tobytes()
+    memory.view(operand, len(raw))[:] = raw
+
+
+def _ints(plan: bytes, offset: int, count: int, dtype: str) -> NDArray[Any]:
+    return np.frombuffer(plan, dtype=dtype, count=count, offset=offset).copy()
+
+
+def _bias(plan: bytes, offset: int, count: int) -> torch.Tensor | None:
+    return None if offset == NONE else torch.from_numpy(_ints(plan, offset, count, "<i8"))
+
+
+def conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """conv_s16 / depthwise_s16: the filter back to OIHW, the input to NCHW."""
+    n, h, w, c = (f[f"input_{d}"] for d in "nhwc")
+    fn, fh, fw, fc = (f[f"filter_{d}"] for d in "nhwc")
+    oc = f["output_c"]
+    depthwise = "ch_mult" in f
+    laid = _ints(plan, f["weight"], fn * fh * fw * fc, "i1").reshape(fn, fh, fw, fc)
+    weight = laid.transpose(3, 0, 1, 2) if depthwise else laid.transpose(0, 3, 1, 2)
+    x = torch.from_numpy(_int16(memory, f["input"], n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
+    out = s16_models.conv2d_s16(
+        x,
+        torch.from_numpy(np.ascontiguousarray(weight)),
+        _bias(plan, f["bias"], oc),
+        [f["stride_h"], f["stride_w"]],
+        [f["pad_h"], f["pad_w"]],
+        [f["dilation_h"], f["dilation_w"]],
+        c if depthwise else 1,
+        _ints(plan, f["multipliers"], oc, "<i4").tolist(),
+        _ints(plan, f["shifts"], oc, "<i4").tolist(),
+        f["act_min"],
+        f["act_max"],
+    )
+    _put16(memory, f["output"], out.permute(0, 2, 3, 1).contiguous().numpy())
+
+
+def linear(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """linear_s16: rows of the input times the weight [out][in]."""
+    batches, features, outputs = f["input_n"], f["input_c"], f["output_c"]
+    x = torch.from_numpy(_int16(memory, f["input"], batches * features).reshape(batches, features))
+    weight = torch.from_numpy(_ints(plan, f["weight"], outputs * features, "i1").reshape(outputs, features))
+    out = s16_models.fully_connected_s16(
+        x, weight, _bias(plan, f["bias"], outputs), f["multiplier"], f["shift"], f["act_min"], f["act_max"]
+    )
+    _put16(memory, f["output"], out.numpy())
+
+
+RUN = {"conv_s16": conv, "depthwise_s16": conv, "linear_s16": linear}

@@ -1,0 +1,108 @@
+"""Plan layers of the int16 ops (ops/s16_ops.py): CMSIS-NN's s16 wrappers with the arguments the
+ops hold. Their weights come from the graph as the quantizer made them (OIHW), so the filter is laid
+out here as the kernels read it (OHWI; a depthwise layer's [1][kh][kw][channels]); the int32 bias is
+stored as the int64 the kernels add; offsets are 0 (symmetric activations)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, window_fields
+from cmx_gen.lower.delegate.kernel_choice import node_val as _val
+from cmx_gen.lower.delegate.kernel_choice import s16_depthwise, s16_scratch
+from cmx_gen.lower.delegate.plan import NONE, Layer
+from cmx_gen.lower.fx_nodes import fx_args
+
+
+def _bias64(emit: Emit, bias: Any) -> int:
+    """The int32 bias constant as int64 (the s16 kernels' bias), NONE without one."""
+    if bias is None:
+        return NONE
+    return emit.data(np.frombuffer(emit.constant_bytes(bias), dtype="<i4").astype("<i8").tobytes())
+
+
+def _int32s(values: Any) -> bytes:
+    return np.asarray([int(v) for v in values], dtype="<i4").tobytes()
+
+
+def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_conv2d_s16: conv_s16 (arm_convolve_wrapper_s16) or, one group a channel,
+    depthwise_s16 (arm_depthwise_conv_wrapper_s16)."""
+    x, weight, bias, stride, padding, dilation, groups, mults, shifts, act_min, act_max = fx_args(node)
+    out_c, in_per_group, kh, kw = (int(v) for v in _val(weight).shape)
+    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_c, in_per_group, kh, kw)
+    depthwise = s16_depthwise(node)
+    # OHWI; a depthwise filter [1][kh][kw][out] (its one input channel a group)
+    laid = filt.transpose(1, 2, 3, 0) if depthwise else filt.transpose(0, 2, 3, 1)
+    window = window_fields(0, 0, stride, padding, dilation, (act_min, act_max))
+    fields: dict[str, Any] = {
+        "input": emit.operand(x),
+        "output": emit.operand(node),
+        "weight": emit.data(np.ascontiguousarray(laid).tobytes()),
+        "bias": _bias64(emit, bias),
+        "multipliers": emit.data(_int32s(mults)),
+        "shifts": emit.data(_int32s(shifts)),
+        "scratch": scratch,
+        "scratch_bytes": s16_scratch(node, emit.isa),
+    }
+    if depthwise:
+        fields["ch_mult"] = out_c // int(_val(x).shape[1])
+    return Layer(
+        "depthwise_s16" if depthwise else "conv_s16",
+        {
+            **fields,
+            **window,
+            **dims_fields("input", dims(_val(x))),
+            **dims_fields("filter", (1, kh, kw, out_c) if depthwise else (out_c, kh, kw, in_per_group)),
+            **dims_fields("bias", (1, 1, 1, out_c)),
+            **dims_fields("output", dims(_val(node))),
+        },
+        node=node.name,
+    )
+
+
+def linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_linear_s16: linear_s16 (arm_fully_connected_s16), one multiplier for the tensor."""
+    x, weight, bias, mult, shift, act_min, act_max = fx_args(node)
+    xv, out = _val(x), _val(node)
+    in_feat, out_feat = int(xv.shape[-1]), int(out.shape[-1])
+    batches = int(np.prod([int(s) for s in xv.shape[:-1]]))
+    return Layer(
+        "linear_s16",
+        {
+            "input": emit.operand(x),
+            "output": emit.operand(node),
+            "weight": emit.constant(weight),
+            "bias": _bias64(emit, bias),
+            "kernel_sum": NONE,
+            "multiplier": int(mult),
+            "shift": int(shift),
+            "input_offset": 0,
+            "filter_offset": 0,
+            "output_offset": 0,
+            "act_min": act_min,
+            "act_max": act_max,
+            **dims_fields("input", (batches, 1, 1, in_feat)),
+            **dims_fields("filter", (in_feat, 1, 1, out_feat)),
+            **dims_fields("bias", (1, 1, 1, out_feat)),
+            **dims_fields("output", (batches, 1, 1, out_feat)),
+        },
+        node=node.name,
+    )
+
+
+BUILDERS = {"cmx::quantized_conv2d_s16": conv, "cmx::quantized_linear_s16": linear}
+
+
+def supports(node: torch.fx.Node) -> bool:
+    """A convolution of one group or one group a channel (the s16 wrappers take no other grouping), on
+    a 4-D image; a fully connected layer always."""
+    if fx_args(node)[0] is None:
+        return False
+    if len(fx_args(node)) == 7:  # linear
+        return True
+    groups = int(fx_args(node)[6])
+    return _val(fx_args(node)[0]).dim() == 4 and (groups == 1 or s16_depthwise(node))

@@ -1,0 +1,37 @@
+"""16-bit activations on the target (`precision = "int16"`, issue 52): a model whose layers run every s16 kind
+(CMSIS-NN's arm_convolve_wrapper_s16, arm_depthwise_conv_wrapper_s16, arm_fully_connected_s16) and an int16
+flatten between them (element copies), PASS bit-exact against the host reference on QEMU's M4 and M55.
+
+Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and qemu-system-arm; skipped, saying why,
+without them."""
+
+from __future__ import annotations
+
+import collections
+import json
+
+import pytest
+from conftest import FIRMWARE, ROOT
+
+from cmx_gen.app import project as project_mod
+from cmx_gen.app.kinds.baremetal import build
+from cmx_gen.device.runners import QemuRunner
+from cmx_gen.fit.boards import load_board
+from cmx_gen.pipeline.generate import generate
+
+pytestmark = FIRMWARE
+
+NET = f"{ROOT}/tests/toy_models/int16_models.py:Int16Net"
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_int16_activations_pass_bit_exact(tmp_path, board):
+    app = tmp_path / "app"
+    project = project_mod.Project.single(model=NET, board=board, output=str(app), precision="int16")
+    generate(project, app)
+    report = json.loads((app / "model" / "report.json").read_text())
+    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    assert kinds["conv_s16"] == 2 and kinds["depthwise_s16"] == 2 and kinds["linear_s16"] == 2, kinds
+    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+    print(f"\n{board}, int16 activations: {result.line}")

@@ -1,0 +1,119 @@
+"""16-bit activations (`precision = "int16"`, 8w16a, issue 52): the quantizer gives the chosen layers (and
+what carries their output on: activations, reshapes, the program's output) int16 specs, cmx-gen's s16 ops take
+them before upstream's int8 passes, the backend runs CMSIS-NN's s16 kernels, and the plan's host run gives the
+lowering's reference bit for bit. The error against float falls as it should."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT
+
+from cmx_gen.app import project as project_mod
+from cmx_gen.app import project_file
+from cmx_gen.common.errors import ExportError, ModelSourceError
+from cmx_gen.lower.facts import LowerOptions
+from cmx_gen.lower.host_models import s16_models
+from cmx_gen.model.export import export
+from cmx_gen.model.source import load
+from cmx_gen.program import plan_reference
+from cmx_gen.program.artifacts import lower_model
+
+NET = str(ROOT / "tests" / "toy_models" / "int16_models.py") + ":Int16Net"
+S16 = {"conv_s16", "depthwise_s16", "linear_s16"}
+
+
+def test_requantize_s64_is_cmsis_nns():
+    # arm_nn_requantize_s64: (acc * REDUCE_MULTIPLIER(m)) >> (14 - shift), then one rounding shift
+    mult, shift = 1 << 30, -2  # 0.5 x 2^-2 = 1/8
+    acc = np.array([80, 84, -84, 1 << 20], np.int64)
+    assert s16_models.reduce_multiplier(mult) == 1 << 14
+    assert s16_models.requantize_s64(acc, mult, shift).tolist() == [10, 11, -10, 1 << 17]
+    assert s16_models.reduce_multiplier(0x7FFFFFFF) == 0x7FFF  # the top multiplier does not round up to 2^15
+
+
+@pytest.fixture(scope="module")
+def exported():
+    return export(load(NET))
+
+
+def _kinds(artifacts) -> collections.Counter[str]:
+    return collections.Counter(layer.kind for layer in artifacts.report.delegated_layers)
+
+
+@pytest.mark.parametrize("core, isa", [("cortex-m4", "DSP"), ("cortex-m3", "SCALAR"), ("cortex-m55", "MVE")])
+def test_int16_layers_run_the_s16_kinds_and_the_plan_gives_the_reference(exported, core, isa):
+    int8 = lower_model(exported, core)
+    int16 = lower_model(exported, core, LowerOptions(precision="int16"))
+    kinds = _kinds(int16)
+    assert not S16 & set(_kinds(int8))
+    assert kinds["conv_s16"] == 2 and kinds["depthwise_s16"] == 2 and kinds["linear_s16"] == 2, kinds
+    assert len(int16.report.schedules) == 1  # one delegate: the flatten is element copies, not a boundary
+    inputs = [int16.reference[k] for k in sorted(int16.reference) if k.startswith("input_")]
+    outputs = plan_reference.reference(int16.pte, inputs, isa)
+    assert np.array_equal(outputs[0], int16.reference["output_0"])
+    assert int16.report.lowering_options.precision == "int16"
+
+
+def test_int16_is_closer_to_float_than_int8(exported):
+    """The same model, the same calibration: the output's error against float at least halves (the weights
+    are int8 in both, and in this small random network their rounding is most of what is left)."""
+    float_out = exported.module(*exported.inputs).detach().numpy()
+    errors = {}
+    for precision in ("int8", "int16"):
+        lowered = lower_model(exported, "cortex-m55", LowerOptions(precision=precision))
+        errors[precision] = float(np.abs(lowered.reference["output_0"] - float_out).max())
+    assert errors["int16"] * 2 < errors["int8"], errors
+
+
+def test_a_layer_named_keeps_int8_activations(exported):
+    mixed = lower_model(exported, "cortex-m4", LowerOptions(precision="int16", precision_for=("head=int8",)))
+    layers = {layer.module: layer.kind for layer in mixed.report.delegated_layers if layer.module}
+    assert layers["head"] in ("linear", "fully_connected") and layers["fc.1"] == "linear_s16", layers
+    inputs = [mixed.reference[k] for k in sorted(mixed.reference) if k.startswith("input_")]
+    assert np.array_equal(plan_reference.reference(mixed.pte, inputs, "DSP")[0], mixed.reference["output_0"])
+
+
+def test_an_override_that_names_no_layer_is_refused(exported):
+    with pytest.raises(ModelSourceError, match="names no convolution or linear layer"):
+        lower_model(exported, "cortex-m4", LowerOptions(precision="int16", precision_for=("nothing=int8",)))
+
+
+def test_int16_needs_the_backend_and_a_float_boundary(exported):
+    with pytest.raises(ExportError, match="cmx-gen's backend only"):
+        lower_model(exported, "cortex-m4", LowerOptions(precision="int16", delegate=False))
+    with pytest.raises(ExportError, match="input 0 is int16"):
+        lower_model(exported, "cortex-m4", LowerOptions(precision="int16", io="int8"))
+
+
+def test_cmx_toml_keeps_the_precision(tmp_path):
+    project = project_mod.Project.single(
+        NET, board="mps2-an386", precision="int16", precision_for=("head=int8",), output=str(tmp_path)
+    )
+    path = tmp_path / "cmx.toml"
+    path.write_text(project_file.dumps(project, tmp_path))
+    again = project_mod.load(path)
+    assert again.models[0].precision == "int16" and again.models[0].precision_for == ("head=int8",)
+    path.write_text(path.read_text().replace('"int16"', '"int12"'))
+    with pytest.raises(ModelSourceError, match="precision = 'int12' is not an activation precision"):
+        project_mod.load(path)
+
+
+def test_the_host_model_is_the_arithmetic_it_claims():
+    """conv2d_s16 against a direct integer loop on random values (int64 accumulate, requantize_s64)."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-32767, 32768, (1, 3, 5, 5), generator=g, dtype=torch.int16)
+    w = torch.randint(-127, 128, (4, 3, 3, 3), generator=g, dtype=torch.int8)
+    b = torch.randint(-(1 << 20), 1 << 20, (4,), generator=g, dtype=torch.int32)
+    mults, shifts = [1 << 30, 1500000000, 1234567890, 2000000000], [-9, -10, -8, -11]
+    out = s16_models.conv2d_s16(x, w, b, [1, 1], [1, 1], [1, 1], 1, mults, shifts, -32767, 32767)
+    padded = np.pad(x.numpy().astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    for c in range(4):
+        for i in range(5):
+            for j in range(5):
+                acc = int((padded[0, :, i : i + 3, j : j + 3] * w[c].numpy().astype(np.int64)).sum()) + int(b[c])
+                want = int(np.clip(s16_models.requantize_s64(np.array([acc]), mults[c], shifts[c])[0], -32767, 32767))
+                assert int(out[0, c, i, j]) == want

@@ -1,0 +1,34 @@
+"""Models for 16-bit activations (`precision = "int16"`, 8w16a, issue 52), written as a user writes them: a
+small image network whose layers take every s16 kind (a 3x3 stem with BatchNorm and ReLU, a depthwise 3x3, a
+pointwise, a depthwise 5x5 stride 2 with ReLU6, a flattened linear head) and a 1-D signal regressor."""
+
+import torch
+from torch import nn
+
+
+class Int16Net(nn.Module):
+    """conv 3x3 (3 -> 6), depthwise 3x3 (6), pointwise (6 -> 8), depthwise 5x5 stride 2 (8), flatten, linear
+    (8 x 3 x 3 = 72 -> 24), linear (24 -> 10)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(16)
+        self.stem = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU())
+        self.dw = nn.Sequential(nn.Conv2d(6, 6, 3, padding=1, groups=6), nn.ReLU())
+        self.pw = nn.Sequential(nn.Conv2d(6, 8, 1), nn.ReLU())
+        self.dw5 = nn.Sequential(nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8), nn.ReLU6())
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(8 * 3 * 3, 24), nn.ReLU())
+        self.head = nn.Linear(24, 10)
+        self.eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.fc(self.dw5(self.pw(self.dw(self.stem(x))))))
+
+
+def example_inputs() -> tuple[torch.Tensor]:
+    return (torch.rand(1, 3, 6, 6, generator=torch.Generator().manual_seed(1)),)
+
+
+def calibration_data() -> list[tuple[torch.Tensor]]:
+    g = torch.Generator().manual_seed(2)
+    return [(torch.rand(1, 3, 6, 6, generator=g),) for _ in range(16)]
