@@ -50,6 +50,8 @@ MORE = {
     "autoencoder_int4": "samples/autoencoder/model.py:AutoEncoder",  # linear_s4 (weights = "int4")
     "int4_net": "tests/toy_models/int4_models.py:Int4Net",  # conv_s4, depthwise_s4, linear_s4
     "int16_net": "tests/toy_models/int16_models.py:Int16Net",  # conv_s16, depthwise_s16, linear_s16
+    "denoiser_int16": "samples/denoiser/model.py:Denoiser",  # conv_s16 (1-D)
+    "denoiser_out16": "samples/denoiser/model.py:Denoiser",  # lut_s16 (int8 into the int16 last layer)
 }
 # A sample made under a memory goal (--memory): arm_convolve_s8 itself (conv_general) runs only where
 # the schedule runs a convolution patch by patch, which `--memory min` asks for.
@@ -60,6 +62,8 @@ OPTIONS = {
     "autoencoder_int4": ("--io", "int8", "--weights", "int4"),
     "int4_net": ("--io", "int8", "--weights", "int4"),
     "int16_net": ("--precision", "int16"),
+    "denoiser_int16": ("--precision", "int16"),
+    "denoiser_out16": ("--precision-for", "out=int16"),
 }
 MODELS = {**SAMPLES, **MORE}
 

@@ -99,6 +99,8 @@ CARRIED = (
     "aten.view.default",
     "aten.reshape.default",
     "aten.squeeze.dim",
+    "aten.squeeze.dims",
+    "aten.clone.default",
     "aten.unsqueeze.default",
     "aten.dropout.default",
 )
@@ -127,16 +129,17 @@ def _widen_specs(node: torch.fx.Node, int16: object, skip: set[object]) -> None:
 
 
 def _widen_producers(graph: torch.fx.GraphModule, widened: set[torch.fx.Node], int16: object) -> None:
-    """A producer every reader of which reads int16 (a program input before an int16 layer) gives int16
-    itself, or its int8 output would be requantized to 16 bits and lose the bits it never had."""
-    from torchao.quantization.pt2e.quantizer import QuantizationSpec
-
-    for node in graph.graph.nodes:
-        annotation = node.meta.get("quantization_annotation")
-        if annotation is None or node in widened or not node.users:
+    """A program input, or a reshape of one (a 1-D signal made 2-D), every reader of which reads int16 is
+    quantized to int16 itself, or its int8 copy would be requantized to 16 bits having lost the bits.
+    (An int8 layer's output stays int8: its kernel writes int8; an int16 reader gets it requantized,
+    ops/s16_ops.py.) Walked from the output back, so a chain of reshapes widens whole."""
+    for node in reversed(list(graph.graph.nodes)):
+        carried = node.op == "call_function" and str(node.target) in CARRIED and not str(node.target) in FUSED
+        if node in widened or not node.users or not (node.op == "placeholder" or carried):
             continue
-        spec = annotation.output_qspec
-        if not (isinstance(spec, QuantizationSpec) and spec.dtype == torch.int8):
+        if not all(user in widened and user.args and user.args[0] is node for user in node.users):
             continue
-        if all(user in widened and user.args and user.args[0] is node for user in node.users):
-            annotation.output_qspec = int16
+        if carried and not (isinstance(node.args[0], torch.fx.Node) and node.args[0].op == "placeholder"):
+            continue  # a reshape of an int8 layer's output: that layer writes int8
+        _widen_specs(node, int16, skip=set())
+        widened.add(node)

@@ -20,7 +20,7 @@ def _spec_line(spec: TensorSpec) -> str:
     text = f"{spec.dtype}{list(spec.shape)} dim_order={spec.dim_order}"
     q = spec.quant
     if q:
-        kind = "int8 I/O (--io int8): real = scale * (q - zero_point)," if q.at == "io" else "int8"
+        kind = "int8 I/O (--io int8): real = scale * (q - zero_point)," if q.at == "io" else "quantized"
         text += f" {kind} scale={q.scale:.6g} zero_point={q.zero_point}"
     return text
 
@@ -93,7 +93,7 @@ def table(report: Report) -> str:
     )
     qe = report.quantization_error
     if qe:
-        text = f"int8 error max |float - int8| = {qe.max_abs_err:.4g} over {qe.samples} inputs"
+        text = f"quantization error max |float - quantized| = {qe.max_abs_err:.4g} over {qe.samples} inputs"
         if qe.top1_agreement is not None:
             text += f", top-1 agreement {qe.top1_agreement * 100:.1f} %"
         lines.append(text)

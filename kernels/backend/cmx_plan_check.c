@@ -582,6 +582,14 @@ static int check_lut(check* c, const cmx_layer_lut* l) {
 }
 #endif
 
+#ifdef CMX_BACKEND_LUT_S16
+static int check_lut_s16(check* c, const cmx_layer_lut_s16* l) {
+  if (l->output >= 0 && (l->output & 1) != 0) return fail(c, "an int16 tensor unaligned");
+  return tensor(c, l->input, l->count) && l->count < LIMIT / 2 && tensor(c, l->output, 2 * (int64_t)l->count) &&
+         constant(c, l->table, 512, 2, 0);
+}
+#endif
+
 #ifdef CMX_BACKEND_BMM
 static int check_bmm(check* c, const cmx_layer_bmm* l) {
   const int64_t b = l->batches, r = l->rows, k = l->inner, n = l->cols;

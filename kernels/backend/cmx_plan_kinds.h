@@ -32,6 +32,7 @@ enum cmx_plan_op {
   CMX_OP_CONV_S16 = 27,
   CMX_OP_DEPTHWISE_S16 = 28,
   CMX_OP_LINEAR_S16 = 29,
+  CMX_OP_LUT_S16 = 30,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -200,6 +201,12 @@ enum cmx_plan_op {
 #define CMX_IF_LINEAR_S16(...)
 #endif
 
+#ifdef CMX_BACKEND_LUT_S16
+#define CMX_IF_LUT_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_LUT_S16(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -230,6 +237,7 @@ enum cmx_plan_op {
   X(CONV_S16, conv_s16) \
   X(DEPTHWISE_S16, depthwise_s16) \
   X(LINEAR_S16, linear_s16) \
+  X(LUT_S16, lut_s16) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -262,4 +270,5 @@ enum cmx_plan_op {
   CMX_IF_CONV_S16(X(CONV_S16, conv_s16)) \
   CMX_IF_DEPTHWISE_S16(X(DEPTHWISE_S16, depthwise_s16)) \
   CMX_IF_LINEAR_S16(X(LINEAR_S16, linear_s16)) \
+  CMX_IF_LUT_S16(X(LUT_S16, lut_s16)) \
 

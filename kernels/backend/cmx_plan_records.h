@@ -178,6 +178,9 @@ typedef cmx_layer_conv cmx_layer_conv_s16;
 /* arm_depthwise_conv_wrapper_s16: int16 input and output, weight [1][kh][kw][channels] int8, bias int64. */
 typedef cmx_layer_depthwise_conv cmx_layer_depthwise_s16;
 
+/* cmx_lut_s8_s16 (kernels/nn/): int8 in, int16 out (where an int8 layer meets an int16 one); table [256] int16. */
+typedef cmx_layer_lut cmx_layer_lut_s16;
+
 /* arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64. */
 typedef cmx_layer_linear cmx_layer_linear_s16;
 

@@ -527,6 +527,17 @@ inline arm_cmsis_nn_status run_mean(const cmx_layer_mean* l, CMX_RUN_ARGS) {
 }
 #endif
 
+#ifdef CMX_BACKEND_LUT_S16
+inline arm_cmsis_nn_status run_lut_s16(const cmx_layer_lut_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * (size_t)l->count);
+  CMX_KERNEL(status = cmx_lut_s8_s16(tensor_at(l->input, work, io), reinterpret_cast<int16_t*>(out), l->count,
+                                     constant_at<int16_t>(plan, l->table)));
+  return status;
+}
+#endif
+
 #ifdef CMX_BACKEND_LUT
 inline arm_cmsis_nn_status run_lut(const cmx_layer_lut* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;

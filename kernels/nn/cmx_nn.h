@@ -409,6 +409,17 @@ arm_cmsis_nn_status cmx_avgpool_s8(const cmsis_nn_context* ctx, const cmsis_nn_p
  */
 arm_cmsis_nn_status cmx_lut_s8(const int8_t* input, int8_t* output, int32_t count, const int8_t* table);
 
+/**
+ * @brief output[i] = table[input[i] + 128], int8 in, int16 out: where an int8 layer's output meets a layer
+ *        of 16-bit activations, the requantization the plan tabulated.
+ * @param[in]  input   caller: [count] int8
+ * @param[out] output  caller: [count] int16, 2-byte aligned; may start at input (written last to first)
+ * @param[in]  count   >= 1
+ * @param[in]  table   plan: [256] int16, the output for each input from -128 to 127
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a count below 1 or no table
+ */
+arm_cmsis_nn_status cmx_lut_s8_s16(const int8_t* input, int16_t* output, int32_t count, const int16_t* table);
+
 /* The most entries a softmax's table of exponentials has: one per difference from 0 to -255. */
 #define CMX_SOFTMAX_TABLE 256
 /* The elements (rows x row size) from which the backend runs a softmax on cmx_softmax_s8: its table's

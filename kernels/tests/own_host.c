@@ -41,10 +41,19 @@ int main(int argc, char** argv) {
     int8_t* y = malloc((size_t)count);
     if (cmx_lut_s8(x, y, count, table)) return 4;
     fwrite(y, 1, (size_t)count, stdout);
+  } else if (kind == 'U') {
+    const int32_t count = case_word(f);
+    const int16_t* table = (const int16_t*)case_block(f, 512);
+    const int8_t* x = case_block(f, (size_t)count);
+    int16_t* y = malloc((size_t)count * 2);
+    if (cmx_lut_s8_s16(x, y, count, table)) return 4;
+    fwrite(y, 2, (size_t)count, stdout);
   } else if (kind == 'A') {
     static const int8_t x[4] = {0}, table[256] = {0};
     static const int32_t words[4] = {0};
     int8_t y[4];
+    static const int16_t wide_table[256] = {0};
+    int16_t wide[4];
     const arm_cmsis_nn_status statuses[] = {
         cmx_transpose_s8(x, y, 1, 0, 4),
         cmx_mean_s8(x, y, 1, 0, 1, 1 << 30, 0, 0, 0),
@@ -53,6 +62,8 @@ int main(int argc, char** argv) {
         cmx_layer_norm_s8(x, y, 1, 4, 0, 0, 0, NULL, words),
         cmx_lut_s8(x, y, 0, table),
         cmx_lut_s8(x, y, 4, NULL),
+        cmx_lut_s8_s16(x, wide, 0, wide_table),
+        cmx_lut_s8_s16(x, wide, 4, NULL),
     };
     for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); ++i) printf("%d\n", (int)statuses[i]);
   } else {

@@ -83,8 +83,19 @@ def test_lut_equals_its_host_model(harness, tmp_path):
         assert got == table[x.astype(np.int64) + 128].tobytes(), f"case {index}: {count} elements"
 
 
+def test_lut_s16_equals_its_host_model(harness, tmp_path):
+    """cmx_lut_s8_s16 (int8 in, int16 out: where an int8 layer meets an int16 one) as host_s16.lut reads it."""
+    rng = np.random.default_rng(1616)
+    for index in range(CASES):
+        count = int(rng.integers(1, 600)) if index else 256
+        table = rng.integers(-32767, 32768, 256).astype("<i2")
+        x = np.arange(-128, 128, dtype=np.int8) if index == 0 else rng.integers(-128, 128, count).astype(np.int8)
+        got = _run(harness, tmp_path, struct.pack("<2i", ord("U"), count) + table.tobytes() + x.tobytes())
+        assert got == table[x.astype(np.int64) + 128].tobytes(), f"case {index}: {count} elements"
+
+
 def test_arguments_outside_the_contract_are_refused(harness, tmp_path):
     """cmx_nn.h's @return: ARM_CMSIS_NN_ARG_ERROR (-1) for a size below 1, a negative epsilon, a missing
     table, gain or bias, instead of a run over nothing or a NULL read."""
     statuses = _run(harness, tmp_path, struct.pack("<i", ord("A"))).decode().split()
-    assert statuses == ["-1"] * 7
+    assert statuses == ["-1"] * 9

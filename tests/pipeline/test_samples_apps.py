@@ -21,7 +21,16 @@ def sample_project(name: str, rtos: str) -> project_mod.Project:
 
 
 def test_every_sample_has_a_project_file():
-    assert SAMPLES == ["autoencoder", "digits", "ds_cnn", "kws_digits", "mobilenet_v1_025", "resnet8", "tc_resnet8"]
+    assert SAMPLES == [
+        "autoencoder",
+        "denoiser",
+        "digits",
+        "ds_cnn",
+        "kws_digits",
+        "mobilenet_v1_025",
+        "resnet8",
+        "tc_resnet8",
+    ]
 
 
 @pytest.mark.parametrize("name", SAMPLES)

@@ -68,4 +68,11 @@ def linear(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> 
     _put16(memory, f["output"], out.numpy())
 
 
-RUN = {"conv_s16": conv, "depthwise_s16": conv, "linear_s16": linear}
+def lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """lut_s16: each int8 input's int16 from the table at its value + 128."""
+    table = _ints(plan, f["table"], 256, "<i2")
+    x = np.frombuffer(memory.view(f["input"], f["count"]), dtype=np.int8).astype(np.int64)
+    _put16(memory, f["output"], table[x + 128])
+
+
+RUN = {"conv_s16": conv, "depthwise_s16": conv, "linear_s16": linear, "lut_s16": lut}

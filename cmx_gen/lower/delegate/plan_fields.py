@@ -291,6 +291,10 @@ SAME: dict[str, tuple[str, str]] = {
         "depthwise_conv",
         "arm_depthwise_conv_wrapper_s16: int16 input and output, weight [1][kh][kw][channels] int8, bias int64.",
     ),
+    "lut_s16": (
+        "lut",
+        "cmx_lut_s8_s16 (kernels/nn/): int8 in, int16 out (where an int8 layer meets an int16 one); table [256] int16.",
+    ),
     "linear_s16": ("linear", "arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64."),
     "fully_connected": (
         "linear",

@@ -94,7 +94,19 @@ def linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     )
 
 
-BUILDERS = {"cmx::quantized_conv2d_s16": conv, "cmx::quantized_linear_s16": linear}
+def lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_lut_s16: lut_s16 (cmx_lut_s8_s16), int8 in, int16 out, its table of 256 int16."""
+    x, table = fx_args(node)
+    fields = {
+        "input": emit.operand(x),
+        "output": emit.operand(node),
+        "count": int(_val(x).numel()),
+        "table": emit.data(np.asarray(table, dtype="<i2").tobytes()),
+    }
+    return Layer("lut_s16", fields, node=node.name)
+
+
+BUILDERS = {"cmx::quantized_conv2d_s16": conv, "cmx::quantized_linear_s16": linear, "cmx::quantized_lut_s16": lut}
 
 
 def supports(node: torch.fx.Node) -> bool:
@@ -102,7 +114,7 @@ def supports(node: torch.fx.Node) -> bool:
     a 4-D image; a fully connected layer always."""
     if fx_args(node)[0] is None:
         return False
-    if len(fx_args(node)) == 7:  # linear
+    if len(fx_args(node)) in (2, 7):  # a table, a linear layer
         return True
     groups = int(fx_args(node)[6])
     return _val(fx_args(node)[0]).dim() == 4 and (groups == 1 or s16_depthwise(node))

@@ -74,6 +74,17 @@ def _(x: torch.Tensor, weight: torch.Tensor, *rest: Any) -> torch.Tensor:
     return x.new_empty((*x.shape[:-1], weight.shape[0]), dtype=torch.int16)
 
 
+@torch.library.custom_op("cmx::quantized_lut_s16", mutates_args=())
+def quantized_lut_s16(x: torch.Tensor, table: list[int]) -> torch.Tensor:
+    """cmx_lut_s8_s16 on the host: each int8 value's int16 from the 256-entry table (index value + 128)."""
+    return torch.tensor(table, dtype=torch.int16)[x.to(torch.int64) + 128]
+
+
+@quantized_lut_s16.register_fake
+def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
+    return torch.empty_like(x, dtype=torch.int16)
+
+
 _ACTIVATIONS = ("aten::relu", "aten::hardtanh", "aten::clamp")
 _LAYERS = ("aten::convolution", "aten::linear")
 
@@ -126,6 +137,28 @@ def _requantize(in_scale: float, weight_scales: list[float], out_scale: float, a
     return [m for m, _ in pairs], [s for _, s in pairs]
 
 
+def _int8_to_int16(graph: torch.fx.Graph, quantize: torch.fx.Node) -> torch.fx.Node:
+    """An int16 quantize of an int8 dequantize (an int8 layer's output into an int16 one) as
+    cmx::quantized_lut_s16: the 256 values the int8 tensor can hold, each dequantized and quantized as the
+    two nodes do. Upstream's passes would fold the pair away and hand the int8 bytes to the int16 layer.
+    Anything else is returned as it is."""
+    source = fx_args(quantize)[0]
+    name = op_name(source) if isinstance(source, torch.fx.Node) else ""
+    if name != "quantized_decomposed::dequantize_per_tensor" or fx_args(source)[5] != torch.int8:
+        return quantize
+    values = torch.arange(-128, 128, dtype=torch.int8)
+    floats = torch.ops.quantized_decomposed.dequantize_per_tensor(values, *fx_args(source)[1:6])
+    table = torch.ops.quantized_decomposed.quantize_per_tensor(floats, *fx_args(quantize)[1:6])
+    with graph.inserting_before(quantize):
+        made = graph.call_function(torch.ops.cmx.quantized_lut_s16.default, (fx_args(source)[0], table.tolist()))
+    made.meta = {**quantize.meta}
+    quantize.replace_all_uses_with(made)
+    graph.erase_node(quantize)
+    if not source.users:
+        graph.erase_node(source)
+    return made
+
+
 def to_int16(program: Any) -> int:
     """Replace each int16 `dequantize -> conv/linear [-> activation] -> quantize` of the edge program
     (edited in place) by cmx-gen's s16 op. Returns how many layers it replaced."""
@@ -146,7 +179,7 @@ def to_int16(program: Any) -> int:
         w_node, w_scales = weight
         bias = _bias(program, args[2] if len(args) > 2 else None)
         mults, shifts = _requantize(in_q[0], w_scales, out_q[0], node.name)
-        x16 = fx_args(args[0])[0]
+        x16 = _int8_to_int16(graph, fx_args(args[0])[0])
         with graph.inserting_before(q):
             if op_name(node) == "aten::linear":
                 made = graph.call_function(
