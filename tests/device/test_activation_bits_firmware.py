@@ -35,3 +35,16 @@ def test_int16_activations_pass_bit_exact(tmp_path, board):
     result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
     print(f"\n{board}, int16 activations: {result.line}")
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_an_int8_layer_into_an_int16_one_passes_bit_exact(tmp_path, board):
+    """The head alone at int16: the int8 layer before it hands its output on through cmx_lut_s8_s16."""
+    app = tmp_path / "app"
+    project = project_mod.Project.single(model=NET, board=board, output=str(app), precision_for=("head=int16",))
+    generate(project, app)
+    report = json.loads((app / "model" / "report.json").read_text())
+    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    assert kinds["lut_s16"] == 1 and kinds["linear_s16"] == 1, kinds
+    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
