@@ -39,6 +39,9 @@ set(CMX_NN_KEEP_depthwise_s16 arm_depthwise_conv_wrapper_s16.c arm_depthwise_con
     arm_depthwise_conv_get_buffer_sizes_s16.c arm_nn_depthwise_conv_nt_t_s16.c)
 set(CMX_NN_KEEP_linear_s16 arm_fully_connected_s16.c arm_fully_connected_get_buffer_sizes_s16.c
     arm_nn_vec_mat_mult_t_s16.c)
+set(CMX_NN_KEEP_add_s16 arm_elementwise_add_s16.c)
+set(CMX_NN_KEEP_avg_pool_s16 arm_avgpool_s16.c arm_avgpool_get_buffer_sizes_s16.c)
+set(CMX_NN_KEEP_max_pool_s16 arm_max_pool_s16.c)
 # *_nhwc variants (executorch >= 1.5.1) call the same CMSIS-NN functions.
 foreach(_op quantized_conv2d quantized_depthwise_conv2d quantized_transpose_conv2d quantized_avg_pool2d)
   set(CMX_NN_${_op}_nhwc ${CMX_NN_${_op}})

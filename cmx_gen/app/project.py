@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any, NotRequired, TypedDict, cast, get_args
 
 from cmx_gen.app import samples
+from cmx_gen.app.project_values import check_bool, check_choice, check_memory, number_formats
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.common.goals import (
     DEFAULT_INPUT_MEMORY,
@@ -56,17 +57,11 @@ from cmx_gen.common.goals import (
     DEFAULT_PRECISION,
     DEFAULT_STAGE_WEIGHTS,
     DEFAULT_WEIGHT_BITS,
-    FIT,
     INPUT_MEMORIES,
-    MEMORY_GOALS,
     PLACEMENTS,
-    PRECISIONS,
     STAGE_WEIGHTS,
-    WEIGHT_SETTINGS,
     Precision,
     WeightSetting,
-    parse_precision_override,
-    parse_weight_override,
 )
 from cmx_gen.fit.boards import is_board_file
 from cmx_gen.lower.facts import Io
@@ -257,7 +252,7 @@ def _entries(path: Path, base: Path, tables: list[Any]) -> list[ModelEntry]:
                 given_input=_resolve(base, table.get("input")),
                 keep_fp32=tuple(str(p) for p in table.get("keep_fp32", [])),
                 io=_check_io(path, f"[[model]] {name!r}", table.get("io", "float")),
-                **_weights(path, table, f"[[model]] {name!r}"),
+                **number_formats(path, table, f"[[model]] {name!r}"),
             )
         )
     return entries
@@ -293,12 +288,12 @@ def _shared(path: Path, data: dict[str, Any]) -> _Shared:
         output=_resolve(base, data.get("output", {}).get("dir")),
         strict=bool(options.get("strict", False)),
         name=options.get("name"),
-        delegate=_check_bool(path, "[options] delegate", options.get("delegate", True)),
-        memory=_check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)),
-        input_memory=_check_choice(
+        delegate=check_bool(path, "[options] delegate", options.get("delegate", True)),
+        memory=check_memory(path, options.get("memory", DEFAULT_MEMORY_GOAL)),
+        input_memory=check_choice(
             path, "input_memory", options.get("input_memory", DEFAULT_INPUT_MEMORY), INPUT_MEMORIES, "where inputs live"
         ),
-        stage_weights=_check_choice(
+        stage_weights=check_choice(
             path,
             "stage_weights",
             options.get("stage_weights", DEFAULT_STAGE_WEIGHTS),
@@ -339,7 +334,7 @@ def load(path: Path) -> Project:
     if "source" not in model:
         raise ModelSourceError(f"{path}: [model] source is missing", 'add e.g. source = "model.py:Net"')
     calibration = data.get("calibration", {})
-    common["placement"] = _check_choice(
+    common["placement"] = check_choice(
         path, "placement", model.get("placement", DEFAULT_PLACEMENT), PLACEMENTS, "a placement", table="[model]"
     )
     return Project.single(
@@ -350,85 +345,6 @@ def load(path: Path) -> Project:
         random_calibration=bool(calibration.get("random", False)),
         keep_fp32=tuple(str(p) for p in options.get("keep_fp32", [])),
         io=_check_io(path, "[options]", options.get("io", "float")),
-        **_weights(path, options, "[options]"),
+        **number_formats(path, options, "[options]"),
         **common,
     )
-
-
-class _Weights(TypedDict):
-    weights: WeightSetting
-    weights_for: tuple[str, ...]
-    sqnr_target: float | None
-    precision: Precision
-    precision_for: tuple[str, ...]
-
-
-def _weights(path: Path, table: dict[str, Any], where: str) -> _Weights:
-    """A model's `weights` and `weights_for` (each override PART=int8 or PART=int4)."""
-    bits = _check_choice(
-        path, "weights", table.get("weights", DEFAULT_WEIGHT_BITS), WEIGHT_SETTINGS, "a weight precision", where
-    )
-    target = table.get("sqnr_target")
-    if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float))):
-        raise ModelSourceError(
-            f"{path}: {where} sqnr_target = {target!r} is not a number", "write e.g. sqnr_target = 20.0"
-        )
-    overrides = table.get("weights_for", [])
-    if not isinstance(overrides, list) or not all(isinstance(o, str) and _override_ok(o) for o in overrides):
-        raise ModelSourceError(
-            f"{path}: {where} weights_for = {overrides!r} is not a list of PART=int8 or PART=int4",
-            'write e.g. weights_for = ["output=int8"]',
-        )
-    precision = _check_choice(
-        path, "precision", table.get("precision", DEFAULT_PRECISION), PRECISIONS, "an activation precision", where
-    )
-    wider = table.get("precision_for", [])
-    if not isinstance(wider, list) or not all(
-        isinstance(o, str) and _parses(parse_precision_override, o) for o in wider
-    ):
-        raise ModelSourceError(
-            f"{path}: {where} precision_for = {wider!r} is not a list of PART=int8 or PART=int16",
-            'write e.g. precision_for = ["head=int16"]',
-        )
-    return _Weights(
-        weights=cast(WeightSetting, bits),
-        weights_for=tuple(overrides),
-        sqnr_target=float(target) if target is not None else None,
-        precision=cast(Precision, precision),
-        precision_for=tuple(wider),
-    )
-
-
-def _override_ok(text: str) -> bool:
-    return _parses(parse_weight_override, text)
-
-
-def _parses(parse: Any, text: str) -> bool:
-    try:
-        parse(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _check_memory(path: Path, value: Any) -> str:
-    return _check_choice(path, "memory", value, (*MEMORY_GOALS, FIT), "a memory goal")
-
-
-def _check_choice(
-    path: Path, key: str, value: Any, choices: tuple[str, ...], what: str, table: str = "[options]"
-) -> str:
-    if value not in choices:
-        raise ModelSourceError(
-            f"{path}: {table} {key} = {value!r} is not {what}",
-            f"write {key} = one of {', '.join(repr(c) for c in choices)}",
-        )
-    return str(value)
-
-
-def _check_bool(path: Path, where: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ModelSourceError(
-            f"{path}: {where} = {value!r} is not true or false", f"write {where.split()[-1]} = false"
-        )
-    return value

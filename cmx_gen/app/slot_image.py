@@ -18,7 +18,7 @@ from cmx_gen.common.errors import RenderError
 from cmx_gen.lower.delegate import plan
 
 MAGIC = 0x53584D43  # "CMXS"
-FORMAT = 2
+FORMAT = 3  # 3: the kinds mask in two words (layer kinds 32 to 63)
 MAX_IO = 8
 MAX_PLANNED = 4
 HASHED_FROM = 48  # magic, format, total_bytes, header_bytes, sha256
@@ -26,7 +26,7 @@ PTE_ALIGN = 16
 
 _TENSOR = struct.Struct("<3Iififif")
 _HEAD = struct.Struct("<4I32s")
-_FIELDS = struct.Struct("<I16s8s32s5I4I4If2I")
+_FIELDS = struct.Struct("<I16s8s32s6I4I4If2I")
 _WEIGHTS = struct.Struct("<I32s")  # weights_bytes, weights_sha256: after the tensors
 HEADER_BYTES = _HEAD.size + _FIELDS.size + 2 * MAX_IO * _TENSOR.size + _WEIGHTS.size
 _EXTENDED_HEADER = struct.Struct("<4sIQQ")  # ExecuTorch's "eh00" at byte 8: length, program size, segment base
@@ -137,7 +137,8 @@ def build(model: SlotModel) -> bytes:
         _text(model.isa, 8, "isa"),
         _text(model.name, 32, "model name"),
         plan.VERSION if kinds else 0,
-        kinds,
+        kinds & 0xFFFFFFFF,
+        kinds >> 32,
         model.method_pool_bytes,
         model.temp_pool_bytes,
         len(model.planned_sizes),

@@ -20,8 +20,9 @@ from cmx_gen.lower.facts import LowerOptions
 from cmx_gen.lower.keep_fp32 import names_nothing, selects
 
 # The layers that take int16 activations (after the exact rewrites: 1-D layers are 2-D), and the
-# activations fused into them.
-WIDENED = ("aten.conv2d.default", "aten.linear.default")
+# activations fused into them. A convolution's or linear layer's weight and bias stay int8 and int32.
+WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
+WIDENED = (*WEIGHTED, "aten.add.Tensor")
 FUSED = (
     "aten.relu.default",
     "aten.relu_.default",
@@ -56,7 +57,9 @@ def annotator(graph: torch.fx.GraphModule, options: LowerOptions) -> Callable[[t
     for text in options.precision_for:
         part, _ = parse_precision_override(text)
         if not any(selects(n, part) for n in layers):
-            raise names_nothing(f"--precision-for {text} names no convolution or linear layer of the model", layers)
+            raise names_nothing(
+                f"--precision-for {text} names no convolution, linear layer or add of the model", layers
+            )
     return partial(widen_annotations, default=options.precision, overrides=options.precision_for)
 
 
@@ -80,7 +83,7 @@ def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides
             if chosen(node, default, overrides) != "int16":
                 continue
             count += 1
-            _widen_specs(node, int16, skip=set(node.args[1:3]))
+            _widen_specs(node, int16, skip=set(node.args[1:3]) if target in WEIGHTED else set())
             widened.add(node)
         elif (target in CARRIED or node.op == "output") and _reads_widened(node, widened):
             _widen_specs(node, int16, skip=set())
@@ -103,6 +106,8 @@ CARRIED = (
     "aten.clone.default",
     "aten.unsqueeze.default",
     "aten.dropout.default",
+    "aten.max_pool2d.default",
+    "aten.avg_pool2d.default",
 )
 
 

@@ -183,10 +183,10 @@ extern "C" int cmx_register_backend(void) {
 
 /* What this runtime can run, for a model that arrives in a slot (cmx_slots.cpp): bit k set when
  * layer kind k is compiled in, and the plan version it reads. */
-extern "C" uint32_t cmx_backend_kinds(void) {
-  uint32_t kinds = 0;
-  for (int32_t op = 1; op < 32; ++op) {
-    if (compiled_in(op)) kinds |= 1u << op;
+extern "C" uint64_t cmx_backend_kinds(void) {
+  uint64_t kinds = 0;
+  for (int32_t op = 1; op < 64; ++op) {
+    if (compiled_in(op)) kinds |= (uint64_t)1 << op;
   }
   return kinds;
 }

@@ -22,7 +22,7 @@
 
 #if defined(CMX_BACKEND_CONV) || defined(CMX_BACKEND_CONV_GENERAL) || defined(CMX_BACKEND_DEPTHWISE_CONV) || \
     defined(CMX_BACKEND_AVG_POOL) || defined(CMX_BACKEND_CONV_S4) || defined(CMX_BACKEND_DEPTHWISE_S4) || \
-    defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16)
+    defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16) || defined(CMX_BACKEND_AVG_POOL_S16)
 #include "arm_nnfunctions.h"
 #endif
 
@@ -579,6 +579,46 @@ static int check_mean(check* c, const cmx_layer_mean* l) {
 #ifdef CMX_BACKEND_LUT
 static int check_lut(check* c, const cmx_layer_lut* l) {
   return tensor(c, l->input, l->count) && tensor(c, l->output, l->count) && constant(c, l->table, 256, 1, 0);
+}
+#endif
+
+#ifdef CMX_BACKEND_ADD_S16
+static int check_add_s16(check* c, const cmx_layer_add_s16* l) {
+  if (l->input1_offset != 0 || l->input2_offset != 0 || l->output_offset != 0) return fail(c, "an int16 layer with a zero point");
+  if (!requant(c, l->input1_multiplier, l->input1_shift) || !requant(c, l->input2_multiplier, l->input2_shift) ||
+      !requant(c, l->output_multiplier, l->output_shift) || l->input1_shift > 0 || l->input2_shift > 0 ||
+      l->left_shift != 15 || l->act_min < -32768 || l->act_max > 32767 || l->act_min > l->act_max) {
+    return fail(c, "an int16 add outside CMSIS-NN's arithmetic");
+  }
+  if (l->block != l->count || l->count < 1) return fail(c, "an int16 add of two shapes");
+  return tensor16(c, l->input1, l->count) && tensor16(c, l->input2, l->count) && tensor16(c, l->output, l->count);
+}
+#endif
+
+#if defined(CMX_BACKEND_AVG_POOL_S16) || defined(CMX_BACKEND_MAX_POOL_S16)
+static int pool16(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in, const cmsis_nn_dims* f,
+                  const cmsis_nn_dims* out, int32_t input, int32_t output) {
+  if (!dims(c, in) || !dims(c, out) || f->h < 1 || f->w < 1) return fail(c, "pooling sizes out of range");
+  if (out->n != in->n || out->c != in->c) return fail(c, "pooling channels that disagree");
+  if (p->activation.min < -32768 || p->activation.max > 32767 || p->activation.min > p->activation.max) {
+    return fail(c, "an activation range outside int16");
+  }
+  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1) &&
+         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1) && tensor16(c, input, volume(in)) &&
+         tensor16(c, output, volume(out));
+}
+#endif
+
+#ifdef CMX_BACKEND_AVG_POOL_S16
+static int check_avg_pool_s16(check* c, const cmx_layer_avg_pool_s16* l) {
+  if (!pool16(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output)) return 0;
+  return cmsis_scratch(c, l->scratch, l->scratch_bytes, arm_avgpool_s16_get_buffer_size(l->output_dims.w, l->input_dims.c));
+}
+#endif
+
+#ifdef CMX_BACKEND_MAX_POOL_S16
+static int check_max_pool_s16(check* c, const cmx_layer_max_pool_s16* l) {
+  return pool16(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output);
 }
 #endif
 

@@ -33,6 +33,9 @@ enum cmx_plan_op {
   CMX_OP_DEPTHWISE_S16 = 28,
   CMX_OP_LINEAR_S16 = 29,
   CMX_OP_LUT_S16 = 30,
+  CMX_OP_ADD_S16 = 31,
+  CMX_OP_AVG_POOL_S16 = 32,
+  CMX_OP_MAX_POOL_S16 = 33,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -207,6 +210,24 @@ enum cmx_plan_op {
 #define CMX_IF_LUT_S16(...)
 #endif
 
+#ifdef CMX_BACKEND_ADD_S16
+#define CMX_IF_ADD_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_ADD_S16(...)
+#endif
+
+#ifdef CMX_BACKEND_AVG_POOL_S16
+#define CMX_IF_AVG_POOL_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_AVG_POOL_S16(...)
+#endif
+
+#ifdef CMX_BACKEND_MAX_POOL_S16
+#define CMX_IF_MAX_POOL_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_MAX_POOL_S16(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -238,6 +259,9 @@ enum cmx_plan_op {
   X(DEPTHWISE_S16, depthwise_s16) \
   X(LINEAR_S16, linear_s16) \
   X(LUT_S16, lut_s16) \
+  X(ADD_S16, add_s16) \
+  X(AVG_POOL_S16, avg_pool_s16) \
+  X(MAX_POOL_S16, max_pool_s16) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -271,4 +295,7 @@ enum cmx_plan_op {
   CMX_IF_DEPTHWISE_S16(X(DEPTHWISE_S16, depthwise_s16)) \
   CMX_IF_LINEAR_S16(X(LINEAR_S16, linear_s16)) \
   CMX_IF_LUT_S16(X(LUT_S16, lut_s16)) \
+  CMX_IF_ADD_S16(X(ADD_S16, add_s16)) \
+  CMX_IF_AVG_POOL_S16(X(AVG_POOL_S16, avg_pool_s16)) \
+  CMX_IF_MAX_POOL_S16(X(MAX_POOL_S16, max_pool_s16)) \
 

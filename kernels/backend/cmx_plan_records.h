@@ -178,6 +178,15 @@ typedef cmx_layer_conv cmx_layer_conv_s16;
 /* arm_depthwise_conv_wrapper_s16: int16 input and output, weight [1][kh][kw][channels] int8, bias int64. */
 typedef cmx_layer_depthwise_conv cmx_layer_depthwise_s16;
 
+/* arm_elementwise_add_s16: int16 inputs and output, offsets 0, left_shift 15. */
+typedef cmx_layer_add cmx_layer_add_s16;
+
+/* arm_avgpool_s16: int16 input and output (one scale). */
+typedef cmx_layer_avg_pool cmx_layer_avg_pool_s16;
+
+/* arm_max_pool_s16: int16 input and output (one scale). */
+typedef cmx_layer_max_pool cmx_layer_max_pool_s16;
+
 /* cmx_lut_s8_s16 (kernels/nn/): int8 in, int16 out (where an int8 layer meets an int16 one); table [256] int16. */
 typedef cmx_layer_lut cmx_layer_lut_s16;
 

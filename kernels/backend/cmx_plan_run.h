@@ -248,7 +248,8 @@ inline arm_cmsis_nn_status run_fully_connected_s4(const cmx_layer_fully_connecte
 }
 #endif
 
-#if defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16) || defined(CMX_BACKEND_LINEAR_S16)
+#if defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16) || defined(CMX_BACKEND_LINEAR_S16) || \
+    defined(CMX_BACKEND_ADD_S16) || defined(CMX_BACKEND_AVG_POOL_S16) || defined(CMX_BACKEND_MAX_POOL_S16)
 /* An int16 tensor of the working memory or an argument (the plan places them 2-byte aligned). */
 inline int16_t* tensor16_at(int32_t operand, uint8_t* work, void* const* io) {
   return reinterpret_cast<int16_t*>(tensor_at(operand, work, io));
@@ -523,6 +524,44 @@ inline arm_cmsis_nn_status run_mean(const cmx_layer_mean* l, CMX_RUN_ARGS) {
   CMX_OUT_BYTES((size_t)l->outer * l->inner);
   CMX_KERNEL(status = cmx_mean_s8(tensor_at(l->input, work, io), out, l->outer, l->count, l->inner, l->multiplier,
                          l->shift, l->input_offset, l->output_offset));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_ADD_S16
+inline arm_cmsis_nn_status run_add_s16(const cmx_layer_add_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * (size_t)l->count);
+  CMX_KERNEL(status = arm_elementwise_add_s16(tensor16_at(l->input1, work, io), tensor16_at(l->input2, work, io),
+                                              l->input1_offset, l->input1_multiplier, l->input1_shift,
+                                              l->input2_offset, l->input2_multiplier, l->input2_shift, l->left_shift,
+                                              reinterpret_cast<int16_t*>(out), l->output_offset, l->output_multiplier,
+                                              l->output_shift, l->act_min, l->act_max, l->count));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_AVG_POOL_S16
+inline arm_cmsis_nn_status run_avg_pool_s16(const cmx_layer_avg_pool_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx = optional_scratch(work, l->scratch, l->scratch_bytes);
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * volume(l->output_dims));
+  CMX_KERNEL(status = arm_avgpool_s16(&ctx, &l->params, &l->input_dims, tensor16_at(l->input, work, io),
+                                      &l->filter_dims, &l->output_dims, reinterpret_cast<int16_t*>(out)));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_MAX_POOL_S16
+inline arm_cmsis_nn_status run_max_pool_s16(const cmx_layer_max_pool_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{nullptr, 0};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * volume(l->output_dims));
+  CMX_KERNEL(status = arm_max_pool_s16(&ctx, &l->params, &l->input_dims, tensor16_at(l->input, work, io),
+                                       &l->filter_dims, &l->output_dims, reinterpret_cast<int16_t*>(out)));
   return status;
 }
 #endif

@@ -24,7 +24,8 @@ static cmx_slot_fit fit_for(const cmx_slot_header* h, char* core, char* isa) {
   core[sizeof(h->core)] = 0;
   memcpy(isa, h->isa, sizeof(h->isa));
   isa[sizeof(h->isa)] = 0;
-  cmx_slot_fit fit = {core, isa, h->plan_version, h->kinds, h->method_pool_bytes, h->temp_pool_bytes, 0,
+  const uint64_t kinds = (uint64_t)h->kinds | ((uint64_t)h->kinds_high << 32);
+  cmx_slot_fit fit = {core, isa, h->plan_version, kinds, h->method_pool_bytes, h->temp_pool_bytes, 0,
                       h->num_inputs, h->num_outputs, h->tolerance};
   for (uint32_t i = 0; i < h->planned_count && i < CMX_SLOT_MAX_PLANNED; ++i) {
     fit.planned_pool_bytes += (h->planned_sizes[i] + 15u) & ~15u;

@@ -38,6 +38,19 @@ def test_int16_activations_pass_bit_exact(tmp_path, board):
 
 
 @pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_a_residual_block_and_pools_pass_bit_exact(tmp_path, board):
+    """Int16Residual: arm_elementwise_add_s16, arm_max_pool_s16, arm_avgpool_s16 among the convolutions."""
+    app = tmp_path / "app"
+    model = f"{ROOT}/tests/toy_models/int16_models.py:Int16Residual"
+    generate(project_mod.Project.single(model=model, board=board, output=str(app), precision="int16"), app)
+    report = json.loads((app / "model" / "report.json").read_text())
+    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    assert kinds["add_s16"] == 1 and kinds["max_pool_s16"] == 1 and kinds["avg_pool_s16"] == 1, kinds
+    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
 def test_an_int8_layer_into_an_int16_one_passes_bit_exact(tmp_path, board):
     """The head alone at int16: the int8 layer before it hands its output on through cmx_lut_s8_s16."""
     app = tmp_path / "app"

@@ -78,7 +78,7 @@ def test_a_layer_named_keeps_int8_activations(exported):
 
 
 def test_an_override_that_names_no_layer_is_refused(exported):
-    with pytest.raises(ModelSourceError, match="names no convolution or linear layer"):
+    with pytest.raises(ModelSourceError, match="names no convolution, linear layer or add"):
         lower_model(exported, "cortex-m4", LowerOptions(precision="int16", precision_for=("nothing=int8",)))
 
 
@@ -117,3 +117,48 @@ def test_the_host_model_is_the_arithmetic_it_claims():
                 acc = int((padded[0, :, i : i + 3, j : j + 3] * w[c].numpy().astype(np.int64)).sum()) + int(b[c])
                 want = int(np.clip(s16_models.requantize_s64(np.array([acc]), mults[c], shifts[c])[0], -32767, 32767))
                 assert int(out[0, c, i, j]) == want
+
+
+RESIDUAL = str(ROOT / "tests" / "toy_models" / "int16_models.py") + ":Int16Residual"
+
+
+@pytest.mark.parametrize("core, isa", [("cortex-m4", "DSP"), ("cortex-m55", "MVE")])
+def test_a_residual_add_and_pools_run_their_s16_kinds(core, isa):
+    lowered = lower_model(export(load(RESIDUAL)), core, LowerOptions(precision="int16"))
+    kinds = _kinds(lowered)
+    assert kinds["add_s16"] == 1 and kinds["max_pool_s16"] == 1 and kinds["avg_pool_s16"] == 1, kinds
+    inputs = [lowered.reference[k] for k in sorted(lowered.reference) if k.startswith("input_")]
+    assert np.array_equal(plan_reference.reference(lowered.pte, inputs, isa)[0], lowered.reference["output_0"])
+
+
+class PaddedAverage(torch.nn.Module):
+    """A 3x3 average pool with padding counted (PyTorch's default): arm_avgpool_s16 leaves padding out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 1)
+        self.pool = torch.nn.AvgPool2d(3, stride=1, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(self.conv(x))
+
+
+def test_a_layer_with_no_s16_kernel_is_refused_in_one_line(tmp_path):
+    model = tmp_path / "padded.py"
+    model.write_text(
+        "import torch\nfrom test_activation_bits import PaddedAverage as Net\n"
+        "def example_inputs():\n    return (torch.rand(1, 3, 6, 6),)\n"
+    )
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "lower"))
+    try:
+        with pytest.raises(ExportError, match="average pool .* has no s16 kernel") as refused:
+            lower_model(
+                export(load(f"{model}:Net", random_calibration=True)), "cortex-m4", LowerOptions(precision="int16")
+            )
+        assert "--precision-for PART=int8" in refused.value.one_line() and "test_activation_bits.py" in str(
+            refused.value
+        )
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "lower"))

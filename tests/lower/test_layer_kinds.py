@@ -111,8 +111,8 @@ def test_a_new_kind_is_one_record(tmp_path, monkeypatch):
     "extra, why",
     [
         ("  twin: {code: 1, calls: f, from: cmx-gen}\n", "share a code"),
-        ("  odd: {code: 28, calls: f, from: vendor}\n", "from must be"),
-        ("  big: {code: 32, calls: f, from: libc}\n", "outside 1..31"),
+        ("  odd: {code: 60, calls: f, from: vendor}\n", "from must be"),
+        ("  big: {code: 64, calls: f, from: libc}\n", "outside 1..63"),
     ],
 )
 def test_a_bad_record_is_refused(extra: str, why: str):

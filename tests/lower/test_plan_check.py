@@ -32,15 +32,18 @@ MODELS = (
     "tests/toy_models/attention_models.py:EncoderPreNorm",
     "tests/toy_models/int4_models.py:Int4Net",  # lowered with --weights int4: the s4 kinds
     "tests/toy_models/int16_models.py:Int16Net",  # lowered with --precision int16: the s16 kinds
+    "tests/toy_models/int16_models.py:Int16Residual",  # ... add_s16 and the s16 pools
 )
 WEIGHTS = {
     "tests/toy_models/int4_models.py:Int4Net": ("--weights", "int4"),
     "tests/toy_models/int16_models.py:Int16Net": ("--precision", "int16"),
+    "tests/toy_models/int16_models.py:Int16Residual": ("--precision", "int16"),
 }
 KINDS = ("CONV", "CONV_GENERAL", "DEPTHWISE_CONV", "DEPTHWISE_3X3", "LINEAR", "FULLY_CONNECTED", "ADD", "MUL")
 KINDS += ("AVG_POOL", "MAX_POOL", "SOFTMAX", "TRANSPOSE", "LSTM", "GRU", "LAYER_NORM", "MEAN", "LUT", "BMM")
 KINDS += ("CONV_S4", "DEPTHWISE_S4", "LINEAR_S4", "FULLY_CONNECTED_S4", "CONV_S16", "DEPTHWISE_S16", "LINEAR_S16")
-MUTATIONS = 2500  # per plan: 9 plans, 22,500 in all
+KINDS += ("ADD_S16", "AVG_POOL_S16", "MAX_POOL_S16", "LUT_S16")
+MUTATIONS = 2500  # per plan: 10 plans, 25,000 in all
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +104,7 @@ def test_every_plan_cmx_gen_makes_passes_the_check(harness, plans):
     kinds = {kind for path in plans.values() for kind, _ in plan_mod.read_layers(path.read_bytes())}
     assert {"conv", "depthwise_conv", "linear", "lstm", "gru", "layer_norm", "bmm", "softmax", "lut"} <= kinds
     assert {"conv_s4", "depthwise_s4", "linear_s4"} <= kinds
-    assert {"conv_s16", "depthwise_s16", "linear_s16"} <= kinds
+    assert {"conv_s16", "depthwise_s16", "linear_s16", "add_s16", "avg_pool_s16", "max_pool_s16"} <= kinds
     for name, path in plans.items():
         assert _run(harness, "check", path) == "check=0 why=ok", name
 

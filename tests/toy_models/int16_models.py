@@ -32,3 +32,24 @@ def example_inputs() -> tuple[torch.Tensor]:
 def calibration_data() -> list[tuple[torch.Tensor]]:
     g = torch.Generator().manual_seed(2)
     return [(torch.rand(1, 3, 6, 6, generator=g),) for _ in range(16)]
+
+
+class Int16Residual(nn.Module):
+    """A residual block as a denoiser or a U-Net writes it: conv, ReLU, conv, the input added back, ReLU;
+    a max pool 2x2 and an average pool 2x2 after it; a 1x1 head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(17)
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.conv1 = nn.Conv2d(8, 8, 3, padding=1)
+        self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.head = nn.Conv2d(8, 4, 1)
+        self.eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.stem(x))
+        y = self.conv2(torch.relu(self.conv1(x)))
+        x = torch.relu(x + y)
+        x = nn.functional.avg_pool2d(nn.functional.max_pool2d(x, 2), 2)
+        return self.head(x)

@@ -75,4 +75,29 @@ def lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> Non
     _put16(memory, f["output"], table[x + 128])
 
 
-RUN = {"conv_s16": conv, "depthwise_s16": conv, "linear_s16": linear, "lut_s16": lut}
+def add(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """add_s16: two int16 tensors of `count` elements, the record's requantization."""
+    a, b = (torch.from_numpy(_int16(memory, f[k], f["count"])) for k in ("input1", "input2"))
+    quant = [f[k] for k in ("input1_multiplier", "input1_shift", "input2_multiplier", "input2_shift")]
+    quant += [f["output_multiplier"], f["output_shift"]]
+    _put16(memory, f["output"], s16_models.add_s16(a, b, quant, f["act_min"], f["act_max"]).numpy())
+
+
+def pool(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, average: bool) -> None:
+    """avg_pool_s16 / max_pool_s16 over the NHWC input."""
+    n, h, w, c = (f[f"input_{d}"] for d in "nhwc")
+    x = torch.from_numpy(_int16(memory, f["input"], n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
+    window = ([f["filter_h"], f["filter_w"]], [f["stride_h"], f["stride_w"]], [f["pad_h"], f["pad_w"]])
+    out = s16_models.pool2d_s16(x, *window, average, f["act_min"], f["act_max"])
+    _put16(memory, f["output"], out.permute(0, 2, 3, 1).contiguous().numpy())
+
+
+RUN = {
+    "conv_s16": conv,
+    "depthwise_s16": conv,
+    "linear_s16": linear,
+    "lut_s16": lut,
+    "add_s16": add,
+    "avg_pool_s16": lambda p, f, m, isa: pool(p, f, m, isa, average=True),
+    "max_pool_s16": lambda p, f, m, isa: pool(p, f, m, isa, average=False),
+}

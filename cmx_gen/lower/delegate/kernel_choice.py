@@ -145,7 +145,7 @@ def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     return 4 * ((cols + 15) // 16) * 16
 
 
-S16_OPS = ("cmx::quantized_conv2d_s16", "cmx::quantized_linear_s16")
+S16_OPS = ("cmx::quantized_conv2d_s16", "cmx::quantized_linear_s16", "cmx::quantized_pool2d_s16")
 
 
 def s16_depthwise(node: torch.fx.Node) -> bool:
@@ -158,8 +158,12 @@ def s16_scratch(node: torch.fx.Node, isa: str) -> int:
     """The s16 wrappers' buffer sizes (arm_convolve_get_buffer_sizes_s16.c,
     arm_depthwise_conv_get_buffer_sizes_s16.c) on this core: a convolution's im2col columns of int16
     (two on DSP and C, four in 8-lane blocks on Helium); a depthwise layer's on its fast path (one output
-    channel per input channel, no dilation, a window under 512 taps; none on a core without DSP); a fully
-    connected layer's none."""
+    channel per input channel, no dilation, a window under 512 taps; none on a core without DSP); an
+    average pool's int32 row of channels on a DSP core (arm_avgpool_get_buffer_sizes_s16.c); a fully
+    connected layer's and a max pool's none."""
+    if op_name(node) == "cmx::quantized_pool2d_s16":
+        average, channels = bool(fx_args(node)[4]), int(node_val(fx_args(node)[0]).shape[1])
+        return 4 * channels if average and isa == "DSP" else 0
     if op_name(node) != "cmx::quantized_conv2d_s16":
         return 0
     x, weight, _, _, _, dilation = fx_args(node)[:6]

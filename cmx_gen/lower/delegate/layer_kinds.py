@@ -32,7 +32,7 @@ from cmx_gen.lower.delegate import plan_fields
 RECORDS = DATA_DIR / "backend_layers.yaml"
 SCHEMA = "cmx-gen/backend-layers/2"
 Whose = Literal["CMSIS-NN", "cmx-gen", "libc"]
-MAX_CODE = 31  # the runtime's kind mask (cmx_backend_kinds) is one uint32, bit k for code k
+MAX_CODE = 63  # the runtime's kind mask (cmx_backend_kinds, a slot's kinds) is 64 bits, bit k for code k
 
 
 @dataclass(frozen=True)

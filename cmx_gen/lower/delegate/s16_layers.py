@@ -14,7 +14,8 @@ from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, window_fields
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.kernel_choice import s16_depthwise, s16_scratch
 from cmx_gen.lower.delegate.plan import NONE, Layer
-from cmx_gen.lower.fx_nodes import fx_args
+from cmx_gen.lower.fx_nodes import fx_args, op_name
+from cmx_gen.lower.host_models.s16_models import ADD_LEFT_SHIFT
 
 
 def _bias64(emit: Emit, bias: Any) -> int:
@@ -106,7 +107,42 @@ def lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("lut_s16", fields, node=node.name)
 
 
-BUILDERS = {"cmx::quantized_conv2d_s16": conv, "cmx::quantized_linear_s16": linear, "cmx::quantized_lut_s16": lut}
+def add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_add_s16: add_s16 (arm_elementwise_add_s16) over two int16 tensors of one shape."""
+    a, b, quant, act_min, act_max = fx_args(node)
+    m1, s1, m2, s2, mo, so = (int(v) for v in quant)
+    count = int(_val(node).numel())
+    fields = {"input1": emit.operand(a), "input2": emit.operand(b), "output": emit.operand(node)}
+    fields |= {"input1_offset": 0, "input1_multiplier": m1, "input1_shift": s1}
+    fields |= {"input2_offset": 0, "input2_multiplier": m2, "input2_shift": s2}
+    fields |= {"left_shift": ADD_LEFT_SHIFT, "output_offset": 0, "output_multiplier": mo, "output_shift": so}
+    fields |= {"act_min": act_min, "act_max": act_max, "block": count, "count": count}
+    return Layer("add_s16", fields, node=node.name)
+
+
+def pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_pool2d_s16: avg_pool_s16 (arm_avgpool_s16) or max_pool_s16 (arm_max_pool_s16)."""
+    x, kernel, stride, padding, average, act_min, act_max = fx_args(node)
+    n, h, w, c = dims(_val(x))
+    out = _val(node)
+    fields: dict[str, Any] = {"input": emit.operand(x), "output": emit.operand(node)}
+    if average:
+        fields |= {"scratch": scratch, "scratch_bytes": s16_scratch(node, emit.isa)}
+    fields |= {"stride_w": stride[1], "stride_h": stride[0], "pad_w": padding[1], "pad_h": padding[0]}
+    fields |= {"act_min": act_min, "act_max": act_max}
+    fields |= dims_fields("input", (n, h, w, c))
+    fields |= dims_fields("filter", (1, int(kernel[0]), int(kernel[1]), 1))
+    fields |= dims_fields("output", (n, int(out.shape[2]), int(out.shape[3]), c))
+    return Layer("avg_pool_s16" if average else "max_pool_s16", fields, node=node.name)
+
+
+BUILDERS = {
+    "cmx::quantized_conv2d_s16": conv,
+    "cmx::quantized_linear_s16": linear,
+    "cmx::quantized_lut_s16": lut,
+    "cmx::quantized_add_s16": add,
+    "cmx::quantized_pool2d_s16": pool,
+}
 
 
 def supports(node: torch.fx.Node) -> bool:
@@ -114,7 +150,7 @@ def supports(node: torch.fx.Node) -> bool:
     a 4-D image; a fully connected layer always."""
     if fx_args(node)[0] is None:
         return False
-    if len(fx_args(node)) in (2, 7):  # a table, a linear layer
-        return True
+    if len(fx_args(node)) in (2, 5, 7):  # a table, an add, a linear layer or a pool
+        return len(fx_args(node)) != 7 or op_name(node) != "cmx::quantized_pool2d_s16" or _val(node).dim() == 4
     groups = int(fx_args(node)[6])
     return _val(fx_args(node)[0]).dim() == 4 and (groups == 1 or s16_depthwise(node))

@@ -79,3 +79,70 @@ def fully_connected_s16(
         acc = acc + bias.to(torch.int64).numpy().reshape(1, -1)
     out = np.clip(requantize_s64(acc, mult, shift), act_min, act_max).astype(np.int16)
     return torch.from_numpy(out).reshape(*x.shape[:-1], weight.shape[0])
+
+
+ADD_LEFT_SHIFT = 15  # TFLite's int16 add: each input shifted up 15 bits before its requantization
+
+
+def add_multipliers(scale1: float, scale2: float, out_scale: float) -> tuple[tuple[int, int], ...]:
+    """TFLite's int16 add: each input rescaled to twice the larger input scale (after the left shift),
+    the sum to the output's. Returns (input 1, input 2, output) as (multiplier, shift)."""
+    from cmx_gen.lower.ops.lstm import multiplier
+
+    twice = 2 * max(scale1, scale2)
+    return (
+        multiplier(scale1 / twice),
+        multiplier(scale2 / twice),
+        multiplier(twice / ((1 << ADD_LEFT_SHIFT) * out_scale)),
+    )
+
+
+def add_s16(a: torch.Tensor, b: torch.Tensor, quant: Sequence[int], act_min: int, act_max: int) -> torch.Tensor:
+    """arm_elementwise_add_s16 (offsets 0): quant = (mult1, shift1, mult2, shift2, out mult, out shift);
+    each input shifted left by ADD_LEFT_SHIFT and requantized (arm_nn_requantize), the sum requantized."""
+    from cmx_gen.lower.host_models.kernel_models import requantize
+
+    m1, s1, m2, s2, mo, so = (int(v) for v in quant)
+    x = requantize(a.to(torch.int64).numpy() << ADD_LEFT_SHIFT, m1, s1)
+    y = requantize(b.to(torch.int64).numpy() << ADD_LEFT_SHIFT, m2, s2)
+    out = np.clip(requantize(x + y, mo, so), act_min, act_max).astype(np.int16)
+    result = torch.from_numpy(out)
+    return result.contiguous(memory_format=torch.channels_last) if a.dim() == 4 and _channels_last(a) else result
+
+
+def _channels_last(x: torch.Tensor) -> bool:
+    return x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
+
+
+def pool2d_s16(
+    x: torch.Tensor,
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    padding: Sequence[int],
+    average: bool,
+    act_min: int,
+    act_max: int,
+) -> torch.Tensor:
+    """arm_avgpool_s16 / arm_max_pool_s16 on an int16 NCHW image (same scale in and out): over the taps
+    inside the input, the maximum, or the sum rounded half away from zero over their count (C's
+    truncating division), clamped."""
+    (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
+    n, c, h, w = x.shape
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    values = x.to(torch.int64)
+    out = torch.empty((n, c, oh, ow), dtype=torch.int64)
+    for oy in range(oh):
+        ys = slice(max(0, oy * sh - ph), min(h, oy * sh - ph + kh))
+        for ox in range(ow):
+            xs = slice(max(0, ox * sw - pw), min(w, ox * sw - pw + kw))
+            window = values[:, :, ys, xs]
+            if average:
+                count = window.shape[2] * window.shape[3]
+                total = window.sum(dim=(2, 3))
+                half = count // 2
+                out[:, :, oy, ox] = torch.div(
+                    torch.where(total > 0, total + half, total - half), count, rounding_mode="trunc"
+                )
+            else:
+                out[:, :, oy, ox] = window.amax(dim=(2, 3))
+    return out.clamp(act_min, act_max).to(torch.int16).contiguous(memory_format=torch.channels_last)

@@ -11,12 +11,13 @@ so the host reference is bit-exact."""
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import torch
 
 from cmx_gen.common.errors import ExportError
-from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
+from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
 from cmx_gen.lower.host_models import s16_models
 from cmx_gen.lower.ops.lstm import multiplier
 
@@ -74,6 +75,38 @@ def _(x: torch.Tensor, weight: torch.Tensor, *rest: Any) -> torch.Tensor:
     return x.new_empty((*x.shape[:-1], weight.shape[0]), dtype=torch.int16)
 
 
+@torch.library.custom_op("cmx::quantized_add_s16", mutates_args=())
+def quantized_add_s16(a: torch.Tensor, b: torch.Tensor, quant: list[int], act_min: int, act_max: int) -> torch.Tensor:
+    """arm_elementwise_add_s16 on the host (s16_models.add_s16): two int16 tensors of one shape."""
+    return s16_models.add_s16(a, b, quant, act_min, act_max)
+
+
+@quantized_add_s16.register_fake
+def _(a: torch.Tensor, *rest: Any) -> torch.Tensor:
+    return torch.empty_like(a, dtype=torch.int16)
+
+
+@torch.library.custom_op("cmx::quantized_pool2d_s16", mutates_args=())
+def quantized_pool2d_s16(
+    x: torch.Tensor,
+    kernel: list[int],
+    stride: list[int],
+    padding: list[int],
+    average: bool,
+    act_min: int,
+    act_max: int,
+) -> torch.Tensor:
+    """arm_avgpool_s16 / arm_max_pool_s16 on the host (s16_models.pool2d_s16)."""
+    return s16_models.pool2d_s16(x, kernel, stride, padding, average, act_min, act_max)
+
+
+@quantized_pool2d_s16.register_fake
+def _(x: torch.Tensor, kernel: list[int], stride: list[int], padding: list[int], *rest: Any) -> torch.Tensor:
+    sizes = [(int(x.shape[2 + i]) + 2 * padding[i] - kernel[i]) // stride[i] + 1 for i in range(2)]
+    out = x.new_empty((x.shape[0], x.shape[1], *sizes), dtype=torch.int16)
+    return out.contiguous(memory_format=torch.channels_last)
+
+
 @torch.library.custom_op("cmx::quantized_lut_s16", mutates_args=())
 def quantized_lut_s16(x: torch.Tensor, table: list[int]) -> torch.Tensor:
     """cmx_lut_s8_s16 on the host: each int8 value's int16 from the 256-entry table (index value + 128)."""
@@ -87,6 +120,8 @@ def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
 
 _ACTIVATIONS = ("aten::relu", "aten::hardtanh", "aten::clamp")
 _LAYERS = ("aten::convolution", "aten::linear")
+_ELEMENTWISE = ("aten::add",)
+_POOLS = ("aten::avg_pool2d", "aten::max_pool2d", "aten::max_pool2d_with_indices")
 
 
 def _int16_qparams(node: Any, kind: str) -> tuple[float, int, int] | None:
@@ -160,57 +195,31 @@ def _int8_to_int16(graph: torch.fx.Graph, quantize: torch.fx.Node) -> torch.fx.N
 
 
 def to_int16(program: Any) -> int:
-    """Replace each int16 `dequantize -> conv/linear [-> activation] -> quantize` of the edge program
-    (edited in place) by cmx-gen's s16 op. Returns how many layers it replaced."""
+    """Replace each int16 `dequantize -> layer [-> activation] -> quantize` of the edge program (edited
+    in place; a convolution, linear layer, add or pool) by cmx-gen's s16 op. Returns how many it replaced."""
     graph = program.graph_module.graph
     count = 0
     for node in list(graph.nodes):
-        if op_name(node) not in _LAYERS or len(node.users) != 1:
+        if op_name(node) not in (*_LAYERS, *_ELEMENTWISE, *_POOLS) or len(node.users) != 1:
             continue
-        after = next(iter(node.users))
-        last = after if op_name(after) in _ACTIVATIONS and len(after.users) == 1 else node
+        first = _values(node)
+        if first is None:
+            continue
+        after = next(iter(first.users)) if len(first.users) == 1 else first
+        last = after if op_name(after) in _ACTIVATIONS and len(after.users) == 1 else first
         q = next(iter(last.users))
         out_q = _int16_qparams(q, "quantize_per_tensor")
-        args = fx_args(node)
-        in_q = _int16_qparams(args[0], "dequantize_per_tensor")
-        weight = _weight(program, args[1])
-        if out_q is None or in_q is None or weight is None:
+        if out_q is None:
             continue
-        w_node, w_scales = weight
-        bias = _bias(program, args[2] if len(args) > 2 else None)
-        mults, shifts = _requantize(in_q[0], w_scales, out_q[0], node.name)
-        x16 = _int8_to_int16(graph, fx_args(args[0])[0])
-        with graph.inserting_before(q):
-            if op_name(node) == "aten::linear":
-                made = graph.call_function(
-                    torch.ops.cmx.quantized_linear_s16.default, (x16, w_node, bias, mults[0], shifts[0], *out_q[1:])
-                )
-            else:
-                stride, padding, dilation, transposed, _, groups = args[3:9]
-                if transposed:
-                    continue
-                made = graph.call_function(
-                    torch.ops.cmx.quantized_conv2d_s16.default,
-                    (
-                        x16,
-                        w_node,
-                        bias,
-                        list(stride),
-                        list(padding),
-                        list(dilation),
-                        int(groups),
-                        mults,
-                        shifts,
-                        *out_q[1:],
-                    ),
-                )
+        made = _s16_call(program, graph, node, out_q, q)
+        if made is None:
+            continue
         made.meta = {**node.meta, "val": q.meta["val"]}
         q.replace_all_uses_with(made)
-        dead = [q, last, node] if last is node else [q, last, node]
-        for gone in dict.fromkeys(dead):
+        for gone in dict.fromkeys([q, last, first, node]):
             if not gone.users:
                 graph.erase_node(gone)
-        for dq in args[:3]:
+        for dq in fx_args(node)[:3]:
             if isinstance(dq, torch.fx.Node) and not dq.users:
                 graph.erase_node(dq)
         count += 1
@@ -218,3 +227,96 @@ def to_int16(program: Any) -> int:
     graph.lint()
     program.graph_module.recompile()
     return count
+
+
+def _values(node: torch.fx.Node) -> torch.fx.Node | None:
+    """The node that carries a layer's values: itself, or a max pool's getitem 0 (its indices unused)."""
+    if op_name(node) != "aten::max_pool2d_with_indices":
+        return node
+    item = next(iter(node.users))
+    return item if item.target is operator.getitem and item.args[1] == 0 else None
+
+
+def check_no_int16_left(program: Any) -> None:
+    """After upstream's passes: no int16 tensor goes into or out of a cortex_m kernel but a quantize or
+    dequantize (an int16 pattern cmx-gen does not take would run an int8 kernel on int16 bytes)."""
+    for node in program.graph_module.graph.nodes:
+        name = op_name(node)
+        if not name.startswith("cortex_m::") or "quantize_per_tensor" in name:
+            continue
+        values = [node, *node.all_input_nodes]
+        if any(getattr(v.meta.get("val"), "dtype", None) == torch.int16 for v in values):
+            raise _unsupported(node, f"{name.split('::')[1]} on int16 data")
+
+
+def _s16_call(
+    program: Any, graph: torch.fx.Graph, node: torch.fx.Node, out_q: tuple[float, int, int], before: torch.fx.Node
+) -> torch.fx.Node | None:
+    """The s16 op for `node` whose int16 output quantize is `before` (out_q: its scale and range), inserted
+    before it; None when its inputs are not int16 dequantizes (an int8 layer, left to upstream)."""
+    name, args = op_name(node), fx_args(node)
+    inputs = [a for a in args[:2] if isinstance(a, torch.fx.Node)] if name in _ELEMENTWISE else [args[0]]
+    in_qs = [_int16_qparams(a, "dequantize_per_tensor") for a in inputs]
+    if any(q is None for q in in_qs):
+        return None
+    scales = [q[0] for q in in_qs if q is not None]
+    call: tuple[Any, tuple[Any, ...]]
+    if name in _LAYERS:
+        weight = _weight(program, args[1])
+        if weight is None:
+            return None
+        w_node, w_scales = weight
+        bias = _bias(program, args[2] if len(args) > 2 else None)
+        mults, shifts = _requantize(scales[0], w_scales, out_q[0], node.name)
+        x16 = _int8_to_int16(graph, fx_args(inputs[0])[0])
+        if name == "aten::linear":
+            call = (torch.ops.cmx.quantized_linear_s16.default, (x16, w_node, bias, mults[0], shifts[0], *out_q[1:]))
+        else:
+            stride, padding, dilation, transposed, _, groups = args[3:9]
+            if transposed:
+                raise _unsupported(node, "a transposed convolution")
+            window = (list(stride), list(padding), list(dilation), int(groups))
+            call = (torch.ops.cmx.quantized_conv2d_s16.default, (x16, w_node, bias, *window, mults, shifts, *out_q[1:]))
+    elif name in _ELEMENTWISE:
+        shapes = [tuple(a.meta["val"].shape) for a in inputs]
+        if len(inputs) != 2 or shapes[0] != shapes[1] or (len(args) > 2 and args[2] != 1):
+            raise _unsupported(node, "an add of two tensors of other shapes (or with alpha)")
+        pairs = s16_models.add_multipliers(scales[0], scales[1], out_q[0])
+        quant = [v for pair in pairs for v in pair]
+        xs = [_int8_to_int16(graph, fx_args(a)[0]) for a in inputs]
+        call = (torch.ops.cmx.quantized_add_s16.default, (*xs, quant, *out_q[1:]))
+    else:
+        call = (torch.ops.cmx.quantized_pool2d_s16.default, _pool_args(graph, node, inputs[0], scales[0], out_q))
+    with graph.inserting_before(before):
+        return graph.call_function(*call)
+
+
+def _pool_args(
+    graph: torch.fx.Graph, node: torch.fx.Node, dq: torch.fx.Node, scale: float, out_q: tuple[float, int, int]
+) -> tuple[Any, ...]:
+    """A pool's arguments: its window, whether it averages, and the output range; refused where CMSIS-NN's
+    s16 pools would compute something else (another scale out, ceil mode, padding counted in an average,
+    dilation)."""
+    args = fx_args(node)
+    kernel = [int(k) for k in args[1]]
+    stride = [int(s) for s in (args[2] if len(args) > 2 and args[2] else kernel)]
+    padding = [int(p) for p in (args[3] if len(args) > 3 else [0, 0])]
+    average = op_name(node) == "aten::avg_pool2d"
+    ceil = bool(args[4]) if len(args) > 4 else False
+    if average:
+        counts_pad = bool(args[5]) if len(args) > 5 else True
+        if ceil or (counts_pad and any(padding)) or (len(args) > 6 and args[6] is not None):
+            raise _unsupported(node, "an average pool with ceil mode, a divisor or padding counted")
+    elif ceil or (len(args) > 4 and list(args[4]) != [1, 1]):
+        raise _unsupported(node, "a max pool with ceil mode or dilation")
+    if abs(scale - out_q[0]) > 1e-6 * scale:
+        raise _unsupported(node, "a pool whose output scale is not its input's")
+    return (_int8_to_int16(graph, fx_args(dq)[0]), kernel, stride, padding, average, *out_q[1:])
+
+
+def _unsupported(node: torch.fx.Node, what: str) -> ExportError:
+    where = source_line(node) or module_path(node) or node.name
+    return ExportError(
+        f"int16 layer at {where}: {what} has no s16 kernel in cmx-gen's backend",
+        "run it at int8: --precision-for PART=int8 (PART as --keep-fp32 names it)",
+    )

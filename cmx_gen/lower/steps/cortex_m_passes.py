@@ -58,6 +58,8 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
         with conv_choice.one_channel_convs_as_conv():
             lowered = CortexMPassManager(program, target_config=given.config).transform()
         own_passes.run_all(lowered, rewritten, quantized, given.options.delegate)
+        if any_int16(given.options):
+            s16_ops.check_no_int16_left(lowered)
         if io:
             io = int8_io.drop_output_requantize(lowered, io)
     except ExportError:

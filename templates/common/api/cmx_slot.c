@@ -137,8 +137,9 @@ cmx_status cmx_slot_verify(const uint8_t* slot, size_t size, const uint8_t* weig
       !tensors_within(h->outputs, h->num_outputs, h->total_bytes)) {
     return CMX_E_SLOT_CORRUPT;
   }
+  const uint64_t kinds = (uint64_t)h->kinds | ((uint64_t)h->kinds_high << 32);
   if (!same_text(h->core, sizeof(h->core), fit->core) || !same_text(h->isa, sizeof(h->isa), fit->isa) ||
-      (h->kinds != 0 && h->plan_version != fit->plan_version) || (h->kinds & ~fit->kinds) != 0 ||
+      (kinds != 0 && h->plan_version != fit->plan_version) || (kinds & ~fit->kinds) != 0 ||
       h->num_inputs != fit->num_inputs || h->num_outputs != fit->num_outputs ||
       !(h->tolerance >= 0.0f && h->tolerance <= fit->max_tolerance) || /* (NaN fails too) */
       h->has_reference != 1u) { /* a slot runs only after its self-check: it must bring a reference */

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define CMX_SLOT_MAGIC 0x53584D43u /* "CMXS" */
-#define CMX_SLOT_FORMAT 2u
+#define CMX_SLOT_FORMAT 3u
 #define CMX_SLOT_MAX_IO 8
 #define CMX_SLOT_MAX_PLANNED 4
 #define CMX_SLOT_NAME_BYTES 32
@@ -68,7 +68,8 @@ typedef struct {
   char isa[8];       /* "MVE", "DSP", "SCALAR": the kernels' weight layouts */
   char name[CMX_SLOT_NAME_BYTES];
   uint32_t plan_version; /* cmx_plan.h CMX_PLAN_VERSION of the backend plans inside; 0: none */
-  uint32_t kinds;        /* bit k: the plans use backend layer kind k (cmx_plan.h cmx_plan_op) */
+  uint32_t kinds;        /* bit k: the plans use backend layer kind k (cmx_plan.h cmx_plan_op), k < 32 */
+  uint32_t kinds_high;   /* bit k - 32: kind k, k from 32 to 63 */
   uint32_t method_pool_bytes;
   uint32_t temp_pool_bytes;
   uint32_t planned_count;
@@ -91,7 +92,7 @@ typedef struct {
   const char* core;
   const char* isa;
   uint32_t plan_version;
-  uint32_t kinds; /* the backend's compiled-in layer kinds */
+  uint64_t kinds; /* the backend's compiled-in layer kinds: bit k for kind k */
   uint32_t method_pool_bytes;
   uint32_t temp_pool_bytes;
   uint32_t planned_pool_bytes; /* the pool the planned buffers are cut from, each rounded to 16 */

@@ -14,7 +14,7 @@
 #include "cmx_slot.h"
 
 /* What the backend was built with (cmx_backend.cpp); absent when the image has no backend layers. */
-extern "C" uint32_t cmx_backend_kinds(void) __attribute__((weak));
+extern "C" uint64_t cmx_backend_kinds(void) __attribute__((weak));
 extern "C" uint32_t cmx_backend_plan_version(void) __attribute__((weak));
 
 namespace {
