@@ -49,7 +49,7 @@ quiet_third_party()
 from cmx_gen.app import project as project_mod  # noqa: E402
 from cmx_gen.app.kinds.baremetal import build as build_mod  # noqa: E402
 from cmx_gen.common.errors import CmxError, ExportError, FitError, ModelSourceError, TargetError  # noqa: E402
-from cmx_gen.common.goals import WEIGHT_BITS  # noqa: E402
+from cmx_gen.common.goals import PRECISIONS, WEIGHT_BITS  # noqa: E402
 from cmx_gen.common.memo import code_fingerprint, files_digest  # noqa: E402
 from cmx_gen.common.paths import KERNELS_DIR  # noqa: E402
 from cmx_gen.device.runners import QemuRunner  # noqa: E402
@@ -195,9 +195,38 @@ def sdk_fingerprint() -> str:
     return ", ".join(parts)
 
 
-def run_case(case: Case, board_id: str, work: Path, env: dict[str, str], weights: str = "int8") -> Outcome:
+@dataclass(frozen=True)
+class Variant:
+    """The number formats every case is made with: the default's, 4-bit weights or 16-bit activations; each
+    but the default's results and page are kept apart (results_<label>.json, conformance_<label>.md)."""
+
+    weights: str = "int8"
+    precision: str = "int8"
+
+    @property
+    def label(self) -> str:
+        return "int4" if self.weights == "int4" else "int16" if self.precision == "int16" else ""
+
+    @property
+    def options(self) -> dict[str, str]:
+        return {"weights": self.weights, "precision": self.precision}
+
+
+VARIANT_TEXT = {
+    "int4": (
+        "Every case made with `--weights int4`: its convolution, depthwise and linear layers' weights",
+        "quantized to 4 bits and run by CMSIS-NN's s4 kernels (the int8 kind on Helium for depthwise);",
+    ),
+    "int16": (
+        "Every case made with `--precision int16`: its convolution, depthwise, linear and add layers and pools",
+        "with 16-bit activations on CMSIS-NN's s16 kernels (a layer with none is refused: LOWER);",
+    ),
+}
+
+
+def run_case(case: Case, board_id: str, work: Path, env: dict[str, str], variant: Variant = Variant()) -> Outcome:
     started = time.monotonic()
-    folder = work / (board_id if weights == "int8" else f"{board_id}_{weights}") / case.id.replace("/", "__")
+    folder = work / "_".join(filter(None, (board_id, variant.label))) / case.id.replace("/", "__")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     app = folder / "app"
@@ -212,13 +241,13 @@ def run_case(case: Case, board_id: str, work: Path, env: dict[str, str], weights
             output=str(app),
             input_shape=case.input_shape,
             random_calibration=True,
-            weights=weights,
+            **variant.options,
         )
     else:
         model_file = folder / "case.py"
         model_file.write_text(CASE_FILE.format(suite=SUITE, module=case.module, table=case.table, name=case.name))
         project = project_mod.Project.single(
-            model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app), weights=weights
+            model=f"{model_file}:model", board=board_id, rtos="baremetal", output=str(app), **variant.options
         )
     try:
         done = generate(project, app)
@@ -307,9 +336,11 @@ def _timed(outcome: Outcome, started: float) -> Outcome:
 CORES = {"mps3-an547": "M55 (MVE)", "mps2-an386": "M4 (DSP)", "mps2-an505": "M33 (DSP)", "mps2-an385": "M3 (scalar)"}
 
 
-def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str = "", weights: str = "int8") -> None:
+def write_page(
+    path: Path, results: dict[str, dict], sdk: str, measured_at: str = "", variant: Variant = Variant()
+) -> None:
     """docs/conformance.md: op x core counts, then every case that is not a plain PASS with its detail
-    (`weights` int4: the page of the cases made with 4-bit weights)."""
+    (a variant's page: the cases made with its number formats)."""
     boards = [b for b in CORES if any(v["board"] == b for v in results.values())]
     ops = sorted({v["case"].split("/")[0] for v in results.values()})
     by = {(v["board"], v["case"]): v for v in results.values()}
@@ -317,16 +348,15 @@ def write_page(path: Path, results: dict[str, dict], sdk: str, measured_at: str 
     own = SUITE == SUITES["ops"]
     lines = [
         f"# Conformance: ExecuTorch's own cortex_m {'op' if own else 'model'} cases through cmx-gen"
-        + (f", weights {weights} (`--weights {weights}`)" if weights != "int8" else ""),
+        + (f", {variant.label}" if variant.label else ""),
         "",
         *(
             [
-                f"Every case made with `--weights {weights}`: its convolution, depthwise and linear layers' weights",
-                "quantized to 4 bits and run by CMSIS-NN's s4 kernels (the int8 kind on Helium for depthwise);",
+                *VARIANT_TEXT[variant.label],
                 "the other layers as on docs/conformance.md. PASS is bit-exact, as there.",
                 "",
             ]
-            if weights != "int8"
+            if variant.label
             else []
         ),
         f"Measured {datetime.date.today().isoformat()} with `bench/conformance.py`: every `McuTestCase` in the",
@@ -500,17 +530,27 @@ def main() -> int:
         default="int8",
         help="the cases' weights (int4: results_int4.json and docs/conformance_int4.md)",
     )
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="int8",
+        help="the cases' activations (int16: results_int16.json and docs/conformance_int16.md)",
+    )
     args = parser.parse_args()
+    variant = Variant(args.weights, args.precision)
+    if variant.weights != "int8" and variant.precision != "int8":
+        print("conformance: one variant at a time (--weights or --precision)", file=sys.stderr)
+        return 2
     global SUITE
     SUITE = SUITES[args.suite]
     page = "conformance.md" if args.suite == "ops" else "conformance_models.md"
-    if args.weights != "int8":
-        page = page.replace(".md", f"_{args.weights}.md")
+    if variant.label:
+        page = page.replace(".md", f"_{variant.label}.md")
     args.doc = args.doc or str(ROOT / "docs" / page)
 
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    store = work / ("results.json" if args.weights == "int8" else f"results_{args.weights}.json")
+    store = work / ("_".join(filter(None, ("results", variant.label))) + ".json")
     results: dict[str, dict] = json.loads(store.read_text()) if store.is_file() else {}
     cases = discover(args.ops)  # with --doc-only too: the page names the case modules that could not be run
     if not args.doc_only:
@@ -538,7 +578,7 @@ def main() -> int:
                 key = f"{board} {case.id}"
                 if not args.redo and results.get(key, {}).get("fingerprint") == fingerprint:
                     continue
-                outcome = run_case(case, board, work, env, args.weights)
+                outcome = run_case(case, board, work, env, variant)
                 outcome.fingerprint = fingerprint
                 results[key] = asdict(outcome)
                 store.write_text(json.dumps(results, indent=1, sort_keys=True))
@@ -552,7 +592,7 @@ def main() -> int:
         results,
         sdk_fingerprint() if os.environ.get("EXECUTORCH_ROOT") else "",
         args.measured_at,
-        args.weights,
+        variant,
     )
     counts: dict[str, int] = {}
     for value in results.values():

@@ -26,7 +26,14 @@ from cmx_gen.common.paths import DATA_DIR
 from cmx_gen.device.profile import ProfileJson, RowJson
 from cmx_gen.fit.memory import Placement
 from cmx_gen.program.report import Report
-from cmx_gen.program.report_text import CLASS_LABELS, describe_layer, schedule_line, weight_lines, worst_layers
+from cmx_gen.program.report_text import (
+    CLASS_LABELS,
+    describe_layer,
+    precision_lines,
+    schedule_line,
+    weight_lines,
+    worst_layers,
+)
 
 PAGE = "report.html"
 PROFILE_JSON = "profile.json"  # written beside the profile image by `run --profile`
@@ -199,7 +206,9 @@ class _ModelPart(TypedDict):
     sqnr_svg: str
     worst: list[str]
     schedules: list[str]
-    weights: list[str]  # report_text.weight_lines: the 4-bit weights, and auto's choice a layer a line
+    # report_text.weight_lines and precision_lines: the 4-bit weights (auto's choice a layer a line), the
+    # 16-bit activations
+    weights: list[str]
 
 
 def _model_part(model: ModelPage, several: bool, board_id: str | None = None) -> _ModelPart:
@@ -227,7 +236,7 @@ def _model_part(model: ModelPage, several: bool, board_id: str | None = None) ->
         "sqnr_svg": sqnr_svg(report, element_id=f"sqnr-chart{suffix}"),
         "worst": [describe_layer(layer) for layer in worst_layers(report)],
         "schedules": [schedule_line(s) for s in report.schedules],
-        "weights": weight_lines(report),
+        "weights": weight_lines(report) + precision_lines(report),
     }
 
 

@@ -105,6 +105,7 @@ def table(report: Report) -> str:
     for part in report.float_parts:
         lines.append(f"float      {describe_float_part(part)}")
     lines += [f"weights    {line}" if i == 0 else f"  {line}" for i, line in enumerate(weight_lines(report))]
+    lines += [f"precision  {line}" for line in precision_lines(report)]
     worst = worst_layers(report)
     if worst:
         lines.append("worst layers (SQNR against the float model, calibration inputs; what each layer loses):")
@@ -166,6 +167,19 @@ def weight_lines(report: Report) -> list[str]:
         alone = f", alone at int4 {layer.alone_db:.1f} dB" if layer.alone_db is not None else ""
         lines.append(f"{layer.module}: {layer.weights}, {layer.bytes_int8:,} B at int8{alone}")
     return lines
+
+
+def precision_lines(report: Report) -> list[str]:
+    """What 16-bit activations the program has: a headline and a line a kind (none at int8)."""
+    options = report.lowering_options
+    if options.precision == "int8" and not options.precision_for:
+        return []
+    s16 = [layer.kind for layer in report.delegated_layers if layer.kind.endswith("_s16")]
+    kinds = ", ".join(f"{kind} {s16.count(kind)}" for kind in sorted(set(s16)))
+    overrides = f" ({', '.join(options.precision_for)})" if options.precision_for else ""
+    return [
+        f"{options.precision}{overrides}: {len(s16)} layer(s) run 16-bit activations on CMSIS-NN's s16 kernels: {kinds}"
+    ]
 
 
 def describe_op_diff(op: OpDiff) -> str:
@@ -295,6 +309,8 @@ def _changes(report: Report) -> list[str]:
     weights = weight_lines(report)
     if weights:
         out += ["", "## Weights", "", weights[0], ""] + [f"- {line}" for line in weights[1:]]
+    if precision_lines(report):
+        out += ["", "## Activations", "", *precision_lines(report)]
     if report.fallbacks:
         out += ["", "## Fallbacks", "", "These compute ops run on portable (unaccelerated) kernels:", ""]
         out += [f"- `{name}`" for name in report.fallbacks]

@@ -21,6 +21,7 @@ from cmx_gen.model.export import export
 from cmx_gen.model.source import load
 from cmx_gen.program import plan_reference
 from cmx_gen.program.artifacts import lower_model
+from cmx_gen.program.report_text import precision_lines
 
 NET = str(ROOT / "tests" / "toy_models" / "int16_models.py") + ":Int16Net"
 S16 = {"conv_s16", "depthwise_s16", "linear_s16"}
@@ -56,6 +57,11 @@ def test_int16_layers_run_the_s16_kinds_and_the_plan_gives_the_reference(exporte
     outputs = plan_reference.reference(int16.pte, inputs, isa)
     assert np.array_equal(outputs[0], int16.reference["output_0"])
     assert int16.report.lowering_options.precision == "int16"
+    # lower/create print it, report.md and the HTML page hold it
+    assert precision_lines(int16.report) == [
+        "int16: 6 layer(s) run 16-bit activations on CMSIS-NN's s16 kernels: conv_s16 2, depthwise_s16 2, linear_s16 2"
+    ]
+    assert precision_lines(int8.report) == []
 
 
 def test_int16_is_closer_to_float_than_int8(exported):
