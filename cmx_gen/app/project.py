@@ -17,8 +17,8 @@ options win); `create` writes one into the app, pointing back at the model, so t
                                                 convolution and linear layers, see --weights)
                    sqnr_target = 20.0          (optional: weights = "auto"'s output SQNR in dB)
                    weights_for = ["output=int8"] (optional: per-layer precision, see --weights-for)
-                   precision = "int16"         (optional: int8 (default) | int16, the activations of
-                                                convolution and linear layers, see --precision)
+                   precision = "int16"         (optional: int8 (default) | int16 | auto, the activations
+                                                of convolution, linear and add layers, see --precision)
                    precision_for = ["head=int16"] (optional: per-layer activations, see --precision-for)
                    delegate = false            (optional: every operator on its own kernel instead of
                                                 cmx-gen's CMSIS-NN backend, see --no-delegate)
@@ -60,7 +60,7 @@ from cmx_gen.common.goals import (
     INPUT_MEMORIES,
     PLACEMENTS,
     STAGE_WEIGHTS,
-    Precision,
+    PrecisionSetting,
     WeightSetting,
 )
 from cmx_gen.fit.boards import is_board_file
@@ -85,7 +85,7 @@ class ModelEntry:
     weights: WeightSetting = DEFAULT_WEIGHT_BITS  # "int4": 4-bit weights (lower/weight_bits.py); "auto"
     weights_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int4"
     sqnr_target: float | None = None  # weights = "auto": the output's SQNR to keep (dB)
-    precision: Precision = DEFAULT_PRECISION  # "int16": 16-bit activations (lower/activation_bits.py)
+    precision: PrecisionSetting = DEFAULT_PRECISION  # "int16": 16-bit activations (lower/activation_bits.py); "auto"
     precision_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int16"
 
     def model_name(self) -> str:
@@ -134,7 +134,7 @@ class Project:
         weights: WeightSetting = DEFAULT_WEIGHT_BITS,
         weights_for: tuple[str, ...] = (),
         sqnr_target: float | None = None,
-        precision: Precision = DEFAULT_PRECISION,
+        precision: PrecisionSetting = DEFAULT_PRECISION,
         precision_for: tuple[str, ...] = (),
         **shared: Any,
     ) -> Project:

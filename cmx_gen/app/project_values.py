@@ -13,9 +13,9 @@ from cmx_gen.common.goals import (
     DEFAULT_WEIGHT_BITS,
     FIT,
     MEMORY_GOALS,
-    PRECISIONS,
+    PRECISION_SETTINGS,
     WEIGHT_SETTINGS,
-    Precision,
+    PrecisionSetting,
     WeightSetting,
     parse_precision_override,
     parse_weight_override,
@@ -28,7 +28,7 @@ class NumberFormats(TypedDict):
     weights: WeightSetting
     weights_for: tuple[str, ...]
     sqnr_target: float | None
-    precision: Precision
+    precision: PrecisionSetting
     precision_for: tuple[str, ...]
 
 
@@ -43,7 +43,12 @@ def number_formats(path: Path, table: dict[str, Any], where: str) -> NumberForma
             f"{path}: {where} sqnr_target = {target!r} is not a number", "write e.g. sqnr_target = 20.0"
         )
     precision = check_choice(
-        path, "precision", table.get("precision", DEFAULT_PRECISION), PRECISIONS, "an activation precision", where
+        path,
+        "precision",
+        table.get("precision", DEFAULT_PRECISION),
+        PRECISION_SETTINGS,
+        "an activation precision",
+        where,
     )
     return NumberFormats(
         weights=cast(WeightSetting, bits),
@@ -51,7 +56,7 @@ def number_formats(path: Path, table: dict[str, Any], where: str) -> NumberForma
             path, table, "weights_for", parse_weight_override, "int8 or PART=int4", "output=int8", where
         ),
         sqnr_target=float(target) if target is not None else None,
-        precision=cast(Precision, precision),
+        precision=cast(PrecisionSetting, precision),
         precision_for=_overrides(
             path, table, "precision_for", parse_precision_override, "int8 or PART=int16", "head=int16", where
         ),

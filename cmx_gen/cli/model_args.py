@@ -16,7 +16,7 @@ from cmx_gen.common.goals import (
     FIT,
     INPUT_MEMORIES,
     MEMORY_GOALS,
-    PRECISIONS,
+    PRECISION_SETTINGS,
     STAGE_WEIGHTS,
     WEIGHT_SETTINGS,
     parse_precision_override,
@@ -70,8 +70,9 @@ def add_model_arguments(
         type=float,
         default=None,
         metavar="DB",
-        help="with --weights auto: the output's SQNR against float (dB, on the calibration samples) to keep; "
-        "default the all-int8 program's less 3 dB; cmx.toml: [options] sqnr_target",
+        help="with --weights auto: the output's SQNR against float (dB, on the calibration samples) to keep, "
+        "default the all-int8 program's less 3 dB; with --precision auto: to reach, default the all-int16 "
+        "program's less 1 dB; cmx.toml: [options] sqnr_target",
     )
     parser.add_argument(
         "--weights-for",
@@ -83,10 +84,11 @@ def add_model_arguments(
     )
     parser.add_argument(
         "--precision",
-        choices=PRECISIONS,
+        choices=PRECISION_SETTINGS,
         default=None,
-        help="the activations of convolution, depthwise and linear layers: int8 (default) or int16 (8w16a: "
-        "CMSIS-NN's s16 kernels, twice the activation bytes, far less rounding); cmx.toml: [options] precision",
+        help="the activations of convolution, depthwise, linear and add layers: int8 (default), int16 (8w16a: "
+        "CMSIS-NN's s16 kernels, twice the activation bytes, far less rounding) or auto (int16 for the layers that "
+        "gain the most per byte added, until the output reaches --sqnr-target); cmx.toml: [options] precision",
     )
     parser.add_argument(
         "--precision-for",

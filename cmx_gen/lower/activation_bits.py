@@ -43,6 +43,12 @@ def chosen(node: torch.fx.Node, default: Precision, overrides: tuple[str, ...]) 
     return bits
 
 
+def layer_default(options: LowerOptions) -> Precision:
+    """The precision of a layer no override names. `precision = "auto"` is resolved before lowering
+    (precision_choice.py, program/artifacts.py) into int8 and overrides: lowered unresolved it is int8."""
+    return "int16" if options.precision == "int16" else "int8"
+
+
 def any_int16(options: LowerOptions) -> bool:
     """Whether any layer may take int16 activations."""
     return options.precision == "int16" or any(
@@ -60,7 +66,7 @@ def annotator(graph: torch.fx.GraphModule, options: LowerOptions) -> Callable[[t
             raise names_nothing(
                 f"--precision-for {text} names no convolution, linear layer or add of the model", layers
             )
-    return partial(widen_annotations, default=options.precision, overrides=options.precision_for)
+    return partial(widen_annotations, default=layer_default(options), overrides=options.precision_for)
 
 
 def _int16_spec() -> object:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from cmx_gen.common.goals import InputMemory, MemoryGoal, Precision, WeightBits, WeightSetting
+from cmx_gen.common.goals import InputMemory, MemoryGoal, Precision, PrecisionSetting, WeightBits, WeightSetting
 from cmx_gen.common.record import Record, ReportPart
 from cmx_gen.common.targets import Isa
 
@@ -44,11 +44,13 @@ class LowerOptions(Record):
     weights: WeightSetting = "int8"
     weights_for: tuple[str, ...] = ()
     # weights = "auto": the output's SQNR against float (dB) the choice keeps; None: the all-int8 program's
-    # less common/goals.AUTO_SQNR_SLACK_DB
+    # less common/goals.AUTO_SQNR_SLACK_DB. precision = "auto": the SQNR it reaches; None: the all-int16
+    # program's less common/goals.AUTO_PRECISION_SLACK_DB
     sqnr_target: float | None = None
-    # Activations of convolution, depthwise and fully connected layers in "int8" or "int16" (8w16a,
-    # lower/activation_bits.py), and per-layer overrides, "PART=int8" / "PART=int16".
-    precision: Precision = "int8"
+    # Activations of convolution, depthwise, fully connected and add layers in "int8" or "int16" (8w16a,
+    # lower/activation_bits.py), or "auto" (lower/precision_choice.py, resolved before lowering), and
+    # per-layer overrides, "PART=int8" / "PART=int16".
+    precision: PrecisionSetting = "int8"
     precision_for: tuple[str, ...] = ()
 
 
@@ -128,6 +130,30 @@ class WeightChoice(ReportPart):
     chosen_db: float
     trials: int  # lowerings the choice took
     layers: list[LayerWeights] = []
+
+
+class LayerPrecision(Record):
+    """One layer in `precision = "auto"`'s choice: what its 16 bits gain and cost."""
+
+    module: str  # the module path (what --precision-for names)
+    precision: Precision  # chosen
+    bytes_added: int  # the activation bytes int16 adds: its output's elements (a byte each more)
+    # the output's SQNR against float with this layer alone at int16 (None: not measured)
+    alone_db: float | None = None
+
+
+class PrecisionChoice(ReportPart):
+    """`precision = "auto"` (lower/precision_choice.py): the output's SQNR against float on the calibration
+    samples with every layer int8, every one int16 and as chosen; the target; each layer's choice in the
+    order they were taken to int16 (the most SQNR gained alone per byte added first)."""
+
+    key: ClassVar[str] = "precision_choice"
+    target_db: float
+    int8_db: float
+    int16_db: float
+    chosen_db: float
+    trials: int  # lowerings the choice took
+    layers: list[LayerPrecision] = []
 
 
 class OpDiff(Record):

@@ -259,6 +259,11 @@ def host_references(app: AppFolder, data: DataSet) -> list:
         from cmx_gen.lower.weight_choice import resolved_options
 
         options = resolved_options(options, choice)
+    precision = app.report().precision_choice
+    if options.precision == "auto" and precision is not None:
+        from cmx_gen.lower import precision_choice
+
+        options = precision_choice.resolved_options(options, precision)
     with progress.step(f"host reference of {len(samples)} sample(s) (lowering {model.source} again)"):
         lowered = lower(export(source), app.board().core.lower_target, options, evaluate=samples)
     if lowered.pte != (app.path / "model" / "model.pte").read_bytes():

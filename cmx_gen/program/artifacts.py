@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cmx_gen.common.errors import ModelSourceError
-from cmx_gen.lower.facts import LowerOptions, Target, WeightChoice
+from cmx_gen.lower.facts import LowerOptions, PrecisionChoice, Target, WeightChoice
 from cmx_gen.model import bundle
 from cmx_gen.program import report as report_mod
 from cmx_gen.program.pte import ProgramInfo, Quant, TensorSpec
@@ -273,6 +273,7 @@ def lower_model(exported: Exported, core: str, options: LowerOptions | None = No
     model = _model_facts(source, exported.graph_sha256)
     with _collect_backend_warnings() as warnings:
         resolved, choice = _weights(exported, core, options)
+        resolved, precision = _precision(exported, core, resolved)
         lowered = lower(exported, core, resolved)
     io, delegated = lowered.get(Lowered).io, lowered.get(Delegated)
     names, values = lowered.get(Serialized).instruction_names, lowered.get(Referenced).runs.values
@@ -307,7 +308,7 @@ def lower_model(exported: Exported, core: str, options: LowerOptions | None = No
         instructions=rows,
         delegated_layers=layers,
         schedules=list(delegated.schedules),
-        parts={**lowered.report_parts(), **({choice.key: choice} if choice else {})},
+        parts={**lowered.report_parts(), **{c.key: c for c in (choice, precision) if c is not None}},
     )
     return Artifacts(lowered.pte, report, reference)
 
@@ -320,3 +321,13 @@ def _weights(exported: Exported, core: str, options: LowerOptions) -> tuple[Lowe
     from cmx_gen.lower import weight_choice
 
     return weight_choice.resolve(exported, core, options)
+
+
+def _precision(exported: Exported, core: str, options: LowerOptions) -> tuple[LowerOptions, PrecisionChoice | None]:
+    """`precision = "auto"` resolved to the int16 layers it chooses (lower/precision_choice.py), after the
+    weights are, and the record of that choice; else the options as given."""
+    if options.precision != "auto":
+        return options, None
+    from cmx_gen.lower import precision_choice
+
+    return precision_choice.resolve(exported, core, options)

@@ -19,6 +19,7 @@ from cmx_gen.lower.facts import (
     LayerError,
     LowerOptions,
     OpDiff,
+    PrecisionChoice,
     Rewrite,
     Schedule,
     Target,
@@ -43,6 +44,7 @@ __all__ = [
     "Target",
     "TensorSpec",
     "WeightChoice",
+    "PrecisionChoice",
     "Report",
     "build_report",
     "load_json",
@@ -263,6 +265,7 @@ class Report(SparseRecord):
     delegated_layers: list[DelegatedLayer] = []  # what cmx-gen's backend runs, in order
     schedules: list[Schedule] = []  # each delegate call's working memory, in order
     weight_choice: WeightChoice | None = None  # weights = "auto": which layers took int4 and why
+    precision_choice: PrecisionChoice | None = None  # precision = "auto": which layers took int16 and why
     note: str = ""
 
     @classmethod

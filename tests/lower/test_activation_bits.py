@@ -168,3 +168,25 @@ def test_a_layer_with_no_s16_kernel_is_refused_in_one_line(tmp_path):
         )
     finally:
         sys.path.remove(str(ROOT / "tests" / "lower"))
+
+
+def test_auto_takes_the_fewest_layers_that_reach_the_target(exported):
+    """Between the all-int8 and all-int16 programs' SQNR: auto takes a prefix of its order to int16, the
+    program reaches the target, one layer fewer would not have (each prefix is a lowering the record counts),
+    and the recorded choice lowers again to the same program (how `run --data` lowers an auto app)."""
+    from cmx_gen.lower import precision_choice
+
+    int8 = lower_model(exported, "cortex-m4").report.layers
+    assert int8
+    options = LowerOptions(precision="auto", sqnr_target=None)
+    resolved, choice = precision_choice.resolve(exported, "cortex-m4", options)
+    taken = [layer.module for layer in choice.layers if layer.precision == "int16"]
+    assert choice.int8_db < choice.target_db <= choice.chosen_db <= choice.int16_db + 1e-6, choice
+    assert choice.target_db == pytest.approx(choice.int16_db - 1.0, abs=1e-3)
+    assert taken == [layer.module for layer in choice.layers[: len(taken)]]  # a prefix of the order
+    assert resolved.precision == "int8" and resolved.precision_for == tuple(f"{m}=int16" for m in taken)
+    artifacts = lower_model(exported, "cortex-m4", options)
+    assert artifacts.report.precision_choice == choice
+    again = lower_model(exported, "cortex-m4", precision_choice.resolved_options(options, choice))
+    assert again.pte == artifacts.pte
+    assert precision_lines(artifacts.report)[0].startswith("auto: ") and len(precision_lines(artifacts.report)) == 7

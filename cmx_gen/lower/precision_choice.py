@@ -1,0 +1,124 @@
+"""`precision = "auto"`: which layers take 16-bit activations, from measured error (issue 52).
+
+From the all-int8 program, each layer that can take int16 (a convolution, linear layer or add) is lowered
+alone at int16 and the output's SQNR against float on the calibration samples says what its 16 bits gain;
+the layers are taken to int16 in the order of SQNR gained per activation byte added (its output's
+elements: a byte each more), and the shortest prefix of that order whose program reaches the target is
+found by bisection, each step a lowering (16-bit activations run on cmx-gen's backend only, so every trial
+is a full lowering). The result is plain options (`precision_for` naming the int16 layers) that the caller
+lowers with, and the record of the choice for the report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from cmx_gen.common import progress
+from cmx_gen.common.goals import AUTO_PRECISION_SLACK_DB
+from cmx_gen.lower.delegate.kernel_choice import WEIGHTED_OPS
+from cmx_gen.lower.facts import LayerPrecision, LowerOptions, PrecisionChoice
+from cmx_gen.lower.lowering import LoweredModel, lower
+from cmx_gen.lower.state import Errors
+from cmx_gen.lower.weight_choice import output_sqnr
+from cmx_gen.model.export import Exported
+from cmx_gen.model.source import call
+
+_LEAST_GAIN_DB = 0.05  # a layer that gains nothing alone still ranks by its bytes
+_LAYER_OPS = (*WEIGHTED_OPS, "cortex_m::quantized_add")  # the int8 program's ops that can take int16
+
+
+def _modules(exported: Exported, int8: LoweredModel) -> list[str]:
+    """The module paths of the layers that can take int16, in program order (not an add in the model's own
+    forward: its path, the model class, would name every layer)."""
+    top = type(exported.source.module).__name__
+    found: list[str] = []
+    for layer in int8.get(Errors).layers:
+        if layer.op.split(".")[0] in _LAYER_OPS and layer.module not in ("", top, *found):
+            found.append(layer.module)
+    return found
+
+
+def _output_elements(exported: Exported, paths: Sequence[str]) -> dict[str, int]:
+    """Each module's output elements on the example inputs (what int16 adds a byte each to)."""
+    module = exported.source.module
+    if module is None:  # a .pte: nothing to lower again
+        return {p: 0 for p in paths}
+    named = dict(module.named_modules())
+    sizes: dict[str, int] = {}
+    hooks = [
+        named[p].register_forward_hook(lambda _m, _i, out, p=p: sizes.__setitem__(p, int(out.numel())))
+        for p in paths
+        if p in named
+    ]
+    try:
+        with torch.no_grad():
+            call(module, exported.inputs)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return {p: sizes.get(p, 0) for p in paths}
+
+
+def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[LowerOptions, PrecisionChoice]:
+    """The options `precision = "auto"` comes to (`precision = "int8"`, `precision_for` the chosen int16
+    layers and the user's own), and the record of the choice."""
+    pinned = options.precision_for  # the user's own overrides hold in every trial
+    trials = 0
+
+    def trial(default: str, int16: Sequence[str]) -> LoweredModel:
+        nonlocal trials
+        trials += 1
+        chosen = tuple(f"{m}=int16" for m in int16)
+        trial_options = options.model_copy(
+            update={"precision": default, "precision_for": chosen + pinned, "sqnr_target": None}
+        )
+        with progress.step(f"precision auto: trial {trials}, {default} with {len(int16)} layer(s) at int16"):
+            return lower(exported, core, trial_options)
+
+    int8, int16 = trial("int8", ()), trial("int16", ())
+    int8_db, int16_db = output_sqnr(int8), output_sqnr(int16)
+    target = options.sqnr_target if options.sqnr_target is not None else int16_db - AUTO_PRECISION_SLACK_DB
+    pinned_parts = {text.rpartition("=")[0] for text in pinned}
+    layers = [m for m in _modules(exported, int8) if m not in pinned_parts]
+    sizes = _output_elements(exported, layers)
+    alone: dict[str, float] = {}
+    if int8_db >= target:  # int8 reaches it: no layer needs 16 bits
+        order, count, chosen_db = layers, 0, int8_db
+    else:
+        alone = {m: output_sqnr(trial("int8", (m,))) for m in layers}
+        order = sorted(layers, key=lambda m: -max(alone[m] - int8_db, _LEAST_GAIN_DB) / max(sizes[m], 1))
+        low, high, chosen_db = 0, len(order), int16_db  # low does not reach the target, high does (or is all)
+        measured: dict[int, float] = {}
+        while high - low > 1:
+            middle = (low + high) // 2
+            db = alone[order[0]] if middle == 1 else output_sqnr(trial("int8", order[:middle]))
+            measured[middle] = db
+            low, high = (low, middle) if db >= target else (middle, high)
+        if high not in measured:
+            measured[high] = output_sqnr(trial("int8", order[:high]))
+        count, chosen_db = high, measured[high]
+    record = PrecisionChoice(
+        target_db=round(target, 3),
+        int8_db=round(int8_db, 3),
+        int16_db=round(int16_db, 3),
+        chosen_db=round(chosen_db, 3),
+        trials=trials,
+        layers=[
+            LayerPrecision(
+                module=m,
+                precision="int16" if i < count else "int8",
+                bytes_added=sizes[m],
+                alone_db=round(alone[m], 3) if m in alone else None,
+            )
+            for i, m in enumerate(order)
+        ],
+    )
+    return resolved_options(options, record), record
+
+
+def resolved_options(options: LowerOptions, choice: PrecisionChoice) -> LowerOptions:
+    """What `precision = "auto"` lowers with once `choice` is made: int8, the chosen layers int16 by name,
+    the user's own overrides after them (also how `run --data` lowers an auto app again)."""
+    chosen = tuple(f"{layer.module}=int16" for layer in choice.layers if layer.precision == "int16")
+    return options.model_copy(update={"precision": "int8", "precision_for": chosen + options.precision_for})
