@@ -275,6 +275,8 @@ def _s16_call(
             stride, padding, dilation, transposed, _, groups = args[3:9]
             if transposed:
                 raise _unsupported(node, "a transposed convolution")
+            if 1 < int(groups) != int(inputs[0].meta["val"].shape[1]):
+                raise _unsupported(node, f"a convolution of {int(groups)} groups (neither one nor one a channel)")
             window = (list(stride), list(padding), list(dilation), int(groups))
             call = (torch.ops.cmx.quantized_conv2d_s16.default, (x16, w_node, bias, *window, mults, shifts, *out_q[1:]))
     elif name in _ELEMENTWISE:
