@@ -69,11 +69,17 @@ WEIGHT_SETTINGS: tuple[WeightSetting, ...] = get_args(WeightSetting)
 AUTO_SQNR_SLACK_DB = 3.0
 
 
-def parse_weight_override(text: str) -> tuple[str, WeightBits]:
-    """`PART=int4` as `weights_for` and --weights-for take it (ValueError naming the form otherwise)."""
+def _split_override(text: str, choices: tuple[str, ...]) -> tuple[str, str]:
+    """`PART=BITS` with BITS one of `choices` (ValueError naming the form otherwise)."""
     part, sep, bits = text.rpartition("=")
-    if not sep or not part or bits not in WEIGHT_BITS:
-        raise ValueError(f"{text!r} is not PART=int8 or PART=int4")
+    if not sep or not part or bits not in choices:
+        raise ValueError(f"{text!r} is not " + " or ".join(f"PART={c}" for c in choices))
+    return part, bits
+
+
+def parse_weight_override(text: str) -> tuple[str, WeightBits]:
+    """`PART=int4` as `weights_for` and --weights-for take it."""
+    part, bits = _split_override(text, WEIGHT_BITS)
     return part, cast(WeightBits, bits)
 
 
@@ -93,8 +99,6 @@ AUTO_PRECISION_SLACK_DB = 1.0
 
 
 def parse_precision_override(text: str) -> tuple[str, Precision]:
-    """`PART=int16` as `precision_for` and --precision-for take it (ValueError naming the form otherwise)."""
-    part, sep, bits = text.rpartition("=")
-    if not sep or not part or bits not in PRECISIONS:
-        raise ValueError(f"{text!r} is not PART=int8 or PART=int16")
+    """`PART=int16` as `precision_for` and --precision-for take it."""
+    part, bits = _split_override(text, PRECISIONS)
     return part, cast(Precision, bits)

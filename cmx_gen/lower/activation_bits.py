@@ -17,7 +17,7 @@ import torch
 
 from cmx_gen.common.goals import Precision, parse_precision_override
 from cmx_gen.lower.facts import LowerOptions
-from cmx_gen.lower.keep_fp32 import names_nothing, selects
+from cmx_gen.lower.keep_fp32 import last_override, names_nothing, selects
 
 # The layers that take int16 activations (after the exact rewrites: 1-D layers are 2-D), and the
 # activations fused into them. A convolution's or linear layer's weight and bias stay int8 and int32.
@@ -35,12 +35,7 @@ FUSED = (
 
 def chosen(node: torch.fx.Node, default: Precision, overrides: tuple[str, ...]) -> Precision:
     """The precision a layer takes: the last override that names it, else the default."""
-    bits = default
-    for text in overrides:
-        part, wanted = parse_precision_override(text)
-        if selects(node, part):
-            bits = wanted
-    return bits
+    return last_override(node, default, overrides, parse_precision_override)
 
 
 def layer_default(options: LowerOptions) -> Precision:

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
 from cmx_gen.common.errors import ModelSourceError
 from cmx_gen.lower.fx_nodes import user_frame
 from cmx_gen.lower.ops import own_ops, recurrent_graph
+
+T = TypeVar("T")
 
 
 def selects(node: torch.fx.Node, pattern: str) -> bool:
@@ -29,6 +31,19 @@ def selects(node: torch.fx.Node, pattern: str) -> bool:
             return True
     paths = [str(path) for path, _ in (node.meta.get("nn_module_stack") or {}).values() if path]
     return bool(paths) and (paths[-1] == pattern or paths[-1].startswith(pattern + "."))
+
+
+def last_override(
+    node: torch.fx.Node, default: T, overrides: tuple[str, ...], parse: Callable[[str], tuple[str, T]]
+) -> T:
+    """What the last of `overrides` (PART=VALUE, PART as --keep-fp32 names a part; `parse` splits one) that
+    names `node` gives it, else `default`: --weights-for and --precision-for."""
+    value = default
+    for text in overrides:
+        part, wanted = parse(text)
+        if selects(node, part):
+            value = wanted
+    return value
 
 
 def names_nothing(problem: str, nodes: list[torch.fx.Node]) -> ModelSourceError:

@@ -20,7 +20,7 @@ import torch
 
 from cmx_gen.common.goals import WeightBits, parse_weight_override
 from cmx_gen.lower.facts import LowerOptions
-from cmx_gen.lower.keep_fp32 import names_nothing, selects
+from cmx_gen.lower.keep_fp32 import last_override, names_nothing, selects
 
 INT4_MIN, INT4_MAX = -8, 7
 
@@ -30,12 +30,7 @@ _WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
 
 def chosen(node: torch.fx.Node, default: WeightBits, overrides: tuple[str, ...]) -> WeightBits:
     """The weights a layer takes: the last override that names it, else the default."""
-    bits = default
-    for text in overrides:
-        part, wanted = parse_weight_override(text)
-        if selects(node, part):
-            bits = wanted
-    return bits
+    return last_override(node, default, overrides, parse_weight_override)
 
 
 def layer_default(options: LowerOptions) -> WeightBits:
