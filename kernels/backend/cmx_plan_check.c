@@ -51,6 +51,12 @@ static int tensor(check* c, int32_t operand, int64_t bytes) {
   return bytes <= (int64_t)have ? 1 : fail(c, "a tensor past its argument");
 }
 
+/* An int16 tensor (the s16 kinds): 2-byte aligned, two bytes an element. */
+static int tensor16(check* c, int32_t operand, int64_t elements) {
+  if (operand >= 0 && (operand & 1) != 0) return fail(c, "an int16 tensor unaligned");
+  return elements < LIMIT / 2 ? tensor(c, operand, 2 * elements) : fail(c, "a tensor size out of range");
+}
+
 /* A constant: `bytes` at `offset` in the plan's data, `align`-aligned; -1 (none) only when optional. */
 static int constant(check* c, int32_t offset, int64_t bytes, int64_t align, int optional) {
   if (offset == -1) return optional ? 1 : fail(c, "a required constant missing");
@@ -194,14 +200,20 @@ static int linear(check* c, const cmx_layer_linear* l, int64_t weight_bytes) {
          constant(c, l->kernel_sum, 4 * out, 4, 1);
 }
 
+/* A pool's shapes, window, range and tensors; `wide`: int16 (s16 kinds), else int8. */
 static int pool(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in, const cmsis_nn_dims* f,
-                const cmsis_nn_dims* out, int32_t input, int32_t output) {
+                const cmsis_nn_dims* out, int32_t input, int32_t output, int wide) {
   if (!dims(c, in) || !dims(c, out) || f->h < 1 || f->w < 1) return fail(c, "pooling sizes out of range");
   if (out->n != in->n || out->c != in->c) return fail(c, "pooling channels that disagree");
-  if (!activation(c, p->activation.min, p->activation.max)) return 0;
-  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1) &&
-         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1) && tensor(c, input, volume(in)) &&
-         tensor(c, output, volume(out));
+  const int32_t lo = p->activation.min, hi = p->activation.max;
+  if (wide && (lo < -32768 || hi > 32767 || lo > hi)) return fail(c, "an activation range outside int16");
+  if (!wide && !activation(c, lo, hi)) return 0;
+  if (!window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1) ||
+      !window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1)) {
+    return 0;
+  }
+  return wide ? tensor16(c, input, volume(in)) && tensor16(c, output, volume(out))
+              : tensor(c, input, volume(in)) && tensor(c, output, volume(out));
 }
 
 /* A recurrent gate's constants: weights [hidden][input] and [hidden][hidden], biases [hidden] int32. */
@@ -406,11 +418,6 @@ static int s16_quant(check* c, int32_t in_off, int32_t out_off, int32_t lo, int3
   return 1;
 }
 
-static int tensor16(check* c, int32_t operand, int64_t elements) {
-  if (operand >= 0 && (operand & 1) != 0) return fail(c, "an int16 tensor unaligned");
-  return elements < LIMIT / 2 ? tensor(c, operand, 2 * elements) : fail(c, "a tensor size out of range");
-}
-
 #ifdef CMX_BACKEND_CONV_S16
 static int check_conv_s16(check* c, const cmx_layer_conv_s16* l) {
   if (!conv_shapes(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims)) return 0;
@@ -497,14 +504,14 @@ static int check_mul(check* c, const cmx_layer_mul* l) {
 
 #ifdef CMX_BACKEND_AVG_POOL
 static int check_avg_pool(check* c, const cmx_layer_avg_pool* l) {
-  if (!pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output)) return 0;
+  if (!pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output, 0)) return 0;
   return cmsis_scratch(c, l->scratch, l->scratch_bytes, arm_avgpool_s8_get_buffer_size(l->output_dims.w, l->input_dims.c));
 }
 #endif
 
 #ifdef CMX_BACKEND_MAX_POOL
 static int check_max_pool(check* c, const cmx_layer_max_pool* l) {
-  return pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output);
+  return pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output, 0);
 }
 #endif
 
@@ -595,30 +602,16 @@ static int check_add_s16(check* c, const cmx_layer_add_s16* l) {
 }
 #endif
 
-#if defined(CMX_BACKEND_AVG_POOL_S16) || defined(CMX_BACKEND_MAX_POOL_S16)
-static int pool16(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in, const cmsis_nn_dims* f,
-                  const cmsis_nn_dims* out, int32_t input, int32_t output) {
-  if (!dims(c, in) || !dims(c, out) || f->h < 1 || f->w < 1) return fail(c, "pooling sizes out of range");
-  if (out->n != in->n || out->c != in->c) return fail(c, "pooling channels that disagree");
-  if (p->activation.min < -32768 || p->activation.max > 32767 || p->activation.min > p->activation.max) {
-    return fail(c, "an activation range outside int16");
-  }
-  return window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1) &&
-         window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1) && tensor16(c, input, volume(in)) &&
-         tensor16(c, output, volume(out));
-}
-#endif
-
 #ifdef CMX_BACKEND_AVG_POOL_S16
 static int check_avg_pool_s16(check* c, const cmx_layer_avg_pool_s16* l) {
-  if (!pool16(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output)) return 0;
+  if (!pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output, 1)) return 0;
   return cmsis_scratch(c, l->scratch, l->scratch_bytes, arm_avgpool_s16_get_buffer_size(l->output_dims.w, l->input_dims.c));
 }
 #endif
 
 #ifdef CMX_BACKEND_MAX_POOL_S16
 static int check_max_pool_s16(check* c, const cmx_layer_max_pool_s16* l) {
-  return pool16(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output);
+  return pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output, 1);
 }
 #endif
 
