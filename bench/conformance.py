@@ -218,8 +218,9 @@ VARIANT_TEXT = {
         "quantized to 4 bits and run by CMSIS-NN's s4 kernels (the int8 kind on Helium for depthwise);",
     ),
     "int16": (
-        "Every case made with `--precision int16`: its convolution, depthwise, linear and add layers and pools",
-        "with 16-bit activations on CMSIS-NN's s16 kernels (a layer with none is refused: LOWER);",
+        "Every case made with `--precision int16`: its convolution, depthwise, linear, add and mul layers, and the",
+        "pools and activations after them, with 16-bit activations on CMSIS-NN's s16 kernels (a layer with none is",
+        "refused: LOWER); a case of a pool or an activation alone keeps int8 (its int8 rows are docs/conformance.md's);",
     ),
 }
 

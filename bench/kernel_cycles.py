@@ -52,7 +52,7 @@ MORE = {
     "int16_net": "tests/toy_models/int16_models.py:Int16Net",  # conv_s16, depthwise_s16, linear_s16
     "denoiser_int16": "samples/denoiser/model.py:Denoiser",  # conv_s16 (1-D)
     "denoiser_out16": "samples/denoiser/model.py:Denoiser",  # lut_s16 (int8 into the int16 last layer)
-    "int16_residual": "tests/toy_models/int16_models.py:Int16Residual",  # add_s16, max_pool_s16, avg_pool_s16
+    "int16_residual": "tests/toy_models/int16_models.py:Int16Residual",  # add_s16, mul_s16, max_pool_s16, avg_pool_s16
 }
 # A sample made under a memory goal (--memory): arm_convolve_s8 itself (conv_general) runs only where
 # the schedule runs a convolution patch by patch, which `--memory min` asks for.

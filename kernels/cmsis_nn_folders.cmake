@@ -40,6 +40,7 @@ set(CMX_NN_KEEP_depthwise_s16 arm_depthwise_conv_wrapper_s16.c arm_depthwise_con
 set(CMX_NN_KEEP_linear_s16 arm_fully_connected_s16.c arm_fully_connected_get_buffer_sizes_s16.c
     arm_nn_vec_mat_mult_t_s16.c)
 set(CMX_NN_KEEP_add_s16 arm_elementwise_add_s16.c)
+set(CMX_NN_KEEP_mul_s16 arm_elementwise_mul_s16.c)
 set(CMX_NN_KEEP_avg_pool_s16 arm_avgpool_s16.c arm_avgpool_get_buffer_sizes_s16.c)
 set(CMX_NN_KEEP_max_pool_s16 arm_max_pool_s16.c)
 # *_nhwc variants (executorch >= 1.5.1) call the same CMSIS-NN functions.

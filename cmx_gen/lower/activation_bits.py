@@ -1,12 +1,13 @@
-"""`precision = "int16"` (8w16a): convolutions, depthwise convolutions and fully connected layers read
-and write 16-bit activations, symmetric (zero point 0, [-32767, 32767], upstream's
+"""`precision = "int16"` (8w16a): convolutions, depthwise convolutions, fully connected layers, adds and
+multiplications read and write 16-bit activations, symmetric (zero point 0, [-32767, 32767], upstream's
 INT16_ACTIVATION_PER_TENSOR_QSPEC), with int8 weights; the backend runs them on CMSIS-NN's s16 kernels
-(ops/s16_ops.py, delegate/layers.py). Per-layer overrides name a part as `--keep-fp32` does:
+(ops/s16_ops.py, delegate/s16_layers.py). Per-layer overrides name a part as `--keep-fp32` does:
 `--precision-for head=int16`.
 
 The quantizer annotates as for int8; `widen_annotations` then gives the chosen layers' activation
-specs 16 bits, and an activation fused after such a layer (ReLU, ReLU6, clamp) follows it. Where an int8
-layer meets an int16 one, prepare_pt2e observes both sides and convert_pt2e requantizes between them."""
+specs 16 bits, and what carries their output on (a fused activation, a pool, a reshape) follows them.
+Where an int8 layer meets an int16 one, prepare_pt2e observes both sides and convert_pt2e requantizes
+between them (ops/s16_ops.py tabulates the int8 to int16 step)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from cmx_gen.lower.keep_fp32 import last_override, names_nothing, selects
 # The layers that take int16 activations (after the exact rewrites: 1-D layers are 2-D), and the
 # activations fused into them. A convolution's or linear layer's weight and bias stay int8 and int32.
 WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
-WIDENED = (*WEIGHTED, "aten.add.Tensor")
+WIDENED = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor")
 FUSED = (
     "aten.relu.default",
     "aten.relu_.default",
@@ -59,7 +60,7 @@ def annotator(graph: torch.fx.GraphModule, options: LowerOptions) -> Callable[[t
         part, _ = parse_precision_override(text)
         if not any(selects(n, part) for n in layers):
             raise names_nothing(
-                f"--precision-for {text} names no convolution, linear layer or add of the model", layers
+                f"--precision-for {text} names no convolution, linear layer, add or multiplication of the model", layers
             )
     return partial(widen_annotations, default=layer_default(options), overrides=options.precision_for)
 

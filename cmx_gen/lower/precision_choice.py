@@ -25,7 +25,7 @@ from cmx_gen.model.export import Exported
 from cmx_gen.model.source import call
 
 _LEAST_GAIN_DB = 0.05  # a layer that gains nothing alone still ranks by its bytes
-_LAYER_OPS = (*WEIGHTED_OPS, "cortex_m::quantized_add")  # the int8 program's ops that can take int16
+_LAYER_OPS = (*WEIGHTED_OPS, "cortex_m::quantized_add", "cortex_m::quantized_mul")  # int8 ops that can take int16
 
 
 def _modules(exported: Exported, int8: LoweredModel) -> list[str]:

@@ -602,6 +602,18 @@ static int check_add_s16(check* c, const cmx_layer_add_s16* l) {
 }
 #endif
 
+#ifdef CMX_BACKEND_MUL_S16
+static int check_mul_s16(check* c, const cmx_layer_mul_s16* l) {
+  if (l->input1_offset != 0 || l->input2_offset != 0 || l->output_offset != 0) return fail(c, "an int16 layer with a zero point");
+  if (!requant(c, l->output_multiplier, l->output_shift) || l->act_min < -32768 || l->act_max > 32767 ||
+      l->act_min > l->act_max) {
+    return fail(c, "an int16 multiplication outside CMSIS-NN's arithmetic");
+  }
+  if (l->block != l->count || l->count < 1) return fail(c, "an int16 multiplication of two shapes");
+  return tensor16(c, l->input1, l->count) && tensor16(c, l->input2, l->count) && tensor16(c, l->output, l->count);
+}
+#endif
+
 #ifdef CMX_BACKEND_AVG_POOL_S16
 static int check_avg_pool_s16(check* c, const cmx_layer_avg_pool_s16* l) {
   if (!pool(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, l->input, l->output, 1)) return 0;

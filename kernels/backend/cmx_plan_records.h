@@ -181,6 +181,9 @@ typedef cmx_layer_depthwise_conv cmx_layer_depthwise_s16;
 /* arm_elementwise_add_s16: int16 inputs and output, offsets 0, left_shift 15. */
 typedef cmx_layer_add cmx_layer_add_s16;
 
+/* arm_elementwise_mul_s16: int16 inputs and output, offsets 0. */
+typedef cmx_layer_mul cmx_layer_mul_s16;
+
 /* arm_avgpool_s16: int16 input and output (one scale). */
 typedef cmx_layer_avg_pool cmx_layer_avg_pool_s16;
 

@@ -249,7 +249,8 @@ inline arm_cmsis_nn_status run_fully_connected_s4(const cmx_layer_fully_connecte
 #endif
 
 #if defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16) || defined(CMX_BACKEND_LINEAR_S16) || \
-    defined(CMX_BACKEND_ADD_S16) || defined(CMX_BACKEND_AVG_POOL_S16) || defined(CMX_BACKEND_MAX_POOL_S16)
+    defined(CMX_BACKEND_ADD_S16) || defined(CMX_BACKEND_AVG_POOL_S16) || defined(CMX_BACKEND_MAX_POOL_S16) || \
+    defined(CMX_BACKEND_MUL_S16)
 /* An int16 tensor of the working memory or an argument (the plan places them 2-byte aligned). */
 inline int16_t* tensor16_at(int32_t operand, uint8_t* work, void* const* io) {
   return reinterpret_cast<int16_t*>(tensor_at(operand, work, io));
@@ -538,6 +539,19 @@ inline arm_cmsis_nn_status run_add_s16(const cmx_layer_add_s16* l, CMX_RUN_ARGS)
                                               l->input2_offset, l->input2_multiplier, l->input2_shift, l->left_shift,
                                               reinterpret_cast<int16_t*>(out), l->output_offset, l->output_multiplier,
                                               l->output_shift, l->act_min, l->act_max, l->count));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_MUL_S16
+inline arm_cmsis_nn_status run_mul_s16(const cmx_layer_mul_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * (size_t)l->count);
+  CMX_KERNEL(status = arm_elementwise_mul_s16(tensor16_at(l->input1, work, io), tensor16_at(l->input2, work, io),
+                                              l->input1_offset, l->input2_offset, reinterpret_cast<int16_t*>(out),
+                                              l->output_offset, l->output_multiplier, l->output_shift, l->act_min,
+                                              l->act_max, l->count));
   return status;
 }
 #endif

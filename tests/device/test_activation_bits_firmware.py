@@ -45,7 +45,7 @@ def test_a_residual_block_and_pools_pass_bit_exact(tmp_path, board):
     generate(project_mod.Project.single(model=model, board=board, output=str(app), precision="int16"), app)
     report = json.loads((app / "model" / "report.json").read_text())
     kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
-    assert kinds["add_s16"] == 1 and kinds["max_pool_s16"] == 1 and kinds["avg_pool_s16"] == 1, kinds
+    assert kinds["add_s16"] == kinds["mul_s16"] == kinds["max_pool_s16"] == kinds["avg_pool_s16"] == 1, kinds
     result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
 

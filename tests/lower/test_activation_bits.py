@@ -84,7 +84,7 @@ def test_a_layer_named_keeps_int8_activations(exported):
 
 
 def test_an_override_that_names_no_layer_is_refused(exported):
-    with pytest.raises(ModelSourceError, match="names no convolution, linear layer or add"):
+    with pytest.raises(ModelSourceError, match="names no convolution, linear layer, add or multiplication"):
         lower_model(exported, "cortex-m4", LowerOptions(precision="int16", precision_for=("nothing=int8",)))
 
 
@@ -132,7 +132,7 @@ RESIDUAL = str(ROOT / "tests" / "toy_models" / "int16_models.py") + ":Int16Resid
 def test_a_residual_add_and_pools_run_their_s16_kinds(core, isa):
     lowered = lower_model(export(load(RESIDUAL)), core, LowerOptions(precision="int16"))
     kinds = _kinds(lowered)
-    assert kinds["add_s16"] == 1 and kinds["max_pool_s16"] == 1 and kinds["avg_pool_s16"] == 1, kinds
+    assert kinds["add_s16"] == kinds["mul_s16"] == kinds["max_pool_s16"] == kinds["avg_pool_s16"] == 1, kinds
     inputs = [lowered.reference[k] for k in sorted(lowered.reference) if k.startswith("input_")]
     assert np.array_equal(plan_reference.reference(lowered.pte, inputs, isa)[0], lowered.reference["output_0"])
 

@@ -36,7 +36,8 @@ def calibration_data() -> list[tuple[torch.Tensor]]:
 
 class Int16Residual(nn.Module):
     """A residual block as a denoiser or a U-Net writes it: conv, ReLU, conv, the input added back, ReLU;
-    a max pool 2x2 and an average pool 2x2 after it; a 1x1 head."""
+    a gate (the block's output times a 1x1 convolution of it); a max pool 2x2 and an average pool 2x2 after
+    it; a 1x1 head."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -44,6 +45,7 @@ class Int16Residual(nn.Module):
         self.stem = nn.Conv2d(3, 8, 3, padding=1)
         self.conv1 = nn.Conv2d(8, 8, 3, padding=1)
         self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.gate = nn.Conv2d(8, 8, 1)
         self.head = nn.Conv2d(8, 4, 1)
         self.eval()
 
@@ -51,5 +53,6 @@ class Int16Residual(nn.Module):
         x = torch.relu(self.stem(x))
         y = self.conv2(torch.relu(self.conv1(x)))
         x = torch.relu(x + y)
+        x = x * self.gate(x)
         x = nn.functional.avg_pool2d(nn.functional.max_pool2d(x, 2), 2)
         return self.head(x)

@@ -83,6 +83,13 @@ def add(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> Non
     _put16(memory, f["output"], s16_models.add_s16(a, b, quant, f["act_min"], f["act_max"]).numpy())
 
 
+def mul(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """mul_s16: two int16 tensors of `count` elements, the record's requantization."""
+    a, b = (torch.from_numpy(_int16(memory, f[k], f["count"])) for k in ("input1", "input2"))
+    out = s16_models.mul_s16(a, b, f["output_multiplier"], f["output_shift"], f["act_min"], f["act_max"])
+    _put16(memory, f["output"], out.numpy())
+
+
 def pool(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, average: bool) -> None:
     """avg_pool_s16 / max_pool_s16 over the NHWC input."""
     n, h, w, c = (f[f"input_{d}"] for d in "nhwc")
@@ -98,6 +105,7 @@ RUN = {
     "linear_s16": linear,
     "lut_s16": lut,
     "add_s16": add,
+    "mul_s16": mul,
     "avg_pool_s16": lambda p, f, m, isa: pool(p, f, m, isa, average=True),
     "max_pool_s16": lambda p, f, m, isa: pool(p, f, m, isa, average=False),
 }

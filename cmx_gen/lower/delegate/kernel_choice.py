@@ -145,7 +145,7 @@ def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     return 4 * ((cols + 15) // 16) * 16
 
 
-S16_OPS = ("cmx::quantized_conv2d_s16", "cmx::quantized_linear_s16", "cmx::quantized_pool2d_s16")
+S16_OPS = ("cmx::quantized_conv2d_s16", "cmx::quantized_linear_s16", "cmx::quantized_pool2d_s16")  # with scratch
 
 
 def s16_depthwise(node: torch.fx.Node) -> bool:

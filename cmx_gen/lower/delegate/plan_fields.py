@@ -292,6 +292,7 @@ SAME: dict[str, tuple[str, str]] = {
         "arm_depthwise_conv_wrapper_s16: int16 input and output, weight [1][kh][kw][channels] int8, bias int64.",
     ),
     "add_s16": ("add", "arm_elementwise_add_s16: int16 inputs and output, offsets 0, left_shift 15."),
+    "mul_s16": ("mul", "arm_elementwise_mul_s16: int16 inputs and output, offsets 0."),
     "avg_pool_s16": ("avg_pool", "arm_avgpool_s16: int16 input and output (one scale)."),
     "max_pool_s16": ("max_pool", "arm_max_pool_s16: int16 input and output (one scale)."),
     "lut_s16": (

@@ -120,6 +120,17 @@ def add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("add_s16", fields, node=node.name)
 
 
+def mul(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_mul_s16: mul_s16 (arm_elementwise_mul_s16) over two int16 tensors of one shape."""
+    a, b, mult, shift, act_min, act_max = fx_args(node)
+    count = int(_val(node).numel())
+    fields = {"input1": emit.operand(a), "input2": emit.operand(b), "output": emit.operand(node)}
+    fields |= {"input1_offset": 0, "input2_offset": 0, "output_offset": 0}
+    fields |= {"output_multiplier": int(mult), "output_shift": int(shift)}
+    fields |= {"act_min": act_min, "act_max": act_max, "block": count, "count": count}
+    return Layer("mul_s16", fields, node=node.name)
+
+
 def pool(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx::quantized_pool2d_s16: avg_pool_s16 (arm_avgpool_s16) or max_pool_s16 (arm_max_pool_s16)."""
     x, kernel, stride, padding, average, act_min, act_max = fx_args(node)
@@ -141,6 +152,7 @@ BUILDERS = {
     "cmx::quantized_linear_s16": linear,
     "cmx::quantized_lut_s16": lut,
     "cmx::quantized_add_s16": add,
+    "cmx::quantized_mul_s16": mul,
     "cmx::quantized_pool2d_s16": pool,
 }
 
@@ -150,7 +162,9 @@ def supports(node: torch.fx.Node) -> bool:
     a 4-D image; a fully connected layer always."""
     if fx_args(node)[0] is None:
         return False
-    if len(fx_args(node)) in (2, 5, 7):  # a table, an add, a linear layer or a pool
-        return len(fx_args(node)) != 7 or op_name(node) != "cmx::quantized_pool2d_s16" or _val(node).dim() == 4
+    if op_name(node) == "cmx::quantized_pool2d_s16":
+        return bool(_val(node).dim() == 4)
+    if op_name(node) != "cmx::quantized_conv2d_s16":  # a table, an add, a multiplication, a linear layer
+        return True
     groups = int(fx_args(node)[6])
     return _val(fx_args(node)[0]).dim() == 4 and (groups == 1 or s16_depthwise(node))

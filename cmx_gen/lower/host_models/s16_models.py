@@ -110,6 +110,16 @@ def add_s16(a: torch.Tensor, b: torch.Tensor, quant: Sequence[int], act_min: int
     return result.contiguous(memory_format=torch.channels_last) if a.dim() == 4 and _channels_last(a) else result
 
 
+def mul_s16(a: torch.Tensor, b: torch.Tensor, mult: int, shift: int, act_min: int, act_max: int) -> torch.Tensor:
+    """arm_elementwise_mul_s16 (offsets 0): each product requantized (arm_nn_requantize), clamped."""
+    from cmx_gen.lower.host_models.kernel_models import requantize
+
+    product = a.to(torch.int64).numpy() * b.to(torch.int64).numpy()
+    out = np.clip(requantize(product, mult, shift), act_min, act_max).astype(np.int16)
+    result = torch.from_numpy(out)
+    return result.contiguous(memory_format=torch.channels_last) if a.dim() == 4 and _channels_last(a) else result
+
+
 def _channels_last(x: torch.Tensor) -> bool:
     return x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous()
 

@@ -2,12 +2,13 @@
 
 Upstream's cortex_m passes take int8 patterns only: on int16 ones they make int8 kernel calls on int16
 tensors, or leave a float `aten.linear` reading int16 data when a ReLU does not fuse. So `to_int16` runs
-on the edge program first and replaces each `dequantize(int16) -> conv/linear [-> activation] ->
-quantize(int16)` by `cmx::quantized_conv2d_s16` or `cmx::quantized_linear_s16` on the int16 tensors,
-its int8 weights and int32 bias as the quantizer made them, and the per-channel multipliers and shifts
-CMSIS-NN's s16 kernels take. Only cmx-gen's backend runs these ops (layers.py: conv_s16, depthwise_s16,
-linear_s16); their Python implementations are the kernels' arithmetic (host_models/s16_models.py),
-so the host reference is bit-exact."""
+on the edge program first and replaces each `dequantize(int16) -> layer [-> activation] -> quantize(int16)`
+(a convolution, linear layer, add, multiplication or pool) by cmx-gen's s16 op on the int16 tensors: the
+int8 weights and int32 bias as the quantizer made them, the multipliers and shifts CMSIS-NN's s16 kernels
+take. An int8 layer's output into an int16 one becomes `cmx::quantized_lut_s16` (256 int16 entries).
+Only cmx-gen's backend runs these ops (delegate/s16_layers.py); their Python implementations are the
+kernels' arithmetic (host_models/s16_models.py), so the host reference is bit-exact. A layer with no s16
+kernel, and any cortex_m kernel left on int16 data after upstream's passes, is refused in one line."""
 
 from __future__ import annotations
 
@@ -86,6 +87,19 @@ def _(a: torch.Tensor, *rest: Any) -> torch.Tensor:
     return torch.empty_like(a, dtype=torch.int16)
 
 
+@torch.library.custom_op("cmx::quantized_mul_s16", mutates_args=())
+def quantized_mul_s16(
+    a: torch.Tensor, b: torch.Tensor, mult: int, shift: int, act_min: int, act_max: int
+) -> torch.Tensor:
+    """arm_elementwise_mul_s16 on the host (s16_models.mul_s16): two int16 tensors of one shape."""
+    return s16_models.mul_s16(a, b, mult, shift, act_min, act_max)
+
+
+@quantized_mul_s16.register_fake
+def _(a: torch.Tensor, *rest: Any) -> torch.Tensor:
+    return torch.empty_like(a, dtype=torch.int16)
+
+
 @torch.library.custom_op("cmx::quantized_pool2d_s16", mutates_args=())
 def quantized_pool2d_s16(
     x: torch.Tensor,
@@ -120,7 +134,7 @@ def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
 
 _ACTIVATIONS = ("aten::relu", "aten::hardtanh", "aten::clamp")
 _LAYERS = ("aten::convolution", "aten::linear")
-_ELEMENTWISE = ("aten::add",)
+_ELEMENTWISE = ("aten::add", "aten::mul")
 _POOLS = ("aten::avg_pool2d", "aten::max_pool2d", "aten::max_pool2d_with_indices")
 
 
@@ -281,12 +295,16 @@ def _s16_call(
             call = (torch.ops.cmx.quantized_conv2d_s16.default, (x16, w_node, bias, *window, mults, shifts, *out_q[1:]))
     elif name in _ELEMENTWISE:
         shapes = [tuple(a.meta["val"].shape) for a in inputs]
+        what = "an add" if name == "aten::add" else "a multiplication"
         if len(inputs) != 2 or shapes[0] != shapes[1] or (len(args) > 2 and args[2] != 1):
-            raise _unsupported(node, "an add of two tensors of other shapes (or with alpha)")
-        pairs = s16_models.add_multipliers(scales[0], scales[1], out_q[0])
-        quant = [v for pair in pairs for v in pair]
+            raise _unsupported(node, f"{what} of two tensors of other shapes (or with alpha)")
         xs = [_int8_to_int16(graph, fx_args(a)[0]) for a in inputs]
-        call = (torch.ops.cmx.quantized_add_s16.default, (*xs, quant, *out_q[1:]))
+        if name == "aten::add":
+            pairs = s16_models.add_multipliers(scales[0], scales[1], out_q[0])
+            call = (torch.ops.cmx.quantized_add_s16.default, (*xs, [v for pair in pairs for v in pair], *out_q[1:]))
+        else:
+            mult, shift = multiplier(scales[0] * scales[1] / out_q[0])
+            call = (torch.ops.cmx.quantized_mul_s16.default, (*xs, mult, shift, *out_q[1:]))
     else:
         call = (torch.ops.cmx.quantized_pool2d_s16.default, _pool_args(graph, node, inputs[0], scales[0], out_q))
     with graph.inserting_before(before):
