@@ -208,6 +208,13 @@ class Variant:
         return "int4" if self.weights == "int4" else "int16" if self.precision == "int16" else ""
 
     @property
+    def title(self) -> str:
+        """The page title's words: what was made otherwise, and the option that made it."""
+        if self.label == "int4":
+            return "weights int4 (`--weights int4`)"
+        return "activations int16 (`--precision int16`)" if self.label else ""
+
+    @property
     def options(self) -> dict[str, str]:
         return {"weights": self.weights, "precision": self.precision}
 
@@ -349,7 +356,7 @@ def write_page(
     own = SUITE == SUITES["ops"]
     lines = [
         f"# Conformance: ExecuTorch's own cortex_m {'op' if own else 'model'} cases through cmx-gen"
-        + (f", {variant.label}" if variant.label else ""),
+        + (f", {variant.title}" if variant.label else ""),
         "",
         *(
             [
