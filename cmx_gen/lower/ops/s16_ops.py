@@ -263,6 +263,14 @@ def check_no_int16_left(program: Any) -> None:
             raise _unsupported(node, f"{name.split('::')[1]} on int16 data")
 
 
+def check_all_delegated(program: Any) -> None:
+    """After delegation: an int16 op the backend did not take has no kernel anywhere else; refused by the
+    user's line rather than left to fail serialization on a missing out variant."""
+    for node in program.graph_module.graph.nodes:
+        if node.op == "call_function" and op_name(node).startswith("cmx::") and op_name(node).endswith("_s16"):
+            raise _unsupported(node, f"{op_name(node)} of this shape")
+
+
 def _s16_call(
     program: Any, graph: torch.fx.Graph, node: torch.fx.Node, out_q: tuple[float, int, int], before: torch.fx.Node
 ) -> torch.fx.Node | None:

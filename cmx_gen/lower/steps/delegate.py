@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from cmx_gen.common.errors import ExportError
 from cmx_gen.lower import weight_bits
+from cmx_gen.lower.ops import s16_ops
 from cmx_gen.lower.state import Checked, Delegated, Given, Step
 from cmx_gen.model.export import export_error
 
@@ -34,24 +35,10 @@ def run(given: Given, checked: Checked) -> Delegated:
     except Exception as exc:
         raise export_error("delegation", exc) from exc
     program = manager.exported_program()
-    _refuse_s16_left_out(program)
+    s16_ops.check_all_delegated(program)
     return Delegated(
         manager=manager, layers=tuple(delegated_layers(program)), schedules=tuple(delegate_schedules(program))
     )
-
-
-def _refuse_s16_left_out(program: object) -> None:
-    """An int16 op the backend did not take has no kernel anywhere else (ops/s16_ops.py): refuse it by
-    the user's line rather than let serialization fail on a missing out variant."""
-    from cmx_gen.lower.fx_nodes import module_path, op_name, source_line
-
-    for node in program.graph_module.graph.nodes:  # type: ignore[attr-defined]
-        if node.op == "call_function" and op_name(node).startswith("cmx::") and op_name(node).endswith("_s16"):
-            where = source_line(node) or module_path(node) or node.name
-            raise ExportError(
-                f"int16 layer at {where}: cmx-gen's backend does not run {op_name(node)} of this shape",
-                "run it at int8: --precision-for PART=int8 (PART as --keep-fp32 names it)",
-            )
 
 
 def _refuse_wrong_one_by_n(given: Given, checked: Checked) -> None:
