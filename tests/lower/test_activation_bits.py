@@ -190,3 +190,23 @@ def test_auto_takes_the_fewest_layers_that_reach_the_target(exported):
     again = lower_model(exported, "cortex-m4", precision_choice.resolved_options(options, choice))
     assert again.pte == artifacts.pte
     assert precision_lines(artifacts.report)[0].startswith("auto: ") and len(precision_lines(artifacts.report)) == 7
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (("--precision", "int12"), "invalid choice: 'int12'"),
+        (("--precision-for", "head"), "'head' is not PART=int8 or PART=int16: write e.g. head=int16"),
+        (("--precision-for", "nothing=int16"), "--precision-for nothing=int16 names no convolution"),
+    ],
+)
+def test_bad_precision_arguments_are_one_line(tmp_path, capsys, args, says):
+    from conftest import run_cli
+
+    try:
+        code = run_cli("lower", NET, "--target", "cortex-m4", "-o", tmp_path / "out", *args)
+    except SystemExit as exit_info:  # argparse's own refusals
+        code = exit_info.code
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert says in err[-1] and "Traceback" not in "\n".join(err), err
