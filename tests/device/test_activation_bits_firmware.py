@@ -61,3 +61,19 @@ def test_an_int8_layer_into_an_int16_one_passes_bit_exact(tmp_path, board):
     assert kinds["lut_s16"] == 1 and kinds["linear_s16"] == 1, kinds
     result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_an_int16_layer_into_an_int8_one_passes_bit_exact(tmp_path, board):
+    """Every layer int16 but the head: the int16 output into it is requantized by the cortex_m dequantize (int16)
+    and quantize (int8) kernels outside the delegate, as the host reference computes them."""
+    app = tmp_path / "app"
+    project = project_mod.Project.single(
+        model=NET, board=board, output=str(app), precision="int16", precision_for=("head=int8",)
+    )
+    generate(project, app)
+    report = json.loads((app / "model" / "report.json").read_text())
+    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    assert kinds["linear_s16"] == 1 and kinds["conv_s16"] == 2, kinds
+    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
