@@ -87,9 +87,12 @@ def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides
             count += 1
             _widen_specs(node, int16, skip=set(node.args[1:3]) if target in WEIGHTED else set())
             widened.add(node)
-        elif (target in CARRIED or node.op == "output") and _reads_widened(node, widened):
+        elif target in CARRIED and _reads_widened(node, widened):
             _widen_specs(node, int16, skip=set())
             widened.add(node)
+        elif node.op == "output":  # the outputs an int16 layer gives, not an int8 layer's beside them
+            values = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+            _widen_specs(node, int16, skip={v for v in values if v not in widened})
     _widen_producers(graph, widened, int16)
     return count
 
@@ -114,11 +117,7 @@ CARRIED = (
 
 
 def _reads_widened(node: torch.fx.Node, widened: set[torch.fx.Node]) -> bool:
-    first = node.args[0] if node.args else None
-    if node.op == "output":
-        values = first if isinstance(first, (list, tuple)) else [first]
-        return any(v in widened for v in values)
-    return first in widened
+    return bool(node.args) and node.args[0] in widened
 
 
 def _widen_specs(node: torch.fx.Node, int16: object, skip: set[object]) -> None:

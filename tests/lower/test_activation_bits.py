@@ -210,3 +210,15 @@ def test_bad_precision_arguments_are_one_line(tmp_path, capsys, args, says):
     assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert says in err[-1] and "Traceback" not in "\n".join(err), err
+
+
+def test_an_int8_output_beside_an_int16_one_stays_int8():
+    """Two outputs, the fine head at int16: its output is quantized to int16 at the program's edge, the coarse
+    head's stays int8 (its int8 kernel writes int8), and the plan gives the reference."""
+    two = export(load(str(ROOT / "tests" / "toy_models" / "int16_models.py") + ":TwoHeads"))
+    lowered = lower_model(two, "cortex-m4", LowerOptions(precision_for=("fine=int16",)))
+    layers = {layer.module: layer.kind for layer in lowered.report.delegated_layers if layer.module}
+    assert layers["fine"] == "linear_s16" and layers["coarse"] in ("linear", "fully_connected"), layers
+    inputs = [lowered.reference[k] for k in sorted(lowered.reference) if k.startswith("input_")]
+    outputs = plan_reference.reference(lowered.pte, inputs, "DSP")
+    assert all(np.array_equal(outputs[i], lowered.reference[f"output_{i}"]) for i in range(2))

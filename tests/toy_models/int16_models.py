@@ -56,3 +56,19 @@ class Int16Residual(nn.Module):
         x = x * self.gate(x)
         x = nn.functional.avg_pool2d(nn.functional.max_pool2d(x, 2), 2)
         return self.head(x)
+
+
+class TwoHeads(nn.Module):
+    """Two outputs: a 16-bit head (`fine`) beside an 8-bit one (`coarse`), as --precision-for fine=int16 makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(18)
+        self.body = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Flatten())
+        self.fine = nn.Linear(8 * 6 * 6, 4)
+        self.coarse = nn.Linear(8 * 6 * 6, 3)
+        self.eval()
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        features = self.body(x)
+        return self.fine(features), self.coarse(features)
