@@ -120,6 +120,12 @@ static int activation(check* c, int32_t lo, int32_t hi) {
   return 1;
 }
 
+/* The s16 kinds' activation range. */
+static int activation16(check* c, int32_t lo, int32_t hi) {
+  if (lo < -32768 || hi > 32767 || lo > hi) return fail(c, "an activation range outside int16");
+  return 1;
+}
+
 /* Per-channel multipliers and shifts, each in requant's range (read once, at init). */
 static int per_channel(check* c, int32_t multipliers, int32_t shifts, int64_t channels) {
   if (!constant(c, multipliers, 4 * channels, 4, 0) || !constant(c, shifts, 4 * channels, 4, 0)) return 0;
@@ -206,8 +212,7 @@ static int pool(check* c, const cmsis_nn_pool_params* p, const cmsis_nn_dims* in
   if (!dims(c, in) || !dims(c, out) || f->h < 1 || f->w < 1) return fail(c, "pooling sizes out of range");
   if (out->n != in->n || out->c != in->c) return fail(c, "pooling channels that disagree");
   const int32_t lo = p->activation.min, hi = p->activation.max;
-  if (wide && (lo < -32768 || hi > 32767 || lo > hi)) return fail(c, "an activation range outside int16");
-  if (!wide && !activation(c, lo, hi)) return 0;
+  if (!(wide ? activation16 : activation)(c, lo, hi)) return 0;
   if (!window(c, out->h, in->h, f->h, p->stride.h, p->padding.h, 1) ||
       !window(c, out->w, in->w, f->w, p->stride.w, p->padding.w, 1)) {
     return 0;
@@ -409,8 +414,7 @@ static int check_linear(check* c, const cmx_layer_linear* l) {
 static int s16_quant(check* c, int32_t in_off, int32_t out_off, int32_t lo, int32_t hi, int32_t multipliers,
                      int32_t shifts, int64_t channels) {
   if (in_off != 0 || out_off != 0) return fail(c, "an int16 layer with a zero point");
-  if (lo < -32768 || hi > 32767 || lo > hi) return fail(c, "an activation range outside int16");
-  if (!per_channel(c, multipliers, shifts, channels)) return 0;
+  if (!activation16(c, lo, hi) || !per_channel(c, multipliers, shifts, channels)) return 0;
   const int32_t* s = (const int32_t*)(c->plan + shifts);
   for (int64_t i = 0; i < channels; ++i) {
     if (s[i] > 14) return fail(c, "an int16 requantization shift above 14");
@@ -589,28 +593,35 @@ static int check_lut(check* c, const cmx_layer_lut* l) {
 }
 #endif
 
+/* An s16 add's or multiplication's common fields: no zero points, its output's requantization and int16 range,
+ * two int16 inputs of one shape (no broadcast block). */
+static int elementwise16(check* c, const int32_t offsets[3], int32_t multiplier, int32_t shift, int32_t lo, int32_t hi,
+                         const int32_t tensors[3], int32_t block, int32_t count) {
+  if (offsets[0] != 0 || offsets[1] != 0 || offsets[2] != 0) return fail(c, "an int16 layer with a zero point");
+  if (!requant(c, multiplier, shift) || !activation16(c, lo, hi)) return 0;
+  if (block != count || count < 1) return fail(c, "an int16 element-wise layer of two shapes");
+  return tensor16(c, tensors[0], count) && tensor16(c, tensors[1], count) && tensor16(c, tensors[2], count);
+}
+
 #ifdef CMX_BACKEND_ADD_S16
 static int check_add_s16(check* c, const cmx_layer_add_s16* l) {
-  if (l->input1_offset != 0 || l->input2_offset != 0 || l->output_offset != 0) return fail(c, "an int16 layer with a zero point");
   if (!requant(c, l->input1_multiplier, l->input1_shift) || !requant(c, l->input2_multiplier, l->input2_shift) ||
-      !requant(c, l->output_multiplier, l->output_shift) || l->input1_shift > 0 || l->input2_shift > 0 ||
-      l->left_shift != 15 || l->act_min < -32768 || l->act_max > 32767 || l->act_min > l->act_max) {
+      l->input1_shift > 0 || l->input2_shift > 0 || l->left_shift != 15) {
     return fail(c, "an int16 add outside CMSIS-NN's arithmetic");
   }
-  if (l->block != l->count || l->count < 1) return fail(c, "an int16 add of two shapes");
-  return tensor16(c, l->input1, l->count) && tensor16(c, l->input2, l->count) && tensor16(c, l->output, l->count);
+  const int32_t offsets[3] = {l->input1_offset, l->input2_offset, l->output_offset};
+  const int32_t tensors[3] = {l->input1, l->input2, l->output};
+  return elementwise16(c, offsets, l->output_multiplier, l->output_shift, l->act_min, l->act_max, tensors, l->block,
+                       l->count);
 }
 #endif
 
 #ifdef CMX_BACKEND_MUL_S16
 static int check_mul_s16(check* c, const cmx_layer_mul_s16* l) {
-  if (l->input1_offset != 0 || l->input2_offset != 0 || l->output_offset != 0) return fail(c, "an int16 layer with a zero point");
-  if (!requant(c, l->output_multiplier, l->output_shift) || l->act_min < -32768 || l->act_max > 32767 ||
-      l->act_min > l->act_max) {
-    return fail(c, "an int16 multiplication outside CMSIS-NN's arithmetic");
-  }
-  if (l->block != l->count || l->count < 1) return fail(c, "an int16 multiplication of two shapes");
-  return tensor16(c, l->input1, l->count) && tensor16(c, l->input2, l->count) && tensor16(c, l->output, l->count);
+  const int32_t offsets[3] = {l->input1_offset, l->input2_offset, l->output_offset};
+  const int32_t tensors[3] = {l->input1, l->input2, l->output};
+  return elementwise16(c, offsets, l->output_multiplier, l->output_shift, l->act_min, l->act_max, tensors, l->block,
+                       l->count);
 }
 #endif
 
@@ -629,9 +640,7 @@ static int check_max_pool_s16(check* c, const cmx_layer_max_pool_s16* l) {
 
 #ifdef CMX_BACKEND_LUT_S16
 static int check_lut_s16(check* c, const cmx_layer_lut_s16* l) {
-  if (l->output >= 0 && (l->output & 1) != 0) return fail(c, "an int16 tensor unaligned");
-  return tensor(c, l->input, l->count) && l->count < LIMIT / 2 && tensor(c, l->output, 2 * (int64_t)l->count) &&
-         constant(c, l->table, 512, 2, 0);
+  return tensor(c, l->input, l->count) && tensor16(c, l->output, l->count) && constant(c, l->table, 512, 2, 0);
 }
 #endif
 

@@ -29,6 +29,11 @@ inline int8_t* tensor_at(int32_t operand, uint8_t* work, void* const* io) {
   return operand >= 0 ? reinterpret_cast<int8_t*>(work + operand) : static_cast<int8_t*>(io[-1 - operand]);
 }
 
+/* An int16 tensor of the working memory or an argument (the plan places them 2-byte aligned). */
+inline int16_t* tensor16_at(int32_t operand, uint8_t* work, void* const* io) {
+  return reinterpret_cast<int16_t*>(tensor_at(operand, work, io));
+}
+
 template <typename T>
 inline const T* constant_at(const uint8_t* plan, int32_t offset) {
   return offset >= 0 ? reinterpret_cast<const T*>(plan + offset) : nullptr;
@@ -245,15 +250,6 @@ inline arm_cmsis_nn_status run_fully_connected_s4(const cmx_layer_fully_connecte
                                              &l->filter_dims, constant_at<uint8_t>(plan, l->weight),
                                              constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
   return status;
-}
-#endif
-
-#if defined(CMX_BACKEND_CONV_S16) || defined(CMX_BACKEND_DEPTHWISE_S16) || defined(CMX_BACKEND_LINEAR_S16) || \
-    defined(CMX_BACKEND_ADD_S16) || defined(CMX_BACKEND_AVG_POOL_S16) || defined(CMX_BACKEND_MAX_POOL_S16) || \
-    defined(CMX_BACKEND_MUL_S16)
-/* An int16 tensor of the working memory or an argument (the plan places them 2-byte aligned). */
-inline int16_t* tensor16_at(int32_t operand, uint8_t* work, void* const* io) {
-  return reinterpret_cast<int16_t*>(tensor_at(operand, work, io));
 }
 #endif
 

@@ -24,56 +24,47 @@ pytestmark = FIRMWARE
 NET = f"{ROOT}/tests/toy_models/int16_models.py:Int16Net"
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
-def test_int16_activations_pass_bit_exact(tmp_path, board):
+BOARDS = ["mps2-an386", "mps3-an547"]
+RESIDUAL = f"{ROOT}/tests/toy_models/int16_models.py:Int16Residual"
+
+
+def _made_and_run(tmp_path, board: str, model: str, **options) -> tuple[collections.Counter[str], object]:
+    """The app `create` makes of `model` with `options` (its delegated layers' kinds) and its run on QEMU."""
     app = tmp_path / "app"
-    project = project_mod.Project.single(model=NET, board=board, output=str(app), precision="int16")
-    generate(project, app)
+    generate(project_mod.Project.single(model=model, board=board, output=str(app), **options), app)
     report = json.loads((app / "model" / "report.json").read_text())
     kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    return kinds, QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_int16_activations_pass_bit_exact(tmp_path, board):
+    kinds, result = _made_and_run(tmp_path, board, NET, precision="int16")
     assert kinds["conv_s16"] == 2 and kinds["depthwise_s16"] == 2 and kinds["linear_s16"] == 2, kinds
-    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
     print(f"\n{board}, int16 activations: {result.line}")
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+@pytest.mark.parametrize("board", BOARDS)
 def test_a_residual_block_and_pools_pass_bit_exact(tmp_path, board):
     """Int16Residual: arm_elementwise_add_s16, arm_max_pool_s16, arm_avgpool_s16 among the convolutions."""
-    app = tmp_path / "app"
-    model = f"{ROOT}/tests/toy_models/int16_models.py:Int16Residual"
-    generate(project_mod.Project.single(model=model, board=board, output=str(app), precision="int16"), app)
-    report = json.loads((app / "model" / "report.json").read_text())
-    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    kinds, result = _made_and_run(tmp_path, board, RESIDUAL, precision="int16")
     assert kinds["add_s16"] == kinds["mul_s16"] == kinds["max_pool_s16"] == kinds["avg_pool_s16"] == 1, kinds
-    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+@pytest.mark.parametrize("board", BOARDS)
 def test_an_int8_layer_into_an_int16_one_passes_bit_exact(tmp_path, board):
     """The head alone at int16: the int8 layer before it hands its output on through cmx_lut_s8_s16."""
-    app = tmp_path / "app"
-    project = project_mod.Project.single(model=NET, board=board, output=str(app), precision_for=("head=int16",))
-    generate(project, app)
-    report = json.loads((app / "model" / "report.json").read_text())
-    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    kinds, result = _made_and_run(tmp_path, board, NET, precision_for=("head=int16",))
     assert kinds["lut_s16"] == 1 and kinds["linear_s16"] == 1, kinds
-    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
 
 
-@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+@pytest.mark.parametrize("board", BOARDS)
 def test_an_int16_layer_into_an_int8_one_passes_bit_exact(tmp_path, board):
     """Every layer int16 but the head: the int16 output into it is requantized by the cortex_m dequantize (int16)
     and quantize (int8) kernels outside the delegate, as the host reference computes them."""
-    app = tmp_path / "app"
-    project = project_mod.Project.single(
-        model=NET, board=board, output=str(app), precision="int16", precision_for=("head=int8",)
-    )
-    generate(project, app)
-    report = json.loads((app / "model" / "report.json").read_text())
-    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    kinds, result = _made_and_run(tmp_path, board, NET, precision="int16", precision_for=("head=int8",))
     assert kinds["linear_s16"] == 1 and kinds["conv_s16"] == 2, kinds
-    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]

@@ -70,7 +70,7 @@ def cmsis_operands(
     }
 
 
-def _int32s(value: Any, emit: Emit) -> np.ndarray[Any, Any]:
+def int32s(value: Any, emit: Emit) -> np.ndarray[Any, Any]:
     """An int32 argument's values: a graph constant's bytes, or the list the node holds."""
     if isinstance(value, torch.fx.Node):
         return np.frombuffer(emit.constant_bytes(value), dtype="<i4")
@@ -86,7 +86,7 @@ def _conv_helium(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_c, -1)
     bias_values = np.frombuffer(emit.constant_bytes(bias), dtype="<i4") if bias is not None else None
     sums = own_kernels.kernel_sums(filt, bias_values, int(in_off))
-    constants = own_kernels.helium_constants(sums, _int32s(mult, emit), _int32s(shift, emit))
+    constants = own_kernels.helium_constants(sums, int32s(mult, emit), int32s(shift, emit))
     return Layer(
         "conv_helium",
         {

@@ -29,7 +29,12 @@ def int8(memory: DelegateMemory, operand: int, count: int) -> NDArray[np.int8]:
     return np.frombuffer(memory.view(operand, count), dtype=np.int8).copy()
 
 
-def put(memory: DelegateMemory, operand: int, values: NDArray[Any]) -> None:
-    """int8 values written at an operand."""
-    raw = np.ascontiguousarray(values, dtype=np.int8).tobytes()
+def int16(memory: DelegateMemory, operand: int, count: int) -> NDArray[np.int16]:
+    """`count` int16 values at an operand (the s16 kinds' tensors), copied out."""
+    return np.frombuffer(memory.view(operand, 2 * count), dtype="<i2").copy()
+
+
+def put(memory: DelegateMemory, operand: int, values: NDArray[Any], dtype: str = "i1") -> None:
+    """int8 values (dtype "<i2": int16) written at an operand."""
+    raw = np.ascontiguousarray(values, dtype=dtype).tobytes()
     memory.view(operand, len(raw))[:] = raw

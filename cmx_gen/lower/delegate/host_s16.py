@@ -10,18 +10,9 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from cmx_gen.lower.delegate.host_memory import DelegateMemory
+from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, put
 from cmx_gen.lower.delegate.plan import NONE
 from cmx_gen.lower.host_models import s16_models
-
-
-def _int16(memory: DelegateMemory, operand: int, count: int) -> NDArray[Any]:
-    return np.frombuffer(memory.view(operand, 2 * count), dtype="<i2").copy()
-
-
-def _put16(memory: DelegateMemory, operand: int, values: NDArray[Any]) -> None:
-    raw = np.ascontiguousarray(values, dtype="<i2").tobytes()
-    memory.view(operand, len(raw))[:] = raw
 
 
 def _ints(plan: bytes, offset: int, count: int, dtype: str) -> NDArray[Any]:
@@ -40,7 +31,7 @@ def conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> No
     depthwise = "ch_mult" in f
     laid = _ints(plan, f["weight"], fn * fh * fw * fc, "i1").reshape(fn, fh, fw, fc)
     weight = laid.transpose(3, 0, 1, 2) if depthwise else laid.transpose(0, 3, 1, 2)
-    x = torch.from_numpy(_int16(memory, f["input"], n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
+    x = torch.from_numpy(int16(memory, f["input"], n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
     out = s16_models.conv2d_s16(
         x,
         torch.from_numpy(np.ascontiguousarray(weight)),
@@ -54,49 +45,49 @@ def conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> No
         f["act_min"],
         f["act_max"],
     )
-    _put16(memory, f["output"], out.permute(0, 2, 3, 1).contiguous().numpy())
+    put(memory, f["output"], out.permute(0, 2, 3, 1).contiguous().numpy(), "<i2")
 
 
 def linear(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """linear_s16: rows of the input times the weight [out][in]."""
     batches, features, outputs = f["input_n"], f["input_c"], f["output_c"]
-    x = torch.from_numpy(_int16(memory, f["input"], batches * features).reshape(batches, features))
+    x = torch.from_numpy(int16(memory, f["input"], batches * features).reshape(batches, features))
     weight = torch.from_numpy(_ints(plan, f["weight"], outputs * features, "i1").reshape(outputs, features))
     out = s16_models.fully_connected_s16(
         x, weight, _bias(plan, f["bias"], outputs), f["multiplier"], f["shift"], f["act_min"], f["act_max"]
     )
-    _put16(memory, f["output"], out.numpy())
+    put(memory, f["output"], out.numpy(), "<i2")
 
 
 def lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """lut_s16: each int8 input's int16 from the table at its value + 128."""
     table = _ints(plan, f["table"], 256, "<i2")
-    x = np.frombuffer(memory.view(f["input"], f["count"]), dtype=np.int8).astype(np.int64)
-    _put16(memory, f["output"], table[x + 128])
+    x = int8(memory, f["input"], f["count"]).astype(np.int64)
+    put(memory, f["output"], table[x + 128], "<i2")
 
 
 def add(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """add_s16: two int16 tensors of `count` elements, the record's requantization."""
-    a, b = (torch.from_numpy(_int16(memory, f[k], f["count"])) for k in ("input1", "input2"))
+    a, b = (torch.from_numpy(int16(memory, f[k], f["count"])) for k in ("input1", "input2"))
     quant = [f[k] for k in ("input1_multiplier", "input1_shift", "input2_multiplier", "input2_shift")]
     quant += [f["output_multiplier"], f["output_shift"]]
-    _put16(memory, f["output"], s16_models.add_s16(a, b, quant, f["act_min"], f["act_max"]).numpy())
+    put(memory, f["output"], s16_models.add_s16(a, b, quant, f["act_min"], f["act_max"]).numpy(), "<i2")
 
 
 def mul(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """mul_s16: two int16 tensors of `count` elements, the record's requantization."""
-    a, b = (torch.from_numpy(_int16(memory, f[k], f["count"])) for k in ("input1", "input2"))
+    a, b = (torch.from_numpy(int16(memory, f[k], f["count"])) for k in ("input1", "input2"))
     out = s16_models.mul_s16(a, b, f["output_multiplier"], f["output_shift"], f["act_min"], f["act_max"])
-    _put16(memory, f["output"], out.numpy())
+    put(memory, f["output"], out.numpy(), "<i2")
 
 
 def pool(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, average: bool) -> None:
     """avg_pool_s16 / max_pool_s16 over the NHWC input."""
     n, h, w, c = (f[f"input_{d}"] for d in "nhwc")
-    x = torch.from_numpy(_int16(memory, f["input"], n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
+    x = torch.from_numpy(int16(memory, f["input"], n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
     window = ([f["filter_h"], f["filter_w"]], [f["stride_h"], f["stride_w"]], [f["pad_h"], f["pad_w"]])
     out = s16_models.pool2d_s16(x, *window, average, f["act_min"], f["act_max"])
-    _put16(memory, f["output"], out.permute(0, 2, 3, 1).contiguous().numpy())
+    put(memory, f["output"], out.permute(0, 2, 3, 1).contiguous().numpy(), "<i2")
 
 
 RUN = {

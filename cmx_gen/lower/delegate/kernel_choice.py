@@ -145,9 +145,6 @@ def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     return 4 * ((cols + 15) // 16) * 16
 
 
-S16_OPS = ("cmx::quantized_conv2d_s16", "cmx::quantized_linear_s16", "cmx::quantized_pool2d_s16")  # with scratch
-
-
 def s16_depthwise(node: torch.fx.Node) -> bool:
     """A cmx::quantized_conv2d_s16 of one group per input channel (arm_depthwise_conv_wrapper_s16)."""
     groups = int(fx_args(node)[6])

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from cmx_gen.lower.delegate.conv_layers import int32s
 from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, window_fields
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.kernel_choice import s16_depthwise, s16_scratch
@@ -23,10 +24,6 @@ def _bias64(emit: Emit, bias: Any) -> int:
     if bias is None:
         return NONE
     return emit.data(np.frombuffer(emit.constant_bytes(bias), dtype="<i4").astype("<i8").tobytes())
-
-
-def _int32s(values: Any) -> bytes:
-    return np.asarray([int(v) for v in values], dtype="<i4").tobytes()
 
 
 def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
@@ -44,8 +41,8 @@ def conv(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         "output": emit.operand(node),
         "weight": emit.data(np.ascontiguousarray(laid).tobytes()),
         "bias": _bias64(emit, bias),
-        "multipliers": emit.data(_int32s(mults)),
-        "shifts": emit.data(_int32s(shifts)),
+        "multipliers": emit.data(int32s(mults, emit).tobytes()),
+        "shifts": emit.data(int32s(shifts, emit).tobytes()),
         "scratch": scratch,
         "scratch_bytes": s16_scratch(node, emit.isa),
     }
