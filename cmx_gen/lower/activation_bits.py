@@ -23,7 +23,7 @@ from cmx_gen.lower.keep_fp32 import last_override, names_nothing, selects
 # The layers that take int16 activations (after the exact rewrites: 1-D layers are 2-D), and the
 # activations fused into them. A convolution's or linear layer's weight and bias stay int8 and int32.
 WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
-WIDENED = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor")
+WIDENED = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor", "cmx.lstm.default")
 FUSED = (
     "aten.relu.default",
     "aten.relu_.default",
@@ -60,7 +60,8 @@ def annotator(graph: torch.fx.GraphModule, options: LowerOptions) -> Callable[[t
         part, _ = parse_precision_override(text)
         if not any(selects(n, part) for n in layers):
             raise names_nothing(
-                f"--precision-for {text} names no convolution, linear layer, add or multiplication of the model", layers
+                f"--precision-for {text} names no convolution, linear layer, add, multiplication or LSTM of the model",
+                layers,
             )
     return partial(widen_annotations, default=layer_default(options), overrides=options.precision_for)
 
@@ -87,7 +88,9 @@ def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides
             count += 1
             _widen_specs(node, int16, skip=set(node.args[1:3]) if target in WEIGHTED else set())
             widened.add(node)
-        elif target in CARRIED and _reads_widened(node, widened):
+        elif (target in CARRIED and _reads_widened(node, widened)) or (
+            target in JOINED and _joins_widened(node, widened)
+        ):
             _widen_specs(node, int16, skip=set())
             widened.add(node)
         elif node.op == "output":  # the outputs an int16 layer gives, not an int8 layer's beside them
@@ -97,8 +100,8 @@ def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides
     return count
 
 
-# What carries a widened layer's output on: its activation, a BatchNorm the quantizer folds into it, and
-# the reshapes (they move no value).
+# What carries a widened layer's output on: its activation, a BatchNorm the quantizer folds into it, the
+# reshapes and the selections (they move no value), the pools.
 CARRIED = (
     *FUSED,
     "aten.batch_norm.default",
@@ -113,11 +116,22 @@ CARRIED = (
     "aten.dropout.default",
     "aten.max_pool2d.default",
     "aten.avg_pool2d.default",
+    "aten.select.int",  # a sequence's last step
+    "aten.slice.Tensor",
 )
 
 
 def _reads_widened(node: torch.fx.Node, widened: set[torch.fx.Node]) -> bool:
     return bool(node.args) and node.args[0] in widened
+
+
+# What joins widened layers' outputs unchanged in value: a concat (a bidirectional LSTM's directions).
+JOINED = ("aten.cat.default", "aten.concat.default")
+
+
+def _joins_widened(node: torch.fx.Node, widened: set[torch.fx.Node]) -> bool:
+    parts = node.args[0] if node.args and isinstance(node.args[0], (list, tuple)) else []
+    return bool(parts) and all(part in widened for part in parts)
 
 
 def _widen_specs(node: torch.fx.Node, int16: object, skip: set[object]) -> None:

@@ -531,14 +531,33 @@ static int check_transpose(check* c, const cmx_layer_transpose* l) {
 }
 #endif
 
-#ifdef CMX_BACKEND_LSTM
-static int check_lstm(check* c, const cmx_layer_lstm* l) {
+#if defined(CMX_BACKEND_LSTM) || defined(CMX_BACKEND_LSTM_S16)
+/* An s16 LSTM gate: s64 requantization shifts (at most 14), int64 effective biases each within int32. */
+static int gate64(check* c, const int32_t* g, int64_t hidden, int64_t input) {
+  if (g[1] > 14 || g[5] > 14) return fail(c, "an int16 LSTM gate's shift above 14");
+  if (!requant(c, g[0], g[1]) || !requant(c, g[4], g[5]) || !constant(c, g[2], hidden * input, 1, 0) ||
+      !constant(c, g[3], 8 * hidden, 8, 0) || !constant(c, g[6], hidden * hidden, 1, 0) ||
+      !constant(c, g[7], 8 * hidden, 8, 0)) {
+    return 0;
+  }
+  for (int part = 3; part <= 7; part += 4) {
+    const int64_t* bias = (const int64_t*)(c->plan + g[part]);
+    for (int64_t i = 0; i < hidden; ++i) {
+      if (bias[i] < INT32_MIN || bias[i] > INT32_MAX) return fail(c, "an int16 LSTM bias past int32");
+    }
+  }
+  return 1;
+}
+
+/* An LSTM record: `wide` for arm_lstm_unidirectional_s16 (int16 steps, int64 effective biases, each
+ * within int32, as its Helium path starts its int32 sums from them; offsets 0). */
+static int lstm_record(check* c, const cmx_layer_lstm* l, int wide) {
   if (!recurrent_sizes(c, l->batch_size, l->time_steps, l->input_size, l->hidden_size)) return 0;
   const int64_t b = l->batch_size, t = l->time_steps, in = l->input_size, hid = l->hidden_size;
   const int32_t* gates[] = {&l->forget_input_multiplier, &l->input_input_multiplier, &l->cell_input_multiplier,
                             &l->output_input_multiplier};
   for (int g = 0; g < 4; ++g) {
-    if (!gate(c, gates[g], hid, in, 4)) return 0;
+    if (!(wide ? gate64(c, gates[g], hid, in) : gate(c, gates[g], hid, in, 4))) return 0;
   }
   if (!offsets(c, l->input_offset, l->output_offset) || !requant(c, l->output_multiplier, l->output_shift) ||
       !requant(c, l->forget_to_cell_multiplier, l->forget_to_cell_shift) ||
@@ -546,9 +565,21 @@ static int check_lstm(check* c, const cmx_layer_lstm* l) {
       l->cell_scale_power > 31 || l->cell_clip < 0) {
     return 0;
   }
-  const int64_t need = 3 * b * hid * 2 + (l->reverse ? b * t * (in + hid) : 0);
-  return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
+  if (wide && (l->input_offset != 0 || l->output_offset != 0)) return fail(c, "an int16 LSTM with offsets");
+  const int64_t element = wide ? 2 : 1;
+  const int64_t need = 3 * b * hid * 2 + (l->reverse ? element * b * t * (in + hid) : 0);
+  return (wide ? tensor16(c, l->input, b * t * in) && tensor16(c, l->output, b * t * hid)
+               : tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid)) &&
+         scratch(c, l->scratch, need, need);
 }
+#endif
+
+#ifdef CMX_BACKEND_LSTM
+static int check_lstm(check* c, const cmx_layer_lstm* l) { return lstm_record(c, l, 0); }
+#endif
+
+#ifdef CMX_BACKEND_LSTM_S16
+static int check_lstm_s16(check* c, const cmx_layer_lstm_s16* l) { return lstm_record(c, l, 1); }
 #endif
 
 #ifdef CMX_BACKEND_GRU

@@ -37,6 +37,7 @@ enum cmx_plan_op {
   CMX_OP_AVG_POOL_S16 = 32,
   CMX_OP_MAX_POOL_S16 = 33,
   CMX_OP_MUL_S16 = 34,
+  CMX_OP_LSTM_S16 = 35,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -235,6 +236,12 @@ enum cmx_plan_op {
 #define CMX_IF_MUL_S16(...)
 #endif
 
+#ifdef CMX_BACKEND_LSTM_S16
+#define CMX_IF_LSTM_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_LSTM_S16(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -270,6 +277,7 @@ enum cmx_plan_op {
   X(AVG_POOL_S16, avg_pool_s16) \
   X(MAX_POOL_S16, max_pool_s16) \
   X(MUL_S16, mul_s16) \
+  X(LSTM_S16, lstm_s16) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -307,4 +315,5 @@ enum cmx_plan_op {
   CMX_IF_AVG_POOL_S16(X(AVG_POOL_S16, avg_pool_s16)) \
   CMX_IF_MAX_POOL_S16(X(MAX_POOL_S16, max_pool_s16)) \
   CMX_IF_MUL_S16(X(MUL_S16, mul_s16)) \
+  CMX_IF_LSTM_S16(X(LSTM_S16, lstm_s16)) \
 

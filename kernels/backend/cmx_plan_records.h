@@ -196,6 +196,10 @@ typedef cmx_layer_lut cmx_layer_lut_s16;
 /* arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64. */
 typedef cmx_layer_linear cmx_layer_linear_s16;
 
+/* arm_lstm_unidirectional_s16: int16 input and output (offsets 0), int64 effective biases; scratch as
+ * lstm's, the reversed steps int16. */
+typedef cmx_layer_lstm cmx_layer_lstm_s16;
+
 /* cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,
  * weight in its layout. */
 typedef cmx_layer_linear cmx_layer_fully_connected;

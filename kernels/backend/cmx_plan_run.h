@@ -53,17 +53,19 @@ inline cmsis_nn_context optional_scratch(uint8_t* work, int32_t at, int32_t byte
 /* The elements of an NHWC tensor. */
 inline size_t volume(const cmsis_nn_dims& d) { return (size_t)d.n * d.h * d.w * d.c; }
 
-#ifdef CMX_BACKEND_LSTM
+#if defined(CMX_BACKEND_LSTM) || defined(CMX_BACKEND_LSTM_S16)
+/* One gate's nine words (cmx_layer_lstm): multipliers and shifts, weight and bias offsets; the effective
+ * biases int32 (arm_lstm_unidirectional_s8) or int64 (_s16). */
+template <typename Bias>
 inline cmsis_nn_lstm_gate lstm_gate(const uint8_t* plan, const int32_t* g) {
-  /* one gate's nine words (cmx_layer_lstm): multipliers and shifts, weight and bias offsets */
   return cmsis_nn_lstm_gate{g[0],
                             g[1],
                             constant_at<int8_t>(plan, g[2]),
-                            constant_at<int32_t>(plan, g[3]),
+                            constant_at<Bias>(plan, g[3]),
                             g[4],
                             g[5],
                             constant_at<int8_t>(plan, g[6]),
-                            constant_at<int32_t>(plan, g[7]),
+                            constant_at<Bias>(plan, g[7]),
                             nullptr,
                             static_cast<arm_nn_activation_type>(g[8])};
 }
@@ -432,8 +434,11 @@ inline arm_cmsis_nn_status run_transpose(const cmx_layer_transpose* l, CMX_RUN_A
 }
 #endif
 
-#ifdef CMX_BACKEND_LSTM
-inline arm_cmsis_nn_status run_lstm(const cmx_layer_lstm* l, CMX_RUN_ARGS) {
+#if defined(CMX_BACKEND_LSTM) || defined(CMX_BACKEND_LSTM_S16)
+/* An LSTM record on `kernel`: arm_lstm_unidirectional_s8 (T int8_t, Bias int32_t) or _s16 (int16_t,
+ * int64_t). Scratch: the int16 cell state and two gate buffers, then, reversed, the steps in and out. */
+template <typename T, typename Bias, typename Kernel>
+inline arm_cmsis_nn_status run_lstm_on(const cmx_layer_lstm* l, Kernel kernel, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   const cmsis_nn_lstm_params params{l->time_major,
                                     l->batch_size,
@@ -450,27 +455,42 @@ inline arm_cmsis_nn_status run_lstm(const cmx_layer_lstm* l, CMX_RUN_ARGS) {
                                     l->output_multiplier,
                                     l->output_shift,
                                     l->output_offset,
-                                    lstm_gate(plan, &l->forget_input_multiplier),
-                                    lstm_gate(plan, &l->input_input_multiplier),
-                                    lstm_gate(plan, &l->cell_input_multiplier),
-                                    lstm_gate(plan, &l->output_input_multiplier)};
+                                    lstm_gate<Bias>(plan, &l->forget_input_multiplier),
+                                    lstm_gate<Bias>(plan, &l->input_input_multiplier),
+                                    lstm_gate<Bias>(plan, &l->cell_input_multiplier),
+                                    lstm_gate<Bias>(plan, &l->output_input_multiplier)};
   auto* cell = reinterpret_cast<int16_t*>(work + l->scratch);
   const size_t state = (size_t)l->batch_size * l->hidden_size;
   cmsis_nn_lstm_context buffers{cell + state, cell + 2 * state, cell};  // temp1, temp2, cell_state
   buffers.hidden_state = nullptr;  // zero initial state
   out = tensor_at(l->output, work, io);
-  CMX_OUT_BYTES((size_t)l->batch_size * l->time_steps * l->hidden_size);
-  const int8_t* in = tensor_at(l->input, work, io);
-  int8_t* reversed_in = reinterpret_cast<int8_t*>(cell + 3 * state);
-  int8_t* reversed_out = reversed_in + (size_t)l->batch_size * l->time_steps * l->input_size;
+  CMX_OUT_BYTES(sizeof(T) * l->batch_size * l->time_steps * l->hidden_size);
+  const T* in = reinterpret_cast<const T*>(tensor_at(l->input, work, io));
+  T* reversed_in = reinterpret_cast<T*>(cell + 3 * state);
+  T* reversed_out = reversed_in + (size_t)l->batch_size * l->time_steps * l->input_size;
+  const int32_t in_row = sizeof(T) * l->input_size, out_row = sizeof(T) * l->hidden_size;
   CMX_KERNEL(if (l->reverse) {
-    reverse_steps(in, reversed_in, l->time_major, l->batch_size, l->time_steps, l->input_size);
-    status = arm_lstm_unidirectional_s8(reversed_in, reversed_out, &params, &buffers);
-    reverse_steps(reversed_out, out, l->time_major, l->batch_size, l->time_steps, l->hidden_size);
+    reverse_steps(reinterpret_cast<const int8_t*>(in), reinterpret_cast<int8_t*>(reversed_in), l->time_major,
+                  l->batch_size, l->time_steps, in_row);
+    status = kernel(reversed_in, reversed_out, &params, &buffers);
+    reverse_steps(reinterpret_cast<const int8_t*>(reversed_out), out, l->time_major, l->batch_size, l->time_steps,
+                  out_row);
   } else {
-    status = arm_lstm_unidirectional_s8(in, out, &params, &buffers);
+    status = kernel(in, reinterpret_cast<T*>(out), &params, &buffers);
   });
   return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_LSTM
+inline arm_cmsis_nn_status run_lstm(const cmx_layer_lstm* l, CMX_RUN_ARGS) {
+  return run_lstm_on<int8_t, int32_t>(l, arm_lstm_unidirectional_s8, plan, work, io, out, out_bytes, ticks);
+}
+#endif
+
+#ifdef CMX_BACKEND_LSTM_S16
+inline arm_cmsis_nn_status run_lstm_s16(const cmx_layer_lstm_s16* l, CMX_RUN_ARGS) {
+  return run_lstm_on<int16_t, int64_t>(l, arm_lstm_unidirectional_s16, plan, work, io, out, out_bytes, ticks);
 }
 #endif
 

@@ -1,6 +1,7 @@
 """Layers of cmx-gen's backend that are strided copies (copy_region records, memcpy in the runtime):
-a concat (one copy a part), a nearest upsampling (one a row and copy) and a permute that keeps the last
-dimension last (an attention's head split and merge: one a row of the output's leading dimensions)."""
+a concat (one copy a part), a nearest upsampling (one a row and copy), a permute that keeps the last
+dimension last (an attention's head split and merge: one a row of the output's leading dimensions), and
+a select or slice (a sequence's last step: one)."""
 
 from __future__ import annotations
 
@@ -93,11 +94,52 @@ def _upsample(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
     return tuple(records)
 
 
+# A part of a tensor along one dimension (a sequence's last step: `y[:, -1]`) as one strided copy.
+SELECTIONS = ("aten::select_copy", "aten::slice_copy")
+
+
+def selection_run(node: torch.fx.Node) -> dict[str, int] | None:
+    """The copy_region fields (less input and output) of a select or a slice of step 1 between contiguous
+    int8 or int16 tensors: the dimensions before it are the rows, the part its row; None for any other."""
+    if op_name(node) not in SELECTIONS:
+        return None
+    x = fx_args(node)[0]
+    xv, out = _val(x), _val(node)
+    width = 1 if is_int8(x) and is_int8(node) else 2 if is_int16(x) and is_int16(node) else 0
+    n = xv.dim()
+    if not width or n < 1 or any(list(v.dim_order()) != list(range(v.dim())) for v in (xv, out)):
+        return None
+    args = fx_args(node)
+    dim, size = int(args[1]) % n, int(xv.shape[int(args[1]) % n])
+    if op_name(node) == "aten::select_copy":
+        first, count = int(args[2]) % size, 1
+    else:
+        start, end, step = (int(args[k]) if len(args) > k and args[k] is not None else None for k in (2, 3, 4))
+        first, stop, _ = slice(start, end).indices(size)
+        count = max(0, stop - first)
+        if step not in (None, 1) or count == 0:
+            return None
+    inner = width * math.prod(int(d) for d in xv.shape[dim + 1 :])
+    rows = math.prod(int(d) for d in xv.shape[:dim])
+    return {"input_at": first * inner, "output_at": 0, "rows": rows, "row_bytes": count * inner} | {
+        "input_stride": size * inner,
+        "output_stride": count * inner,
+    }
+
+
+def _selection(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    run = selection_run(node)
+    assert run is not None, node.name
+    fields = {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node), **run}
+    return (Layer("copy_region", fields, node=node.name),)
+
+
 # Nodes whose work is several records (a concat: one copy a part; an upsampling: one a row and copy).
 SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {
     "cmx::quantized_cat": _cat,
     "cmx::quantized_upsample_nearest": _upsample,
     **{name: _permute for name in PERMUTES},
+    **{name: _selection for name in SELECTIONS},
 }
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, put
-from cmx_gen.lower.host_models import layer_models
+from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, put
+from cmx_gen.lower.host_models import layer_models, s16_models
 
 
 def _layer_norm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
@@ -53,8 +53,11 @@ def _bmm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> No
     put(memory, f["output"], out)
 
 
-def _gates(plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: dict[str, str]) -> dict[str, Any]:
-    """A recurrent layer's gates read back from the plan (own_layers._gate_fields wrote them)."""
+def _gates(
+    plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: dict[str, str], bias: str = "<i4"
+) -> dict[str, Any]:
+    """A recurrent layer's gates read back from the plan (own_layers._gate_fields wrote them); `bias`:
+    the effective biases' type (int64 for the s16 LSTM)."""
     from cmx_gen.lower.ops.lstm import Gate
 
     inputs, hidden = f["input_size"], f["hidden_size"]
@@ -62,8 +65,8 @@ def _gates(plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: 
     def weights(at: int, columns: int) -> NDArray[np.int8]:
         return np.frombuffer(plan, dtype=np.int8, count=hidden * columns, offset=at).reshape(hidden, columns).copy()
 
-    def biases(at: int) -> NDArray[np.int32]:
-        return np.frombuffer(plan, dtype="<i4", count=hidden, offset=at).astype(np.int32)
+    def biases(at: int) -> NDArray[np.signedinteger[Any]]:
+        return np.frombuffer(plan, dtype=bias, count=hidden, offset=at).astype(np.dtype(bias).newbyteorder("="))
 
     return {
         name: Gate(
@@ -81,38 +84,50 @@ def _gates(plan: bytes, f: dict[str, int], names: tuple[str, ...], activations: 
     }
 
 
-def _sequence(f: dict[str, int], memory: DelegateMemory) -> tuple[NDArray[np.int8], bool]:
-    """A recurrent layer's int8 input as it lies ([batch, time, input], or time first) and its order."""
+def _sequence(f: dict[str, int], memory: DelegateMemory, wide: bool) -> tuple[NDArray[np.signedinteger[Any]], bool]:
+    """A recurrent layer's input (int8; int16 where `wide`) as it lies ([batch, time, input], or time
+    first) and its order."""
     shape = (f["batch_size"], f["time_steps"]) if not f["time_major"] else (f["time_steps"], f["batch_size"])
     count = shape[0] * shape[1] * f["input_size"]
-    return int8(memory, f["input"], count).reshape(*shape, f["input_size"]), not f["time_major"]
+    values = (int16 if wide else int8)(memory, f["input"], count)
+    return values.reshape(*shape, f["input_size"]), not f["time_major"]
 
 
 def _recurrent(
-    plan: bytes, f: dict[str, int], memory: DelegateMemory, quant: Any, scalars: Any, gates: Any, model: Any, acts: Any
+    plan: bytes,
+    f: dict[str, int],
+    memory: DelegateMemory,
+    quant: Any,
+    scalars: Any,
+    gates: Any,
+    model: Any,
+    acts: Any,
+    wide: bool = False,
 ) -> None:
     """A recurrent layer: its quantization (`quant`, LstmQuant or GruQuant) rebuilt from the record's
-    `scalars` and `gates`, its sequence run by the host `model` (layer_models), backwards where the
-    record says `reverse`."""
+    `scalars` and `gates`, its sequence run by the host `model` (layer_models, s16_models), backwards
+    where the record says `reverse`; `wide`: int16 activations and int64 effective biases."""
     made = quant(
         input_size=f["input_size"],
         hidden_size=f["hidden_size"],
         **{name: f[name] for name in scalars},
-        gates=_gates(plan, f, gates, acts),
+        gates=_gates(plan, f, gates, acts, "<i8" if wide else "<i4"),
     )
-    x, batch_first = _sequence(f, memory)
-    put(memory, f["output"], model(x, made, batch_first, bool(f["reverse"])))
+    x, batch_first = _sequence(f, memory, wide)
+    put(memory, f["output"], model(x, made, batch_first, bool(f["reverse"])), "<i2" if wide else "i1")
 
 
-def _lstm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
-    """arm_lstm_unidirectional_s8 from the plan's integers (layer_models.lstm_s8)."""
+def _lstm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, wide: bool = False) -> None:
+    """arm_lstm_unidirectional_s8 (layer_models.lstm_s8) or, `wide`, arm_lstm_unidirectional_s16
+    (s16_models.lstm_s16) from the plan's integers."""
     from cmx_gen.lower.delegate.own_layers import LSTM_ACTIVATIONS
     from cmx_gen.lower.delegate.plan_fields import LSTM_GATES, LSTM_SCALARS
     from cmx_gen.lower.ops.lstm import LstmQuant
 
     kinds = {code: name for name, code in LSTM_ACTIVATIONS.items()}
     acts = {gate: kinds[f[f"{gate}_activation"]] for gate in LSTM_GATES}
-    _recurrent(plan, f, memory, LstmQuant, LSTM_SCALARS, LSTM_GATES, layer_models.lstm_s8, acts)
+    model = s16_models.lstm_s16 if wide else layer_models.lstm_s8
+    _recurrent(plan, f, memory, LstmQuant, LSTM_SCALARS, LSTM_GATES, model, acts, wide)
 
 
 def _gru(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
@@ -129,5 +144,6 @@ RUN: dict[str, Callable[[bytes, dict[str, int], DelegateMemory, str], None]] = {
     "lut": _lut,
     "bmm": _bmm,
     "lstm": _lstm,
+    "lstm_s16": lambda plan, f, memory, isa: _lstm(plan, f, memory, isa, wide=True),
     "gru": _gru,
 }

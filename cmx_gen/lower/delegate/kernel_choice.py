@@ -68,7 +68,7 @@ def _planned_scratch(node: torch.fx.Node) -> int:
 
 def own_scratch(node: torch.fx.Node) -> int:
     """The scratch of a layer no cortex_m pass planned one for: an LSTM's int16 cell state and its two
-    int16 gate buffers (arm_lstm_unidirectional_s8's cmsis_nn_lstm_context), batch x hidden each; a
+    int16 gate buffers (arm_lstm_unidirectional_s8's / _s16's cmsis_nn_lstm_context), batch x hidden each; a
     GRU's four int16 gate rows and its int8 zero state (cmx_gru_s8); a backward LSTM's input and output
     in reverse step order too; a batch matmul's transposed b and
     column sums."""
@@ -77,17 +77,19 @@ def own_scratch(node: torch.fx.Node) -> int:
         batches, _, inner = (int(d) for d in node_val(fx_args(node)[0]).shape)
         cols = int(node_val(node).shape[2])
         return (0 if fx_args(node)[4] else (batches * inner * cols + 3) // 4 * 4) + 4 * cols
-    if name not in ("cmx::quantized_lstm", "cmx::quantized_gru"):
+    if name not in ("cmx::quantized_lstm", "cmx::quantized_lstm_s16", "cmx::quantized_gru"):
         return 0
     shape = node_val(node).shape
     hidden = int(shape[-1])
     if name == "cmx::quantized_gru":
         return (4 * 2 * hidden + hidden + 3) // 4 * 4
     batch = int(shape[0]) if fx_args(node)[5] else int(shape[1])
+    element = 2 if name == "cmx::quantized_lstm_s16" else 1
     reversed_steps = math.prod(int(d) for d in shape[:-1]) * (
         int(shape[-1]) + int(node_val(fx_args(node)[0]).shape[-1])
     )
-    return 3 * 2 * batch * hidden + (reversed_steps if fx_args(node)[6] else 0)  # the steps reversed, in and out
+    # the steps reversed, in and out
+    return 3 * 2 * batch * hidden + (element * reversed_steps if fx_args(node)[6] else 0)
 
 
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers, s16_layers
-from cmx_gen.lower.delegate.copy_layers import PERMUTES, permute_runs, transpose16_shape
+from cmx_gen.lower.delegate.copy_layers import PERMUTES, SELECTIONS, permute_runs, selection_run, transpose16_shape
 from cmx_gen.lower.delegate.emit import (
     Emit,
     byte_identical_view,
@@ -69,18 +69,23 @@ def operands(node: torch.fx.Node) -> list[Any]:
 _VIEWS = ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy")
 
 
+# The copies (copy_region records) and what says how they copy (None: this one it does not).
+COPIES: dict[str, Callable[[torch.fx.Node], object]] = {
+    "cmx::quantized_cat": concat.runs,
+    "cmx::quantized_upsample_nearest": upsample.geometry,
+    **{name: permute_runs for name in PERMUTES},
+    **{name: selection_run for name in SELECTIONS},
+}
+
+
 def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bool:
     """Whether the backend runs this node exactly as today's kernel does (else it stays outside).
     `constants`: the names of the program's constant placeholders (parameters, buffers, lifted)."""
     name = op_name(node)
     if any(isinstance(a, torch.fx.Node) and a.name in constants for a in operands(node)):
         return False
-    if name == "cmx::quantized_cat":
-        return is_int8(node) and concat.runs(node) is not None
-    if name == "cmx::quantized_upsample_nearest":
-        return upsample.geometry(node) is not None
-    if name in PERMUTES:
-        return permute_runs(node) is not None
+    if name in COPIES:
+        return COPIES[name](node) is not None
     if name in s16_layers.BUILDERS:
         return s16_layers.supports(node)
     if (name in _VIEWS or name == "dim_order_ops::_clone_dim_order") and is_int16(node):

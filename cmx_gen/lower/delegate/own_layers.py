@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 import torch
+from numpy.typing import NDArray
 
 from cmx_gen.lower.delegate.emit import Emit
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS, LSTM_SCALARS
-from cmx_gen.lower.fx_nodes import fx_args
+from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.ops import gru, lstm, own_ops
 
 
@@ -28,17 +29,25 @@ def _float_constant(node: Any, emit: Emit) -> torch.Tensor | None:
     return torch.from_numpy(raw.copy()).reshape(tuple(_val(node).shape))
 
 
-def _lstm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    """cmx::quantized_lstm: its int8 arguments come from the float weights by lstm.quantize, the
-    function the node's host implementation calls, so the plan and the reference cannot differ."""
-    x, w_ih, w_hh, b_ih, b_hh, batch_first, reverse, x_scale, x_zp, h_scale, h_zp, cell_power = fx_args(node)
-    weights = tuple(_float_constant(w, emit) for w in (w_ih, w_hh, b_ih, b_hh))
-    quant = lstm.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)), int(cell_power))  # type: ignore[arg-type]
+def lstm_layer(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_lstm (lstm, arm_lstm_unidirectional_s8) and cmx::quantized_lstm_s16 (lstm_s16,
+    arm_lstm_unidirectional_s16, int64 effective biases): the integers come from the float weights by
+    lstm.quantize / quantize_s16, the functions the nodes' host implementations call, so the plan and
+    the reference cannot differ."""
+    args = fx_args(node)
+    batch_first, reverse = args[5:7]
+    weights = tuple(_float_constant(w, emit) for w in args[1:5])
+    if op_name(node) == "cmx::quantized_lstm_s16":
+        x_scale, h_scale, cell_power = args[7:10]
+        quant = lstm.quantize_s16(weights, float(x_scale), float(h_scale), int(cell_power))  # type: ignore[arg-type]
+    else:
+        x_scale, x_zp, h_scale, h_zp, cell_power = args[7:12]
+        quant = lstm.quantize(weights, (float(x_scale), int(x_zp)), (float(h_scale), int(h_zp)), int(cell_power))  # type: ignore[arg-type]
     fields = _sequence(node, emit, scratch, (batch_first, reverse), quant, LSTM_SCALARS)
     for name, gate in quant.gates.items():
         fields.update(_gate_fields(name, gate, emit))
         fields[f"{name}_activation"] = LSTM_ACTIVATIONS[gate.activation]
-    return Layer("lstm", fields, node=node.name)
+    return Layer("lstm" if op_name(node) == "cmx::quantized_lstm" else "lstm_s16", fields, node=node.name)
 
 
 LSTM_ACTIVATIONS = {"sigmoid": 0, "tanh": 1}  # arm_nn_activation_type
@@ -127,12 +136,17 @@ def _gate_fields(name: str, gate: lstm.Gate, emit: Emit) -> dict[str, int]:
         f"{name}_input_multiplier": gate.input_multiplier,
         f"{name}_input_shift": gate.input_shift,
         f"{name}_input_weights": emit.data(gate.input_weights.tobytes()),
-        f"{name}_input_bias": emit.data(gate.input_effective_bias.astype("<i4").tobytes()),
+        f"{name}_input_bias": emit.data(_little(gate.input_effective_bias)),
         f"{name}_hidden_multiplier": gate.hidden_multiplier,
         f"{name}_hidden_shift": gate.hidden_shift,
         f"{name}_hidden_weights": emit.data(gate.hidden_weights.tobytes()),
-        f"{name}_hidden_bias": emit.data(gate.hidden_effective_bias.astype("<i4").tobytes()),
+        f"{name}_hidden_bias": emit.data(_little(gate.hidden_effective_bias)),
     }
+
+
+def _little(values: NDArray[np.signedinteger[Any]]) -> bytes:
+    """An effective bias's bytes, little-endian at its own width (int32; int64 for the s16 LSTM)."""
+    return values.astype(values.dtype.newbyteorder("<")).tobytes()
 
 
 def _sequence(
@@ -170,7 +184,7 @@ def _gru(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 
 BUILDERS: dict[str, Callable[[torch.fx.Node, Emit, int], Layer]] = {
-    "cmx::quantized_lstm": _lstm,
+    "cmx::quantized_lstm": lstm_layer,
     "cmx::quantized_gru": _gru,
     "cmx::quantized_layer_norm": _layer_norm,
     "cmx::quantized_mean": _mean,

@@ -300,6 +300,11 @@ SAME: dict[str, tuple[str, str]] = {
         "cmx_lut_s8_s16 (kernels/nn/): int8 in, int16 out (where an int8 layer meets an int16 one); table [256] int16.",
     ),
     "linear_s16": ("linear", "arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64."),
+    "lstm_s16": (
+        "lstm",
+        "arm_lstm_unidirectional_s16: int16 input and output (offsets 0), int64 effective biases; scratch as\n"
+        "lstm's, the reversed steps int16.",
+    ),
     "fully_connected": (
         "linear",
         "cmx_fully_connected_s8 (kernels/nn/): a fully connected layer on a DSP core, CMSIS-NN's arguments,\n"

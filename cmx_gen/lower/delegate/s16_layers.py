@@ -14,6 +14,7 @@ from cmx_gen.lower.delegate.conv_layers import int32s
 from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, window_fields
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.kernel_choice import s16_depthwise, s16_scratch
+from cmx_gen.lower.delegate.own_layers import lstm_layer
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.host_models.s16_models import ADD_LEFT_SHIFT
@@ -151,6 +152,7 @@ BUILDERS = {
     "cmx::quantized_add_s16": add,
     "cmx::quantized_mul_s16": mul,
     "cmx::quantized_pool2d_s16": pool,
+    "cmx::quantized_lstm_s16": lstm_layer,
 }
 
 
@@ -161,7 +163,7 @@ def supports(node: torch.fx.Node) -> bool:
         return False
     if op_name(node) == "cmx::quantized_pool2d_s16":
         return bool(_val(node).dim() == 4)
-    if op_name(node) != "cmx::quantized_conv2d_s16":  # a table, an add, a multiplication, a linear layer
+    if op_name(node) != "cmx::quantized_conv2d_s16":  # a table, an add, a multiplication, a linear layer, an LSTM
         return True
     groups = int(fx_args(node)[6])
     return _val(fx_args(node)[0]).dim() == 4 and (groups == 1 or s16_depthwise(node))

@@ -10,6 +10,7 @@ cmx_gru_s8 for the build machine against gru_s8).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -70,11 +71,17 @@ def _gate(x: NDArray[Any], h: NDArray[Any] | None, gate: Any) -> NDArray[np.int6
     return activation_s16(out, 0, gate.activation)
 
 
-def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool, reverse: bool = False) -> NDArray[np.int8]:
-    """arm_lstm_unidirectional_s8 with zero initial state: x [batch, time, input] (batch_first) or
-    [time, batch, input] to the hidden state of every step, int8, in the same layout; `reverse` runs
-    the steps last to first (the backend runs the kernel on the steps reversed). `quant`:
-    lstm.LstmQuant."""
+GateRun = Callable[[NDArray[Any], NDArray[Any] | None, Any], NDArray[np.int64]]
+
+
+def lstm_steps(
+    x: NDArray[Any], quant: Any, order: tuple[bool, bool], gate: GateRun, out_range: tuple[int, int]
+) -> NDArray[np.int64]:
+    """arm_lstm_unidirectional_s8 / _s16 with zero initial state: x [batch, time, input] (batch_first)
+    or [time, batch, input] to the hidden state of every step in the same layout, `gate` the kernel's
+    gate computation, `out_range` its output's; order: (batch_first, reverse), `reverse` running the
+    steps last to first (the backend runs the kernel on the steps reversed). `quant`: lstm.LstmQuant."""
+    batch_first, reverse = order
     seq = np.asarray(x, dtype=np.int64)
     seq = seq if batch_first else seq.transpose(1, 0, 2)
     g = quant.gates
@@ -84,26 +91,29 @@ def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool, reverse: bool = 
         h: NDArray[Any] | None = None
         for t in reversed(range(seq.shape[1])) if reverse else range(seq.shape[1]):
             step = seq[b, t]
-            forget = _gate(step, h, g["forget"])
+            forget = gate(step, h, g["forget"])
             cell = np.clip(
                 requantize(forget * cell, quant.forget_to_cell_multiplier, quant.forget_to_cell_shift), -32768, 32767
             )
-            update = _gate(step, h, g["input"]) * _gate(step, h, g["cell"])
+            update = gate(step, h, g["input"]) * gate(step, h, g["cell"])
             cell = np.clip(
                 cell + requantize(update, quant.input_to_cell_multiplier, quant.input_to_cell_shift),
                 -quant.cell_clip,
                 quant.cell_clip,
             )
-            output = _gate(step, h, g["output"])
+            output = gate(step, h, g["output"])
             squashed = activation_s16(cell, quant.cell_scale_power + 12, "tanh")
             h = np.clip(
                 requantize(output * squashed, quant.output_multiplier, quant.output_shift) + quant.output_offset,
-                -128,
-                127,
+                *out_range,
             )
             out[b, t] = h
-    out = out if batch_first else out.transpose(1, 0, 2)
-    return out.astype(np.int8)
+    return out if batch_first else out.transpose(1, 0, 2)
+
+
+def lstm_s8(x: NDArray[np.int8], quant: Any, batch_first: bool, reverse: bool = False) -> NDArray[np.int8]:
+    """arm_lstm_unidirectional_s8 (lstm_steps), int8 in and out."""
+    return lstm_steps(x, quant, (batch_first, reverse), _gate, (-128, 127)).astype(np.int8)
 
 
 # --- cmx_gru_s8 (kernels/nn/cmx_gru_s8.c, cmx-gen's own, from CMSIS-NN's LSTM building blocks) -------

@@ -12,6 +12,8 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from cmx_gen.lower.host_models.layer_models import activation_s16, lstm_steps
+
 INT16_MIN, INT16_MAX = -32767, 32767  # the activations' range (symmetric; upstream's int16 qspec)
 # arm_nn_requantize_s64 shifts right by 14 - shift: a shift above 14 is outside its contract
 MAX_SHIFT_S16 = 14
@@ -156,3 +158,22 @@ def pool2d_s16(
             else:
                 out[:, :, oy, ox] = window.amax(dim=(2, 3))
     return out.clamp(act_min, act_max).to(torch.int16).contiguous(memory_format=torch.channels_last)
+
+
+def _lstm_gate_s16(x: NDArray[Any], h: NDArray[Any] | None, gate: Any) -> NDArray[np.int64]:
+    """arm_nn_lstm_calculate_gate_s16: each part (int16 values times int8 weights, int64 bias, no offsets)
+    requantized by arm_nn_requantize_s64 and added into a zeroed int16 row with saturation, then the
+    gate's activation (arm_nn_activation_s16)."""
+    acc = gate.input_effective_bias.astype(np.int64) + gate.input_weights.astype(np.int64) @ x
+    out = np.clip(requantize_s64(acc, gate.input_multiplier, gate.input_shift), -32768, 32767)
+    if h is not None:
+        acc = gate.hidden_effective_bias.astype(np.int64) + gate.hidden_weights.astype(np.int64) @ h
+        out = np.clip(out + requantize_s64(acc, gate.hidden_multiplier, gate.hidden_shift), -32768, 32767)
+    return activation_s16(out, 0, gate.activation)
+
+
+def lstm_s16(x: NDArray[np.int16], quant: Any, batch_first: bool, reverse: bool = False) -> NDArray[np.int16]:
+    """arm_lstm_unidirectional_s16 with zero initial state (layer_models.lstm_steps with the s16 gate;
+    the cell update and the output's product are the s8 kernel's): int16 in and out, in CMSIS-NN's
+    output range [-32768, 32767]."""
+    return lstm_steps(x, quant, (batch_first, reverse), _lstm_gate_s16, (-32768, 32767)).astype(np.int16)

@@ -38,11 +38,11 @@ class Gate:
     input_multiplier: int
     input_shift: int
     input_weights: NDArray[np.int8]  # [hidden, input]
-    input_effective_bias: NDArray[np.int32]  # bias + input_offset * row sums
+    input_effective_bias: NDArray[np.signedinteger[Any]]  # bias + input_offset * row sums (int32; s16: int64)
     hidden_multiplier: int
     hidden_shift: int
     hidden_weights: NDArray[np.int8]  # [hidden, hidden]
-    hidden_effective_bias: NDArray[np.int32]  # -output_offset * row sums
+    hidden_effective_bias: NDArray[np.signedinteger[Any]]  # -output_offset * row sums
     activation: str  # "sigmoid" or "tanh"
 
 
@@ -90,10 +90,12 @@ def quantize_gate(
     x_qparams: tuple[float, int],
     h_qparams: tuple[float, int],
     activation: str,
+    bias_type: type = np.int32,
 ) -> Gate:
     """One gate of an LSTM or GRU: int8 weights (symmetric, per tensor), Q3.12 multipliers, and the
     zero points folded into the effective biases; `input_bias` is added at the input part's scale,
-    `hidden_bias` at the hidden part's (the GRU candidate's, which r multiplies; else zeros)."""
+    `hidden_bias` at the hidden part's (the GRU candidate's, which r multiplies; else zeros); the effective
+    biases as `bias_type` (int64 for the s16 kernels)."""
     (x_scale, x_zp), (h_scale, h_zp) = x_qparams, h_qparams
     wx, sx = symmetric(w_x)
     wh, sh = symmetric(w_h)
@@ -105,11 +107,11 @@ def quantize_gate(
         input_multiplier=in_mult,
         input_shift=in_shift,
         input_weights=wx,
-        input_effective_bias=input_sum.astype(np.int32),
+        input_effective_bias=input_sum.astype(bias_type),
         hidden_multiplier=h_mult,
         hidden_shift=h_shift,
         hidden_weights=wh,
-        hidden_effective_bias=hidden_sum.astype(np.int32),
+        hidden_effective_bias=hidden_sum.astype(bias_type),
         activation=activation,
     )
 
@@ -119,9 +121,11 @@ def quantize(
     x_qparams: tuple[float, int],
     h_qparams: tuple[float, int],
     cell_power: int,
+    bias_type: type = np.int32,
 ) -> LstmQuant:
     """The int8 arguments of one LSTM layer from its float weights (PyTorch's w_ih, w_hh, b_ih, b_hh),
-    the input's and the hidden state's (scale, zero point) and the cell state's power of two."""
+    the input's and the hidden state's (scale, zero point) and the cell state's power of two; the
+    effective biases as `bias_type`."""
     w_ih, w_hh, b_ih, b_hh = (None if w is None else w.detach().to(torch.float64).numpy() for w in weights)
     assert w_ih is not None and w_hh is not None
     hidden = w_hh.shape[1]
@@ -130,7 +134,14 @@ def quantize(
     rows = {name: slice(TORCH_ROW[name] * hidden, (TORCH_ROW[name] + 1) * hidden) for name in GATES}
     gates = {
         name: quantize_gate(
-            w_ih[r], w_hh[r], bias[r], np.zeros(hidden), x_qparams, h_qparams, "tanh" if name == "cell" else "sigmoid"
+            w_ih[r],
+            w_hh[r],
+            bias[r],
+            np.zeros(hidden),
+            x_qparams,
+            h_qparams,
+            "tanh" if name == "cell" else "sigmoid",
+            bias_type,
         )
         for name, r in rows.items()
     }
@@ -152,6 +163,32 @@ def quantize(
         output_offset=h_zp,
         gates=gates,
     )
+
+
+def quantize_s16(
+    weights: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None],
+    x_scale: float,
+    h_scale: float,
+    cell_power: int,
+) -> LstmQuant:
+    """arm_lstm_unidirectional_s16's arguments (8w16a): as `quantize`'s, the input and the hidden state
+    int16 and symmetric (zero points 0), the effective biases int64 (TFLite's 16x8 LSTM)."""
+    return quantize(weights, (x_scale, 0), (h_scale, 0), cell_power, bias_type=np.int64)
+
+
+def s16_sum_bound(quant: LstmQuant) -> int:
+    """The largest |bias + sum| a gate's int32 partial sum can reach in arm_nn_vec_mat_mul_result_acc_s16
+    (its Helium path starts the sum from the int64 bias cut to int32, its DSP path sums in int32): the
+    kernel is exact only while this stays below 2**31."""
+    bound = 0
+    for gate in quant.gates.values():
+        for weights, bias in (
+            (gate.input_weights, gate.input_effective_bias),
+            (gate.hidden_weights, gate.hidden_effective_bias),
+        ):
+            rows = np.abs(weights.astype(np.int64)).sum(axis=1) * 32768 + np.abs(bias.astype(np.int64))
+            bound = max(bound, int(rows.max()))
+    return bound
 
 
 def cell_power(max_abs_cell: float) -> int:

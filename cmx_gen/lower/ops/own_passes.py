@@ -11,7 +11,7 @@ import torch
 from torch.export import ExportedProgram
 
 from cmx_gen.lower import float_islands
-from cmx_gen.lower.ops import own_ops, recurrent_graph, tables
+from cmx_gen.lower.ops import own_ops, recurrent_graph, s16_ops, tables
 from cmx_gen.lower.rewrites import concat, image_layout, one_channel, upsample
 from cmx_gen.lower.state import Quantized, Rewritten
 
@@ -35,6 +35,14 @@ PASSES: tuple[OwnPass, ...] = (
         "one-channel images copied plain for portable kernels", lambda p, r, q: one_channel.copy_for_portable_readers(p)
     ),
 )
+
+
+def int16_first(program: ExportedProgram, cells: dict[str, float]) -> None:
+    """The int16 layers as cmx-gen's s16 ops (recurrent_graph.to_int16, s16_ops.to_int16), run before
+    upstream's passes, which take int8 patterns only; the signature then names what the graph returns."""
+    recurrent_graph.to_int16(program, cells)
+    s16_ops.to_int16(program)
+    name_outputs(program)
 
 
 def run_all(program: ExportedProgram, rewritten: Rewritten, quantized: Quantized, delegate: bool) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 import torch
 
 from cmx_gen.lower.facts import Rewrite
-from cmx_gen.lower.fx_nodes import fx_args, module_path, op_name, origins, source_line, with_provenance
-from cmx_gen.lower.host_models import layer_models
-from cmx_gen.lower.ops import gru, lstm
+from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, origins, source_line, with_provenance
+from cmx_gen.lower.host_models import layer_models, s16_models
+from cmx_gen.lower.ops import gru, lstm, s16_ops
 from cmx_gen.lower.ops.own_ops import qparams_of
 
 
@@ -65,6 +65,29 @@ def quantized_lstm(
 @quantized_lstm.register_fake
 def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> torch.Tensor:
     return x.new_empty((*x.shape[:-1], w_hh.shape[1]), dtype=torch.int8)
+
+
+@torch.library.custom_op("cmx::quantized_lstm_s16", mutates_args=())
+def quantized_lstm_s16(
+    x: torch.Tensor,
+    w_ih: torch.Tensor,
+    w_hh: torch.Tensor,
+    b_ih: torch.Tensor | None,
+    b_hh: torch.Tensor | None,
+    batch_first: bool,
+    reverse: bool,
+    input_scale: float,
+    output_scale: float,
+    cell_power: int,
+) -> torch.Tensor:
+    """arm_lstm_unidirectional_s16 on the host, bit for bit (s16_models.lstm_s16): int16 in and out."""
+    quant = lstm.quantize_s16((w_ih, w_hh, b_ih, b_hh), input_scale, output_scale, cell_power)
+    return torch.from_numpy(s16_models.lstm_s16(x.numpy(), quant, batch_first, reverse))
+
+
+@quantized_lstm_s16.register_fake
+def _(x: torch.Tensor, w_ih: torch.Tensor, w_hh: torch.Tensor, *rest: Any) -> torch.Tensor:
+    return x.new_empty((*x.shape[:-1], w_hh.shape[1]), dtype=torch.int16)
 
 
 @torch.library.custom_op("cmx::gru", mutates_args=())
@@ -303,3 +326,45 @@ def to_int8(program: Any, cells: dict[str, float]) -> None:
             graph.erase_node(x)
     graph.lint()
     program.graph_module.recompile()
+
+
+def to_int16(program: Any, cells: dict[str, float]) -> None:
+    """Before upstream's passes (which would fold an int16 pair): each `dequantize(int16) -> cmx::lstm
+    -> quantize(int16)` of the edge program (edited in place) as `cmx::quantized_lstm_s16` on the int16
+    tensors, an int8 input requantized by a table (s16_ops.int16_source). One that the s16 kernel's
+    int32 partial sums could overflow is refused by the user's line."""
+    graph = program.graph_module.graph
+    for node in list(graph.nodes):
+        if op_name(node) != "cmx::lstm" or len(node.users) != 1:
+            continue
+        x, w_ih, w_hh, b_ih, b_hh, batch_first, reverse = fx_args(node)
+        quantize = next(iter(node.users))
+        x_q = s16_ops.int16_qparams(x, "dequantize_per_tensor")
+        h_q = s16_ops.int16_qparams(quantize, "quantize_per_tensor")
+        peak = next((cells[name] for name in origins(node) if name in cells), None)
+        if x_q is None or h_q is None or peak is None:
+            continue
+        args = (w_ih, w_hh, b_ih, b_hh, batch_first, reverse, x_q[0], h_q[0], lstm.cell_power(peak))
+        _check_sums(program, node, args)
+        source = s16_ops.int16_source(graph, fx_args(x)[0])
+        with graph.inserting_before(quantize):
+            int16 = graph.call_function(torch.ops.cmx.quantized_lstm_s16.default, (source, *args))
+        int16.meta = {**node.meta, "val": quantize.meta["val"]}
+        quantize.replace_all_uses_with(int16)
+        graph.erase_node(quantize)
+        graph.erase_node(node)
+        if not x.users:
+            graph.erase_node(x)
+    graph.lint()
+    program.graph_module.recompile()
+
+
+def _check_sums(program: Any, node: torch.fx.Node, args: tuple[Any, ...]) -> None:
+    """Refuse an int16 LSTM whose gate sums could leave int32 (lstm.s16_sum_bound): its weights are the
+    program's parameters, read as the delegate will read them."""
+    w_ih, w_hh, b_ih, b_hh = (constant_tensor(program, w) if isinstance(w, torch.fx.Node) else None for w in args[:4])
+    if w_ih is None or w_hh is None:
+        raise s16_ops.unsupported(node, "an LSTM whose weights are not constants")
+    quant = lstm.quantize_s16((w_ih, w_hh, b_ih, b_hh), *args[6:9])
+    if lstm.s16_sum_bound(quant) >= 1 << 31:
+        raise s16_ops.unsupported(node, "an LSTM whose gate sums could overflow the s16 kernel's int32")

@@ -138,7 +138,7 @@ _ELEMENTWISE = ("aten::add", "aten::mul")
 _POOLS = ("aten::avg_pool2d", "aten::max_pool2d", "aten::max_pool2d_with_indices")
 
 
-def _int16_qparams(node: Any, kind: str) -> tuple[float, int, int] | None:
+def int16_qparams(node: Any, kind: str) -> tuple[float, int, int] | None:
     """(scale, quant_min, quant_max) of an int16 per-tensor quantize/dequantize with zero point 0."""
     if not (isinstance(node, torch.fx.Node) and op_name(node) == f"quantized_decomposed::{kind}"):
         return None
@@ -186,7 +186,7 @@ def _requantize(in_scale: float, weight_scales: list[float], out_scale: float, a
     return [m for m, _ in pairs], [s for _, s in pairs]
 
 
-def _int8_to_int16(graph: torch.fx.Graph, quantize: torch.fx.Node) -> torch.fx.Node:
+def int16_source(graph: torch.fx.Graph, quantize: torch.fx.Node) -> torch.fx.Node:
     """An int16 quantize of an int8 dequantize (an int8 layer's output into an int16 one) as
     cmx::quantized_lut_s16: the 256 values the int8 tensor can hold, each dequantized and quantized as the
     two nodes do. Upstream's passes would fold the pair away and hand the int8 bytes to the int16 layer.
@@ -222,7 +222,7 @@ def to_int16(program: Any) -> int:
         after = next(iter(first.users)) if len(first.users) == 1 else first
         last = after if op_name(after) in _ACTIVATIONS and len(after.users) == 1 else first
         q = next(iter(last.users))
-        out_q = _int16_qparams(q, "quantize_per_tensor")
+        out_q = int16_qparams(q, "quantize_per_tensor")
         if out_q is None:
             continue
         made = _s16_call(program, graph, node, out_q, q)
@@ -260,7 +260,7 @@ def check_no_int16_left(program: Any) -> None:
             continue
         values = [node, *node.all_input_nodes]
         if any(getattr(v.meta.get("val"), "dtype", None) == torch.int16 for v in values):
-            raise _unsupported(node, f"{name.split('::')[1]} on int16 data")
+            raise unsupported(node, f"{name.split('::')[1]} on int16 data")
 
 
 def check_all_delegated(program: Any) -> None:
@@ -268,7 +268,7 @@ def check_all_delegated(program: Any) -> None:
     user's line rather than left to fail serialization on a missing out variant."""
     for node in program.graph_module.graph.nodes:
         if node.op == "call_function" and op_name(node).startswith("cmx::") and op_name(node).endswith("_s16"):
-            raise _unsupported(node, f"{op_name(node)} of this shape")
+            raise unsupported(node, f"{op_name(node)} of this shape")
 
 
 def _s16_call(
@@ -278,7 +278,7 @@ def _s16_call(
     before it; None when its inputs are not int16 dequantizes (an int8 layer, left to upstream)."""
     name, args = op_name(node), fx_args(node)
     inputs = [a for a in args[:2] if isinstance(a, torch.fx.Node)] if name in _ELEMENTWISE else [args[0]]
-    in_qs = [_int16_qparams(a, "dequantize_per_tensor") for a in inputs]
+    in_qs = [int16_qparams(a, "dequantize_per_tensor") for a in inputs]
     if any(q is None for q in in_qs):
         return None
     scales = [q[0] for q in in_qs if q is not None]
@@ -290,23 +290,23 @@ def _s16_call(
         w_node, w_scales = weight
         bias = _bias(program, args[2] if len(args) > 2 else None)
         mults, shifts = _requantize(scales[0], w_scales, out_q[0], node.name)
-        x16 = _int8_to_int16(graph, fx_args(inputs[0])[0])
+        x16 = int16_source(graph, fx_args(inputs[0])[0])
         if name == "aten::linear":
             call = (torch.ops.cmx.quantized_linear_s16.default, (x16, w_node, bias, mults[0], shifts[0], *out_q[1:]))
         else:
             stride, padding, dilation, transposed, _, groups = args[3:9]
             if transposed:
-                raise _unsupported(node, "a transposed convolution")
+                raise unsupported(node, "a transposed convolution")
             if 1 < int(groups) != int(inputs[0].meta["val"].shape[1]):
-                raise _unsupported(node, f"a convolution of {int(groups)} groups (neither one nor one a channel)")
+                raise unsupported(node, f"a convolution of {int(groups)} groups (neither one nor one a channel)")
             window = (list(stride), list(padding), list(dilation), int(groups))
             call = (torch.ops.cmx.quantized_conv2d_s16.default, (x16, w_node, bias, *window, mults, shifts, *out_q[1:]))
     elif name in _ELEMENTWISE:
         shapes = [tuple(a.meta["val"].shape) for a in inputs]
         what = "an add" if name == "aten::add" else "a multiplication"
         if len(inputs) != 2 or shapes[0] != shapes[1] or (len(args) > 2 and args[2] != 1):
-            raise _unsupported(node, f"{what} of two tensors of other shapes (or with alpha)")
-        xs = [_int8_to_int16(graph, fx_args(a)[0]) for a in inputs]
+            raise unsupported(node, f"{what} of two tensors of other shapes (or with alpha)")
+        xs = [int16_source(graph, fx_args(a)[0]) for a in inputs]
         if name == "aten::add":
             pairs = s16_models.add_multipliers(scales[0], scales[1], out_q[0])
             call = (torch.ops.cmx.quantized_add_s16.default, (*xs, [v for pair in pairs for v in pair], *out_q[1:]))
@@ -334,15 +334,15 @@ def _pool_args(
     if average:
         counts_pad = bool(args[5]) if len(args) > 5 else True
         if ceil or (counts_pad and any(padding)) or (len(args) > 6 and args[6] is not None):
-            raise _unsupported(node, "an average pool with ceil mode, a divisor or padding counted")
+            raise unsupported(node, "an average pool with ceil mode, a divisor or padding counted")
     elif ceil or (len(args) > 4 and list(args[4]) != [1, 1]):
-        raise _unsupported(node, "a max pool with ceil mode or dilation")
+        raise unsupported(node, "a max pool with ceil mode or dilation")
     if abs(scale - out_q[0]) > 1e-6 * scale:
-        raise _unsupported(node, "a pool whose output scale is not its input's")
-    return (_int8_to_int16(graph, fx_args(dq)[0]), kernel, stride, padding, average, *out_q[1:])
+        raise unsupported(node, "a pool whose output scale is not its input's")
+    return (int16_source(graph, fx_args(dq)[0]), kernel, stride, padding, average, *out_q[1:])
 
 
-def _unsupported(node: torch.fx.Node, what: str) -> ExportError:
+def unsupported(node: torch.fx.Node, what: str) -> ExportError:
     where = source_line(node) or module_path(node) or node.name
     return ExportError(
         f"int16 layer at {where}: {what} has no s16 kernel in cmx-gen's backend",

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate.emit import is_int8
+from cmx_gen.lower.delegate.emit import is_int8, is_int16
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.rewrites.image_layout import (
     CHANNELS_LAST,
@@ -37,7 +37,7 @@ CAT_OPS = ("aten::cat", "aten::concat", "aten::concatenate")
 
 @torch.library.custom_op("cmx::quantized_cat", mutates_args=())
 def quantized_cat(tensors: list[torch.Tensor], dim: int, dim_order: list[int]) -> torch.Tensor:
-    """The concat of int8 tensors of one quantization (their requantization is a table before it),
+    """The concat of int8 (or int16) tensors of one quantization (their requantization is a table before it),
     written in memory order `dim_order`. The order is an argument, not derived from the inputs'
     strides: ExecuTorch derives each node's dim order again when it delegates and serializes, and
     torch.cat of inputs whose orders differ but place their bytes alike (a one-channel image beside a
@@ -51,19 +51,27 @@ def _(tensors: list[torch.Tensor], dim: int, dim_order: list[int]) -> torch.Tens
     return in_memory_order(torch.cat([torch.empty_like(t) for t in tensors], dim), dim_order)
 
 
+def _width(node: torch.fx.Node) -> int:
+    """The bytes of an element of a concat whose inputs and output are all int8 (1) or all int16 (2,
+    the s16 layers' outputs joined: a bidirectional LSTM's directions); 0 otherwise."""
+    values = [node, *fx_args(node)[0]]
+    return 1 if all(is_int8(v) for v in values) else 2 if all(is_int16(v) for v in values) else 0
+
+
 def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
     """A concat in its tensors' memory order: (outer count, each input's run of bytes, the output's
-    run); None when an input is not an int8 tensor laid out in the output's order."""
+    run); None when an input is not an int8 (or int16) tensor laid out in the output's order."""
     tensors, dim = fx_args(node)[0], fx_args(node)[1] if len(fx_args(node)) > 1 else 0
     out = node.meta["val"]
     dim = int(dim) % out.dim()
     order = [int(d) for d in out.dim_order()]
-    if not all(is_int8(t) for t in tensors) or not all(placed_like(t.meta["val"], tuple(order)) for t in tensors):
+    width = _width(node)
+    if not width or not all(placed_like(t.meta["val"], tuple(order)) for t in tensors):
         return None
     at = order.index(dim)
 
     def run_of(val: torch.Tensor) -> int:
-        return math.prod(int(val.shape[d]) for d in order[at:])
+        return width * math.prod(int(val.shape[d]) for d in order[at:])
 
     return math.prod(int(out.shape[d]) for d in order[:at]), tuple(run_of(t.meta["val"]) for t in tensors), run_of(out)
 
@@ -99,15 +107,18 @@ def share_quantization(graph: torch.fx.GraphModule) -> None:
 
 
 def to_int8(program: Any) -> None:
-    """Each int8 concat as `cmx::quantized_cat` (its inputs share its quantization: share_quantization)."""
+    """Each int8 concat as `cmx::quantized_cat` (its inputs share its quantization: share_quantization);
+    an int16 one likewise where its inputs lie in its order already (cmx_transpose_s8 moves bytes)."""
     graph = program.graph_module.graph
     for node in list(graph.nodes):
-        if op_name(node) not in CAT_OPS or not is_int8(node):
+        if op_name(node) not in CAT_OPS or not _width(node):
             continue
         tensors, dim = fx_args(node)[0], (fx_args(node)[1] if len(fx_args(node)) > 1 else 0)
-        if any(t.op != "call_function" for t in tensors) or not all(is_int8(t) for t in tensors):
+        if any(t.op != "call_function" for t in tensors):
             continue  # a constant (a class token) is no tensor of the working memory: the portable cat
         order = _order(node)
+        if is_int16(node) and not all(placed_like(t.meta["val"], order) for t in tensors):
+            continue
         node.meta["val"] = laid_out(node.meta["val"], order)
         tensors = [in_order(t, order, node) for t in tensors]
         node.args = (tensors, *node.args[1:])

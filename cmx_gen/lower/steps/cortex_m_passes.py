@@ -20,7 +20,7 @@ from cmx_gen.lower.state import Edge, Given, Lowered, Quantized, Rewritten, Step
 from cmx_gen.lower.steps.failures import lowering_error
 
 
-def _failed_node(given: Given, edge: Edge, pass_name: str, node_name: str) -> torch.fx.Node | None:
+def _failed_node(given: Given, edge: Edge, cells: dict[str, float], pass_name: str, node: str) -> torch.fx.Node | None:
     """The node `pass_name` failed on, in the graph it was given: the passes before it run again on a
     fresh copy (only when one failed, so a program that lowers is made exactly as before)."""
     from executorch.backends.cortex_m.passes.cortex_m_pass_manager import CortexMPassManager
@@ -31,14 +31,14 @@ def _failed_node(given: Given, edge: Edge, pass_name: str, node_name: str) -> to
         return None
     program = copy.deepcopy(edge.manager.exported_program())
     if any_int16(given.options):
-        s16_ops.to_int16(program)
+        own_passes.int16_first(program, cells)
     before = passes[: names.index(pass_name)]
     try:
         with conv_choice.one_channel_convs_as_conv():
             program = CortexMPassManager(program, passes=before, target_config=given.config).transform()
     except Exception:
         return None
-    return next((n for n in program.graph.nodes if n.name == node_name), None)
+    return next((n for n in program.graph.nodes if n.name == node), None)
 
 
 def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) -> Lowered:
@@ -52,9 +52,8 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
             "drop --no-delegate (delegate = false), or lower at --precision int8",
         )
     try:
-        if any_int16(given.options):  # before upstream's passes, which take int8 patterns only
-            s16_ops.to_int16(program)
-            own_passes.name_outputs(program)
+        if any_int16(given.options):
+            own_passes.int16_first(program, quantized.lstm_cells)
         with conv_choice.one_channel_convs_as_conv():
             lowered = CortexMPassManager(program, target_config=given.config).transform()
         own_passes.run_all(lowered, rewritten, quantized, given.options.delegate)
@@ -65,7 +64,9 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
     except ExportError:
         raise
     except Exception as exc:
-        raise lowering_error(exc, functools.partial(_failed_node, given, edge), rewritten.graph) from exc
+        raise lowering_error(
+            exc, functools.partial(_failed_node, given, edge, quantized.lstm_cells), rewritten.graph
+        ) from exc
     # --io int8: the program is fed what the caller's quantization of the float inputs gives.
     inputs = int8_io.quantize_inputs(given.exported.inputs, io) if io else given.exported.inputs
     return Lowered(program=lowered, io=io, inputs=inputs)
