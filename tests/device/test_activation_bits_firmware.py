@@ -1,6 +1,7 @@
 """16-bit activations on the target (`precision = "int16"`, issue 52): a model whose layers run every s16 kind
 (CMSIS-NN's arm_convolve_wrapper_s16, arm_depthwise_conv_wrapper_s16, arm_fully_connected_s16) and an int16
-flatten between them (element copies), PASS bit-exact against the host reference on QEMU's M4 and M55.
+flatten between them (element copies), residual blocks and pools, mixed precisions, and LSTMs
+(arm_lstm_unidirectional_s16), PASS bit-exact against the host reference on QEMU's M4 and M55.
 
 Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and qemu-system-arm; skipped, saying why,
 without them."""
@@ -67,4 +68,28 @@ def test_an_int16_layer_into_an_int8_one_passes_bit_exact(tmp_path, board):
     and quantize (int8) kernels outside the delegate, as the host reference computes them."""
     kinds, result = _made_and_run(tmp_path, board, NET, precision="int16", precision_for=("head=int8",))
     assert kinds["linear_s16"] == 1 and kinds["conv_s16"] == 2, kinds
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+
+
+TAGGER = f"{ROOT}/tests/toy_models/user_models.py:BiLstmTagger"
+KWS = f"{ROOT}/tests/toy_models/small.py:LstmKws"
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_a_bidirectional_lstm_at_int16_passes_bit_exact(tmp_path, board):
+    """BiLstmTagger: arm_lstm_unidirectional_s16 forwards and on the steps reversed, two layers, the directions
+    joined by int16 copies, an s16 linear layer tagging every step."""
+    kinds, result = _made_and_run(tmp_path, board, TAGGER, precision="int16", random_calibration=True)
+    assert kinds["lstm_s16"] == 4 and kinds["linear_s16"] == 1, kinds
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+    print(f"\n{board}, BiLstmTagger int16: {result.line}")
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_an_int16_lstm_into_an_int8_head_passes_bit_exact(tmp_path, board):
+    """LstmKws with its LSTM alone at int16: its last step (an int16 copy) requantized into the int8 head."""
+    kinds, result = _made_and_run(
+        tmp_path, board, KWS, input_shape="1,49,10", random_calibration=True, precision_for=("lstm=int16",)
+    )
+    assert kinds["lstm_s16"] == 1 and kinds["linear_s16"] == 0, kinds
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]

@@ -25,6 +25,7 @@ def test_every_sample_has_a_project_file():
         "autoencoder",
         "denoiser",
         "digits",
+        "digits_lstm",
         "ds_cnn",
         "kws_digits",
         "mobilenet_v1_025",
