@@ -60,18 +60,26 @@ def activation_s16(x: NDArray[Any], left_shift: int, kind: str) -> NDArray[np.in
     return int16
 
 
-def _gate(x: NDArray[Any], h: NDArray[Any] | None, gate: Any) -> NDArray[np.int64]:
-    """arm_nn_lstm_calculate_gate_s8_s16: int16 pre-activation (input, then hidden part added with
-    saturation), then the gate's activation."""
-    acc = gate.input_effective_bias.astype(np.int64) + gate.input_weights.astype(np.int64) @ x
-    out = np.clip(requantize(acc, gate.input_multiplier, gate.input_shift), -32768, 32767)
-    if h is not None:
-        acc = gate.hidden_effective_bias.astype(np.int64) + gate.hidden_weights.astype(np.int64) @ h
-        out = np.clip(out + requantize(acc, gate.hidden_multiplier, gate.hidden_shift), -32768, 32767)
-    return activation_s16(out, 0, gate.activation)
-
-
 GateRun = Callable[[NDArray[Any], NDArray[Any] | None, Any], NDArray[np.int64]]
+
+
+def lstm_gate(requant: Callable[[NDArray[Any], int, int], NDArray[np.int64]]) -> GateRun:
+    """arm_nn_lstm_calculate_gate_s8_s16 (`requant` arm_nn_requantize) or _s16 (arm_nn_requantize_s64):
+    each part (values times int8 weights, plus its effective bias) requantized into a zeroed int16 row, the
+    hidden part added with saturation, then the gate's activation."""
+
+    def gate_run(x: NDArray[Any], h: NDArray[Any] | None, gate: Any) -> NDArray[np.int64]:
+        acc = gate.input_effective_bias.astype(np.int64) + gate.input_weights.astype(np.int64) @ x
+        out = np.clip(requant(acc, gate.input_multiplier, gate.input_shift), -32768, 32767)
+        if h is not None:
+            acc = gate.hidden_effective_bias.astype(np.int64) + gate.hidden_weights.astype(np.int64) @ h
+            out = np.clip(out + requant(acc, gate.hidden_multiplier, gate.hidden_shift), -32768, 32767)
+        return activation_s16(out, 0, gate.activation)
+
+    return gate_run
+
+
+_gate = lstm_gate(requantize)  # the s8 kernel's (the GRU's gates too)
 
 
 def lstm_steps(

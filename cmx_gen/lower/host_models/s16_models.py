@@ -1,7 +1,8 @@
 """CMSIS-NN's s16 kernels (16-bit activations, 8-bit weights, 64-bit bias) on the host, bit for bit:
 arm_convolve_wrapper_s16, arm_depthwise_conv_wrapper_s16 and arm_fully_connected_s16 accumulate
 exactly (in int64; their int32 partial sums cannot overflow for the sizes the plan check admits) and
-requantize with arm_nn_requantize_s64 and the multiplier reduced to 16 bits (REDUCE_MULTIPLIER)."""
+requantize with arm_nn_requantize_s64 and the multiplier reduced to 16 bits (REDUCE_MULTIPLIER); so do
+arm_lstm_unidirectional_s16's gates (its recurrence is the s8 kernel's, layer_models.lstm_steps)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from cmx_gen.lower.host_models.layer_models import activation_s16, lstm_steps
+from cmx_gen.lower.host_models.layer_models import lstm_gate, lstm_steps
 
 INT16_MIN, INT16_MAX = -32767, 32767  # the activations' range (symmetric; upstream's int16 qspec)
 # arm_nn_requantize_s64 shifts right by 14 - shift: a shift above 14 is outside its contract
@@ -160,20 +161,9 @@ def pool2d_s16(
     return out.clamp(act_min, act_max).to(torch.int16).contiguous(memory_format=torch.channels_last)
 
 
-def _lstm_gate_s16(x: NDArray[Any], h: NDArray[Any] | None, gate: Any) -> NDArray[np.int64]:
-    """arm_nn_lstm_calculate_gate_s16: each part (int16 values times int8 weights, int64 bias, no offsets)
-    requantized by arm_nn_requantize_s64 and added into a zeroed int16 row with saturation, then the
-    gate's activation (arm_nn_activation_s16)."""
-    acc = gate.input_effective_bias.astype(np.int64) + gate.input_weights.astype(np.int64) @ x
-    out = np.clip(requantize_s64(acc, gate.input_multiplier, gate.input_shift), -32768, 32767)
-    if h is not None:
-        acc = gate.hidden_effective_bias.astype(np.int64) + gate.hidden_weights.astype(np.int64) @ h
-        out = np.clip(out + requantize_s64(acc, gate.hidden_multiplier, gate.hidden_shift), -32768, 32767)
-    return activation_s16(out, 0, gate.activation)
-
-
 def lstm_s16(x: NDArray[np.int16], quant: Any, batch_first: bool, reverse: bool = False) -> NDArray[np.int16]:
-    """arm_lstm_unidirectional_s16 with zero initial state (layer_models.lstm_steps with the s16 gate;
+    """arm_lstm_unidirectional_s16 with zero initial state (layer_models.lstm_steps, the gates' parts
+    requantized by arm_nn_requantize_s64 (arm_nn_lstm_calculate_gate_s16, int64 biases, no offsets);
     the cell update and the output's product are the s8 kernel's): int16 in and out, in CMSIS-NN's
     output range [-32768, 32767]."""
-    return lstm_steps(x, quant, (batch_first, reverse), _lstm_gate_s16, (-32768, 32767)).astype(np.int16)
+    return lstm_steps(x, quant, (batch_first, reverse), lstm_gate(requantize_s64), (-32768, 32767)).astype(np.int16)
