@@ -23,7 +23,8 @@ from cmx_gen.lower.keep_fp32 import last_override, names_nothing, selects
 # The layers that take int16 activations (after the exact rewrites: 1-D layers are 2-D), and the
 # activations fused into them. A convolution's or linear layer's weight and bias stay int8 and int32.
 WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
-WIDENED = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor", "cmx.lstm.default")
+SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
+WIDENED = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor", "cmx.lstm.default", "cmx.bmm.default", *SOFTMAX)
 FUSED = (
     "aten.relu.default",
     "aten.relu_.default",
@@ -60,7 +61,7 @@ def annotator(graph: torch.fx.GraphModule, options: LowerOptions) -> Callable[[t
         part, _ = parse_precision_override(text)
         if not any(selects(n, part) for n in layers):
             raise names_nothing(
-                f"--precision-for {text} names no convolution, linear layer, add, multiplication or LSTM of the model",
+                f"--precision-for {text} names no convolution, linear layer, add, multiplication, LSTM, batch matmul or softmax of the model",
                 layers,
             )
     return partial(widen_annotations, default=layer_default(options), overrides=options.precision_for)
@@ -82,11 +83,17 @@ def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides
     widened: set[torch.fx.Node] = set()
     for node in graph.graph.nodes:
         target = str(node.target) if node.op == "call_function" else node.op
-        if target in WIDENED:
-            if chosen(node, default, overrides) != "int16":
+        if target == "aten.mul.Tensor" and node.args[0] in widened and _factor(graph, node) > 0:
+            _widen_scaling(node, _factor(graph, node), int16)
+            widened.add(node)
+        elif target in WIDENED:
+            if chosen(node, default, overrides) != "int16" or not _of_tensors(node, target):
                 continue
             count += 1
-            _widen_specs(node, int16, skip=set(node.args[1:3]) if target in WEIGHTED else set())
+            if target in SOFTMAX:
+                _widen_softmax(node, int16)
+            else:
+                _widen_specs(node, int16, skip=set(node.args[1:3]) if target in WEIGHTED else set())
             widened.add(node)
         elif (target in CARRIED and _reads_widened(node, widened)) or (
             target in JOINED and _joins_widened(node, widened)
@@ -97,7 +104,27 @@ def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides
             values = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
             _widen_specs(node, int16, skip={v for v in values if v not in widened})
     _widen_producers(graph, widened, int16)
+    _unshare_int8_readers(graph, widened)
     return count
+
+
+def _unshare_int8_readers(graph: torch.fx.GraphModule, widened: set[torch.fx.Node]) -> None:
+    """An int8 reader that shared a widened node's quantization (own_ops reads an annotated producer at
+    its output scale: a LayerNorm after a residual add) reads an int8 copy of it instead: its input
+    observed apart, requantized from int16 at the edge (prepare_pt2e refused the sharing: KeyError)."""
+    from executorch.backends.cortex_m.quantizer.quantization_configs import INT8_ACTIVATION_PER_TENSOR_QSPEC
+    from torchao.quantization.pt2e.quantizer import SharedQuantizationSpec
+
+    for node in graph.graph.nodes:
+        annotation = node.meta.get("quantization_annotation")
+        if node in widened or annotation is None:
+            continue
+        for arg, spec in list(annotation.input_qspec_map.items()):
+            if isinstance(spec, SharedQuantizationSpec):
+                shared = spec.edge_or_node
+                source = shared[0] if isinstance(shared, tuple) else shared
+                if source in widened:
+                    annotation.input_qspec_map[arg] = INT8_ACTIVATION_PER_TENSOR_QSPEC
 
 
 # What carries a widened layer's output on: its activation, a BatchNorm the quantizer folds into it, the
@@ -118,7 +145,77 @@ CARRIED = (
     "aten.avg_pool2d.default",
     "aten.select.int",  # a sequence's last step
     "aten.slice.Tensor",
+    "aten.transpose.int",  # an attention's heads split and merged, its keys transposed
+    "aten.permute.default",
 )
+
+
+def _of_tensors(node: torch.fx.Node, target: str) -> bool:
+    """An add or multiplication of two computed tensors (one by a constant, a scaling, stays int8: the
+    int8 path runs it as a table; CMSIS-NN's s16 kernels take two tensors); a softmax over the last
+    dimension (arm_softmax_s16's rows)."""
+    if target in SOFTMAX:
+        value = node.meta.get("val")
+        return value is not None and int(str(node.args[1])) % value.dim() == value.dim() - 1
+    if target not in ("aten.add.Tensor", "aten.mul.Tensor"):
+        return True
+    return all(isinstance(a, torch.fx.Node) and a.op in ("call_function", "placeholder") for a in node.args[:2])
+
+
+def _factor(graph: torch.fx.GraphModule, node: torch.fx.Node) -> float:
+    """The number a multiplication scales its first operand by (a Python number or a one-element constant:
+    an attention's 1/sqrt(d)); 0 where it multiplies by anything else."""
+    factor = node.args[1] if len(node.args) > 1 else None
+    if isinstance(factor, torch.fx.Node) and factor.op == "get_attr":
+        factor = getattr(graph, str(factor.target), None)
+    if isinstance(factor, torch.Tensor) and factor.numel() == 1:
+        factor = float(factor.reshape(-1)[0])
+    return float(factor) if isinstance(factor, (int, float)) else 0.0
+
+
+def _widen_softmax(node: torch.fx.Node, int16: object) -> None:
+    """A softmax's input int16, its output arm_softmax_s16's fixed Q0.15 (zero point 0)."""
+    from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec
+
+    from cmx_gen.lower.host_models.s16_models import SOFTMAX_S16_SCALE
+
+    annotation = node.meta.get("quantization_annotation")
+    if annotation is None:
+        return
+    _widen_specs(node, int16, skip=set())
+    annotation.output_qspec = FixedQParamsQuantizationSpec(
+        dtype=torch.int16,
+        scale=SOFTMAX_S16_SCALE,
+        zero_point=0,
+        quant_min=int16.quant_min,  # type: ignore[attr-defined]
+        quant_max=int16.quant_max,  # type: ignore[attr-defined]
+        qscheme=torch.per_tensor_affine,
+    )
+
+
+def _widen_scaling(node: torch.fx.Node, factor: float, int16: object) -> None:
+    """A scaling of an int16 tensor by `factor` keeps its integers: its input int16, its output's scale the
+    input's times the factor (a derived spec), so ops/s16_ops.py drops it."""
+    from torchao.quantization.pt2e.quantizer import DerivedQuantizationSpec, QuantizationAnnotation
+
+    source = node.args[0]
+    if not isinstance(source, torch.fx.Node):
+        return
+    annotation = QuantizationAnnotation(input_qspec_map={source: int16}, _annotated=True)
+    node.meta["quantization_annotation"] = annotation  # the cortex_m quantizer leaves a scaling alone
+
+    def derive(observers: list) -> tuple[torch.Tensor, torch.Tensor]:  # type: ignore[type-arg]
+        scale, zero_point = observers[0].calculate_qparams()
+        return scale * factor, zero_point
+
+    annotation.output_qspec = DerivedQuantizationSpec(
+        derived_from=[(source, node)],
+        derive_qparams_fn=derive,
+        dtype=torch.int16,
+        quant_min=int16.quant_min,  # type: ignore[attr-defined]
+        quant_max=int16.quant_max,  # type: ignore[attr-defined]
+        qscheme=int16.qscheme,  # type: ignore[attr-defined]
+    )
 
 
 def _reads_widened(node: torch.fx.Node, widened: set[torch.fx.Node]) -> bool:
@@ -148,6 +245,13 @@ def _widen_specs(node: torch.fx.Node, int16: object, skip: set[object]) -> None:
         annotation.output_qspec = int16
 
 
+def _reads_as_activation(user: torch.fx.Node, node: torch.fx.Node) -> bool:
+    """Whether `user` reads `node` as an activation: its first argument, or either of an add's, a
+    multiplication's or a batch matmul's two."""
+    two = str(user.target) in ("aten.add.Tensor", "aten.mul.Tensor", "cmx.bmm.default")
+    return bool(user.args) and (user.args[0] is node or (two and len(user.args) > 1 and user.args[1] is node))
+
+
 def _widen_producers(graph: torch.fx.GraphModule, widened: set[torch.fx.Node], int16: object) -> None:
     """A program input, or a reshape of one (a 1-D signal made 2-D), every reader of which reads int16 is
     quantized to int16 itself, or its int8 copy would be requantized to 16 bits having lost the bits.
@@ -157,7 +261,7 @@ def _widen_producers(graph: torch.fx.GraphModule, widened: set[torch.fx.Node], i
         carried = node.op == "call_function" and str(node.target) in CARRIED and not str(node.target) in FUSED
         if node in widened or not node.users or not (node.op == "placeholder" or carried):
             continue
-        if not all(user in widened and user.args and user.args[0] is node for user in node.users):
+        if not all(user in widened and _reads_as_activation(user, node) for user in node.users):
             continue
         if carried and not (isinstance(node.args[0], torch.fx.Node) and node.args[0].op == "placeholder"):
             continue  # a reshape of an int8 layer's output: that layer writes int8

@@ -691,6 +691,34 @@ static int check_bmm(check* c, const cmx_layer_bmm* l) {
 }
 #endif
 
+#ifdef CMX_BACKEND_SOFTMAX_S16
+static int check_softmax_s16(check* c, const cmx_layer_softmax_s16* l) {
+  const int64_t n = (int64_t)l->rows * l->row_size;
+  if (l->rows < 1 || l->row_size < 1 || n >= LIMIT) return fail(c, "softmax sizes out of range");
+  if (!requant(c, l->multiplier, l->shift)) return fail(c, "int16 softmax scaling outside CMSIS-NN's range");
+  return tensor16(c, l->input, n) && tensor16(c, l->output, n) && constant(c, l->exp_table, 2 * 513, 2, 0) &&
+         constant(c, l->one_by_one_table, 2 * 513, 2, 0);
+}
+#endif
+
+#ifdef CMX_BACKEND_BMM_S16
+static int check_bmm_s16(check* c, const cmx_layer_bmm_s16* l) {
+  const int64_t b = l->batches, r = l->rows, k = l->inner, n = l->cols;
+  if (b < 1 || r < 1 || k < 1 || n < 1 || b * r * k >= LIMIT || b * k * n >= LIMIT || b * r * n >= LIMIT) {
+    return fail(c, "batch matmul sizes out of range");
+  }
+  if (l->input1_offset != 0 || l->input2_offset != 0 || l->output_offset != 0) {
+    return fail(c, "an int16 batch matmul with offsets");
+  }
+  if (!requant(c, l->multiplier, l->shift) || l->shift > 14 || l->transposed < 0 || l->transposed > 1) {
+    return fail(c, "an int16 batch matmul's requantization outside CMSIS-NN's s16 range");
+  }
+  const int64_t need = l->transposed ? 0 : ((2 * b * k * n + 3) & ~(int64_t)3);
+  return tensor16(c, l->input1, b * r * k) && tensor16(c, l->input2, b * k * n) && tensor16(c, l->output, b * r * n) &&
+         scratch(c, l->scratch, need, need);
+}
+#endif
+
 /* One record: 1 if it is safe to run, else 0 with c->why set; one case for each kind compiled in
  * (CMX_PLAN_KINDS_IN, generated from the kinds' records), which calls that kind's check. */
 static int layer(check* c, const cmx_layer_head* head) {

@@ -38,6 +38,8 @@ enum cmx_plan_op {
   CMX_OP_MAX_POOL_S16 = 33,
   CMX_OP_MUL_S16 = 34,
   CMX_OP_LSTM_S16 = 35,
+  CMX_OP_BMM_S16 = 36,
+  CMX_OP_SOFTMAX_S16 = 37,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -242,6 +244,18 @@ enum cmx_plan_op {
 #define CMX_IF_LSTM_S16(...)
 #endif
 
+#ifdef CMX_BACKEND_BMM_S16
+#define CMX_IF_BMM_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_BMM_S16(...)
+#endif
+
+#ifdef CMX_BACKEND_SOFTMAX_S16
+#define CMX_IF_SOFTMAX_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_SOFTMAX_S16(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -278,6 +292,8 @@ enum cmx_plan_op {
   X(MAX_POOL_S16, max_pool_s16) \
   X(MUL_S16, mul_s16) \
   X(LSTM_S16, lstm_s16) \
+  X(BMM_S16, bmm_s16) \
+  X(SOFTMAX_S16, softmax_s16) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -316,4 +332,6 @@ enum cmx_plan_op {
   CMX_IF_MAX_POOL_S16(X(MAX_POOL_S16, max_pool_s16)) \
   CMX_IF_MUL_S16(X(MUL_S16, mul_s16)) \
   CMX_IF_LSTM_S16(X(LSTM_S16, lstm_s16)) \
+  CMX_IF_BMM_S16(X(BMM_S16, bmm_s16)) \
+  CMX_IF_SOFTMAX_S16(X(SOFTMAX_S16, softmax_s16)) \
 

@@ -80,6 +80,13 @@ typedef struct {
   int32_t input, output, rows, row_size, multiplier, shift, diff_min, ranges, mask_rows;
 } cmx_layer_softmax;
 
+/* arm_softmax_s16 over rows of row_size int16 values into Q0.15; exp_table, one_by_one_table: its two
+ * tables, 513 int16 each (TFLite's gen_lut: exp over [-10, 0], 1 / (1 + x) over [0, 1]). */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, rows, row_size, multiplier, shift, exp_table, one_by_one_table;
+} cmx_layer_softmax_s16;
+
 typedef struct {
   cmx_layer_head head;
   int32_t input, output, nbytes;
@@ -195,6 +202,9 @@ typedef cmx_layer_lut cmx_layer_lut_s16;
 
 /* arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64. */
 typedef cmx_layer_linear cmx_layer_linear_s16;
+
+/* arm_batch_matmul_s16: int16 operands and output, offsets 0; scratch: b transposed (int16), unless it is. */
+typedef cmx_layer_bmm cmx_layer_bmm_s16;
 
 /* arm_lstm_unidirectional_s16: int16 input and output (offsets 0), int64 effective biases; scratch as
  * lstm's, the reversed steps int16. */

@@ -642,6 +642,43 @@ inline arm_cmsis_nn_status run_bmm(const cmx_layer_bmm* l, CMX_RUN_ARGS) {
 }
 #endif
 
+#ifdef CMX_BACKEND_SOFTMAX_S16
+inline arm_cmsis_nn_status run_softmax_s16(const cmx_layer_softmax_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  const cmsis_nn_softmax_lut_s16 tables{constant_at<int16_t>(plan, l->exp_table),
+                                        constant_at<int16_t>(plan, l->one_by_one_table)};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * (size_t)l->rows * l->row_size);
+  CMX_KERNEL(status = arm_softmax_s16(tensor16_at(l->input, work, io), l->rows, l->row_size, l->multiplier, l->shift,
+                                      &tables, reinterpret_cast<int16_t*>(out)));
+  return status;
+}
+#endif
+
+#ifdef CMX_BACKEND_BMM_S16
+inline arm_cmsis_nn_status run_bmm_s16(const cmx_layer_bmm_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  const int16_t* rhs = tensor16_at(l->input2, work, io);
+  if (!l->transposed) {  // arm_batch_matmul_s16 reads b as [batch][cols][inner]
+    int16_t* transposed = reinterpret_cast<int16_t*>(work + l->scratch);
+    status = cmx_transpose_s16(rhs, transposed, l->batches, l->inner, l->cols);
+    if (status != ARM_CMSIS_NN_SUCCESS) return status;
+    rhs = transposed;
+  }
+  const cmsis_nn_context ctx{nullptr, 0};
+  const cmsis_nn_bmm_params params{false, false, {0, 0, 0, {-32767, 32767}}};
+  const cmsis_nn_per_tensor_quant_params quant{l->multiplier, l->shift};
+  const cmsis_nn_dims lhs_dims{1, l->batches, l->rows, l->inner};
+  const cmsis_nn_dims rhs_dims{1, l->batches, l->cols, l->inner};
+  const cmsis_nn_dims out_dims{1, l->batches, l->rows, l->cols};
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * (size_t)l->batches * l->rows * l->cols);
+  CMX_KERNEL(status = arm_batch_matmul_s16(&ctx, &params, &quant, &lhs_dims, tensor16_at(l->input1, work, io),
+                                           &rhs_dims, rhs, &out_dims, reinterpret_cast<int16_t*>(out)));
+  return status;
+}
+#endif
+
 /* The layer `head`: one case for each kind compiled in (CMX_PLAN_KINDS_IN, generated from the kinds'
  * records), which calls that kind's run. */
 inline arm_cmsis_nn_status run_layer(const cmx_layer_head* head, const uint8_t* plan, uint8_t* work, void* const* io,

@@ -297,6 +297,16 @@ void cmx_conv_helium_s8_constants(int32_t rows, const int32_t* kernel_sum, const
 arm_cmsis_nn_status cmx_transpose_s8(const int8_t* input, int8_t* output, int32_t batches, int32_t rows,
                                      int32_t cols);
 
+/**
+ * @brief output[b][c][r] = input[b][r][c] for int16 elements (an int16 batch matmul's b transposed).
+ * @param[in]  input                 caller: [batches][rows][cols] int16
+ * @param[out] output                caller: [batches][cols][rows] int16, not overlapping input
+ * @param[in]  batches, rows, cols   >= 1
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a size below 1
+ */
+arm_cmsis_nn_status cmx_transpose_s16(const int16_t* input, int16_t* output, int32_t batches, int32_t rows,
+                                      int32_t cols);
+
 
 /* A GRU layer with zero initial state (PyTorch's equations; cmx_gen/lower/ops/gru.py has the
  * quantization, kernel_models.gru_s8 the same arithmetic on the host): CMSIS-NN has no GRU, so

@@ -38,10 +38,10 @@ static int32_t between(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (
 #define MAX_DW_CH 256 /* a depthwise layer's channels: the walk in chunks of 64 */
 #define MAX_SCRATCH 40960 /* a 64 x 64 x 3 x 3 layer's weights staged as int16 (wide 2) */
 
-static int8_t input[MAX_IN], filter[MAX_W];
+static int8_t input[MAX_IN] __attribute__((aligned(4))), filter[MAX_W];
 static int16_t row_weights_buf[MAX_W + 4 * MAX_CH]; /* int8 or, wide 1, int16 weights */
 #define row_weights ((int8_t*)row_weights_buf)
-static int8_t out_cmsis[MAX_OUT], out_cmx[MAX_OUT];
+static int8_t out_cmsis[MAX_OUT] __attribute__((aligned(4))), out_cmx[MAX_OUT] __attribute__((aligned(4)));
 static int32_t bias[MAX_DW_CH], mult[MAX_DW_CH], shift[MAX_DW_CH];
 static int16_t scratch[MAX_SCRATCH / 2];
 
@@ -484,12 +484,39 @@ static void transpose_case(tally* t, int32_t batches, int32_t rows, int32_t cols
   }
 }
 
+/* cmx_transpose_s16 against arm_transpose_s8 on its bytes: [batches][rows][cols][2] permuted {0, 2, 1, 3}. */
+static void transpose16_case(tally* t, int32_t batches, int32_t rows, int32_t cols, const char* name) {
+  const int32_t n = 2 * batches * rows * cols;
+  if (n > MAX_IN || n > MAX_OUT || n < 2) return;
+  for (int32_t i = 0; i < n; ++i) input[i] = (int8_t)rnd();
+  memset(out_cmsis, 0x55, (size_t)n);
+  memset(out_cmx, 0x66, (size_t)n);
+  static const uint32_t perm[4] = {0, 2, 1, 3};
+  const cmsis_nn_transpose_params tp = {4, perm};
+  const cmsis_nn_dims in_d = {batches, rows, cols, 2};
+  const cmsis_nn_dims out_d = {batches, cols, rows, 2};
+  int16_t* in16 = (int16_t*)(void*)input;
+  uint64_t t0 = cmx_platform_counter();
+  arm_cmsis_nn_status s1 = arm_transpose_s8(input, out_cmsis, &in_d, &out_d, &tp);
+  uint64_t t1 = cmx_platform_counter();
+  arm_cmsis_nn_status s2 = cmx_transpose_s16(in16, (int16_t*)(void*)out_cmx, batches, rows, cols);
+  uint64_t t2 = cmx_platform_counter();
+  const int equal = s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
+  if (record(t, "transpose", name, t1 - t0, t2 - t1, n / 2, equal)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "s16 %s %dx%dx%d status %d", name, (int)batches, (int)rows,
+             (int)cols, (int)s1);
+  }
+}
+
 static void transpose_suite(tally* t) {
   transpose_case(t, 1, 8, 64, "NCL -> NLC, 8 x 64 (issue 37's input)");
   transpose_case(t, 1, 14, 16, "NHWC -> NCHW before a flatten, 14 x 16");
   transpose_case(t, 1, 1, 1, "one byte");
   transpose_case(t, 3, 1, 7, "rows of one");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) transpose_case(t, between(1, 4), between(1, 40), between(1, 40), "random");
+  transpose16_case(t, 2, 16, 8, "s16: an attention's v, 2 heads of 16 x 8");
+  transpose16_case(t, 1, 1, 1, "s16: one element");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) transpose16_case(t, between(1, 4), between(1, 30), between(1, 30), "s16 random");
 }
 
 /* A fully connected case's parameters: offsets, activation, requantization and bias, drawn in one

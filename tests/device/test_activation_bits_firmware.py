@@ -93,3 +93,16 @@ def test_an_int16_lstm_into_an_int8_head_passes_bit_exact(tmp_path, board):
     )
     assert kinds["lstm_s16"] == 1 and kinds["linear_s16"] == 0, kinds
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+
+
+ATTENTION = f"{ROOT}/tests/toy_models/attention_models.py:EncoderPostNorm"
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_a_transformer_encoder_layer_at_int16_passes_bit_exact(tmp_path, board):
+    """nn.TransformerEncoderLayer: its attention's two batch matmuls on arm_batch_matmul_s16 (one b transposed
+    by cmx_transpose_s16), the heads split and merged by int16 copies, int16 residual adds."""
+    kinds, result = _made_and_run(tmp_path, board, ATTENTION, precision="int16")
+    assert kinds["bmm_s16"] == 2 and kinds["add_s16"] == 2, kinds
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+    print(f"\n{board}, EncoderPostNorm int16: {result.line}")

@@ -84,7 +84,9 @@ def test_a_layer_named_keeps_int8_activations(exported):
 
 
 def test_an_override_that_names_no_layer_is_refused(exported):
-    with pytest.raises(ModelSourceError, match="names no convolution, linear layer, add, multiplication or LSTM"):
+    with pytest.raises(
+        ModelSourceError, match="names no convolution, linear layer, add, multiplication, LSTM, batch matmul or softmax"
+    ):
         lower_model(exported, "cortex-m4", LowerOptions(precision="int16", precision_for=("nothing=int8",)))
 
 

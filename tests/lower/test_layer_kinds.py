@@ -145,3 +145,12 @@ def test_the_plan_check_compiles_clean_for_each_kind_alone(cpu):
             text=True,
         )
         assert done.returncode == 0, f"{kind.name}: {done.stderr[-800:]}"
+
+
+def test_every_field_the_plan_check_reads_as_a_constant_is_rebased_as_one():
+    # a constant's offset is written from the data section's start and moved to the plan's by _rebase;
+    # a field the C check reads as a constant but missing from CONSTANT_FIELDS points into the records
+    # (softmax_s16's tables read garbage so until they were added)
+    check = (KERNELS / "backend" / "cmx_plan_check.c").read_text()
+    read = set(re.findall(r"constant\(c, l->([a-z_0-9]+)", check))
+    assert read and read <= plan.CONSTANT_FIELDS, read - plan.CONSTANT_FIELDS

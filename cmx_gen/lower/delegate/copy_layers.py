@@ -40,7 +40,7 @@ MAX_PERMUTE_RECORDS = 64
 
 
 def permute_runs(node: torch.fx.Node) -> list[dict[str, int]] | None:
-    """The copy_region fields (less input and output) of a permute of a contiguous int8 tensor into a
+    """The copy_region fields (less input and output) of a permute of a contiguous int8 (or int16) tensor into a
     contiguous one that keeps its last dimension last: for each index of the output's leading dims
     (those of size 1 left out), its second-last dimension's rows of last-dimension runs; None for any
     other permute."""
@@ -49,12 +49,14 @@ def permute_runs(node: torch.fx.Node) -> list[dict[str, int]] | None:
     n = xv.dim()
     perm = [int(p) % n for p in fx_args(node)[1]]
     plain = [list(v.dim_order()) == list(range(n)) for v in (xv, out)]
-    if n < 2 or perm[-1] != n - 1 or not all(plain) or not (is_int8(x) and is_int8(node)):
+    width = 1 if is_int8(x) and is_int8(node) else 2 if is_int16(x) and is_int16(node) else 0
+    if n < 2 or perm[-1] != n - 1 or not all(plain) or not width:
         return None
-    strides = [math.prod(int(d) for d in xv.shape[k + 1 :]) for k in range(n)]  # the input's, contiguous
+    # the input's strides in bytes, contiguous
+    strides = [width * math.prod(int(d) for d in xv.shape[k + 1 :]) for k in range(n)]
     # (size, input stride) of each output dimension in output order, size-1 ones left out
     dims = [(int(xv.shape[p]), strides[p]) for p in perm[:-1] if int(xv.shape[p]) != 1] or [(1, 0)]
-    (rows, row_stride), run = dims[-1], int(xv.shape[-1])
+    (rows, row_stride), run = dims[-1], width * int(xv.shape[-1])
     outer = dims[:-1]
     if math.prod(size for size, _ in outer) > MAX_PERMUTE_RECORDS:
         return None

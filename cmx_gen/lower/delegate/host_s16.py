@@ -90,10 +90,28 @@ def pool(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str, avera
     put(memory, f["output"], out.permute(0, 2, 3, 1).contiguous().numpy(), "<i2")
 
 
+def bmm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """bmm_s16: arm_batch_matmul_s16 on b as [batch][cols][inner] (the run's transposition done here)."""
+    batches, rows, inner, cols = f["batches"], f["rows"], f["inner"], f["cols"]
+    a = int16(memory, f["input1"], batches * rows * inner).reshape(batches, rows, inner)
+    b = int16(memory, f["input2"], batches * inner * cols)
+    b_t = b.reshape(batches, cols, inner) if f["transposed"] else b.reshape(batches, inner, cols).transpose(0, 2, 1)
+    put(memory, f["output"], s16_models.bmm_s16(a, b_t, f["multiplier"], f["shift"]), "<i2")
+
+
+def softmax(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """softmax_s16: rows of row_size int16 values, with the record's two tables."""
+    x = int16(memory, f["input"], f["rows"] * f["row_size"]).reshape(f["rows"], f["row_size"])
+    tables = (_ints(plan, f[name], 513, "<i2") for name in ("exp_table", "one_by_one_table"))
+    put(memory, f["output"], s16_models.softmax_s16(x, f["multiplier"], f["shift"], *tables), "<i2")
+
+
 RUN = {
     "conv_s16": conv,
     "depthwise_s16": conv,
     "linear_s16": linear,
+    "bmm_s16": bmm,
+    "softmax_s16": softmax,
     "lut_s16": lut,
     "add_s16": add,
     "mul_s16": mul,

@@ -73,6 +73,10 @@ def own_scratch(node: torch.fx.Node) -> int:
     in reverse step order too; a batch matmul's transposed b and
     column sums."""
     name = op_name(node)
+    if name == "cmx::quantized_bmm_s16":  # b transposed, int16 (unless it is); arm_batch_matmul_s16 wants none
+        batches, _, inner = (int(d) for d in node_val(fx_args(node)[0]).shape)
+        cols = int(node_val(node).shape[2])
+        return 0 if fx_args(node)[2] else (2 * batches * inner * cols + 3) // 4 * 4
     if name == "cmx::quantized_bmm":  # b transposed (unless it is), then the MVE kernel's column sums
         batches, _, inner = (int(d) for d in node_val(fx_args(node)[0]).shape)
         cols = int(node_val(node).shape[2])

@@ -55,7 +55,11 @@ def _binary_ok(node: torch.fx.Node, first: int, second: int) -> bool:
 # The arguments a layer reads as tensors of the working memory (operands), by position; every other
 # kind reads its first. A constant there (a position embedding added, a learned scale) is no tensor
 # the plan can address: such a node stays outside, on its cortex_m kernel.
-OPERANDS: dict[str, tuple[int, ...]] = {**ELEMENTWISE_OPERANDS, "cmx::quantized_bmm": (0, 2)}
+OPERANDS: dict[str, tuple[int, ...]] = {
+    **ELEMENTWISE_OPERANDS,
+    "cmx::quantized_bmm": (0, 2),
+    "cmx::quantized_bmm_s16": (0, 1),
+}
 
 
 def operands(node: torch.fx.Node) -> list[Any]:

@@ -192,7 +192,13 @@ def shareable_inputs(node: torch.fx.Node) -> list[torch.fx.Node]:
             else (fx_args(node)[0], fx_args(node)[2])
         )
         return [v for v in (a, b) if isinstance(v, torch.fx.Node) and node_val(v).numel() == node_val(node).numel()]
-    if name in ("cmx::quantized_lstm", "cmx::quantized_lstm_s16", "cmx::quantized_gru", "cmx::quantized_bmm"):
+    if name in (
+        "cmx::quantized_lstm",
+        "cmx::quantized_lstm_s16",
+        "cmx::quantized_gru",
+        "cmx::quantized_bmm",
+        "cmx::quantized_bmm_s16",
+    ):
         return []  # every step reads the hidden state it wrote the step before
     first = fx_args(node)[0] if fx_args(node) else None
     return [first] if isinstance(first, torch.fx.Node) else []

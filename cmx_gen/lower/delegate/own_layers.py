@@ -93,9 +93,15 @@ def _mean(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("mean", fields, node=node.name)
 
 
-def _bmm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    """cmx::quantized_bmm on arm_batch_matmul_s8 (the arguments of upstream's cortex_m wrapper)."""
-    a, a_off, b, b_off, transposed, out_off, mult, shift = fx_args(node)
+def bmm_layer(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_bmm on arm_batch_matmul_s8 (the arguments of upstream's cortex_m wrapper), or
+    cmx::quantized_bmm_s16 on arm_batch_matmul_s16 (kind bmm_s16: int16 operands, offsets 0)."""
+    wide = op_name(node) == "cmx::quantized_bmm_s16"
+    if wide:
+        a, b, transposed, mult, shift = fx_args(node)
+        a_off = b_off = out_off = 0
+    else:
+        a, a_off, b, b_off, transposed, out_off, mult, shift = fx_args(node)
     batches, rows, inner = (int(d) for d in _val(a).shape)
     cols = int(_val(node).shape[2])
     fields = {
@@ -116,7 +122,7 @@ def _bmm(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
             )
         },
     }
-    return Layer("bmm", fields, node=node.name)
+    return Layer("bmm_s16" if wide else "bmm", fields, node=node.name)
 
 
 def _lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
@@ -189,5 +195,5 @@ BUILDERS: dict[str, Callable[[torch.fx.Node, Emit, int], Layer]] = {
     "cmx::quantized_layer_norm": _layer_norm,
     "cmx::quantized_mean": _mean,
     "cmx::quantized_lut": _lut,
-    "cmx::quantized_bmm": _bmm,
+    "cmx::quantized_bmm": bmm_layer,
 }

@@ -154,6 +154,7 @@ class Plan:
 
 CONSTANT_FIELDS = frozenset(
     {"weight", "bias", "multipliers", "shifts", "kernel_sum", "constants", "gains", "biases", "table", "ranges"}
+    | {"exp_table", "one_by_one_table"}  # softmax_s16's
     | {
         f"{gate}_{field}"
         for gate in LSTM_GATES + GRU_GATES

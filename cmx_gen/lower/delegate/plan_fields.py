@@ -208,6 +208,11 @@ RECORDS: dict[str, Record] = {
         "(a constant attention mask); -1: every column.",
         (ints("input", "output", "rows", "row_size", "multiplier", "shift", "diff_min", "ranges", "mask_rows"),),
     ),
+    "softmax_s16": Record(
+        "arm_softmax_s16 over rows of row_size int16 values into Q0.15; exp_table, one_by_one_table: its two\n"
+        "tables, 513 int16 each (TFLite's gen_lut: exp over [-10, 0], 1 / (1 + x) over [0, 1]).",
+        (ints("input", "output", "rows", "row_size", "multiplier", "shift", "exp_table", "one_by_one_table"),),
+    ),
     "copy": Record("", (ints("input", "output", "nbytes"),)),
     "copy_region": Record(
         "A box of an NHWC image moved between two row strides: `rows` runs of `row_bytes`, from\n"
@@ -300,6 +305,10 @@ SAME: dict[str, tuple[str, str]] = {
         "cmx_lut_s8_s16 (kernels/nn/): int8 in, int16 out (where an int8 layer meets an int16 one); table [256] int16.",
     ),
     "linear_s16": ("linear", "arm_fully_connected_s16: int16 input and output, weight [out][in] int8, bias int64."),
+    "bmm_s16": (
+        "bmm",
+        "arm_batch_matmul_s16: int16 operands and output, offsets 0; scratch: b transposed (int16), unless it is.",
+    ),
     "lstm_s16": (
         "lstm",
         "arm_lstm_unidirectional_s16: int16 input and output (offsets 0), int64 effective biases; scratch as\n"

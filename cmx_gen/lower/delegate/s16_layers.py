@@ -14,9 +14,10 @@ from cmx_gen.lower.delegate.conv_layers import int32s
 from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, window_fields
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.kernel_choice import s16_depthwise, s16_scratch
-from cmx_gen.lower.delegate.own_layers import lstm_layer
+from cmx_gen.lower.delegate.own_layers import bmm_layer, lstm_layer
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
+from cmx_gen.lower.host_models import s16_models
 from cmx_gen.lower.host_models.s16_models import ADD_LEFT_SHIFT
 
 
@@ -105,6 +106,18 @@ def lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("lut_s16", fields, node=node.name)
 
 
+def softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_softmax_s16: softmax_s16 (arm_softmax_s16) over the last dimension, its exp and
+    one-by-one tables (s16_models') as plan data."""
+    x, mult, shift = fx_args(node)
+    shape = _val(x).shape
+    fields = {"input": emit.operand(x), "output": emit.operand(node), "row_size": int(shape[-1])}
+    fields |= {"rows": int(_val(x).numel()) // int(shape[-1]), "multiplier": int(mult), "shift": int(shift)}
+    fields |= {"exp_table": emit.data(s16_models.EXP_TABLE.astype("<i2").tobytes())}
+    fields |= {"one_by_one_table": emit.data(s16_models.ONE_BY_ONE_TABLE.astype("<i2").tobytes())}
+    return Layer("softmax_s16", fields, node=node.name)
+
+
 def add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx::quantized_add_s16: add_s16 (arm_elementwise_add_s16) over two int16 tensors of one shape."""
     a, b, quant, act_min, act_max = fx_args(node)
@@ -153,6 +166,8 @@ BUILDERS = {
     "cmx::quantized_mul_s16": mul,
     "cmx::quantized_pool2d_s16": pool,
     "cmx::quantized_lstm_s16": lstm_layer,
+    "cmx::quantized_bmm_s16": bmm_layer,
+    "cmx::quantized_softmax_s16": softmax,
 }
 
 

@@ -167,3 +167,86 @@ def lstm_s16(x: NDArray[np.int16], quant: Any, batch_first: bool, reverse: bool 
     the cell update and the output's product are the s8 kernel's): int16 in and out, in CMSIS-NN's
     output range [-32768, 32767]."""
     return lstm_steps(x, quant, (batch_first, reverse), lstm_gate(requantize_s64), (-32768, 32767)).astype(np.int16)
+
+
+def bmm_s16(a: NDArray[np.int16], b_t: NDArray[np.int16], mult: int, shift: int) -> NDArray[np.int16]:
+    """arm_batch_matmul_s16: a [batch][rows][inner] times b_t [batch][cols][inner] (b transposed), exact
+    int64 sums (arm_nn_vec_mat_mult_t_s16_s16 on every path), arm_nn_requantize_s64, no offsets."""
+    acc = np.einsum("bik,bjk->bij", np.asarray(a, dtype=np.int64), np.asarray(b_t, dtype=np.int64))
+    return np.clip(requantize_s64(acc, mult, shift), INT16_MIN, INT16_MAX).astype(np.int16)
+
+
+# --- arm_softmax_s16 (Source/SoftmaxFunctions/arm_softmax_s16.c: one C path on every core) ------------
+SOFTMAX_S16_SCALE = 1.0 / 32768.0  # its output: Q0.15, zero point 0 (TFLite's int16 softmax)
+SOFTMAX_S16_INPUT_RANGE = 10.0  # the exp table spans [-10, 0]: a difference of 10 is scaled to 65535
+
+
+def _round_away(values: NDArray[Any]) -> NDArray[Any]:
+    """std::round: halves away from zero."""
+    rounded: NDArray[Any] = np.sign(values) * np.floor(np.abs(values) + 0.5)
+    return rounded
+
+
+def softmax_table(func: Any, low: float, high: float) -> NDArray[np.int64]:
+    """TFLite's gen_lut<float, int16_t, int16_t> (kernels/internal/common.h) for outputs in [-1, 1]: 512
+    steps of `func` over [low, high] in Q0.15, each entry moved by half the interpolation's error at the
+    middle of its step, and the value at `high` as the 513th (the kernels interpolate between neighbours)."""
+    step = (high - low) / 512
+    at = low + np.arange(512) * step
+    val, middle, following = (func(v).astype(np.float32) for v in (at, at + step / 2, at + step))
+    scale = np.float32(32768.0)
+    sample = _round_away(val * scale)
+    interpolated = _round_away((following * scale + _round_away(val * scale)) / 2)
+    bias = _round_away((interpolated - _round_away(middle * scale)) / 2)
+    table = np.clip(sample - bias, -32768, 32767)
+    last = np.clip(_round_away(func(np.array([high], np.float64)).astype(np.float32) * scale), -32768, 32767)
+    made: NDArray[np.int64] = np.concatenate([table, last]).astype(np.int64)
+    return made
+
+
+EXP_TABLE = softmax_table(np.exp, -SOFTMAX_S16_INPUT_RANGE, 0.0)
+ONE_BY_ONE_TABLE = softmax_table(lambda v: 1.0 / (1.0 + v), 0.0, 1.0)
+
+
+def _wrap16(values: NDArray[Any]) -> NDArray[np.int64]:
+    """A C assignment to int16_t."""
+    wrapped: NDArray[np.int64] = ((np.asarray(values, dtype=np.int64) + 32768) & 0xFFFF) - 32768
+    return wrapped
+
+
+def _interpolate(table: NDArray[np.int64], x: NDArray[Any]) -> NDArray[np.int64]:
+    """The kernel's table read: entry 256 + x / 128, the next one's difference times x's low 7 bits."""
+    index, offset = 256 + (x >> 7), x & 0x7F
+    slope = _wrap16(table[index + 1] - table[index])
+    return _wrap16(table[index] + _wrap16((slope * offset + 64) >> 7))
+
+
+def softmax_s16(
+    x: NDArray[np.int16],
+    mult: int,
+    shift: int,
+    exp_table: NDArray[np.int64] = EXP_TABLE,
+    one_by_one_table: NDArray[np.int64] = ONE_BY_ONE_TABLE,
+) -> NDArray[np.int16]:
+    """arm_softmax_s16 over the last dimension: each difference from the row's maximum requantized into the
+    exp table's range (arm_nn_requantize), the exps summed, 1/sum from the one-by-one table after
+    normalising by the sum's leading zeros, each exp times it in Q0.15."""
+    from cmx_gen.lower.host_models.kernel_models import requantize
+
+    rows = np.asarray(x, dtype=np.int64)
+    diff = rows - rows.max(axis=-1, keepdims=True)
+    scaled = np.clip(requantize(diff, mult, shift) + 32767, -32768, 32767)
+    exps = _interpolate(np.asarray(exp_table, dtype=np.int64), scaled)
+    total = exps.sum(axis=-1, keepdims=True)  # at least the maximum's exp, 32767
+    headroom = 32 - np.floor(np.log2(total)).astype(np.int64) - 1  # CLZ of a positive int32
+    shifted = ((total << (headroom - 1)) + (1 << 13)) >> 14
+    one_by_one = _interpolate(np.asarray(one_by_one_table, dtype=np.int64), _wrap16(shifted - 98304))
+    out = (((exps * one_by_one) >> (30 - headroom)) + 1) >> 1
+    return _wrap16(out).astype(np.int16)
+
+
+def softmax_s16_multiplier(input_scale: float) -> tuple[int, int]:
+    """TFLite's input rescale for the int16 softmax (beta 1): a difference of 10.0 to 65535."""
+    from cmx_gen.lower.ops.lstm import multiplier
+
+    return multiplier(input_scale / (SOFTMAX_S16_INPUT_RANGE / 65535.0))

@@ -357,8 +357,8 @@ def drop_unused(graph: torch.fx.Graph, nodes: list[torch.fx.Node]) -> None:
 _TRANSPOSES = ("aten::permute_copy", "aten::transpose_copy", "cortex_m::transpose")
 
 
-def _swaps_last_two(node: Any) -> bool:
-    """A copy of a 3-D int8 tensor with its last two dimensions swapped."""
+def swaps_last_two(node: Any) -> bool:
+    """A copy of a 3-D tensor with its last two dimensions swapped (a transpose or a permute)."""
     if not isinstance(node, torch.fx.Node) or op_name(node) not in _TRANSPOSES:
         return False
     args = fx_args(node)
@@ -386,7 +386,7 @@ def _int8_bmm(
     if b_q is None:
         return None
     b = fx_args(dq_b)[0]
-    transposed = _swaps_last_two(b) and len(b.users) == 1
+    transposed = swaps_last_two(b) and len(b.users) == 1
     if transposed:
         b = fx_args(b)[0]
     mult, shift = multiplier(a_q[0] * b_q[0] / y_q[0])

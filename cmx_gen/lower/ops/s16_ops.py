@@ -20,122 +20,16 @@ import torch
 from cmx_gen.common.errors import ExportError
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
 from cmx_gen.lower.host_models import s16_models
+from cmx_gen.lower.ops import s16_kernel_ops  # noqa: F401  (registers the cmx::*_s16 ops)
 from cmx_gen.lower.ops.lstm import multiplier
-
-
-@torch.library.custom_op("cmx::quantized_conv2d_s16", mutates_args=())
-def quantized_conv2d_s16(
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    stride: list[int],
-    padding: list[int],
-    dilation: list[int],
-    groups: int,
-    multipliers: list[int],
-    shifts: list[int],
-    act_min: int,
-    act_max: int,
-) -> torch.Tensor:
-    """arm_convolve_wrapper_s16 / arm_depthwise_conv_wrapper_s16 on the host (s16_models.conv2d_s16):
-    x int16 NCHW (channels-last in memory), weight int8 OIHW, bias int32 (widened to int64)."""
-    return s16_models.conv2d_s16(
-        x, weight, bias, stride, padding, dilation, groups, multipliers, shifts, act_min, act_max
-    )
-
-
-@quantized_conv2d_s16.register_fake
-def _(
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    bias: Any,
-    stride: list[int],
-    padding: list[int],
-    dilation: list[int],
-    *rest: Any,
-) -> torch.Tensor:
-    sizes = [
-        (int(x.shape[2 + i]) + 2 * padding[i] - dilation[i] * (int(weight.shape[2 + i]) - 1) - 1) // stride[i] + 1
-        for i in range(2)
-    ]
-    out = x.new_empty((x.shape[0], weight.shape[0], *sizes), dtype=torch.int16)
-    return out.contiguous(memory_format=torch.channels_last)
-
-
-@torch.library.custom_op("cmx::quantized_linear_s16", mutates_args=())
-def quantized_linear_s16(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, mult: int, shift: int, act_min: int, act_max: int
-) -> torch.Tensor:
-    """arm_fully_connected_s16 on the host (s16_models.fully_connected_s16): x int16 [..., in], weight
-    int8 [out][in], bias int32 (widened to int64), one multiplier for the tensor."""
-    return s16_models.fully_connected_s16(x, weight, bias, mult, shift, act_min, act_max)
-
-
-@quantized_linear_s16.register_fake
-def _(x: torch.Tensor, weight: torch.Tensor, *rest: Any) -> torch.Tensor:
-    return x.new_empty((*x.shape[:-1], weight.shape[0]), dtype=torch.int16)
-
-
-@torch.library.custom_op("cmx::quantized_add_s16", mutates_args=())
-def quantized_add_s16(a: torch.Tensor, b: torch.Tensor, quant: list[int], act_min: int, act_max: int) -> torch.Tensor:
-    """arm_elementwise_add_s16 on the host (s16_models.add_s16): two int16 tensors of one shape."""
-    return s16_models.add_s16(a, b, quant, act_min, act_max)
-
-
-@quantized_add_s16.register_fake
-def _(a: torch.Tensor, *rest: Any) -> torch.Tensor:
-    return torch.empty_like(a, dtype=torch.int16)
-
-
-@torch.library.custom_op("cmx::quantized_mul_s16", mutates_args=())
-def quantized_mul_s16(
-    a: torch.Tensor, b: torch.Tensor, mult: int, shift: int, act_min: int, act_max: int
-) -> torch.Tensor:
-    """arm_elementwise_mul_s16 on the host (s16_models.mul_s16): two int16 tensors of one shape."""
-    return s16_models.mul_s16(a, b, mult, shift, act_min, act_max)
-
-
-@quantized_mul_s16.register_fake
-def _(a: torch.Tensor, *rest: Any) -> torch.Tensor:
-    return torch.empty_like(a, dtype=torch.int16)
-
-
-@torch.library.custom_op("cmx::quantized_pool2d_s16", mutates_args=())
-def quantized_pool2d_s16(
-    x: torch.Tensor,
-    kernel: list[int],
-    stride: list[int],
-    padding: list[int],
-    average: bool,
-    act_min: int,
-    act_max: int,
-) -> torch.Tensor:
-    """arm_avgpool_s16 / arm_max_pool_s16 on the host (s16_models.pool2d_s16)."""
-    return s16_models.pool2d_s16(x, kernel, stride, padding, average, act_min, act_max)
-
-
-@quantized_pool2d_s16.register_fake
-def _(x: torch.Tensor, kernel: list[int], stride: list[int], padding: list[int], *rest: Any) -> torch.Tensor:
-    sizes = [(int(x.shape[2 + i]) + 2 * padding[i] - kernel[i]) // stride[i] + 1 for i in range(2)]
-    out = x.new_empty((x.shape[0], x.shape[1], *sizes), dtype=torch.int16)
-    return out.contiguous(memory_format=torch.channels_last)
-
-
-@torch.library.custom_op("cmx::quantized_lut_s16", mutates_args=())
-def quantized_lut_s16(x: torch.Tensor, table: list[int]) -> torch.Tensor:
-    """cmx_lut_s8_s16 on the host: each int8 value's int16 from the 256-entry table (index value + 128)."""
-    return torch.tensor(table, dtype=torch.int16)[x.to(torch.int64) + 128]
-
-
-@quantized_lut_s16.register_fake
-def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
-    return torch.empty_like(x, dtype=torch.int16)
-
+from cmx_gen.lower.ops.own_ops import swaps_last_two
 
 _ACTIVATIONS = ("aten::relu", "aten::hardtanh", "aten::clamp")
 _LAYERS = ("aten::convolution", "aten::linear")
 _ELEMENTWISE = ("aten::add", "aten::mul")
 _POOLS = ("aten::avg_pool2d", "aten::max_pool2d", "aten::max_pool2d_with_indices")
+_MATMUL = ("cmx::bmm",)  # own_ops' float bmm
+_SOFTMAX = ("aten::_softmax",)
 
 
 def int16_qparams(node: Any, kind: str) -> tuple[float, int, int] | None:
@@ -214,7 +108,10 @@ def to_int16(program: Any) -> int:
     graph = program.graph_module.graph
     count = 0
     for node in list(graph.nodes):
-        if op_name(node) not in (*_LAYERS, *_ELEMENTWISE, *_POOLS) or len(node.users) != 1:
+        if op_name(node) not in (*_LAYERS, *_ELEMENTWISE, *_POOLS, *_MATMUL, *_SOFTMAX) or len(node.users) != 1:
+            continue
+        if _drop_scaling(program, node):
+            count += 1
             continue
         first = _values(node)
         if first is None:
@@ -241,6 +138,23 @@ def to_int16(program: Any) -> int:
     graph.lint()
     program.graph_module.recompile()
     return count
+
+
+def _drop_scaling(program: Any, node: torch.fx.Node) -> bool:
+    """`dequantize(int16, s) -> mul(c) -> quantize(int16, s * c)` (activation_bits' scaling: the integers
+    are kept): its users read the int16 tensor itself. True where it was dropped."""
+    if op_name(node) != "aten::mul" or len(node.users) != 1:
+        return False
+    x, factor = fx_args(node)[:2]
+    constant = constant_tensor(program, factor) if isinstance(factor, torch.fx.Node) else None
+    q = next(iter(node.users))
+    in_q, out_q = int16_qparams(x, "dequantize_per_tensor"), int16_qparams(q, "quantize_per_tensor")
+    if constant is None or constant.numel() != 1 or in_q is None or out_q is None:
+        return False
+    if abs(in_q[0] * float(constant.reshape(-1)[0]) - out_q[0]) > 1e-6 * out_q[0]:
+        return False
+    q.replace_all_uses_with(fx_args(x)[0])
+    return True
 
 
 def _values(node: torch.fx.Node) -> torch.fx.Node | None:
@@ -277,6 +191,10 @@ def _s16_call(
     """The s16 op for `node` whose int16 output quantize is `before` (out_q: its scale and range), inserted
     before it; None when its inputs are not int16 dequantizes (an int8 layer, left to upstream)."""
     name, args = op_name(node), fx_args(node)
+    if name in _MATMUL:
+        return _bmm_call(graph, node, out_q, before)
+    if name in _SOFTMAX:
+        return _softmax_call(graph, node, out_q, before)
     inputs = [a for a in args[:2] if isinstance(a, torch.fx.Node)] if name in _ELEMENTWISE else [args[0]]
     in_qs = [int16_qparams(a, "dequantize_per_tensor") for a in inputs]
     if any(q is None for q in in_qs):
@@ -317,6 +235,73 @@ def _s16_call(
         call = (torch.ops.cmx.quantized_pool2d_s16.default, _pool_args(graph, node, inputs[0], scales[0], out_q))
     with graph.inserting_before(before):
         return graph.call_function(*call)
+
+
+def _softmax_call(
+    graph: torch.fx.Graph, node: torch.fx.Node, out_q: tuple[float, int, int], before: torch.fx.Node
+) -> torch.fx.Node | None:
+    """cmx::quantized_softmax_s16 for an int16 softmax over the last dimension into Q0.15."""
+    dq, dim = fx_args(node)[:2]
+    in_q = int16_qparams(dq, "dequantize_per_tensor")
+    if in_q is None:
+        return None
+    value = node.meta["val"]
+    if int(dim) % value.dim() != value.dim() - 1 or out_q[0] != s16_models.SOFTMAX_S16_SCALE:
+        raise unsupported(node, "a softmax over another dimension than the last, or to another scale")
+    mult, shift = s16_models.softmax_s16_multiplier(in_q[0])
+    with graph.inserting_before(before):
+        return graph.call_function(
+            torch.ops.cmx.quantized_softmax_s16.default, (int16_source(graph, fx_args(dq)[0]), mult, shift)
+        )
+
+
+def _bmm_call(
+    graph: torch.fx.Graph, node: torch.fx.Node, out_q: tuple[float, int, int], before: torch.fx.Node
+) -> torch.fx.Node | None:
+    """cmx::quantized_bmm_s16 for an int16 `cmx::bmm`. An operand the quantizer left int8 (a softmax's fixed
+    1/256 output, which the attention's second matmul reads) is taken exactly: its values less its zero point,
+    as int16 at its scale, by a table."""
+    operands = []
+    for dq in fx_args(node)[:2]:
+        q = int16_qparams(dq, "dequantize_per_tensor")
+        operands.append((dq, q[0]) if q is not None else _int8_exactly(graph, dq))
+    if any(o is None for o in operands):
+        return None
+    (dq_a, a_scale), (dq_b, b_scale) = operands  # type: ignore[misc]
+    mult, shift = _requantize(a_scale, [b_scale], out_q[0], node.name)
+    a = dq_a if op_name(dq_a) == "cmx::quantized_lut_s16" else int16_source(graph, fx_args(dq_a)[0])
+    b, transposed = (dq_b, False) if op_name(dq_b) == "cmx::quantized_lut_s16" else _rhs(graph, dq_b)
+    with graph.inserting_before(before):
+        return graph.call_function(torch.ops.cmx.quantized_bmm_s16.default, (a, b, transposed, mult[0], shift[0]))
+
+
+def _int8_exactly(graph: torch.fx.Graph, dq: Any) -> tuple[torch.fx.Node, float] | None:
+    """An int8 dequantize as an int16 tensor of the same values (v - zero point, at the int8 scale) by a
+    cmx::quantized_lut_s16 table, and that scale; None for anything else."""
+    if not isinstance(dq, torch.fx.Node) or op_name(dq) != "quantized_decomposed::dequantize_per_tensor":
+        return None
+    args = fx_args(dq)
+    if args[5] != torch.int8:
+        return None
+    table = [v - int(args[2]) for v in range(-128, 128)]
+    with graph.inserting_before(dq):
+        made = graph.call_function(torch.ops.cmx.quantized_lut_s16.default, (args[0], table))
+    made.meta = {**dq.meta, "val": dq.meta["val"].to(torch.int16)}
+    return made, float(args[1])
+
+
+def _rhs(graph: torch.fx.Graph, dq: torch.fx.Node) -> tuple[torch.fx.Node, bool]:
+    """A batch matmul's b as the int16 tensor it reads and whether it is transposed: where b is a swap of its
+    last two dimensions of an int16 tensor of the same quantization (an attention's k.transpose(1, 2)), the
+    tensor before it, transposed (arm_batch_matmul_s16 reads b so); else b, which the run transposes."""
+    q = fx_args(dq)[0]
+    swap = fx_args(q)[0] if op_name(q) == "quantized_decomposed::quantize_per_tensor" else None
+    if isinstance(swap, torch.fx.Node) and len(swap.users) == 1 and swaps_last_two(swap):
+        before = fx_args(swap)[0]
+        same = int16_qparams(before, "dequantize_per_tensor") == int16_qparams(dq, "dequantize_per_tensor")
+        if same and isinstance(before, torch.fx.Node):
+            return int16_source(graph, fx_args(before)[0]), True
+    return int16_source(graph, q), False
 
 
 def _pool_args(
