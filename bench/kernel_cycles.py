@@ -54,7 +54,8 @@ MORE = {
     "denoiser_out16": "samples/denoiser/model.py:Denoiser",  # lut_s16 (int8 into the int16 last layer)
     "int16_residual": "tests/toy_models/int16_models.py:Int16Residual",  # add_s16, mul_s16, max_pool_s16, avg_pool_s16
     "bilstm_int16": "tests/toy_models/user_models.py:BiLstmTagger",  # lstm_s16 (both directions)
-    "encoder_int16": "tests/toy_models/attention_models.py:EncoderPostNorm",  # bmm_s16
+    "encoder_int16": "tests/toy_models/attention_models.py:EncoderPostNorm",  # bmm_s16, softmax_s16
+    "int16_gate": "tests/toy_models/int16_models.py:Int16Gate",  # activation_s16
 }
 # A sample made under a memory goal (--memory): arm_convolve_s8 itself (conv_general) runs only where
 # the schedule runs a convolution patch by patch, which `--memory min` asks for.
@@ -70,6 +71,7 @@ OPTIONS = {
     "int16_residual": ("--precision", "int16"),
     "bilstm_int16": ("--precision", "int16"),
     "encoder_int16": ("--precision", "int16"),
+    "int16_gate": ("--precision", "int16"),
 }
 MODELS = {**SAMPLES, **MORE}
 

@@ -48,6 +48,8 @@ set(CMX_NN_KEEP_lstm_s16 arm_lstm_unidirectional_s16.c arm_nn_lstm_step_s16.c ar
     arm_elementwise_mul_s16.c arm_elementwise_mul_acc_s16.c)
 set(CMX_NN_KEEP_bmm_s16 arm_batch_matmul_s16.c arm_nn_vec_mat_mult_t_s16_s16.c)
 set(CMX_NN_KEEP_softmax_s16 arm_softmax_s16.c)
+set(CMX_NN_activation_s16 ActivationFunctions)  # sigmoid and tanh of int16 values (cmx-gen's backend only)
+set(CMX_NN_KEEP_activation_s16 arm_nn_activation_s16.c)
 # *_nhwc variants (executorch >= 1.5.1) call the same CMSIS-NN functions.
 foreach(_op quantized_conv2d quantized_depthwise_conv2d quantized_transpose_conv2d quantized_avg_pool2d)
   set(CMX_NN_${_op}_nhwc ${CMX_NN_${_op}})

@@ -1,16 +1,19 @@
-"""`precision = "int16"` (8w16a): convolutions, depthwise convolutions, fully connected layers, adds and
-multiplications read and write 16-bit activations, symmetric (zero point 0, [-32767, 32767], upstream's
-INT16_ACTIVATION_PER_TENSOR_QSPEC), with int8 weights; the backend runs them on CMSIS-NN's s16 kernels
-(ops/s16_ops.py, delegate/s16_layers.py). Per-layer overrides name a part as `--keep-fp32` does:
-`--precision-for head=int16`.
+"""`precision = "int16"` (8w16a): convolutions, depthwise convolutions, fully connected layers, adds,
+multiplications, LSTMs, batch matmuls and softmaxes read and write 16-bit activations, symmetric (zero point
+0, [-32767, 32767], upstream's INT16_ACTIVATION_PER_TENSOR_QSPEC), with int8 weights; the backend runs them
+on CMSIS-NN's s16 kernels (ops/s16_ops.py, delegate/s16_layers.py). Per-layer overrides name a part as
+`--keep-fp32` does: `--precision-for head=int16`.
 
 The quantizer annotates as for int8; `widen_annotations` then gives the chosen layers' activation
-specs 16 bits, and what carries their output on (a fused activation, a pool, a reshape) follows them.
+specs 16 bits, and what carries their output on (a fused activation, a pool, a reshape, a selection, a
+concat, a scaling by a constant) follows them; a softmax's output is Q0.15, and a sigmoid's or tanh's
+input a power-of-two scale (its producer's output too) and its output Q0.15, as CMSIS-NN's s16 kernels take them.
 Where an int8 layer meets an int16 one, prepare_pt2e observes both sides and convert_pt2e requantizes
 between them (ops/s16_ops.py tabulates the int8 to int16 step)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from functools import partial
 
@@ -85,6 +88,9 @@ def widen_annotations(graph: torch.fx.GraphModule, default: Precision, overrides
         target = str(node.target) if node.op == "call_function" else node.op
         if target == "aten.mul.Tensor" and node.args[0] in widened and _factor(graph, node) > 0:
             _widen_scaling(node, _factor(graph, node), int16)
+            widened.add(node)
+        elif target in SQUASHING and _squashes_widened(node, widened, default, overrides):
+            _widen_squashing(node, int16)
             widened.add(node)
         elif target in WIDENED:
             if chosen(node, default, overrides) != "int16" or not _of_tensors(node, target):
@@ -171,6 +177,55 @@ def _factor(graph: torch.fx.GraphModule, node: torch.fx.Node) -> float:
     if isinstance(factor, torch.Tensor) and factor.numel() == 1:
         factor = float(factor.reshape(-1)[0])
     return float(factor) if isinstance(factor, (int, float)) else 0.0
+
+
+# sigmoid and tanh (CMSIS-NN's arm_nn_activation_s16 reads Q3.12 after a left shift: a power-of-two input
+# scale) after a layer that requantizes its output (so that layer's scale can be the power of two)
+SQUASHING = ("aten.sigmoid.default", "aten.sigmoid_.default", "aten.tanh.default", "aten.tanh_.default")
+REQUANTIZING = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor", "cmx.bmm.default")
+
+
+def _squashes_widened(
+    node: torch.fx.Node, widened: set[torch.fx.Node], default: Precision, overrides: tuple[str, ...]
+) -> bool:
+    source = node.args[0]
+    return (
+        isinstance(source, torch.fx.Node)
+        and source in widened
+        and str(source.target) in REQUANTIZING
+        and chosen(node, default, overrides) == "int16"
+    )
+
+
+def _pot_int16_spec() -> object:
+    """Upstream's int16 activation spec with its scale rounded up to a power of two."""
+    from executorch.backends.cortex_m.quantizer.quantization_configs import INT16_ACTIVATION_PER_TENSOR_QSPEC
+
+    from cmx_gen.lower.observers import PowerOfTwoMinMaxObserver
+
+    return dataclasses.replace(INT16_ACTIVATION_PER_TENSOR_QSPEC, observer_or_fake_quant_ctr=PowerOfTwoMinMaxObserver)
+
+
+def _widen_squashing(node: torch.fx.Node, int16: object) -> None:
+    """A sigmoid or tanh: its producer's output and its input int16 at a power-of-two scale, its output
+    arm_nn_activation_s16's Q0.15 (zero point 0)."""
+    from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec
+
+    source = node.args[0]
+    annotation, made = node.meta.get("quantization_annotation"), source.meta.get("quantization_annotation")  # type: ignore[union-attr]
+    if annotation is None or made is None:
+        return
+    pot = _pot_int16_spec()
+    made.output_qspec = pot
+    annotation.input_qspec_map = {source: pot}
+    annotation.output_qspec = FixedQParamsQuantizationSpec(
+        dtype=torch.int16,
+        scale=2.0**-15,
+        zero_point=0,
+        quant_min=int16.quant_min,  # type: ignore[attr-defined]
+        quant_max=int16.quant_max,  # type: ignore[attr-defined]
+        qscheme=torch.per_tensor_affine,
+    )
 
 
 def _widen_softmax(node: torch.fx.Node, int16: object) -> None:

@@ -691,6 +691,17 @@ static int check_bmm(check* c, const cmx_layer_bmm* l) {
 }
 #endif
 
+#ifdef CMX_BACKEND_ACTIVATION_S16
+static int check_activation_s16(check* c, const cmx_layer_activation_s16* l) {
+  if (l->count < 1) return fail(c, "activation sizes out of range");
+  /* the input times 3 << left_shift in int32: exact up to 14 */
+  if (l->left_shift < -15 || l->left_shift > 14 || l->type < 0 || l->type > 1) {
+    return fail(c, "an int16 sigmoid or tanh outside arm_nn_activation_s16's range");
+  }
+  return tensor16(c, l->input, l->count) && tensor16(c, l->output, l->count);
+}
+#endif
+
 #ifdef CMX_BACKEND_SOFTMAX_S16
 static int check_softmax_s16(check* c, const cmx_layer_softmax_s16* l) {
   const int64_t n = (int64_t)l->rows * l->row_size;

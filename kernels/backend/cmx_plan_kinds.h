@@ -40,6 +40,7 @@ enum cmx_plan_op {
   CMX_OP_LSTM_S16 = 35,
   CMX_OP_BMM_S16 = 36,
   CMX_OP_SOFTMAX_S16 = 37,
+  CMX_OP_ACTIVATION_S16 = 38,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -256,6 +257,12 @@ enum cmx_plan_op {
 #define CMX_IF_SOFTMAX_S16(...)
 #endif
 
+#ifdef CMX_BACKEND_ACTIVATION_S16
+#define CMX_IF_ACTIVATION_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_ACTIVATION_S16(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -294,6 +301,7 @@ enum cmx_plan_op {
   X(LSTM_S16, lstm_s16) \
   X(BMM_S16, bmm_s16) \
   X(SOFTMAX_S16, softmax_s16) \
+  X(ACTIVATION_S16, activation_s16) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -334,4 +342,5 @@ enum cmx_plan_op {
   CMX_IF_LSTM_S16(X(LSTM_S16, lstm_s16)) \
   CMX_IF_BMM_S16(X(BMM_S16, bmm_s16)) \
   CMX_IF_SOFTMAX_S16(X(SOFTMAX_S16, softmax_s16)) \
+  CMX_IF_ACTIVATION_S16(X(ACTIVATION_S16, activation_s16)) \
 

@@ -87,6 +87,13 @@ typedef struct {
   int32_t input, output, rows, row_size, multiplier, shift, exp_table, one_by_one_table;
 } cmx_layer_softmax_s16;
 
+/* arm_nn_activation_s16: sigmoid (type 0) or tanh (1) of `count` int16 values read as Q3.12 after
+ * `left_shift`, into Q0.15. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, count, left_shift, type;
+} cmx_layer_activation_s16;
+
 typedef struct {
   cmx_layer_head head;
   int32_t input, output, nbytes;

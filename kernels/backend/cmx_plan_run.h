@@ -642,6 +642,17 @@ inline arm_cmsis_nn_status run_bmm(const cmx_layer_bmm* l, CMX_RUN_ARGS) {
 }
 #endif
 
+#ifdef CMX_BACKEND_ACTIVATION_S16
+inline arm_cmsis_nn_status run_activation_s16(const cmx_layer_activation_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES(2 * (size_t)l->count);
+  CMX_KERNEL(status = arm_nn_activation_s16(tensor16_at(l->input, work, io), reinterpret_cast<int16_t*>(out), l->count,
+                                            l->left_shift, static_cast<arm_nn_activation_type>(l->type)));
+  return status;
+}
+#endif
+
 #ifdef CMX_BACKEND_SOFTMAX_S16
 inline arm_cmsis_nn_status run_softmax_s16(const cmx_layer_softmax_s16* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;

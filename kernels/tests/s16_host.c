@@ -1,8 +1,10 @@
-/* CMSIS-NN's s16 kernels cmx-gen runs whole (arm_softmax_s16, arm_batch_matmul_s16) and cmx_transpose_s16
+/* CMSIS-NN's s16 kernels cmx-gen runs whole (arm_softmax_s16, arm_batch_matmul_s16, arm_nn_activation_s16)
+ * and cmx_transpose_s16
  * on the build machine (tests/lower/test_s16_kernels_host.py): reads cases from the file named on the
  * command line and writes each output to stdout, so the test compares it with host_models/s16_models.py
  * byte for byte. CMSIS-NN's plain C path, compiled with the host's cc (the target's DSP and MVE paths are
- * held by the firmware tests' PASS). A case: its kind (1 softmax, 2 bmm), then its words and data. */
+ * held by the firmware tests' PASS). A case: its kind (1 softmax, 2 bmm, 3 sigmoid/tanh), then its words
+ * and data. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "arm_nnfunctions.h"
@@ -36,13 +38,22 @@ static int bmm(FILE* f) {
   return 0;
 }
 
+static int activation(FILE* f) {
+  const int32_t count = case_word(f), left_shift = case_word(f), type = case_word(f);
+  const int16_t* x = case_block(f, 2 * (size_t)count);
+  int16_t* y = malloc(2 * (size_t)count);
+  if (arm_nn_activation_s16(x, y, count, left_shift, (arm_nn_activation_type)type) != ARM_CMSIS_NN_SUCCESS) return 4;
+  fwrite(y, 2, (size_t)count, stdout);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   FILE* f = fopen(argv[1], "rb");
   if (!f) return 2;
   int32_t kind = 0;
   while (case_more(f, &kind)) {
-    const int status = kind == 1 ? softmax(f) : kind == 2 ? bmm(f) : 5;
+    const int status = kind == 1 ? softmax(f) : kind == 2 ? bmm(f) : kind == 3 ? activation(f) : 5;
     if (status) return status;
   }
   return 0;

@@ -106,3 +106,14 @@ def test_a_transformer_encoder_layer_at_int16_passes_bit_exact(tmp_path, board):
     assert kinds["bmm_s16"] == 2 and kinds["add_s16"] == 2, kinds
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
     print(f"\n{board}, EncoderPostNorm int16: {result.line}")
+
+
+GATE = f"{ROOT}/tests/toy_models/int16_models.py:Int16Gate"
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_sigmoid_and_tanh_at_int16_pass_bit_exact(tmp_path, board):
+    """Int16Gate: arm_nn_activation_s16's sigmoid and tanh after linear layers of power-of-two output scales."""
+    kinds, result = _made_and_run(tmp_path, board, GATE, precision="int16")
+    assert kinds["activation_s16"] == 2 and kinds["mul_s16"] == 1, kinds
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]

@@ -1,5 +1,6 @@
-"""CMSIS-NN's arm_softmax_s16 and arm_batch_matmul_s16 (with cmx_transpose_s16 laying b out) against their
-host models (host_models/s16_models.py), byte for byte, over random cases: compiled for the build machine
+"""CMSIS-NN's arm_softmax_s16, arm_batch_matmul_s16 (with cmx_transpose_s16 laying b out) and
+arm_nn_activation_s16 against their host models (host_models/s16_models.py, layer_models.activation_s16), byte
+for byte, over random cases: compiled for the build machine
 with CMSIS-NN's plain C path (kernels/tests/s16_host.c); the DSP and Helium paths are the firmware tests'.
 Needs CMSIS_NN_PATH and cc."""
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import host_binary
 
-from cmx_gen.lower.host_models import s16_models
+from cmx_gen.lower.host_models import layer_models, s16_models
 
 CASES = 200
 
@@ -26,6 +27,8 @@ def harness(tmp_path_factory) -> Path:
         "nn:SoftmaxFunctions/arm_softmax_s16.c",
         "nn:FullyConnectedFunctions/arm_batch_matmul_s16.c",
         "nn:NNSupportFunctions/arm_nn_vec_mat_mult_t_s16_s16.c",
+        "nn:ActivationFunctions/arm_nn_activation_s16.c",
+        "nn:NNSupportFunctions/arm_nntables.c",
     ]
     return host_binary(tmp_path_factory, "s16_host", sources, "the s16 kernels")
 
@@ -63,4 +66,16 @@ def test_arm_batch_matmul_s16_equals_its_host_model(harness, tmp_path):
         blob += struct.pack("<7i", 2, batches, rows, inner, cols, mult, shift)
         blob += a.astype("<i2").tobytes() + b.astype("<i2").tobytes()
         want += s16_models.bmm_s16(a, b.transpose(0, 2, 1), mult, shift).astype("<i2").tobytes()
+    assert _run(harness, tmp_path, blob) == want
+
+
+def test_arm_nn_activation_s16_equals_its_host_model_at_every_left_shift(harness, tmp_path):
+    rng = np.random.default_rng(54)
+    blob, want = b"", b""
+    for left_shift in range(-15, 15):
+        for tanh in (0, 1):
+            x = np.concatenate([rng.integers(-32768, 32768, 300), [-32768, -1, 0, 1, 32767]]).astype(np.int16)
+            blob += struct.pack("<4i", 3, len(x), left_shift, tanh) + x.astype("<i2").tobytes()
+            kind = "tanh" if tanh else "sigmoid"
+            want += layer_models.activation_s16(x, left_shift, kind).astype("<i2").tobytes()
     assert _run(harness, tmp_path, blob) == want

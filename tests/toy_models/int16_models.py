@@ -72,3 +72,24 @@ class TwoHeads(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         features = self.body(x)
         return self.fine(features), self.coarse(features)
+
+
+class Int16Gate(nn.Module):
+    """A gated unit as recurrent cells and gated MLPs write it: sigmoid(a(x)) * tanh(b(x)), then a linear
+    layer; 6 steps of 12 features."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(6)
+        self.a, self.b, self.out = nn.Linear(12, 16), nn.Linear(12, 16), nn.Linear(16, 4)
+        self.eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(torch.sigmoid(self.a(x)) * torch.tanh(self.b(x)))
+
+    def example_inputs(self) -> tuple[torch.Tensor]:
+        return (torch.randn(1, 6, 12, generator=torch.Generator().manual_seed(7)),)
+
+    def calibration_data(self) -> list[tuple[torch.Tensor]]:
+        g = torch.Generator().manual_seed(8)
+        return [(torch.randn(1, 6, 12, generator=g) * 2,) for _ in range(16)]

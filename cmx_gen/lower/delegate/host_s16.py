@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, put
 from cmx_gen.lower.delegate.plan import NONE
-from cmx_gen.lower.host_models import s16_models
+from cmx_gen.lower.host_models import layer_models, s16_models
 
 
 def _ints(plan: bytes, offset: int, count: int, dtype: str) -> NDArray[Any]:
@@ -106,12 +106,20 @@ def softmax(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) ->
     put(memory, f["output"], s16_models.softmax_s16(x, f["multiplier"], f["shift"], *tables), "<i2")
 
 
+def activation(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """activation_s16: sigmoid or tanh (layer_models.activation_s16, arm_nn_activation_s16's arithmetic)."""
+    x = int16(memory, f["input"], f["count"])
+    kind = "tanh" if f["type"] else "sigmoid"
+    put(memory, f["output"], layer_models.activation_s16(x, f["left_shift"], kind), "<i2")
+
+
 RUN = {
     "conv_s16": conv,
     "depthwise_s16": conv,
     "linear_s16": linear,
     "bmm_s16": bmm,
     "softmax_s16": softmax,
+    "activation_s16": activation,
     "lut_s16": lut,
     "add_s16": add,
     "mul_s16": mul,

@@ -213,6 +213,11 @@ RECORDS: dict[str, Record] = {
         "tables, 513 int16 each (TFLite's gen_lut: exp over [-10, 0], 1 / (1 + x) over [0, 1]).",
         (ints("input", "output", "rows", "row_size", "multiplier", "shift", "exp_table", "one_by_one_table"),),
     ),
+    "activation_s16": Record(
+        "arm_nn_activation_s16: sigmoid (type 0) or tanh (1) of `count` int16 values read as Q3.12 after\n"
+        "`left_shift`, into Q0.15.",
+        (ints("input", "output", "count", "left_shift", "type"),),
+    ),
     "copy": Record("", (ints("input", "output", "nbytes"),)),
     "copy_region": Record(
         "A box of an NHWC image moved between two row strides: `rows` runs of `row_bytes`, from\n"

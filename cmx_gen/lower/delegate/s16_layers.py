@@ -118,6 +118,14 @@ def softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("softmax_s16", fields, node=node.name)
 
 
+def activation(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_activation_s16: activation_s16 (arm_nn_activation_s16), sigmoid or tanh."""
+    x, left_shift, tanh = fx_args(node)
+    fields = {"input": emit.operand(x), "output": emit.operand(node), "count": int(_val(x).numel())}
+    fields |= {"left_shift": int(left_shift), "type": int(bool(tanh))}  # arm_nn_activation_type
+    return Layer("activation_s16", fields, node=node.name)
+
+
 def add(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx::quantized_add_s16: add_s16 (arm_elementwise_add_s16) over two int16 tensors of one shape."""
     a, b, quant, act_min, act_max = fx_args(node)
@@ -168,6 +176,7 @@ BUILDERS = {
     "cmx::quantized_lstm_s16": lstm_layer,
     "cmx::quantized_bmm_s16": bmm_layer,
     "cmx::quantized_softmax_s16": softmax,
+    "cmx::quantized_activation_s16": activation,
 }
 
 

@@ -1,5 +1,5 @@
 """The int16 ops of cmx-gen's backend (8w16a) as torch custom ops: cmx::quantized_{conv2d,linear,add,mul,
-pool2d,bmm,softmax}_s16 and cmx::quantized_lut_s16. Their Python implementations are CMSIS-NN's s16
+pool2d,bmm,softmax,activation}_s16 and cmx::quantized_lut_s16. Their Python implementations are CMSIS-NN's s16
 kernels' arithmetic (host_models/s16_models.py), so the lowering's host reference is bit-exact; ops/s16_ops.py
 puts them in the graph, delegate/s16_layers.py makes them plan layers."""
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.host_models import s16_models
+from cmx_gen.lower.host_models import layer_models, s16_models
 
 
 @torch.library.custom_op("cmx::quantized_conv2d_s16", mutates_args=())
@@ -141,5 +141,18 @@ def quantized_softmax_s16(x: torch.Tensor, mult: int, shift: int) -> torch.Tenso
 
 
 @quantized_softmax_s16.register_fake
+def _(x: torch.Tensor, *rest: Any) -> torch.Tensor:
+    return torch.empty_like(x, dtype=torch.int16)
+
+
+@torch.library.custom_op("cmx::quantized_activation_s16", mutates_args=())
+def quantized_activation_s16(x: torch.Tensor, left_shift: int, tanh: bool) -> torch.Tensor:
+    """arm_nn_activation_s16 on the host (layer_models.activation_s16): sigmoid or tanh of int16 values read
+    as Q3.12 after `left_shift`, to Q0.15."""
+    out = layer_models.activation_s16(x.numpy(), left_shift, "tanh" if tanh else "sigmoid")
+    return torch.from_numpy(out.astype("int16"))
+
+
+@quantized_activation_s16.register_fake
 def _(x: torch.Tensor, *rest: Any) -> torch.Tensor:
     return torch.empty_like(x, dtype=torch.int16)

@@ -3,15 +3,18 @@
 Upstream's cortex_m passes take int8 patterns only: on int16 ones they make int8 kernel calls on int16
 tensors, or leave a float `aten.linear` reading int16 data when a ReLU does not fuse. So `to_int16` runs
 on the edge program first and replaces each `dequantize(int16) -> layer [-> activation] -> quantize(int16)`
-(a convolution, linear layer, add, multiplication or pool) by cmx-gen's s16 op on the int16 tensors: the
-int8 weights and int32 bias as the quantizer made them, the multipliers and shifts CMSIS-NN's s16 kernels
-take. An int8 layer's output into an int16 one becomes `cmx::quantized_lut_s16` (256 int16 entries).
-Only cmx-gen's backend runs these ops (delegate/s16_layers.py); their Python implementations are the
-kernels' arithmetic (host_models/s16_models.py), so the host reference is bit-exact. A layer with no s16
-kernel, and any cortex_m kernel left on int16 data after upstream's passes, is refused in one line."""
+(a convolution, linear layer, add, multiplication, pool, batch matmul, softmax, sigmoid or tanh) by
+cmx-gen's s16 op on the int16 tensors (ops/s16_kernel_ops.py): the int8 weights and int32 bias as the
+quantizer made them, the multipliers and shifts CMSIS-NN's s16 kernels take; a scaling by a constant that
+kept its integers (activation_bits) is dropped. An int8 layer's output into an int16 one becomes
+`cmx::quantized_lut_s16` (256 int16 entries). Only cmx-gen's backend runs these ops
+(delegate/s16_layers.py); their Python implementations are the kernels' arithmetic
+(host_models/s16_models.py), so the host reference is bit-exact. A layer with no s16 kernel, and any
+cortex_m kernel left on int16 data after upstream's passes, is refused in one line."""
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -30,6 +33,7 @@ _ELEMENTWISE = ("aten::add", "aten::mul")
 _POOLS = ("aten::avg_pool2d", "aten::max_pool2d", "aten::max_pool2d_with_indices")
 _MATMUL = ("cmx::bmm",)  # own_ops' float bmm
 _SOFTMAX = ("aten::_softmax",)
+_SQUASHING = ("aten::sigmoid", "aten::tanh")
 
 
 def int16_qparams(node: Any, kind: str) -> tuple[float, int, int] | None:
@@ -108,7 +112,8 @@ def to_int16(program: Any) -> int:
     graph = program.graph_module.graph
     count = 0
     for node in list(graph.nodes):
-        if op_name(node) not in (*_LAYERS, *_ELEMENTWISE, *_POOLS, *_MATMUL, *_SOFTMAX) or len(node.users) != 1:
+        kinds = (*_LAYERS, *_ELEMENTWISE, *_POOLS, *_MATMUL, *_SOFTMAX, *_SQUASHING)
+        if op_name(node) not in kinds or len(node.users) != 1:
             continue
         if _drop_scaling(program, node):
             count += 1
@@ -195,6 +200,8 @@ def _s16_call(
         return _bmm_call(graph, node, out_q, before)
     if name in _SOFTMAX:
         return _softmax_call(graph, node, out_q, before)
+    if name in _SQUASHING:
+        return _squashing_call(graph, node, out_q, before)
     inputs = [a for a in args[:2] if isinstance(a, torch.fx.Node)] if name in _ELEMENTWISE else [args[0]]
     in_qs = [int16_qparams(a, "dequantize_per_tensor") for a in inputs]
     if any(q is None for q in in_qs):
@@ -253,6 +260,28 @@ def _softmax_call(
         return graph.call_function(
             torch.ops.cmx.quantized_softmax_s16.default, (int16_source(graph, fx_args(dq)[0]), mult, shift)
         )
+
+
+def _squashing_call(
+    graph: torch.fx.Graph, node: torch.fx.Node, out_q: tuple[float, int, int], before: torch.fx.Node
+) -> torch.fx.Node | None:
+    """cmx::quantized_activation_s16 for an int16 sigmoid or tanh: its input at a power-of-two scale
+    (activation_bits' observer), read as Q3.12 after a left shift, into Q0.15."""
+    dq = fx_args(node)[0]
+    in_q = int16_qparams(dq, "dequantize_per_tensor")
+    if in_q is None:
+        return None
+    power = math.log2(in_q[0])
+    if power != round(power) or not LEFT_SHIFTS[0] <= 12 + power <= LEFT_SHIFTS[1] or out_q[0] != 2.0**-15:
+        raise unsupported(node, "a sigmoid or tanh whose input scale is not a power of two near Q3.12")
+    x = int16_source(graph, fx_args(dq)[0])
+    with graph.inserting_before(before):
+        made = (x, int(12 + round(power)), op_name(node) == "aten::tanh")
+        return graph.call_function(torch.ops.cmx.quantized_activation_s16.default, made)
+
+
+# arm_nn_activation_s16's left shift: its int32 product of the input and 3 << shift stays exact up to 14
+LEFT_SHIFTS = (-15, 14)
 
 
 def _bmm_call(
