@@ -180,7 +180,8 @@ def _factor(graph: torch.fx.GraphModule, node: torch.fx.Node) -> float:
 
 
 # sigmoid and tanh (CMSIS-NN's arm_nn_activation_s16 reads Q3.12 after a left shift: a power-of-two input
-# scale) after a layer that requantizes its output (so that layer's scale can be the power of two)
+# scale) of a program input or after a layer that requantizes its output (so either's scale can be the power
+# of two)
 SQUASHING = ("aten.sigmoid.default", "aten.sigmoid_.default", "aten.tanh.default", "aten.tanh_.default")
 REQUANTIZING = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor", "cmx.bmm.default")
 
@@ -189,12 +190,9 @@ def _squashes_widened(
     node: torch.fx.Node, widened: set[torch.fx.Node], default: Precision, overrides: tuple[str, ...]
 ) -> bool:
     source = node.args[0]
-    return (
-        isinstance(source, torch.fx.Node)
-        and source in widened
-        and str(source.target) in REQUANTIZING
-        and chosen(node, default, overrides) == "int16"
-    )
+    if not isinstance(source, torch.fx.Node) or chosen(node, default, overrides) != "int16":
+        return False
+    return source.op == "placeholder" or (source in widened and str(source.target) in REQUANTIZING)
 
 
 def _pot_int16_spec() -> object:
@@ -213,10 +211,11 @@ def _widen_squashing(node: torch.fx.Node, int16: object) -> None:
 
     source = node.args[0]
     annotation, made = node.meta.get("quantization_annotation"), source.meta.get("quantization_annotation")  # type: ignore[union-attr]
-    if annotation is None or made is None:
+    if annotation is None or (made is None and source.op != "placeholder"):  # type: ignore[union-attr]
         return
     pot = _pot_int16_spec()
-    made.output_qspec = pot
+    if made is not None:  # a program input is quantized as its reader's input spec says
+        made.output_qspec = pot
     annotation.input_qspec_map = {source: pot}
     annotation.output_qspec = FixedQParamsQuantizationSpec(
         dtype=torch.int16,

@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 import torch
 from conftest import ROOT
+from torch import nn
 
 from cmx_gen.lower.facts import LowerOptions
 from cmx_gen.lower.lowering import lower
 from cmx_gen.lower.observers import PowerOfTwoMinMaxObserver
 from cmx_gen.lower.state import Evaluated
 from cmx_gen.model.export import export
-from cmx_gen.model.source import load
+from cmx_gen.model.source import ModelSource, load
 from cmx_gen.program import plan_reference
 from cmx_gen.program.artifacts import lower_model
 
@@ -63,3 +64,28 @@ def test_the_power_of_two_observer_rounds_the_scale_up():
     scale, zero_point = observer.calculate_qparams()
     assert math.log2(float(scale)) == round(math.log2(float(scale))) and int(zero_point) == 0
     assert 5.0 / 32767 <= float(scale) < 2 * 5.0 / 32767
+
+
+class Squash(nn.Module):
+    """A sigmoid and a tanh of the program's input (upstream's activation cases)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(x) + torch.tanh(x)
+
+
+def test_a_sigmoid_of_the_program_input_reads_it_at_a_power_of_two_scale():
+    g = torch.Generator().manual_seed(3)
+    calibration = [(torch.randn(1, 4, 8, generator=g) * 3,) for _ in range(8)]
+    source = ModelSource(
+        spec="test_squashing_s16.py:Squash",
+        kind="python",
+        module=Squash().eval(),
+        example_inputs=calibration[0],
+        calibration=calibration,
+        calibration_source="random",
+    )
+    int16 = lower_model(export(source), "cortex-m55", LowerOptions(precision="int16"))
+    kinds = collections.Counter(layer.kind for layer in int16.report.delegated_layers)
+    assert kinds == {"activation_s16": 2, "add_s16": 1}, kinds
+    inputs = [int16.reference[k] for k in sorted(int16.reference) if k.startswith("input_")]
+    assert np.array_equal(plan_reference.reference(int16.pte, inputs, "MVE")[0], int16.reference["output_0"])
