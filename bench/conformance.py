@@ -225,10 +225,10 @@ VARIANT_TEXT = {
         "quantized to 4 bits and run by CMSIS-NN's s4 kernels (the int8 kind on Helium for depthwise);",
     ),
     "int16": (
-        "Every case made with `--precision int16`: its convolution, depthwise, linear, add, mul and LSTM layers, and",
-        "the pools and activations after them, with 16-bit activations on CMSIS-NN's s16 kernels (a layer with none is",
-        "refused: LOWER); a case of a pool or an activation alone keeps int8 (its int8 rows are docs/conformance.md's),",
-        "as do batch matmul and softmax (no s16 kind of cmx-gen's yet: those rows are int8 runs);",
+        "Every case made with `--precision int16`: its convolution, depthwise, linear, add, mul, LSTM, batch matmul,",
+        "softmax (over the last dimension), sigmoid and tanh layers, and the pools and activations after them, with",
+        "16-bit activations on CMSIS-NN's s16 kernels (a layer with none is refused: LOWER); a case of a pool or",
+        "another activation alone keeps int8 (its int8 rows are docs/conformance.md's);",
     ),
 }
 

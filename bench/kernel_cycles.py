@@ -56,6 +56,7 @@ MORE = {
     "bilstm_int16": "tests/toy_models/user_models.py:BiLstmTagger",  # lstm_s16 (both directions)
     "encoder_int16": "tests/toy_models/attention_models.py:EncoderPostNorm",  # bmm_s16, softmax_s16
     "int16_gate": "tests/toy_models/int16_models.py:Int16Gate",  # activation_s16
+    "autoencoder_pc": "samples/autoencoder/model.py:AutoEncoder",  # linear_per_channel
 }
 # A sample made under a memory goal (--memory): arm_convolve_s8 itself (conv_general) runs only where
 # the schedule runs a convolution patch by patch, which `--memory min` asks for.
@@ -72,6 +73,7 @@ OPTIONS = {
     "bilstm_int16": ("--precision", "int16"),
     "encoder_int16": ("--precision", "int16"),
     "int16_gate": ("--precision", "int16"),
+    "autoencoder_pc": ("--io", "int8", "--per-channel-linear"),
 }
 MODELS = {**SAMPLES, **MORE}
 

@@ -20,6 +20,8 @@ options win); `create` writes one into the app, pointing back at the model, so t
                    precision = "int16"         (optional: int8 (default) | int16 | auto, the activations
                                                 of convolution, linear and add layers, see --precision)
                    precision_for = ["head=int16"] (optional: per-layer activations, see --precision-for)
+                   per_channel_linear = true   (optional: linear layers' weights a scale per output
+                                                channel, see --per-channel-linear)
                    delegate = false            (optional: every operator on its own kernel instead of
                                                 cmx-gen's CMSIS-NN backend, see --no-delegate)
                    memory = "min"              (optional: fast | balanced (default) | min | fit, what the
@@ -34,7 +36,7 @@ its own options (`name` is required: it names the model's API handle `cmx_model_
 
     [[model]]      name = "kws"   source = "kws/model.py:DSCNN"
                    input_shape, input, calibration = "cal.npz", random_calibration, keep_fp32, io,
-                   weights, weights_for, sqnr_target, precision, precision_for
+                   weights, weights_for, sqnr_target, precision, precision_for, per_channel_linear
     [[model]]      name = "digits"   source = "digits/model.py:DigitsCNN"
     [options]      separate_arenas = false   (true: models that run at the same time, docs/api.md)
 """
@@ -87,6 +89,7 @@ class ModelEntry:
     sqnr_target: float | None = None  # weights = "auto": the output's SQNR to keep (dB)
     precision: PrecisionSetting = DEFAULT_PRECISION  # "int16": 16-bit activations (lower/activation_bits.py); "auto"
     precision_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int16"
+    per_channel_linear: bool = False  # linear weights a scale per output channel (lower/linear_per_channel.py)
 
     def model_name(self) -> str:
         """The model's name: given, else from its file (`samples/digits/model.py` -> `digits`), so
@@ -136,6 +139,7 @@ class Project:
         sqnr_target: float | None = None,
         precision: PrecisionSetting = DEFAULT_PRECISION,
         precision_for: tuple[str, ...] = (),
+        per_channel_linear: bool = False,
         **shared: Any,
     ) -> Project:
         """A project of one model: the model's options, then the project's (`shared`); the model takes
@@ -154,6 +158,7 @@ class Project:
             sqnr_target=sqnr_target,
             precision=precision,
             precision_for=tuple(precision_for),
+            per_channel_linear=per_channel_linear,
         )
         return cls(models=(entry,), **shared)
 
@@ -212,6 +217,7 @@ MODEL_KEYS = (
     "sqnr_target",
     "precision",
     "precision_for",
+    "per_channel_linear",
 )
 
 

@@ -32,6 +32,7 @@ class _LoweringOptions(TypedDict, total=False):
     sqnr_target: float
     precision: str
     precision_for: list[str]
+    per_channel_linear: bool
 
 
 class _EntryTable(_LoweringOptions):
@@ -121,6 +122,8 @@ def _lowering_options(entry: ModelEntry) -> _LoweringOptions:
         options["precision"] = entry.precision
     if entry.precision_for:
         options["precision_for"] = list(entry.precision_for)
+    if entry.per_channel_linear:
+        options["per_channel_linear"] = True
     return options
 
 

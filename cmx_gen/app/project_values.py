@@ -30,10 +30,12 @@ class NumberFormats(TypedDict):
     sqnr_target: float | None
     precision: PrecisionSetting
     precision_for: tuple[str, ...]
+    per_channel_linear: bool
 
 
 def number_formats(path: Path, table: dict[str, Any], where: str) -> NumberFormats:
-    """A model's `weights`, `weights_for`, `sqnr_target`, `precision` and `precision_for`."""
+    """A model's `weights`, `weights_for`, `sqnr_target`, `precision`, `precision_for` and
+    `per_channel_linear`."""
     bits = check_choice(
         path, "weights", table.get("weights", DEFAULT_WEIGHT_BITS), WEIGHT_SETTINGS, "a weight precision", where
     )
@@ -50,7 +52,14 @@ def number_formats(path: Path, table: dict[str, Any], where: str) -> NumberForma
         "an activation precision",
         where,
     )
+    per_channel = table.get("per_channel_linear", False)
+    if not isinstance(per_channel, bool):
+        raise ModelSourceError(
+            f"{path}: {where} per_channel_linear = {per_channel!r} is not true or false",
+            "write per_channel_linear = true",
+        )
     return NumberFormats(
+        per_channel_linear=per_channel,
         weights=cast(WeightSetting, bits),
         weights_for=_overrides(
             path, table, "weights_for", parse_weight_override, "int8 or PART=int4", "output=int8", where

@@ -99,6 +99,13 @@ def add_model_arguments(
         "(head=int16); repeatable; cmx.toml: [options] precision_for",
     )
     parser.add_argument(
+        "--per-channel-linear",
+        action="store_true",
+        default=None,
+        help="linear layers' int8 weights with a scale per output channel (CMSIS-NN's "
+        "arm_fully_connected_per_channel_s8) instead of one for the tensor; cmx.toml: [options] per_channel_linear",
+    )
+    parser.add_argument(
         "--io",
         choices=IO_KINDS,
         default=None,
@@ -175,6 +182,7 @@ def lower_options(args: argparse.Namespace, memory: str | None = None, staged: b
         sqnr_target=args.sqnr_target,
         precision=args.precision or DEFAULT_PRECISION,
         precision_for=tuple(args.precision_for or ()),
+        per_channel_linear=bool(args.per_channel_linear),
         delegate=args.delegate is not False,
         memory=goal,
         input_memory=args.input_memory or DEFAULT_INPUT_MEMORY,

@@ -65,6 +65,7 @@ def project_from_args(args: argparse.Namespace) -> Project:
         sqnr_target=args.sqnr_target if args.sqnr_target is not None else model.sqnr_target,
         precision=args.precision if args.precision is not None else model.precision,
         precision_for=tuple(args.precision_for) if args.precision_for else model.precision_for,
+        per_channel_linear=bool(args.per_channel_linear) or model.per_channel_linear,
     )
     return Project(models=(model,), **shared)
 

@@ -52,6 +52,9 @@ class LowerOptions(Record):
     # per-layer overrides, "PART=int8" / "PART=int16".
     precision: PrecisionSetting = "int8"
     precision_for: tuple[str, ...] = ()
+    # Fully connected layers' int8 weights with a scale per output channel (lower/linear_per_channel.py, on
+    # CMSIS-NN's arm_fully_connected_per_channel_s8) instead of upstream's one scale for the tensor.
+    per_channel_linear: bool = False
 
 
 FloatWhy = Literal["island", "keep_fp32", "no_int8_kernel"]

@@ -249,6 +249,7 @@ def host_references(app: AppFolder, data: DataSet) -> list:
         sqnr_target=model.sqnr_target,
         precision=model.precision,
         precision_for=model.precision_for,
+        per_channel_linear=model.per_channel_linear,
         delegate=project.delegate,
         memory=made.memory,
         input_memory=made.input_memory,

@@ -115,6 +115,7 @@ def _lower(
         sqnr_target=entry.sqnr_target,
         precision=entry.precision,
         precision_for=tuple(entry.precision_for),
+        per_channel_linear=entry.per_channel_linear,
         delegate=project.delegate,
         memory=memory,
         input_memory=project.input_memory,

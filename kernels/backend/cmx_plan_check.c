@@ -691,6 +691,26 @@ static int check_bmm(check* c, const cmx_layer_bmm* l) {
 }
 #endif
 
+#ifdef CMX_BACKEND_LINEAR_PER_CHANNEL
+static int check_linear_per_channel(check* c, const cmx_layer_linear_per_channel* l) {
+  const int64_t batches = l->input_dims.n, depth = l->filter_dims.n, out = l->output_dims.c;
+  if (batches < 1 || depth < 1 || out < 1 || l->output_dims.n != batches || batches * depth >= LIMIT ||
+      batches * out >= LIMIT || depth * out >= LIMIT) {
+    return fail(c, "fully connected sizes that disagree");
+  }
+  if (!offsets(c, l->params.input_offset, l->params.output_offset) || l->params.filter_offset != 0 ||
+      !activation(c, l->params.activation.min, l->params.activation.max)) {
+    return fail(c, "fully connected quantization outside CMSIS-NN's range");
+  }
+#if defined(ARM_MATH_MVEI)
+  if (l->kernel_sum == -1) return fail(c, "a Helium fully connected layer without its kernel sums");
+#endif
+  return per_channel(c, l->multipliers, l->shifts, out) && tensor(c, l->input, batches * depth) &&
+         tensor(c, l->output, batches * out) && constant(c, l->weight, depth * out, 1, 0) &&
+         constant(c, l->bias, 4 * out, 4, 1) && constant(c, l->kernel_sum, 4 * out, 4, 1);
+}
+#endif
+
 #ifdef CMX_BACKEND_ACTIVATION_S16
 static int check_activation_s16(check* c, const cmx_layer_activation_s16* l) {
   if (l->count < 1) return fail(c, "activation sizes out of range");

@@ -41,6 +41,7 @@ enum cmx_plan_op {
   CMX_OP_BMM_S16 = 36,
   CMX_OP_SOFTMAX_S16 = 37,
   CMX_OP_ACTIVATION_S16 = 38,
+  CMX_OP_LINEAR_PER_CHANNEL = 39,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -263,6 +264,12 @@ enum cmx_plan_op {
 #define CMX_IF_ACTIVATION_S16(...)
 #endif
 
+#ifdef CMX_BACKEND_LINEAR_PER_CHANNEL
+#define CMX_IF_LINEAR_PER_CHANNEL(...) __VA_ARGS__
+#else
+#define CMX_IF_LINEAR_PER_CHANNEL(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -302,6 +309,7 @@ enum cmx_plan_op {
   X(BMM_S16, bmm_s16) \
   X(SOFTMAX_S16, softmax_s16) \
   X(ACTIVATION_S16, activation_s16) \
+  X(LINEAR_PER_CHANNEL, linear_per_channel) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -343,4 +351,5 @@ enum cmx_plan_op {
   CMX_IF_BMM_S16(X(BMM_S16, bmm_s16)) \
   CMX_IF_SOFTMAX_S16(X(SOFTMAX_S16, softmax_s16)) \
   CMX_IF_ACTIVATION_S16(X(ACTIVATION_S16, activation_s16)) \
+  CMX_IF_LINEAR_PER_CHANNEL(X(LINEAR_PER_CHANNEL, linear_per_channel)) \
 

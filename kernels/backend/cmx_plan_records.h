@@ -43,6 +43,15 @@ typedef struct {
   cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
 } cmx_layer_linear;
 
+/* arm_fully_connected_per_channel_s8: as linear, a multiplier and a shift per output channel (constants);
+ * kernel_sum (the Helium path's input offset times each row's sum, plus the bias) in place of the bias there. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, weight, bias, kernel_sum, multipliers, shifts;
+  cmsis_nn_fc_params params;
+  cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
+} cmx_layer_linear_per_channel;
+
 typedef struct {
   cmx_layer_head head;
   int32_t input1, input2, output;

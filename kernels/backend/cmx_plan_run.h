@@ -642,6 +642,21 @@ inline arm_cmsis_nn_status run_bmm(const cmx_layer_bmm* l, CMX_RUN_ARGS) {
 }
 #endif
 
+#ifdef CMX_BACKEND_LINEAR_PER_CHANNEL
+inline arm_cmsis_nn_status run_linear_per_channel(const cmx_layer_linear_per_channel* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  cmsis_nn_context ctx{const_cast<int32_t*>(constant_at<int32_t>(plan, l->kernel_sum)), 0};
+  const cmsis_nn_per_channel_quant_params q = per_channel(plan, l->multipliers, l->shifts);
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->output_dims.n * l->output_dims.c);
+  CMX_KERNEL(status = arm_fully_connected_per_channel_s8(&ctx, &l->params, &q, &l->input_dims,
+                                                         tensor_at(l->input, work, io), &l->filter_dims,
+                                                         constant_at<int8_t>(plan, l->weight), &l->bias_dims,
+                                                         constant_at<int32_t>(plan, l->bias), &l->output_dims, out));
+  return status;
+}
+#endif
+
 #ifdef CMX_BACKEND_ACTIVATION_S16
 inline arm_cmsis_nn_status run_activation_s16(const cmx_layer_activation_s16* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;

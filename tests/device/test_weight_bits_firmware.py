@@ -1,6 +1,7 @@
 """4-bit weights on the target (`weights = "int4"`, issue 52): a model whose layers run every s4 kind
 (CMSIS-NN's arm_convolve_wrapper_s4, arm_depthwise_conv_wrapper_s4, arm_fully_connected_s4), the packings
-that cross a byte among them, PASS bit-exact against the host reference on QEMU.
+that cross a byte among them, and per-channel fully connected weights (arm_fully_connected_per_channel_s8),
+PASS bit-exact against the host reference on QEMU.
 
 Needs the firmware SDK (EXECUTORCH_ROOT, CMSIS_NN_PATH) and qemu-system-arm; skipped, saying why,
 without them."""
@@ -37,3 +38,21 @@ def test_int4_weights_pass_bit_exact(tmp_path, board):
     result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
     print(f"\n{board}, int4 weights: {result.line}")
+
+
+AUTOENCODER = f"{ROOT}/samples/autoencoder/model.py:AutoEncoder"
+
+
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_per_channel_linear_weights_pass_bit_exact(tmp_path, board):
+    """`per_channel_linear = true`: the autoencoder's ten layers on arm_fully_connected_per_channel_s8 (the
+    Helium path's kernel sums, the DSP path's biases)."""
+    app = tmp_path / "app"
+    project = project_mod.Project.single(model=AUTOENCODER, board=board, output=str(app), per_channel_linear=True)
+    generate(project, app)
+    report = json.loads((app / "model" / "report.json").read_text())
+    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    assert kinds == {"linear_per_channel": 10}, kinds
+    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+    print(f"\n{board}, per-channel linear weights: {result.line}")

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import torch
 from numpy.typing import NDArray
 
 from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, put
@@ -33,6 +34,27 @@ def _mean(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> N
     x = int8(memory, f["input"], outer * count * inner)
     names = ("multiplier", "shift", "input_offset", "output_offset")
     put(memory, f["output"], layer_models.mean_s8(x, outer, count, inner, *(f[n] for n in names)))
+
+
+def _linear_per_channel(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """arm_fully_connected_per_channel_s8 (linear_per_channel.quantized_linear_pc's arithmetic): with a
+    kernel sum (the Helium path) the input offset is in it, in place of the bias."""
+    from cmx_gen.lower.delegate.plan import NONE
+    from cmx_gen.lower.linear_per_channel import quantized_linear_pc
+
+    batches, features, outputs = f["input_n"], f["input_c"], f["output_c"]
+    x = torch.from_numpy(int8(memory, f["input"], batches * features).reshape(batches, features))
+    weight = torch.from_numpy(np.frombuffer(plan, np.int8, outputs * features, f["weight"]).reshape(outputs, features))
+
+    def words(at: int) -> torch.Tensor:
+        return torch.from_numpy(np.frombuffer(plan, "<i4", outputs, at).astype(np.int32))
+
+    summed = f["kernel_sum"] != NONE
+    bias = words(f["kernel_sum"]) if summed else None if f["bias"] == NONE else words(f["bias"])
+    mults, shifts = words(f["multipliers"]).tolist(), words(f["shifts"]).tolist()
+    offsets = (0 if summed else f["input_offset"], f["output_offset"])
+    out = quantized_linear_pc(x, weight, bias, *offsets, mults, shifts, f["act_min"], f["act_max"])
+    put(memory, f["output"], out.numpy())
 
 
 def _lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
@@ -144,6 +166,7 @@ RUN: dict[str, Callable[[bytes, dict[str, int], DelegateMemory, str], None]] = {
     "lut": _lut,
     "bmm": _bmm,
     "lstm": _lstm,
+    "linear_per_channel": _linear_per_channel,
     "lstm_s16": lambda plan, f, memory, isa: _lstm(plan, f, memory, isa, wide=True),
     "gru": _gru,
 }

@@ -13,9 +13,9 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from cmx_gen.lower.delegate.emit import Emit
+from cmx_gen.lower.delegate.emit import Emit, dims_fields
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
-from cmx_gen.lower.delegate.plan import Layer
+from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.delegate.plan_fields import GRU_SCALARS, LSTM_SCALARS
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.ops import gru, lstm, own_ops
@@ -125,6 +125,37 @@ def bmm_layer(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("bmm_s16" if wide else "bmm", fields, node=node.name)
 
 
+def _linear_per_channel(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_linear_pc on arm_fully_connected_per_channel_s8: the Helium path reads each row's
+    kernel sum (input offset times the row's weights, plus the bias) and never the bias; the others the bias."""
+    x, weight, bias, in_off, out_off, mults, shifts, act_min, act_max = fx_args(node)
+    in_feat, out_feat = int(_val(x).shape[-1]), int(_val(node).shape[-1])
+    batches = int(_val(x).numel()) // in_feat
+    filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat)
+    biases = np.zeros(out_feat, np.int64) if bias is None else np.frombuffer(emit.constant_bytes(bias), "<i4")
+    kernel_sum = int(in_off) * filt.astype(np.int64).sum(axis=1) + biases
+    helium = emit.isa == "MVE"
+    fields = {
+        "input": emit.operand(x),
+        "output": emit.operand(node),
+        "weight": emit.constant(weight),
+        "bias": NONE if helium or bias is None else emit.constant(bias),
+        "kernel_sum": emit.data(kernel_sum.astype("<i4").tobytes()) if helium else NONE,
+        "multipliers": emit.data(np.asarray(mults, "<i4").tobytes()),
+        "shifts": emit.data(np.asarray(shifts, "<i4").tobytes()),
+        "input_offset": int(in_off),
+        "filter_offset": 0,
+        "output_offset": int(out_off),
+        "act_min": int(act_min),
+        "act_max": int(act_max),
+        **dims_fields("input", (batches, 1, 1, in_feat)),
+        **dims_fields("filter", (in_feat, 1, 1, out_feat)),
+        **dims_fields("bias", (1, 1, 1, out_feat)),
+        **dims_fields("output", (batches, 1, 1, out_feat)),
+    }
+    return Layer("linear_per_channel", fields, node=node.name)
+
+
 def _lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, table = fx_args(node)
     fields = {
@@ -191,6 +222,7 @@ def _gru(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 BUILDERS: dict[str, Callable[[torch.fx.Node, Emit, int], Layer]] = {
     "cmx::quantized_lstm": lstm_layer,
+    "cmx::quantized_linear_pc": _linear_per_channel,
     "cmx::quantized_gru": _gru,
     "cmx::quantized_layer_norm": _layer_norm,
     "cmx::quantized_mean": _mean,

@@ -174,6 +174,15 @@ RECORDS: dict[str, Record] = {
     ),
     "depthwise_conv": Record("", (_CONV_TENSORS, params("cmsis_nn_dw_conv_params", DW_PARAMS), _CONV_DIMS)),
     "linear": Record("", _LINEAR),
+    "linear_per_channel": Record(
+        "arm_fully_connected_per_channel_s8: as linear, a multiplier and a shift per output channel (constants);\n"
+        "kernel_sum (the Helium path's input offset times each row's sum, plus the bias) in place of the bias there.",
+        (
+            ints("input", "output", "weight", "bias", "kernel_sum", "multipliers", "shifts"),
+            params("cmsis_nn_fc_params", FC_PARAMS),
+            _CONV_DIMS,
+        ),
+    ),
     "add": Record(
         "",
         (

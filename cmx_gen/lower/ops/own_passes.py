@@ -10,7 +10,10 @@ from dataclasses import dataclass
 import torch
 from torch.export import ExportedProgram
 
-from cmx_gen.lower import float_islands
+from cmx_gen.common.errors import ExportError
+from cmx_gen.lower import float_islands, linear_per_channel
+from cmx_gen.lower.activation_bits import any_int16
+from cmx_gen.lower.facts import LowerOptions
 from cmx_gen.lower.ops import own_ops, recurrent_graph, s16_ops, tables
 from cmx_gen.lower.rewrites import concat, image_layout, one_channel, upsample
 from cmx_gen.lower.state import Quantized, Rewritten
@@ -37,11 +40,23 @@ PASSES: tuple[OwnPass, ...] = (
 )
 
 
-def int16_first(program: ExportedProgram, cells: dict[str, float]) -> None:
-    """The int16 layers as cmx-gen's s16 ops (recurrent_graph.to_int16, s16_ops.to_int16), run before
-    upstream's passes, which take int8 patterns only; the signature then names what the graph returns."""
-    recurrent_graph.to_int16(program, cells)
-    s16_ops.to_int16(program)
+def before_upstream(program: ExportedProgram, cells: dict[str, float], options: LowerOptions) -> None:
+    """What cmx-gen's ops take before upstream's passes, which take int8 per-tensor patterns only: the int16
+    layers as its s16 ops (recurrent_graph.to_int16, s16_ops.to_int16), per-channel linear layers
+    (linear_per_channel.to_int8); the signature then names what the graph returns. Both run on cmx-gen's
+    backend only."""
+    int16, per_channel = any_int16(options), options.per_channel_linear
+    if (int16 or per_channel) and not options.delegate:
+        what = "16-bit activations" if int16 else "per-channel linear layers"
+        raise ExportError(
+            f"{what} run on cmx-gen's backend only (the cortex_m kernels are int8, one scale a tensor)",
+            "drop --no-delegate (delegate = false), or lower without --precision int16 / --per-channel-linear",
+        )
+    if int16:
+        recurrent_graph.to_int16(program, cells)
+        s16_ops.to_int16(program)
+    if per_channel:
+        linear_per_channel.to_int8(program)
     name_outputs(program)
 
 

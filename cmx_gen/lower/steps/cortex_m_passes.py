@@ -30,8 +30,7 @@ def _failed_node(given: Given, edge: Edge, cells: dict[str, float], pass_name: s
     if pass_name not in names:
         return None
     program = copy.deepcopy(edge.manager.exported_program())
-    if any_int16(given.options):
-        own_passes.int16_first(program, cells)
+    own_passes.before_upstream(program, cells, given.options)
     before = passes[: names.index(pass_name)]
     try:
         with conv_choice.one_channel_convs_as_conv():
@@ -46,14 +45,8 @@ def run(given: Given, rewritten: Rewritten, quantized: Quantized, edge: Edge) ->
 
     io = edge.io
     program = copy.deepcopy(edge.manager.exported_program())  # the passes transform the graph they are given
-    if any_int16(given.options) and not given.options.delegate:
-        raise ExportError(
-            "16-bit activations run on cmx-gen's backend only (the cortex_m kernels are int8)",
-            "drop --no-delegate (delegate = false), or lower at --precision int8",
-        )
     try:
-        if any_int16(given.options):
-            own_passes.int16_first(program, quantized.lstm_cells)
+        own_passes.before_upstream(program, quantized.lstm_cells, given.options)
         with conv_choice.one_channel_convs_as_conv():
             lowered = CortexMPassManager(program, target_config=given.config).transform()
         own_passes.run_all(lowered, rewritten, quantized, given.options.delegate)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from cmx_gen.lower import activation_bits, keep_fp32, weight_bits
+from cmx_gen.lower import activation_bits, keep_fp32, linear_per_channel, weight_bits
 from cmx_gen.lower.host_models import layer_error
 from cmx_gen.lower.ops import recurrent_graph
 from cmx_gen.lower.rewrites import activation_range, concat
@@ -25,7 +25,8 @@ def run(given: Given, rewritten: Rewritten) -> Quantized:
     kept = given.options.keep_fp32 + tuple(island.part for island in given.islands)
     narrow = weight_bits.annotator(graph, given.options)
     widen = activation_bits.annotator(graph, given.options)
-    quantizer = keep_fp32.quantizer(kept, graph, lambda model: (narrow(model), widen(model)))
+    per_channel = linear_per_channel.annotate if given.options.per_channel_linear else lambda model: None
+    quantizer = keep_fp32.quantizer(kept, graph, lambda model: (narrow(model), widen(model), per_channel(model)))
     try:
         prepared = prepare_pt2e(graph, quantizer)
         for sample in given.exported.calibration:
