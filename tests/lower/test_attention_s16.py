@@ -7,45 +7,32 @@ The whole attention is one delegate, and the plan's host run gives the lowering'
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import pytest
 import torch
 from conftest import ROOT
+from lowered_helpers import kinds, plan_gives_the_reference, source_of
 from torch import nn
 
 from cmx_gen.lower.facts import LowerOptions
 from cmx_gen.lower.host_models import s16_models
 from cmx_gen.model.export import export
-from cmx_gen.model.source import ModelSource, load
-from cmx_gen.program import plan_reference
+from cmx_gen.model.source import load
 from cmx_gen.program.artifacts import lower_model
 
 SMALL = str(ROOT / "tests" / "toy_models" / "small.py")
-ISA = {"cortex-m4": "DSP", "cortex-m55": "MVE", "cortex-m3": "SCALAR"}
-
-
-def _kinds(artifacts) -> collections.Counter[str]:
-    return collections.Counter(layer.kind for layer in artifacts.report.delegated_layers)
-
-
-def _plan_gives_the_reference(artifacts, core: str) -> None:
-    inputs = [artifacts.reference[k] for k in sorted(artifacts.reference) if k.startswith("input_")]
-    outputs = plan_reference.reference(artifacts.pte, inputs, ISA[core])
-    assert np.array_equal(outputs[0], artifacts.reference["output_0"])
 
 
 @pytest.mark.parametrize("core", ["cortex-m4", "cortex-m55", "cortex-m3"])
 def test_an_attention_at_int16_runs_both_matmuls_on_the_s16_kernel(core):
     exported = export(load(f"{SMALL}:Attention", input_shape="1,8,16", random_calibration=True))
     int16 = lower_model(exported, core, LowerOptions(precision="int16"))
-    kinds = _kinds(int16)
-    assert kinds == {"linear_s16": 4, "bmm_s16": 2, "softmax_s16": 1}, kinds
+    found = kinds(int16)
+    assert found == {"linear_s16": 4, "bmm_s16": 2, "softmax_s16": 1}, found
     ops = [op.name for op in int16.report.operators]
     assert not [op for op in ops if op.startswith("aten::")], ops  # the scaling is gone, nothing left in float
     assert len(int16.report.schedules) == 1
-    _plan_gives_the_reference(int16, core)
+    plan_gives_the_reference(int16, core)
 
 
 class TwoInputs(nn.Module):
@@ -64,18 +51,11 @@ def test_a_bmm_of_two_inputs_at_int16(transpose):
     g = torch.Generator().manual_seed(0)
     shapes = ((2, 5, 7), (2, 3, 7) if transpose else (2, 7, 3))
     calibration = [tuple(torch.randn(s, generator=g) for s in shapes) for _ in range(8)]
-    source = ModelSource(
-        spec="test_attention_s16.py:TwoInputs",
-        kind="python",
-        module=TwoInputs(transpose).eval(),
-        example_inputs=calibration[0],
-        calibration=calibration,
-        calibration_source="random",
-    )
+    source = source_of(TwoInputs(transpose), calibration, "test_attention_s16.py:TwoInputs")
     int16 = lower_model(export(source), "cortex-m55", LowerOptions(precision="int16"))
     (layer,) = [layer for layer in int16.report.delegated_layers if layer.kind == "bmm_s16"]
     assert len(int16.report.delegated_layers) == 1, int16.report.delegated_layers
-    _plan_gives_the_reference(int16, "cortex-m55")
+    plan_gives_the_reference(int16, "cortex-m55")
 
 
 def test_the_bmm_s16_model_sums_exactly_and_requantizes_as_the_s16_kernels():
@@ -103,22 +83,15 @@ class SoftmaxHead(nn.Module):
 def test_a_softmax_over_the_last_dimension_runs_at_int16_another_as_at_int8(dim):
     g = torch.Generator().manual_seed(5)
     calibration = [(torch.randn(1, 4, 12, generator=g) * 3,) for _ in range(8)]
-    source = ModelSource(
-        spec="test_attention_s16.py:SoftmaxHead",
-        kind="python",
-        module=SoftmaxHead(dim).eval(),
-        example_inputs=calibration[0],
-        calibration=calibration,
-        calibration_source="random",
-    )
+    source = source_of(SoftmaxHead(dim), calibration, "test_attention_s16.py:SoftmaxHead")
     int16 = lower_model(export(source), "cortex-m4", LowerOptions(precision="int16"))
     ops = [op.name for op in int16.report.operators]
     if dim == -1:
-        assert _kinds(int16) == {"linear_s16": 1, "softmax_s16": 1}, _kinds(int16)
+        assert kinds(int16) == {"linear_s16": 1, "softmax_s16": 1}, kinds(int16)
     else:  # arm_softmax_s16 takes rows of the last dimension: as at int8, a float part, named
-        assert "softmax_s16" not in _kinds(int16) and "aten::_softmax.out" in ops, ops
+        assert "softmax_s16" not in kinds(int16) and "aten::_softmax.out" in ops, ops
         assert [part.ops for part in int16.report.float_parts] == [["aten::_softmax"]]
-    _plan_gives_the_reference(int16, "cortex-m4")
+    plan_gives_the_reference(int16, "cortex-m4")
 
 
 def test_the_softmax_s16_tables_are_tflites_exp_and_reciprocal():
@@ -137,6 +110,6 @@ def test_an_encoder_block_at_int16_lowers_its_int8_norms_reading_int16_adds():
     # with a KeyError; it reads an int8 copy of it now
     exported = export(load(f"{SMALL}:EncoderBlock", input_shape="1,16,32", random_calibration=True))
     int16 = lower_model(exported, "cortex-m55", LowerOptions(precision="int16"))
-    kinds = _kinds(int16)
-    assert kinds["bmm_s16"] == 2 and kinds["add_s16"] == 2 and kinds["layer_norm"] == 2, kinds
-    _plan_gives_the_reference(int16, "cortex-m55")
+    found = kinds(int16)
+    assert found["bmm_s16"] == 2 and found["add_s16"] == 2 and found["layer_norm"] == 2, found
+    plan_gives_the_reference(int16, "cortex-m55")

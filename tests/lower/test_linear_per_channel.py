@@ -6,12 +6,10 @@ kernel; the option is a project value and needs cmx-gen's backend."""
 
 from __future__ import annotations
 
-import collections
-
-import numpy as np
 import pytest
 import torch
 from conftest import ROOT
+from lowered_helpers import kinds, plan_gives_the_reference, source_of
 from torch import nn
 
 from cmx_gen.app import project as project_mod
@@ -20,16 +18,10 @@ from cmx_gen.lower.facts import LowerOptions
 from cmx_gen.lower.lowering import lower
 from cmx_gen.lower.state import Evaluated
 from cmx_gen.model.export import export
-from cmx_gen.model.source import ModelSource, load
-from cmx_gen.program import plan_reference
+from cmx_gen.model.source import load
 from cmx_gen.program.artifacts import lower_model
 
 AUTOENCODER = str(ROOT / "samples" / "autoencoder" / "model.py") + ":AutoEncoder"
-ISA = {"cortex-m4": "DSP", "cortex-m55": "MVE", "cortex-m3": "SCALAR"}
-
-
-def _kinds(artifacts) -> collections.Counter[str]:
-    return collections.Counter(layer.kind for layer in artifacts.report.delegated_layers)
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +32,9 @@ def autoencoder():
 @pytest.mark.parametrize("core", ["cortex-m4", "cortex-m55", "cortex-m3"])
 def test_the_autoencoder_runs_every_layer_per_channel(autoencoder, core):
     made = lower_model(autoencoder, core, LowerOptions(per_channel_linear=True))
-    assert _kinds(made) == {"linear_per_channel": 10}, _kinds(made)
+    assert kinds(made) == {"linear_per_channel": 10}, kinds(made)
     assert made.report.lowering_options.per_channel_linear
-    inputs = [made.reference[k] for k in sorted(made.reference) if k.startswith("input_")]
-    assert np.array_equal(plan_reference.reference(made.pte, inputs, ISA[core])[0], made.reference["output_0"])
+    plan_gives_the_reference(made, core)
 
 
 class UnevenRows(nn.Module):
@@ -65,14 +56,7 @@ class UnevenRows(nn.Module):
 def test_rows_of_uneven_range_keep_their_bits_per_channel():
     g = torch.Generator().manual_seed(12)
     calibration = [(torch.randn(1, 24, generator=g),) for _ in range(16)]
-    source = ModelSource(
-        spec="test_linear_per_channel.py:UnevenRows",
-        kind="python",
-        module=UnevenRows().eval(),
-        example_inputs=calibration[0],
-        calibration=calibration,
-        calibration_source="random",
-    )
+    source = source_of(UnevenRows(), calibration, "test_linear_per_channel.py:UnevenRows")
     exported = export(source)
     held_out = [(torch.randn(1, 24, generator=g),) for _ in range(32)]
     small_row_error = {}
@@ -89,7 +73,7 @@ def test_rows_of_uneven_range_keep_their_bits_per_channel():
 def test_int16_layers_keep_their_kernel():
     net = str(ROOT / "tests" / "toy_models" / "int16_models.py") + ":Int16Gate"
     made = lower_model(export(load(net)), "cortex-m4", LowerOptions(precision="int16", per_channel_linear=True))
-    assert _kinds(made)["linear_s16"] == 3 and "linear_per_channel" not in _kinds(made), _kinds(made)
+    assert kinds(made)["linear_s16"] == 3 and "linear_per_channel" not in kinds(made), kinds(made)
 
 
 def test_per_channel_linear_needs_the_backend(autoencoder):

@@ -6,12 +6,11 @@ against float falls from int8's."""
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import pytest
 import torch
 from conftest import ROOT
+from lowered_helpers import kinds, plan_gives_the_reference, source_of
 from torch import nn
 
 from cmx_gen.common.errors import ExportError
@@ -21,23 +20,11 @@ from cmx_gen.lower.lowering import lower
 from cmx_gen.lower.ops import lstm
 from cmx_gen.lower.state import Evaluated
 from cmx_gen.model.export import export
-from cmx_gen.model.source import ModelSource, load
-from cmx_gen.program import plan_reference
+from cmx_gen.model.source import load
 from cmx_gen.program.artifacts import lower_model
 
 SMALL = str(ROOT / "tests" / "toy_models" / "small.py")
 USER = str(ROOT / "tests" / "toy_models" / "user_models.py")
-ISA = {"cortex-m4": "DSP", "cortex-m55": "MVE", "cortex-m3": "SCALAR"}
-
-
-def _kinds(artifacts) -> collections.Counter[str]:
-    return collections.Counter(layer.kind for layer in artifacts.report.delegated_layers)
-
-
-def _plan_gives_the_reference(artifacts, core: str) -> None:
-    inputs = [artifacts.reference[k] for k in sorted(artifacts.reference) if k.startswith("input_")]
-    outputs = plan_reference.reference(artifacts.pte, inputs, ISA[core])
-    assert np.array_equal(outputs[0], artifacts.reference["output_0"])
 
 
 @pytest.mark.parametrize(
@@ -51,10 +38,10 @@ def _plan_gives_the_reference(artifacts, core: str) -> None:
 def test_an_lstm_at_int16_is_one_s16_call_a_layer_in_one_delegate(spec, shape, core, layers):
     exported = export(load(spec, input_shape=shape, random_calibration=True))
     int16 = lower_model(exported, core, LowerOptions(precision="int16"))
-    kinds = _kinds(int16)
-    assert kinds["lstm_s16"] == layers and kinds["linear_s16"] == 1 and "lstm" not in kinds, kinds
+    found = kinds(int16)
+    assert found["lstm_s16"] == layers and found["linear_s16"] == 1 and "lstm" not in found, found
     assert len(int16.report.schedules) == 1  # the step selected and the concat are copies inside it
-    _plan_gives_the_reference(int16, core)
+    plan_gives_the_reference(int16, core)
 
 
 def _sqnr(got: torch.Tensor, want: torch.Tensor) -> float:
@@ -99,14 +86,7 @@ def _trained() -> Smoother:
 def test_int16_recovers_what_int8_loses_on_a_quiet_sequence():
     model = _trained()
     calibration = [(x[None, :, :1].expand(-1, -1, 2).contiguous(),) for x in _signals(32, 1)]
-    source = ModelSource(
-        spec="test_lstm_s16.py:Smoother",
-        kind="python",
-        module=model,
-        example_inputs=calibration[0],
-        calibration=calibration,
-        calibration_source="sines at 30 dB of level range",
-    )
+    source = source_of(model, calibration, "test_lstm_s16.py:Smoother")
     exported = export(source)
     held_out = [(x[None, :, :1].expand(-1, -1, 2).contiguous(),) for x in _signals(64, 2)]
     errors = {}
@@ -149,14 +129,7 @@ class WideLstm(nn.Module):
 def test_an_lstm_the_s16_kernel_could_overflow_is_refused_by_its_line():
     g = torch.Generator().manual_seed(0)
     calibration = [(torch.rand(1, 3, 600, generator=g),) for _ in range(4)]
-    source = ModelSource(
-        spec="test_lstm_s16.py:WideLstm",
-        kind="python",
-        module=WideLstm().eval(),
-        example_inputs=calibration[0],
-        calibration=calibration,
-        calibration_source="random",
-    )
+    source = source_of(WideLstm(), calibration, "test_lstm_s16.py:WideLstm")
     with pytest.raises(ExportError) as refused:
         lower_model(export(source), "cortex-m4", LowerOptions(precision="int16"))
     assert "test_lstm_s16.py" in str(refused.value) and "overflow" in str(refused.value), str(refused.value)
@@ -166,6 +139,6 @@ def test_an_lstm_the_s16_kernel_could_overflow_is_refused_by_its_line():
 def test_an_int8_lstm_s_last_step_is_a_copy_inside_its_delegate():
     exported = export(load(f"{SMALL}:LstmKws", input_shape="1,49,10", random_calibration=True))
     int8 = lower_model(exported, "cortex-m4")
-    assert _kinds(int8)["lstm"] == 1 and _kinds(int8)["copy_region"] == 1
+    assert kinds(int8)["lstm"] == 1 and kinds(int8)["copy_region"] == 1
     assert len(int8.report.schedules) == 1  # the select was a portable select_copy between two delegates
-    _plan_gives_the_reference(int8, "cortex-m4")
+    plan_gives_the_reference(int8, "cortex-m4")

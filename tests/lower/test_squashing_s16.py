@@ -6,13 +6,12 @@ the output is closer to float's than with int8's tables."""
 
 from __future__ import annotations
 
-import collections
 import math
 
-import numpy as np
 import pytest
 import torch
 from conftest import ROOT
+from lowered_helpers import kinds, plan_gives_the_reference, source_of
 from torch import nn
 
 from cmx_gen.lower.facts import LowerOptions
@@ -20,12 +19,10 @@ from cmx_gen.lower.lowering import lower
 from cmx_gen.lower.observers import PowerOfTwoMinMaxObserver
 from cmx_gen.lower.state import Evaluated
 from cmx_gen.model.export import export
-from cmx_gen.model.source import ModelSource, load
-from cmx_gen.program import plan_reference
+from cmx_gen.model.source import load
 from cmx_gen.program.artifacts import lower_model
 
 GATE = str(ROOT / "tests" / "toy_models" / "int16_models.py") + ":Int16Gate"
-ISA = {"cortex-m4": "DSP", "cortex-m55": "MVE", "cortex-m3": "SCALAR"}
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +33,8 @@ def exported():
 @pytest.mark.parametrize("core", ["cortex-m4", "cortex-m55", "cortex-m3"])
 def test_a_gate_at_int16_runs_sigmoid_and_tanh_on_arm_nn_activation_s16(exported, core):
     int16 = lower_model(exported, core, LowerOptions(precision="int16"))
-    kinds = collections.Counter(layer.kind for layer in int16.report.delegated_layers)
-    assert kinds == {"linear_s16": 3, "activation_s16": 2, "mul_s16": 1}, kinds
-    inputs = [int16.reference[k] for k in sorted(int16.reference) if k.startswith("input_")]
-    outputs = plan_reference.reference(int16.pte, inputs, ISA[core])
-    assert np.array_equal(outputs[0], int16.reference["output_0"])
+    assert kinds(int16) == {"linear_s16": 3, "activation_s16": 2, "mul_s16": 1}, kinds(int16)
+    plan_gives_the_reference(int16, core)
 
 
 def test_int16_squashing_is_closer_to_float_than_int8_tables(exported):
@@ -76,16 +70,7 @@ class Squash(nn.Module):
 def test_a_sigmoid_of_the_program_input_reads_it_at_a_power_of_two_scale():
     g = torch.Generator().manual_seed(3)
     calibration = [(torch.randn(1, 4, 8, generator=g) * 3,) for _ in range(8)]
-    source = ModelSource(
-        spec="test_squashing_s16.py:Squash",
-        kind="python",
-        module=Squash().eval(),
-        example_inputs=calibration[0],
-        calibration=calibration,
-        calibration_source="random",
-    )
+    source = source_of(Squash(), calibration, "test_squashing_s16.py:Squash")
     int16 = lower_model(export(source), "cortex-m55", LowerOptions(precision="int16"))
-    kinds = collections.Counter(layer.kind for layer in int16.report.delegated_layers)
-    assert kinds == {"activation_s16": 2, "add_s16": 1}, kinds
-    inputs = [int16.reference[k] for k in sorted(int16.reference) if k.startswith("input_")]
-    assert np.array_equal(plan_reference.reference(int16.pte, inputs, "MVE")[0], int16.reference["output_0"])
+    assert kinds(int16) == {"activation_s16": 2, "add_s16": 1}, kinds(int16)
+    plan_gives_the_reference(int16, "cortex-m55")
