@@ -192,7 +192,10 @@ def _squashes_widened(
     source = node.args[0]
     if not isinstance(source, torch.fx.Node) or chosen(node, default, overrides) != "int16":
         return False
-    return source.op == "placeholder" or (source in widened and str(source.target) in REQUANTIZING)
+    if source.op == "placeholder":  # each reader's quantize is made from the float input
+        return True
+    # the layer's output scale changes for it: no other reader may read it at another int16 scale
+    return source in widened and str(source.target) in REQUANTIZING and len(source.users) == 1
 
 
 def _pot_int16_spec() -> object:

@@ -74,3 +74,28 @@ def test_a_sigmoid_of_the_program_input_reads_it_at_a_power_of_two_scale():
     int16 = lower_model(export(source), "cortex-m55", LowerOptions(precision="int16"))
     assert kinds(int16) == {"activation_s16": 2, "add_s16": 1}, kinds(int16)
     plan_gives_the_reference(int16, "cortex-m55")
+
+
+class SiluLike(nn.Module):
+    """sigmoid(g) * g: the linear layer's output read by the sigmoid and by the multiplication."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(2)
+        self.a = nn.Linear(12, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        g = self.a(x)
+        return torch.sigmoid(g) * g
+
+
+def test_a_layer_another_reader_reads_keeps_its_scale_and_the_sigmoid_stays_int8():
+    g = torch.Generator().manual_seed(4)
+    calibration = [(torch.randn(1, 4, 12, generator=g),) for _ in range(8)]
+    int16 = lower_model(
+        export(source_of(SiluLike(), calibration, "test_squashing_s16.py:SiluLike")),
+        "cortex-m4",
+        LowerOptions(precision="int16"),
+    )
+    assert "activation_s16" not in kinds(int16) and kinds(int16)["mul_s16"] == 1, kinds(int16)
+    plan_gives_the_reference(int16, "cortex-m4")
