@@ -93,6 +93,7 @@ def test_failing_cortex_m_pass_makes_a_float_island_strict_refuses_it_and_keep_f
         "sqnr_target": None,
         "precision": "int8",
         "precision_for": [],
+        "per_channel_linear": False,
     }
     assert "aten::bmm.out" in report["fallbacks"]
     assert "aten::addmm.out" in report["fallbacks"], "float linear becomes addmm: portable has no linear"
