@@ -1,6 +1,7 @@
 """`precision = "auto"`: which layers take 16-bit activations, from measured error (issue 52).
 
-From the all-int8 program, each layer that can take int16 (a convolution, linear layer or add) is lowered
+From the all-int8 program, each layer that can take int16 (a convolution, linear layer, add, multiplication,
+LSTM, batch matmul or softmax) is lowered
 alone at int16 and the output's SQNR against float on the calibration samples says what its 16 bits gain;
 the layers are taken to int16 in the order of SQNR gained per activation byte added (its output's
 elements: a byte each more), and the shortest prefix of that order whose program reaches the target is
@@ -11,6 +12,7 @@ lowers with, and the record of the choice for the report."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -25,7 +27,15 @@ from cmx_gen.model.export import Exported
 from cmx_gen.model.source import call
 
 _LEAST_GAIN_DB = 0.05  # a layer that gains nothing alone still ranks by its bytes
-_LAYER_OPS = (*WEIGHTED_OPS, "cortex_m::quantized_add", "cortex_m::quantized_mul")  # int8 ops that can take int16
+# int8 ops that can take int16 (activation_bits.WIDENED's, as the int8 program has them)
+_LAYER_OPS = (
+    *WEIGHTED_OPS,
+    "cortex_m::quantized_add",
+    "cortex_m::quantized_mul",
+    "cmx::quantized_lstm",
+    "cmx::quantized_bmm",
+    "cortex_m::softmax",
+)
 
 
 def _modules(exported: Exported, int8: LoweredModel) -> list[str]:
@@ -47,7 +57,7 @@ def _output_elements(exported: Exported, paths: Sequence[str]) -> dict[str, int]
     named = dict(module.named_modules())
     sizes: dict[str, int] = {}
     hooks = [
-        named[p].register_forward_hook(lambda _m, _i, out, p=p: sizes.__setitem__(p, int(out.numel())))
+        named[p].register_forward_hook(lambda _m, _i, out, p=p: sizes.__setitem__(p, _elements(out)))
         for p in paths
         if p in named
     ]
@@ -58,6 +68,13 @@ def _output_elements(exported: Exported, paths: Sequence[str]) -> dict[str, int]
         for hook in hooks:
             hook.remove()
     return {p: sizes.get(p, 0) for p in paths}
+
+
+def _elements(out: Any) -> int:
+    """A module's output elements: its tensor's, or its first output's (nn.LSTM returns (y, (h, c)))."""
+    while isinstance(out, (tuple, list)) and out:
+        out = out[0]
+    return int(out.numel()) if isinstance(out, torch.Tensor) else 0
 
 
 def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[LowerOptions, PrecisionChoice]:

@@ -142,3 +142,15 @@ def test_an_int8_lstm_s_last_step_is_a_copy_inside_its_delegate():
     assert kinds(int8)["lstm"] == 1 and kinds(int8)["copy_region"] == 1
     assert len(int8.report.schedules) == 1  # the select was a portable select_copy between two delegates
     plan_gives_the_reference(int8, "cortex-m4")
+
+
+def test_auto_weighs_the_lstm_beside_the_linear_layers():
+    # the LSTM is a candidate of `precision = "auto"` (it had been left out: only convolutions, linear
+    # layers, adds and multiplications were) and its bytes are its output's (nn.LSTM returns a tuple)
+    from cmx_gen.lower import precision_choice
+
+    exported = export(load(f"{SMALL}:LstmKws", input_shape="1,49,10", random_calibration=True))
+    _, choice = precision_choice.resolve(exported, "cortex-m4", LowerOptions(precision="auto"))
+    layers = {layer.module: layer for layer in choice.layers}
+    assert set(layers) == {"lstm", "fc"}, layers
+    assert layers["lstm"].bytes_added == 49 * 32  # its int16 output, a byte an element more
