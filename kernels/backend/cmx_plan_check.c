@@ -190,20 +190,27 @@ static int depthwise(check* c, const cmx_layer_depthwise_conv* l, int64_t scratc
          (wrapper ? cmsis_scratch : scratch)(c, l->scratch, l->scratch_bytes, scratch_need);
 }
 
-static int linear(check* c, const cmx_layer_linear* l, int64_t weight_bytes) {
-  const int64_t batches = l->input_dims.n, depth = l->filter_dims.n, out = l->output_dims.c;
-  if (batches < 1 || depth < 1 || out < 1 || l->output_dims.n != batches || batches * depth >= LIMIT ||
+/* A fully connected layer's sizes, int8 parameters and tensors; `t`: its input, output, weight, bias and
+ * kernel_sum words (the first five of the linear records); `quant_ok`: whether the caller found its
+ * requantization in range. */
+static int fc(check* c, const cmsis_nn_fc_params* p, const cmsis_nn_dims* in, const cmsis_nn_dims* filter,
+              const cmsis_nn_dims* output, const int32_t* t, int64_t weight_bytes, int quant_ok) {
+  const int64_t batches = in->n, depth = filter->n, out = output->c;
+  if (batches < 1 || depth < 1 || out < 1 || output->n != batches || batches * depth >= LIMIT ||
       batches * out >= LIMIT || depth * out >= LIMIT) {
     return fail(c, "fully connected sizes that disagree");
   }
-  if (!offsets(c, l->params.input_offset, l->params.output_offset) || l->params.filter_offset != 0 ||
-      !activation(c, l->params.activation.min, l->params.activation.max) ||
-      !requant(c, l->quant.multiplier, l->quant.shift)) {
+  if (!offsets(c, p->input_offset, p->output_offset) || p->filter_offset != 0 ||
+      !activation(c, p->activation.min, p->activation.max) || !quant_ok) {
     return fail(c, "fully connected quantization outside CMSIS-NN's range");
   }
-  return tensor(c, l->input, batches * depth) && tensor(c, l->output, batches * out) &&
-         constant(c, l->weight, weight_bytes, 1, 0) && constant(c, l->bias, 4 * out, 4, 1) &&
-         constant(c, l->kernel_sum, 4 * out, 4, 1);
+  return tensor(c, t[0], batches * depth) && tensor(c, t[1], batches * out) && constant(c, t[2], weight_bytes, 1, 0) &&
+         constant(c, t[3], 4 * out, 4, 1) && constant(c, t[4], 4 * out, 4, 1);
+}
+
+static int linear(check* c, const cmx_layer_linear* l, int64_t weight_bytes) {
+  const int quant_ok = requant(c, l->quant.multiplier, l->quant.shift);
+  return fc(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, &l->input, weight_bytes, quant_ok);
 }
 
 /* A pool's shapes, window, range and tensors; `wide`: int16 (s16 kinds), else int8. */
@@ -693,21 +700,12 @@ static int check_bmm(check* c, const cmx_layer_bmm* l) {
 
 #ifdef CMX_BACKEND_LINEAR_PER_CHANNEL
 static int check_linear_per_channel(check* c, const cmx_layer_linear_per_channel* l) {
-  const int64_t batches = l->input_dims.n, depth = l->filter_dims.n, out = l->output_dims.c;
-  if (batches < 1 || depth < 1 || out < 1 || l->output_dims.n != batches || batches * depth >= LIMIT ||
-      batches * out >= LIMIT || depth * out >= LIMIT) {
-    return fail(c, "fully connected sizes that disagree");
-  }
-  if (!offsets(c, l->params.input_offset, l->params.output_offset) || l->params.filter_offset != 0 ||
-      !activation(c, l->params.activation.min, l->params.activation.max)) {
-    return fail(c, "fully connected quantization outside CMSIS-NN's range");
-  }
 #if defined(ARM_MATH_MVEI)
   if (l->kernel_sum == -1) return fail(c, "a Helium fully connected layer without its kernel sums");
 #endif
-  return per_channel(c, l->multipliers, l->shifts, out) && tensor(c, l->input, batches * depth) &&
-         tensor(c, l->output, batches * out) && constant(c, l->weight, depth * out, 1, 0) &&
-         constant(c, l->bias, 4 * out, 4, 1) && constant(c, l->kernel_sum, 4 * out, 4, 1);
+  return fc(c, &l->params, &l->input_dims, &l->filter_dims, &l->output_dims, &l->input,
+            (int64_t)l->filter_dims.n * l->output_dims.c, 1) &&
+         per_channel(c, l->multipliers, l->shifts, l->output_dims.c);
 }
 #endif
 
