@@ -26,8 +26,10 @@ from cmx_gen.lower.keep_fp32 import last_override, names_nothing, selects
 # The layers that take int16 activations (after the exact rewrites: 1-D layers are 2-D), and the
 # activations fused into them. A convolution's or linear layer's weight and bias stay int8 and int32.
 WEIGHTED = ("aten.conv2d.default", "aten.linear.default")
+BINARY = ("aten.add.Tensor", "aten.mul.Tensor")
+TWO_ACTIVATIONS = (*BINARY, "cmx.bmm.default")  # the layers that read two activations
 SOFTMAX = ("aten.softmax.int", "aten._softmax.default")
-WIDENED = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor", "cmx.lstm.default", "cmx.bmm.default", *SOFTMAX)
+WIDENED = (*WEIGHTED, *TWO_ACTIVATIONS, "cmx.lstm.default", *SOFTMAX)
 FUSED = (
     "aten.relu.default",
     "aten.relu_.default",
@@ -163,7 +165,7 @@ def _of_tensors(node: torch.fx.Node, target: str) -> bool:
     if target in SOFTMAX:
         value = node.meta.get("val")
         return value is not None and int(str(node.args[1])) % value.dim() == value.dim() - 1
-    if target not in ("aten.add.Tensor", "aten.mul.Tensor"):
+    if target not in BINARY:
         return True
     return all(isinstance(a, torch.fx.Node) and a.op in ("call_function", "placeholder") for a in node.args[:2])
 
@@ -183,7 +185,7 @@ def _factor(graph: torch.fx.GraphModule, node: torch.fx.Node) -> float:
 # scale) of a program input or after a layer that requantizes its output (so either's scale can be the power
 # of two)
 SQUASHING = ("aten.sigmoid.default", "aten.sigmoid_.default", "aten.tanh.default", "aten.tanh_.default")
-REQUANTIZING = (*WEIGHTED, "aten.add.Tensor", "aten.mul.Tensor", "cmx.bmm.default")
+REQUANTIZING = (*WEIGHTED, *TWO_ACTIVATIONS)
 
 
 def _squashes_widened(
@@ -210,8 +212,6 @@ def _pot_int16_spec() -> object:
 def _widen_squashing(node: torch.fx.Node, int16: object) -> None:
     """A sigmoid or tanh: its producer's output and its input int16 at a power-of-two scale, its output
     arm_nn_activation_s16's Q0.15 (zero point 0)."""
-    from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec
-
     source = node.args[0]
     annotation, made = node.meta.get("quantization_annotation"), source.meta.get("quantization_annotation")  # type: ignore[union-attr]
     if annotation is None or (made is None and source.op != "placeholder"):  # type: ignore[union-attr]
@@ -220,29 +220,27 @@ def _widen_squashing(node: torch.fx.Node, int16: object) -> None:
     if made is not None:  # a program input is quantized as its reader's input spec says
         made.output_qspec = pot
     annotation.input_qspec_map = {source: pot}
-    annotation.output_qspec = FixedQParamsQuantizationSpec(
-        dtype=torch.int16,
-        scale=2.0**-15,
-        zero_point=0,
-        quant_min=int16.quant_min,  # type: ignore[attr-defined]
-        quant_max=int16.quant_max,  # type: ignore[attr-defined]
-        qscheme=torch.per_tensor_affine,
-    )
+    annotation.output_qspec = _q15_spec(int16)
 
 
 def _widen_softmax(node: torch.fx.Node, int16: object) -> None:
     """A softmax's input int16, its output arm_softmax_s16's fixed Q0.15 (zero point 0)."""
-    from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec
-
-    from cmx_gen.lower.host_models.s16_models import SOFTMAX_S16_SCALE
-
     annotation = node.meta.get("quantization_annotation")
     if annotation is None:
         return
     _widen_specs(node, int16, skip=set())
-    annotation.output_qspec = FixedQParamsQuantizationSpec(
+    annotation.output_qspec = _q15_spec(int16)
+
+
+def _q15_spec(int16: object) -> object:
+    """The fixed output of CMSIS-NN's s16 softmax and sigmoid/tanh: Q0.15, zero point 0, in `int16`'s range."""
+    from torchao.quantization.pt2e.quantizer import FixedQParamsQuantizationSpec
+
+    from cmx_gen.lower.host_models.s16_models import Q15_SCALE
+
+    return FixedQParamsQuantizationSpec(
         dtype=torch.int16,
-        scale=SOFTMAX_S16_SCALE,
+        scale=Q15_SCALE,
         zero_point=0,
         quant_min=int16.quant_min,  # type: ignore[attr-defined]
         quant_max=int16.quant_max,  # type: ignore[attr-defined]
@@ -305,7 +303,7 @@ def _widen_specs(node: torch.fx.Node, int16: object, skip: set[object]) -> None:
 def _reads_as_activation(user: torch.fx.Node, node: torch.fx.Node) -> bool:
     """Whether `user` reads `node` as an activation: its first argument, or either of an add's, a
     multiplication's or a batch matmul's two."""
-    two = str(user.target) in ("aten.add.Tensor", "aten.mul.Tensor", "cmx.bmm.default")
+    two = str(user.target) in TWO_ACTIVATIONS
     return bool(user.args) and (user.args[0] is node or (two and len(user.args) > 1 and user.args[1] is node))
 
 

@@ -20,6 +20,7 @@ import torch
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
 from cmx_gen.lower.host_models.kernel_models import requantize
 from cmx_gen.lower.ops.lstm import multiplier
+from cmx_gen.lower.ops.quantized_pattern import fused_end, take_over
 
 
 @torch.library.custom_op("cmx::quantized_linear_pc", mutates_args=())
@@ -72,9 +73,6 @@ def annotate(graph: torch.fx.GraphModule) -> None:
             specs[node.args[2]] = _get_int32_per_channel_bias_qspec(node)
 
 
-_ACTIVATIONS = ("aten::relu", "aten::hardtanh", "aten::clamp")
-
-
 def to_int8(program: Any) -> int:
     """Each `dequantize -> linear(per-channel weight) [-> activation] -> quantize` of the edge program
     (edited in place), all int8, as cmx::quantized_linear_pc. Returns how many it replaced."""
@@ -83,17 +81,11 @@ def to_int8(program: Any) -> int:
     for node in list(graph.nodes):
         if op_name(node) != "aten::linear" or len(node.users) != 1:
             continue
-        after = next(iter(node.users))
-        last = after if op_name(after) in _ACTIVATIONS and len(after.users) == 1 else node
-        q = next(iter(last.users))
+        last, q = fused_end(node)
         made = _call(program, graph, node, q)
         if made is None:
             continue
-        made.meta = {**node.meta, "val": q.meta["val"]}
-        q.replace_all_uses_with(made)
-        for gone in dict.fromkeys([q, last, node]):
-            if not gone.users:
-                graph.erase_node(gone)
+        take_over(graph, made, node, q, [q, last, node])
         count += 1
     graph.eliminate_dead_code()
     graph.lint()
@@ -120,11 +112,9 @@ def _call(program: Any, graph: torch.fx.Graph, node: torch.fx.Node, q: torch.fx.
     weight = constant_tensor(program, w_node)
     if weight is None or weight.dtype != torch.int8 or w_scales is None:
         return None
-    bias = None
-    if len(args) > 2 and args[2] is not None:
-        bias = fx_args(args[2])[0]
-        if constant_tensor(program, bias) is None or constant_tensor(program, bias).dtype != torch.int32:  # type: ignore[union-attr]
-            return None
+    bias = fx_args(args[2])[0] if len(args) > 2 and args[2] is not None else None
+    if bias is not None and getattr(constant_tensor(program, bias), "dtype", None) != torch.int32:
+        return None
     pairs = [multiplier(x_q[0] * float(s) / y_q[0]) for s in w_scales.reshape(-1)]
     call = (
         fx_args(args[0])[0],

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from cmx_gen.lower.delegate.emit import Emit, is_int8, is_int16, transpose_shape, view_transpose_shape
+from cmx_gen.lower.delegate.emit import Emit, element_width, is_int16, transpose_shape, view_transpose_shape
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
@@ -49,7 +49,7 @@ def permute_runs(node: torch.fx.Node) -> list[dict[str, int]] | None:
     n = xv.dim()
     perm = [int(p) % n for p in fx_args(node)[1]]
     plain = [list(v.dim_order()) == list(range(n)) for v in (xv, out)]
-    width = 1 if is_int8(x) and is_int8(node) else 2 if is_int16(x) and is_int16(node) else 0
+    width = element_width(x, node)
     if n < 2 or perm[-1] != n - 1 or not all(plain) or not width:
         return None
     # the input's strides in bytes, contiguous
@@ -107,7 +107,7 @@ def selection_run(node: torch.fx.Node) -> dict[str, int] | None:
         return None
     x = fx_args(node)[0]
     xv, out = _val(x), _val(node)
-    width = 1 if is_int8(x) and is_int8(node) else 2 if is_int16(x) and is_int16(node) else 0
+    width = element_width(x, node)
     n = xv.dim()
     if not width or n < 1 or any(list(v.dim_order()) != list(range(v.dim())) for v in (xv, out)):
         return None

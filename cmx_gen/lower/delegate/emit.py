@@ -38,6 +38,11 @@ def is_int16(node: Any) -> bool:
     return isinstance(val, torch.Tensor) and val.dtype == torch.int16
 
 
+def element_width(*nodes: Any) -> int:
+    """The bytes of an element the nodes all hold: 1 all int8, 2 all int16 (the copies move either), else 0."""
+    return 1 if all(is_int8(n) for n in nodes) else 2 if all(is_int16(n) for n in nodes) else 0
+
+
 def dims(val: Any) -> tuple[int, int, int, int]:
     """cmsis_nn_dims {n, h, w, c} of a logical NCHW tensor, as the wrappers read them."""
     n, c, h, w = (int(s) for s in val.shape)

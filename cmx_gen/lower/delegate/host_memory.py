@@ -38,3 +38,8 @@ def put(memory: DelegateMemory, operand: int, values: NDArray[Any], dtype: str =
     """int8 values (dtype "<i2": int16) written at an operand."""
     raw = np.ascontiguousarray(values, dtype=dtype).tobytes()
     memory.view(operand, len(raw))[:] = raw
+
+
+def plan_values(plan: bytes, offset: int, count: int, dtype: str) -> NDArray[Any]:
+    """`count` values of `dtype` among a plan's constants at `offset`, copied out."""
+    return np.frombuffer(plan, dtype=dtype, count=count, offset=offset).copy()

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, put
+from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, plan_values, put
 from cmx_gen.lower.host_models import layer_models, s16_models
 
 
@@ -44,10 +44,10 @@ def _linear_per_channel(plan: bytes, f: dict[str, int], memory: DelegateMemory, 
 
     batches, features, outputs = f["input_n"], f["input_c"], f["output_c"]
     x = torch.from_numpy(int8(memory, f["input"], batches * features).reshape(batches, features))
-    weight = torch.from_numpy(np.frombuffer(plan, np.int8, outputs * features, f["weight"]).reshape(outputs, features))
+    weight = torch.from_numpy(plan_values(plan, f["weight"], outputs * features, "i1").reshape(outputs, features))
 
     def words(at: int) -> torch.Tensor:
-        return torch.from_numpy(np.frombuffer(plan, "<i4", outputs, at).astype(np.int32))
+        return torch.from_numpy(plan_values(plan, at, outputs, "<i4"))
 
     summed = f["kernel_sum"] != NONE
     bias = words(f["kernel_sum"]) if summed else None if f["bias"] == NONE else words(f["bias"])

@@ -4,23 +4,16 @@ and computed with the same host models as the lowering's ops (host_models/s16_mo
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import torch
-from numpy.typing import NDArray
 
-from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, put
+from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, int16, plan_values, put
 from cmx_gen.lower.delegate.plan import NONE
 from cmx_gen.lower.host_models import layer_models, s16_models
 
 
-def _ints(plan: bytes, offset: int, count: int, dtype: str) -> NDArray[Any]:
-    return np.frombuffer(plan, dtype=dtype, count=count, offset=offset).copy()
-
-
 def _bias(plan: bytes, offset: int, count: int) -> torch.Tensor | None:
-    return None if offset == NONE else torch.from_numpy(_ints(plan, offset, count, "<i8"))
+    return None if offset == NONE else torch.from_numpy(plan_values(plan, offset, count, "<i8"))
 
 
 def conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
@@ -29,7 +22,7 @@ def conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> No
     fn, fh, fw, fc = (f[f"filter_{d}"] for d in "nhwc")
     oc = f["output_c"]
     depthwise = "ch_mult" in f
-    laid = _ints(plan, f["weight"], fn * fh * fw * fc, "i1").reshape(fn, fh, fw, fc)
+    laid = plan_values(plan, f["weight"], fn * fh * fw * fc, "i1").reshape(fn, fh, fw, fc)
     weight = laid.transpose(3, 0, 1, 2) if depthwise else laid.transpose(0, 3, 1, 2)
     x = torch.from_numpy(int16(memory, f["input"], n * h * w * c).reshape(n, h, w, c)).permute(0, 3, 1, 2)
     out = s16_models.conv2d_s16(
@@ -40,8 +33,8 @@ def conv(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> No
         [f["pad_h"], f["pad_w"]],
         [f["dilation_h"], f["dilation_w"]],
         c if depthwise else 1,
-        _ints(plan, f["multipliers"], oc, "<i4").tolist(),
-        _ints(plan, f["shifts"], oc, "<i4").tolist(),
+        plan_values(plan, f["multipliers"], oc, "<i4").tolist(),
+        plan_values(plan, f["shifts"], oc, "<i4").tolist(),
         f["act_min"],
         f["act_max"],
     )
@@ -52,7 +45,7 @@ def linear(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> 
     """linear_s16: rows of the input times the weight [out][in]."""
     batches, features, outputs = f["input_n"], f["input_c"], f["output_c"]
     x = torch.from_numpy(int16(memory, f["input"], batches * features).reshape(batches, features))
-    weight = torch.from_numpy(_ints(plan, f["weight"], outputs * features, "i1").reshape(outputs, features))
+    weight = torch.from_numpy(plan_values(plan, f["weight"], outputs * features, "i1").reshape(outputs, features))
     out = s16_models.fully_connected_s16(
         x, weight, _bias(plan, f["bias"], outputs), f["multiplier"], f["shift"], f["act_min"], f["act_max"]
     )
@@ -61,7 +54,7 @@ def linear(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> 
 
 def lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """lut_s16: each int8 input's int16 from the table at its value + 128."""
-    table = _ints(plan, f["table"], 256, "<i2")
+    table = plan_values(plan, f["table"], 256, "<i2")
     x = int8(memory, f["input"], f["count"]).astype(np.int64)
     put(memory, f["output"], table[x + 128], "<i2")
 
@@ -102,7 +95,7 @@ def bmm(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> Non
 def softmax(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """softmax_s16: rows of row_size int16 values, with the record's two tables."""
     x = int16(memory, f["input"], f["rows"] * f["row_size"]).reshape(f["rows"], f["row_size"])
-    tables = (_ints(plan, f[name], 513, "<i2") for name in ("exp_table", "one_by_one_table"))
+    tables = (plan_values(plan, f[name], 513, "<i2") for name in ("exp_table", "one_by_one_table"))
     put(memory, f["output"], s16_models.softmax_s16(x, f["multiplier"], f["shift"], *tables), "<i2")
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from cmx_gen.lower.delegate.conv_layers import int32s
 from cmx_gen.lower.delegate.emit import Emit, dims_fields
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import NONE, Layer
@@ -141,8 +142,8 @@ def _linear_per_channel(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
         "weight": emit.constant(weight),
         "bias": NONE if helium or bias is None else emit.constant(bias),
         "kernel_sum": emit.data(kernel_sum.astype("<i4").tobytes()) if helium else NONE,
-        "multipliers": emit.data(np.asarray(mults, "<i4").tobytes()),
-        "shifts": emit.data(np.asarray(shifts, "<i4").tobytes()),
+        "multipliers": emit.data(int32s(mults, emit).tobytes()),
+        "shifts": emit.data(int32s(shifts, emit).tobytes()),
         "input_offset": int(in_off),
         "filter_offset": 0,
         "output_offset": int(out_off),

@@ -13,9 +13,12 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
+from cmx_gen.lower.host_models.kernel_models import requantize
 from cmx_gen.lower.host_models.layer_models import lstm_gate, lstm_steps
+from cmx_gen.lower.ops.lstm import multiplier
 
 INT16_MIN, INT16_MAX = -32767, 32767  # the activations' range (symmetric; upstream's int16 qspec)
+Q15_SCALE = 1.0 / 32768.0  # arm_softmax_s16's and arm_nn_activation_s16's output: Q0.15, zero point 0
 # arm_nn_requantize_s64 shifts right by 14 - shift: a shift above 14 is outside its contract
 MAX_SHIFT_S16 = 14
 
@@ -90,8 +93,6 @@ ADD_LEFT_SHIFT = 15  # TFLite's int16 add: each input shifted up 15 bits before 
 def add_multipliers(scale1: float, scale2: float, out_scale: float) -> tuple[tuple[int, int], ...]:
     """TFLite's int16 add: each input rescaled to twice the larger input scale (after the left shift),
     the sum to the output's. Returns (input 1, input 2, output) as (multiplier, shift)."""
-    from cmx_gen.lower.ops.lstm import multiplier
-
     twice = 2 * max(scale1, scale2)
     return (
         multiplier(scale1 / twice),
@@ -103,8 +104,6 @@ def add_multipliers(scale1: float, scale2: float, out_scale: float) -> tuple[tup
 def add_s16(a: torch.Tensor, b: torch.Tensor, quant: Sequence[int], act_min: int, act_max: int) -> torch.Tensor:
     """arm_elementwise_add_s16 (offsets 0): quant = (mult1, shift1, mult2, shift2, out mult, out shift);
     each input shifted left by ADD_LEFT_SHIFT and requantized (arm_nn_requantize), the sum requantized."""
-    from cmx_gen.lower.host_models.kernel_models import requantize
-
     m1, s1, m2, s2, mo, so = (int(v) for v in quant)
     x = requantize(a.to(torch.int64).numpy() << ADD_LEFT_SHIFT, m1, s1)
     y = requantize(b.to(torch.int64).numpy() << ADD_LEFT_SHIFT, m2, s2)
@@ -115,8 +114,6 @@ def add_s16(a: torch.Tensor, b: torch.Tensor, quant: Sequence[int], act_min: int
 
 def mul_s16(a: torch.Tensor, b: torch.Tensor, mult: int, shift: int, act_min: int, act_max: int) -> torch.Tensor:
     """arm_elementwise_mul_s16 (offsets 0): each product requantized (arm_nn_requantize), clamped."""
-    from cmx_gen.lower.host_models.kernel_models import requantize
-
     product = a.to(torch.int64).numpy() * b.to(torch.int64).numpy()
     out = np.clip(requantize(product, mult, shift), act_min, act_max).astype(np.int16)
     result = torch.from_numpy(out)
@@ -177,7 +174,6 @@ def bmm_s16(a: NDArray[np.int16], b_t: NDArray[np.int16], mult: int, shift: int)
 
 
 # --- arm_softmax_s16 (Source/SoftmaxFunctions/arm_softmax_s16.c: one C path on every core) ------------
-SOFTMAX_S16_SCALE = 1.0 / 32768.0  # its output: Q0.15, zero point 0 (TFLite's int16 softmax)
 SOFTMAX_S16_INPUT_RANGE = 10.0  # the exp table spans [-10, 0]: a difference of 10 is scaled to 65535
 
 
@@ -231,8 +227,6 @@ def softmax_s16(
     """arm_softmax_s16 over the last dimension: each difference from the row's maximum requantized into the
     exp table's range (arm_nn_requantize), the exps summed, 1/sum from the one-by-one table after
     normalising by the sum's leading zeros, each exp times it in Q0.15."""
-    from cmx_gen.lower.host_models.kernel_models import requantize
-
     rows = np.asarray(x, dtype=np.int64)
     diff = rows - rows.max(axis=-1, keepdims=True)
     scaled = np.clip(requantize(diff, mult, shift) + 32767, -32768, 32767)
@@ -247,6 +241,4 @@ def softmax_s16(
 
 def softmax_s16_multiplier(input_scale: float) -> tuple[int, int]:
     """TFLite's input rescale for the int16 softmax (beta 1): a difference of 10.0 to 65535."""
-    from cmx_gen.lower.ops.lstm import multiplier
-
     return multiplier(input_scale / (SOFTMAX_S16_INPUT_RANGE / 65535.0))

@@ -17,6 +17,7 @@ from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_nam
 from cmx_gen.lower.host_models import layer_models, s16_models
 from cmx_gen.lower.ops import gru, lstm, s16_ops
 from cmx_gen.lower.ops.own_ops import qparams_of
+from cmx_gen.lower.ops.quantized_pattern import take_over
 
 
 @torch.library.custom_op("cmx::lstm", mutates_args=())
@@ -318,12 +319,7 @@ def to_int8(program: Any, cells: dict[str, float]) -> None:
         with graph.inserting_before(quantize):
             args = (fx_args(x)[0], w_ih, w_hh, b_ih, b_hh, batch_first, reverse, *x_q, *h_q, *extra)
             int8 = graph.call_function(target, args)
-        int8.meta = {**node.meta, "val": quantize.meta["val"]}
-        quantize.replace_all_uses_with(int8)
-        graph.erase_node(quantize)
-        graph.erase_node(node)
-        if not x.users:
-            graph.erase_node(x)
+        take_over(graph, int8, node, quantize, [quantize, node, x])
     graph.lint()
     program.graph_module.recompile()
 
@@ -349,12 +345,7 @@ def to_int16(program: Any, cells: dict[str, float]) -> None:
         source = s16_ops.int16_source(graph, fx_args(x)[0])
         with graph.inserting_before(quantize):
             int16 = graph.call_function(torch.ops.cmx.quantized_lstm_s16.default, (source, *args))
-        int16.meta = {**node.meta, "val": quantize.meta["val"]}
-        quantize.replace_all_uses_with(int16)
-        graph.erase_node(quantize)
-        graph.erase_node(node)
-        if not x.users:
-            graph.erase_node(x)
+        take_over(graph, int16, node, quantize, [quantize, node, x])
     graph.lint()
     program.graph_module.recompile()
 

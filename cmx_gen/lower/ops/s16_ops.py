@@ -24,16 +24,17 @@ from cmx_gen.common.errors import ExportError
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, module_path, op_name, source_line
 from cmx_gen.lower.host_models import s16_models
 from cmx_gen.lower.ops import s16_kernel_ops  # noqa: F401  (registers the cmx::*_s16 ops)
-from cmx_gen.lower.ops.lstm import multiplier
+from cmx_gen.lower.ops.lstm import GATE_POWER, multiplier
 from cmx_gen.lower.ops.own_ops import swaps_last_two
+from cmx_gen.lower.ops.quantized_pattern import fused_end, take_over
 
-_ACTIVATIONS = ("aten::relu", "aten::hardtanh", "aten::clamp")
 _LAYERS = ("aten::convolution", "aten::linear")
 _ELEMENTWISE = ("aten::add", "aten::mul")
 _POOLS = ("aten::avg_pool2d", "aten::max_pool2d", "aten::max_pool2d_with_indices")
 _MATMUL = ("cmx::bmm",)  # own_ops' float bmm
 _SOFTMAX = ("aten::_softmax",)
 _SQUASHING = ("aten::sigmoid", "aten::tanh")
+_TAKEN = (*_LAYERS, *_ELEMENTWISE, *_POOLS, *_MATMUL, *_SOFTMAX, *_SQUASHING)
 
 
 def int16_qparams(node: Any, kind: str) -> tuple[float, int, int] | None:
@@ -112,8 +113,7 @@ def to_int16(program: Any) -> int:
     graph = program.graph_module.graph
     count = 0
     for node in list(graph.nodes):
-        kinds = (*_LAYERS, *_ELEMENTWISE, *_POOLS, *_MATMUL, *_SOFTMAX, *_SQUASHING)
-        if op_name(node) not in kinds or len(node.users) != 1:
+        if op_name(node) not in _TAKEN or len(node.users) != 1:
             continue
         if _drop_scaling(program, node):
             count += 1
@@ -121,23 +121,14 @@ def to_int16(program: Any) -> int:
         first = _values(node)
         if first is None:
             continue
-        after = next(iter(first.users)) if len(first.users) == 1 else first
-        last = after if op_name(after) in _ACTIVATIONS and len(after.users) == 1 else first
-        q = next(iter(last.users))
+        last, q = fused_end(first)
         out_q = int16_qparams(q, "quantize_per_tensor")
         if out_q is None:
             continue
         made = _s16_call(program, graph, node, out_q, q)
         if made is None:
             continue
-        made.meta = {**node.meta, "val": q.meta["val"]}
-        q.replace_all_uses_with(made)
-        for gone in dict.fromkeys([q, last, first, node]):
-            if not gone.users:
-                graph.erase_node(gone)
-        for dq in fx_args(node)[:3]:
-            if isinstance(dq, torch.fx.Node) and not dq.users:
-                graph.erase_node(dq)
+        take_over(graph, made, node, q, [q, last, first, node, *fx_args(node)[:3]])
         count += 1
     graph.eliminate_dead_code()
     graph.lint()
@@ -253,7 +244,7 @@ def _softmax_call(
     if in_q is None:
         return None
     value = node.meta["val"]
-    if int(dim) % value.dim() != value.dim() - 1 or out_q[0] != s16_models.SOFTMAX_S16_SCALE:
+    if int(dim) % value.dim() != value.dim() - 1 or out_q[0] != s16_models.Q15_SCALE:
         raise unsupported(node, "a softmax over another dimension than the last, or to another scale")
     mult, shift = s16_models.softmax_s16_multiplier(in_q[0])
     with graph.inserting_before(before):
@@ -272,11 +263,12 @@ def _squashing_call(
     if in_q is None:
         return None
     power = math.log2(in_q[0])
-    if power != round(power) or not LEFT_SHIFTS[0] <= 12 + power <= LEFT_SHIFTS[1] or out_q[0] != 2.0**-15:
+    left_shift = round(power) - GATE_POWER  # Q3.12 (the LSTM gates' format) from 2^power a unit
+    if power != round(power) or not LEFT_SHIFTS[0] <= left_shift <= LEFT_SHIFTS[1] or out_q[0] != s16_models.Q15_SCALE:
         raise unsupported(node, "a sigmoid or tanh whose input scale is not a power of two near Q3.12")
     x = int16_source(graph, fx_args(dq)[0])
     with graph.inserting_before(before):
-        made = (x, int(12 + round(power)), op_name(node) == "aten::tanh")
+        made = (x, left_shift, op_name(node) == "aten::tanh")
         return graph.call_function(torch.ops.cmx.quantized_activation_s16.default, made)
 
 

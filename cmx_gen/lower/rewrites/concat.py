@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate.emit import is_int8, is_int16
+from cmx_gen.lower.delegate.emit import element_width, is_int16
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.rewrites.image_layout import (
     CHANNELS_LAST,
@@ -51,13 +51,6 @@ def _(tensors: list[torch.Tensor], dim: int, dim_order: list[int]) -> torch.Tens
     return in_memory_order(torch.cat([torch.empty_like(t) for t in tensors], dim), dim_order)
 
 
-def _width(node: torch.fx.Node) -> int:
-    """The bytes of an element of a concat whose inputs and output are all int8 (1) or all int16 (2,
-    the s16 layers' outputs joined: a bidirectional LSTM's directions); 0 otherwise."""
-    values = [node, *fx_args(node)[0]]
-    return 1 if all(is_int8(v) for v in values) else 2 if all(is_int16(v) for v in values) else 0
-
-
 def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
     """A concat in its tensors' memory order: (outer count, each input's run of bytes, the output's
     run); None when an input is not an int8 (or int16) tensor laid out in the output's order."""
@@ -65,7 +58,7 @@ def runs(node: torch.fx.Node) -> tuple[int, tuple[int, ...], int] | None:
     out = node.meta["val"]
     dim = int(dim) % out.dim()
     order = [int(d) for d in out.dim_order()]
-    width = _width(node)
+    width = element_width(node, *fx_args(node)[0])
     if not width or not all(placed_like(t.meta["val"], tuple(order)) for t in tensors):
         return None
     at = order.index(dim)
@@ -111,7 +104,7 @@ def to_int8(program: Any) -> None:
     an int16 one likewise where its inputs lie in its order already (cmx_transpose_s8 moves bytes)."""
     graph = program.graph_module.graph
     for node in list(graph.nodes):
-        if op_name(node) not in CAT_OPS or not _width(node):
+        if op_name(node) not in CAT_OPS or not element_width(node, *fx_args(node)[0]):
             continue
         tensors, dim = fx_args(node)[0], (fx_args(node)[1] if len(fx_args(node)) > 1 else 0)
         if any(t.op != "call_function" for t in tensors):
