@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBS=(cmake ninja-build gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
+DEBS=(gcc libc6-dev cmake ninja-build gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
       qemu-system-arm device-tree-compiler python3-venv ccache chromium)
 missing=()
 for pkg in "${DEBS[@]}"; do

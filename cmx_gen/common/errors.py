@@ -35,6 +35,10 @@ class ExportError(CmxError):
     """torch.export or the quantize/lower pipeline rejected the model."""
 
 
+class HostCompilerError(CmxError):
+    """No C compiler for this machine, or cmx-gen's own C for it did not compile."""
+
+
 class TargetError(CmxError):
     """Unknown core, or a program lowered for another ISA."""
 

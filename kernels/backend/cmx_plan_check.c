@@ -573,8 +573,8 @@ static int lstm_record(check* c, const cmx_layer_lstm* l, int wide) {
     return 0;
   }
   if (wide && (l->input_offset != 0 || l->output_offset != 0)) return fail(c, "an int16 LSTM with offsets");
-  const int64_t element = wide ? 2 : 1;
-  const int64_t need = 3 * b * hid * 2 + (l->reverse ? element * b * t * (in + hid) : 0);
+  const int64_t need = cmx_lstm_scratch_bytes(l->batch_size, l->time_steps, l->input_size, l->hidden_size,
+                                              l->reverse, wide ? 2 : 1);
   return (wide ? tensor16(c, l->input, b * t * in) && tensor16(c, l->output, b * t * hid)
                : tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid)) &&
          scratch(c, l->scratch, need, need);
@@ -601,7 +601,7 @@ static int check_gru(check* c, const cmx_layer_gru* l) {
       !requant(c, l->hidden_q15_multiplier, l->hidden_q15_shift) || !requant(c, l->output_multiplier, l->output_shift)) {
     return 0;
   }
-  const int64_t need = 4 * hid * 2 + hid;
+  const int64_t need = cmx_gru_scratch_bytes(l->hidden_size);
   return tensor(c, l->input, b * t * in) && tensor(c, l->output, b * t * hid) && scratch(c, l->scratch, need, need);
 }
 #endif
@@ -692,7 +692,7 @@ static int check_bmm(check* c, const cmx_layer_bmm* l) {
       !requant(c, l->multiplier, l->shift) || l->transposed < 0 || l->transposed > 1) {
     return 0;
   }
-  const int64_t need = (l->transposed ? 0 : ((b * k * n + 3) & ~(int64_t)3)) + 4 * n;
+  const int64_t need = cmx_bmm_scratch_bytes(l->batches, l->inner, l->cols, l->transposed, 1);
   return tensor(c, l->input1, b * r * k) && tensor(c, l->input2, b * k * n) && tensor(c, l->output, b * r * n) &&
          scratch(c, l->scratch, need, need);
 }
@@ -742,7 +742,7 @@ static int check_bmm_s16(check* c, const cmx_layer_bmm_s16* l) {
   if (!requant(c, l->multiplier, l->shift) || l->shift > 14 || l->transposed < 0 || l->transposed > 1) {
     return fail(c, "an int16 batch matmul's requantization outside CMSIS-NN's s16 range");
   }
-  const int64_t need = l->transposed ? 0 : ((2 * b * k * n + 3) & ~(int64_t)3);
+  const int64_t need = cmx_bmm_scratch_bytes(l->batches, l->inner, l->cols, l->transposed, 2);
   return tensor16(c, l->input1, b * r * k) && tensor16(c, l->input2, b * k * n) && tensor16(c, l->output, b * r * n) &&
          scratch(c, l->scratch, need, need);
 }

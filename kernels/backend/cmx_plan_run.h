@@ -622,7 +622,7 @@ inline arm_cmsis_nn_status run_bmm(const cmx_layer_bmm* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
   const int8_t* rhs = tensor_at(l->input2, work, io);
   int8_t* scratch = reinterpret_cast<int8_t*>(work + l->scratch);
-  const size_t rhs_bytes = l->transposed ? 0 : ((size_t)l->batches * l->inner * l->cols + 3u) & ~(size_t)3u;
+  const size_t rhs_bytes = (size_t)cmx_bmm_transposed_bytes(l->batches, l->inner, l->cols, l->transposed, 1);
   if (!l->transposed) {
     status = cmx_transpose_s8(rhs, scratch, l->batches, l->inner, l->cols);
     if (status != ARM_CMSIS_NN_SUCCESS) return status;

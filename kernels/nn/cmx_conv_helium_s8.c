@@ -30,13 +30,13 @@
 #include "cmx_nn.h"
 #include "cmx_requantize.h"
 
+#if defined(ARM_MATH_MVEI)
 /* A 1x1 convolution of stride 1 without padding: each position's input is its field, read in place. */
 static int in_place(const cmsis_nn_conv_params* p, const cmsis_nn_dims* f_d) {
   return f_d->h == 1 && f_d->w == 1 && p->stride.h == 1 && p->stride.w == 1 && p->padding.h == 0 &&
          p->padding.w == 0;
 }
 
-#if defined(ARM_MATH_MVEI)
 /* The layer's output constants, in registers for the whole call. */
 typedef struct {
   int32x4_t offset, lo, hi;
@@ -199,24 +199,8 @@ static __attribute__((noinline)) void fields_slow(const cmsis_nn_conv_params* p,
 
 int32_t cmx_conv_helium_s8_scratch_bytes(const cmsis_nn_conv_params* params, const cmsis_nn_dims* input_dims,
                                          const cmsis_nn_dims* filter_dims) {
-  return in_place(params, filter_dims) ? 0 : (filter_dims->h * filter_dims->w * input_dims->c + 3) & ~3;
-}
-
-void cmx_conv_helium_s8_constants(int32_t rows, const int32_t* kernel_sum, const int32_t* multiplier,
-                                  const int32_t* shift, int32_t* out) {
-  const int32_t blocks = rows >> 2;
-  for (int32_t b = 0; b < blocks; ++b, out += 12) {
-    for (int32_t i = 0; i < 4; ++i) {
-      out[i] = kernel_sum[4 * b + i];
-      out[4 + i] = multiplier[4 * b + i];
-      out[8 + i] = shift[4 * b + i];
-    }
-  }
-  for (int32_t at = 4 * blocks; at < rows; ++at, out += 3) {
-    out[0] = kernel_sum[at];
-    out[1] = multiplier[at];
-    out[2] = shift[at];
-  }
+  return cmx_conv_helium_s8_field_bytes(filter_dims->h, filter_dims->w, input_dims->c, params->stride.h,
+                                        params->stride.w, params->padding.h, params->padding.w);
 }
 
 #if defined(ARM_MATH_MVEI)

@@ -16,38 +16,9 @@
 #include "cmx_dsp.h"
 #include "cmx_requantize.h"
 
-#define CMX_SLACK 4 /* int16 values past a chunk that a zero-padded weight row may read */
 #if defined(ARM_MATH_DSP) && defined(__GNUC__) && defined(__thumb2__)
 #define CMX_ROW_BLOCKS /* cmx_row_blocks_s8 / _wide (cmx_dsp.h) */
 #endif
-
-static inline int32_t chunk_positions(const cmx_conv_row_params* p) {
-  return (p->chunk - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
-}
-
-int32_t cmx_conv_row_s8_column(const cmx_conv_row_params* p) {
-  const int32_t values = p->rows * p->in_ch;
-  return values + (p->rows > 1 && (values & 1) && (p->stride & 1));
-}
-
-int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p) {
-  return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->kernel * cmx_conv_row_s8_column(p) + 3) & ~3;
-}
-
-/* The widened chunk's bytes, and a few past it a zero-padded weight row may read. */
-static inline int32_t widened_bytes(const cmx_conv_row_params* p) {
-  return (chunk_positions(p) * cmx_conv_row_s8_column(p) + CMX_SLACK) * (int32_t)sizeof(int16_t);
-}
-
-/* ... rounded up to a word: where the staged weights start. */
-static inline int32_t chunk_bytes(const cmx_conv_row_params* p) { return (widened_bytes(p) + 3) & ~3; }
-
-int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  if (p->wide == 2) { /* the weights as int16, then the bias, multipliers and shifts */
-    return chunk_bytes(p) + p->out_ch * (p->row_bytes * (int32_t)sizeof(int16_t) + 3 * (int32_t)sizeof(int32_t));
-  }
-  return widened_bytes(p);
-}
 
 /* n int8 values widened to int16 with the offset added. */
 static inline __attribute__((always_inline)) int16_t* widen_values(const int8_t* in, int32_t n, int16_t* out,
@@ -442,7 +413,7 @@ typedef struct {
 
 static staged stage(const cmx_conv_row_params* p, const int8_t* weights, const int32_t* bias,
                     const int32_t* multiplier, const int32_t* shift, int16_t* scratch) {
-  uint32_t* to = (uint32_t*)(void*)((char*)scratch + chunk_bytes(p));
+  uint32_t* to = (uint32_t*)(void*)((char*)scratch + cmx_conv_row_s8_staged_at(p));
   const int32_t groups = p->out_ch * p->row_bytes / 4;
   staged s = {(const int16_t*)(const void*)to, NULL, NULL, NULL};
   for (int32_t g = 0; g < groups; ++g, weights += 4, to += 2) {
@@ -537,37 +508,4 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
   }
   return ARM_CMSIS_NN_SUCCESS;
 #endif
-}
-
-void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out) {
-  /* Each run (the field, column by column as widen_columns lays it out, or a dilated tap's in_ch)
-   * padded with zeros to four and every group of four stored (w0, w2, w1, w3) (wide: int16 values
-   * in order); rows of a channel pair interleaved group by group (c: one group, c + 1: one group,
-   * ...), an odd last channel's row on its own. */
-  static const int8_t order[4] = {0, 2, 1, 3};
-  const int32_t cols = p->rows * p->kernel * p->in_ch;
-  const int32_t column = p->dilation > 1 ? p->in_ch : cmx_conv_row_s8_column(p); /* a widened column's values */
-  const int32_t run = p->dilation > 1 ? p->in_ch : p->kernel * column;         /* values per run */
-  const int32_t run_bytes = p->dilation > 1 ? (run + 3) & ~3 : p->row_bytes; /* values per padded run */
-  int16_t* wide = (int16_t*)(void*)out;
-  for (int32_t c = 0; c < p->out_ch; ++c) {
-    const int32_t pair = c / 2, second = c & 1, paired = second || c + 1 < p->out_ch;
-    for (int32_t i = 0; i < p->row_bytes; ++i) {
-      const int32_t at = p->wide == 1 ? i : (i & ~3) + order[i & 3]; /* value of the padded row */
-      const int32_t k = at / run_bytes, j = at % run_bytes;
-      int8_t v = 0;
-      if (j < run) {
-        /* run value j of tap k: filter [c][ky][kx][ch] read column by column (kx, ky, ch), a column's
-         * padding zero */
-        const int32_t at_field = k * run + j, kx = at_field / column, r = at_field % column;
-        if (r < p->rows * p->in_ch) v = filter[c * cols + ((r / p->in_ch) * p->kernel + kx) * p->in_ch + r % p->in_ch];
-      }
-      const int32_t to = paired ? pair * 2 * p->row_bytes + (i / 4) * 8 + second * 4 + (i & 3) : c * p->row_bytes + i;
-      if (p->wide == 1) {
-        wide[to] = v;
-      } else {
-        out[to] = v;
-      }
-    }
-  }
 }

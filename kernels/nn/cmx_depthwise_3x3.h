@@ -9,30 +9,15 @@
 #include "cmx_nn.h"
 #include "cmx_requantize.h"
 
-/* The planar and grouped paths' shapes and scratch. The plan reads these defines (cmx_gen's
- * kernel_facts.py): keep each a plain integer. */
-#define CMX_DW_BAND 8        /* output rows a band of the planar path */
-#define CMX_DW_GROUP_BAND 2  /* ... and of the grouped path: its lead is a band's rows */
-#define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
-
-#define CMX_DW_GROUPED_WIDTH 4 /* the fewest output columns the grouped path takes: on rows of 3 its band's padding costs more */
-#define CMX_DW_GROUP 4       /* channels a group of the grouped path (its code is written for four) */
-#define CMX_DW_PLANE_ROW 64 /* int16 values a plane row holds: a constant, so a row is an immediate offset */
-
+/* The planar and grouped paths' shapes and scratch (their constants and functions on integers:
+ * cmx_nn_layout.h). */
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
-static inline int32_t grouped_rows(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
-  const int32_t band = out_d->h < CMX_DW_GROUP_BAND ? out_d->h : CMX_DW_GROUP_BAND;
-  return (band - 1) * p->stride.h + 3;
-}
-
 static inline int32_t grouped_width(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
-  return (out_d->w - 1) * p->stride.w + 3;
+  return cmx_dw3x3_grouped_width(out_d->w, p->stride.w);
 }
 
-/* Whether the planar path takes this shape (stride 1, rows of CMX_DW_PLANAR_WIDTH to
- * CMX_DW_PLANE_ROW - 3 outputs); else the grouped path, where the channels come in fours. */
 static inline int planar_shape(const cmsis_nn_dw_conv_params* p, const cmsis_nn_dims* out_d) {
-  return p->stride.w == 1 && p->stride.h == 1 && out_d->w >= CMX_DW_PLANAR_WIDTH && out_d->w + 3 <= CMX_DW_PLANE_ROW;
+  return cmx_dw3x3_planar(p->stride.h, p->stride.w, out_d->w);
 }
 #endif
 

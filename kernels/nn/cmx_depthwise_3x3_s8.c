@@ -25,13 +25,8 @@ int32_t cmx_depthwise_3x3_s8_scratch_bytes(const cmsis_nn_dw_conv_params* params
                                            const cmsis_nn_dims* output_dims) {
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
   if (params->ch_mult != 1 || input_dims->c != output_dims->c) return 0;
-  if (planar_shape(params, output_dims)) {
-    const int32_t band = output_dims->h < CMX_DW_BAND ? output_dims->h : CMX_DW_BAND;
-    return (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
-  }
-  if (input_dims->c % CMX_DW_GROUP != 0 || output_dims->w < CMX_DW_GROUPED_WIDTH) return 0;
-  return grouped_rows(params, output_dims) * grouped_width(params, output_dims) * CMX_DW_GROUP *
-         (int32_t)sizeof(int16_t);
+  return cmx_dw3x3_band_scratch_bytes(input_dims->c, output_dims->h, output_dims->w, params->stride.h,
+                                      params->stride.w);
 #else
   (void)params, (void)input_dims, (void)output_dims;
   return 0; /* Helium runs its own path, a core without DSP the portable one: neither takes scratch */

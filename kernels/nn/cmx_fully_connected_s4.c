@@ -15,30 +15,6 @@
 #include "arm_nnsupportfunctions.h"
 #include "cmx_nn.h"
 
-#define CMX_FC_S4_GROUP 8 /* columns a word */
-#define CMX_FC_S4_ROWS 4  /* rows a block, their words side by side */
-
-int32_t cmx_fully_connected_s4_weight_bytes(int32_t rows, int32_t cols) {
-  return rows * ((cols + CMX_FC_S4_GROUP - 1) / CMX_FC_S4_GROUP) * 4;
-}
-
-void cmx_fully_connected_s4_weights(int32_t rows, int32_t cols, const int8_t* values, uint8_t* out) {
-  const int32_t groups = (cols + CMX_FC_S4_GROUP - 1) / CMX_FC_S4_GROUP, blocks = rows / CMX_FC_S4_ROWS;
-  for (int32_t r = 0; r < rows; ++r) {
-    for (int32_t g = 0; g < groups; ++g) {
-      const int32_t word = r < blocks * CMX_FC_S4_ROWS
-                               ? ((r / CMX_FC_S4_ROWS) * groups + g) * CMX_FC_S4_ROWS + r % CMX_FC_S4_ROWS
-                               : r * groups + g;
-      for (int32_t k = 0; k < 4; ++k) {
-        const int32_t lo = g * CMX_FC_S4_GROUP + k, hi = lo + 4;
-        const int32_t u_lo = (lo < cols ? values[r * cols + lo] : 0) + 8;
-        const int32_t u_hi = (hi < cols ? values[r * cols + hi] : 0) + 8;
-        out[word * 4 + k] = (uint8_t)(u_lo | (u_hi << 4));
-      }
-    }
-  }
-}
-
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
 /* `(w >> shift) & m` in one instruction (AND with a shifted register: GCC otherwise shifts, then ANDs
  * with the immediate). */

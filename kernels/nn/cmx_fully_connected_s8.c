@@ -28,17 +28,6 @@
 #define CMX_FC_COLS CMX_FC_COLS_DSP
 #endif
 
-void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out) {
-  const int32_t group = CMX_FC_GROUP, padded = (cols + group - 1) / group * group, blocks = rows / 4;
-  for (int32_t r = 0; r < rows; ++r) {
-    for (int32_t i = 0; i < padded; ++i) {
-      const int32_t at = r < blocks * 4 ? ((r / 4) * padded + (i / group) * group) * 4 + (r % 4) * group + i % group
-                                        : r * padded + i;
-      out[at] = i < cols ? filter[r * cols + i] : 0;
-    }
-  }
-}
-
 #if defined(ARM_MATH_MVEI)
 static void rows_mve(const int8_t* input, const int8_t* weights, const int32_t* kernel_sum, int32_t rows,
                      int32_t cols, const cmsis_nn_per_tensor_quant_params* quant, const cmsis_nn_fc_params* p,

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "arm_nn_types.h"
+#include "cmx_nn_layout.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,55 +48,7 @@ extern "C" {
  * int16 values in order (w0, w1, w2, w3), twice the size, 14 instructions per 16 MACs instead
  * of 19; `wide` 2: the int8 layout in the plan, widened to the int16 one in the scratch at each call
  * (the plan's weights read once a call: for a board whose flash waits). */
-typedef struct {
-  int32_t positions;    /* output positions of an output row */
-  int32_t in_positions; /* input positions of an input row */
-  int32_t in_ch;
-  int32_t out_ch;
-  int32_t kernel;    /* kernel positions of a kernel row */
-  int32_t stride;    /* input positions between two output positions */
-  int32_t pad;       /* zero positions before the first input position */
-  int32_t dilation;  /* input positions between two taps; > 1 needs dilation * in_ch even and rows 1 */
-  int32_t rows;      /* kernel rows: 1 for a 1-D or 1x1 convolution */
-  int32_t out_rows;  /* output rows: 1 for a 1-D or 1x1 convolution */
-  int32_t in_rows;   /* input rows: 1 for a 1-D or 1x1 convolution */
-  int32_t row_stride; /* input rows between two output rows */
-  int32_t row_pad;   /* zero rows above the first input row */
-  int32_t wide;      /* 1: the weights are int16 (twice the bytes; no widening in the inner loop); 2: int8, widened
-                        into the scratch once a call (as 1 after that); not dilated */
-  int32_t row_bytes; /* weight bytes per output channel (cmx_conv_row_s8_row_bytes) */
-  int32_t chunk;     /* output positions per widened chunk (even, >= 2) */
-  int32_t input_offset;
-  int32_t output_offset;
-  int32_t act_min;
-  int32_t act_max;
-} cmx_conv_row_params;
-
-/**
- * @brief int16 values a widened column of a 2-D convolution holds: rows * in_ch, and one zero more where
- *        that is odd and the stride odd (an RGB stem at stride 1: every column then starts on a word, so
- *        the 2 x 2 blocks read both columns of a pair in assembly); rows * in_ch for a 1-D one.
- * @param[in] p  the layer's parameters (sizes >= 1)
- * @return       the values
- */
-int32_t cmx_conv_row_s8_column(const cmx_conv_row_params* p);
-
-/**
- * @brief Weight bytes per output channel: kernel * cmx_conv_row_s8_column rounded up to 4; dilated, each
- *        tap's in_ch rounded up to 4.
- * @param[in] p  the layer's parameters (sizes >= 1)
- * @return       the bytes, the value p->row_bytes must hold
- */
-int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p);
-
-/**
- * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (rows values per position) and a few past it;
- *        with wide 2, then (from a word) the weights widened to int16 and each channel's bias,
- *        multiplier and shift (int32).
- * @param[in] p  the layer's parameters
- * @return       bytes of scratch
- */
-int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);
+/* Its parameters: cmx_conv_row_params (cmx_nn_layout.h, with the layout and scratch functions). */
 
 /**
  * @brief The convolution above (cmx_conv_row_params), the result of arm_convolve_wrapper_s8 for it.
@@ -115,16 +68,6 @@ int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);
 arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
                                     const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
                                     int16_t* scratch, int8_t* output);
-
-/**
- * @brief Lays a CMSIS-NN filter out as cmx_conv_row_s8 reads it; for tests (cmx-gen's plan does the
- *        same in Python, cmx_gen/lower/delegate/own_kernels.py; tests/lower/test_kernel_numbers_host.py
- *        holds the two equal).
- * @param[in]  p       the layer's parameters
- * @param[in]  filter  caller: [out_ch][rows * kernel * in_ch] int8
- * @param[out] out     caller: out_ch * row_bytes bytes, or int16 values when p->wide is 1 (2-byte aligned)
- */
-void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
 
 /**
  * @brief Scratch of cmx_depthwise_3x3_s8's banded paths (a channel's rows, or a band of rows, at a time)
@@ -182,34 +125,6 @@ arm_cmsis_nn_status cmx_fully_connected_s8(const cmsis_nn_fc_params* params,
                                            const cmsis_nn_dims* output_dims, int8_t* output);
 
 /**
- * @brief Lays a CMSIS-NN fully connected filter out as cmx_fully_connected_s8 reads it: rows in blocks of
- *        four, each group of G columns (DSP 4, Helium 16; each row padded with zeros to a multiple of G)
- *        of a block's rows side by side (row r's G bytes, then row r + 1's, ...); the last rows % 4 rows
- *        each on its own. For tests (cmx-gen's plan does the same in Python,
- *        cmx_gen/lower/delegate/own_kernels.py; tests/lower/test_kernel_numbers_host.py holds them equal).
- * @param[in]  rows, cols  >= 1
- * @param[in]  filter      caller: [rows][cols] int8
- * @param[out] out         caller: cmx_fully_connected_s8_weight_bytes(rows, cols) bytes
- */
-void cmx_fully_connected_s8_weights(int32_t rows, int32_t cols, const int8_t* filter, int8_t* out);
-
-/* G: the columns of a row stored side by side with its block's other rows (the plan reads the two
- * plain defines: cmx_gen's kernel_facts.py). */
-#define CMX_FC_GROUP_MVE 16
-#define CMX_FC_GROUP_DSP 4
-#if defined(ARM_MATH_MVEI)
-#define CMX_FC_GROUP CMX_FC_GROUP_MVE
-#else
-#define CMX_FC_GROUP CMX_FC_GROUP_DSP
-#endif
-
-/* The bytes cmx_fully_connected_s8_weights lays `rows` x `cols` out in (each row padded to G): also
- * cmx_conv_helium_s8's weights. */
-static inline int32_t cmx_fully_connected_s8_weight_bytes(int32_t rows, int32_t cols) {
-  return rows * ((cols + CMX_FC_GROUP - 1) / CMX_FC_GROUP * CMX_FC_GROUP);
-}
-
-/**
  * @brief A fully connected layer with 4-bit weights: the result of arm_fully_connected_s4 (per-tensor
  *        quantization) on the DSP cores, its weights in cmx_fully_connected_s4_weights' layout.
  * @param[in]  params       input_offset in [-127, 128], filter_offset 0, output_offset, activation
@@ -229,21 +144,6 @@ arm_cmsis_nn_status cmx_fully_connected_s4(const cmsis_nn_fc_params* params,
                                            const cmsis_nn_dims* input_dims, const int8_t* input,
                                            const cmsis_nn_dims* filter_dims, const uint8_t* weights,
                                            const int32_t* bias, const cmsis_nn_dims* output_dims, int8_t* output);
-
-/**
- * @brief Lays 4-bit weights out as cmx_fully_connected_s4 reads them: each weight plus 8 in a nibble;
- *        each row's columns in groups of 8 a word (byte k: column k low, column 4 + k high; missing
- *        columns 8), the words of a block of four rows side by side (group by group), the last
- *        rows % 4 rows each on its own. For tests (cmx-gen's plan does the same in Python,
- *        cmx_gen/lower/delegate/own_kernels.py; tests/lower/test_kernel_numbers_host.py holds them equal).
- * @param[in]  rows, cols  >= 1
- * @param[in]  values      caller: [rows][cols] int8 in [-8, 7]
- * @param[out] out         caller: cmx_fully_connected_s4_weight_bytes(rows, cols) bytes
- */
-void cmx_fully_connected_s4_weights(int32_t rows, int32_t cols, const int8_t* values, uint8_t* out);
-
-/* The bytes cmx_fully_connected_s4_weights lays `rows` x `cols` out in: a word per 8 columns a row. */
-int32_t cmx_fully_connected_s4_weight_bytes(int32_t rows, int32_t cols);
 
 /**
  * @brief Scratch of cmx_conv_helium_s8: none for a 1x1 convolution of stride 1 without padding, else a
@@ -274,18 +174,6 @@ arm_cmsis_nn_status cmx_conv_helium_s8(const cmsis_nn_context* ctx, const cmsis_
                                        const cmsis_nn_dims* input_dims, const int8_t* input,
                                        const cmsis_nn_dims* filter_dims, const int8_t* weights,
                                        const int32_t* constants, const cmsis_nn_dims* output_dims, int8_t* output);
-
-/**
- * @brief The channel constants as cmx_conv_helium_s8 reads them: per block of four channels their four
- *        kernel sums, four multipliers, four shifts; then each of the last rows % 4 channels' sum,
- *        multiplier and shift. For tests (cmx-gen's plan does the same in Python,
- *        cmx_gen/lower/delegate/own_kernels.py).
- * @param[in]  rows                             output channels, >= 1
- * @param[in]  kernel_sum, multiplier, shift    caller: [rows] int32 each
- * @param[out] out                              caller: 3 x rows int32
- */
-void cmx_conv_helium_s8_constants(int32_t rows, const int32_t* kernel_sum, const int32_t* multiplier,
-                                  const int32_t* shift, int32_t* out);
 
 /**
  * @brief output[b][c][r] = input[b][r][c]: a batch of 2-D transposes (a layout change between dim orders).

@@ -26,7 +26,7 @@ EXPANSIONS = {
     "cmsis_nn_per_tensor_quant_params": ("multiplier", "shift"),
     "cmx_conv_row_params": plan_fields.ROW_PARAMS,
 }
-NN_H = ROOT / "kernels" / "nn" / "cmx_nn.h"
+NN_H = ROOT / "kernels" / "nn" / "cmx_nn_layout.h"
 
 
 def c_structs() -> dict[str, list[str]]:

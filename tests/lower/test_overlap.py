@@ -16,9 +16,12 @@ import pytest
 import torch
 
 from cmx_gen.lower.delegate import own_kernels
-from cmx_gen.lower.delegate.kernel_choice import DEPTHWISE_BAND, DEPTHWISE_GROUP_BAND
+from cmx_gen.lower.delegate.kernel_choice import DEPTHWISE_BAND
+from cmx_gen.lower.delegate.kernel_facts import define
 from cmx_gen.lower.delegate.overlap import Walk, band_blocks, conv_row_blocks, flat_blocks, image_reads, row_blocks
 from cmx_gen.lower.delegate.work_memory import ALIGN, Buffer, place
+
+DEPTHWISE_GROUP_BAND = define("cmx_nn_layout.h", "CMX_DW_GROUP_BAND")  # the grouped path's band
 
 
 def _field(p: int, geo: dict[str, int], channels: slice | None = None) -> np.ndarray:

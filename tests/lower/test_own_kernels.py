@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.lower.delegate import kernel_numbers, own_kernels
 from cmx_gen.program import pte
 
 
@@ -23,9 +23,9 @@ def test_row_weights_read_back_for_any_shape():
         wide = 0 if dilation > 1 else rng.randint(0, 1)
         g = own_kernels.RowGeometry(10, 20, ch, oc, kernel, 1, 0, dilation, rows, 4, 8, 1, 0, wide)
         filt = np.array([[rng.randint(-128, 127) for _ in range(g.cols)] for _ in range(oc)], dtype=np.int8)
-        blob = own_kernels.row_weights(filt, g)
+        blob = kernel_numbers.row_weights(filt, g)
         assert len(blob) == oc * g.row_bytes * (2 if wide else 1)
-        assert np.array_equal(own_kernels.row_filter(blob, g), filt)
+        assert np.array_equal(kernel_numbers.row_filter(blob, g), filt)
 
 
 def test_row_weights_are_laid_out_as_the_kernel_reads_them():
@@ -33,12 +33,12 @@ def test_row_weights_are_laid_out_as_the_kernel_reads_them():
     an odd last row on its own; rows padded with zeros to four."""
     filt = np.arange(3 * 6, dtype=np.int8).reshape(3, 6)
     g = own_kernels.RowGeometry(10, 12, 3, 3, 2, 1, 0)
-    blob = list(np.frombuffer(own_kernels.row_weights(filt, g), dtype=np.int8))
+    blob = list(np.frombuffer(kernel_numbers.row_weights(filt, g), dtype=np.int8))
     assert blob[:16] == [0, 2, 1, 3, 6, 8, 7, 9, 4, 0, 5, 0, 10, 0, 11, 0]
     assert blob[16:] == [12, 14, 13, 15, 16, 0, 17, 0]
     # dilated: each tap's three channels padded to four
     dilated = own_kernels.RowGeometry(10, 12, 3, 3, 2, 1, 0, 2)
-    blob = list(np.frombuffer(own_kernels.row_weights(filt, dilated), dtype=np.int8))
+    blob = list(np.frombuffer(kernel_numbers.row_weights(filt, dilated), dtype=np.int8))
     assert blob[16:] == [12, 14, 13, 0, 15, 17, 16, 0]
 
 
@@ -47,9 +47,9 @@ def test_a_2d_field_is_laid_out_column_by_column():
     widens a chunk column by column, so the field reads (r0c0, r1c0, r0c1, r1c1)."""
     filt = np.array([[1, 2, 3, 4]], dtype=np.int8)
     g = own_kernels.RowGeometry(4, 5, 1, 1, 2, 1, 0, 1, 2, 4, 5, 1, 0)
-    assert list(np.frombuffer(own_kernels.row_weights(filt, g), dtype=np.int8)) == [1, 2, 3, 4]  # (w0, w2, w1, w3)
+    assert list(np.frombuffer(kernel_numbers.row_weights(filt, g), dtype=np.int8)) == [1, 2, 3, 4]  # (w0, w2, w1, w3)
     wide = own_kernels.RowGeometry(4, 5, 1, 1, 2, 1, 0, 1, 2, 4, 5, 1, 0, 1)
-    assert list(np.frombuffer(own_kernels.row_weights(filt, wide), dtype="<i2")) == [1, 3, 2, 4]  # int16 in order
+    assert list(np.frombuffer(kernel_numbers.row_weights(filt, wide), dtype="<i2")) == [1, 3, 2, 4]  # int16 in order
 
 
 def test_an_odd_column_at_an_odd_stride_takes_a_zero_so_every_column_starts_on_a_word():
@@ -58,13 +58,13 @@ def test_an_odd_column_at_an_odd_stride_takes_a_zero_so_every_column_starts_on_a
     likewise), at stride 2 the columns stay three values (two positions apart: already on a word)."""
     filt = np.array([[1, 2, 3, 4, 5, 6]], dtype=np.int8)
     g = own_kernels.RowGeometry(4, 5, 1, 1, 2, 1, 0, 1, 3, 3, 5, 1, 0)
-    assert (g.column, g.row_bytes) == (4, 8)
-    assert list(np.frombuffer(own_kernels.row_weights(filt, g), dtype=np.int8)) == [1, 5, 3, 0, 2, 6, 4, 0]
+    assert g.row_bytes == 8  # two columns of (r0, r1, r2, 0)
+    assert list(np.frombuffer(kernel_numbers.row_weights(filt, g), dtype=np.int8)) == [1, 5, 3, 0, 2, 6, 4, 0]
     strided = own_kernels.RowGeometry(2, 5, 1, 1, 2, 2, 0, 1, 3, 2, 5, 2, 0)
-    assert (strided.column, strided.row_bytes) == (3, 8)
-    assert list(np.frombuffer(own_kernels.row_weights(filt, strided), dtype=np.int8)) == [1, 5, 3, 2, 4, 0, 6, 0]
+    assert strided.row_bytes == 8  # two columns of three values, padded to 8
+    assert list(np.frombuffer(kernel_numbers.row_weights(filt, strided), dtype=np.int8)) == [1, 5, 3, 2, 4, 0, 6, 0]
     for geometry in (g, strided):
-        assert np.array_equal(own_kernels.row_filter(own_kernels.row_weights(filt, geometry), geometry), filt)
+        assert np.array_equal(kernel_numbers.row_filter(kernel_numbers.row_weights(filt, geometry), geometry), filt)
 
 
 def _geometry(x, w, out, stride=(1, 1), padding=(0, 0), dilation=(1, 1)):
@@ -147,11 +147,11 @@ def test_helium_plans_run_convolutions_on_cmx_conv_helium_and_equal_the_referenc
 def test_helium_constants_read_back_and_are_laid_out_as_the_kernel_reads_them():
     for rows in (1, 4, 7, 64):
         sums, mults, shifts = (np.arange(rows, dtype=np.int32) + base for base in (1000, 2000, 3000))
-        blob = own_kernels.helium_constants(sums, mults, shifts)
+        blob = kernel_numbers.helium_constants(sums, mults, shifts)
         assert len(blob) == 12 * rows
-        back = own_kernels.helium_constants_read(blob, rows)
+        back = kernel_numbers.helium_constants_read(blob, rows)
         assert all(np.array_equal(a, b) for a, b in zip(back, (sums, mults, shifts)))
-    words = list(np.frombuffer(own_kernels.helium_constants(*(np.arange(5) + b for b in (0, 10, 20))), dtype="<i4"))
+    words = list(np.frombuffer(kernel_numbers.helium_constants(*(np.arange(5) + b for b in (0, 10, 20))), dtype="<i4"))
     assert words == [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 4, 14, 24]  # a block of four, then row 4 alone
 
 
@@ -174,15 +174,39 @@ def test_fc_weights_read_back_and_are_laid_out_as_the_kernel_reads_them():
     for isa in ("DSP", "MVE"):
         for rows, cols in [(1, 4), (4, 8), (7, 12), (128, 640), (13, 4), (9, 37)]:
             filt = rng.integers(-128, 128, size=(rows, cols), dtype=np.int8)
-            blob = own_kernels.fc_weights(filt, isa)
+            blob = kernel_numbers.fc_weights(filt, own_kernels.FC_GROUP[isa])
             assert len(blob) == rows * -(-cols // own_kernels.FC_GROUP[isa]) * own_kernels.FC_GROUP[isa]
-            assert np.array_equal(own_kernels.fc_filter(blob, rows, cols, isa), filt)
+            assert np.array_equal(kernel_numbers.fc_filter(blob, rows, cols, own_kernels.FC_GROUP[isa]), filt)
     filt = np.arange(5 * 8, dtype=np.int8).reshape(5, 8)  # rows 0-3 a block, row 4 on its own
-    blob = list(np.frombuffer(own_kernels.fc_weights(filt, "DSP"), dtype=np.int8))
+    blob = list(np.frombuffer(kernel_numbers.fc_weights(filt, own_kernels.FC_GROUP["DSP"]), dtype=np.int8))
     assert blob[:16] == [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]
     assert blob[32:] == list(range(32, 40))
-    mve = list(np.frombuffer(own_kernels.fc_weights(filt, "MVE"), dtype=np.int8))
+    mve = list(np.frombuffer(kernel_numbers.fc_weights(filt, own_kernels.FC_GROUP["MVE"]), dtype=np.int8))
     assert mve[:16] == list(range(8)) + [0] * 8 and mve[16:24] == list(range(8, 16))  # padded to 16
     assert own_kernels.fc_applies(640, 0, "DSP") and not own_kernels.fc_applies(10, 0, "DSP")
     assert own_kernels.fc_applies(10, 0, "MVE") and not own_kernels.fc_applies(8, 3, "MVE")
     assert not own_kernels.fc_applies(8, 0, "")  # a core with neither: CMSIS-NN's
+
+
+def test_four_bit_weights_read_back_for_any_shape():
+    """cmx_fully_connected_s4_weights' layout (two values a byte, offset by 8) read back through the C
+    packer's own map of where each value went."""
+    rng = np.random.default_rng(5505)
+    for _ in range(60):
+        values = rng.integers(-8, 8, (int(rng.integers(1, 20)), int(rng.integers(1, 70))), dtype=np.int8)
+        packed = kernel_numbers.fc_s4_weights(values)
+        assert len(packed) == values.shape[0] * -(-values.shape[1] // 8) * 4
+        assert np.array_equal(kernel_numbers.fc_s4_filter(packed, *values.shape), values)
+
+
+def test_the_plan_sizes_cmsis_nn_scratch_with_cmsis_nn():
+    """arm_convolve_s8_get_buffer_size as CMSIS-NN computes it (the wheel's bindings): a 3x3 layer of 3
+    channels reads 27 columns, on DSP two int16 im2col columns of 28, on Helium four of 32 int8."""
+    from cmx_gen.lower.delegate import cmsis_sizes
+
+    assert cmsis_sizes.convolve_s8("DSP", 3, (3, 3)) == 2 * 28 * 2
+    assert cmsis_sizes.convolve_s8("MVE", 3, (3, 3)) == 4 * 32
+    # arm_convolve_wrapper_s8: none for a 1x1 convolution at stride 1
+    assert (
+        cmsis_sizes.convolve_wrapper("DSP", "s8", (1, 4, 4, 8), (8, 1, 1, 8), (1, 4, 4, 8), (0, 0), (1, 1), (1, 1)) == 0
+    )

@@ -3,14 +3,12 @@ compiler and cached by its source's hash, like the runtime; and what it writes, 
 
 from __future__ import annotations
 
-import hashlib
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cmx_gen.common import host_library
 from cmx_gen.common.errors import RunError
-from cmx_gen.common.paths import KERNELS_DIR, cache_root
+from cmx_gen.common.paths import KERNELS_DIR
 from cmx_gen.fit.board_memory import Accelerator
 
 SOURCE = KERNELS_DIR / "qemu_plugin" / "cmx_cycles.c"
@@ -18,25 +16,7 @@ SOURCE = KERNELS_DIR / "qemu_plugin" / "cmx_cycles.c"
 
 def build() -> Path:
     """The plugin's shared library, compiled once per source version."""
-    text = SOURCE.read_bytes()
-    folder = cache_root() / "qemu_plugin" / hashlib.sha256(text).hexdigest()[:16]
-    library = folder / "cmx_cycles.so"
-    if library.is_file():
-        return library
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None:
-        raise RunError("--cycles builds a QEMU plugin and finds no host C compiler", "install gcc (apt install gcc)")
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / "cmx_cycles.so.partial"
-    done = subprocess.run(
-        [compiler, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", "-o", str(partial), str(SOURCE)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        raise RunError(f"the QEMU cycle plugin did not compile: {done.stderr.strip()[-300:]}", "check the host's gcc")
-    partial.replace(library)
-    return library
+    return host_library.build("cmx_cycles", [SOURCE], ["-fvisibility=hidden"], "--cycles (a QEMU plugin)")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.lower.delegate import kernel_numbers, own_kernels
 from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, shape4, window_fields
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
@@ -86,13 +86,13 @@ def _conv_helium(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_c, -1)
     bias_values = np.frombuffer(emit.constant_bytes(bias), dtype="<i4") if bias is not None else None
     sums = own_kernels.kernel_sums(filt, bias_values, int(in_off))
-    constants = own_kernels.helium_constants(sums, int32s(mult, emit), int32s(shift, emit))
+    constants = kernel_numbers.helium_constants(sums, int32s(mult, emit), int32s(shift, emit))
     return Layer(
         "conv_helium",
         {
             "input": emit.operand(x),
             "output": emit.operand(node),
-            "weight": emit.data(own_kernels.fc_weights(filt, emit.isa)),
+            "weight": emit.data(kernel_numbers.fc_weights(filt, own_kernels.FC_GROUP[emit.isa])),
             "constants": emit.data(constants),
             "scratch": scratch,
             "scratch_bytes": scratch_bytes(node, emit.isa),
@@ -111,7 +111,7 @@ def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     x, weight, bias, _stride, _padding, _dilation, in_off, out_off, mult, shift, act_min, act_max, _ = fx_args(node)
     geometry, chunk = row_plan(node)
     filter_ohwi = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(geometry.out_ch, -1)
-    weights = own_kernels.row_weights(filter_ohwi, geometry)
+    weights = kernel_numbers.row_weights(filter_ohwi, geometry)
     return Layer(
         "conv_row",
         {

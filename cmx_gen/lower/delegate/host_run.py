@@ -20,14 +20,8 @@ import torch
 
 from cmx_gen.lower.delegate import host_own, host_s16
 from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, put
-from cmx_gen.lower.delegate.own_kernels import (
-    RowGeometry,
-    bias_from_sums,
-    fc_filter,
-    fc_s4_filter,
-    helium_constants_read,
-    row_filter,
-)
+from cmx_gen.lower.delegate.kernel_numbers import fc_filter, fc_s4_filter, helium_constants_read, row_filter
+from cmx_gen.lower.delegate.own_kernels import FC_GROUP, RowGeometry, bias_from_sums
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.host_models.kernel_models import compute, masked_softmax_s8
 from cmx_gen.lower.weight_bits import unpack_int4
@@ -171,7 +165,7 @@ def _conv_helium(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: st
     multipliers and shifts from its constants, its bias from their kernel sums."""
     _, kh, kw, c = _dims(f, "filter")
     oc = f["output_c"]
-    filt = fc_filter(plan[f["weight"] :], oc, kh * kw * c, isa)
+    filt = fc_filter(plan[f["weight"] :], oc, kh * kw * c, FC_GROUP[isa])
     sums, mults, shifts = helium_constants_read(plan[f["constants"] :], oc)
     weight = torch.from_numpy(filt.reshape(oc, kh, kw, c).copy())
     bias = torch.from_numpy(bias_from_sums(sums, filt, f["input_offset"]))
@@ -190,7 +184,9 @@ def _linear(
     blob = plan[f["weight"] :]
     weight = (
         torch.from_numpy(
-            (fc_s4_filter(blob, outputs, features) if int4 else fc_filter(blob, outputs, features, isa)).copy()
+            (
+                fc_s4_filter(blob, outputs, features) if int4 else fc_filter(blob, outputs, features, FC_GROUP[isa])
+            ).copy()
         )
         if own
         else _weights(plan, f["weight"], (outputs, features), int4)

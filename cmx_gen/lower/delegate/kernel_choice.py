@@ -6,13 +6,13 @@ cortex_m wrapper makes, or arm_convolve_s8 itself where the wrapper's MVE 1xN pa
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 
-from cmx_gen.lower.delegate import own_kernels
+from cmx_gen.lower.delegate import cmsis_sizes, kernel_numbers, own_kernels
 from cmx_gen.lower.delegate.kernel_facts import define
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
@@ -67,33 +67,25 @@ def _planned_scratch(node: torch.fx.Node) -> int:
 
 
 def own_scratch(node: torch.fx.Node) -> int:
-    """The scratch of a layer no cortex_m pass planned one for: an LSTM's int16 cell state and its two
-    int16 gate buffers (arm_lstm_unidirectional_s8's / _s16's cmsis_nn_lstm_context), batch x hidden each; a
-    GRU's four int16 gate rows and its int8 zero state (cmx_gru_s8); a backward LSTM's input and output
-    in reverse step order too; a batch matmul's transposed b and
-    column sums."""
+    """The scratch of a layer no cortex_m pass planned one for, as the backend's C sizes it
+    (cmx_nn_layout.h): an LSTM's (cmx_lstm_scratch_bytes), a GRU's (cmx_gru_scratch_bytes), a batch
+    matmul's (cmx_bmm_scratch_bytes)."""
     name = op_name(node)
-    if name == "cmx::quantized_bmm_s16":  # b transposed, int16 (unless it is); arm_batch_matmul_s16 wants none
+    if name in ("cmx::quantized_bmm", "cmx::quantized_bmm_s16"):
         batches, _, inner = (int(d) for d in node_val(fx_args(node)[0]).shape)
-        cols = int(node_val(node).shape[2])
-        return 0 if fx_args(node)[2] else (2 * batches * inner * cols + 3) // 4 * 4
-    if name == "cmx::quantized_bmm":  # b transposed (unless it is), then the MVE kernel's column sums
-        batches, _, inner = (int(d) for d in node_val(fx_args(node)[0]).shape)
-        cols = int(node_val(node).shape[2])
-        return (0 if fx_args(node)[4] else (batches * inner * cols + 3) // 4 * 4) + 4 * cols
-    if name not in ("cmx::quantized_lstm", "cmx::quantized_lstm_s16", "cmx::quantized_gru"):
-        return 0
-    shape = node_val(node).shape
-    hidden = int(shape[-1])
+        wide = name == "cmx::quantized_bmm_s16"
+        transposed = bool(fx_args(node)[2] if wide else fx_args(node)[4])
+        return kernel_numbers.bmm_scratch_bytes(batches, inner, int(node_val(node).shape[2]), transposed, 1 + wide)
     if name == "cmx::quantized_gru":
-        return (4 * 2 * hidden + hidden + 3) // 4 * 4
-    batch = int(shape[0]) if fx_args(node)[5] else int(shape[1])
+        return kernel_numbers.gru_scratch_bytes(int(node_val(node).shape[-1]))
+    if name not in ("cmx::quantized_lstm", "cmx::quantized_lstm_s16"):
+        return 0
+    shape = [int(d) for d in node_val(node).shape]
+    batch_first, reverse = bool(fx_args(node)[5]), bool(fx_args(node)[6])
+    batch, steps = (shape[0], shape[1]) if batch_first else (shape[1], shape[0])
+    inputs = int(node_val(fx_args(node)[0]).shape[-1])
     element = 2 if name == "cmx::quantized_lstm_s16" else 1
-    reversed_steps = math.prod(int(d) for d in shape[:-1]) * (
-        int(shape[-1]) + int(node_val(fx_args(node)[0]).shape[-1])
-    )
-    # the steps reversed, in and out
-    return 3 * 2 * batch * hidden + (element * reversed_steps if fx_args(node)[6] else 0)
+    return kernel_numbers.lstm_scratch_bytes(batch, steps, inputs, shape[-1], reverse, element)
 
 
 def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
@@ -105,7 +97,7 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
     if depthwise_kind(node, isa) == "depthwise_3x3":
         return depthwise_plane_bytes(node, isa)
     if depthwise_kind(node, isa) == "depthwise_s4":
-        return depthwise_s4_scratch(node)
+        return depthwise_s4_scratch(node, isa)
     kind = conv_kind(node, isa)
     if kind == "conv_s4":
         return conv_s4_scratch(node, isa)
@@ -132,23 +124,25 @@ def int4_kind(node: torch.fx.Node) -> bool:
     return all(int(p) < e for p, e in zip(padding, extent))
 
 
+def _nhwc(node: Any) -> tuple[int, ...]:
+    """A logical NCHW activation's shape as CMSIS-NN's dims read it."""
+    n, c, h, w = (int(v) for v in node_val(node).shape)
+    return (n, h, w, c)
+
+
+def _pairs(node: torch.fx.Node) -> tuple[list[int], list[int], list[int]]:
+    """A convolution's padding, stride and dilation, height first."""
+    _, _, _, stride, padding, dilation = fx_args(node)[:6]
+    return [int(v) for v in padding], [int(v) for v in stride], [int(v) for v in dilation]
+
+
 def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
-    """arm_convolve_wrapper_s4_get_buffer_size for this core: none for a 1x1 layer, else two im2col
-    columns of int16 (DSP, C) or four int8 columns in 16-byte lanes (Helium; none on its 1xN path
-    where its sections tile the output)."""
-    x, weight, _, stride, padding, dilation = fx_args(node)[:6]
-    _, c, h, width = (int(v) for v in node_val(x).shape)
-    _, kh, kw, _ = (int(v) for v in node_val(weight).shape)
-    if padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1:
-        return 0
-    cols = c * kh * kw
-    if isa != "MVE":
-        return 4 * cols
-    one_by_n = h == 1 and dilation[1] == 1 and kh == 1 and (stride[1] * c) % 4 == 0
-    out_w = int(node_val(node).shape[3])
-    if one_by_n and _sections_tile(width, kw, int(stride[1]), int(padding[1]), out_w):
-        return 0
-    return 4 * ((cols + 15) // 16) * 16
+    """arm_convolve_wrapper_s4_get_buffer_size for this layer on this core (cmsis_sizes)."""
+    padding, stride, dilation = _pairs(node)
+    filter_nhwc = tuple(int(v) for v in node_val(fx_args(node)[1]).shape)  # OHWI
+    return cmsis_sizes.convolve_wrapper(
+        isa, "s4", _nhwc(fx_args(node)[0]), filter_nhwc, _nhwc(node), padding, stride, dilation
+    )
 
 
 def s16_depthwise(node: torch.fx.Node) -> bool:
@@ -158,37 +152,21 @@ def s16_depthwise(node: torch.fx.Node) -> bool:
 
 
 def s16_scratch(node: torch.fx.Node, isa: str) -> int:
-    """The s16 wrappers' buffer sizes (arm_convolve_get_buffer_sizes_s16.c,
-    arm_depthwise_conv_get_buffer_sizes_s16.c) on this core: a convolution's im2col columns of int16
-    (two on DSP and C, four in 8-lane blocks on Helium); a depthwise layer's on its fast path (one output
-    channel per input channel, no dilation, a window under 512 taps; none on a core without DSP); an
-    average pool's int32 row of channels on a DSP core (arm_avgpool_get_buffer_sizes_s16.c); a fully
-    connected layer's and a max pool's none."""
+    """The s16 wrappers' buffer sizes on this core (cmsis_sizes): a convolution's or a depthwise
+    layer's (arm_convolve_wrapper_s16 / arm_depthwise_conv_wrapper_s16), an average pool's
+    (arm_avgpool_s16); a fully connected layer's and a max pool's none."""
     if op_name(node) == "cmx::quantized_pool2d_s16":
         average, channels = bool(fx_args(node)[4]), int(node_val(fx_args(node)[0]).shape[1])
-        return 4 * channels if average and isa == "DSP" else 0
+        return cmsis_sizes.avgpool(isa, "s16", int(node_val(node).shape[3]), channels) if average else 0
     if op_name(node) != "cmx::quantized_conv2d_s16":
         return 0
-    x, weight, _, _, _, dilation = fx_args(node)[:6]
-    c = int(node_val(x).shape[1])
-    out_c, _, kh, kw = (int(v) for v in node_val(weight).shape)
-    cols = c * kh * kw
+    padding, stride, dilation = _pairs(node)
+    out_c, _, kh, kw = (int(v) for v in node_val(fx_args(node)[1]).shape)  # OIHW
+    x, out = _nhwc(fx_args(node)[0]), _nhwc(node)
     if not s16_depthwise(node):
-        return 4 * ((cols + 7) // 8) * 8 * 2 if isa == "MVE" else 2 * cols * 2
-    fast = out_c == c and list(dilation) == [1, 1] and kh * kw < 512
-    if not fast or isa == "SCALAR":
-        return 0
-    return 4 * cols * 2 + 8 if isa == "MVE" else cols * 2
-
-
-def _sections_tile(width: int, kernel: int, stride: int, pad: int, out_w: int) -> bool:
-    """arm_convolve_1_x_n_s4's Helium path: its left-padded, unpadded and right-padded sections cover
-    the output (else it needs arm_convolve_s4's buffer)."""
-    total = (out_w - 1) * stride + kernel - width
-    asym = int(math.fmod(total, 2))
-    right = max(1, (pad + asym + stride - 1) // stride) if pad + asym else 0
-    left = max(1, (pad + stride - 1) // stride) if pad else 0
-    return right + max(out_w - (right + left), 0) + left == out_w
+        return cmsis_sizes.convolve_wrapper(isa, "s16", x, (out_c, kh, kw, x[3]), out, padding, stride, dilation)
+    ch_mult = out_c // x[3]
+    return cmsis_sizes.depthwise_wrapper(isa, "s16", x, (1, kh, kw, out_c), out, padding, stride, dilation, ch_mult)
 
 
 def s4_depthwise_opt(node: torch.fx.Node) -> bool:
@@ -199,12 +177,14 @@ def s4_depthwise_opt(node: torch.fx.Node) -> bool:
     return int(ch_mult) == 1 and int(node_val(x).shape[0]) == 1 and list(dilation) == [1, 1]
 
 
-def depthwise_s4_scratch(node: torch.fx.Node) -> int:
-    """arm_depthwise_conv_wrapper_s4_get_buffer_size on a DSP or plain core for its _opt path (the only
-    one the kind runs: depthwise_kind): a column of int16 per channel."""
-    x, weight = fx_args(node)[:2]
-    c, kh, kw = int(node_val(x).shape[1]), int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
-    return c * kh * kw * 2
+def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
+    """arm_depthwise_conv_wrapper_s4_get_buffer_size for this layer on this core (cmsis_sizes)."""
+    x, weight, _, stride, padding, dilation, ch_mult = fx_args(node)[:7]
+    kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
+    out = _nhwc(node)
+    return cmsis_sizes.depthwise_wrapper(
+        isa, "s4", _nhwc(x), (1, kh, kw, out[3]), out, padding, stride, dilation, int(ch_mult)
+    )
 
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
@@ -222,9 +202,6 @@ def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
     geometry = _row_geometry(node)
     assert geometry is not None
     return geometry, geometry.chunk(_planned_scratch(node))
-
-
-HELIUM_CHANNELS = 8  # cmx_depthwise_3x3_s8's Helium path: eight channels a step
 
 
 def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
@@ -245,51 +222,35 @@ def depthwise_kind(node: torch.fx.Node, isa: str) -> str:
     return "depthwise_conv"
 
 
-_DW = "cmx_depthwise_3x3.h"
-DEPTHWISE_BAND = define(_DW, "CMX_DW_BAND")  # the planar path: output rows a band
-DEPTHWISE_GROUP_BAND = define(_DW, "CMX_DW_GROUP_BAND")  # ... and the grouped path's
-DEPTHWISE_PLANAR_WIDTH = define(_DW, "CMX_DW_PLANAR_WIDTH")  # the fewest output columns the planar path takes
-DEPTHWISE_PLANE_ROW = define(_DW, "CMX_DW_PLANE_ROW")  # int16 values a plane row holds (3 more than its columns)
-DEPTHWISE_GROUP = define(_DW, "CMX_DW_GROUP")  # the grouped path: channels a group (the channels a multiple of it)
-DEPTHWISE_GROUPED_WIDTH = define(_DW, "CMX_DW_GROUPED_WIDTH")  # ... and the fewest output columns it takes
+_DW = "cmx_nn_layout.h"
+DEPTHWISE_BAND = define(_DW, "CMX_DW_BAND")  # the planar path: output rows a band (the most of either path)
+DEPTHWISE_STEP = define(_DW, "CMX_DW_STEP")  # channels of a pixel the walk finishes at a time
+HELIUM_CHANNELS = define(_DW, "CMX_DW_STEP_MVE")  # ... on Helium
 
 
-def planar_shape(stride: Sequence[int], out_w: int) -> bool:
-    """cmx_depthwise_3x3_s8's planar path takes this shape (stride 1, rows of 8 to 61 outputs); the
-    grouped path takes the others (planar_shape in C)."""
-    return list(stride) == [1, 1] and DEPTHWISE_PLANAR_WIDTH <= out_w <= DEPTHWISE_PLANE_ROW - 3
+def _stride(node: torch.fx.Node) -> tuple[int, int]:
+    stride = fx_args(node)[3]
+    return int(stride[0]), int(stride[1])
 
 
 def depthwise_planar_shape(node: torch.fx.Node) -> bool:
-    return planar_shape(fx_args(node)[3], int(node_val(node).shape[3]))
-
-
-def dsp_depthwise_scratch(channels: int, out_h: int, out_w: int, stride: Sequence[int]) -> int:
-    """cmx_depthwise_3x3_s8_scratch_bytes on a DSP core, one output channel per input channel: its
-    planar path's plane (a band's input rows of one channel as int16), else its grouped path's band
-    (a band's input rows, padding included, of four channels as int16; channels a multiple of four,
-    rows of 4 outputs or more), else 0 (the walk of four channels a pixel)."""
-    if planar_shape(stride, out_w):
-        return (min(out_h, DEPTHWISE_BAND) + 2) * DEPTHWISE_PLANE_ROW * 2
-    if channels % DEPTHWISE_GROUP or out_w < DEPTHWISE_GROUPED_WIDTH:
-        return 0
-    band = min(out_h, DEPTHWISE_GROUP_BAND)
-    return ((band - 1) * int(stride[0]) + 3) * ((out_w - 1) * int(stride[1]) + 3) * DEPTHWISE_GROUP * 2
+    """cmx_depthwise_3x3_s8's planar path takes this layer on a DSP core (else the grouped one)."""
+    return kernel_numbers.dw_planar(_stride(node), int(node_val(node).shape[3]))
 
 
 def depthwise_plane_bytes(node: torch.fx.Node, isa: str) -> int:
-    """The scratch of a depthwise_3x3 layer on a DSP core (dsp_depthwise_scratch); 0 where the kernel
+    """The scratch of a depthwise_3x3 layer on a DSP core (cmx_dw3x3_band_scratch_bytes); 0 where the kernel
     walks four channels a pixel (Helium, or the schedule chose that walk for memory: small_kernel)."""
     if isa != "DSP" or depthwise_kind(node, isa) != "depthwise_3x3" or small_kernel(node):
         return 0
     _, oc, oh, ow = (int(s) for s in node_val(node).shape)
-    return dsp_depthwise_scratch(oc, oh, ow, fx_args(node)[3])
+    return kernel_numbers.dw_band_scratch_bytes(oc, oh, ow, _stride(node))
 
 
 def depthwise_band(node: torch.fx.Node) -> int:
     """The output rows of a band of cmx_depthwise_3x3_s8's planar or grouped path (whichever takes
     this shape): how far its writes run ahead of its reads (overlap.band_blocks)."""
-    return DEPTHWISE_BAND if depthwise_planar_shape(node) else DEPTHWISE_GROUP_BAND
+    return kernel_numbers.dw_band_rows(_stride(node), int(node_val(node).shape[3]))
 
 
 def helium_depthwise(node: torch.fx.Node) -> bool:
@@ -376,25 +337,16 @@ def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: i
     )
 
 
-def helium_scratch(channels: int, kernel_h: int, kernel_w: int, stride: Sequence[int], padding: Sequence[int]) -> int:
-    """cmx_conv_helium_s8_scratch_bytes: one position's field (kernel rows x columns x channels, to
-    a multiple of 4), none for a 1x1 convolution of stride 1 without padding (read in place)."""
-    if kernel_h == kernel_w == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:
-        return 0
-    return (kernel_h * kernel_w * channels + 3) // 4 * 4
-
-
 def _helium_scratch(node: torch.fx.Node) -> int:
     _, weight, _, stride, padding = fx_args(node)[:5]
     _, kh, kw, c = (int(v) for v in node_val(weight).shape)
-    return helium_scratch(c, kh, kw, stride, padding)
+    return kernel_numbers.helium_field_bytes(c, (kh, kw), _stride(node), (int(padding[0]), int(padding[1])))
 
 
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:
     """arm_convolve_s8_get_buffer_size on any ISA (the larger of MVE's and DSP's: a plan is
     checked against its core, and both are a few hundred bytes)."""
     x, weight = fx_args(node)[:2]
-    cols = int(node_val(x).shape[1]) * int(node_val(weight).shape[1]) * int(node_val(weight).shape[2])
-    mve = 4 * ((cols + 15) // 16) * 16
-    dsp = 2 * (cols + (-cols % 4)) * 2
-    return max(mve, dsp)
+    kernel = (int(node_val(weight).shape[1]), int(node_val(weight).shape[2]))
+    in_ch = int(node_val(x).shape[1])
+    return max(cmsis_sizes.convolve_s8(isa, in_ch, kernel) for isa in ("MVE", "DSP"))

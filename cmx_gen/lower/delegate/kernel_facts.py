@@ -1,9 +1,9 @@
-"""Numbers cmx-gen's kernels decide, read from their C sources (kernels/nn/), so each is written once:
-the plan sizes a kernel's scratch and lays out its weights with the kernel's own constants.
+"""Constants cmx-gen's kernels decide, read from their C sources (kernels/nn/), so each is written once:
+the plan's choices read the kernels' own values (the sizes and layouts themselves it asks of the C:
+kernel_numbers.py).
 
 Only a plain `#define CMX_NAME <integer>` is read, never one under a condition: a constant that differs
-by core has one unconditional name per core (CMX_FC_GROUP_DSP, CMX_FC_GROUP_MVE). The formulas that
-use them are held to the C functions over random shapes by tests/lower/test_kernel_numbers_host.py."""
+by core has one unconditional name per core (CMX_FC_GROUP_DSP, CMX_FC_GROUP_MVE)."""
 
 from __future__ import annotations
 

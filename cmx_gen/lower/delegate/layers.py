@@ -32,6 +32,7 @@ from cmx_gen.lower.delegate.emit import (
 )
 from cmx_gen.lower.delegate.kernel_choice import depthwise_kind, int4_kind, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
+from cmx_gen.lower.delegate.kernel_numbers import fc_s4_weights, fc_weights
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 from cmx_gen.lower.rewrites import concat, upsample
@@ -154,7 +155,8 @@ def _linear(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     kind = ("fully_connected_s4" if own else "linear_s4") if int4 else "fully_connected" if own else "linear"
     filt = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(out_feat, in_feat)
     if own:  # cmx-gen's kernel: its weights laid out as it reads them
-        weight_at = emit.data(own_kernels.fc_s4_weights(filt) if int4 else own_kernels.fc_weights(filt, emit.isa))
+        packed = fc_s4_weights(filt) if int4 else fc_weights(filt, own_kernels.FC_GROUP[emit.isa])
+        weight_at = emit.data(packed)
     else:
         weight_at = conv_layers.weight_operand(emit, weight, int4)
     return Layer(

@@ -26,6 +26,7 @@ import torch
 
 from cmx_gen.lower.delegate.kernel_choice import (
     DEPTHWISE_BAND,
+    DEPTHWISE_STEP,
     HELIUM_CHANNELS,
     conv_kind,
     depthwise_band,
@@ -40,7 +41,6 @@ from cmx_gen.lower.fx_nodes import fx_args, op_name
 CH_IN_BLOCK_MVE = 124  # arm_depthwise_conv_s8_opt's channel block with MVE: more channels, channel-outer
 MVE_ROWS = 4  # arm_nn_mat_mult_nt_t_s8 (MVE) and arm_convolve_s8 (MVE) take four positions at a time
 DSP_COLUMNS = 2  # arm_convolve_s8 (DSP) fills two im2col columns before it multiplies
-DEPTHWISE_3X3_STEP = 4  # cmx_depthwise_3x3_s8 finishes four channels of a pixel at a time (DSP code)
 ELEMENT_BLOCK = 16  # arm_elementwise_add_s8 / _mul_s8: four (DSP) or sixteen (MVE) elements at a time
 
 
@@ -152,7 +152,7 @@ def _depthwise_walk(node: torch.fx.Node, isa: str) -> Walk:
     if depthwise_plane_bytes(node, isa):  # its planar or grouped path: a band's every channel, read as written
         return Walk(band_blocks(n, oh, ow, depthwise_band(node)), oc, reads, copy_in=False)
     if depthwise_kind(node, isa) == "depthwise_3x3":  # cmx_depthwise_3x3_s8: four (Helium: eight) channels a step
-        step = HELIUM_CHANNELS if isa == "MVE" and oc >= HELIUM_CHANNELS else DEPTHWISE_3X3_STEP
+        step = HELIUM_CHANNELS if isa == "MVE" and oc >= HELIUM_CHANNELS else DEPTHWISE_STEP
         return Walk(flat_blocks(n * oh * ow, 1), oc, reads, copy_in=False, step=step)
     c = int(xv.shape[1])
     if isa == "MVE" and c == 1 and oc > 8:  # arm_depthwise_conv_to_conv_s8
