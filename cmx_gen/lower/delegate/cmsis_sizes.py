@@ -19,6 +19,26 @@ def _backend(isa: str) -> cmsis_nn.Backend:
     return _BACKENDS[isa]
 
 
+def _shapes(
+    input_nhwc: Sequence[int],
+    filter_nhwc: Sequence[int],
+    output_nhwc: Sequence[int],
+    padding: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+) -> dict[str, list[int]]:
+    """A convolution's shapes and window as the bindings' keywords take them."""
+    named = {
+        "input_nhwc": input_nhwc,
+        "filter_nhwc": filter_nhwc,
+        "output_nhwc": output_nhwc,
+        "padding_hw": padding,
+        "stride_hw": stride,
+        "dilation_hw": dilation,
+    }
+    return {name: [int(v) for v in values] for name, values in named.items()}
+
+
 def convolve_wrapper(
     isa: str,
     width: Width,
@@ -30,18 +50,8 @@ def convolve_wrapper(
     dilation: Sequence[int],
 ) -> int:
     """arm_convolve_wrapper_<width>_get_buffer_size on `isa`."""
-    return int(
-        cmsis_nn.convolve_wrapper_buffer_size(
-            _backend(isa),
-            _TYPES[width],
-            input_nhwc=[int(v) for v in input_nhwc],
-            filter_nhwc=[int(v) for v in filter_nhwc],
-            output_nhwc=[int(v) for v in output_nhwc],
-            padding_hw=[int(v) for v in padding],
-            stride_hw=[int(v) for v in stride],
-            dilation_hw=[int(v) for v in dilation],
-        )
-    )
+    shapes = _shapes(input_nhwc, filter_nhwc, output_nhwc, padding, stride, dilation)
+    return int(cmsis_nn.convolve_wrapper_buffer_size(_backend(isa), _TYPES[width], **shapes))
 
 
 def convolve_s8(isa: str, in_ch: int, kernel: Sequence[int]) -> int:
@@ -64,18 +74,9 @@ def depthwise_wrapper(
     ch_mult: int,
 ) -> int:
     """arm_depthwise_conv_wrapper_<width>_get_buffer_size on `isa`."""
+    shapes = _shapes(input_nhwc, filter_nhwc, output_nhwc, padding, stride, dilation)
     return int(
-        cmsis_nn.depthwise_conv_wrapper_buffer_size(
-            _backend(isa),
-            _TYPES[width],
-            input_nhwc=[int(v) for v in input_nhwc],
-            filter_nhwc=[int(v) for v in filter_nhwc],
-            output_nhwc=[int(v) for v in output_nhwc],
-            padding_hw=[int(v) for v in padding],
-            stride_hw=[int(v) for v in stride],
-            dilation_hw=[int(v) for v in dilation],
-            ch_mult=int(ch_mult),
-        )
+        cmsis_nn.depthwise_conv_wrapper_buffer_size(_backend(isa), _TYPES[width], ch_mult=int(ch_mult), **shapes)
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -16,12 +17,37 @@ from cmx_gen.lower.delegate import cmsis_sizes, kernel_numbers, own_kernels
 from cmx_gen.lower.delegate.kernel_facts import define
 from cmx_gen.lower.fx_nodes import fx_args, op_name
 
-SMALL_KERNELS = "cmx_small_kernels"  # node meta set by schedule.py: run the DSP cores' own kernel on any core
-PATCHED = "cmx_patched"  # node meta set by schedule.py: the layer runs patch by patch (patches.py)
-NARROW_WEIGHTS = "cmx_narrow_weights"  # node meta set by schedule.py (min): cmx_conv_row_s8 keeps int8 weights
-MORE_WIDE_WEIGHTS = "cmx_more_wide_weights"  # ... (fast): int16 weights for its mid-sized layers too
-STAGED_WEIGHTS = "cmx_staged_weights"  # ... (stage_weights): int8 weights it widens into its scratch
-INT4_WEIGHTS = "cmx_int4_weights"  # node meta set by preprocess.mark_int4: the weights lie in [-8, 7]
+CHOICE = "cmx_kernel_choice"  # node meta: the layer's Choice
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What was chosen for one layer's kernel, read by every question this module answers about it:
+    set by schedule.py (small, patched and the weights' form) and preprocess.mark_int4 (int4)."""
+
+    small: bool = False  # cmx-gen's DSP kernel on a Helium core, for memory (no CMSIS-NN scratch, a shorter lead)
+    patched: bool = False  # the layer runs patch by patch (patches.py)
+    narrow: bool = False  # min: cmx_conv_row_s8 keeps int8 weights
+    more_wide: bool = False  # fast: int16 weights for its mid-sized layers too
+    staged: bool = False  # stage_weights: int8 weights cmx_conv_row_s8 widens into its scratch
+    int4: bool = False  # the weights lie in [-8, 7]
+
+
+_NONE = Choice()
+
+
+def choice(node: torch.fx.Node) -> Choice:
+    """The layer's Choice (none made: every field False)."""
+    found = node.meta.get(CHOICE, _NONE)
+    assert isinstance(found, Choice)
+    return found
+
+
+def choose(node: torch.fx.Node, **changes: bool) -> None:
+    """Change some of the layer's Choice."""
+    node.meta[CHOICE] = replace(choice(node), **changes)
+
+
 # The layers whose weights may be int4 (weight_bits.py), as the cortex_m passes name them.
 WEIGHTED_OPS = ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_conv2d", "cortex_m::quantized_linear")
 # arm_depthwise_conv_s4_opt's Helium path, as GCC 12.2 compiles it (-O1 and up), takes the low nibble for
@@ -38,22 +64,19 @@ WEIGHTED_OPS = ("cortex_m::quantized_conv2d", "cortex_m::quantized_depthwise_con
 def small_kernel(node: torch.fx.Node) -> bool:
     """The schedule chose, for memory, cmx-gen's DSP kernel for this layer on a Helium core: no
     CMSIS-NN scratch (arm_depthwise_conv_s8_opt takes 4,464 bytes for a 3x3 layer) and a shorter lead."""
-    return bool(node.meta.get(SMALL_KERNELS))
+    return choice(node).small
 
 
 @contextmanager
 def kernels_as(node: torch.fx.Node, small: bool) -> Iterator[None]:
     """Ask what `node` would run and cost with the small (or the fast) kernel; its own choice is
     left as it was afterwards."""
-    had, was = SMALL_KERNELS in node.meta, node.meta.get(SMALL_KERNELS)
-    node.meta[SMALL_KERNELS] = small
+    was = choice(node)
+    choose(node, small=small)
     try:
         yield
     finally:
-        if had:
-            node.meta[SMALL_KERNELS] = was
-        else:
-            del node.meta[SMALL_KERNELS]
+        node.meta[CHOICE] = was
 
 
 def node_val(node: Any) -> Any:
@@ -112,10 +135,10 @@ def scratch_bytes(node: torch.fx.Node, isa: str) -> int:
 
 
 def int4_kind(node: torch.fx.Node) -> bool:
-    """The layer's weights are int4 (INT4_WEIGHTS) and it runs a CMSIS-NN s4 kernel: not inside a patched
+    """The layer's weights are int4 (Choice.int4) and it runs a CMSIS-NN s4 kernel: not inside a patched
     stage (whose boxes the s4 kinds do not take) nor with a padding as wide as its kernel (their im2col
     assumes narrower: cmx_plan_check's padded_windows); there it runs the int8 kind on the same values."""
-    if not node.meta.get(INT4_WEIGHTS) or node.meta.get(PATCHED):
+    if not choice(node).int4 or choice(node).patched:
         return False
     if op_name(node) == "cortex_m::quantized_linear":
         return True
@@ -189,8 +212,8 @@ def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
     x, weight, _, stride, padding, dilation = fx_args(node)[:6]
-    narrow, more = bool(node.meta.get(NARROW_WEIGHTS)), bool(node.meta.get(MORE_WIDE_WEIGHTS))
-    staged = bool(node.meta.get(STAGED_WEIGHTS))
+    made = choice(node)
+    narrow, more, staged = made.narrow, made.more_wide, made.staged
     return own_kernels.row_geometry(
         node_val(x), node_val(weight), node_val(node), stride, padding, dilation, narrow, more, staged
     )
@@ -269,7 +292,7 @@ def conv_kind(node: torch.fx.Node, isa: str) -> str:
     c, kc = int(node_val(x).shape[1]), int(node_val(weight).shape[3])
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     one_by_one = padding[0] == padding[1] == 0 and kh == kw == 1 and dilation[0] == dilation[1] == 1 and c == kc
-    if node.meta.get(PATCHED):  # a patch's box may be one row: keep off the wrapper's 1xN path
+    if choice(node).patched:  # a patch's box may be one row: keep off the wrapper's 1xN path
         return "conv" if one_by_one else "conv_general"
     if int4_kind(node) and c == kc and not (isa == "MVE" and wrapper_misreads(node)):
         return "conv_s4"

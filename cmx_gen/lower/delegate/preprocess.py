@@ -14,7 +14,7 @@ from cmx_gen.common.targets import cores
 from cmx_gen.lower.delegate import copy_layers, patch_plan
 from cmx_gen.lower.delegate import layers as layer_builders
 from cmx_gen.lower.delegate.emit import Emit
-from cmx_gen.lower.delegate.kernel_choice import INT4_WEIGHTS, WEIGHTED_OPS
+from cmx_gen.lower.delegate.kernel_choice import WEIGHTED_OPS, choose
 from cmx_gen.lower.delegate.plan import NONE, Layer, Plan
 from cmx_gen.lower.delegate.schedule import SubgraphSchedule, schedule, tensor_bytes
 from cmx_gen.lower.fx_nodes import constant_tensor, fx_args, op_name
@@ -101,7 +101,7 @@ def mark_int4(program: Any) -> None:
         if node.op == "call_function" and op_name(node) in WEIGHTED_OPS:
             weight = constant_tensor(program, fx_args(node)[1])
             if weight is not None and weight.dtype == torch.int8 and fits_int4(weight.numpy()):
-                node.meta[INT4_WEIGHTS] = True
+                choose(node, int4=True)
 
 
 def _plan_from(program: Any, plan_of: SubgraphSchedule, core: str, isa: str) -> Plan:

@@ -221,11 +221,10 @@ def schedule(
     which need no scratch and write closer behind their reads, `balanced` only within
     costs.BALANCED_SLACK more instructions; `min` also runs the first layers patch by patch where
     that takes less (patches.py) and keeps cmx_conv_row_s8's weights int8 (flash). The choices are
-    left on the nodes (kernel_choice.SMALL_KERNELS, PATCHED, NARROW_WEIGHTS, MORE_WIDE_WEIGHTS) for the
-    plan's layers; `fast` also widens cmx_conv_row_s8's mid-sized layers' weights (flash for speed).
+    left on the nodes (kernel_choice.Choice: small, patched, narrow) for the plan's layers; `fast` also widens cmx_conv_row_s8's mid-sized layers' weights (flash for speed).
     `patch` (layers, grid) forces a patched stage (tests). `staged`: cmx_conv_row_s8 widens the
     int8 weights of the layers that would read int16 ones into its scratch at each call
-    (kernel_choice.STAGED_WEIGHTS; not with `min`, whose scratch it would grow)."""
+    (Choice.staged; not with `min`, whose scratch it would grow)."""
     graph = program.graph_module.graph
     user_inputs = list(program.graph_signature.user_inputs)
     inputs = tuple(n for n in graph.nodes if n.op == "placeholder" and n.name in user_inputs)
@@ -236,16 +235,15 @@ def schedule(
 
     def choose(small: set[torch.fx.Node]) -> None:
         for node in candidates:
-            node.meta[kernel_choice.SMALL_KERNELS] = node in small
+            kernel_choice.choose(node, small=node in small)
 
     # min: the stage first (the small kernels worth having depend on where the peak then is), the
     # kernels for it, then the stage again for those kernels
     choose(set())
     _mark(compute, set())  # no layer patched but the stage chosen below (a graph scheduled before keeps none)
     for node in compute:  # min: the least flash too (cmx_conv_row_s8's int16 weights are a second copy)
-        node.meta[kernel_choice.NARROW_WEIGHTS] = goal == "min"
-        node.meta[kernel_choice.MORE_WIDE_WEIGHTS] = goal == "fast"  # fast: the most speed for flash too
-        node.meta[kernel_choice.STAGED_WEIGHTS] = staged
+        # fast: the most speed for flash too
+        kernel_choice.choose(node, narrow=goal == "min", more_wide=goal == "fast", staged=staged)
     stage = _forced_stage(compute, inputs, outputs, *patch) if patch else None
     if goal == "min" and not patch:
         stage = _patched_stage(compute, inputs, outputs, isa)
@@ -268,7 +266,7 @@ def schedule(
 
 def _mark(nodes: Iterable[torch.fx.Node], patched: set[torch.fx.Node]) -> None:
     for node in nodes:
-        node.meta[kernel_choice.PATCHED] = node in patched
+        kernel_choice.choose(node, patched=node in patched)
 
 
 def _forced_stage(
