@@ -184,3 +184,19 @@ def test_every_layer_kind_runs_on_the_host():
     from cmx_gen.lower.delegate import host_run, plan
 
     assert set(host_run.RUN) == set(plan.OPS)
+
+
+def test_a_gelu_and_token_transposes_stay_in_the_delegate(tmp_path):
+    """An MLP-Mixer's GELUs (upstream's cortex_m::quantized_activation: a 256-entry table) run as the
+    backend's `lut` layers and its int8 token transposes (`.transpose(1, 2)`: cortex_m::transpose and
+    aten::permute_copy) as `transpose` layers: one delegate, where each had ended one (six)."""
+    from conftest import run_cli
+
+    user = ROOT / "tests" / "toy_models" / "user_models.py"
+    args = ("--target", "cortex-m55", "--random-calibration", "-o", tmp_path)
+    assert run_cli("lower", f"{user}:TinyMlpMixer", *args) == 0
+    data = (tmp_path / "model.pte").read_bytes()
+    assert len(pte.delegate_plans(pte.read(data))) == 1
+    kinds = pte.backend_layers(data)
+    assert kinds.count("lut") == 2 and kinds.count("transpose") == 4, kinds
+    assert not any("activation" in op or "transpose" in op or "permute" in op for op in pte.operator_names(data))

@@ -425,3 +425,27 @@ class GatedKwsHead(nn.Module):
     def calibration_data(self):
         x, _ = _spoken_words(16, 5)
         return [(x[i : i + 1],) for i in range(16)]
+
+
+class TinyMlpMixer(nn.Module):
+    """An MLP-Mixer block as people write it: patches by a strided conv, nn.LayerNorm, token mixing by
+    `.transpose(1, 2)` around an nn.GELU MLP, channel mixing, a mean over tokens."""
+
+    def __init__(self, dim: int = 16, tokens: int = 16):
+        super().__init__()
+        torch.manual_seed(5)
+        self.patch = nn.Conv2d(1, dim, 4, stride=4)
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.tokens = nn.Sequential(nn.Linear(tokens, 2 * tokens), nn.GELU(), nn.Linear(2 * tokens, tokens))
+        self.channels = nn.Sequential(nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))
+        self.head = nn.Linear(dim, 4)
+
+    def forward(self, x):
+        t = self.patch(x).flatten(2).transpose(1, 2)  # [1, tokens, dim]
+        t = t + self.tokens(self.norm1(t).transpose(1, 2)).transpose(1, 2)
+        t = t + self.channels(self.norm2(t))
+        return self.head(t.mean(1))
+
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(1, 1, 16, 16),)

@@ -1,7 +1,8 @@
 """Layers of cmx-gen's backend that are strided copies (copy_region records, memcpy in the runtime):
 a concat (one copy a part), a nearest upsampling (one a row and copy), a permute that keeps the last
 dimension last (an attention's head split and merge: one a row of the output's leading dimensions), and
-a select or slice (a sequence's last step: one)."""
+a select or slice (a sequence's last step: one); and the int8 permutes that are a batch of 2-D transposes
+(a token-mixing `x.transpose(1, 2)`: cmx_transpose_s8)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from collections.abc import Callable
 
 import torch
 
-from cmx_gen.lower.delegate.emit import Emit, element_width, is_int16, transpose_shape, view_transpose_shape
+from cmx_gen.lower.delegate.emit import (
+    Emit,
+    element_width,
+    is_int8,
+    is_int16,
+    permute_transpose_shape,
+    transpose_shape,
+    view_transpose_shape,
+)
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
@@ -68,10 +77,29 @@ def permute_runs(node: torch.fx.Node) -> list[dict[str, int]] | None:
     return records
 
 
-def _permute(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
-    """aten::permute_copy / cortex_m::transpose keeping the last dimension last (permute_runs)."""
+def permute_plan(node: torch.fx.Node) -> object:
+    """How the backend moves a permute's bytes: copy runs (permute_runs), an int8 batch of transposes
+    (permute_transpose_shape), or None (it stays outside)."""
     runs = permute_runs(node)
-    assert runs is not None, node.name
+    if runs is not None:
+        return runs
+    return permute_transpose_shape(node) if is_int8(node) and is_int8(fx_args(node)[0]) else None
+
+
+def transpose_layer(node: torch.fx.Node, emit: Emit, shape: tuple[int, int, int]) -> Layer:
+    """cmx_transpose_s8: memory [batches][rows][cols] to [batches][cols][rows]."""
+    batches, rows, cols = shape
+    fields = {"input": emit.operand(fx_args(node)[0]), "output": emit.operand(node)}
+    return Layer("transpose", fields | {"batches": batches, "rows": rows, "cols": cols}, node=node.name)
+
+
+def _permute(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    """aten::permute_copy / cortex_m::transpose: strided copies (keeping the last dimension last) or a transpose."""
+    runs = permute_runs(node)
+    if runs is None:
+        shape = permute_transpose_shape(node)
+        assert shape is not None, node.name
+        return (transpose_layer(node, emit, shape),)
     x = fx_args(node)[0]
     return tuple(
         Layer("copy_region", {"input": emit.operand(x), "output": emit.operand(node), **fields}, node=node.name)

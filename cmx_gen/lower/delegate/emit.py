@@ -94,6 +94,17 @@ def transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
     return _rotation(placed_dims(src), placed_dims(out), [int(s) for s in src.shape])
 
 
+def permute_transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
+    """(batches, rows, cols) when a permute of a tensor in logical memory order into one in logical order
+    moves memory [batches][rows][cols] to [batches][cols][rows] (`x.transpose(1, 2)` of [b][t][c]), else None."""
+    src, out = _val(fx_args(node)[0]), _val(node)
+    if src is None or out is None or not (_memory_is_logical(src) and _memory_is_logical(out)):
+        return None
+    n = src.dim()
+    perm = [int(p) % n for p in fx_args(node)[1]]
+    return _rotation(list(range(n)), perm, [int(s) for s in src.shape])
+
+
 def view_transpose_shape(node: torch.fx.Node) -> tuple[int, int, int] | None:
     """(batches, rows, cols) when a reshape reads an input whose memory is not in its logical order
     (a channels-last image flattened: `x.flatten(2)`) as a transpose of the input's memory into its

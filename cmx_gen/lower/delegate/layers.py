@@ -18,7 +18,14 @@ import numpy as np
 import torch
 
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers, s16_layers
-from cmx_gen.lower.delegate.copy_layers import PERMUTES, SELECTIONS, permute_runs, selection_run, transpose16_shape
+from cmx_gen.lower.delegate.copy_layers import (
+    PERMUTES,
+    SELECTIONS,
+    permute_plan,
+    selection_run,
+    transpose16_shape,
+    transpose_layer,
+)
 from cmx_gen.lower.delegate.emit import (
     Emit,
     byte_identical_view,
@@ -78,7 +85,7 @@ _VIEWS = ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy")
 COPIES: dict[str, Callable[[torch.fx.Node], object]] = {
     "cmx::quantized_cat": concat.runs,
     "cmx::quantized_upsample_nearest": upsample.geometry,
-    **{name: permute_runs for name in PERMUTES},
+    **{name: permute_plan for name in PERMUTES},
     **{name: selection_run for name in SELECTIONS},
 }
 
@@ -342,29 +349,13 @@ def _copy(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 def _view(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """A reshape: a copy of its bytes, or of a channels-last input a transpose into logical order."""
     shape = view_transpose_shape(node)
-    return _copy(node, emit, scratch) if shape is None else _transpose(node, emit, shape)
+    return _copy(node, emit, scratch) if shape is None else transpose_layer(node, emit, shape)
 
 
 def _layout(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """A _clone_dim_order: a transpose, or a copy where both orders lay the bytes out alike."""
     shape = transpose_shape(node)
-    return _copy(node, emit, scratch) if shape is None else _transpose(node, emit, shape)
-
-
-def _transpose(node: torch.fx.Node, emit: Emit, shape: tuple[int, int, int]) -> Layer:
-    """cmx_transpose_s8: memory [batches][rows][cols] to [batches][cols][rows]."""
-    batches, rows, cols = shape
-    return Layer(
-        "transpose",
-        {
-            "input": emit.operand(fx_args(node)[0]),
-            "output": emit.operand(node),
-            "batches": batches,
-            "rows": rows,
-            "cols": cols,
-        },
-        node=node.name,
-    )
+    return _copy(node, emit, scratch) if shape is None else transpose_layer(node, emit, shape)
 
 
 Builder = Callable[[torch.fx.Node, Emit, int], Layer]

@@ -158,12 +158,15 @@ def _linear_per_channel(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 
 def _lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_lut (its table a list) or upstream's cortex_m::quantized_activation (a GELU, SiLU, ...:
+    its table a constant int8 tensor of 256): out = table[in + 128] either way, on cmx_lut_s8."""
     x, table = fx_args(node)
+    entries = emit.constant_bytes(table) if isinstance(table, torch.fx.Node) else np.asarray(table, np.int8).tobytes()
     fields = {
         "input": emit.operand(x),
         "output": emit.operand(node),
         "count": int(_val(x).numel()),
-        "table": emit.data(np.asarray(table, dtype=np.int8).tobytes()),
+        "table": emit.data(entries),
     }
     return Layer("lut", fields, node=node.name)
 
@@ -228,5 +231,6 @@ BUILDERS: dict[str, Callable[[torch.fx.Node, Emit, int], Layer]] = {
     "cmx::quantized_layer_norm": _layer_norm,
     "cmx::quantized_mean": _mean,
     "cmx::quantized_lut": _lut,
+    "cortex_m::quantized_activation": _lut,
     "cmx::quantized_bmm": bmm_layer,
 }
