@@ -237,17 +237,18 @@ def test_a_pte_run_from_its_plan_matches_the_lowering_reference_bit_for_bit(lowe
 
 
 def test_the_lowering_cache_keys_on_the_kernel_constants_the_plan_reads():
-    """The plan sizes scratch and lays out weights with constants it reads from the kernels' C sources
-    (lower/delegate/kernel_facts.py): a change there must not be served a program cached before it.
-    Every source those constants come from is in the fingerprint the lowering cache keys on (only
-    cmx_gen's .py and .yaml were, until 2026-11-28)."""
+    """The plan reads constants from the kernels' C sources (lower/delegate/kernel_facts.py) and asks
+    their size and layout functions (kernel_numbers.py: cmx_nn_layout.c and its header): a change there
+    must not be served a program cached before it. Every such source is in the fingerprint the lowering
+    cache keys on (only cmx_gen's .py and .yaml were, until 2026-11-28)."""
     import re
 
     from cmx_gen.common.memo import fingerprinted_files
     from cmx_gen.common.paths import KERNELS_DIR, PACKAGE
-    from cmx_gen.lower.delegate import kernel_choice
+    from cmx_gen.lower.delegate import kernel_choice, kernel_numbers
 
     text = "\n".join(path.read_text() for path in PACKAGE.rglob("*.py"))
     sources = set(re.findall(r'\bdefine\("([\w.]+)"', text)) | {kernel_choice._DW}
-    assert {"cmx_depthwise_3x3.h", "cmx_conv_row_s8.c", "cmx_nn.h"} <= sources, sources
-    assert {KERNELS_DIR / "nn" / source for source in sources} <= set(fingerprinted_files())
+    assert {"cmx_nn_layout.h", "cmx_fully_connected_s8.c", "cmx_nn.h"} <= sources, sources
+    asked = {KERNELS_DIR / "nn" / source for source in sources} | {kernel_numbers.SOURCE}
+    assert asked <= set(fingerprinted_files())
