@@ -894,6 +894,35 @@ static void avgpool_suite(tally* t) {
   }
 }
 
+/* cmx_lut_s8 against the table read one value at a time (its definition): random tables and counts, the
+ * output in place or apart (Helium gathers sixteen values at a time and predicates the tail). */
+static void lut_case(tally* t, int32_t n, int in_place, const char* name) {
+  if (n > MAX_IN || n > MAX_OUT) return;
+  static int8_t table[256];
+  for (int32_t i = 0; i < 256; ++i) table[i] = (int8_t)rnd();
+  for (int32_t i = 0; i < n; ++i) input[i] = (int8_t)rnd();
+  const uint64_t t0 = cmx_platform_counter();
+  for (int32_t i = 0; i < n; ++i) out_cmsis[i] = table[input[i] + 128];
+  const uint64_t t1 = cmx_platform_counter();
+  int8_t* out = in_place ? input : out_cmx;
+  const arm_cmsis_nn_status status = cmx_lut_s8(input, out, n, table);
+  const uint64_t t2 = cmx_platform_counter();
+  int32_t at = 0;
+  while (at < n && out_cmsis[at] == out[at]) ++at;
+  if (record(t, "lut", name, t1 - t0, t2 - t1, n, at == n && status == ARM_CMSIS_NN_SUCCESS)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s n %d in place %d: element %d %d vs %d", name, (int)n,
+             in_place, (int)at, at < n ? out_cmsis[at] : 0, at < n ? out[at] : 0);
+  }
+}
+
+static void lut_suite(tally* t) {
+  lut_case(t, 4096, 0, "a 16 x 16 x 16 hardswish clamp");
+  lut_case(t, 4096, 1, "the same in place");
+  lut_case(t, 1, 0, "one element");
+  lut_case(t, 17, 1, "seventeen in place: a vector and a predicated tail of one");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) lut_case(t, between(1, 600), (int)(rnd() & 1), "random");
+}
+
 /* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
@@ -909,7 +938,7 @@ static int report(const char* kernel, const tally* t) {
 int main(void) {
   cmx_platform_init();
   tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, grouped = {0}, transpose = {0}, fc = {0};
-  tally requantize = {0}, add = {0}, softmax = {0}, avgpool = {0};
+  tally requantize = {0}, add = {0}, softmax = {0}, avgpool = {0}, lut = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
@@ -929,6 +958,7 @@ int main(void) {
   tally fc_s4 = {0};
   fc_s4_suite(&fc_s4); /* after them: their seeded cases as before */
 #endif
+  lut_suite(&lut); /* last: the other kernels' seeded cases as before it */
   int failed = report("requantize", &requantize);
   failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -940,6 +970,7 @@ int main(void) {
   failed |= report("add", &add);
   failed |= report("softmax", &softmax);
   failed |= report("avgpool", &avgpool);
+  failed |= report("lut", &lut);
 #if defined(ARM_MATH_MVEI)
   failed |= report("conv_helium", &conv_helium);
 #else

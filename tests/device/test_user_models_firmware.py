@@ -28,6 +28,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{USER}:TinyUNet",
         f"{USER}:TinyViT",
         f"{USER}:TinyMlpMixer",
+        f"{USER}:SqueezeExciteBlock",
         f"{USER}:AttentionDenoiser",
         f"{FUZZED}:TokensTimesConv",
         f"{FUZZED}:DilatedDepthwise",

@@ -200,3 +200,18 @@ def test_a_gelu_and_token_transposes_stay_in_the_delegate(tmp_path):
     kinds = pte.backend_layers(data)
     assert kinds.count("lut") == 2 and kinds.count("transpose") == 4, kinds
     assert not any("activation" in op or "transpose" in op or "permute" in op for op in pte.operator_names(data))
+
+
+def test_a_hardswish_clamp_stays_in_the_delegate(tmp_path):
+    """A hardswish after a convolution is upstream's minimum of the tensor and one constant (at 3)
+    times the tensor (DecomposeHardswishPass): the minimum runs as the backend's `lut` layer, so a
+    MobileNetV3 block is one delegate (it was three, each hardswish ending one)."""
+    from conftest import run_cli
+
+    user = ROOT / "tests" / "toy_models" / "user_models.py"
+    args = ("--target", "cortex-m4", "--random-calibration", "-o", tmp_path)
+    assert run_cli("lower", f"{user}:SqueezeExciteBlock", *args) == 0
+    data = (tmp_path / "model.pte").read_bytes()
+    assert len(pte.delegate_plans(pte.read(data))) == 1
+    assert pte.backend_layers(data).count("lut") == 2
+    assert not any("minimum" in op for op in pte.operator_names(data))

@@ -449,3 +449,39 @@ class TinyMlpMixer(nn.Module):
     @staticmethod
     def example_inputs():
         return (torch.randn(1, 1, 16, 16),)
+
+    @staticmethod
+    def calibration_data():
+        g = torch.Generator().manual_seed(6)
+        return [(torch.randn(1, 1, 16, 16, generator=g),) for _ in range(16)]
+
+
+class SqueezeExciteBlock(nn.Module):
+    """A MobileNetV3 block as people write it: nn.Hardswish after BatchNorms, a depthwise conv, a
+    squeeze-and-excite gate (adaptive pool, 1x1 convs, F.hardsigmoid), a residual and a pooled head."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(4)
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16), nn.Hardswish())
+        self.dw = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, groups=16), nn.BatchNorm2d(16), nn.Hardswish())
+        self.squeeze, self.excite = nn.Conv2d(16, 8, 1), nn.Conv2d(8, 16, 1)
+        self.pw = nn.Sequential(nn.Conv2d(16, 16, 1), nn.BatchNorm2d(16))
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.dw(x)
+        s = nn.functional.adaptive_avg_pool2d(y, 1)
+        s = nn.functional.hardsigmoid(self.excite(nn.functional.relu(self.squeeze(s))))
+        y = self.pw(y * s) + x
+        return self.head(nn.functional.adaptive_avg_pool2d(y, 1).flatten(1))
+
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(1, 3, 32, 32),)
+
+    @staticmethod
+    def calibration_data():
+        g = torch.Generator().manual_seed(7)
+        return [(torch.randn(1, 3, 32, 32, generator=g),) for _ in range(16)]

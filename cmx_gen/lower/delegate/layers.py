@@ -109,6 +109,8 @@ def supports(node: torch.fx.Node, constants: frozenset[str] = frozenset()) -> bo
         return is_int8(fx_args(node)[0]) and (byte_identical_view(node) or view_transpose_shape(node) is not None)
     if name == "dim_order_ops::_clone_dim_order":
         return is_int8(fx_args(node)[0]) and (byte_identical_view(node) or transpose_shape(node) is not None)
+    if name in own_layers.CLAMPS:
+        return own_layers.clamp_bound(node)
     if name == "cortex_m::quantized_add":
         return _binary_ok(node, 0, 4)
     if name == "cortex_m::quantized_mul":

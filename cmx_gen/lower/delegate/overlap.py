@@ -182,7 +182,7 @@ def _softmax_walk(node: torch.fx.Node) -> Walk:
 
 
 # element-wise tables (cmx_lut_s8: each element read before it is written, in order)
-TABLES = ("cmx::quantized_lut", "cortex_m::quantized_activation")
+TABLES = ("cmx::quantized_lut", "cortex_m::quantized_activation", "cortex_m::minimum", "cortex_m::maximum")
 
 
 def shareable_inputs(node: torch.fx.Node) -> list[torch.fx.Node]:

@@ -171,6 +171,28 @@ def _lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("lut", fields, node=node.name)
 
 
+def _clamp(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """Upstream's cortex_m::minimum / maximum of an int8 tensor and one int8 constant (a hardswish's
+    clamp at 3, DecomposeHardswishPass) as a table on cmx_lut_s8: out = min(in, c) or max(in, c)."""
+    x, other = fx_args(node)
+    bound = int(np.frombuffer(emit.constant_bytes(other), dtype=np.int8)[0])
+    pick = min if op_name(node) == "cortex_m::minimum" else max
+    table = np.array([pick(v, bound) for v in range(-128, 128)], dtype=np.int8)
+    fields = {"input": emit.operand(x), "output": emit.operand(node), "count": int(_val(x).numel())}
+    return Layer("lut", fields | {"table": emit.data(table.tobytes())}, node=node.name)
+
+
+# upstream's int8 minimum and maximum, taken where the other operand is one constant (clamp_bound)
+CLAMPS = ("cortex_m::minimum", "cortex_m::maximum")
+
+
+def clamp_bound(node: torch.fx.Node) -> bool:
+    """A minimum or maximum of an int8 tensor and one int8 value: a table (_clamp)."""
+    x, other = fx_args(node)[:2]
+    value = _val(other) if isinstance(other, torch.fx.Node) else None
+    return value is not None and value.numel() == 1 and value.dtype == torch.int8 and _val(x).shape == _val(node).shape
+
+
 def _gate_fields(name: str, gate: lstm.Gate, emit: Emit) -> dict[str, int]:
     """A recurrent gate's words: its multipliers and shifts, its weights and effective biases as plan data."""
     return {
@@ -232,5 +254,6 @@ BUILDERS: dict[str, Callable[[torch.fx.Node, Emit, int], Layer]] = {
     "cmx::quantized_mean": _mean,
     "cmx::quantized_lut": _lut,
     "cortex_m::quantized_activation": _lut,
+    **{name: _clamp for name in CLAMPS},
     "cmx::quantized_bmm": bmm_layer,
 }
