@@ -207,6 +207,5 @@ def test_the_plan_sizes_cmsis_nn_scratch_with_cmsis_nn():
     assert cmsis_sizes.convolve_s8("DSP", 3, (3, 3)) == 2 * 28 * 2
     assert cmsis_sizes.convolve_s8("MVE", 3, (3, 3)) == 4 * 32
     # arm_convolve_wrapper_s8: none for a 1x1 convolution at stride 1
-    assert (
-        cmsis_sizes.convolve_wrapper("DSP", "s8", (1, 4, 4, 8), (8, 1, 1, 8), (1, 4, 4, 8), (0, 0), (1, 1), (1, 1)) == 0
-    )
+    pointwise = cmsis_sizes.ConvShapes((1, 4, 4, 8), (8, 1, 1, 8), (1, 4, 4, 8), (0, 0), (1, 1), (1, 1))
+    assert cmsis_sizes.convolve_wrapper("DSP", "s8", pointwise) == 0

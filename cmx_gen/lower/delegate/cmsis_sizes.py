@@ -6,6 +6,7 @@ as CMSIS-NN's dims are."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from executorch.backends.cortex_m.library import cmsis_nn
@@ -19,39 +20,33 @@ def _backend(isa: str) -> cmsis_nn.Backend:
     return _BACKENDS[isa]
 
 
-def _shapes(
-    input_nhwc: Sequence[int],
-    filter_nhwc: Sequence[int],
-    output_nhwc: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
-    dilation: Sequence[int],
-) -> dict[str, list[int]]:
-    """A convolution's shapes and window as the bindings' keywords take them."""
-    named = {
-        "input_nhwc": input_nhwc,
-        "filter_nhwc": filter_nhwc,
-        "output_nhwc": output_nhwc,
-        "padding_hw": padding,
-        "stride_hw": stride,
-        "dilation_hw": dilation,
-    }
-    return {name: [int(v) for v in values] for name, values in named.items()}
+@dataclass(frozen=True)
+class ConvShapes:
+    """A convolution's shapes (NHWC, as CMSIS-NN's dims read them) and window (height first)."""
+
+    input_nhwc: Sequence[int]
+    filter_nhwc: Sequence[int]
+    output_nhwc: Sequence[int]
+    padding: Sequence[int]
+    stride: Sequence[int]
+    dilation: Sequence[int]
+
+    def keywords(self) -> dict[str, list[int]]:
+        """As the bindings' keywords take them."""
+        named = {
+            "input_nhwc": self.input_nhwc,
+            "filter_nhwc": self.filter_nhwc,
+            "output_nhwc": self.output_nhwc,
+            "padding_hw": self.padding,
+            "stride_hw": self.stride,
+            "dilation_hw": self.dilation,
+        }
+        return {name: [int(v) for v in values] for name, values in named.items()}
 
 
-def convolve_wrapper(
-    isa: str,
-    width: Width,
-    input_nhwc: Sequence[int],
-    filter_nhwc: Sequence[int],
-    output_nhwc: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
-    dilation: Sequence[int],
-) -> int:
+def convolve_wrapper(isa: str, width: Width, shapes: ConvShapes) -> int:
     """arm_convolve_wrapper_<width>_get_buffer_size on `isa`."""
-    shapes = _shapes(input_nhwc, filter_nhwc, output_nhwc, padding, stride, dilation)
-    return int(cmsis_nn.convolve_wrapper_buffer_size(_backend(isa), _TYPES[width], **shapes))
+    return int(cmsis_nn.convolve_wrapper_buffer_size(_backend(isa), _TYPES[width], **shapes.keywords()))
 
 
 def convolve_s8(isa: str, in_ch: int, kernel: Sequence[int]) -> int:
@@ -59,25 +54,14 @@ def convolve_s8(isa: str, in_ch: int, kernel: Sequence[int]) -> int:
     arm_convolve_s8 (two input rows and a padding: neither its 1x1 nor its 1xN path), which reads
     only the input channels and the kernel."""
     kh, kw = (int(v) for v in kernel)
-    return convolve_wrapper(isa, "s8", (1, 2, kw, in_ch), (1, kh, kw, in_ch), (1, 2, kw, 1), (1, 1), (1, 1), (1, 1))
+    general = ConvShapes((1, 2, kw, in_ch), (1, kh, kw, in_ch), (1, 2, kw, 1), (1, 1), (1, 1), (1, 1))
+    return convolve_wrapper(isa, "s8", general)
 
 
-def depthwise_wrapper(
-    isa: str,
-    width: Width,
-    input_nhwc: Sequence[int],
-    filter_nhwc: Sequence[int],
-    output_nhwc: Sequence[int],
-    padding: Sequence[int],
-    stride: Sequence[int],
-    dilation: Sequence[int],
-    ch_mult: int,
-) -> int:
+def depthwise_wrapper(isa: str, width: Width, shapes: ConvShapes, ch_mult: int) -> int:
     """arm_depthwise_conv_wrapper_<width>_get_buffer_size on `isa`."""
-    shapes = _shapes(input_nhwc, filter_nhwc, output_nhwc, padding, stride, dilation)
-    return int(
-        cmsis_nn.depthwise_conv_wrapper_buffer_size(_backend(isa), _TYPES[width], ch_mult=int(ch_mult), **shapes)
-    )
+    keywords = shapes.keywords()
+    return int(cmsis_nn.depthwise_conv_wrapper_buffer_size(_backend(isa), _TYPES[width], ch_mult=ch_mult, **keywords))
 
 
 def avgpool(isa: str, width: Width, out_w: int, channels: int) -> int:

@@ -163,9 +163,8 @@ def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     """arm_convolve_wrapper_s4_get_buffer_size for this layer on this core (cmsis_sizes)."""
     padding, stride, dilation = _pairs(node)
     filter_nhwc = tuple(int(v) for v in node_val(fx_args(node)[1]).shape)  # OHWI
-    return cmsis_sizes.convolve_wrapper(
-        isa, "s4", _nhwc(fx_args(node)[0]), filter_nhwc, _nhwc(node), padding, stride, dilation
-    )
+    shapes = cmsis_sizes.ConvShapes(_nhwc(fx_args(node)[0]), filter_nhwc, _nhwc(node), padding, stride, dilation)
+    return cmsis_sizes.convolve_wrapper(isa, "s4", shapes)
 
 
 def s16_depthwise(node: torch.fx.Node) -> bool:
@@ -187,9 +186,10 @@ def s16_scratch(node: torch.fx.Node, isa: str) -> int:
     out_c, _, kh, kw = (int(v) for v in node_val(fx_args(node)[1]).shape)  # OIHW
     x, out = _nhwc(fx_args(node)[0]), _nhwc(node)
     if not s16_depthwise(node):
-        return cmsis_sizes.convolve_wrapper(isa, "s16", x, (out_c, kh, kw, x[3]), out, padding, stride, dilation)
-    ch_mult = out_c // x[3]
-    return cmsis_sizes.depthwise_wrapper(isa, "s16", x, (1, kh, kw, out_c), out, padding, stride, dilation, ch_mult)
+        shapes = cmsis_sizes.ConvShapes(x, (out_c, kh, kw, x[3]), out, padding, stride, dilation)
+        return cmsis_sizes.convolve_wrapper(isa, "s16", shapes)
+    shapes = cmsis_sizes.ConvShapes(x, (1, kh, kw, out_c), out, padding, stride, dilation)
+    return cmsis_sizes.depthwise_wrapper(isa, "s16", shapes, out_c // x[3])
 
 
 def s4_depthwise_opt(node: torch.fx.Node) -> bool:
@@ -205,9 +205,8 @@ def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     x, weight, _, stride, padding, dilation, ch_mult = fx_args(node)[:7]
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
     out = _nhwc(node)
-    return cmsis_sizes.depthwise_wrapper(
-        isa, "s4", _nhwc(x), (1, kh, kw, out[3]), out, padding, stride, dilation, int(ch_mult)
-    )
+    shapes = cmsis_sizes.ConvShapes(_nhwc(x), (1, kh, kw, out[3]), out, padding, stride, dilation)
+    return cmsis_sizes.depthwise_wrapper(isa, "s4", shapes, int(ch_mult))
 
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
