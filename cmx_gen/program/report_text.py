@@ -50,7 +50,8 @@ def schedule_line(s: Schedule) -> str:
         ]
     return (
         f"delegate {s.delegate} ({s.goal}): working memory {size(s.work_bytes)} (layer by layer {size(s.layer_by_layer_bytes)};"
-        f" its floor {size(s.floor_bytes)} at {s.floor_at}); peak {size(s.peak_bytes)} at {s.peak_at}"
+        f" its floor {size(s.floor_bytes)} at {s.floor_at})"
+        + (f"; peak {size(s.peak_bytes)} at {s.peak_at}" if s.peak_at else "; no layer needs working memory")
         + "".join(f"; {x}" for x in shared)
         + f"; {extra}"
     )

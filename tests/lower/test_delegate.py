@@ -215,3 +215,16 @@ def test_a_hardswish_clamp_stays_in_the_delegate(tmp_path):
     assert len(pte.delegate_plans(pte.read(data))) == 1
     assert pte.backend_layers(data).count("lut") == 2
     assert not any("minimum" in op for op in pte.operator_names(data))
+
+
+def test_a_delegate_without_working_memory_says_so():
+    """A delegate whose layers all read and write its own inputs and outputs (an MLP-Mixer's LayerNorm alone
+    between two cuts, before its GELU joined the delegate) has no peak layer: the line says so instead of
+    'peak 0 B at ' with no name."""
+    from cmx_gen.lower.facts import Schedule
+    from cmx_gen.program.report_text import schedule_line
+
+    empty = schedule_line(Schedule(delegate=1, work_bytes=0, layer_by_layer_bytes=0, floor_bytes=512, floor_at="n1"))
+    assert "no layer needs working memory" in empty and "peak" not in empty, empty
+    busy = Schedule(delegate=0, work_bytes=96, layer_by_layer_bytes=96, floor_bytes=96, peak_bytes=96, peak_at="fc")
+    assert "peak 96 B at fc" in schedule_line(busy)
