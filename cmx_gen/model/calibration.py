@@ -24,7 +24,8 @@ def check_calibration_shapes(samples: list[Inputs], example: Inputs, where: str)
         if got != want:
             raise ModelSourceError(
                 f"calibration sample {index} from {where} has shape {got}, the model input is {want}",
-                "make calibration_data() match the inputs (or drop --input-shape), or pass --calibration",
+                "make calibration_data() match the inputs (a model's own comes before its file's; or drop"
+                " --input-shape), or pass --calibration FILE or --random-calibration",
             )
 
 

@@ -207,6 +207,8 @@ def _load_python(spec: str) -> ModelSource:
         samples = list(_call_hook(hooks, "calibration_data", path))
         calibration = [_as_inputs(s, f"{path.name}:calibration_data()") for s in samples]
         calibration_source = f"{path.name}:calibration_data() ({len(samples)} samples)"
+        if _own(module, "example_inputs") and not _own(module, "calibration_data"):  # maybe another model's
+            calibration_source += f", the file's beside {name}'s own example_inputs()"
     return ModelSource(
         spec=spec,
         kind="python",
@@ -233,6 +235,11 @@ def _hooks(user: Any, module: torch.nn.Module) -> dict[str, Callable[[], Any]]:
                 found[name] = hook
                 break
     return found
+
+
+def _own(module: torch.nn.Module, hook: str) -> bool:
+    """The model itself defines this hook (a method), not only its file."""
+    return callable(getattr(module, hook, None))
 
 
 def _call_hook(hooks: dict[str, Callable[[], Any]], name: str, path: Path) -> Any:

@@ -198,3 +198,46 @@ def test_example_inputs_and_calibration_as_methods_of_the_model(tmp_path, capsys
     assert run_cli("lower", f"{tmp_path / 'net.py'}:Bare", "-o", tmp_path / "bare") == 2
     line = error_line(capsys)
     assert "no example inputs" in line and "--input-shape 1,5,H,W" in line and "1,1,49,10" not in line
+
+
+FILE_DATA_FOR_ANOTHER = """
+import torch
+from torch import nn
+
+
+def calibration_data():  # the file's: for Rgb
+    return [(torch.rand(1, 3, 8, 8),) for _ in range(4)]
+
+
+class Rgb(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Grey(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    @staticmethod
+    def example_inputs():
+        return (torch.rand(1, 1, 8, 8),)
+"""
+
+
+def test_a_models_own_inputs_beside_the_files_calibration_for_another(tmp_path, capsys):
+    """A model with example_inputs() of its own and a file whose calibration_data() is another model's: one
+    line naming both shapes and the ways out (it was a bare shape mismatch, met with TinyMlpMixer)."""
+    (tmp_path / "two.py").write_text(FILE_DATA_FOR_ANOTHER)
+    assert run_cli("lower", f"{tmp_path / 'two.py'}:Grey", "-o", tmp_path / "grey") == 2
+    line = error_line(capsys)
+    assert "[(1, 3, 8, 8)], the model input is [(1, 1, 8, 8)]" in line, line
+    assert "the file's beside Grey's own example_inputs()" in line and "--random-calibration" in line, line
+    assert run_cli("lower", f"{tmp_path / 'two.py'}:Grey", "--random-calibration", "-o", tmp_path / "r") == 0
