@@ -33,8 +33,7 @@
 #if defined(ARM_MATH_MVEI)
 /* A 1x1 convolution of stride 1 without padding: each position's input is its field, read in place. */
 static int in_place(const cmsis_nn_conv_params* p, const cmsis_nn_dims* f_d) {
-  return f_d->h == 1 && f_d->w == 1 && p->stride.h == 1 && p->stride.w == 1 && p->padding.h == 0 &&
-         p->padding.w == 0;
+  return cmx_conv_helium_s8_in_place(f_d->h, f_d->w, p->stride.h, p->stride.w, p->padding.h, p->padding.w);
 }
 
 /* The layer's output constants, in registers for the whole call. */

@@ -72,7 +72,7 @@ int32_t cmx_dw3x3_band_rows(int32_t stride_h, int32_t stride_w, int32_t out_w) {
 
 int32_t cmx_conv_helium_s8_field_bytes(int32_t kernel_h, int32_t kernel_w, int32_t in_ch, int32_t stride_h,
                                        int32_t stride_w, int32_t pad_h, int32_t pad_w) {
-  const int in_place = kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_h == 0 && pad_w == 0;
+  const int in_place = cmx_conv_helium_s8_in_place(kernel_h, kernel_w, stride_h, stride_w, pad_h, pad_w);
   return in_place ? 0 : (kernel_h * kernel_w * in_ch + 3) & ~3;
 }
 

@@ -154,6 +154,13 @@ int32_t cmx_dw3x3_band_scratch_bytes(int32_t channels, int32_t out_h, int32_t ou
  */
 int32_t cmx_dw3x3_band_rows(int32_t stride_h, int32_t stride_w, int32_t out_w);
 
+/* cmx_conv_helium_s8 reads each position's field in place (its input, no scratch): a 1x1 convolution of
+ * stride 1 without padding. */
+static inline int cmx_conv_helium_s8_in_place(int32_t kernel_h, int32_t kernel_w, int32_t stride_h, int32_t stride_w,
+                                              int32_t pad_h, int32_t pad_w) {
+  return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 && pad_h == 0 && pad_w == 0;
+}
+
 /**
  * @brief Scratch of cmx_conv_helium_s8: none for a 1x1 convolution of stride 1 without padding (read in
  *        place), else one position's field (kernel rows x columns x channels, to a multiple of 4).

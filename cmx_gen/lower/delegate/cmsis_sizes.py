@@ -7,13 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from executorch.backends.cortex_m.library import cmsis_nn
 
 Width = Literal["s4", "s8", "s16"]  # weights s4 or activations s16, else int8 both
 _TYPES = {"s4": cmsis_nn.DataType.A8W4, "s8": cmsis_nn.DataType.A8W8, "s16": cmsis_nn.DataType.A16W8}
 _BACKENDS = {"MVE": cmsis_nn.Backend.MVE, "DSP": cmsis_nn.Backend.DSP, "SCALAR": cmsis_nn.Backend.SCALAR}
+
+
+def dims(val: Any) -> tuple[int, int, int, int]:
+    """cmsis_nn_dims {n, h, w, c} of a logical NCHW tensor, as the wrappers read them."""
+    n, c, h, w = (int(s) for s in val.shape)
+    return n, h, w, c
 
 
 def _backend(isa: str) -> cmsis_nn.Backend:

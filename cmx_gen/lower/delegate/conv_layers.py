@@ -11,7 +11,8 @@ import numpy as np
 import torch
 
 from cmx_gen.lower.delegate import kernel_numbers, own_kernels
-from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, shape4, window_fields
+from cmx_gen.lower.delegate.cmsis_sizes import dims
+from cmx_gen.lower.delegate.emit import Emit, dims_fields, shape4, window_fields
 from cmx_gen.lower.delegate.kernel_choice import conv_kind, row_plan, scratch_bytes
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer

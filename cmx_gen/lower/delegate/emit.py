@@ -43,12 +43,6 @@ def element_width(*nodes: Any) -> int:
     return 1 if all(is_int8(n) for n in nodes) else 2 if all(is_int16(n) for n in nodes) else 0
 
 
-def dims(val: Any) -> tuple[int, int, int, int]:
-    """cmsis_nn_dims {n, h, w, c} of a logical NCHW tensor, as the wrappers read them."""
-    n, c, h, w = (int(s) for s in val.shape)
-    return n, h, w, c
-
-
 def shape4(val: Any) -> tuple[int, int, int, int]:
     """A 4-D tensor's shape as it is (a weight already laid out as the kernel reads it)."""
     a, b, c, d = (int(s) for s in val.shape)

@@ -147,24 +147,22 @@ def int4_kind(node: torch.fx.Node) -> bool:
     return all(int(p) < e for p, e in zip(padding, extent))
 
 
-def _nhwc(node: Any) -> tuple[int, ...]:
-    """A logical NCHW activation's shape as CMSIS-NN's dims read it."""
-    n, c, h, w = (int(v) for v in node_val(node).shape)
-    return (n, h, w, c)
-
-
 def _pairs(node: torch.fx.Node) -> tuple[list[int], list[int], list[int]]:
     """A convolution's padding, stride and dilation, height first."""
     _, _, _, stride, padding, dilation = fx_args(node)[:6]
     return [int(v) for v in padding], [int(v) for v in stride], [int(v) for v in dilation]
 
 
+def _conv_shapes(node: torch.fx.Node, filter_nhwc: tuple[int, ...]) -> cmsis_sizes.ConvShapes:
+    """A convolution's input, filter (as CMSIS-NN's dims read it) and output, and its window."""
+    x_dims, out_dims = cmsis_sizes.dims(node_val(fx_args(node)[0])), cmsis_sizes.dims(node_val(node))
+    return cmsis_sizes.ConvShapes(x_dims, filter_nhwc, out_dims, *_pairs(node))
+
+
 def conv_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     """arm_convolve_wrapper_s4_get_buffer_size for this layer on this core (cmsis_sizes)."""
-    padding, stride, dilation = _pairs(node)
     filter_nhwc = tuple(int(v) for v in node_val(fx_args(node)[1]).shape)  # OHWI
-    shapes = cmsis_sizes.ConvShapes(_nhwc(fx_args(node)[0]), filter_nhwc, _nhwc(node), padding, stride, dilation)
-    return cmsis_sizes.convolve_wrapper(isa, "s4", shapes)
+    return cmsis_sizes.convolve_wrapper(isa, "s4", _conv_shapes(node, filter_nhwc))
 
 
 def s16_depthwise(node: torch.fx.Node) -> bool:
@@ -182,14 +180,11 @@ def s16_scratch(node: torch.fx.Node, isa: str) -> int:
         return cmsis_sizes.avgpool(isa, "s16", int(node_val(node).shape[3]), channels) if average else 0
     if op_name(node) != "cmx::quantized_conv2d_s16":
         return 0
-    padding, stride, dilation = _pairs(node)
     out_c, _, kh, kw = (int(v) for v in node_val(fx_args(node)[1]).shape)  # OIHW
-    x, out = _nhwc(fx_args(node)[0]), _nhwc(node)
+    in_c = int(node_val(fx_args(node)[0]).shape[1])
     if not s16_depthwise(node):
-        shapes = cmsis_sizes.ConvShapes(x, (out_c, kh, kw, x[3]), out, padding, stride, dilation)
-        return cmsis_sizes.convolve_wrapper(isa, "s16", shapes)
-    shapes = cmsis_sizes.ConvShapes(x, (1, kh, kw, out_c), out, padding, stride, dilation)
-    return cmsis_sizes.depthwise_wrapper(isa, "s16", shapes, out_c // x[3])
+        return cmsis_sizes.convolve_wrapper(isa, "s16", _conv_shapes(node, (out_c, kh, kw, in_c)))
+    return cmsis_sizes.depthwise_wrapper(isa, "s16", _conv_shapes(node, (1, kh, kw, out_c)), out_c // in_c)
 
 
 def s4_depthwise_opt(node: torch.fx.Node) -> bool:
@@ -202,11 +197,10 @@ def s4_depthwise_opt(node: torch.fx.Node) -> bool:
 
 def depthwise_s4_scratch(node: torch.fx.Node, isa: str) -> int:
     """arm_depthwise_conv_wrapper_s4_get_buffer_size for this layer on this core (cmsis_sizes)."""
-    x, weight, _, stride, padding, dilation, ch_mult = fx_args(node)[:7]
+    weight, ch_mult = fx_args(node)[1], fx_args(node)[6]
     kh, kw = int(node_val(weight).shape[1]), int(node_val(weight).shape[2])
-    out = _nhwc(node)
-    shapes = cmsis_sizes.ConvShapes(_nhwc(x), (1, kh, kw, out[3]), out, padding, stride, dilation)
-    return cmsis_sizes.depthwise_wrapper(isa, "s4", shapes, int(ch_mult))
+    out_c = int(node_val(node).shape[1])
+    return cmsis_sizes.depthwise_wrapper(isa, "s4", _conv_shapes(node, (1, kh, kw, out_c)), int(ch_mult))
 
 
 def _row_geometry(node: torch.fx.Node) -> own_kernels.RowGeometry | None:
@@ -251,8 +245,8 @@ HELIUM_CHANNELS = define(_DW, "CMX_DW_STEP_MVE")  # ... on Helium
 
 
 def _stride(node: torch.fx.Node) -> tuple[int, int]:
-    stride = fx_args(node)[3]
-    return int(stride[0]), int(stride[1])
+    stride = _pairs(node)[1]
+    return stride[0], stride[1]
 
 
 def depthwise_planar_shape(node: torch.fx.Node) -> bool:
@@ -360,9 +354,9 @@ def _one_by_n_mve_reads(width: int, kernel: int, stride: int, pad: int, out_w: i
 
 
 def _helium_scratch(node: torch.fx.Node) -> int:
-    _, weight, _, stride, padding = fx_args(node)[:5]
-    _, kh, kw, c = (int(v) for v in node_val(weight).shape)
-    return kernel_numbers.helium_field_bytes(c, (kh, kw), _stride(node), (int(padding[0]), int(padding[1])))
+    padding = _pairs(node)[0]
+    _, kh, kw, c = (int(v) for v in node_val(fx_args(node)[1]).shape)
+    return kernel_numbers.helium_field_bytes(c, (kh, kw), _stride(node), (padding[0], padding[1]))
 
 
 def _convolve_s8_scratch(node: torch.fx.Node) -> int:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from cmx_gen.lower.delegate import conv_layers, own_kernels, own_layers, s16_layers
+from cmx_gen.lower.delegate.cmsis_sizes import dims
 from cmx_gen.lower.delegate.copy_layers import (
     PERMUTES,
     SELECTIONS,
@@ -29,7 +30,6 @@ from cmx_gen.lower.delegate.copy_layers import (
 from cmx_gen.lower.delegate.emit import (
     Emit,
     byte_identical_view,
-    dims,
     dims_fields,
     is_int8,
     is_int16,

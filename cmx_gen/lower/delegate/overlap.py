@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from cmx_gen.lower.delegate import own_layers
 from cmx_gen.lower.delegate.kernel_choice import (
     DEPTHWISE_BAND,
     DEPTHWISE_STEP,
@@ -181,10 +182,6 @@ def _softmax_walk(node: torch.fx.Node) -> Walk:
     return Walk(flat_blocks(rows, 1), row, tuple(r * row for r in range(rows)), copy_in=False)
 
 
-# element-wise tables (cmx_lut_s8: each element read before it is written, in order)
-TABLES = ("cmx::quantized_lut", "cortex_m::quantized_activation", "cortex_m::minimum", "cortex_m::maximum")
-
-
 def shareable_inputs(node: torch.fx.Node) -> list[torch.fx.Node]:
     """The inputs whose bytes this layer's output may share (an element-wise layer's broadcast
     operand is read again for every block: never)."""
@@ -218,7 +215,7 @@ def lead(node: torch.fx.Node, isa: str) -> int:
         walk = _depthwise_walk(node, isa)
     elif name in ("cortex_m::quantized_avg_pool2d", "cortex_m::quantized_max_pool2d"):
         walk = _pool_walk(node)
-    elif name in ("cortex_m::quantized_add", "cortex_m::quantized_mul", *TABLES):
+    elif name in ("cortex_m::quantized_add", "cortex_m::quantized_mul", *own_layers.TABLES):
         walk = _elementwise_walk(node)
     elif name in ("cortex_m::softmax", "cmx::quantized_masked_softmax"):
         walk = _softmax_walk(node)

@@ -160,30 +160,31 @@ def _linear_per_channel(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 def _lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx::quantized_lut (its table a list) or upstream's cortex_m::quantized_activation (a GELU, SiLU, ...:
     its table a constant int8 tensor of 256): out = table[in + 128] either way, on cmx_lut_s8."""
-    x, table = fx_args(node)
+    table = fx_args(node)[1]
     entries = emit.constant_bytes(table) if isinstance(table, torch.fx.Node) else np.asarray(table, np.int8).tobytes()
-    fields = {
-        "input": emit.operand(x),
-        "output": emit.operand(node),
-        "count": int(_val(x).numel()),
-        "table": emit.data(entries),
-    }
-    return Layer("lut", fields, node=node.name)
+    return _table_layer(node, emit, entries)
+
+
+def _table_layer(node: torch.fx.Node, emit: Emit, entries: bytes) -> Layer:
+    """The lut record of an element-wise table op: its first argument looked up in the 256 `entries`."""
+    x = fx_args(node)[0]
+    fields = {"input": emit.operand(x), "output": emit.operand(node), "count": int(_val(x).numel())}
+    return Layer("lut", fields | {"table": emit.data(entries)}, node=node.name)
 
 
 def _clamp(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """Upstream's cortex_m::minimum / maximum of an int8 tensor and one int8 constant (a hardswish's
     clamp at 3, DecomposeHardswishPass) as a table on cmx_lut_s8: out = min(in, c) or max(in, c)."""
-    x, other = fx_args(node)
+    other = fx_args(node)[1]
     bound = int(np.frombuffer(emit.constant_bytes(other), dtype=np.int8)[0])
     pick = min if op_name(node) == "cortex_m::minimum" else max
-    table = np.array([pick(v, bound) for v in range(-128, 128)], dtype=np.int8)
-    fields = {"input": emit.operand(x), "output": emit.operand(node), "count": int(_val(x).numel())}
-    return Layer("lut", fields | {"table": emit.data(table.tobytes())}, node=node.name)
+    return _table_layer(node, emit, np.array([pick(v, bound) for v in range(-128, 128)], dtype=np.int8).tobytes())
 
 
 # upstream's int8 minimum and maximum, taken where the other operand is one constant (clamp_bound)
 CLAMPS = ("cortex_m::minimum", "cortex_m::maximum")
+# every op the backend runs as a table (cmx_lut_s8: each element read before it is written, in order)
+TABLES = ("cmx::quantized_lut", "cortex_m::quantized_activation", *CLAMPS)
 
 
 def clamp_bound(node: torch.fx.Node) -> bool:
@@ -252,8 +253,6 @@ BUILDERS: dict[str, Callable[[torch.fx.Node, Emit, int], Layer]] = {
     "cmx::quantized_gru": _gru,
     "cmx::quantized_layer_norm": _layer_norm,
     "cmx::quantized_mean": _mean,
-    "cmx::quantized_lut": _lut,
-    "cortex_m::quantized_activation": _lut,
-    **{name: _clamp for name in CLAMPS},
+    **{name: _clamp if name in CLAMPS else _lut for name in TABLES},
     "cmx::quantized_bmm": bmm_layer,
 }

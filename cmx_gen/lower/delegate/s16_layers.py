@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from cmx_gen.lower.delegate.cmsis_sizes import dims
 from cmx_gen.lower.delegate.conv_layers import int32s
-from cmx_gen.lower.delegate.emit import Emit, dims, dims_fields, window_fields
+from cmx_gen.lower.delegate.emit import Emit, dims_fields, window_fields
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.kernel_choice import s16_depthwise, s16_scratch
 from cmx_gen.lower.delegate.own_layers import bmm_layer, lstm_layer
