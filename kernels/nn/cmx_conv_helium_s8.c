@@ -96,6 +96,14 @@ static void field(const cmsis_nn_conv_params* p, const cmsis_nn_dims* in_d, cons
   }
 }
 
+/* The field of a position whose every tap lies inside the input, the dilation 1: f_h kernel rows of
+ * `run` bytes from `src`, `in_row` apart, one copy_run each. field()'s bounds and padding cost ~300
+ * instructions a position (a U-Net's 8-channel 3 x 3 layers on the M55: 555 cycles a position). */
+static inline __attribute__((always_inline)) void field_inside(const int8_t* src, int32_t in_row, int32_t run,
+                                                               int32_t rows, int8_t* row) {
+  for (; rows > 0; --rows, src += in_row, row += run) copy_run(row, src, run);
+}
+
 /* Every output channel of one position from its field: `runs` runs of `cols` bytes from `x`, `stride`
  * apart; k: the channel constants (cmx_conv_helium_s8_constants); `fast` as cmx_requantize_mve. */
 static inline __attribute__((always_inline)) void position(const cmsis_nn_conv_params* p, const int8_t* x,
@@ -158,9 +166,13 @@ static inline __attribute__((always_inline)) void field_positions(const cmsis_nn
       const int rows_inside = iy >= 0 && iy + span_h <= in_d->h;
       for (int32_t ox = 0; ox < out_d->w; ++ox, output += rows) {
         const int32_t ix = ox * p->stride.w - p->padding.w;
-        if (direct && rows_inside && ix >= 0 && ix + f_d->w <= in_d->w) {
+        const int inside = rows_inside && ix >= 0 && ix + f_d->w <= in_d->w;
+        if (direct && inside) {
           const int8_t* x = input + (iy * in_d->w + ix) * in_d->c;
           position(p, x, weights, k, f_d->h, run, row_stride, rows, r, output, fast);
+        } else if (inside && p->dilation.w == 1) {
+          field_inside(input + (iy * in_d->w + ix) * in_d->c, row_stride, run, f_d->h, scratch);
+          position(p, scratch, weights, k, 1, cols, 0, rows, r, output, fast);
         } else {
           field(p, in_d, f_d, input, oy, ox, zero_point, scratch);
           position(p, scratch, weights, k, 1, cols, 0, rows, r, output, fast);

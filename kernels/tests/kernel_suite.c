@@ -709,6 +709,7 @@ static void conv_helium_suite(tally* t) {
   conv_helium_case(t, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, "ResNet 3x3 16 -> 16 over 16x16");
   conv_helium_case(t, 16, 32, 16, 16, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, "ResNet 3x3 stride 2, 16 -> 32");
   conv_helium_case(t, 3, 8, 48, 48, 3, 3, 2, 2, 1, 1, 1, 0, 0, 1, "MobileNet stem 3x3 stride 2 over 48x48x3");
+  conv_helium_case(t, 8, 8, 12, 12, 3, 3, 1, 1, 1, 1, 1, 0, 0, 1, "U-Net 3x3 8 -> 8: fields copied, inside ones by rows");
   conv_helium_case(t, 37, 9, 5, 3, 1, 1, 1, 1, 0, 0, 1, 1, 1, 0, "1x1, 37 inputs (a predicated last group), 9 outputs");
   conv_helium_case(t, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0, "1 x 1 x 1");
   conv_helium_case(t, 5, 7, 4, 3, 5, 5, 1, 1, 2, 2, 1, 1, 1, 0, "padding on every side wider than the input");
