@@ -29,6 +29,7 @@ FUZZED = ROOT / "tests" / "toy_models" / "fuzzed_models.py"  # bench/fuzz_models
         f"{USER}:TinyViT",
         f"{USER}:TinyMlpMixer",
         f"{USER}:SqueezeExciteBlock",
+        f"{USER}:ConvTransposeUNet",
         f"{USER}:AttentionDenoiser",
         f"{FUZZED}:TokensTimesConv",
         f"{FUZZED}:DilatedDepthwise",
@@ -73,7 +74,8 @@ def test_a_user_written_model_passes_on_the_target(tmp_path, board, model):
     attention core on int8); BiGruKeywordSpotter: a
     trained bidirectional nn.GRU, both directions on cmx_gru_s8 (was float: 61.6 M instructions on
     the M4); BiLstmTagger: two bidirectional nn.LSTM layers, time-major, the backward direction's steps
-    reversed around arm_lstm_unidirectional_s8."""
+    reversed around arm_lstm_unidirectional_s8; ConvTransposeUNet: nn.ConvTranspose2d up (upstream's
+    transposed convolution between two delegates), BatchNorm folded, torch.cat of the skips."""
     app = tmp_path / "app"
     generate(project_mod.Project.single(model=model, board=board, output=str(app)), app)
     built = build.build(app, jobs=2)

@@ -485,3 +485,44 @@ class SqueezeExciteBlock(nn.Module):
     def calibration_data():
         g = torch.Generator().manual_seed(7)
         return [(torch.randn(1, 3, 32, 32, generator=g),) for _ in range(16)]
+
+
+def _conv_bn_relu(cin: int, cout: int) -> nn.Sequential:
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+
+
+class ConvTransposeUNet(nn.Module):
+    """The U-Net of the paper, small: two Conv-BatchNorm-ReLU a level, nn.MaxPool2d down, nn.ConvTranspose2d
+    (2 x 2, stride 2) up, torch.cat of the skip, a 1x1 head; BatchNorm statistics not the identity."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(8)
+        self.enc1 = nn.Sequential(_conv_bn_relu(1, 8), _conv_bn_relu(8, 8))
+        self.enc2 = nn.Sequential(_conv_bn_relu(8, 16), _conv_bn_relu(16, 16))
+        self.pool = nn.MaxPool2d(2)
+        self.mid = nn.Sequential(_conv_bn_relu(16, 32), _conv_bn_relu(32, 32))
+        self.up2, self.dec2 = nn.ConvTranspose2d(32, 16, 2, stride=2), _conv_bn_relu(32, 16)
+        self.up1, self.dec1 = nn.ConvTranspose2d(16, 8, 2, stride=2), _conv_bn_relu(16, 8)
+        self.head = nn.Conv2d(8, 2, 1)
+        for m in self.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        m = self.mid(self.pool(e2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], dim=1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
+        return self.head(d1)
+
+    @staticmethod
+    def example_inputs():
+        return (torch.randn(1, 1, 16, 16),)
+
+    @staticmethod
+    def calibration_data():
+        g = torch.Generator().manual_seed(9)
+        return [(torch.randn(1, 1, 16, 16, generator=g),) for _ in range(16)]

@@ -24,7 +24,7 @@ from cmx_gen.lower.delegate.emit import (
 from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.plan import Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
-from cmx_gen.lower.rewrites import concat, upsample
+from cmx_gen.lower.rewrites import concat, transpose_conv, upsample
 
 
 def _cat(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
@@ -124,6 +124,23 @@ def _upsample(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
     return tuple(records)
 
 
+def _depth_to_space(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
+    """cmx::quantized_depth_to_space of an NHWC image: for each input row and each i of the block's kh,
+    the row's w runs of kw x c bytes (channels (i kw .. i kw + kw - 1) x c of each pixel) to output row
+    kh row + i, side by side."""
+    g = transpose_conv.geometry(node)
+    assert g is not None, node.name
+    x, records = fx_args(node)[0], []
+    pixel, run = g.kh * g.kw * g.c, g.kw * g.c
+    for row in range(g.n * g.h):
+        for i in range(g.kh):
+            fields = {"input": emit.operand(x), "input_at": row * g.w * pixel + i * run, "output": emit.operand(node)}
+            fields.update(output_at=(row * g.kh + i) * g.w * run, rows=g.w, row_bytes=run)
+            fields.update(input_stride=pixel, output_stride=run)
+            records.append(Layer("copy_region", fields, node=node.name))
+    return tuple(records)
+
+
 # A part of a tensor along one dimension (a sequence's last step: `y[:, -1]`) as one strided copy.
 SELECTIONS = ("aten::select_copy", "aten::slice_copy")
 
@@ -164,10 +181,15 @@ def _selection(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
     return (Layer("copy_region", fields, node=node.name),)
 
 
+# Nodes whose records are all copy_region: they report as that kind even where they share a debug id
+# with the node before them (a transposed convolution's 1x1 convolution and depth-to-space).
+COPY_ONLY = ("cmx::quantized_cat", "cmx::quantized_upsample_nearest", "cmx::quantized_depth_to_space")
+
 # Nodes whose work is several records (a concat: one copy a part; an upsampling: one a row and copy).
 SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {
     "cmx::quantized_cat": _cat,
     "cmx::quantized_upsample_nearest": _upsample,
+    "cmx::quantized_depth_to_space": _depth_to_space,
     **{name: _permute for name in PERMUTES},
     **{name: _selection for name in SELECTIONS},
 }

@@ -42,7 +42,7 @@ from cmx_gen.lower.delegate.kernel_choice import node_val as _val
 from cmx_gen.lower.delegate.kernel_numbers import fc_s4_weights, fc_weights
 from cmx_gen.lower.delegate.plan import NONE, Layer
 from cmx_gen.lower.fx_nodes import fx_args, op_name
-from cmx_gen.lower.rewrites import concat, upsample
+from cmx_gen.lower.rewrites import concat, transpose_conv, upsample
 from cmx_gen.lower.rewrites.image_layout import ELEMENTWISE_OPERANDS
 
 
@@ -85,6 +85,7 @@ _VIEWS = ("aten::view_copy", "aten::squeeze_copy", "aten::unsqueeze_copy")
 COPIES: dict[str, Callable[[torch.fx.Node], object]] = {
     "cmx::quantized_cat": concat.runs,
     "cmx::quantized_upsample_nearest": upsample.geometry,
+    "cmx::quantized_depth_to_space": transpose_conv.geometry,
     **{name: permute_plan for name in PERMUTES},
     **{name: selection_run for name in SELECTIONS},
 }

@@ -15,7 +15,7 @@ from cmx_gen.lower import float_islands, linear_per_channel
 from cmx_gen.lower.activation_bits import any_int16
 from cmx_gen.lower.facts import LowerOptions
 from cmx_gen.lower.ops import own_ops, recurrent_graph, s16_ops, tables
-from cmx_gen.lower.rewrites import concat, image_layout, one_channel, upsample
+from cmx_gen.lower.rewrites import concat, image_layout, one_channel, transpose_conv, upsample
 from cmx_gen.lower.state import Quantized, Rewritten
 
 
@@ -31,6 +31,7 @@ PASSES: tuple[OwnPass, ...] = (
     OwnPass("LayerNorm, mean, bmm on int8", lambda p, r, q: own_ops.to_int8(p)),
     OwnPass("element-wise runs as tables", lambda p, r, q: tables.to_int8(p)),
     OwnPass("nearest upsampling on int8", lambda p, r, q: upsample.to_int8(p)),
+    OwnPass("transposed convolutions of stride = kernel as 1x1 ones", lambda p, r, q: transpose_conv.to_rows(p)),
     OwnPass("concat in memory order", lambda p, r, q: concat.to_int8(p)),
     OwnPass("float ops left on int8 named", lambda p, r, q: float_islands.leftover(p, r.graph)),
     OwnPass("images and element-wise operands laid out", lambda p, r, q: image_layout.lay_out(p), backend_only=False),
