@@ -58,8 +58,8 @@ def test_a_1x1_convolution_and_depth_to_space_give_upstreams_transposed_convolut
 def test_a_unet_with_transposed_convolutions_is_one_delegate(tmp_path):
     """The U-Net of the paper (Conv-BatchNorm-ReLU, MaxPool, nn.ConvTranspose2d 2 x 2 stride 2, torch.cat
     of the skips): each transposed convolution had ended a delegate (three); now one, no
-    cortex_m::quantized_transpose_conv2d left, the depth-to-space reported as the copies it is, and the
-    plan run on the host gives the lowering's reference bit for bit."""
+    cortex_m::quantized_transpose_conv2d left, the depth-to-space reported as the copies it is (an id of its
+    own: it shared the convolution's, and the profile gave both the pair's cycles), and the plan run on the host gives the lowering's reference bit for bit."""
     out = tmp_path / "unet"
     assert run_cli("lower", f"{USER}:ConvTransposeUNet", "--target", "cortex-m4", "-o", out) == 0
     data = (out / "model.pte").read_bytes()
@@ -68,6 +68,8 @@ def test_a_unet_with_transposed_convolutions_is_one_delegate(tmp_path):
     layers = read_report(out)["delegated_layers"]
     up = [(layer["op"], layer["kind"]) for layer in layers if layer["module"] in ("up1", "up2")]
     assert up == [("cortex_m::quantized_conv2d", "conv_row"), ("cmx::quantized_depth_to_space", "copy_region")] * 2
+    ids = [layer["debug"] for layer in layers]
+    assert len(set(ids)) == len(ids), ids  # the profile and the trace key each layer by its id
     plan_matches_the_reference(out)
 
 

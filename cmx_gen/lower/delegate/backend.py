@@ -195,7 +195,6 @@ def delegated_layers(program: Any) -> list[DelegatedLayer]:
 
 
 def _layer(node: torch.fx.Node, delegate: int, debug: int, records: _Records, nth: int) -> DelegatedLayer:
-    from cmx_gen.lower.delegate.copy_layers import COPY_ONLY
     from cmx_gen.lower.fx_nodes import module_path, op_name, reference_name, source_line
 
     val = node.meta["val"]
@@ -206,7 +205,7 @@ def _layer(node: torch.fx.Node, delegate: int, debug: int, records: _Records, nt
         delegate=delegate,
         debug=debug,
         op=op_name(node),
-        kind="copy_region" if op_name(node) in COPY_ONLY else records.kind(debug, nth),
+        kind=records.kind(debug, nth),
         patched=patched,
         calls=calls,
         node=reference_name(node),

@@ -181,10 +181,6 @@ def _selection(node: torch.fx.Node, emit: Emit) -> tuple[Layer, ...]:
     return (Layer("copy_region", fields, node=node.name),)
 
 
-# Nodes whose records are all copy_region: they report as that kind even where they share a debug id
-# with the node before them (a transposed convolution's 1x1 convolution and depth-to-space).
-COPY_ONLY = ("cmx::quantized_cat", "cmx::quantized_upsample_nearest", "cmx::quantized_depth_to_space")
-
 # Nodes whose work is several records (a concat: one copy a part; an upsampling: one a row and copy).
 SEVERAL: dict[str, Callable[[torch.fx.Node, Emit], tuple[Layer, ...]]] = {
     "cmx::quantized_cat": _cat,

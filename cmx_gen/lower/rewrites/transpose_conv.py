@@ -138,9 +138,11 @@ def _rewrite(node: torch.fx.Node, program: Any, kh: int, kw: int) -> None:
             node,
             val=laid_out(val, CHANNELS_LAST),
         )
-    for made_node in (conv, d2s):  # both report as the transposed convolution (its profile and trace id)
-        if "debug_handle" in node.meta:
-            made_node.meta["debug_handle"] = node.meta["debug_handle"]
+    # the convolution reports as the transposed convolution (its profile and trace id), the copies as a
+    # layer of their own: an id no other node has (the profile and the trace key each layer by its id)
+    if isinstance(node.meta.get("debug_handle"), int):
+        conv.meta["debug_handle"] = node.meta["debug_handle"]
+        d2s.meta["debug_handle"] = 1 + max(h for n in graph.nodes if isinstance(h := n.meta.get("debug_handle"), int))
     node.replace_all_uses_with(d2s)
     graph.erase_node(node)
 
