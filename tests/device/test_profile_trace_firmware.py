@@ -133,6 +133,20 @@ def test_trace_names_the_backend_layer_a_corrupted_weight_breaks(tmp_path, capsy
     print(f"\n{out}")
 
 
+def test_trace_matches_every_backend_layer_on_a_dsp_core(tmp_path, capsys):
+    """On the M4 the digits CNN's 3x3 layers run cmx_conv_row_s8 as 2-D layers: each streams its every
+    output row (it streamed the first row alone, and the trace said the target printed no output for
+    it: a ConvTransposeUNet's 14 layers on 2026-11-29)."""
+    app = make_app(DIGITS, "mps2-an386", tmp_path)
+    layers = json.loads((app / "model" / "report.json").read_text())["delegated_layers"]
+    assert any(layer["kind"] == "conv_row" and layer["shape"][2] > 1 for layer in layers)  # a 2-D one
+    assert run_cli("run", app, "--trace") == 0
+    out = capsys.readouterr().out
+    assert f"trace: all {2 + len(layers)} traced outputs (2 instructions, {len(layers)} backend layers) match" in out, (
+        out
+    )
+
+
 def test_default_image_carries_no_tracer(tmp_path):
     """Profiling off: no EventTracer hook or tracer code in the image (the figures are in the note)."""
     app = make_app(DIGITS, "mps3-an547", tmp_path)
