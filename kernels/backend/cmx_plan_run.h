@@ -12,6 +12,7 @@
 extern "C" {
 #include "arm_nnfunctions.h"
 }
+#include "cmx_copy_rows.h"
 #include "cmx_plan.h"
 
 #ifndef CMX_RUN_NOW
@@ -414,35 +415,11 @@ inline arm_cmsis_nn_status run_copy(const cmx_layer_copy* l, CMX_RUN_ARGS) {
   return ARM_CMSIS_NN_SUCCESS;
 }
 
-/* `rows` runs of `bytes` from `in` (`in_stride` apart) to `out` (`out_stride` apart). Runs of whole words
- * between word-aligned addresses, where the box read lies wholly apart from the box written, move a
- * word at a time: a torch.cat's run is one pixel's channels (8 bytes in a U-Net's decoder), where
- * memmove's call and checks cost ~80 cycles a run on the M55. Anything else is memmove's, a run at a
- * time (patches copy boxes over their own input). */
-inline void copy_rows(int8_t* out, const int8_t* in, int32_t rows, int32_t bytes, int32_t in_stride,
-                      int32_t out_stride) {
-  const size_t read = rows > 0 ? (size_t)(rows - 1) * (size_t)in_stride + (size_t)bytes : 0;
-  const size_t written = rows > 0 ? (size_t)(rows - 1) * (size_t)out_stride + (size_t)bytes : 0;
-  const int apart = out + written <= in || in + read <= out;
-  if (apart && ((bytes | in_stride | out_stride | (int32_t)(uintptr_t)in | (int32_t)(uintptr_t)out) & 3) == 0 &&
-      in_stride >= 0 && out_stride >= 0) {
-    for (int32_t r = 0; r < rows; ++r, in += in_stride, out += out_stride) {
-      for (int32_t at = 0; at < bytes; at += 4) { /* a word's memcpy: one LDR and one STR */
-        int32_t v;
-        memcpy(&v, in + at, 4);
-        memcpy(out + at, &v, 4);
-      }
-    }
-    return;
-  }
-  for (int32_t r = 0; r < rows; ++r) memmove(out + r * out_stride, in + r * in_stride, static_cast<size_t>(bytes));
-}
-
 inline arm_cmsis_nn_status run_copy_region(const cmx_layer_copy_region* l, CMX_RUN_ARGS) {
   out = tensor_at(l->output, work, io) + l->output_at;
   const int8_t* in = tensor_at(l->input, work, io) + l->input_at;
   CMX_OUT_BYTES((size_t)l->rows * l->row_bytes);
-  CMX_KERNEL(copy_rows(out, in, l->rows, l->row_bytes, l->input_stride, l->output_stride));
+  CMX_KERNEL(cmx_copy_rows(out, in, l->rows, l->row_bytes, l->input_stride, l->output_stride));
   return ARM_CMSIS_NN_SUCCESS;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arm_nnfunctions.h"
+#include "cmx_copy_rows.h"
 #include "cmx_nn.h"
 #include "cmx_platform.h"
 #include "cmx_requantize.h"
@@ -484,6 +485,41 @@ static void transpose_case(tally* t, int32_t batches, int32_t rows, int32_t cols
   }
 }
 
+/* cmx_copy_rows against memmove run by run (what copy_region called before), on one buffer: the box
+ * written anywhere beside the box read or over it (a patch copies a box over its own input), word-aligned
+ * or not. */
+static void copy_rows_case(tally* t, int32_t rows, int32_t bytes, int32_t in_stride, int32_t out_stride, int32_t from,
+                           int32_t to, const char* name) {
+  const int32_t n = MAX_OUT / 2;
+  for (int32_t i = 0; i < n; ++i) out_cmsis[i] = out_cmx[i] = (int8_t)rnd();
+  const uint64_t t0 = cmx_platform_counter();
+  for (int32_t r = 0; r < rows; ++r) memmove(out_cmsis + to + r * out_stride, out_cmsis + from + r * in_stride, (size_t)bytes);
+  const uint64_t t1 = cmx_platform_counter();
+  cmx_copy_rows(out_cmx + to, out_cmx + from, rows, bytes, in_stride, out_stride);
+  const uint64_t t2 = cmx_platform_counter();
+  if (record(t, "copy_rows", name, t1 - t0, t2 - t1, rows * bytes, memcmp(out_cmsis, out_cmx, (size_t)n) == 0)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s rows %ld bytes %ld strides %ld %ld at %ld -> %ld", name,
+             (long)rows, (long)bytes, (long)in_stride, (long)out_stride, (long)from, (long)to);
+  }
+}
+
+static void copy_rows_suite(tally* t) {
+  copy_rows_case(t, 256, 8, 8, 16, 0, 4096, "a U-Net's concat: 8-byte pixels into 16-byte ones");
+  copy_rows_case(t, 16, 64, 64, 128, 64, 2048, "a depth-to-space: rows of 64 bytes to every other row");
+  copy_rows_case(t, 64, 8, 8, 8, 0, 4, "over its own input, 4 bytes on");
+  copy_rows_case(t, 32, 12, 12, 12, 100, 0, "over its own input, to lower addresses");
+  copy_rows_case(t, 10, 6, 7, 9, 1, 3001, "unaligned runs and strides");
+  copy_rows_case(t, 0, 8, 8, 8, 0, 512, "no rows");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    const int32_t word = rnd() % 2, unit = word ? 4 : 1;
+    const int32_t rows = between(1, 24), bytes = unit * between(1, 16);
+    const int32_t in_stride = bytes + unit * between(0, 8), out_stride = bytes + unit * between(0, 8);
+    const int32_t span = (rows - 1) * (in_stride > out_stride ? in_stride : out_stride) + bytes;
+    const int32_t from = unit * between(0, 512), to = unit * between(0, (MAX_OUT / 2 - span) / unit - 1);
+    copy_rows_case(t, rows, bytes, in_stride, out_stride, from, to, "random");
+  }
+}
+
 /* cmx_transpose_s16 against arm_transpose_s8 on its bytes: [batches][rows][cols][2] permuted {0, 2, 1, 3}. */
 static void transpose16_case(tally* t, int32_t batches, int32_t rows, int32_t cols, const char* name) {
   const int32_t n = 2 * batches * rows * cols;
@@ -939,7 +975,7 @@ static int report(const char* kernel, const tally* t) {
 int main(void) {
   cmx_platform_init();
   tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, grouped = {0}, transpose = {0}, fc = {0};
-  tally requantize = {0}, add = {0}, softmax = {0}, avgpool = {0}, lut = {0};
+  tally requantize = {0}, add = {0}, softmax = {0}, avgpool = {0}, lut = {0}, copy_rows = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
@@ -960,6 +996,7 @@ int main(void) {
   fc_s4_suite(&fc_s4); /* after them: their seeded cases as before */
 #endif
   lut_suite(&lut); /* last: the other kernels' seeded cases as before it */
+  copy_rows_suite(&copy_rows); /* after them: their seeded cases as before */
   int failed = report("requantize", &requantize);
   failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -972,6 +1009,7 @@ int main(void) {
   failed |= report("softmax", &softmax);
   failed |= report("avgpool", &avgpool);
   failed |= report("lut", &lut);
+  failed |= report("copy_rows", &copy_rows);
 #if defined(ARM_MATH_MVEI)
   failed |= report("conv_helium", &conv_helium);
 #else
