@@ -434,6 +434,45 @@ static staged stage(const cmx_conv_row_params* p, const int8_t* weights, const i
   return s;
 }
 
+#if defined(CMX_ROW_BLOCKS)
+/* Whether a layer's chunks run three positions at a time (cmx_row_triples_s8): its shape
+ * (cmx_conv_row_s8_triples), fast and full, a bias; a chunk's other positions (n % 3) as before. */
+static int takes_triples(const cmx_conv_row_params* p, const int32_t* bias, int fast, int full) {
+  return cmx_conv_row_s8_triples(p) && fast && full && bias != NULL;
+}
+
+/* `triples` x 3 positions of a 1x1 layer from `in` (in_ch values each, all inside the input), widened
+ * with the offset and interleaved for cmx_row_triples_s8 (group g of the triple's position j at
+ * (3 g + j) x 4 values), then every channel pair of each triple. */
+static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, const int8_t* in, int32_t triples,
+                                                  const int8_t* weights, const int32_t* bias,
+                                                  const int32_t* multiplier, const int32_t* shift, int16_t* buf,
+                                                  int8_t* out) {
+  const int32_t ch = p->in_ch;
+  const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
+  for (int32_t i = 0; i < 3 * triples; ++i) {
+    const int8_t* src = in + i * ch;
+    uint32_t* dst = (uint32_t*)(void*)(buf + (i / 3) * 3 * ch) + 2 * (i % 3);
+    for (int32_t g = ch / 4; g > 0; --g, dst += 6) { /* as widen_values: SXTAB16, then PKHBT / PKHTB */
+      const uint32_t w = (uint32_t)arm_nn_read_s8x4_ia(&src);
+      const uint32_t even = SXTAB16(offset2, w), odd = SXTAB16_RORn(offset2, w, 8);
+      dst[0] = PKHBT(even, odd, 16);
+      dst[1] = PKHTB(odd, even, 16);
+    }
+  }
+  for (int32_t i = 0; i < triples; ++i) {
+    const int16_t* col = buf + i * 3 * ch;
+    cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
+                         out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
+    if (p->wide) {
+      cmx_row_triples_s8(weights, &k, ch / 4, 1);
+    } else {
+      cmx_row_triples_s8(weights, &k, ch / 4, 0);
+    }
+  }
+}
+#endif
+
 /* The convolution, its arguments checked (and staged for wide 2): a function of its own, so that GCC
  * allocates its loops as before staging existed (+5,900 instructions on KWS with the staging inside). */
 static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, const int8_t* input,
@@ -447,10 +486,22 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
   cmx_conv_row_params q = *p; /* what compute() reads: a position of the widened chunk is a column */
   q.in_ch = cmx_conv_row_s8_column(p);
   const int aligned = ((p->stride * q.in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
+#if defined(CMX_ROW_BLOCKS)
+  const int three = aligned && takes_triples(p, bias, fast, full);
+#endif
   for (int32_t oy = 0; oy < p->out_rows; ++oy) {
     const int32_t top = oy * p->row_stride - p->row_pad;
-    for (int32_t x0 = 0; x0 < p->positions; x0 += p->chunk) {
-      const int32_t n = p->positions - x0 < p->chunk ? p->positions - x0 : p->chunk;
+    for (int32_t x = 0; x < p->positions; x += p->chunk) {
+      int32_t x0 = x, n = p->positions - x < p->chunk ? p->positions - x : p->chunk;
+#if defined(CMX_ROW_BLOCKS)
+      if (three && n >= 3) { /* 1x1, one row: output position x0 reads input position x0 */
+        const int32_t done = 3 * (n / 3);
+        run_triples(p, input + x0 * p->in_ch, done / 3, weights, bias, multiplier, shift, scratch,
+                    output + x0 * p->out_ch);
+        if (done == n) continue;
+        x0 += done, n -= done;
+      }
+#endif
       const int32_t first = x0 * p->stride - p->pad, count = (n - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
       if (p->rows > 1 || top < 0 || top >= p->in_rows) {
         widen_columns(p, input, first, count, top, scratch);

@@ -217,7 +217,7 @@ def row_plan(node: torch.fx.Node) -> tuple[own_kernels.RowGeometry, int]:
     working memory reserves and the chunk the record carries cannot disagree."""
     geometry = _row_geometry(node)
     assert geometry is not None
-    return geometry, geometry.chunk(_planned_scratch(node))
+    return geometry, geometry.chunk(_planned_scratch(node), narrow=choice(node).narrow)
 
 
 def depthwise_kind(node: torch.fx.Node, isa: str) -> str:

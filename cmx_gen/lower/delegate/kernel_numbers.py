@@ -30,6 +30,7 @@ _SIGNATURES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "cmx_conv_row_s8_row_bytes": (_I32, (_P,)),
     "cmx_conv_row_s8_chunk_bytes": (_I32, (_P,)),
     "cmx_conv_row_s8_scratch_bytes": (_I32, (_P,)),
+    "cmx_conv_row_s8_triples": (_I32, (_P,)),
     "cmx_conv_row_s8_weights": (None, (_P, _P, _P)),
     "cmx_dw3x3_band_scratch_bytes": (_I32, (_I32,) * 5),
     "cmx_dw3x3_band_rows": (_I32, (_I32,) * 3),
@@ -117,6 +118,11 @@ def row_scratch_bytes(geometry: RowGeometry, chunk: int) -> int:
 
 def _out(array: NDArray[Any]) -> int:
     return int(array.ctypes.data)
+
+
+def row_triples(geometry: RowGeometry) -> bool:
+    """cmx_conv_row_s8_triples: the layer's positions may run three at a time."""
+    return bool(_call("cmx_conv_row_s8_triples", ctypes.byref(_row_params(geometry))))
 
 
 def row_weights(filter_rows: NDArray[Any], geometry: RowGeometry) -> bytes:
