@@ -95,10 +95,11 @@ def test_a_chunk_fits_cmsis_nn_scratch_or_the_budget():
     assert g.scratch_bytes(chunk + 2) > own_kernels.ROW_SCRATCH_BUDGET
     wide = own_kernels.RowGeometry(125, 125, 64, 64, 1, 1, 0)
     assert wide.chunk(0, narrow=True) == 2  # at least two positions, whatever it takes
-    # a 1x1 layer whose positions run three at a time: 12 of them in ROW_SCRATCH_BUDGET_TRIPLES
-    assert wide.chunk(0) == 12 and wide.scratch_bytes(12) <= own_kernels.ROW_SCRATCH_BUDGET_TRIPLES
-    assert own_kernels.RowGeometry(9, 9, 256, 16, 1, 1, 0).chunk(0) == 6  # 12 of 256 values would not fit
-    assert own_kernels.RowGeometry(9, 9, 64, 16, 1, 1, 0).chunk(0) == 10  # all of its positions
+    # a 1x1 layer whose positions run three at a time: 6 of them (two triples) in ROW_SCRATCH_BUDGET_TRIPLES
+    assert wide.chunk(0) == 6 and wide.scratch_bytes(6) <= own_kernels.ROW_SCRATCH_BUDGET_TRIPLES
+    assert own_kernels.RowGeometry(9, 9, 256, 16, 1, 1, 0).chunk(0) == 6
+    assert own_kernels.RowGeometry(3, 3, 64, 16, 1, 1, 0).chunk(0) == 4  # all of its positions, even
+    assert own_kernels.RowGeometry(9, 9, 1024, 16, 1, 1, 0).chunk(0) == 2  # 6 x 1024 values would not fit
     assert own_kernels.RowGeometry(125, 125, 63, 64, 1, 1, 0).chunk(0) == 4  # 63 values: ROW_SCRATCH_BUDGET, as before
 
 

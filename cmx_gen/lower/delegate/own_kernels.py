@@ -39,8 +39,8 @@ ROW_WIDE_MIN_POSITIONS = 100
 ROW_WIDE_MID_POSITIONS = 36
 ROW_WIDE_MID_BYTES = 16384
 ROW_MAX_CHUNK = 16
-# A 1x1 layer whose positions run three at a time (cmx_conv_row_s8_triples): chunks of 12 (or 6) positions
-# where this much scratch holds them (VWW's 6 x 6 x 128 layers took chunks of 2 in 512 B).
+# A 1x1 layer whose positions run three at a time (cmx_conv_row_s8_triples): chunks of 6 positions where
+# this much scratch holds them (VWW's 6 x 6 x 128 layers took chunks of 2 in 512 B).
 # Not under `--memory min` (narrow), whose chunks stay in ROW_SCRATCH_BUDGET.
 ROW_SCRATCH_BUDGET_TRIPLES = 4096
 # Staged (stage_weights), a layer of at least this many output positions widens its int8 weights into
@@ -91,16 +91,15 @@ class RowGeometry:
         """Output positions per widened chunk: even, at least 2, as many as fit in CMSIS-NN's own
         scratch size or ROW_SCRATCH_BUDGET (a longer chunk only saves re-widening the overlap), or
         with staged weights ROW_SCRATCH_BUDGET_STAGED; a layer whose positions run three at a time
-        (not `narrow`) 12 (or all its positions), else 6, in ROW_SCRATCH_BUDGET_TRIPLES where they fit."""
+        (not `narrow`) 6 (or all its positions) where ROW_SCRATCH_BUDGET_TRIPLES holds them."""
         budget = max(cmsis_scratch, ROW_SCRATCH_BUDGET if self.rows == 1 else ROW_SCRATCH_BUDGET_2D)
         if self.wide == 2:
             budget = max(budget, ROW_SCRATCH_BUDGET_STAGED)
         most = min(ROW_MAX_CHUNK, self.positions + self.positions % 2)
         if not narrow and self.positions >= 3 and kernel_numbers.row_triples(self):
-            room = max(budget, ROW_SCRATCH_BUDGET_TRIPLES)
-            for n in (min(most, 12), 6):  # 12 or all the positions, else 6
-                if self.chunk_bytes(n) <= room:
-                    return n
+            n = min(most, 6)  # two triples: the least scratch (more positions a chunk saved ~nothing)
+            if self.chunk_bytes(n) <= max(budget, ROW_SCRATCH_BUDGET_TRIPLES):
+                return n
         best = 2
         for n in range(2, most + 1, 2):
             if self.chunk_bytes(n) <= budget:
