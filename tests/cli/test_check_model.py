@@ -45,9 +45,10 @@ def test_check_prints_the_latency_a_board_will_see(capsys):
     assert " ms at 25 MHz: " in line and "cortex-m4" in line and "run APP --cycles" in line, line
     assert run_cli("check", model, "--board", "mps2-an386", "--io", "int8", "--json") == 0
     latency = json.loads(capsys.readouterr().out)["latency"]
-    # what `run --cycles` measures on the built app: 5,910,860 at 78c71bc (docs/performance.md); the
-    # pre-build figure is fitted on the profile (its hooks included), within a few per cent on this network
-    assert latency["estimated"] and 0.9 * 5_910_860 < latency["cycles"] < 1.1 * 5_910_860, latency
+    # what `run --cycles` measures on the built app: 4,819,342 at 19767e8 (docs/performance.md); the
+    # pre-build figure is fitted on the profile (its hooks included), +8 % on this network (its 1x1 layers
+    # run three positions at a time, cheaper an output than the 3x3 layers one conv_row figure prices too)
+    assert latency["estimated"] and 0.9 * 4_819_342 < latency["cycles"] < 1.1 * 4_819_342, latency
     assert latency["layers"] == 13 and latency["not_counted"] == [], latency
     assert run_cli("check", model, "--board", "mps3-an547", "--io", "int8") == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("latency "))
