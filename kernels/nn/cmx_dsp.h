@@ -239,11 +239,13 @@ static inline __attribute__((always_inline)) void cmx_dw_nine_taps(int32_t* a0, 
  * slower on every case). It holds all 14 registers, so the block around it spills: taken from 8
  * groups (32 values a row) up, where it gains (VWW's int8 layers; on the wide layers' int16
  * loop the same measured +2.7 % on VWW). */
-#define CMX_GROUP_S8                                  \
+/* a group's weights for channels c and c + 1 (one word each) widened, and their products with the first
+ * position's four values (from b) */
+#define CMX_S8_WEIGHTS_FIRST(b)                       \
   "ldr %[w0], [%[wp]], #4\n\t"                         \
   "ldr %[w1], [%[wp]], #4\n\t"                         \
-  "ldr %[x0], [%[b0]], #4\n\t"                         \
-  "ldr %[x1], [%[b0]], #4\n\t"                         \
+  "ldr %[x0], [%[" #b "]], #4\n\t"                     \
+  "ldr %[x1], [%[" #b "]], #4\n\t"                     \
   "sxtb16 %[t0], %[w0]\n\t"                            \
   "sxtb16 %[w0], %[w0], ror #8\n\t"                    \
   "sxtb16 %[t1], %[w1]\n\t"                            \
@@ -251,13 +253,16 @@ static inline __attribute__((always_inline)) void cmx_dw_nine_taps(int32_t* a0, 
   "smlad %[a00], %[t0], %[x0], %[a00]\n\t"             \
   "smlad %[a10], %[t1], %[x0], %[a10]\n\t"             \
   "smlad %[a00], %[w0], %[x1], %[a00]\n\t"             \
-  "smlad %[a10], %[w1], %[x1], %[a10]\n\t"             \
-  "ldr %[x0], [%[b1]], #4\n\t"                         \
-  "ldr %[x1], [%[b1]], #4\n\t"                         \
-  "smlad %[a01], %[t0], %[x0], %[a01]\n\t"             \
-  "smlad %[a11], %[t1], %[x0], %[a11]\n\t"             \
-  "smlad %[a01], %[w0], %[x1], %[a01]\n\t"             \
-  "smlad %[a11], %[w1], %[x1], %[a11]\n\t"
+  "smlad %[a10], %[w1], %[x1], %[a10]\n\t"
+/* the same widened weights against a further position's four values (from b), into a0 and a1 */
+#define CMX_S8_NEXT(b, a0, a1)                        \
+  "ldr %[x0], [%[" #b "]], #4\n\t"                     \
+  "ldr %[x1], [%[" #b "]], #4\n\t"                     \
+  "smlad %[" #a0 "], %[t0], %[x0], %[" #a0 "]\n\t"     \
+  "smlad %[" #a1 "], %[t1], %[x0], %[" #a1 "]\n\t"     \
+  "smlad %[" #a0 "], %[w0], %[x1], %[" #a0 "]\n\t"     \
+  "smlad %[" #a1 "], %[w1], %[x1], %[" #a1 "]\n\t"
+#define CMX_GROUP_S8 CMX_S8_WEIGHTS_FIRST(b0) CMX_S8_NEXT(b1, a01, a11)
 static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_group_pairs(cmx_acc2x2 a, const void** wp,
                                                                             const void** b0, const void** b1,
                                                                             int32_t pairs) {
@@ -538,31 +543,7 @@ typedef struct {
   int32_t offset;        /* the output offset (SXTAH adds its low half) */
 } cmx_row_triples;
 
-#define CMX_TRIPLE_GROUP                                \
-  "ldr %[w0], [%[wp]], #4\n\t"                          \
-  "ldr %[w1], [%[wp]], #4\n\t"                          \
-  "ldr %[x0], [%[bp]], #4\n\t"                          \
-  "ldr %[x1], [%[bp]], #4\n\t"                          \
-  "sxtb16 %[t0], %[w0]\n\t"                             \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"                     \
-  "sxtb16 %[t1], %[w1]\n\t"                             \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"                     \
-  "smlad %[a00], %[t0], %[x0], %[a00]\n\t"              \
-  "smlad %[a10], %[t1], %[x0], %[a10]\n\t"              \
-  "smlad %[a00], %[w0], %[x1], %[a00]\n\t"              \
-  "smlad %[a10], %[w1], %[x1], %[a10]\n\t"              \
-  "ldr %[x0], [%[bp]], #4\n\t"                          \
-  "ldr %[x1], [%[bp]], #4\n\t"                          \
-  "smlad %[a01], %[t0], %[x0], %[a01]\n\t"              \
-  "smlad %[a11], %[t1], %[x0], %[a11]\n\t"              \
-  "smlad %[a01], %[w0], %[x1], %[a01]\n\t"              \
-  "smlad %[a11], %[w1], %[x1], %[a11]\n\t"              \
-  "ldr %[x0], [%[bp]], #4\n\t"                          \
-  "ldr %[x1], [%[bp]], #4\n\t"                          \
-  "smlad %[a02], %[t0], %[x0], %[a02]\n\t"              \
-  "smlad %[a12], %[t1], %[x0], %[a12]\n\t"              \
-  "smlad %[a02], %[w0], %[x1], %[a02]\n\t"              \
-  "smlad %[a12], %[w1], %[x1], %[a12]\n\t"
+#define CMX_TRIPLE_GROUP CMX_S8_WEIGHTS_FIRST(bp) CMX_S8_NEXT(bp, a01, a11) CMX_S8_NEXT(bp, a02, a12)
 
 /* int16 weights (wide): each channel's four values of a group two words, no SXTB16 */
 #define CMX_TRIPLE_GROUP_WIDE                           \
@@ -673,6 +654,8 @@ static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(cons
 #undef CMX_TRIPLES
 #undef CMX_TRIPLE_GROUP_WIDE
 #undef CMX_TRIPLE_GROUP
+#undef CMX_S8_WEIGHTS_FIRST
+#undef CMX_S8_NEXT
 
 #undef CMX_ROW_S8_EVEN
 #undef CMX_ROW_S8_ODD
