@@ -442,12 +442,10 @@ static int takes_triples(const cmx_conv_row_params* p, const int32_t* bias, int 
 }
 
 /* `triples` x 3 positions of a 1x1 layer from `in` (in_ch values each, all inside the input), widened
- * with the offset and interleaved for cmx_row_triples_s8 (group g of the triple's position j at
- * (3 g + j) x 4 values), then every channel pair of each triple. */
-static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, const int8_t* in, int32_t triples,
-                                                  const int8_t* weights, const int32_t* bias,
-                                                  const int32_t* multiplier, const int32_t* shift, int16_t* buf,
-                                                  int8_t* out) {
+ * with the offset and interleaved for cmx_row_triples_s8: group g of the triple's position j at
+ * (3 g + j) x 4 values. */
+static __attribute__((noinline)) void widen_triples(const cmx_conv_row_params* p, const int8_t* in, int32_t triples,
+                                                    int16_t* buf) {
   const int32_t ch = p->in_ch;
   const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
   for (int32_t i = 0; i < 3 * triples; ++i) {
@@ -460,6 +458,13 @@ static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, 
       dst[1] = PKHTB(odd, even, 16);
     }
   }
+}
+
+/* Every channel pair of each of `triples` triples widened by widen_triples into `buf`. */
+static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, int32_t triples, const int8_t* weights,
+                                                  const int32_t* bias, const int32_t* multiplier,
+                                                  const int32_t* shift, const int16_t* buf, int8_t* out) {
+  const int32_t ch = p->in_ch;
   for (int32_t i = 0; i < triples; ++i) {
     const int16_t* col = buf + i * 3 * ch;
     cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
@@ -493,20 +498,28 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
     const int32_t top = oy * p->row_stride - p->row_pad;
     for (int32_t x = 0; x < p->positions; x += p->chunk) {
       int32_t x0 = x, n = p->positions - x < p->chunk ? p->positions - x : p->chunk;
+      int16_t* buf = scratch; /* the widened positions compute() reads */
 #if defined(CMX_ROW_BLOCKS)
       if (three && n >= 3) { /* 1x1, one row: output position x0 reads input position x0 */
         const int32_t done = 3 * (n / 3);
-        run_triples(p, input + x0 * p->in_ch, done / 3, weights, bias, multiplier, shift, scratch,
-                    output + x0 * p->out_ch);
+        widen_triples(p, input + x0 * p->in_ch, done / 3, scratch);
+        buf = scratch + done * p->in_ch;
+        /* the chunk's other positions widened too before any output is written: the chunk stays one
+         * copy-in block (cmx_gen/lower/delegate/overlap.py), its output may lie over its input */
+        if (done < n) widen(p, input, x0 + done, n - done, buf);
+        run_triples(p, done / 3, weights, bias, multiplier, shift, scratch, output + x0 * p->out_ch);
         if (done == n) continue;
         x0 += done, n -= done;
-      }
+      } else
 #endif
-      const int32_t first = x0 * p->stride - p->pad, count = (n - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
-      if (p->rows > 1 || top < 0 || top >= p->in_rows) {
-        widen_columns(p, input, first, count, top, scratch);
-      } else {
-        widen(p, input + top * p->in_positions * p->in_ch, first, count, scratch);
+      {
+        const int32_t first = x0 * p->stride - p->pad;
+        const int32_t count = (n - 1) * p->stride + (p->kernel - 1) * p->dilation + 1;
+        if (p->rows > 1 || top < 0 || top >= p->in_rows) {
+          widen_columns(p, input, first, count, top, scratch);
+        } else {
+          widen(p, input + top * p->in_positions * p->in_ch, first, count, scratch);
+        }
       }
       int8_t* out = output + (oy * p->positions + x0) * p->out_ch;
       if (p->wide) {
@@ -514,24 +527,24 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         /* one variant for both row widths: the 2 x 2 blocks' assembly (all of a fast, full layer's
          * position pairs but for rows of under two groups) once in the image, not once a variant (2 KB) */
         if (fast && aligned && full) {
-          compute_wide(&q, scratch, n, wide, bias, multiplier, shift, out, 1, 1, 1, q.row_bytes >= 32);
+          compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 1, 1, 1, q.row_bytes >= 32);
         } else {
-          compute_wide(&q, scratch, n, wide, bias, multiplier, shift, out, 0, 0, 0, 0);
+          compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 0, 0, 0, 0);
         }
       } else if (dilated) {
         if (fast && aligned && full) {
-          compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 1);
+          compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 1);
         } else {
-          compute(&q, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
+          compute(&q, buf, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
         }
       } else if (fast && aligned && full) {
-        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
       } else if (fast && aligned) {
-        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 1, 0, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 0, 0);
       } else if (fast) {
-        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
       } else {
-        compute(&q, scratch, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
       }
     }
   }
