@@ -48,6 +48,23 @@ def test_fit_takes_min_on_a_small_board_and_passes(tmp_path):
     assert read_report(app / "model")["lowering_options"]["memory"] == "min"
 
 
+def test_widening_pointwise_layers_over_their_inputs_pass(tmp_path):
+    """Three 1x1 layers (16 -> 32 -> 64 -> 16 channels over 10 positions) each written over its input: the
+    M4's cmx_conv_row_s8 runs them three positions at a time in chunks of 6; the last chunk's fourth
+    position was widened after the triple's outputs were written and read bytes they had overwritten
+    (FAIL 227 LSB at the first layer, 2026-11-29): a chunk is one copy-in block, as overlap.py walks it."""
+    app, built, result = create_build_run(
+        SMALL.with_name("small.py:WideningPointwise"),
+        "mps2-an386",
+        tmp_path,
+        io="int8",
+        input_shape="1,16,2,5",
+        random_calibration=True,
+    )
+    check_pass(app, built, result)
+    assert read_report(app / "model")["schedules"][0]["written_over_input"] == 3
+
+
 MOBILENET_V2_SMALL = ROOT / "samples" / "mobilenet_v2" / "model.py:MobileNetV2Small"
 
 

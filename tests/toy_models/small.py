@@ -560,3 +560,18 @@ class TableOut(nn.Module):
 
     def forward(self, x):
         return torch.exp(self.fc(x) * -0.5)
+
+
+class WideningPointwise(nn.Module):
+    """1x1 layers that widen their channels over 10 positions, each written over its input by the memory
+    schedule: cmx_conv_row_s8 takes them three positions at a time in chunks of 6, the last chunk 4."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.a = nn.Conv2d(16, 32, 1)
+        self.b = nn.Conv2d(32, 64, 1)
+        self.c = nn.Conv2d(64, 16, 1)
+
+    def forward(self, x):
+        return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
