@@ -468,7 +468,7 @@ static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, 
   for (int32_t i = 0; i < triples; ++i) {
     const int16_t* col = buf + i * 3 * ch;
     cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
-                         out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset, (ch / 8) & 1};
+                         out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
     if (p->wide) {
       cmx_row_triples_s8(weights, &k, 1);
     } else {

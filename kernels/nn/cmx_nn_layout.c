@@ -13,9 +13,8 @@ int32_t cmx_conv_row_s8_chunk_bytes(const cmx_conv_row_params* p) {
 }
 
 int32_t cmx_conv_row_s8_triples(const cmx_conv_row_params* p) {
-  /* int16 weights of 8 values a position run cmx_conv_row_s8's positions_k8 */
-  return (p->wide == 0 || p->in_ch > 8) && p->kernel == 1 && p->stride == 1 && p->pad == 0 && p->rows == 1 &&
-         p->dilation == 1 && p->out_ch >= 2 && p->out_ch % 2 == 0 && p->in_ch % 8 == 0;
+  return p->kernel == 1 && p->stride == 1 && p->pad == 0 && p->rows == 1 && p->dilation == 1 && p->out_ch >= 2 &&
+         p->out_ch % 2 == 0 && p->in_ch % 16 == 0;
 }
 
 int32_t cmx_conv_row_s8_staged_at(const cmx_conv_row_params* p) { return (cmx_conv_row_s8_chunk_bytes(p) + 3) & ~3; }

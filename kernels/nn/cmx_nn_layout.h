@@ -100,8 +100,8 @@ int32_t cmx_conv_row_s8_chunk_bytes(const cmx_conv_row_params* p);
 /**
  * @brief Whether cmx_conv_row_s8 may run a layer's positions three at a time (cmx_row_triples_s8, on the
  *        DSP cores, where it is also fast and full with a bias): a 1x1 layer of stride 1 without padding, an
- *        even count of output channels and of groups of four inputs (int16 weights: more than two groups).
- *        The plan gives such a layer chunks of 6 or 12 positions (own_kernels.py).
+ *        even count of output channels and a multiple of 16 inputs (the loop takes four groups of four). The
+ *        plan gives such a layer chunks of 6 positions (own_kernels.py).
  * @param[in] p  the layer's parameters
  * @return       1 or 0
  */

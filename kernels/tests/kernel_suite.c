@@ -250,11 +250,12 @@ static void conv_row_suite(tally* t) {
   /* 1x1 layers three positions at a time (cmx_row_triples_s8), the rest of a chunk after */
   conv_row_case(t, 128, 64, 6, 1, 1, 0, 1, 12, 1, 6, 0, 0, 1, 0, "triples: VWW pointwise 128 -> 64 over 6x6");
   conv_row_case(t, 64, 32, 3, 1, 1, 0, 1, 10, 1, 3, 0, 0, 1, 0, "triples: 9 positions in a chunk of 10");
-  conv_row_case(t, 8, 2, 4, 1, 1, 0, 1, 4, 1, 1, 0, 0, 1, 0, "triples: one and a position over");
+  conv_row_case(t, 16, 2, 4, 1, 1, 0, 1, 4, 1, 1, 0, 0, 1, 0, "triples: one and a position over");
   conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 12, 1, 25, 0, 0, 1, 1, "triples, wide: DS-CNN pointwise 64x64 over 25x5");
-  conv_row_case(t, 24, 10, 7, 1, 1, 0, 1, 12, 1, 5, 0, 0, 1, 2, "triples, staged: an odd count of group pairs");
+  conv_row_case(t, 32, 10, 7, 1, 1, 0, 1, 12, 1, 5, 0, 0, 1, 2, "triples, staged: 32 values a position");
+  conv_row_case(t, 24, 10, 7, 1, 1, 0, 1, 12, 1, 5, 0, 0, 1, 0, "not triples: 24 values (an odd count of group pairs)");
   for (int i = 0; i < CMX_SUITE_CASES / 2; ++i) {
-    conv_row_case(t, 8 * between(1, 8), 2 * between(1, 32), between(1, 12), 1, 1, 0, 1, 2 * between(1, 8), 1,
+    conv_row_case(t, 16 * between(1, 4), 2 * between(1, 32), between(1, 12), 1, 1, 0, 1, 2 * between(1, 8), 1,
                   between(1, 12), rnd() % 5 == 0, rnd() % 7 == 0, 1, (int)(rnd() % 3), "triples: random");
   }
   edge_terms = 8; /* a 1x1 layer of 8 input channels: 8 terms a row */
