@@ -436,9 +436,9 @@ static staged stage(const cmx_conv_row_params* p, const int8_t* weights, const i
 
 #if defined(CMX_ROW_BLOCKS)
 /* Whether a layer's chunks run three positions at a time (cmx_row_triples_s8): its shape
- * (cmx_conv_row_s8_triples), fast and full, a bias; a chunk's other positions (n % 3) as before. */
-static int takes_triples(const cmx_conv_row_params* p, const int32_t* bias, int fast, int full) {
-  return cmx_conv_row_s8_triples(p) && fast && full && bias != NULL;
+ * (cmx_conv_row_s8_triples), fast, a bias; a chunk's other positions (n % 3) as before. */
+static int takes_triples(const cmx_conv_row_params* p, const int32_t* bias, int fast) {
+  return cmx_conv_row_s8_triples(p) && fast && bias != NULL;
 }
 
 /* `triples` x 3 positions of a 1x1 layer from `in` (in_ch values each, all inside the input), widened
@@ -492,8 +492,10 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
   q.in_ch = cmx_conv_row_s8_column(p);
   const int aligned = ((p->stride * q.in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
 #if defined(CMX_ROW_BLOCKS)
-  const int three = aligned && takes_triples(p, bias, fast, full);
+  const int three = aligned && takes_triples(p, bias, fast);
 #endif
+  /* fast and aligned, an activation range short of int8 (not full): the full form, then the range */
+  const uint32_t lo4 = 0x01010101u * (uint8_t)(int8_t)p->act_min, hi4 = 0x01010101u * (uint8_t)(int8_t)p->act_max;
   for (int32_t oy = 0; oy < p->out_rows; ++oy) {
     const int32_t top = oy * p->row_stride - p->row_pad;
     for (int32_t x = 0; x < p->positions; x += p->chunk) {
@@ -508,6 +510,7 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
          * copy-in block (cmx_gen/lower/delegate/overlap.py), its output may lie over its input */
         if (done < n) widen(p, input, x0 + done, n - done, buf);
         run_triples(p, done / 3, weights, bias, multiplier, shift, scratch, output + x0 * p->out_ch);
+        if (!full) cmx_clamp_s8(output + x0 * p->out_ch, done * p->out_ch, lo4, hi4);
         if (done == n) continue;
         x0 += done, n -= done;
       } else
@@ -526,8 +529,9 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         const int16_t* wide = (const int16_t*)(const void*)weights;
         /* one variant for both row widths: the 2 x 2 blocks' assembly (all of a fast, full layer's
          * position pairs but for rows of under two groups) once in the image, not once a variant (2 KB) */
-        if (fast && aligned && full) {
+        if (fast && aligned) {
           compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 1, 1, 1, q.row_bytes >= 32);
+          if (!full) cmx_clamp_s8(out, n * p->out_ch, lo4, hi4);
         } else {
           compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 0, 0, 0, 0);
         }
@@ -537,10 +541,9 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         } else {
           compute(&q, buf, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
         }
-      } else if (fast && aligned && full) {
-        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
       } else if (fast && aligned) {
-        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 0, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
+        if (!full) cmx_clamp_s8(out, n * p->out_ch, lo4, hi4);
       } else if (fast) {
         compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
       } else {

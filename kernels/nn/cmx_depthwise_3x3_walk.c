@@ -173,16 +173,7 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
                          : bottom ? CMX_WALK_BOTTOM
                                   : CMX_WALK_ALL;
         cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, taps);
-        for (int32_t i = 0; !full && i < run; ++i, o += ch) { /* the range: max(lo, .), then min(hi, .) */
-          for (int32_t j = 0; j < cw; j += 4) {
-            uint32_t v = (uint32_t)arm_nn_read_s8x4(o + j);
-            (void)__ssub8(v, lo4);
-            v = __sel(v, lo4);
-            (void)__ssub8(hi4, v);
-            v = __sel(v, hi4);
-            memcpy(o + j, &v, 4);
-          }
-        }
+        for (int32_t i = 0; !full && i < run; ++i, o += ch) cmx_clamp_s8(o, cw, lo4, hi4);
         ox += run;
       }
     }

@@ -22,6 +22,26 @@
   "add %[" #a "], %[" #a "], %[" #off "]\n\t"         \
   "ssat %[" #a "], #8, %[" #a "]\n\t"
 
+#if defined(ARM_MATH_DSP)
+/* n int8 outputs at o clamped to an activation range [lo, hi] inside int8 (lo4, hi4: each byte four times),
+ * four at a time by SSUB8 and SEL: after a kernel's fast form that saturated to int8 alone, the same bytes
+ * as clamping each sum (a U-Net's skip shares its concat's quantization, so its ReLU ends above -128). */
+static inline void cmx_clamp_s8(int8_t* o, int32_t n, uint32_t lo4, uint32_t hi4) {
+  for (; n >= 4; n -= 4, o += 4) { /* the range: max(lo, .), then min(hi, .) */
+    uint32_t v;
+    memcpy(&v, o, 4);
+    (void)__ssub8(v, lo4);
+    v = __sel(v, lo4);
+    (void)__ssub8(hi4, v);
+    v = __sel(v, hi4);
+    memcpy(o, &v, 4);
+  }
+  for (; n > 0; --n, ++o) {
+    *o = *o < (int8_t)lo4 ? (int8_t)lo4 : *o > (int8_t)hi4 ? (int8_t)hi4 : *o;
+  }
+}
+#endif
+
 /* Four channels' int32 accumulators; a 2 x 2 block's (two channels at two positions). */
 typedef struct {
   int32_t a0, a1, a2, a3;
