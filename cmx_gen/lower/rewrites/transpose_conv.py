@@ -67,9 +67,19 @@ def geometry(node: torch.fx.Node) -> Geometry | None:
     return Geometry(n, h, w, k // (kh * kw), kh, kw)
 
 
-def _as_rows(node: torch.fx.Node, program: Any) -> tuple[int, int] | None:
-    """(kh, kw) of a transposed convolution this rewrite takes: stride = kernel, no padding, no output
-    padding, no dilation, one group, int8, its weights, bias, multipliers and shifts graph constants."""
+class _Taken(NamedTuple):
+    """A transposed convolution this rewrite takes, its constants' values (OHWI weights; per output
+    channel the bias or None, multipliers and shifts)."""
+
+    weight: torch.Tensor
+    bias: torch.Tensor | None
+    multipliers: torch.Tensor
+    shifts: torch.Tensor
+
+
+def _taken(node: torch.fx.Node, program: Any) -> _Taken | None:
+    """A transposed convolution of stride = kernel, no padding, no output padding, no dilation, one group,
+    int8, its weights, bias, multipliers and shifts graph constants; else None."""
     x, weight, bias, stride, padding, out_pad, dilation = fx_args(node)[:7]
     w = constant_tensor(program, weight)
     if w is None or w.dim() != 4 or not is_int8(node) or not is_int8(x):
@@ -79,11 +89,11 @@ def _as_rows(node: torch.fx.Node, program: Any) -> tuple[int, int] | None:
         return None
     if [int(d) for d in dilation] != [1, 1] or cin != int(x.meta["val"].shape[1]):
         return None
-    if bias is not None and constant_tensor(program, bias) is None:
+    b = constant_tensor(program, bias) if bias is not None else None
+    mult, shift = (constant_tensor(program, fx_args(node)[k]) for k in (9, 10))
+    if (bias is not None and b is None) or mult is None or shift is None:
         return None
-    if any(constant_tensor(program, fx_args(node)[k]) is None for k in (9, 10)):
-        return None
-    return kh, kw
+    return _Taken(w, b, mult, shift)
 
 
 def _constant(program: Any, name: str, data: torch.Tensor) -> torch.fx.Node:
@@ -98,25 +108,16 @@ def _constant(program: Any, name: str, data: torch.Tensor) -> torch.fx.Node:
     return made
 
 
-def _tiled(program: Any, node: torch.fx.Node, taps: int) -> torch.Tensor:
-    """A per-channel constant (bias, multipliers, shifts) once per tap: channel (i kw + j) C_out + o is o's."""
-    value = constant_tensor(program, node)
-    assert value is not None, node.name  # _as_rows took only constants
-    return value.reshape(-1).repeat(taps).contiguous()
-
-
-def _rewrite(node: torch.fx.Node, program: Any, kh: int, kw: int) -> None:
+def _rewrite(node: torch.fx.Node, program: Any, taken: _Taken) -> None:
     from executorch.exir.dialects._ops import ops as exir_ops
 
-    x, weight, bias, _, _, _, _, in_off, out_off, mult, shift, act_min, act_max = fx_args(node)[:13]
-    w = constant_tensor(program, weight)
-    assert w is not None
-    cout, cin, taps = int(w.shape[0]), int(w.shape[3]), kh * kw
-    # channel (i kw + j) cout + o: tap (i, j) of output channel o
-    weights = w.permute(1, 2, 0, 3).reshape(taps * cout, 1, 1, cin).contiguous()
-    zeros = torch.zeros(taps * cout, dtype=torch.int32)
-    per_channel = [_tiled(program, bias, taps) if bias is not None else zeros, _tiled(program, mult, taps)]
-    per_channel.append(_tiled(program, shift, taps))
+    x, _, _, _, _, _, _, in_off, out_off, _, _, act_min, act_max = fx_args(node)[:13]
+    cout, kh, kw, cin = (int(s) for s in taken.weight.shape)
+    taps = kh * kw
+    # channel (i kw + j) cout + o: tap (i, j) of output channel o, with o's bias, multiplier and shift
+    weights = taken.weight.permute(1, 2, 0, 3).reshape(taps * cout, 1, 1, cin).contiguous()
+    bias = taken.bias if taken.bias is not None else torch.zeros(cout, dtype=torch.int32)
+    per_channel = [c.reshape(-1).repeat(taps).contiguous() for c in (bias, taken.multipliers, taken.shifts)]
     made = [
         _constant(program, f"{node.name}_as_1x1_{what}", data)
         for what, data in zip(("weight", "bias", "multipliers", "shifts"), (weights, *per_channel))
@@ -141,8 +142,9 @@ def _rewrite(node: torch.fx.Node, program: Any, kh: int, kw: int) -> None:
     # the convolution reports as the transposed convolution (its profile and trace id), the copies as a
     # layer of their own: an id no other node has (the profile and the trace key each layer by its id)
     if isinstance(node.meta.get("debug_handle"), int):
+        handles = [other.meta.get("debug_handle") for other in graph.nodes]
         conv.meta["debug_handle"] = node.meta["debug_handle"]
-        d2s.meta["debug_handle"] = 1 + max(h for n in graph.nodes if isinstance(h := n.meta.get("debug_handle"), int))
+        d2s.meta["debug_handle"] = 1 + max(handle for handle in handles if isinstance(handle, int))
     node.replace_all_uses_with(d2s)
     graph.erase_node(node)
 
@@ -151,8 +153,8 @@ def to_rows(program: Any) -> None:
     """Each transposed convolution of stride = kernel as a 1x1 convolution and a depth-to-space."""
     graph = program.graph_module.graph
     for node in [n for n in graph.nodes if op_name(n) == TRANSPOSE_CONV]:
-        block = _as_rows(node, program)
-        if block is not None:
-            _rewrite(node, program, *block)
+        taken = _taken(node, program)
+        if taken is not None:
+            _rewrite(node, program, taken)
     graph.lint()
     program.graph_module.recompile()
