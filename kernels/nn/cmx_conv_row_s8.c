@@ -20,18 +20,27 @@
 #define CMX_ROW_BLOCKS /* cmx_row_blocks_s8 / _wide (cmx_dsp.h) */
 #endif
 
+#if defined(ARM_MATH_DSP)
+/* The input offset in both halves of a word, as SXTAB16 adds it. */
+static inline uint32_t offset_twice(int32_t offset) { return ((uint32_t)(uint16_t)offset << 16) | (uint16_t)offset; }
+
+/* Four int8 values (a word) widened to int16 with the offset added, in order at out: SXTAB16 widens and
+ * adds it, PKHBT / PKHTB pair the halves. Returns out + 4. */
+static inline __attribute__((always_inline)) int16_t* widen4(uint32_t w, uint32_t offset2, int16_t* out) {
+  const uint32_t even = SXTAB16(offset2, w);        /* x0, x2 */
+  const uint32_t odd = SXTAB16_RORn(offset2, w, 8); /* x1, x3 */
+  arm_nn_write_q15x2_ia(&out, (int32_t)PKHBT(even, odd, 16)); /* x0, x1 */
+  arm_nn_write_q15x2_ia(&out, (int32_t)PKHTB(odd, even, 16)); /* x2, x3 */
+  return out;
+}
+#endif
+
 /* n int8 values widened to int16 with the offset added. */
 static inline __attribute__((always_inline)) int16_t* widen_values(const int8_t* in, int32_t n, int16_t* out,
                                                                    int32_t offset) {
 #if defined(ARM_MATH_DSP)
-  const uint32_t offset2 = ((uint32_t)(uint16_t)offset << 16) | (uint16_t)offset;
-  for (; n >= 4; n -= 4) { /* SXTAB16 widens and adds the offset; PKHBT / PKHTB pair the halves */
-    const uint32_t w = (uint32_t)arm_nn_read_s8x4_ia(&in);
-    const uint32_t even = SXTAB16(offset2, w);        /* x0, x2 */
-    const uint32_t odd = SXTAB16_RORn(offset2, w, 8); /* x1, x3 */
-    arm_nn_write_q15x2_ia(&out, (int32_t)PKHBT(even, odd, 16)); /* x0, x1 */
-    arm_nn_write_q15x2_ia(&out, (int32_t)PKHTB(odd, even, 16)); /* x2, x3 */
-  }
+  const uint32_t offset2 = offset_twice(offset);
+  for (; n >= 4; n -= 4) out = widen4((uint32_t)arm_nn_read_s8x4_ia(&in), offset2, out);
 #endif
   for (; n > 0; --n) *out++ = (int16_t)(*in++ + offset);
   return out;
@@ -447,16 +456,11 @@ static int takes_triples(const cmx_conv_row_params* p, const int32_t* bias, int 
 static __attribute__((noinline)) void widen_triples(const cmx_conv_row_params* p, const int8_t* in, int32_t triples,
                                                     int16_t* buf) {
   const int32_t ch = p->in_ch;
-  const uint32_t offset2 = ((uint32_t)(uint16_t)p->input_offset << 16) | (uint16_t)p->input_offset;
+  const uint32_t offset2 = offset_twice(p->input_offset);
   for (int32_t i = 0; i < 3 * triples; ++i) {
     const int8_t* src = in + i * ch;
-    uint32_t* dst = (uint32_t*)(void*)(buf + (i / 3) * 3 * ch) + 2 * (i % 3);
-    for (int32_t g = ch / 4; g > 0; --g, dst += 6) { /* as widen_values: SXTAB16, then PKHBT / PKHTB */
-      const uint32_t w = (uint32_t)arm_nn_read_s8x4_ia(&src);
-      const uint32_t even = SXTAB16(offset2, w), odd = SXTAB16_RORn(offset2, w, 8);
-      dst[0] = PKHBT(even, odd, 16);
-      dst[1] = PKHTB(odd, even, 16);
-    }
+    int16_t* dst = buf + (i / 3) * 3 * ch + 4 * (i % 3);
+    for (int32_t g = ch / 4; g > 0; --g) dst = widen4((uint32_t)arm_nn_read_s8x4_ia(&src), offset2, dst) + 8;
   }
 }
 
@@ -495,7 +499,7 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
   const int three = aligned && takes_triples(p, bias, fast);
 #endif
   /* fast and aligned, an activation range short of int8 (not full): the full form, then the range */
-  const uint32_t lo4 = 0x01010101u * (uint8_t)(int8_t)p->act_min, hi4 = 0x01010101u * (uint8_t)(int8_t)p->act_max;
+  const uint32_t lo4 = cmx_byte4(p->act_min), hi4 = cmx_byte4(p->act_max);
   for (int32_t oy = 0; oy < p->out_rows; ++oy) {
     const int32_t top = oy * p->row_stride - p->row_pad;
     for (int32_t x = 0; x < p->positions; x += p->chunk) {

@@ -93,12 +93,11 @@ _Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD 
 static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
                         const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
                         const cmsis_nn_dims* out_d, int8_t* output, const int full) {
-  const uint32_t lo4 = 0x01010101u * (uint8_t)(int8_t)p->activation.min;
-  const uint32_t hi4 = 0x01010101u * (uint8_t)(int8_t)p->activation.max;
+  const uint32_t lo4 = cmx_byte4(p->activation.min), hi4 = cmx_byte4(p->activation.max);
   const int32_t ch = in_d->c, in_w = in_d->w, in_h = in_d->h, row = in_w * ch;
   cmx_walk_group rec[CMX_DW_WALK_CH / 4];
   int8_t window[9 * CMX_DW_WALK_CH] __attribute__((aligned(4)));
-  const uint32_t zero4 = 0x01010101u * (uint8_t)(int8_t)-p->input_offset; /* the zero point, four times */
+  const uint32_t zero4 = cmx_byte4(-p->input_offset); /* the zero point, four times */
   for (int32_t c0 = 0; c0 < ch; c0 += CMX_DW_WALK_CH) {
     const int32_t cw = ch - c0 < CMX_DW_WALK_CH ? ch - c0 : CMX_DW_WALK_CH; /* the chunk's channels */
     for (int32_t g = 0; g < cw / 4; ++g) {

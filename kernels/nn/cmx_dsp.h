@@ -23,6 +23,9 @@
   "ssat %[" #a "], #8, %[" #a "]\n\t"
 
 #if defined(ARM_MATH_DSP)
+/* An int8 value in each of a word's four bytes (SSUB8 / SEL operands). */
+static inline uint32_t cmx_byte4(int32_t v) { return 0x01010101u * (uint8_t)(int8_t)v; }
+
 /* n int8 outputs at o clamped to an activation range [lo, hi] inside int8 (lo4, hi4: each byte four times),
  * four at a time by SSUB8 and SEL: after a kernel's fast form that saturated to int8 alone, the same bytes
  * as clamping each sum (a U-Net's skip shares its concat's quantization, so its ReLU ends above -128). */
