@@ -15,7 +15,8 @@ options win); `create` writes one into the app, pointing back at the model, so t
                    io = "int8"                 (optional: int8 model inputs/outputs, see --io)
                    weights = "int4"            (optional: int8 (default) | int4 | auto, the weights of
                                                 convolution and linear layers, see --weights)
-                   sqnr_target = 20.0          (optional: weights = "auto"'s output SQNR in dB)
+                   sqnr_target = 20.0          (optional: weights = or precision = "auto"'s output
+                                                SQNR in dB, see --sqnr-target)
                    weights_for = ["output=int8"] (optional: per-layer precision, see --weights-for)
                    precision = "int16"         (optional: int8 (default) | int16 | auto, the activations
                                                 of convolution, linear and add layers, see --precision)
@@ -86,7 +87,7 @@ class ModelEntry:
     io: Io = "float"  # "int8": the program takes and returns int8 (int8_io.py)
     weights: WeightSetting = DEFAULT_WEIGHT_BITS  # "int4": 4-bit weights (lower/weight_bits.py); "auto"
     weights_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int4"
-    sqnr_target: float | None = None  # weights = "auto": the output's SQNR to keep (dB)
+    sqnr_target: float | None = None  # weights = / precision = "auto": the output's SQNR to keep / reach (dB)
     precision: PrecisionSetting = DEFAULT_PRECISION  # "int16": 16-bit activations (lower/activation_bits.py); "auto"
     precision_for: tuple[str, ...] = ()  # per-layer overrides, "PART=int8" / "PART=int16"
     per_channel_linear: bool = False  # linear weights a scale per output channel (lower/linear_per_channel.py)

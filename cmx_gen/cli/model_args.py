@@ -71,8 +71,8 @@ def add_model_arguments(
         default=None,
         metavar="DB",
         help="with --weights auto: the output's SQNR against float (dB, on the calibration samples) to keep, "
-        "default the all-int8 program's less 3 dB; with --precision auto: to reach, default the all-int16 "
-        "program's less 1 dB; cmx.toml: [options] sqnr_target",
+        "default the all-int8 program's less 3 dB; with --precision auto: to reach, each sample's averaged, "
+        "default the all-int16 program's less 1 dB; cmx.toml: [options] sqnr_target",
     )
     parser.add_argument(
         "--weights-for",

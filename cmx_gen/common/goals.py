@@ -92,7 +92,7 @@ PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 DEFAULT_PRECISION: Precision = "int8"
 # ... or "auto" (lower/precision_choice.py): int16 for the layers whose 16 bits gain the most output SQNR per
 # activation byte added, as few as reach `sqnr_target` (dB; default: the all-int16 program's less
-# AUTO_PRECISION_SLACK_DB), measured on the calibration samples.
+# AUTO_PRECISION_SLACK_DB), each calibration sample's SQNR averaged.
 PrecisionSetting = Literal["int8", "int16", "auto"]
 PRECISION_SETTINGS: tuple[PrecisionSetting, ...] = get_args(PrecisionSetting)
 AUTO_PRECISION_SLACK_DB = 1.0

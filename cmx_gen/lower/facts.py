@@ -44,8 +44,8 @@ class LowerOptions(Record):
     weights: WeightSetting = "int8"
     weights_for: tuple[str, ...] = ()
     # weights = "auto": the output's SQNR against float (dB) the choice keeps; None: the all-int8 program's
-    # less common/goals.AUTO_SQNR_SLACK_DB. precision = "auto": the SQNR it reaches; None: the all-int16
-    # program's less common/goals.AUTO_PRECISION_SLACK_DB
+    # less common/goals.AUTO_SQNR_SLACK_DB. precision = "auto": the SQNR it reaches, each sample's averaged;
+    # None: the all-int16 program's less common/goals.AUTO_PRECISION_SLACK_DB
     sqnr_target: float | None = None
     # Activations of convolution, depthwise, fully connected and add layers in "int8" or "int16" (8w16a,
     # lower/activation_bits.py), or "auto" (lower/precision_choice.py, resolved before lowering), and
@@ -143,12 +143,14 @@ class LayerPrecision(Record):
     bytes_added: int  # the activation bytes int16 adds: its output's elements (a byte each more)
     # the output's SQNR against float with this layer alone at int16 (None: not measured)
     alone_db: float | None = None
+    # with the others taken at int16 and this one int8 (None: not tried); at or above the target, it stays int8
+    without_db: float | None = None
 
 
 class PrecisionChoice(ReportPart):
-    """`precision = "auto"` (lower/precision_choice.py): the output's SQNR against float on the calibration
-    samples with every layer int8, every one int16 and as chosen; the target; each layer's choice in the
-    order they were taken to int16 (the most SQNR gained alone per byte added first)."""
+    """`precision = "auto"` (lower/precision_choice.py): the output's SQNR against float (each calibration
+    sample's, averaged in dB) with every layer int8, every one int16 and as chosen; the target; each layer's
+    choice in the order they were tried at int16 (the most SQNR gained alone per byte added first)."""
 
     key: ClassVar[str] = "precision_choice"
     target_db: float

@@ -1,28 +1,36 @@
 """`precision = "auto"`: which layers take 16-bit activations, from measured error (issue 52).
 
 From the all-int8 program, each layer that can take int16 (a convolution, linear layer, add, multiplication,
-LSTM, batch matmul or softmax) is lowered
+LSTM, batch matmul or softmax; a module path, or the node name of one in the model's own forward) is lowered
 alone at int16 and the output's SQNR against float on the calibration samples says what its 16 bits gain;
 the layers are taken to int16 in the order of SQNR gained per activation byte added (its output's
 elements: a byte each more), and the shortest prefix of that order whose program reaches the target is
 found by bisection, each step a lowering (16-bit activations run on cmx-gen's backend only, so every trial
-is a full lowering). The result is plain options (`precision_for` naming the int16 layers) that the caller
-lowers with, and the record of the choice for the report."""
+is a full lowering). A layer's gain alone understates what it gains beside others (a residual's first
+convolution gains nothing while the add after it rounds to int8), so the prefix holds layers the others made
+unneeded: each is lowered without, last taken first, and left int8 where the target still holds. The result
+is plain options (`precision_for` naming the int16 layers) that the caller lowers with, and the record of
+the choice for the report.
+
+The SQNR is each calibration sample's, averaged in dB: what 16 bits buy is the quiet inputs, which the
+SQNR of all samples' outputs together (weight_choice.output_sqnr, what `weights = "auto"` keeps) hides
+behind the loud ones."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from cmx_gen.common import progress
 from cmx_gen.common.goals import AUTO_PRECISION_SLACK_DB
+from cmx_gen.lower.activation_bits import BINARY, WIDENED
 from cmx_gen.lower.delegate.kernel_choice import WEIGHTED_OPS
 from cmx_gen.lower.facts import LayerPrecision, LowerOptions, PrecisionChoice
 from cmx_gen.lower.lowering import LoweredModel, lower
 from cmx_gen.lower.state import Errors
-from cmx_gen.lower.weight_choice import output_sqnr
 from cmx_gen.model.export import Exported
 from cmx_gen.model.source import call
 
@@ -38,14 +46,46 @@ _LAYER_OPS = (
 )
 
 
+_SQNR_CEILING_DB = 150.0  # a sample the program gets exactly right counts as this, not as infinity
+
+
+def sample_sqnr(lowered: LoweredModel) -> float:
+    """The output's SQNR against float, each calibration sample's in dB (its outputs' power over their
+    error), averaged; a sample whose float outputs are all zero has none and is left out."""
+    values: list[float] = []
+    for floats, exact in lowered.get(Errors).calibration_outputs:
+        a = np.concatenate([np.asarray(f, dtype=np.float64).ravel() for f in floats])
+        b = np.concatenate([np.asarray(q, dtype=np.float64).ravel() for q in exact])
+        signal, noise = float(np.sum(a * a)), float(np.sum((a - b) ** 2))
+        if signal > 0:
+            values.append(min(10 * np.log10(signal / noise), _SQNR_CEILING_DB) if noise > 0 else _SQNR_CEILING_DB)
+    return float(np.mean(values)) if values else _SQNR_CEILING_DB
+
+
 def _modules(exported: Exported, int8: LoweredModel) -> list[str]:
     """The module paths of the layers that can take int16, in program order (not an add in the model's own
-    forward: its path, the model class, would name every layer)."""
+    forward: its path, the model class, would name every layer; _forward_layers names those)."""
     top = type(exported.source.module).__name__
     found: list[str] = []
     for layer in int8.get(Errors).layers:
         if layer.op.split(".")[0] in _LAYER_OPS and layer.module not in ("", top, *found):
             found.append(layer.module)
+    return found
+
+
+def _forward_layers(exported: Exported) -> dict[str, int]:
+    """The layers written in the model's own forward (`x + self.body(x)`), by node name of the exported
+    graph (what --precision-for takes for them), with their output elements: the adds and multiplications of
+    two tensors, and any other op that takes int16 called as a function there."""
+    found: dict[str, int] = {}
+    for node in exported.program.graph.nodes:
+        paths = [p for p, _ in (node.meta.get("nn_module_stack") or {}).values() if p]
+        if node.op != "call_function" or paths or str(node.target) not in WIDENED:
+            continue
+        if str(node.target) in BINARY and not all(isinstance(a, torch.fx.Node) for a in node.args[:2]):
+            continue  # a scaling by a constant: int16 follows its input
+        value = node.meta.get("val")
+        found[node.name] = int(value.numel()) if isinstance(value, torch.Tensor) else 0
     return found
 
 
@@ -94,27 +134,33 @@ def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[Lower
             return lower(exported, core, trial_options)
 
     int8, int16 = trial("int8", ()), trial("int16", ())
-    int8_db, int16_db = output_sqnr(int8), output_sqnr(int16)
+    int8_db, int16_db = sample_sqnr(int8), sample_sqnr(int16)
     target = options.sqnr_target if options.sqnr_target is not None else int16_db - AUTO_PRECISION_SLACK_DB
     pinned_parts = {text.rpartition("=")[0] for text in pinned}
-    layers = [m for m in _modules(exported, int8) if m not in pinned_parts]
-    sizes = _output_elements(exported, layers)
+    forward = _forward_layers(exported)
+    layers = [m for m in (*_modules(exported, int8), *forward) if m not in pinned_parts]
+    sizes = {**_output_elements(exported, [m for m in layers if m not in forward]), **forward}
     alone: dict[str, float] = {}
+    without: dict[str, float] = {}
     if int8_db >= target:  # int8 reaches it: no layer needs 16 bits
-        order, count, chosen_db = layers, 0, int8_db
+        order, taken, chosen_db = layers, [], int8_db
     else:
-        alone = {m: output_sqnr(trial("int8", (m,))) for m in layers}
+        alone = {m: sample_sqnr(trial("int8", (m,))) for m in layers}
         order = sorted(layers, key=lambda m: -max(alone[m] - int8_db, _LEAST_GAIN_DB) / max(sizes[m], 1))
         low, high, chosen_db = 0, len(order), int16_db  # low does not reach the target, high does (or is all)
         measured: dict[int, float] = {}
         while high - low > 1:
             middle = (low + high) // 2
-            db = alone[order[0]] if middle == 1 else output_sqnr(trial("int8", order[:middle]))
+            db = alone[order[0]] if middle == 1 else sample_sqnr(trial("int8", order[:middle]))
             measured[middle] = db
             low, high = (low, middle) if db >= target else (middle, high)
         if high not in measured:
-            measured[high] = output_sqnr(trial("int8", order[:high]))
-        count, chosen_db = high, measured[high]
+            measured[high] = sample_sqnr(trial("int8", order[:high]))
+        taken, chosen_db = order[:high], measured[high]
+        for m in reversed(order[: high - 1]):  # the last one taken is needed: the prefix without it fell short
+            without[m] = sample_sqnr(trial("int8", [t for t in taken if t != m]))
+            if without[m] >= target:
+                taken, chosen_db = [t for t in taken if t != m], without[m]
     record = PrecisionChoice(
         target_db=round(target, 3),
         int8_db=round(int8_db, 3),
@@ -124,11 +170,12 @@ def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[Lower
         layers=[
             LayerPrecision(
                 module=m,
-                precision="int16" if i < count else "int8",
+                precision="int16" if m in taken else "int8",
                 bytes_added=sizes[m],
                 alone_db=round(alone[m], 3) if m in alone else None,
+                without_db=round(without[m], 3) if m in without else None,
             )
-            for i, m in enumerate(order)
+            for m in order
         ],
     )
     return resolved_options(options, record), record

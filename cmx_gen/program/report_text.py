@@ -186,11 +186,14 @@ def precision_lines(report: Report) -> list[str]:
     taken = sum(layer.precision == "int16" for layer in choice.layers)
     lines = [
         f"{head}; auto took {taken} of {len(choice.layers)} to int16: output SQNR {choice.chosen_db:.1f} dB against "
-        f"float (target {choice.target_db:.1f}; all int8 {choice.int8_db:.1f}, all int16 {choice.int16_db:.1f}), "
-        f"{choice.trials} lowerings; in the order taken, the most SQNR gained per byte added first:"
+        f"float, each sample's averaged (target {choice.target_db:.1f}; all int8 {choice.int8_db:.1f}, all int16 "
+        f"{choice.int16_db:.1f}), {choice.trials} lowerings; in the order tried, the most SQNR gained per byte "
+        "added first:"
     ]
     for layer in choice.layers:
         alone = f", alone at int16 {layer.alone_db:.1f} dB" if layer.alone_db is not None else ""
+        if layer.without_db is not None:
+            alone += f", the others without it {layer.without_db:.1f} dB"
         lines.append(f"{layer.module}: {layer.precision}, {layer.bytes_added:,} B more at int16{alone}")
     return lines
 

@@ -173,9 +173,10 @@ def test_a_layer_with_no_s16_kernel_is_refused_in_one_line(tmp_path):
 
 
 def test_auto_takes_the_fewest_layers_that_reach_the_target(exported):
-    """Between the all-int8 and all-int16 programs' SQNR: auto takes a prefix of its order to int16, the
-    program reaches the target, one layer fewer would not have (each prefix is a lowering the record counts),
-    and the recorded choice lowers again to the same program (how `run --data` lowers an auto app)."""
+    """Between the all-int8 and all-int16 programs' SQNR: auto takes the layers of a prefix of its order to
+    int16 but those the others made unneeded (tried without, the target held), the program reaches the target,
+    no layer it kept could go (tried without, it fell short), and the recorded choice lowers again to the same
+    program (how `run --data` lowers an auto app)."""
     from cmx_gen.lower import precision_choice
 
     int8 = lower_model(exported, "cortex-m4").report.layers
@@ -185,7 +186,10 @@ def test_auto_takes_the_fewest_layers_that_reach_the_target(exported):
     taken = [layer.module for layer in choice.layers if layer.precision == "int16"]
     assert choice.int8_db < choice.target_db <= choice.chosen_db <= choice.int16_db + 1e-6, choice
     assert choice.target_db == pytest.approx(choice.int16_db - 1.0, abs=1e-3)
-    assert taken == [layer.module for layer in choice.layers[: len(taken)]]  # a prefix of the order
+    last = max(i for i, layer in enumerate(choice.layers) if layer.precision == "int16")
+    for layer in choice.layers[:last]:  # the prefix: each tried without, int8 exactly where the target held
+        assert layer.without_db is not None and (layer.without_db >= choice.target_db) == (layer.precision == "int8")
+    assert all(layer.without_db is None for layer in choice.layers[last:])
     assert resolved.precision == "int8" and resolved.precision_for == tuple(f"{m}=int16" for m in taken)
     artifacts = lower_model(exported, "cortex-m4", options)
     assert artifacts.report.precision_choice == choice
