@@ -682,6 +682,17 @@ static int check_lut_s16(check* c, const cmx_layer_lut_s16* l) {
 }
 #endif
 
+#ifdef CMX_BACKEND_NARROW_S16
+static int check_narrow_s16(check* c, const cmx_layer_narrow_s16* l) {
+  if (l->steps < 0 || l->steps > 255 || l->lowest < -128 || l->lowest > 127 - l->steps || l->multiplier < 0 ||
+      l->multiplier > 32767 || l->shift < 0 || l->shift > 31) {
+    return fail(c, "an int16 to int8 requantization outside its range");
+  }
+  return tensor16(c, l->input, l->count) && tensor(c, l->output, l->count) &&
+         (l->steps == 0 || constant(c, l->table, 2 * l->steps, 2, 0));
+}
+#endif
+
 #ifdef CMX_BACKEND_BMM
 static int check_bmm(check* c, const cmx_layer_bmm* l) {
   const int64_t b = l->batches, r = l->rows, k = l->inner, n = l->cols;

@@ -42,6 +42,7 @@ enum cmx_plan_op {
   CMX_OP_SOFTMAX_S16 = 37,
   CMX_OP_ACTIVATION_S16 = 38,
   CMX_OP_LINEAR_PER_CHANNEL = 39,
+  CMX_OP_NARROW_S16 = 40,
 };
 
 #ifdef CMX_BACKEND_CONV
@@ -270,6 +271,12 @@ enum cmx_plan_op {
 #define CMX_IF_LINEAR_PER_CHANNEL(...)
 #endif
 
+#ifdef CMX_BACKEND_NARROW_S16
+#define CMX_IF_NARROW_S16(...) __VA_ARGS__
+#else
+#define CMX_IF_NARROW_S16(...)
+#endif
+
 #define CMX_PLAN_KINDS(X) \
   X(CONV, conv) \
   X(DEPTHWISE_CONV, depthwise_conv) \
@@ -310,6 +317,7 @@ enum cmx_plan_op {
   X(SOFTMAX_S16, softmax_s16) \
   X(ACTIVATION_S16, activation_s16) \
   X(LINEAR_PER_CHANNEL, linear_per_channel) \
+  X(NARROW_S16, narrow_s16) \
 
 
 #define CMX_PLAN_KINDS_IN(X) \
@@ -352,4 +360,5 @@ enum cmx_plan_op {
   CMX_IF_SOFTMAX_S16(X(SOFTMAX_S16, softmax_s16)) \
   CMX_IF_ACTIVATION_S16(X(ACTIVATION_S16, activation_s16)) \
   CMX_IF_LINEAR_PER_CHANNEL(X(LINEAR_PER_CHANNEL, linear_per_channel)) \
+  CMX_IF_NARROW_S16(X(NARROW_S16, narrow_s16)) \
 

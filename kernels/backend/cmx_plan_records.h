@@ -167,6 +167,13 @@ typedef struct {
   int32_t input, output, count, table;
 } cmx_layer_lut;
 
+/* cmx_narrow_s16_s8 (kernels/nn/): int16 in, int8 out (where an int16 layer meets an int8 one): lowest plus
+ * the thresholds (table [steps] int16) at or below each input; multiplier and shift guess where to look. */
+typedef struct {
+  cmx_layer_head head;
+  int32_t input, output, count, table, steps, lowest, multiplier, shift;
+} cmx_layer_narrow_s16;
+
 /* arm_batch_matmul_s8: input1 [batches][rows][inner] times input2 [batches][inner][cols] (or, when
  * transposed, [batches][cols][inner]); scratch: input2 transposed unless it is, then the MVE kernel's
  * cols int32 sums. */

@@ -606,6 +606,18 @@ inline arm_cmsis_nn_status run_lut_s16(const cmx_layer_lut_s16* l, CMX_RUN_ARGS)
 }
 #endif
 
+#ifdef CMX_BACKEND_NARROW_S16
+inline arm_cmsis_nn_status run_narrow_s16(const cmx_layer_narrow_s16* l, CMX_RUN_ARGS) {
+  arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;
+  out = tensor_at(l->output, work, io);
+  CMX_OUT_BYTES((size_t)l->count);
+  CMX_KERNEL(status = cmx_narrow_s16_s8(tensor16_at(l->input, work, io), out, l->count,
+                                        constant_at<int16_t>(plan, l->table), l->steps, l->lowest,
+                                        l->multiplier, l->shift));
+  return status;
+}
+#endif
+
 #ifdef CMX_BACKEND_LUT
 inline arm_cmsis_nn_status run_lut(const cmx_layer_lut* l, CMX_RUN_ARGS) {
   arm_cmsis_nn_status status = ARM_CMSIS_NN_SUCCESS;

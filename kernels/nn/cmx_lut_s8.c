@@ -25,3 +25,18 @@ arm_cmsis_nn_status cmx_lut_s8_s16(const int8_t* input, int16_t* output, int32_t
   for (int32_t i = count - 1; i >= 0; --i) output[i] = centre[input[i]]; /* last first: output may start at input */
   return ARM_CMSIS_NN_SUCCESS;
 }
+
+arm_cmsis_nn_status cmx_narrow_s16_s8(const int16_t* input, int8_t* output, int32_t count, const int16_t* thresholds,
+                                      int32_t steps, int32_t lowest, int32_t multiplier, int32_t shift) {
+  if (count < 1 || steps < 0 || steps > 255 || (steps > 0 && thresholds == NULL)) return ARM_CMSIS_NN_ARG_ERROR;
+  const int32_t first = steps > 0 ? thresholds[0] : 0;
+  for (int32_t i = 0; i < count; ++i) { /* first to last: output byte i lies in input bytes already read */
+    const int32_t value = input[i];
+    int32_t k = ((value - first) * multiplier >> shift) + 1;
+    k = k < 0 ? 0 : (k > steps ? steps : k);
+    while (k < steps && thresholds[k] <= value) ++k;
+    while (k > 0 && thresholds[k - 1] > value) --k;
+    output[i] = (int8_t)(lowest + k);
+  }
+  return ARM_CMSIS_NN_SUCCESS;
+}

@@ -318,6 +318,26 @@ arm_cmsis_nn_status cmx_lut_s8(const int8_t* input, int8_t* output, int32_t coun
  */
 arm_cmsis_nn_status cmx_lut_s8_s16(const int8_t* input, int16_t* output, int32_t count, const int16_t* table);
 
+/**
+ * @brief output[i] = lowest + how many thresholds are at or below input[i], int16 in, int8 out: where a layer
+ *        of 16-bit activations meets an int8 one, the requantization the plan tabulated as the int16 values at
+ *        which the int8 output steps up (65,536 inputs, at most 255 steps). Where to start looking is guessed
+ *        as ((input[i] - thresholds[0]) * multiplier >> shift) + 1, the thresholds' mean spacing inverted; the
+ *        guess decides the time, never the value.
+ * @param[in]  input       caller: [count] int16, 2-byte aligned
+ * @param[out] output      caller: [count] int8; may start at input (written first to last)
+ * @param[in]  count       >= 1
+ * @param[in]  thresholds  plan: [steps] int16, non-decreasing
+ * @param[in]  steps       0 to 255
+ * @param[in]  lowest      the output for -32768: -128 to 127 - steps
+ * @param[in]  multiplier  0 to 32767
+ * @param[in]  shift       0 to 31
+ * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for a count below 1, steps outside 0 to 255, or no
+ *             thresholds for steps
+ */
+arm_cmsis_nn_status cmx_narrow_s16_s8(const int16_t* input, int8_t* output, int32_t count, const int16_t* thresholds,
+                                      int32_t steps, int32_t lowest, int32_t multiplier, int32_t shift);
+
 /* The most entries a softmax's table of exponentials has: one per difference from 0 to -255. */
 #define CMX_SOFTMAX_TABLE 256
 /* The elements (rows x row size) from which the backend runs a softmax on cmx_softmax_s8: its table's

@@ -4,6 +4,7 @@
  *   layer_norm: 'L', rows, channels, input_offset, output_offset, eps (int64), gains[], biases[], input
  *   mean:       'M', outer, count, inner, multiplier, shift, input_offset, output_offset, input
  *   lut:        'T', count, table[256], input
+ *   narrow:     'N', count, steps, lowest, multiplier, shift, thresholds[steps] int16, input int16
  *   arguments:  'A': each kernel's status for arguments outside its contract (cmx_nn.h), a line each
  * A kernel's status other than success exits 4. */
 #include <stdio.h>
@@ -48,6 +49,13 @@ int main(int argc, char** argv) {
     int16_t* y = malloc((size_t)count * 2);
     if (cmx_lut_s8_s16(x, y, count, table)) return 4;
     fwrite(y, 2, (size_t)count, stdout);
+  } else if (kind == 'N') {
+    const int32_t count = case_word(f), steps = case_word(f), lowest = case_word(f), mult = case_word(f), shift = case_word(f);
+    const int16_t* thresholds = (const int16_t*)case_block(f, 2u * steps);
+    const int16_t* x = (const int16_t*)case_block(f, 2u * count);
+    int8_t* y = malloc((size_t)count);
+    if (cmx_narrow_s16_s8(x, y, count, steps ? thresholds : NULL, steps, lowest, mult, shift)) return 4;
+    fwrite(y, 1, (size_t)count, stdout);
   } else if (kind == 'A') {
     static const int8_t x[4] = {0}, table[256] = {0};
     static const int32_t words[4] = {0};
@@ -64,6 +72,9 @@ int main(int argc, char** argv) {
         cmx_lut_s8(x, y, 4, NULL),
         cmx_lut_s8_s16(x, wide, 0, wide_table),
         cmx_lut_s8_s16(x, wide, 4, NULL),
+        cmx_narrow_s16_s8(wide, y, 0, wide_table, 1, 0, 0, 0),
+        cmx_narrow_s16_s8(wide, y, 4, wide_table, 256, 0, 0, 0),
+        cmx_narrow_s16_s8(wide, y, 4, NULL, 1, 0, 0, 0),
     };
     for (size_t i = 0; i < sizeof(statuses) / sizeof(statuses[0]); ++i) printf("%d\n", (int)statuses[i]);
   } else {

@@ -9,6 +9,7 @@ without them."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 
 import pytest
@@ -64,11 +65,27 @@ def test_an_int8_layer_into_an_int16_one_passes_bit_exact(tmp_path, board):
 
 @pytest.mark.parametrize("board", BOARDS)
 def test_an_int16_layer_into_an_int8_one_passes_bit_exact(tmp_path, board):
-    """Every layer int16 but the head: the int16 output into it is requantized by the cortex_m dequantize (int16)
-    and quantize (int8) kernels outside the delegate, as the host reference computes them."""
+    """Every layer int16 but the head: the int16 output into it is requantized inside the delegate by
+    cmx_narrow_s16_s8 (it was a float dequantize and quantize outside it, a float tensor between)."""
     kinds, result = _made_and_run(tmp_path, board, NET, precision="int16", precision_for=("head=int8",))
-    assert kinds["linear_s16"] == 1 and kinds["conv_s16"] == 2, kinds
+    assert kinds["linear_s16"] == 1 and kinds["conv_s16"] == 2 and kinds["narrow_s16"] == 1, kinds
     assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_the_denoiser_at_auto_passes_bit_exact_in_one_delegate(tmp_path, board):
+    """The denoiser sample as its cmx.toml asks (`precision = "auto"`): its add and first convolution int16,
+    the body between int8, entered by cmx_narrow_s16_s8 and left by cmx_lut_s8_s16, all in one delegate."""
+    app = tmp_path / "app"
+    sample = project_mod.load(ROOT / "samples" / "denoiser" / project_mod.FILE_NAME)
+    generate(dataclasses.replace(sample, board=board, output=str(app)), app)
+    report = json.loads((app / "model" / "report.json").read_text())
+    kinds = collections.Counter(layer["kind"] for layer in report["delegated_layers"])
+    assert kinds["narrow_s16"] == kinds["lut_s16"] == kinds["conv_s16"] == kinds["add_s16"] == 1, kinds
+    assert len(report["schedules"]) == 1, report["schedules"]
+    result = QemuRunner(load_board(board), timeout=300).run(build.build(app, jobs=2).elf)
+    assert result.passed and result.fields["max_abs_err"] == "0", result.output[-1500:]
+    print(f"\n{board}, the denoiser at precision auto: {result.line}")
 
 
 TAGGER = f"{ROOT}/tests/toy_models/user_models.py:BiLstmTagger"

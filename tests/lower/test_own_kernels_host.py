@@ -1,4 +1,4 @@
-"""cmx_layer_norm_s8, cmx_mean_s8 and cmx_lut_s8 (kernels/nn/) against their host models (layer_models.py,
+"""cmx_layer_norm_s8, cmx_mean_s8, cmx_lut_s8 and cmx_narrow_s16_s8 (kernels/nn/) against their host models (layer_models.py,
 host_own.py), byte for byte, over 200 random cases each: row counts, channel counts, offsets, epsilons,
 gains, biases, requantization, tables. Compiled for the build machine (kernels/tests/own_host.c; integer C, so the target
 computes the same); the firmware tests' PASS holds them on QEMU. Needs CMSIS_NN_PATH (headers) and cc."""
@@ -14,7 +14,7 @@ import pytest
 import torch
 from conftest import host_binary
 
-from cmx_gen.lower.host_models import layer_models
+from cmx_gen.lower.host_models import layer_models, s16_models
 from cmx_gen.lower.ops import own_ops
 
 CASES = 200
@@ -94,8 +94,30 @@ def test_lut_s16_equals_its_host_model(harness, tmp_path):
         assert got == table[x.astype(np.int64) + 128].tobytes(), f"case {index}: {count} elements"
 
 
+def test_narrow_s16_equals_its_host_model(harness, tmp_path):
+    """cmx_narrow_s16_s8 (int16 in, int8 out: where an int16 layer meets an int8 one) as host_s16.narrow reads it,
+    over the requantizations s16_ops makes (s16_models.narrowing: random scales and zero points, an output scale
+    finer and coarser than the input's) and over guesses far off (the guess decides the time, not the value)."""
+    rng = np.random.default_rng(1617)
+    every = np.arange(-32768, 32768).astype("<i2")
+    for index in range(CASES):
+        ratio = float(np.exp(rng.uniform(np.log(0.3), np.log(3000))))  # int8 scale / int16 scale
+        zero = int(rng.integers(-128, 128))
+        out = np.clip(np.round(every.astype(np.float32) * np.float32(1 / ratio)) + zero, -128, 127).astype(np.int64)
+        thresholds, lowest, mult, shift = s16_models.narrowing(out)
+        if index % 7 == 3:
+            mult = int(rng.integers(0, 32768))  # a wrong guess: the walk still lands on the step
+        count = 65536 if index == 0 else int(rng.integers(1, 600))
+        x = every if index == 0 else rng.integers(-32768, 32768, count).astype("<i2")
+        blob = struct.pack("<6i", ord("N"), count, len(thresholds), lowest, mult, shift)
+        blob += np.asarray(thresholds, dtype="<i2").tobytes() + x.tobytes()
+        got = _run(harness, tmp_path, blob)
+        assert got == s16_models.narrow_s16(x, thresholds, lowest).tobytes(), f"case {index}: ratio {ratio:.2f}"
+        assert got == out[x.astype(np.int64) + 32768].astype(np.int8).tobytes(), f"case {index}: the staircase"
+
+
 def test_arguments_outside_the_contract_are_refused(harness, tmp_path):
     """cmx_nn.h's @return: ARM_CMSIS_NN_ARG_ERROR (-1) for a size below 1, a negative epsilon, a missing
     table, gain or bias, instead of a run over nothing or a NULL read."""
     statuses = _run(harness, tmp_path, struct.pack("<i", ord("A"))).decode().split()
-    assert statuses == ["-1"] * 9
+    assert statuses == ["-1"] * 12

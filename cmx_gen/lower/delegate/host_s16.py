@@ -59,6 +59,13 @@ def lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> Non
     put(memory, f["output"], table[x + 128], "<i2")
 
 
+def narrow(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
+    """narrow_s16: each int16 input's int8, lowest plus the thresholds at or below it."""
+    thresholds = plan_values(plan, f["table"], f["steps"], "<i2").tolist() if f["steps"] else []
+    x = int16(memory, f["input"], f["count"])
+    put(memory, f["output"], s16_models.narrow_s16(x, thresholds, f["lowest"]))
+
+
 def add(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """add_s16: two int16 tensors of `count` elements, the record's requantization."""
     a, b = (torch.from_numpy(int16(memory, f[k], f["count"])) for k in ("input1", "input2"))
@@ -114,6 +121,7 @@ RUN = {
     "softmax_s16": softmax,
     "activation_s16": activation,
     "lut_s16": lut,
+    "narrow_s16": narrow,
     "add_s16": add,
     "mul_s16": mul,
     "avg_pool_s16": lambda p, f, m, isa: pool(p, f, m, isa, average=True),

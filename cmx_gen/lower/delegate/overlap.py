@@ -175,6 +175,12 @@ def _elementwise_walk(node: torch.fx.Node) -> Walk:
     return Walk(flat_blocks(count, ELEMENT_BLOCK), 1, tuple(range(count)), copy_in=False)
 
 
+def _narrow_walk(node: torch.fx.Node) -> Walk:
+    """cmx_narrow_s16_s8: an element at a time, its two input bytes read before its output byte is written."""
+    count = int(node_val(node).numel())
+    return Walk(flat_blocks(count, 1), 1, tuple(range(0, 2 * count, 2)), copy_in=True)
+
+
 def _softmax_walk(node: torch.fx.Node) -> Walk:
     val = node_val(fx_args(node)[0])
     row = int(val.shape[-1])
@@ -217,6 +223,8 @@ def lead(node: torch.fx.Node, isa: str) -> int:
         walk = _pool_walk(node)
     elif name in ("cortex_m::quantized_add", "cortex_m::quantized_mul", *own_layers.TABLES):
         walk = _elementwise_walk(node)
+    elif name == "cmx::quantized_narrow_s16":
+        walk = _narrow_walk(node)
     elif name in ("cortex_m::softmax", "cmx::quantized_masked_softmax"):
         walk = _softmax_walk(node)
     else:  # linear, copies, transposes: every output reads the whole input

@@ -268,6 +268,11 @@ RECORDS: dict[str, Record] = {
         "cmx_lut_s8 (kernels/nn/): an element-wise operator as a 256-entry table.",
         (ints("input", "output", "count", "table"),),
     ),
+    "narrow_s16": Record(
+        "cmx_narrow_s16_s8 (kernels/nn/): int16 in, int8 out (where an int16 layer meets an int8 one): lowest plus\n"
+        "the thresholds (table [steps] int16) at or below each input; multiplier and shift guess where to look.",
+        (ints("input", "output", "count", "table", "steps", "lowest", "multiplier", "shift"),),
+    ),
     "bmm": Record(
         "arm_batch_matmul_s8: input1 [batches][rows][inner] times input2 [batches][inner][cols] (or, when\n"
         "transposed, [batches][cols][inner]); scratch: input2 transposed unless it is, then the MVE kernel's\n"

@@ -107,6 +107,22 @@ def lut(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     return Layer("lut_s16", fields, node=node.name)
 
 
+def narrow(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
+    """cmx::quantized_narrow_s16: narrow_s16 (cmx_narrow_s16_s8), int16 in, int8 out, its thresholds."""
+    x, thresholds, lowest, multiplier, shift = fx_args(node)
+    fields = {
+        "input": emit.operand(x),
+        "output": emit.operand(node),
+        "count": int(_val(x).numel()),
+        "table": emit.data(np.asarray(thresholds, dtype="<i2").tobytes()) if thresholds else NONE,
+        "steps": len(thresholds),
+        "lowest": lowest,
+        "multiplier": multiplier,
+        "shift": shift,
+    }
+    return Layer("narrow_s16", fields, node=node.name)
+
+
 def softmax(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
     """cmx::quantized_softmax_s16: softmax_s16 (arm_softmax_s16) over the last dimension, its exp and
     one-by-one tables (s16_models') as plan data."""
@@ -171,6 +187,7 @@ BUILDERS = {
     "cmx::quantized_conv2d_s16": conv,
     "cmx::quantized_linear_s16": linear,
     "cmx::quantized_lut_s16": lut,
+    "cmx::quantized_narrow_s16": narrow,
     "cmx::quantized_add_s16": add,
     "cmx::quantized_mul_s16": mul,
     "cmx::quantized_pool2d_s16": pool,

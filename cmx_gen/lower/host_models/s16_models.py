@@ -23,6 +23,28 @@ Q15_SCALE = 1.0 / 32768.0  # arm_softmax_s16's and arm_nn_activation_s16's outpu
 MAX_SHIFT_S16 = 14
 
 
+NARROW_GUESS_SHIFT = 15  # cmx_narrow_s16_s8's guess: (value - first) * multiplier >> 15 fits int32 (multiplier < 2^15)
+
+
+def narrowing(values: NDArray[Any]) -> tuple[list[int], int, int, int]:
+    """An int16 -> int8 requantization given as its output for each int16 value from -32768 up (non-decreasing)
+    as cmx_narrow_s16_s8 takes it: the thresholds (the first int16 value of each step up), the output for
+    -32768, and the multiplier and shift of its guess (the thresholds' mean spacing inverted)."""
+    lowest, highest = int(values[0]), int(values[-1])
+    thresholds = (np.searchsorted(values, np.arange(lowest + 1, highest + 1), side="left") - 32768).tolist()
+    multiplier = 0
+    if len(thresholds) > 1:
+        spacing = (thresholds[-1] - thresholds[0]) / (len(thresholds) - 1)
+        multiplier = min(32767, round((1 << NARROW_GUESS_SHIFT) / spacing)) if spacing > 0 else 32767
+    return thresholds, lowest, multiplier, NARROW_GUESS_SHIFT
+
+
+def narrow_s16(x: NDArray[Any], thresholds: Sequence[int] | NDArray[Any], lowest: int) -> NDArray[np.int8]:
+    """cmx_narrow_s16_s8: each int16 value's int8, lowest plus the thresholds at or below it."""
+    steps = np.searchsorted(np.asarray(thresholds, dtype=np.int64), np.asarray(x, dtype=np.int64), side="right")
+    return (lowest + steps).astype(np.int8)
+
+
 def reduce_multiplier(mult: int) -> int:
     """REDUCE_MULTIPLIER (arm_nnsupportfunctions.h): a Q31 multiplier rounded to Q15."""
     return (mult + (1 << 15)) >> 16 if mult < 0x7FFF0000 else 0x7FFF

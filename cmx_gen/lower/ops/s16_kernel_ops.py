@@ -1,5 +1,5 @@
 """The int16 ops of cmx-gen's backend (8w16a) as torch custom ops: cmx::quantized_{conv2d,linear,add,mul,
-pool2d,bmm,softmax,activation}_s16 and cmx::quantized_lut_s16. Their Python implementations are CMSIS-NN's s16
+pool2d,bmm,softmax,activation}_s16, cmx::quantized_lut_s16 and cmx::quantized_narrow_s16. Their Python implementations are CMSIS-NN's s16
 kernels' arithmetic (host_models/s16_models.py), so the lowering's host reference is bit-exact; ops/s16_ops.py
 puts them in the graph, delegate/s16_layers.py makes them plan layers."""
 
@@ -119,6 +119,20 @@ def quantized_lut_s16(x: torch.Tensor, table: list[int]) -> torch.Tensor:
 @quantized_lut_s16.register_fake
 def _(x: torch.Tensor, table: list[int]) -> torch.Tensor:
     return torch.empty_like(x, dtype=torch.int16)
+
+
+@torch.library.custom_op("cmx::quantized_narrow_s16", mutates_args=())
+def quantized_narrow_s16(
+    x: torch.Tensor, thresholds: list[int], lowest: int, multiplier: int, shift: int
+) -> torch.Tensor:
+    """cmx_narrow_s16_s8 on the host (s16_models.narrow_s16): each int16 value's int8, lowest plus the thresholds
+    at or below it (multiplier and shift only guess where the kernel starts looking)."""
+    return torch.from_numpy(s16_models.narrow_s16(x.numpy(), thresholds, lowest))
+
+
+@quantized_narrow_s16.register_fake
+def _(x: torch.Tensor, thresholds: list[int], lowest: int, multiplier: int, shift: int) -> torch.Tensor:
+    return torch.empty_like(x, dtype=torch.int8)
 
 
 @torch.library.custom_op("cmx::quantized_bmm_s16", mutates_args=())

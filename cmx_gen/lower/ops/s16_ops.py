@@ -7,7 +7,8 @@ on the edge program first and replaces each `dequantize(int16) -> layer [-> acti
 cmx-gen's s16 op on the int16 tensors (ops/s16_kernel_ops.py): the int8 weights and int32 bias as the
 quantizer made them, the multipliers and shifts CMSIS-NN's s16 kernels take; a scaling by a constant that
 kept its integers (activation_bits) is dropped. An int8 layer's output into an int16 one becomes
-`cmx::quantized_lut_s16` (256 int16 entries). Only cmx-gen's backend runs these ops
+`cmx::quantized_lut_s16` (256 int16 entries), an int16 layer's into an int8 one
+`cmx::quantized_narrow_s16` (the int16 values where the int8 output steps up). Only cmx-gen's backend runs these ops
 (delegate/s16_layers.py); their Python implementations are the kernels' arithmetic
 (host_models/s16_models.py), so the host reference is bit-exact. A layer with no s16 kernel, and any
 cortex_m kernel left on int16 data after upstream's passes, is refused in one line."""
@@ -107,9 +108,37 @@ def int16_source(graph: torch.fx.Graph, quantize: torch.fx.Node) -> torch.fx.Nod
     return made
 
 
+def _narrowed(graph: torch.fx.Graph, quantize: torch.fx.Node) -> bool:
+    """An int8 quantize of an int16 dequantize (an int16 layer's output into an int8 one) as
+    cmx::quantized_narrow_s16: the int8 output of each of the 65,536 int16 values, dequantized and quantized
+    as the two nodes do, given by the values where it steps up. Upstream's passes would leave the pair as
+    two float kernels outside the delegate, the tensor between them float. True where it was replaced."""
+    if op_name(quantize) != "quantized_decomposed::quantize_per_tensor" or fx_args(quantize)[5] != torch.int8:
+        return False
+    source = fx_args(quantize)[0]
+    if op_name(source) != "quantized_decomposed::dequantize_per_tensor" or fx_args(source)[5] != torch.int16:
+        return False
+    values = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16)
+    floats = torch.ops.quantized_decomposed.dequantize_per_tensor(values, *fx_args(source)[1:6])
+    out = torch.ops.quantized_decomposed.quantize_per_tensor(floats, *fx_args(quantize)[1:6]).numpy()
+    if (out[1:] < out[:-1]).any():  # not a staircase: left to the float kernels
+        return False
+    with graph.inserting_before(quantize):
+        made = graph.call_function(
+            torch.ops.cmx.quantized_narrow_s16.default, (fx_args(source)[0], *s16_models.narrowing(out))
+        )
+    made.meta = {**quantize.meta}
+    quantize.replace_all_uses_with(made)
+    graph.erase_node(quantize)
+    if not source.users:
+        graph.erase_node(source)
+    return True
+
+
 def to_int16(program: Any) -> int:
     """Replace each int16 `dequantize -> layer [-> activation] -> quantize` of the edge program (edited
-    in place; a convolution, linear layer, add or pool) by cmx-gen's s16 op. Returns how many it replaced."""
+    in place; a convolution, linear layer, add or pool) by cmx-gen's s16 op, and each int16 dequantize an
+    int8 quantize reads by a narrowing. Returns how many it replaced."""
     graph = program.graph_module.graph
     count = 0
     for node in list(graph.nodes):
@@ -130,6 +159,7 @@ def to_int16(program: Any) -> int:
             continue
         take_over(graph, made, node, q, [q, last, first, node, *fx_args(node)[:3]])
         count += 1
+    count += sum(_narrowed(graph, node) for node in list(graph.nodes))
     graph.eliminate_dead_code()
     graph.lint()
     program.graph_module.recompile()
