@@ -95,11 +95,24 @@ def int16_source(graph: torch.fx.Graph, quantize: torch.fx.Node) -> torch.fx.Nod
     name = op_name(source) if isinstance(source, torch.fx.Node) else ""
     if name != "quantized_decomposed::dequantize_per_tensor" or fx_args(source)[5] != torch.int8:
         return quantize
-    values = torch.arange(-128, 128, dtype=torch.int8)
+    table = _through_pair(source, quantize, torch.arange(-128, 128, dtype=torch.int8))
+    return _replace_pair(graph, source, quantize, torch.ops.cmx.quantized_lut_s16.default, (table.tolist(),))
+
+
+def _through_pair(source: torch.fx.Node, quantize: torch.fx.Node, values: torch.Tensor) -> torch.Tensor:
+    """What `quantize(source)` gives each of `values`, `source` a dequantize: both as the nodes compute them."""
     floats = torch.ops.quantized_decomposed.dequantize_per_tensor(values, *fx_args(source)[1:6])
-    table = torch.ops.quantized_decomposed.quantize_per_tensor(floats, *fx_args(quantize)[1:6])
+    out: torch.Tensor = torch.ops.quantized_decomposed.quantize_per_tensor(floats, *fx_args(quantize)[1:6])
+    return out
+
+
+def _replace_pair(
+    graph: torch.fx.Graph, source: torch.fx.Node, quantize: torch.fx.Node, op: Any, args: tuple[Any, ...]
+) -> torch.fx.Node:
+    """`op` on the dequantize `source`'s integers, then `args`, in place of `quantize`; `source` erased once
+    nothing else reads it."""
     with graph.inserting_before(quantize):
-        made = graph.call_function(torch.ops.cmx.quantized_lut_s16.default, (fx_args(source)[0], table.tolist()))
+        made = graph.call_function(op, (fx_args(source)[0], *args))
     made.meta = {**quantize.meta}
     quantize.replace_all_uses_with(made)
     graph.erase_node(quantize)
@@ -118,20 +131,10 @@ def _narrowed(graph: torch.fx.Graph, quantize: torch.fx.Node) -> bool:
     source = fx_args(quantize)[0]
     if op_name(source) != "quantized_decomposed::dequantize_per_tensor" or fx_args(source)[5] != torch.int16:
         return False
-    values = torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16)
-    floats = torch.ops.quantized_decomposed.dequantize_per_tensor(values, *fx_args(source)[1:6])
-    out = torch.ops.quantized_decomposed.quantize_per_tensor(floats, *fx_args(quantize)[1:6]).numpy()
+    out = _through_pair(source, quantize, torch.arange(-32768, 32768, dtype=torch.int32).to(torch.int16)).numpy()
     if (out[1:] < out[:-1]).any():  # not a staircase: left to the float kernels
         return False
-    with graph.inserting_before(quantize):
-        made = graph.call_function(
-            torch.ops.cmx.quantized_narrow_s16.default, (fx_args(source)[0], *s16_models.narrowing(out))
-        )
-    made.meta = {**quantize.meta}
-    quantize.replace_all_uses_with(made)
-    graph.erase_node(quantize)
-    if not source.users:
-        graph.erase_node(source)
+    _replace_pair(graph, source, quantize, torch.ops.cmx.quantized_narrow_s16.default, s16_models.narrowing(out))
     return True
 
 
