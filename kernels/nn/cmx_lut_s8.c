@@ -30,6 +30,34 @@ arm_cmsis_nn_status cmx_narrow_s16_s8(const int16_t* input, int8_t* output, int3
                                       int32_t steps, int32_t lowest, int32_t multiplier, int32_t shift) {
   if (count < 1 || steps < 0 || steps > 255 || (steps > 0 && thresholds == NULL)) return ARM_CMSIS_NN_ARG_ERROR;
   const int32_t first = steps > 0 ? thresholds[0] : 0;
+#if defined(ARM_MATH_MVEI)
+  /* four at a time, each lane's walk predicated: a gather of the threshold above (below) its step, a step
+   * up (down) where it is passed, until no lane moves; the four are loaded before they are stored, and their
+   * bytes end below the next four's input */
+  const int32x4_t to_right = vdupq_n_s32(-shift);
+  for (int32_t i = 0; i < count; i += 4) {
+    const mve_pred16_t lanes = vctp32q((uint32_t)(count - i));
+    const int32x4_t value = vldrhq_z_s32(input + i, lanes);
+    int32x4_t k = vshlq_s32(vmulq_n_s32(vsubq_n_s32(value, first), multiplier), to_right);
+    k = vmaxq_s32(vminq_s32(vaddq_n_s32(k, 1), vdupq_n_s32(steps)), vdupq_n_s32(0));
+    for (;;) {
+      const mve_pred16_t below = vcmpltq_n_s32(k, steps) & lanes;
+      const int32x4_t at = vldrhq_gather_shifted_offset_z_s32(thresholds, vreinterpretq_u32_s32(k), below);
+      const mve_pred16_t up = vcmpleq_m_s32(at, value, below);
+      if (up == 0) break;
+      k = vaddq_m_n_s32(k, k, 1, up);
+    }
+    for (;;) {
+      const mve_pred16_t above = vcmpgtq_n_s32(k, 0) & lanes;
+      const uint32x4_t before = vreinterpretq_u32_s32(vsubq_n_s32(k, 1));
+      const int32x4_t at = vldrhq_gather_shifted_offset_z_s32(thresholds, before, above);
+      const mve_pred16_t down = vcmpgtq_m_s32(at, value, above);
+      if (down == 0) break;
+      k = vsubq_m_n_s32(k, k, 1, down);
+    }
+    vstrbq_p_s32(output + i, vaddq_n_s32(k, lowest), lanes);
+  }
+#else
   for (int32_t i = 0; i < count; ++i) { /* first to last: output byte i lies in input bytes already read */
     const int32_t value = input[i];
     int32_t k = ((value - first) * multiplier >> shift) + 1;
@@ -38,5 +66,6 @@ arm_cmsis_nn_status cmx_narrow_s16_s8(const int16_t* input, int8_t* output, int3
     while (k > 0 && thresholds[k - 1] > value) --k;
     output[i] = (int8_t)(lowest + k);
   }
+#endif
   return ARM_CMSIS_NN_SUCCESS;
 }

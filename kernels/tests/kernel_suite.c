@@ -971,6 +971,60 @@ static void lut_suite(tally* t) {
   for (int i = 0; i < CMX_SUITE_CASES; ++i) lut_case(t, between(1, 600), (int)(rnd() & 1), "random");
 }
 
+/* cmx_narrow_s16_s8 against its definition (lowest plus the thresholds at or below the value, counted one by
+ * one): random staircases (steps of 0 to 255, spacings from 0 up, as a requantization's), the guess its
+ * multiplier gives right, or a random one (the walk still lands), the output over its input or apart. */
+static void narrow_case(tally* t, int32_t n, int32_t steps, int32_t spacing, int wrong_guess, int in_place,
+                        const char* name) {
+  static int16_t values[MAX_IN / 2] __attribute__((aligned(4))), thresholds[255];
+  if (n > MAX_IN / 2) return;
+  int32_t at_value = between(-32768, 32767 - steps * spacing);
+  for (int32_t j = 0; j < steps; ++j) {
+    thresholds[j] = (int16_t)at_value;
+    at_value += spacing > 1 ? between(spacing - 1, spacing + 1) : between(0, spacing);
+    if (at_value > 32767) at_value = 32767;
+  }
+  const int32_t lowest = between(-128, 127 - steps);
+  int32_t multiplier = 0;
+  if (steps > 1 && thresholds[steps - 1] > thresholds[0]) {
+    const int32_t m = (int32_t)(((int64_t)(steps - 1) << 15) / (thresholds[steps - 1] - thresholds[0]));
+    multiplier = m > 32767 ? 32767 : m;
+  } else if (steps > 1) {
+    multiplier = 32767;
+  }
+  if (wrong_guess) multiplier = between(0, 32767);
+  for (int32_t i = 0; i < n; ++i) values[i] = (int16_t)between(-32768, 32767);
+  const uint64_t t0 = cmx_platform_counter();
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t k = 0;
+    while (k < steps && thresholds[k] <= values[i]) ++k;
+    out_cmsis[i] = (int8_t)(lowest + k);
+  }
+  const uint64_t t1 = cmx_platform_counter();
+  int8_t* out = in_place ? (int8_t*)values : out_cmx;
+  const arm_cmsis_nn_status status = cmx_narrow_s16_s8(values, out, n, thresholds, steps, lowest, multiplier, 15);
+  const uint64_t t2 = cmx_platform_counter();
+  int32_t at = 0;
+  while (at < n && out_cmsis[at] == out[at]) ++at;
+  if (record(t, "narrow", name, t1 - t0, t2 - t1, n, at == n && status == ARM_CMSIS_NN_SUCCESS)) {
+    snprintf(t->first_failure, sizeof(t->first_failure), "%s n %d steps %d spacing %d guess %d: element %d %d vs %d",
+             name, (int)n, (int)steps, (int)spacing, (int)multiplier, (int)at, at < n ? out_cmsis[at] : 0,
+             at < n ? out[at] : 0);
+  }
+}
+
+static void narrow_suite(tally* t) {
+  narrow_case(t, 4096, 255, 128, 0, 0, "the denoiser's conv1 into conv2: 4,096 values, 255 steps 128 apart");
+  narrow_case(t, 4096, 255, 128, 0, 1, "the same in place");
+  narrow_case(t, 4096, 255, 0, 0, 0, "every step at one value");
+  narrow_case(t, 7, 0, 1, 0, 1, "no step: one value for all, seven in place (a vector and a tail of three)");
+  narrow_case(t, 1, 255, 1, 1, 0, "one element, steps 1 apart, a wrong guess");
+  for (int i = 0; i < CMX_SUITE_CASES; ++i) {
+    const int32_t steps = between(0, 255), spacing = between(0, 250);
+    narrow_case(t, between(1, 600), steps, spacing, rnd() % 4 == 0, (int)(rnd() & 1), "random");
+  }
+}
+
 /* One line per kernel; 1 when any case differed. */
 static int report(const char* kernel, const tally* t) {
   char a[22], b[22];
@@ -986,7 +1040,7 @@ static int report(const char* kernel, const tally* t) {
 int main(void) {
   cmx_platform_init();
   tally conv = {0}, conv_2d = {0}, depthwise = {0}, planar = {0}, grouped = {0}, transpose = {0}, fc = {0};
-  tally requantize = {0}, add = {0}, softmax = {0}, avgpool = {0}, lut = {0}, copy_rows = {0};
+  tally requantize = {0}, add = {0}, softmax = {0}, avgpool = {0}, lut = {0}, copy_rows = {0}, narrow = {0};
   conv_row_suite(&conv);
   conv_2d_suite(&conv_2d);
   depthwise_suite(&depthwise);
@@ -1008,6 +1062,7 @@ int main(void) {
 #endif
   lut_suite(&lut); /* last: the other kernels' seeded cases as before it */
   copy_rows_suite(&copy_rows); /* after them: their seeded cases as before */
+  narrow_suite(&narrow); /* after them: their seeded cases as before */
   int failed = report("requantize", &requantize);
   failed |= report("conv_row", &conv);
   failed |= report("conv_row_2d", &conv_2d);
@@ -1020,6 +1075,7 @@ int main(void) {
   failed |= report("softmax", &softmax);
   failed |= report("avgpool", &avgpool);
   failed |= report("lut", &lut);
+  failed |= report("narrow", &narrow);
   failed |= report("copy_rows", &copy_rows);
 #if defined(ARM_MATH_MVEI)
   failed |= report("conv_helium", &conv_helium);

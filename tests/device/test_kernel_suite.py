@@ -32,6 +32,8 @@ KERNELS = (
     "softmax",
     "avgpool",
     "lut",
+    "copy_rows",
+    "narrow",
 )
 HELIUM_KERNELS = ("conv_helium",)  # Helium only: the DSP cores run cmx_conv_row_s8 for these layers
 DSP_KERNELS = ("fully_connected_s4",)  # the DSP cores only: Helium runs arm_fully_connected_s4 itself
