@@ -18,7 +18,7 @@ behind the loud ones."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -142,25 +142,18 @@ def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[Lower
     sizes = {**_output_elements(exported, [m for m in layers if m not in forward]), **forward}
     alone: dict[str, float] = {}
     without: dict[str, float] = {}
+    taken: list[str] = []
     if int8_db >= target:  # int8 reaches it: no layer needs 16 bits
-        order, taken, chosen_db = layers, [], int8_db
+        order, chosen_db = layers, int8_db
     else:
         alone = {m: sample_sqnr(trial("int8", (m,))) for m in layers}
         order = sorted(layers, key=lambda m: -max(alone[m] - int8_db, _LEAST_GAIN_DB) / max(sizes[m], 1))
-        low, high, chosen_db = 0, len(order), int16_db  # low does not reach the target, high does (or is all)
-        measured: dict[int, float] = {}
-        while high - low > 1:
-            middle = (low + high) // 2
-            db = alone[order[0]] if middle == 1 else sample_sqnr(trial("int8", order[:middle]))
-            measured[middle] = db
-            low, high = (low, middle) if db >= target else (middle, high)
-        if high not in measured:
-            measured[high] = sample_sqnr(trial("int8", order[:high]))
-        taken, chosen_db = order[:high], measured[high]
-        for m in reversed(order[: high - 1]):  # the last one taken is needed: the prefix without it fell short
-            without[m] = sample_sqnr(trial("int8", [t for t in taken if t != m]))
-            if without[m] >= target:
-                taken, chosen_db = [t for t in taken if t != m], without[m]
+        known: dict[tuple[str, ...], float] = {(m,): db for m, db in alone.items()}
+
+        def measure(int16: Sequence[str]) -> float:
+            return known[tuple(int16)] if tuple(int16) in known else sample_sqnr(trial("int8", int16))
+
+        taken, chosen_db, without = _fewest(order, target, measure)
     record = PrecisionChoice(
         target_db=round(target, 3),
         int8_db=round(int8_db, 3),
@@ -179,6 +172,28 @@ def resolve(exported: Exported, core: str, options: LowerOptions) -> tuple[Lower
         ],
     )
     return resolved_options(options, record), record
+
+
+def _fewest(
+    order: list[str], target: float, measure: Callable[[Sequence[str]], float]
+) -> tuple[list[str], float, dict[str, float]]:
+    """The fewest layers of `order` at int16 whose program reaches `target` (`measure` gives a choice's SQNR):
+    the shortest prefix, by bisection (every layer when none reaches it), less each layer of it the others made
+    unneeded, tried without last first. Returns them, their SQNR and each layer's SQNR tried without."""
+    low, high = 0, len(order)  # low does not reach the target (all int8), high does (or is all of them)
+    measured: dict[int, float] = {}
+    while high - low > 1:
+        middle = (low + high) // 2
+        measured[middle] = measure(order[:middle])
+        low, high = (low, middle) if measured[middle] >= target else (middle, high)
+    taken = order[:high]
+    chosen_db = measured[high] if high in measured else measure(taken)
+    without: dict[str, float] = {}
+    for m in reversed(order[: high - 1]):  # the last one taken is needed: the prefix without it fell short
+        without[m] = measure([t for t in taken if t != m])
+        if without[m] >= target:
+            taken, chosen_db = [t for t in taken if t != m], without[m]
+    return taken, chosen_db, without
 
 
 def resolved_options(options: LowerOptions, choice: PrecisionChoice) -> LowerOptions:
