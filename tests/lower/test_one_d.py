@@ -103,6 +103,17 @@ def test_the_plan_run_on_the_host_is_the_lowering_reference(lowered_dir, name, s
     assert np.array_equal(got[0], reference["output_0"])
 
 
+def test_a_conv1d_called_twice_is_lifted_at_both_calls(lowered_dir):
+    """SharedHead1d's head runs twice: the first lift made its weight 4-D, and the second call, asked after it
+    whether only Conv1d layers read that weight, was left 1-D on the 4-D weight (internal error: "Expected
+    4-dimensional input"). Both calls are 2-D convolutions and the model one delegate."""
+    report = read_report(lowered_dir("SharedHead1d", "--input-shape", "1,2,64", "--random-calibration"))
+    rewrites = [r for r in report["rewrites"] if r["op"] == "aten::conv1d"]
+    assert [r["module"] for r in rewrites] == ["inp", "head", "head"], rewrites
+    assert not [op for op in report["operators"] if op["class"] == "fallback"], report["operators"]
+    assert len(report["schedules"]) == 1
+
+
 def test_raw_audio_with_one_channel_needs_no_layout_copy(lowered_dir):
     """[N, 1, L] laid out channel-innermost is [N, 1, 1, L] channels-last as it is: no copy (a copy of
     a 1-channel channels-last tensor would have a dim order the portable kernels refuse)."""

@@ -575,3 +575,18 @@ class WideningPointwise(nn.Module):
 
     def forward(self, x):
         return self.c(torch.relu(self.b(torch.relu(self.a(x)))))
+
+
+class SharedHead1d(nn.Module):
+    """One Conv1d module called twice on the same features (a mask and a residual from one head): its
+    weight has two readers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(5)
+        self.inp = nn.Conv1d(2, 8, 5, padding=2)
+        self.head = nn.Conv1d(8, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.inp(x))
+        return x * torch.sigmoid(self.head(h)) + self.head(h) * 0.1

@@ -224,11 +224,14 @@ def lift(module: torch.fx.GraphModule) -> list[Lifted]:
     def record(node: torch.fx.Node, op: str, what: str) -> None:
         done.append(Lifted(node.name, op, module_path(node), source_line(node), what))
 
+    # weights only Conv1d layers read, asked before the first lift adds a conv2d reader (a Conv1d module
+    # called twice reads its weight twice: both calls are lifted)
+    owned = {n for n in module.graph.nodes if _own_parameter(n)}
     for node in list(module.graph.nodes):
         if node.op != "call_function" or not _is_3d(node):
             continue
         args = list(node.args)
-        if node.target in _CONV1D and _is_3d(args[0]) and _own_parameter(args[1]):
+        if node.target in _CONV1D and _is_3d(args[0]) and args[1] in owned:
             _lift_conv(state, node, args)
             record(node, "aten::conv1d", "computed as a 2-D convolution of height 1 over [N, C, 1, L] (exact)")
         elif node.target in (aten.max_pool1d.default, aten.avg_pool1d.default) and _is_3d(args[0]):
