@@ -178,8 +178,8 @@ def _fewest(
     order: list[str], target: float, measure: Callable[[Sequence[str]], float]
 ) -> tuple[list[str], float, dict[str, float]]:
     """The fewest layers of `order` at int16 whose program reaches `target` (`measure` gives a choice's SQNR):
-    the shortest prefix, by bisection (every layer when none reaches it), less each layer of it the others made
-    unneeded, tried without last first. Returns them, their SQNR and each layer's SQNR tried without."""
+    the shortest prefix, by bisection (every layer when none reaches it, and then no more lowerings), less each
+    layer of it the others made unneeded, tried without last first. Returns them, their SQNR and each layer's SQNR tried without."""
     low, high = 0, len(order)  # low does not reach the target (all int8), high does (or is all of them)
     measured: dict[int, float] = {}
     while high - low > 1:
@@ -189,6 +189,8 @@ def _fewest(
     taken = order[:high]
     chosen_db = measured[high] if high in measured else measure(taken)
     without: dict[str, float] = {}
+    if chosen_db < target:  # every layer at int16 falls short too: none can go
+        return taken, chosen_db, without
     for m in reversed(order[: high - 1]):  # the last one taken is needed: the prefix without it fell short
         without[m] = measure([t for t in taken if t != m])
         if without[m] >= target:

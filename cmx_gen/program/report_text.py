@@ -184,9 +184,10 @@ def precision_lines(report: Report) -> list[str]:
     if choice is None:
         return [head]
     taken = sum(layer.precision == "int16" for layer in choice.layers)
+    short = ", not reached: every layer int16 falls short" if choice.chosen_db < choice.target_db else ""
     lines = [
         f"{head}; auto took {taken} of {len(choice.layers)} to int16: output SQNR {choice.chosen_db:.1f} dB against "
-        f"float, each sample's averaged (target {choice.target_db:.1f}; all int8 {choice.int8_db:.1f}, all int16 "
+        f"float, each sample's averaged (target {choice.target_db:.1f}{short}; all int8 {choice.int8_db:.1f}, all int16 "
         f"{choice.int16_db:.1f}), {choice.trials} lowerings; in the order tried, the most SQNR gained per byte "
         "added first:"
     ]

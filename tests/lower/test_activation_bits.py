@@ -198,6 +198,18 @@ def test_auto_takes_the_fewest_layers_that_reach_the_target(exported):
     assert precision_lines(artifacts.report)[0].startswith("auto: ") and len(precision_lines(artifacts.report)) == 7
 
 
+def test_auto_says_when_no_choice_reaches_the_target(exported):
+    """A target above the all-int16 program's SQNR: every layer int16, no lowering spent trying layers without
+    (none can go), and the report line says the target was not reached."""
+    from cmx_gen.lower import precision_choice
+
+    options = LowerOptions(precision="auto", sqnr_target=200.0)
+    _, choice = precision_choice.resolve(exported, "cortex-m4", options)
+    assert all(layer.precision == "int16" and layer.without_db is None for layer in choice.layers), choice
+    assert choice.chosen_db < choice.target_db
+    assert "not reached" in precision_lines(lower_model(exported, "cortex-m4", options).report)[0]
+
+
 @pytest.mark.parametrize(
     "args, says",
     [
