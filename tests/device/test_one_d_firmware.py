@@ -18,7 +18,8 @@ pytestmark = FIRMWARE
 
 @pytest.mark.parametrize("board", ["mps3-an547", "mps2-an386"])
 @pytest.mark.parametrize(
-    "name, shape", [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101"), ("AdaptivePool1dNet", "1,3,96")]
+    "name, shape",
+    [("Conv1dNet", "1,8,64"), ("Shapes1d", "1,4,101"), ("AdaptivePool1dNet", "1,3,96"), ("SharedHead1d", "1,2,64")],
 )
 def test_1d_models_pass_bit_exact_on_cmsis_nn(tmp_path, board, name, shape):
     app = tmp_path / "app"
