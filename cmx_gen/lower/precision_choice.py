@@ -14,7 +14,7 @@ the choice for the report.
 
 The SQNR is each calibration sample's, averaged in dB: what 16 bits buy is the quiet inputs, which the
 SQNR of all samples' outputs together (weight_choice.output_sqnr, what `weights = "auto"` keeps) hides
-behind the loud ones."""
+behind the loud ones; both sum the same per-sample powers (weight_choice.output_powers)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from cmx_gen.lower.delegate.kernel_choice import WEIGHTED_OPS
 from cmx_gen.lower.facts import LayerPrecision, LowerOptions, PrecisionChoice
 from cmx_gen.lower.lowering import LoweredModel, lower
 from cmx_gen.lower.state import Errors
+from cmx_gen.lower.weight_choice import output_powers
 from cmx_gen.model.export import Exported
 from cmx_gen.model.source import call
 
@@ -52,13 +53,11 @@ _SQNR_CEILING_DB = 150.0  # a sample the program gets exactly right counts as th
 def sample_sqnr(lowered: LoweredModel) -> float:
     """The output's SQNR against float, each calibration sample's in dB (its outputs' power over their
     error), averaged; a sample whose float outputs are all zero has none and is left out."""
-    values: list[float] = []
-    for floats, exact in lowered.get(Errors).calibration_outputs:
-        a = np.concatenate([np.asarray(f, dtype=np.float64).ravel() for f in floats])
-        b = np.concatenate([np.asarray(q, dtype=np.float64).ravel() for q in exact])
-        signal, noise = float(np.sum(a * a)), float(np.sum((a - b) ** 2))
-        if signal > 0:
-            values.append(min(10 * np.log10(signal / noise), _SQNR_CEILING_DB) if noise > 0 else _SQNR_CEILING_DB)
+    values = [
+        min(10 * np.log10(signal / noise), _SQNR_CEILING_DB) if noise > 0 else _SQNR_CEILING_DB
+        for signal, noise in output_powers(lowered)
+        if signal > 0
+    ]
     return float(np.mean(values)) if values else _SQNR_CEILING_DB
 
 

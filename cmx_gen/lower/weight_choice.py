@@ -28,14 +28,23 @@ from cmx_gen.model.export import Exported
 _LEAST_COST_DB = 0.05  # a layer that loses nothing more at 4 bits still ranks by its bytes
 
 
-def output_sqnr(lowered: LoweredModel) -> float:
-    """10 log10 of the float outputs' power over the kernel-exact outputs' error, all calibration samples."""
-    signal = noise = 0.0
+def output_powers(lowered: LoweredModel) -> list[tuple[float, float]]:
+    """Per calibration sample, its float outputs' power and the kernel-exact outputs' error's."""
+    powers: list[tuple[float, float]] = []
     for floats, exact in lowered.get(Errors).calibration_outputs:
+        signal = noise = 0.0
         for f, q in zip(floats, exact):
             a, b = np.asarray(f, dtype=np.float64), np.asarray(q, dtype=np.float64)
             signal += float(np.sum(a * a))
             noise += float(np.sum((a - b) ** 2))
+        powers.append((signal, noise))
+    return powers
+
+
+def output_sqnr(lowered: LoweredModel) -> float:
+    """10 log10 of the float outputs' power over the kernel-exact outputs' error, all calibration samples."""
+    powers = output_powers(lowered)
+    signal, noise = sum(s for s, _ in powers), sum(n for _, n in powers)
     return float(10 * np.log10(signal / noise)) if noise > 0 else float("inf")
 
 

@@ -61,7 +61,7 @@ def lut(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> Non
 
 def narrow(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) -> None:
     """narrow_s16: each int16 input's int8, lowest plus the thresholds at or below it."""
-    thresholds = plan_values(plan, f["table"], f["steps"], "<i2").tolist() if f["steps"] else []
+    thresholds = plan_values(plan, f["table"], f["steps"], "<i2") if f["steps"] else np.zeros(0, np.int16)
     x = int16(memory, f["input"], f["count"])
     put(memory, f["output"], s16_models.narrow_s16(x, thresholds, f["lowest"]))
 
