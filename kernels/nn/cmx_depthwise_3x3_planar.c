@@ -4,15 +4,19 @@
 #include "cmx_depthwise_3x3.h"
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
-/* The planar path (stride 1, rows of CMX_DW_PLANAR_WIDTH outputs or more, the plan gives scratch:
- * cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output reads one channel, so that channel's
+/* The planar path (stride 1, rows of CMX_DW_PLANAR_WIDTH outputs or more, or of CMX_DW_PLANAR_NARROW
+ * where fast and full; the plan gives scratch: cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output reads one channel, so that channel's
  * input rows of a band of CMX_DW_BAND output rows are copied into a plane of int16 (band + 2 rows
  * of CMX_DW_PLANE_ROW values, padding as the input's zero point, -input_offset; the padding written
  * once a band) and four horizontally adjacent outputs take each kernel row as four SMLADs and four
  * SMLAxBs over three words of the plane (fast, full: cmx_dw_plane_row4, 88 cycles for four
  * outputs on the M4), else two outputs in C (21 instructions for 18 MACs); the input offset
  * times the weights' sum joins the bias once per channel (int32 wraparound, as the sum it stands
- * for). TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
+ * for). Rows of six (a MobileNet's 6 x 6 maps) take a block of four and one of two a row, every row of
+ * a channel's band in one loop (cmx_dw_plane_rows6), the plane filled a value and two pairs a row
+ * (fill_six): VWW's 6 x 6 x 128 layers on the M4 ~150 K cycles each, where the four-channel walk took
+ * 215 K (its taps load weights for every pixel, 2.5 cycles a MAC; the plane's SMLADs ~1).
+ * TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
  * rows while later channels' rows are still to be read: the overlap walk
  * (cmx_gen/lower/delegate/overlap.py) takes a band as one direct block. */
 #if defined(__GNUC__) && defined(__thumb2__)
@@ -72,6 +76,56 @@ static void fill_channel(const cmsis_nn_dims* in_d, const int8_t* input, int32_t
   }
 }
 
+#if defined(CMX_PLANE_ROW4)
+/* Rows of six values inside the input from plane column 1 (padding of one column each side): channel c's
+ * value, two pairs and a value a row, from `in` (the first row's), rows in_row bytes apart. */
+static inline __attribute__((always_inline)) void fill_six(const int8_t* in, int32_t ch, int32_t in_row, int16_t* to,
+                                                          int32_t rows) {
+  const int32_t ch2 = 2 * ch, ch3 = 3 * ch, ch4 = 4 * ch, ch5 = 5 * ch;
+  for (; rows > 0; --rows, in += in_row, to += CMX_DW_PLANE_ROW) {
+    const uint32_t a = PKHBT((uint32_t)(int32_t)in[ch], (uint32_t)(int32_t)in[ch2], 16);
+    const uint32_t b = PKHBT((uint32_t)(int32_t)in[ch3], (uint32_t)(int32_t)in[ch4], 16);
+    to[1] = in[0];
+    memcpy(to + 2, &a, 4);
+    memcpy(to + 4, &b, 4);
+    to[6] = in[ch5];
+  }
+}
+
+/* A band of rows of six outputs (cmx_dw3x3_planar_narrow), fast and full: each channel's plane (fill_six
+ * where the padding is a column each side), its doubled weight pairs and start, then all its rows by
+ * cmx_dw_plane_rows6. */
+static void narrow_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
+                        const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
+                        int8_t* output, int16_t* plane, int32_t oy0, int32_t band, int32_t x0, int32_t inside) {
+  const int32_t ch = in_d->c, in_w = in_d->w, top = oy0 - p->padding.h;
+  const int32_t first = top < 0 ? -top : 0, last = in_d->h - top < band + 2 ? in_d->h - top : band + 2;
+  const int six = x0 == 1 && inside == 6 && last > first;
+  cmx_plane_consts k = {0, 0, 0, p->output_offset, ch, NULL};
+  int8_t* out = output + oy0 * CMX_DW_PLANAR_NARROW * ch;
+  for (int32_t c = 0; c < ch; ++c, ++out) {
+    if (six) {
+      fill_six(input + (top + first) * in_w * ch + c, ch, in_w * ch, plane + first * CMX_DW_PLANE_ROW, last - first);
+    } else {
+      fill_channel(in_d, input, c, top, band + 2, x0, inside, plane);
+    }
+    const int8_t* f = filter + c;
+    /* each weight doubled, the rows' pairs (w0, w1), (w1, w2) two int16 halves a word */
+    const int32_t d0 = 2 * f[0], d1 = 2 * f[ch], d2 = 2 * f[2 * ch], d3 = 2 * f[3 * ch], d4 = 2 * f[4 * ch];
+    const int32_t d5 = 2 * f[5 * ch], d6 = 2 * f[6 * ch], d7 = 2 * f[7 * ch], d8 = 2 * f[8 * ch];
+    const int32_t sum = (d0 + d1 + d2 + d3 + d4 + d5 + d6 + d7 + d8) / 2;
+    const uint32_t w2x[6] = {PKHBT(d0, d1, 16), PKHBT(d1, d2, 16), PKHBT(d3, d4, 16),
+                             PKHBT(d4, d5, 16), PKHBT(d6, d7, 16), PKHBT(d7, d8, 16)};
+    /* 2 x (bias + input offset x the weights' sum), int32 wraparound as CMSIS-NN's sum */
+    k.start2 = (int32_t)(((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * (uint32_t)sum) << 1);
+    k.multiplier = mult[c];
+    k.right_shift = -shift[c];
+    k.end = out + band * CMX_DW_PLANAR_NARROW * ch;
+    cmx_dw_plane_rows6(plane, out, w2x, k);
+  }
+}
+#endif
+
 static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_conv_params* p, const int32_t* mult,
                                                               const int32_t* shift, const cmsis_nn_dims* in_d,
                                                               const int8_t* input, const int8_t* filter,
@@ -89,6 +143,12 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
     const int32_t band = out_d->h - oy0 < CMX_DW_BAND ? out_d->h - oy0 : CMX_DW_BAND;
     const int32_t top = oy0 - p->padding.h;
     fill_edges(in_d, zero, top, band + 2, width, x0, inside, plane);
+#if defined(CMX_PLANE_ROW4)
+    if (fast && full && out_w == CMX_DW_PLANAR_NARROW) {
+      narrow_band(p, mult, shift, in_d, input, filter, bias, output, plane, oy0, band, x0, inside);
+      continue;
+    }
+#endif
     for (int32_t c = 0; c < ch; ++c) {
       fill_channel(in_d, input, c, top, band + 2, x0, inside, plane);
       const int8_t* f = filter + c;

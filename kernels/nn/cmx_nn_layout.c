@@ -62,13 +62,17 @@ int cmx_dw3x3_planar_path(int32_t stride_h, int32_t stride_w, int32_t out_w) {
 
 int32_t cmx_dw3x3_band_scratch_bytes(int32_t channels, int32_t out_h, int32_t out_w, int32_t stride_h,
                                      int32_t stride_w) {
-  if (cmx_dw3x3_planar(stride_h, stride_w, out_w)) {
-    const int32_t band = out_h < CMX_DW_BAND ? out_h : CMX_DW_BAND;
-    return (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
+  const int32_t band = out_h < CMX_DW_BAND ? out_h : CMX_DW_BAND;
+  const int32_t plane = (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
+  if (cmx_dw3x3_planar(stride_h, stride_w, out_w) && !cmx_dw3x3_planar_narrow(stride_h, stride_w, out_w)) return plane;
+  int32_t grouped = 0;
+  if (channels % CMX_DW_GROUP == 0 && out_w >= CMX_DW_GROUPED_WIDTH) {
+    grouped = cmx_dw3x3_grouped_rows(out_h, stride_h) * cmx_dw3x3_grouped_width(out_w, stride_w) * CMX_DW_GROUP *
+              (int32_t)sizeof(int16_t);
   }
-  if (channels % CMX_DW_GROUP != 0 || out_w < CMX_DW_GROUPED_WIDTH) return 0;
-  return cmx_dw3x3_grouped_rows(out_h, stride_h) * cmx_dw3x3_grouped_width(out_w, stride_w) * CMX_DW_GROUP *
-         (int32_t)sizeof(int16_t);
+  /* a narrow planar shape: the plane, or the grouped path's band where the layer is not fast and full */
+  if (cmx_dw3x3_planar_narrow(stride_h, stride_w, out_w)) return plane > grouped ? plane : grouped;
+  return grouped;
 }
 
 int32_t cmx_dw3x3_band_rows(int32_t stride_h, int32_t stride_w, int32_t out_w) {

@@ -383,8 +383,10 @@ static void depthwise_case(tally* t, int32_t ch, int32_t in_h, int32_t in_w, int
   const int equal =
       s1 == ARM_CMSIS_NN_SUCCESS && s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;
   /* the path the kernel took by shape (cmx_depthwise_3x3.h: planar_shape, else grouped where it asks
-   * scratch; a grouped shape fast and full runs the walk in assembly, cmx_dw3x3_walk_in_assembly) */
-  const int planar_shape = stride == 1 && out_w >= 8 && out_w + 3 <= 64;
+   * scratch; a grouped shape fast and full runs the walk in assembly, cmx_dw3x3_walk_in_assembly; a narrow
+   * planar shape, rows of six, tallied as planar where its range is full, which it runs when fast too) */
+  const int narrow = cmx_dw3x3_planar_narrow(stride, stride, out_w);
+  const int planar_shape = cmx_dw3x3_planar(stride, stride, out_w) && (!narrow || full_range);
   const char* path = !(planar && plane) ? "depthwise_3x3" : planar_shape ? "depthwise_3x3_planar" : "depthwise_3x3_grouped";
   if (record(t, path, name, t1 - t0, t2 - t1b, n * 9, equal)) {
     int32_t at = 0;
@@ -427,8 +429,10 @@ static void depthwise_suite(tally* t) {
   depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 0, "in place: 128 channels, 6 x 6, a row and two pixels");
   in_place_bytes = (6 + 2) * 128 + 4; /* the walk's own lead: four channels past a pixel (C, not the chunks) */
   depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 0, "in place: 128 channels, 6 x 6, a row, two pixels and 4 bytes");
-  in_place_bytes = 3 * 6 * 128; /* the grouped path's band of two rows and its halo */
-  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "in place: 128 channels, 6 x 6, the grouped path's lead");
+  in_place_bytes = 3 * 7 * 128; /* the grouped path's band of two rows and its halo (rows of six run the plane) */
+  depthwise_case(t, 128, 6, 7, 1, 1, 0, 0, 1, 1, "in place: 128 channels, 6 x 7, the grouped path's lead");
+  in_place_bytes = 6 * 6 * 128; /* rows of six (cmx_dw_plane_rows6): a band of six rows, the whole map */
+  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "in place: 128 channels, 6 x 6, the plane's band");
   in_place_bytes = 12 * 96;
   depthwise_case(t, 96, 6, 6, 2, 1, 0, 0, 1, 1, "in place: 96 channels, 6 x 6 -> 3 x 3, two rows");
   in_place_bytes = 0;
@@ -447,7 +451,19 @@ static void depthwise_planar_suite(tally* t) {
   }
   edge_terms = 9;
   depthwise_case(t, 8, 12, 12, 1, 1, 0, 0, 1, 1, "biases at the edge of the one-SMMULR requantization");
+  depthwise_case(t, 8, 6, 6, 1, 1, 0, 0, 1, 1, "rows of six: biases at the edge of the one-SMMULR requantization");
   edge_terms = 0;
+  /* rows of six (cmx_dw_plane_rows6 where fast and full; the grouped path or the walk otherwise) */
+  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "MobileNet: 128 channels, 6 x 6, stride 1: rows of six");
+  depthwise_case(t, 7, 6, 6, 1, 1, 1, 1, 1, 1, "rows of six: 7 channels, slow, no bias");
+  depthwise_case(t, 12, 8, 8, 1, 0, 0, 0, 1, 1, "rows of six, no padding (8 x 8 in)");
+  depthwise_case(t, 5, 21, 6, 1, 1, 0, 0, 1, 1, "rows of six, 21 rows: bands of 8, 8 and 5");
+  depthwise_case(t, 16, 6, 6, 1, 1, 0, 0, 0, 1, "rows of six, a narrower activation range: not the plane");
+  for (int i = 0; i < 60; ++i) {
+    const int32_t pad = between(0, 1);
+    depthwise_case(t, between(1, 40), between(1, 20), 8 - 2 * pad, 1, pad, rnd() % 5 == 0, rnd() % 7 == 0,
+                   rnd() % 4 != 0, 1, "random rows of six");
+  }
 }
 
 /* The grouped path's shapes (DSP cores: channels a multiple of four, stride 2 or rows of 4 to 7
