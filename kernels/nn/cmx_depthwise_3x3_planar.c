@@ -92,20 +92,28 @@ static inline __attribute__((always_inline)) void fill_six(const int8_t* in, int
   }
 }
 
-/* A band of rows of six outputs (cmx_dw3x3_planar_narrow), fast and full: each channel's plane (fill_six
- * where the padding is a column each side), its doubled weight pairs and start, then all its rows by
- * cmx_dw_plane_rows6. */
-static void narrow_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
+/* A band of rows of an even number of outputs, fast and full: each channel's plane (its rows inside the
+ * input in one loop, cmx_plane_fill_rows), its doubled weight pairs and start, then all its rows in one loop
+ * (cmx_dw_plane_rows: four-output blocks, and two outputs more where the width is 4n + 2). */
+static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
                         const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
-                        int8_t* output, int16_t* plane, int32_t oy0, int32_t band, int32_t x0, int32_t inside) {
+                        int8_t* output, int32_t out_w, int16_t* plane, int32_t oy0, int32_t band, int32_t x0,
+                        int32_t inside) {
   const int32_t ch = in_d->c, in_w = in_d->w, top = oy0 - p->padding.h;
   const int32_t first = top < 0 ? -top : 0, last = in_d->h - top < band + 2 ? in_d->h - top : band + 2;
-  const int six = x0 == 1 && inside == 6 && last > first;
-  cmx_plane_consts k = {0, 0, 0, p->output_offset, ch, NULL};
-  int8_t* out = output + oy0 * CMX_DW_PLANAR_NARROW * ch;
+  const int32_t blocks = out_w & ~3; /* the outputs of a row's four-output blocks */
+  const int lead = x0 & 1, tail = (inside - lead) & 1; /* a value before the pairs, and after them */
+  const cmx_fill_rows fill = {ch, (in_w - inside) * ch, (inside - lead) / 2, 2 * (CMX_DW_PLANE_ROW - inside)};
+  const int rows = last > first && fill.pairs > 0; /* else fill_channel (rows of one value) */
+  const int six = rows && out_w == 6 && x0 == 1; /* fill_six: straight code, where the loop took twice as long */
+  cmx_plane_consts k = {0, 0, 0, p->output_offset, ch, NULL, NULL, out_w * ch, 2 * (CMX_DW_PLANE_ROW - blocks)};
+  int8_t* out = output + oy0 * out_w * ch;
   for (int32_t c = 0; c < ch; ++c, ++out) {
     if (six) {
       fill_six(input + (top + first) * in_w * ch + c, ch, in_w * ch, plane + first * CMX_DW_PLANE_ROW, last - first);
+    } else if (rows) {
+      cmx_plane_fill_rows(input + (top + first) * in_w * ch + c, plane + first * CMX_DW_PLANE_ROW + x0, last - first,
+                          &fill, lead, tail);
     } else {
       fill_channel(in_d, input, c, top, band + 2, x0, inside, plane);
     }
@@ -120,8 +128,9 @@ static void narrow_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
     k.start2 = (int32_t)(((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * (uint32_t)sum) << 1);
     k.multiplier = mult[c];
     k.right_shift = -shift[c];
-    k.end = out + band * CMX_DW_PLANAR_NARROW * ch;
-    cmx_dw_plane_rows6(plane, out, w2x, k);
+    k.end = out + band * out_w * ch;
+    k.row_end = out + blocks * ch;
+    cmx_dw_plane_rows(plane, out, w2x, k, out_w & 2);
   }
 }
 #endif
@@ -144,8 +153,8 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
     const int32_t top = oy0 - p->padding.h;
     fill_edges(in_d, zero, top, band + 2, width, x0, inside, plane);
 #if defined(CMX_PLANE_ROW4)
-    if (fast && full && out_w == CMX_DW_PLANAR_NARROW) {
-      narrow_band(p, mult, shift, in_d, input, filter, bias, output, plane, oy0, band, x0, inside);
+    if (fast && full && (out_w & 1) == 0) {
+      rows_band(p, mult, shift, in_d, input, filter, bias, output, out_w, plane, oy0, band, x0, inside);
       continue;
     }
 #endif

@@ -865,7 +865,7 @@ static inline __attribute__((always_inline)) cmx_acc4 cmx_fc_quads4(cmx_acc4 a, 
 #endif
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI) && defined(__GNUC__) && defined(__thumb2__)
-/* cmx_depthwise_3x3_s8's planar path, one channel's constants for cmx_dw_plane_row4 and cmx_dw_plane_rows6
+/* cmx_depthwise_3x3_s8's planar path, one channel's constants for cmx_dw_plane_row4 and cmx_dw_plane_rows
  * (read from the caller's frame: the loop holds every register). start and the weights are doubled (the
  * accumulator is 2 x acc, which SMMULR takes with no shift first: |acc| < 2^30, fast). */
 typedef struct {
@@ -874,7 +874,11 @@ typedef struct {
   int32_t right_shift; /* >= 1 */
   int32_t offset;      /* the output offset */
   int32_t step;        /* bytes between two outputs: the channels */
-  const int8_t* end;   /* the output after the last block's (cmx_dw_plane_rows6: the last row's) */
+  const int8_t* end;   /* the output after the last block's (cmx_dw_plane_rows: the last row's) */
+  /* cmx_dw_plane_rows: rows of 4n or 4n + 2 outputs */
+  const int8_t* row_end; /* the output after the first row's four-output blocks: advanced a row each row */
+  int32_t row_bytes;     /* the outputs' bytes between two rows: width x step */
+  int32_t next_q;        /* bytes from the plane after a row's blocks to the next row's start: 2 x (64 - 4n) */
 } cmx_plane_consts;
 
 /* Four horizontally adjacent outputs from the plane at `q` (three rows of CMX_DW_PLANE_ROW int16 values,
@@ -919,12 +923,12 @@ typedef struct {
   "strb %[a3], [%[o], %[u]]\n\t"                                                                       \
   "add %[o], %[o], %[u], lsl #1\n\t"
 /* All 14 registers are operands. */
-#define CMX_PLANE_OPERANDS                                                                                     \
+#define CMX_PLANE_OPERANDS(...)                                                                                    \
   : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t] "=&r"(t), [u] "=&r"(u), [q] "+r"(q), \
-    [o] "+r"(o)                                                                                                \
+    [o] "+r"(o) __VA_ARGS__                                                                                                \
   : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]), [w2b] "r"(w[5]),     \
     [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_shift), [off] "m"(k.offset),               \
-    [step] "m"(k.step), [end] "m"(k.end)                                                                       \
+    [step] "m"(k.step), [end] "m"(k.end), [row_bytes] "m"(k.row_bytes), [next_q] "m"(k.next_q)                 \
   : "cc", "memory"
 
 /* Four outputs an iteration along one row until `o` reaches k.end. */
@@ -935,7 +939,7 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   uint32_t t, u;
   __asm volatile("1:\n\t" CMX_PLANE_BLOCK "ldr %[t], %[end]\n\t"
                  "cmp %[o], %[t]\n\t"
-                 "bne 1b" CMX_PLANE_OPERANDS);
+                 "bne 1b" CMX_PLANE_OPERANDS());
   return q;
 }
 
@@ -948,34 +952,47 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "smlabt %[a0], %[u], %[" #wb "], %[a0]\n\t"         \
   "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"
 
-/* Rows of six outputs (a MobileNet's 6 x 6 maps), every row of a band until `o` reaches k.end: a row's first
- * four outputs as cmx_dw_plane_row4's block, its last two as half of one, then the next plane row. Where the
- * four-channel walk takes ~46 cycles an output on VWW's 6 x 6 x 128 layers, this takes ~22 (~130 a row). */
-static inline __attribute__((always_inline)) void cmx_dw_plane_rows6(const int16_t* q, int8_t* o, const uint32_t w[6],
-                                                                    cmx_plane_consts k) {
+/* Every row of a channel's band until `o` reaches k.end, rows of 4n outputs (two = 0) or 4n + 2 (two = 1, a
+ * MobileNet's 6 x 6 maps): a row's four-output blocks until k.row_end, then (two) its last two outputs as
+ * half a block, then the next plane row: no call, no weights loaded again, a row (VWW's 12 x 12 and 24 x 24
+ * planar rows took ~60 cycles a row around cmx_dw_plane_row4). Where the four-channel walk takes ~46 cycles
+ * an output on VWW's 6 x 6 x 128 layers, rows of six take ~26 (~155 a row). */
+#define CMX_PLANE_ROWS_LOOP(TWO)                                                                            \
+  __asm volatile("1:\n\t" CMX_PLANE_BLOCK                                                                 \
+                 "ldr %[t], %[row_end]\n\t"                                                               \
+                 "cmp %[o], %[t]\n\t"                                                                     \
+                 "bne 1b\n\t" TWO                                                                         \
+                 "ldr %[u], %[row_bytes]\n\t"                                                             \
+                 "add %[t], %[t], %[u]\n\t"                                                               \
+                 "str %[t], %[row_end]\n\t"                                                               \
+                 "ldr %[t], %[next_q]\n\t"                                                                \
+                 "ldr %[u], %[end]\n\t"                                                                   \
+                 "adds %[q], %[q], %[t]\n\t"                                                              \
+                 "cmp %[o], %[u]\n\t"                                                                     \
+                 "bne 1b" CMX_PLANE_OPERANDS(, [row_end] "+m"(k.row_end)))
+#define CMX_PLANE_TWO                                                                                        \
+  "ldr %[a0], %[start]\n\t"                                                                                 \
+  "mov %[a1], %[a0]\n\t" CMX_PLANE_ROW2(0, w0a, w0b) CMX_PLANE_ROW2(128, w1a, w1b) CMX_PLANE_ROW2(256, w2a, w2b) \
+  "ldr %[t], %[m]\n\t"                                                                                      \
+  "ldr %[u], %[s]\n\t" CMX_ASM_DIVIDE(a0, t, u) CMX_ASM_DIVIDE(a1, t, u)                                     \
+  "ldr %[t], %[off]\n\t"                                                                                    \
+  "ldr %[u], %[step]\n\t" CMX_ASM_OUT(a0, t) CMX_ASM_OUT(a1, t)                                             \
+  "strb %[a0], [%[o]]\n\t"                                                                                  \
+  "strb %[a1], [%[o], %[u]]\n\t"                                                                            \
+  "add %[o], %[o], %[u], lsl #1\n\t"                                                                        \
+  "ldr %[t], %[row_end]\n\t"
+static inline __attribute__((always_inline)) void cmx_dw_plane_rows(const int16_t* q, int8_t* o, const uint32_t w[6],
+                                                                   cmx_plane_consts k, const int two) {
   int32_t a0, a1, a2, a3;
   uint32_t t, u;
-  __asm volatile("1:\n\t" CMX_PLANE_BLOCK
-                 "ldr %[a0], %[start]\n\t"
-                 "mov %[a1], %[a0]\n\t"
-                 CMX_PLANE_ROW2(0, w0a, w0b)
-                 CMX_PLANE_ROW2(128, w1a, w1b)
-                 CMX_PLANE_ROW2(256, w2a, w2b)
-                 "ldr %[t], %[m]\n\t"
-                 "ldr %[u], %[s]\n\t"
-                 CMX_ASM_DIVIDE(a0, t, u) CMX_ASM_DIVIDE(a1, t, u)
-                 "ldr %[t], %[off]\n\t"
-                 "ldr %[u], %[step]\n\t"
-                 CMX_ASM_OUT(a0, t) CMX_ASM_OUT(a1, t)
-                 "strb %[a0], [%[o]]\n\t"
-                 "strb %[a1], [%[o], %[u]]\n\t"
-                 "add %[o], %[o], %[u], lsl #1\n\t"
-                 "adds %[q], %[q], #120\n\t" /* to the next plane row's first column: 128 - 8 bytes */
-                 "ldr %[t], %[end]\n\t"
-                 "cmp %[o], %[t]\n\t"
-                 "bne 1b" CMX_PLANE_OPERANDS);
-  (void)a2, (void)a3;
+  if (two) {
+    CMX_PLANE_ROWS_LOOP(CMX_PLANE_TWO);
+  } else {
+    CMX_PLANE_ROWS_LOOP("");
+  }
 }
+#undef CMX_PLANE_TWO
+#undef CMX_PLANE_ROWS_LOOP
 #undef CMX_PLANE_ROW2
 #undef CMX_PLANE_OPERANDS
 #undef CMX_PLANE_BLOCK
@@ -1021,4 +1038,58 @@ static inline __attribute__((always_inline)) const int8_t* cmx_plane_fill(const 
 #undef CMX_FILL_FOUR
   return in;
 }
+
+/* The planar path's plane fill for a band's rows (cmx_dw_plane_rows' bands): `rows` rows of one channel,
+ * each `lead` values (0 or 1: an odd first plane column, as int16 stores), then `pairs` x 2 values two to
+ * a word, then `tail` (0 or 1) values, the input `ch` bytes apart from `in` and the next row's
+ * `in_skip` bytes on from where a row's values end, the plane's rows CMX_DW_PLANE_ROW values apart
+ * from `to` (the first row's first value; word-aligned after the lead). Every row in one loop: the
+ * per-row calls around cmx_plane_fill took ~85 cycles for a row of 12 values (VWW's 12 x 12 layer). */
+typedef struct {
+  int32_t ch;      /* bytes between two values */
+  int32_t in_skip; /* bytes from after a row's last value to the next row's first */
+  int32_t pairs;   /* pairs a row, one or more */
+  int32_t to_skip; /* bytes from after a row's last value in the plane to the next row's first */
+} cmx_fill_rows;
+
+#define CMX_FILL_ROWS(LEAD, TAIL)                                                                              \
+  __asm volatile("1:\n\t" LEAD                                                                                \
+                 "ldr %[n], %[pairs]\n\t"                                                                     \
+                 "2:\n\t"                                                                                     \
+                 "ldrsb %[a], [%[in]]\n\t"                                                                    \
+                 "ldrsb %[b], [%[in], %[ch]]\n\t"                                                             \
+                 "add %[in], %[in], %[ch], lsl #1\n\t"                                                        \
+                 "pkhbt %[a], %[a], %[b], lsl #16\n\t"                                                        \
+                 "str %[a], [%[to]], #4\n\t"                                                                  \
+                 "subs %[n], %[n], #1\n\t"                                                                    \
+                 "bne 2b\n\t" TAIL                                                                            \
+                 "ldr %[a], %[in_skip]\n\t"                                                                   \
+                 "ldr %[b], %[to_skip]\n\t"                                                                   \
+                 "add %[in], %[in], %[a]\n\t"                                                                 \
+                 "add %[to], %[to], %[b]\n\t"                                                                 \
+                 "subs %[rows], %[rows], #1\n\t"                                                              \
+                 "bne 1b"                                                                                     \
+                 : [a] "=&r"(a), [b] "=&r"(b), [n] "=&r"(n), [in] "+r"(in), [to] "+r"(to), [rows] "+r"(rows)   \
+                 : [ch] "r"(k->ch), [pairs] "m"(k->pairs), [in_skip] "m"(k->in_skip), [to_skip] "m"(k->to_skip) \
+                 : "cc", "memory")
+#define CMX_FILL_ONE                              \
+  "ldrsb %[a], [%[in]]\n\t"                      \
+  "add %[in], %[in], %[ch]\n\t"                  \
+  "strh %[a], [%[to]], #2\n\t"
+static inline __attribute__((always_inline)) void cmx_plane_fill_rows(const int8_t* in, int16_t* to, int32_t rows,
+                                                                     const cmx_fill_rows* k, const int lead,
+                                                                     const int tail) {
+  uint32_t a, b, n;
+  if (lead && tail) {
+    CMX_FILL_ROWS(CMX_FILL_ONE, CMX_FILL_ONE);
+  } else if (lead) {
+    CMX_FILL_ROWS(CMX_FILL_ONE, "");
+  } else if (tail) {
+    CMX_FILL_ROWS("", CMX_FILL_ONE);
+  } else {
+    CMX_FILL_ROWS("", "");
+  }
+}
+#undef CMX_FILL_ONE
+#undef CMX_FILL_ROWS
 #endif
