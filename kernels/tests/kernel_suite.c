@@ -326,6 +326,13 @@ static void conv_2d_suite(tally* t) {
     conv_2d_case(t, between(1, 24), between(1, 24), in_h, in_w, kh, kw, between(1, 3), between(1, 3), pad_h, pad_w,
                  2 * between(1, 8), rnd() % 5 == 0, rnd() % 7 == 0, 0, i % 3, "random");
   }
+  /* RGB stems: rows a multiple of four bytes (widen_rgb_quads from the first column on a word) and not */
+  for (int i = 0; i < 40; ++i) {
+    const int32_t stride = between(1, 2), pad = between(0, 1);
+    const int32_t in_w = i % 4 == 3 ? between(3, 40) : 4 * between(1, 12);
+    conv_2d_case(t, 3, 2 * between(1, 8), between(3, 12), in_w, 3, 3, stride, stride, pad, pad, 2 * between(1, 8),
+                 rnd() % 5 == 0, rnd() % 7 == 0, 1, i % 3, "random RGB stem");
+  }
 }
 
 /* Non-zero: the next depthwise cases run cmx's kernel in place, its input this many bytes above its
