@@ -535,7 +535,10 @@ static __attribute__((noinline)) void widen_triples(const cmx_conv_row_params* p
   for (int32_t i = 0; i < 3 * triples; ++i) {
     const int8_t* src = in + i * ch;
     int16_t* dst = buf + (i / 3) * 3 * ch + 4 * (i % 3);
-    for (int32_t g = ch / 4; g > 0; --g) dst = widen4((uint32_t)arm_nn_read_s8x4_ia(&src), offset2, dst) + 8;
+    for (int32_t g = ch / 8; g > 0; --g) { /* two groups an iteration (ch a multiple of 16): the loop's test once */
+      dst = widen4((uint32_t)arm_nn_read_s8x4_ia(&src), offset2, dst) + 8;
+      dst = widen4((uint32_t)arm_nn_read_s8x4_ia(&src), offset2, dst) + 8;
+    }
   }
 }
 
