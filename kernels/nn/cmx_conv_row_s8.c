@@ -551,17 +551,10 @@ static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, 
     const int16_t* col = buf + i * 3 * ch;
     cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
                          out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
-    const int eight = ch % 32 == 0; /* eight groups an iteration */
     if (p->wide) {
-      if (eight) {
-        cmx_row_triples_s8(weights, &k, 1, 1);
-      } else {
-        cmx_row_triples_s8(weights, &k, 1, 0);
-      }
-    } else if (eight) {
-      cmx_row_triples_s8(weights, &k, 0, 1);
+      cmx_row_triples_s8(weights, &k, 1);
     } else {
-      cmx_row_triples_s8(weights, &k, 0, 0);
+      cmx_row_triples_s8(weights, &k, 0);
     }
   }
 }

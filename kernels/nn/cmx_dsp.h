@@ -593,13 +593,11 @@ typedef struct {
   "smlad %[a02], %[w1], %[x1], %[a02]\n\t"              \
   "smlad %[a12], %[t1], %[x1], %[a12]\n\t"
 
-/* Every channel pair of one triple (fast, full, a bias, groups of four values a multiple of four): `GROUPS`
- * an iteration, four or (a multiple of eight groups) eight (the end test, a load, a compare and a taken
- * branch, ~6 cycles, once per 96 or 192 MACs: eight took VWW 14,152,943 -> 13,982,991 cycles and KWS
- * 4,812,910 -> 4,751,178 for 2 KB of code). Returns the weights after the last pair's rows. (An entry at
- * the third group for an odd count of group pairs cost a second copy of each loop, 1.3 KB, or a test a
- * channel pair, +0.4 % cycles on KWS and VWW, whose layers need neither.) */
-#define CMX_TRIPLES(GROUPS)                                                                                  \
+/* Every channel pair of one triple (fast, full, a bias, groups of four values a multiple of four): four
+ * groups an iteration (the end test, a load and a compare, once per 96 MACs). Returns the weights after
+ * the last pair's rows. (An entry at the third group for an odd count of group pairs cost a second copy of
+ * each loop, 1.3 KB, or a test a channel pair, +0.4 % cycles on KWS and VWW, whose layers need neither.) */
+#define CMX_TRIPLES(G)                                                                                       \
   __asm volatile(                                                                                                  \
       "1:\n\t"                                                                                                     \
       "ldr %[bp], %[bias]\n\t"                                                                                     \
@@ -610,7 +608,7 @@ typedef struct {
       "mov %[a11], %[a10]\n\t"                                                                                     \
       "mov %[a12], %[a10]\n\t"                                                                                     \
       "ldr %[bp], %[col]\n\t"                                                                                      \
-      "2:\n\t" GROUPS                                                                                              \
+      "2:\n\t" G G G G                                                                                             \
       "ldr %[x0], %[end]\n\t"                                                                                      \
       "cmp %[bp], %[x0]\n\t"                                                                                       \
       "bne 2b\n\t"                                                                                                 \
@@ -660,25 +658,18 @@ typedef struct {
       : [col] "m"(k->col), [end] "m"(k->end), [shift_from_mult] "m"(k->shift_from_mult),                          \
         [out_ch] "m"(k->out_ch), [offset] "m"(k->offset)                                                           \
       : "cc", "memory")
-/* eight: the loop eight groups an iteration (a multiple of 32 inputs): its end test once per 192 MACs */
-#define CMX_FOUR(G) G G G G
 static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(const void* wp, cmx_row_triples* k,
-                                                                           const int wide, const int eight) {
+                                                                           const int wide) {
   int32_t a00, a10, a01, a11, a02, a12;
   uint32_t w0, w1, t0, t1, x0, x1;
   const void* bp;
-  if (wide && eight) {
-    CMX_TRIPLES(CMX_FOUR(CMX_TRIPLE_GROUP_WIDE) CMX_FOUR(CMX_TRIPLE_GROUP_WIDE));
-  } else if (wide) {
-    CMX_TRIPLES(CMX_FOUR(CMX_TRIPLE_GROUP_WIDE));
-  } else if (eight) {
-    CMX_TRIPLES(CMX_FOUR(CMX_TRIPLE_GROUP) CMX_FOUR(CMX_TRIPLE_GROUP));
+  if (wide) {
+    CMX_TRIPLES(CMX_TRIPLE_GROUP_WIDE);
   } else {
-    CMX_TRIPLES(CMX_FOUR(CMX_TRIPLE_GROUP));
+    CMX_TRIPLES(CMX_TRIPLE_GROUP);
   }
   return wp;
 }
-#undef CMX_FOUR
 #undef CMX_TRIPLES
 #undef CMX_TRIPLE_GROUP_WIDE
 #undef CMX_TRIPLE_GROUP
