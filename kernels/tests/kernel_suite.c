@@ -254,6 +254,9 @@ static void conv_row_suite(tally* t) {
   conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 12, 1, 25, 0, 0, 1, 1, "triples, wide: DS-CNN pointwise 64x64 over 25x5");
   conv_row_case(t, 32, 10, 7, 1, 1, 0, 1, 12, 1, 5, 0, 0, 1, 2, "triples, staged: 32 values a position");
   conv_row_case(t, 24, 10, 7, 1, 1, 0, 1, 12, 1, 5, 0, 0, 1, 0, "not triples: 24 values (an odd count of group pairs)");
+  conv_row_case(t, 256, 32, 3, 1, 1, 0, 1, 12, 1, 3, 0, 0, 1, 0, "triples: 256 values (16 iterations)");
+  conv_row_case(t, 96, 16, 4, 1, 1, 0, 1, 12, 1, 3, 0, 0, 1, 1, "triples, wide: 96 values");
+  conv_row_case(t, 48, 16, 4, 1, 1, 0, 1, 12, 1, 3, 0, 0, 1, 1, "triples, wide: 48 values");
   for (int i = 0; i < CMX_SUITE_CASES / 2; ++i) {
     conv_row_case(t, 16 * between(1, 4), 2 * between(1, 32), between(1, 12), 1, 1, 0, 1, 2 * between(1, 8), 1,
                   between(1, 12), rnd() % 5 == 0, rnd() % 7 == 0, 1, (int)(rnd() % 3), "triples: random");
