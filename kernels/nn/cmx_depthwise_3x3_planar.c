@@ -104,7 +104,8 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
   const int32_t blocks = out_w & ~3; /* the outputs of a row's four-output blocks */
   const int lead = x0 & 1, tail = (inside - lead) & 1; /* a value before the pairs, and after them */
   const cmx_fill_rows fill = {ch, (in_w - inside) * ch, (inside - lead) / 2, 2 * (CMX_DW_PLANE_ROW - inside)};
-  const int rows = last > first && fill.pairs > 0; /* else fill_channel (rows of one value) */
+  /* cmx_plane_fill_rows takes a value at both ends or at neither (the same padding each side); else fill_channel */
+  const int rows = last > first && fill.pairs > 0 && lead == tail;
   const int six = rows && out_w == 6 && x0 == 1; /* fill_six: straight code, where the loop took twice as long */
   cmx_plane_consts k = {0, 0, 0, p->output_offset, ch, NULL, NULL, out_w * ch, 2 * (CMX_DW_PLANE_ROW - blocks)};
   int8_t* out = output + oy0 * out_w * ch;
@@ -113,7 +114,7 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
       fill_six(input + (top + first) * in_w * ch + c, ch, in_w * ch, plane + first * CMX_DW_PLANE_ROW, last - first);
     } else if (rows) {
       cmx_plane_fill_rows(input + (top + first) * in_w * ch + c, plane + first * CMX_DW_PLANE_ROW + x0, last - first,
-                          &fill, lead, tail);
+                          &fill, lead);
     } else {
       fill_channel(in_d, input, c, top, band + 2, x0, inside, plane);
     }

@@ -1042,11 +1042,12 @@ static inline __attribute__((always_inline)) const int8_t* cmx_plane_fill(const 
 }
 
 /* The planar path's plane fill for a band's rows (cmx_dw_plane_rows' bands): `rows` rows of one channel,
- * each `lead` values (0 or 1: an odd first plane column, as int16 stores), then `pairs` x 2 values two to
- * a word, then `tail` (0 or 1) values, the input `ch` bytes apart from `in` and the next row's
- * `in_skip` bytes on from where a row's values end, the plane's rows CMX_DW_PLANE_ROW values apart
- * from `to` (the first row's first value; word-aligned after the lead). Every row in one loop: the
- * per-row calls around cmx_plane_fill took ~85 cycles for a row of 12 values (VWW's 12 x 12 layer). */
+ * each (`ends`: an odd first plane column) a value as an int16 store, then `pairs` x 2 values two to a
+ * word, then (`ends`) a value more: stride 1 and padding the same each side make the two alike. The
+ * input `ch` bytes apart from `in` and the next row's `in_skip` bytes on from where a row's values end,
+ * the plane's rows CMX_DW_PLANE_ROW values apart from `to` (the first row's first value; word-aligned
+ * after the first value). Every row in one loop: the per-row calls around cmx_plane_fill took ~85 cycles
+ * for a row of 12 values (VWW's 12 x 12 layer). */
 typedef struct {
   int32_t ch;      /* bytes between two values */
   int32_t in_skip; /* bytes from after a row's last value to the next row's first */
@@ -1079,15 +1080,10 @@ typedef struct {
   "add %[in], %[in], %[ch]\n\t"                  \
   "strh %[a], [%[to]], #2\n\t"
 static inline __attribute__((always_inline)) void cmx_plane_fill_rows(const int8_t* in, int16_t* to, int32_t rows,
-                                                                     const cmx_fill_rows* k, const int lead,
-                                                                     const int tail) {
+                                                                     const cmx_fill_rows* k, const int ends) {
   uint32_t a, b, n;
-  if (lead && tail) {
+  if (ends) {
     CMX_FILL_ROWS(CMX_FILL_ONE, CMX_FILL_ONE);
-  } else if (lead) {
-    CMX_FILL_ROWS(CMX_FILL_ONE, "");
-  } else if (tail) {
-    CMX_FILL_ROWS("", CMX_FILL_ONE);
   } else {
     CMX_FILL_ROWS("", "");
   }
