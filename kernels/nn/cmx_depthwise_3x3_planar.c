@@ -5,17 +5,18 @@
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
 /* The planar path (stride 1, rows of CMX_DW_PLANAR_WIDTH outputs or more, or of CMX_DW_PLANAR_NARROW
- * where fast and full; the plan gives scratch: cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output reads one channel, so that channel's
- * input rows of a band of CMX_DW_BAND output rows are copied into a plane of int16 (band + 2 rows
+ * where fast and full; the plan gives scratch: cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output
+ * reads one channel, so that channel's input rows of a band of CMX_DW_BAND output rows are copied into a plane of int16 (band + 2 rows
  * of CMX_DW_PLANE_ROW values, padding as the input's zero point, -input_offset; the padding written
  * once a band) and four horizontally adjacent outputs take each kernel row as four SMLADs and four
  * SMLAxBs over three words of the plane (fast, full: cmx_dw_plane_row4, 88 cycles for four
  * outputs on the M4), else two outputs in C (21 instructions for 18 MACs); the input offset
  * times the weights' sum joins the bias once per channel (int32 wraparound, as the sum it stands
- * for). Rows of six (a MobileNet's 6 x 6 maps) take a block of four and one of two a row, every row of
- * a channel's band in one loop (cmx_dw_plane_rows6), the plane filled a value and two pairs a row
- * (fill_six): VWW's 6 x 6 x 128 layers on the M4 ~150 K cycles each, where the four-channel walk took
- * 215 K (its taps load weights for every pixel, 2.5 cycles a MAC; the plane's SMLADs ~1).
+ * for). Fast and full, a row of an even width runs its four-output blocks and (4n + 2) a block of two,
+ * every row of a channel's band in one loop (cmx_dw_plane_rows, rows_band), the band's rows filled in
+ * one loop too; rows of six (a MobileNet's 6 x 6 maps, fill_six) so take ~150 K cycles on VWW's 6 x 6 x
+ * 128 layers, where the four-channel walk took 215 K (its taps load weights for every pixel, 2.5 cycles
+ * a MAC; the plane's SMLADs ~1).
  * TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
  * rows while later channels' rows are still to be read: the overlap walk
  * (cmx_gen/lower/delegate/overlap.py) takes a band as one direct block. */
@@ -96,9 +97,9 @@ static inline __attribute__((always_inline)) void fill_six(const int8_t* in, int
  * input in one loop, cmx_plane_fill_rows), its doubled weight pairs and start, then all its rows in one loop
  * (cmx_dw_plane_rows: four-output blocks, and two outputs more where the width is 4n + 2). */
 static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
-                        const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
-                        int8_t* output, int32_t out_w, int16_t* plane, int32_t oy0, int32_t band, int32_t x0,
-                        int32_t inside) {
+                      const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
+                      int8_t* output, int32_t out_w, int16_t* plane, int32_t oy0, int32_t band, int32_t x0,
+                      int32_t inside) {
   const int32_t ch = in_d->c, in_w = in_d->w, top = oy0 - p->padding.h;
   const int32_t first = top < 0 ? -top : 0, last = in_d->h - top < band + 2 ? in_d->h - top : band + 2;
   const int32_t blocks = out_w & ~3; /* the outputs of a row's four-output blocks */

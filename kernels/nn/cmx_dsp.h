@@ -597,8 +597,9 @@ typedef struct {
  * groups an iteration (the end test, a load and a compare, once per 96 MACs). Returns the weights after
  * the last pair's rows. (Eight groups an iteration took VWW -170 K cycles at zero wait states, but the
  * loop and its channel pair's requantization then filled more than a 1 KB instruction cache: priced as
- * on the NUCLEO-L4R5ZI, 16.9 M -> 20.4 M, its flash lines missed in sequence 81 K -> 810 K.) (An entry at the third group for an odd count of group pairs cost a second copy of
- * each loop, 1.3 KB, or a test a channel pair, +0.4 % cycles on KWS and VWW, whose layers need neither.) */
+ * on the NUCLEO-L4R5ZI, 16.9 M -> 20.4 M, its flash lines missed in sequence 81 K -> 810 K. An entry at
+ * the third group for an odd count of group pairs cost a second copy of each loop, 1.3 KB, or a test a
+ * channel pair, +0.4 % cycles on KWS and VWW, whose layers need neither.) */
 #define CMX_TRIPLES(G)                                                                                       \
   __asm volatile(                                                                                                  \
       "1:\n\t"                                                                                                     \
@@ -927,7 +928,7 @@ typedef struct {
 /* All 14 registers are operands. */
 #define CMX_PLANE_OPERANDS(...)                                                                                    \
   : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t] "=&r"(t), [u] "=&r"(u), [q] "+r"(q), \
-    [o] "+r"(o) __VA_ARGS__                                                                                                \
+    [o] "+r"(o) __VA_ARGS__                                                                                    \
   : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]), [w2b] "r"(w[5]),     \
     [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_shift), [off] "m"(k.offset),               \
     [step] "m"(k.step), [end] "m"(k.end), [row_bytes] "m"(k.row_bytes), [next_q] "m"(k.next_q)                 \

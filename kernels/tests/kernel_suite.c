@@ -441,7 +441,7 @@ static void depthwise_suite(tally* t) {
   depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 0, "in place: 128 channels, 6 x 6, a row, two pixels and 4 bytes");
   in_place_bytes = 3 * 7 * 128; /* the grouped path's band of two rows and its halo (rows of six run the plane) */
   depthwise_case(t, 128, 6, 7, 1, 1, 0, 0, 1, 1, "in place: 128 channels, 6 x 7, the grouped path's lead");
-  in_place_bytes = 6 * 6 * 128; /* rows of six (cmx_dw_plane_rows6): a band of six rows, the whole map */
+  in_place_bytes = 6 * 6 * 128; /* rows of six (cmx_dw_plane_rows): a band of six rows, the whole map */
   depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "in place: 128 channels, 6 x 6, the plane's band");
   in_place_bytes = 12 * 96;
   depthwise_case(t, 96, 6, 6, 2, 1, 0, 0, 1, 1, "in place: 96 channels, 6 x 6 -> 3 x 3, two rows");
@@ -463,7 +463,7 @@ static void depthwise_planar_suite(tally* t) {
   depthwise_case(t, 8, 12, 12, 1, 1, 0, 0, 1, 1, "biases at the edge of the one-SMMULR requantization");
   depthwise_case(t, 8, 6, 6, 1, 1, 0, 0, 1, 1, "rows of six: biases at the edge of the one-SMMULR requantization");
   edge_terms = 0;
-  /* rows of six (cmx_dw_plane_rows6 where fast and full; the grouped path or the walk otherwise) */
+  /* rows of six (cmx_dw_plane_rows where fast and full; the grouped path or the walk otherwise) */
   depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "MobileNet: 128 channels, 6 x 6, stride 1: rows of six");
   depthwise_case(t, 7, 6, 6, 1, 1, 1, 1, 1, 1, "rows of six: 7 channels, slow, no bias");
   depthwise_case(t, 12, 8, 8, 1, 0, 0, 0, 1, 1, "rows of six, no padding (8 x 8 in)");
