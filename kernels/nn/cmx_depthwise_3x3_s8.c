@@ -58,10 +58,10 @@ arm_cmsis_nn_status cmx_depthwise_3x3_s8(const cmsis_nn_context* ctx, const cmsi
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
   /* a narrow planar shape (rows of six) runs the plane only fast and full, else as any other shape */
   const int narrow = cmx_dw3x3_planar_narrow(params->stride.h, params->stride.w, output_dims->w);
-  const int grouped = input_dims->c % CMX_DW_GROUP == 0 && output_dims->w >= CMX_DW_GROUPED_WIDTH;
   if (banded && planar_shape(params, output_dims) && (!narrow || (fast && full))) {
     run = fast && full ? cmx_dw3x3_planar_fast_full : cmx_dw3x3_planar_any;
-  } else if (banded && grouped && !(fast && full && cmx_dw3x3_walk_in_assembly(input_dims, output_dims, input, output))) {
+  } else if (banded && cmx_dw3x3_grouped(input_dims->c, output_dims->w) &&
+             !(fast && full && cmx_dw3x3_walk_in_assembly(input_dims, output_dims, input, output))) {
     run = fast && full ? cmx_dw3x3_grouped_fast_full : cmx_dw3x3_grouped_any;
   }
 #endif

@@ -66,7 +66,7 @@ int32_t cmx_dw3x3_band_scratch_bytes(int32_t channels, int32_t out_h, int32_t ou
   const int32_t plane = (band + 2) * CMX_DW_PLANE_ROW * (int32_t)sizeof(int16_t);
   if (cmx_dw3x3_planar(stride_h, stride_w, out_w) && !cmx_dw3x3_planar_narrow(stride_h, stride_w, out_w)) return plane;
   int32_t grouped = 0;
-  if (channels % CMX_DW_GROUP == 0 && out_w >= CMX_DW_GROUPED_WIDTH) {
+  if (cmx_dw3x3_grouped(channels, out_w)) {
     grouped = cmx_dw3x3_grouped_rows(out_h, stride_h) * cmx_dw3x3_grouped_width(out_w, stride_w) * CMX_DW_GROUP *
               (int32_t)sizeof(int16_t);
   }

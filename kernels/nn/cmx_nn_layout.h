@@ -150,6 +150,12 @@ static inline int cmx_dw3x3_planar(int32_t stride_h, int32_t stride_w, int32_t o
 /* The same, linked (for the plan). */
 int cmx_dw3x3_planar_path(int32_t stride_h, int32_t stride_w, int32_t out_w);
 
+/* Whether cmx_depthwise_3x3_s8's grouped path can take this layer (channels a multiple of CMX_DW_GROUP, rows
+ * of CMX_DW_GROUPED_WIDTH outputs or more): the plan gives it scratch, the kernel runs it on that scratch. */
+static inline int cmx_dw3x3_grouped(int32_t channels, int32_t out_w) {
+  return channels % CMX_DW_GROUP == 0 && out_w >= CMX_DW_GROUPED_WIDTH;
+}
+
 /* The grouped path's band: its input rows (padding included) and columns. */
 static inline int32_t cmx_dw3x3_grouped_rows(int32_t out_h, int32_t stride_h) {
   const int32_t band = out_h < CMX_DW_GROUP_BAND ? out_h : CMX_DW_GROUP_BAND;
