@@ -108,7 +108,7 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
   /* cmx_plane_fill_rows takes a value at both ends or at neither (the same padding each side); else fill_channel */
   const int rows = last > first && fill.pairs > 0 && lead == tail;
   const int six = rows && out_w == 6 && x0 == 1; /* fill_six: straight code, where the loop took twice as long */
-  cmx_plane_consts k = {0, 0, 0, p->output_offset, ch, NULL, NULL, out_w * ch, 2 * (CMX_DW_PLANE_ROW - blocks)};
+  cmx_plane_consts k = {0, 0, 0, ch, NULL, NULL, out_w * ch, 2 * (CMX_DW_PLANE_ROW - blocks)};
   int8_t* out = output + oy0 * out_w * ch;
   for (int32_t c = 0; c < ch; ++c, ++out) {
     if (six) {
@@ -129,7 +129,7 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
     /* 2 x (bias + input offset x the weights' sum), int32 wraparound as CMSIS-NN's sum */
     k.start2 = (int32_t)(((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * (uint32_t)sum) << 1);
     k.multiplier = mult[c];
-    k.right_shift = -shift[c];
+    k.right_and_offset = cmx_right_and_offset(-shift[c], p->output_offset);
     k.end = out + band * out_w * ch;
     k.row_end = out + blocks * ch;
     cmx_dw_plane_rows(plane, out, w2x, k, out_w & 2);
@@ -177,7 +177,7 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
 #if defined(CMX_PLANE_ROW4)
       /* the rows' weight pairs (w0, w1), (w1, w2), doubled, for the four-output blocks */
       const uint32_t w2x[6] = {pair2(f0, f1), pair2(f1, f2), pair2(f3, f4), pair2(f4, f5), pair2(f6, f7), pair2(f7, f8)};
-      cmx_plane_consts k = {(int32_t)((uint32_t)start << 1), m, -s, p->output_offset, ch, NULL};
+      cmx_plane_consts k = {(int32_t)((uint32_t)start << 1), m, cmx_right_and_offset(-s, p->output_offset), ch, NULL};
 #endif
       for (int32_t oy = 0; oy < band; ++oy) {
         const int16_t* q0 = plane + oy * CMX_DW_PLANE_ROW;

@@ -75,7 +75,7 @@ static inline __attribute__((always_inline)) void pixel8(const cmsis_nn_dw_conv_
 #define CMX_DW_WALK_CH 64 /* channels a chunk of the walk in assembly: its records (2,944 B) and window (576 B) on the stack */
 _Static_assert(sizeof(cmx_walk_group) == CMX_WALK_RECORD * 4 && CMX_WALK_RECORD * 4 == 184 &&
                    offsetof(cmx_walk_group, start2) == 72 && offsetof(cmx_walk_group, multiplier) == 88 &&
-                   offsetof(cmx_walk_group, right_shift) == 104 && offsetof(cmx_walk_group, start2_left) == 120 &&
+                   offsetof(cmx_walk_group, right_and_offset) == 104 && offsetof(cmx_walk_group, start2_left) == 120 &&
                    offsetof(cmx_walk_group, start2_right) == 136 && offsetof(cmx_walk_group, start2_top) == 152 &&
                    offsetof(cmx_walk_group, start2_bottom) == 168,
                "cmx_dw_walk_pixels' offsets");
@@ -125,7 +125,7 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
         rec[g].start2_top[j] = (int32_t)((b + off * (sum - top)) << 1);
         rec[g].start2_bottom[j] = (int32_t)((b + off * (sum - bottom)) << 1);
         rec[g].multiplier[j] = mult[c];
-        rec[g].right_shift[j] = -shift[c];
+        rec[g].right_and_offset[j] = cmx_right_and_offset(-shift[c], p->output_offset);
       }
     }
     for (int32_t oy = 0; oy < out_d->h; ++oy) {
@@ -164,7 +164,7 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
           while (ox + run < out_d->w && (ox + run) * p->stride.w - p->padding.w + 3 <= in_w) ++run;
         }
         /* the last group leaves x and o a chunk on: to the next pixel's */
-        cmx_walk_consts k = {p->output_offset, rec + cw / 4, rec, p->stride.w * ch - cw, ch - cw, run};
+        cmx_walk_consts k = {rec + cw / 4, rec, p->stride.w * ch - cw, ch - cw, run};
         int8_t* o = output + (oy * out_d->w + ox) * ch + c0;
         const int taps = left     ? CMX_WALK_LEFT
                          : right  ? CMX_WALK_RIGHT

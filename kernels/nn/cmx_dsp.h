@@ -10,17 +10,19 @@
 #include "arm_nnsupportfunctions.h"
 
 /* The assembly kernels' requantization of one accumulator `a` already doubled (2 x acc: fast, every
- * |acc| < 2^30), multiplier in `m`, right shift (>= 1) in `s`: cmx_requantize_right's SMMULR and
- * rounding divide (cmx_requantize.h), as operand names of the asm it goes in. Then the output offset
- * `off` and SSAT: cmx_finish's fast, full form. */
-#define CMX_ASM_DIVIDE(a, m, s)                       \
+ * |acc| < 2^30), multiplier in `m`, right shift (1 to 31) in the low byte of `s`: cmx_requantize_right's
+ * SMMULR and rounding divide (cmx_requantize.h), as operand names of the asm it goes in; the output offset
+ * added by the ADC that adds the divide's rounding carry (`off`: its last operand, a register holding the
+ * offset, or "%[s], asr #8" where s holds it above the shift: ASR by a register reads only its low byte),
+ * then SSAT: cmx_finish's fast, full form, an instruction an output less than an ADD of the offset. */
+#define CMX_ASM_FINISH(a, m, s, off)                  \
   "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"        \
   "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"  \
   "asrs %[" #a "], %[" #a "], %[" #s "]\n\t"          \
-  "adc %[" #a "], %[" #a "], #0\n\t"
-#define CMX_ASM_OUT(a, off)                           \
-  "add %[" #a "], %[" #a "], %[" #off "]\n\t"         \
+  "adc %[" #a "], %[" #a "], " off "\n\t"              \
   "ssat %[" #a "], #8, %[" #a "]\n\t"
+/* A right shift and the output offset in one word, as CMX_ASM_FINISH's "%[s], asr #8" reads them. */
+static inline int32_t cmx_right_and_offset(int32_t right_shift, int32_t offset) { return offset * 256 + right_shift; }
 
 #if defined(ARM_MATH_DSP)
 /* An int8 value in each of a word's four bytes (SSUB8 / SEL operands). */
@@ -79,7 +81,8 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
 /* cmx_depthwise_3x3_s8's walk: a group's record (four channels), made once a call. The weights
  * widened and doubled ((w0, w2), (w1, w3) of each tap), the doubled start (bias + input offset x the
  * weights' sum: the accumulator is 2 x acc, which SMMULR takes with no shift first), and each
- * channel's multiplier and right shift (fast: every shift right, every accumulator small); then the
+ * channel's multiplier and right shift, the output offset above it (fast: every shift right, every
+ * accumulator small); then the
  * starts of a pixel whose first or last window column, or first or last row, lies outside the input (the
  * sum without those weights: CMX_WALK_LEFT, _RIGHT, _TOP, _BOTTOM). */
 #define CMX_WALK_RECORD 46 /* words */
@@ -87,7 +90,7 @@ typedef struct {
   uint32_t weights[18];
   int32_t start2[4];
   int32_t multiplier[4];
-  int32_t right_shift[4];
+  int32_t right_and_offset[4]; /* cmx_right_and_offset: the right shift, the output offset above it */
   int32_t start2_left[4];  /* without the first column's weights */
   int32_t start2_right[4]; /* without the last column's */
   int32_t start2_top[4];    /* without the first row's */
@@ -105,7 +108,6 @@ typedef struct {
 
 /* What cmx_dw_walk_pixels reads from the caller's frame (the loop holds all 14 registers). */
 typedef struct {
-  int32_t offset;              /* the output offset */
   const cmx_walk_group* end;   /* the record after the last group's */
   const cmx_walk_group* first; /* the first group's */
   int32_t next_x;              /* from where the last group leaves x to the next pixel's window */
@@ -141,7 +143,6 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
   CMX_WALK_TAP("ldr %[v], [%[x]]\n\t", w0)              \
   CMX_WALK_TAP("ldr %[v], [%[x], %[ch]]\n\t", w1)
 #define CMX_WALK_ROW(w0, w1, w2) CMX_WALK_TWO(w0, w1) CMX_WALK_TAP("ldr %[v], [%[x], %[ch2]]\n\t", w2)
-#define CMX_WALK_OUT(a, at) CMX_ASM_OUT(a, v) "strb %[" #a "], [%[o], #" #at "]\n\t"
 /* the loop, its accumulators started from the record's words at `start`, its taps `rows` (x moved a row
  * between two), x moved back `back` after them */
 #define CMX_WALK(start, rows, back)                                                                         \
@@ -155,14 +156,16 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "ldr %[v13], [%[r], #92]\n\t"                                                                     \
         "ldr %[wa], [%[r], #104]\n\t"                                                                     \
         "ldr %[wb], [%[r], #108]\n\t"                                                                     \
-        CMX_ASM_DIVIDE(a0, v, wa) CMX_ASM_DIVIDE(a1, v13, wb)                                               \
+        CMX_ASM_FINISH(a0, v, wa, "%[wa], asr #8") CMX_ASM_FINISH(a1, v13, wb, "%[wb], asr #8")           \
         "ldr %[v], [%[r], #96]\n\t"                                                                       \
         "ldr %[v13], [%[r], #100]\n\t"                                                                    \
         "ldr %[wa], [%[r], #112]\n\t"                                                                     \
         "ldr %[wb], [%[r], #116]\n\t"                                                                     \
-        CMX_ASM_DIVIDE(a2, v, wa) CMX_ASM_DIVIDE(a3, v13, wb)                                               \
-        "ldr %[v], %[off]\n\t"                                                                            \
-        CMX_WALK_OUT(a0, 0) CMX_WALK_OUT(a1, 1) CMX_WALK_OUT(a2, 2) CMX_WALK_OUT(a3, 3)                     \
+        CMX_ASM_FINISH(a2, v, wa, "%[wa], asr #8") CMX_ASM_FINISH(a3, v13, wb, "%[wb], asr #8")           \
+        "strb %[a0], [%[o]]\n\t"                                                                          \
+        "strb %[a1], [%[o], #1]\n\t"                                                                      \
+        "strb %[a2], [%[o], #2]\n\t"                                                                      \
+        "strb %[a3], [%[o], #3]\n\t"                                                                      \
         "adds %[o], %[o], #4\n\t"                                                                         \
         back /* back to the first row, on to the next group's taps */                                       \
         "adds %[x], %[x], #4\n\t"                                                                         \
@@ -183,7 +186,7 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "3:"                                                                                                \
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [v] "=&r"(v), [v13] "=&r"(v13),  \
           [wa] "=&r"(wa), [wb] "=&r"(wb), [x] "+r"(x), [r] "+r"(r), [o] "+r"(o), [pixels] "+m"(k->pixels)   \
-        : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [off] "m"(k->offset), [end] "m"(k->end),        \
+        : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [end] "m"(k->end),        \
           [first] "m"(k->first), [next_x] "m"(k->next_x), [next_o] "m"(k->next_o)                            \
         : "cc", "memory")
 #define CMX_WALK_NEXT "add %[x], %[x], %[row]\n\t"
@@ -210,7 +213,6 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
 #undef CMX_WALK_TWO
 #undef CMX_WALK_TAP
 #undef CMX_WALK_ROW
-#undef CMX_WALK_OUT
 }
 #endif
 
@@ -372,7 +374,8 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
 
 #if defined(__GNUC__) && defined(__thumb2__)
 /* A loop count for cmx_conv_row_s8's assembly: `iterations` (1 to 65535) counted up in the high half to
- * the carry out (ADDS #0x10000, BCC), the output offset in the low half for SXTAH to add once it is done. */
+ * the carry out (ADDS #0x10000, BCC), the output offset in the low half once it is done (SXTH or SXTAH
+ * takes it). */
 static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
   return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
 }
@@ -410,9 +413,8 @@ typedef struct {
   "ldr %[b0], %[col0]\n\t"                  \
   "ldr %[b1], %[col1]\n\t"                  \
   "ldr %[n], %[count]\n\t"
-#define CMX_ROW_BLOCK_REQ(a, m, s) "lsls %[" #a "], %[" #a "], #1\n\t" CMX_ASM_DIVIDE(a, m, s)
-/* the output offset, the low half of the loop's count (n) once the loop is done, added and saturated */
-#define CMX_ROW_OUT(a) "sxtah %[" #a "], %[" #a "], %[n]\n\t" "ssat %[" #a "], #8, %[" #a "]\n\t"
+/* one output's requantization, the output offset in `off` (a register) */
+#define CMX_ROW_BLOCK_REQ(a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" CMX_ASM_FINISH(a, m, s, "%[" #off "]")
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
@@ -424,9 +426,9 @@ typedef struct {
   "str %[" #A "], %[mult]\n\t"                                                                      \
   "rsb %[" #E "], %[" #E "], #0\n\t"                                                                \
   "rsb %[" #F "], %[" #F "], #0\n\t"                                                                \
-  CMX_ROW_BLOCK_REQ(a00, C, E) CMX_ROW_BLOCK_REQ(a01, C, E)                                         \
-  CMX_ROW_BLOCK_REQ(a10, D, F) CMX_ROW_BLOCK_REQ(a11, D, F)                                         \
-  CMX_ROW_OUT(a00) CMX_ROW_OUT(a01) CMX_ROW_OUT(a10) CMX_ROW_OUT(a11)                                  \
+  "sxth %[n], %[n]\n\t" /* the output offset: the low half of the loop's count once the loop is done */ \
+  CMX_ROW_BLOCK_REQ(a00, C, E, n) CMX_ROW_BLOCK_REQ(a01, C, E, n)                                   \
+  CMX_ROW_BLOCK_REQ(a10, D, F, n) CMX_ROW_BLOCK_REQ(a11, D, F, n)                                   \
   "ldr %[" #B "], %[out0]\n\t"                                                                      \
   "ldr %[" #C "], %[out_ch]\n\t"                                                                    \
   "strb %[a00], [%[" #B "]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */      \
@@ -563,7 +565,7 @@ typedef struct {
   int8_t* out0;          /* the first position's output at channel c; the others out_ch further each */
   int32_t out_ch;
   int32_t left;          /* channel pairs left */
-  int32_t offset;        /* the output offset (SXTAH adds its low half) */
+  int32_t offset;        /* the output offset (the requantization's ADC adds it) */
 } cmx_row_triples;
 
 #define CMX_TRIPLE_GROUP CMX_S8_WEIGHTS_FIRST(bp) CMX_S8_NEXT(bp, a01, a11) CMX_S8_NEXT(bp, a02, a12)
@@ -623,21 +625,10 @@ typedef struct {
       "ldrd %[x0], %[x1], [%[w1]]\n\t"                                                                             \
       "str %[w0], %[mult]\n\t"                                                                                     \
       "rsb %[x0], %[x0], #0\n\t"                                                                                   \
-      "rsb %[x1], %[x1], #0\n\t" CMX_ROW_BLOCK_REQ(a00, t0, x0) CMX_ROW_BLOCK_REQ(a01, t0, x0)                      \
-          CMX_ROW_BLOCK_REQ(a02, t0, x0) CMX_ROW_BLOCK_REQ(a10, t1, x1) CMX_ROW_BLOCK_REQ(a11, t1, x1)             \
-              CMX_ROW_BLOCK_REQ(a12, t1, x1) "ldr %[bp], %[offset]\n\t"                                            \
-      "sxtah %[a00], %[a00], %[bp]\n\t"                                                                            \
-      "ssat %[a00], #8, %[a00]\n\t"                                                                                \
-      "sxtah %[a10], %[a10], %[bp]\n\t"                                                                            \
-      "ssat %[a10], #8, %[a10]\n\t"                                                                                \
-      "sxtah %[a01], %[a01], %[bp]\n\t"                                                                            \
-      "ssat %[a01], #8, %[a01]\n\t"                                                                                \
-      "sxtah %[a11], %[a11], %[bp]\n\t"                                                                            \
-      "ssat %[a11], #8, %[a11]\n\t"                                                                                \
-      "sxtah %[a02], %[a02], %[bp]\n\t"                                                                            \
-      "ssat %[a02], #8, %[a02]\n\t"                                                                                \
-      "sxtah %[a12], %[a12], %[bp]\n\t"                                                                            \
-      "ssat %[a12], #8, %[a12]\n\t"                                                                                \
+      "rsb %[x1], %[x1], #0\n\t"                                                                                  \
+      "ldr %[bp], %[offset]\n\t" CMX_ROW_BLOCK_REQ(a00, t0, x0, bp) CMX_ROW_BLOCK_REQ(a01, t0, x0, bp)              \
+          CMX_ROW_BLOCK_REQ(a02, t0, x0, bp) CMX_ROW_BLOCK_REQ(a10, t1, x1, bp) CMX_ROW_BLOCK_REQ(a11, t1, x1, bp)     \
+              CMX_ROW_BLOCK_REQ(a12, t1, x1, bp)                                                                     \
       "ldr %[w0], %[out0]\n\t"                                                                                     \
       "ldr %[w1], %[out_ch]\n\t"                                                                                   \
       "strb %[a00], [%[w0]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */                 \
@@ -736,8 +727,8 @@ static inline __attribute__((always_inline)) void cmx_row_k8_position(uint32_t x
 /* positions_k8 where a position is 8 values (16 bytes): channel by channel, each channel's outputs at every
  * position of a chunk, its weights (w0..w3), bias, multiplier and right shift held in registers while the
  * positions' values are read two words at a time into the two registers left (the 14th is the outputs'
- * stride): 17 instructions an output against cmx_row_k8_position's 18 plus its loads of the channel's
- * constants (~21 cycles against ~26). The channel loop too (a pair an iteration: the weights' layout),
+ * stride): 16 instructions an output against cmx_row_k8_position's 18 plus its loads of the channel's
+ * constants (~20 cycles against ~26). The channel loop too (a pair an iteration: the weights' layout),
  * its pointers in the caller's frame: ~25 cycles a channel where a call per channel took ~86. */
 typedef struct {
   const void* wp;       /* the channel pair's weights (c's group 0, c + 1's, c's group 1, c + 1's) */
@@ -773,7 +764,9 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "ldr %[o], %[out]\n\t"                         \
   "adds %[acc], %[o], #1\n\t"                    \
   "str %[acc], %[out]\n\t"                       \
-  "ldr %[co], %[cof]\n\t"
+  "ldr %[co], %[cof]\n\t"                        \
+  "sxth %[acc], %[co]\n\t" /* the output offset above the shift (cmx_right_and_offset) */ \
+  "add %[right], %[right], %[acc], lsl #8\n\t"
 #define CMX_K8_POSITIONS(label)                   \
   label ":\n\t"                                  \
   "ldrd %[x0], %[x1], [%[xp]], #16\n\t"          \
@@ -786,8 +779,7 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "smmulr %[acc], %[acc], %[mult]\n\t"           \
   "add %[acc], %[acc], %[acc], asr #31\n\t"      \
   "asrs %[acc], %[acc], %[right]\n\t"            \
-  "adc %[acc], %[acc], #0\n\t"                   \
-  "sxtah %[acc], %[acc], %[co]\n\t"              \
+  "adc %[acc], %[acc], %[right], asr #8\n\t"     \
   "ssat %[acc], #8, %[acc]\n\t"                  \
   "strb %[acc], [%[o]]\n\t"                      \
   "add %[o], %[o], %[oc]\n\t"                    \
@@ -874,8 +866,7 @@ static inline __attribute__((always_inline)) cmx_acc4 cmx_fc_quads4(cmx_acc4 a, 
 typedef struct {
   int32_t start2;      /* 2 x (bias + input offset x the weights' sum), int32 wraparound */
   int32_t multiplier;  /* > 0 */
-  int32_t right_shift; /* >= 1 */
-  int32_t offset;      /* the output offset */
+  int32_t right_and_offset; /* cmx_right_and_offset: the right shift (>= 1), the output offset above it */
   int32_t step;        /* bytes between two outputs: the channels */
   const int8_t* end;   /* the output after the last block's (cmx_dw_plane_rows: the last row's) */
   /* cmx_dw_plane_rows: rows of 4n or 4n + 2 outputs */
@@ -915,10 +906,9 @@ typedef struct {
   "adds %[q], %[q], #8\n\t"                                                                            \
   "ldr %[t], %[m]\n\t"                                                                                 \
   "ldr %[u], %[s]\n\t"                                                                                 \
-  CMX_ASM_DIVIDE(a0, t, u) CMX_ASM_DIVIDE(a1, t, u) CMX_ASM_DIVIDE(a2, t, u) CMX_ASM_DIVIDE(a3, t, u)   \
-  "ldr %[t], %[off]\n\t"                                                                               \
+  CMX_ASM_FINISH(a0, t, u, "%[u], asr #8") CMX_ASM_FINISH(a1, t, u, "%[u], asr #8")                     \
+  CMX_ASM_FINISH(a2, t, u, "%[u], asr #8") CMX_ASM_FINISH(a3, t, u, "%[u], asr #8")                     \
   "ldr %[u], %[step]\n\t"                                                                              \
-  CMX_ASM_OUT(a0, t) CMX_ASM_OUT(a1, t) CMX_ASM_OUT(a2, t) CMX_ASM_OUT(a3, t)                           \
   "strb %[a0], [%[o]]\n\t"                                                                             \
   "strb %[a1], [%[o], %[u]]\n\t"                                                                       \
   "add %[o], %[o], %[u], lsl #1\n\t"                                                                   \
@@ -930,7 +920,7 @@ typedef struct {
   : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t] "=&r"(t), [u] "=&r"(u), [q] "+r"(q), \
     [o] "+r"(o) __VA_ARGS__                                                                                    \
   : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]), [w2b] "r"(w[5]),     \
-    [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_shift), [off] "m"(k.offset),               \
+    [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_and_offset),               \
     [step] "m"(k.step), [end] "m"(k.end), [row_bytes] "m"(k.row_bytes), [next_q] "m"(k.next_q)                 \
   : "cc", "memory"
 
@@ -977,9 +967,8 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "ldr %[a0], %[start]\n\t"                                                                                 \
   "mov %[a1], %[a0]\n\t" CMX_PLANE_ROW2(0, w0a, w0b) CMX_PLANE_ROW2(128, w1a, w1b) CMX_PLANE_ROW2(256, w2a, w2b) \
   "ldr %[t], %[m]\n\t"                                                                                      \
-  "ldr %[u], %[s]\n\t" CMX_ASM_DIVIDE(a0, t, u) CMX_ASM_DIVIDE(a1, t, u)                                     \
-  "ldr %[t], %[off]\n\t"                                                                                    \
-  "ldr %[u], %[step]\n\t" CMX_ASM_OUT(a0, t) CMX_ASM_OUT(a1, t)                                             \
+  "ldr %[u], %[s]\n\t" CMX_ASM_FINISH(a0, t, u, "%[u], asr #8") CMX_ASM_FINISH(a1, t, u, "%[u], asr #8")   \
+  "ldr %[u], %[step]\n\t"                                                                                   \
   "strb %[a0], [%[o]]\n\t"                                                                                  \
   "strb %[a1], [%[o], %[u]]\n\t"                                                                            \
   "add %[o], %[o], %[u], lsl #1\n\t"                                                                        \

@@ -6,27 +6,29 @@
 
 #include "arm_nnsupportfunctions.h"
 
+/* arm_nn_divide_by_power_of_two(hi, right_shift) + addend (right_shift >= 1; hi never INT32_MIN: a
+ * product's high half with multiplier > 0): the shift's last bit out rounds half up, after a negative value
+ * is moved down by one (ties away from zero), in the ADC that adds the addend (an output offset: an
+ * instruction less than adding it after; a constant 0 an immediate). */
+static inline __attribute__((always_inline)) int32_t cmx_rounding_divide(int32_t hi, int32_t right_shift,
+                                                                         int32_t addend) {
 #if defined(__GNUC__) && defined(__thumb2__)
-/* arm_nn_divide_by_power_of_two(hi, right_shift) (right_shift >= 1; hi never INT32_MIN: a product's
- * high half with multiplier > 0): the shift's last bit out rounds half up, after a negative value is
- * moved down by one (ties away from zero). */
-static inline int32_t cmx_rounding_divide(int32_t hi, int32_t right_shift) {
   const int32_t t = hi + (hi >> 31);
   int32_t r;
   __asm("asrs\t%0, %1, %2\n\t"
-        "adc\t%0, %0, #0"
-        : "=r"(r)
-        : "r"(t), "r"(right_shift)
+        "adc\t%0, %0, %3"
+        : "=&r"(r)
+        : "r"(t), "r"(right_shift), "rI"(addend)
         : "cc");
   return r;
-}
+#else
+  return arm_nn_divide_by_power_of_two(hi, right_shift) + addend;
 #endif
+}
 
 /* arm_nn_doubling_high_mult_no_sat of an accumulator inside (-2^30, 2^30) (cmx_accumulators_small
  * says when every one is): (acc * m + 2^30) >> 31 is SMMULR's rounded high half of 2 * acc * m, one
- * instruction where CMSIS-NN's inline-assembly form takes three. arm_nn_requantize for a right shift
- * (shift <= -1) of such an accumulator: that, then its rounding divide. The same result for every
- * such input. */
+ * instruction where CMSIS-NN's inline-assembly form takes three. */
 static inline int32_t cmx_doubling_high_small(int32_t acc, int32_t multiplier) {
 #if defined(__GNUC__) && defined(__thumb2__)
   int32_t hi; /* |hi| < 2^30 (|acc| < 2^30, multiplier < 2^31) */
@@ -37,19 +39,9 @@ static inline int32_t cmx_doubling_high_small(int32_t acc, int32_t multiplier) {
 #endif
 }
 
-static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
-#if defined(__GNUC__) && defined(__thumb2__)
-  return cmx_rounding_divide(cmx_doubling_high_small(acc, multiplier), right_shift);
-#else
-  return arm_nn_requantize(acc, multiplier, -right_shift);
-#endif
-}
-
-/* arm_nn_requantize for a right shift (shift <= -1) of any accumulator: CMSIS-NN's inline-assembly
- * form of its doubling high multiply (three instructions), then the same rounding divide. For a
- * layer whose outputs are too few to pay for cmx_accumulators_small's look at every bias (a fully
- * connected layer of one row: a bias an output). */
-static inline int32_t cmx_requantize_right_any(int32_t acc, int32_t multiplier, int32_t right_shift) {
+/* arm_nn_doubling_high_mult_no_sat of any accumulator: CMSIS-NN's inline-assembly form (three
+ * instructions). */
+static inline int32_t cmx_doubling_high_any(int32_t acc, int32_t multiplier) {
 #if defined(__GNUC__) && defined(__thumb2__)
   int32_t lo, hi;
   __asm("smull\t%0, %1, %2, %3\n\t"
@@ -58,15 +50,29 @@ static inline int32_t cmx_requantize_right_any(int32_t acc, int32_t multiplier, 
         : "=&r"(lo), "=&r"(hi)
         : "r"(acc), "r"(multiplier)
         : "cc");
-  return cmx_rounding_divide(hi, right_shift);
+  return hi;
 #else
-  return arm_nn_requantize(acc, multiplier, -right_shift);
+  return arm_nn_doubling_high_mult_no_sat(acc, multiplier);
 #endif
+}
+
+/* arm_nn_requantize for a right shift (shift <= -1) of an accumulator inside (-2^30, 2^30): the same
+ * result for every such input. */
+static inline int32_t cmx_requantize_right(int32_t acc, int32_t multiplier, int32_t right_shift) {
+  return cmx_rounding_divide(cmx_doubling_high_small(acc, multiplier), right_shift, 0);
+}
+
+/* arm_nn_requantize for a right shift (shift <= -1) of any accumulator. For a layer whose outputs are too
+ * few to pay for cmx_accumulators_small's look at every bias (a fully connected layer of one row: a bias
+ * an output). */
+static inline int32_t cmx_requantize_right_any(int32_t acc, int32_t multiplier, int32_t right_shift) {
+  return cmx_rounding_divide(cmx_doubling_high_any(acc, multiplier), right_shift, 0);
 }
 
 /* The quantization and clamping of one output, with the layer's constants in registers. fast: 1,
  * cmx_requantize_right (every shift right, every accumulator inside +-2^30); CMX_RIGHT_ANY,
- * cmx_requantize_right_any (every shift right); 0, arm_nn_requantize. */
+ * cmx_requantize_right_any (every shift right); 0, arm_nn_requantize. The fast forms add the output offset
+ * in their rounding divide. */
 #define CMX_RIGHT_ANY 2
 typedef struct {
   int32_t offset, min, max;
@@ -74,10 +80,9 @@ typedef struct {
 
 static inline __attribute__((always_inline)) int8_t cmx_finish(int32_t acc, int32_t multiplier, int32_t shift,
                                                            cmx_out_range r, const int fast, const int full) {
-  int32_t v = fast == CMX_RIGHT_ANY ? cmx_requantize_right_any(acc, multiplier, -shift)
-             : fast                  ? cmx_requantize_right(acc, multiplier, -shift)
-                                     : arm_nn_requantize(acc, multiplier, shift);
-  v += r.offset;
+  int32_t v = fast == CMX_RIGHT_ANY ? cmx_rounding_divide(cmx_doubling_high_any(acc, multiplier), -shift, r.offset)
+             : fast                  ? cmx_rounding_divide(cmx_doubling_high_small(acc, multiplier), -shift, r.offset)
+                                     : arm_nn_requantize(acc, multiplier, shift) + r.offset;
   if (full) return (int8_t)__ssat(v, 8); /* the range is all of int8: one SSAT */
   v = v < r.min ? r.min : v;
   v = v > r.max ? r.max : v;
