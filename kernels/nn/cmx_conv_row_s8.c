@@ -339,11 +339,15 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
 static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n, int32_t step,
                                                    const int16_t* weights, const int32_t* bias,
                                                    const int32_t* multiplier, const int32_t* shift, int8_t* output,
-                                                   int32_t out_ch, int32_t offset) {
+                                                   int32_t out_ch, int32_t offset, int floored) {
 #if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
   if (step == 8) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
     cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n, offset), out_ch / 2};
-    cmx_row_k8_channels(&k, out_ch);
+    if (floored) {
+      cmx_row_k8_channels(&k, out_ch, 1);
+    } else {
+      cmx_row_k8_channels(&k, out_ch, 0);
+    }
     return;
   }
   for (int32_t x = 0; x < n; ++x, output += out_ch) {
@@ -362,7 +366,7 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
   }
 #else
   (void)buf, (void)n, (void)step, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)output;
-  (void)out_ch, (void)offset; /* never called: the kernel needs DSP */
+  (void)out_ch, (void)offset, (void)floored; /* never called: the kernel needs DSP */
 #endif
 }
 
@@ -380,7 +384,8 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
   const int32_t groups = p->row_bytes / 4;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
   if (groups == 2 && fast && full && aligned && bias && out_ch % 2 == 0 && out_ch < 131072) {
-    positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset);
+    positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset,
+                 cmx_floored(p->output_offset, p->act_min));
     return;
   }
   /* cmx_row_blocks_wide takes the channel pairs: two groups or more, a bias, two channels or more */
@@ -551,10 +556,11 @@ static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, 
     const int16_t* col = buf + i * 3 * ch;
     cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
                          out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
+    const int floored = cmx_floored(p->output_offset, p->act_min);
     if (p->wide) {
-      cmx_row_triples_s8(weights, &k, 1);
+      cmx_row_triples_s8(weights, &k, 1, floored);
     } else {
-      cmx_row_triples_s8(weights, &k, 0);
+      cmx_row_triples_s8(weights, &k, 0, floored);
     }
   }
 }

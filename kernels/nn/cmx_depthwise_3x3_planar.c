@@ -109,6 +109,7 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
   const int rows = last > first && fill.pairs > 0 && lead == tail;
   const int six = rows && out_w == 6 && x0 == 1; /* fill_six: straight code, where the loop took twice as long */
   cmx_plane_consts k = {0, 0, 0, ch, NULL, NULL, out_w * ch, 2 * (CMX_DW_PLANE_ROW - blocks)};
+  const int floored = cmx_floored(p->output_offset, p->activation.min);
   int8_t* out = output + oy0 * out_w * ch;
   for (int32_t c = 0; c < ch; ++c, ++out) {
     if (six) {
@@ -132,7 +133,7 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
     k.right_and_offset = cmx_right_and_offset(-shift[c], p->output_offset);
     k.end = out + band * out_w * ch;
     k.row_end = out + blocks * ch;
-    cmx_dw_plane_rows(plane, out, w2x, k, out_w & 2);
+    cmx_dw_plane_rows(plane, out, w2x, k, out_w & 2, floored);
   }
 }
 #endif

@@ -98,6 +98,7 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
   cmx_walk_group rec[CMX_DW_WALK_CH / 4];
   int8_t window[9 * CMX_DW_WALK_CH] __attribute__((aligned(4)));
   const uint32_t zero4 = cmx_byte4(-p->input_offset); /* the zero point, four times */
+  const int floored = cmx_floored(p->output_offset, p->activation.min);
   for (int32_t c0 = 0; c0 < ch; c0 += CMX_DW_WALK_CH) {
     const int32_t cw = ch - c0 < CMX_DW_WALK_CH ? ch - c0 : CMX_DW_WALK_CH; /* the chunk's channels */
     for (int32_t g = 0; g < cw / 4; ++g) {
@@ -171,7 +172,7 @@ static void walk_chunks(const cmsis_nn_dw_conv_params* p, const int32_t* mult, c
                          : top    ? CMX_WALK_TOP
                          : bottom ? CMX_WALK_BOTTOM
                                   : CMX_WALK_ALL;
-        cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, taps);
+        cmx_dw_walk_pixels(x, rec, o, tap, taps_row, &k, taps, floored);
         for (int32_t i = 0; !full && i < run; ++i, o += ch) cmx_clamp_s8(o, cw, lo4, hi4);
         ox += run;
       }

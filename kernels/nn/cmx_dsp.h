@@ -17,7 +17,14 @@
  * then SSAT: cmx_finish's fast, full form, an instruction an output less than an ADD of the offset. */
 #define CMX_ASM_FINISH(a, m, s, off)                  \
   "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"        \
-  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"  \
+  CMX_ASM_TIES(a) CMX_ASM_DIVIDE_OUT(a, s, off)
+/* the rounding divide's move of a negative value by one first (its ties away from zero) */
+#define CMX_ASM_TIES(a) "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"
+/* CMX_ASM_FINISH of a floored layer (cmx_floored): no move of a negative value before the shift. */
+#define CMX_ASM_FINISH_FLOORED(a, m, s, off)          \
+  "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"        \
+  CMX_ASM_DIVIDE_OUT(a, s, off)
+#define CMX_ASM_DIVIDE_OUT(a, s, off)                 \
   "asrs %[" #a "], %[" #a "], %[" #s "]\n\t"          \
   "adc %[" #a "], %[" #a "], " off "\n\t"              \
   "ssat %[" #a "], #8, %[" #a "]\n\t"
@@ -123,10 +130,12 @@ typedef struct {
  * or a border pixel's six taps inside the input from `x` (CMX_WALK_LEFT: x the input's first column;
  * CMX_WALK_TOP: its first row), started without the outside column's or row's weights: the same sum as
  * its window copied with the zero point there (each outside tap's product with the offset cancels that
- * tap's share of the start), 60 cycles of taps a group against 90 and the copy's ~45. */
+ * tap's share of the start), 60 cycles of taps a group against 90 and the copy's ~45. floored (cmx_floored):
+ * CMX_WALK_ALL's rounding divide without its move of a negative value. */
 static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_t* x, const cmx_walk_group* r,
                                                                      int8_t* o, int32_t ch, int32_t row,
-                                                                     cmx_walk_consts* k, const int taps) {
+                                                                     cmx_walk_consts* k, const int taps,
+                                                                     const int floored) {
   int32_t a0, a1, a2, a3;
   uint32_t v, v13, wa, wb;
 #define CMX_WALK_TAP(load, wo)                            \
@@ -145,7 +154,7 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
 #define CMX_WALK_ROW(w0, w1, w2) CMX_WALK_TWO(w0, w1) CMX_WALK_TAP("ldr %[v], [%[x], %[ch2]]\n\t", w2)
 /* the loop, its accumulators started from the record's words at `start`, its taps `rows` (x moved a row
  * between two), x moved back `back` after them */
-#define CMX_WALK(start, rows, back)                                                                         \
+#define CMX_WALK(start, rows, back, F)                                                                      \
   __asm volatile("1:\n\t"                                                                                 \
         "ldr %[a0], [%[r], #" #start "]\n\t"                                                              \
         "ldr %[a1], [%[r], #" #start " + 4]\n\t"                                                          \
@@ -156,12 +165,12 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "ldr %[v13], [%[r], #92]\n\t"                                                                     \
         "ldr %[wa], [%[r], #104]\n\t"                                                                     \
         "ldr %[wb], [%[r], #108]\n\t"                                                                     \
-        CMX_ASM_FINISH(a0, v, wa, "%[wa], asr #8") CMX_ASM_FINISH(a1, v13, wb, "%[wb], asr #8")           \
+        F(a0, v, wa, "%[wa], asr #8") F(a1, v13, wb, "%[wb], asr #8")                                     \
         "ldr %[v], [%[r], #96]\n\t"                                                                       \
         "ldr %[v13], [%[r], #100]\n\t"                                                                    \
         "ldr %[wa], [%[r], #112]\n\t"                                                                     \
         "ldr %[wb], [%[r], #116]\n\t"                                                                     \
-        CMX_ASM_FINISH(a2, v, wa, "%[wa], asr #8") CMX_ASM_FINISH(a3, v13, wb, "%[wb], asr #8")           \
+        F(a2, v, wa, "%[wa], asr #8") F(a3, v13, wb, "%[wb], asr #8")                                     \
         "strb %[a0], [%[o]]\n\t"                                                                          \
         "strb %[a1], [%[o], #1]\n\t"                                                                      \
         "strb %[a2], [%[o], #2]\n\t"                                                                      \
@@ -192,23 +201,27 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
 #define CMX_WALK_NEXT "add %[x], %[x], %[row]\n\t"
 #define CMX_WALK_BACK2 "sub %[x], %[x], %[row], lsl #1\n\t"
 #define CMX_WALK_BACK1 "sub %[x], %[x], %[row]\n\t"
+#define CMX_WALK_NINE                                                                                       \
+  CMX_WALK_ROW(0, 8, 16) CMX_WALK_NEXT CMX_WALK_ROW(24, 32, 40) CMX_WALK_NEXT CMX_WALK_ROW(48, 56, 64)
   if (taps == CMX_WALK_LEFT) { /* the window's columns 1 and 2 */
     CMX_WALK(120, CMX_WALK_TWO(8, 16) CMX_WALK_NEXT CMX_WALK_TWO(32, 40) CMX_WALK_NEXT CMX_WALK_TWO(56, 64),
-             CMX_WALK_BACK2);
+             CMX_WALK_BACK2, CMX_ASM_FINISH);
   } else if (taps == CMX_WALK_RIGHT) { /* its columns 0 and 1 */
     CMX_WALK(136, CMX_WALK_TWO(0, 8) CMX_WALK_NEXT CMX_WALK_TWO(24, 32) CMX_WALK_NEXT CMX_WALK_TWO(48, 56),
-             CMX_WALK_BACK2);
+             CMX_WALK_BACK2, CMX_ASM_FINISH);
   } else if (taps == CMX_WALK_TOP) { /* its rows 1 and 2 */
-    CMX_WALK(152, CMX_WALK_ROW(24, 32, 40) CMX_WALK_NEXT CMX_WALK_ROW(48, 56, 64), CMX_WALK_BACK1);
+    CMX_WALK(152, CMX_WALK_ROW(24, 32, 40) CMX_WALK_NEXT CMX_WALK_ROW(48, 56, 64), CMX_WALK_BACK1, CMX_ASM_FINISH);
   } else if (taps == CMX_WALK_BOTTOM) { /* its rows 0 and 1 */
-    CMX_WALK(168, CMX_WALK_ROW(0, 8, 16) CMX_WALK_NEXT CMX_WALK_ROW(24, 32, 40), CMX_WALK_BACK1);
+    CMX_WALK(168, CMX_WALK_ROW(0, 8, 16) CMX_WALK_NEXT CMX_WALK_ROW(24, 32, 40), CMX_WALK_BACK1, CMX_ASM_FINISH);
+  } else if (floored) { /* cmx_floored: the border pixels, fewer, as exact */
+    CMX_WALK(72, CMX_WALK_NINE, CMX_WALK_BACK2, CMX_ASM_FINISH_FLOORED);
   } else {
-    CMX_WALK(72, CMX_WALK_ROW(0, 8, 16) CMX_WALK_NEXT CMX_WALK_ROW(24, 32, 40) CMX_WALK_NEXT CMX_WALK_ROW(48, 56, 64),
-             CMX_WALK_BACK2);
+    CMX_WALK(72, CMX_WALK_NINE, CMX_WALK_BACK2, CMX_ASM_FINISH);
   }
 #undef CMX_WALK_NEXT
 #undef CMX_WALK_BACK2
 #undef CMX_WALK_BACK1
+#undef CMX_WALK_NINE
 #undef CMX_WALK
 #undef CMX_WALK_TWO
 #undef CMX_WALK_TAP
@@ -414,7 +427,9 @@ typedef struct {
   "ldr %[b1], %[col1]\n\t"                  \
   "ldr %[n], %[count]\n\t"
 /* one output's requantization, the output offset in `off` (a register) */
-#define CMX_ROW_BLOCK_REQ(a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" CMX_ASM_FINISH(a, m, s, "%[" #off "]")
+#define CMX_ROW_BLOCK_REQ(a, m, s, off) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, off)
+/* ... with FINISH, CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED */
+#define CMX_ROW_REQ(FINISH, a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, "%[" #off "]")
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
@@ -595,14 +610,14 @@ typedef struct {
   "smlad %[a02], %[w1], %[x1], %[a02]\n\t"              \
   "smlad %[a12], %[t1], %[x1], %[a12]\n\t"
 
-/* Every channel pair of one triple (fast, full, a bias, groups of four values a multiple of four): four
- * groups an iteration (the end test, a load and a compare, once per 96 MACs). Returns the weights after
+/* Every channel pair of one triple (fast, full, a bias, groups of four values a multiple of four; floored:
+ * cmx_floored, CMX_ASM_FINISH_FLOORED): four groups an iteration (the end test, a load and a compare, once per 96 MACs). Returns the weights after
  * the last pair's rows. (Eight groups an iteration took VWW -170 K cycles at zero wait states, but the
  * loop and its channel pair's requantization then filled more than a 1 KB instruction cache: priced as
  * on the NUCLEO-L4R5ZI, 16.9 M -> 20.4 M, its flash lines missed in sequence 81 K -> 810 K. An entry at
  * the third group for an odd count of group pairs cost a second copy of each loop, 1.3 KB, or a test a
  * channel pair, +0.4 % cycles on KWS and VWW, whose layers need neither.) */
-#define CMX_TRIPLES(G)                                                                                       \
+#define CMX_TRIPLES(G, F)                                                                                    \
   __asm volatile(                                                                                                  \
       "1:\n\t"                                                                                                     \
       "ldr %[bp], %[bias]\n\t"                                                                                     \
@@ -626,9 +641,9 @@ typedef struct {
       "str %[w0], %[mult]\n\t"                                                                                     \
       "rsb %[x0], %[x0], #0\n\t"                                                                                   \
       "rsb %[x1], %[x1], #0\n\t"                                                                                  \
-      "ldr %[bp], %[offset]\n\t" CMX_ROW_BLOCK_REQ(a00, t0, x0, bp) CMX_ROW_BLOCK_REQ(a01, t0, x0, bp)              \
-          CMX_ROW_BLOCK_REQ(a02, t0, x0, bp) CMX_ROW_BLOCK_REQ(a10, t1, x1, bp) CMX_ROW_BLOCK_REQ(a11, t1, x1, bp)     \
-              CMX_ROW_BLOCK_REQ(a12, t1, x1, bp)                                                                     \
+      "ldr %[bp], %[offset]\n\t" CMX_ROW_REQ(F, a00, t0, x0, bp) CMX_ROW_REQ(F, a01, t0, x0, bp)                    \
+          CMX_ROW_REQ(F, a02, t0, x0, bp) CMX_ROW_REQ(F, a10, t1, x1, bp) CMX_ROW_REQ(F, a11, t1, x1, bp)              \
+              CMX_ROW_REQ(F, a12, t1, x1, bp)                                                                        \
       "ldr %[w0], %[out0]\n\t"                                                                                     \
       "ldr %[w1], %[out_ch]\n\t"                                                                                   \
       "strb %[a00], [%[w0]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */                 \
@@ -653,14 +668,22 @@ typedef struct {
         [out_ch] "m"(k->out_ch), [offset] "m"(k->offset)                                                           \
       : "cc", "memory")
 static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(const void* wp, cmx_row_triples* k,
-                                                                           const int wide) {
+                                                                           const int wide, const int floored) {
   int32_t a00, a10, a01, a11, a02, a12;
   uint32_t w0, w1, t0, t1, x0, x1;
   const void* bp;
   if (wide) {
-    CMX_TRIPLES(CMX_TRIPLE_GROUP_WIDE);
+    if (floored) {
+      CMX_TRIPLES(CMX_TRIPLE_GROUP_WIDE, CMX_ASM_FINISH_FLOORED);
+    } else {
+      CMX_TRIPLES(CMX_TRIPLE_GROUP_WIDE, CMX_ASM_FINISH);
+    }
   } else {
-    CMX_TRIPLES(CMX_TRIPLE_GROUP);
+    if (floored) {
+      CMX_TRIPLES(CMX_TRIPLE_GROUP, CMX_ASM_FINISH_FLOORED);
+    } else {
+      CMX_TRIPLES(CMX_TRIPLE_GROUP, CMX_ASM_FINISH);
+    }
   }
   return wp;
 }
@@ -676,6 +699,7 @@ static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(cons
 #undef CMX_ROW_VARIANTS
 #undef CMX_ROW_BLOCK_ENTRY
 #undef CMX_ROW_BLOCK_REQ
+#undef CMX_ROW_REQ
 #undef CMX_ROW_BLOCK_EXIT
 #undef CMX_ROW_BLOCK_OPERANDS
 #endif
@@ -741,7 +765,8 @@ typedef struct {
   int32_t pairs;        /* channel pairs left */
 } cmx_row_k8_frame;
 
-static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8_frame* k, int32_t out_ch) {
+static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8_frame* k, int32_t out_ch,
+                                                                      const int floored) {
   int32_t acc, bias, mult, right;
   uint32_t x0, x1, w0, w1, w2, w3, co;
   const void* xp;
@@ -767,7 +792,7 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "ldr %[co], %[cof]\n\t"                        \
   "sxth %[acc], %[co]\n\t" /* the output offset above the shift (cmx_right_and_offset) */ \
   "add %[right], %[right], %[acc], lsl #8\n\t"
-#define CMX_K8_POSITIONS(label)                   \
+#define CMX_K8_POSITIONS(label, TIES)             \
   label ":\n\t"                                  \
   "ldrd %[x0], %[x1], [%[xp]], #16\n\t"          \
   "smlad %[acc], %[x0], %[w0], %[bias]\n\t"      \
@@ -777,7 +802,7 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "smlad %[acc], %[x1], %[w3], %[acc]\n\t"       \
   "lsls %[acc], %[acc], #1\n\t"                  \
   "smmulr %[acc], %[acc], %[mult]\n\t"           \
-  "add %[acc], %[acc], %[acc], asr #31\n\t"      \
+  TIES                                           \
   "asrs %[acc], %[acc], %[right]\n\t"            \
   "adc %[acc], %[acc], %[right], asr #8\n\t"     \
   "ssat %[acc], #8, %[acc]\n\t"                  \
@@ -785,20 +810,28 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "add %[o], %[o], %[oc]\n\t"                    \
   "adds %[co], %[co], #0x10000\n\t"              \
   "bcc " label "b\n\t"
-  __asm volatile("1:\n\t" CMX_K8_SETUP(0, 16) CMX_K8_POSITIONS("2") CMX_K8_SETUP(8, 24) CMX_K8_POSITIONS("3")
-        "ldr %[acc], %[wp]\n\t"
-        "adds %[acc], %[acc], #32\n\t"
-        "str %[acc], %[wp]\n\t"
-        "ldr %[acc], %[left]\n\t"
-        "subs %[acc], %[acc], #1\n\t"
-        "str %[acc], %[left]\n\t"
-        "bne 1b"
-        : [acc] "=&r"(acc), [x0] "=&r"(x0), [x1] "=&r"(x1), [xp] "=&r"(xp), [o] "=&r"(o), [co] "=&r"(co),
-          [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [bias] "=&r"(bias), [mult] "=&r"(mult),
-          [right] "=&r"(right), [wp] "+m"(k->wp), [bp] "+m"(k->bias), [mp] "+m"(k->mult), [sp] "+m"(k->shift),
-          [out] "+m"(k->out), [left] "+m"(k->pairs)
-        : [oc] "r"(out_ch), [x] "m"(k->x), [cof] "m"(k->count_offset)
-        : "cc", "memory");
+/* the channel loop, its positions' rounding divide moving a negative value first (TIES) or not (floored) */
+#define CMX_K8_CHANNELS(TIES)                                                                                        \
+  __asm volatile("1:\n\t" CMX_K8_SETUP(0, 16) CMX_K8_POSITIONS("2", TIES) CMX_K8_SETUP(8, 24) CMX_K8_POSITIONS("3", TIES) \
+        "ldr %[acc], %[wp]\n\t" \
+        "adds %[acc], %[acc], #32\n\t" \
+        "str %[acc], %[wp]\n\t" \
+        "ldr %[acc], %[left]\n\t" \
+        "subs %[acc], %[acc], #1\n\t" \
+        "str %[acc], %[left]\n\t" \
+        "bne 1b" \
+        : [acc] "=&r"(acc), [x0] "=&r"(x0), [x1] "=&r"(x1), [xp] "=&r"(xp), [o] "=&r"(o), [co] "=&r"(co), \
+          [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [bias] "=&r"(bias), [mult] "=&r"(mult), \
+          [right] "=&r"(right), [wp] "+m"(k->wp), [bp] "+m"(k->bias), [mp] "+m"(k->mult), [sp] "+m"(k->shift), \
+          [out] "+m"(k->out), [left] "+m"(k->pairs) \
+        : [oc] "r"(out_ch), [x] "m"(k->x), [cof] "m"(k->count_offset) \
+        : "cc", "memory")
+  if (floored) { /* cmx_floored */
+    CMX_K8_CHANNELS("");
+  } else {
+    CMX_K8_CHANNELS(CMX_ASM_TIES(acc));
+  }
+#undef CMX_K8_CHANNELS
 #undef CMX_K8_SETUP
 #undef CMX_K8_POSITIONS
 }
@@ -895,7 +928,7 @@ typedef struct {
   "smlatb %[a3], %[u], %[" #wa "], %[a3]\n\t"         \
   "smlabt %[a2], %[t], %[" #wb "], %[a2]\n\t"         \
   "smlad %[a3], %[t], %[" #wb "], %[a3]\n\t"
-#define CMX_PLANE_BLOCK                                                                                \
+#define CMX_PLANE_BLOCK(F)                                                                             \
   "ldr %[a0], %[start]\n\t"                                                                            \
   "mov %[a1], %[a0]\n\t"                                                                               \
   "mov %[a2], %[a0]\n\t"                                                                               \
@@ -906,8 +939,8 @@ typedef struct {
   "adds %[q], %[q], #8\n\t"                                                                            \
   "ldr %[t], %[m]\n\t"                                                                                 \
   "ldr %[u], %[s]\n\t"                                                                                 \
-  CMX_ASM_FINISH(a0, t, u, "%[u], asr #8") CMX_ASM_FINISH(a1, t, u, "%[u], asr #8")                     \
-  CMX_ASM_FINISH(a2, t, u, "%[u], asr #8") CMX_ASM_FINISH(a3, t, u, "%[u], asr #8")                     \
+  F(a0, t, u, "%[u], asr #8") F(a1, t, u, "%[u], asr #8") F(a2, t, u, "%[u], asr #8")                   \
+  F(a3, t, u, "%[u], asr #8")                                                                           \
   "ldr %[u], %[step]\n\t"                                                                              \
   "strb %[a0], [%[o]]\n\t"                                                                             \
   "strb %[a1], [%[o], %[u]]\n\t"                                                                       \
@@ -930,7 +963,7 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
                                                                              cmx_plane_consts k) {
   int32_t a0, a1, a2, a3;
   uint32_t t, u;
-  __asm volatile("1:\n\t" CMX_PLANE_BLOCK "ldr %[t], %[end]\n\t"
+  __asm volatile("1:\n\t" CMX_PLANE_BLOCK(CMX_ASM_FINISH) "ldr %[t], %[end]\n\t"
                  "cmp %[o], %[t]\n\t"
                  "bne 1b" CMX_PLANE_OPERANDS());
   return q;
@@ -946,12 +979,12 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"
 
 /* Every row of a channel's band until `o` reaches k.end, rows of 4n outputs (two = 0) or 4n + 2 (two = 1, a
- * MobileNet's 6 x 6 maps): a row's four-output blocks until k.row_end, then (two) its last two outputs as
+ * MobileNet's 6 x 6 maps), floored or not (cmx_floored): a row's four-output blocks until k.row_end, then (two) its last two outputs as
  * half a block, then the next plane row: no call, no weights loaded again, a row (VWW's 12 x 12 and 24 x 24
  * planar rows took ~60 cycles a row around cmx_dw_plane_row4). Where the four-channel walk takes ~46 cycles
  * an output on VWW's 6 x 6 x 128 layers, rows of six take ~26 (~155 a row). */
-#define CMX_PLANE_ROWS_LOOP(TWO)                                                                            \
-  __asm volatile("1:\n\t" CMX_PLANE_BLOCK                                                                 \
+#define CMX_PLANE_ROWS_LOOP(TWO, F)                                                                         \
+  __asm volatile("1:\n\t" CMX_PLANE_BLOCK(F)                                                              \
                  "ldr %[t], %[row_end]\n\t"                                                               \
                  "cmp %[o], %[t]\n\t"                                                                     \
                  "bne 1b\n\t" TWO                                                                         \
@@ -963,24 +996,33 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
                  "adds %[q], %[q], %[t]\n\t"                                                              \
                  "cmp %[o], %[u]\n\t"                                                                     \
                  "bne 1b" CMX_PLANE_OPERANDS(, [row_end] "+m"(k.row_end)))
-#define CMX_PLANE_TWO                                                                                        \
+#define CMX_PLANE_TWO(F)                                                                                     \
   "ldr %[a0], %[start]\n\t"                                                                                 \
   "mov %[a1], %[a0]\n\t" CMX_PLANE_ROW2(0, w0a, w0b) CMX_PLANE_ROW2(128, w1a, w1b) CMX_PLANE_ROW2(256, w2a, w2b) \
   "ldr %[t], %[m]\n\t"                                                                                      \
-  "ldr %[u], %[s]\n\t" CMX_ASM_FINISH(a0, t, u, "%[u], asr #8") CMX_ASM_FINISH(a1, t, u, "%[u], asr #8")   \
+  "ldr %[u], %[s]\n\t" F(a0, t, u, "%[u], asr #8") F(a1, t, u, "%[u], asr #8")                               \
   "ldr %[u], %[step]\n\t"                                                                                   \
   "strb %[a0], [%[o]]\n\t"                                                                                  \
   "strb %[a1], [%[o], %[u]]\n\t"                                                                            \
   "add %[o], %[o], %[u], lsl #1\n\t"                                                                        \
   "ldr %[t], %[row_end]\n\t"
 static inline __attribute__((always_inline)) void cmx_dw_plane_rows(const int16_t* q, int8_t* o, const uint32_t w[6],
-                                                                   cmx_plane_consts k, const int two) {
+                                                                   cmx_plane_consts k, const int two,
+                                                                   const int floored) {
   int32_t a0, a1, a2, a3;
   uint32_t t, u;
   if (two) {
-    CMX_PLANE_ROWS_LOOP(CMX_PLANE_TWO);
+    if (floored) { /* cmx_floored */
+      CMX_PLANE_ROWS_LOOP(CMX_PLANE_TWO(CMX_ASM_FINISH_FLOORED), CMX_ASM_FINISH_FLOORED);
+    } else {
+      CMX_PLANE_ROWS_LOOP(CMX_PLANE_TWO(CMX_ASM_FINISH), CMX_ASM_FINISH);
+    }
   } else {
-    CMX_PLANE_ROWS_LOOP("");
+    if (floored) {
+      CMX_PLANE_ROWS_LOOP("", CMX_ASM_FINISH_FLOORED);
+    } else {
+      CMX_PLANE_ROWS_LOOP("", CMX_ASM_FINISH);
+    }
   }
 }
 #undef CMX_PLANE_TWO

@@ -90,6 +90,12 @@ static inline __attribute__((always_inline)) int8_t cmx_finish(int32_t acc, int3
 }
 
 
+/* Whether a layer is floored: its output offset at or below the least output it keeps (a ReLU's output, zero
+ * point -128), so every value the rounding divide leaves below zero ends at that least output (SSAT's or
+ * the clamp's) after the offset, however the divide rounded it. The divide then needs no move of a negative
+ * value (ties away from zero) first: an instruction an output less (CMX_ASM_FINISH_FLOORED). */
+static inline int cmx_floored(int32_t output_offset, int32_t act_min) { return output_offset <= act_min; }
+
 /* Whether every channel shifts right: shift <= -1 and multiplier > 0 (cmx_requantize_mve's fast form). */
 static inline int cmx_all_right_shifts(const int32_t* multiplier, const int32_t* shift, int32_t channels) {
   int fast = 1;
