@@ -341,16 +341,18 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
                                                    const int32_t* multiplier, const int32_t* shift, int8_t* output,
                                                    int32_t out_ch, int32_t offset, int floored) {
 #if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
-  if (step == 8) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
-    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n, offset), out_ch / 2};
+  int32_t x = 0;
+  if (step == 8 && n >= 2) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
+    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n / 2, offset), out_ch / 2};
     if (floored) {
       cmx_row_k8_channels(&k, out_ch, 1);
     } else {
       cmx_row_k8_channels(&k, out_ch, 0);
     }
-    return;
+    x = n & ~1; /* an odd count's last position as below */
+    output += x * out_ch;
   }
-  for (int32_t x = 0; x < n; ++x, output += out_ch) {
+  for (; x < n; ++x, output += out_ch) {
     uint32_t x0, x1, x2, x3;
     memcpy(&x0, buf + x * step, 4);
     memcpy(&x1, buf + x * step + 2, 4);

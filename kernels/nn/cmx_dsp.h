@@ -749,11 +749,12 @@ static inline __attribute__((always_inline)) void cmx_row_k8_position(uint32_t x
 }
 
 /* positions_k8 where a position is 8 values (16 bytes): channel by channel, each channel's outputs at every
- * position of a chunk, its weights (w0..w3), bias, multiplier and right shift held in registers while the
- * positions' values are read two words at a time into the two registers left (the 14th is the outputs'
- * stride): 16 instructions an output against cmx_row_k8_position's 18 plus its loads of the channel's
- * constants (~20 cycles against ~26). The channel loop too (a pair an iteration: the weights' layout),
- * its pointers in the caller's frame: ~25 cycles a channel where a call per channel took ~86. */
+ * position pair of a chunk (an even count), its weights (w0..w3), bias, multiplier and right shift held in
+ * registers while the positions' values are read two words at a time into the two registers left (the 14th
+ * is the outputs' stride): ~14 instructions an output against cmx_row_k8_position's 18 plus its loads of
+ * the channel's constants (~18 cycles against ~26; a position an iteration took ~20). The channel loop too
+ * (a pair an iteration: the weights' layout), its pointers in the caller's frame: ~25 cycles a channel
+ * where a call per channel took ~86. */
 typedef struct {
   const void* wp;       /* the channel pair's weights (c's group 0, c + 1's, c's group 1, c + 1's) */
   const int32_t* bias;  /* channel c's */
@@ -761,7 +762,7 @@ typedef struct {
   const int32_t* shift; /* ... (<= -1: fast) */
   int8_t* out;          /* channel c's output at the chunk's first position */
   const void* x;        /* the chunk's first position's values */
-  uint32_t count_offset; /* cmx_row_count(the chunk's positions, the output offset) */
+  uint32_t count_offset; /* cmx_row_count(the chunk's position pairs, the output offset) */
   int32_t pairs;        /* channel pairs left */
 } cmx_row_k8_frame;
 
@@ -792,8 +793,8 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "ldr %[co], %[cof]\n\t"                        \
   "sxth %[acc], %[co]\n\t" /* the output offset above the shift (cmx_right_and_offset) */ \
   "add %[right], %[right], %[acc], lsl #8\n\t"
-#define CMX_K8_POSITIONS(label, TIES)             \
-  label ":\n\t"                                  \
+/* one position's output, to `at` */
+#define CMX_K8_OUTPUT(TIES, at)                   \
   "ldrd %[x0], %[x1], [%[xp]], #16\n\t"          \
   "smlad %[acc], %[x0], %[w0], %[bias]\n\t"      \
   "smlad %[acc], %[x1], %[w1], %[acc]\n\t"       \
@@ -806,8 +807,13 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "asrs %[acc], %[acc], %[right]\n\t"            \
   "adc %[acc], %[acc], %[right], asr #8\n\t"     \
   "ssat %[acc], #8, %[acc]\n\t"                  \
-  "strb %[acc], [%[o]]\n\t"                      \
-  "add %[o], %[o], %[oc]\n\t"                    \
+  "strb %[acc], " at "\n\t"
+/* two positions an iteration: the second's output at o + oc, o moved and the count added once a pair */
+#define CMX_K8_POSITIONS(label, TIES)             \
+  label ":\n\t"                                  \
+  CMX_K8_OUTPUT(TIES, "[%[o]]")                  \
+  CMX_K8_OUTPUT(TIES, "[%[o], %[oc]]")           \
+  "add %[o], %[o], %[oc], lsl #1\n\t"            \
   "adds %[co], %[co], #0x10000\n\t"              \
   "bcc " label "b\n\t"
 /* the channel loop, its positions' rounding divide moving a negative value first (TIES) or not (floored) */
@@ -834,6 +840,7 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
 #undef CMX_K8_CHANNELS
 #undef CMX_K8_SETUP
 #undef CMX_K8_POSITIONS
+#undef CMX_K8_OUTPUT
 }
 #endif
 

@@ -235,6 +235,10 @@ static void conv_row_suite(tally* t) {
   conv_row_case(t, 16, 16, 60, 3, 1, 0, 1, 8, 0, 1, 0, 0, 1, 1, "wide: issue 37 layer 2");
   conv_row_case(t, 13, 7, 9, 1, 1, 0, 1, 4, 1, 7, 1, 1, 0, 1, "wide: odd channels and positions, slow, no bias");
   conv_row_case(t, 8, 16, 24, 1, 1, 0, 1, 16, 1, 24, 0, 0, 1, 1, "wide: MobileNet pointwise 8 -> 16 over 24x24");
+  for (int i = 0; i < 12; ++i) { /* positions_k8's position pairs, an odd chunk's last position alone */
+    conv_row_case(t, 8, 2 * between(1, 12), between(1, 25), 1, 1, 0, 1, 2 * between(1, 12), 0, 1, 0, 0, 1, 1,
+                  "wide: 8 values a position, random");
+  }
   conv_row_case(t, 64, 64, 5, 1, 1, 0, 1, 4, 1, 25, 0, 0, 1, 2, "staged: DS-CNN pointwise 64x64 over 25x5");
   conv_row_case(t, 13, 7, 9, 1, 1, 0, 1, 4, 1, 7, 1, 1, 0, 2, "staged: odd channels and positions, slow, no bias");
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
