@@ -343,7 +343,7 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
 #if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
   int32_t x = 0;
   if (step == 8 && n >= 2) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
-    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n / 2, offset), out_ch / 2};
+    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n / 2, offset), out_ch};
     if (floored) {
       cmx_row_k8_channels(&k, out_ch, 1);
     } else {

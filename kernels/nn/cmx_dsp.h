@@ -752,18 +752,17 @@ static inline __attribute__((always_inline)) void cmx_row_k8_position(uint32_t x
  * position pair of a chunk (an even count), its weights (w0..w3), bias, multiplier and right shift held in
  * registers while the positions' values are read two words at a time into the two registers left (the 14th
  * is the outputs' stride): ~14 instructions an output against cmx_row_k8_position's 18 plus its loads of
- * the channel's constants (~18 cycles against ~26; a position an iteration took ~20). The channel loop too
- * (a pair an iteration: the weights' layout), its pointers in the caller's frame: ~25 cycles a channel
- * where a call per channel took ~86. */
+ * the channel's constants (~18 cycles against ~26; a position an iteration took ~20). The channel loop too,
+ * its pointers in the caller's frame: ~25 cycles a channel where a call per channel took ~86. */
 typedef struct {
-  const void* wp;       /* the channel pair's weights (c's group 0, c + 1's, c's group 1, c + 1's) */
+  const void* wp;       /* channel c's weights (a pair's: c's group 0, c + 1's, c's group 1, c + 1's) */
   const int32_t* bias;  /* channel c's */
   const int32_t* mult;  /* ... */
   const int32_t* shift; /* ... (<= -1: fast) */
   int8_t* out;          /* channel c's output at the chunk's first position */
   const void* x;        /* the chunk's first position's values */
   uint32_t count_offset; /* cmx_row_count(the chunk's position pairs, the output offset) */
-  int32_t pairs;        /* channel pairs left */
+  int32_t channels;     /* channels left (an even count) */
 } cmx_row_k8_frame;
 
 static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8_frame* k, int32_t out_ch,
@@ -816,22 +815,28 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "add %[o], %[o], %[oc], lsl #1\n\t"            \
   "adds %[co], %[co], #0x10000\n\t"              \
   "bcc " label "b\n\t"
-/* the channel loop, its positions' rounding divide moving a negative value first (TIES) or not (floored) */
-#define CMX_K8_CHANNELS(TIES)                                                                                        \
-  __asm volatile("1:\n\t" CMX_K8_SETUP(0, 16) CMX_K8_POSITIONS("2", TIES) CMX_K8_SETUP(8, 24) CMX_K8_POSITIONS("3", TIES) \
-        "ldr %[acc], %[wp]\n\t" \
-        "adds %[acc], %[acc], #32\n\t" \
-        "str %[acc], %[wp]\n\t" \
-        "ldr %[acc], %[left]\n\t" \
-        "subs %[acc], %[acc], #1\n\t" \
-        "str %[acc], %[left]\n\t" \
-        "bne 1b" \
-        : [acc] "=&r"(acc), [x0] "=&r"(x0), [x1] "=&r"(x1), [xp] "=&r"(xp), [o] "=&r"(o), [co] "=&r"(co), \
-          [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [bias] "=&r"(bias), [mult] "=&r"(mult), \
-          [right] "=&r"(right), [wp] "+m"(k->wp), [bp] "+m"(k->bias), [mp] "+m"(k->mult), [sp] "+m"(k->shift), \
-          [out] "+m"(k->out), [left] "+m"(k->pairs) \
-        : [oc] "r"(out_ch), [x] "m"(k->x), [cof] "m"(k->count_offset) \
-        : "cc", "memory")
+/* the channel loop, its positions' rounding divide moving a negative value first (TIES) or not (floored): a
+ * channel an iteration, the weights then 8 bytes on to the pair's second channel or 24 to the next pair's
+ * first (one copy of the loop: two, one a channel of the pair, took the chunk's code past the NUCLEO-L4R5ZI's
+ * 1 KB instruction cache) */
+#define CMX_K8_CHANNELS(TIES)                                                                                 \
+  __asm volatile("1:\n\t" CMX_K8_SETUP(0, 16) CMX_K8_POSITIONS("2", TIES)                                    \
+                 "ldr %[acc], %[left]\n\t"                                                                   \
+                 "ldr %[w0], %[wp]\n\t"                                                                      \
+                 "tst %[acc], #1\n\t" /* channels left even: this one the pair's first */                    \
+                 "ite eq\n\t"                                                                                \
+                 "addeq %[w0], %[w0], #8\n\t"                                                                \
+                 "addne %[w0], %[w0], #24\n\t"                                                               \
+                 "str %[w0], %[wp]\n\t"                                                                      \
+                 "subs %[acc], %[acc], #1\n\t"                                                               \
+                 "str %[acc], %[left]\n\t"                                                                   \
+                 "bne 1b"                                                                                     \
+                 : [acc] "=&r"(acc), [x0] "=&r"(x0), [x1] "=&r"(x1), [xp] "=&r"(xp), [o] "=&r"(o), [co] "=&r"(co), \
+                   [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [bias] "=&r"(bias),          \
+                   [mult] "=&r"(mult), [right] "=&r"(right), [wp] "+m"(k->wp), [bp] "+m"(k->bias),              \
+                   [mp] "+m"(k->mult), [sp] "+m"(k->shift), [out] "+m"(k->out), [left] "+m"(k->channels)        \
+                 : [oc] "r"(out_ch), [x] "m"(k->x), [cof] "m"(k->count_offset)                                \
+                 : "cc", "memory")
   if (floored) { /* cmx_floored */
     CMX_K8_CHANNELS("");
   } else {
