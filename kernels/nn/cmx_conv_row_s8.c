@@ -549,22 +549,31 @@ static __attribute__((noinline)) void widen_triples(const cmx_conv_row_params* p
   }
 }
 
-/* Every channel pair of each of `triples` triples widened by widen_triples into `buf`. */
+/* Every channel pair of each of `triples` triples widened by widen_triples into `buf`, the pairs' constants
+ * from `pairs` (cmx_row_pair). */
 static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, int32_t triples, const int8_t* weights,
-                                                  const int32_t* bias, const int32_t* multiplier,
-                                                  const int32_t* shift, const int16_t* buf, int8_t* out) {
+                                                  const int32_t* pairs, const int16_t* buf, int8_t* out) {
   const int32_t ch = p->in_ch;
+  const int floored = cmx_floored(p->output_offset, p->act_min);
   for (int32_t i = 0; i < triples; ++i) {
     const int16_t* col = buf + i * 3 * ch;
-    cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
-                         out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
-    const int floored = cmx_floored(p->output_offset, p->act_min);
+    cmx_row_triples k = {col, col + 3 * ch, pairs, out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2};
     if (p->wide) {
       cmx_row_triples_s8(weights, &k, 1, floored);
     } else {
       cmx_row_triples_s8(weights, &k, 0, floored);
     }
   }
+}
+
+/* The layer's channel pair records for cmx_row_triples_s8, at the scratch's cmx_conv_row_s8_pairs_at. */
+static int32_t* triples_pairs(const cmx_conv_row_params* p, const int32_t* bias, const int32_t* multiplier,
+                              const int32_t* shift, int16_t* scratch) {
+  int32_t* pairs = (int32_t*)(void*)((char*)scratch + cmx_conv_row_s8_pairs_at(p));
+  for (int32_t c = 0; c < p->out_ch; c += 2) {
+    cmx_row_pair(pairs + c / 2 * CMX_ROW_PAIR_WORDS, bias, multiplier, shift, c, p->output_offset);
+  }
+  return pairs;
 }
 #endif
 
@@ -583,6 +592,7 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
   const int aligned = ((p->stride * q.in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
 #if defined(CMX_ROW_BLOCKS)
   const int three = aligned && takes_triples(p, bias, fast);
+  const int32_t* pairs = three ? triples_pairs(p, bias, multiplier, shift, scratch) : NULL;
 #endif
   /* fast and aligned, an activation range short of int8 (not full): the full form, then the range */
   const uint32_t lo4 = cmx_byte4(p->act_min), hi4 = cmx_byte4(p->act_max);
@@ -599,7 +609,7 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         /* the chunk's other positions widened too before any output is written: the chunk stays one
          * copy-in block (cmx_gen/lower/delegate/overlap.py), its output may lie over its input */
         if (done < n) widen(p, input, x0 + done, n - done, buf);
-        run_triples(p, done / 3, weights, bias, multiplier, shift, scratch, output + x0 * p->out_ch);
+        run_triples(p, done / 3, weights, pairs, scratch, output + x0 * p->out_ch);
         if (!full) cmx_clamp_s8(output + x0 * p->out_ch, done * p->out_ch, lo4, hi4);
         if (done == n) continue;
         x0 += done, n -= done;

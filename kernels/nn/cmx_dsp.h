@@ -427,9 +427,9 @@ typedef struct {
   "ldr %[b1], %[col1]\n\t"                  \
   "ldr %[n], %[count]\n\t"
 /* one output's requantization, the output offset in `off` (a register) */
-#define CMX_ROW_BLOCK_REQ(a, m, s, off) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, off)
-/* ... with FINISH, CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED */
-#define CMX_ROW_REQ(FINISH, a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, "%[" #off "]")
+#define CMX_ROW_BLOCK_REQ(a, m, s, off) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, "%[" #off "]")
+/* ... with FINISH, CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED, and the offset as its ADC's operand */
+#define CMX_ROW_REQ(FINISH, a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, off)
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
@@ -574,14 +574,21 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const
 typedef struct {
   const void* col;       /* the triple's widened values, interleaved */
   const void* end;       /* col + groups x 24 bytes */
-  const int32_t* bias;   /* channel c's, advanced two a channel pair */
-  const int32_t* mult;   /* ... */
-  int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
+  const int32_t* pair;   /* channel c's pair record (cmx_row_pair), advanced one a channel pair */
   int8_t* out0;          /* the first position's output at channel c; the others out_ch further each */
   int32_t out_ch;
   int32_t left;          /* channel pairs left */
-  int32_t offset;        /* the output offset (the requantization's ADC adds it) */
 } cmx_row_triples;
+
+/* A channel pair's constants as the triples read them, made once a call in the scratch: both biases, both
+ * multipliers, both right shifts with the output offset above them (cmx_right_and_offset): one pointer and
+ * three LDRDs where the bias, multiplier and shift arrays took three pointers and an offset. */
+#define CMX_ROW_PAIR_WORDS 6
+static inline void cmx_row_pair(int32_t* rec, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                                int32_t c, int32_t offset) {
+  rec[0] = bias[c], rec[1] = bias[c + 1], rec[2] = mult[c], rec[3] = mult[c + 1];
+  rec[4] = cmx_right_and_offset(-shift[c], offset), rec[5] = cmx_right_and_offset(-shift[c + 1], offset);
+}
 
 #define CMX_TRIPLE_GROUP CMX_S8_WEIGHTS_FIRST(bp) CMX_S8_NEXT(bp, a01, a11) CMX_S8_NEXT(bp, a02, a12)
 
@@ -620,9 +627,8 @@ typedef struct {
 #define CMX_TRIPLES(G, F)                                                                                    \
   __asm volatile(                                                                                                  \
       "1:\n\t"                                                                                                     \
-      "ldr %[bp], %[bias]\n\t"                                                                                     \
-      "ldrd %[a00], %[a10], [%[bp]], #8\n\t"                                                                       \
-      "str %[bp], %[bias]\n\t"                                                                                     \
+      "ldr %[bp], %[pair]\n\t"                                                                                     \
+      "ldrd %[a00], %[a10], [%[bp]]\n\t"                                                                           \
       "mov %[a01], %[a00]\n\t"                                                                                     \
       "mov %[a02], %[a00]\n\t"                                                                                     \
       "mov %[a11], %[a10]\n\t"                                                                                     \
@@ -632,18 +638,15 @@ typedef struct {
       "ldr %[x0], %[end]\n\t"                                                                                      \
       "cmp %[bp], %[x0]\n\t"                                                                                       \
       "bne 2b\n\t"                                                                                                 \
-      /* the pair's requantization: multipliers t0, t1; right shifts x0, x1 */                                     \
-      "ldr %[w0], %[mult]\n\t"                                                                                     \
-      "ldr %[w1], %[shift_from_mult]\n\t"                                                                          \
-      "add %[w1], %[w1], %[w0]\n\t"                                                                                \
-      "ldrd %[t0], %[t1], [%[w0]], #8\n\t"                                                                         \
-      "ldrd %[x0], %[x1], [%[w1]]\n\t"                                                                             \
-      "str %[w0], %[mult]\n\t"                                                                                     \
-      "rsb %[x0], %[x0], #0\n\t"                                                                                   \
-      "rsb %[x1], %[x1], #0\n\t"                                                                                  \
-      "ldr %[bp], %[offset]\n\t" CMX_ROW_REQ(F, a00, t0, x0, bp) CMX_ROW_REQ(F, a01, t0, x0, bp)                    \
-          CMX_ROW_REQ(F, a02, t0, x0, bp) CMX_ROW_REQ(F, a10, t1, x1, bp) CMX_ROW_REQ(F, a11, t1, x1, bp)              \
-              CMX_ROW_REQ(F, a12, t1, x1, bp)                                                                        \
+      /* the pair's requantization: multipliers t0, t1; right shifts and the offset x0, x1 */                      \
+      "ldr %[w0], %[pair]\n\t"                                                                                     \
+      "ldrd %[t0], %[t1], [%[w0], #8]\n\t"                                                                         \
+      "ldrd %[x0], %[x1], [%[w0], #16]\n\t"                                                                        \
+      "adds %[w0], %[w0], #24\n\t"                                                                                 \
+      "str %[w0], %[pair]\n\t" CMX_ROW_REQ(F, a00, t0, x0, "%[x0], asr #8")                                        \
+          CMX_ROW_REQ(F, a01, t0, x0, "%[x0], asr #8") CMX_ROW_REQ(F, a02, t0, x0, "%[x0], asr #8")                 \
+              CMX_ROW_REQ(F, a10, t1, x1, "%[x1], asr #8") CMX_ROW_REQ(F, a11, t1, x1, "%[x1], asr #8")             \
+                  CMX_ROW_REQ(F, a12, t1, x1, "%[x1], asr #8")                                                      \
       "ldr %[w0], %[out0]\n\t"                                                                                     \
       "ldr %[w1], %[out_ch]\n\t"                                                                                   \
       "strb %[a00], [%[w0]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */                 \
@@ -662,10 +665,9 @@ typedef struct {
       "bne 1b"                                                                                                     \
       : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [a02] "=&r"(a02),                 \
         [a12] "=&r"(a12), [wp] "+r"(wp), [bp] "=&r"(bp), [w0] "=&r"(w0), [w1] "=&r"(w1), [t0] "=&r"(t0),          \
-        [t1] "=&r"(t1), [x0] "=&r"(x0), [x1] "=&r"(x1), [bias] "+m"(k->bias), [mult] "+m"(k->mult),               \
-        [out0] "+m"(k->out0), [left] "+m"(k->left)                                                                 \
-      : [col] "m"(k->col), [end] "m"(k->end), [shift_from_mult] "m"(k->shift_from_mult),                          \
-        [out_ch] "m"(k->out_ch), [offset] "m"(k->offset)                                                           \
+        [t1] "=&r"(t1), [x0] "=&r"(x0), [x1] "=&r"(x1), [pair] "+m"(k->pair), [out0] "+m"(k->out0),                \
+        [left] "+m"(k->left)                                                                                       \
+      : [col] "m"(k->col), [end] "m"(k->end), [out_ch] "m"(k->out_ch)                                             \
       : "cc", "memory")
 static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(const void* wp, cmx_row_triples* k,
                                                                            const int wide, const int floored) {

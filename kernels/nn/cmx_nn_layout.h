@@ -111,10 +111,14 @@ int32_t cmx_conv_row_s8_triples(const cmx_conv_row_params* p);
 /* Where wide 2's staged weights start in the scratch: the chunk's bytes rounded up to a word. */
 int32_t cmx_conv_row_s8_staged_at(const cmx_conv_row_params* p);
 
+/* Where the triples' channel pair records start in the scratch (a layer cmx_conv_row_s8_triples takes). */
+int32_t cmx_conv_row_s8_pairs_at(const cmx_conv_row_params* p);
+
 /**
  * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (cmx_conv_row_s8_chunk_bytes); with wide 2,
  *        then (from a word) the weights widened to int16 and each channel's bias, multiplier and shift
- *        (int32).
+ *        (int32); for a layer cmx_conv_row_s8_triples takes, then (from a word) each channel pair's record
+ *        of six words (its biases, multipliers, right shifts with the output offset).
  * @param[in] p  the layer's parameters, row_bytes set
  * @return       bytes of scratch
  */
