@@ -31,6 +31,17 @@
 /* A right shift and the output offset in one word, as CMX_ASM_FINISH's "%[s], asr #8" reads them. */
 static inline int32_t cmx_right_and_offset(int32_t right_shift, int32_t offset) { return offset * 256 + right_shift; }
 
+/* A channel pair's constants as cmx_conv_row_s8's triples and 2 x 2 blocks read them, made once a call in
+ * the scratch: both biases, both multipliers, both right shifts with the output offset above them
+ * (cmx_right_and_offset): one pointer and three LDRDs where the bias, multiplier and shift arrays took
+ * three pointers, two negations and the offset's load. */
+#define CMX_ROW_PAIR_WORDS 6
+static inline void cmx_row_pair(int32_t* rec, const int32_t* bias, const int32_t* mult, const int32_t* shift,
+                                int32_t c, int32_t offset) {
+  rec[0] = bias[c], rec[1] = bias[c + 1], rec[2] = mult[c], rec[3] = mult[c + 1];
+  rec[4] = cmx_right_and_offset(-shift[c], offset), rec[5] = cmx_right_and_offset(-shift[c + 1], offset);
+}
+
 #if defined(ARM_MATH_DSP)
 /* An int8 value in each of a word's four bytes (SSUB8 / SEL operands). */
 static inline uint32_t cmx_byte4(int32_t v) { return 0x01010101u * (uint8_t)(int8_t)v; }
@@ -387,8 +398,8 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
 
 #if defined(__GNUC__) && defined(__thumb2__)
 /* A loop count for cmx_conv_row_s8's assembly: `iterations` (1 to 65535) counted up in the high half to
- * the carry out (ADDS #0x10000, BCC), the output offset in the low half once it is done (SXTH or SXTAH
- * takes it). */
+ * the carry out (ADDS #0x10000, BCC), an output offset in the low half for the 8-value loops (SXTH or
+ * SXTAH takes it). */
 static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
   return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
 }
@@ -406,10 +417,8 @@ static inline int32_t cmx_row_iterations(int32_t groups) { return (groups / 2 + 
 typedef struct {
   const void* col0;     /* the first position's widened values (int16) */
   const void* col1;     /* the second's */
-  uint32_t count;       /* cmx_row_count(cmx_row_iterations(groups), the output offset) */
-  const int32_t* bias;  /* channel c's, advanced two a channel pair */
-  const int32_t* mult;  /* ... */
-  int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
+  uint32_t count;       /* cmx_row_count(cmx_row_iterations(groups), 0) */
+  const int32_t* pair;  /* channel c's pair record (cmx_row_pair), advanced one a channel pair */
   int8_t* out0;         /* the first position's output at channel c; the second's out_ch further */
   int32_t out_ch;
   int32_t left;         /* channel pairs left */
@@ -418,32 +427,27 @@ typedef struct {
 /* A pair's accumulators from its biases, the columns and the group count from the frame. */
 #define CMX_ROW_BLOCK_ENTRY                 \
   "1:\n\t"                                  \
-  "ldr %[b0], %[bias]\n\t"                  \
-  "ldrd %[a00], %[a10], [%[b0]], #8\n\t"    \
-  "str %[b0], %[bias]\n\t"                  \
+  "ldr %[b0], %[pair]\n\t"                  \
+  "ldrd %[a00], %[a10], [%[b0]]\n\t"        \
   "mov %[a01], %[a00]\n\t"                  \
   "mov %[a11], %[a10]\n\t"                  \
   "ldr %[b0], %[col0]\n\t"                  \
   "ldr %[b1], %[col1]\n\t"                  \
   "ldr %[n], %[count]\n\t"
-/* one output's requantization, the output offset in `off` (a register) */
-#define CMX_ROW_BLOCK_REQ(a, m, s, off) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, "%[" #off "]")
+/* one output's requantization, the shift word `s` a pair record's (the output offset above the shift) */
+#define CMX_ROW_BLOCK_REQ(a, m, s) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, "%[" #s "], asr #8")
 /* ... with FINISH, CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED, and the offset as its ADC's operand */
 #define CMX_ROW_REQ(FINISH, a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, off)
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
-  "ldr %[" #A "], %[mult]\n\t"                                                                      \
-  "ldr %[" #B "], %[shift_from_mult]\n\t"                                                           \
-  "add %[" #B "], %[" #B "], %[" #A "]\n\t"                                                         \
-  "ldrd %[" #C "], %[" #D "], [%[" #A "]], #8\n\t"                                                  \
-  "ldrd %[" #E "], %[" #F "], [%[" #B "]]\n\t"                                                      \
-  "str %[" #A "], %[mult]\n\t"                                                                      \
-  "rsb %[" #E "], %[" #E "], #0\n\t"                                                                \
-  "rsb %[" #F "], %[" #F "], #0\n\t"                                                                \
-  "sxth %[n], %[n]\n\t" /* the output offset: the low half of the loop's count once the loop is done */ \
-  CMX_ROW_BLOCK_REQ(a00, C, E, n) CMX_ROW_BLOCK_REQ(a01, C, E, n)                                   \
-  CMX_ROW_BLOCK_REQ(a10, D, F, n) CMX_ROW_BLOCK_REQ(a11, D, F, n)                                   \
+  "ldr %[" #A "], %[pair]\n\t" /* multipliers C, D; right shifts and the offset E, F */             \
+  "ldrd %[" #C "], %[" #D "], [%[" #A "], #8]\n\t"                                                  \
+  "ldrd %[" #E "], %[" #F "], [%[" #A "], #16]\n\t"                                                 \
+  "adds %[" #A "], %[" #A "], #24\n\t"                                                              \
+  "str %[" #A "], %[pair]\n\t"                                                                      \
+  CMX_ROW_BLOCK_REQ(a00, C, E) CMX_ROW_BLOCK_REQ(a01, C, E)                                         \
+  CMX_ROW_BLOCK_REQ(a10, D, F) CMX_ROW_BLOCK_REQ(a11, D, F)                                         \
   "ldr %[" #B "], %[out0]\n\t"                                                                      \
   "ldr %[" #C "], %[out_ch]\n\t"                                                                    \
   "strb %[a00], [%[" #B "]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */      \
@@ -460,10 +464,8 @@ typedef struct {
 #define CMX_ROW_BLOCK_OPERANDS(A, B, C, D, E, F)                                                            \
   : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [wp] "+r"(wp), [b0] "=&r"(b0),  \
     [b1] "=&r"(b1), [n] "=&r"(n), [A] "=&r"(t[0]), [B] "=&r"(t[1]), [C] "=&r"(t[2]), [D] "=&r"(t[3]),       \
-    [E] "=&r"(t[4]), [F] "=&r"(t[5]), [bias] "+m"(k->bias), [mult] "+m"(k->mult), [out0] "+m"(k->out0),      \
-    [left] "+m"(k->left)                                                                                    \
-  : [col0] "m"(k->col0), [col1] "m"(k->col1), [count] "m"(k->count),                  \
-    [shift_from_mult] "m"(k->shift_from_mult), [out_ch] "m"(k->out_ch)                                      \
+    [E] "=&r"(t[4]), [F] "=&r"(t[5]), [pair] "+m"(k->pair), [out0] "+m"(k->out0), [left] "+m"(k->left)       \
+  : [col0] "m"(k->col0), [col1] "m"(k->col1), [count] "m"(k->count), [out_ch] "m"(k->out_ch)                \
   : "cc", "memory"
 
 /* int16 weights (p->wide): the group pairs two an iteration (the loop's ADDS and BCC once per 64 MACs),
@@ -579,16 +581,6 @@ typedef struct {
   int32_t out_ch;
   int32_t left;          /* channel pairs left */
 } cmx_row_triples;
-
-/* A channel pair's constants as the triples read them, made once a call in the scratch: both biases, both
- * multipliers, both right shifts with the output offset above them (cmx_right_and_offset): one pointer and
- * three LDRDs where the bias, multiplier and shift arrays took three pointers and an offset. */
-#define CMX_ROW_PAIR_WORDS 6
-static inline void cmx_row_pair(int32_t* rec, const int32_t* bias, const int32_t* mult, const int32_t* shift,
-                                int32_t c, int32_t offset) {
-  rec[0] = bias[c], rec[1] = bias[c + 1], rec[2] = mult[c], rec[3] = mult[c + 1];
-  rec[4] = cmx_right_and_offset(-shift[c], offset), rec[5] = cmx_right_and_offset(-shift[c + 1], offset);
-}
 
 #define CMX_TRIPLE_GROUP CMX_S8_WEIGHTS_FIRST(bp) CMX_S8_NEXT(bp, a01, a11) CMX_S8_NEXT(bp, a02, a12)
 

@@ -30,9 +30,13 @@ static int32_t before_pairs(const cmx_conv_row_params* p) {
 
 int32_t cmx_conv_row_s8_pairs_at(const cmx_conv_row_params* p) { return (before_pairs(p) + 3) & ~3; }
 
+int32_t cmx_conv_row_s8_pair_records(const cmx_conv_row_params* p) {
+  return p->records && p->out_ch >= 2 && !cmx_conv_row_s8_k8(p);
+}
+
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  if (cmx_conv_row_s8_triples(p)) { /* each channel pair's record: 3 x 2 words */
-    return cmx_conv_row_s8_pairs_at(p) + p->out_ch * 3 * (int32_t)sizeof(int32_t);
+  if (cmx_conv_row_s8_pair_records(p)) { /* each channel pair's record: 3 x 2 words */
+    return cmx_conv_row_s8_pairs_at(p) + p->out_ch / 2 * 6 * (int32_t)sizeof(int32_t);
   }
   return before_pairs(p);
 }

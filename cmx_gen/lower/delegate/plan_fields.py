@@ -58,6 +58,7 @@ ROW_PARAMS = (
     "output_offset",
     "act_min",
     "act_max",
+    "records",
 )
 
 
