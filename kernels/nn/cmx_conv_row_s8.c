@@ -203,8 +203,8 @@ static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int
 static inline __attribute__((always_inline)) void compute(const cmx_conv_row_params* p, const int16_t* buf, int32_t n,
                                                           const int8_t* weights, const int32_t* bias,
                                                           const int32_t* multiplier, const int32_t* shift,
-                                                          const int32_t* records, int8_t* restrict output, const int fast,
-                                                          const int aligned, const int full,
+                                                          const int32_t* records, int8_t* restrict output,
+                                                          const int fast, const int aligned, const int full,
                                                           const int dilated) {
   const int32_t out_ch = p->out_ch;
   const int32_t step = p->stride * p->in_ch; /* int16 values between two columns */
@@ -379,8 +379,8 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
                                                                int32_t n, const int16_t* weights, const int32_t* bias,
                                                                const int32_t* multiplier, const int32_t* shift,
                                                                const int32_t* records, int8_t* restrict output,
-                                                               const int fast,
-                                                               const int aligned, const int full, const int pairs) {
+                                                               const int fast, const int aligned, const int full,
+                                                               const int pairs) {
   const int32_t out_ch = p->out_ch;
   const int32_t step = p->stride * p->in_ch;
   const int32_t groups = p->row_bytes / 4;

@@ -412,8 +412,8 @@ static inline int32_t cmx_row_iterations(int32_t groups) { return (groups / 2 + 
  * the columns word-aligned, two groups or more, a bias): the caller's frame holds what the channel loop
  * carries (the group loop holds all 14 registers), and the loop advances it there. Where GCC's code
  * around the group-pair loops spilled and reloaded ~35 cycles an output (KWS's and VWW's pointwise
- * layers), this takes ~18: a pair's biases, multipliers and shifts by LDRD with post-increment, each
- * output's requantization as cmx_finish's fast, full form. */
+ * layers), this takes ~18: a pair's biases, multipliers and shifts with the offset from its record
+ * (cmx_row_pair) by three LDRDs, each output's requantization as cmx_finish's fast, full form. */
 typedef struct {
   const void* col0;     /* the first position's widened values (int16) */
   const void* col1;     /* the second's */
