@@ -13,14 +13,13 @@
 static inline __attribute__((always_inline)) int32_t cmx_rounding_divide(int32_t hi, int32_t right_shift,
                                                                          int32_t addend) {
 #if defined(__GNUC__) && defined(__thumb2__)
-  const int32_t t = hi + (hi >> 31);
-  int32_t r;
-  __asm("asrs\t%0, %1, %2\n\t"
-        "adc\t%0, %0, %3"
-        : "=&r"(r)
-        : "r"(t), "r"(right_shift), "rI"(addend)
+  int32_t t = hi + (hi >> 31); /* shifted in place: no register apart from the addend's for the result */
+  __asm("asrs\t%0, %0, %1\n\t"
+        "adc\t%0, %0, %2"
+        : "+r"(t)
+        : "r"(right_shift), "rI"(addend)
         : "cc");
-  return r;
+  return t;
 #else
   return arm_nn_divide_by_power_of_two(hi, right_shift) + addend;
 #endif
