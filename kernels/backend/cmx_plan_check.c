@@ -317,9 +317,7 @@ static int check_conv_row(check* c, const cmx_layer_conv_row* l) {
   }
   if (!offsets(c, p->input_offset, p->output_offset) || !activation(c, p->act_min, p->act_max)) return 0;
   const int64_t row_bytes = cmx_conv_row_s8_row_bytes(p);
-  if (p->row_bytes != row_bytes || p->wide < 0 || p->wide > 2 || p->records < 0 || p->records > 1) {
-    return fail(c, "convolution row weights in another layout");
-  }
+  if (p->row_bytes != row_bytes || p->wide < 0 || p->wide > 2) return fail(c, "convolution row weights in another layout");
   const int64_t oc = p->out_ch;
   return tensor(c, l->input, (int64_t)p->in_rows * p->in_positions * p->in_ch) &&
          tensor(c, l->output, (int64_t)p->out_rows * p->positions * oc) &&

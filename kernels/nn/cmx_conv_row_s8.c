@@ -203,8 +203,8 @@ static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int
 static inline __attribute__((always_inline)) void compute(const cmx_conv_row_params* p, const int16_t* buf, int32_t n,
                                                           const int8_t* weights, const int32_t* bias,
                                                           const int32_t* multiplier, const int32_t* shift,
-                                                          const int32_t* records, int8_t* restrict output,
-                                                          const int fast, const int aligned, const int full,
+                                                          int8_t* restrict output, const int fast,
+                                                          const int aligned, const int full,
                                                           const int dilated) {
   const int32_t out_ch = p->out_ch;
   const int32_t step = p->stride * p->in_ch; /* int16 values between two columns */
@@ -213,9 +213,9 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
   const int32_t tap_step = p->dilation * p->in_ch; /* int16 values between two taps */
   const int32_t groups = p->row_bytes / 4 / taps;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
-  /* cmx_row_blocks_s8 takes the channel pairs: two groups or more, a bias, two channels or more, records */
+  /* cmx_row_blocks_s8 takes the channel pairs: two groups or more, a bias, two channels or more */
   const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && bias != NULL && out_ch >= 2;
-  (void)blocks, (void)records;
+  (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
     const int16_t* col0 = buf + x * step;
@@ -225,8 +225,9 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     const int8_t* w = weights;
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
-    if (fast && full && aligned && !dilated && blocks && records) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), 0), records, out0, out_ch, out_ch / 2};
+    if (fast && full && aligned && !dilated && blocks) { /* every channel pair in assembly */
+      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), p->output_offset), bias, multiplier,
+                          (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
       w = (const int8_t*)cmx_row_blocks_s8(w, &k, groups);
       c = out_ch & ~1;
     }
@@ -378,21 +379,20 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
 static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_row_params* p, const int16_t* buf,
                                                                int32_t n, const int16_t* weights, const int32_t* bias,
                                                                const int32_t* multiplier, const int32_t* shift,
-                                                               const int32_t* records, int8_t* restrict output,
-                                                               const int fast, const int aligned, const int full,
-                                                               const int pairs) {
+                                                               int8_t* restrict output, const int fast,
+                                                               const int aligned, const int full, const int pairs) {
   const int32_t out_ch = p->out_ch;
   const int32_t step = p->stride * p->in_ch;
   const int32_t groups = p->row_bytes / 4;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
-  if (cmx_conv_row_s8_k8(p) && fast && full && aligned && bias) {
+  if (groups == 2 && fast && full && aligned && bias && out_ch % 2 == 0 && out_ch < 131072) {
     positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset,
                  cmx_floored(p->output_offset, p->act_min));
     return;
   }
-  /* cmx_row_blocks_wide takes the channel pairs: two groups or more, a bias, two channels or more, records */
+  /* cmx_row_blocks_wide takes the channel pairs: two groups or more, a bias, two channels or more */
   const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && bias != NULL && out_ch >= 2;
-  (void)blocks, (void)records;
+  (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
     const int16_t* col0 = buf + x * step;
@@ -402,8 +402,9 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     const void* wp = weights;
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
-    if (fast && full && aligned && blocks && records) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), 0), records, out0, out_ch, out_ch / 2};
+    if (fast && full && aligned && blocks) { /* every channel pair in assembly */
+      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), p->output_offset), bias, multiplier,
+                          (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
       wp = cmx_row_blocks_wide(wp, &k, groups);
       c = out_ch & ~1;
     }
@@ -548,15 +549,16 @@ static __attribute__((noinline)) void widen_triples(const cmx_conv_row_params* p
   }
 }
 
-/* Every channel pair of each of `triples` triples widened by widen_triples into `buf`, the pairs' constants
- * from `records` (cmx_row_pair). */
+/* Every channel pair of each of `triples` triples widened by widen_triples into `buf`. */
 static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, int32_t triples, const int8_t* weights,
-                                                  const int32_t* records, const int16_t* buf, int8_t* out) {
+                                                  const int32_t* bias, const int32_t* multiplier,
+                                                  const int32_t* shift, const int16_t* buf, int8_t* out) {
   const int32_t ch = p->in_ch;
-  const int floored = cmx_floored(p->output_offset, p->act_min);
   for (int32_t i = 0; i < triples; ++i) {
     const int16_t* col = buf + i * 3 * ch;
-    cmx_row_triples k = {col, col + 3 * ch, records, out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2};
+    cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
+                         out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
+    const int floored = cmx_floored(p->output_offset, p->act_min);
     if (p->wide) {
       cmx_row_triples_s8(weights, &k, 1, floored);
     } else {
@@ -565,17 +567,6 @@ static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, 
   }
 }
 #endif
-
-/* The layer's channel pair records (cmx_row_pair) for the assembly's triples and 2 x 2 blocks, made once a
- * call at the scratch's cmx_conv_row_s8_pairs_at. */
-static int32_t* pair_records(const cmx_conv_row_params* p, const int32_t* bias, const int32_t* multiplier,
-                             const int32_t* shift, int16_t* scratch) {
-  int32_t* records = (int32_t*)(void*)((char*)scratch + cmx_conv_row_s8_pairs_at(p));
-  for (int32_t c = 0; c + 1 < p->out_ch; c += 2) {
-    cmx_row_pair(records + c / 2 * CMX_ROW_PAIR_WORDS, bias, multiplier, shift, c, p->output_offset);
-  }
-  return records;
-}
 
 /* The convolution, its arguments checked (and staged for wide 2): a function of its own, so that GCC
  * allocates its loops as before staging existed (+5,900 instructions on KWS with the staging inside). */
@@ -590,13 +581,8 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
   cmx_conv_row_params q = *p; /* what compute() reads: a position of the widened chunk is a column */
   q.in_ch = cmx_conv_row_s8_column(p);
   const int aligned = ((p->stride * q.in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
-  /* what the assembly's triples and blocks read (fast, aligned, a bias; none under --memory min: C's
-   * blocks then) */
-  const int32_t* records = fast && aligned && bias != NULL && cmx_conv_row_s8_pair_records(p)
-                               ? pair_records(p, bias, multiplier, shift, scratch)
-                               : NULL;
 #if defined(CMX_ROW_BLOCKS)
-  const int three = records != NULL && takes_triples(p, bias, fast);
+  const int three = aligned && takes_triples(p, bias, fast);
 #endif
   /* fast and aligned, an activation range short of int8 (not full): the full form, then the range */
   const uint32_t lo4 = cmx_byte4(p->act_min), hi4 = cmx_byte4(p->act_max);
@@ -613,7 +599,7 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         /* the chunk's other positions widened too before any output is written: the chunk stays one
          * copy-in block (cmx_gen/lower/delegate/overlap.py), its output may lie over its input */
         if (done < n) widen(p, input, x0 + done, n - done, buf);
-        run_triples(p, done / 3, weights, records, scratch, output + x0 * p->out_ch);
+        run_triples(p, done / 3, weights, bias, multiplier, shift, scratch, output + x0 * p->out_ch);
         if (!full) cmx_clamp_s8(output + x0 * p->out_ch, done * p->out_ch, lo4, hi4);
         if (done == n) continue;
         x0 += done, n -= done;
@@ -634,24 +620,24 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         /* one variant for both row widths: the 2 x 2 blocks' assembly (all of a fast, full layer's
          * position pairs but for rows of under two groups) once in the image, not once a variant (2 KB) */
         if (fast && aligned) {
-          compute_wide(&q, buf, n, wide, bias, multiplier, shift, records, out, 1, 1, 1, q.row_bytes >= 32);
+          compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 1, 1, 1, q.row_bytes >= 32);
           if (!full) cmx_clamp_s8(out, n * p->out_ch, lo4, hi4);
         } else {
-          compute_wide(&q, buf, n, wide, bias, multiplier, shift, records, out, 0, 0, 0, 0);
+          compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 0, 0, 0, 0);
         }
       } else if (dilated) {
         if (fast && aligned && full) {
-          compute(&q, buf, n, weights, bias, multiplier, shift, records, out, 1, 1, 1, 1);
+          compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 1);
         } else {
-          compute(&q, buf, n, weights, bias, multiplier, shift, records, out, 0, 0, 0, 1);
+          compute(&q, buf, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
         }
       } else if (fast && aligned) {
-        compute(&q, buf, n, weights, bias, multiplier, shift, records, out, 1, 1, 1, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
         if (!full) cmx_clamp_s8(out, n * p->out_ch, lo4, hi4);
       } else if (fast) {
-        compute(&q, buf, n, weights, bias, multiplier, shift, records, out, 1, 0, 0, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
       } else {
-        compute(&q, buf, n, weights, bias, multiplier, shift, records, out, 0, 0, 0, 0);
+        compute(&q, buf, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
       }
     }
   }
@@ -666,7 +652,7 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
   return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
 #else
   if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) || p->rows < 1 ||
-      p->wide < 0 || p->wide > 2 || p->records < 0 || p->records > 1 ||
+      p->wide < 0 || p->wide > 2 ||
       (p->dilation > 1 && ((p->dilation * p->in_ch) % 2 != 0 || p->rows > 1 || p->wide)) ||
       (p->wide == 1 && ((uintptr_t)weights & 3) != 0) || (p->wide == 2 && ((uintptr_t)scratch & 3) != 0)) {
     return ARM_CMSIS_NN_ARG_ERROR;

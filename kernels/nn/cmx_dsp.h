@@ -31,17 +31,6 @@
 /* A right shift and the output offset in one word, as CMX_ASM_FINISH's "%[s], asr #8" reads them. */
 static inline int32_t cmx_right_and_offset(int32_t right_shift, int32_t offset) { return offset * 256 + right_shift; }
 
-/* A channel pair's constants as cmx_conv_row_s8's triples and 2 x 2 blocks read them, made once a call in
- * the scratch: both biases, both multipliers, both right shifts with the output offset above them
- * (cmx_right_and_offset): one pointer and three LDRDs where the bias, multiplier and shift arrays took
- * three pointers, two negations and the offset's load. */
-#define CMX_ROW_PAIR_WORDS 6
-static inline void cmx_row_pair(int32_t* rec, const int32_t* bias, const int32_t* mult, const int32_t* shift,
-                                int32_t c, int32_t offset) {
-  rec[0] = bias[c], rec[1] = bias[c + 1], rec[2] = mult[c], rec[3] = mult[c + 1];
-  rec[4] = cmx_right_and_offset(-shift[c], offset), rec[5] = cmx_right_and_offset(-shift[c + 1], offset);
-}
-
 #if defined(ARM_MATH_DSP)
 /* An int8 value in each of a word's four bytes (SSUB8 / SEL operands). */
 static inline uint32_t cmx_byte4(int32_t v) { return 0x01010101u * (uint8_t)(int8_t)v; }
@@ -100,8 +89,9 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
  * widened and doubled ((w0, w2), (w1, w3) of each tap), the doubled start (bias + input offset x the
  * weights' sum: the accumulator is 2 x acc, which SMMULR takes with no shift first), and each
  * channel's multiplier and right shift, the output offset above it (fast: every shift right, every
- * accumulator small); then the starts of a pixel whose first or last window column, or first or last
- * row, lies outside the input (the sum without those weights: CMX_WALK_LEFT, _RIGHT, _TOP, _BOTTOM). */
+ * accumulator small); then the
+ * starts of a pixel whose first or last window column, or first or last row, lies outside the input (the
+ * sum without those weights: CMX_WALK_LEFT, _RIGHT, _TOP, _BOTTOM). */
 #define CMX_WALK_RECORD 46 /* words */
 typedef struct {
   uint32_t weights[18];
@@ -205,7 +195,7 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "3:"                                                                                                \
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [v] "=&r"(v), [v13] "=&r"(v13),  \
           [wa] "=&r"(wa), [wb] "=&r"(wb), [x] "+r"(x), [r] "+r"(r), [o] "+r"(o), [pixels] "+m"(k->pixels)   \
-        : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [end] "m"(k->end),                                 \
+        : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [end] "m"(k->end),        \
           [first] "m"(k->first), [next_x] "m"(k->next_x), [next_o] "m"(k->next_o)                            \
         : "cc", "memory")
 #define CMX_WALK_NEXT "add %[x], %[x], %[row]\n\t"
@@ -397,8 +387,8 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
 
 #if defined(__GNUC__) && defined(__thumb2__)
 /* A loop count for cmx_conv_row_s8's assembly: `iterations` (1 to 65535) counted up in the high half to
- * the carry out (ADDS #0x10000, BCC), an output offset in the low half for the 8-value loops (SXTH or
- * SXTAH takes it). */
+ * the carry out (ADDS #0x10000, BCC), the output offset in the low half once it is done (SXTH or SXTAH
+ * takes it). */
 static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
   return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
 }
@@ -411,13 +401,15 @@ static inline int32_t cmx_row_iterations(int32_t groups) { return (groups / 2 + 
  * the columns word-aligned, two groups or more, a bias): the caller's frame holds what the channel loop
  * carries (the group loop holds all 14 registers), and the loop advances it there. Where GCC's code
  * around the group-pair loops spilled and reloaded ~35 cycles an output (KWS's and VWW's pointwise
- * layers), this takes ~18: a pair's biases, multipliers and shifts with the offset from its record
- * (cmx_row_pair) by three LDRDs, each output's requantization as cmx_finish's fast, full form. */
+ * layers), this takes ~18: a pair's biases, multipliers and shifts by LDRD with post-increment, each
+ * output's requantization as cmx_finish's fast, full form. */
 typedef struct {
   const void* col0;     /* the first position's widened values (int16) */
   const void* col1;     /* the second's */
-  uint32_t count;       /* cmx_row_count(cmx_row_iterations(groups), 0) */
-  const int32_t* pair;  /* channel c's pair record (cmx_row_pair), advanced one a channel pair */
+  uint32_t count;       /* cmx_row_count(cmx_row_iterations(groups), the output offset) */
+  const int32_t* bias;  /* channel c's, advanced two a channel pair */
+  const int32_t* mult;  /* ... */
+  int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
   int8_t* out0;         /* the first position's output at channel c; the second's out_ch further */
   int32_t out_ch;
   int32_t left;         /* channel pairs left */
@@ -426,27 +418,32 @@ typedef struct {
 /* A pair's accumulators from its biases, the columns and the group count from the frame. */
 #define CMX_ROW_BLOCK_ENTRY                 \
   "1:\n\t"                                  \
-  "ldr %[b0], %[pair]\n\t"                  \
-  "ldrd %[a00], %[a10], [%[b0]]\n\t"        \
+  "ldr %[b0], %[bias]\n\t"                  \
+  "ldrd %[a00], %[a10], [%[b0]], #8\n\t"    \
+  "str %[b0], %[bias]\n\t"                  \
   "mov %[a01], %[a00]\n\t"                  \
   "mov %[a11], %[a10]\n\t"                  \
   "ldr %[b0], %[col0]\n\t"                  \
   "ldr %[b1], %[col1]\n\t"                  \
   "ldr %[n], %[count]\n\t"
-/* one output's requantization, the shift word `s` a pair record's (the output offset above the shift) */
-#define CMX_ROW_BLOCK_REQ(a, m, s) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, "%[" #s "], asr #8")
-/* ... with FINISH, CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED, and the offset as its ADC's operand */
-#define CMX_ROW_REQ(FINISH, a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, off)
+/* one output's requantization, the output offset in `off` (a register) */
+#define CMX_ROW_BLOCK_REQ(a, m, s, off) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, off)
+/* ... with FINISH, CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED */
+#define CMX_ROW_REQ(FINISH, a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, "%[" #off "]")
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
-  "ldr %[" #A "], %[pair]\n\t" /* multipliers C, D; right shifts and the offset E, F */             \
-  "ldrd %[" #C "], %[" #D "], [%[" #A "], #8]\n\t"                                                  \
-  "ldrd %[" #E "], %[" #F "], [%[" #A "], #16]\n\t"                                                 \
-  "adds %[" #A "], %[" #A "], #24\n\t"                                                              \
-  "str %[" #A "], %[pair]\n\t"                                                                      \
-  CMX_ROW_BLOCK_REQ(a00, C, E) CMX_ROW_BLOCK_REQ(a01, C, E)                                         \
-  CMX_ROW_BLOCK_REQ(a10, D, F) CMX_ROW_BLOCK_REQ(a11, D, F)                                         \
+  "ldr %[" #A "], %[mult]\n\t"                                                                      \
+  "ldr %[" #B "], %[shift_from_mult]\n\t"                                                           \
+  "add %[" #B "], %[" #B "], %[" #A "]\n\t"                                                         \
+  "ldrd %[" #C "], %[" #D "], [%[" #A "]], #8\n\t"                                                  \
+  "ldrd %[" #E "], %[" #F "], [%[" #B "]]\n\t"                                                      \
+  "str %[" #A "], %[mult]\n\t"                                                                      \
+  "rsb %[" #E "], %[" #E "], #0\n\t"                                                                \
+  "rsb %[" #F "], %[" #F "], #0\n\t"                                                                \
+  "sxth %[n], %[n]\n\t" /* the output offset: the low half of the loop's count once the loop is done */ \
+  CMX_ROW_BLOCK_REQ(a00, C, E, n) CMX_ROW_BLOCK_REQ(a01, C, E, n)                                   \
+  CMX_ROW_BLOCK_REQ(a10, D, F, n) CMX_ROW_BLOCK_REQ(a11, D, F, n)                                   \
   "ldr %[" #B "], %[out0]\n\t"                                                                      \
   "ldr %[" #C "], %[out_ch]\n\t"                                                                    \
   "strb %[a00], [%[" #B "]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */      \
@@ -463,8 +460,10 @@ typedef struct {
 #define CMX_ROW_BLOCK_OPERANDS(A, B, C, D, E, F)                                                            \
   : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [wp] "+r"(wp), [b0] "=&r"(b0),  \
     [b1] "=&r"(b1), [n] "=&r"(n), [A] "=&r"(t[0]), [B] "=&r"(t[1]), [C] "=&r"(t[2]), [D] "=&r"(t[3]),       \
-    [E] "=&r"(t[4]), [F] "=&r"(t[5]), [pair] "+m"(k->pair), [out0] "+m"(k->out0), [left] "+m"(k->left)       \
-  : [col0] "m"(k->col0), [col1] "m"(k->col1), [count] "m"(k->count), [out_ch] "m"(k->out_ch)                \
+    [E] "=&r"(t[4]), [F] "=&r"(t[5]), [bias] "+m"(k->bias), [mult] "+m"(k->mult), [out0] "+m"(k->out0),      \
+    [left] "+m"(k->left)                                                                                    \
+  : [col0] "m"(k->col0), [col1] "m"(k->col1), [count] "m"(k->count),                  \
+    [shift_from_mult] "m"(k->shift_from_mult), [out_ch] "m"(k->out_ch)                                      \
   : "cc", "memory"
 
 /* int16 weights (p->wide): the group pairs two an iteration (the loop's ADDS and BCC once per 64 MACs),
@@ -575,10 +574,13 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const
 typedef struct {
   const void* col;       /* the triple's widened values, interleaved */
   const void* end;       /* col + groups x 24 bytes */
-  const int32_t* pair;   /* channel c's pair record (cmx_row_pair), advanced one a channel pair */
+  const int32_t* bias;   /* channel c's, advanced two a channel pair */
+  const int32_t* mult;   /* ... */
+  int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
   int8_t* out0;          /* the first position's output at channel c; the others out_ch further each */
   int32_t out_ch;
   int32_t left;          /* channel pairs left */
+  int32_t offset;        /* the output offset (the requantization's ADC adds it) */
 } cmx_row_triples;
 
 #define CMX_TRIPLE_GROUP CMX_S8_WEIGHTS_FIRST(bp) CMX_S8_NEXT(bp, a01, a11) CMX_S8_NEXT(bp, a02, a12)
@@ -609,8 +611,7 @@ typedef struct {
   "smlad %[a12], %[t1], %[x1], %[a12]\n\t"
 
 /* Every channel pair of one triple (fast, full, a bias, groups of four values a multiple of four; floored:
- * cmx_floored, CMX_ASM_FINISH_FLOORED): four groups an iteration (the end test, a load and a compare,
- * once per 96 MACs). Returns the weights after
+ * cmx_floored, CMX_ASM_FINISH_FLOORED): four groups an iteration (the end test, a load and a compare, once per 96 MACs). Returns the weights after
  * the last pair's rows. (Eight groups an iteration took VWW -170 K cycles at zero wait states, but the
  * loop and its channel pair's requantization then filled more than a 1 KB instruction cache: priced as
  * on the NUCLEO-L4R5ZI, 16.9 M -> 20.4 M, its flash lines missed in sequence 81 K -> 810 K. An entry at
@@ -619,8 +620,9 @@ typedef struct {
 #define CMX_TRIPLES(G, F)                                                                                    \
   __asm volatile(                                                                                                  \
       "1:\n\t"                                                                                                     \
-      "ldr %[bp], %[pair]\n\t"                                                                                     \
-      "ldrd %[a00], %[a10], [%[bp]]\n\t"                                                                           \
+      "ldr %[bp], %[bias]\n\t"                                                                                     \
+      "ldrd %[a00], %[a10], [%[bp]], #8\n\t"                                                                       \
+      "str %[bp], %[bias]\n\t"                                                                                     \
       "mov %[a01], %[a00]\n\t"                                                                                     \
       "mov %[a02], %[a00]\n\t"                                                                                     \
       "mov %[a11], %[a10]\n\t"                                                                                     \
@@ -630,15 +632,18 @@ typedef struct {
       "ldr %[x0], %[end]\n\t"                                                                                      \
       "cmp %[bp], %[x0]\n\t"                                                                                       \
       "bne 2b\n\t"                                                                                                 \
-      /* the pair's requantization: multipliers t0, t1; right shifts and the offset x0, x1 */                      \
-      "ldr %[w0], %[pair]\n\t"                                                                                     \
-      "ldrd %[t0], %[t1], [%[w0], #8]\n\t"                                                                         \
-      "ldrd %[x0], %[x1], [%[w0], #16]\n\t"                                                                        \
-      "adds %[w0], %[w0], #24\n\t"                                                                                 \
-      "str %[w0], %[pair]\n\t" CMX_ROW_REQ(F, a00, t0, x0, "%[x0], asr #8")                                        \
-          CMX_ROW_REQ(F, a01, t0, x0, "%[x0], asr #8") CMX_ROW_REQ(F, a02, t0, x0, "%[x0], asr #8")                 \
-              CMX_ROW_REQ(F, a10, t1, x1, "%[x1], asr #8") CMX_ROW_REQ(F, a11, t1, x1, "%[x1], asr #8")             \
-                  CMX_ROW_REQ(F, a12, t1, x1, "%[x1], asr #8")                                                      \
+      /* the pair's requantization: multipliers t0, t1; right shifts x0, x1 */                                     \
+      "ldr %[w0], %[mult]\n\t"                                                                                     \
+      "ldr %[w1], %[shift_from_mult]\n\t"                                                                          \
+      "add %[w1], %[w1], %[w0]\n\t"                                                                                \
+      "ldrd %[t0], %[t1], [%[w0]], #8\n\t"                                                                         \
+      "ldrd %[x0], %[x1], [%[w1]]\n\t"                                                                             \
+      "str %[w0], %[mult]\n\t"                                                                                     \
+      "rsb %[x0], %[x0], #0\n\t"                                                                                   \
+      "rsb %[x1], %[x1], #0\n\t"                                                                                  \
+      "ldr %[bp], %[offset]\n\t" CMX_ROW_REQ(F, a00, t0, x0, bp) CMX_ROW_REQ(F, a01, t0, x0, bp)                    \
+          CMX_ROW_REQ(F, a02, t0, x0, bp) CMX_ROW_REQ(F, a10, t1, x1, bp) CMX_ROW_REQ(F, a11, t1, x1, bp)              \
+              CMX_ROW_REQ(F, a12, t1, x1, bp)                                                                        \
       "ldr %[w0], %[out0]\n\t"                                                                                     \
       "ldr %[w1], %[out_ch]\n\t"                                                                                   \
       "strb %[a00], [%[w0]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */                 \
@@ -657,9 +662,10 @@ typedef struct {
       "bne 1b"                                                                                                     \
       : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [a02] "=&r"(a02),                 \
         [a12] "=&r"(a12), [wp] "+r"(wp), [bp] "=&r"(bp), [w0] "=&r"(w0), [w1] "=&r"(w1), [t0] "=&r"(t0),          \
-        [t1] "=&r"(t1), [x0] "=&r"(x0), [x1] "=&r"(x1), [pair] "+m"(k->pair), [out0] "+m"(k->out0),                \
-        [left] "+m"(k->left)                                                                                       \
-      : [col] "m"(k->col), [end] "m"(k->end), [out_ch] "m"(k->out_ch)                                             \
+        [t1] "=&r"(t1), [x0] "=&r"(x0), [x1] "=&r"(x1), [bias] "+m"(k->bias), [mult] "+m"(k->mult),               \
+        [out0] "+m"(k->out0), [left] "+m"(k->left)                                                                 \
+      : [col] "m"(k->col), [end] "m"(k->end), [shift_from_mult] "m"(k->shift_from_mult),                          \
+        [out_ch] "m"(k->out_ch), [offset] "m"(k->offset)                                                           \
       : "cc", "memory")
 static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(const void* wp, cmx_row_triples* k,
                                                                            const int wide, const int floored) {

@@ -19,26 +19,12 @@ int32_t cmx_conv_row_s8_triples(const cmx_conv_row_params* p) {
 
 int32_t cmx_conv_row_s8_staged_at(const cmx_conv_row_params* p) { return (cmx_conv_row_s8_chunk_bytes(p) + 3) & ~3; }
 
-/* The chunk, then (wide 2) the staged weights and constants: where the triples' pair records may start. */
-static int32_t before_pairs(const cmx_conv_row_params* p) {
+int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
   if (p->wide == 2) { /* the weights as int16, then the bias, multipliers and shifts */
     return cmx_conv_row_s8_staged_at(p) +
            p->out_ch * (p->row_bytes * (int32_t)sizeof(int16_t) + 3 * (int32_t)sizeof(int32_t));
   }
   return cmx_conv_row_s8_chunk_bytes(p);
-}
-
-int32_t cmx_conv_row_s8_pairs_at(const cmx_conv_row_params* p) { return (before_pairs(p) + 3) & ~3; }
-
-int32_t cmx_conv_row_s8_pair_records(const cmx_conv_row_params* p) {
-  return p->records && p->out_ch >= 2 && !cmx_conv_row_s8_k8(p);
-}
-
-int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  if (cmx_conv_row_s8_pair_records(p)) { /* each channel pair's record: 3 x 2 words */
-    return cmx_conv_row_s8_pairs_at(p) + p->out_ch / 2 * 6 * (int32_t)sizeof(int32_t);
-  }
-  return before_pairs(p);
 }
 
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out) {

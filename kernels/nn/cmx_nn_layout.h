@@ -67,8 +67,6 @@ typedef struct {
   int32_t output_offset;
   int32_t act_min;
   int32_t act_max;
-  int32_t records;   /* 1: the scratch holds channel pair records for the assembly (cmx_conv_row_s8_pair_records),
-                        12 bytes a channel; 0: none, the blocks read the arrays (--memory min) */
 } cmx_conv_row_params;
 
 /**
@@ -113,22 +111,10 @@ int32_t cmx_conv_row_s8_triples(const cmx_conv_row_params* p);
 /* Where wide 2's staged weights start in the scratch: the chunk's bytes rounded up to a word. */
 int32_t cmx_conv_row_s8_staged_at(const cmx_conv_row_params* p);
 
-/* Whether cmx_conv_row_s8 runs the layer's positions by its 8-value loops (positions_k8, where also fast,
- * full and with a bias): int16 weights, rows of 8 values, an even count of output channels. */
-static inline int32_t cmx_conv_row_s8_k8(const cmx_conv_row_params* p) {
-  return p->wide && p->row_bytes == 8 && p->out_ch % 2 == 0 && p->out_ch < 131072;
-}
-
-/* Whether its scratch holds the channel pair records its assembly's triples and 2 x 2 blocks read (records
- * 1, two channels or more, not the 8-value loops), and where they start. */
-int32_t cmx_conv_row_s8_pair_records(const cmx_conv_row_params* p);
-int32_t cmx_conv_row_s8_pairs_at(const cmx_conv_row_params* p);
-
 /**
  * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (cmx_conv_row_s8_chunk_bytes); with wide 2,
  *        then (from a word) the weights widened to int16 and each channel's bias, multiplier and shift
- *        (int32); then, where cmx_conv_row_s8_pair_records, (from a word) each channel pair's record of six
- *        words (its biases, multipliers, right shifts with the output offset).
+ *        (int32).
  * @param[in] p  the layer's parameters, row_bytes set
  * @return       bytes of scratch
  */

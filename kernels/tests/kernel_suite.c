@@ -203,7 +203,7 @@ static void conv_row_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t lengt
   const cmx_conv_row_params rp = {.positions = positions, .in_positions = in_positions, .in_ch = in_ch,
                                   .out_ch = out_ch, .kernel = kernel, .stride = stride, .pad = pad,
                                   .dilation = dilation, .rows = 1, .out_rows = 1, .in_rows = 1, .row_stride = 1,
-                                  .row_pad = 0, .wide = wide, .chunk = chunk, .records = rnd() % 4 != 0};
+                                  .row_pad = 0, .wide = wide, .chunk = chunk};
   const conv_outcome o = conv_pair(t, "conv_row", name, &cp, &in_d, &f_d, &o_d, !two_d_1x1, rp, no_bias,
                                    positions * out_ch * kernel * in_ch);
   if (o.first) {
@@ -302,7 +302,7 @@ static void conv_2d_case(tally* t, int32_t in_ch, int32_t out_ch, int32_t in_h, 
   const cmx_conv_row_params rp = {.positions = out_w, .in_positions = in_w, .in_ch = in_ch, .out_ch = out_ch,
                                   .kernel = kw, .stride = stride_w, .pad = pad_w, .dilation = 1, .rows = kh,
                                   .out_rows = out_h, .in_rows = in_h, .row_stride = stride_h, .row_pad = pad_h,
-                                  .wide = wide, .chunk = chunk, .records = rnd() % 4 != 0};
+                                  .wide = wide, .chunk = chunk};
   const conv_outcome o = conv_pair(t, "conv_row_2d", name, &cp, &in_d, &f_d, &o_d, in_h == 1 && kh == 1, rp,
                                    no_bias, n * cols);
   if (o.first) {

@@ -69,7 +69,6 @@ class RowGeometry:
     row_stride: int = 1
     row_pad: int = 0
     wide: int = 0  # 1: int16 weights; 2: int8 ones widened into the scratch at each call (cmx_conv_row_params.wide)
-    records: int = 1  # 1: channel pair records in the scratch (cmx_conv_row_params.records); 0 under `--memory min`
 
     @property
     def cols(self) -> int:
@@ -122,8 +121,7 @@ def row_geometry(
     """The row reading of a cortex_m::quantized_conv2d (logical NCHW input/output, OHWI weight
     values), or None when its fields are not runs of the input: a 1x1 convolution reads a batch as
     one row of N * H * W positions; a 1-D or 2-D one pads each image's edges, so only a batch of one.
-    `narrow`: int8 weights however many positions (no second copy of them in flash) and no channel pair
-    records in the scratch (12 bytes a channel for ~1 cycle an output); `more`: int16
+    `narrow`: int8 weights however many positions (no second copy of them in flash); `more`: int16
     weights for the mid-sized layers too (ROW_WIDE_MID_*); `staged`: int8 weights the kernel widens
     into its scratch at each call (read from flash once a call) for every layer of at least
     ROW_STAGE_MIN_POSITIONS positions, int16 copies for none."""
@@ -140,14 +138,13 @@ def row_geometry(
     wide = 0
     if d == 1 and not narrow:
         wide = (2 if positions >= ROW_STAGE_MIN_POSITIONS else 0) if staged else int(reuse)
-    kinds = {"wide": wide, "records": int(not narrow)}
     if n == 1 and h == 1 and kh == 1 and padding[0] == 0 and oh == 1 and (d == 1 or (d * c) % 2 == 0):
-        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d, **kinds)
+        return RowGeometry(ow, w, c, oc, kw, int(stride[1]), int(padding[1]), d, wide=wide)
     if kh == kw == 1 and list(stride) == [1, 1] and list(padding) == [0, 0]:  # every image of a batch too
-        return RowGeometry(n * oh * ow, n * h * w, c, oc, 1, 1, 0, **kinds)
+        return RowGeometry(n * oh * ow, n * h * w, c, oc, 1, 1, 0, wide=wide)
     if n == 1 and list(dilation) == [1, 1]:
         return RowGeometry(
-            ow, w, c, oc, kw, int(stride[1]), int(padding[1]), 1, kh, oh, h, int(stride[0]), int(padding[0]), **kinds
+            ow, w, c, oc, kw, int(stride[1]), int(padding[1]), 1, kh, oh, h, int(stride[0]), int(padding[0]), wide
         )
     return None
 

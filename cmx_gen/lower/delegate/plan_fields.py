@@ -58,7 +58,6 @@ ROW_PARAMS = (
     "output_offset",
     "act_min",
     "act_max",
-    "records",
 )
 
 
