@@ -89,9 +89,8 @@ static inline __attribute__((always_inline)) word_pair load_pair(const void** at
  * widened and doubled ((w0, w2), (w1, w3) of each tap), the doubled start (bias + input offset x the
  * weights' sum: the accumulator is 2 x acc, which SMMULR takes with no shift first), and each
  * channel's multiplier and right shift, the output offset above it (fast: every shift right, every
- * accumulator small); then the
- * starts of a pixel whose first or last window column, or first or last row, lies outside the input (the
- * sum without those weights: CMX_WALK_LEFT, _RIGHT, _TOP, _BOTTOM). */
+ * accumulator small); then the starts of a pixel whose first or last window column, or first or last
+ * row, lies outside the input (the sum without those weights: CMX_WALK_LEFT, _RIGHT, _TOP, _BOTTOM). */
 #define CMX_WALK_RECORD 46 /* words */
 typedef struct {
   uint32_t weights[18];
@@ -195,7 +194,7 @@ static inline __attribute__((always_inline)) void cmx_dw_walk_pixels(const int8_
         "3:"                                                                                                \
         : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [v] "=&r"(v), [v13] "=&r"(v13),  \
           [wa] "=&r"(wa), [wb] "=&r"(wb), [x] "+r"(x), [r] "+r"(r), [o] "+r"(o), [pixels] "+m"(k->pixels)   \
-        : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [end] "m"(k->end),        \
+        : [ch] "r"(ch), [ch2] "r"(2 * ch), [row] "r"(row), [end] "m"(k->end),                                 \
           [first] "m"(k->first), [next_x] "m"(k->next_x), [next_o] "m"(k->next_o)                            \
         : "cc", "memory")
 #define CMX_WALK_NEXT "add %[x], %[x], %[row]\n\t"
@@ -611,7 +610,8 @@ typedef struct {
   "smlad %[a12], %[t1], %[x1], %[a12]\n\t"
 
 /* Every channel pair of one triple (fast, full, a bias, groups of four values a multiple of four; floored:
- * cmx_floored, CMX_ASM_FINISH_FLOORED): four groups an iteration (the end test, a load and a compare, once per 96 MACs). Returns the weights after
+ * cmx_floored, CMX_ASM_FINISH_FLOORED): four groups an iteration (the end test, a load and a compare,
+ * once per 96 MACs). Returns the weights after
  * the last pair's rows. (Eight groups an iteration took VWW -170 K cycles at zero wait states, but the
  * loop and its channel pair's requantization then filled more than a 1 KB instruction cache: priced as
  * on the NUCLEO-L4R5ZI, 16.9 M -> 20.4 M, its flash lines missed in sequence 81 K -> 810 K. An entry at
