@@ -344,11 +344,7 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
   int32_t x = 0;
   if (step == 8 && n >= 2) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
     cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n / 2, offset), out_ch};
-    if (floored) {
-      cmx_row_k8_channels(&k, out_ch, 1);
-    } else {
-      cmx_row_k8_channels(&k, out_ch, 0);
-    }
+    cmx_row_k8_channels(&k, out_ch, floored);
     x = n & ~1; /* an odd count's last position as below */
     output += x * out_ch;
   }
@@ -558,6 +554,7 @@ static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, 
     const int16_t* col = buf + i * 3 * ch;
     cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
                          out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
+    /* asked here, not before the loop: held across it, GCC spilled (VWW +4 K cycles) */
     const int floored = cmx_floored(p->output_offset, p->act_min);
     if (p->wide) {
       cmx_row_triples_s8(weights, &k, 1, floored);

@@ -17,9 +17,8 @@
  * then SSAT: cmx_finish's fast, full form, an instruction an output less than an ADD of the offset. */
 #define CMX_ASM_FINISH(a, m, s, off)                  \
   "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"        \
-  CMX_ASM_TIES(a) CMX_ASM_DIVIDE_OUT(a, s, off)
-/* the rounding divide's move of a negative value by one first (its ties away from zero) */
-#define CMX_ASM_TIES(a) "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"
+  "add %[" #a "], %[" #a "], %[" #a "], asr #31\n\t"  \
+  CMX_ASM_DIVIDE_OUT(a, s, off)
 /* CMX_ASM_FINISH of a floored layer (cmx_floored): no move of a negative value before the shift. */
 #define CMX_ASM_FINISH_FLOORED(a, m, s, off)          \
   "smmulr %[" #a "], %[" #a "], %[" #m "]\n\t"        \
@@ -792,8 +791,8 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "ldr %[co], %[cof]\n\t"                        \
   "sxth %[acc], %[co]\n\t" /* the output offset above the shift (cmx_right_and_offset) */ \
   "add %[right], %[right], %[acc], lsl #8\n\t"
-/* one position's output, to `at` */
-#define CMX_K8_OUTPUT(TIES, at)                   \
+/* one position's output, to `at`, requantized by F (CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED) */
+#define CMX_K8_OUTPUT(F, at)                      \
   "ldrd %[x0], %[x1], [%[xp]], #16\n\t"          \
   "smlad %[acc], %[x0], %[w0], %[bias]\n\t"      \
   "smlad %[acc], %[x1], %[w1], %[acc]\n\t"       \
@@ -801,26 +800,22 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "smlad %[acc], %[x0], %[w2], %[acc]\n\t"       \
   "smlad %[acc], %[x1], %[w3], %[acc]\n\t"       \
   "lsls %[acc], %[acc], #1\n\t"                  \
-  "smmulr %[acc], %[acc], %[mult]\n\t"           \
-  TIES                                           \
-  "asrs %[acc], %[acc], %[right]\n\t"            \
-  "adc %[acc], %[acc], %[right], asr #8\n\t"     \
-  "ssat %[acc], #8, %[acc]\n\t"                  \
+  F(acc, mult, right, "%[right], asr #8")        \
   "strb %[acc], " at "\n\t"
 /* two positions an iteration: the second's output at o + oc, o moved and the count added once a pair */
-#define CMX_K8_POSITIONS(label, TIES)             \
+#define CMX_K8_POSITIONS(label, F)                \
   label ":\n\t"                                  \
-  CMX_K8_OUTPUT(TIES, "[%[o]]")                  \
-  CMX_K8_OUTPUT(TIES, "[%[o], %[oc]]")           \
+  CMX_K8_OUTPUT(F, "[%[o]]")                     \
+  CMX_K8_OUTPUT(F, "[%[o], %[oc]]")              \
   "add %[o], %[o], %[oc], lsl #1\n\t"            \
   "adds %[co], %[co], #0x10000\n\t"              \
   "bcc " label "b\n\t"
-/* the channel loop, its positions' rounding divide moving a negative value first (TIES) or not (floored): a
+/* the channel loop, its positions requantized by F (floored: CMX_ASM_FINISH_FLOORED): a
  * channel an iteration, the weights then 8 bytes on to the pair's second channel or 24 to the next pair's
  * first (one copy of the loop: two, one a channel of the pair, took the chunk's code past the NUCLEO-L4R5ZI's
  * 1 KB instruction cache) */
-#define CMX_K8_CHANNELS(TIES)                                                                                 \
-  __asm volatile("1:\n\t" CMX_K8_SETUP(0, 16) CMX_K8_POSITIONS("2", TIES)                                    \
+#define CMX_K8_CHANNELS(F)                                                                                    \
+  __asm volatile("1:\n\t" CMX_K8_SETUP(0, 16) CMX_K8_POSITIONS("2", F)                                       \
                  "ldr %[acc], %[left]\n\t"                                                                   \
                  "ldr %[w0], %[wp]\n\t"                                                                      \
                  "tst %[acc], #1\n\t" /* channels left even: this one the pair's first */                    \
@@ -838,9 +833,9 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
                  : [oc] "r"(out_ch), [x] "m"(k->x), [cof] "m"(k->count_offset)                                \
                  : "cc", "memory")
   if (floored) { /* cmx_floored */
-    CMX_K8_CHANNELS("");
+    CMX_K8_CHANNELS(CMX_ASM_FINISH_FLOORED);
   } else {
-    CMX_K8_CHANNELS(CMX_ASM_TIES(acc));
+    CMX_K8_CHANNELS(CMX_ASM_FINISH);
   }
 #undef CMX_K8_CHANNELS
 #undef CMX_K8_SETUP
@@ -965,7 +960,7 @@ typedef struct {
   : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t] "=&r"(t), [u] "=&r"(u), [q] "+r"(q), \
     [o] "+r"(o) __VA_ARGS__                                                                                    \
   : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]), [w2b] "r"(w[5]),     \
-    [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_and_offset),               \
+    [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_and_offset),                                \
     [step] "m"(k.step), [end] "m"(k.end), [row_bytes] "m"(k.row_bytes), [next_q] "m"(k.next_q)                 \
   : "cc", "memory"
 
@@ -991,8 +986,8 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"
 
 /* Every row of a channel's band until `o` reaches k.end, rows of 4n outputs (two = 0) or 4n + 2 (two = 1, a
- * MobileNet's 6 x 6 maps), floored or not (cmx_floored): a row's four-output blocks until k.row_end, then (two) its last two outputs as
- * half a block, then the next plane row: no call, no weights loaded again, a row (VWW's 12 x 12 and 24 x 24
+ * MobileNet's 6 x 6 maps), floored or not (cmx_floored): a row's four-output blocks until k.row_end, then
+ * (two) its last two outputs as half a block, then the next plane row: no call, no weights loaded again, a row (VWW's 12 x 12 and 24 x 24
  * planar rows took ~60 cycles a row around cmx_dw_plane_row4). Where the four-channel walk takes ~46 cycles
  * an output on VWW's 6 x 6 x 128 layers, rows of six take ~26 (~155 a row). */
 #define CMX_PLANE_ROWS_LOOP(TWO, F)                                                                         \
