@@ -137,6 +137,23 @@ static int per_channel(check* c, int32_t multipliers, int32_t shifts, int64_t ch
   return 1;
 }
 
+#ifdef CMX_BACKEND_CONV_ROW
+/* cmx_conv_row_s8's constants (cmx_conv_row_s8_constants): each channel's multiplier and shift as
+ * per_channel checks them, its shift word holding the layer's output offset. */
+static int row_constants(check* c, int32_t at, const cmx_conv_row_params* p) {
+  if (!constant(c, at, 4 * (int64_t)cmx_conv_row_s8_constants_words(p->out_ch), 4, 0)) return 0;
+  const int32_t* k = (const int32_t*)(c->plan + at);
+  for (int32_t ch = 0; ch < p->out_ch; ++ch) {
+    const int32_t shift = cmx_row_shift(k, ch);
+    if (!requant(c, cmx_row_mult(k, ch), shift)) return 0;
+    if (cmx_row_shift_word(k, ch) != cmx_right_and_offset(-shift, p->output_offset)) {
+      return fail(c, "convolution row constants for another output offset");
+    }
+  }
+  return 1;
+}
+#endif
+
 /* An output extent whose every window starts inside the input with `pad` zeros before it and as many
  * after: windows that run past the far edge are a patch's or a pooling's (ceil mode) and the kernels
  * read only the taps inside the input there. A kernel of one tap (1x1, stride 1, no padding: the fast
@@ -322,7 +339,7 @@ static int check_conv_row(check* c, const cmx_layer_conv_row* l) {
   return tensor(c, l->input, (int64_t)p->in_rows * p->in_positions * p->in_ch) &&
          tensor(c, l->output, (int64_t)p->out_rows * p->positions * oc) &&
          constant(c, l->weight, oc * row_bytes * (p->wide == 1 ? 2 : 1), p->wide == 1 ? 4 : 1, 0) &&
-         constant(c, l->bias, 4 * oc, 4, 1) && per_channel(c, l->multipliers, l->shifts, oc) &&
+         row_constants(c, l->constants, p) &&
          scratch(c, l->scratch, l->scratch_bytes, cmx_conv_row_s8_scratch_bytes(p));
 }
 #endif

@@ -21,10 +21,11 @@ typedef struct {
   cmsis_nn_dims input_dims, filter_dims, bias_dims, output_dims;
 } cmx_layer_conv_helium;
 
-/* cmx_conv_row_s8 (kernels/nn/), a convolution of one group on a DSP core; weight in its layout. */
+/* cmx_conv_row_s8 (kernels/nn/), a convolution of one group on a DSP core; weight and constants (biases,
+ * multipliers, shifts by channel pair) in its layouts. */
 typedef struct {
   cmx_layer_head head;
-  int32_t input, output, weight, bias, multipliers, shifts, scratch, scratch_bytes;
+  int32_t input, output, weight, constants, scratch, scratch_bytes;
   cmx_conv_row_params params;
 } cmx_layer_conv_row;
 

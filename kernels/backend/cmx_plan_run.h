@@ -140,8 +140,7 @@ inline arm_cmsis_nn_status run_conv_row(const cmx_layer_conv_row* l, CMX_RUN_ARG
   out = tensor_at(l->output, work, io);
   CMX_OUT_BYTES((size_t)l->params.out_rows * l->params.positions * l->params.out_ch); /* every row of a 2-D layer */
   CMX_KERNEL(status = cmx_conv_row_s8(&l->params, tensor_at(l->input, work, io), constant_at<int8_t>(plan, l->weight),
-                                      constant_at<int32_t>(plan, l->bias), constant_at<int32_t>(plan, l->multipliers),
-                                      constant_at<int32_t>(plan, l->shifts),
+                                      constant_at<int32_t>(plan, l->constants),
                                       reinterpret_cast<int16_t*>(work + l->scratch), out));
   return status;
 }

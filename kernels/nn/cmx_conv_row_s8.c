@@ -201,8 +201,7 @@ static void widen_columns(const cmx_conv_row_params* p, const int8_t* input, int
  * one run per tap (a loop that costs 5-7 % where there is one run). Each combination the kernel
  * calls is compiled on its own. p->in_ch is the values of one widened position (cmx_conv_row_s8_column). */
 static inline __attribute__((always_inline)) void compute(const cmx_conv_row_params* p, const int16_t* buf, int32_t n,
-                                                          const int8_t* weights, const int32_t* bias,
-                                                          const int32_t* multiplier, const int32_t* shift,
+                                                          const int8_t* weights, const int32_t* k,
                                                           int8_t* restrict output, const int fast,
                                                           const int aligned, const int full,
                                                           const int dilated) {
@@ -213,8 +212,8 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
   const int32_t tap_step = p->dilation * p->in_ch; /* int16 values between two taps */
   const int32_t groups = p->row_bytes / 4 / taps;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
-  /* cmx_row_blocks_s8 takes the channel pairs: two groups or more, a bias, two channels or more */
-  const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && bias != NULL && out_ch >= 2;
+  /* cmx_row_blocks_s8 takes the channel pairs: two groups or more, two channels or more */
+  const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && out_ch >= 2;
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -226,14 +225,13 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
     if (fast && full && aligned && !dilated && blocks) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), p->output_offset), bias, multiplier,
-                          (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
-      w = (const int8_t*)cmx_row_blocks_s8(w, &k, groups);
+      cmx_row_blocks b = {col0, col1, cmx_row_count(cmx_row_iterations(groups)), k, out0, out_ch, out_ch / 2};
+      w = (const int8_t*)cmx_row_blocks_s8(w, &b, groups);
       c = out_ch & ~1;
     }
 #endif
     for (; c + 1 < out_ch; c += 2) {
-      int32_t a00 = bias ? bias[c] : 0, a10 = bias ? bias[c + 1] : 0;
+      int32_t a00 = cmx_row_bias(k, c), a10 = cmx_row_bias(k, c + 1);
       int32_t a01 = a00, a11 = a10;
       const void* wp = w;
       for (int32_t t = 0; t < taps; ++t) {
@@ -262,14 +260,14 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       }
       }
       w = (const int8_t*)wp;
-      const int32_t m0 = multiplier[c], s0 = shift[c], m1 = multiplier[c + 1], s1 = shift[c + 1];
+      const int32_t m0 = cmx_row_mult(k, c), s0 = cmx_row_shift(k, c), m1 = cmx_row_mult(k, c + 1), s1 = cmx_row_shift(k, c + 1);
       out0[c] = cmx_finish(a00, m0, s0, r, fast, full);
       out1[c] = cmx_finish(a01, m0, s0, r, fast, full);
       out0[c + 1] = cmx_finish(a10, m1, s1, r, fast, full);
       out1[c + 1] = cmx_finish(a11, m1, s1, r, fast, full);
     }
     if (c < out_ch) {
-      int32_t a0 = bias ? bias[c] : 0;
+      int32_t a0 = cmx_row_bias(k, c);
       int32_t a1 = a0;
       for (int32_t t = 0; t < taps; ++t) {
       const void* b0 = col0 + t * tap_step;
@@ -286,8 +284,8 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
         a1 = SMLAD(wa_hi, xx.hi, a1);
       }
       }
-      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
-      out1[c] = cmx_finish(a1, multiplier[c], shift[c], r, fast, full);
+      out0[c] = cmx_finish(a0, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
+      out1[c] = cmx_finish(a1, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
     }
   }
   if (x < n) {
@@ -296,7 +294,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
     const int8_t* w = weights;
     int32_t c = 0;
     for (; c + 1 < out_ch; c += 2) {
-      int32_t a0 = bias ? bias[c] : 0, a1 = bias ? bias[c + 1] : 0;
+      int32_t a0 = cmx_row_bias(k, c), a1 = cmx_row_bias(k, c + 1);
       const void* wp = w;
       for (int32_t t = 0; t < taps; ++t) {
       const void* b0 = col0 + t * tap_step;
@@ -310,11 +308,11 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       }
       }
       w = (const int8_t*)wp;
-      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
-      out0[c + 1] = cmx_finish(a1, multiplier[c + 1], shift[c + 1], r, fast, full);
+      out0[c] = cmx_finish(a0, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
+      out0[c + 1] = cmx_finish(a1, cmx_row_mult(k, c + 1), cmx_row_shift(k, c + 1), r, fast, full);
     }
     if (c < out_ch) {
-      int32_t a0 = bias ? bias[c] : 0;
+      int32_t a0 = cmx_row_bias(k, c);
       for (int32_t t = 0; t < taps; ++t) {
       const void* b0 = col0 + t * tap_step;
       for (int32_t g = groups; g > 0; --g) {
@@ -325,7 +323,7 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
         a0 = SMLAD(SXTB16_RORn(wa, 8), xx.hi, a0);
       }
       }
-      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
+      out0[c] = cmx_finish(a0, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
     }
   }
 }
@@ -337,14 +335,13 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
  * groups). Channels in pairs (the weights' layout: c's group 0, c + 1's, c's group 1, c + 1's);
  * all 13 registers the loop holds are its operands. */
 static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n, int32_t step,
-                                                   const int16_t* weights, const int32_t* bias,
-                                                   const int32_t* multiplier, const int32_t* shift, int8_t* output,
-                                                   int32_t out_ch, int32_t offset, int floored) {
+                                                   const int16_t* weights, const int32_t* k, int8_t* output,
+                                                   int32_t out_ch, int floored) {
 #if defined(__GNUC__) && defined(__thumb2__) && defined(ARM_MATH_DSP)
   int32_t x = 0;
   if (step == 8 && n >= 2) { /* channel by channel (cmx_row_k8_channels): its constants in registers */
-    cmx_row_k8_frame k = {weights, bias, multiplier, shift, output, buf, cmx_row_count(n / 2, offset), out_ch};
-    cmx_row_k8_channels(&k, out_ch, floored);
+    cmx_row_k8_frame f = {weights, k, output, buf, cmx_row_count(n / 2), out_ch};
+    cmx_row_k8_channels(&f, out_ch, floored);
     x = n & ~1; /* an odd count's last position as below */
     output += x * out_ch;
   }
@@ -354,17 +351,12 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
     memcpy(&x1, buf + x * step + 2, 4);
     memcpy(&x2, buf + x * step + 4, 4);
     memcpy(&x3, buf + x * step + 6, 4);
-    const void* wp = weights;
-    const int32_t *bp = bias, *mp = multiplier, *sp = shift;
-    int8_t* o = output;
-    /* the output offset in the low half (SXTAH adds it), the channel pairs left counted up in the
-     * high half to the carry out: one register for both */
-    uint32_t count_offset = cmx_row_count(out_ch / 2, offset);
-    cmx_row_k8_position(x0, x1, x2, x3, wp, bp, mp, sp, o, count_offset);
+    /* the channel pairs left counted up in the high half to the carry out */
+    cmx_row_k8_position(x0, x1, x2, x3, weights, k, output, cmx_row_count(out_ch / 2));
   }
 #else
-  (void)buf, (void)n, (void)step, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)output;
-  (void)out_ch, (void)offset, (void)floored; /* never called: the kernel needs DSP */
+  (void)buf, (void)n, (void)step, (void)weights, (void)k, (void)output, (void)out_ch, (void)floored;
+  /* never called: the kernel needs DSP */
 #endif
 }
 
@@ -373,21 +365,19 @@ static __attribute__((noinline)) void positions_k8(const int16_t* buf, int32_t n
  * values of each: two LDRDs) meet the widened input with no SXTB16, 14 instructions per 16 MACs
  * instead of 19, and 7 per 8 for a last odd position. One run per position (never dilated). */
 static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_row_params* p, const int16_t* buf,
-                                                               int32_t n, const int16_t* weights, const int32_t* bias,
-                                                               const int32_t* multiplier, const int32_t* shift,
+                                                               int32_t n, const int16_t* weights, const int32_t* k,
                                                                int8_t* restrict output, const int fast,
                                                                const int aligned, const int full, const int pairs) {
   const int32_t out_ch = p->out_ch;
   const int32_t step = p->stride * p->in_ch;
   const int32_t groups = p->row_bytes / 4;
   const cmx_out_range r = {p->output_offset, p->act_min, p->act_max};
-  if (groups == 2 && fast && full && aligned && bias && out_ch % 2 == 0 && out_ch < 131072) {
-    positions_k8(buf, n, step, weights, bias, multiplier, shift, output, out_ch, p->output_offset,
-                 cmx_floored(p->output_offset, p->act_min));
+  if (groups == 2 && fast && full && aligned && out_ch % 2 == 0 && out_ch < 131072) {
+    positions_k8(buf, n, step, weights, k, output, out_ch, cmx_floored(p->output_offset, p->act_min));
     return;
   }
-  /* cmx_row_blocks_wide takes the channel pairs: two groups or more, a bias, two channels or more */
-  const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && bias != NULL && out_ch >= 2;
+  /* cmx_row_blocks_wide takes the channel pairs: two groups or more, two channels or more */
+  const int blocks = groups >= 2 && groups <= CMX_ROW_MAX_GROUPS && out_ch >= 2;
   (void)blocks;
   int32_t x = 0;
   for (; x + 1 < n; x += 2) {
@@ -399,14 +389,13 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     int32_t c = 0;
 #if defined(CMX_ROW_BLOCKS)
     if (fast && full && aligned && blocks) { /* every channel pair in assembly */
-      cmx_row_blocks k = {col0, col1, cmx_row_count(cmx_row_iterations(groups), p->output_offset), bias, multiplier,
-                          (int32_t)((const char*)shift - (const char*)multiplier), out0, out_ch, out_ch / 2};
-      wp = cmx_row_blocks_wide(wp, &k, groups);
+      cmx_row_blocks b = {col0, col1, cmx_row_count(cmx_row_iterations(groups)), k, out0, out_ch, out_ch / 2};
+      wp = cmx_row_blocks_wide(wp, &b, groups);
       c = out_ch & ~1;
     }
 #endif
     for (; c + 1 < out_ch; c += 2) {
-      int32_t a00 = bias ? bias[c] : 0, a10 = bias ? bias[c + 1] : 0;
+      int32_t a00 = cmx_row_bias(k, c), a10 = cmx_row_bias(k, c + 1);
       int32_t a01 = a00, a11 = a10;
       const void* b0 = col0;
       const void* b1 = col1;
@@ -430,14 +419,14 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
         a11 = SMLAD(w.lo, x1.lo, a11);
         a11 = SMLAD(w.hi, x1.hi, a11);
       }
-      const int32_t m0 = multiplier[c], s0 = shift[c], m1 = multiplier[c + 1], s1 = shift[c + 1];
+      const int32_t m0 = cmx_row_mult(k, c), s0 = cmx_row_shift(k, c), m1 = cmx_row_mult(k, c + 1), s1 = cmx_row_shift(k, c + 1);
       out0[c] = cmx_finish(a00, m0, s0, r, fast, full);
       out1[c] = cmx_finish(a01, m0, s0, r, fast, full);
       out0[c + 1] = cmx_finish(a10, m1, s1, r, fast, full);
       out1[c + 1] = cmx_finish(a11, m1, s1, r, fast, full);
     }
     if (c < out_ch) { /* an odd last channel: its row on its own */
-      int32_t a0 = bias ? bias[c] : 0;
+      int32_t a0 = cmx_row_bias(k, c);
       int32_t a1 = a0;
       const void* b0 = col0;
       const void* b1 = col1;
@@ -450,8 +439,8 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
         a1 = SMLAD(w.lo, xx.lo, a1);
         a1 = SMLAD(w.hi, xx.hi, a1);
       }
-      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
-      out1[c] = cmx_finish(a1, multiplier[c], shift[c], r, fast, full);
+      out0[c] = cmx_finish(a0, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
+      out1[c] = cmx_finish(a1, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
     }
   }
   if (x < n) { /* a last odd position: every row of the weights against one column */
@@ -460,7 +449,7 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
     const void* wp = weights;
     int32_t c = 0;
     for (; c + 1 < out_ch; c += 2) {
-      int32_t a0 = bias ? bias[c] : 0, a1 = bias ? bias[c + 1] : 0;
+      int32_t a0 = cmx_row_bias(k, c), a1 = cmx_row_bias(k, c + 1);
       const void* b0 = col0;
       for (int32_t g = groups; g > 0; --g) {
         const word_pair xx = load_pair(&b0, 1);
@@ -471,11 +460,11 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
         a1 = SMLAD(w.lo, xx.lo, a1);
         a1 = SMLAD(w.hi, xx.hi, a1);
       }
-      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
-      out0[c + 1] = cmx_finish(a1, multiplier[c + 1], shift[c + 1], r, fast, full);
+      out0[c] = cmx_finish(a0, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
+      out0[c + 1] = cmx_finish(a1, cmx_row_mult(k, c + 1), cmx_row_shift(k, c + 1), r, fast, full);
     }
     if (c < out_ch) {
-      int32_t a0 = bias ? bias[c] : 0;
+      int32_t a0 = cmx_row_bias(k, c);
       const void* b0 = col0;
       for (int32_t g = groups; g > 0; --g) {
         const word_pair w = load_pair(&wp, 1);
@@ -483,7 +472,7 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
         a0 = SMLAD(w.lo, xx.lo, a0);
         a0 = SMLAD(w.hi, xx.hi, a0);
       }
-      out0[c] = cmx_finish(a0, multiplier[c], shift[c], r, fast, full);
+      out0[c] = cmx_finish(a0, cmx_row_mult(k, c), cmx_row_shift(k, c), r, fast, full);
     }
   }
 }
@@ -491,42 +480,40 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
 #if defined(ARM_MATH_DSP)
 /* wide 2: the plan's int8 weights (each group of four stored (w0, w2, w1, w3)) widened to the int16
  * layout wide 1 reads ((w0, w1), (w2, w3)) past the chunk: an SXTB16 and an SXTB16 ROR 8 a group, the
- * plan's bytes read once a call; then the per-channel bias (zeros for none), multipliers and shifts,
- * which each position pair reads again too. */
+ * plan's bytes read once a call; then the constants, which each position pair reads again too. */
 typedef struct {
   const int16_t* weights;
-  const int32_t *bias, *multiplier, *shift;
+  const int32_t* constants;
 } staged;
 
-static staged stage(const cmx_conv_row_params* p, const int8_t* weights, const int32_t* bias,
-                    const int32_t* multiplier, const int32_t* shift, int16_t* scratch) {
+static staged stage(const cmx_conv_row_params* p, const int8_t* weights, const int32_t* k, int16_t* scratch) {
   uint32_t* to = (uint32_t*)(void*)((char*)scratch + cmx_conv_row_s8_staged_at(p));
   const int32_t groups = p->out_ch * p->row_bytes / 4;
-  staged s = {(const int16_t*)(const void*)to, NULL, NULL, NULL};
+  const staged s = {(const int16_t*)(const void*)to, (const int32_t*)(const void*)(to + 2 * groups)};
   for (int32_t g = 0; g < groups; ++g, weights += 4, to += 2) {
     const uint32_t v = (uint32_t)arm_nn_read_s8x4(weights);
     to[0] = SXTB16(v);
     to[1] = SXTB16_RORn(v, 8);
   }
-  int32_t* constants = (int32_t*)(void*)to;
-  const size_t row = (size_t)p->out_ch * sizeof(int32_t);
-  if (bias != NULL) {
-    memcpy(constants, bias, row);
-  } else {
-    memset(constants, 0, row);
-  }
-  memcpy(constants + p->out_ch, multiplier, row);
-  memcpy(constants + 2 * p->out_ch, shift, row);
-  s.bias = constants, s.multiplier = constants + p->out_ch, s.shift = constants + 2 * p->out_ch;
+  memcpy(to, k, (size_t)cmx_conv_row_s8_constants_words(p->out_ch) * sizeof(int32_t));
   return s;
+}
+
+/* Whether every channel takes the fast requantization: its shift right, its multiplier positive and its
+ * bias inside what keeps the accumulators small (cmx_accumulators_small). */
+static int all_fast(const cmx_conv_row_params* p, const int32_t* k) {
+  const int64_t room = cmx_bias_room(p->row_bytes, p->input_offset);
+  int fast = room >= 0;
+  for (int32_t c = 0; fast && c < p->out_ch; ++c) {
+    fast = cmx_row_shift(k, c) <= -1 && cmx_row_mult(k, c) > 0 && cmx_bias_small(cmx_row_bias(k, c), room);
+  }
+  return fast;
 }
 
 #if defined(CMX_ROW_BLOCKS)
 /* Whether a layer's chunks run three positions at a time (cmx_row_triples_s8): its shape
- * (cmx_conv_row_s8_triples), fast, a bias; a chunk's other positions (n % 3) as before. */
-static int takes_triples(const cmx_conv_row_params* p, const int32_t* bias, int fast) {
-  return cmx_conv_row_s8_triples(p) && fast && bias != NULL;
-}
+ * (cmx_conv_row_s8_triples) and fast; a chunk's other positions (n % 3) as before. */
+static int takes_triples(const cmx_conv_row_params* p, int fast) { return cmx_conv_row_s8_triples(p) && fast; }
 
 /* `triples` x 3 positions of a 1x1 layer from `in` (in_ch values each, all inside the input), widened
  * with the offset and interleaved for cmx_row_triples_s8: group g of the triple's position j at
@@ -547,13 +534,11 @@ static __attribute__((noinline)) void widen_triples(const cmx_conv_row_params* p
 
 /* Every channel pair of each of `triples` triples widened by widen_triples into `buf`. */
 static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, int32_t triples, const int8_t* weights,
-                                                  const int32_t* bias, const int32_t* multiplier,
-                                                  const int32_t* shift, const int16_t* buf, int8_t* out) {
+                                                  const int32_t* constants, const int16_t* buf, int8_t* out) {
   const int32_t ch = p->in_ch;
   for (int32_t i = 0; i < triples; ++i) {
     const int16_t* col = buf + i * 3 * ch;
-    cmx_row_triples k = {col, col + 3 * ch, bias, multiplier, (int32_t)((const char*)shift - (const char*)multiplier),
-                         out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2, p->output_offset};
+    cmx_row_triples k = {col, col + 3 * ch, constants, out + 3 * i * p->out_ch, p->out_ch, p->out_ch / 2};
     /* asked here, not before the loop: held across it, GCC spilled (VWW +4 K cycles) */
     const int floored = cmx_floored(p->output_offset, p->act_min);
     if (p->wide) {
@@ -568,18 +553,16 @@ static __attribute__((noinline)) void run_triples(const cmx_conv_row_params* p, 
 /* The convolution, its arguments checked (and staged for wide 2): a function of its own, so that GCC
  * allocates its loops as before staging existed (+5,900 instructions on KWS with the staging inside). */
 static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, const int8_t* input,
-                                               const int8_t* weights, const int32_t* bias,
-                                               const int32_t* multiplier, const int32_t* shift, int16_t* scratch,
+                                               const int8_t* weights, const int32_t* k, int16_t* scratch,
                                                int8_t* output) {
-  const int fast = cmx_all_right_shifts(multiplier, shift, p->out_ch) &&
-                   cmx_accumulators_small(bias, p->out_ch, p->row_bytes, p->input_offset);
+  const int fast = all_fast(p, k);
   const int full = p->act_min == -128 && p->act_max == 127;
   const int dilated = p->dilation > 1 && p->kernel > 1;
   cmx_conv_row_params q = *p; /* what compute() reads: a position of the widened chunk is a column */
   q.in_ch = cmx_conv_row_s8_column(p);
   const int aligned = ((p->stride * q.in_ch) & 1) == 0 && ((uintptr_t)scratch & 3) == 0;
 #if defined(CMX_ROW_BLOCKS)
-  const int three = aligned && takes_triples(p, bias, fast);
+  const int three = aligned && takes_triples(p, fast);
 #endif
   /* fast and aligned, an activation range short of int8 (not full): the full form, then the range */
   const uint32_t lo4 = cmx_byte4(p->act_min), hi4 = cmx_byte4(p->act_max);
@@ -596,7 +579,7 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         /* the chunk's other positions widened too before any output is written: the chunk stays one
          * copy-in block (cmx_gen/lower/delegate/overlap.py), its output may lie over its input */
         if (done < n) widen(p, input, x0 + done, n - done, buf);
-        run_triples(p, done / 3, weights, bias, multiplier, shift, scratch, output + x0 * p->out_ch);
+        run_triples(p, done / 3, weights, k, scratch, output + x0 * p->out_ch);
         if (!full) cmx_clamp_s8(output + x0 * p->out_ch, done * p->out_ch, lo4, hi4);
         if (done == n) continue;
         x0 += done, n -= done;
@@ -617,24 +600,24 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
         /* one variant for both row widths: the 2 x 2 blocks' assembly (all of a fast, full layer's
          * position pairs but for rows of under two groups) once in the image, not once a variant (2 KB) */
         if (fast && aligned) {
-          compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 1, 1, 1, q.row_bytes >= 32);
+          compute_wide(&q, buf, n, wide, k, out, 1, 1, 1, q.row_bytes >= 32);
           if (!full) cmx_clamp_s8(out, n * p->out_ch, lo4, hi4);
         } else {
-          compute_wide(&q, buf, n, wide, bias, multiplier, shift, out, 0, 0, 0, 0);
+          compute_wide(&q, buf, n, wide, k, out, 0, 0, 0, 0);
         }
       } else if (dilated) {
         if (fast && aligned && full) {
-          compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 1);
+          compute(&q, buf, n, weights, k, out, 1, 1, 1, 1);
         } else {
-          compute(&q, buf, n, weights, bias, multiplier, shift, out, 0, 0, 0, 1);
+          compute(&q, buf, n, weights, k, out, 0, 0, 0, 1);
         }
       } else if (fast && aligned) {
-        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 1, 1, 0);
+        compute(&q, buf, n, weights, k, out, 1, 1, 1, 0);
         if (!full) cmx_clamp_s8(out, n * p->out_ch, lo4, hi4);
       } else if (fast) {
-        compute(&q, buf, n, weights, bias, multiplier, shift, out, 1, 0, 0, 0);
+        compute(&q, buf, n, weights, k, out, 1, 0, 0, 0);
       } else {
-        compute(&q, buf, n, weights, bias, multiplier, shift, out, 0, 0, 0, 0);
+        compute(&q, buf, n, weights, k, out, 0, 0, 0, 0);
       }
     }
   }
@@ -642,10 +625,9 @@ static __attribute__((noinline)) void convolve(const cmx_conv_row_params* p, con
 #endif
 
 arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
-                                    const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
-                                    int16_t* scratch, int8_t* output) {
+                                    const int32_t* constants, int16_t* scratch, int8_t* output) {
 #if !defined(ARM_MATH_DSP)
-  (void)p, (void)input, (void)weights, (void)bias, (void)multiplier, (void)shift, (void)scratch, (void)output;
+  (void)p, (void)input, (void)weights, (void)constants, (void)scratch, (void)output;
   return ARM_CMSIS_NN_NO_IMPL_ERROR; /* the plan chooses this kernel only for a core with DSP */
 #else
   if (p->chunk < 2 || (p->chunk & 1) || p->row_bytes != cmx_conv_row_s8_row_bytes(p) || p->rows < 1 ||
@@ -655,10 +637,10 @@ arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* 
     return ARM_CMSIS_NN_ARG_ERROR;
   }
   if (p->wide == 2) {
-    const staged st = stage(p, weights, bias, multiplier, shift, scratch);
-    convolve(p, input, (const int8_t*)(const void*)st.weights, st.bias, st.multiplier, st.shift, scratch, output);
+    const staged st = stage(p, weights, constants, scratch);
+    convolve(p, input, (const int8_t*)(const void*)st.weights, st.constants, scratch, output);
   } else {
-    convolve(p, input, weights, bias, multiplier, shift, scratch, output);
+    convolve(p, input, weights, constants, scratch, output);
   }
   return ARM_CMSIS_NN_SUCCESS;
 #endif

@@ -8,6 +8,7 @@
 
 #include "arm_nn_math_types.h"
 #include "arm_nnsupportfunctions.h"
+#include "cmx_nn_layout.h"
 
 /* The assembly kernels' requantization of one accumulator `a` already doubled (2 x acc: fast, every
  * |acc| < 2^30), multiplier in `m`, right shift (1 to 31) in the low byte of `s`: cmx_requantize_right's
@@ -27,8 +28,8 @@
   "asrs %[" #a "], %[" #a "], %[" #s "]\n\t"          \
   "adc %[" #a "], %[" #a "], " off "\n\t"              \
   "ssat %[" #a "], #8, %[" #a "]\n\t"
-/* A right shift and the output offset in one word, as CMX_ASM_FINISH's "%[s], asr #8" reads them. */
-static inline int32_t cmx_right_and_offset(int32_t right_shift, int32_t offset) { return offset * 256 + right_shift; }
+/* cmx_right_and_offset (cmx_nn_layout.h): a right shift and the output offset in one word, as
+ * CMX_ASM_FINISH's "%[s], asr #8" reads them. */
 
 #if defined(ARM_MATH_DSP)
 /* An int8 value in each of a word's four bytes (SSUB8 / SEL operands). */
@@ -385,11 +386,8 @@ static inline __attribute__((always_inline)) cmx_acc2x2 cmx_row_wide_pairs(cmx_a
 
 #if defined(__GNUC__) && defined(__thumb2__)
 /* A loop count for cmx_conv_row_s8's assembly: `iterations` (1 to 65535) counted up in the high half to
- * the carry out (ADDS #0x10000, BCC), the output offset in the low half once it is done (SXTH or SXTAH
- * takes it). */
-static inline uint32_t cmx_row_count(int32_t iterations, int32_t offset) {
-  return ((uint32_t)(65536 - iterations) << 16) | (uint16_t)offset;
-}
+ * the carry out (ADDS #0x10000, BCC). */
+static inline uint32_t cmx_row_count(int32_t iterations) { return (uint32_t)(65536 - iterations) << 16; }
 
 /* The blocks' iterations for `groups` groups of four values (two group pairs an iteration): at most
  * 65535 for groups up to CMX_ROW_MAX_GROUPS. */
@@ -404,10 +402,8 @@ static inline int32_t cmx_row_iterations(int32_t groups) { return (groups / 2 + 
 typedef struct {
   const void* col0;     /* the first position's widened values (int16) */
   const void* col1;     /* the second's */
-  uint32_t count;       /* cmx_row_count(cmx_row_iterations(groups), the output offset) */
-  const int32_t* bias;  /* channel c's, advanced two a channel pair */
-  const int32_t* mult;  /* ... */
-  int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
+  uint32_t count;       /* cmx_row_count(cmx_row_iterations(groups)) */
+  const int32_t* pair;  /* channel c's pair record (cmx_conv_row_s8_constants), advanced one a channel pair */
   int8_t* out0;         /* the first position's output at channel c; the second's out_ch further */
   int32_t out_ch;
   int32_t left;         /* channel pairs left */
@@ -416,32 +412,27 @@ typedef struct {
 /* A pair's accumulators from its biases, the columns and the group count from the frame. */
 #define CMX_ROW_BLOCK_ENTRY                 \
   "1:\n\t"                                  \
-  "ldr %[b0], %[bias]\n\t"                  \
-  "ldrd %[a00], %[a10], [%[b0]], #8\n\t"    \
-  "str %[b0], %[bias]\n\t"                  \
+  "ldr %[b0], %[pair]\n\t"                  \
+  "ldrd %[a00], %[a10], [%[b0]]\n\t"        \
   "mov %[a01], %[a00]\n\t"                  \
   "mov %[a11], %[a10]\n\t"                  \
   "ldr %[b0], %[col0]\n\t"                  \
   "ldr %[b1], %[col1]\n\t"                  \
   "ldr %[n], %[count]\n\t"
-/* one output's requantization, the output offset in `off` (a register) */
-#define CMX_ROW_BLOCK_REQ(a, m, s, off) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s, off)
+/* one output's requantization, the shift word `s` a pair record's (the output offset above the shift) */
+#define CMX_ROW_BLOCK_REQ(a, m, s) CMX_ROW_REQ(CMX_ASM_FINISH, a, m, s)
 /* ... with FINISH, CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED */
-#define CMX_ROW_REQ(FINISH, a, m, s, off) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, "%[" #off "]")
+#define CMX_ROW_REQ(FINISH, a, m, s) "lsls %[" #a "], %[" #a "], #1\n\t" FINISH(a, m, s, "%[" #s "], asr #8")
 /* After the group loop, with the six temporaries named A-F: the pair's requantization, its four
  * bytes, the next pair. */
 #define CMX_ROW_BLOCK_EXIT(A, B, C, D, E, F)                                                        \
-  "ldr %[" #A "], %[mult]\n\t"                                                                      \
-  "ldr %[" #B "], %[shift_from_mult]\n\t"                                                           \
-  "add %[" #B "], %[" #B "], %[" #A "]\n\t"                                                         \
-  "ldrd %[" #C "], %[" #D "], [%[" #A "]], #8\n\t"                                                  \
-  "ldrd %[" #E "], %[" #F "], [%[" #B "]]\n\t"                                                      \
-  "str %[" #A "], %[mult]\n\t"                                                                      \
-  "rsb %[" #E "], %[" #E "], #0\n\t"                                                                \
-  "rsb %[" #F "], %[" #F "], #0\n\t"                                                                \
-  "sxth %[n], %[n]\n\t" /* the output offset: the low half of the loop's count once the loop is done */ \
-  CMX_ROW_BLOCK_REQ(a00, C, E, n) CMX_ROW_BLOCK_REQ(a01, C, E, n)                                   \
-  CMX_ROW_BLOCK_REQ(a10, D, F, n) CMX_ROW_BLOCK_REQ(a11, D, F, n)                                   \
+  "ldr %[" #A "], %[pair]\n\t" /* multipliers C, D; right shifts and the offset E, F */             \
+  "ldrd %[" #C "], %[" #D "], [%[" #A "], #8]\n\t"                                                  \
+  "ldrd %[" #E "], %[" #F "], [%[" #A "], #16]\n\t"                                                 \
+  "adds %[" #A "], %[" #A "], #24\n\t"                                                              \
+  "str %[" #A "], %[pair]\n\t"                                                                      \
+  CMX_ROW_BLOCK_REQ(a00, C, E) CMX_ROW_BLOCK_REQ(a01, C, E)                                         \
+  CMX_ROW_BLOCK_REQ(a10, D, F) CMX_ROW_BLOCK_REQ(a11, D, F)                                         \
   "ldr %[" #B "], %[out0]\n\t"                                                                      \
   "ldr %[" #C "], %[out_ch]\n\t"                                                                    \
   "strb %[a00], [%[" #B "]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */      \
@@ -458,10 +449,8 @@ typedef struct {
 #define CMX_ROW_BLOCK_OPERANDS(A, B, C, D, E, F)                                                            \
   : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [wp] "+r"(wp), [b0] "=&r"(b0),  \
     [b1] "=&r"(b1), [n] "=&r"(n), [A] "=&r"(t[0]), [B] "=&r"(t[1]), [C] "=&r"(t[2]), [D] "=&r"(t[3]),       \
-    [E] "=&r"(t[4]), [F] "=&r"(t[5]), [bias] "+m"(k->bias), [mult] "+m"(k->mult), [out0] "+m"(k->out0),      \
-    [left] "+m"(k->left)                                                                                    \
-  : [col0] "m"(k->col0), [col1] "m"(k->col1), [count] "m"(k->count),                  \
-    [shift_from_mult] "m"(k->shift_from_mult), [out_ch] "m"(k->out_ch)                                      \
+    [E] "=&r"(t[4]), [F] "=&r"(t[5]), [pair] "+m"(k->pair), [out0] "+m"(k->out0), [left] "+m"(k->left)       \
+  : [col0] "m"(k->col0), [col1] "m"(k->col1), [count] "m"(k->count), [out_ch] "m"(k->out_ch)                \
   : "cc", "memory"
 
 /* int16 weights (p->wide): the group pairs two an iteration (the loop's ADDS and BCC once per 64 MACs),
@@ -523,7 +512,7 @@ typedef struct {
   } else {                                              \
     blocks(even, "");                                   \
   }
-/* k->count: cmx_row_count(cmx_row_iterations(groups), the output offset) */
+/* k->count: cmx_row_count(cmx_row_iterations(groups)) */
 static inline __attribute__((always_inline)) const void* cmx_row_blocks_wide(const void* wp, cmx_row_blocks* k,
                                                                             const int32_t groups) {
   int32_t a00, a10, a01, a11, n;
@@ -572,13 +561,10 @@ static inline __attribute__((always_inline)) const void* cmx_row_blocks_s8(const
 typedef struct {
   const void* col;       /* the triple's widened values, interleaved */
   const void* end;       /* col + groups x 24 bytes */
-  const int32_t* bias;   /* channel c's, advanced two a channel pair */
-  const int32_t* mult;   /* ... */
-  int32_t shift_from_mult; /* bytes from the multipliers to the shifts (<= -1: fast) */
+  const int32_t* pair;   /* channel c's pair record (cmx_conv_row_s8_constants), advanced one a channel pair */
   int8_t* out0;          /* the first position's output at channel c; the others out_ch further each */
   int32_t out_ch;
   int32_t left;          /* channel pairs left */
-  int32_t offset;        /* the output offset (the requantization's ADC adds it) */
 } cmx_row_triples;
 
 #define CMX_TRIPLE_GROUP CMX_S8_WEIGHTS_FIRST(bp) CMX_S8_NEXT(bp, a01, a11) CMX_S8_NEXT(bp, a02, a12)
@@ -619,9 +605,8 @@ typedef struct {
 #define CMX_TRIPLES(G, F)                                                                                    \
   __asm volatile(                                                                                                  \
       "1:\n\t"                                                                                                     \
-      "ldr %[bp], %[bias]\n\t"                                                                                     \
-      "ldrd %[a00], %[a10], [%[bp]], #8\n\t"                                                                       \
-      "str %[bp], %[bias]\n\t"                                                                                     \
+      "ldr %[bp], %[pair]\n\t"                                                                                     \
+      "ldrd %[a00], %[a10], [%[bp]]\n\t"                                                                           \
       "mov %[a01], %[a00]\n\t"                                                                                     \
       "mov %[a02], %[a00]\n\t"                                                                                     \
       "mov %[a11], %[a10]\n\t"                                                                                     \
@@ -631,18 +616,13 @@ typedef struct {
       "ldr %[x0], %[end]\n\t"                                                                                      \
       "cmp %[bp], %[x0]\n\t"                                                                                       \
       "bne 2b\n\t"                                                                                                 \
-      /* the pair's requantization: multipliers t0, t1; right shifts x0, x1 */                                     \
-      "ldr %[w0], %[mult]\n\t"                                                                                     \
-      "ldr %[w1], %[shift_from_mult]\n\t"                                                                          \
-      "add %[w1], %[w1], %[w0]\n\t"                                                                                \
-      "ldrd %[t0], %[t1], [%[w0]], #8\n\t"                                                                         \
-      "ldrd %[x0], %[x1], [%[w1]]\n\t"                                                                             \
-      "str %[w0], %[mult]\n\t"                                                                                     \
-      "rsb %[x0], %[x0], #0\n\t"                                                                                   \
-      "rsb %[x1], %[x1], #0\n\t"                                                                                  \
-      "ldr %[bp], %[offset]\n\t" CMX_ROW_REQ(F, a00, t0, x0, bp) CMX_ROW_REQ(F, a01, t0, x0, bp)                    \
-          CMX_ROW_REQ(F, a02, t0, x0, bp) CMX_ROW_REQ(F, a10, t1, x1, bp) CMX_ROW_REQ(F, a11, t1, x1, bp)              \
-              CMX_ROW_REQ(F, a12, t1, x1, bp)                                                                        \
+      /* the pair's requantization: multipliers t0, t1; right shifts and the offset x0, x1 */                      \
+      "ldr %[w0], %[pair]\n\t"                                                                                     \
+      "ldrd %[t0], %[t1], [%[w0], #8]\n\t"                                                                         \
+      "ldrd %[x0], %[x1], [%[w0], #16]\n\t"                                                                        \
+      "adds %[w0], %[w0], #24\n\t"                                                                                 \
+      "str %[w0], %[pair]\n\t" CMX_ROW_REQ(F, a00, t0, x0) CMX_ROW_REQ(F, a01, t0, x0) CMX_ROW_REQ(F, a02, t0, x0) \
+          CMX_ROW_REQ(F, a10, t1, x1) CMX_ROW_REQ(F, a11, t1, x1) CMX_ROW_REQ(F, a12, t1, x1)                        \
       "ldr %[w0], %[out0]\n\t"                                                                                     \
       "ldr %[w1], %[out_ch]\n\t"                                                                                   \
       "strb %[a00], [%[w0]]\n\t" /* stores at an immediate offset: one cycle each (TRM 3.3.2) */                 \
@@ -661,10 +641,9 @@ typedef struct {
       "bne 1b"                                                                                                     \
       : [a00] "=&r"(a00), [a10] "=&r"(a10), [a01] "=&r"(a01), [a11] "=&r"(a11), [a02] "=&r"(a02),                 \
         [a12] "=&r"(a12), [wp] "+r"(wp), [bp] "=&r"(bp), [w0] "=&r"(w0), [w1] "=&r"(w1), [t0] "=&r"(t0),          \
-        [t1] "=&r"(t1), [x0] "=&r"(x0), [x1] "=&r"(x1), [bias] "+m"(k->bias), [mult] "+m"(k->mult),               \
-        [out0] "+m"(k->out0), [left] "+m"(k->left)                                                                 \
-      : [col] "m"(k->col), [end] "m"(k->end), [shift_from_mult] "m"(k->shift_from_mult),                          \
-        [out_ch] "m"(k->out_ch), [offset] "m"(k->offset)                                                           \
+        [t1] "=&r"(t1), [x0] "=&r"(x0), [x1] "=&r"(x1), [pair] "+m"(k->pair), [out0] "+m"(k->out0),                \
+        [left] "+m"(k->left)                                                                                       \
+      : [col] "m"(k->col), [end] "m"(k->end), [out_ch] "m"(k->out_ch)                                             \
       : "cc", "memory")
 static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(const void* wp, cmx_row_triples* k,
                                                                            const int wide, const int floored) {
@@ -707,41 +686,35 @@ static inline __attribute__((always_inline)) const void* cmx_row_triples_s8(cons
 
 #if defined(ARM_MATH_DSP) && defined(__GNUC__) && defined(__thumb2__)
 /* cmx_conv_row_s8's wide layer of 8 values a position (positions_k8): one position's channel loop, the
- * position's 8 widened values in x0..x3, every channel pair's int16 weights from wp, each output's bias,
- * multiplier and shift from bp, mp, sp, requantized, offset (the low half of count_offset) and
- * saturated, to o; count_offset's high half counts the channel pairs up to the carry out. */
+ * position's 8 widened values in x0..x3, every channel pair's int16 weights from wp, its constants from the
+ * pair record at kp (cmx_conv_row_s8_constants), each output requantized, offset and saturated, to o;
+ * count counts the channel pairs up to the carry out (cmx_row_count). */
 static inline __attribute__((always_inline)) void cmx_row_k8_position(uint32_t x0, uint32_t x1, uint32_t x2,
                                                                       uint32_t x3, const void* wp,
-                                                                      const int32_t* bp, const int32_t* mp,
-                                                                      const int32_t* sp, int8_t* o,
-                                                                      uint32_t count_offset) {
+                                                                      const int32_t* kp, int8_t* o,
+                                                                      uint32_t count) {
   int32_t a;
   uint32_t w0, w1;
-#define CMX_K8_CHANNEL(g0, g1)                    \
-"ldr %[a], [%[bp]], #4\n\t"                      \
+#define CMX_K8_CHANNEL(g0, g1, b, m, s)          \
+"ldr %[a], [%[kp], #" #b "]\n\t"                \
 "ldrd %[w0], %[w1], [%[wp], #" #g0 "]\n\t"       \
 "smlad %[a], %[w0], %[x0], %[a]\n\t"             \
 "smlad %[a], %[w1], %[x1], %[a]\n\t"             \
 "ldrd %[w0], %[w1], [%[wp], #" #g1 "]\n\t"       \
 "smlad %[a], %[w0], %[x2], %[a]\n\t"             \
 "smlad %[a], %[w1], %[x3], %[a]\n\t"             \
-"ldr %[w0], [%[mp]], #4\n\t"                     \
-"ldr %[w1], [%[sp]], #4\n\t"                     \
+"ldr %[w0], [%[kp], #" #m "]\n\t"                \
+"ldr %[w1], [%[kp], #" #s "]\n\t"                \
 "lsls %[a], %[a], #1\n\t"                        \
-"smmulr %[a], %[a], %[w0]\n\t"                   \
-"add %[a], %[a], %[a], asr #31\n\t"              \
-"negs %[w1], %[w1]\n\t"                          \
-"asrs %[a], %[a], %[w1]\n\t"                     \
-"adc %[a], %[a], #0\n\t"                         \
-"sxtah %[a], %[a], %[co]\n\t"                    \
-"ssat %[a], #8, %[a]\n\t"                        \
+CMX_ASM_FINISH(a, w0, w1, "%[w1], asr #8")         \
 "strb %[a], [%[o]], #1\n\t"
-  __asm volatile("1:\n\t" CMX_K8_CHANNEL(0, 16) CMX_K8_CHANNEL(8, 24)
+  __asm volatile("1:\n\t" CMX_K8_CHANNEL(0, 16, 0, 8, 16) CMX_K8_CHANNEL(8, 24, 4, 12, 20)
         "add %[wp], %[wp], #32\n\t"
+        "add %[kp], %[kp], #24\n\t"
         "adds %[co], %[co], #0x10000\n\t"
         "bcc 1b"
-        : [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [wp] "+r"(wp), [bp] "+r"(bp), [mp] "+r"(mp),
-          [sp] "+r"(sp), [o] "+r"(o), [co] "+r"(count_offset)
+        : [a] "=&r"(a), [w0] "=&r"(w0), [w1] "=&r"(w1), [wp] "+r"(wp), [kp] "+r"(kp), [o] "+r"(o),
+          [co] "+r"(count)
         : [x0] "r"(x0), [x1] "r"(x1), [x2] "r"(x2), [x3] "r"(x3)
         : "cc", "memory");
 #undef CMX_K8_CHANNEL
@@ -755,12 +728,10 @@ static inline __attribute__((always_inline)) void cmx_row_k8_position(uint32_t x
  * its pointers in the caller's frame: ~25 cycles a channel where a call per channel took ~86. */
 typedef struct {
   const void* wp;       /* channel c's weights (a pair's: c's group 0, c + 1's, c's group 1, c + 1's) */
-  const int32_t* bias;  /* channel c's */
-  const int32_t* mult;  /* ... */
-  const int32_t* shift; /* ... (<= -1: fast) */
+  const int32_t* kp;    /* channel c's bias in its pair record (cmx_conv_row_s8_constants) */
   int8_t* out;          /* channel c's output at the chunk's first position */
   const void* x;        /* the chunk's first position's values */
-  uint32_t count_offset; /* cmx_row_count(the chunk's position pairs, the output offset) */
+  uint32_t count;       /* cmx_row_count(the chunk's position pairs) */
   int32_t channels;     /* channels left (an even count) */
 } cmx_row_k8_frame;
 
@@ -774,23 +745,15 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   "ldr %[acc], %[wp]\n\t"                        \
   "ldrd %[w0], %[w1], [%[acc], #" #g0 "]\n\t"    \
   "ldrd %[w2], %[w3], [%[acc], #" #g1 "]\n\t"    \
-  "ldr %[acc], %[bp]\n\t"                        \
-  "ldr %[bias], [%[acc]], #4\n\t"                \
-  "str %[acc], %[bp]\n\t"                        \
-  "ldr %[acc], %[mp]\n\t"                        \
-  "ldr %[mult], [%[acc]], #4\n\t"                \
-  "str %[acc], %[mp]\n\t"                        \
-  "ldr %[acc], %[sp]\n\t"                        \
-  "ldr %[right], [%[acc]], #4\n\t"               \
-  "str %[acc], %[sp]\n\t"                        \
-  "negs %[right], %[right]\n\t"                  \
+  "ldr %[acc], %[kp]\n\t" /* the bias, the multiplier, the shift word (the offset above the shift) */ \
+  "ldr %[bias], [%[acc]]\n\t"                    \
+  "ldr %[mult], [%[acc], #8]\n\t"                \
+  "ldr %[right], [%[acc], #16]\n\t"              \
   "ldr %[xp], %[x]\n\t"                          \
   "ldr %[o], %[out]\n\t"                         \
   "adds %[acc], %[o], #1\n\t"                    \
   "str %[acc], %[out]\n\t"                       \
-  "ldr %[co], %[cof]\n\t"                        \
-  "sxth %[acc], %[co]\n\t" /* the output offset above the shift (cmx_right_and_offset) */ \
-  "add %[right], %[right], %[acc], lsl #8\n\t"
+  "ldr %[co], %[cof]\n\t"
 /* one position's output, to `at`, requantized by F (CMX_ASM_FINISH or CMX_ASM_FINISH_FLOORED) */
 #define CMX_K8_OUTPUT(F, at)                      \
   "ldrd %[x0], %[x1], [%[xp]], #16\n\t"          \
@@ -818,19 +781,23 @@ static inline __attribute__((always_inline)) void cmx_row_k8_channels(cmx_row_k8
   __asm volatile("1:\n\t" CMX_K8_SETUP(0, 16) CMX_K8_POSITIONS("2", F)                                       \
                  "ldr %[acc], %[left]\n\t"                                                                   \
                  "ldr %[w0], %[wp]\n\t"                                                                      \
+                 "ldr %[w1], %[kp]\n\t"                                                                      \
                  "tst %[acc], #1\n\t" /* channels left even: this one the pair's first */                    \
-                 "ite eq\n\t"                                                                                \
+                 "itete eq\n\t"                                                                              \
                  "addeq %[w0], %[w0], #8\n\t"                                                                \
                  "addne %[w0], %[w0], #24\n\t"                                                               \
+                 "addeq %[w1], %[w1], #4\n\t"                                                                \
+                 "addne %[w1], %[w1], #20\n\t"                                                               \
                  "str %[w0], %[wp]\n\t"                                                                      \
+                 "str %[w1], %[kp]\n\t"                                                                      \
                  "subs %[acc], %[acc], #1\n\t"                                                               \
                  "str %[acc], %[left]\n\t"                                                                   \
                  "bne 1b"                                                                                     \
                  : [acc] "=&r"(acc), [x0] "=&r"(x0), [x1] "=&r"(x1), [xp] "=&r"(xp), [o] "=&r"(o), [co] "=&r"(co), \
                    [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [bias] "=&r"(bias),          \
-                   [mult] "=&r"(mult), [right] "=&r"(right), [wp] "+m"(k->wp), [bp] "+m"(k->bias),              \
-                   [mp] "+m"(k->mult), [sp] "+m"(k->shift), [out] "+m"(k->out), [left] "+m"(k->channels)        \
-                 : [oc] "r"(out_ch), [x] "m"(k->x), [cof] "m"(k->count_offset)                                \
+                   [mult] "=&r"(mult), [right] "=&r"(right), [wp] "+m"(k->wp), [kp] "+m"(k->kp),                \
+                   [out] "+m"(k->out), [left] "+m"(k->channels)                                                 \
+                 : [oc] "r"(out_ch), [x] "m"(k->x), [cof] "m"(k->count)                                       \
                  : "cc", "memory")
   if (floored) { /* cmx_floored */
     CMX_K8_CHANNELS(CMX_ASM_FINISH_FLOORED);

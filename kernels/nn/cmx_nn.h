@@ -57,17 +57,16 @@ extern "C" {
  * @param[in]  input      caller: [in_rows][in_positions][in_ch]
  * @param[in]  weights    plan: out_ch * row_bytes bytes in cmx_conv_row_s8_weights' layout (int16 and
  *                        word-aligned when p->wide is 1)
- * @param[in]  bias       plan: [out_ch] int32, or NULL for none
- * @param[in]  multiplier plan: [out_ch] int32, CMSIS-NN's per-channel requantization
- * @param[in]  shift      plan: [out_ch] int32, in [-31, 31]
+ * @param[in]  constants  plan: cmx_conv_row_s8_constants_words(out_ch) int32, each channel's bias and CMSIS-NN's
+ *                        per-channel multiplier and shift (in [-31, 31]) as cmx_conv_row_s8_constants lays them
+ *                        out for p->output_offset
  * @param[in]  scratch    scratch: cmx_conv_row_s8_scratch_bytes(p) bytes
  * @param[out] output     caller: [out_rows][positions][out_ch]
  * @return     ARM_CMSIS_NN_SUCCESS; ARM_CMSIS_NN_ARG_ERROR for parameters outside the above;
  *             ARM_CMSIS_NN_NO_IMPL_ERROR on a core without the DSP extension
  */
 arm_cmsis_nn_status cmx_conv_row_s8(const cmx_conv_row_params* p, const int8_t* input, const int8_t* weights,
-                                    const int32_t* bias, const int32_t* multiplier, const int32_t* shift,
-                                    int16_t* scratch, int8_t* output);
+                                    const int32_t* constants, int16_t* scratch, int8_t* output);
 
 /**
  * @brief Scratch of cmx_depthwise_3x3_s8's banded paths (a channel's rows, or a band of rows, at a time)

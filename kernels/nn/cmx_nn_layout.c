@@ -3,6 +3,8 @@
  * (cmx_gen/lower/delegate/kernel_numbers.py). Plain C: no CMSIS-NN header, no intrinsic. */
 #include "cmx_nn_layout.h"
 
+#include <string.h>
+
 int32_t cmx_conv_row_s8_row_bytes(const cmx_conv_row_params* p) {
   return p->dilation > 1 ? p->kernel * ((p->in_ch + 3) & ~3) : (p->kernel * cmx_conv_row_s8_column(p) + 3) & ~3;
 }
@@ -20,11 +22,30 @@ int32_t cmx_conv_row_s8_triples(const cmx_conv_row_params* p) {
 int32_t cmx_conv_row_s8_staged_at(const cmx_conv_row_params* p) { return (cmx_conv_row_s8_chunk_bytes(p) + 3) & ~3; }
 
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p) {
-  if (p->wide == 2) { /* the weights as int16, then the bias, multipliers and shifts */
-    return cmx_conv_row_s8_staged_at(p) +
-           p->out_ch * (p->row_bytes * (int32_t)sizeof(int16_t) + 3 * (int32_t)sizeof(int32_t));
+  if (p->wide == 2) { /* the weights as int16, then the constants */
+    return cmx_conv_row_s8_staged_at(p) + p->out_ch * p->row_bytes * (int32_t)sizeof(int16_t) +
+           cmx_conv_row_s8_constants_words(p->out_ch) * (int32_t)sizeof(int32_t);
   }
   return cmx_conv_row_s8_chunk_bytes(p);
+}
+
+int32_t cmx_conv_row_s8_constants_words(int32_t out_ch) { return (out_ch + 1) / 2 * CMX_ROW_PAIR_WORDS; }
+
+void cmx_conv_row_s8_constants(const cmx_conv_row_params* p, const int32_t* bias, const int32_t* mult,
+                               const int32_t* shift, int32_t* out) {
+  memset(out, 0, (size_t)cmx_conv_row_s8_constants_words(p->out_ch) * sizeof(int32_t));
+  for (int32_t c = 0; c < p->out_ch; ++c) { /* the words cmx_row_bias, _mult and _shift_word read */
+    int32_t* pair = out + c / 2 * CMX_ROW_PAIR_WORDS + (c & 1);
+    pair[0] = bias != NULL ? bias[c] : 0;
+    pair[2] = mult[c];
+    pair[4] = cmx_right_and_offset(-shift[c], p->output_offset);
+  }
+}
+
+void cmx_conv_row_s8_constants_read(int32_t out_ch, const int32_t* k, int32_t* bias, int32_t* mult, int32_t* shift) {
+  for (int32_t c = 0; c < out_ch; ++c) {
+    bias[c] = cmx_row_bias(k, c), mult[c] = cmx_row_mult(k, c), shift[c] = cmx_row_shift(k, c);
+  }
 }
 
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out) {

@@ -113,12 +113,55 @@ int32_t cmx_conv_row_s8_staged_at(const cmx_conv_row_params* p);
 
 /**
  * @brief Scratch cmx_conv_row_s8 needs: one widened chunk (cmx_conv_row_s8_chunk_bytes); with wide 2,
- *        then (from a word) the weights widened to int16 and each channel's bias, multiplier and shift
- *        (int32).
+ *        then (from a word) the weights widened to int16 and the layer's constants
+ *        (cmx_conv_row_s8_constants_words).
  * @param[in] p  the layer's parameters, row_bytes set
  * @return       bytes of scratch
  */
 int32_t cmx_conv_row_s8_scratch_bytes(const cmx_conv_row_params* p);
+
+/* cmx_conv_row_s8's constants: a record of CMX_ROW_PAIR_WORDS int32 a channel pair (an odd last channel's
+ * second half zeros), its two biases, its two multipliers and its two shift words, each the right shift
+ * (-shift, CMSIS-NN's sign) in its low byte and the output offset above (cmx_right_and_offset): the
+ * assembly's triples and blocks read a pair's constants by one pointer and three LDRDs, no shift negated
+ * and no offset loaded, where three arrays took three pointers (VWW ~-95 K cycles on the M4). In the
+ * plan: the same bytes as the bias, multiplier and shift arrays they replace. */
+#define CMX_ROW_PAIR_WORDS 6
+
+/* A right shift and the output offset in one word: the shift in the low byte (ASR by a register reads
+ * only that), the offset above it (ASR #8 gives it back). */
+static inline int32_t cmx_right_and_offset(int32_t right_shift, int32_t offset) { return offset * 256 + right_shift; }
+
+/* the int32 words of an out_ch-channel layer's constants */
+int32_t cmx_conv_row_s8_constants_words(int32_t out_ch);
+/* channel c's bias, multiplier and shift (CMSIS-NN's sign) in constants k */
+static inline int32_t cmx_row_bias(const int32_t* k, int32_t c) { return k[c / 2 * CMX_ROW_PAIR_WORDS + (c & 1)]; }
+static inline int32_t cmx_row_mult(const int32_t* k, int32_t c) { return k[c / 2 * CMX_ROW_PAIR_WORDS + 2 + (c & 1)]; }
+static inline int32_t cmx_row_shift_word(const int32_t* k, int32_t c) { /* cmx_right_and_offset's word */
+  return k[c / 2 * CMX_ROW_PAIR_WORDS + 4 + (c & 1)];
+}
+static inline int32_t cmx_row_shift(const int32_t* k, int32_t c) {
+  return -(int32_t)(int8_t)(uint8_t)(uint32_t)cmx_row_shift_word(k, c);
+}
+
+/**
+ * @brief Lays a layer's bias, multipliers and shifts out as cmx_conv_row_s8's constants (above).
+ * @param[in]  p      the layer's parameters (out_ch, output_offset)
+ * @param[in]  bias   caller: [out_ch], or NULL for none (zeros)
+ * @param[in]  mult   caller: [out_ch]
+ * @param[in]  shift  caller: [out_ch], each in [-31, 31]
+ * @param[out] out    caller: cmx_conv_row_s8_constants_words(p->out_ch) int32
+ */
+void cmx_conv_row_s8_constants(const cmx_conv_row_params* p, const int32_t* bias, const int32_t* mult,
+                               const int32_t* shift, int32_t* out);
+
+/**
+ * @brief cmx_conv_row_s8_constants read back.
+ * @param[in]  out_ch  the layer's output channels
+ * @param[in]  k       the constants
+ * @param[out] bias, mult, shift  caller: [out_ch] each
+ */
+void cmx_conv_row_s8_constants_read(int32_t out_ch, const int32_t* k, int32_t* bias, int32_t* mult, int32_t* shift);
 
 /**
  * @brief Lays a CMSIS-NN filter out as cmx_conv_row_s8 reads it: each run (the field, column by column

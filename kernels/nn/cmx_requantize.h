@@ -105,14 +105,19 @@ static inline int cmx_all_right_shifts(const int32_t* multiplier, const int32_t*
 /* Whether every accumulator of a layer stays inside (-2^30, 2^30) whatever the input, as
  * cmx_requantize_right needs: a channel's bias plus `terms` products of an input value with the
  * offset added (|x + offset| <= 128 + |offset|) and an int8 weight (|w| <= 128). */
-static inline int cmx_accumulators_small(const int32_t* bias, int32_t channels, int32_t terms, int32_t input_offset) {
+static inline int64_t cmx_bias_room(int32_t terms, int32_t input_offset) { /* the largest |bias| allowed, or < 0 */
   const int64_t value = 128 + (input_offset < 0 ? -(int64_t)input_offset : (int64_t)input_offset);
-  const int64_t room = ((int64_t)1 << 30) - 1 - (int64_t)terms * value * 128;
+  return ((int64_t)1 << 30) - 1 - (int64_t)terms * value * 128;
+}
+/* |bias| <= room (cmx_bias_room, >= 0) as one unsigned compare in 32 bits (room < 2^30) */
+static inline int cmx_bias_small(int32_t bias, int64_t room) {
+  return (uint32_t)bias + (uint32_t)room <= 2 * (uint32_t)room;
+}
+static inline int cmx_accumulators_small(const int32_t* bias, int32_t channels, int32_t terms, int32_t input_offset) {
+  const int64_t room = cmx_bias_room(terms, input_offset);
   if (room < 0) return 0;
-  /* |bias| <= room as one unsigned compare in 32 bits (room < 2^30): a scan of every channel per call */
-  const uint32_t r = (uint32_t)room;
-  int small = 1;
-  for (int32_t c = 0; bias && c < channels; ++c) small &= (uint32_t)bias[c] + r <= 2 * r;
+  int small = 1; /* a scan of every channel per call */
+  for (int32_t c = 0; bias && c < channels; ++c) small &= cmx_bias_small(bias[c], room);
   return small;
 }
 

@@ -42,6 +42,7 @@ static int32_t between(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (
 static int8_t input[MAX_IN] __attribute__((aligned(4))), filter[MAX_W];
 static int16_t row_weights_buf[MAX_W + 4 * MAX_CH]; /* int8 or, wide 1, int16 weights */
 #define row_weights ((int8_t*)row_weights_buf)
+static int32_t row_constants[(MAX_CH + 1) / 2 * CMX_ROW_PAIR_WORDS]; /* cmx_conv_row_s8_constants */
 static int8_t out_cmsis[MAX_OUT] __attribute__((aligned(4))), out_cmx[MAX_OUT] __attribute__((aligned(4)));
 static int32_t bias[MAX_DW_CH], mult[MAX_DW_CH], shift[MAX_DW_CH];
 static int16_t scratch[MAX_SCRATCH / 2];
@@ -157,7 +158,7 @@ static conv_outcome conv_pair(tally* t, const char* kernel, const char* name, co
   rp.act_max = cp->activation.max;
   rp.row_bytes = cmx_conv_row_s8_row_bytes(&rp);
   if (rp.out_ch * rp.row_bytes * (rp.wide == 1 ? 2 : 1) > (int32_t)sizeof(row_weights_buf)) return o;
-  if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH) return o;
+  if (need > MAX_SCRATCH || cmx_conv_row_s8_scratch_bytes(&rp) > MAX_SCRATCH || rp.out_ch > MAX_CH) return o;
   cmx_conv_row_s8_weights(&rp, filter, row_weights);
   const int32_t* b = no_bias ? NULL : bias;
   const int32_t n = o_d->n * o_d->h * o_d->w * o_d->c;
@@ -170,7 +171,8 @@ static conv_outcome conv_pair(tally* t, const char* kernel, const char* name, co
   o.s1 = general ? arm_convolve_s8(&ctx, cp, &q, in_d, input, f_d, filter, &b_d, b, NULL, o_d, out_cmsis)
                  : arm_convolve_wrapper_s8(&ctx, cp, &q, in_d, input, f_d, filter, &b_d, b, o_d, out_cmsis);
   uint64_t t1 = cmx_platform_counter();
-  o.s2 = cmx_conv_row_s8(&rp, input, row_weights, b, mult, shift, scratch, out_cmx);
+  cmx_conv_row_s8_constants(&rp, b, mult, shift, row_constants);
+  o.s2 = cmx_conv_row_s8(&rp, input, row_weights, row_constants, scratch, out_cmx);
   uint64_t t2 = cmx_platform_counter();
   const int equal =
       o.s1 == ARM_CMSIS_NN_SUCCESS && o.s2 == ARM_CMSIS_NN_SUCCESS && memcmp(out_cmsis, out_cmx, (size_t)n) == 0;

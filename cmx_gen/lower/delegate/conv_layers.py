@@ -108,20 +108,23 @@ def _conv_helium(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
 
 
 def _conv_row(node: torch.fx.Node, emit: Emit, scratch: int) -> Layer:
-    """cmx_conv_row_s8: the same arguments, its weights laid out as it reads them."""
+    """cmx_conv_row_s8: the same arguments, its weights and constants (bias, multipliers, shifts) laid
+    out as it reads them."""
     x, weight, bias, _stride, _padding, _dilation, in_off, out_off, mult, shift, act_min, act_max, _ = fx_args(node)
     geometry, chunk = row_plan(node)
     filter_ohwi = np.frombuffer(emit.constant_bytes(weight), dtype=np.int8).reshape(geometry.out_ch, -1)
     weights = kernel_numbers.row_weights(filter_ohwi, geometry)
+    bias_values = int32s(bias, emit) if bias is not None else None
+    constants = kernel_numbers.row_constants(
+        geometry, int(out_off), bias_values, int32s(mult, emit), int32s(shift, emit)
+    )
     return Layer(
         "conv_row",
         {
             "input": emit.operand(x),
             "output": emit.operand(node),
             "weight": emit.data(weights),
-            "bias": emit.constant(bias),
-            "multipliers": emit.constant(mult),
-            "shifts": emit.constant(shift),
+            "constants": emit.data(constants),
             "scratch": scratch,
             "scratch_bytes": geometry.scratch_bytes(chunk),
             **asdict(geometry),

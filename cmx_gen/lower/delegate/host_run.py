@@ -20,7 +20,13 @@ import torch
 
 from cmx_gen.lower.delegate import host_own, host_s16
 from cmx_gen.lower.delegate.host_memory import DelegateMemory, int8, put
-from cmx_gen.lower.delegate.kernel_numbers import fc_filter, fc_s4_filter, helium_constants_read, row_filter
+from cmx_gen.lower.delegate.kernel_numbers import (
+    fc_filter,
+    fc_s4_filter,
+    helium_constants_read,
+    row_constants_read,
+    row_filter,
+)
 from cmx_gen.lower.delegate.own_kernels import FC_GROUP, RowGeometry, bias_from_sums
 from cmx_gen.lower.delegate.plan import NONE, read_header, read_layers
 from cmx_gen.lower.host_models.kernel_models import compute, masked_softmax_s8
@@ -152,8 +158,8 @@ def _conv_row(plan: bytes, f: dict[str, int], memory: DelegateMemory, isa: str) 
     g = geometry
     x = _nhwc(memory, f["input"], 1, g.in_rows, g.in_positions, g.in_ch)
     filt = row_filter(plan[f["weight"] :], g).reshape(g.out_ch, g.rows, g.kernel, g.in_ch)
-    bias = _constant(plan, f["bias"], g.out_ch, np.int32, (g.out_ch,))
-    quant = _quant(plan, f, g.out_ch)
+    biases, mults, shifts = row_constants_read(plan[f["constants"] :], g.out_ch)
+    bias, quant = torch.from_numpy(biases), (torch.from_numpy(mults), torch.from_numpy(shifts))
     window = ([g.row_stride, g.stride], [g.row_pad, g.pad], [1, g.dilation])
     out = _conv_call(f, x, torch.from_numpy(filt.copy()), bias, quant, window, isa)
     assert tuple(out.shape) == (1, g.out_ch, g.out_rows, g.positions), out.shape

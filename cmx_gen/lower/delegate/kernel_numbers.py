@@ -32,6 +32,9 @@ _SIGNATURES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "cmx_conv_row_s8_scratch_bytes": (_I32, (_P,)),
     "cmx_conv_row_s8_triples": (_I32, (_P,)),
     "cmx_conv_row_s8_weights": (None, (_P, _P, _P)),
+    "cmx_conv_row_s8_constants_words": (_I32, (_I32,)),
+    "cmx_conv_row_s8_constants": (None, (_P, _P, _P, _P, _P)),
+    "cmx_conv_row_s8_constants_read": (None, (_I32, _P, _P, _P, _P)),
     "cmx_dw3x3_band_scratch_bytes": (_I32, (_I32,) * 5),
     "cmx_dw3x3_band_rows": (_I32, (_I32,) * 3),
     "cmx_dw3x3_planar_path": (ctypes.c_int, (_I32,) * 3),
@@ -141,6 +144,35 @@ def row_filter(blob: bytes, geometry: RowGeometry) -> NDArray[Any]:
     dtype = np.dtype("<i2") if geometry.wide == 1 else np.dtype(np.int8)
     sources = _sources(lambda v: np.frombuffer(row_weights(v, geometry), dtype=dtype), count, 127)
     return _unpack(np.frombuffer(blob, dtype=dtype, count=len(sources)), sources, count).reshape(geometry.out_ch, -1)
+
+
+def row_constants(
+    geometry: RowGeometry, output_offset: int, bias: NDArray[Any] | None, mults: NDArray[Any], shifts: NDArray[Any]
+) -> bytes:
+    """cmx_conv_row_s8_constants: the layer's biases (None: zeros), multipliers and shifts as the kernel
+    reads them, a record a channel pair, the output offset in each shift word."""
+    params = _row_params(geometry)
+    params.output_offset = output_offset
+    table = [np.ascontiguousarray(v, dtype=np.int32) for v in (mults, shifts)]
+    held = None if bias is None else np.ascontiguousarray(bias, dtype=np.int32)
+    out = np.zeros(int(_call("cmx_conv_row_s8_constants_words", geometry.out_ch)), dtype="<i4")
+    _call(
+        "cmx_conv_row_s8_constants",
+        ctypes.byref(params),
+        None if held is None else _out(held),
+        *map(_out, table),
+        _out(out),
+    )
+    return out.tobytes()
+
+
+def row_constants_read(blob: bytes, out_ch: int) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any]]:
+    """row_constants read back: (biases, multipliers, shifts)."""
+    words = int(_call("cmx_conv_row_s8_constants_words", out_ch))
+    held = np.ascontiguousarray(np.frombuffer(blob, dtype="<i4", count=words))
+    bias, mults, shifts = (np.zeros(out_ch, dtype=np.int32) for _ in range(3))
+    _call("cmx_conv_row_s8_constants_read", out_ch, _out(held), _out(bias), _out(mults), _out(shifts))
+    return bias, mults, shifts
 
 
 def fc_weight_bytes(rows: int, cols: int, group: int) -> int:

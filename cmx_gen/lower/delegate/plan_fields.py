@@ -169,8 +169,12 @@ RECORDS: dict[str, Record] = {
         ),
     ),
     "conv_row": Record(
-        "cmx_conv_row_s8 (kernels/nn/), a convolution of one group on a DSP core; weight in its layout.",
-        (_CONV_TENSORS, params("cmx_conv_row_params", ROW_PARAMS)),
+        "cmx_conv_row_s8 (kernels/nn/), a convolution of one group on a DSP core; weight and constants (biases,\n"
+        "multipliers, shifts by channel pair) in its layouts.",
+        (
+            ints("input", "output", "weight", "constants", "scratch", "scratch_bytes"),
+            params("cmx_conv_row_params", ROW_PARAMS),
+        ),
     ),
     "depthwise_conv": Record("", (_CONV_TENSORS, params("cmsis_nn_dw_conv_params", DW_PARAMS), _CONV_DIMS)),
     "linear": Record("", _LINEAR),
