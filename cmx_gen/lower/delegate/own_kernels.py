@@ -39,6 +39,7 @@ ROW_WIDE_MIN_POSITIONS = 100
 ROW_WIDE_MID_POSITIONS = 36
 ROW_WIDE_MID_BYTES = 16384
 ROW_MAX_CHUNK = 16
+ROW_MAX_CHUNK_2D = 32
 # A 1x1 layer whose positions run three at a time (cmx_conv_row_s8_triples): chunks of 6 positions where
 # this much scratch holds them (VWW's 6 x 6 x 128 layers took chunks of 2 in 512 B).
 # Not under `--memory min` (narrow), whose chunks stay in ROW_SCRATCH_BUDGET.
@@ -95,7 +96,7 @@ class RowGeometry:
         budget = max(cmsis_scratch, ROW_SCRATCH_BUDGET if self.rows == 1 else ROW_SCRATCH_BUDGET_2D)
         if self.wide == 2:
             budget = max(budget, ROW_SCRATCH_BUDGET_STAGED)
-        most = min(ROW_MAX_CHUNK, self.positions + self.positions % 2)
+        most = min(ROW_MAX_CHUNK if self.rows == 1 else ROW_MAX_CHUNK_2D, self.positions + self.positions % 2)
         if not narrow and self.positions >= 3 and kernel_numbers.row_triples(self):
             n = min(most, 6)  # two triples: the least scratch (more positions a chunk saved ~nothing)
             if self.chunk_bytes(n) <= max(budget, ROW_SCRATCH_BUDGET_TRIPLES):
