@@ -4,8 +4,8 @@
 #include "cmx_depthwise_3x3.h"
 
 #if defined(ARM_MATH_DSP) && !defined(ARM_MATH_MVEI)
-/* The planar path (stride 1, rows of CMX_DW_PLANAR_WIDTH outputs or more, or of CMX_DW_PLANAR_NARROW
- * where fast and full; the plan gives scratch: cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output
+/* The planar path (stride 1, rows of CMX_DW_PLANAR_WIDTH outputs or more, or of CMX_DW_PLANAR_NARROW or
+ * CMX_DW_PLANAR_THREE where fast and full; the plan gives scratch: cmx_depthwise_3x3_s8_scratch_bytes). A depthwise output
  * reads one channel, so that channel's input rows of a band of CMX_DW_BAND output rows are copied into a plane of int16 (band + 2 rows
  * of CMX_DW_PLANE_ROW values, padding as the input's zero point, -input_offset; the padding written
  * once a band) and four horizontally adjacent outputs take each kernel row as four SMLADs and four
@@ -14,9 +14,11 @@
  * times the weights' sum joins the bias once per channel (int32 wraparound, as the sum it stands
  * for). Fast and full, a row of an even width runs its four-output blocks and (4n + 2) a block of two,
  * every row of a channel's band in one loop (cmx_dw_plane_rows, rows_band), the band's rows filled in
- * one loop too; rows of six (a MobileNet's 6 x 6 maps, fill_six) so take ~150 K cycles on VWW's 6 x 6 x
- * 128 layers, where the four-channel walk took 215 K (its taps load weights for every pixel, 2.5 cycles
- * a MAC; the plane's SMLADs ~1).
+ * one loop too; rows of six and of three (a MobileNet's 6 x 6 and 3 x 3 maps, fill_six, fill_three) run
+ * blocks of three outputs (cmx_dw_plane_rows3): VWW's 6 x 6 x 128 layers ~141 K cycles, where the
+ * four-channel walk took 215 K (its taps load weights for every pixel, 2.5 cycles a MAC; the plane's
+ * SMLADs ~1) and blocks of four and two 145 K; its 3 x 3 x 256 layer 118 K where the walk took 129 K
+ * (about half of it each channel's weight pairs and start, made for nine outputs).
  * TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
  * rows while later channels' rows are still to be read: the overlap walk
  * (cmx_gen/lower/delegate/overlap.py) takes a band as one direct block. */
@@ -93,9 +95,20 @@ static inline __attribute__((always_inline)) void fill_six(const int8_t* in, int
   }
 }
 
-/* A band of rows of an even number of outputs, fast and full: each channel's plane (its rows inside the
+/* Rows of three values inside the input from plane column 1: channel c's value and a pair a row. */
+static inline __attribute__((always_inline)) void fill_three(const int8_t* in, int32_t ch, int32_t in_row, int16_t* to,
+                                                            int32_t rows) {
+  for (; rows > 0; --rows, in += in_row, to += CMX_DW_PLANE_ROW) {
+    const uint32_t a = PKHBT((uint32_t)(int32_t)in[ch], (uint32_t)(int32_t)in[2 * ch], 16);
+    to[1] = in[0];
+    memcpy(to + 2, &a, 4);
+  }
+}
+
+/* A band of rows of an even number of outputs, or of three, fast and full: each channel's plane (its rows inside the
  * input in one loop, cmx_plane_fill_rows), its doubled weight pairs and start, then all its rows in one loop
- * (cmx_dw_plane_rows: four-output blocks, and two outputs more where the width is 4n + 2). */
+ * (cmx_dw_plane_rows: four-output blocks, and two outputs more where the width is 4n + 2; cmx_dw_plane_rows3: rows
+ * of six or three, blocks of three). */
 static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, const int32_t* shift,
                       const cmsis_nn_dims* in_d, const int8_t* input, const int8_t* filter, const int32_t* bias,
                       int8_t* output, int32_t out_w, int16_t* plane, int32_t oy0, int32_t band, int32_t x0,
@@ -108,12 +121,17 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
   /* cmx_plane_fill_rows takes a value at both ends or at neither (the same padding each side); else fill_channel */
   const int rows = last > first && fill.pairs > 0 && lead == tail;
   const int six = rows && out_w == 6 && x0 == 1; /* fill_six: straight code, where the loop took twice as long */
+  const int three = last > first && out_w == 3 && x0 == 1 && inside == 3; /* fill_three */
+  /* rows of six or three: blocks of three outputs (cmx_dw_plane_rows3); else of four, and two */
+  const int by_three = out_w == CMX_DW_PLANAR_NARROW || out_w == CMX_DW_PLANAR_THREE;
   cmx_plane_consts k = {0, 0, 0, ch, NULL, NULL, out_w * ch, 2 * (CMX_DW_PLANE_ROW - blocks)};
   const int floored = cmx_floored(p->output_offset, p->activation.min);
   int8_t* out = output + oy0 * out_w * ch;
   for (int32_t c = 0; c < ch; ++c, ++out) {
     if (six) {
       fill_six(input + (top + first) * in_w * ch + c, ch, in_w * ch, plane + first * CMX_DW_PLANE_ROW, last - first);
+    } else if (three) {
+      fill_three(input + (top + first) * in_w * ch + c, ch, in_w * ch, plane + first * CMX_DW_PLANE_ROW, last - first);
     } else if (rows) {
       cmx_plane_fill_rows(input + (top + first) * in_w * ch + c, plane + first * CMX_DW_PLANE_ROW + x0, last - first,
                           &fill, lead);
@@ -133,7 +151,11 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
     k.right_and_offset = cmx_right_and_offset(-shift[c], p->output_offset);
     k.end = out + band * out_w * ch;
     k.row_end = out + blocks * ch;
-    cmx_dw_plane_rows(plane, out, w2x, k, out_w & 2, floored);
+    if (by_three) {
+      cmx_dw_plane_rows3(plane, out, w2x, k, out_w == CMX_DW_PLANAR_NARROW, floored);
+    } else {
+      cmx_dw_plane_rows(plane, out, w2x, k, out_w & 2, floored);
+    }
   }
 }
 #endif
@@ -156,7 +178,7 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
     const int32_t top = oy0 - p->padding.h;
     fill_edges(in_d, zero, top, band + 2, width, x0, inside, plane);
 #if defined(CMX_PLANE_ROW4)
-    if (fast && full && (out_w & 1) == 0) {
+    if (fast && full && ((out_w & 1) == 0 || out_w == CMX_DW_PLANAR_THREE)) {
       rows_band(p, mult, shift, in_d, input, filter, bias, output, out_w, plane, oy0, band, x0, inside);
       continue;
     }

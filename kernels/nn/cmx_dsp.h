@@ -999,6 +999,85 @@ static inline __attribute__((always_inline)) void cmx_dw_plane_rows(const int16_
     }
   }
 }
+/* Three horizontally adjacent outputs from a plane row at `at` (its words P0 = (c0, c1), P1 = (c2, c3),
+ * P2 = (c4, c5) from q, word-aligned; the row's doubled weights W01 = (w0, w1), W12 = (w1, w2)):
+ *   a0 += P0.W01 + c2 w2 (SMLAD, SMLABT)   a1 += c1 w0 + P1.W12 (SMLATB, SMLAD)   a2 += P1.W01 + c4 w2
+ * six multiply-accumulates and three loads a row: CMX_PLANE_ROW without its fourth output. */
+#define CMX_PLANE3_EVEN(at, wa, wb)                   \
+  "ldr %[t], [%[q], #" #at "]\n\t"                    \
+  "ldr %[u], [%[q], #" #at " + 4]\n\t"                \
+  "smlad %[a0], %[t], %[" #wa "], %[a0]\n\t"          \
+  "smlatb %[a1], %[t], %[" #wa "], %[a1]\n\t"         \
+  "ldr %[t], [%[q], #" #at " + 8]\n\t"                \
+  "smlabt %[a0], %[u], %[" #wb "], %[a0]\n\t"         \
+  "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"          \
+  "smlad %[a2], %[u], %[" #wa "], %[a2]\n\t"          \
+  "smlabt %[a2], %[t], %[" #wb "], %[a2]\n\t"
+/* The next three (columns 3 to 5, from the words P1, P2, P3 = (c6, c7), still word-aligned):
+ *   a0 += c3 w0 + P2.W12 (SMLATB, SMLAD)   a1 += P2.W01 + c6 w2 (SMLAD, SMLABT)   a2 += c5 w0 + P3.W12 */
+#define CMX_PLANE3_ODD(at, wa, wb)                    \
+  "ldr %[t], [%[q], #" #at " + 4]\n\t"                \
+  "ldr %[u], [%[q], #" #at " + 8]\n\t"                \
+  "smlatb %[a0], %[t], %[" #wa "], %[a0]\n\t"         \
+  "ldr %[t], [%[q], #" #at " + 12]\n\t"               \
+  "smlad %[a0], %[u], %[" #wb "], %[a0]\n\t"          \
+  "smlad %[a1], %[u], %[" #wa "], %[a1]\n\t"          \
+  "smlatb %[a2], %[u], %[" #wa "], %[a2]\n\t"         \
+  "smlabt %[a1], %[t], %[" #wb "], %[a1]\n\t"         \
+  "smlad %[a2], %[t], %[" #wb "], %[a2]\n\t"
+/* A block of three outputs (ROW: CMX_PLANE3_EVEN or _ODD), requantized by F, to o, o + step, o + 2 step; o
+ * left after them. */
+#define CMX_PLANE3_BLOCK(ROW, F)                                                                        \
+  "ldr %[a0], %[start]\n\t"                                                                            \
+  "mov %[a1], %[a0]\n\t"                                                                               \
+  "mov %[a2], %[a0]\n\t" ROW(0, w0a, w0b) ROW(128, w1a, w1b) ROW(256, w2a, w2b)                        \
+  "ldr %[t], %[m]\n\t"                                                                                 \
+  "ldr %[u], %[s]\n\t"                                                                                 \
+  F(a0, t, u, "%[u], asr #8") F(a1, t, u, "%[u], asr #8") F(a2, t, u, "%[u], asr #8")                    \
+  "strb %[a0], [%[o]]\n\t"                                                                             \
+  "strb %[a1], [%[o], %[step]]\n\t"                                                                    \
+  "strb %[a2], [%[o], %[step], lsl #1]\n\t"                                                            \
+  "add %[o], %[o], %[step], lsl #1\n\t"                                                                \
+  "add %[o], %[o], %[step]\n\t"
+/* Every row of a channel's band until `o` reaches k.end, rows of three outputs (one block; a MobileNet's
+ * 3 x 3 maps, where the walk took ~56 cycles an output) or six (two; its 6 x 6 maps, where a block of
+ * four and one of two took ~131 cycles a row), floored or not: the 14th register holds the outputs'
+ * step. The plane's rows are 128 bytes apart, the output's rows follow each other. */
+#define CMX_PLANE3_ROWS(SECOND, F)                                                                              \
+  __asm volatile("1:\n\t" CMX_PLANE3_BLOCK(CMX_PLANE3_EVEN, F) SECOND                                       \
+                 "adds %[q], %[q], #128\n\t"                                                                  \
+                 "ldr %[t], %[end]\n\t"                                                                       \
+                 "cmp %[o], %[t]\n\t"                                                                         \
+                 "bne 1b"                                                                                      \
+                 : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t] "=&r"(t), [u] "=&r"(u), [q] "+r"(q),     \
+                   [o] "+r"(o)                                                                                 \
+                 : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]),         \
+                   [w2b] "r"(w[5]), [step] "r"(k.step), [start] "m"(k.start2), [m] "m"(k.multiplier),           \
+                   [s] "m"(k.right_and_offset), [end] "m"(k.end)                                                \
+                 : "cc", "memory")
+static inline __attribute__((always_inline)) void cmx_dw_plane_rows3(const int16_t* q, int8_t* o, const uint32_t w[6],
+                                                                    cmx_plane_consts k, const int six,
+                                                                    const int floored) {
+  int32_t a0, a1, a2;
+  uint32_t t, u;
+  if (six) {
+    if (floored) { /* cmx_floored */
+      CMX_PLANE3_ROWS(CMX_PLANE3_BLOCK(CMX_PLANE3_ODD, CMX_ASM_FINISH_FLOORED), CMX_ASM_FINISH_FLOORED);
+    } else {
+      CMX_PLANE3_ROWS(CMX_PLANE3_BLOCK(CMX_PLANE3_ODD, CMX_ASM_FINISH), CMX_ASM_FINISH);
+    }
+  } else {
+    if (floored) {
+      CMX_PLANE3_ROWS("", CMX_ASM_FINISH_FLOORED);
+    } else {
+      CMX_PLANE3_ROWS("", CMX_ASM_FINISH);
+    }
+  }
+}
+#undef CMX_PLANE3_ROWS
+#undef CMX_PLANE3_BLOCK
+#undef CMX_PLANE3_ODD
+#undef CMX_PLANE3_EVEN
 #undef CMX_PLANE_TWO
 #undef CMX_PLANE_ROWS_LOOP
 #undef CMX_PLANE_ROW2

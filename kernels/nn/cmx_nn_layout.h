@@ -23,7 +23,8 @@ extern "C" {
 #define CMX_DW_BAND 8        /* output rows a band of the planar path */
 #define CMX_DW_GROUP_BAND 2  /* ... and of the grouped path: its lead is a band's rows */
 #define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
-#define CMX_DW_PLANAR_NARROW 6 /* ... and rows of this many where fast and full (cmx_dw_plane_rows: four outputs and two) */
+#define CMX_DW_PLANAR_NARROW 6 /* ... and rows of this many where fast and full (cmx_dw_plane_rows3: two blocks of three) */
+#define CMX_DW_PLANAR_THREE 3  /* ... and of this many (a MobileNet's 3 x 3 maps: one block of three) */
 #define CMX_DW_GROUPED_WIDTH 4 /* the fewest output columns the grouped path takes: on rows of 3 its band's padding costs more */
 #define CMX_DW_GROUP 4       /* channels a group of the grouped path (its code is written for four) */
 #define CMX_DW_PLANE_ROW 64 /* int16 values a plane row holds: a constant, so a row is an immediate offset */
@@ -175,11 +176,11 @@ void cmx_conv_row_s8_constants_read(int32_t out_ch, const int32_t* k, int32_t* b
  */
 void cmx_conv_row_s8_weights(const cmx_conv_row_params* p, const int8_t* filter, int8_t* out);
 
-/* A stride-1 shape of CMX_DW_PLANAR_NARROW outputs a row: cmx_depthwise_3x3_s8's planar path takes it
- * where fast and full (cmx_dw_plane_rows), else the grouped path or the walk; its scratch is the larger of
- * the plane and the grouped path's band. */
+/* A stride-1 shape of CMX_DW_PLANAR_NARROW or CMX_DW_PLANAR_THREE outputs a row: cmx_depthwise_3x3_s8's
+ * planar path takes it where fast and full (cmx_dw_plane_rows3: blocks of three outputs), else the grouped
+ * path or the walk; its scratch is the larger of the plane and the grouped path's band. */
 static inline int cmx_dw3x3_planar_narrow(int32_t stride_h, int32_t stride_w, int32_t out_w) {
-  return stride_w == 1 && stride_h == 1 && out_w == CMX_DW_PLANAR_NARROW;
+  return stride_w == 1 && stride_h == 1 && (out_w == CMX_DW_PLANAR_NARROW || out_w == CMX_DW_PLANAR_THREE);
 }
 
 /* Whether cmx_depthwise_3x3_s8's planar path may take this shape (stride 1, rows of CMX_DW_PLANAR_WIDTH to

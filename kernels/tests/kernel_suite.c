@@ -455,6 +455,8 @@ static void depthwise_suite(tally* t) {
   depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "in place: 128 channels, 6 x 6, the plane's band");
   in_place_bytes = 12 * 96;
   depthwise_case(t, 96, 6, 6, 2, 1, 0, 0, 1, 1, "in place: 96 channels, 6 x 6 -> 3 x 3, two rows");
+  in_place_bytes = 3 * 3 * 256; /* rows of three (cmx_dw_plane_rows3): a band of three rows, the whole map */
+  depthwise_case(t, 256, 3, 3, 1, 1, 0, 0, 1, 1, "in place: 256 channels, 3 x 3, the plane's band");
   in_place_bytes = 0;
 }
 
@@ -464,6 +466,15 @@ static void depthwise_planar_suite(tally* t) {
   depthwise_case(t, 2, 4, 61, 1, 1, 0, 0, 1, 1, "the widest row the plane takes (61 outputs)");
   depthwise_case(t, 2, 4, 62, 1, 1, 0, 0, 1, 1, "62 outputs: the four-channel walk");
   depthwise_case(t, 3, 11, 10, 1, 0, 1, 1, 0, 1, "8 outputs a row, no padding, a band and one row");
+  depthwise_case(t, 256, 3, 3, 1, 1, 0, 0, 1, 1, "MobileNet: 256 channels, 3 x 3 (rows of three)");
+  depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "MobileNet: 128 channels, 6 x 6 (rows of six)");
+  depthwise_case(t, 5, 5, 3, 1, 0, 0, 0, 1, 1, "rows of three, no padding (the plane filled row by row)");
+  depthwise_case(t, 9, 11, 3, 1, 1, 0, 0, 1, 1, "rows of three, eleven rows: a band and three");
+  for (int i = 0; i < 40; ++i) { /* rows of three and six, padded or not, any height */
+    const int32_t pad = between(0, 1), w = (rnd() % 2 ? 3 : 6) + 2 - 2 * pad;
+    depthwise_case(t, between(1, 40), between(1, 12), w, 1, pad, rnd() % 5 == 0, rnd() % 7 == 0, rnd() % 4 != 0, 1,
+                   "random, rows of three or six");
+  }
   for (int i = 0; i < CMX_SUITE_CASES; ++i) {
     const int32_t pad = between(0, 1);
     depthwise_case(t, between(1, 24), between(1, 12), between(10 - 2 * pad, 28), 1, pad, rnd() % 5 == 0,
