@@ -890,7 +890,11 @@ typedef struct {
  * 24 multiply-accumulates and 9 loads for 36 MACs, then each output's cmx_requantize_right (SMMULR,
  * the rounding divide), the offset and SSAT (the range all of int8): the same bytes as cmx_finish's
  * fast, full form. */
-#define CMX_PLANE_ROW(at, wa, wb)                     \
+#define CMX_PLANE_ROW(at, wa, wb)                                                             \
+  CMX_PLANE_ROW_AND(at, wa, wb, "smlatb %[a3], %[u], %[" #wa "], %[a3]\n\t",                   \
+                    "smlad %[a3], %[t], %[" #wb "], %[a3]\n\t")
+/* ... with the fourth output's two multiply-accumulates (A, B) where they go, or none (CMX_PLANE3_EVEN) */
+#define CMX_PLANE_ROW_AND(at, wa, wb, A, B)           \
   "ldr %[t], [%[q], #" #at "]\n\t"                    \
   "ldr %[u], [%[q], #" #at " + 4]\n\t"                \
   "smlad %[a0], %[t], %[" #wa "], %[a0]\n\t"          \
@@ -898,10 +902,8 @@ typedef struct {
   "ldr %[t], [%[q], #" #at " + 8]\n\t"                \
   "smlabt %[a0], %[u], %[" #wb "], %[a0]\n\t"         \
   "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"          \
-  "smlad %[a2], %[u], %[" #wa "], %[a2]\n\t"          \
-  "smlatb %[a3], %[u], %[" #wa "], %[a3]\n\t"         \
-  "smlabt %[a2], %[t], %[" #wb "], %[a2]\n\t"         \
-  "smlad %[a3], %[t], %[" #wb "], %[a3]\n\t"
+  "smlad %[a2], %[u], %[" #wa "], %[a2]\n\t" A        \
+  "smlabt %[a2], %[t], %[" #wb "], %[a2]\n\t" B
 #define CMX_PLANE_BLOCK(F)                                                                             \
   "ldr %[a0], %[start]\n\t"                                                                            \
   "mov %[a1], %[a0]\n\t"                                                                               \
@@ -1003,16 +1005,7 @@ static inline __attribute__((always_inline)) void cmx_dw_plane_rows(const int16_
  * P2 = (c4, c5) from q, word-aligned; the row's doubled weights W01 = (w0, w1), W12 = (w1, w2)):
  *   a0 += P0.W01 + c2 w2 (SMLAD, SMLABT)   a1 += c1 w0 + P1.W12 (SMLATB, SMLAD)   a2 += P1.W01 + c4 w2
  * six multiply-accumulates and three loads a row: CMX_PLANE_ROW without its fourth output. */
-#define CMX_PLANE3_EVEN(at, wa, wb)                   \
-  "ldr %[t], [%[q], #" #at "]\n\t"                    \
-  "ldr %[u], [%[q], #" #at " + 4]\n\t"                \
-  "smlad %[a0], %[t], %[" #wa "], %[a0]\n\t"          \
-  "smlatb %[a1], %[t], %[" #wa "], %[a1]\n\t"         \
-  "ldr %[t], [%[q], #" #at " + 8]\n\t"                \
-  "smlabt %[a0], %[u], %[" #wb "], %[a0]\n\t"         \
-  "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"          \
-  "smlad %[a2], %[u], %[" #wa "], %[a2]\n\t"          \
-  "smlabt %[a2], %[t], %[" #wb "], %[a2]\n\t"
+#define CMX_PLANE3_EVEN(at, wa, wb) CMX_PLANE_ROW_AND(at, wa, wb, "", "")
 /* The next three (columns 3 to 5, from the words P1, P2, P3 = (c6, c7), still word-aligned):
  *   a0 += c3 w0 + P2.W12 (SMLATB, SMLAD)   a1 += P2.W01 + c6 w2 (SMLAD, SMLABT)   a2 += c5 w0 + P3.W12 */
 #define CMX_PLANE3_ODD(at, wa, wb)                    \
@@ -1084,6 +1077,7 @@ static inline __attribute__((always_inline)) void cmx_dw_plane_rows3(const int16
 #undef CMX_PLANE_OPERANDS
 #undef CMX_PLANE_BLOCK
 #undef CMX_PLANE_ROW
+#undef CMX_PLANE_ROW_AND
 
 /* The planar path's plane fill: `pairs` x 2 int8 values `ch` bytes apart from `in`, as int16 at
  * `out` (word-aligned), two to a word by PKHBT: four pairs an iteration (LDRSBs back to back pipeline,
