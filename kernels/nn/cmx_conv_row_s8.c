@@ -260,7 +260,8 @@ static inline __attribute__((always_inline)) void compute(const cmx_conv_row_par
       }
       }
       w = (const int8_t*)wp;
-      const int32_t m0 = cmx_row_mult(k, c), s0 = cmx_row_shift(k, c), m1 = cmx_row_mult(k, c + 1), s1 = cmx_row_shift(k, c + 1);
+      const int32_t m0 = cmx_row_mult(k, c), s0 = cmx_row_shift(k, c);
+      const int32_t m1 = cmx_row_mult(k, c + 1), s1 = cmx_row_shift(k, c + 1);
       out0[c] = cmx_finish(a00, m0, s0, r, fast, full);
       out1[c] = cmx_finish(a01, m0, s0, r, fast, full);
       out0[c + 1] = cmx_finish(a10, m1, s1, r, fast, full);
@@ -419,7 +420,8 @@ static inline __attribute__((always_inline)) void compute_wide(const cmx_conv_ro
         a11 = SMLAD(w.lo, x1.lo, a11);
         a11 = SMLAD(w.hi, x1.hi, a11);
       }
-      const int32_t m0 = cmx_row_mult(k, c), s0 = cmx_row_shift(k, c), m1 = cmx_row_mult(k, c + 1), s1 = cmx_row_shift(k, c + 1);
+      const int32_t m0 = cmx_row_mult(k, c), s0 = cmx_row_shift(k, c);
+      const int32_t m1 = cmx_row_mult(k, c + 1), s1 = cmx_row_shift(k, c + 1);
       out0[c] = cmx_finish(a00, m0, s0, r, fast, full);
       out1[c] = cmx_finish(a01, m0, s0, r, fast, full);
       out0[c + 1] = cmx_finish(a10, m1, s1, r, fast, full);

@@ -23,8 +23,8 @@ extern "C" {
 #define CMX_DW_BAND 8        /* output rows a band of the planar path */
 #define CMX_DW_GROUP_BAND 2  /* ... and of the grouped path: its lead is a band's rows */
 #define CMX_DW_PLANAR_WIDTH 8 /* the fewest output columns it takes: narrower rows pay the plane per row */
-#define CMX_DW_PLANAR_NARROW 6 /* ... and rows of this many where fast and full (cmx_dw_plane_rows3: two blocks of three) */
-#define CMX_DW_PLANAR_THREE 3  /* ... and of this many (a MobileNet's 3 x 3 maps: one block of three) */
+#define CMX_DW_PLANAR_NARROW 6 /* ... and rows of this many where fast and full (cmx_dw_plane_rows3) */
+#define CMX_DW_PLANAR_THREE 3  /* ... and of this many (a MobileNet's 3 x 3 maps: a block of three a row) */
 #define CMX_DW_GROUPED_WIDTH 4 /* the fewest output columns the grouped path takes: on rows of 3 its band's padding costs more */
 #define CMX_DW_GROUP 4       /* channels a group of the grouped path (its code is written for four) */
 #define CMX_DW_PLANE_ROW 64 /* int16 values a plane row holds: a constant, so a row is an immediate offset */
