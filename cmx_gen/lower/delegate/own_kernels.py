@@ -39,6 +39,8 @@ ROW_WIDE_MIN_POSITIONS = 100
 ROW_WIDE_MID_POSITIONS = 36
 ROW_WIDE_MID_BYTES = 16384
 ROW_MAX_CHUNK = 16
+# a 2-D layer's chunk, in ROW_SCRATCH_BUDGET_2D: each chunk widens its overlapping columns again (VWW's stem,
+# 24 positions a chunk: -24 K cycles); a 1-D one of 32 took VWW's 8 -> 16 layer past its RAM peak (+224 B)
 ROW_MAX_CHUNK_2D = 32
 # A 1x1 layer whose positions run three at a time (cmx_conv_row_s8_triples): chunks of 6 positions where
 # this much scratch holds them (VWW's 6 x 6 x 128 layers took chunks of 2 in 512 B).
