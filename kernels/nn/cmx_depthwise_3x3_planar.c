@@ -15,10 +15,10 @@
  * for). Fast and full, a row of an even width runs its four-output blocks and (4n + 2) a block of two,
  * every row of a channel's band in one loop (cmx_dw_plane_rows, rows_band), the band's rows filled in
  * one loop too; rows of six and of three (a MobileNet's 6 x 6 and 3 x 3 maps, fill_six, fill_three) run
- * blocks of three outputs (cmx_dw_plane_rows3): VWW's 6 x 6 x 128 layers ~141 K cycles, where the
+ * blocks of three outputs (cmx_dw_plane_rows3): VWW's 6 x 6 x 128 layers ~136 K cycles, where the
  * four-channel walk took 215 K (its taps load weights for every pixel, 2.5 cycles a MAC; the plane's
- * SMLADs ~1) and blocks of four and two 145 K; its 3 x 3 x 256 layer 118 K where the walk took 129 K
- * (about half of it each channel's weight pairs and start, made for nine outputs).
+ * SMLADs ~1) and blocks of four and two 145 K; its 3 x 3 x 256 layer 108 K where the walk took 129 K
+ * (a third of it each channel's weight pairs and start, made for nine outputs).
  * TinyEngine's HWC -> CHW depthwise, a band at a time. A band writes every channel of its
  * rows while later channels' rows are still to be read: the overlap walk
  * (cmx_gen/lower/delegate/overlap.py) takes a band as one direct block. */
@@ -28,8 +28,9 @@ _Static_assert(CMX_DW_PLANE_ROW * sizeof(int16_t) == 128, "cmx_dw_plane_row4's r
 #endif
 
 /* two weights doubled, as int16 halves (lo, hi) */
-static inline uint32_t pair2(int32_t lo, int32_t hi) {
-  return (uint32_t)(uint16_t)(2 * lo) | ((uint32_t)(uint16_t)(2 * hi) << 16);
+static inline uint32_t pair2(int32_t lo, int32_t hi) { /* PKHBT and SADD16: no doubling a weight */
+  const uint32_t p = PKHBT((uint32_t)lo, (uint32_t)hi, 16);
+  return SADD16(p, p);
 }
 
 static inline __attribute__((always_inline)) uint32_t word_at(const int16_t* p) {
@@ -139,12 +140,13 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
       fill_channel(in_d, input, c, top, band + 2, x0, inside, plane);
     }
     const int8_t* f = filter + c;
-    /* each weight doubled, the rows' pairs (w0, w1), (w1, w2) two int16 halves a word */
-    const int32_t d0 = 2 * f[0], d1 = 2 * f[ch], d2 = 2 * f[2 * ch], d3 = 2 * f[3 * ch], d4 = 2 * f[4 * ch];
-    const int32_t d5 = 2 * f[5 * ch], d6 = 2 * f[6 * ch], d7 = 2 * f[7 * ch], d8 = 2 * f[8 * ch];
-    const int32_t sum = (d0 + d1 + d2 + d3 + d4 + d5 + d6 + d7 + d8) / 2;
-    const uint32_t w2x[6] = {PKHBT(d0, d1, 16), PKHBT(d1, d2, 16), PKHBT(d3, d4, 16),
-                             PKHBT(d4, d5, 16), PKHBT(d6, d7, 16), PKHBT(d7, d8, 16)};
+    __asm__("" : "+r"(f)); /* no pointer per tap carried across channels (GCC spilled nine of them) */
+    /* the rows' pairs (w0, w1), (w1, w2) two int16 halves a word, each weight doubled (SADD16) */
+    const int32_t f0 = f[0], f1 = f[ch], f2 = f[2 * ch], f3 = f[3 * ch], f4 = f[4 * ch], f5 = f[5 * ch];
+    const int32_t f6 = f[6 * ch], f7 = f[7 * ch], f8 = f[8 * ch];
+    const int32_t sum = f0 + f1 + f2 + f3 + f4 + f5 + f6 + f7 + f8;
+    const uint32_t w2x[6] = {pair2(f0, f1), pair2(f1, f2), pair2(f3, f4),
+                             pair2(f4, f5), pair2(f6, f7), pair2(f7, f8)};
     /* 2 x (bias + input offset x the weights' sum), int32 wraparound as CMSIS-NN's sum */
     k.start2 = (int32_t)(((uint32_t)(bias ? bias[c] : 0) + (uint32_t)p->input_offset * (uint32_t)sum) << 1);
     k.multiplier = mult[c];
@@ -152,9 +154,9 @@ static void rows_band(const cmsis_nn_dw_conv_params* p, const int32_t* mult, con
     k.end = out + band * out_w * ch;
     k.row_end = out + blocks * ch;
     if (by_three) {
-      cmx_dw_plane_rows3(plane, out, w2x, k, out_w == CMX_DW_PLANAR_NARROW, floored);
+      cmx_dw_plane_rows3(plane, out, w2x, &k, out_w == CMX_DW_PLANAR_NARROW, floored);
     } else {
-      cmx_dw_plane_rows(plane, out, w2x, k, out_w & 2, floored);
+      cmx_dw_plane_rows(plane, out, w2x, &k, out_w & 2, floored);
     }
   }
 }
@@ -211,7 +213,7 @@ static inline __attribute__((always_inline)) void planar_body(const cmsis_nn_dw_
 #if defined(CMX_PLANE_ROW4)
         if (fast && full && blocks > 0) {
           k.end = out + blocks * 4 * ch;
-          q0 = cmx_dw_plane_row4(q0, out, w2x, k);
+          q0 = cmx_dw_plane_row4(q0, out, w2x, &k);
           out += blocks * 4 * ch;
           x = blocks * 4;
         }

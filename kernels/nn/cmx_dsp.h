@@ -929,14 +929,14 @@ typedef struct {
   : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [t] "=&r"(t), [u] "=&r"(u), [q] "+r"(q), \
     [o] "+r"(o) __VA_ARGS__                                                                                    \
   : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]), [w2b] "r"(w[5]),     \
-    [start] "m"(k.start2), [m] "m"(k.multiplier), [s] "m"(k.right_and_offset),                                \
-    [step] "m"(k.step), [end] "m"(k.end), [row_bytes] "m"(k.row_bytes), [next_q] "m"(k.next_q)                 \
+    [start] "m"(k->start2), [m] "m"(k->multiplier), [s] "m"(k->right_and_offset),                                \
+    [step] "m"(k->step), [end] "m"(k->end), [row_bytes] "m"(k->row_bytes), [next_q] "m"(k->next_q)                 \
   : "cc", "memory"
 
-/* Four outputs an iteration along one row until `o` reaches k.end. */
+/* Four outputs an iteration along one row until `o` reaches k->end. */
 static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(const int16_t* q, int8_t* o,
                                                                              const uint32_t w[6],
-                                                                             cmx_plane_consts k) {
+                                                                             cmx_plane_consts* k) {
   int32_t a0, a1, a2, a3;
   uint32_t t, u;
   __asm volatile("1:\n\t" CMX_PLANE_BLOCK(CMX_ASM_FINISH) "ldr %[t], %[end]\n\t"
@@ -954,8 +954,8 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "smlabt %[a0], %[u], %[" #wb "], %[a0]\n\t"         \
   "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"
 
-/* Every row of a channel's band until `o` reaches k.end, rows of 4n outputs (two = 0) or 4n + 2 (two = 1, a
- * MobileNet's 6 x 6 maps), floored or not (cmx_floored): a row's four-output blocks until k.row_end, then
+/* Every row of a channel's band until `o` reaches k->end, rows of 4n outputs (two = 0) or 4n + 2 (two = 1, a
+ * MobileNet's 6 x 6 maps), floored or not (cmx_floored): a row's four-output blocks until k->row_end, then
  * (two) its last two outputs as half a block, then the next plane row: no call, no weights loaded again, a row (VWW's 12 x 12 and 24 x 24
  * planar rows took ~60 cycles a row around cmx_dw_plane_row4). Where the four-channel walk takes ~46 cycles
  * an output on VWW's 6 x 6 x 128 layers, rows of six take ~26 (~155 a row). */
@@ -971,7 +971,7 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
                  "ldr %[u], %[end]\n\t"                                                                   \
                  "adds %[q], %[q], %[t]\n\t"                                                              \
                  "cmp %[o], %[u]\n\t"                                                                     \
-                 "bne 1b" CMX_PLANE_OPERANDS(, [row_end] "+m"(k.row_end)))
+                 "bne 1b" CMX_PLANE_OPERANDS(, [row_end] "+m"(k->row_end)))
 #define CMX_PLANE_TWO(F)                                                                                     \
   "ldr %[a0], %[start]\n\t"                                                                                 \
   "mov %[a1], %[a0]\n\t" CMX_PLANE_ROW2(0, w0a, w0b) CMX_PLANE_ROW2(128, w1a, w1b) CMX_PLANE_ROW2(256, w2a, w2b) \
@@ -983,7 +983,7 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "add %[o], %[o], %[u], lsl #1\n\t"                                                                        \
   "ldr %[t], %[row_end]\n\t"
 static inline __attribute__((always_inline)) void cmx_dw_plane_rows(const int16_t* q, int8_t* o, const uint32_t w[6],
-                                                                   cmx_plane_consts k, const int two,
+                                                                   cmx_plane_consts* k, const int two,
                                                                    const int floored) {
   int32_t a0, a1, a2, a3;
   uint32_t t, u;
@@ -1032,7 +1032,7 @@ static inline __attribute__((always_inline)) void cmx_dw_plane_rows(const int16_
   "strb %[a2], [%[o], %[step], lsl #1]\n\t"                                                            \
   "add %[o], %[o], %[step], lsl #1\n\t"                                                                \
   "add %[o], %[o], %[step]\n\t"
-/* Every row of a channel's band until `o` reaches k.end, rows of three outputs (one block; a MobileNet's
+/* Every row of a channel's band until `o` reaches k->end, rows of three outputs (one block; a MobileNet's
  * 3 x 3 maps, where the walk took ~56 cycles an output) or six (two; its 6 x 6 maps, where a block of
  * four and one of two took ~131 cycles a row), floored or not: the 14th register holds the outputs'
  * step. The plane's rows are 128 bytes apart, the output's rows follow each other. */
@@ -1045,11 +1045,11 @@ static inline __attribute__((always_inline)) void cmx_dw_plane_rows(const int16_
                  : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [t] "=&r"(t), [u] "=&r"(u), [q] "+r"(q),     \
                    [o] "+r"(o)                                                                                 \
                  : [w0a] "r"(w[0]), [w0b] "r"(w[1]), [w1a] "r"(w[2]), [w1b] "r"(w[3]), [w2a] "r"(w[4]),         \
-                   [w2b] "r"(w[5]), [step] "r"(k.step), [start] "m"(k.start2), [m] "m"(k.multiplier),           \
-                   [s] "m"(k.right_and_offset), [end] "m"(k.end)                                                \
+                   [w2b] "r"(w[5]), [step] "r"(k->step), [start] "m"(k->start2), [m] "m"(k->multiplier),           \
+                   [s] "m"(k->right_and_offset), [end] "m"(k->end)                                                \
                  : "cc", "memory")
 static inline __attribute__((always_inline)) void cmx_dw_plane_rows3(const int16_t* q, int8_t* o, const uint32_t w[6],
-                                                                    cmx_plane_consts k, const int six,
+                                                                    cmx_plane_consts* k, const int six,
                                                                     const int floored) {
   int32_t a0, a1, a2;
   uint32_t t, u;
