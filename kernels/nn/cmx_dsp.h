@@ -954,11 +954,10 @@ static inline __attribute__((always_inline)) const int16_t* cmx_dw_plane_row4(co
   "smlabt %[a0], %[u], %[" #wb "], %[a0]\n\t"         \
   "smlad %[a1], %[u], %[" #wb "], %[a1]\n\t"
 
-/* Every row of a channel's band until `o` reaches k->end, rows of 4n outputs (two = 0) or 4n + 2 (two = 1, a
- * MobileNet's 6 x 6 maps), floored or not (cmx_floored): a row's four-output blocks until k->row_end, then
- * (two) its last two outputs as half a block, then the next plane row: no call, no weights loaded again, a row (VWW's 12 x 12 and 24 x 24
- * planar rows took ~60 cycles a row around cmx_dw_plane_row4). Where the four-channel walk takes ~46 cycles
- * an output on VWW's 6 x 6 x 128 layers, rows of six take ~26 (~155 a row). */
+/* Every row of a channel's band until `o` reaches k->end, rows of 4n outputs (two = 0) or 4n + 2 (two = 1, from
+ * 10 on: rows of six run cmx_dw_plane_rows3), floored or not (cmx_floored): a row's four-output blocks until
+ * k->row_end, then (two) its last two outputs as half a block, then the next plane row: no call, no weights
+ * loaded again, a row (VWW's 12 x 12 and 24 x 24 planar rows took ~60 cycles a row around cmx_dw_plane_row4). */
 #define CMX_PLANE_ROWS_LOOP(TWO, F)                                                                         \
   __asm volatile("1:\n\t" CMX_PLANE_BLOCK(F)                                                              \
                  "ldr %[t], %[row_end]\n\t"                                                               \

@@ -468,7 +468,7 @@ static void depthwise_planar_suite(tally* t) {
   depthwise_case(t, 3, 11, 10, 1, 0, 1, 1, 0, 1, "8 outputs a row, no padding, a band and one row");
   depthwise_case(t, 256, 3, 3, 1, 1, 0, 0, 1, 1, "MobileNet: 256 channels, 3 x 3 (rows of three)");
   depthwise_case(t, 128, 6, 6, 1, 1, 0, 0, 1, 1, "MobileNet: 128 channels, 6 x 6 (rows of six)");
-  depthwise_case(t, 5, 5, 3, 1, 0, 0, 0, 1, 1, "rows of three, no padding (the plane filled row by row)");
+  depthwise_case(t, 5, 5, 5, 1, 0, 0, 0, 1, 1, "rows of three, no padding (the plane filled row by row)");
   depthwise_case(t, 9, 11, 3, 1, 1, 0, 0, 1, 1, "rows of three, eleven rows: a band and three");
   for (int i = 0; i < 40; ++i) { /* rows of three and six, padded or not, any height */
     const int32_t pad = between(0, 1), w = (rnd() % 2 ? 3 : 6) + 2 - 2 * pad;
